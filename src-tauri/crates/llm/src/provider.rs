@@ -1,0 +1,46 @@
+use std::pin::Pin;
+
+use async_trait::async_trait;
+use futures::{Stream, StreamExt};
+use wyckoff_protocol::{Message, Tier, ToolSchema};
+
+use crate::{Completion, LlmError, StreamChunk};
+
+pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<StreamChunk, LlmError>> + Send>>;
+
+/// One request to a model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatRequest {
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSchema>,
+    pub max_tokens: Option<u32>,
+}
+
+/// A model family behind one streaming interface.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// Provider name as configured ("claude", "deepseek", "ollama", …).
+    fn name(&self) -> &str;
+    fn model(&self) -> &str;
+    /// Context window in tokens (known-model table, user override, or a conservative default).
+    fn context_window(&self) -> u32;
+    /// The tier that served the last request, when this provider routes between tiers.
+    fn last_tier(&self) -> Option<Tier> {
+        None
+    }
+
+    /// Starts a streaming call. Errors before the first byte are returned here; errors
+    /// during the stream (including the idle timeout) arrive as stream items.
+    async fn stream(&self, request: &ChatRequest) -> Result<ChunkStream, LlmError>;
+
+    /// Non-streaming call: collects the stream.
+    async fn complete(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
+        let mut stream = self.stream(request).await?;
+        let mut out = Completion::default();
+        while let Some(item) = stream.next().await {
+            out.push(item?);
+        }
+        Ok(out)
+    }
+}

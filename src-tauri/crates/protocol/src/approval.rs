@@ -1,0 +1,52 @@
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use specta::Type;
+
+/// The kinds of answer an approval request may receive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    AllowOnce,
+    AllowAlways,
+    Edit,
+    Deny,
+}
+
+/// Sent when a tool that needs approval is about to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct ApprovalRequest {
+    /// Unique per request (the tool call id).
+    pub id: String,
+    pub tool: String,
+    pub display_name: String,
+    pub args: Value,
+    pub available_decisions: Vec<DecisionKind>,
+}
+
+/// The user's (or a headless policy's) answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    AllowOnce,
+    /// Allow this tool for the rest of the session.
+    AllowAlways,
+    /// Run with these arguments instead (validated again before running).
+    Edit {
+        args: Value,
+    },
+    Deny {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+}
+
+impl ApprovalDecision {
+    pub fn kind(&self) -> DecisionKind {
+        match self {
+            ApprovalDecision::AllowOnce => DecisionKind::AllowOnce,
+            ApprovalDecision::AllowAlways => DecisionKind::AllowAlways,
+            ApprovalDecision::Edit { .. } => DecisionKind::Edit,
+            ApprovalDecision::Deny { .. } => DecisionKind::Deny,
+        }
+    }
+}

@@ -1,0 +1,185 @@
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use specta::Type;
+
+use crate::{ApprovalRequest, ErrorKind, TaskInfo, ToolCall, Usage};
+
+/// Which model tier answered a round when heavy/light routing is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    Heavy,
+    Light,
+}
+
+/// Everything the agent runtime tells its listeners during a turn. The same JSON goes
+/// over IPC, out of `wyckoff run --json` (one object per line) and into scratchpads.
+///
+/// A turn ends with exactly one of `done`, `turn_cancelled`, `turn_failed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RuntimeEvent {
+    /// First event of a headless run: the conversation this turn belongs to.
+    Session {
+        session_id: String,
+    },
+    /// A model call starts (round 1 is the first call of the turn).
+    ModelStart {
+        round: u32,
+        provider: String,
+        model: String,
+        #[serde(default)]
+        tier: Option<Tier>,
+    },
+    TextDelta {
+        text: String,
+    },
+    ThinkingDelta {
+        text: String,
+    },
+    /// The model asked for tools. When `discard_text` is true the text streamed so far
+    /// in this round was a plan, not the answer: the UI erases it.
+    ToolCalls {
+        calls: Vec<ToolCall>,
+        discard_text: bool,
+    },
+    ToolStart {
+        id: String,
+        name: String,
+        display_name: String,
+        args: Value,
+    },
+    ToolResult {
+        id: String,
+        name: String,
+        elapsed_ms: u32,
+        result: Value,
+    },
+    ToolError {
+        id: String,
+        name: String,
+        error: String,
+    },
+    ApprovalRequest {
+        request: ApprovalRequest,
+    },
+    /// An approval was answered (or timed out without an answer).
+    ApprovalResolved {
+        id: String,
+        outcome: String,
+    },
+    Compaction {
+        before_messages: u32,
+        after_messages: u32,
+        #[serde(default)]
+        archive_ref: Option<String>,
+        summary_fallback: bool,
+    },
+    /// Memories recalled for this turn and injected into the model's context.
+    MemoryRecall {
+        items: Vec<String>,
+    },
+    /// The round is being retried (stream stall, loop guard correction).
+    Retry {
+        reason: String,
+        attempt: u32,
+    },
+    /// A fallback provider took over; partial text from the failed attempt (if any)
+    /// must be discarded.
+    Fallback {
+        from: String,
+        to: String,
+        reason: String,
+        discard_text: bool,
+    },
+    Usage {
+        round: u32,
+        usage: Usage,
+        /// Totals for the turn so far.
+        turn: Usage,
+    },
+    BackgroundTask {
+        task: TaskInfo,
+    },
+    /// Progress of a sub-agent started by a delegate_to_* tool.
+    SubAgent {
+        agent: String,
+        call_id: String,
+        kind: String,
+        text: String,
+    },
+    Warning {
+        message: String,
+    },
+    Done {
+        text: String,
+        elapsed_ms: u32,
+    },
+    TurnCancelled {},
+    TurnFailed {
+        kind: ErrorKind,
+        message: String,
+    },
+}
+
+impl RuntimeEvent {
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            RuntimeEvent::Done { .. }
+                | RuntimeEvent::TurnCancelled {}
+                | RuntimeEvent::TurnFailed { .. }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_are_tagged_snake_case() {
+        let e = RuntimeEvent::TextDelta {
+            text: "你好".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({"type":"text_delta","text":"你好"})
+        );
+        let c = RuntimeEvent::TurnCancelled {};
+        assert_eq!(
+            serde_json::to_value(&c).unwrap(),
+            json!({"type":"turn_cancelled"})
+        );
+        let f = RuntimeEvent::TurnFailed {
+            kind: ErrorKind::RateLimit,
+            message: "x".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&f).unwrap(),
+            json!({"type":"turn_failed","kind":"rate_limit","message":"x"})
+        );
+    }
+
+    #[test]
+    fn only_three_events_are_terminal() {
+        assert!(
+            RuntimeEvent::Done {
+                text: String::new(),
+                elapsed_ms: 0
+            }
+            .is_terminal()
+        );
+        assert!(RuntimeEvent::TurnCancelled {}.is_terminal());
+        assert!(
+            !RuntimeEvent::Retry {
+                reason: "r".into(),
+                attempt: 1
+            }
+            .is_terminal()
+        );
+        let back: RuntimeEvent = serde_json::from_value(json!({"type":"turn_cancelled"})).unwrap();
+        assert!(back.is_terminal());
+    }
+}

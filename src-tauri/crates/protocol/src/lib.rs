@@ -1,0 +1,21 @@
+//! Shared types that cross a boundary (IPC, `wyckoff run --json`, scratchpads, the
+//! provider layer). Pure data: serde + specta derives, no I/O.
+//!
+//! Every enum that goes over a wire is tagged with `type` (or `role` for messages) in
+//! snake_case so the same JSON is produced everywhere.
+
+mod approval;
+mod error_kind;
+mod event;
+mod message;
+mod subagent;
+mod task;
+mod usage;
+
+pub use approval::{ApprovalDecision, ApprovalRequest, DecisionKind};
+pub use error_kind::ErrorKind;
+pub use event::{RuntimeEvent, Tier};
+pub use message::{Message, ToolCall, ToolSchema, UserOrigin};
+pub use subagent::{SubAgentPolicy, SubAgentResult, SubAgentStatus};
+pub use task::{TaskInfo, TaskProgress, TaskStatus};
+pub use usage::Usage;

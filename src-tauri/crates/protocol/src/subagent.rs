@@ -1,0 +1,41 @@
+use serde::{Deserialize, Serialize};
+use specta::Type;
+
+use crate::Usage;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum SubAgentStatus {
+    Completed,
+    Timeout,
+    Cancelled,
+    Error,
+    Empty,
+}
+
+/// What the parent agent should do with a sub-agent's result (seed 11_07).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct SubAgentPolicy {
+    pub next_action: String,
+    pub retryable: bool,
+    pub fallback_tools: Vec<String>,
+    pub instruction: String,
+}
+
+/// The structured result a delegate_to_* tool returns to the parent agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct SubAgentResult {
+    pub agent: String,
+    pub status: SubAgentStatus,
+    pub result: String,
+    pub usage: Usage,
+    /// Seconds.
+    pub elapsed: f64,
+    pub rounds: u32,
+    pub tool_calls: Vec<String>,
+    pub background_task_ids: Vec<String>,
+    pub context_truncated: bool,
+    pub result_truncated: bool,
+    pub error: String,
+    pub policy: SubAgentPolicy,
+}
