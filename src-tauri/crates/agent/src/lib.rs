@@ -1,0 +1,1 @@
+//! The agent runtime: ReAct loop, tool registry, approvals, guards, background tasks, scratchpad.

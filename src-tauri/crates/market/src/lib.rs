@@ -1,0 +1,1 @@
+//! Market data: sources, bundled offline data, SQLite bar cache, portfolio store.

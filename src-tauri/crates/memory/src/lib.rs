@@ -1,0 +1,1 @@
+//! Long-term memory with Chinese recall, and the conversation store (SQLite).

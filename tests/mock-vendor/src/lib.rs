@@ -1,0 +1,1 @@
+//! Scriptable vendor-format mock server for tests.
