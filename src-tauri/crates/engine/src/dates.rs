@@ -64,6 +64,11 @@ fn civil_from_days(z: i64) -> u32 {
 }
 
 #[cfg(test)]
+pub(crate) fn civil_from_days_pub(z: i64) -> u32 {
+    civil_from_days(z)
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -91,9 +96,4 @@ mod tests {
         assert_eq!(parse_date("2020616"), None);
         assert_eq!(parse_date(""), None);
     }
-}
-
-#[cfg(test)]
-pub(crate) fn civil_from_days_pub(z: i64) -> u32 {
-    civil_from_days(z)
 }

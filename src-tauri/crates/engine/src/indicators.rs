@@ -115,7 +115,12 @@ pub fn atr(bars: &[Bar], n: usize) -> Option<f64> {
         return None;
     }
     let start = bars.len() - n;
-    finite((start..bars.len()).map(|i| true_range_at(bars, i)).sum::<f64>() / n as f64)
+    finite(
+        (start..bars.len())
+            .map(|i| true_range_at(bars, i))
+            .sum::<f64>()
+            / n as f64,
+    )
 }
 
 /// Mean of TR/close over the last `n` bars (ATR as a fraction of price).

@@ -2,8 +2,16 @@
 //! No I/O and no clock here: data comes from the `market` crate, and "as of" a date means the
 //! caller slices the bars up to it.
 
+pub mod accumulation;
 mod bar;
+pub mod board;
 pub mod dates;
 pub mod indicators;
+pub mod trading_range;
+pub mod triggers;
 
+pub use accumulation::{Stage, accum_stage};
 pub use bar::Bar;
+pub use board::Board;
+pub use trading_range::{TradingRange, identify_trading_range};
+pub use triggers::{L4Config, Trigger, TriggerKind, l4_triggers, structure_triggers};
