@@ -1,1 +1,12 @@
-//! Data home, settings, secrets and logging shared by the app and the CLI.
+//! Data home, typed settings, keychain secrets and logging, shared by the desktop app
+//! and the `wyckoff` CLI so both read the same files and the same keychain entries.
+
+mod home;
+pub mod logging;
+pub mod redact;
+pub mod secrets;
+pub mod settings;
+
+pub use home::DataHome;
+pub use secrets::{KeySource, KeyStatus, SecretError, SecretId, Secrets};
+pub use settings::{Settings, SettingsError};

@@ -1,0 +1,650 @@
+//! Non-secret settings: typed schema, defaults, validation and migration.
+//!
+//! The desktop app persists them through tauri-plugin-store (one top-level key per
+//! field, so the file is exactly this struct as JSON); the CLI reads the same file with
+//! [`load`]. Secrets never appear here: they live in the keychain (see `secrets`).
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use specta::Type;
+
+pub const SETTINGS_FILE: &str = "settings.json";
+pub const CURRENT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Language {
+    #[default]
+    Zh,
+    En,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Theme {
+    #[default]
+    System,
+    Light,
+    Dark,
+}
+
+/// Model vendors. Several speak the OpenAI wire format; they differ in defaults and key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    Claude,
+    Openai,
+    Gemini,
+    Deepseek,
+    Qwen,
+    Kimi,
+    Ollama,
+    OpenaiCompatible,
+}
+
+impl ProviderKind {
+    pub const ALL: [ProviderKind; 8] = [
+        ProviderKind::Claude,
+        ProviderKind::Openai,
+        ProviderKind::Gemini,
+        ProviderKind::Deepseek,
+        ProviderKind::Qwen,
+        ProviderKind::Kimi,
+        ProviderKind::Ollama,
+        ProviderKind::OpenaiCompatible,
+    ];
+
+    /// The name used on the command line (`--provider`).
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            ProviderKind::Claude => "claude",
+            ProviderKind::Openai => "openai",
+            ProviderKind::Gemini => "gemini",
+            ProviderKind::Deepseek => "deepseek",
+            ProviderKind::Qwen => "qwen",
+            ProviderKind::Kimi => "kimi",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::OpenaiCompatible => "openai-compatible",
+        }
+    }
+
+    pub fn from_cli_name(name: &str) -> Option<Self> {
+        let norm = name.trim().to_ascii_lowercase().replace('_', "-");
+        let alias = match norm.as_str() {
+            "anthropic" => "claude",
+            "google" => "gemini",
+            "moonshot" => "kimi",
+            "custom" => "openai-compatible",
+            other => other,
+        };
+        Self::ALL.into_iter().find(|k| k.cli_name() == alias)
+    }
+
+    /// Local servers need no key.
+    pub fn needs_key(self) -> bool {
+        !matches!(self, ProviderKind::Ollama)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum DataSourceKind {
+    Eastmoney,
+    Tencent,
+    Tickflow,
+    Tushare,
+}
+
+/// One configured model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct ModelEntry {
+    /// Stable id chosen by the user, e.g. "deepseek-main".
+    pub id: String,
+    pub provider: ProviderKind,
+    pub model: String,
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Overrides the known-model table.
+    #[serde(default)]
+    pub context_window: Option<i32>,
+    /// USD per million tokens, for the cost estimate in the status bar.
+    #[serde(default)]
+    pub input_price_per_mtok: Option<f64>,
+    #[serde(default)]
+    pub output_price_per_mtok: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(default)]
+pub struct Settings {
+    pub version: u32,
+    pub language: Language,
+    pub theme: Theme,
+    /// Closing the main window hides it to the tray instead of quitting.
+    pub close_to_tray: bool,
+    /// Desktop notification when background work finishes.
+    pub notifications: bool,
+    pub models: Vec<ModelEntry>,
+    pub main_model: Option<String>,
+    /// Cheaper model for simple turns (heavy/light routing); none = no routing.
+    pub light_model: Option<String>,
+    /// Tried in order when the main model fails with a retryable error.
+    pub fallback_models: Vec<String>,
+    pub stream_idle_timeout_secs: i32,
+    pub tool_timeout_secs: i32,
+    pub approval_timeout_secs: i32,
+    /// http(s):// or socks5:// proxy for model and data requests; none = system/env.
+    pub proxy: Option<String>,
+    pub data_sources: Vec<DataSourceKind>,
+    /// Let web_fetch reach private and loopback addresses.
+    pub allow_private_web_fetch: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            version: CURRENT_VERSION,
+            language: Language::Zh,
+            theme: Theme::System,
+            close_to_tray: true,
+            notifications: true,
+            models: Vec::new(),
+            main_model: None,
+            light_model: None,
+            fallback_models: Vec::new(),
+            stream_idle_timeout_secs: 60,
+            tool_timeout_secs: 60,
+            approval_timeout_secs: 120,
+            proxy: None,
+            data_sources: vec![
+                DataSourceKind::Eastmoney,
+                DataSourceKind::Tencent,
+                DataSourceKind::Tickflow,
+                DataSourceKind::Tushare,
+            ],
+            allow_private_web_fetch: false,
+        }
+    }
+}
+
+/// Valid ranges, in seconds.
+pub const STREAM_IDLE_TIMEOUT_RANGE: (i32, i32) = (10, 600);
+pub const TOOL_TIMEOUT_RANGE: (i32, i32) = (5, 300);
+pub const APPROVAL_TIMEOUT_RANGE: (i32, i32) = (10, 600);
+const CONTEXT_WINDOW_RANGE: (i32, i32) = (1_024, 10_000_000);
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SettingsError {
+    #[error("{field} must be between {min} and {max} (got {got})")]
+    OutOfRange {
+        field: String,
+        min: i32,
+        max: i32,
+        got: i32,
+    },
+    #[error("{field} is invalid: {reason}")]
+    Invalid { field: String, reason: String },
+    #[error(
+        "settings file was written by a newer Wyckoff Desk (version {found}, this one understands up to {supported}); not overwriting it"
+    )]
+    NewerVersion { found: u32, supported: u32 },
+    #[error("settings file {path} is not valid JSON ({reason}); fix or remove it")]
+    Corrupt { path: String, reason: String },
+    #[error("cannot access settings file {path}: {reason}")]
+    Io { path: String, reason: String },
+}
+
+fn invalid(field: impl Into<String>, reason: impl Into<String>) -> SettingsError {
+    SettingsError::Invalid {
+        field: field.into(),
+        reason: reason.into(),
+    }
+}
+
+fn check_range(field: &str, got: i32, (min, max): (i32, i32)) -> Result<(), SettingsError> {
+    if (min..=max).contains(&got) {
+        Ok(())
+    } else {
+        Err(SettingsError::OutOfRange {
+            field: field.to_owned(),
+            min,
+            max,
+            got,
+        })
+    }
+}
+
+fn is_http_url(s: &str) -> bool {
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"));
+    rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/') && !r.contains(char::is_whitespace))
+}
+
+fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+impl Settings {
+    /// Checks every field; the first problem found is returned.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        check_range(
+            "stream_idle_timeout_secs",
+            self.stream_idle_timeout_secs,
+            STREAM_IDLE_TIMEOUT_RANGE,
+        )?;
+        check_range(
+            "tool_timeout_secs",
+            self.tool_timeout_secs,
+            TOOL_TIMEOUT_RANGE,
+        )?;
+        check_range(
+            "approval_timeout_secs",
+            self.approval_timeout_secs,
+            APPROVAL_TIMEOUT_RANGE,
+        )?;
+
+        let mut ids = HashSet::new();
+        for (i, m) in self.models.iter().enumerate() {
+            let field = format!("models[{i}]");
+            if !is_valid_id(&m.id) {
+                return Err(invalid(
+                    format!("{field}.id"),
+                    "use 1–64 lowercase letters, digits, '-' or '_'",
+                ));
+            }
+            if !ids.insert(m.id.as_str()) {
+                return Err(invalid(
+                    format!("{field}.id"),
+                    format!("duplicate id '{}'", m.id),
+                ));
+            }
+            if m.model.trim().is_empty() {
+                return Err(invalid(format!("{field}.model"), "model name is empty"));
+            }
+            match &m.base_url {
+                Some(url) if !is_http_url(url) => {
+                    return Err(invalid(
+                        format!("{field}.base_url"),
+                        format!("'{url}' is not an http(s) URL"),
+                    ));
+                }
+                None if m.provider == ProviderKind::OpenaiCompatible => {
+                    return Err(invalid(
+                        format!("{field}.base_url"),
+                        "an OpenAI-compatible endpoint needs a base URL",
+                    ));
+                }
+                _ => {}
+            }
+            if let Some(cw) = m.context_window {
+                check_range(&format!("{field}.context_window"), cw, CONTEXT_WINDOW_RANGE)?;
+            }
+            for (name, price) in [
+                ("input_price_per_mtok", m.input_price_per_mtok),
+                ("output_price_per_mtok", m.output_price_per_mtok),
+            ] {
+                if price.is_some_and(|p| !p.is_finite() || p < 0.0) {
+                    return Err(invalid(
+                        format!("{field}.{name}"),
+                        "price must be a non-negative number",
+                    ));
+                }
+            }
+        }
+
+        let known = |field: &str, id: &str| {
+            if ids.contains(id) {
+                Ok(())
+            } else {
+                Err(invalid(field, format!("no model with id '{id}'")))
+            }
+        };
+        if let Some(id) = &self.main_model {
+            known("main_model", id)?;
+        }
+        if let Some(id) = &self.light_model {
+            known("light_model", id)?;
+        }
+        let mut seen = HashSet::new();
+        for id in &self.fallback_models {
+            known("fallback_models", id)?;
+            if !seen.insert(id) {
+                return Err(invalid("fallback_models", format!("'{id}' listed twice")));
+            }
+        }
+
+        if let Some(proxy) = &self.proxy {
+            let ok = ["http://", "https://", "socks5://", "socks5h://"]
+                .iter()
+                .any(|scheme| {
+                    proxy
+                        .strip_prefix(scheme)
+                        .is_some_and(|r| !r.is_empty() && !r.contains(char::is_whitespace))
+                });
+            if !ok {
+                return Err(invalid(
+                    "proxy",
+                    format!("'{proxy}' is not an http(s):// or socks5:// URL"),
+                ));
+            }
+        }
+
+        let mut sources = HashSet::new();
+        for s in &self.data_sources {
+            if !sources.insert(s) {
+                return Err(invalid("data_sources", format!("{s:?} listed twice")));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn model(&self, id: &str) -> Option<&ModelEntry> {
+        self.models.iter().find(|m| m.id == id)
+    }
+
+    /// Migrates a settings document of any known version to the current schema, then
+    /// validates it. Returns the settings and notes about what the migration changed.
+    pub fn from_value(mut doc: Value) -> Result<(Settings, Vec<String>), SettingsError> {
+        let mut notes = Vec::new();
+        let version = doc.get("version").and_then(Value::as_u64).unwrap_or(0);
+        let version = u32::try_from(version).unwrap_or(u32::MAX);
+        if version > CURRENT_VERSION {
+            return Err(SettingsError::NewerVersion {
+                found: version,
+                supported: CURRENT_VERSION,
+            });
+        }
+        if version == 0 {
+            migrate_v0_to_v1(&mut doc, &mut notes);
+        }
+        let settings: Settings =
+            serde_json::from_value(doc).map_err(|e| invalid("settings", e.to_string()))?;
+        settings.validate()?;
+        Ok((settings, notes))
+    }
+}
+
+/// v0 is the layout of the original Python tool's `wyckoff.json`.
+fn migrate_v0_to_v1(doc: &mut Value, notes: &mut Vec<String>) {
+    let Some(map) = doc.as_object_mut() else {
+        return;
+    };
+    let renames = [
+        ("stream_chunk_timeout_seconds", "stream_idle_timeout_secs"),
+        ("tool_timeout_seconds", "tool_timeout_secs"),
+        ("default", "main_model"),
+        ("light", "light_model"),
+    ];
+    for (old, new) in renames {
+        if let Some(v) = map.remove(old) {
+            notes.push(format!("renamed {old} to {new}"));
+            map.insert(new.to_owned(), v);
+        }
+    }
+    if let Some(fallback) = map.remove("fallback") {
+        notes.push("fallback became fallback_models".to_owned());
+        let list = match fallback {
+            Value::String(s) if !s.is_empty() => vec![Value::String(s)],
+            Value::Array(items) => items,
+            _ => Vec::new(),
+        };
+        map.insert("fallback_models".to_owned(), Value::Array(list));
+    }
+    // Secrets must never stay in a file: drop them and say so.
+    for secret in [
+        "api_key",
+        "tushare_token",
+        "tickflow_api_key",
+        "password",
+        "email",
+    ] {
+        if map.remove(secret).is_some() {
+            notes.push(format!(
+                "removed {secret} from the settings file; store it in the keychain instead"
+            ));
+        }
+    }
+    if let Some(Value::Array(models)) = map.get_mut("models") {
+        for m in models.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(p) = m.remove("provider_name") {
+                let kind = p.as_str().and_then(ProviderKind::from_cli_name);
+                m.insert(
+                    "provider".to_owned(),
+                    serde_json::to_value(kind).unwrap_or(Value::Null),
+                );
+            }
+            if m.remove("api_key").is_some() {
+                notes.push("removed a model api_key from the settings file; store it in the keychain instead".to_owned());
+            }
+        }
+    }
+    map.insert("version".to_owned(), Value::from(CURRENT_VERSION));
+}
+
+/// Reads the settings file; a missing file gives the defaults. A corrupt file is an
+/// error (the caller must not overwrite what the user may want to repair).
+pub fn load(path: &Path) -> Result<(Settings, Vec<String>), SettingsError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((Settings::default(), Vec::new()));
+        }
+        Err(e) => {
+            return Err(SettingsError::Io {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            });
+        }
+    };
+    let doc: Value = serde_json::from_str(&text).map_err(|e| SettingsError::Corrupt {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    Settings::from_value(doc)
+}
+
+/// Validates, then writes atomically (temp file + rename) so a crash never leaves a
+/// half-written file. Invalid settings are not written.
+pub fn save(path: &Path, settings: &Settings) -> Result<(), SettingsError> {
+    settings.validate()?;
+    let io_err = |e: std::io::Error| SettingsError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let text =
+        serde_json::to_string_pretty(settings).map_err(|e| invalid("settings", e.to_string()))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_err)?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text).map_err(io_err)?;
+    std::fs::rename(&tmp, path).map_err(io_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(id: &str, provider: ProviderKind) -> ModelEntry {
+        ModelEntry {
+            id: id.into(),
+            provider,
+            model: "m".into(),
+            base_url: None,
+            context_window: None,
+            input_price_per_mtok: None,
+            output_price_per_mtok: None,
+        }
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        Settings::default().validate().unwrap();
+    }
+
+    #[test]
+    fn validation_table() {
+        type Mutate = fn(&mut Settings);
+        let cases: Vec<(&str, Mutate, &str)> = vec![
+            (
+                "negative timeout",
+                |s| s.stream_idle_timeout_secs = -5,
+                "stream_idle_timeout_secs must be between 10 and 600 (got -5)",
+            ),
+            (
+                "timeout too big",
+                |s| s.stream_idle_timeout_secs = 601,
+                "stream_idle_timeout_secs must be between 10 and 600 (got 601)",
+            ),
+            (
+                "tool timeout",
+                |s| s.tool_timeout_secs = 0,
+                "tool_timeout_secs must be between 5 and 300 (got 0)",
+            ),
+            (
+                "approval timeout",
+                |s| s.approval_timeout_secs = 5,
+                "approval_timeout_secs must be between 10 and 600 (got 5)",
+            ),
+            (
+                "bad proxy",
+                |s| s.proxy = Some("ftp://x".into()),
+                "proxy is invalid: 'ftp://x' is not an http(s):// or socks5:// URL",
+            ),
+            (
+                "unknown main",
+                |s| s.main_model = Some("nope".into()),
+                "main_model is invalid: no model with id 'nope'",
+            ),
+            (
+                "dup source",
+                |s| s.data_sources = vec![DataSourceKind::Tencent, DataSourceKind::Tencent],
+                "data_sources is invalid: Tencent listed twice",
+            ),
+            (
+                "bad id",
+                |s| s.models = vec![entry("Bad Id", ProviderKind::Claude)],
+                "models[0].id is invalid: use 1–64 lowercase letters, digits, '-' or '_'",
+            ),
+            (
+                "dup id",
+                |s| {
+                    s.models = vec![
+                        entry("a", ProviderKind::Claude),
+                        entry("a", ProviderKind::Openai),
+                    ]
+                },
+                "models[1].id is invalid: duplicate id 'a'",
+            ),
+            (
+                "compat without url",
+                |s| s.models = vec![entry("c", ProviderKind::OpenaiCompatible)],
+                "models[0].base_url is invalid: an OpenAI-compatible endpoint needs a base URL",
+            ),
+            (
+                "url scheme",
+                |s| {
+                    let mut e = entry("o", ProviderKind::Ollama);
+                    e.base_url = Some("localhost:11434".into());
+                    s.models = vec![e];
+                },
+                "models[0].base_url is invalid: 'localhost:11434' is not an http(s) URL",
+            ),
+            (
+                "context window",
+                |s| {
+                    let mut e = entry("o", ProviderKind::Openai);
+                    e.context_window = Some(10);
+                    s.models = vec![e];
+                },
+                "models[0].context_window must be between 1024 and 10000000 (got 10)",
+            ),
+        ];
+        for (name, mutate, want) in cases {
+            let mut s = Settings::default();
+            mutate(&mut s);
+            let err = s.validate().expect_err(name);
+            assert_eq!(err.to_string(), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn migrates_the_legacy_layout_and_drops_secrets() {
+        let legacy = json!({
+            "models": [{"id": "ds", "provider_name": "openai", "api_key": "sk-secret", "model": "deepseek-chat", "base_url": "https://api.deepseek.com"}],
+            "default": "ds",
+            "fallback": "",
+            "stream_chunk_timeout_seconds": 90,
+            "tushare_token": "abc",
+        });
+        let (s, notes) = Settings::from_value(legacy).unwrap();
+        assert_eq!(s.version, CURRENT_VERSION);
+        assert_eq!(s.main_model.as_deref(), Some("ds"));
+        assert_eq!(s.stream_idle_timeout_secs, 90);
+        assert_eq!(s.models[0].provider, ProviderKind::Openai);
+        assert!(s.fallback_models.is_empty());
+        assert!(notes.iter().any(|n| n.contains("tushare_token")));
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(!text.contains("sk-secret") && !text.contains("abc\""));
+    }
+
+    #[test]
+    fn newer_versions_are_refused() {
+        let err = Settings::from_value(json!({"version": 99})).unwrap_err();
+        assert!(matches!(err, SettingsError::NewerVersion { found: 99, .. }));
+    }
+
+    #[test]
+    fn save_rejects_invalid_and_leaves_the_file_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SETTINGS_FILE);
+        let good = Settings {
+            stream_idle_timeout_secs: 30,
+            ..Settings::default()
+        };
+        save(&path, &good).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let bad = Settings {
+            stream_idle_timeout_secs: -1,
+            ..Settings::default()
+        };
+        assert!(save(&path, &bad).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert_eq!(load(&path).unwrap().0, good);
+    }
+
+    #[test]
+    fn missing_file_gives_defaults_and_corrupt_file_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SETTINGS_FILE);
+        assert_eq!(load(&path).unwrap().0, Settings::default());
+        std::fs::write(&path, "{not json").unwrap();
+        assert!(matches!(load(&path), Err(SettingsError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn provider_cli_names_round_trip() {
+        for k in ProviderKind::ALL {
+            assert_eq!(ProviderKind::from_cli_name(k.cli_name()), Some(k));
+        }
+        assert_eq!(
+            ProviderKind::from_cli_name("Anthropic"),
+            Some(ProviderKind::Claude)
+        );
+        assert_eq!(
+            ProviderKind::from_cli_name("openai_compatible"),
+            Some(ProviderKind::OpenaiCompatible)
+        );
+        assert_eq!(ProviderKind::from_cli_name("bard"), None);
+    }
+}
