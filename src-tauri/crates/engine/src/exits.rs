@@ -143,7 +143,7 @@ fn stop_loss(bars: &[Bar], stage: Option<Stage>) -> Option<ExitSignal> {
     let (stop, reason) = structural_stop(bars, stage)?;
     let n = bars.len();
     let last = bars[n - 1];
-    if !(stop > 0.0) || last.close > stop {
+    if stop <= 0.0 || last.close > stop {
         return None;
     }
     if last.close <= stop * DEEP_BREACH {
@@ -190,7 +190,7 @@ fn upthrust(bars: &[Bar]) -> Option<ExitSignal> {
             .collect();
         median(&vals)?
     };
-    if !(resistance > 0.0) {
+    if resistance <= 0.0 {
         return None;
     }
     let shadow = last.upper_shadow_frac();
