@@ -5,6 +5,7 @@
 pub mod accumulation;
 mod bar;
 pub mod board;
+pub mod channels;
 pub mod dates;
 pub mod exits;
 pub mod indicators;
@@ -14,6 +15,7 @@ pub mod triggers;
 pub use accumulation::{Stage, accum_stage};
 pub use bar::Bar;
 pub use board::Board;
+pub use channels::{ChannelConfig, ChannelReport, Track, l2_channels};
 pub use exits::{ExitConfig, ExitKind, ExitSignal, exit_signal};
 pub use trading_range::{TradingRange, identify_trading_range};
 pub use triggers::{L4Config, Trigger, TriggerKind, l4_triggers, structure_triggers};
