@@ -28,4 +28,24 @@ impl LlmError {
             after_content: false,
         }
     }
+
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    pub fn with_retry_after(mut self, retry_after: Option<Duration>) -> Self {
+        self.retry_after = retry_after;
+        self
+    }
+
+    pub fn with_after_content(mut self, after_content: bool) -> Self {
+        self.after_content = after_content;
+        self
+    }
+
+    /// Whether trying again (same or another provider) may succeed.
+    pub fn is_retryable(&self) -> bool {
+        self.kind.is_retryable()
+    }
 }

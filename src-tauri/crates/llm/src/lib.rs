@@ -1,9 +1,56 @@
 //! LLM providers behind one streaming interface (seed §6, §11, §12).
+//!
+//! - [`Provider`]: `stream()` yields [`StreamChunk`]s; `complete()` collects them.
+//! - Vendors: [`ClaudeProvider`] (Messages API), [`OpenAiProvider`] (any
+//!   chat-completions endpoint: GPT, DeepSeek, Qwen, Kimi, Ollama, …),
+//!   [`GeminiProvider`] (`streamGenerateContent`).
+//! - Build one from configuration with [`build`] and a [`ProviderSpec`], sharing one
+//!   [`HttpClient`].
+//! - Wrappers: [`FallbackProvider`] (ordered fallback), [`RoutingProvider`] (heavy/light).
+//! - Every stream has an idle timeout between chunks ([`with_idle_timeout`]); every
+//!   failure is one classified [`LlmError`].
 
+mod args;
 mod chunk;
+pub mod classify;
+pub mod claude;
+mod context;
 mod error;
+mod factory;
+pub mod fallback;
+pub mod gemini;
+mod http;
+pub mod openai;
 mod provider;
+pub mod router;
+pub mod sse;
+mod stream;
+mod tagged;
+mod timeout;
 
+pub use args::parse_args;
 pub use chunk::{Completion, FinishReason, StreamChunk};
+pub use claude::{ClaudeConfig, ClaudeProvider};
+pub use context::{UNKNOWN_MODEL_CONTEXT_WINDOW, context_window, infer_context_window};
 pub use error::LlmError;
+pub use factory::{ProviderKind, ProviderSpec, build};
+pub use fallback::{FallbackPolicy, FallbackProvider};
+pub use gemini::{GeminiConfig, GeminiProvider};
+pub use http::{HttpClient, HttpSettings, is_local_url};
+pub use openai::{OpenAiConfig, OpenAiDecoder, OpenAiProvider};
 pub use provider::{ChatRequest, ChunkStream, Provider};
+pub use router::{RoutingProvider, classify_turn};
+pub use stream::{Decoder, decode_all};
+pub use tagged::{Segment, TagFilter};
+pub use timeout::{
+    DEFAULT_IDLE_TIMEOUT, USER_IDLE_TIMEOUT_RANGE, user_idle_timeout, with_idle_timeout,
+};
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    /// Splits into pieces of `n` characters.
+    pub fn split_chars(s: &str, n: usize) -> Vec<String> {
+        let chars: Vec<char> = s.chars().collect();
+        chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
+    }
+}

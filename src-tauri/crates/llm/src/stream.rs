@@ -1,0 +1,157 @@
+//! Drives a vendor decoder over an HTTP body: bytes → SSE events → [`StreamChunk`]s.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+
+use crate::sse::{SseEvent, SseParser};
+use crate::{ChunkStream, LlmError, StreamChunk, classify};
+
+/// Turns one vendor's SSE events into chunks.
+pub trait Decoder: Send + 'static {
+    /// Handles one event. Returns `Ok(true)` when it was the vendor's final event.
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut VecDeque<StreamChunk>,
+    ) -> Result<bool, LlmError>;
+
+    /// The body ended. Errors when the stream stopped before the vendor's final event.
+    fn on_eof(&mut self, out: &mut VecDeque<StreamChunk>) -> Result<(), LlmError>;
+}
+
+/// Content the user may already have seen (text, thinking, tool calls).
+pub(crate) fn is_content(chunk: &StreamChunk) -> bool {
+    matches!(
+        chunk,
+        StreamChunk::TextDelta(_) | StreamChunk::ThinkingDelta(_) | StreamChunk::ToolCalls(_)
+    )
+}
+
+/// Decodes a whole stream held in memory, in the given network pieces (tests, bench).
+pub fn decode_all<'a, D: Decoder>(
+    mut decoder: D,
+    pieces: impl IntoIterator<Item = &'a [u8]>,
+) -> Result<Vec<StreamChunk>, LlmError> {
+    let mut parser = SseParser::new();
+    let mut out = VecDeque::new();
+    let mut events = Vec::new();
+    for piece in pieces {
+        parser.feed(piece, &mut |e| events.push(e));
+        for e in events.drain(..) {
+            if decoder.on_event(&e, &mut out)? {
+                return Ok(out.into());
+            }
+        }
+    }
+    parser.finish(&mut |e| events.push(e));
+    for e in events.drain(..) {
+        if decoder.on_event(&e, &mut out)? {
+            return Ok(out.into());
+        }
+    }
+    decoder.on_eof(&mut out)?;
+    Ok(out.into())
+}
+
+struct State<S, D> {
+    body: S,
+    parser: SseParser,
+    decoder: D,
+    out: VecDeque<StreamChunk>,
+    events: Vec<SseEvent>,
+    done: bool,
+    content_seen: bool,
+    provider: String,
+    secret: Option<String>,
+}
+
+impl<S, D: Decoder> State<S, D> {
+    fn fail(&mut self, e: LlmError) -> Option<Result<StreamChunk, LlmError>> {
+        self.done = true;
+        self.out.clear();
+        Some(Err(e.with_after_content(self.content_seen)))
+    }
+
+    fn run_events(&mut self) -> Result<(), LlmError> {
+        let events = std::mem::take(&mut self.events);
+        for e in &events {
+            if self.decoder.on_event(e, &mut self.out)? {
+                self.done = true;
+                break;
+            }
+        }
+        self.events = events;
+        self.events.clear();
+        Ok(())
+    }
+}
+
+/// Streams chunks decoded from an HTTP body.
+pub(crate) fn sse_stream<S, D>(
+    body: S,
+    decoder: D,
+    provider: String,
+    secret: Option<String>,
+) -> ChunkStream
+where
+    S: Stream<Item = reqwest::Result<Bytes>> + Send + Unpin + 'static,
+    D: Decoder,
+{
+    let state = State {
+        body,
+        parser: SseParser::new(),
+        decoder,
+        out: VecDeque::new(),
+        events: Vec::new(),
+        done: false,
+        content_seen: false,
+        provider,
+        secret,
+    };
+    Box::pin(futures::stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(chunk) = st.out.pop_front() {
+                st.content_seen |= is_content(&chunk);
+                return Some((Ok(chunk), st));
+            }
+            if st.done {
+                return None;
+            }
+            match st.body.next().await {
+                Some(Ok(bytes)) => {
+                    let mut events = std::mem::take(&mut st.events);
+                    st.parser.feed(&bytes, &mut |e| events.push(e));
+                    st.events = events;
+                    if let Err(e) = st.run_events() {
+                        let item = st.fail(e);
+                        return item.map(|i| (i, st));
+                    }
+                }
+                Some(Err(e)) => {
+                    let err = classify::from_transport(&st.provider, e, st.secret.as_deref());
+                    let item = st.fail(err);
+                    return item.map(|i| (i, st));
+                }
+                None => {
+                    let mut events = std::mem::take(&mut st.events);
+                    st.parser.finish(&mut |e| events.push(e));
+                    st.events = events;
+                    let result = st.run_events().and_then(|()| {
+                        if st.done {
+                            Ok(())
+                        } else {
+                            st.decoder.on_eof(&mut st.out)
+                        }
+                    });
+                    if let Err(e) = result {
+                        let item = st.fail(e);
+                        return item.map(|i| (i, st));
+                    }
+                    st.done = true;
+                }
+            }
+        }
+    }))
+}
