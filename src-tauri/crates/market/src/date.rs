@@ -1,0 +1,72 @@
+//! Trading dates are `u32` `YYYYMMDD` (the engine's `Bar::date`); helpers to convert and parse.
+
+use chrono::{Datelike, NaiveDate};
+
+/// `20240102` from a calendar date.
+pub fn to_yyyymmdd(d: NaiveDate) -> u32 {
+    // year is always positive for market dates; month/day fit easily
+    (d.year().max(0) as u32) * 10_000 + d.month() * 100 + d.day()
+}
+
+/// Calendar date from `YYYYMMDD`; `None` when it is not a real date.
+pub fn from_yyyymmdd(v: u32) -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt((v / 10_000) as i32, (v / 100) % 100, v % 100)
+}
+
+/// `2024-01-02` for display and for sources that want dashes.
+pub fn iso(v: u32) -> String {
+    format!("{:04}-{:02}-{:02}", v / 10_000, (v / 100) % 100, v % 100)
+}
+
+/// Strict parse of `YYYYMMDD` or `YYYY-MM-DD` (a real calendar date; no other shapes).
+pub fn parse_date(s: &str) -> Option<u32> {
+    let s = s.trim();
+    let digits: String = match s.len() {
+        8 if s.bytes().all(|b| b.is_ascii_digit()) => s.to_string(),
+        10 if s.as_bytes()[4] == b'-' && s.as_bytes()[7] == b'-' => {
+            let d: String = s.chars().filter(|c| *c != '-').collect();
+            if d.len() != 8 || !d.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            d
+        }
+        _ => return None,
+    };
+    let v: u32 = digits.parse().ok()?;
+    // round-trip through a real date, so 20230230 is rejected
+    from_yyyymmdd(v).map(to_yyyymmdd).filter(|r| *r == v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_both_shapes_strictly() {
+        assert_eq!(parse_date("20240102"), Some(20240102));
+        assert_eq!(parse_date("2024-01-02"), Some(20240102));
+        assert_eq!(parse_date(" 2024-01-02 "), Some(20240102));
+        for bad in [
+            "2024-1-2",
+            "20230230",
+            "2023-02-30",
+            "2024/01/02",
+            "202401021",
+            "",
+            "abcdefgh",
+            "2024-01-0x",
+            "20241301",
+        ] {
+            assert_eq!(parse_date(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn round_trips() {
+        let d = NaiveDate::from_ymd_opt(2020, 6, 16).unwrap();
+        assert_eq!(to_yyyymmdd(d), 20200616);
+        assert_eq!(from_yyyymmdd(20200616), Some(d));
+        assert_eq!(iso(20200616), "2020-06-16");
+        assert_eq!(from_yyyymmdd(20200631), None);
+    }
+}

