@@ -12,6 +12,7 @@ pub mod events;
 pub mod exits;
 pub mod indicators;
 pub mod phases;
+pub mod regime;
 pub mod trading_range;
 pub mod triggers;
 
@@ -23,5 +24,6 @@ pub use diagnosis::{Diagnosis, DiagnosisConfig, Holding, diagnose, diagnose_with
 pub use events::{WyckoffEvent, classify_wyckoff_event};
 pub use exits::{ExitConfig, ExitKind, ExitSignal, exit_signal};
 pub use phases::{Phase, WyckoffStructure, wyckoff_structure};
+pub use regime::{Breadth, MarketRegime, Regime, market_regime};
 pub use trading_range::{TradingRange, identify_trading_range};
 pub use triggers::{L4Config, Trigger, TriggerKind, l4_triggers, structure_triggers};
