@@ -25,6 +25,8 @@ pub struct EastmoneyConfig {
     pub list_base: String,
     /// Pause between list pages, since the list is many requests in one call.
     pub page_interval: Duration,
+    /// Rows per list page (`pz`); Eastmoney serves at most 100.
+    pub page_size: usize,
 }
 
 impl Default for EastmoneyConfig {
@@ -33,6 +35,7 @@ impl Default for EastmoneyConfig {
             kline_base: DEFAULT_KLINE_BASE.into(),
             list_base: DEFAULT_LIST_BASE.into(),
             page_interval: Duration::from_secs(1),
+            page_size: PAGE_SIZE,
         }
     }
 }
@@ -185,12 +188,13 @@ impl DailySource for Eastmoney {
             if pn > 1 && !self.cfg.page_interval.is_zero() {
                 tokio::time::sleep(self.cfg.page_interval).await;
             }
-            let pn_s = pn.to_string();
+            let (pn_s, pz) = (pn.to_string(), self.cfg.page_size.max(1));
+            let pz_s = pz.to_string();
             let u = url_with(
                 &url,
                 &[
                     ("pn", pn_s.as_str()),
-                    ("pz", "100"),
+                    ("pz", pz_s.as_str()),
                     ("po", "1"),
                     ("np", "1"),
                     ("fltt", "2"),
@@ -203,7 +207,7 @@ impl DailySource for Eastmoney {
             let v = send_json(self.client.get(u)).await?;
             let (page, total, rows) = parse_list_page(&v)?;
             all.extend(page);
-            if rows < PAGE_SIZE || pn * PAGE_SIZE >= total {
+            if rows < pz || pn * pz >= total {
                 break;
             }
         }
