@@ -49,7 +49,8 @@ pub fn parse_date(s: &str) -> Option<u32> {
     (civil_from_days(days) == v).then_some(v)
 }
 
-fn civil_from_days(z: i64) -> u32 {
+/// Inverse of [`days_from_civil`]: the `YYYYMMDD` date `z` days after 1970-01-01.
+pub fn civil_from_days(z: i64) -> u32 {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -61,11 +62,6 @@ fn civil_from_days(z: i64) -> u32 {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
     (y * 10_000 + m * 100 + d) as u32
-}
-
-#[cfg(test)]
-pub(crate) fn civil_from_days_pub(z: i64) -> u32 {
-    civil_from_days(z)
 }
 
 #[cfg(test)]
