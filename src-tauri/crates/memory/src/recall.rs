@@ -1,0 +1,443 @@
+//! Recall before every user turn (seed 记忆召回): find memories related to the message,
+//! score them ([`crate::scoring`]), and format the block injected into the prompt.
+//!
+//! Channels (each a bounded index lookup, so recall stays fast at 100 000 memories):
+//! - FTS: the message's terms (codes, words, stopword-filtered CJK bigrams) OR-ed, best
+//!   bm25 first;
+//! - code: memories tagged with a six-digit code of the message (the `agent_memory_code`
+//!   table), newest first;
+//! - keyword: the message's ≤5 Chinese 2-gram keywords, newest first. A 2-character CJK
+//!   keyword is exactly one indexed token, so a token hit is the same test as
+//!   `content LIKE '%kw%'` but served by the index instead of a table scan.
+//!
+//! Preferences are ranked among themselves without decay and fill up with the newest
+//! ones when fewer than five match: they are standing rules ("不做创业板") that should
+//! reach the model on every turn.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::AssertSqlSafe;
+
+use crate::scoring::{self, Ranked, Signals};
+use crate::store::{MEMORY_COLUMNS, MemoryRow, limit_i64};
+use crate::tokenize::{fts_expression, keywords, query_terms, stock_codes};
+use crate::{Memory, MemoryStore, MemoryType, Result, time};
+
+pub const MAX_MEMORIES: usize = 8;
+pub const MAX_PREFERENCES: usize = 5;
+pub const MAX_KEYWORDS: usize = 5;
+/// FTS terms taken from one message; later ones add little and cost postings.
+pub const MAX_FTS_TERMS: usize = 12;
+/// Candidates per channel before scoring.
+pub const CHANNEL_LIMIT: usize = 32;
+/// Characters of one memory shown in the block.
+pub const MAX_CHARS_PER_MEMORY: usize = 200;
+
+/// What recall looks for in a message.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RecallQuery {
+    pub codes: Vec<String>,
+    pub keywords: Vec<String>,
+    pub fts_terms: Vec<String>,
+}
+
+impl RecallQuery {
+    pub fn from_message(message: &str) -> Self {
+        RecallQuery {
+            codes: stock_codes(message),
+            keywords: keywords(message, MAX_KEYWORDS),
+            fts_terms: query_terms(message, MAX_FTS_TERMS),
+        }
+    }
+}
+
+/// One memory recalled this turn, with why and how strongly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecalledMemory {
+    pub memory: Memory,
+    pub score: f64,
+    pub signals: Signals,
+}
+
+/// The result of recall: the block for the prompt and the items (for the UI's "what the
+/// agent remembered this turn").
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Recall {
+    /// Empty when nothing was recalled.
+    pub block: String,
+    pub preferences: Vec<RecalledMemory>,
+    pub memories: Vec<RecalledMemory>,
+    pub query: RecallQuery,
+}
+
+impl Recall {
+    pub fn is_empty(&self) -> bool {
+        self.preferences.is_empty() && self.memories.is_empty()
+    }
+}
+
+fn one_line(content: &str) -> String {
+    let flat: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > MAX_CHARS_PER_MEMORY {
+        let cut: String = flat.chars().take(MAX_CHARS_PER_MEMORY).collect();
+        format!("{cut}…")
+    } else {
+        flat
+    }
+}
+
+/// The seed's injection format:
+///
+/// ```text
+/// # 用户偏好
+/// - 不做创业板，风险承受偏保守
+///
+/// # 历史记忆
+/// - [2026-04-20] 分析过600519，认为处于吸筹末期
+/// ```
+///
+/// Dates are Beijing dates. A section without items is left out; nothing → "".
+pub fn format_block(preferences: &[&Memory], memories: &[&Memory]) -> String {
+    let mut sections = Vec::new();
+    if !preferences.is_empty() {
+        let mut s = String::from("# 用户偏好");
+        for m in preferences {
+            s.push_str("\n- ");
+            s.push_str(&one_line(&m.content));
+        }
+        sections.push(s);
+    }
+    if !memories.is_empty() {
+        let mut s = String::from("# 历史记忆");
+        for m in memories {
+            s.push_str(&format!(
+                "\n- [{}] {}",
+                time::beijing_date(m.created_at),
+                one_line(&m.content)
+            ));
+        }
+        sections.push(s);
+    }
+    sections.join("\n\n")
+}
+
+/// Merges channel hits into per-memory signals. `fts` holds raw bm25 values.
+pub fn merge_signals(fts: &[(i64, f64)], code: &[i64], keyword: &[i64]) -> HashMap<i64, Signals> {
+    let mut out: HashMap<i64, Signals> = HashMap::new();
+    let bm25: Vec<f64> = fts.iter().map(|(_, b)| *b).collect();
+    for ((id, _), rel) in fts.iter().zip(scoring::fts_relevance(&bm25)) {
+        out.entry(*id).or_default().fts = Some(rel);
+    }
+    for id in code {
+        out.entry(*id).or_default().code = true;
+    }
+    for id in keyword {
+        out.entry(*id).or_default().keyword = true;
+    }
+    out
+}
+
+/// Ranks loaded candidates: non-preferences with decay (top 8, score > 0) and
+/// preferences without (top 5, matched first, then newest).
+pub fn select(
+    candidates: Vec<(Memory, Signals)>,
+    now: DateTime<Utc>,
+) -> (Vec<RecalledMemory>, Vec<RecalledMemory>) {
+    let mut prefs = Vec::new();
+    let mut others = Vec::new();
+    let mut by_id: HashMap<i64, (Memory, Signals)> = HashMap::new();
+    for (m, s) in candidates {
+        let sc = scoring::score(&s, m.memory_type, m.created_at, now);
+        let r = Ranked {
+            id: m.id,
+            score: sc,
+            created_at: m.created_at,
+        };
+        if m.memory_type == MemoryType::Preference {
+            prefs.push(r);
+        } else if sc > 0.0 {
+            others.push(r);
+        }
+        by_id.insert(m.id, (m, s));
+    }
+    let mut take = |ranked: Vec<Ranked>| -> Vec<RecalledMemory> {
+        ranked
+            .into_iter()
+            .filter_map(|r| {
+                by_id.remove(&r.id).map(|(memory, signals)| RecalledMemory {
+                    memory,
+                    score: r.score,
+                    signals,
+                })
+            })
+            .collect()
+    };
+    let p = take(scoring::rank(prefs, MAX_PREFERENCES));
+    let o = take(scoring::rank(others, MAX_MEMORIES));
+    (p, o)
+}
+
+impl MemoryStore {
+    /// Recall for a user message, on the store's clock.
+    pub async fn recall(&self, message: &str) -> Result<Recall> {
+        self.recall_at(message, self.now()).await
+    }
+
+    /// Recall for a user message as of `now` (decay is computed against it).
+    pub async fn recall_at(&self, message: &str, now: DateTime<Utc>) -> Result<Recall> {
+        let query = RecallQuery::from_message(message);
+        let fts_expr = fts_expression(&query.fts_terms, " OR ");
+        let kw_expr = fts_expression(&query.keywords, " OR ");
+
+        let mut signals: HashMap<i64, Signals> = HashMap::new();
+        for preference in [false, true] {
+            let fts = match &fts_expr {
+                Some(e) => self.fts_hits(e, preference).await?,
+                None => Vec::new(),
+            };
+            let code = self.code_hits(&query.codes, preference).await?;
+            let kw = match &kw_expr {
+                Some(e) => self.keyword_hits(e, preference).await?,
+                None => Vec::new(),
+            };
+            signals.extend(merge_signals(&fts, &code, &kw));
+        }
+        // Preferences that did not match still compete (score 0) for the free slots.
+        for id in self.newest_preference_ids(MAX_PREFERENCES).await? {
+            signals.entry(id).or_default();
+        }
+
+        let ids: Vec<i64> = signals.keys().copied().collect();
+        let memories = self.load_many(&ids).await?;
+        let candidates = memories
+            .into_iter()
+            .map(|m| {
+                let s = signals.get(&m.id).copied().unwrap_or_default();
+                (m, s)
+            })
+            .collect();
+        let (preferences, memories) = select(candidates, now);
+        let block = format_block(
+            &preferences.iter().map(|r| &r.memory).collect::<Vec<_>>(),
+            &memories.iter().map(|r| &r.memory).collect::<Vec<_>>(),
+        );
+        Ok(Recall {
+            block,
+            preferences,
+            memories,
+            query,
+        })
+    }
+
+    async fn fts_hits(&self, expr: &str, preference: bool) -> Result<Vec<(i64, f64)>> {
+        Ok(sqlx::query_as(
+            "SELECT agent_memory_fts.rowid, bm25(agent_memory_fts)
+             FROM agent_memory_fts JOIN agent_memory m ON m.id = agent_memory_fts.rowid
+             WHERE agent_memory_fts MATCH ?1 AND (m.memory_type = 'preference') = ?2
+             ORDER BY 2 LIMIT ?3",
+        )
+        .bind(expr)
+        .bind(preference)
+        .bind(limit_i64(CHANNEL_LIMIT))
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    async fn code_hits(&self, codes: &[String], preference: bool) -> Result<Vec<i64>> {
+        if codes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let placeholders = vec!["?"; codes.len()].join(", ");
+        let sql = format!(
+            "SELECT DISTINCT m.id, m.created_at FROM agent_memory_code c
+             JOIN agent_memory m ON m.id = c.memory_id
+             WHERE c.code IN ({placeholders}) AND (m.memory_type = 'preference') = ?
+             ORDER BY m.created_at DESC, m.id DESC LIMIT ?"
+        );
+        let mut q = sqlx::query_as::<_, (i64, String)>(AssertSqlSafe(sql));
+        for c in codes {
+            q = q.bind(c);
+        }
+        let rows = q
+            .bind(preference)
+            .bind(limit_i64(CHANNEL_LIMIT))
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows.into_iter().map(|(id, _)| id).collect())
+    }
+
+    async fn keyword_hits(&self, expr: &str, preference: bool) -> Result<Vec<i64>> {
+        // Newest by rowid: ids grow with insertion time, and the FTS index can walk its
+        // doclists backwards without sorting every hit of a common keyword.
+        Ok(sqlx::query_scalar(
+            "SELECT agent_memory_fts.rowid
+             FROM agent_memory_fts JOIN agent_memory m ON m.id = agent_memory_fts.rowid
+             WHERE agent_memory_fts MATCH ?1 AND (m.memory_type = 'preference') = ?2
+             ORDER BY agent_memory_fts.rowid DESC LIMIT ?3",
+        )
+        .bind(expr)
+        .bind(preference)
+        .bind(limit_i64(CHANNEL_LIMIT))
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    async fn newest_preference_ids(&self, limit: usize) -> Result<Vec<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT id FROM agent_memory WHERE memory_type = 'preference'
+             ORDER BY created_at DESC, id DESC LIMIT ?",
+        )
+        .bind(limit_i64(limit))
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    async fn load_many(&self, ids: &[i64]) -> Result<Vec<Memory>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let placeholders = vec!["?"; ids.len()].join(", ");
+        let sql =
+            format!("SELECT {MEMORY_COLUMNS} FROM agent_memory m WHERE m.id IN ({placeholders})");
+        let mut q = sqlx::query_as::<_, MemoryRow>(AssertSqlSafe(sql));
+        for id in ids {
+            q = q.bind(id);
+        }
+        q.fetch_all(self.pool())
+            .await?
+            .into_iter()
+            .map(Memory::try_from)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{Duration, TimeZone};
+    use serde_json::Value;
+
+    fn mem(id: i64, t: MemoryType, content: &str, created: DateTime<Utc>) -> Memory {
+        Memory {
+            id,
+            memory_type: t,
+            content: content.into(),
+            codes: vec![],
+            created_at: created,
+            source_ref: String::new(),
+            metadata: Value::Null,
+        }
+    }
+
+    #[test]
+    fn block_matches_the_seed_format() {
+        let d = Utc.with_ymd_and_hms(2026, 4, 20, 2, 0, 0).unwrap();
+        let p1 = mem(1, MemoryType::Preference, "不做创业板，风险承受偏保守", d);
+        let p2 = mem(2, MemoryType::Preference, "持仓不超过5只", d);
+        let m1 = mem(3, MemoryType::Session, "分析过600519，认为处于吸筹末期", d);
+        let m2 = mem(
+            4,
+            MemoryType::Session,
+            "用户对尾盘策略\n表示满意",
+            d - Duration::days(2),
+        );
+        assert_eq!(
+            format_block(&[&p1, &p2], &[&m1, &m2]),
+            "# 用户偏好\n- 不做创业板，风险承受偏保守\n- 持仓不超过5只\n\n# 历史记忆\n- [2026-04-20] 分析过600519，认为处于吸筹末期\n- [2026-04-18] 用户对尾盘策略 表示满意"
+        );
+        assert_eq!(
+            format_block(&[], &[&m1]),
+            "# 历史记忆\n- [2026-04-20] 分析过600519，认为处于吸筹末期"
+        );
+        assert_eq!(format_block(&[&p2], &[]), "# 用户偏好\n- 持仓不超过5只");
+        assert_eq!(format_block(&[], &[]), "");
+    }
+
+    #[test]
+    fn long_memories_are_cut() {
+        let d = Utc.with_ymd_and_hms(2026, 4, 20, 2, 0, 0).unwrap();
+        let long = "涨".repeat(250);
+        let block = format_block(&[], &[&mem(1, MemoryType::Session, &long, d)]);
+        assert!(block.ends_with(&format!("{}…", "涨".repeat(200))));
+        assert!(!block.contains(&"涨".repeat(201)));
+    }
+
+    #[test]
+    fn merge_signals_combines_channels() {
+        let s = merge_signals(&[(1, -4.0), (2, -1.0)], &[2, 3], &[3]);
+        assert_eq!(
+            s[&1],
+            Signals {
+                fts: Some(1.0),
+                code: false,
+                keyword: false
+            }
+        );
+        assert_eq!(
+            s[&2],
+            Signals {
+                fts: Some(0.25),
+                code: true,
+                keyword: false
+            }
+        );
+        assert_eq!(
+            s[&3],
+            Signals {
+                fts: None,
+                code: true,
+                keyword: true
+            }
+        );
+    }
+
+    #[test]
+    fn select_splits_ranks_and_caps() {
+        let now = Utc.with_ymd_and_hms(2026, 5, 1, 0, 0, 0).unwrap();
+        let hit = Signals {
+            keyword: true,
+            ..Default::default()
+        };
+        let mut c = Vec::new();
+        for i in 0..12 {
+            // older ids are older memories
+            c.push((
+                mem(i, MemoryType::Session, "x", now - Duration::days(20 - i)),
+                hit,
+            ));
+        }
+        for i in 100..108 {
+            let s = if i == 100 { hit } else { Signals::default() };
+            c.push((
+                mem(
+                    i,
+                    MemoryType::Preference,
+                    "p",
+                    now - Duration::days(200 - i),
+                ),
+                s,
+            ));
+        }
+        // an unmatched non-preference is never recalled
+        c.push((mem(50, MemoryType::Decision, "z", now), Signals::default()));
+        let (p, o) = select(c, now);
+        let pids: Vec<i64> = p.iter().map(|r| r.memory.id).collect();
+        let oids: Vec<i64> = o.iter().map(|r| r.memory.id).collect();
+        assert_eq!(pids, vec![100, 107, 106, 105, 104]);
+        assert_eq!(oids, vec![11, 10, 9, 8, 7, 6, 5, 4]);
+        assert!((p[0].score - 0.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn query_from_message() {
+        let q = RecallQuery::from_message("600519 贵州茅台的Wyckoff阶段");
+        assert_eq!(q.codes, vec!["600519"]);
+        assert_eq!(q.keywords, vec!["贵州", "州茅", "茅台", "阶段"]);
+        assert_eq!(
+            q.fts_terms,
+            vec!["600519", "贵州", "州茅", "茅台", "wyckoff", "阶段"]
+        );
+    }
+}

@@ -1,0 +1,298 @@
+//! Tokens for the FTS5 indexes. SQLite's unicode61 tokenizer treats a run of Chinese as
+//! one token, so a search for 茅台 would never hit 贵州茅台. We index instead a column we
+//! fill from Rust: every CJK character bigram of each Chinese run (a lone character is
+//! kept as is), lower-cased ASCII words, and digit runs (six digits = a stock code),
+//! separated by spaces. A query is tokenised the same way, so any 2-character Chinese
+//! query is exactly one indexed token.
+
+/// A run of characters of one kind, as the tokenizer sees the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Run {
+    Cjk(Vec<char>),
+    Word(String),
+    Digits(String),
+}
+
+pub fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{4E00}'..='\u{9FFF}'
+        | '\u{3400}'..='\u{4DBF}'
+        | '\u{F900}'..='\u{FAFF}'
+        | '\u{20000}'..='\u{2A6DF}')
+}
+
+/// Full-width ASCII (Ａ-Ｚ, ０-９ …) folded to ASCII, so "６００５１９" is a code.
+fn fold_width(c: char) -> char {
+    match c {
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        _ => c,
+    }
+}
+
+fn runs(text: &str) -> Vec<Run> {
+    let mut out = Vec::new();
+    let mut cur: Option<Run> = None;
+    for raw in text.chars() {
+        let c = fold_width(raw);
+        let kind = if is_cjk(c) {
+            1
+        } else if c.is_ascii_digit() {
+            2
+        } else if c.is_alphanumeric() {
+            3
+        } else {
+            0
+        };
+        let same = matches!(
+            (&cur, kind),
+            (Some(Run::Cjk(_)), 1) | (Some(Run::Digits(_)), 2) | (Some(Run::Word(_)), 3)
+        );
+        if !same && let Some(run) = cur.take() {
+            out.push(run);
+        }
+        match kind {
+            1 => match &mut cur {
+                Some(Run::Cjk(v)) => v.push(c),
+                _ => cur = Some(Run::Cjk(vec![c])),
+            },
+            2 => match &mut cur {
+                Some(Run::Digits(s)) => s.push(c),
+                _ => cur = Some(Run::Digits(c.to_string())),
+            },
+            3 => {
+                let lower = c.to_lowercase();
+                match &mut cur {
+                    Some(Run::Word(s)) => s.extend(lower),
+                    _ => cur = Some(Run::Word(lower.collect())),
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(run) = cur {
+        out.push(run);
+    }
+    out
+}
+
+fn bigrams(chars: &[char]) -> impl Iterator<Item = String> + '_ {
+    chars.windows(2).map(|w| w.iter().collect())
+}
+
+/// Index tokens of `text`: CJK bigrams (lone CJK characters as themselves), ASCII words
+/// and digit runs, in order of appearance (repeats kept so bm25 sees term frequency).
+pub fn index_tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in runs(text) {
+        match run {
+            Run::Cjk(chars) if chars.len() == 1 => out.push(chars[0].to_string()),
+            Run::Cjk(chars) => out.extend(bigrams(&chars)),
+            Run::Word(w) | Run::Digits(w) => out.push(w),
+        }
+    }
+    out
+}
+
+/// The text stored in an FTS-indexed column: tokens of `text`, plus `extra` tokens (e.g.
+/// codes attached to a memory but not written in its content).
+pub fn index_text(text: &str, extra: &[String]) -> String {
+    let mut tokens = index_tokens(text);
+    tokens.extend(extra.iter().cloned());
+    tokens.join(" ")
+}
+
+/// Six-digit stock codes in `text`, deduplicated in order. A code is a run of exactly six
+/// digits (so dates like 20260420 are not codes); letters around it are fine (sh600519).
+pub fn stock_codes(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for run in runs(text) {
+        if let Run::Digits(d) = run
+            && d.len() == 6
+            && !out.contains(&d)
+        {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// Single characters that carry no topic (REFERENCE §4.6 list). A bigram containing one is
+/// dropped: they work as separators between content words.
+const STOP_CHARS: &str = "的了吗呢啊哦呀吧嘛是不在有我你他它这那都也就要会";
+
+/// Two-character stopwords (REFERENCE §4.6 list): generic asks and trading verbs that
+/// every other message contains.
+const STOP_WORDS: [&str; 30] = [
+    "可以", "一个", "什么", "怎么", "如何", "看看", "一下", "帮我", "请问", "能否", "可否", "这个",
+    "那个", "我的", "你的", "现在", "我想", "想建", "建仓", "买入", "卖出", "加仓", "减仓", "补仓",
+    "清仓", "持仓", "止盈", "止损", "么样", "分析",
+];
+
+fn is_stop_bigram(b: &str) -> bool {
+    b.chars().any(|c| STOP_CHARS.contains(c)) || STOP_WORDS.contains(&b)
+}
+
+/// Short English words that would match half of all memories.
+const STOP_ASCII: [&str; 12] = [
+    "the", "and", "for", "with", "is", "are", "to", "of", "in", "on", "a", "an",
+];
+
+/// Chinese 2-gram keywords of a message, after stopwords, deduplicated, in order, at most
+/// `limit` (the seed uses 5).
+pub fn keywords(text: &str, limit: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for run in runs(text) {
+        if let Run::Cjk(chars) = run {
+            for b in bigrams(&chars) {
+                if out.len() >= limit {
+                    return out;
+                }
+                if !is_stop_bigram(&b) && !out.contains(&b) {
+                    out.push(b);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Terms for an FTS query built from free text: stock codes, ASCII words (two letters or
+/// more, minus a few English stopwords) and stopword-filtered CJK bigrams; deduplicated,
+/// at most `limit`. Lone CJK characters are not terms (too unspecific for recall).
+pub fn query_terms(text: &str, limit: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let push = |t: String, out: &mut Vec<String>| {
+        if out.len() < limit && !out.contains(&t) {
+            out.push(t);
+        }
+    };
+    for run in runs(text) {
+        match run {
+            Run::Cjk(chars) => {
+                for b in bigrams(&chars) {
+                    if !is_stop_bigram(&b) {
+                        push(b, &mut out);
+                    }
+                }
+            }
+            Run::Digits(d) if d.len() >= 2 => push(d, &mut out),
+            Run::Word(w) if w.chars().count() >= 2 && !STOP_ASCII.contains(&w.as_str()) => {
+                push(w, &mut out)
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Search terms without stopword filtering: a user typing 持仓 into a search box means it.
+pub fn search_terms(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in index_tokens(text) {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// An FTS5 MATCH expression: every term quoted (terms only hold letters, digits and CJK,
+/// but quoting keeps FTS5 operators like AND/NOT/NEAR from being interpreted).
+pub fn fts_expression(terms: &[String], joiner: &str) -> Option<String> {
+    if terms.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    Some(quoted.join(joiner))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn index_tokens_table() {
+        let cases: &[(&str, &[&str])] = &[
+            ("贵州茅台", &["贵州", "州茅", "茅台"]),
+            ("茅台", &["茅台"]),
+            ("买 茅台", &["买", "茅台"]),
+            ("600519贵州茅台", &["600519", "贵州", "州茅", "茅台"]),
+            ("sh600519 RSI超买", &["sh", "600519", "rsi", "超买"]),
+            ("Wyckoff吸筹,Spring!", &["wyckoff", "吸筹", "spring"]),
+            ("６００５１９", &["600519"]),
+            ("", &[]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(index_tokens(text), s(want), "text: {text}");
+        }
+    }
+
+    #[test]
+    fn index_text_appends_extra_tokens() {
+        assert_eq!(
+            index_text("白酒龙头", &s(&["600519"])),
+            "白酒 酒龙 龙头 600519"
+        );
+    }
+
+    #[test]
+    fn stock_codes_table() {
+        let cases: &[(&str, &[&str])] = &[
+            ("看看600519和000001", &["600519", "000001"]),
+            ("600519 again 600519", &["600519"]),
+            ("日期20260420不是代码", &[]),
+            ("12345 太短", &[]),
+            ("sz000001.SZ", &["000001"]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(stock_codes(text), s(want), "text: {text}");
+        }
+    }
+
+    #[test]
+    fn keywords_drop_stopwords_and_cap_at_limit() {
+        let cases: &[(&str, usize, &[&str])] = &[
+            ("茅台", 5, &["茅台"]),
+            // 看白 is noise that bigrams cannot avoid; it rarely matches anything
+            ("帮我看看白酒板块", 5, &["看白", "白酒", "酒板", "板块"]),
+            // 的/是 split words; 怎么 is a stopword; 600519 is not a keyword
+            ("600519的走势是怎么样", 5, &["走势"]),
+            ("我想建仓宁德时代", 5, &["仓宁", "宁德", "德时", "时代"]),
+            (
+                "半导体芯片光伏新能源",
+                5,
+                &["半导", "导体", "体芯", "芯片", "片光"],
+            ),
+            ("茅台茅台", 5, &["茅台", "台茅"]),
+            ("hello world", 5, &[]),
+        ];
+        for (text, limit, want) in cases {
+            assert_eq!(keywords(text, *limit), s(want), "text: {text}");
+        }
+    }
+
+    #[test]
+    fn query_terms_mix_codes_words_and_bigrams() {
+        assert_eq!(
+            query_terms("600519 Wyckoff的Spring信号 is a 白酒", 16),
+            s(&["600519", "wyckoff", "spring", "信号", "白酒"])
+        );
+        assert_eq!(query_terms("一二三四五", 2), s(&["一二", "二三"]));
+    }
+
+    #[test]
+    fn fts_expression_quotes_terms() {
+        assert_eq!(
+            fts_expression(&s(&["茅台", "and"]), " OR ").unwrap(),
+            "\"茅台\" OR \"and\""
+        );
+        assert_eq!(fts_expression(&[], " OR "), None);
+    }
+}
