@@ -8,7 +8,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 // table names in formatted SQL come only from the closed `BarTable` enum
-use sqlx::{AssertSqlSafe, Row, SqlitePool};
+use sqlx::{AssertSqlSafe, QueryBuilder, Row, Sqlite, SqlitePool};
 use wyckoff_engine::Bar;
 
 use crate::code::{Board, StockCode};
@@ -133,29 +133,32 @@ impl CacheStore {
         source: &str,
         has_amount: bool,
     ) -> Result<usize, CacheError> {
+        // multi-row statements: seeding 22k bundled bars row by row is needlessly slow
+        const ROWS_PER_STATEMENT: usize = 500;
         let mut tx = self.pool.begin().await?;
-        let sql = format!(
-            "INSERT INTO {} (code, date, open, high, low, close, volume, amount, turnover, source)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT(code, date) DO UPDATE SET open = excluded.open, high = excluded.high,
-               low = excluded.low, close = excluded.close, volume = excluded.volume,
-               amount = excluded.amount, turnover = excluded.turnover, source = excluded.source",
-            table.name()
-        );
-        for b in bars {
-            sqlx::query(AssertSqlSafe(sql.as_str()))
-                .bind(key)
-                .bind(i64::from(b.date))
-                .bind(b.open)
-                .bind(b.high)
-                .bind(b.low)
-                .bind(b.close)
-                .bind(b.volume)
-                .bind(has_amount.then_some(b.amount))
-                .bind(b.turnover)
-                .bind(source)
-                .execute(&mut *tx)
-                .await?;
+        for chunk in bars.chunks(ROWS_PER_STATEMENT) {
+            let mut qb = QueryBuilder::<Sqlite>::new(format!(
+                "INSERT INTO {} (code, date, open, high, low, close, volume, amount, turnover, source) ",
+                table.name()
+            ));
+            qb.push_values(chunk, |mut row, b| {
+                row.push_bind(key)
+                    .push_bind(i64::from(b.date))
+                    .push_bind(b.open)
+                    .push_bind(b.high)
+                    .push_bind(b.low)
+                    .push_bind(b.close)
+                    .push_bind(b.volume)
+                    .push_bind(has_amount.then_some(b.amount))
+                    .push_bind(b.turnover)
+                    .push_bind(source);
+            });
+            qb.push(
+                " ON CONFLICT(code, date) DO UPDATE SET open = excluded.open, high = excluded.high,
+                   low = excluded.low, close = excluded.close, volume = excluded.volume,
+                   amount = excluded.amount, turnover = excluded.turnover, source = excluded.source",
+            );
+            qb.build().execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(bars.len())
@@ -308,30 +311,32 @@ impl CacheStore {
     ) -> Result<usize, CacheError> {
         let now = now.to_rfc3339();
         let mut tx = self.pool.begin().await?;
-        for s in list {
-            // a refresh that lacks industry/market cap must not erase what we had
-            sqlx::query(
+        for chunk in list.chunks(500) {
+            let mut qb = QueryBuilder::<Sqlite>::new(
                 "INSERT INTO market_stocks
-                   (code, exchange, name, board, list_date, industry, market_cap, source, updated_at)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                 ON CONFLICT(code) DO UPDATE SET exchange = excluded.exchange,
+                   (code, exchange, name, board, list_date, industry, market_cap, source, updated_at) ",
+            );
+            qb.push_values(chunk, |mut row, s| {
+                row.push_bind(s.code.digits().to_string())
+                    .push_bind(s.code.exchange().as_str())
+                    .push_bind(s.name.clone())
+                    .push_bind(s.board.as_str())
+                    .push_bind(s.list_date.map(i64::from))
+                    .push_bind(s.industry.clone())
+                    .push_bind(s.market_cap)
+                    .push_bind(source)
+                    .push_bind(now.clone());
+            });
+            // a refresh that lacks industry/market cap must not erase what we had
+            qb.push(
+                " ON CONFLICT(code) DO UPDATE SET exchange = excluded.exchange,
                    name = excluded.name, board = excluded.board,
                    list_date = COALESCE(excluded.list_date, market_stocks.list_date),
                    industry = COALESCE(excluded.industry, market_stocks.industry),
                    market_cap = COALESCE(excluded.market_cap, market_stocks.market_cap),
                    source = excluded.source, updated_at = excluded.updated_at",
-            )
-            .bind(s.code.digits())
-            .bind(s.code.exchange().as_str())
-            .bind(&s.name)
-            .bind(s.board.as_str())
-            .bind(s.list_date.map(i64::from))
-            .bind(&s.industry)
-            .bind(s.market_cap)
-            .bind(source)
-            .bind(&now)
-            .execute(&mut *tx)
-            .await?;
+            );
+            qb.build().execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(list.len())

@@ -1,6 +1,8 @@
 //! A fresh data home with no network: the bundled data is seeded once and served with an
 //! honest data status; everything else is reported unavailable.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
 use std::sync::Arc;
 
 use chrono::NaiveDate;

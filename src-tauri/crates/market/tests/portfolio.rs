@@ -1,5 +1,7 @@
 //! The portfolio store on a real SQLite file.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
 use chrono::{TimeZone, Utc};
 use wyckoff_market::portfolio::*;
 use wyckoff_market::{PortfolioError, PortfolioOp, PortfolioStore};

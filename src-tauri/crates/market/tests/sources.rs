@@ -1,5 +1,7 @@
 //! Each source's parser against recorded replies, over real HTTP from a local server.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
 mod common;
 
 use std::time::Duration;
@@ -11,6 +13,9 @@ use wyckoff_market::sources::tickflow::{TickFlow, TickFlowConfig};
 use wyckoff_market::sources::tushare::{Tushare, TushareConfig};
 use wyckoff_market::sources::{Adjust, BarRequest, DailySource, SourceError, http};
 use wyckoff_market::{IndexCode, StockCode};
+
+/// Predicate over the error a scenario must produce.
+type Check = fn(&SourceError) -> bool;
 
 fn stock(code: &str) -> BarRequest {
     BarRequest {
@@ -132,7 +137,7 @@ async fn eastmoney_secid_for_shenzhen_and_sh_index() {
 #[tokio::test]
 async fn eastmoney_failure_replies() {
     let srv = FixtureServer::start().await;
-    let cases: Vec<(&str, fn(&SourceError) -> bool)> = vec![
+    let cases: Vec<(&str, Check)> = vec![
         ("data_null", |e| matches!(e, SourceError::DataNull)),
         ("empty", |e| matches!(e, SourceError::Empty)),
         ("html_error", |e| matches!(e, SourceError::Html { .. })),
@@ -228,7 +233,7 @@ async fn tencent_index_uses_day_rows() {
 #[tokio::test]
 async fn tencent_failure_replies() {
     let srv = FixtureServer::start().await;
-    let cases: Vec<(&str, fn(&SourceError) -> bool)> = vec![
+    let cases: Vec<(&str, Check)> = vec![
         (
             "unknown",
             |e| matches!(e, SourceError::UnknownCode(c) if c == "sh600519"),
@@ -280,10 +285,11 @@ async fn tickflow_columns_parse_to_shanghai_dates() {
 #[tokio::test]
 async fn tickflow_paid_sends_key_and_bj_symbol() {
     let srv = FixtureServer::start().await;
-    tickflow(&srv, "ok", Some("k-123"))
+    let got = tickflow(&srv, "ok", Some("k-123"))
         .daily_bars(&stock("830799"))
         .await
-        .unwrap_err();
+        .unwrap();
+    assert_eq!(got.bars.len(), 4);
     let r = &srv.requests_to("tickflow", "ok")[0];
     assert_eq!(r.headers.get("x-api-key").unwrap(), "k-123");
     assert_eq!(r.param("symbol").as_deref(), Some("830799.BJ"));
@@ -292,7 +298,7 @@ async fn tickflow_paid_sends_key_and_bj_symbol() {
 #[tokio::test]
 async fn tickflow_failure_replies() {
     let srv = FixtureServer::start().await;
-    let cases: Vec<(&str, fn(&SourceError) -> bool)> = vec![
+    let cases: Vec<(&str, Check)> = vec![
         ("unknown_404", |e| matches!(e, SourceError::UnknownCode(_))),
         (
             "rate_limited_429",
@@ -380,7 +386,7 @@ async fn tushare_index_and_stock_list() {
 #[tokio::test]
 async fn tushare_failure_replies() {
     let srv = FixtureServer::start().await;
-    let cases: Vec<(&str, fn(&SourceError) -> bool)> = vec![
+    let cases: Vec<(&str, Check)> = vec![
         ("empty", |e| matches!(e, SourceError::Empty)),
         ("data_null", |e| matches!(e, SourceError::DataNull)),
         ("rate_limited", |e| {

@@ -3,7 +3,7 @@
 //! URL layout: `http://addr/{vendor}/{scenario}/…`. The reply is the fixture
 //! `fixtures/{vendor}/{scenario}[.{api_name}|.pn{N}].{json|html}`; a scenario ending in
 //! `_NNN` is served with HTTP status NNN. `flaky_502` fails once, then serves `ok`.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
