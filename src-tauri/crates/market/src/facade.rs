@@ -556,6 +556,7 @@ impl MarketData {
                 attempts: vec![crate::sources::Attempt {
                     source: "cache".into(),
                     error: e.to_string(),
+                    cause: None,
                 }],
             });
         }

@@ -115,6 +115,10 @@ pub enum SyncStatus {
         new_bars: usize,
         /// True when the whole series was replaced because adjustment was re-based.
         rebased: bool,
+        /// Corrupt cached rows that made this sync replace the whole series.
+        repaired_rows: usize,
+        /// Rows the source sent that failed validation (logged, not stored).
+        rejected_rows: usize,
     },
     /// The sources answered but had no bar after the cached one (e.g. suspended).
     NoNewData,
@@ -172,8 +176,27 @@ impl SyncContext<'_> {
         else {
             return Ok(outcome(SyncStatus::UpToDate, last));
         };
-        let Some(plan) = plan_fetch(self.calendar, last, expected, self.initial_trading_days)
-        else {
+        // corrupt cached rows are repaired by replacing the series, since incremental
+        // sync would never revisit those old dates
+        let corrupt = match last {
+            Some(_) => self.store.load_bars(table, &key, None).await?.corrupt.len(),
+            None => 0,
+        };
+        let plan = if corrupt > 0 {
+            let first = self
+                .store
+                .coverage_of(table, &key)
+                .await?
+                .map(|c| c.first_date);
+            first.map(|start| FetchPlan {
+                start,
+                end: expected.max(last.unwrap_or(expected)),
+                overlap: None,
+            })
+        } else {
+            plan_fetch(self.calendar, last, expected, self.initial_trading_days)
+        };
+        let Some(plan) = plan else {
             return Ok(outcome(SyncStatus::UpToDate, last));
         };
         if self.chain.is_empty() {
@@ -193,11 +216,7 @@ impl SyncContext<'_> {
         let got = match self.chain.daily_bars(&req).await {
             Ok(g) => g,
             Err(e) => {
-                let all_empty = !e.attempts.is_empty()
-                    && e.attempts
-                        .iter()
-                        .all(|a| a.error.starts_with("reply has no bars"));
-                let status = if all_empty && last.is_some() {
+                let status = if e.all_empty() && last.is_some() {
                     SyncStatus::NoNewData
                 } else {
                     SyncStatus::Failed {
@@ -246,13 +265,17 @@ impl SyncContext<'_> {
             }
         }
         let source = got.source;
-        if rebased {
+        if !fetched.rejected.is_empty() {
+            tracing::warn!(code = %key, source, rejected = ?fetched.rejected, "source rows rejected");
+        }
+        let replace = rebased || corrupt > 0;
+        if replace {
             self.store.delete_bars(table, &key).await?;
         }
         let new_bars = fetched
             .bars
             .iter()
-            .filter(|b| rebased || last.is_none_or(|l| b.date > l))
+            .filter(|b| replace || last.is_none_or(|l| b.date > l))
             .count();
         self.store
             .upsert_bars(table, &key, &fetched.bars, source, fetched.has_amount)
@@ -263,7 +286,7 @@ impl SyncContext<'_> {
             .record_sync(&key, source, first, new_last, self.clock.now())
             .await?;
         let last_date = self.store.last_date(table, &key).await?;
-        if new_bars == 0 && !rebased {
+        if new_bars == 0 && !replace {
             return Ok(outcome(SyncStatus::NoNewData, last_date));
         }
         Ok(outcome(
@@ -271,6 +294,8 @@ impl SyncContext<'_> {
                 source: source.to_string(),
                 new_bars,
                 rebased,
+                repaired_rows: corrupt,
+                rejected_rows: fetched.rejected.len(),
             },
             last_date,
         ))

@@ -271,7 +271,9 @@ async fn sync_fetches_only_what_is_missing_and_handles_rebase() {
         SyncStatus::Updated {
             source: "eastmoney".into(),
             new_bars: 3,
-            rebased: false
+            rebased: false,
+            repaired_rows: 0,
+            rejected_rows: 0,
         }
     );
     assert_eq!(rep.outcomes[0].last_date, Some(20200619));
@@ -380,4 +382,91 @@ async fn index_sync_uses_the_index_table() {
     assert_eq!(req.param("fqt").as_deref(), Some("0"));
     // the stock 000001 and the index 000001.SH never mix
     assert!(md.index_bars("sse", None).await.unwrap().bars.is_empty());
+}
+
+#[tokio::test]
+async fn sync_repairs_corrupt_rows_by_replacing_the_series() {
+    let srv = FixtureServer::start().await;
+    live_eastmoney(&srv, Arc::new(Mutex::new(1.0)));
+    let home = tempfile::tempdir().unwrap();
+    let md = open_live(home.path(), &srv, at(2020, 6, 16, 16), false).await;
+    sqlx::query("UPDATE market_bars SET close = -1 WHERE code = '000783.SZ' AND date = 20100104")
+        .execute(md.pool())
+        .await
+        .unwrap();
+    assert_eq!(
+        md.daily_bars("000783", None)
+            .await
+            .unwrap()
+            .corrupt_rows
+            .len(),
+        1
+    );
+    let rep = md
+        .sync(SyncTarget::Codes(vec!["000783".into()]), &mut |_| {})
+        .await
+        .unwrap();
+    match &rep.outcomes[0].status {
+        SyncStatus::Updated { repaired_rows, .. } => assert_eq!(*repaired_rows, 1),
+        other => panic!("{other:?}"),
+    }
+    let r = md.daily_bars("000783", None).await.unwrap();
+    assert!(r.corrupt_rows.is_empty());
+    assert_eq!(r.data_status, DataStatus::Ok, "{:?}", r.notes);
+    assert!(r.bars.iter().any(|b| b.date == 20100104 && b.close > 0.0));
+}
+
+#[tokio::test]
+async fn stock_list_refresh_updates_search_and_keeps_listing_dates() {
+    let srv = FixtureServer::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let mut cfg = MarketConfig::offline(home.path());
+    cfg.sources = vec![SourceSpec::Eastmoney(
+        EastmoneyConfig {
+            page_size: 2,
+            ..em_cfg(&srv, "list")
+        },
+        fast(0),
+    )];
+    let md = MarketData::open_with(cfg).await.unwrap();
+    // the 2023 list knows this company under its old BSE code only
+    assert!(md.search("纬达光电", 5).iter().all(|h| h.code != "920001"));
+    let (n, source) = md.sync_stock_list().await.unwrap();
+    assert_eq!((n, source), (3, "eastmoney"));
+    let hits = md.search("920001", 5);
+    assert_eq!(hits[0].name, "纬达光电");
+    assert_eq!(hits[0].board, "bse");
+    assert!(md.search("纬达光电", 5).iter().any(|h| h.code == "920001"));
+    let moutai = md.stock_info(&StockCode::parse("600519").unwrap()).unwrap();
+    assert_eq!(moutai.market_cap, Some(2_089_500_000_000.0));
+    assert_eq!(
+        moutai.list_date,
+        Some(20010827),
+        "kept from the bundled list"
+    );
+}
+
+#[test]
+fn market_data_is_shareable_across_tasks() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<MarketData>();
+}
+
+#[tokio::test]
+async fn daily_bars_future_is_send() {
+    let home = tempfile::tempdir().unwrap();
+    let md = Arc::new(
+        MarketData::open_with(MarketConfig::offline(home.path()))
+            .await
+            .unwrap(),
+    );
+    let h = tokio::spawn({
+        let md = md.clone();
+        async move {
+            md.daily_bars("000001", Some(20200616))
+                .await
+                .map(|r| r.bars.len())
+        }
+    });
+    assert!(h.await.unwrap().unwrap() > 3000);
 }

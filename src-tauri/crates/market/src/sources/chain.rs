@@ -48,6 +48,9 @@ impl Default for SourcePolicy {
 pub struct Attempt {
     pub source: String,
     pub error: String,
+    /// The typed error, for callers that branch on it (not serialised).
+    #[serde(skip)]
+    pub cause: Option<SourceError>,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -60,11 +63,20 @@ pub struct ChainError {
 impl ChainError {
     /// True when every source said the code does not exist (not a transport problem).
     pub fn all_unknown_code(&self) -> bool {
+        self.all(|e| matches!(e, SourceError::UnknownCode(_) | SourceError::DataNull))
+    }
+
+    /// True when every source answered but had no bars in the range.
+    pub fn all_empty(&self) -> bool {
+        self.all(|e| matches!(e, SourceError::Empty))
+    }
+
+    fn all(&self, f: impl Fn(&SourceError) -> bool) -> bool {
         !self.attempts.is_empty()
             && self
                 .attempts
                 .iter()
-                .all(|a| a.error.starts_with("unknown code") || a.error.contains("data: null"))
+                .all(|a| a.cause.as_ref().is_some_and(&f))
     }
 }
 
@@ -192,6 +204,7 @@ impl SourceChain {
                     attempts.push(Attempt {
                         source: name.to_string(),
                         error: e.to_string(),
+                        cause: Some(e),
                     });
                 }
             }
