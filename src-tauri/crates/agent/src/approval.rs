@@ -1,0 +1,556 @@
+//! The approval gate for dangerous tools (seed §2 危险工具确认).
+//!
+//! `decide` is the pure policy; `ApprovalGate` applies it inside the registry's execute
+//! path, so no caller (parallel batch, background tool, sub-agent) can run a tool that
+//! needs approval without passing here.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+use wyckoff_protocol::{ApprovalDecision, ApprovalRequest, DecisionKind, RuntimeEvent};
+
+use crate::clock::Clock;
+use crate::sink::EventSink;
+use crate::tool::ToolSpec;
+
+/// Default time a pending approval waits for an answer.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How a headless run answers approvals (`wyckoff run --approve never|all|TOOL,…`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadlessApprover {
+    /// Deny every tool that needs approval (the CLI default).
+    Never,
+    /// Approve everything.
+    All,
+    /// Approve only these tools.
+    Only(HashSet<String>),
+}
+
+impl HeadlessApprover {
+    /// Parses the CLI's `--approve` value.
+    pub fn parse(value: &str) -> Self {
+        match value.trim() {
+            "" | "never" => HeadlessApprover::Never,
+            "all" => HeadlessApprover::All,
+            list => HeadlessApprover::Only(
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Answers approval requests: the desktop dialog, a terminal prompt, or a policy.
+#[async_trait]
+pub trait Approver: Send + Sync {
+    /// Set for approvers that decide by policy without asking anyone; the gate then
+    /// decides synchronously and `request` is never called.
+    fn headless_policy(&self) -> Option<&HeadlessApprover> {
+        None
+    }
+
+    /// Asks for a decision. `None` means nobody answered (the gate also applies its own
+    /// timeout, so an implementation may wait forever).
+    async fn request(&self, request: ApprovalRequest) -> Option<ApprovalDecision>;
+}
+
+#[async_trait]
+impl Approver for HeadlessApprover {
+    fn headless_policy(&self) -> Option<&HeadlessApprover> {
+        Some(self)
+    }
+
+    async fn request(&self, _request: ApprovalRequest) -> Option<ApprovalDecision> {
+        None
+    }
+}
+
+/// What the gate does with one call, before anyone is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateDecision {
+    Run,
+    Ask(Vec<DecisionKind>),
+    Deny(String),
+}
+
+/// The pure approval policy.
+///
+/// - tools without `requires_approval` run;
+/// - tools allowed "always" earlier in this session run;
+/// - a headless policy allows or denies without asking;
+/// - otherwise ask, offering edit only when the tool has arguments to edit.
+pub fn decide(
+    tool: &str,
+    requires_approval: bool,
+    has_args: bool,
+    always_allowed: &HashSet<String>,
+    headless: Option<&HeadlessApprover>,
+) -> GateDecision {
+    if !requires_approval || always_allowed.contains(tool) {
+        return GateDecision::Run;
+    }
+    match headless {
+        Some(HeadlessApprover::All) => GateDecision::Run,
+        Some(HeadlessApprover::Only(set)) if set.contains(tool) => GateDecision::Run,
+        Some(HeadlessApprover::Only(_)) => {
+            GateDecision::Deny(headless_denial(tool, "not in the --approve list"))
+        }
+        Some(HeadlessApprover::Never) => {
+            GateDecision::Deny(headless_denial(tool, "--approve never"))
+        }
+        None => {
+            let mut kinds = vec![DecisionKind::AllowOnce, DecisionKind::AllowAlways];
+            if has_args {
+                kinds.push(DecisionKind::Edit);
+            }
+            kinds.push(DecisionKind::Deny);
+            GateDecision::Ask(kinds)
+        }
+    }
+}
+
+fn headless_denial(tool: &str, why: &str) -> String {
+    format!(
+        "操作 [{tool}] 需要用户批准，但当前是无人值守运行，审批策略不允许它（{why}）。该操作没有执行。请在回答中说明需要用户批准后才能执行，不要声称已完成。"
+    )
+}
+
+/// Text the model gets when the user denied a call.
+pub fn denial_message(tool: &str, reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => format!("用户拒绝执行此操作 [{tool}]：{r}"),
+        None => format!("用户拒绝执行此操作 [{tool}]"),
+    }
+}
+
+/// Text the model gets when nobody answered: explicitly not a refusal.
+pub fn timeout_message(tool: &str) -> String {
+    format!(
+        "操作 [{tool}] 的确认请求等待超时，用户没有做出选择——这不是拒绝。不要声称用户拒绝或取消了操作。请说明确认超时、该操作尚未执行，并让用户确认后重试。"
+    )
+}
+
+/// The result of passing the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateOutcome {
+    /// Run with these arguments (edited ones must be validated again).
+    Proceed {
+        args: Value,
+        edited: bool,
+    },
+    /// Do not run; the message is the tool result the model sees.
+    Refused(String),
+    Cancelled,
+}
+
+/// The per-session gate: the approver, the "always allow" set and the timeout.
+pub struct ApprovalGate {
+    approver: Arc<dyn Approver>,
+    always_allowed: Mutex<HashSet<String>>,
+    timeout: Duration,
+    clock: Arc<dyn Clock>,
+}
+
+impl ApprovalGate {
+    pub fn new(approver: Arc<dyn Approver>, timeout: Duration, clock: Arc<dyn Clock>) -> Self {
+        ApprovalGate {
+            approver,
+            always_allowed: Mutex::new(HashSet::new()),
+            timeout,
+            clock,
+        }
+    }
+
+    /// Tools the user allowed for the rest of the session.
+    pub fn always_allowed(&self) -> HashSet<String> {
+        self.always_allowed
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default()
+    }
+
+    /// Decides whether the call may run, asking the approver when needed.
+    /// `has_args`: whether the tool declares arguments (edit is offered only then).
+    pub async fn check(
+        &self,
+        spec: &ToolSpec,
+        has_args: bool,
+        call_id: &str,
+        args: Value,
+        sink: &dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> GateOutcome {
+        let tool = spec.name.as_str();
+        let display_name = spec.display_name.as_str();
+        let decision = decide(
+            tool,
+            spec.requires_approval,
+            has_args,
+            &self.always_allowed(),
+            self.approver.headless_policy(),
+        );
+        let available = match decision {
+            GateDecision::Run => {
+                return GateOutcome::Proceed {
+                    args,
+                    edited: false,
+                };
+            }
+            GateDecision::Deny(msg) => {
+                sink.emit(RuntimeEvent::ApprovalResolved {
+                    id: call_id.to_owned(),
+                    outcome: "denied_by_policy".to_owned(),
+                });
+                return GateOutcome::Refused(msg);
+            }
+            GateDecision::Ask(kinds) => kinds,
+        };
+
+        let request = ApprovalRequest {
+            id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            display_name: display_name.to_owned(),
+            args: args.clone(),
+            available_decisions: available.clone(),
+        };
+        tracing::info!(tool, call_id, "approval requested");
+        sink.emit(RuntimeEvent::ApprovalRequest {
+            request: request.clone(),
+        });
+        let answer = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                sink.emit(RuntimeEvent::ApprovalResolved { id: call_id.to_owned(), outcome: "cancelled".to_owned() });
+                return GateOutcome::Cancelled;
+            }
+            a = self.approver.request(request) => a,
+            _ = self.clock.sleep(self.timeout) => None,
+        };
+        let resolve = |outcome: &str| {
+            sink.emit(RuntimeEvent::ApprovalResolved {
+                id: call_id.to_owned(),
+                outcome: outcome.to_owned(),
+            })
+        };
+        let Some(answer) = answer else {
+            resolve("timeout");
+            return GateOutcome::Refused(timeout_message(tool));
+        };
+        if !available.contains(&answer.kind()) {
+            resolve("invalid_decision");
+            return GateOutcome::Refused(format!(
+                "操作 [{tool}] 收到了不可用的审批选项，该操作没有执行。"
+            ));
+        }
+        match answer {
+            ApprovalDecision::AllowOnce => {
+                resolve("allow_once");
+                GateOutcome::Proceed {
+                    args,
+                    edited: false,
+                }
+            }
+            ApprovalDecision::AllowAlways => {
+                if let Ok(mut set) = self.always_allowed.lock() {
+                    set.insert(tool.to_owned());
+                }
+                resolve("allow_always");
+                GateOutcome::Proceed {
+                    args,
+                    edited: false,
+                }
+            }
+            ApprovalDecision::Edit { args } => {
+                resolve("edit");
+                GateOutcome::Proceed { args, edited: true }
+            }
+            ApprovalDecision::Deny { reason } => {
+                resolve("deny");
+                GateOutcome::Refused(denial_message(tool, reason.as_deref()))
+            }
+        }
+    }
+}
+
+/// An approver that parks each request until someone calls `answer` with its id: the
+/// desktop app's bridge (the request itself reaches the UI as an `approval_request`
+/// event on the turn's channel) and a terminal prompt both fit on top of it.
+#[derive(Default)]
+pub struct PendingApprovals {
+    waiting: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,
+}
+
+impl PendingApprovals {
+    pub fn new() -> Arc<Self> {
+        Arc::new(PendingApprovals::default())
+    }
+
+    /// Delivers a decision. Returns false when no request with that id is pending
+    /// (already answered, timed out, or unknown).
+    pub fn answer(&self, id: &str, decision: ApprovalDecision) -> bool {
+        let sender = self.waiting.lock().ok().and_then(|mut w| w.remove(id));
+        match sender {
+            Some(tx) => tx.send(decision).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Ids of requests waiting for an answer.
+    pub fn pending(&self) -> Vec<String> {
+        self.waiting
+            .lock()
+            .map(|w| w.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+#[async_trait]
+impl Approver for PendingApprovals {
+    async fn request(&self, request: ApprovalRequest) -> Option<ApprovalDecision> {
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut w) = self.waiting.lock() {
+            w.insert(request.id.clone(), tx);
+        }
+        // Removes the entry if the gate gives up first (timeout/cancel drops this future).
+        struct Cleanup<'a>(&'a PendingApprovals, String);
+        impl Drop for Cleanup<'_> {
+            fn drop(&mut self) {
+                if let Ok(mut w) = self.0.waiting.lock() {
+                    w.remove(&self.1);
+                }
+            }
+        }
+        let _cleanup = Cleanup(self, request.id.clone());
+        rx.await.ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::sink::CollectingSink;
+    use DecisionKind::*;
+    use serde_json::json;
+
+    fn spec(name: &str) -> ToolSpec {
+        ToolSpec::new(name, name).requires_approval()
+    }
+
+    fn set(items: &[&str]) -> HashSet<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn decision_table() {
+        let only = HeadlessApprover::Only(set(&["write_file"]));
+        let all4 = vec![AllowOnce, AllowAlways, Edit, Deny];
+        let no_edit = vec![AllowOnce, AllowAlways, Deny];
+        // (tool, requires_approval, has_args, always, headless, expected)
+        type Case<'a> = (
+            &'a str,
+            bool,
+            bool,
+            HashSet<String>,
+            Option<&'a HeadlessApprover>,
+            GateDecision,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "analyze_stock",
+                false,
+                true,
+                set(&[]),
+                None,
+                GateDecision::Run,
+            ),
+            (
+                "analyze_stock",
+                false,
+                true,
+                set(&[]),
+                Some(&HeadlessApprover::Never),
+                GateDecision::Run,
+            ),
+            (
+                "exec_command",
+                true,
+                true,
+                set(&[]),
+                None,
+                GateDecision::Ask(all4.clone()),
+            ),
+            (
+                "diagnose",
+                true,
+                false,
+                set(&[]),
+                None,
+                GateDecision::Ask(no_edit),
+            ),
+            (
+                "exec_command",
+                true,
+                true,
+                set(&["exec_command"]),
+                None,
+                GateDecision::Run,
+            ),
+            (
+                "exec_command",
+                true,
+                true,
+                set(&["write_file"]),
+                None,
+                GateDecision::Ask(all4),
+            ),
+            (
+                "exec_command",
+                true,
+                true,
+                set(&[]),
+                Some(&HeadlessApprover::All),
+                GateDecision::Run,
+            ),
+            (
+                "write_file",
+                true,
+                true,
+                set(&[]),
+                Some(&only),
+                GateDecision::Run,
+            ),
+            (
+                "exec_command",
+                true,
+                true,
+                set(&["exec_command"]),
+                Some(&HeadlessApprover::Never),
+                GateDecision::Run,
+            ),
+        ];
+        for (tool, req, has_args, always, headless, want) in cases {
+            assert_eq!(
+                decide(tool, req, has_args, &always, headless),
+                want,
+                "{tool} {req} {always:?} {headless:?}"
+            );
+        }
+        for (tool, headless) in [
+            ("exec_command", &HeadlessApprover::Never),
+            ("exec_command", &only),
+        ] {
+            match decide(tool, true, true, &set(&[]), Some(headless)) {
+                GateDecision::Deny(msg) => assert!(msg.contains("没有执行"), "{msg}"),
+                other => panic!("{tool} {headless:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn parses_cli_policy() {
+        assert_eq!(HeadlessApprover::parse("never"), HeadlessApprover::Never);
+        assert_eq!(HeadlessApprover::parse("all"), HeadlessApprover::All);
+        assert_eq!(
+            HeadlessApprover::parse("write_file, exec_command"),
+            HeadlessApprover::Only(set(&["write_file", "exec_command"]))
+        );
+    }
+
+    #[tokio::test]
+    async fn timeout_is_no_answer_not_refusal() {
+        let clock = Arc::new(ManualClock::default());
+        let pending = PendingApprovals::new();
+        let gate = Arc::new(ApprovalGate::new(
+            pending.clone(),
+            DEFAULT_APPROVAL_TIMEOUT,
+            clock.clone(),
+        ));
+        let sink = CollectingSink::new();
+        let (g, s) = (gate.clone(), sink.clone());
+        let task = tokio::spawn(async move {
+            g.check(
+                &spec("exec_command"),
+                true,
+                "c1",
+                json!({"command": "ls"}),
+                s.as_ref(),
+                &CancellationToken::new(),
+            )
+            .await
+        });
+        while pending.pending().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        clock.advance(Duration::from_secs(121));
+        let out = task.await.unwrap();
+        match out {
+            GateOutcome::Refused(msg) => {
+                assert!(msg.contains("这不是拒绝"), "{msg}");
+                assert!(!msg.starts_with("用户拒绝"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            pending.pending().is_empty(),
+            "timed-out request must be forgotten"
+        );
+        assert!(sink.events().iter().any(
+            |e| matches!(e, RuntimeEvent::ApprovalResolved { outcome, .. } if outcome == "timeout")
+        ));
+    }
+
+    #[tokio::test]
+    async fn always_is_remembered_for_the_session() {
+        let pending = PendingApprovals::new();
+        let gate = Arc::new(ApprovalGate::new(
+            pending.clone(),
+            DEFAULT_APPROVAL_TIMEOUT,
+            Arc::new(ManualClock::default()),
+        ));
+        let sink = CollectingSink::new();
+        let (g, s) = (gate.clone(), sink.clone());
+        let task = tokio::spawn(async move {
+            g.check(
+                &spec("write_file"),
+                true,
+                "c1",
+                json!({}),
+                s.as_ref(),
+                &CancellationToken::new(),
+            )
+            .await
+        });
+        while !pending.answer("c1", ApprovalDecision::AllowAlways) {
+            tokio::task::yield_now().await;
+        }
+        assert!(matches!(task.await.unwrap(), GateOutcome::Proceed { .. }));
+        // Second call runs without asking.
+        let out = gate
+            .check(
+                &spec("write_file"),
+                true,
+                "c2",
+                json!({}),
+                sink.as_ref(),
+                &CancellationToken::new(),
+            )
+            .await;
+        assert!(matches!(out, GateOutcome::Proceed { edited: false, .. }));
+        let asks = sink
+            .events()
+            .iter()
+            .filter(|e| matches!(e, RuntimeEvent::ApprovalRequest { .. }))
+            .count();
+        assert_eq!(asks, 1);
+    }
+}

@@ -1,0 +1,692 @@
+//! Background tasks (seed §7): heavy tools run on tokio while the conversation goes on.
+//!
+//! A background tool call returns `{"status":"background","task_id":…}` at once. The task
+//! reports progress through a task-local reporter (only background tasks have one), its
+//! result is persisted in SQLite, listeners get every state change on a broadcast
+//! channel, and a synthetic system-notification message is queued for the session so the
+//! next round (or turn) continues with the result. On open, tasks that were running when
+//! the app stopped are marked failed, and undelivered notifications are queued again.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sqlx::Row;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::Instrument;
+use wyckoff_protocol::{Message, TaskInfo, TaskProgress, TaskStatus, UserOrigin};
+
+use crate::clock::Clock;
+use crate::error::AgentError;
+use crate::results::{ResultStore, serialize_result};
+use crate::tool::{Tool, ToolContext, ToolError};
+
+/// Characters of a task result included in its completion notification.
+pub const SUMMARY_MAX_CHARS: usize = 3_000;
+/// Error recorded for tasks that were running when the app stopped.
+pub const INTERRUPTED: &str = "interrupted by restart";
+
+tokio::task_local! {
+    static REPORTER: ProgressReporter;
+}
+
+#[derive(Clone)]
+struct ProgressReporter {
+    manager: Weak<BackgroundTaskManager>,
+    task_id: String,
+}
+
+/// Reports progress of the background task this code runs in. Outside a background
+/// task (a foreground tool call, the runtime itself) it does nothing.
+pub fn report_progress(stage: &str, detail: &str, fraction: Option<f32>) {
+    let _ = REPORTER.try_with(|r| {
+        if let Some(m) = r.manager.upgrade() {
+            m.set_progress(
+                &r.task_id,
+                TaskProgress {
+                    stage: stage.to_owned(),
+                    detail: detail.to_owned(),
+                    fraction: fraction.map(|f| f.clamp(0.0, 1.0)),
+                },
+            );
+        }
+    });
+}
+
+#[derive(Default)]
+struct State {
+    /// In start order.
+    tasks: Vec<TaskInfo>,
+    /// Completion notifications waiting for a turn of their session.
+    pending: HashMap<String, Vec<(String, Message)>>,
+}
+
+pub struct BackgroundTaskManager {
+    pool: SqlitePool,
+    state: Mutex<State>,
+    events: broadcast::Sender<TaskInfo>,
+    clock: Arc<dyn Clock>,
+    results: Option<ResultStore>,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+}
+
+impl BackgroundTaskManager {
+    /// Opens (or creates) the database file and loads the task history.
+    pub async fn open(
+        db_path: &Path,
+        clock: Arc<dyn Clock>,
+        results: Option<ResultStore>,
+    ) -> Result<Arc<Self>, AgentError> {
+        if let Some(parent) = db_path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(db_path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await?;
+        Self::with_pool(pool, clock, results).await
+    }
+
+    /// Uses a pool the app already has (the shared `wyckoff.db`).
+    pub async fn with_pool(
+        pool: SqlitePool,
+        clock: Arc<dyn Clock>,
+        results: Option<ResultStore>,
+    ) -> Result<Arc<Self>, AgentError> {
+        // Other crates keep their own migrations in the same database.
+        let mut migrator = sqlx::migrate!("./migrations");
+        migrator.set_ignore_missing(true);
+        migrator.run(&pool).await?;
+
+        let now = clock.now().to_rfc3339();
+        sqlx::query(
+            "UPDATE agent_background_task SET status = 'failed', error = ?, finished_at = ?, notified = 0 WHERE status = 'running'",
+        )
+        .bind(INTERRUPTED)
+        .bind(&now)
+        .execute(&pool)
+        .await?;
+
+        let rows = sqlx::query(
+            "SELECT task_id, session_id, tool_name, display_name, status, progress_json, started_at, finished_at, result_json, summary, error, notified FROM agent_background_task ORDER BY started_at, rowid",
+        )
+        .fetch_all(&pool)
+        .await?;
+
+        let (events, _) = broadcast::channel(256);
+        let manager = Arc::new(BackgroundTaskManager {
+            pool,
+            state: Mutex::new(State::default()),
+            events,
+            clock,
+            results,
+            shutdown: CancellationToken::new(),
+            tracker: TaskTracker::new(),
+        });
+        let mut state = State::default();
+        for row in rows {
+            let task = row_to_task(&row)?;
+            let notified: i64 = row.try_get("notified")?;
+            if notified == 0
+                && task.status.is_finished()
+                && let Some(session) = task.session_id.clone()
+            {
+                let msg = manager.notification_message(&task);
+                state
+                    .pending
+                    .entry(session)
+                    .or_default()
+                    .push((task.task_id.clone(), msg));
+            }
+            state.tasks.push(task);
+        }
+        if let Ok(mut s) = manager.state.lock() {
+            *s = state;
+        }
+        Ok(manager)
+    }
+
+    /// Every change of every task (submitted, progress, finished).
+    pub fn subscribe(&self) -> broadcast::Receiver<TaskInfo> {
+        self.events.subscribe()
+    }
+
+    pub fn list(&self) -> Vec<TaskInfo> {
+        self.state
+            .lock()
+            .map(|s| s.tasks.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn list_for_session(&self, session_id: &str) -> Vec<TaskInfo> {
+        self.list()
+            .into_iter()
+            .filter(|t| t.session_id.as_deref() == Some(session_id))
+            .collect()
+    }
+
+    pub fn get(&self, task_id: &str) -> Option<TaskInfo> {
+        self.state
+            .lock()
+            .ok()
+            .and_then(|s| s.tasks.iter().find(|t| t.task_id == task_id).cloned())
+    }
+
+    pub fn active(&self) -> Vec<TaskInfo> {
+        self.list()
+            .into_iter()
+            .filter(|t| !t.status.is_finished())
+            .collect()
+    }
+
+    pub fn has_notifications(&self, session_id: &str) -> bool {
+        self.state
+            .lock()
+            .map(|s| s.pending.get(session_id).is_some_and(|v| !v.is_empty()))
+            .unwrap_or(false)
+    }
+
+    /// Takes the session's queued completion notifications (as system-notification
+    /// user messages) and marks them delivered.
+    pub async fn take_notifications(&self, session_id: &str) -> Vec<Message> {
+        let taken = self
+            .state
+            .lock()
+            .ok()
+            .and_then(|mut s| s.pending.remove(session_id))
+            .unwrap_or_default();
+        for (task_id, _) in &taken {
+            if let Err(e) =
+                sqlx::query("UPDATE agent_background_task SET notified = 1 WHERE task_id = ?")
+                    .bind(task_id)
+                    .execute(&self.pool)
+                    .await
+            {
+                tracing::warn!(task_id, "could not mark notification delivered: {e}");
+            }
+        }
+        taken.into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// Waits until the task has finished or `timeout` passes; returns its final state.
+    pub async fn wait_for(&self, task_id: &str, timeout: Duration) -> Option<TaskInfo> {
+        let mut rx = self.subscribe();
+        let wait = async {
+            loop {
+                match self.get(task_id) {
+                    Some(t) if t.status.is_finished() => return Some(t),
+                    None => return None,
+                    _ => {}
+                }
+                match rx.recv().await {
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return self.get(task_id),
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait).await.ok().flatten()
+    }
+
+    /// Cancels running tasks and waits for them to record their end.
+    pub async fn shutdown(&self) {
+        self.shutdown.cancel();
+        self.tracker.close();
+        self.tracker.wait().await;
+    }
+
+    /// Starts a background run of `tool`. Only the registry calls this, after the
+    /// approval gate, so nothing can start a tool in the background unapproved.
+    pub(crate) async fn submit(
+        self: &Arc<Self>,
+        tool: Arc<dyn Tool>,
+        args: Value,
+        session_id: &str,
+    ) -> Result<TaskInfo, AgentError> {
+        let spec = tool.spec().clone();
+        let short: String = uuid::Uuid::new_v4()
+            .simple()
+            .to_string()
+            .chars()
+            .take(12)
+            .collect();
+        let task_id = format!("bg_{short}_{}", spec.name);
+        let task = TaskInfo {
+            task_id: task_id.clone(),
+            tool_name: spec.name.clone(),
+            display_name: spec.display_name.clone(),
+            status: TaskStatus::Running,
+            progress: TaskProgress {
+                stage: "已提交".into(),
+                detail: String::new(),
+                fraction: None,
+            },
+            started_at: self.clock.now().to_rfc3339(),
+            finished_at: None,
+            session_id: Some(session_id.to_owned()),
+            result_summary: None,
+            result: None,
+            error: None,
+        };
+        sqlx::query(
+            "INSERT INTO agent_background_task (task_id, session_id, tool_name, display_name, status, progress_json, started_at) VALUES (?, ?, ?, ?, 'running', ?, ?)",
+        )
+        .bind(&task.task_id)
+        .bind(session_id)
+        .bind(&task.tool_name)
+        .bind(&task.display_name)
+        .bind(serde_json::to_string(&task.progress)?)
+        .bind(&task.started_at)
+        .execute(&self.pool)
+        .await?;
+        if let Ok(mut s) = self.state.lock() {
+            s.tasks.push(task.clone());
+        }
+        let _ = self.events.send(task.clone());
+
+        let reporter = ProgressReporter {
+            manager: Arc::downgrade(self),
+            task_id: task_id.clone(),
+        };
+        let ctx = ToolContext {
+            session_id: session_id.to_owned(),
+            call_id: task_id.clone(),
+            cancel: self.shutdown.child_token(),
+            background: Some(self.clone()),
+        };
+        let manager = self.clone();
+        let span = tracing::info_span!("background_task", task_id = %task_id, tool = %spec.name);
+        self.tracker.spawn(
+            async move {
+                let cancel = ctx.cancel.clone();
+                let run = REPORTER.scope(reporter, async move {
+                    tokio::select! {
+                        r = tool.call(args, ctx) => r,
+                        _ = cancel.cancelled() => Err(ToolError::Cancelled),
+                    }
+                });
+                let outcome = run.await;
+                manager.finish(&task_id, outcome).await;
+            }
+            .instrument(span),
+        );
+        Ok(task)
+    }
+
+    fn set_progress(&self, task_id: &str, progress: TaskProgress) {
+        let updated = self.state.lock().ok().and_then(|mut s| {
+            s.tasks
+                .iter_mut()
+                .find(|t| t.task_id == task_id && !t.status.is_finished())
+                .map(|t| {
+                    t.progress = progress;
+                    t.clone()
+                })
+        });
+        if let Some(t) = updated {
+            let _ = self.events.send(t);
+        }
+    }
+
+    async fn finish(&self, task_id: &str, outcome: Result<Value, ToolError>) {
+        let now = self.clock.now().to_rfc3339();
+        let (status, result, error) = match outcome {
+            Ok(v) => match v.get("error") {
+                // Tools report failure either way; a result carrying "error" failed too.
+                Some(e) => (
+                    TaskStatus::Failed,
+                    Some(v.clone()),
+                    Some(
+                        e.as_str()
+                            .map(str::to_owned)
+                            .unwrap_or_else(|| e.to_string()),
+                    ),
+                ),
+                None => (TaskStatus::Completed, Some(v), None),
+            },
+            Err(ToolError::Cancelled) => {
+                (TaskStatus::Cancelled, None, Some("cancelled".to_owned()))
+            }
+            Err(e) => (TaskStatus::Failed, None, Some(e.to_string())),
+        };
+        let summary = result.as_ref().map(|r| self.summarize(task_id, r));
+        let updated = self.state.lock().ok().and_then(|mut s| {
+            s.tasks.iter_mut().find(|t| t.task_id == task_id).map(|t| {
+                t.status = status;
+                t.finished_at = Some(now.clone());
+                t.result = result.clone();
+                t.result_summary = summary.clone();
+                t.error = error.clone();
+                if status == TaskStatus::Completed {
+                    t.progress.fraction = Some(1.0);
+                    t.progress.stage = "完成".into();
+                }
+                t.clone()
+            })
+        });
+        let Some(task) = updated else { return };
+        let status_text = status_str(status);
+        let stored = sqlx::query(
+            "UPDATE agent_background_task SET status = ?, finished_at = ?, result_json = ?, summary = ?, error = ?, progress_json = ? WHERE task_id = ?",
+        )
+        .bind(status_text)
+        .bind(&now)
+        .bind(result.as_ref().map(|r| r.to_string()))
+        .bind(&summary)
+        .bind(&error)
+        .bind(serde_json::to_string(&task.progress).unwrap_or_default())
+        .bind(task_id)
+        .execute(&self.pool)
+        .await;
+        if let Err(e) = stored {
+            tracing::error!(task_id, "could not persist background task result: {e}");
+        }
+        tracing::info!(task_id, status = status_text, "background task finished");
+        if let Some(session) = task.session_id.clone() {
+            let msg = self.notification_message(&task);
+            if let Ok(mut s) = self.state.lock() {
+                s.pending
+                    .entry(session)
+                    .or_default()
+                    .push((task.task_id.clone(), msg));
+            }
+        }
+        let _ = self.events.send(task);
+    }
+
+    /// The result as the model sees it in the notification: serialized, and offloaded
+    /// with a preview when long.
+    fn summarize(&self, task_id: &str, result: &Value) -> String {
+        let content = serialize_result(result);
+        if content.chars().count() <= SUMMARY_MAX_CHARS {
+            return content;
+        }
+        if let Some(store) = &self.results {
+            let store = store.clone().with_inline_max(SUMMARY_MAX_CHARS);
+            match store.offload_if_large("background", task_id, content.clone(), self.clock.now()) {
+                Ok(s) => return s,
+                Err(e) => tracing::warn!(task_id, "could not offload task result: {e}"),
+            }
+        }
+        let head: String = content.chars().take(SUMMARY_MAX_CHARS).collect();
+        format!(
+            "{head}\n...(结果已截断，共 {} 字符)",
+            content.chars().count()
+        )
+    }
+
+    fn notification_message(&self, task: &TaskInfo) -> Message {
+        Message::user_with_origin(notification_text(task), UserOrigin::SystemNotification)
+    }
+}
+
+fn status_str(s: TaskStatus) -> &'static str {
+    match s {
+        TaskStatus::Running => "running",
+        TaskStatus::Completed => "completed",
+        TaskStatus::Failed => "failed",
+        TaskStatus::Cancelled => "cancelled",
+    }
+}
+
+fn parse_status(s: &str) -> TaskStatus {
+    match s {
+        "running" => TaskStatus::Running,
+        "completed" => TaskStatus::Completed,
+        "cancelled" => TaskStatus::Cancelled,
+        _ => TaskStatus::Failed,
+    }
+}
+
+fn row_to_task(row: &sqlx::sqlite::SqliteRow) -> Result<TaskInfo, AgentError> {
+    let progress: String = row.try_get("progress_json")?;
+    let result: Option<String> = row.try_get("result_json")?;
+    let status: String = row.try_get("status")?;
+    Ok(TaskInfo {
+        task_id: row.try_get("task_id")?,
+        tool_name: row.try_get("tool_name")?,
+        display_name: row.try_get("display_name")?,
+        status: parse_status(&status),
+        progress: serde_json::from_str(&progress).unwrap_or_default(),
+        started_at: row.try_get("started_at")?,
+        finished_at: row.try_get("finished_at")?,
+        session_id: row.try_get("session_id")?,
+        result_summary: row.try_get("summary")?,
+        result: result.and_then(|r| serde_json::from_str(&r).ok()),
+        error: row.try_get("error")?,
+    })
+}
+
+/// The synthetic message a finished task leaves for its session (REFERENCE §7.4).
+pub fn notification_text(task: &TaskInfo) -> String {
+    let status = match task.status {
+        TaskStatus::Completed => "completed",
+        _ => "failed",
+    };
+    let summary = match (&task.result_summary, &task.error) {
+        (Some(s), None) => s.clone(),
+        (Some(s), Some(e)) => format!("{e}\n{s}"),
+        (None, Some(e)) => e.clone(),
+        (None, None) => String::new(),
+    };
+    format!(
+        "[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event, NOT a message from the user.\nDo NOT interpret this as user acknowledgement, confirmation, or response to any pending question.\n\n<system-reminder>\n<task-notification>\n<task-id>{}</task-id>\n<tool-name>{}</tool-name>\n<status>{status}</status>\n<summary>{summary}</summary>\n</task-notification>\n</system-reminder>",
+        task.task_id, task.tool_name
+    )
+}
+
+/// What `check_background_tasks` returns.
+pub fn tasks_report(tasks: &[TaskInfo], now: chrono::DateTime<chrono::Utc>) -> Value {
+    if tasks.is_empty() {
+        return json!({"tasks": [], "message": "无后台任务"});
+    }
+    let items: Vec<Value> = tasks
+        .iter()
+        .map(|t| {
+            let started = chrono::DateTime::parse_from_rfc3339(&t.started_at).ok();
+            let end = t
+                .finished_at
+                .as_deref()
+                .and_then(|f| chrono::DateTime::parse_from_rfc3339(f).ok())
+                .map(|d| d.with_timezone(&chrono::Utc))
+                .unwrap_or(now);
+            let elapsed =
+                started.map(|s| (end - s.with_timezone(&chrono::Utc)).num_seconds().max(0));
+            let mut item = json!({
+                "task_id": t.task_id,
+                "tool_name": t.tool_name,
+                "display_name": t.display_name,
+                "status": status_str(t.status),
+                "stage": t.progress.stage,
+                "detail": t.progress.detail,
+                "progress": t.progress.fraction,
+                "elapsed": elapsed.map(|e| format!("{e}s")),
+            });
+            if let Some(s) = &t.result_summary {
+                item["result_summary"] = json!(s);
+            }
+            if let Some(e) = &t.error {
+                item["error"] = json!(e);
+            }
+            item
+        })
+        .collect();
+    json!({ "tasks": items })
+}
+
+/// The built-in `check_background_tasks` tool.
+pub struct CheckBackgroundTasks {
+    spec: crate::tool::ToolSpec,
+    schema: wyckoff_protocol::ToolSchema,
+}
+
+pub const CHECK_BACKGROUND_TASKS: &str = "check_background_tasks";
+
+impl Default for CheckBackgroundTasks {
+    fn default() -> Self {
+        CheckBackgroundTasks {
+            spec: crate::tool::ToolSpec::new(CHECK_BACKGROUND_TASKS, "任务状态"),
+            schema: wyckoff_protocol::ToolSchema {
+                name: CHECK_BACKGROUND_TASKS.into(),
+                description:
+                    "查看本会话后台任务（全市场扫描、AI 研报、回测等）的状态、进度和结果摘要。"
+                        .into(),
+                parameters: json!({"type": "object", "properties": {}}),
+            },
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for CheckBackgroundTasks {
+    fn spec(&self) -> &crate::tool::ToolSpec {
+        &self.spec
+    }
+
+    fn schema(&self) -> &wyckoff_protocol::ToolSchema {
+        &self.schema
+    }
+
+    async fn call(&self, _args: Value, ctx: ToolContext) -> Result<Value, ToolError> {
+        match &ctx.background {
+            None => Ok(json!({"tasks": [], "message": "无后台任务"})),
+            Some(m) => Ok(tasks_report(
+                &m.list_for_session(&ctx.session_id),
+                m.clock.now(),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::SystemClock;
+    use crate::tool::{FnTool, ToolSpec};
+
+    fn slow_tool(gate: Arc<tokio::sync::Notify>) -> Arc<dyn Tool> {
+        Arc::new(FnTool::new(
+            ToolSpec::new("screen_stocks", "全市场扫描").background(),
+            "scan",
+            json!({"type": "object", "properties": {}}),
+            move |_args, _ctx| {
+                let gate = gate.clone();
+                async move {
+                    report_progress("日线拉取", "2/3", Some(0.5));
+                    gate.notified().await;
+                    Ok(json!({"candidates": ["600519"]}))
+                }
+            },
+        ))
+    }
+
+    #[tokio::test]
+    async fn progress_completion_persistence_and_notification() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("wyckoff.db");
+        let m = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let mut rx = m.subscribe();
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let task = m
+            .submit(slow_tool(gate.clone()), json!({}), "s1")
+            .await
+            .unwrap();
+        assert_eq!(task.status, TaskStatus::Running);
+        // submitted, then progress from inside the task
+        let first = rx.recv().await.unwrap();
+        assert_eq!(first.status, TaskStatus::Running);
+        let progress = rx.recv().await.unwrap();
+        assert_eq!(progress.progress.stage, "日线拉取");
+        assert_eq!(progress.progress.fraction, Some(0.5));
+        assert!(!m.has_notifications("s1"));
+        gate.notify_one();
+        let done = m
+            .wait_for(&task.task_id, Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(done.status, TaskStatus::Completed);
+        assert!(done.result_summary.as_deref().unwrap().contains("600519"));
+        assert!(!m.has_notifications("other"));
+        let notes = m.take_notifications("s1").await;
+        assert_eq!(notes.len(), 1);
+        match &notes[0] {
+            Message::User { content, origin } => {
+                assert_eq!(*origin, UserOrigin::SystemNotification);
+                assert!(content.starts_with("[SYSTEM NOTIFICATION - NOT USER INPUT]"));
+                assert!(content.contains(&format!("<task-id>{}</task-id>", task.task_id)));
+                assert!(content.contains("<status>completed</status>"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(m.take_notifications("s1").await.is_empty());
+        drop(m);
+
+        // Reopen: the result is still there; the notification was delivered already.
+        let m2 = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let t = m2.get(&task.task_id).unwrap();
+        assert_eq!(t.status, TaskStatus::Completed);
+        assert_eq!(t.result, Some(json!({"candidates": ["600519"]})));
+        assert!(!m2.has_notifications("s1"));
+    }
+
+    #[tokio::test]
+    async fn restart_marks_running_tasks_interrupted_and_requeues_notice() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("wyckoff.db");
+        let m = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let never = Arc::new(tokio::sync::Notify::new());
+        let task = m.submit(slow_tool(never), json!({}), "s1").await.unwrap();
+        // Simulate the process dying: the task never records an end.
+        std::mem::forget(m);
+
+        let m2 = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let t = m2.get(&task.task_id).unwrap();
+        assert_eq!(t.status, TaskStatus::Failed);
+        assert_eq!(t.error.as_deref(), Some(INTERRUPTED));
+        let notes = m2.take_notifications("s1").await;
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].text().contains(INTERRUPTED));
+    }
+
+    #[tokio::test]
+    async fn check_tool_lists_session_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = BackgroundTaskManager::open(&dir.path().join("db"), Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let task = m.submit(slow_tool(gate), json!({}), "s1").await.unwrap();
+        let tool = CheckBackgroundTasks::default();
+        let ctx = |s: &str| ToolContext {
+            session_id: s.into(),
+            call_id: "c".into(),
+            cancel: CancellationToken::new(),
+            background: Some(m.clone()),
+        };
+        let out = tool.call(json!({}), ctx("s1")).await.unwrap();
+        assert_eq!(out["tasks"][0]["task_id"], task.task_id);
+        assert_eq!(out["tasks"][0]["status"], "running");
+        let other = tool.call(json!({}), ctx("s2")).await.unwrap();
+        assert_eq!(other["message"], "无后台任务");
+        m.shutdown().await;
+        assert_eq!(m.get(&task.task_id).unwrap().status, TaskStatus::Cancelled);
+    }
+}

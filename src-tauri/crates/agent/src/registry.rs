@@ -1,0 +1,351 @@
+//! The tool registry (seed §2): definitions for the model, and the one execute path.
+//!
+//! `ToolRegistry::execute` is the only way a tool runs: it checks the arguments
+//! (malformed JSON, unknown tool, schema), passes the approval gate, then either submits
+//! the call to the background manager or runs it with a cancel token and a timeout, and
+//! finally serializes (and offloads) the result. Tools are never handed out, so a parallel
+//! batch, a background tool or a sub-agent cannot skip the gate.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use wyckoff_protocol::{RuntimeEvent, ToolCall, ToolSchema};
+
+use crate::approval::{ApprovalGate, GateOutcome};
+use crate::background::{BackgroundTaskManager, CheckBackgroundTasks};
+use crate::clock::Clock;
+use crate::results::{ResultStore, serialize_result};
+use crate::sink::EventSink;
+use crate::tool::{Tool, ToolContext, ToolError, ToolSpec};
+use crate::validation::validate_args;
+
+/// Everything one execution needs from the session and the turn.
+#[derive(Clone)]
+pub struct ExecEnv {
+    pub session_id: String,
+    pub gate: Arc<ApprovalGate>,
+    pub sink: Arc<dyn EventSink>,
+    pub cancel: CancellationToken,
+    pub background: Option<Arc<BackgroundTaskManager>>,
+    pub results: Option<ResultStore>,
+    pub clock: Arc<dyn Clock>,
+    /// Foreground calls taking longer fail with a timeout error.
+    pub tool_timeout: Option<Duration>,
+}
+
+/// How one call ended, as the runtime needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub call_id: String,
+    pub name: String,
+    /// The arguments the tool ran with (validated, possibly edited), or the raw ones.
+    pub args: Value,
+    /// The full result (for events and the scratchpad).
+    pub result: Value,
+    /// What the model sees (serialized; a preview and a reference when large).
+    pub content: String,
+    pub is_error: bool,
+    /// The call never finished because the turn was cancelled.
+    pub aborted: bool,
+    pub elapsed_ms: u32,
+}
+
+impl ToolOutcome {
+    /// An error result for a call that did not run.
+    pub fn error(call: &ToolCall, message: impl Into<String>, code: &str) -> Self {
+        let result = json!({"error": message.into(), "code": code});
+        ToolOutcome {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            args: call.args.clone(),
+            content: result.to_string(),
+            result,
+            is_error: true,
+            aborted: false,
+            elapsed_ms: 0,
+        }
+    }
+
+    pub fn aborted(call: &ToolCall) -> Self {
+        let mut o = ToolOutcome::error(call, "Operation aborted", "aborted");
+        o.aborted = true;
+        o
+    }
+
+    /// The error text of a failed call.
+    pub fn error_text(&self) -> String {
+        match self.result.get("error") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => self.content.clone(),
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct ToolRegistry {
+    order: Vec<String>,
+    tools: HashMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// A registry with the built-in `check_background_tasks`.
+    pub fn new() -> Self {
+        let mut r = ToolRegistry::empty();
+        r.register(Arc::new(CheckBackgroundTasks::default()));
+        r
+    }
+
+    pub fn empty() -> Self {
+        ToolRegistry::default()
+    }
+
+    /// Adds (or replaces) a tool.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.spec().name.clone();
+        if self.tools.insert(name.clone(), tool).is_none() {
+            self.order.push(name);
+        }
+    }
+
+    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.get(name).map(|t| t.spec())
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.order.clone()
+    }
+
+    /// Definitions for the model, in registration order; `allowed` filters by name.
+    pub fn schemas(&self, allowed: Option<&[String]>) -> Vec<ToolSchema> {
+        self.order
+            .iter()
+            .filter(|n| allowed.is_none_or(|a| a.iter().any(|x| x == *n)))
+            .filter_map(|n| self.tools.get(n))
+            .map(|t| t.schema().clone())
+            .collect()
+    }
+
+    /// Whether a call may join a concurrent batch (unknown tools may not).
+    pub fn is_concurrency_safe(&self, name: &str) -> bool {
+        self.spec(name).is_some_and(|s| s.concurrency_safe)
+    }
+
+    pub fn display_name(&self, name: &str) -> String {
+        self.spec(name)
+            .map(|s| s.display_name.clone())
+            .unwrap_or_else(|| name.to_owned())
+    }
+
+    /// Runs one call through validation, the approval gate and the tool, emitting
+    /// `tool_start` and then `tool_result` or `tool_error`.
+    pub async fn execute(&self, call: &ToolCall, env: &ExecEnv) -> ToolOutcome {
+        let span = tracing::info_span!("tool_call", tool = %call.name, call_id = %call.id);
+        async {
+            let started = Instant::now();
+            env.sink.emit(RuntimeEvent::ToolStart {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                display_name: self.display_name(&call.name),
+                args: call.args.clone(),
+            });
+            let mut outcome = self.execute_inner(call, env).await;
+            if outcome.elapsed_ms == 0 && !outcome.is_error {
+                outcome.elapsed_ms = elapsed_ms(started);
+            }
+            if outcome.is_error {
+                tracing::info!(error = %outcome.error_text(), "tool failed");
+                env.sink.emit(RuntimeEvent::ToolError {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    error: outcome.error_text(),
+                });
+            } else {
+                env.sink.emit(RuntimeEvent::ToolResult {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    elapsed_ms: outcome.elapsed_ms,
+                    result: outcome.result.clone(),
+                });
+            }
+            outcome
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn execute_inner(&self, call: &ToolCall, env: &ExecEnv) -> ToolOutcome {
+        if let Some(err) = &call.args_error {
+            return ToolOutcome::error(
+                call,
+                format!(
+                    "工具 {} 的参数不是合法的 JSON（{err}）。请修正参数 JSON 后重新调用。",
+                    call.name
+                ),
+                "invalid_json",
+            );
+        }
+        let Some(tool) = self.tools.get(&call.name).cloned() else {
+            let known = self.order.join(", ");
+            return ToolOutcome::error(
+                call,
+                format!("未知工具: {}（可用工具: {known}）", call.name),
+                "tool_not_found",
+            );
+        };
+        let spec = tool.spec().clone();
+        let parameters = &tool.schema().parameters;
+        let mut args = match validate_args(parameters, &call.args) {
+            Ok(a) => a,
+            Err(e) => {
+                return ToolOutcome::error(
+                    call,
+                    format!("工具 {} 参数无效: {e}", call.name),
+                    "invalid_arguments",
+                );
+            }
+        };
+        let has_args = parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty());
+
+        match env
+            .gate
+            .check(
+                &spec,
+                has_args,
+                &call.id,
+                args.clone(),
+                env.sink.as_ref(),
+                &env.cancel,
+            )
+            .await
+        {
+            GateOutcome::Proceed {
+                args: approved,
+                edited,
+            } => {
+                if edited {
+                    // Edited arguments are the user's, but they still have to fit the schema.
+                    match validate_args(parameters, &approved) {
+                        Ok(a) => args = a,
+                        Err(e) => {
+                            return ToolOutcome::error(
+                                call,
+                                format!("修改后的参数无效，操作 [{}] 没有执行: {e}", call.name),
+                                "invalid_arguments",
+                            );
+                        }
+                    }
+                }
+            }
+            GateOutcome::Refused(message) => {
+                let mut o = ToolOutcome::error(call, message, "not_approved");
+                o.args = args;
+                return o;
+            }
+            GateOutcome::Cancelled => return ToolOutcome::aborted(call),
+        }
+
+        let started = Instant::now();
+        if spec.background
+            && let Some(manager) = &env.background
+        {
+            return match manager.submit(tool, args.clone(), &env.session_id).await {
+                Ok(task) => {
+                    env.sink
+                        .emit(RuntimeEvent::BackgroundTask { task: task.clone() });
+                    let result = json!({
+                        "status": "background",
+                        "task_id": task.task_id,
+                        "message": format!("{}已提交后台执行，您可以继续提问。任务完成后会自动通知。", spec.display_name),
+                    });
+                    self.finish(call, args, result, false, started, env)
+                }
+                Err(e) => {
+                    ToolOutcome::error(call, format!("后台任务提交失败: {e}"), "background_error")
+                }
+            };
+        }
+        // Without a task manager (e.g. a one-shot CLI run) the tool runs in the foreground.
+
+        let ctx = ToolContext {
+            session_id: env.session_id.clone(),
+            call_id: call.id.clone(),
+            cancel: env.cancel.child_token(),
+            background: env.background.clone(),
+        };
+        let timeout = async {
+            match env.tool_timeout {
+                Some(t) => env.clock.sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        let result = tokio::select! {
+            biased;
+            _ = env.cancel.cancelled() => Err(ToolError::Cancelled),
+            r = tool.call(args.clone(), ctx) => r,
+            _ = timeout => Err(ToolError::Failed(format!(
+                "Tool execution timed out after {}s.",
+                env.tool_timeout.map(|t| t.as_secs()).unwrap_or_default()
+            ))),
+        };
+        match result {
+            Ok(value) => {
+                let is_error = value.get("error").is_some();
+                self.finish(call, args, value, is_error, started, env)
+            }
+            Err(ToolError::Cancelled) => ToolOutcome::aborted(call),
+            Err(e) => {
+                let mut o = ToolOutcome::error(call, e.to_string(), "tool_error");
+                o.args = args;
+                o.elapsed_ms = elapsed_ms(started);
+                o
+            }
+        }
+    }
+
+    fn finish(
+        &self,
+        call: &ToolCall,
+        args: Value,
+        result: Value,
+        is_error: bool,
+        started: Instant,
+        env: &ExecEnv,
+    ) -> ToolOutcome {
+        let serialized = serialize_result(&result);
+        let content = match &env.results {
+            Some(store) => store
+                .offload_if_large(&call.name, &call.id, serialized.clone(), env.clock.now())
+                .unwrap_or_else(|e| {
+                    tracing::warn!("could not offload a large tool result: {e}");
+                    serialized
+                }),
+            None => serialized,
+        };
+        ToolOutcome {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            args,
+            result,
+            content,
+            is_error,
+            aborted: false,
+            elapsed_ms: elapsed_ms(started),
+        }
+    }
+}
+
+fn elapsed_ms(since: Instant) -> u32 {
+    u32::try_from(since.elapsed().as_millis()).unwrap_or(u32::MAX)
+}

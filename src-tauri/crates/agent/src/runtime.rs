@@ -1,0 +1,886 @@
+//! The agent loop (seed §5): compaction hook → provider stream → chunks → tools →
+//! results → next round, until the model answers. One turn ends with exactly one of
+//! `done`, `turn_cancelled`, `turn_failed`, and leaves the conversation valid: every
+//! tool call has a result, the runtime's own retry prompts are gone.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use wyckoff_llm::{ChatRequest, FinishReason, LlmError, Provider, StreamChunk};
+use wyckoff_protocol::{ErrorKind, Message, RuntimeEvent, ToolCall, Usage, UserOrigin};
+
+use crate::approval::{ApprovalGate, Approver, DEFAULT_APPROVAL_TIMEOUT};
+use crate::background::BackgroundTaskManager;
+use crate::batch::{self, Batch, MAX_PARALLEL_TOOLS};
+use crate::clock::Clock;
+use crate::compaction::{Compactor, NoCompaction};
+use crate::doom_loop::DoomLoopDetector;
+use crate::loop_guard::{self, TurnExpectation};
+use crate::registry::{ExecEnv, ToolOutcome, ToolRegistry};
+use crate::results::ResultStore;
+use crate::scratchpad::{Scratchpad, ScratchpadRecord};
+use crate::sink::EventSink;
+
+/// Tunables of the loop. Defaults follow the seed and DESIGN.md.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Conversation id: scopes "always allow", background notifications, scratchpads.
+    pub session_id: String,
+    /// Tool rounds before the runtime nudges the model to wrap up.
+    pub max_rounds_per_segment: u32,
+    /// Model calls per turn, hard stop.
+    pub max_total_rounds: u32,
+    /// Re-runs of a round after a stream stall, per turn.
+    pub stall_retries: u32,
+    pub loop_guard: bool,
+    pub loop_guard_retries: u32,
+    pub max_parallel_tools: usize,
+    pub approval_timeout: Duration,
+    /// Foreground tool calls taking longer fail (background tools have no limit).
+    pub tool_timeout: Option<Duration>,
+    pub max_tokens: Option<u32>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            session_id: uuid::Uuid::new_v4().to_string(),
+            max_rounds_per_segment: 15,
+            max_total_rounds: 32,
+            stall_retries: 2,
+            loop_guard: true,
+            loop_guard_retries: loop_guard::MAX_RETRIES,
+            max_parallel_tools: MAX_PARALLEL_TOOLS,
+            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
+            tool_timeout: Some(Duration::from_secs(300)),
+            max_tokens: None,
+        }
+    }
+}
+
+/// How a turn ended (the same information as its terminal event).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnOutcome {
+    Done {
+        text: String,
+        usage: Usage,
+        rounds: u32,
+    },
+    Cancelled,
+    Failed {
+        kind: ErrorKind,
+        message: String,
+    },
+}
+
+impl TurnOutcome {
+    /// The CLI's exit status: 0 done, 1 failed, 130 cancelled.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            TurnOutcome::Done { .. } => 0,
+            TurnOutcome::Failed { .. } => 1,
+            TurnOutcome::Cancelled => 130,
+        }
+    }
+}
+
+/// The runtime of one session (conversation).
+pub struct Runtime {
+    provider: Arc<dyn Provider>,
+    fallback: Option<Arc<dyn Provider>>,
+    registry: Arc<ToolRegistry>,
+    config: RuntimeConfig,
+    gate: Arc<ApprovalGate>,
+    compactor: Arc<dyn Compactor>,
+    background: Option<Arc<BackgroundTaskManager>>,
+    results: Option<ResultStore>,
+    scratchpad_dir: Option<PathBuf>,
+    clock: Arc<dyn Clock>,
+}
+
+const CONTINUE_PROMPT: &str = "已连续执行多轮工具调用。请复用已经完成的工具结果，不要重复读取相同数据；如果信息已经足够，直接给出完整结论。";
+
+impl Runtime {
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        registry: Arc<ToolRegistry>,
+        config: RuntimeConfig,
+        approver: Arc<dyn Approver>,
+        scratchpad_dir: Option<PathBuf>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let gate = Arc::new(ApprovalGate::new(
+            approver,
+            config.approval_timeout,
+            clock.clone(),
+        ));
+        Runtime {
+            provider,
+            fallback: None,
+            registry,
+            config,
+            gate,
+            compactor: Arc::new(NoCompaction),
+            background: None,
+            results: None,
+            scratchpad_dir,
+            clock,
+        }
+    }
+
+    /// A provider that takes over when the main one keeps failing (stalls after the
+    /// retries, rate limits, server errors).
+    pub fn with_fallback(mut self, provider: Arc<dyn Provider>) -> Self {
+        self.fallback = Some(provider);
+        self
+    }
+
+    pub fn with_compactor(mut self, compactor: Arc<dyn Compactor>) -> Self {
+        self.compactor = compactor;
+        self
+    }
+
+    /// Enables background tools and completion notifications for this session.
+    pub fn with_background(mut self, manager: Arc<BackgroundTaskManager>) -> Self {
+        self.background = Some(manager);
+        self
+    }
+
+    /// Enables offloading of large tool results (the data home's tool-results dir).
+    pub fn with_result_store(mut self, store: ResultStore) -> Self {
+        self.results = Some(store);
+        self
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.config.session_id
+    }
+
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    /// The session's approval gate (e.g. to show which tools are always allowed).
+    pub fn gate(&self) -> &Arc<ApprovalGate> {
+        &self.gate
+    }
+
+    /// Whether background results are waiting for this session (the app may start a
+    /// turn with empty input to let the agent handle them).
+    pub fn has_pending_notifications(&self) -> bool {
+        self.background
+            .as_ref()
+            .is_some_and(|b| b.has_notifications(&self.config.session_id))
+    }
+
+    /// Runs one turn. `user_input` is appended as the user's message; an empty input
+    /// runs a turn on pending background notifications only. `messages` is the
+    /// conversation, extended in place.
+    pub async fn run_turn(
+        &self,
+        messages: &mut Vec<Message>,
+        system_prompt: &str,
+        user_input: &str,
+        sink: Arc<dyn EventSink>,
+        cancel: CancellationToken,
+    ) -> TurnOutcome {
+        let turn_id = uuid::Uuid::new_v4().simple().to_string();
+        let span = tracing::info_span!("turn", session = %self.config.session_id, turn = %turn_id);
+        let mut turn = Turn::new(self, sink, cancel, system_prompt, user_input);
+        turn.run(messages).instrument(span).await
+    }
+
+    fn exec_env(&self, sink: Arc<dyn EventSink>, cancel: CancellationToken) -> ExecEnv {
+        ExecEnv {
+            session_id: self.config.session_id.clone(),
+            gate: self.gate.clone(),
+            sink,
+            cancel,
+            background: self.background.clone(),
+            results: self.results.clone(),
+            clock: self.clock.clone(),
+            tool_timeout: self.config.tool_timeout,
+        }
+    }
+
+    /// Runs a round's calls in batches; outcomes come back in call order, one per call.
+    async fn run_calls(&self, calls: &[ToolCall], env: &ExecEnv) -> Vec<ToolOutcome> {
+        let safe: Vec<bool> = calls
+            .iter()
+            .map(|c| c.args_error.is_none() && self.registry.is_concurrency_safe(&c.name))
+            .collect();
+        let mut slots: Vec<Option<ToolOutcome>> = vec![None; calls.len()];
+        for b in batch::partition(&safe) {
+            if env.cancel.is_cancelled() {
+                break;
+            }
+            match b {
+                Batch::Serial(i) => slots[i] = Some(self.registry.execute(&calls[i], env).await),
+                Batch::Concurrent(ids) => {
+                    let permits = Arc::new(Semaphore::new(self.config.max_parallel_tools.max(1)));
+                    let mut set = JoinSet::new();
+                    let mut index_of = std::collections::HashMap::new();
+                    for i in ids {
+                        let (registry, env, call, permits) = (
+                            self.registry.clone(),
+                            env.clone(),
+                            calls[i].clone(),
+                            permits.clone(),
+                        );
+                        let handle = set.spawn(
+                            async move {
+                                // The permit lives until the call is done; closed never happens.
+                                let _permit = permits.acquire_owned().await;
+                                registry.execute(&call, &env).await
+                            }
+                            .instrument(tracing::Span::current()),
+                        );
+                        index_of.insert(handle.id(), i);
+                    }
+                    while let Some(joined) = set.join_next_with_id().await {
+                        match joined {
+                            Ok((id, outcome)) => {
+                                if let Some(&i) = index_of.get(&id) {
+                                    slots[i] = Some(outcome);
+                                }
+                            }
+                            Err(e) => {
+                                if let Some(&i) = index_of.get(&e.id()) {
+                                    tracing::error!(tool = %calls[i].name, "tool task failed: {e}");
+                                    let o = ToolOutcome::error(
+                                        &calls[i],
+                                        "工具执行异常中止",
+                                        "tool_panic",
+                                    );
+                                    env.sink.emit(RuntimeEvent::ToolError {
+                                        id: o.call_id.clone(),
+                                        name: o.name.clone(),
+                                        error: o.error_text(),
+                                    });
+                                    slots[i] = Some(o);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        slots
+            .into_iter()
+            .zip(calls)
+            .map(|(slot, call)| {
+                slot.unwrap_or_else(|| {
+                    let o = ToolOutcome::aborted(call);
+                    env.sink.emit(RuntimeEvent::ToolError {
+                        id: o.call_id.clone(),
+                        name: o.name.clone(),
+                        error: o.error_text(),
+                    });
+                    o
+                })
+            })
+            .collect()
+    }
+}
+
+/// What one model call produced.
+#[derive(Debug, Default)]
+struct RoundResult {
+    text: String,
+    thinking: String,
+    signature: Option<String>,
+    tool_calls: Vec<ToolCall>,
+    usage: Usage,
+    /// Text reached the listeners in this round.
+    streamed_text: bool,
+    finish: Option<FinishReason>,
+}
+
+enum RoundEnd {
+    Complete(RoundResult),
+    Cancelled,
+    Failed {
+        error: LlmError,
+        streamed_text: bool,
+    },
+}
+
+/// Consumes one provider stream, forwarding deltas as they arrive.
+async fn stream_round(
+    provider: &dyn Provider,
+    request: &ChatRequest,
+    sink: &dyn EventSink,
+    cancel: &CancellationToken,
+) -> RoundEnd {
+    let started = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return RoundEnd::Cancelled,
+        s = provider.stream(request) => s,
+    };
+    let mut stream = match started {
+        Ok(s) => s,
+        Err(error) => {
+            return RoundEnd::Failed {
+                error,
+                streamed_text: false,
+            };
+        }
+    };
+    let mut r = RoundResult::default();
+    loop {
+        let item = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return RoundEnd::Cancelled,
+            item = stream.next() => item,
+        };
+        match item {
+            None => return RoundEnd::Complete(r),
+            Some(Err(error)) => {
+                return RoundEnd::Failed {
+                    error,
+                    streamed_text: r.streamed_text,
+                };
+            }
+            Some(Ok(chunk)) => absorb(&mut r, chunk, sink),
+        }
+    }
+}
+
+fn absorb(r: &mut RoundResult, chunk: StreamChunk, sink: &dyn EventSink) {
+    match chunk {
+        StreamChunk::TextDelta(text) => {
+            if !text.is_empty() {
+                r.streamed_text = true;
+                r.text.push_str(&text);
+                sink.emit(RuntimeEvent::TextDelta { text });
+            }
+        }
+        StreamChunk::ThinkingDelta(text) => {
+            if !text.is_empty() {
+                r.thinking.push_str(&text);
+                sink.emit(RuntimeEvent::ThinkingDelta { text });
+            }
+        }
+        StreamChunk::ThinkingSignature(s) => r.signature = Some(s),
+        StreamChunk::ToolCalls(calls) => r.tool_calls.extend(calls),
+        StreamChunk::Usage(u) => r.usage.add(&u),
+        StreamChunk::Finish(f) => r.finish = Some(f),
+        StreamChunk::Fallback {
+            from,
+            to,
+            reason,
+            discard_text,
+        } => {
+            // A wrapper provider switched vendors mid-round; what was streamed is void.
+            if discard_text {
+                r.text.clear();
+                r.thinking.clear();
+                r.signature = None;
+                r.streamed_text = false;
+            }
+            sink.emit(RuntimeEvent::Fallback {
+                from,
+                to,
+                reason,
+                discard_text,
+            });
+        }
+    }
+}
+
+/// State of one running turn.
+struct Turn<'a> {
+    rt: &'a Runtime,
+    sink: Arc<dyn EventSink>,
+    cancel: CancellationToken,
+    env: ExecEnv,
+    system_prompt: &'a str,
+    user_input: &'a str,
+    started: Instant,
+    scratchpad: Option<Scratchpad>,
+    usage: Usage,
+    rounds: u32,
+}
+
+impl<'a> Turn<'a> {
+    fn new(
+        rt: &'a Runtime,
+        sink: Arc<dyn EventSink>,
+        cancel: CancellationToken,
+        system_prompt: &'a str,
+        user_input: &'a str,
+    ) -> Self {
+        let env = rt.exec_env(sink.clone(), cancel.clone());
+        Turn {
+            rt,
+            sink,
+            cancel,
+            env,
+            system_prompt,
+            user_input,
+            started: Instant::now(),
+            scratchpad: None,
+            usage: Usage::default(),
+            rounds: 0,
+        }
+    }
+
+    fn emit(&self, event: RuntimeEvent) {
+        self.sink.emit(event);
+    }
+
+    fn record(&self, record: ScratchpadRecord) {
+        if let Some(pad) = &self.scratchpad {
+            pad.record(&record, self.rt.clock.now());
+        }
+    }
+
+    fn elapsed_ms(&self) -> u32 {
+        u32::try_from(self.started.elapsed().as_millis()).unwrap_or(u32::MAX)
+    }
+
+    async fn run(&mut self, messages: &mut Vec<Message>) -> TurnOutcome {
+        let rt = self.rt;
+        let has_input = !self.user_input.trim().is_empty();
+        if has_input {
+            if let Some(dir) = &rt.scratchpad_dir {
+                match Scratchpad::create(dir, self.user_input, rt.clock.now()) {
+                    Ok(pad) => self.scratchpad = Some(pad),
+                    Err(e) => tracing::warn!("scratchpad unavailable: {e}"),
+                }
+            }
+            self.record(ScratchpadRecord::Init {
+                session_id: rt.config.session_id.clone(),
+                user_input: self.user_input.to_owned(),
+                system_prompt: self.system_prompt.to_owned(),
+                tools: rt.registry.names(),
+                provider: rt.provider.name().to_owned(),
+                model: rt.provider.model().to_owned(),
+            });
+            messages.push(Message::user(self.user_input));
+        }
+        let expectation: Option<TurnExpectation> = if rt.config.loop_guard && has_input {
+            loop_guard::resolve_expectation(self.user_input)
+                .filter(|e| rt.registry.contains(&e.tool))
+        } else {
+            None
+        };
+
+        let mut provider = rt.provider.clone();
+        let mut on_fallback = false;
+        let mut used: Vec<(String, serde_json::Value)> = Vec::new();
+        let mut doom = DoomLoopDetector::new();
+        let mut stall_attempts = 0u32;
+        let mut guard_retries = 0u32;
+        let mut segment_rounds = 0u32;
+        let mut retrying = false;
+
+        loop {
+            if self.cancel.is_cancelled() {
+                return self.cancelled(messages);
+            }
+            if !retrying {
+                if self.rounds >= rt.config.max_total_rounds {
+                    let text = format!(
+                        "（本轮已达到 {} 次模型调用上限，已停止。请输入「继续」完成剩余分析。）",
+                        rt.config.max_total_rounds
+                    );
+                    self.emit(RuntimeEvent::Warning {
+                        message: text.clone(),
+                    });
+                    return self.done(messages, text, String::new(), None);
+                }
+                if segment_rounds >= rt.config.max_rounds_per_segment {
+                    segment_rounds = 0;
+                    self.emit(RuntimeEvent::Warning {
+                        message: format!(
+                            "已连续 {} 轮调用工具，提示模型收尾",
+                            rt.config.max_rounds_per_segment
+                        ),
+                    });
+                    messages.push(Message::user_with_origin(
+                        CONTINUE_PROMPT,
+                        UserOrigin::InternalRetry,
+                    ));
+                }
+                self.rounds += 1;
+            }
+            retrying = false;
+
+            if let Some(bg) = &rt.background {
+                for note in bg.take_notifications(&rt.config.session_id).await {
+                    messages.push(note);
+                }
+            }
+            match rt
+                .compactor
+                .maybe_compact(messages, self.system_prompt, provider.as_ref())
+                .await
+            {
+                Ok(Some(report)) => {
+                    self.record(ScratchpadRecord::Compaction {
+                        before_messages: report.before_messages,
+                        after_messages: report.after_messages,
+                        archive_ref: report.archive_ref.clone(),
+                    });
+                    self.emit(RuntimeEvent::Compaction {
+                        before_messages: report.before_messages,
+                        after_messages: report.after_messages,
+                        archive_ref: report.archive_ref,
+                        summary_fallback: report.summary_fallback,
+                    });
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!("compaction failed: {e}");
+                    self.emit(RuntimeEvent::Warning {
+                        message: format!("上下文压缩失败: {e}"),
+                    });
+                }
+            }
+
+            self.emit(RuntimeEvent::ModelStart {
+                round: self.rounds,
+                provider: provider.name().to_owned(),
+                model: provider.model().to_owned(),
+                tier: provider.last_tier(),
+            });
+            let request = ChatRequest {
+                system: self.system_prompt.to_owned(),
+                messages: messages.clone(),
+                tools: rt.registry.schemas(None),
+                max_tokens: rt.config.max_tokens,
+            };
+            let round = match stream_round(
+                provider.as_ref(),
+                &request,
+                self.sink.as_ref(),
+                &self.cancel,
+            )
+            .await
+            {
+                RoundEnd::Complete(r) => r,
+                RoundEnd::Cancelled => return self.cancelled(messages),
+                RoundEnd::Failed {
+                    error,
+                    streamed_text,
+                } => {
+                    tracing::warn!(kind = ?error.kind, "model call failed: {}", error.message);
+                    if error.kind == ErrorKind::Timeout && stall_attempts < rt.config.stall_retries
+                    {
+                        // The retry event also tells listeners to drop this round's text.
+                        stall_attempts += 1;
+                        self.emit(RuntimeEvent::Retry {
+                            reason: format!("stream_timeout: {}", error.message),
+                            attempt: stall_attempts,
+                        });
+                        retrying = true;
+                        continue;
+                    }
+                    if let (Some(fb), false) = (&rt.fallback, on_fallback)
+                        && error.kind.is_retryable()
+                    {
+                        on_fallback = true;
+                        self.emit(RuntimeEvent::Fallback {
+                            from: provider.name().to_owned(),
+                            to: fb.name().to_owned(),
+                            reason: error.message.clone(),
+                            discard_text: streamed_text,
+                        });
+                        provider = fb.clone();
+                        stall_attempts = 0;
+                        retrying = true;
+                        continue;
+                    }
+                    return self.failed(messages, error.kind, error.to_string());
+                }
+            };
+
+            self.usage.add(&round.usage);
+            self.emit(RuntimeEvent::Usage {
+                round: self.rounds,
+                usage: round.usage,
+                turn: self.usage,
+            });
+            if !round.thinking.is_empty() {
+                self.record(ScratchpadRecord::Thinking {
+                    round: self.rounds,
+                    content: round.thinking.clone(),
+                });
+            }
+
+            if !round.tool_calls.is_empty() {
+                segment_rounds += 1;
+                let calls = round.tool_calls;
+                self.emit(RuntimeEvent::ToolCalls {
+                    calls: calls.clone(),
+                    discard_text: round.streamed_text,
+                });
+                messages.push(Message::Assistant {
+                    content: round.text,
+                    tool_calls: calls.clone(),
+                    reasoning: (!round.thinking.is_empty()).then_some(round.thinking),
+                    reasoning_signature: round.signature,
+                });
+                used.extend(calls.iter().map(|c| (c.name.clone(), c.args.clone())));
+
+                let doomed = calls
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, c)| doom.record(&c.name, &c.args).map(|why| (i, why)));
+                if let Some((at, why)) = doomed {
+                    for (i, call) in calls.iter().enumerate() {
+                        let msg = if i == at {
+                            why.clone()
+                        } else {
+                            "工具调用已因 doom-loop 中止".to_owned()
+                        };
+                        let o = ToolOutcome::error(call, msg, "doom_loop");
+                        self.emit(RuntimeEvent::ToolError {
+                            id: o.call_id.clone(),
+                            name: o.name.clone(),
+                            error: o.error_text(),
+                        });
+                        self.append_outcome(messages, o);
+                    }
+                    let name = &calls[at].name;
+                    let text = format!(
+                        "已中止：模型反复以相同参数调用工具 `{name}`，疑似陷入死循环，本轮已停止。请换个问法或补充信息后重试。"
+                    );
+                    self.emit(RuntimeEvent::Warning { message: why });
+                    return self.done(messages, text, String::new(), None);
+                }
+
+                let outcomes = rt.run_calls(&calls, &self.env).await;
+                let aborted = outcomes.iter().any(|o| o.aborted);
+                for o in outcomes {
+                    self.append_outcome(messages, o);
+                }
+                if aborted || self.cancel.is_cancelled() {
+                    return self.cancelled(messages);
+                }
+                continue;
+            }
+
+            // A text answer. Did the model skip a tool the request needs?
+            if let Some(exp) = &expectation
+                && !loop_guard::is_satisfied(exp, &used)
+            {
+                if guard_retries < rt.config.loop_guard_retries {
+                    guard_retries += 1;
+                    if !round.text.trim().is_empty() {
+                        messages.push(Message::assistant(round.text.clone()));
+                    }
+                    messages.push(Message::user_with_origin(
+                        loop_guard::retry_prompt(exp, &round.text),
+                        UserOrigin::InternalRetry,
+                    ));
+                    self.emit(RuntimeEvent::Retry {
+                        reason: format!("loop_guard: 需要先调用 {}", exp.tool),
+                        attempt: guard_retries,
+                    });
+                    continue;
+                }
+                self.emit(RuntimeEvent::Warning {
+                    message: loop_guard::exhausted_warning(exp, guard_retries),
+                });
+            }
+            if round.finish == Some(FinishReason::Length) {
+                self.emit(RuntimeEvent::Warning {
+                    message: "模型输出达到单次长度上限，回答可能不完整。".to_owned(),
+                });
+            }
+            return self.done(messages, round.text, round.thinking, round.signature);
+        }
+    }
+
+    fn append_outcome(&self, messages: &mut Vec<Message>, o: ToolOutcome) {
+        let status = if o.aborted {
+            "aborted"
+        } else if o.is_error {
+            "error"
+        } else {
+            "ok"
+        };
+        self.record(ScratchpadRecord::ToolResult {
+            id: o.call_id.clone(),
+            tool_name: o.name.clone(),
+            args: o.args.clone(),
+            result: o.result.clone(),
+            status: status.to_owned(),
+            duration_ms: o.elapsed_ms,
+        });
+        messages.push(Message::Tool {
+            tool_call_id: o.call_id,
+            name: o.name,
+            content: o.content,
+            is_error: o.is_error,
+        });
+    }
+
+    fn done(
+        &self,
+        messages: &mut Vec<Message>,
+        text: String,
+        thinking: String,
+        signature: Option<String>,
+    ) -> TurnOutcome {
+        self.answer_open_calls(messages);
+        remove_internal(messages);
+        messages.push(Message::Assistant {
+            content: text.clone(),
+            tool_calls: Vec::new(),
+            reasoning: (!thinking.is_empty()).then_some(thinking),
+            reasoning_signature: signature,
+        });
+        let elapsed_ms = self.elapsed_ms();
+        self.record(ScratchpadRecord::Final {
+            content: text.clone(),
+            usage: self.usage,
+            rounds: self.rounds,
+            elapsed_ms,
+        });
+        tracing::info!(rounds = self.rounds, elapsed_ms, "turn done");
+        self.emit(RuntimeEvent::Done {
+            text: text.clone(),
+            elapsed_ms,
+        });
+        TurnOutcome::Done {
+            text,
+            usage: self.usage,
+            rounds: self.rounds,
+        }
+    }
+
+    fn cancelled(&self, messages: &mut Vec<Message>) -> TurnOutcome {
+        self.answer_open_calls(messages);
+        remove_internal(messages);
+        self.record(ScratchpadRecord::Error {
+            kind: ErrorKind::Cancelled,
+            message: "cancelled by user".to_owned(),
+            elapsed_ms: self.elapsed_ms(),
+        });
+        tracing::info!("turn cancelled");
+        self.emit(RuntimeEvent::TurnCancelled {});
+        TurnOutcome::Cancelled
+    }
+
+    fn failed(&self, messages: &mut Vec<Message>, kind: ErrorKind, message: String) -> TurnOutcome {
+        self.answer_open_calls(messages);
+        remove_internal(messages);
+        self.record(ScratchpadRecord::Error {
+            kind,
+            message: message.clone(),
+            elapsed_ms: self.elapsed_ms(),
+        });
+        tracing::warn!(?kind, "turn failed: {message}");
+        self.emit(RuntimeEvent::TurnFailed {
+            kind,
+            message: message.clone(),
+        });
+        TurnOutcome::Failed { kind, message }
+    }
+
+    /// Gives every unanswered call of the last tool-calling message an aborted result.
+    fn answer_open_calls(&self, messages: &mut Vec<Message>) {
+        let Some(pos) = messages.iter().rposition(
+            |m| matches!(m, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty()),
+        ) else {
+            return;
+        };
+        let answered: Vec<String> = messages[pos + 1..]
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { tool_call_id, .. } => Some(tool_call_id.clone()),
+                _ => None,
+            })
+            .collect();
+        let open: Vec<ToolCall> = messages[pos]
+            .tool_calls()
+            .iter()
+            .filter(|c| !answered.contains(&c.id))
+            .cloned()
+            .collect();
+        for call in open {
+            let o = ToolOutcome::aborted(&call);
+            self.emit(RuntimeEvent::ToolError {
+                id: o.call_id.clone(),
+                name: o.name.clone(),
+                error: o.error_text(),
+            });
+            self.append_outcome(messages, o);
+        }
+    }
+}
+
+/// Drops the loop guard's retry prompts (and the text answers they corrected) and the
+/// runtime's continuation prompts: they were for this turn only.
+pub fn remove_internal(messages: &mut Vec<Message>) {
+    let mut keep = vec![true; messages.len()];
+    for (i, m) in messages.iter().enumerate() {
+        if let Message::User {
+            origin: UserOrigin::InternalRetry,
+            ..
+        } = m
+        {
+            keep[i] = false;
+            if i > 0
+                && let Message::Assistant { tool_calls, .. } = &messages[i - 1]
+                && tool_calls.is_empty()
+            {
+                keep[i - 1] = false;
+            }
+        }
+    }
+    let mut idx = 0;
+    messages.retain(|_| {
+        let k = keep[idx];
+        idx += 1;
+        k
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remove_internal_keeps_tool_exchange() {
+        let call = ToolCall::new("c1", "analyze_stock", serde_json::json!({"code": "600519"}));
+        let mut m = vec![
+            Message::user("分析 600519"),
+            Message::assistant("茅台不错"),
+            Message::user_with_origin("必须先调用", UserOrigin::InternalRetry),
+            Message::Assistant {
+                content: String::new(),
+                tool_calls: vec![call.clone()],
+                reasoning: None,
+                reasoning_signature: None,
+            },
+            Message::tool_result(&call, "{}", false),
+            Message::user_with_origin("继续", UserOrigin::InternalRetry),
+            Message::user_with_origin("bg done", UserOrigin::SystemNotification),
+        ];
+        remove_internal(&mut m);
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[0], Message::user("分析 600519"));
+        assert_eq!(m[1].tool_calls().len(), 1);
+        assert!(matches!(
+            m[3],
+            Message::User {
+                origin: UserOrigin::SystemNotification,
+                ..
+            }
+        ));
+    }
+}

@@ -1,0 +1,153 @@
+//! What a tool is: behaviour flags (`ToolSpec`), a JSON-Schema definition, and an async
+//! call that receives validated arguments and a `ToolContext`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use wyckoff_protocol::ToolSchema;
+
+use crate::background::{self, BackgroundTaskManager};
+
+/// Behaviour flags of a tool (seed §2 `ToolSpec`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSpec {
+    pub name: String,
+    /// Shown in the UI (Chinese display name).
+    pub display_name: String,
+    /// May run at the same time as other concurrency-safe calls of the same round.
+    pub concurrency_safe: bool,
+    /// Must pass the approval gate before every run.
+    pub requires_approval: bool,
+    /// Runs on the background task manager; the model gets a task id at once.
+    pub background: bool,
+}
+
+impl ToolSpec {
+    pub fn new(name: impl Into<String>, display_name: impl Into<String>) -> Self {
+        ToolSpec {
+            name: name.into(),
+            display_name: display_name.into(),
+            concurrency_safe: false,
+            requires_approval: false,
+            background: false,
+        }
+    }
+
+    pub fn concurrency_safe(mut self) -> Self {
+        self.concurrency_safe = true;
+        self
+    }
+
+    pub fn requires_approval(mut self) -> Self {
+        self.requires_approval = true;
+        self
+    }
+
+    pub fn background(mut self) -> Self {
+        self.background = true;
+        self
+    }
+}
+
+/// A failed tool call. The message goes to the model as `{"error": …}`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ToolError {
+    #[error("{0}")]
+    Failed(String),
+    /// Arguments were well-formed but unusable (the model can fix them).
+    #[error("invalid arguments: {0}")]
+    InvalidArgs(String),
+    #[error("Operation aborted")]
+    Cancelled,
+}
+
+/// Everything a running tool may use besides its arguments.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub session_id: String,
+    pub call_id: String,
+    /// Cancelled when the turn is cancelled (foreground tools) or the app shuts down
+    /// (background tools). Long tools should check it between steps.
+    pub cancel: CancellationToken,
+    /// The task manager, for tools that inspect background work.
+    pub background: Option<Arc<BackgroundTaskManager>>,
+}
+
+impl ToolContext {
+    /// Reports progress of the current background task. A no-op in foreground calls:
+    /// only tasks started by the background manager carry a reporter.
+    pub fn report_progress(&self, stage: &str, detail: &str, fraction: Option<f32>) {
+        background::report_progress(stage, detail, fraction);
+    }
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("session_id", &self.session_id)
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> &ToolSpec;
+    /// The definition sent to the model; `parameters` is a JSON Schema object.
+    fn schema(&self) -> &ToolSchema;
+    /// Runs the tool. `args` have been validated against `schema().parameters`.
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<Value, ToolError>;
+}
+
+type BoxFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+type Handler = dyn Fn(Value, ToolContext) -> BoxFuture + Send + Sync;
+
+/// A tool made from a spec, a schema and an async closure.
+pub struct FnTool {
+    spec: ToolSpec,
+    schema: ToolSchema,
+    handler: Box<Handler>,
+}
+
+impl FnTool {
+    pub fn new<F, Fut>(
+        spec: ToolSpec,
+        description: impl Into<String>,
+        parameters: Value,
+        f: F,
+    ) -> Self
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        let schema = ToolSchema {
+            name: spec.name.clone(),
+            description: description.into(),
+            parameters,
+        };
+        FnTool {
+            spec,
+            schema,
+            handler: Box::new(move |args, ctx| Box::pin(f(args, ctx))),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for FnTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn schema(&self) -> &ToolSchema {
+        &self.schema
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<Value, ToolError> {
+        (self.handler)(args, ctx).await
+    }
+}
