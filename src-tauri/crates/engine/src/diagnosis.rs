@@ -8,11 +8,11 @@ use crate::Bar;
 use crate::accumulation::{Stage, accum_stage};
 use crate::board::Board;
 use crate::channels::{ChannelConfig, ChannelReport, Track, l2_channels};
-use crate::events::{WyckoffEvent, classify_wyckoff_event};
+use crate::events::{WyckoffDiagnose, wyckoff_diagnose};
 use crate::exits::{ExitConfig, ExitKind, ExitSignal, exit_signal};
 use crate::indicators::{atr, finite, ma, max_high, min_low, ratio, ret_pct, tail, volume_ratio};
 use crate::phases::{WyckoffStructure, wyckoff_structure};
-use crate::triggers::{L4Config, StructureReport, Trigger, l4_triggers, structure_triggers};
+use crate::triggers::{L4Config, Trigger, l4_triggers};
 
 pub const HEALTH_OK: &str = "🟢健康";
 pub const HEALTH_WARN: &str = "🟡警戒";
@@ -128,10 +128,9 @@ pub struct Diagnosis {
     pub from_year_high_pct: Option<f64>,
     pub from_year_low_pct: Option<f64>,
     pub targets: Targets,
-    /// Trading range and structure triggers (§15.3–15.4).
-    pub structure: StructureReport,
-    /// Event classification of the L4 triggers (§15.5).
-    pub event: WyckoffEvent,
+    /// Trading range, structure triggers, structure stage and classified event (§15.3–15.5;
+    /// the `wyckoff_diagnose` engine tool of §14.12).
+    pub structure: WyckoffDiagnose,
     /// SC/AR/ST/BC… labels and the schematic phase (our addition).
     pub wyckoff: WyckoffStructure,
     pub diagnosis_brief: DiagnosisBrief,
@@ -270,8 +269,7 @@ pub fn diagnose_with(
         from_year_high_pct,
         from_year_low_pct,
         targets: targets(bars, atr_14),
-        structure: structure_triggers(bars),
-        event: classify_wyckoff_event(&[], None, "", 0.0, None),
+        structure: wyckoff_diagnose(bars, &channels.label, None),
         wyckoff: wyckoff_structure(bars),
         channels,
         l4_trigger_details: triggers,
@@ -287,9 +285,6 @@ pub fn diagnose_with(
         next_tool: None,
         formatted_text: String::new(),
     };
-    let names: Vec<&str> = d.l4_triggers.iter().map(String::as_str).collect();
-    let score: f64 = d.l4_trigger_details.iter().map(|t| t.score).sum();
-    d.event = classify_wyckoff_event(&names, d.accum_stage, &d.l2_channel, score, None);
     rate(&mut d);
     d.formatted_text = format_text(&d);
     d

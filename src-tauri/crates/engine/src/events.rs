@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Bar;
 use crate::accumulation::Stage;
+use crate::trading_range::TradingRange;
+use crate::triggers::{Trigger, structure_triggers};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -137,6 +140,42 @@ pub fn classify_wyckoff_event(
     }
 }
 
+/// The `wyckoff_diagnose` engine tool (§14.12): trading range, structure triggers, structure
+/// stage and the classified event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WyckoffDiagnose {
+    pub trading_range: Option<TradingRange>,
+    /// Lower-case trigger names (`spring`, `sos`, `lps`, `evr`), as §14.12 lists them.
+    pub triggers: Vec<String>,
+    pub trigger_details: Vec<Trigger>,
+    pub stage: Option<Stage>,
+    /// Always `diagnostic_only`: the structure stage is an observation, not a selection input.
+    pub stage_semantics: String,
+    pub event: WyckoffEvent,
+}
+
+/// Structure triggers over the trading range, classified into one event (§15.3–15.5, §14.12).
+/// The event score is the strongest trigger's score.
+pub fn wyckoff_diagnose(bars: &[Bar], channel: &str, regime: Option<&str>) -> WyckoffDiagnose {
+    let report = structure_triggers(bars);
+    let names: Vec<String> = report
+        .triggers
+        .iter()
+        .map(|t| t.kind.as_str().to_lowercase())
+        .collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let score = report.triggers.iter().map(|t| t.score).fold(0.0, f64::max);
+    let event = classify_wyckoff_event(&refs, report.stage, channel, score, regime);
+    WyckoffDiagnose {
+        trading_range: report.trading_range,
+        triggers: names,
+        trigger_details: report.triggers,
+        stage: report.stage,
+        stage_semantics: "diagnostic_only".to_string(),
+        event,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +244,25 @@ mod tests {
         let e = classify_wyckoff_event(&["evr"], Some(Stage::Markup), "x", 1.0, Some("risk_on"));
         assert_eq!(e.track, "Trend");
         assert_eq!(e.reasons[0], "阶段=Markup, 通道=x, 水温=RISK_ON, 分数=1.00");
+    }
+
+    #[test]
+    fn wyckoff_diagnose_on_a_spring_in_a_box() {
+        use crate::indicators::test_support::from_closes;
+        use crate::trading_range::tests::box_closes;
+        let mut bars = from_closes(&box_closes(91), 1000.0);
+        let n = bars.len();
+        bars[n - 2].close = 10.5;
+        let b = &mut bars[n - 1];
+        (b.open, b.high, b.low, b.close, b.volume) = (10.0, 10.3, 9.5, 10.2, 2000.0);
+        let w = wyckoff_diagnose(&bars, "未入选", None);
+        assert!(w.triggers.contains(&"spring".to_string()), "{w:?}");
+        assert_eq!(w.stage, Some(Stage::AccumC));
+        assert_eq!(w.stage_semantics, "diagnostic_only");
+        assert!(
+            w.event.event_id.starts_with("spring") || w.event.event_id.starts_with("accumulation")
+        );
+        let none = wyckoff_diagnose(&[], "未入选", None);
+        assert_eq!(none.event.event_id, "wyckoff_watch");
     }
 }

@@ -21,7 +21,7 @@ pub use bar::Bar;
 pub use board::Board;
 pub use channels::{ChannelConfig, ChannelReport, Track, l2_channels};
 pub use diagnosis::{Diagnosis, DiagnosisConfig, Holding, diagnose, diagnose_with};
-pub use events::{WyckoffEvent, classify_wyckoff_event};
+pub use events::{WyckoffDiagnose, WyckoffEvent, classify_wyckoff_event, wyckoff_diagnose};
 pub use exits::{ExitConfig, ExitKind, ExitSignal, exit_signal};
 pub use phases::{Phase, WyckoffStructure, wyckoff_structure};
 pub use regime::{Breadth, MarketRegime, Regime, market_regime};
