@@ -549,7 +549,12 @@ pub fn format_text(d: &Diagnosis) -> String {
         pct(d.ret_10d_pct, 1),
         pct(d.ret_20d_pct, 1)
     ));
-    lines.push(format!("  理由: {}", d.health_reasons.join(", ")));
+    let reasons = if d.health_reasons.is_empty() {
+        "无".to_string()
+    } else {
+        d.health_reasons.join(", ")
+    };
+    lines.push(format!("  理由: {reasons}"));
     lines.join("\n")
 }
 

@@ -84,7 +84,7 @@ const DIST_BIAS_PCT: f64 = 30.0;
 const DIST_VOL: f64 = 0.5;
 
 /// True when any of the last `n` bar-to-bar gaps skipped a weekday (an exchange holiday).
-/// A plain weekend is not a holiday: the 0.9.467 fix of the Monday [QUIRK] (§15 version note 3).
+/// A plain weekend is not a holiday: the 0.9.467 fix of the Monday QUIRK (§15 version note 3).
 pub fn in_holiday_grace(bars: &[Bar], n: usize) -> bool {
     let k = bars.len();
     (1..=n.min(k.saturating_sub(1)))

@@ -1,6 +1,22 @@
 //! The Wyckoff engine: pure, deterministic functions over slices of daily bars.
-//! No I/O and no clock here: data comes from the `market` crate, and "as of" a date means the
-//! caller slices the bars up to it.
+//!
+//! No I/O and no clock: data comes from the `market` crate, and "as of" a date means the caller
+//! slices the bars up to it (the last bar is the as-of bar). Bars are ascending by date.
+//! Nothing here returns NaN or infinity: a value that cannot be computed from the given bars is
+//! `None` (JSON `null`) or an explicit status such as `数据不足` / `unavailable`.
+//!
+//! Formulas follow REFERENCE.md §15 with the 0.9.467 behaviour of its version note; items marked QUIRK there are
+//! fixed (the holiday grace counts skipped weekdays, so a weekend is not a holiday).
+//!
+//! Entry points:
+//! * [`diagnose`] / [`diagnose_with`] — the `analyze_stock(mode="diagnose")` output (§14.1).
+//! * [`wyckoff_diagnose`] — trading range + structure triggers + stage + event (§14.12).
+//! * [`market_regime`] — regime from a benchmark index, breadth optional (§15.7).
+//! * [`wyckoff_structure`] — SC/AR/ST/BC/Spring/SOS/LPS/UTAD labels and phase A–E (our rules,
+//!   documented in [`phases`]).
+//! * Building blocks: [`indicators`], [`identify_trading_range`], [`structure_triggers`],
+//!   [`l4_triggers`], [`accum_stage`], [`exit_signal`], [`l2_channels`],
+//!   [`classify_wyckoff_event`].
 
 pub mod accumulation;
 mod bar;
