@@ -344,7 +344,12 @@ fn event_body(scripted: &Response) -> Body {
                 let never: Infallible = futures::future::pending().await;
                 match never {}
             }
-            Step::Cut => Err(std::io::Error::other("mock-vendor: connection cut")),
+            Step::Cut => {
+                // Let the server flush what was sent before aborting, so the client
+                // really sees a partial stream.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Err(std::io::Error::other("mock-vendor: connection cut"))
+            }
         }
     });
     Body::from_stream(stream)

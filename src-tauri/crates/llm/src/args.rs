@@ -2,6 +2,16 @@
 
 use serde_json::{Map, Value};
 
+/// Deserializes `null` like a missing field (some servers send `"choices": null`).
+pub(crate) fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + serde::Deserialize<'de>,
+{
+    use serde::Deserialize;
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 const RAW_MAX_CHARS: usize = 2000;
 
 /// Parses the model's argument text. Empty text is an empty object (tools without

@@ -236,14 +236,13 @@ pub fn from_stream_error(provider: &str, payload: &Value, secret: Option<&str>) 
         Some(400) => Some(ErrorKind::InvalidRequest),
         _ => None,
     };
-    let kind = vtype
-        .and_then(kind_from_vendor_type)
-        .or(by_code)
-        .unwrap_or(if mentions_context_overflow(&text) {
+    let kind = vtype.and_then(kind_from_vendor_type).or(by_code).unwrap_or(
+        if mentions_context_overflow(&text) {
             ErrorKind::ContextTooLong
         } else {
             ErrorKind::Server
-        });
+        },
+    );
     let detail = redact(&truncate(&text), secret);
     LlmError::new(
         kind,

@@ -20,7 +20,7 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Claude requires `max_tokens`; used when the request leaves it open.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClaudeConfig {
     pub name: String,
     pub model: String,
@@ -29,6 +29,20 @@ pub struct ClaudeConfig {
     pub api_key: Option<String>,
     pub context_window: u32,
     pub idle_timeout: Duration,
+}
+
+// Hand-written so the key never reaches debug output or logs.
+impl std::fmt::Debug for ClaudeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClaudeConfig")
+            .field("name", &self.name)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
+            .field("context_window", &self.context_window)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
 }
 
 pub struct ClaudeProvider {

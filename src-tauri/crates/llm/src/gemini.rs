@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use wyckoff_protocol::{Message, ToolCall, ToolSchema, Usage};
 
+use crate::args::null_default;
 use crate::classify;
 use crate::http::{HttpClient, error_from_response};
 use crate::sse::SseEvent;
@@ -16,7 +17,7 @@ use crate::tagged::short_id;
 use crate::timeout::with_idle_timeout;
 use crate::{ChatRequest, ChunkStream, FinishReason, LlmError, Provider, StreamChunk};
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct GeminiConfig {
     pub name: String,
     pub model: String,
@@ -25,6 +26,20 @@ pub struct GeminiConfig {
     pub api_key: Option<String>,
     pub context_window: u32,
     pub idle_timeout: Duration,
+}
+
+// Hand-written so the key never reaches debug output or logs.
+impl std::fmt::Debug for GeminiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GeminiConfig")
+            .field("name", &self.name)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
+            .field("context_window", &self.context_window)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
 }
 
 pub struct GeminiProvider {
@@ -234,7 +249,7 @@ impl Provider for GeminiProvider {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct WireResponse {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     candidates: Vec<WireCandidate>,
     #[serde(default)]
     usage_metadata: Option<WireUsage>,
@@ -257,7 +272,7 @@ struct WireCandidate {
 
 #[derive(Deserialize)]
 struct WireContent {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     parts: Vec<WirePart>,
 }
 
@@ -286,13 +301,13 @@ struct WireFunctionCall {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct WireUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     prompt_token_count: u32,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     candidates_token_count: u32,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     thoughts_token_count: u32,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     cached_content_token_count: u32,
 }
 

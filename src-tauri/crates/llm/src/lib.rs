@@ -9,6 +9,38 @@
 //! - Wrappers: [`FallbackProvider`] (ordered fallback), [`RoutingProvider`] (heavy/light).
 //! - Every stream has an idle timeout between chunks ([`with_idle_timeout`]); every
 //!   failure is one classified [`LlmError`].
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), wyckoff_llm::LlmError> {
+//! use std::time::Duration;
+//! use futures::StreamExt;
+//! use wyckoff_llm::*;
+//! use wyckoff_protocol::Message;
+//!
+//! let http = HttpClient::new(&HttpSettings::default())?; // once per process
+//! let spec = ProviderSpec::new(ProviderKind::Deepseek)
+//!     .api_key("sk-…")
+//!     .idle_timeout(user_idle_timeout(60));
+//! let main = build(&spec, &http)?;
+//! let backup = build(&ProviderSpec::new(ProviderKind::Ollama).model("qwen3"), &http)?;
+//! let provider = FallbackProvider::wrap(vec![main, backup], FallbackPolicy::default())?;
+//!
+//! let request = ChatRequest {
+//!     system: "…".into(),
+//!     messages: vec![Message::user("分析 600519")],
+//!     tools: vec![],
+//!     max_tokens: None,
+//! };
+//! let mut stream = provider.stream(&request).await?;
+//! while let Some(chunk) = stream.next().await {
+//!     match chunk? {
+//!         StreamChunk::TextDelta(t) => print!("{t}"),
+//!         StreamChunk::Fallback { discard_text: true, .. } => { /* erase partial text */ }
+//!         _ => {}
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
 
 mod args;
 mod chunk;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use wyckoff_protocol::{ErrorKind, Message, ToolCall, ToolSchema, Usage};
 
-use crate::args::parse_args;
+use crate::args::{null_default, parse_args};
 use crate::classify;
 use crate::http::{HttpClient, error_from_response};
 use crate::sse::SseEvent;
@@ -26,13 +26,15 @@ pub mod degrade {
     pub const PARALLEL_TOOL_CALLS: u32 = 1 << 2;
     pub const PENALTIES: u32 = 1 << 3;
     pub const REASONING_CONTENT: u32 = 1 << 4;
+    /// Newer OpenAI models take `max_completion_tokens` instead of `max_tokens`.
+    pub const MAX_COMPLETION_TOKENS: u32 = 1 << 5;
 }
 
 /// Penalty sent by default (the reference's setting; curbs repetitive output).
 const FREQUENCY_PENALTY: f64 = 0.3;
 const MAX_DEGRADE_STEPS: usize = 4;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OpenAiConfig {
     /// Provider name for messages and the UI ("deepseek", "ollama", …).
     pub name: String,
@@ -43,6 +45,20 @@ pub struct OpenAiConfig {
     pub api_key: Option<String>,
     pub context_window: u32,
     pub idle_timeout: Duration,
+}
+
+// Hand-written so the key never reaches debug output or logs.
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("name", &self.name)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
+            .field("context_window", &self.context_window)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
 }
 
 pub struct OpenAiProvider {
@@ -90,7 +106,12 @@ impl OpenAiProvider {
             body.insert("stream_options".into(), json!({"include_usage": true}));
         }
         if let Some(max) = req.max_tokens {
-            body.insert("max_tokens".into(), json!(max));
+            let key = if flags & degrade::MAX_COMPLETION_TOKENS != 0 {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body.insert(key.into(), json!(max));
         }
         if flags & degrade::PENALTIES == 0 {
             body.insert("frequency_penalty".into(), json!(FREQUENCY_PENALTY));
@@ -146,6 +167,9 @@ pub fn next_degradation(flags: u32, body: &Value, error_text: &str) -> Option<u3
         .fold(0, |acc, (bit, _, _)| acc | bit);
     if named != 0 {
         return Some(flags | named);
+    }
+    if has("max_tokens") && text.contains("max_completion_tokens") {
+        return Some(flags | degrade::MAX_COMPLETION_TOKENS);
     }
     // A generic rejection: drop stream_options first, then the tool-call extras and
     // penalties together, as the seed's progressive degradation does.
@@ -312,7 +336,7 @@ impl Provider for OpenAiProvider {
 
 #[derive(Deserialize)]
 struct WireChunk {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     choices: Vec<WireChoice>,
     #[serde(default)]
     usage: Option<WireUsage>,
@@ -322,7 +346,7 @@ struct WireChunk {
 
 #[derive(Deserialize)]
 struct WireChoice {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     index: u32,
     #[serde(default)]
     delta: Option<WireDelta>,
@@ -366,9 +390,9 @@ struct WireFunction {
 
 #[derive(Deserialize)]
 struct WireUsage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     prompt_tokens: u32,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     completion_tokens: u32,
     #[serde(default)]
     prompt_cache_hit_tokens: Option<u32>,
@@ -641,11 +665,59 @@ mod tests {
             )
         );
         assert_eq!(next_degradation(31, &json!({"messages": []}), "bad"), None);
+        assert_eq!(
+            next_degradation(
+                degrade::STREAM_OPTIONS,
+                &json!({"max_tokens": 10, "messages": []}),
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+            ),
+            Some(degrade::STREAM_OPTIONS | degrade::MAX_COMPLETION_TOKENS)
+        );
         let with_reasoning = json!({"messages": [{"role": "assistant", "reasoning_content": "x"}]});
         assert_eq!(
             next_degradation(0, &with_reasoning, "unknown field reasoning_content"),
             Some(degrade::REASONING_CONTENT)
         );
+    }
+
+    fn decode(lines: &[&str]) -> Result<Vec<StreamChunk>, LlmError> {
+        let body: String = lines.iter().map(|l| format!("data: {l}\n\n")).collect();
+        crate::decode_all(OpenAiDecoder::new("t", None), [body.as_bytes()])
+    }
+
+    #[test]
+    fn odd_but_valid_chunks() {
+        let out = decode(&[
+            r#"{"choices": null, "usage": null}"#,
+            r#"{"choices": [{"index": null, "delta": {"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{\"x\":1}"}, "extra_content": {"google": {"thought_signature": "s1"}}}]}}]}"#,
+            r#"{"choices": [{"delta": {"tool_calls": [{"id": "b", "function": {"name": "g", "arguments": {"y": 2}}}]}}]}"#,
+            r#"{"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 9, "completion_tokens": 3, "prompt_cache_hit_tokens": 4}}"#,
+            "[DONE]",
+        ])
+        .unwrap();
+        let StreamChunk::ToolCalls(calls) = &out[0] else {
+            panic!("{out:?}")
+        };
+        assert_eq!(calls.len(), 2);
+        assert_eq!(
+            (calls[0].name.as_str(), &calls[0].args),
+            ("f", &json!({"x": 1}))
+        );
+        assert_eq!(calls[0].thought_signature.as_deref(), Some("s1"));
+        assert_eq!(
+            (calls[1].name.as_str(), &calls[1].args),
+            ("g", &json!({"y": 2}))
+        );
+        assert_eq!(
+            out[1],
+            StreamChunk::Usage(Usage {
+                input_tokens: 9,
+                output_tokens: 3,
+                cache_read_tokens: 4,
+                cache_write_tokens: 0
+            })
+        );
+        assert_eq!(out[2], StreamChunk::Finish(FinishReason::ToolCalls));
     }
 
     #[test]
