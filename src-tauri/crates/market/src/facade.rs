@@ -45,6 +45,8 @@ pub enum MarketError {
     },
     #[error(transparent)]
     Portfolio(#[from] crate::portfolio::PortfolioError),
+    #[error("data source configuration: {0}")]
+    Config(String),
 }
 
 impl From<sqlx::Error> for MarketError {
@@ -63,6 +65,15 @@ pub enum SourceSpec {
 }
 
 impl SourceSpec {
+    pub fn name(&self) -> &'static str {
+        match self {
+            SourceSpec::Eastmoney(..) => "eastmoney",
+            SourceSpec::Tencent(..) => "tencent",
+            SourceSpec::TickFlow(..) => "tickflow",
+            SourceSpec::Tushare(..) => "tushare",
+        }
+    }
+
     /// Eastmoney asks for about one request per second.
     pub fn eastmoney() -> Self {
         SourceSpec::Eastmoney(
@@ -97,6 +108,75 @@ impl SourceSpec {
             SourcePolicy::with_interval(Duration::from_millis(350)),
         )
     }
+}
+
+/// Credentials for the keyed sources; the app reads them from the keychain, the CLI
+/// from the environment. Never logged.
+#[derive(Clone, Default)]
+pub struct Credentials {
+    pub tickflow_api_key: Option<String>,
+    pub tushare_token: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("tickflow_api_key", &self.tickflow_api_key.is_some())
+            .field("tushare_token", &self.tushare_token.is_some())
+            .finish()
+    }
+}
+
+pub const SOURCE_NAMES: [&str; 4] = ["eastmoney", "tencent", "tickflow", "tushare"];
+
+/// Builds the source list from an order such as `"tencent,eastmoney"` (default: all four,
+/// Tushare only when a token is set). Naming Tushare without a token is an error, so a
+/// misconfiguration is seen instead of silently skipped.
+pub fn sources_from(
+    order: Option<&str>,
+    creds: &Credentials,
+) -> Result<Vec<SourceSpec>, MarketError> {
+    let names: Vec<String> = match order.map(str::trim).filter(|o| !o.is_empty()) {
+        Some(o) => o
+            .split(',')
+            .map(|n| n.trim().to_ascii_lowercase())
+            .filter(|n| !n.is_empty())
+            .collect(),
+        None => SOURCE_NAMES
+            .iter()
+            .filter(|n| **n != "tushare" || creds.tushare_token.is_some())
+            .map(|n| n.to_string())
+            .collect(),
+    };
+    let mut out = Vec::new();
+    for n in names {
+        let spec = match n.as_str() {
+            "eastmoney" => SourceSpec::eastmoney(),
+            "tencent" => SourceSpec::tencent(),
+            "tickflow" => SourceSpec::tickflow(creds.tickflow_api_key.clone()),
+            "tushare" => match &creds.tushare_token {
+                Some(t) => SourceSpec::tushare(t.clone()),
+                None => {
+                    return Err(MarketError::Config(
+                        "tushare is in the source order but no token is set (TUSHARE_TOKEN)".into(),
+                    ));
+                }
+            },
+            other => {
+                return Err(MarketError::Config(format!(
+                    "unknown data source {other:?}; known: {}",
+                    SOURCE_NAMES.join(", ")
+                )));
+            }
+        };
+        if out.iter().any(|s: &SourceSpec| s.name() == spec.name()) {
+            return Err(MarketError::Config(format!(
+                "data source {n:?} listed twice"
+            )));
+        }
+        out.push(spec);
+    }
+    Ok(out)
 }
 
 #[derive(Clone)]
@@ -147,6 +227,27 @@ impl MarketConfig {
             sources: Vec::new(),
             ..Self::new(data_home)
         }
+    }
+
+    /// For headless use: `WYCKOFF_OFFLINE=1` disables every live source;
+    /// `WYCKOFF_DATA_SOURCES` sets the order; `TICKFLOW_API_KEY` and `TUSHARE_TOKEN` are
+    /// the credentials. Online, reads sync a missing or stale series first.
+    pub fn from_env(data_home: impl Into<PathBuf>) -> Result<Self, MarketError> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let offline =
+            var("WYCKOFF_OFFLINE").is_some_and(|v| !matches!(v.as_str(), "0" | "false" | "no"));
+        let mut cfg = Self::new(data_home);
+        if offline {
+            cfg.sources.clear();
+            return Ok(cfg);
+        }
+        let creds = Credentials {
+            tickflow_api_key: var("TICKFLOW_API_KEY"),
+            tushare_token: var("TUSHARE_TOKEN"),
+        };
+        cfg.sources = sources_from(var("WYCKOFF_DATA_SOURCES").as_deref(), &creds)?;
+        cfg.fetch_on_read = true;
+        Ok(cfg)
     }
 
     pub fn db_path(&self) -> PathBuf {
@@ -657,4 +758,69 @@ async fn seed_bundled(store: &CacheStore, clock: &dyn Clock) -> Result<(), Marke
         .set_meta(META_BUNDLED, bundled::DATASET_VERSION)
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[SourceSpec]) -> Vec<&'static str> {
+        v.iter().map(SourceSpec::name).collect()
+    }
+
+    #[test]
+    fn source_order_table() {
+        let none = Credentials::default();
+        let both = Credentials {
+            tickflow_api_key: Some("k".into()),
+            tushare_token: Some("t".into()),
+        };
+        assert_eq!(
+            names(&sources_from(None, &none).unwrap()),
+            ["eastmoney", "tencent", "tickflow"]
+        );
+        assert_eq!(
+            names(&sources_from(None, &both).unwrap()),
+            ["eastmoney", "tencent", "tickflow", "tushare"]
+        );
+        assert_eq!(
+            names(&sources_from(Some(" Tushare, tencent "), &both).unwrap()),
+            ["tushare", "tencent"]
+        );
+        assert_eq!(names(&sources_from(Some(""), &none).unwrap()).len(), 3);
+        assert!(
+            sources_from(Some("tushare"), &none)
+                .unwrap_err()
+                .to_string()
+                .contains("no token")
+        );
+        assert!(
+            sources_from(Some("sina"), &none)
+                .unwrap_err()
+                .to_string()
+                .contains("unknown data source")
+        );
+        assert!(sources_from(Some("tencent,tencent"), &none).is_err());
+        match &sources_from(Some("tickflow"), &both).unwrap()[0] {
+            SourceSpec::TickFlow(c, p) => {
+                assert_eq!(c.api_key.as_deref(), Some("k"));
+                assert_eq!(p.min_interval, Duration::from_millis(250));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &sources_from(Some("eastmoney"), &none).unwrap()[0] {
+            SourceSpec::Eastmoney(_, p) => assert_eq!(p.min_interval, Duration::from_secs(1)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn credentials_never_print() {
+        let c = Credentials {
+            tickflow_api_key: Some("secret-key".into()),
+            tushare_token: Some("secret-token".into()),
+        };
+        let s = format!("{c:?} {:?}", sources_from(None, &c).unwrap());
+        assert!(!s.contains("secret"), "{s}");
+    }
 }

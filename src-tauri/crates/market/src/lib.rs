@@ -21,8 +21,8 @@ pub use calendar::TradingCalendar;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use code::{Board, CodeError, Exchange, IndexCode, StockCode, Symbol, SymbolKind};
 pub use facade::{
-    BarsResult, CodeStatus, DataStatus, MarketConfig, MarketData, MarketError, SourceSpec,
-    StatusReport, SyncReport, SyncTarget,
+    BarsResult, CodeStatus, Credentials, DataStatus, MarketConfig, MarketData, MarketError,
+    SourceSpec, StatusReport, SyncReport, SyncTarget,
 };
 pub use meta::StockInfo;
 pub use portfolio::{PortfolioError, PortfolioOp, PortfolioStore, PortfolioView, Position};

@@ -470,3 +470,33 @@ async fn daily_bars_future_is_send() {
     });
     assert!(h.await.unwrap().unwrap() > 3000);
 }
+
+#[tokio::test]
+async fn unreachable_source_fails_fast_without_retries() {
+    // a port that was just free: connection refused
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let cfg = EastmoneyConfig {
+        kline_base: format!("http://127.0.0.1:{port}"),
+        list_base: format!("http://127.0.0.1:{port}"),
+        page_interval: Duration::ZERO,
+        page_size: 100,
+    };
+    let mut chain = SourceChain::new(manual());
+    chain.push(
+        Arc::new(Eastmoney::new(cfg, http::client(Duration::from_secs(5)))),
+        SourcePolicy {
+            backoff_base: Duration::from_secs(5),
+            ..fast(3)
+        },
+    );
+    let t = Instant::now();
+    let e = chain.daily_bars(&req()).await.unwrap_err();
+    assert!(e.attempts[0].error.starts_with("cannot connect"), "{e}");
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "no backoff for a refused connection"
+    );
+}

@@ -16,6 +16,8 @@ const UA: &str = concat!("wyckoff-desk/", env!("CARGO_PKG_VERSION"));
 pub fn client(timeout: Duration) -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(timeout)
+        // offline machines should fail fast rather than wait out the whole timeout
+        .connect_timeout(timeout.min(Duration::from_secs(5)))
         .user_agent(UA)
         .build()
         // the builder only fails on TLS backend init; a default client is the best fallback
@@ -62,7 +64,9 @@ pub fn url_with(base: &str, params: &[(&str, &str)]) -> Result<reqwest::Url, Sou
 /// Sends the request and returns the parsed JSON body, or a classified error.
 pub async fn send_json(req: RequestBuilder) -> Result<Value, SourceError> {
     let resp = req.send().await.map_err(|e| {
-        if e.is_timeout() {
+        if e.is_connect() {
+            SourceError::Connect(e.to_string())
+        } else if e.is_timeout() {
             SourceError::Timeout
         } else {
             SourceError::Network(e.to_string())

@@ -75,6 +75,9 @@ pub enum SourceError {
     Vendor { code: i64, message: String },
     #[error("network error: {0}")]
     Network(String),
+    /// Could not connect at all (no route, DNS, refused): offline, so not worth retrying.
+    #[error("cannot connect: {0}")]
+    Connect(String),
     #[error("request timed out")]
     Timeout,
     #[error("{0} is not supported by this source")]
@@ -102,6 +105,7 @@ impl SourceError {
         matches!(
             self,
             SourceError::Network(_)
+                | SourceError::Connect(_)
                 | SourceError::Timeout
                 | SourceError::Truncated(_)
                 | SourceError::Html { .. }
