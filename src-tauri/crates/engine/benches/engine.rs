@@ -95,6 +95,39 @@ fn bench_diagnose(c: &mut Criterion) {
     });
 }
 
+/// Where the diagnosis time goes.
+fn bench_components(c: &mut Criterion) {
+    use wyckoff_engine::{
+        ChannelConfig, ExitConfig, exit_signal, l2_channels, wyckoff_diagnose, wyckoff_structure,
+    };
+    let bars = pingan_last_500();
+    let mut g = c.benchmark_group("components");
+    g.bench_function("l2_channels", |b| {
+        b.iter(|| {
+            l2_channels(
+                black_box(&bars),
+                None,
+                Board::Main,
+                &ChannelConfig::default(),
+            )
+        })
+    });
+    g.bench_function("l4_triggers_default", |b| {
+        b.iter(|| l4_triggers(black_box(&bars), &L4Config::default()))
+    });
+    g.bench_function("accum_stage", |b| b.iter(|| accum_stage(black_box(&bars))));
+    g.bench_function("wyckoff_diagnose", |b| {
+        b.iter(|| wyckoff_diagnose(black_box(&bars), "未入选", None))
+    });
+    g.bench_function("wyckoff_structure", |b| {
+        b.iter(|| wyckoff_structure(black_box(&bars)))
+    });
+    g.bench_function("exit_signal", |b| {
+        b.iter(|| exit_signal(black_box(&bars), None, &ExitConfig::default()))
+    });
+    g.finish();
+}
+
 fn bench_universe(c: &mut Criterion) {
     let universe: Vec<Vec<Bar>> = (0..5_640u64).map(|i| synthetic(i + 1, 500)).collect();
     let cfg = L4Config::all_enabled(Board::Main);
@@ -117,5 +150,5 @@ fn bench_universe(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_diagnose, bench_universe);
+criterion_group!(benches, bench_diagnose, bench_components, bench_universe);
 criterion_main!(benches);

@@ -36,17 +36,23 @@ pub fn quantile(xs: &[f64], q: f64) -> Option<f64> {
     quantile_in_place(&mut v, q)
 }
 
-/// As [`quantile`], sorting the caller's scratch buffer (no allocation).
+/// As [`quantile`], reordering the caller's scratch buffer (no allocation).
 pub fn quantile_in_place(v: &mut [f64], q: f64) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
-    v.sort_unstable_by(f64::total_cmp);
     let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
+    let lo = (pos.floor() as usize).min(v.len() - 1);
     let frac = pos - lo as f64;
-    finite(v[lo] + (v[hi] - v[lo]) * frac)
+    // Selection instead of a full sort: O(n); the next order statistic is the minimum of the
+    // part above `lo`.
+    let (_, &mut lo_v, above) = v.select_nth_unstable_by(lo, f64::total_cmp);
+    let hi_v = if frac > 0.0 {
+        above.iter().copied().reduce(f64::min).unwrap_or(lo_v)
+    } else {
+        lo_v
+    };
+    finite(lo_v + (hi_v - lo_v) * frac)
 }
 
 /// Median (quantile 0.5).

@@ -198,6 +198,10 @@ fn is_climax(bars: &[Bar], i: usize) -> bool {
         return false;
     }
     let b = bars[i];
+    // Cheapest tests first: this runs on every bar of the lookback, twice.
+    if b.close >= bars[i - 1].close || b.close_position() > CLIMAX_CLOSE_POS {
+        return false;
+    }
     let v20 = prior_mean(bars, i, 20, |b| b.volume);
     if !v20.is_some_and(|m| m > 0.0 && b.volume >= CLIMAX_VOL_20 * m) {
         return false;
@@ -209,9 +213,6 @@ fn is_climax(bars: &[Bar], i: usize) -> bool {
     }
     let atr: f64 = (i - 20..i).map(|k| true_range_at(bars, k)).sum::<f64>() / 20.0;
     if !(atr > 0.0 && true_range_at(bars, i) >= CLIMAX_RANGE_ATR * atr) {
-        return false;
-    }
-    if b.close >= bars[i - 1].close || b.close_position() > CLIMAX_CLOSE_POS {
         return false;
     }
     let from = i.saturating_sub(CLIMAX_PRIOR_WINDOW);

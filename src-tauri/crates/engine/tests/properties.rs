@@ -166,6 +166,17 @@ proptest! {
     }
 
     #[test]
+    fn quantile_matches_a_sorted_reference(xs in prop::collection::vec(-1e6f64..1e6, 1..80), q in 0.0f64..=1.0) {
+        let mut sorted = xs.clone();
+        sorted.sort_by(f64::total_cmp);
+        let pos = q * (sorted.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        let want = sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64);
+        let got = wyckoff_engine::indicators::quantile(&xs, q).unwrap();
+        prop_assert!((got - want).abs() <= 1e-9 * want.abs().max(1.0), "{got} vs {want}");
+    }
+
+    #[test]
     fn wild_finite_input_never_panics_or_produces_nan(
         bars in wild_bars(300),
         bench in wild_bars(80),
