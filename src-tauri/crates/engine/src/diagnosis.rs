@@ -50,9 +50,12 @@ pub struct Holding {
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DiagnosisConfig {
+    /// `None` = defaults for the code's board.
     pub l4: Option<L4Config>,
     pub exits: ExitConfig,
     pub channels: ChannelConfig,
+    /// `exit_use_atr_stop` (off by default in 0.9.467): the ATR stop then counts in `health`.
+    pub use_atr_stop: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -285,7 +288,7 @@ pub fn diagnose_with(
         next_tool: None,
         formatted_text: String::new(),
     };
-    rate(&mut d);
+    rate(&mut d, cfg.use_atr_stop);
     d.formatted_text = format_text(&d);
     d
 }
@@ -356,7 +359,7 @@ fn targets(bars: &[Bar], atr_14: Option<f64>) -> Targets {
 }
 
 /// Health rating, reasons, brief and follow-up (§15.6, §14.1).
-fn rate(d: &mut Diagnosis) {
+fn rate(d: &mut Diagnosis, atr_stop_in_health: bool) {
     let mut warnings: Vec<String> = Vec::new();
     if d.bar_count == 0 {
         warnings.push("无法获取行情数据".to_string());
@@ -381,6 +384,13 @@ fn rate(d: &mut Diagnosis) {
         Some(ExitKind::DistributionWarning | ExitKind::UpthrustWarning)
     ) {
         warnings.push("高位派发预警".to_string());
+    }
+    if atr_stop_in_health {
+        if d.stop_loss_atr_status == "已穿止损" {
+            warnings.push("已穿ATR止损线".to_string());
+        } else if d.stop_loss_atr_status.starts_with("逼近止损") {
+            warnings.push("逼近ATR止损线".to_string());
+        }
     }
     if d.stop_loss_status.starts_with("逼近止损") {
         warnings.push("逼近止损线".to_string());

@@ -59,6 +59,33 @@ impl Default for ExitConfig {
     }
 }
 
+impl ExitConfig {
+    /// The funnel's L5 runs on the whole window: only the detectors' own history needs apply.
+    pub fn funnel() -> Self {
+        ExitConfig {
+            upthrust_min_bars: 0,
+            distribution_min_bars: 0,
+            ..ExitConfig::default()
+        }
+    }
+}
+
+/// Grace days when the market context is known (§15.1 L5): 2 when the regime is neither CRASH
+/// nor RISK_OFF and money flow is known not to be retreating, else the default 1.
+pub fn holiday_grace_days(
+    regime: Option<crate::regime::Regime>,
+    money_flow_retreating: Option<bool>,
+) -> usize {
+    use crate::regime::Regime;
+    let calm =
+        regime.is_some_and(|r| !matches!(r, Regime::Crash | Regime::RiskOff | Regime::Unknown));
+    if calm && money_flow_retreating == Some(false) {
+        2
+    } else {
+        1
+    }
+}
+
 /// Trailing stop: 90 % of the 60-day high (§15.1 L5).
 const TRAIL_HIGH_FRAC: f64 = 0.90;
 const TRAIL_HIGH_WINDOW: usize = 60;
@@ -282,6 +309,23 @@ mod tests {
         bars[n - 1].date = 20200629;
         assert!(in_holiday_grace(&bars, 1));
         assert!(exit_signal(&bars, None, &cfg()).is_none());
+    }
+
+    #[test]
+    fn grace_extends_only_in_a_calm_known_market() {
+        use crate::regime::Regime;
+        assert_eq!(holiday_grace_days(Some(Regime::RiskOn), Some(false)), 2);
+        assert_eq!(holiday_grace_days(Some(Regime::RiskOn), None), 1);
+        assert_eq!(holiday_grace_days(Some(Regime::Crash), Some(false)), 1);
+        assert_eq!(holiday_grace_days(None, Some(false)), 1);
+        // Two recent gaps checked: a holiday one bar back still counts.
+        let mut bars = breach(9.0, 10.0, 1000.0);
+        let n = bars.len();
+        bars[n - 3].date = 20200624;
+        bars[n - 2].date = 20200629;
+        bars[n - 1].date = 20200630;
+        assert!(!in_holiday_grace(&bars, 1));
+        assert!(in_holiday_grace(&bars, 2));
     }
 
     #[test]

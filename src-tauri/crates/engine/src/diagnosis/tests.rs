@@ -156,6 +156,26 @@ fn one_warning_without_positives_is_a_caution() {
 }
 
 #[test]
+fn atr_stop_counts_in_health_only_when_enabled() {
+    // Flat tape at 10 with ATR ≈ 0.2: cost 10.5 → ATR stop = max(10.1, 9.45) = 10.1 > close.
+    let bars = bars_from(&[10.0; 300]);
+    let h = Holding {
+        cost: Some(10.5),
+        buy_dt: None,
+    };
+    let off = diagnose("000001", "x", &bars, &h, None);
+    assert_eq!(off.stop_loss_atr_status, "已穿止损");
+    assert!(!off.health_reasons.iter().any(|r| r.contains("ATR")));
+    let cfg = DiagnosisConfig {
+        use_atr_stop: true,
+        ..DiagnosisConfig::default()
+    };
+    let on = diagnose_with("000001", "x", &bars, &h, None, &cfg);
+    assert!(on.health_reasons.contains(&"已穿ATR止损线".to_string()));
+    assert_eq!(on.health, HEALTH_DANGER);
+}
+
+#[test]
 fn atr_stop_follows_the_formula() {
     let bars = uptrend();
     let d = diagnose(
