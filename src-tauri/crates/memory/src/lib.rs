@@ -10,10 +10,13 @@
 //! - [`ConversationStore`]: conversations, turns, messages, search, export, and the
 //!   archive of messages compaction removed ([`archive`]).
 
+pub mod archive;
 pub mod capacity;
 mod clock;
+mod conversations;
 mod db;
 mod error;
+mod export;
 pub mod extraction;
 mod memory_type;
 pub mod recall;
@@ -22,9 +25,15 @@ mod store;
 mod time;
 pub mod tokenize;
 
+pub use archive::{ArchiveInfo, ArchiveRef, ArchivedMessages};
 pub use clock::{Clock, FixedClock, SystemClock};
+pub use conversations::{
+    Conversation, ConversationStore, MessageSearchHit, MessageStatus, StoredMessage, Turn,
+    TurnOutcome,
+};
 pub use db::{migrate, open_pool};
 pub use error::MemoryError;
+pub use export::{ConversationExport, to_markdown};
 pub use extraction::{ExtractionOutcome, extract_session_memories, flush_before_compaction};
 pub use memory_type::MemoryType;
 pub use recall::{Recall, RecalledMemory};

@@ -454,7 +454,7 @@ async fn trim_type(tx: &mut Transaction<'_, Sqlite>, memory_type: MemoryType) ->
 }
 
 /// AND of all terms; ASCII words as prefixes so a search box finds "spring" from "spr".
-fn search_expression(terms: &[String]) -> Option<String> {
+pub(crate) fn search_expression(terms: &[String]) -> Option<String> {
     let parts: Vec<String> = terms
         .iter()
         .map(|t| {

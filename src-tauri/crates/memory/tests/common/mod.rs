@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, TimeZone, Utc};
 use tempfile::TempDir;
-use wyckoff_memory::{FixedClock, MemoryStore, open_pool};
+use wyckoff_memory::{ConversationStore, FixedClock, MemoryStore, open_pool};
 
 pub fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 5, 1, 2, 0, 0).unwrap()
@@ -18,4 +18,16 @@ pub async fn store() -> (TempDir, MemoryStore, Arc<FixedClock>) {
     let pool = open_pool(dir.path().join("wyckoff.db")).await.unwrap();
     let clock = Arc::new(FixedClock::new(t0()));
     (dir, MemoryStore::with_clock(pool, clock.clone()), clock)
+}
+
+/// A conversation store over a real SQLite file in a temp dir.
+pub async fn conversation_store() -> (TempDir, ConversationStore, Arc<FixedClock>) {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = open_pool(dir.path().join("wyckoff.db")).await.unwrap();
+    let clock = Arc::new(FixedClock::new(t0()));
+    (
+        dir,
+        ConversationStore::with_clock(pool, clock.clone()),
+        clock,
+    )
 }
