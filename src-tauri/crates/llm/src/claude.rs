@@ -173,7 +173,13 @@ pub fn wire_messages(messages: &[Message]) -> Vec<Value> {
         }
     }
     // Cache breakpoint on the newest block: the whole prefix is reused next round.
-    if let Some(block) = out.last_mut().and_then(|(_, b)| b.last_mut()) {
+    // Thinking blocks cannot carry cache_control.
+    if let Some(block) = out.last_mut().and_then(|(_, b)| b.last_mut())
+        && !matches!(
+            block["type"].as_str(),
+            Some("thinking" | "redacted_thinking")
+        )
+    {
         block["cache_control"] = json!({"type": "ephemeral"});
     }
     out.into_iter()
@@ -202,6 +208,7 @@ impl Provider for ClaudeProvider {
             headers.push(("x-api-key", key.to_string()));
         }
         let body = self.request_body(req);
+        tracing::debug!(provider = %self.cfg.name, model = %self.cfg.model, url = %self.url, "model request");
         let resp = self
             .http
             .post_stream(

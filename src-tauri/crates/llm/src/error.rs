@@ -2,7 +2,8 @@ use std::time::Duration;
 
 use wyckoff_protocol::ErrorKind;
 
-/// A provider failure, classified once where it happens.
+/// A provider failure, classified once where it happens. `to_string()` is the text for
+/// the user: the provider, what happened, and what to do.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{provider}: {message}")]
 pub struct LlmError {

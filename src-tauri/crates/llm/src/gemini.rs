@@ -215,6 +215,7 @@ impl Provider for GeminiProvider {
             headers.push(("x-goog-api-key", key.to_string()));
         }
         let body = self.request_body(req);
+        tracing::debug!(provider = %self.cfg.name, model = %self.cfg.model, url = %self.url, "model request");
         let resp = self
             .http
             .post_stream(

@@ -288,6 +288,39 @@ mod tests {
         assert_eq!(resp.text().await.unwrap(), "ok");
     }
 
+    #[tokio::test]
+    async fn remote_hosts_go_through_the_configured_proxy() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = proxy.local_addr().unwrap();
+        let seen = tokio::spawn(async move {
+            let (mut s, _) = proxy.accept().await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let n = s.read(&mut buf).await.unwrap();
+            let _ = s
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\nproxied")
+                .await;
+            String::from_utf8_lossy(&buf[..n]).into_owned()
+        });
+        let settings = HttpSettings {
+            proxy: Some(format!("http://{addr}")),
+            ..HttpSettings::default()
+        };
+        let client = HttpClient::new(&settings).unwrap();
+        let resp = client
+            .reqwest()
+            .get("http://models.example.invalid/v1/models")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.text().await.unwrap(), "proxied");
+        let request = seen.await.unwrap();
+        assert!(
+            request.starts_with("GET http://models.example.invalid/v1/models HTTP/1.1"),
+            "{request}"
+        );
+    }
+
     #[test]
     fn bad_proxy_is_a_clear_error() {
         let settings = HttpSettings {

@@ -285,6 +285,7 @@ impl Provider for OpenAiProvider {
         let mut steps = 0;
         loop {
             let body = self.request_body(req, flags);
+            tracing::debug!(provider = %self.cfg.name, model = %self.cfg.model, url = %self.url, flags, "model request");
             let resp = self
                 .http
                 .post_stream(

@@ -29,7 +29,7 @@ impl SseParser {
 
     /// Feeds bytes from the network; calls `on_event` for every completed event.
     pub fn feed(&mut self, mut bytes: &[u8], on_event: &mut impl FnMut(SseEvent)) {
-        if self.skip_lf {
+        if self.skip_lf && !bytes.is_empty() {
             self.skip_lf = false;
             if let Some(rest) = bytes.strip_prefix(b"\n") {
                 bytes = rest;
@@ -162,6 +162,16 @@ mod tests {
                 "piece size {piece}"
             );
         }
+    }
+
+    #[test]
+    fn empty_reads_do_not_lose_a_pending_cr() {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        for piece in ["data: a\r", "", "\n", "\r\n"] {
+            p.feed(piece.as_bytes(), &mut |e| out.push(e));
+        }
+        assert_eq!(out, vec![ev(None, "a")]);
     }
 
     #[test]

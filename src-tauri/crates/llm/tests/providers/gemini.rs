@@ -45,7 +45,11 @@ async fn thoughts_text_function_call_and_usage() {
         r.path,
         "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
     );
-    assert_eq!(r.query.as_deref(), Some("alt=sse"));
+    assert_eq!(
+        r.query.as_deref(),
+        Some("alt=sse"),
+        "the key never goes in the URL"
+    );
     assert_eq!(r.header("x-goog-api-key"), Some("AIza-test-key"));
     assert_eq!(
         r.body["systemInstruction"]["parts"][0]["text"],

@@ -525,6 +525,33 @@ async fn stall_mid_stream_hits_the_idle_timeout() {
 }
 
 #[tokio::test]
+async fn idle_timer_restarts_after_every_chunk() {
+    let s = server().await;
+    let events: Vec<Event> = OpenAiStream::new()
+        .text(&["a", "b", "c", "d"])
+        .finish("stop")
+        .done()
+        .events()
+        .into_iter()
+        .map(|e| e.delayed(150))
+        .collect();
+    s.push(Route::Openai, Response::stream(events));
+    let p = provider_with(
+        ProviderKind::OpenaiCompatible,
+        &s,
+        None,
+        Duration::from_millis(400),
+        &http(),
+    );
+    let started = Instant::now();
+    let (chunks, err) = collect(p.as_ref(), &req("a")).await;
+    // The whole stream took longer than the timeout, but no gap did.
+    assert!(started.elapsed() > Duration::from_millis(400));
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(text(&chunks), "abcd");
+}
+
+#[tokio::test]
 async fn stall_before_any_event_times_out_too() {
     let s = server().await;
     s.push(
