@@ -11,6 +11,7 @@ use crate::channels::{ChannelConfig, ChannelReport, Track, l2_channels};
 use crate::events::{WyckoffDiagnose, wyckoff_diagnose};
 use crate::exits::{ExitConfig, ExitKind, ExitSignal, exit_signal};
 use crate::indicators::{atr, finite, ma, max_high, min_low, ratio, ret_pct, tail, volume_ratio};
+use crate::lanes::{CandidateLane, LaneContext, candidate_lane};
 use crate::phases::{WyckoffStructure, wyckoff_structure};
 use crate::triggers::{L4Config, Trigger, l4_triggers};
 
@@ -32,6 +33,8 @@ const RANGE_60_MAX: f64 = 50.0;
 const RET_10_CRASH: f64 = -15.0;
 const LOSS_WARN: f64 = -5.0;
 const VOL_DRY: f64 = 0.5;
+/// `priority_watch` needs a Trend track and a candidate score ≥ 80 (§14.1).
+const PRIORITY_SCORE: f64 = 80.0;
 /// Reasons containing any of these make the rating 🔴危险 (§15.6).
 const DANGER_WORDS: [&str; 5] = ["已穿", "暴跌", "空头排列", "结构止损", "出货"];
 /// Targets: close + 3·ATR14; prior 120-day high; measured move over the prior 250-day box.
@@ -56,6 +59,8 @@ pub struct DiagnosisConfig {
     pub channels: ChannelConfig,
     /// `exit_use_atr_stop` (off by default in 0.9.467): the ATR stop then counts in `health`.
     pub use_atr_stop: bool,
+    /// Market-wide lane inputs, when a screen has them (`l2_pass` is filled in here).
+    pub lanes: LaneContext,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,6 +121,10 @@ pub struct Diagnosis {
     pub accum_stage: Option<Stage>,
     pub l4_triggers: Vec<String>,
     pub l4_trigger_details: Vec<Trigger>,
+    pub candidate_lane: Option<String>,
+    pub candidate_entry_type: Option<String>,
+    pub candidate_score: Option<f64>,
+    pub candidate_detail: CandidateLane,
     pub exit_signal: Option<ExitKind>,
     pub exit_detail: Option<ExitSignal>,
     pub stop_loss_price: Option<f64>,
@@ -238,6 +247,12 @@ pub fn diagnose_with(
         None
     };
 
+    let lane_ctx = LaneContext {
+        l2_pass: channels.label != crate::channels::NOT_SELECTED,
+        ..cfg.lanes
+    };
+    let lane = candidate_lane(bars, &lane_ctx);
+
     let mut d = Diagnosis {
         code: code.to_string(),
         name: name.to_string(),
@@ -257,6 +272,10 @@ pub fn diagnose_with(
         track: channels.track,
         accum_stage: stage,
         l4_triggers: trigger_names,
+        candidate_lane: lane.lane.clone(),
+        candidate_entry_type: lane.entry_type.clone(),
+        candidate_score: lane.score,
+        candidate_detail: lane,
         exit_signal: exit.as_ref().map(|e| e.signal),
         exit_detail: exit,
         stop_loss_price,
@@ -441,8 +460,9 @@ fn rate(d: &mut Diagnosis, atr_stop_in_health: bool) {
         ("avoid", "回避")
     } else if d.health == HEALTH_WARN {
         ("caution_watch", "警戒观察")
+    } else if d.track == Track::Trend && d.candidate_score.is_some_and(|s| s >= PRIORITY_SCORE) {
+        ("priority_watch", "重点观察")
     } else if !d.l4_triggers.is_empty() {
-        // priority_watch needs the candidate-lane score, which is not computed for one symbol.
         ("trigger_watch", "触发观察")
     } else {
         ("watch", "观察")
@@ -450,11 +470,12 @@ fn rate(d: &mut Diagnosis, atr_stop_in_health: bool) {
     let next_step = match status {
         "avoid" => "回避新增，等待结构止损解除或重新站回强势结构",
         "caution_watch" => "只观察，等待风险收敛后再复核",
+        "priority_watch" => "加入重点观察，等待市场闸门打开和回踩/触发确认",
         "trigger_watch" => "观察触发是否延续，仍需结合大盘水温和攻防决策",
         _ if !warnings.is_empty() => "观察，不直接买入，先处理风险项",
         _ => "观察，不直接买入；如需交易计划，继续生成攻防决策",
     };
-    d.next_tool = (status == "trigger_watch").then(|| {
+    d.next_tool = matches!(status, "trigger_watch" | "priority_watch").then(|| {
         json!({
             "tool": "generate_ai_report",
             "args": {"stock_codes": [d.code]},

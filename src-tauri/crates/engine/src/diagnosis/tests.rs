@@ -118,6 +118,32 @@ fn uptrend_without_cost_is_healthy_with_positive_reasons() {
 }
 
 #[test]
+fn strong_trend_with_a_lane_is_priority_watch() {
+    // A flat year, then 40 bars of +0.2 %/day and 20 of +0.5 %/day: up ~20 % in 60 bars but
+    // only ~17 % over MA200, so 主升通道 (bias ≤ 25 %) and the trend_breakout lane both pass.
+    let mut closes = vec![10.0; 240];
+    closes.extend((1..=40).map(|k| 10.0 * 1.002f64.powi(k)));
+    let base = closes[closes.len() - 1];
+    closes.extend((1..=20).map(|k| base * 1.005f64.powi(k)));
+    let d = diagnose(
+        "000001",
+        "x",
+        &bars_from(&closes),
+        &Holding::default(),
+        None,
+    );
+    assert_eq!(d.track, Track::Trend, "{}", d.l2_channel);
+    assert_eq!(d.candidate_lane.as_deref(), Some("trend_breakout"));
+    assert!(d.candidate_score.unwrap() >= 80.0);
+    assert_eq!(
+        d.diagnosis_brief.status, "priority_watch",
+        "{:?}",
+        d.health_reasons
+    );
+    assert_eq!(d.next_tool.as_ref().unwrap()["tool"], "generate_ai_report");
+}
+
+#[test]
 fn empty_history_is_danger_no_data() {
     let d = diagnose(
         "000001",
