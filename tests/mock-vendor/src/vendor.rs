@@ -100,6 +100,31 @@ impl OpenAiStream {
         self
     }
 
+    /// Several tool calls whose argument fragments (of `fragment_len` characters)
+    /// arrive interleaved, as parallel calls do: `calls` = `(id, name, arguments)`.
+    pub fn parallel_tool_calls(
+        mut self,
+        calls: &[(&str, &str, &str)],
+        fragment_len: usize,
+    ) -> Self {
+        for (i, (id, name, _)) in calls.iter().enumerate() {
+            self = self.tool_fragment(i as u32, Some(id), Some(name), "");
+        }
+        let pieces: Vec<Vec<String>> = calls
+            .iter()
+            .map(|(_, _, args)| fragments(args, fragment_len))
+            .collect();
+        let rounds = pieces.iter().map(Vec::len).max().unwrap_or(0);
+        for round in 0..rounds {
+            for (i, p) in pieces.iter().enumerate() {
+                if let Some(piece) = p.get(round) {
+                    self = self.tool_fragment(i as u32, None, None, piece);
+                }
+            }
+        }
+        self
+    }
+
     pub fn finish(mut self, reason: &str) -> Self {
         self.events
             .push(Event::json(Self::chunk(json!({}), json!(reason))));

@@ -62,16 +62,18 @@ struct State<S, D> {
     out: VecDeque<StreamChunk>,
     events: Vec<SseEvent>,
     done: bool,
+    error: Option<LlmError>,
     content_seen: bool,
     provider: String,
     secret: Option<String>,
 }
 
 impl<S, D: Decoder> State<S, D> {
-    fn fail(&mut self, e: LlmError) -> Option<Result<StreamChunk, LlmError>> {
+    /// Ends the stream with `e`, after the chunks decoded before it (the user should
+    /// see everything that arrived before the failure).
+    fn fail(&mut self, e: LlmError) {
         self.done = true;
-        self.out.clear();
-        Some(Err(e.with_after_content(self.content_seen)))
+        self.error = Some(e);
     }
 
     fn run_events(&mut self) -> Result<(), LlmError> {
@@ -106,6 +108,7 @@ where
         out: VecDeque::new(),
         events: Vec::new(),
         done: false,
+        error: None,
         content_seen: false,
         provider,
         secret,
@@ -116,6 +119,10 @@ where
                 st.content_seen |= is_content(&chunk);
                 return Some((Ok(chunk), st));
             }
+            if let Some(e) = st.error.take() {
+                let after = e.after_content || st.content_seen;
+                return Some((Err(e.with_after_content(after)), st));
+            }
             if st.done {
                 return None;
             }
@@ -125,14 +132,12 @@ where
                     st.parser.feed(&bytes, &mut |e| events.push(e));
                     st.events = events;
                     if let Err(e) = st.run_events() {
-                        let item = st.fail(e);
-                        return item.map(|i| (i, st));
+                        st.fail(e);
                     }
                 }
                 Some(Err(e)) => {
                     let err = classify::from_transport(&st.provider, e, st.secret.as_deref());
-                    let item = st.fail(err);
-                    return item.map(|i| (i, st));
+                    st.fail(err);
                 }
                 None => {
                     let mut events = std::mem::take(&mut st.events);
@@ -145,13 +150,36 @@ where
                             st.decoder.on_eof(&mut st.out)
                         }
                     });
-                    if let Err(e) = result {
-                        let item = st.fail(e);
-                        return item.map(|i| (i, st));
+                    match result {
+                        Err(e) => st.fail(e),
+                        Ok(()) => st.done = true,
                     }
-                    st.done = true;
                 }
             }
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::OpenAiDecoder;
+    use wyckoff_protocol::ErrorKind;
+
+    #[tokio::test]
+    async fn chunks_before_an_error_in_the_same_read_are_delivered() {
+        let read = Bytes::from_static(
+            b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"seen\"}}]}\n\ndata: {broken\n\n",
+        );
+        let body = futures::stream::iter(vec![Ok::<Bytes, reqwest::Error>(read)]);
+        let mut s = sse_stream(body, OpenAiDecoder::new("t", None), "t".into(), None);
+        assert_eq!(
+            s.next().await.unwrap().unwrap(),
+            StreamChunk::TextDelta("seen".into())
+        );
+        let err = s.next().await.unwrap().unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Protocol);
+        assert!(err.after_content);
+        assert!(s.next().await.is_none());
+    }
 }

@@ -124,6 +124,39 @@ async fn two_parallel_tool_calls_interleaved_by_index() {
 }
 
 #[tokio::test]
+async fn three_parallel_calls_from_the_helper() {
+    let s = server().await;
+    s.push(
+        Route::Openai,
+        OpenAiStream::new()
+            .parallel_tool_calls(
+                &[
+                    ("c1", "analyze_stock", r#"{"code":"600519","days":30}"#),
+                    ("c2", "analyze_stock", r#"{"code":"000001"}"#),
+                    ("c3", "portfolio", "{}"),
+                ],
+                2,
+            )
+            .finish("tool_calls")
+            .done()
+            .response(),
+    );
+    let p = provider(ProviderKind::OpenaiCompatible, &s, None);
+    let (chunks, err) = collect(p.as_ref(), &req("x")).await;
+    assert!(err.is_none());
+    let c = calls(&chunks);
+    let got: Vec<(&str, Value)> = c.iter().map(|c| (c.id.as_str(), c.args.clone())).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("c1", json!({"code": "600519", "days": 30})),
+            ("c2", json!({"code": "000001"})),
+            ("c3", json!({}))
+        ]
+    );
+}
+
+#[tokio::test]
 async fn malformed_tool_arguments_are_reported_not_emptied() {
     let s = server().await;
     s.push(
