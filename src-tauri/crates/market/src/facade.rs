@@ -284,6 +284,13 @@ pub struct BarsResult {
 }
 
 #[derive(Debug, Clone, Serialize)]
+pub struct MetaResult {
+    pub info: Option<StockInfo>,
+    pub data_status: DataStatus,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct CodeStatus {
     pub code: String,
     pub name: Option<String>,
@@ -420,6 +427,41 @@ impl MarketData {
         self.directory().get(code.digits()).cloned()
     }
 
+    /// Metadata with an honest status: fields the sources never gave (market cap and
+    /// industry are not in the bundled list) are named in `notes`, never filled in.
+    pub fn stock_meta(&self, code: &str) -> Result<MetaResult, MarketError> {
+        let code = StockCode::parse(code)?;
+        let Some(info) = self.stock_info(&code) else {
+            return Ok(MetaResult {
+                data_status: DataStatus::Unavailable,
+                notes: vec![format!(
+                    "{} is not in the cached stock list; run `wyckoff data sync --list` when online",
+                    code.digits()
+                )],
+                info: None,
+            });
+        };
+        let mut notes = Vec::new();
+        if info.market_cap.is_none() {
+            notes.push("market cap unavailable (not in the cached list; not invented)".into());
+        }
+        if info.industry.is_none() {
+            notes.push("industry unavailable".into());
+        }
+        if info.list_date.is_none() {
+            notes.push("listing date unknown".into());
+        }
+        Ok(MetaResult {
+            data_status: if notes.is_empty() {
+                DataStatus::Ok
+            } else {
+                DataStatus::Partial
+            },
+            notes,
+            info: Some(info),
+        })
+    }
+
     fn sync_context(&self) -> SyncContext<'_> {
         SyncContext {
             store: &self.store,
@@ -456,10 +498,22 @@ impl MarketData {
             )
             .await?;
         if r.bars.is_empty() {
-            r.notes.push(format!(
-                "no data offline for {d}; run `wyckoff data sync {d}` when online",
-                d = code.digits()
-            ));
+            let cov = self
+                .store
+                .coverage_of(BarTable::Stocks, &symbol.key())
+                .await?;
+            match (cov, as_of) {
+                (Some(c), Some(a)) => r.notes.push(format!(
+                    "no bars on or before {}; cached data for {} starts {}",
+                    crate::date::iso(a),
+                    code.digits(),
+                    crate::date::iso(c.first_date)
+                )),
+                _ => r.notes.push(format!(
+                    "no data offline for {d}; run `wyckoff data sync {d}` when online",
+                    d = code.digits()
+                )),
+            }
         }
         if !r.bars.is_empty() && r.bars.iter().all(|b| b.turnover.is_none()) {
             r.notes
@@ -722,10 +776,15 @@ async fn seed_bundled(store: &CacheStore, clock: &dyn Clock) -> Result<(), Marke
     );
     let now = clock.now();
     let list = bundled::stock_list()?;
-    let existing = store.load_stocks().await?;
+    let existing: std::collections::HashSet<StockCode> = store
+        .load_stocks()
+        .await?
+        .into_iter()
+        .map(|s| s.code)
+        .collect();
     let missing: Vec<StockInfo> = list
         .into_iter()
-        .filter(|s| !existing.iter().any(|e| e.code == s.code))
+        .filter(|s| !existing.contains(&s.code))
         .collect();
     store
         .upsert_stocks(&missing, bundled::CODES_SOURCE, now)

@@ -22,7 +22,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use code::{Board, CodeError, Exchange, IndexCode, StockCode, Symbol, SymbolKind};
 pub use facade::{
     BarsResult, CodeStatus, Credentials, DataStatus, MarketConfig, MarketData, MarketError,
-    SourceSpec, StatusReport, SyncReport, SyncTarget,
+    MetaResult, SourceSpec, StatusReport, SyncReport, SyncTarget,
 };
 pub use meta::StockInfo;
 pub use portfolio::{PortfolioError, PortfolioOp, PortfolioStore, PortfolioView, Position};

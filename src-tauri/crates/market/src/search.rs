@@ -71,6 +71,8 @@ pub struct SearchHit {
 #[derive(Debug, Clone, Default)]
 pub struct StockDirectory {
     entries: Vec<Entry>,
+    /// digits → index into `entries`, for O(1) name lookups on every bar read.
+    by_code: std::collections::HashMap<String, usize>,
 }
 
 impl StockDirectory {
@@ -81,8 +83,13 @@ impl StockDirectory {
                 readings: Readings::of(&info.name),
                 info,
             })
+            .collect::<Vec<Entry>>();
+        let by_code = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.info.code.digits().to_string(), i))
             .collect();
-        Self { entries }
+        Self { entries, by_code }
     }
 
     pub fn len(&self) -> usize {
@@ -97,9 +104,9 @@ impl StockDirectory {
     }
 
     pub fn get(&self, digits: &str) -> Option<&StockInfo> {
-        self.entries
-            .iter()
-            .find(|e| e.info.code.digits() == digits)
+        self.by_code
+            .get(digits)
+            .and_then(|i| self.entries.get(*i))
             .map(|e| &e.info)
     }
 

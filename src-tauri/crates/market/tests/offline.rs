@@ -224,3 +224,27 @@ async fn shares_the_database_with_other_crates_migrations() {
     let md = open(home.path(), c).await;
     assert_eq!(md.status().await.unwrap().stocks.len(), 8);
 }
+
+#[tokio::test]
+async fn as_of_before_history_and_metadata_notes() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path(), clock(2026, 12, 1, 16)).await;
+    let r = md.daily_bars("603220", Some(20100104)).await.unwrap();
+    assert_eq!(r.data_status, DataStatus::Unavailable);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("no bars on or before 2010-01-04")),
+        "{:?}",
+        r.notes
+    );
+    let m = md.stock_meta("000001").unwrap();
+    let info = m.info.unwrap();
+    assert_eq!(info.name, "平安银行");
+    assert_eq!(info.market_cap, None);
+    assert_eq!(m.data_status, DataStatus::Partial);
+    assert!(m.notes.iter().any(|n| n.contains("market cap unavailable")));
+    let m = md.stock_meta("920001").unwrap();
+    assert_eq!(m.data_status, DataStatus::Unavailable);
+    assert!(m.info.is_none());
+}
