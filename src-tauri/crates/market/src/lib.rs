@@ -1,5 +1,22 @@
 //! Market data: codes, the trading calendar, bundled offline data, live sources, the SQLite
 //! bar cache, incremental sync and the portfolio store, behind the `MarketData` facade.
+//!
+//! Typical use (tools crate, CLI):
+//!
+//! ```text
+//! let md = MarketData::open_with(MarketConfig::from_env(&wyckoff_home)?).await?;
+//! let r = md.daily_bars("600519", None).await?;      // BarsResult { bars, source, as_of, data_status, notes, .. }
+//! let idx = md.index_bars("sse", Some(20200616)).await?;
+//! let hits = md.search("payh", 10);                  // code / name / pinyin
+//! let rep = md.sync(SyncTarget::Codes(vec!["600519".into()]), &mut |ev| { /* progress */ }).await?;
+//! let st = md.status().await?;                       // per-code coverage + freshness
+//! let view = md.portfolio().view().await?;
+//! ```
+//!
+//! Offline (no source configured, or every source unreachable) reads come from the cache,
+//! which is seeded on first open with the bundled real data (8 stocks 2005–2020, the SSE
+//! calendar, a 2023 code list; see `bundled::NOTICE`). What is missing is reported in
+//! `data_status`/`notes`, never invented.
 
 pub mod breaker;
 pub mod bundled;
