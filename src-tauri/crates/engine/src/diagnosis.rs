@@ -61,6 +61,8 @@ pub struct DiagnosisConfig {
     pub use_atr_stop: bool,
     /// Market-wide lane inputs, when a screen has them (`l2_pass` is filled in here).
     pub lanes: LaneContext,
+    /// Market regime, when known (only shown in the event's reasons, as 水温).
+    pub regime: Option<crate::regime::Regime>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -291,7 +293,7 @@ pub fn diagnose_with(
         from_year_high_pct,
         from_year_low_pct,
         targets: targets(bars, atr_14),
-        structure: wyckoff_diagnose(bars, &channels.label, None),
+        structure: wyckoff_diagnose(bars, &channels.label, cfg.regime.map(|r| r.as_str())),
         wyckoff: wyckoff_structure(bars),
         channels,
         l4_trigger_details: triggers,

@@ -24,6 +24,23 @@ pub enum Regime {
     Unknown,
 }
 
+impl Regime {
+    /// The reference's name (`RISK_ON`, `PANIC_REPAIR_CONFIRMED`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Regime::RiskOn => "RISK_ON",
+            Regime::Neutral => "NEUTRAL",
+            Regime::Caution => "CAUTION",
+            Regime::RiskOff => "RISK_OFF",
+            Regime::Crash => "CRASH",
+            Regime::PanicRepair => "PANIC_REPAIR",
+            Regime::PanicRepairConfirmed => "PANIC_REPAIR_CONFIRMED",
+            Regime::BearRebound => "BEAR_REBOUND",
+            Regime::Unknown => "UNKNOWN",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Structure {
