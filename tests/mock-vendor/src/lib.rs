@@ -10,6 +10,9 @@
 //! | `claude`  | `POST …/messages` (e.g. `/v1/messages`)               |
 //! | `gemini`  | `POST /v1beta/models/{model}:streamGenerateContent`   |
 //!
+//! Point `wyckoff-llm` providers at it with base URL `{url}/v1` for the OpenAI-compatible
+//! kinds and `{url}` for Claude and Gemini.
+//!
 //! Every request (headers lowercased + JSON body) is recorded for assertions. When a
 //! queue is empty the server answers HTTP 500 with an `mock_script_exhausted` error, so a
 //! test that makes an unexpected call fails loudly.
@@ -41,23 +44,7 @@
 //! serialized [`Script`]:
 //!
 //! ```json
-//! {
-//!   "repeat_last": false,
-//!   "openai": [
-//!     {"events": [
-//!       {"data": {"choices": [{"index": 0, "delta": {"content": "Hello"}, "finish_reason": null}]}},
-//!       {"data": {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, "delay_ms": 50},
-//!       {"data": "[DONE]"}
-//!     ]},
-//!     {"status": 429, "headers": {"retry-after": "2"},
-//!      "body": {"error": {"message": "slow down", "type": "rate_limit"}}}
-//!   ],
-//!   "claude": [
-//!     {"events": [{"event": "message_start", "data": {"type": "message_start", "message": {"usage": {"input_tokens": 3}}}}],
-//!      "stall_after": 1}
-//!   ],
-//!   "gemini": []
-//! }
+#![doc = include_str!("../scripts/example.json")]
 //! ```
 //!
 //! A response is `{status (default 200), headers, body | events, stall_after, cut_after}`.

@@ -99,7 +99,7 @@ impl MockServer {
             .with_state(shared.clone());
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
-                tracing_free_log(&format!("mock-vendor: server stopped: {e}"));
+                log_stderr(&format!("mock-vendor: server stopped: {e}"));
             }
         });
         Ok(MockServer {
@@ -164,14 +164,14 @@ impl Drop for MockServer {
 }
 
 // The library has no logger of its own; server errors only matter to whoever runs it.
-fn tracing_free_log(msg: &str) {
+fn log_stderr(msg: &str) {
     let _ = writeln!(std::io::stderr(), "{msg}");
 }
 
 fn append_line(path: &std::path::Path, request: &RecordedRequest) {
     let line = match serde_json::to_string(request) {
         Ok(l) => l,
-        Err(e) => return tracing_free_log(&format!("mock-vendor: cannot record: {e}")),
+        Err(e) => return log_stderr(&format!("mock-vendor: cannot record: {e}")),
     };
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -180,10 +180,10 @@ fn append_line(path: &std::path::Path, request: &RecordedRequest) {
     match file {
         Ok(mut f) => {
             if let Err(e) = writeln!(f, "{line}") {
-                tracing_free_log(&format!("mock-vendor: cannot record: {e}"));
+                log_stderr(&format!("mock-vendor: cannot record: {e}"));
             }
         }
-        Err(e) => tracing_free_log(&format!("mock-vendor: cannot open {}: {e}", path.display())),
+        Err(e) => log_stderr(&format!("mock-vendor: cannot open {}: {e}", path.display())),
     }
 }
 

@@ -183,6 +183,14 @@ fn script_json_round_trips() {
     assert_eq!(minimal, Response::stream(vec![Event::text("[DONE]")]));
 }
 
+#[test]
+fn documented_example_script_parses() {
+    let script: Script = serde_json::from_str(include_str!("../scripts/example.json")).unwrap();
+    assert_eq!(script.openai.len(), 2);
+    assert_eq!(script.openai[1].status, 429);
+    assert_eq!(script.claude[0].stall_after, Some(1));
+}
+
 #[tokio::test]
 async fn binary_serves_a_script_file_and_records_requests() {
     let dir = tempfile::tempdir().unwrap();
