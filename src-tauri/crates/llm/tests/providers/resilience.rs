@@ -212,3 +212,28 @@ async fn router_sends_simple_turns_to_the_light_model() {
     assert_eq!(no_router.name(), "claude");
     assert_eq!(no_router.last_tier(), None);
 }
+
+#[tokio::test]
+async fn unreachable_primary_is_a_network_error_and_falls_back() {
+    // A port nobody listens on: connection refused.
+    let dead = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let dead_url = format!("http://{}/v1", dead.local_addr().unwrap());
+    drop(dead);
+    let spec = wyckoff_llm::ProviderSpec::new(ProviderKind::Ollama).base_url(dead_url);
+    let down = wyckoff_llm::build(&spec, &http()).unwrap();
+
+    let e = down.stream(&req("hi")).await.err().unwrap();
+    assert_eq!(e.kind, ErrorKind::Network);
+    assert!(e.is_retryable() && !e.after_content);
+    assert!(
+        e.to_string().starts_with("ollama: could not connect"),
+        "{e}"
+    );
+
+    let b = server().await;
+    b.push(Route::Openai, OpenAiStream::text_response(&["cloud"]));
+    let p = fallback(down, provider(ProviderKind::Deepseek, &b, Some("k")), false);
+    let done = p.complete(&req("hi")).await.unwrap();
+    assert_eq!(done.text, "cloud");
+    assert_eq!(p.name(), "deepseek");
+}
