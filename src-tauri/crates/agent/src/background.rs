@@ -200,6 +200,15 @@ impl BackgroundTaskManager {
     /// Takes the session's queued completion notifications (as system-notification
     /// user messages) and marks them delivered.
     pub async fn take_notifications(&self, session_id: &str) -> Vec<Message> {
+        self.take_pending(session_id)
+            .await
+            .into_iter()
+            .map(|(_, m)| m)
+            .collect()
+    }
+
+    /// Like `take_notifications`, with the id of the task each message is about.
+    pub async fn take_pending(&self, session_id: &str) -> Vec<(String, Message)> {
         let taken = self
             .state
             .lock()
@@ -216,7 +225,7 @@ impl BackgroundTaskManager {
                 tracing::warn!(task_id, "could not mark notification delivered: {e}");
             }
         }
-        taken.into_iter().map(|(_, m)| m).collect()
+        taken
     }
 
     /// Waits until the task has finished or `timeout` passes; returns its final state.

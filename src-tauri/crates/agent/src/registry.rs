@@ -23,18 +23,41 @@ use crate::sink::EventSink;
 use crate::tool::{Tool, ToolContext, ToolError, ToolSpec};
 use crate::validation::validate_args;
 
-/// Everything one execution needs from the session and the turn.
+/// Everything one execution needs from the session and the turn. Built only by the
+/// runtime (and derived for sub-tasks with [`ExecEnv::child`]), so every execution
+/// carries the session's approval gate.
 #[derive(Clone)]
 pub struct ExecEnv {
-    pub session_id: String,
-    pub gate: Arc<ApprovalGate>,
-    pub sink: Arc<dyn EventSink>,
-    pub cancel: CancellationToken,
-    pub background: Option<Arc<BackgroundTaskManager>>,
-    pub results: Option<ResultStore>,
-    pub clock: Arc<dyn Clock>,
+    pub(crate) session_id: String,
+    pub(crate) gate: Arc<ApprovalGate>,
+    pub(crate) sink: Arc<dyn EventSink>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) background: Option<Arc<BackgroundTaskManager>>,
+    pub(crate) results: Option<ResultStore>,
+    pub(crate) clock: Arc<dyn Clock>,
     /// Foreground calls taking longer fail with a timeout error.
-    pub tool_timeout: Option<Duration>,
+    pub(crate) tool_timeout: Option<Duration>,
+}
+
+impl ExecEnv {
+    /// The same session and gate with another event sink and a child cancel token
+    /// (for sub-agents: their events go to their own listener, cancelling the parent
+    /// cancels them, approvals still go through the session's gate).
+    pub fn child(&self, sink: Arc<dyn EventSink>) -> ExecEnv {
+        ExecEnv {
+            sink,
+            cancel: self.cancel.child_token(),
+            ..self.clone()
+        }
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
 }
 
 /// How one call ended, as the runtime needs it.

@@ -200,7 +200,9 @@ impl Runtime {
         turn.run(messages).instrument(span).await
     }
 
-    fn exec_env(&self, sink: Arc<dyn EventSink>, cancel: CancellationToken) -> ExecEnv {
+    /// The execution environment of this session: the only way to run a registry tool
+    /// (it carries the session's approval gate).
+    pub fn exec_env(&self, sink: Arc<dyn EventSink>, cancel: CancellationToken) -> ExecEnv {
         ExecEnv {
             session_id: self.config.session_id.clone(),
             gate: self.gate.clone(),
@@ -518,7 +520,10 @@ impl<'a> Turn<'a> {
             retrying = false;
 
             if let Some(bg) = &rt.background {
-                for note in bg.take_notifications(&rt.config.session_id).await {
+                for (task_id, note) in bg.take_pending(&rt.config.session_id).await {
+                    if let Some(task) = bg.get(&task_id) {
+                        self.emit(RuntimeEvent::BackgroundTask { task });
+                    }
                     messages.push(note);
                 }
             }

@@ -1117,10 +1117,20 @@ async fn background_completion_reaches_the_next_round() {
     )));
     assert!(!runtime.has_pending_notifications());
     let events = sink.events();
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, RuntimeEvent::BackgroundTask { task } if task.task_id == task_id))
+    // Submission and completion both reach the turn's listener.
+    let statuses: Vec<wyckoff_protocol::TaskStatus> = events
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::BackgroundTask { task } if task.task_id == task_id => Some(task.status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            wyckoff_protocol::TaskStatus::Running,
+            wyckoff_protocol::TaskStatus::Completed
+        ]
     );
     assert_one_terminal(&events);
     assert_valid_conversation(&messages);
