@@ -1,1 +1,77 @@
+//! The desktop app: a thin shell that adapts the crates under `crates/` to IPC, the
+//! tray, notifications, the keychain and the settings store. No agent logic lives here.
 
+mod bindings;
+mod commands;
+mod settings_store;
+mod state;
+mod tray;
+
+use tauri::Manager;
+
+use crate::state::AppState;
+
+/// Builds and runs the app. Errors during start-up are logged and end the process with
+/// a non-zero status instead of a panic.
+pub fn run() {
+    let home = wyckoff_config::DataHome::from_env();
+    if let Err(e) = home.ensure() {
+        // No logger yet: the data home is where logs go.
+        eprintln_fallback(&format!(
+            "cannot create the data home {}: {e}",
+            home.root().display()
+        ));
+        std::process::exit(1);
+    }
+    let _log_guard =
+        match wyckoff_config::logging::init(&home.logs_dir(), "desk", cfg!(debug_assertions)) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln_fallback(&format!("logging disabled: {e}"));
+                None
+            }
+        };
+    tracing::info!(home = %home.root().display(), version = env!("CARGO_PKG_VERSION"), "starting Wyckoff Desk");
+
+    let specta = bindings::builder();
+    let result = tauri::Builder::default()
+        // Must be first: a second launch hands over to the first and exits.
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+            tray::show_main_window(app);
+        }))
+        .plugin(tauri_plugin_window_state::Builder::default().build())
+        .plugin(tauri_plugin_store::Builder::default().build())
+        .invoke_handler(specta.invoke_handler())
+        .setup(move |app| {
+            specta.mount_events(app);
+            let state = AppState::load(app.handle(), home.clone());
+            app.manage(state);
+            if let Err(e) = tray::create(app.handle()) {
+                // A desktop without a tray (some Linux sessions) still gets a window.
+                tracing::warn!("tray icon unavailable: {e}");
+            }
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                let hide = window.state::<AppState>().close_to_tray();
+                if hide && window.label() == "main" {
+                    api.prevent_close();
+                    if let Err(e) = window.hide() {
+                        tracing::warn!("cannot hide the window: {e}");
+                    }
+                }
+            }
+        })
+        .run(tauri::generate_context!());
+    if let Err(e) = result {
+        tracing::error!("the app stopped with an error: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Last-resort message before logging exists.
+#[allow(clippy::print_stderr)]
+fn eprintln_fallback(msg: &str) {
+    eprintln!("wyckoff-desk: {msg}");
+}

@@ -1,1 +1,42 @@
-fn main() {}
+//! `wyckoff`: the headless face of Wyckoff Desk. It runs the same crates as the app.
+// Printing results is this binary's job; libraries log through `tracing` instead.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod doctor;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "wyckoff",
+    version,
+    about = "Wyckoff Desk from the command line"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show the data home, settings, keychain and which keys are set (never their values).
+    Doctor {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Doctor { json } => doctor::run(json),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("wyckoff: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}

@@ -105,20 +105,17 @@ pub struct ModelEntry {
     pub id: String,
     pub provider: ProviderKind,
     pub model: String,
-    #[serde(default)]
     pub base_url: Option<String>,
     /// Overrides the known-model table.
-    #[serde(default)]
     pub context_window: Option<i32>,
     /// USD per million tokens, for the cost estimate in the status bar.
-    #[serde(default)]
     pub input_price_per_mtok: Option<f64>,
-    #[serde(default)]
     pub output_price_per_mtok: Option<f64>,
 }
 
+/// Every field is required on the wire (IPC sends whole objects); files with missing
+/// fields are completed from the defaults in [`Settings::from_value`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
-#[serde(default)]
 pub struct Settings {
     pub version: u32,
     pub language: Language,
@@ -366,10 +363,26 @@ impl Settings {
         if version == 0 {
             migrate_v0_to_v1(&mut doc, &mut notes);
         }
-        let settings: Settings =
-            serde_json::from_value(doc).map_err(|e| invalid("settings", e.to_string()))?;
+        let settings: Settings = serde_json::from_value(with_defaults(doc))
+            .map_err(|e| invalid("settings", e.to_string()))?;
         settings.validate()?;
         Ok((settings, notes))
+    }
+}
+
+/// Fills fields missing from `doc` with their defaults (files written by an older
+/// version, or edited by hand, may lack some).
+fn with_defaults(doc: Value) -> Value {
+    let mut base = match serde_json::to_value(Settings::default()) {
+        Ok(Value::Object(map)) => map,
+        _ => return doc,
+    };
+    match doc {
+        Value::Object(fields) => {
+            base.extend(fields);
+            Value::Object(base)
+        }
+        other => other,
     }
 }
 
@@ -596,6 +609,15 @@ mod tests {
         assert!(notes.iter().any(|n| n.contains("tushare_token")));
         let text = serde_json::to_string(&s).unwrap();
         assert!(!text.contains("sk-secret") && !text.contains("abc\""));
+    }
+
+    #[test]
+    fn missing_fields_take_their_defaults() {
+        let (s, notes) = Settings::from_value(json!({"version": 1, "theme": "dark"})).unwrap();
+        assert!(notes.is_empty());
+        assert_eq!(s.theme, Theme::Dark);
+        assert_eq!(s.stream_idle_timeout_secs, 60);
+        assert!(s.close_to_tray);
     }
 
     #[test]

@@ -1,0 +1,133 @@
+use std::process::ExitCode;
+
+use serde::Serialize;
+use wyckoff_config::secrets::{KeychainState, SecretId};
+use wyckoff_config::settings::{self, ProviderKind};
+use wyckoff_config::{DataHome, KeyStatus, Secrets};
+
+#[derive(Debug, Serialize)]
+struct Report {
+    version: &'static str,
+    data_home: String,
+    data_home_exists: bool,
+    settings_file: String,
+    settings: SettingsState,
+    database: String,
+    database_exists: bool,
+    keychain: KeychainState,
+    keys: Vec<KeyStatus>,
+    main_model: Option<String>,
+    models: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+enum SettingsState {
+    Missing,
+    Ok { notes: Vec<String> },
+    Error { message: String },
+}
+
+pub fn run(json: bool) -> anyhow::Result<ExitCode> {
+    let home = DataHome::from_env();
+    let settings_path = home.settings_path();
+    let (settings_state, settings) = match settings::load(&settings_path) {
+        Ok((s, notes)) if settings_path.exists() => (SettingsState::Ok { notes }, s),
+        Ok((s, _)) => (SettingsState::Missing, s),
+        Err(e) => (
+            SettingsState::Error {
+                message: e.to_string(),
+            },
+            settings::Settings::default(),
+        ),
+    };
+    let secrets = Secrets::system();
+    let mut ids = SecretId::known();
+    ids.extend(
+        settings
+            .models
+            .iter()
+            .filter(|m| m.provider == ProviderKind::OpenaiCompatible)
+            .map(|m| SecretId::Custom { id: m.id.clone() }),
+    );
+    let report = Report {
+        version: env!("CARGO_PKG_VERSION"),
+        data_home: home.root().display().to_string(),
+        data_home_exists: home.root().is_dir(),
+        settings_file: settings_path.display().to_string(),
+        settings: settings_state,
+        database: home.db_path().display().to_string(),
+        database_exists: home.db_path().is_file(),
+        keychain: secrets.keychain_state(),
+        keys: ids.iter().map(|id| secrets.status(id)).collect(),
+        main_model: settings.main_model.clone(),
+        models: settings
+            .models
+            .iter()
+            .map(|m| format!("{} ({} {})", m.id, m.provider.cli_name(), m.model))
+            .collect(),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_text(&report);
+    }
+    let healthy = !matches!(report.settings, SettingsState::Error { .. });
+    Ok(if healthy {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "present" } else { "absent" }
+}
+
+fn print_text(r: &Report) {
+    println!("Wyckoff Desk {} (wyckoff CLI)", r.version);
+    println!(
+        "data home:     {} ({})",
+        r.data_home,
+        yes_no(r.data_home_exists)
+    );
+    let settings = match &r.settings {
+        SettingsState::Missing => "absent, using defaults".to_owned(),
+        SettingsState::Ok { notes } if notes.is_empty() => "ok".to_owned(),
+        SettingsState::Ok { notes } => format!("ok (migrated: {})", notes.join("; ")),
+        SettingsState::Error { message } => format!("ERROR: {message}"),
+    };
+    println!("settings file: {} ({settings})", r.settings_file);
+    println!(
+        "database:      {} ({})",
+        r.database,
+        yes_no(r.database_exists)
+    );
+    match &r.keychain {
+        KeychainState::Available => println!("keychain:      available"),
+        KeychainState::Unavailable { reason, fix } => {
+            println!("keychain:      unavailable: {reason}\n               fix: {fix}")
+        }
+    }
+    println!("keys (values are never shown):");
+    for k in &r.keys {
+        let state = match (k.set, k.source) {
+            (true, Some(src)) => format!(
+                "set ({})",
+                serde_json::to_value(src)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            ),
+            _ => "not set".to_owned(),
+        };
+        println!("  {:<22} {:<22} env {}", k.id.account(), state, k.env_var);
+    }
+    match &r.main_model {
+        Some(m) => println!("main model:    {m}"),
+        None => println!("main model:    none configured"),
+    }
+    for m in &r.models {
+        println!("  model {m}");
+    }
+}

@@ -1,0 +1,90 @@
+//! API keys: the webview may ask whether a key is set, set one, or delete one. A key's
+//! value never travels back to the webview.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use specta::Type;
+use tauri::State;
+use wyckoff_config::secrets::{KeychainState, SecretId};
+use wyckoff_config::settings::ProviderKind;
+use wyckoff_config::{KeyStatus, SecretError, Secrets};
+
+use crate::state::AppState;
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct KeysReport {
+    pub keychain: KeychainState,
+    pub keys: Vec<KeyStatus>,
+}
+
+fn all_ids(state: &AppState) -> Vec<SecretId> {
+    let mut ids = SecretId::known();
+    for m in state
+        .settings()
+        .models
+        .iter()
+        .filter(|m| m.provider == ProviderKind::OpenaiCompatible)
+    {
+        ids.push(SecretId::Custom { id: m.id.clone() });
+    }
+    ids
+}
+
+/// Keychain calls can block for seconds (D-Bus), so they run off the async runtime.
+async fn blocking<T: Send + 'static>(
+    secrets: &Arc<Secrets>,
+    f: impl FnOnce(&Secrets) -> T + Send + 'static,
+) -> Result<T, SecretError> {
+    let secrets = secrets.clone();
+    tokio::task::spawn_blocking(move || f(&secrets))
+        .await
+        .map_err(|e| SecretError::Keychain {
+            reason: e.to_string(),
+        })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn key_statuses(state: State<'_, AppState>) -> Result<KeysReport, SecretError> {
+    let ids = all_ids(&state);
+    blocking(&state.secrets, move |s| KeysReport {
+        keychain: s.keychain_state(),
+        keys: ids.iter().map(|id| s.status(id)).collect(),
+    })
+    .await
+}
+
+/// Stores a key in the keychain, or only for this session when `session_only` is set
+/// (offered when no keychain is reachable). Returns the key's new status.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_key(
+    state: State<'_, AppState>,
+    id: SecretId,
+    value: String,
+    session_only: bool,
+) -> Result<KeyStatus, SecretError> {
+    blocking(&state.secrets, move |s| {
+        if session_only {
+            s.set_for_session(&id, &value)
+        } else {
+            s.set(&id, &value)
+        }?;
+        Ok(s.status(&id))
+    })
+    .await?
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_key(
+    state: State<'_, AppState>,
+    id: SecretId,
+) -> Result<KeyStatus, SecretError> {
+    blocking(&state.secrets, move |s| {
+        s.delete(&id)?;
+        Ok(s.status(&id))
+    })
+    .await?
+}

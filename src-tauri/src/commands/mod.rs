@@ -1,0 +1,6 @@
+//! IPC commands. Each is a thin adapter over the crates; every type derives
+//! `specta::Type` so `ui/src/bindings.ts` stays exact.
+
+pub mod app;
+pub mod keys;
+pub mod settings;

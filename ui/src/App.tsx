@@ -1,0 +1,69 @@
+import { useCallback, useEffect, useState } from "react";
+import { commands, events, type AppInfo, type SettingsView, type Theme } from "./bindings";
+import { LanguageContext, translate } from "./i18n";
+import Home from "./pages/Home";
+import SettingsPage from "./pages/Settings";
+
+type Page = "home" | "settings";
+
+function applyTheme(theme: Theme) {
+  const root = document.documentElement;
+  if (theme === "system") root.removeAttribute("data-theme");
+  else root.setAttribute("data-theme", theme);
+}
+
+export default function App() {
+  const [page, setPage] = useState<Page>("home");
+  const [view, setView] = useState<SettingsView | null>(null);
+  const [info, setInfo] = useState<AppInfo | null>(null);
+
+  const reload = useCallback(async () => {
+    const [v, i] = await Promise.all([commands.getSettings(), commands.appInfo()]);
+    setView(v);
+    setInfo(i);
+  }, []);
+
+  useEffect(() => {
+    void reload();
+    const unlisten = events.settingsChanged.listen((e) => {
+      setView((prev) => (prev ? { ...prev, settings: e.payload.settings } : prev));
+    });
+    return () => {
+      void unlisten.then((f) => f());
+    };
+  }, [reload]);
+
+  const lang = view?.settings.language ?? "zh";
+  useEffect(() => {
+    if (view) applyTheme(view.settings.theme);
+    document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  }, [view, lang]);
+
+  if (!view || !info) {
+    return <div className="loading" aria-busy="true" />;
+  }
+  const t = (k: Parameters<typeof translate>[1]) => translate(lang, k);
+
+  return (
+    <LanguageContext.Provider value={lang}>
+      <div className="shell">
+        <nav className="sidebar" aria-label="main">
+          <div className="brand">{t("appName")}</div>
+          <button id="nav-home" className={page === "home" ? "active" : ""} onClick={() => setPage("home")}>
+            {t("navHome")}
+          </button>
+          <button id="nav-settings" className={page === "settings" ? "active" : ""} onClick={() => setPage("settings")}>
+            {t("navSettings")}
+          </button>
+        </nav>
+        <main className="content">
+          {page === "home" ? (
+            <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />
+          ) : (
+            <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />
+          )}
+        </main>
+      </div>
+    </LanguageContext.Provider>
+  );
+}

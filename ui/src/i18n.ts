@@ -1,0 +1,131 @@
+import { createContext, useContext } from "react";
+import type { Language } from "./bindings";
+
+const zh = {
+  appName: "Wyckoff Desk",
+  navHome: "概览",
+  navSettings: "设置",
+  homeTitle: "威科夫量价分析助手",
+  homeIntro: "用大模型解读 A 股的量价结构：吸筹、派发、Spring、SOS……数据与记忆都保存在本机。",
+  homeNoModel: "还没有配置模型。先在设置中添加一个模型并填写 API Key。",
+  homeGoSettings: "前往设置",
+  homeModelReady: "主模型",
+  homeDataHome: "数据目录",
+  homeVersion: "版本",
+  general: "通用",
+  language: "界面语言",
+  theme: "主题",
+  themeSystem: "跟随系统",
+  themeLight: "浅色",
+  themeDark: "深色",
+  closeToTray: "关闭窗口时最小化到托盘",
+  notifications: "后台任务完成时通知",
+  timeouts: "超时与网络",
+  streamIdle: "流式空闲超时（秒，10–600）",
+  toolTimeout: "工具超时（秒，5–300）",
+  approvalTimeout: "确认弹窗等待（秒，10–600）",
+  proxy: "代理（留空则使用系统/环境变量）",
+  save: "保存",
+  saved: "已保存",
+  keys: "API Key 与数据源凭据",
+  keysHint: "密钥只保存在系统钥匙串中，不会写入任何文件，也不会再显示出来。",
+  keySet: "已设置",
+  keyNotSet: "未设置",
+  srcKeychain: "钥匙串",
+  srcEnvironment: "环境变量",
+  srcSession: "仅本次会话",
+  keyPlaceholder: "粘贴新的密钥",
+  keySave: "保存密钥",
+  keyDelete: "删除",
+  sessionOnly: "仅在本次会话中使用（不保存）",
+  keychainUnavailable: "无法访问系统钥匙串",
+  envOverride: "环境变量",
+  settingsProblem: "设置文件无法使用，当前使用默认值且不会覆盖该文件：",
+  errOutOfRange: "{field} 必须在 {min}–{max} 之间（当前为 {got}）",
+  errInvalid: "{field} 无效：{reason}",
+  vendor_anthropic: "Anthropic (Claude)",
+  vendor_openai: "OpenAI",
+  vendor_gemini: "Google Gemini",
+  vendor_deepseek: "DeepSeek",
+  vendor_qwen: "通义千问 (Qwen)",
+  vendor_kimi: "Kimi (Moonshot)",
+  data_tushare: "Tushare Pro Token",
+  data_tickflow: "TickFlow API Key",
+  custom: "自定义端点",
+  models: "模型",
+  addModel: "添加模型",
+  modelsHint: "选中的单选框为主模型；添加后点击“保存”。",
+};
+
+export type MessageKey = keyof typeof zh;
+
+const en: Record<MessageKey, string> = {
+  appName: "Wyckoff Desk",
+  navHome: "Overview",
+  navSettings: "Settings",
+  homeTitle: "Wyckoff volume-price analyst",
+  homeIntro: "An LLM agent that reads the A-share tape the Wyckoff way: accumulation, distribution, Spring, SOS… Data and memory stay on this machine.",
+  homeNoModel: "No model is configured yet. Add one in Settings and enter its API key.",
+  homeGoSettings: "Open Settings",
+  homeModelReady: "Main model",
+  homeDataHome: "Data folder",
+  homeVersion: "Version",
+  general: "General",
+  language: "Language",
+  theme: "Theme",
+  themeSystem: "System",
+  themeLight: "Light",
+  themeDark: "Dark",
+  closeToTray: "Closing the window hides it to the tray",
+  notifications: "Notify when background tasks finish",
+  timeouts: "Timeouts and network",
+  streamIdle: "Stream idle timeout (s, 10–600)",
+  toolTimeout: "Tool timeout (s, 5–300)",
+  approvalTimeout: "Approval dialog wait (s, 10–600)",
+  proxy: "Proxy (empty = system/environment)",
+  save: "Save",
+  saved: "Saved",
+  keys: "API keys and data-source credentials",
+  keysHint: "Keys are kept only in the system keychain, never written to a file, and never shown again.",
+  keySet: "Set",
+  keyNotSet: "Not set",
+  srcKeychain: "keychain",
+  srcEnvironment: "environment",
+  srcSession: "this session only",
+  keyPlaceholder: "Paste a new key",
+  keySave: "Save key",
+  keyDelete: "Delete",
+  sessionOnly: "Use for this session only (not saved)",
+  keychainUnavailable: "The system keychain is unavailable",
+  envOverride: "env",
+  settingsProblem: "The settings file cannot be used; running on defaults and not overwriting it:",
+  errOutOfRange: "{field} must be between {min} and {max} (got {got})",
+  errInvalid: "{field} is invalid: {reason}",
+  vendor_anthropic: "Anthropic (Claude)",
+  vendor_openai: "OpenAI",
+  vendor_gemini: "Google Gemini",
+  vendor_deepseek: "DeepSeek",
+  vendor_qwen: "Qwen (DashScope)",
+  vendor_kimi: "Kimi (Moonshot)",
+  data_tushare: "Tushare Pro token",
+  data_tickflow: "TickFlow API key",
+  custom: "Custom endpoint",
+  models: "Models",
+  addModel: "Add model",
+  modelsHint: "The selected radio button is the main model; click Save after adding.",
+};
+
+const dictionaries: Record<Language, Record<MessageKey, string>> = { zh, en };
+
+export function translate(lang: Language, key: MessageKey, vars?: Record<string, string | number>): string {
+  let text = dictionaries[lang][key];
+  for (const [k, v] of Object.entries(vars ?? {})) text = text.replaceAll(`{${k}}`, String(v));
+  return text;
+}
+
+export const LanguageContext = createContext<Language>("zh");
+
+export function useT() {
+  const lang = useContext(LanguageContext);
+  return (key: MessageKey, vars?: Record<string, string | number>) => translate(lang, key, vars);
+}
