@@ -92,9 +92,20 @@ async fn session() -> WebDriver {
         "tauri:options": { "application": app },
     });
     let caps: Capabilities = caps.as_object().unwrap().clone().into();
-    WebDriver::new(format!("http://127.0.0.1:{DRIVER_PORT}"), caps)
-        .await
-        .unwrap()
+    // tauri-driver listens before its WebKitWebDriver is ready; the first session
+    // request can fail while the native driver starts.
+    let mut attempt = 0;
+    loop {
+        match WebDriver::new(format!("http://127.0.0.1:{DRIVER_PORT}"), caps.clone()).await {
+            Ok(d) => return d,
+            Err(e) if attempt < 10 => {
+                attempt += 1;
+                eprintln!("session attempt {attempt} failed: {e}");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => panic!("cannot start a WebDriver session: {e}"),
+        }
+    }
 }
 
 /// React renders after the session starts: poll instead of failing on the first miss.
@@ -121,6 +132,12 @@ async fn wait_attr(d: &WebDriver, by: By, attr: &str, want: &str) -> WebElement 
     }
 }
 
+/// WebKit can report elements before it has painted them: give it a few frames.
+async fn shot(d: &WebDriver, name: &str) {
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    d.screenshot(&screenshot_dir().join(name)).await.unwrap();
+}
+
 fn files_containing(dir: &Path, needle: &str) -> Vec<PathBuf> {
     let mut hits = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -144,12 +161,11 @@ fn keychain() -> Secrets {
 }
 
 async fn keys_and_settings_scenario(d: &WebDriver, home: &Path) {
-    let shots = screenshot_dir();
     // The main window renders; a fresh home has no model and says where to go.
     wait_for(d, By::Id("no-model")).await;
     let shown_home = wait_for(d, By::Id("data-home")).await.text().await.unwrap();
     assert_eq!(shown_home, home.display().to_string());
-    d.screenshot(&shots.join("01-home.png")).await.unwrap();
+    shot(d, "01-home.png").await;
 
     wait_for(d, By::Id("nav-settings"))
         .await
@@ -183,9 +199,7 @@ async fn keys_and_settings_scenario(d: &WebDriver, home: &Path) {
         !d.source().await.unwrap().contains(&canary),
         "the key value must not be in the DOM"
     );
-    d.screenshot(&shots.join("02-settings-key-set.png"))
-        .await
-        .unwrap();
+    shot(d, "02-settings-key-set.png").await;
 
     // Stored in the real keychain, and in no file under the data home.
     assert_eq!(
@@ -245,9 +259,7 @@ async fn keys_and_settings_scenario(d: &WebDriver, home: &Path) {
         saved,
         "a rejected setting must not change the file"
     );
-    d.screenshot(&shots.join("03-settings-rejected.png"))
-        .await
-        .unwrap();
+    shot(d, "03-settings-rejected.png").await;
 
     // Deleting removes it from the keychain.
     wait_for(d, By::Id("key-delete-anthropic"))
