@@ -1,0 +1,183 @@
+//! `analyze_stock` (REFERENCE §2.3 #2, §14.1): a Wyckoff health diagnosis of one A-share,
+//! or its recent daily bars. `as_of` replays the tape as it stood at that close.
+
+use serde_json::{Value, json};
+use wyckoff_agent::ToolError;
+use wyckoff_engine::{Bar, Holding, diagnose};
+use wyckoff_market::{BarsResult, MarketData};
+
+use crate::common::{freshness, iso, market_err, opt_date, opt_f64, opt_i64, opt_str, pct, round};
+
+pub const NAME: &str = "analyze_stock";
+pub const DISPLAY_NAME: &str = "个股分析";
+pub const DESCRIPTION: &str = "分析单只 A 股：支持 6 位代码（也接受 600519.SH、sh600519）。\
+mode='diagnose' 做 Wyckoff 健康诊断（均线、通道、吸筹阶段、L4 触发、退出信号、止损、健康评级与理由、威科夫事件与阶段）；\
+mode='price' 返回近期日线 OHLCV。结果带 data_status / source / as_of（最后一根 K 线的日期），数据陈旧或缺失时如实说明。\
+只支持 A 股个股：港股、美股、ETF 和基本面（fundamental）查询暂不支持。";
+
+/// Most bars `mode=price` returns (REFERENCE §14.1 clamps `days` to 1–250).
+pub const MAX_PRICE_DAYS: i64 = 250;
+const DEFAULT_PRICE_DAYS: i64 = 30;
+const BENCHMARK: &str = "sse";
+
+pub const ERR_AS_OF: &str = "as_of 必须是合法日期 YYYYMMDD 或 YYYY-MM-DD";
+pub const ERR_BUY_DT: &str = "buy_dt 必须是合法日期 YYYYMMDD 或 YYYY-MM-DD";
+
+pub fn parameters() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "minLength": 1,
+                "description": "A 股代码，如 '000001'、'600519'、'600519.SH'、'sh600519'"},
+            "mode": {"type": "string", "enum": ["diagnose", "price"],
+                "description": "'diagnose' 做 Wyckoff 结构化诊断（默认）；'price' 仅返回近期 OHLCV 行情"},
+            "cost": {"type": "number", "minimum": 0,
+                "description": "持仓成本价（仅 diagnose 模式），默认 0 表示未持仓"},
+            "days": {"type": "integer",
+                "description": "获取天数（仅 price 模式），默认 30，超出 1–250 时截断"},
+            "as_of": {"type": "string",
+                "description": "复盘日期 YYYYMMDD 或 YYYY-MM-DD：只用该日收盘及之前的 K 线；默认最新"},
+            "buy_dt": {"type": "string",
+                "description": "建仓日 YYYYMMDD 或 YYYY-MM-DD（仅 diagnose 模式）；退出信号只看建仓日之后的 K 线，不传则不判结构退出"}
+        },
+        "required": ["code"],
+        "additionalProperties": false
+    })
+}
+
+/// Runs `analyze_stock` on validated arguments.
+pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
+    let code = opt_str(args, "code")
+        .ok_or_else(|| ToolError::InvalidArgs("missing required argument: code".into()))?;
+    let as_of = opt_date(args, "as_of", ERR_AS_OF)?;
+    let mode = opt_str(args, "mode").unwrap_or("diagnose");
+    match mode {
+        "diagnose" => {
+            let cost = opt_f64(args, "cost").filter(|c| *c > 0.0);
+            let buy_dt = opt_date(args, "buy_dt", ERR_BUY_DT)?;
+            let r = md.daily_bars(code, as_of).await.map_err(market_err)?;
+            if r.bars.is_empty() {
+                return Ok(unavailable(&r, mode, as_of));
+            }
+            let bench = md.index_bars(BENCHMARK, as_of).await.map_err(market_err)?;
+            Ok(diagnosis(&r, &bench, cost, buy_dt, as_of))
+        }
+        "price" => {
+            let days = opt_i64(args, "days")
+                .unwrap_or(DEFAULT_PRICE_DAYS)
+                .clamp(1, MAX_PRICE_DAYS);
+            let r = md.daily_bars(code, as_of).await.map_err(market_err)?;
+            if r.bars.is_empty() {
+                return Ok(unavailable(&r, mode, as_of));
+            }
+            Ok(price(&r, days as usize, as_of))
+        }
+        other => Err(ToolError::InvalidArgs(format!(
+            "mode 参数无效: '{other}'，可选值: diagnose, price"
+        ))),
+    }
+}
+
+/// No bars at all: say so and how to get them; never a diagnosis of nothing.
+fn unavailable(r: &BarsResult, mode: &str, as_of: Option<u32>) -> Value {
+    let name = r.name.clone().unwrap_or_default();
+    let mut out = freshness(r);
+    out.insert("code".into(), json!(r.code));
+    out.insert("name".into(), json!(name));
+    out.insert("mode".into(), json!(mode));
+    out.insert("requested_as_of".into(), json!(as_of.map(iso)));
+    let why = if r.notes.is_empty() {
+        format!("no daily bars for {}", r.code)
+    } else {
+        r.notes.join("; ")
+    };
+    out.insert(
+        "message".into(),
+        json!(format!("无法获取 {} {name} 的行情数据：{why}", r.code)),
+    );
+    Value::Object(out)
+}
+
+fn diagnosis(
+    r: &BarsResult,
+    bench: &BarsResult,
+    cost: Option<f64>,
+    buy_dt: Option<u32>,
+    as_of: Option<u32>,
+) -> Value {
+    let name = r.name.clone().unwrap_or_default();
+    let holding = Holding { cost, buy_dt };
+    let bench_bars = (!bench.bars.is_empty()).then_some(bench.bars.as_slice());
+    let d = diagnose(&r.code, &name, &r.bars, &holding, bench_bars);
+    let next_action = d.diagnosis_brief.next_step.clone();
+    let mut v = serde_json::to_value(&d).unwrap_or_else(|e| json!({"error": e.to_string()}));
+    if let Value::Object(o) = &mut v {
+        // the market layer's status (ok/stale/partial) replaces the engine's "ok"
+        o.extend(freshness(r));
+        o.insert("mode".into(), json!("diagnose"));
+        o.insert("latest_date".into(), json!(d.latest_date.map(iso)));
+        o.insert("requested_as_of".into(), json!(as_of.map(iso)));
+        o.insert("buy_dt".into(), json!(buy_dt.map(iso)));
+        o.insert("next_action".into(), json!(next_action));
+        let mut b = freshness(bench);
+        b.insert("code".into(), json!(bench.code));
+        b.insert("name".into(), json!(bench.name));
+        b.insert("used".into(), json!(bench_bars.is_some()));
+        o.insert("benchmark".into(), Value::Object(b));
+        if bench_bars.is_none()
+            && let Some(Value::Array(notes)) = o.get_mut("notes")
+        {
+            notes.push(json!(format!(
+                "benchmark {} unavailable: relative-strength checks ran without it",
+                bench.code
+            )));
+        }
+    }
+    crate::common::round_tree(&mut v);
+    v
+}
+
+/// One row of `mode=price` / `get_market_history`: prices 2 dp, volume in shares.
+pub(crate) fn bar_row(b: &Bar, prev_close: Option<f64>) -> Value {
+    json!({
+        "date": iso(b.date),
+        "open": round(b.open, 2),
+        "high": round(b.high, 2),
+        "low": round(b.low, 2),
+        "close": round(b.close, 2),
+        "volume": b.volume.round() as i64,
+        "amount": round(b.amount, 2),
+        "pct_chg": prev_close.and_then(|p| pct(p, b.close)).map(|x| round(x, 2)),
+    })
+}
+
+/// The last `n` bars with their day change (the first row uses the bar before the window).
+pub(crate) fn rows(bars: &[Bar], n: usize) -> Vec<Value> {
+    let start = bars.len().saturating_sub(n);
+    (start..bars.len())
+        .map(|i| bar_row(&bars[i], i.checked_sub(1).map(|p| bars[p].close)))
+        .collect()
+}
+
+fn price(r: &BarsResult, days: usize, as_of: Option<u32>) -> Value {
+    let data = rows(&r.bars, days);
+    let mut out = freshness(r);
+    out.insert("code".into(), json!(r.code));
+    out.insert("name".into(), json!(r.name));
+    out.insert("mode".into(), json!("price"));
+    out.insert("requested_as_of".into(), json!(as_of.map(iso)));
+    out.insert("days".into(), json!(data.len()));
+    out.insert(
+        "latest_close".into(),
+        json!(r.bars.last().map(|b| round(b.close, 2))),
+    );
+    out.insert("latest_date".into(), json!(r.as_of.map(iso)));
+    out.insert("adjust".into(), json!("qfq"));
+    out.insert("data".into(), json!(data));
+    Value::Object(out)
+}
+
+/// True when a result carries no usable data (for the CLI's exit code).
+pub fn is_unavailable(v: &Value) -> bool {
+    v.get("data_status").and_then(Value::as_str) == Some("unavailable")
+}

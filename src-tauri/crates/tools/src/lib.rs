@@ -1,0 +1,111 @@
+//! The agent's market tools (REFERENCE §2.2–2.3 schemas, §14 outputs), over
+//! `wyckoff-market`'s `MarketData` and the pure `wyckoff-engine`:
+//!
+//! | tool | display | flags |
+//! |---|---|---|
+//! | `search_stock_by_name` | 搜索股票 | concurrency-safe |
+//! | `analyze_stock` | 个股分析 | concurrency-safe |
+//! | `portfolio` | 持仓 | concurrency-safe |
+//! | `get_market_overview` | 大盘水温 | concurrency-safe |
+//! | `get_market_history` | 大盘回看 | concurrency-safe |
+//! | `update_portfolio` | 调仓操作 | requires approval |
+//!
+//! Scope is A-shares: the reference's HK/US/ETF, fundamental and `delete_records` parts are
+//! left out (the descriptions say so). Every result is a JSON object carrying
+//! `data_status` (`ok|stale|partial|unavailable`), `source` and `as_of` (the date of the
+//! last bar used, `YYYY-MM-DD`), plus `notes`; numbers come only from stored bars.
+//!
+//! Entry points: [`market_tools`] / [`register_market_tools`] for the runtime, and the
+//! plain async functions ([`analyze::run`], [`market::overview`], …) for the CLI, which
+//! prints what the tools return without any LLM.
+
+pub mod analyze;
+mod common;
+pub mod market;
+pub mod portfolio;
+pub mod search;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::Value;
+use wyckoff_agent::{FnTool, Tool, ToolError, ToolRegistry, ToolSpec};
+use wyckoff_market::MarketData;
+
+pub use analyze::is_unavailable;
+
+type Handler<F> = fn(Arc<MarketData>, Value) -> F;
+
+fn tool<F>(
+    spec: ToolSpec,
+    description: &str,
+    parameters: Value,
+    md: &Arc<MarketData>,
+    run: Handler<F>,
+) -> Arc<dyn Tool>
+where
+    F: Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    let md = md.clone();
+    Arc::new(FnTool::new(
+        spec,
+        description,
+        parameters,
+        move |args, _ctx| run(md.clone(), args),
+    ))
+}
+
+/// The six market tools over one `MarketData`, in the reference's direct-chat order.
+pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
+    vec![
+        tool(
+            ToolSpec::new(search::NAME, search::DISPLAY_NAME).concurrency_safe(),
+            search::DESCRIPTION,
+            search::parameters(),
+            &md,
+            |md, args| async move { search::run(&md, &args).await },
+        ),
+        tool(
+            ToolSpec::new(analyze::NAME, analyze::DISPLAY_NAME).concurrency_safe(),
+            analyze::DESCRIPTION,
+            analyze::parameters(),
+            &md,
+            |md, args| async move { analyze::run(&md, &args).await },
+        ),
+        tool(
+            ToolSpec::new(portfolio::PORTFOLIO, portfolio::PORTFOLIO_DISPLAY).concurrency_safe(),
+            portfolio::PORTFOLIO_DESCRIPTION,
+            portfolio::portfolio_parameters(),
+            &md,
+            |md, args| async move { portfolio::portfolio(&md, &args).await },
+        ),
+        tool(
+            ToolSpec::new(market::OVERVIEW, market::OVERVIEW_DISPLAY).concurrency_safe(),
+            market::OVERVIEW_DESCRIPTION,
+            market::overview_parameters(),
+            &md,
+            |md, args| async move { market::overview(&md, &args).await },
+        ),
+        tool(
+            ToolSpec::new(market::HISTORY, market::HISTORY_DISPLAY).concurrency_safe(),
+            market::HISTORY_DESCRIPTION,
+            market::history_parameters(),
+            &md,
+            |md, args| async move { market::history(&md, &args).await },
+        ),
+        tool(
+            ToolSpec::new(portfolio::UPDATE, portfolio::UPDATE_DISPLAY).requires_approval(),
+            portfolio::UPDATE_DESCRIPTION,
+            portfolio::update_parameters(),
+            &md,
+            |md, args| async move { portfolio::update(&md, &args).await },
+        ),
+    ]
+}
+
+/// Registers [`market_tools`] in `registry` (replacing tools of the same names).
+pub fn register_market_tools(registry: &mut ToolRegistry, md: Arc<MarketData>) {
+    for t in market_tools(md) {
+        registry.register(t);
+    }
+}

@@ -1,0 +1,389 @@
+//! `portfolio` (view / diagnose) and `update_portfolio` (REFERENCE §2.3 #3 and #11, §14.2–14.3).
+//! The portfolio lives in SQLite (`wyckoff-market`'s store); every write is one transaction
+//! and a batch with any invalid item writes nothing.
+
+use serde_json::{Map, Value, json};
+use wyckoff_agent::ToolError;
+use wyckoff_engine::{Holding, diagnose};
+use wyckoff_market::portfolio::{
+    ERR_BATCH_ACTION, ERR_BATCH_TOO_LARGE, ERR_ITEMS_EMPTY, MAX_BATCH, WriteOutcome,
+};
+use wyckoff_market::{DataStatus, MarketData, PortfolioError, PortfolioOp, PortfolioView};
+
+use crate::common::{
+    freshness, iso, market_err, opt_f64, opt_i64, opt_str, round, round_tree, status_str, worst,
+};
+
+pub const PORTFOLIO: &str = "portfolio";
+pub const PORTFOLIO_DISPLAY: &str = "持仓";
+pub const PORTFOLIO_DESCRIPTION: &str = "查看或诊断用户持仓（本地 SQLite）。mode='view' 返回持仓列表和可用资金；\
+mode='diagnose' 对每只持仓做 Wyckoff 健康诊断（按成本价和建仓日），给出市值、盈亏、仓位占比，\
+每只带 data_status / source / as_of；没有行情的持仓单列为失败，不估算。";
+
+pub const UPDATE: &str = "update_portfolio";
+pub const UPDATE_DISPLAY: &str = "调仓操作";
+pub const UPDATE_DESCRIPTION: &str = "管理用户持仓（需要用户批准）。action: add（新建持仓，须给 code、shares、cost_price、buy_dt；name 可省略，按代码查名称）、\
+update（改已有持仓的股数/成本/名称；目标不存在时报错，不会新建）、remove（删除持仓）、set_cash（设置可用资金 free_cash）。\
+用户一次给出多只加/改/删时，必须用 items 一次提交（最多 30 条，action 为 add/update/remove），禁止拆成多次调用；\
+任何一条校验失败则整批不写入。操作后返回最新持仓。只支持 A 股；不支持删除推荐/信号追踪记录（delete_records）。";
+
+/// Fields of a diagnosis row (REFERENCE §14.1 plus freshness); the full engine output is
+/// available from `analyze_stock`.
+const ROW_FIELDS: &[&str] = &[
+    "health",
+    "health_reasons",
+    "pnl_pct",
+    "latest_close",
+    "day_change_pct",
+    "ma_pattern",
+    "l2_channel",
+    "track",
+    "accum_stage",
+    "l4_triggers",
+    "candidate_lane",
+    "candidate_score",
+    "exit_signal",
+    "stop_loss_price",
+    "stop_loss_status",
+    "vol_ratio_20_60",
+    "range_60d_pct",
+    "ret_10d_pct",
+    "ret_20d_pct",
+    "from_year_high_pct",
+    "from_year_low_pct",
+    "targets",
+    "diagnosis_brief",
+    "formatted_text",
+];
+
+pub fn portfolio_parameters() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "enum": ["view", "diagnose"],
+                "description": "'view' 持仓列表和资金（默认）；'diagnose' 逐只 Wyckoff 健康诊断"}
+        },
+        "additionalProperties": false
+    })
+}
+
+pub fn update_parameters() -> Value {
+    let date =
+        "建仓日 YYYYMMDD 或 YYYY-MM-DD（须为真实日历日）。add 必填；update 改股数/成本时不要传";
+    json!({
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": ["add", "update", "remove", "set_cash"],
+                "description": "add / update / remove / set_cash；有 items 时作用于每一条（set_cash 不能批量）"},
+            "code": {"type": "string", "description": "A 股代码，如 '600519'"},
+            "name": {"type": "string", "description": "股票名称；add 时可省略，按代码从股票列表查"},
+            "shares": {"type": "integer", "description": "股数，必须大于 0"},
+            "cost_price": {"type": "number", "description": "成本价，必须大于 0"},
+            "buy_dt": {"type": "string", "description": date},
+            "free_cash": {"type": "number", "description": "可用资金（set_cash），不能为负数"},
+            "items": {
+                "type": "array",
+                "description": "批量操作（最多 30 条），每条与 action 相同的字段",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "string"},
+                        "name": {"type": "string"},
+                        "shares": {"type": "integer"},
+                        "cost_price": {"type": "number"},
+                        "buy_dt": {"type": "string", "description": date}
+                    },
+                    "required": ["code"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "required": ["action"],
+        "additionalProperties": false
+    })
+}
+
+fn view_json(v: &PortfolioView) -> Value {
+    let mut out = serde_json::to_value(v).unwrap_or_else(|_| json!({}));
+    out["data_status"] = json!("ok");
+    out["source"] = json!("local");
+    out["as_of"] = Value::Null;
+    out
+}
+
+pub async fn portfolio(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
+    let view = md
+        .portfolio()
+        .view()
+        .await
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
+    let mode = opt_str(args, "mode").unwrap_or("view");
+    if view.positions.is_empty() {
+        let mut out = view_json(&view);
+        out["message"] = json!(if view.free_cash > 0.0 {
+            "持仓记录存在但无头寸"
+        } else {
+            "未找到持仓记录，可通过 update_portfolio 添加"
+        });
+        return Ok(out);
+    }
+    match mode {
+        "view" => Ok(view_json(&view)),
+        "diagnose" => diagnose_all(md, &view).await,
+        other => Err(ToolError::InvalidArgs(format!(
+            "mode 参数无效: '{other}'，可选值: view, diagnose"
+        ))),
+    }
+}
+
+async fn diagnose_all(md: &MarketData, view: &PortfolioView) -> Result<Value, ToolError> {
+    let bench = md.index_bars("sse", None).await.map_err(market_err)?;
+    let bench_bars = (!bench.bars.is_empty()).then_some(bench.bars.as_slice());
+    let mut rows = Vec::new();
+    let mut statuses = Vec::new();
+    let mut as_ofs = Vec::new();
+    let mut failed = 0usize;
+    let mut total_mv = 0.0;
+    for p in &view.positions {
+        let r = md.daily_bars(&p.code, None).await.map_err(market_err)?;
+        statuses.push(r.data_status);
+        let mut row = freshness(&r);
+        row.insert("code".into(), json!(p.code));
+        row.insert("name".into(), json!(p.name));
+        row.insert("shares".into(), json!(p.shares));
+        row.insert("cost".into(), json!(round(p.cost_price, 3)));
+        row.insert("buy_dt".into(), json!(p.buy_dt));
+        row.insert("stop_loss".into(), json!(p.stop_loss));
+        let Some(last) = r.bars.last() else {
+            failed += 1;
+            row.insert("error".into(), json!("无行情数据"));
+            rows.push(row);
+            continue;
+        };
+        as_ofs.push(last.date);
+        let holding = Holding {
+            cost: Some(p.cost_price),
+            buy_dt: wyckoff_market::date::parse_date(&p.buy_dt),
+        };
+        let d = diagnose(&p.code, &p.name, &r.bars, &holding, bench_bars);
+        let full = serde_json::to_value(&d).unwrap_or_else(|_| json!({}));
+        for k in ROW_FIELDS {
+            if let Some(v) = full.get(*k) {
+                row.insert((*k).to_string(), v.clone());
+            }
+        }
+        let mv = p.shares as f64 * last.close;
+        total_mv += mv;
+        row.insert("market_value".into(), json!(round(mv, 2)));
+        row.insert(
+            "pnl_amount".into(),
+            json!(round((last.close - p.cost_price) * p.shares as f64, 2)),
+        );
+        rows.push(row);
+    }
+    for row in &mut rows {
+        if let Some(mv) = row.get("market_value").and_then(Value::as_f64)
+            && total_mv > 0.0
+        {
+            row.insert("weight_pct".into(), json!(round(mv / total_mv * 100.0, 2)));
+        }
+    }
+    let ok = rows.len() - failed;
+    let mut out = Map::new();
+    out.insert("portfolio_id".into(), json!(view.portfolio_id));
+    out.insert("free_cash".into(), json!(view.free_cash));
+    out.insert("position_count".into(), json!(view.position_count));
+    out.insert("successful_count".into(), json!(ok));
+    out.insert("failed_count".into(), json!(failed));
+    out.insert("total_market_value".into(), json!(round(total_mv, 2)));
+    out.insert(
+        "total_assets".into(),
+        json!(round(total_mv + view.free_cash, 2)),
+    );
+    let status = if ok == 0 {
+        DataStatus::Unavailable
+    } else if failed > 0 {
+        DataStatus::Partial
+    } else {
+        worst(statuses).unwrap_or(DataStatus::Unavailable)
+    };
+    out.insert("data_status".into(), json!(status_str(status)));
+    out.insert(
+        "source".into(),
+        json!("local cache (per holding: see diagnostics[].source)"),
+    );
+    // the oldest last bar among the holdings: the whole picture is no fresher than that
+    out.insert("as_of".into(), json!(as_ofs.iter().min().copied().map(iso)));
+    out.insert("benchmark_used".into(), json!(bench_bars.is_some()));
+    if failed > 0 {
+        out.insert(
+            "market_value_note".into(),
+            json!(format!(
+                "{failed} 只持仓行情缺失，总市值与仓位占比仅覆盖成功诊断的部分"
+            )),
+        );
+    }
+    out.insert(
+        "diagnostics".into(),
+        Value::Array(rows.into_iter().map(Value::Object).collect()),
+    );
+    let mut v = Value::Object(out);
+    round_tree(&mut v);
+    Ok(v)
+}
+
+/// One item's fields → an op of `action`.
+fn op_of(md: &MarketData, action: &str, f: &Value) -> Result<PortfolioOp, String> {
+    let code = || opt_str(f, "code").map(str::to_string);
+    let need = |k: &str| format!("{action} 缺少参数 {k}");
+    Ok(match action {
+        "add" => {
+            let code = code().ok_or_else(|| need("code"))?;
+            let name = match opt_str(f, "name") {
+                Some(n) => n.to_string(),
+                // look the name up rather than make the model ask for it
+                None => wyckoff_market::StockCode::parse(&code)
+                    .ok()
+                    .and_then(|c| md.stock_info(&c))
+                    .map(|i| i.name)
+                    .unwrap_or_default(),
+            };
+            PortfolioOp::Add {
+                code,
+                name,
+                shares: opt_i64(f, "shares").ok_or_else(|| need("shares"))?,
+                cost_price: opt_f64(f, "cost_price").ok_or_else(|| need("cost_price"))?,
+                buy_dt: opt_str(f, "buy_dt").map(str::to_string),
+            }
+        }
+        "update" => PortfolioOp::Update {
+            code: code().ok_or_else(|| need("code"))?,
+            name: opt_str(f, "name").map(str::to_string),
+            shares: opt_i64(f, "shares"),
+            cost_price: opt_f64(f, "cost_price"),
+            buy_dt: opt_str(f, "buy_dt").map(str::to_string),
+        },
+        "remove" => PortfolioOp::Remove {
+            code: code().ok_or_else(|| need("code"))?,
+        },
+        "set_cash" => PortfolioOp::SetCash {
+            free_cash: opt_f64(f, "free_cash").ok_or_else(|| need("free_cash"))?,
+        },
+        other => return Err(format!("action 参数无效: '{other}'")),
+    })
+}
+
+fn success(out: WriteOutcome, updated: Option<usize>, items: Vec<String>) -> Value {
+    let v = &out.view;
+    let summary: Vec<String> = v
+        .positions
+        .iter()
+        .map(|p| format!("{} {} {}股 成本{}", p.code, p.name, p.shares, p.cost_price))
+        .collect();
+    let mut r = json!({
+        "success": true,
+        "message": out.message,
+        "free_cash": v.free_cash,
+        "position_count": v.position_count,
+        "positions_summary": summary,
+        "storage": "local",
+        "data_status": "ok",
+        "source": "local",
+        "as_of": null,
+    });
+    if let Some(n) = updated {
+        r["updated_count"] = json!(n);
+        r["failed_count"] = json!(0);
+        r["item_messages"] = json!(items);
+    }
+    r
+}
+
+/// A validation failure: nothing was written.
+fn refused(error: String, failures: Value, failed: usize) -> Value {
+    json!({
+        "error": error,
+        "written": false,
+        "failures": failures,
+        "updated_count": 0,
+        "failed_count": failed,
+    })
+}
+
+pub async fn update(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
+    let action = opt_str(args, "action")
+        .ok_or_else(|| ToolError::InvalidArgs("missing required argument: action".into()))?;
+    let now = md.clock().now();
+    let store = md.portfolio();
+    if let Some(items) = args.get("items").filter(|v| !v.is_null()) {
+        let items = items.as_array().cloned().unwrap_or_default();
+        if items.is_empty() {
+            return Ok(refused(ERR_ITEMS_EMPTY.into(), json!([]), 0));
+        }
+        if items.len() > MAX_BATCH {
+            return Ok(refused(ERR_BATCH_TOO_LARGE.into(), json!([]), items.len()));
+        }
+        if action == "set_cash" {
+            return Ok(refused(ERR_BATCH_ACTION.into(), json!([]), items.len()));
+        }
+        let mut ops = Vec::with_capacity(items.len());
+        let mut failures = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            match op_of(md, action, item) {
+                Ok(op) => ops.push(op),
+                Err(message) => failures.push(json!({
+                    "index": index,
+                    "code": opt_str(item, "code").unwrap_or(""),
+                    "message": message,
+                })),
+            }
+        }
+        if !failures.is_empty() {
+            let first = failures[0]["message"].as_str().unwrap_or("").to_string();
+            let n = failures.len();
+            return Ok(refused(first, json!(failures), n));
+        }
+        let count = ops.len();
+        let labels: Vec<String> = ops.iter().map(describe).collect();
+        return match store.batch(ops, now).await {
+            Ok(out) => {
+                let mut r = success(out, Some(count), labels);
+                r["message"] = json!(format!("批量{action}成功 {count} 只"));
+                Ok(r)
+            }
+            Err(e) => write_error(e),
+        };
+    }
+    let op = match op_of(md, action, args) {
+        Ok(op) => op,
+        Err(message) => return Ok(refused(message, json!([]), 1)),
+    };
+    match store.apply(op, now).await {
+        Ok(out) => Ok(success(out, None, Vec::new())),
+        Err(e) => write_error(e),
+    }
+}
+
+fn describe(op: &PortfolioOp) -> String {
+    match op {
+        PortfolioOp::Add { code, shares, .. } => format!("add {code} {shares}股"),
+        PortfolioOp::Update { code, .. } => format!("update {code}"),
+        PortfolioOp::Remove { code } => format!("remove {code}"),
+        PortfolioOp::SetCash { free_cash } => format!("set_cash {free_cash}"),
+    }
+}
+
+fn write_error(e: PortfolioError) -> Result<Value, ToolError> {
+    match e {
+        PortfolioError::Invalid(m) => Ok(refused(m, json!([]), 1)),
+        PortfolioError::Batch { failures } => {
+            let first = failures
+                .first()
+                .map(|f| f.message.clone())
+                .unwrap_or_default();
+            let n = failures.len();
+            Ok(refused(first, json!(failures), n))
+        }
+        PortfolioError::Db(e) => Err(ToolError::Failed(format!("portfolio database: {e}"))),
+    }
+}
