@@ -1,20 +1,25 @@
 //! Recall before every user turn (seed 记忆召回): find memories related to the message,
 //! score them ([`crate::scoring`]), and format the block injected into the prompt.
 //!
-//! Channels (each a bounded index lookup, so recall stays fast at 100 000 memories):
-//! - FTS: the message's terms (codes, words, stopword-filtered CJK bigrams) OR-ed, best
-//!   bm25 first;
-//! - code: memories tagged with a six-digit code of the message (the `agent_memory_code`
-//!   table), newest first;
-//! - keyword: the message's ≤5 Chinese 2-gram keywords, newest first. A 2-character CJK
-//!   keyword is exactly one indexed token, so a token hit is the same test as
-//!   `content LIKE '%kw%'` but served by the index instead of a table scan.
+//! Candidates come from bounded index lookups, newest first (so recall stays fast at
+//! 100 000 memories; nothing reads a whole doclist or scans the table):
+//! - FTS: memories matching all of the message's terms (codes, words, stopword-filtered
+//!   CJK bigrams), and memories matching any of them;
+//! - code: memories tagged with a six-digit code of the message (`agent_memory_code`);
+//! - keyword: memories containing one of the message's ≤5 Chinese 2-gram keywords (a
+//!   2-character keyword is exactly one indexed bigram token);
+//! - all preferences (capped at 50, so this is small).
+//!
+//! Signals are then computed in Rust on each candidate's own text by
+//! [`candidate_signals`]: term coverage, code overlap, and a literal substring test for
+//! the keywords (the seed's `LIKE '%kw%'`), so the channel a memory came through does not
+//! change its score.
 //!
 //! Preferences are ranked among themselves without decay and fill up with the newest
 //! ones when fewer than five match: they are standing rules ("不做创业板") that should
 //! reach the model on every turn.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -22,7 +27,7 @@ use sqlx::AssertSqlSafe;
 
 use crate::scoring::{self, Ranked, Signals};
 use crate::store::{MEMORY_COLUMNS, MemoryRow, limit_i64};
-use crate::tokenize::{fts_expression, keywords, query_terms, stock_codes};
+use crate::tokenize::{fts_expression, index_tokens, keywords, query_terms, stock_codes};
 use crate::{Memory, MemoryStore, MemoryType, Result, time};
 
 pub const MAX_MEMORIES: usize = 8;
@@ -31,7 +36,9 @@ pub const MAX_KEYWORDS: usize = 5;
 /// FTS terms taken from one message; later ones add little and cost postings.
 pub const MAX_FTS_TERMS: usize = 12;
 /// Candidates per channel before scoring.
-pub const CHANNEL_LIMIT: usize = 32;
+pub const CHANNEL_LIMIT: usize = 48;
+/// Preferences considered per recall (their cap is 50).
+pub const PREFERENCE_SCAN: usize = 200;
 /// Characters of one memory shown in the block.
 pub const MAX_CHARS_PER_MEMORY: usize = 200;
 
@@ -123,20 +130,30 @@ pub fn format_block(preferences: &[&Memory], memories: &[&Memory]) -> String {
     sections.join("\n\n")
 }
 
-/// Merges channel hits into per-memory signals. `fts` holds raw bm25 values.
-pub fn merge_signals(fts: &[(i64, f64)], code: &[i64], keyword: &[i64]) -> HashMap<i64, Signals> {
-    let mut out: HashMap<i64, Signals> = HashMap::new();
-    let bm25: Vec<f64> = fts.iter().map(|(_, b)| *b).collect();
-    for ((id, _), rel) in fts.iter().zip(scoring::fts_relevance(&bm25)) {
-        out.entry(*id).or_default().fts = Some(rel);
-    }
-    for id in code {
-        out.entry(*id).or_default().code = true;
-    }
-    for id in keyword {
-        out.entry(*id).or_default().keyword = true;
-    }
-    out
+/// Signals of each memory for a query: FTS coverage (made relative to the best of
+/// `memories`), code overlap, and whether a keyword occurs in the content.
+pub fn candidate_signals(query: &RecallQuery, memories: &[&Memory]) -> Vec<Signals> {
+    let coverages: Vec<f64> = memories
+        .iter()
+        .map(|m| {
+            let mut tokens: HashSet<String> = index_tokens(&m.content).into_iter().collect();
+            tokens.extend(m.codes.iter().cloned());
+            scoring::coverage(&query.fts_terms, &tokens)
+        })
+        .collect();
+    let relevance = scoring::fts_relevance(&coverages);
+    memories
+        .iter()
+        .zip(coverages.iter().zip(relevance))
+        .map(|(m, (&cov, rel))| Signals {
+            fts: (cov > 0.0).then_some(rel),
+            code: m.codes.iter().any(|c| query.codes.contains(c)),
+            keyword: query
+                .keywords
+                .iter()
+                .any(|k| m.content.contains(k.as_str())),
+        })
+        .collect()
 }
 
 /// Ranks loaded candidates: non-preferences with decay (top 8, score > 0) and
@@ -188,36 +205,32 @@ impl MemoryStore {
     /// Recall for a user message as of `now` (decay is computed against it).
     pub async fn recall_at(&self, message: &str, now: DateTime<Utc>) -> Result<Recall> {
         let query = RecallQuery::from_message(message);
-        let fts_expr = fts_expression(&query.fts_terms, " OR ");
-        let kw_expr = fts_expression(&query.keywords, " OR ");
-
-        let mut signals: HashMap<i64, Signals> = HashMap::new();
-        for preference in [false, true] {
-            let fts = match &fts_expr {
-                Some(e) => self.fts_hits(e, preference).await?,
-                None => Vec::new(),
-            };
-            let code = self.code_hits(&query.codes, preference).await?;
-            let kw = match &kw_expr {
-                Some(e) => self.keyword_hits(e, preference).await?,
-                None => Vec::new(),
-            };
-            signals.extend(merge_signals(&fts, &code, &kw));
+        let mut ids: HashSet<i64> = HashSet::new();
+        if query.fts_terms.len() > 1
+            && let Some(all) = fts_expression(&query.fts_terms, " AND ")
+        {
+            ids.extend(self.newest_matches(&all).await?);
         }
+        if let Some(any) = fts_expression(&query.fts_terms, " OR ") {
+            ids.extend(self.newest_matches(&any).await?);
+        }
+        if let Some(kw) = fts_expression(&query.keywords, " OR ") {
+            ids.extend(self.newest_matches(&kw).await?);
+        }
+        ids.extend(self.code_hits(&query.codes).await?);
         // Preferences that did not match still compete (score 0) for the free slots.
-        for id in self.newest_preference_ids(MAX_PREFERENCES).await? {
-            signals.entry(id).or_default();
-        }
+        ids.extend(self.newest_preference_ids(PREFERENCE_SCAN).await?);
 
-        let ids: Vec<i64> = signals.keys().copied().collect();
-        let memories = self.load_many(&ids).await?;
-        let candidates = memories
-            .into_iter()
-            .map(|m| {
-                let s = signals.get(&m.id).copied().unwrap_or_default();
-                (m, s)
-            })
-            .collect();
+        let ids: Vec<i64> = ids.into_iter().collect();
+        let loaded = self.load_many(&ids).await?;
+        let (prefs, others): (Vec<&Memory>, Vec<&Memory>) = loaded
+            .iter()
+            .partition(|m| m.memory_type == MemoryType::Preference);
+        let mut candidates = Vec::with_capacity(loaded.len());
+        for group in [prefs, others] {
+            let signals = candidate_signals(&query, &group);
+            candidates.extend(group.into_iter().cloned().zip(signals));
+        }
         let (preferences, memories) = select(candidates, now);
         let block = format_block(
             &preferences.iter().map(|r| &r.memory).collect::<Vec<_>>(),
@@ -231,57 +244,36 @@ impl MemoryStore {
         })
     }
 
-    async fn fts_hits(&self, expr: &str, preference: bool) -> Result<Vec<(i64, f64)>> {
-        Ok(sqlx::query_as(
-            "SELECT agent_memory_fts.rowid, bm25(agent_memory_fts)
-             FROM agent_memory_fts JOIN agent_memory m ON m.id = agent_memory_fts.rowid
-             WHERE agent_memory_fts MATCH ?1 AND (m.memory_type = 'preference') = ?2
-             ORDER BY 2 LIMIT ?3",
+    /// Newest memories matching an FTS expression. Ordering by rowid lets FTS5 walk its
+    /// doclists backwards and stop at the limit (ids grow with insertion time).
+    async fn newest_matches(&self, expr: &str) -> Result<Vec<i64>> {
+        Ok(sqlx::query_scalar(
+            "SELECT rowid FROM agent_memory_fts WHERE agent_memory_fts MATCH ?
+             ORDER BY rowid DESC LIMIT ?",
         )
         .bind(expr)
-        .bind(preference)
         .bind(limit_i64(CHANNEL_LIMIT))
         .fetch_all(self.pool())
         .await?)
     }
 
-    async fn code_hits(&self, codes: &[String], preference: bool) -> Result<Vec<i64>> {
+    async fn code_hits(&self, codes: &[String]) -> Result<Vec<i64>> {
         if codes.is_empty() {
             return Ok(Vec::new());
         }
         let placeholders = vec!["?"; codes.len()].join(", ");
+        // Only "?" placeholders are interpolated.
         let sql = format!(
-            "SELECT DISTINCT m.id, m.created_at FROM agent_memory_code c
-             JOIN agent_memory m ON m.id = c.memory_id
-             WHERE c.code IN ({placeholders}) AND (m.memory_type = 'preference') = ?
-             ORDER BY m.created_at DESC, m.id DESC LIMIT ?"
+            "SELECT DISTINCT memory_id FROM agent_memory_code WHERE code IN ({placeholders})
+             ORDER BY memory_id DESC LIMIT ?"
         );
-        let mut q = sqlx::query_as::<_, (i64, String)>(AssertSqlSafe(sql));
+        let mut q = sqlx::query_scalar::<_, i64>(AssertSqlSafe(sql));
         for c in codes {
             q = q.bind(c);
         }
-        let rows = q
-            .bind(preference)
-            .bind(limit_i64(CHANNEL_LIMIT))
+        Ok(q.bind(limit_i64(CHANNEL_LIMIT))
             .fetch_all(self.pool())
-            .await?;
-        Ok(rows.into_iter().map(|(id, _)| id).collect())
-    }
-
-    async fn keyword_hits(&self, expr: &str, preference: bool) -> Result<Vec<i64>> {
-        // Newest by rowid: ids grow with insertion time, and the FTS index can walk its
-        // doclists backwards without sorting every hit of a common keyword.
-        Ok(sqlx::query_scalar(
-            "SELECT agent_memory_fts.rowid
-             FROM agent_memory_fts JOIN agent_memory m ON m.id = agent_memory_fts.rowid
-             WHERE agent_memory_fts MATCH ?1 AND (m.memory_type = 'preference') = ?2
-             ORDER BY agent_memory_fts.rowid DESC LIMIT ?3",
-        )
-        .bind(expr)
-        .bind(preference)
-        .bind(limit_i64(CHANNEL_LIMIT))
-        .fetch_all(self.pool())
-        .await?)
+            .await?)
     }
 
     async fn newest_preference_ids(&self, limit: usize) -> Result<Vec<i64>> {
@@ -365,32 +357,42 @@ mod tests {
     }
 
     #[test]
-    fn merge_signals_combines_channels() {
-        let s = merge_signals(&[(1, -4.0), (2, -1.0)], &[2, 3], &[3]);
+    fn candidate_signals_table() {
+        let d = Utc.with_ymd_and_hms(2026, 4, 20, 2, 0, 0).unwrap();
+        let q = RecallQuery::from_message("600519 贵州茅台 spring");
+        // terms: 600519 贵州 州茅 茅台 spring
+        let mut a = mem(1, MemoryType::Session, "贵州茅台出现Spring", d);
+        a.codes = vec!["600519".into()];
+        let b = mem(2, MemoryType::Session, "茅台酒价回落", d);
+        let mut c = mem(3, MemoryType::Session, "另一只股票", d);
+        c.codes = vec!["600519".into()];
+        let e = mem(4, MemoryType::Session, "银行板块", d);
+        let s = candidate_signals(&q, &[&a, &b, &c, &e]);
         assert_eq!(
-            s[&1],
+            s[0],
             Signals {
                 fts: Some(1.0),
-                code: false,
-                keyword: false
-            }
-        );
-        assert_eq!(
-            s[&2],
-            Signals {
-                fts: Some(0.25),
-                code: true,
-                keyword: false
-            }
-        );
-        assert_eq!(
-            s[&3],
-            Signals {
-                fts: None,
                 code: true,
                 keyword: true
             }
         );
+        assert_eq!(
+            s[1],
+            Signals {
+                fts: Some(0.2),
+                code: false,
+                keyword: true
+            }
+        );
+        assert_eq!(
+            s[2],
+            Signals {
+                fts: Some(0.2),
+                code: true,
+                keyword: false
+            }
+        );
+        assert_eq!(s[3], Signals::default());
     }
 
     #[test]

@@ -1,13 +1,19 @@
 //! Recall scoring (seed 记忆召回, DESIGN decisions): pure functions.
 //!
-//! Each candidate memory carries up to three signals: an FTS hit (bm25 over the message's
-//! terms), an exact stock-code hit, and a keyword hit (one of the message's ≤5 Chinese
-//! bigram keywords occurs in the content). Combination: the **maximum** of
-//! `1.0 × fts_relevance`, `0.85` (code) and `0.6` (keyword), where `fts_relevance` is the
-//! memory's bm25 relative to the best FTS hit of this query (best = 1.0). The max keeps
-//! scores in [0, 1] and means one strong reason to recall is enough, while bm25 still
-//! orders memories that match more of the message. The score is then multiplied by
-//! `2^(−age_days / 30)`; preferences never decay.
+//! Each candidate memory carries up to three signals: an FTS hit (the index matched some
+//! of the message's terms), an exact stock-code hit, and a keyword hit (one of the
+//! message's ≤5 Chinese bigram keywords occurs in the content). Combination: the
+//! **maximum** of `1.0 × fts_relevance`, `0.85` (code) and `0.6` (keyword), where
+//! `fts_relevance` is the memory's term coverage relative to the best FTS hit of this
+//! query (best = 1.0). The max keeps scores in [0, 1] and means one strong reason to
+//! recall is enough, while coverage still orders memories that match more of the
+//! message. The score is then multiplied by `2^(−age_days / 30)`; preferences never
+//! decay.
+//!
+//! Why coverage and not bm25: FTS5's bm25 needs each term's document frequency, which it
+//! gets by reading the term's whole doclist — for a common bigram such as 板块 that is
+//! most of the index (hundreds of ms at 100 000 memories, measured). Coverage is computed
+//! in Rust on the few candidates the index returns.
 
 use std::cmp::Ordering;
 
@@ -35,23 +41,34 @@ impl Signals {
     }
 }
 
-/// Converts raw bm25 values (FTS5: lower is better, ≤ 0) into relevance relative to the
-/// best one: best → 1.0, others → bm25 / best. Degenerate values (all zero, NaN) → 1.0.
-pub fn fts_relevance(bm25: &[f64]) -> Vec<f64> {
-    let best = bm25
+/// Converts FTS term coverage (the share of the message's terms a memory contains, in
+/// [0, 1]) into relevance relative to the best candidate: best → 1.0, others → c / best.
+/// Degenerate input (no positive coverage) → 1.0 for every hit.
+pub fn fts_relevance(coverage: &[f64]) -> Vec<f64> {
+    let best = coverage
         .iter()
         .copied()
         .filter(|v| v.is_finite())
-        .fold(0.0_f64, f64::min);
-    bm25.iter()
+        .fold(0.0_f64, f64::max);
+    coverage
+        .iter()
         .map(|&v| {
-            if best < 0.0 && v.is_finite() {
+            if best > 0.0 && v.is_finite() {
                 (v / best).clamp(0.0, 1.0)
             } else {
                 1.0
             }
         })
         .collect()
+}
+
+/// Share of `terms` present in `tokens` (0 when there are no terms).
+pub fn coverage(terms: &[String], tokens: &std::collections::HashSet<String>) -> f64 {
+    if terms.is_empty() {
+        return 0.0;
+    }
+    let hit = terms.iter().filter(|t| tokens.contains(*t)).count();
+    hit as f64 / terms.len() as f64
 }
 
 /// Relevance before decay: the max of the weighted signals (0 when none).
@@ -203,13 +220,29 @@ mod tests {
 
     #[test]
     fn fts_relevance_is_relative_to_best() {
-        let r = fts_relevance(&[-4.0, -2.0, -1.0]);
+        let r = fts_relevance(&[1.0 / 3.0, 2.0 / 3.0, 1.0 / 6.0]);
         assert!(
-            close(r[0], 1.0) && close(r[1], 0.5) && close(r[2], 0.25),
+            close(r[0], 0.5) && close(r[1], 1.0) && close(r[2], 0.25),
             "{r:?}"
         );
         assert_eq!(fts_relevance(&[0.0, 0.0]), vec![1.0, 1.0]);
         assert_eq!(fts_relevance(&[]), Vec::<f64>::new());
+    }
+
+    #[test]
+    fn coverage_counts_terms_present() {
+        let tokens: std::collections::HashSet<String> = ["茅台", "600519", "吸筹"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let terms = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(close(coverage(&terms(&["茅台", "白酒"]), &tokens), 0.5));
+        assert!(close(
+            coverage(&terms(&["600519", "吸筹", "茅台"]), &tokens),
+            1.0
+        ));
+        assert!(close(coverage(&terms(&["白酒"]), &tokens), 0.0));
+        assert!(close(coverage(&[], &tokens), 0.0));
     }
 
     #[test]
