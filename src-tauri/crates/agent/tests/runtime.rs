@@ -1435,3 +1435,150 @@ async fn tool_errors_and_timeouts_are_results() {
     assert!(se && s.contains("timed out"), "{s}");
     assert_one_terminal(&sink.events());
 }
+
+#[tokio::test]
+async fn approval_applies_inside_parallel_batches() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut reg = ToolRegistry::new();
+    let r = ran.clone();
+    reg.register(tool(
+        ToolSpec::new("place_order", "下单")
+            .concurrency_safe()
+            .requires_approval(),
+        obj(json!({"code": {"type": "string"}}), &["code"]),
+        move |_, _| {
+            let r = r.clone();
+            async move {
+                r.fetch_add(1, Ordering::SeqCst);
+                Ok(json!({"ok": true}))
+            }
+        },
+    ));
+    let calls = vec![
+        call("p1", "place_order", json!({"code": "600519"})),
+        call("p2", "place_order", json!({"code": "000001"})),
+    ];
+    let h = harness(
+        vec![scripted::tool_calls("", calls), scripted::text("未下单")],
+        reg,
+    );
+    let mut messages = Vec::new();
+    h.turn(&mut messages, "下单").await;
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    for id in ["p1", "p2"] {
+        let (content, is_error) = tool_message(&messages, id);
+        assert!(is_error && content.contains("没有执行"), "{content}");
+    }
+    assert_valid_conversation(&messages);
+}
+
+struct CountingCompactor {
+    calls: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl wyckoff_agent::Compactor for CountingCompactor {
+    async fn maybe_compact(
+        &self,
+        messages: &mut Vec<Message>,
+        _system_prompt: &str,
+        _provider: &dyn wyckoff_llm::Provider,
+    ) -> Result<Option<wyckoff_agent::CompactionReport>, wyckoff_agent::AgentError> {
+        // Compacts on the second call only: drops everything before the last user message.
+        if self.calls.fetch_add(1, Ordering::SeqCst) != 1 {
+            return Ok(None);
+        }
+        let before = messages.len() as u32;
+        let keep_from = messages
+            .iter()
+            .rposition(|m| {
+                matches!(
+                    m,
+                    Message::User {
+                        origin: UserOrigin::User,
+                        ..
+                    }
+                )
+            })
+            .unwrap_or(0);
+        messages.drain(..keep_from);
+        messages.insert(0, Message::user_with_origin("摘要", UserOrigin::Summary));
+        Ok(Some(wyckoff_agent::CompactionReport {
+            before_messages: before,
+            after_messages: messages.len() as u32,
+            archive_ref: Some("archive://s/ctx_1".into()),
+            summary_fallback: false,
+        }))
+    }
+}
+
+#[tokio::test]
+async fn compaction_hook_runs_before_every_model_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut reg = ToolRegistry::new();
+    reg.register(analyze_tool(Arc::new(Mutex::new(Vec::new()))));
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        scripted::tool_calls(
+            "",
+            vec![call("a1", "analyze_stock", json!({"code": "600519"}))],
+        ),
+        scripted::text("结论"),
+    ]));
+    let compactor = Arc::new(CountingCompactor {
+        calls: AtomicUsize::new(0),
+    });
+    let runtime = Runtime::new(
+        provider.clone(),
+        Arc::new(reg),
+        RuntimeConfig::default(),
+        Arc::new(HeadlessApprover::Never),
+        Some(dir.path().to_path_buf()),
+        Arc::new(SystemClock),
+    )
+    .with_compactor(compactor.clone());
+    let sink = wyckoff_agent::CollectingSink::new();
+    let mut messages = vec![Message::user("旧问题"), Message::assistant("旧回答")];
+    runtime
+        .run_turn(
+            &mut messages,
+            "sys",
+            "分析 600519",
+            sink.clone(),
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(compactor.calls.load(Ordering::SeqCst), 2);
+    let events = sink.events();
+    assert!(events.iter().any(|e| matches!(
+        e,
+        RuntimeEvent::Compaction {
+            before_messages: 5,
+            after_messages: 4,
+            archive_ref: Some(_),
+            ..
+        }
+    )));
+    // The second request saw the compacted conversation.
+    let second = &provider.requests()[1].messages;
+    assert!(matches!(
+        &second[0],
+        Message::User {
+            origin: UserOrigin::Summary,
+            ..
+        }
+    ));
+    assert!(!second.iter().any(|m| m.text() == "旧回答"));
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(
+        std::fs::read_to_string(file)
+            .unwrap()
+            .contains("\"type\":\"compaction\"")
+    );
+    assert_one_terminal(&events);
+    assert_valid_conversation(&messages);
+}
