@@ -2,7 +2,10 @@
 // Printing results is this binary's job; libraries log through `tracing` instead.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod analyze;
+mod data;
 mod doctor;
+mod market;
 
 use clap::{Parser, Subcommand};
 
@@ -25,12 +28,25 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Analyse one A-share without any LLM: a Wyckoff diagnosis or recent bars.
+    Analyze(analyze::AnalyzeArgs),
+    /// The main indices (what the get_market_overview tool returns).
+    Market {
+        /// Print the tool's JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The local market-data cache: status and sync.
+    Data(data::DataArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Doctor { json } => doctor::run(json),
+        Command::Analyze(args) => analyze::run(args),
+        Command::Market { json } => market::run(json),
+        Command::Data(args) => data::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,274 @@
+//! `wyckoff data status` (cache coverage and freshness) and `wyckoff data sync` (bring
+//! codes up to date from the live sources, with a progress bar on stderr).
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use wyckoff_market::{
+    CodeStatus, Freshness, IndexCode, StatusReport, StockCode, SyncEvent, SyncStatus, SyncTarget,
+};
+
+use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, open, print_json, runtime};
+
+#[derive(Debug, clap::Args)]
+pub struct DataArgs {
+    #[command(subcommand)]
+    pub command: DataCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum DataCommand {
+    /// Show what the local cache holds: per-code coverage, freshness and sources.
+    Status {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fetch missing bars from the live sources (only what is missing). With no codes,
+    /// every stock already in the cache is brought up to date.
+    Sync {
+        /// Stock codes (600519, 600519.SH, sh600519).
+        #[arg(conflicts_with = "all")]
+        codes: Vec<String>,
+        /// The whole stock list (about 5,600 names; over an hour at Eastmoney's pace).
+        #[arg(long)]
+        all: bool,
+        /// An index too: sse, csi300, szse, chinext, sse50, csi500 or 000300.SH (repeatable).
+        #[arg(long = "index", value_name = "INDEX")]
+        indices: Vec<String>,
+        /// Refresh the stock list (names, boards) first.
+        #[arg(long)]
+        list: bool,
+        /// Print the sync report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(a: DataArgs) -> anyhow::Result<ExitCode> {
+    match a.command {
+        DataCommand::Status { json } => status(json),
+        DataCommand::Sync {
+            codes,
+            all,
+            indices,
+            list,
+            json,
+        } => sync(codes, all, indices, list, json),
+    }
+}
+
+fn iso(d: u32) -> String {
+    wyckoff_market::date::iso(d)
+}
+
+fn freshness_text(f: &Freshness) -> String {
+    match f {
+        Freshness::Fresh { .. } => "fresh".into(),
+        Freshness::Stale { expected, .. } => format!("stale (expected {})", iso(*expected)),
+        Freshness::Missing => "missing".into(),
+    }
+}
+
+fn print_codes(title: &str, rows: &[CodeStatus]) {
+    println!("{title} ({}):", rows.len());
+    for c in rows {
+        let src: Vec<&str> = c.sources.iter().map(|s| s.source.as_str()).collect();
+        println!(
+            "  {:<10} {:<8} {} .. {}  {:>5} bars  {:<24} {}",
+            c.code,
+            c.name.as_deref().unwrap_or(""),
+            iso(c.first_date),
+            iso(c.last_date),
+            c.bars,
+            freshness_text(&c.freshness),
+            src.join(",")
+        );
+    }
+}
+
+fn print_status(r: &StatusReport) {
+    println!("database: {}", r.db_path);
+    println!(
+        "bundled dataset: {}",
+        r.bundled_dataset.as_deref().unwrap_or("not seeded")
+    );
+    println!(
+        "last closed trading day: {}",
+        r.last_closed_trading_day
+            .map(iso)
+            .unwrap_or_else(|| "unknown".into())
+    );
+    println!(
+        "live sources: {}",
+        if r.sources.is_empty() {
+            "none (offline)".to_string()
+        } else {
+            r.sources.join(" → ")
+        }
+    );
+    println!("stock list: {} names", r.stock_list_size);
+    println!(
+        "trading calendar: {} .. {}",
+        iso(r.calendar_range.0),
+        iso(r.calendar_range.1)
+    );
+    print_codes("stocks", &r.stocks);
+    if r.indices.is_empty() {
+        println!("indices: none cached (the bundled offline data has no index bars)");
+    } else {
+        print_codes("indices", &r.indices);
+    }
+}
+
+fn status(json: bool) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    let report =
+        rt.block_on(async { open().await?.status().await.map_err(anyhow::Error::from) })?;
+    if json {
+        print_json(&serde_json::to_value(&report)?)?;
+    } else {
+        print_status(&report);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn outcome_line(o: &wyckoff_market::SyncOutcome) -> String {
+    let last = o.last_date.map(iso).unwrap_or_else(|| "--".into());
+    match &o.status {
+        SyncStatus::UpToDate => format!("{} up to date (last bar {last})", o.code),
+        SyncStatus::NoNewData => format!("{} no new bars (last bar {last})", o.code),
+        SyncStatus::Updated {
+            source,
+            new_bars,
+            rebased,
+            ..
+        } => format!(
+            "{} updated: {new_bars} new bar(s) from {source}{}, last bar {last}",
+            o.code,
+            if *rebased { " (re-based history)" } else { "" }
+        ),
+        SyncStatus::Failed { error } => format!("{} FAILED: {error}", o.code),
+    }
+}
+
+fn sync(
+    codes: Vec<String>,
+    all: bool,
+    indices: Vec<String>,
+    list: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    // every code is checked before anything is fetched
+    let mut bad = Vec::new();
+    let mut wanted: Vec<String> = Vec::new();
+    for c in &codes {
+        match StockCode::parse(c) {
+            Ok(s) => wanted.push(s.digits().to_string()),
+            Err(e) => bad.push(e.to_string()),
+        }
+    }
+    for i in &indices {
+        match IndexCode::parse(i) {
+            Ok(idx) => wanted.push(idx.symbol().key()),
+            Err(e) => bad.push(e.to_string()),
+        }
+    }
+    if !bad.is_empty() {
+        for b in bad {
+            eprintln!("wyckoff: {b}");
+        }
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    let target = if all {
+        SyncTarget::All
+    } else if wanted.is_empty() {
+        SyncTarget::Cached
+    } else {
+        SyncTarget::Codes(wanted)
+    };
+    let tty = std::io::stderr().is_terminal();
+
+    let rt = runtime()?;
+    let (list_result, report, offline) = rt.block_on(async {
+        let md = open().await?;
+        let offline = md.source_names().is_empty();
+        let list_result = if list {
+            Some(md.sync_stock_list().await.map_err(|e| e.to_string()))
+        } else {
+            None
+        };
+        let bar = tty.then(|| {
+            let pb = ProgressBar::new(0);
+            pb.set_style(
+                ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            pb
+        });
+        let mut progress = |ev: SyncEvent| match ev {
+            SyncEvent::Started { total, code, .. } => {
+                if let Some(pb) = &bar {
+                    pb.set_length(total as u64);
+                    pb.set_message(code);
+                }
+            }
+            SyncEvent::Finished {
+                index,
+                total,
+                outcome,
+            } => match &bar {
+                Some(pb) => {
+                    if matches!(outcome.status, SyncStatus::Failed { .. }) {
+                        pb.println(outcome_line(&outcome));
+                    }
+                    pb.inc(1);
+                }
+                None => eprintln!("[{}/{total}] {}", index + 1, outcome_line(&outcome)),
+            },
+        };
+        let report = md.sync(target, &mut progress).await;
+        if let Some(pb) = &bar {
+            pb.finish_and_clear();
+        }
+        anyhow::Ok((list_result, report?, offline))
+    })?;
+
+    let failed = report.failed > 0 || matches!(list_result, Some(Err(_)));
+    if json {
+        let mut v = serde_json::to_value(&report)?;
+        v["offline"] = json!(offline);
+        if let Some(l) = &list_result {
+            v["stock_list"] = match l {
+                Ok((n, source)) => json!({"ok": true, "names": n, "source": source}),
+                Err(e) => json!({"ok": false, "error": e}),
+            };
+        }
+        print_json(&v)?;
+    } else {
+        match &list_result {
+            Some(Ok((n, source))) => println!("stock list: {n} names from {source}"),
+            Some(Err(e)) => println!("stock list: FAILED: {e}"),
+            None => {}
+        }
+        println!(
+            "synced {} code(s): {} updated, {} up to date, {} failed",
+            report.outcomes.len(),
+            report.updated,
+            report.up_to_date,
+            report.failed
+        );
+        if offline {
+            println!(
+                "offline: no live data source is configured (WYCKOFF_OFFLINE=1?); the local cache was not changed"
+            );
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(EXIT_UNAVAILABLE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,111 @@
+//! `wyckoff market [--json]`: what the `get_market_overview` tool returns, without an LLM.
+//! Also the data-home helpers the market commands share.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use serde_json::{Value, json};
+use wyckoff_agent::ToolError;
+use wyckoff_config::DataHome;
+use wyckoff_market::{MarketConfig, MarketData};
+
+/// Exit status for "the data asked for is not available".
+pub const EXIT_UNAVAILABLE: u8 = 1;
+/// Exit status for bad input (unknown code format, bad date).
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// A single-threaded runtime: the commands do one thing at a time.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Opens the market data under `$WYCKOFF_HOME` (seeding the bundled data on first use);
+/// `WYCKOFF_OFFLINE=1` keeps it off the network.
+pub async fn open() -> anyhow::Result<Arc<MarketData>> {
+    let home = DataHome::from_env();
+    let cfg = MarketConfig::from_env(home.root()).context("data source configuration")?;
+    let md = MarketData::open_with(cfg)
+        .await
+        .with_context(|| format!("opening market data in {}", home.root().display()))?;
+    Ok(Arc::new(md))
+}
+
+/// Prints a tool error and maps it to an exit status.
+pub fn tool_failure(e: ToolError) -> ExitCode {
+    eprintln!("wyckoff: {e}");
+    match e {
+        ToolError::InvalidArgs(_) => ExitCode::from(EXIT_BAD_INPUT),
+        _ => ExitCode::from(EXIT_UNAVAILABLE),
+    }
+}
+
+/// Pretty JSON on stdout; a closed pipe (`| head`) is not an error.
+pub fn print_json(v: &Value) -> anyhow::Result<()> {
+    use std::io::Write;
+    let text = serde_json::to_string_pretty(v)?;
+    match writeln!(std::io::stdout().lock(), "{text}") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::Null => "--".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub fn run(json: bool) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    let result = rt.block_on(async {
+        let md = open().await?;
+        anyhow::Ok(wyckoff_tools::market::overview(&md, &json!({})).await)
+    })?;
+    let v = match result {
+        Ok(v) => v,
+        Err(e) => return Ok(tool_failure(e)),
+    };
+    let unavailable = wyckoff_tools::is_unavailable(&v);
+    if json {
+        print_json(&v)?;
+    } else if unavailable {
+        eprintln!("wyckoff: market overview unavailable: {}", s(&v["reason"]));
+    } else {
+        println!(
+            "{:<10} {:>10} {:>8}  {:<10}  {:<7}  source",
+            "index", "close", "chg%", "date", "status"
+        );
+        if let Some(indices) = v["indices"].as_object() {
+            for (name, i) in indices {
+                println!(
+                    "{:<10} {:>10} {:>8}  {:<10}  {:<7}  {}",
+                    name,
+                    s(&i["close"]),
+                    s(&i["pct_chg"]),
+                    s(&i["trade_date"]),
+                    s(&i["data_status"]),
+                    s(&i["source"])
+                );
+            }
+        }
+        println!(
+            "\ndata as of {}, status {}",
+            s(&v["as_of"]),
+            s(&v["data_status"])
+        );
+        if let Some(r) = v["reason"].as_str() {
+            println!("note: {r}");
+        }
+    }
+    Ok(if unavailable {
+        ExitCode::from(EXIT_UNAVAILABLE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
