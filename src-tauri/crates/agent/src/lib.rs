@@ -60,7 +60,10 @@ pub mod validation;
 pub use approval::{ApprovalGate, Approver, GateDecision, HeadlessApprover, PendingApprovals};
 pub use background::{BackgroundTaskManager, report_progress};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use compaction::{CompactionReport, Compactor, NoCompaction};
+pub use compaction::{
+    CompactionArchive, CompactionReport, Compactor, FileArchive, LlmCompactor, MemoryFlush,
+    NoCompaction,
+};
 pub use error::AgentError;
 pub use registry::{ExecEnv, ToolOutcome, ToolRegistry};
 pub use results::{ResultStore, load_offloaded};

@@ -527,9 +527,11 @@ impl<'a> Turn<'a> {
                     messages.push(note);
                 }
             }
+            // The schemas go into the estimate and then into the request.
+            let tools = rt.registry.schemas(None);
             match rt
                 .compactor
-                .maybe_compact(messages, self.system_prompt, provider.as_ref())
+                .maybe_compact(messages, self.system_prompt, &tools, provider.as_ref())
                 .await
             {
                 Ok(Some(report)) => {
@@ -563,7 +565,7 @@ impl<'a> Turn<'a> {
             let request = ChatRequest {
                 system: self.system_prompt.to_owned(),
                 messages: messages.clone(),
-                tools: rt.registry.schemas(None),
+                tools,
                 max_tokens: rt.config.max_tokens,
             };
             let round = match stream_round(

@@ -1482,6 +1482,7 @@ impl wyckoff_agent::Compactor for CountingCompactor {
         &self,
         messages: &mut Vec<Message>,
         _system_prompt: &str,
+        _tools: &[wyckoff_protocol::ToolSchema],
         _provider: &dyn wyckoff_llm::Provider,
     ) -> Result<Option<wyckoff_agent::CompactionReport>, wyckoff_agent::AgentError> {
         // Compacts on the second call only: drops everything before the last user message.

@@ -1,0 +1,255 @@
+//! Tool-result condensation (REFERENCE §3.6, without its quirks): old results shrink to
+//! the fields that matter per tool, and the output is always valid JSON, however small
+//! the budget.
+
+use serde_json::{Map, Value};
+
+/// Tool results in the head longer than this (characters) are condensed before the
+/// summary request.
+pub const SHRINK_THRESHOLD: usize = 800;
+/// Budget of a condensed result in the summary request.
+pub const SHRUNK_MAX: usize = 600;
+/// Smallest budget honoured: room for a short JSON string.
+const MIN_BUDGET: usize = 16;
+
+/// `analyze_stock` diagnosis fields, most important first (the engine's real names).
+const ANALYZE_FIELDS: &[&str] = &[
+    "error",
+    "code",
+    "name",
+    "health",
+    "l2_channel",
+    "track",
+    "accum_stage",
+    "l4_triggers",
+    "exit_signal",
+    "stop_loss_status",
+    "stop_loss_price",
+    "latest_close",
+    "candidate_lane",
+    "data_status",
+    "as_of",
+    "latest_date",
+    "message",
+];
+/// `analyze_stock` price mode: the headline, then the last rows.
+const PRICE_FIELDS: &[&str] = &[
+    "error",
+    "code",
+    "name",
+    "latest_close",
+    "latest_date",
+    "days",
+    "data_status",
+];
+const PORTFOLIO_DIAG_FIELDS: &[&str] = &[
+    "error",
+    "portfolio_id",
+    "position_count",
+    "successful_count",
+    "failed_count",
+    "free_cash",
+    "total_market_value",
+    "data_status",
+    "as_of",
+];
+const DIAG_ROW_FIELDS: &[&str] = &[
+    "code",
+    "name",
+    "health",
+    "l2_channel",
+    "accum_stage",
+    "exit_signal",
+    "stop_loss_status",
+    "pnl_pct",
+    "weight_pct",
+];
+const PORTFOLIO_FIELDS: &[&str] = &[
+    "error",
+    "portfolio_id",
+    "free_cash",
+    "position_count",
+    "message",
+];
+const POSITION_ROW_FIELDS: &[&str] = &["code", "name", "shares", "cost_price", "buy_date"];
+const GENERIC_FIELDS: &[&str] = &["error", "message", "status", "code", "name", "result"];
+/// Rows kept from lists (price bars, list results).
+const LAST_ROWS: usize = 5;
+
+/// An ordered JSON object (the workspace's serde_json may sort keys; order matters here
+/// because fields are dropped from the end when the budget is tight).
+type Fields = Vec<(String, Value)>;
+
+/// Condenses one tool result to at most `max_len` characters of valid JSON. Results
+/// already within the budget are returned as they are (as a JSON string when they are
+/// not JSON).
+pub fn condense_tool_result(tool: &str, content: &str, max_len: usize) -> String {
+    let max_len = max_len.max(MIN_BUDGET);
+    let parsed = serde_json::from_str::<Value>(content.trim());
+    if content.chars().count() <= max_len && parsed.is_ok() {
+        return content.to_owned();
+    }
+    let Ok(value) = parsed else {
+        return json_text(content, max_len);
+    };
+    match select(tool, &value) {
+        Kept::Fields(fields) if !fields.is_empty() => fit_fields(fields, max_len),
+        Kept::Whole(v) => fit_value(v, max_len),
+        Kept::Fields(_) => json_text(content, max_len),
+    }
+}
+
+enum Kept {
+    Fields(Fields),
+    Whole(Value),
+}
+
+fn pick(obj: &Map<String, Value>, keys: &[&str]) -> Fields {
+    keys.iter()
+        .filter_map(|k| {
+            obj.get(*k)
+                .filter(|v| !v.is_null())
+                .map(|v| ((*k).to_owned(), v.clone()))
+        })
+        .collect()
+}
+
+fn pick_obj(v: &Value, keys: &[&str]) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(pick(o, keys).into_iter().collect()),
+        other => other.clone(),
+    }
+}
+
+fn last_rows(rows: &[Value], n: usize) -> Vec<Value> {
+    rows[rows.len().saturating_sub(n)..].to_vec()
+}
+
+fn select(tool: &str, value: &Value) -> Kept {
+    match (tool, value) {
+        ("analyze_stock", Value::Object(o)) => {
+            if let Some(Value::Array(rows)) = o.get("data") {
+                let mut f = pick(o, PRICE_FIELDS);
+                f.push(("data".into(), Value::Array(last_rows(rows, LAST_ROWS))));
+                Kept::Fields(f)
+            } else {
+                Kept::Fields(pick(o, ANALYZE_FIELDS))
+            }
+        }
+        ("analyze_stock", Value::Array(rows)) => {
+            Kept::Whole(Value::Array(last_rows(rows, LAST_ROWS)))
+        }
+        ("portfolio", Value::Object(o)) => {
+            if let Some(Value::Array(rows)) = o.get("diagnostics") {
+                let mut f = pick(o, PORTFOLIO_DIAG_FIELDS);
+                let rows = rows.iter().map(|r| pick_obj(r, DIAG_ROW_FIELDS)).collect();
+                f.push(("diagnostics".into(), Value::Array(rows)));
+                Kept::Fields(f)
+            } else {
+                let mut f = pick(o, PORTFOLIO_FIELDS);
+                if let Some(Value::Array(rows)) = o.get("positions") {
+                    let rows = rows
+                        .iter()
+                        .map(|r| pick_obj(r, POSITION_ROW_FIELDS))
+                        .collect();
+                    // positions before the message: they are the point of the result
+                    let at = f.len().min(4);
+                    f.insert(at, ("positions".into(), Value::Array(rows)));
+                }
+                Kept::Fields(f)
+            }
+        }
+        (_, Value::Object(o)) => Kept::Fields(pick(o, GENERIC_FIELDS)),
+        (_, Value::Array(rows)) => Kept::Whole(Value::Array(last_rows(rows, LAST_ROWS))),
+        (_, other) => Kept::Whole(other.clone()),
+    }
+}
+
+fn render(fields: &[(String, Value)]) -> String {
+    let mut s = String::from("{");
+    for (i, (k, v)) in fields.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(&Value::String(k.clone()).to_string());
+        s.push(':');
+        s.push_str(&v.to_string());
+    }
+    s.push('}');
+    s
+}
+
+/// Shortens every string to `chars` and every array to its last `rows` items.
+fn squeeze(v: &mut Value, chars: usize, rows: usize) {
+    match v {
+        Value::String(s) if s.chars().count() > chars => *s = truncate_chars(s, chars),
+        Value::Array(a) => {
+            let drop = a.len().saturating_sub(rows);
+            a.drain(..drop);
+            a.iter_mut().for_each(|x| squeeze(x, chars, rows));
+        }
+        Value::Object(o) => o.values_mut().for_each(|x| squeeze(x, chars, rows)),
+        _ => {}
+    }
+}
+
+/// Progressively tighter passes; the fields listed first survive longest.
+fn fit_fields(mut fields: Fields, max_len: usize) -> String {
+    let fits = |s: &String| s.chars().count() <= max_len;
+    let s = render(&fields);
+    if fits(&s) {
+        return s;
+    }
+    for (chars, rows) in [(80, LAST_ROWS), (30, 2)] {
+        fields.iter_mut().for_each(|(_, v)| squeeze(v, chars, rows));
+        let s = render(&fields);
+        if fits(&s) {
+            return s;
+        }
+    }
+    while fields.len() > 1 {
+        fields.pop();
+        let s = render(&fields);
+        if fits(&s) {
+            return s;
+        }
+    }
+    json_text(&render(&fields), max_len)
+}
+
+fn fit_value(mut v: Value, max_len: usize) -> String {
+    for (chars, rows) in [(usize::MAX, usize::MAX), (80, LAST_ROWS), (30, 2)] {
+        squeeze(&mut v, chars, rows);
+        let s = v.to_string();
+        if s.chars().count() <= max_len {
+            return s;
+        }
+    }
+    json_text(&v.to_string(), max_len)
+}
+
+/// `text` as a JSON string of at most `max_len` characters (escapes included).
+fn json_text(text: &str, max_len: usize) -> String {
+    let mut budget = max_len.saturating_sub(2);
+    loop {
+        let s = Value::String(truncate_chars(text, budget)).to_string();
+        let n = s.chars().count();
+        if n <= max_len || budget == 0 {
+            return s;
+        }
+        budget = budget.saturating_sub(n - max_len);
+    }
+}
+
+/// At most `max` characters, cut on a character boundary, "…" marking a cut.
+pub fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let mut out: String = s.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
