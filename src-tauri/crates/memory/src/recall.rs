@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::AssertSqlSafe;
 
 use crate::scoring::{self, Ranked, Signals};
-use crate::store::{MEMORY_COLUMNS, MemoryRow, limit_i64};
+use crate::store::{MEMORY_COLUMNS, MemoryRow};
 use crate::tokenize::{fts_expression, index_tokens, keywords, query_terms, stock_codes};
 use crate::{Memory, MemoryStore, MemoryType, Result, time};
 
@@ -205,24 +205,7 @@ impl MemoryStore {
     /// Recall for a user message as of `now` (decay is computed against it).
     pub async fn recall_at(&self, message: &str, now: DateTime<Utc>) -> Result<Recall> {
         let query = RecallQuery::from_message(message);
-        let mut ids: HashSet<i64> = HashSet::new();
-        if query.fts_terms.len() > 1
-            && let Some(all) = fts_expression(&query.fts_terms, " AND ")
-        {
-            ids.extend(self.newest_matches(&all).await?);
-        }
-        if let Some(any) = fts_expression(&query.fts_terms, " OR ") {
-            ids.extend(self.newest_matches(&any).await?);
-        }
-        if let Some(kw) = fts_expression(&query.keywords, " OR ") {
-            ids.extend(self.newest_matches(&kw).await?);
-        }
-        ids.extend(self.code_hits(&query.codes).await?);
-        // Preferences that did not match still compete (score 0) for the free slots.
-        ids.extend(self.newest_preference_ids(PREFERENCE_SCAN).await?);
-
-        let ids: Vec<i64> = ids.into_iter().collect();
-        let loaded = self.load_many(&ids).await?;
+        let loaded = self.load_candidates(&query).await?;
         let (prefs, others): (Vec<&Memory>, Vec<&Memory>) = loaded
             .iter()
             .partition(|m| m.memory_type == MemoryType::Preference);
@@ -244,58 +227,49 @@ impl MemoryStore {
         })
     }
 
-    /// Newest memories matching an FTS expression. Ordering by rowid lets FTS5 walk its
-    /// doclists backwards and stop at the limit (ids grow with insertion time).
-    async fn newest_matches(&self, expr: &str) -> Result<Vec<i64>> {
-        Ok(sqlx::query_scalar(
-            "SELECT rowid FROM agent_memory_fts WHERE agent_memory_fts MATCH ?
-             ORDER BY rowid DESC LIMIT ?",
-        )
-        .bind(expr)
-        .bind(limit_i64(CHANNEL_LIMIT))
-        .fetch_all(self.pool())
-        .await?)
-    }
-
-    async fn code_hits(&self, codes: &[String]) -> Result<Vec<i64>> {
-        if codes.is_empty() {
-            return Ok(Vec::new());
-        }
-        let placeholders = vec!["?"; codes.len()].join(", ");
-        // Only "?" placeholders are interpolated.
-        let sql = format!(
-            "SELECT DISTINCT memory_id FROM agent_memory_code WHERE code IN ({placeholders})
-             ORDER BY memory_id DESC LIMIT ?"
+    /// Loads every candidate in one statement (one round trip to the database thread):
+    /// the union of the bounded channel lookups described in the module docs. Each FTS
+    /// lookup orders by rowid so FTS5 walks its doclists backwards and stops at the
+    /// limit (ids grow with insertion time).
+    async fn load_candidates(&self, query: &RecallQuery) -> Result<Vec<Memory>> {
+        let mut parts: Vec<String> = Vec::new();
+        let mut binds: Vec<String> = Vec::new();
+        let fts_part = format!(
+            "SELECT rowid FROM (SELECT rowid FROM agent_memory_fts
+             WHERE agent_memory_fts MATCH ? ORDER BY rowid DESC LIMIT {CHANNEL_LIMIT})"
         );
-        let mut q = sqlx::query_scalar::<_, i64>(AssertSqlSafe(sql));
-        for c in codes {
-            q = q.bind(c);
+        let mut expressions = Vec::new();
+        if query.fts_terms.len() > 1 {
+            expressions.extend(fts_expression(&query.fts_terms, " AND "));
         }
-        Ok(q.bind(limit_i64(CHANNEL_LIMIT))
-            .fetch_all(self.pool())
-            .await?)
-    }
-
-    async fn newest_preference_ids(&self, limit: usize) -> Result<Vec<i64>> {
-        Ok(sqlx::query_scalar(
-            "SELECT id FROM agent_memory WHERE memory_type = 'preference'
-             ORDER BY created_at DESC, id DESC LIMIT ?",
-        )
-        .bind(limit_i64(limit))
-        .fetch_all(self.pool())
-        .await?)
-    }
-
-    async fn load_many(&self, ids: &[i64]) -> Result<Vec<Memory>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
+        expressions.extend(fts_expression(&query.fts_terms, " OR "));
+        expressions.extend(fts_expression(&query.keywords, " OR "));
+        for e in expressions {
+            parts.push(fts_part.clone());
+            binds.push(e);
         }
-        let placeholders = vec!["?"; ids.len()].join(", ");
-        let sql =
-            format!("SELECT {MEMORY_COLUMNS} FROM agent_memory m WHERE m.id IN ({placeholders})");
+        if !query.codes.is_empty() {
+            let placeholders = vec!["?"; query.codes.len()].join(", ");
+            parts.push(format!(
+                "SELECT memory_id FROM (SELECT DISTINCT memory_id FROM agent_memory_code
+                 WHERE code IN ({placeholders}) ORDER BY memory_id DESC LIMIT {CHANNEL_LIMIT})"
+            ));
+            binds.extend(query.codes.iter().cloned());
+        }
+        // Preferences that did not match still compete (score 0) for the free slots.
+        parts.push(format!(
+            "SELECT id FROM (SELECT id FROM agent_memory WHERE memory_type = 'preference'
+             ORDER BY created_at DESC, id DESC LIMIT {PREFERENCE_SCAN})"
+        ));
+        // Only constant fragments, constant limits and "?" placeholders are interpolated;
+        // every value from the message is bound.
+        let sql = format!(
+            "SELECT {MEMORY_COLUMNS} FROM agent_memory m WHERE m.id IN ({})",
+            parts.join(" UNION ")
+        );
         let mut q = sqlx::query_as::<_, MemoryRow>(AssertSqlSafe(sql));
-        for id in ids {
-            q = q.bind(id);
+        for b in binds {
+            q = q.bind(b);
         }
         q.fetch_all(self.pool())
             .await?
