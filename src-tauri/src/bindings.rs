@@ -2,7 +2,7 @@
 
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::commands::{app, keys, settings};
+use crate::commands::{app, keys, markdown, settings};
 
 pub fn builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
@@ -13,15 +13,48 @@ pub fn builder() -> Builder<tauri::Wry> {
             keys::key_statuses,
             keys::set_key,
             keys::delete_key,
+            markdown::render_markdown,
         ])
         .events(collect_events![settings::SettingsChanged])
+        // Sent over each turn's `Channel`, not as a command result: export it explicitly.
+        .typ::<wyckoff_protocol::RuntimeEvent>()
+        .typ::<wyckoff_protocol::ApprovalDecision>()
         // One TS type per Rust type: the UI sends back exactly what it received.
         .disable_serde_phases()
+        // Tool args and results are `serde_json::Value`, whose numbers may be i64/u64. They
+        // arrive in the webview through `JSON.parse` either way, so `number` is what they are.
+        .dangerously_cast_bigints_to_number()
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
+
+    /// The recorded event sequences the UI's reducer tests replay must be exactly what
+    /// the Rust types serialise: deserialise each and compare the round trip.
+    #[test]
+    fn ui_event_fixtures_match_the_rust_shape() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ui/src/chat/fixtures");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let raw: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let events: Vec<wyckoff_protocol::RuntimeEvent> = serde_json::from_value(raw.clone())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let back = serde_json::to_value(&events).unwrap();
+            assert_eq!(back, raw, "{} does not round-trip", path.display());
+            seen += 1;
+        }
+        assert!(
+            seen >= 5,
+            "expected the recorded fixtures in {}",
+            dir.display()
+        );
+    }
 
     fn committed_path() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings.ts")

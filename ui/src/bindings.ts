@@ -19,6 +19,8 @@ export const commands = {
 	 */
 	setKey: (id: SecretId, value: string, sessionOnly: boolean) => typedError<KeyStatus, SecretError>(__TAURI_INVOKE("set_key", { id, value, sessionOnly })),
 	deleteKey: (id: SecretId) => typedError<KeyStatus, SecretError>(__TAURI_INVOKE("delete_key", { id })),
+	/**  Renders Markdown to sanitised HTML (see [`render`]). */
+	renderMarkdown: (text: string) => __TAURI_INVOKE<string>("render_markdown", { text }),
 };
 
 /** Events */
@@ -34,9 +36,37 @@ export type AppInfo = {
 	logs_dir: string,
 };
 
+/**  The user's (or a headless policy's) answer. */
+export type ApprovalDecision = { type: "allow_once" } | 
+/**  Allow this tool for the rest of the session. */
+{ type: "allow_always" } | 
+/**  Run with these arguments instead (validated again before running). */
+{ type: "edit"; args: Value } | { type: "deny"; reason?: string | null };
+
+/**  Sent when a tool that needs approval is about to run. */
+export type ApprovalRequest = {
+	/**  Unique per request (the tool call id). */
+	id: string,
+	tool: string,
+	display_name: string,
+	args: Value,
+	available_decisions: DecisionKind[],
+};
+
 export type DataSecret = "tushare" | "tickflow";
 
 export type DataSourceKind = "eastmoney" | "tencent" | "tickflow" | "tushare";
+
+/**  The kinds of answer an approval request may receive. */
+export type DecisionKind = "allow_once" | "allow_always" | "edit" | "deny";
+
+/**
+ *  Failure categories, classified once where the failure happens (providers, tools,
+ *  runtime) and carried unchanged to the UI and the CLI.
+ */
+export type ErrorKind = "authentication" | "permission" | "rate_limit" | "overloaded" | "context_too_long" | "invalid_request" | "timeout" | "network" | "server" | 
+/**  The stream broke the vendor's protocol (malformed JSON, cut without a final event). */
+"protocol" | "cancelled" | "internal";
 
 /**  Where a key currently comes from. */
 export type KeySource = "environment" | "keychain" | 
@@ -77,6 +107,38 @@ export type ModelEntry = {
 
 /**  Model vendors. Several speak the OpenAI wire format; they differ in defaults and key. */
 export type ProviderKind = "claude" | "openai" | "gemini" | "deepseek" | "qwen" | "kimi" | "ollama" | "openai_compatible";
+
+/**
+ *  Everything the agent runtime tells its listeners during a turn. The same JSON goes
+ *  over IPC, out of `wyckoff run --json` (one object per line) and into scratchpads.
+ * 
+ *  A turn ends with exactly one of `done`, `turn_cancelled`, `turn_failed`.
+ */
+export type RuntimeEvent = 
+/**  First event of a headless run: the conversation this turn belongs to. */
+{ type: "session"; session_id: string } | 
+/**  A model call starts (round 1 is the first call of the turn). */
+{ type: "model_start"; round: number; provider: string; model: string; tier?: Tier | null } | { type: "text_delta"; text: string } | { type: "thinking_delta"; text: string } | 
+/**
+ *  The model asked for tools. When `discard_text` is true the text streamed so far
+ *  in this round was a plan, not the answer: the UI erases it.
+ */
+{ type: "tool_calls"; calls: ToolCall[]; discard_text: boolean } | { type: "tool_start"; id: string; name: string; display_name: string; args: Value } | { type: "tool_result"; id: string; name: string; elapsed_ms: number; result: Value } | { type: "tool_error"; id: string; name: string; error: string } | { type: "approval_request"; request: ApprovalRequest } | 
+/**  An approval was answered (or timed out without an answer). */
+{ type: "approval_resolved"; id: string; outcome: string } | { type: "compaction"; before_messages: number; after_messages: number; archive_ref?: string | null; summary_fallback: boolean } | 
+/**  Memories recalled for this turn and injected into the model's context. */
+{ type: "memory_recall"; items: string[] } | 
+/**  The round is being retried (stream stall, loop guard correction). */
+{ type: "retry"; reason: string; attempt: number } | 
+/**
+ *  A fallback provider took over; partial text from the failed attempt (if any)
+ *  must be discarded.
+ */
+{ type: "fallback"; from: string; to: string; reason: string; discard_text: boolean } | { type: "usage"; round: number; usage: Usage; 
+/**  Totals for the turn so far. */
+turn: Usage } | { type: "background_task"; task: TaskInfo } | 
+/**  Progress of a sub-agent started by a delegate_to_* tool. */
+{ type: "sub_agent"; agent: string; call_id: string; kind: string; text: string } | { type: "warning"; message: string } | { type: "done"; text: string; elapsed_ms: number } | { type: "turn_cancelled" } | { type: "turn_failed"; kind: ErrorKind; message: string };
 
 export type SecretError = { type: "keychain_unavailable"; reason: string; fix: string } | { type: "keychain"; reason: string } | { type: "empty" };
 
@@ -131,7 +193,63 @@ export type SettingsView = {
 	migration_notes: string[],
 };
 
+/**  A background task as listeners (UI panel, `check_background_tasks`) see it. */
+export type TaskInfo = {
+	task_id: string,
+	tool_name: string,
+	display_name: string,
+	status: TaskStatus,
+	progress: TaskProgress,
+	/**  RFC 3339. */
+	started_at: string,
+	finished_at?: string | null,
+	session_id?: string | null,
+	/**  Short text for the model and the panel; present once finished. */
+	result_summary?: string | null,
+	result?: Value | null,
+	error?: string | null,
+};
+
+/**  Progress reported by a running background task. */
+export type TaskProgress = {
+	stage: string,
+	detail?: string,
+	/**  0.0..=1.0, or `None` when the task cannot tell. */
+	fraction?: number | null,
+};
+
+export type TaskStatus = "running" | "completed" | "failed" | "cancelled";
+
 export type Theme = "system" | "light" | "dark";
+
+/**  Which model tier answered a round when heavy/light routing is on. */
+export type Tier = "heavy" | "light";
+
+/**  A tool call requested by the model. */
+export type ToolCall = {
+	id: string,
+	name: string,
+	/**  Parsed JSON arguments. `Value::Null` when `args_error` is set. */
+	args: Value,
+	/**
+	 *  Set when the model's argument text was not valid JSON: the parse error and the
+	 *  raw text, so the runtime can hand the model a precise error to correct.
+	 */
+	args_error?: string | null,
+	/**  Gemini thought signature (base64), echoed back on later turns. */
+	thought_signature?: string | null,
+};
+
+/**  Token usage for one model call (or a sum of calls). */
+export type Usage = {
+	/**  All prompt tokens, cached ones included. */
+	input_tokens: number,
+	output_tokens: number,
+	cache_read_tokens?: number,
+	cache_write_tokens?: number,
+};
+
+export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
 export type Vendor = "anthropic" | "openai" | "gemini" | "deepseek" | "qwen" | "kimi";
 

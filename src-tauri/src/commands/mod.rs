@@ -3,4 +3,5 @@
 
 pub mod app;
 pub mod keys;
+pub mod markdown;
 pub mod settings;
