@@ -71,6 +71,8 @@ const PORTFOLIO_FIELDS: &[&str] = &[
     "position_count",
     "message",
 ];
+/// Columns of a price row worth keeping: the last five rows must fit the budget.
+const PRICE_ROW_FIELDS: &[&str] = &["date", "close", "pct_chg", "volume"];
 const POSITION_ROW_FIELDS: &[&str] = &["code", "name", "shares", "cost_price", "buy_date"];
 const GENERIC_FIELDS: &[&str] = &["error", "message", "status", "code", "name", "result"];
 /// Rows kept from lists (price bars, list results).
@@ -130,7 +132,11 @@ fn select(tool: &str, value: &Value) -> Kept {
         ("analyze_stock", Value::Object(o)) => {
             if let Some(Value::Array(rows)) = o.get("data") {
                 let mut f = pick(o, PRICE_FIELDS);
-                f.push(("data".into(), Value::Array(last_rows(rows, LAST_ROWS))));
+                let rows = last_rows(rows, LAST_ROWS)
+                    .iter()
+                    .map(|r| pick_obj(r, PRICE_ROW_FIELDS))
+                    .collect();
+                f.push(("data".into(), Value::Array(rows)));
                 Kept::Fields(f)
             } else {
                 Kept::Fields(pick(o, ANALYZE_FIELDS))

@@ -27,24 +27,30 @@ pub struct CompactionPlan {
 /// before it (a conversation that was already broken) cannot be helped and is ignored.
 pub fn tail_start(messages: &[Message]) -> usize {
     let mut start = messages.len().saturating_sub(TAIL_KEEP);
-    // Where each call id was requested: the assistant message's index.
-    let mut caller: HashMap<&str, usize> = HashMap::new();
-    for (i, m) in messages.iter().enumerate() {
-        for c in m.tool_calls() {
-            caller.entry(c.id.as_str()).or_insert(i);
-        }
-    }
+    // For each tool result, the nearest earlier assistant message calling its id (ids
+    // repeat across turns with some vendors, e.g. `call_0`).
+    let mut latest: HashMap<&str, usize> = HashMap::new();
+    let caller: Vec<Option<usize>> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| match m {
+            Message::Assistant { tool_calls, .. } => {
+                for c in tool_calls {
+                    latest.insert(c.id.as_str(), i);
+                }
+                None
+            }
+            Message::Tool { tool_call_id, .. } => latest.get(tool_call_id.as_str()).copied(),
+            Message::User { .. } => None,
+        })
+        .collect();
     loop {
         let mut next = start;
         while next > 0 && matches!(messages[next], Message::Tool { .. }) {
             next -= 1;
         }
-        for m in &messages[next..] {
-            if let Message::Tool { tool_call_id, .. } = m
-                && let Some(&at) = caller.get(tool_call_id.as_str())
-            {
-                next = next.min(at);
-            }
+        for at in caller[next..].iter().flatten() {
+            next = next.min(*at);
         }
         if next == start {
             return start;

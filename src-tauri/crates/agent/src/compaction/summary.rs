@@ -85,7 +85,12 @@ pub fn stock_codes(text: &str, max: usize) -> Vec<String> {
             while i < bytes.len() && bytes[i].is_ascii_digit() {
                 i += 1;
             }
-            if i - start == 6 {
+            // `"volume":123456,` or `1234.56` are numbers in JSON, not codes.
+            let prev = start.checked_sub(1).map(|p| bytes[p]);
+            let next = bytes.get(i).copied();
+            let json_number = prev == Some(b':') && matches!(next, Some(b',' | b'}' | b']'));
+            let decimal = prev == Some(b'.') || next == Some(b'.');
+            if i - start == 6 && !json_number && !decimal {
                 let code = &text[start..i];
                 if !out.iter().any(|c| c == code) {
                     out.push(code.to_owned());
