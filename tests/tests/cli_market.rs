@@ -282,3 +282,28 @@ fn data_status_and_offline_sync() {
     let after = h.json(&["data", "status", "--json"], 0);
     assert_eq!(after["stocks"], v["stocks"]);
 }
+
+#[test]
+fn configuration_failures_exit_1_not_2() {
+    // online mode with a misnamed source: not the command line's fault, so status 1
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        &["market"][..],
+        &["analyze", "000001"][..],
+        &["data", "status"][..],
+    ] {
+        let out = Command::new(binary())
+            .args(args)
+            .env("WYCKOFF_HOME", home.path())
+            .env_remove("WYCKOFF_OFFLINE")
+            .env("WYCKOFF_DATA_SOURCES", "sina")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", show(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("unknown data source \"sina\""),
+            "{args:?}: {err}"
+        );
+    }
+}

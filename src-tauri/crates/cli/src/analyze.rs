@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
-use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, open, print_json, runtime, tool_failure};
+use crate::market::{
+    EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime, tool_failure,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
@@ -124,7 +126,11 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let result = rt.block_on(async {
         let md = open().await?;
         anyhow::Ok(wyckoff_tools::analyze::run(&md, &args).await)
-    })?;
+    });
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => return Ok(failed(e)),
+    };
     let v = match result {
         Ok(v) => v,
         Err(e) => return Ok(tool_failure(e)),

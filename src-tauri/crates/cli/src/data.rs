@@ -10,7 +10,7 @@ use wyckoff_market::{
     CodeStatus, Freshness, IndexCode, StatusReport, StockCode, SyncEvent, SyncStatus, SyncTarget,
 };
 
-use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, open, print_json, runtime};
+use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime};
 
 #[derive(Debug, clap::Args)]
 pub struct DataArgs {
@@ -125,8 +125,11 @@ fn print_status(r: &StatusReport) {
 
 fn status(json: bool) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
-    let report =
-        rt.block_on(async { open().await?.status().await.map_err(anyhow::Error::from) })?;
+    let report = rt.block_on(async { open().await?.status().await.map_err(anyhow::Error::from) });
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return Ok(failed(e)),
+    };
     if json {
         print_json(&serde_json::to_value(&report)?)?;
     } else {
@@ -192,7 +195,7 @@ fn sync(
     let tty = std::io::stderr().is_terminal();
 
     let rt = runtime()?;
-    let (list_result, report, offline) = rt.block_on(async {
+    let synced = rt.block_on(async {
         let md = open().await?;
         let offline = md.source_names().is_empty();
         let list_result = if list {
@@ -234,7 +237,11 @@ fn sync(
             pb.finish_and_clear();
         }
         anyhow::Ok((list_result, report?, offline))
-    })?;
+    });
+    let (list_result, report, offline) = match synced {
+        Ok(r) => r,
+        Err(e) => return Ok(failed(e)),
+    };
 
     let failed = report.failed > 0 || matches!(list_result, Some(Err(_)));
     if json {

@@ -34,6 +34,13 @@ pub async fn open() -> anyhow::Result<Arc<MarketData>> {
     Ok(Arc::new(md))
 }
 
+/// A failure that is not the user's input (data home, configuration, database): exit 1,
+/// so that status 2 always means "fix the command line".
+pub fn failed(e: anyhow::Error) -> ExitCode {
+    eprintln!("wyckoff: {e:#}");
+    ExitCode::from(EXIT_UNAVAILABLE)
+}
+
 /// Prints a tool error and maps it to an exit status.
 pub fn tool_failure(e: ToolError) -> ExitCode {
     eprintln!("wyckoff: {e}");
@@ -66,7 +73,11 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
     let result = rt.block_on(async {
         let md = open().await?;
         anyhow::Ok(wyckoff_tools::market::overview(&md, &json!({})).await)
-    })?;
+    });
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => return Ok(failed(e)),
+    };
     let v = match result {
         Ok(v) => v,
         Err(e) => return Ok(tool_failure(e)),
