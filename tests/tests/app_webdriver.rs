@@ -2,7 +2,7 @@
 //! with a real Secret Service. `scripts/test` runs them inside `dbus-run-session`:
 //! `xvfb-run -a cargo test -p wyckoff-e2e -- --ignored --test-threads=1`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers panic on purpose
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)] // test helpers panic and report on purpose
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -12,25 +12,13 @@ use std::time::{Duration, Instant};
 use thirtyfour::prelude::*;
 use wyckoff_config::Secrets;
 use wyckoff_config::secrets::{KeyringBackend, SecretId, Vendor};
+use wyckoff_e2e::target_dir;
 
 const DRIVER_PORT: u16 = 4444;
 const NATIVE_PORT: u16 = 4445;
 const ANTHROPIC: SecretId = SecretId::Provider {
     vendor: Vendor::Anthropic,
 };
-
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
-}
 
 fn screenshot_dir() -> PathBuf {
     let dir = target_dir().join("e2e-screenshots");
