@@ -6,6 +6,7 @@ mod analyze;
 mod data;
 mod doctor;
 mod market;
+mod run;
 
 use clap::{Parser, Subcommand};
 
@@ -38,6 +39,8 @@ enum Command {
     },
     /// The local market-data cache: status and sync.
     Data(data::DataArgs),
+    /// Run one agent turn headless (exit 0 done, 1 failed, 130 cancelled, 2 bad input).
+    Run(run::RunArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -47,6 +50,7 @@ fn main() -> std::process::ExitCode {
         Command::Analyze(args) => analyze::run(args),
         Command::Market { json } => market::run(json),
         Command::Data(args) => data::run(args),
+        Command::Run(args) => run::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,211 @@
+//! `wyckoff run`: one headless agent turn (issue 4 item 12; the contract the end-to-end
+//! tests drive).
+//!
+//! `wyckoff run [--json] [--provider NAME] [--model ID] [--base-url URL]
+//! [--approve never|all|TOOL[,TOOL…]] [--session ID] [--idle-timeout SECS]
+//! [--context-window TOKENS] PROMPT`
+//!
+//! - `--json`: every RuntimeEvent as one JSON object per line on stdout, a `session`
+//!   event first; otherwise the final answer on stdout, progress and warnings on stderr.
+//! - Exit status: 0 `done`, 1 `turn_failed` (or an internal failure), 130 cancelled
+//!   (Ctrl-C cancels the turn; a second Ctrl-C exits at once), 2 bad input (unknown
+//!   provider, idle timeout outside 1–600, missing key, unknown session, bad settings).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+use wyckoff_agent::{EventSink, HeadlessApprover};
+use wyckoff_config::{DataHome, Secrets};
+use wyckoff_protocol::RuntimeEvent;
+use wyckoff_session::{ModelOverrides, Services, SessionError, SessionOptions};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Print every runtime event as one JSON object per line on stdout.
+    #[arg(long)]
+    json: bool,
+    /// claude, openai, gemini, deepseek, qwen, kimi, ollama or openai-compatible
+    /// (default: the main model of the settings).
+    #[arg(long, value_name = "NAME")]
+    provider: Option<String>,
+    /// Model id (with --provider), or a model entry id from the settings.
+    #[arg(long, value_name = "ID")]
+    model: Option<String>,
+    /// Endpoint override, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Tools that need approval: never (deny all), all, or a comma-separated list.
+    #[arg(long, value_name = "never|all|TOOL[,TOOL…]", default_value = "never")]
+    approve: String,
+    /// Continue this stored conversation (default: start a new one).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// Stream idle timeout in seconds (1–600).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=600))]
+    idle_timeout: Option<u64>,
+    /// Override the model's context window (tokens).
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
+    context_window: Option<u32>,
+    /// What to ask.
+    #[arg(value_name = "PROMPT", required = true, num_args = 1..)]
+    prompt: Vec<String>,
+}
+
+/// Prints one line and flushes, so a reader sees each event as it happens. A closed
+/// stdout (reader gone) is not an error worth stopping the turn for.
+fn emit_line(out: &mut impl Write, line: &str) {
+    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+}
+
+/// Renders events: JSON lines, or the answer on stdout and progress on stderr.
+fn render(event: &RuntimeEvent, json: bool) {
+    if json {
+        match serde_json::to_string(event) {
+            Ok(line) => emit_line(&mut std::io::stdout().lock(), &line),
+            Err(e) => eprintln!("wyckoff: event not serializable: {e}"),
+        }
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    match event {
+        RuntimeEvent::Session { session_id } => {
+            emit_line(&mut err, &format!("session {session_id}"))
+        }
+        RuntimeEvent::ToolStart {
+            display_name, args, ..
+        } => emit_line(&mut err, &format!("… {display_name} {args}")),
+        RuntimeEvent::ToolError { name, error, .. } => {
+            emit_line(&mut err, &format!("tool {name} failed: {error}"))
+        }
+        RuntimeEvent::ApprovalResolved { id, outcome } => {
+            emit_line(&mut err, &format!("approval {id}: {outcome}"))
+        }
+        RuntimeEvent::Retry { reason, attempt } => {
+            emit_line(&mut err, &format!("retry {attempt}: {reason}"))
+        }
+        RuntimeEvent::Fallback {
+            from, to, reason, ..
+        } => emit_line(&mut err, &format!("fallback {from} → {to}: {reason}")),
+        RuntimeEvent::Warning { message } => emit_line(&mut err, &format!("warning: {message}")),
+        RuntimeEvent::Done { text, .. } => emit_line(&mut std::io::stdout().lock(), text),
+        RuntimeEvent::TurnCancelled {} => emit_line(&mut err, "cancelled"),
+        RuntimeEvent::TurnFailed { kind, message } => {
+            let kind = serde_json::to_value(kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            emit_line(&mut err, &format!("error ({kind}): {message}"))
+        }
+        _ => {}
+    }
+}
+
+/// Turns a session error into the exit status: bad input goes back to `main`, which
+/// prints it and exits with 2; anything else is printed here and exits with 1.
+fn fail(e: SessionError) -> anyhow::Result<ExitCode> {
+    if e.is_user_error() {
+        return Err(anyhow::Error::new(e));
+    }
+    eprintln!("wyckoff: {e}");
+    Ok(ExitCode::from(1))
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let prompt = args.prompt.join(" ");
+    if prompt.trim().is_empty() {
+        anyhow::bail!("PROMPT is empty");
+    }
+    if let Some(name) = args.provider.as_deref() {
+        // Unknown names fail before the data home is touched.
+        wyckoff_session::providers::parse_provider(name)?;
+    }
+    let home = DataHome::from_env();
+    let (settings, notes) = wyckoff_config::settings::load(&home.settings_path())
+        .with_context(|| format!("reading {}", home.settings_path().display()))?;
+    for note in notes {
+        eprintln!("wyckoff: settings: {note}");
+    }
+    let _log_guard = wyckoff_config::logging::init(&home.logs_dir(), "wyckoff-cli", false).ok();
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(run_async(args, prompt, home, settings))
+}
+
+async fn run_async(
+    args: RunArgs,
+    prompt: String,
+    home: DataHome,
+    settings: wyckoff_config::Settings,
+) -> anyhow::Result<ExitCode> {
+    let services = match Services::open(home, settings, Arc::new(Secrets::system())).await {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let options = SessionOptions {
+        overrides: ModelOverrides {
+            provider: args.provider.clone(),
+            model: args.model.clone(),
+            base_url: args.base_url.clone(),
+            idle_timeout: args.idle_timeout.map(Duration::from_secs),
+            context_window: args.context_window,
+        },
+        continue_session: args.session.clone(),
+        approver: Arc::new(HeadlessApprover::parse(&args.approve)),
+    };
+    let mut session = match services.session(options).await {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<RuntimeEvent>();
+    let json = args.json;
+    let printer = tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            render(&event, json);
+            if event.is_terminal() {
+                break;
+            }
+        }
+    });
+    tx.emit(RuntimeEvent::Session {
+        session_id: session.id().to_owned(),
+    });
+
+    let cancel = CancellationToken::new();
+    let on_signal = cancel.clone();
+    let signals = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        eprintln!("wyckoff: cancelling… (Ctrl-C again to exit now)");
+        on_signal.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(130);
+        }
+    });
+
+    let report = session.run_turn(&prompt, Arc::new(tx), cancel).await;
+    drop(session);
+    // The printer stops at the terminal event; it never waits on a stuck background sink.
+    let _ = tokio::time::timeout(Duration::from_secs(5), printer).await;
+    signals.abort();
+    services.background().shutdown().await;
+
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    if let Some(e) = &report.save_error {
+        eprintln!("wyckoff: warning: the conversation was not fully saved: {e}");
+    }
+    let code = u8::try_from(report.outcome.exit_code()).unwrap_or(1);
+    Ok(ExitCode::from(code))
+}

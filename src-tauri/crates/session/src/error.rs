@@ -1,0 +1,56 @@
+use wyckoff_protocol::ErrorKind;
+
+/// Why a session could not be assembled or a turn could not be stored. Messages are
+/// written for the person at the keyboard: they say what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("unknown provider '{given}'; expected one of: {expected}")]
+    UnknownProvider { given: String, expected: String },
+    #[error(
+        "no model is configured: add one in the desktop app (Settings → Models) or pass --provider NAME (claude, openai, gemini, deepseek, qwen, kimi, ollama, openai-compatible)"
+    )]
+    NoModelConfigured,
+    #[error("the settings name model '{0}', but no model entry has that id: fix the settings file")]
+    UnknownModelEntry(String),
+    #[error(
+        "no API key for {provider}: set {env_var} in the environment, or store the key in the keychain (desktop app: Settings → Models)"
+    )]
+    MissingKey { provider: String, env_var: String },
+    #[error("{0}")]
+    InvalidOption(String),
+    #[error("conversation '{0}' was not found in the data home; omit --session to start a new one")]
+    SessionNotFound(String),
+    #[error("settings: {0}")]
+    Settings(#[from] wyckoff_config::SettingsError),
+    #[error("{0}")]
+    Provider(#[from] wyckoff_llm::LlmError),
+    #[error("conversation store: {0}")]
+    Storage(#[from] wyckoff_memory::MemoryError),
+    #[error("agent runtime: {0}")]
+    Agent(#[from] wyckoff_agent::AgentError),
+    #[error("market data: {0}")]
+    Market(#[from] wyckoff_market::MarketError),
+    #[error("data home: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl SessionError {
+    /// True when the caller asked for something impossible (unknown provider, missing
+    /// key, bad option, unknown session): the CLI exits with status 2 for these.
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            SessionError::UnknownProvider { .. }
+            | SessionError::NoModelConfigured
+            | SessionError::UnknownModelEntry(_)
+            | SessionError::MissingKey { .. }
+            | SessionError::InvalidOption(_)
+            | SessionError::SessionNotFound(_)
+            | SessionError::Settings(_) => true,
+            SessionError::Provider(e) => matches!(
+                e.kind,
+                ErrorKind::InvalidRequest | ErrorKind::Authentication
+            ),
+            _ => false,
+        }
+    }
+}

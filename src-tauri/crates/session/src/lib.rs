@@ -1,0 +1,412 @@
+//! Assembles a ready-to-run agent session from settings, secrets and the data home, for
+//! the `wyckoff` CLI and the desktop app alike. Assembly only: the loop is the agent
+//! crate's; printing, exit codes and IPC are the callers'.
+//!
+//! - [`Services`]: what a process shares (data home, settings, secrets, one HTTP client,
+//!   the `wyckoff.db` pool with the conversation store, market data and background
+//!   tasks). Open once.
+//! - [`Services::session`]: a [`Session`] for a new or a stored conversation, with its
+//!   providers ([`providers::resolve`]: settings' main/light/fallback models or explicit
+//!   [`ModelOverrides`]), the tool registry (market tools + `check_background_tasks`),
+//!   the system prompt ([`prompt`]), the approver and the scratchpad directory.
+//! - [`Session::run_turn`]: adds the Beijing time to the user message ([`beijing`]),
+//!   stores the user message before the model is called, runs the turn, stores every
+//!   message the turn produced and the turn's outcome.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), wyckoff_session::SessionError> {
+//! use std::sync::Arc;
+//! use tokio_util::sync::CancellationToken;
+//! use wyckoff_agent::{CollectingSink, HeadlessApprover};
+//! use wyckoff_config::{DataHome, Secrets};
+//! use wyckoff_session::{ModelOverrides, Services, SessionOptions};
+//!
+//! let home = DataHome::from_env();
+//! let (settings, _notes) = wyckoff_config::settings::load(&home.settings_path())?;
+//! let services = Services::open(home, settings, Arc::new(Secrets::system())).await?;
+//! let mut session = services
+//!     .session(SessionOptions {
+//!         overrides: ModelOverrides::default(),       // the settings' models
+//!         continue_session: None,                     // or Some(conversation id)
+//!         approver: Arc::new(HeadlessApprover::Never), // the app: a PendingApprovals
+//!     })
+//!     .await?;
+//! let sink = CollectingSink::new();                   // the app: the turn's IPC channel
+//! let report = session.run_turn("分析 000001", sink, CancellationToken::new()).await?;
+//! println!("{} → {:?}", session.id(), report.outcome);
+//! # Ok(()) }
+//! ```
+
+pub mod beijing;
+mod error;
+pub mod prompt;
+pub mod providers;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use wyckoff_agent::{
+    Approver, BackgroundTaskManager, Clock, EventSink, ResultStore, Runtime, RuntimeConfig,
+    SystemClock, ToolRegistry, TurnOutcome,
+};
+use wyckoff_config::secrets::{DataSecret, SecretId};
+use wyckoff_config::settings::{DataSourceKind, Settings};
+use wyckoff_config::{DataHome, Secrets};
+use wyckoff_llm::{HttpClient, HttpSettings};
+use wyckoff_market::{MarketConfig, MarketData};
+use wyckoff_memory::{Conversation, ConversationStore, MemoryError};
+use wyckoff_protocol::{Message, UserOrigin};
+
+pub use error::SessionError;
+pub use providers::{ModelOverrides, ResolvedProviders};
+
+/// Characters of the first user message used as a new conversation's title.
+const TITLE_CHARS: usize = 30;
+
+/// What one process shares between sessions. Cheap to keep for the life of the app.
+pub struct Services {
+    home: DataHome,
+    settings: Settings,
+    secrets: Arc<Secrets>,
+    http: HttpClient,
+    conversations: ConversationStore,
+    market: Arc<MarketData>,
+    background: Arc<BackgroundTaskManager>,
+    clock: Arc<dyn Clock>,
+}
+
+/// How to build one session.
+pub struct SessionOptions {
+    pub overrides: ModelOverrides,
+    /// Continue this stored conversation; `None` starts a new one.
+    pub continue_session: Option<String>,
+    /// Answers approvals: `HeadlessApprover` in the CLI, `PendingApprovals` in the app.
+    pub approver: Arc<dyn Approver>,
+}
+
+impl Services {
+    /// Opens the data home (creating it), `wyckoff.db` with every crate's migrations,
+    /// market data (offline when `WYCKOFF_OFFLINE=1`) and the background task manager.
+    pub async fn open(
+        home: DataHome,
+        settings: Settings,
+        secrets: Arc<Secrets>,
+    ) -> Result<Services, SessionError> {
+        Self::open_with_clock(home, settings, secrets, Arc::new(SystemClock)).await
+    }
+
+    /// [`Services::open`] with an injected clock (timestamps, the Beijing time line).
+    pub async fn open_with_clock(
+        home: DataHome,
+        settings: Settings,
+        secrets: Arc<Secrets>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Services, SessionError> {
+        home.ensure()?;
+        let http = HttpClient::new(&HttpSettings {
+            proxy: settings.proxy.clone(),
+            ..HttpSettings::default()
+        })?;
+        let pool = wyckoff_memory::open_pool(home.db_path()).await?;
+        let conversations = ConversationStore::new(pool.clone());
+        let market_cfg = market_config(&home, &settings, &secrets)?;
+        let market = Arc::new(MarketData::open_with_pool(pool.clone(), market_cfg).await?);
+        let background = BackgroundTaskManager::with_pool(
+            pool,
+            clock.clone(),
+            Some(ResultStore::new(home.tool_results_dir())),
+        )
+        .await?;
+        Ok(Services {
+            home,
+            settings,
+            secrets,
+            http,
+            conversations,
+            market,
+            background,
+            clock,
+        })
+    }
+
+    pub fn home(&self) -> &DataHome {
+        &self.home
+    }
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+    pub fn conversations(&self) -> &ConversationStore {
+        &self.conversations
+    }
+    pub fn market(&self) -> &Arc<MarketData> {
+        &self.market
+    }
+    pub fn background(&self) -> &Arc<BackgroundTaskManager> {
+        &self.background
+    }
+
+    /// For the desktop app at startup (single instance): turns a previous process left
+    /// unfinished become `interrupted`. The CLI does not call this, because another
+    /// `wyckoff run` may be mid-turn on the same data home.
+    pub async fn recover_interrupted_turns(&self) -> Result<Vec<String>, SessionError> {
+        Ok(self
+            .conversations
+            .mark_unfinished_turns_interrupted()
+            .await?)
+    }
+
+    /// The tool registry of a session: `check_background_tasks` and the market tools.
+    pub fn registry(&self) -> ToolRegistry {
+        let mut registry = ToolRegistry::new();
+        wyckoff_tools::register_market_tools(&mut registry, self.market.clone());
+        registry
+    }
+
+    /// Builds a session. Providers are resolved first, so a bad option or a missing key
+    /// fails before anything is written.
+    pub async fn session(&self, options: SessionOptions) -> Result<Session, SessionError> {
+        let resolved = providers::resolve(
+            &self.settings,
+            &self.secrets,
+            &self.http,
+            &options.overrides,
+        )?;
+        let model_label = format!("{}/{}", resolved.main.name(), resolved.main.model());
+        let (conversation, messages) = match options.continue_session.as_deref() {
+            Some(id) => {
+                let id = id.trim();
+                let conversation = match self.conversations.get(id).await {
+                    Ok(c) => c,
+                    Err(MemoryError::ConversationNotFound(_)) => {
+                        return Err(SessionError::SessionNotFound(id.to_owned()));
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                let messages = self.conversations.messages(id).await?;
+                (conversation, messages)
+            }
+            None => (
+                self.conversations.create("", &model_label).await?,
+                Vec::new(),
+            ),
+        };
+        let config = RuntimeConfig {
+            session_id: conversation.id.clone(),
+            approval_timeout: secs(self.settings.approval_timeout_secs, 120),
+            tool_timeout: Some(secs(self.settings.tool_timeout_secs, 60)),
+            ..RuntimeConfig::default()
+        };
+        let mut runtime = Runtime::new(
+            resolved.main,
+            Arc::new(self.registry()),
+            config,
+            options.approver,
+            Some(self.home.scratchpad_dir()),
+            self.clock.clone(),
+        )
+        .with_background(self.background.clone())
+        .with_result_store(ResultStore::new(self.home.tool_results_dir()));
+        if let Some(fallback) = resolved.fallback {
+            runtime = runtime.with_fallback(fallback);
+        }
+        tracing::info!(session = %conversation.id, model = %model_label, stored = messages.len(), "session ready");
+        Ok(Session {
+            conversation,
+            runtime,
+            messages,
+            store: self.conversations.clone(),
+            system_prompt: prompt::system_prompt().to_owned(),
+            clock: self.clock.clone(),
+        })
+    }
+}
+
+fn secs(value: i32, default: u64) -> Duration {
+    Duration::from_secs(
+        u64::try_from(value)
+            .ok()
+            .filter(|v| *v > 0)
+            .unwrap_or(default),
+    )
+}
+
+/// Market sources: none with `WYCKOFF_OFFLINE=1`; else the settings' order, with the
+/// Tushare/TickFlow credentials from the environment or the keychain (a keyed source
+/// without its key is skipped, TickFlow falls back to its free tier).
+fn market_config(
+    home: &DataHome,
+    settings: &Settings,
+    secrets: &Secrets,
+) -> Result<MarketConfig, SessionError> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let offline =
+        env("WYCKOFF_OFFLINE").is_some_and(|v| !matches!(v.as_str(), "0" | "false" | "no"));
+    if offline || env("WYCKOFF_DATA_SOURCES").is_some() {
+        return Ok(MarketConfig::from_env(home.root())?);
+    }
+    let token = |source| {
+        secrets
+            .get(&SecretId::DataSource { source })
+            .map(|(v, _)| v.expose().to_owned())
+    };
+    let creds = wyckoff_market::Credentials {
+        tickflow_api_key: token(DataSecret::Tickflow),
+        tushare_token: token(DataSecret::Tushare),
+    };
+    let order: Vec<&str> = settings
+        .data_sources
+        .iter()
+        .filter_map(|s| match s {
+            DataSourceKind::Eastmoney => Some("eastmoney"),
+            DataSourceKind::Tencent => Some("tencent"),
+            DataSourceKind::Tickflow => Some("tickflow"),
+            DataSourceKind::Tushare => creds.tushare_token.is_some().then_some("tushare"),
+        })
+        .collect();
+    let mut cfg = MarketConfig::new(home.root());
+    cfg.sources = wyckoff_market::facade::sources_from(Some(&order.join(",")), &creds)?;
+    cfg.fetch_on_read = !cfg.sources.is_empty();
+    Ok(cfg)
+}
+
+/// How a turn went, and whether it was stored.
+#[derive(Debug)]
+pub struct TurnReport {
+    pub outcome: TurnOutcome,
+    /// Set when the turn ran but storing its messages or outcome failed; the events
+    /// (including the terminal one) have already gone out.
+    pub save_error: Option<SessionError>,
+}
+
+/// One conversation with its runtime. The app keeps one per open chat (behind a mutex:
+/// turns of one session run one at a time).
+pub struct Session {
+    conversation: Conversation,
+    runtime: Runtime,
+    messages: Vec<Message>,
+    store: ConversationStore,
+    system_prompt: String,
+    clock: Arc<dyn Clock>,
+}
+
+impl Session {
+    /// The conversation id (also the runtime's session id).
+    pub fn id(&self) -> &str {
+        &self.conversation.id
+    }
+    pub fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+    /// The conversation as the model sees it.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Runs one turn: `input` (plus the Beijing time) becomes the user message, stored
+    /// before the model is called; events go to `sink`; `cancel` ends the turn with
+    /// `turn_cancelled`. Afterwards every message the turn added and its outcome are
+    /// stored. An empty `input` runs a turn on pending background notifications only.
+    ///
+    /// Errors only when the turn could not start (storage); later storage failures are
+    /// in [`TurnReport::save_error`].
+    pub async fn run_turn(
+        &mut self,
+        input: &str,
+        sink: Arc<dyn EventSink>,
+        cancel: CancellationToken,
+    ) -> Result<TurnReport, SessionError> {
+        let id = self.conversation.id.clone();
+        let user_text = if input.trim().is_empty() {
+            String::new()
+        } else {
+            beijing::with_beijing_time(input, self.clock.now())
+        };
+        let turn = self.store.begin_turn(&id).await?;
+        if !user_text.is_empty() {
+            let stored = async {
+                if self.conversation.title.trim().is_empty() {
+                    let title = title_of(input);
+                    self.store.rename(&id, &title).await?;
+                    self.conversation.title = title;
+                }
+                self.store
+                    .append_message(&id, Some(&turn.id), &Message::user(user_text.clone()))
+                    .await
+            }
+            .await;
+            if let Err(e) = stored {
+                let _ = self
+                    .store
+                    .end_turn(&turn.id, wyckoff_memory::TurnOutcome::Failed, None)
+                    .await;
+                return Err(e.into());
+            }
+        }
+
+        let before = self.messages.len();
+        let outcome = self
+            .runtime
+            .run_turn(
+                &mut self.messages,
+                &self.system_prompt,
+                &user_text,
+                sink,
+                cancel,
+            )
+            .await;
+
+        // The runtime appended the user message (already stored) and then the turn's
+        // messages; find where they start.
+        let start = if user_text.is_empty() {
+            before.min(self.messages.len())
+        } else {
+            self.messages
+                .iter()
+                .rposition(|m| {
+                    matches!(m, Message::User { content, origin: UserOrigin::User } if *content == user_text)
+                })
+                .map(|i| i + 1)
+                .unwrap_or_else(|| (before + 1).min(self.messages.len()))
+        };
+        let (stored_outcome, usage) = match &outcome {
+            TurnOutcome::Done { usage, .. } => (wyckoff_memory::TurnOutcome::Done, Some(*usage)),
+            TurnOutcome::Cancelled => (wyckoff_memory::TurnOutcome::Cancelled, None),
+            TurnOutcome::Failed { .. } => (wyckoff_memory::TurnOutcome::Failed, None),
+        };
+        let saved: Result<(), MemoryError> = async {
+            for m in &self.messages[start..] {
+                self.store.append_message(&id, Some(&turn.id), m).await?;
+            }
+            self.store
+                .end_turn(&turn.id, stored_outcome, usage.as_ref())
+                .await?;
+            Ok(())
+        }
+        .await;
+        let save_error = saved.err().map(|e| {
+            tracing::error!(session = %id, "storing the turn failed: {e}");
+            SessionError::from(e)
+        });
+        Ok(TurnReport {
+            outcome,
+            save_error,
+        })
+    }
+}
+
+fn title_of(input: &str) -> String {
+    input
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(TITLE_CHARS)
+        .collect()
+}
