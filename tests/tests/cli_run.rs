@@ -623,3 +623,74 @@ fn text_mode_prints_the_answer_only() {
     assert_eq!(out.stdout, "你好，我是威科夫分析助手。\n");
     assert!(out.stderr.contains("session "), "{}", out.stderr);
 }
+
+#[test]
+fn ctrl_c_cancels_the_turn_and_exits_130() {
+    let vendor = Vendor::start("cancel.json");
+    let home = tempfile::tempdir().unwrap();
+    let mut child = Command::new(binary("wyckoff"))
+        .args([
+            "run",
+            "--json",
+            "--provider",
+            "openai",
+            "--base-url",
+            &vendor.base_url(),
+            "你好",
+        ])
+        .env("OPENAI_API_KEY", canary())
+        .env("WYCKOFF_HOME", home.path())
+        .env("WYCKOFF_OFFLINE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    // Wait until the model is streaming (the vendor then stalls), then press Ctrl-C.
+    let mut lines = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("wyckoff run printed no text_delta");
+        let delta = line.contains("\"text_delta\"");
+        lines.push(line);
+        if delta {
+            break;
+        }
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "wyckoff run ignored Ctrl-C");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    reader.join().unwrap();
+    lines.extend(rx.try_iter());
+    assert_eq!(status.code(), Some(130));
+    let events: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let terminal: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .filter(|t| matches!(*t, "done" | "turn_cancelled" | "turn_failed"))
+        .collect();
+    assert_eq!(terminal, vec!["turn_cancelled"]);
+    assert_eq!(events.last().unwrap()["type"], "turn_cancelled");
+}
