@@ -2,12 +2,14 @@
 //! the fields that matter per tool, and the output is always valid JSON, however small
 //! the budget.
 
-use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
-/// Tool results in the head longer than this (characters) are condensed before the
-/// summary request.
-pub const SHRINK_THRESHOLD: usize = 800;
-/// Budget of a condensed result in the summary request.
+use serde::de::IgnoredAny;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// The reference's budget for a condensed stale result (REFERENCE §3.6); the summary
+/// request itself uses 400 per line.
 pub const SHRUNK_MAX: usize = 600;
 /// Smallest budget honoured: room for a short JSON string.
 const MIN_BUDGET: usize = 16;
@@ -87,14 +89,28 @@ type Fields = Vec<(String, Value)>;
 /// not JSON).
 pub fn condense_tool_result(tool: &str, content: &str, max_len: usize) -> String {
     let max_len = max_len.max(MIN_BUDGET);
-    let parsed = serde_json::from_str::<Value>(content.trim());
-    if content.chars().count() <= max_len && parsed.is_ok() {
-        return content.to_owned();
+    let trimmed = content.trim();
+    if content.chars().count() <= max_len {
+        return if serde_json::from_str::<IgnoredAny>(trimmed).is_ok() {
+            content.to_owned()
+        } else {
+            json_text(content, max_len)
+        };
     }
-    let Ok(value) = parsed else {
-        return json_text(content, max_len);
+    // Objects are read lazily: only the kept fields are parsed into values.
+    let kept = if trimmed.starts_with('{') {
+        match serde_json::from_str::<Obj<'_>>(trimmed) {
+            Ok(o) => select_object(tool, &o),
+            Err(_) => return json_text(content, max_len),
+        }
+    } else {
+        match serde_json::from_str::<Value>(trimmed) {
+            Ok(Value::Array(rows)) => Kept::Whole(Value::Array(last_rows(&rows, LAST_ROWS))),
+            Ok(other) => Kept::Whole(other),
+            Err(_) => return json_text(content, max_len),
+        }
     };
-    match select(tool, &value) {
+    match kept {
         Kept::Fields(fields) if !fields.is_empty() => fit_fields(fields, max_len),
         Kept::Whole(v) => fit_value(v, max_len),
         Kept::Fields(_) => json_text(content, max_len),
@@ -106,58 +122,65 @@ enum Kept {
     Whole(Value),
 }
 
-fn pick(obj: &Map<String, Value>, keys: &[&str]) -> Fields {
+/// A JSON object whose values are still unparsed.
+type Obj<'a> = BTreeMap<String, &'a RawValue>;
+
+fn value_of(raw: &RawValue) -> Option<Value> {
+    serde_json::from_str::<Value>(raw.get())
+        .ok()
+        .filter(|v| !v.is_null())
+}
+
+fn pick(obj: &Obj<'_>, keys: &[&str]) -> Fields {
     keys.iter()
         .filter_map(|k| {
             obj.get(*k)
-                .filter(|v| !v.is_null())
-                .map(|v| ((*k).to_owned(), v.clone()))
+                .and_then(|raw| value_of(raw))
+                .map(|v| ((*k).to_owned(), v))
         })
         .collect()
 }
 
-fn pick_obj(v: &Value, keys: &[&str]) -> Value {
-    match v {
-        Value::Object(o) => Value::Object(pick(o, keys).into_iter().collect()),
-        other => other.clone(),
-    }
+/// The kept fields of each row of an array field (rows that are not objects as they are).
+fn pick_rows(raw: &RawValue, keys: &[&str], last: usize) -> Option<Vec<Value>> {
+    let rows = serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok()?;
+    Some(
+        rows[rows.len().saturating_sub(last)..]
+            .iter()
+            .map(|r| match serde_json::from_str::<Obj<'_>>(r.get()) {
+                Ok(o) => Value::Object(pick(&o, keys).into_iter().collect()),
+                Err(_) => value_of(r).unwrap_or(Value::Null),
+            })
+            .collect(),
+    )
 }
 
 fn last_rows(rows: &[Value], n: usize) -> Vec<Value> {
     rows[rows.len().saturating_sub(n)..].to_vec()
 }
 
-fn select(tool: &str, value: &Value) -> Kept {
-    match (tool, value) {
-        ("analyze_stock", Value::Object(o)) => {
-            if let Some(Value::Array(rows)) = o.get("data") {
+fn select_object(tool: &str, o: &Obj<'_>) -> Kept {
+    let rows_of = |key: &str, keys: &[&str], last: usize| {
+        o.get(key).and_then(|raw| pick_rows(raw, keys, last))
+    };
+    match tool {
+        "analyze_stock" => {
+            if let Some(rows) = rows_of("data", PRICE_ROW_FIELDS, LAST_ROWS) {
                 let mut f = pick(o, PRICE_FIELDS);
-                let rows = last_rows(rows, LAST_ROWS)
-                    .iter()
-                    .map(|r| pick_obj(r, PRICE_ROW_FIELDS))
-                    .collect();
                 f.push(("data".into(), Value::Array(rows)));
                 Kept::Fields(f)
             } else {
                 Kept::Fields(pick(o, ANALYZE_FIELDS))
             }
         }
-        ("analyze_stock", Value::Array(rows)) => {
-            Kept::Whole(Value::Array(last_rows(rows, LAST_ROWS)))
-        }
-        ("portfolio", Value::Object(o)) => {
-            if let Some(Value::Array(rows)) = o.get("diagnostics") {
+        "portfolio" => {
+            if let Some(rows) = rows_of("diagnostics", DIAG_ROW_FIELDS, usize::MAX) {
                 let mut f = pick(o, PORTFOLIO_DIAG_FIELDS);
-                let rows = rows.iter().map(|r| pick_obj(r, DIAG_ROW_FIELDS)).collect();
                 f.push(("diagnostics".into(), Value::Array(rows)));
                 Kept::Fields(f)
             } else {
                 let mut f = pick(o, PORTFOLIO_FIELDS);
-                if let Some(Value::Array(rows)) = o.get("positions") {
-                    let rows = rows
-                        .iter()
-                        .map(|r| pick_obj(r, POSITION_ROW_FIELDS))
-                        .collect();
+                if let Some(rows) = rows_of("positions", POSITION_ROW_FIELDS, usize::MAX) {
                     // positions before the message: they are the point of the result
                     let at = f.len().min(4);
                     f.insert(at, ("positions".into(), Value::Array(rows)));
@@ -165,9 +188,7 @@ fn select(tool: &str, value: &Value) -> Kept {
                 Kept::Fields(f)
             }
         }
-        (_, Value::Object(o)) => Kept::Fields(pick(o, GENERIC_FIELDS)),
-        (_, Value::Array(rows)) => Kept::Whole(Value::Array(last_rows(rows, LAST_ROWS))),
-        (_, other) => Kept::Whole(other.clone()),
+        _ => Kept::Fields(pick(o, GENERIC_FIELDS)),
     }
 }
 

@@ -21,17 +21,36 @@ pub fn is_cjk(c: char) -> bool {
         | 0xAC00..=0xD7AF)
 }
 
-/// (CJK chars, other chars, UTF-8 bytes of the other chars).
+/// (CJK chars, other chars, UTF-8 bytes of the other chars). Walks bytes: ASCII is one
+/// compare, and every CJK range above is a 3-byte sequence, decoded only then.
 fn counts(text: &str) -> (u64, u64, u64) {
-    let (mut cjk, mut rest, mut rest_bytes) = (0u64, 0u64, 0u64);
-    for c in text.chars() {
-        if is_cjk(c) {
-            cjk += 1;
+    let bytes = text.as_bytes();
+    let (mut cjk, mut chars) = (0u64, 0u64);
+    let mut cjk_bytes = 0u64;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        chars += 1;
+        if b < 0x80 {
+            i += 1;
+        } else if b < 0xE0 {
+            i += 2;
+        } else if b < 0xF0 {
+            // valid UTF-8 (a &str): two continuation bytes follow
+            let c = (u32::from(b & 0x0F) << 12)
+                | (u32::from(bytes[i + 1] & 0x3F) << 6)
+                | u32::from(bytes[i + 2] & 0x3F);
+            if char::from_u32(c).is_some_and(is_cjk) {
+                cjk += 1;
+                cjk_bytes += 3;
+            }
+            i += 3;
         } else {
-            rest += 1;
-            rest_bytes += c.len_utf8() as u64;
+            i += 4;
         }
     }
+    let rest = chars - cjk;
+    let rest_bytes = bytes.len() as u64 - cjk_bytes;
     (cjk, rest, rest_bytes)
 }
 

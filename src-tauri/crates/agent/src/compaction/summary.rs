@@ -3,7 +3,7 @@
 
 use wyckoff_protocol::{Message, UserOrigin};
 
-use super::condense::{SHRINK_THRESHOLD, SHRUNK_MAX, condense_tool_result, truncate_chars};
+use super::condense::{condense_tool_result, truncate_chars};
 
 /// System prompt of the summary request (REFERENCE §3.5 step 8).
 pub const COMPACTION_PROMPT: &str = "请将以下对话历史总结为简洁的上下文摘要，保留关键信息：1. 用户的目标和意图 2. 已完成的操作和结果（保留具体股票代码、价格、信号等数据） 3. 工具调用的关键发现和结论 4. 未完成的任务 — 用中文输出，控制在 500 字以内。只输出摘要，不要其他内容。";
@@ -59,14 +59,11 @@ pub fn serialize_head(head: &[Message]) -> String {
                 }
             }
             Message::Tool { name, content, .. } => {
-                let shrunk = if content.chars().count() > SHRINK_THRESHOLD {
-                    condense_tool_result(name, content, SHRUNK_MAX)
-                } else {
-                    content.clone()
-                };
+                // One pass straight to the line budget (the reference's intermediate
+                // 600-character shrink changes nothing the line keeps).
                 lines.push(format!(
                     "[tool:{name}] {}",
-                    condense_tool_result(name, &shrunk, TOOL_LINE_CHARS)
+                    condense_tool_result(name, content, TOOL_LINE_CHARS)
                 ));
             }
         }
