@@ -1,9 +1,11 @@
 //! Compaction planning without the model call, on a 500-message conversation with Chinese
 //! text and real-sized tool results (diagnoses, price rows, portfolio diagnostics):
 //! - `compaction/plan_500`: estimate (system prompt + 12 tool schemas + messages) and cut;
-//! - `compaction/prepare_500`: the above plus the summary request text (every head tool
-//!   result condensed per tool) and the codes for the summary block: everything
+//! - `compaction/prepare_500`: the above plus the summary request text (head tool results
+//!   condensed per tool, newest first, up to the request's character budget for a 128k
+//!   window) and the codes for the summary block: everything
 //!   [`wyckoff_agent::LlmCompactor`] computes before it calls the model;
+//! - `compaction/condense_*`: one tool result condensed to 400 characters;
 //! - `compaction/fallback_500`: the deterministic summary of the head.
 //!
 //! Target (issue 7): `prepare_500` under 5 ms.
@@ -13,7 +15,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use wyckoff_agent::compaction::{condense, plan, summary};
+use wyckoff_agent::compaction::{self, condense, plan, summary};
 use wyckoff_protocol::{Message, ToolCall, ToolSchema};
 
 fn diagnosis(code: &str) -> Value {
@@ -129,7 +131,9 @@ fn bench(c: &mut Criterion) {
         p.threshold,
         head.len(),
         messages.len() - p.tail_start,
-        summary::serialize_head(head).chars().count()
+        summary::serialize_head_within(head, compaction::summary_input_chars(window))
+            .chars()
+            .count()
     );
 
     let mut g = c.benchmark_group("compaction");
@@ -140,7 +144,8 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let p = plan::plan(black_box(&messages), &system, &tools, window).unwrap();
             let head = &messages[..p.tail_start];
-            let text = summary::serialize_head(head);
+            let text =
+                summary::serialize_head_within(head, compaction::summary_input_chars(window));
             let codes = summary::codes_in(head, 8);
             (text, codes)
         })

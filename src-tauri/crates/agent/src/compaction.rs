@@ -22,7 +22,9 @@ pub mod plan;
 pub mod summary;
 
 pub use archive::{CompactionArchive, FileArchive, MemoryFlush};
-pub use llm::{FLUSH_TIMEOUT, LlmCompactor, SUMMARY_IDLE_TIMEOUT, SummaryError};
+pub use llm::{
+    FLUSH_TIMEOUT, LlmCompactor, SUMMARY_IDLE_TIMEOUT, SummaryError, summary_input_chars,
+};
 pub use plan::CompactionPlan;
 
 /// What a compaction did, for the `compaction` event and the scratchpad.

@@ -814,3 +814,30 @@ async fn runtime_compacts_during_a_long_tool_turn_and_stays_valid() {
             .contains("\"type\":\"compaction\"")
     );
 }
+
+#[test]
+fn summary_input_keeps_the_newest_within_budget() {
+    use wyckoff_agent::compaction::summary::{serialize_head, serialize_head_within};
+    let mut head = vec![Message::user_with_origin(
+        "[对话摘要]\n最早的摘要",
+        UserOrigin::Summary,
+    )];
+    head.extend(long_conversation(30));
+    let full = serialize_head(&head);
+    let cut = serialize_head_within(&head, 3_000);
+    assert!(cut.chars().count() <= 3_000 + 40, "{}", cut.chars().count());
+    assert!(full.chars().count() > cut.chars().count());
+    assert!(cut.starts_with("[summary] [对话摘要]\n最早的摘要\n[更早的 "));
+    assert!(cut.ends_with(&*full.lines().last().unwrap().to_owned()));
+    assert!(cut.contains("600029") && !cut.contains("请分析 600000"));
+    assert_eq!(serialize_head_within(&head, usize::MAX), full);
+    assert_eq!(wyckoff_agent::compaction::summary_input_chars(8_000), 4_000);
+    assert_eq!(
+        wyckoff_agent::compaction::summary_input_chars(30_000),
+        10_000
+    );
+    assert_eq!(
+        wyckoff_agent::compaction::summary_input_chars(1_000_000),
+        24_000
+    );
+}

@@ -14,7 +14,7 @@ use super::condense::truncate_chars;
 use super::plan::{self, CompactionPlan};
 use super::summary::{
     COMPACTION_PROMPT, MAX_SUMMARY_CHARS, MIN_SUMMARY_CHARS, SUMMARY_ACK, codes_in,
-    earlier_archive_refs, local_summary, serialize_head, summary_block,
+    earlier_archive_refs, local_summary, serialize_head_within, summary_block,
 };
 use super::{CompactionReport, Compactor};
 use crate::error::AgentError;
@@ -25,6 +25,11 @@ pub const SUMMARY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(60);
 /// Window assumed when a provider reports none.
 const DEFAULT_WINDOW: u32 = 64_000;
+/// Bounds of the summary request's input, in characters: a third of the window (so the
+/// request fits even at 1.3 tokens per character), never more than 24,000 (a 500-character
+/// summary gains little from more).
+const SUMMARY_INPUT_MIN_CHARS: usize = 4_000;
+const SUMMARY_INPUT_MAX_CHARS: usize = 24_000;
 /// Output budget of the summary request (500 Chinese characters fit easily).
 const SUMMARY_MAX_TOKENS: u32 = 1_024;
 
@@ -120,9 +125,15 @@ impl LlmCompactor {
         head: &[Message],
         provider: &dyn Provider,
     ) -> Result<String, SummaryError> {
+        let window = self
+            .context_window
+            .unwrap_or_else(|| provider.context_window());
         let request = ChatRequest {
             system: COMPACTION_PROMPT.to_owned(),
-            messages: vec![Message::user(serialize_head(head))],
+            messages: vec![Message::user(serialize_head_within(
+                head,
+                summary_input_chars(window),
+            ))],
             tools: Vec::new(),
             max_tokens: Some(SUMMARY_MAX_TOKENS),
         };
@@ -163,6 +174,12 @@ impl LlmCompactor {
             ),
         }
     }
+}
+
+/// Characters of head text the summary request may carry for a model with `window` tokens.
+pub fn summary_input_chars(window: u32) -> usize {
+    (usize::try_from(window).unwrap_or(usize::MAX) / 3)
+        .clamp(SUMMARY_INPUT_MIN_CHARS, SUMMARY_INPUT_MAX_CHARS)
 }
 
 #[async_trait]

@@ -25,50 +25,92 @@ const MAX_CODES: usize = 8;
 /// The head as one text for the summary request: roles in brackets, large tool results
 /// condensed per tool. The messages themselves are not touched.
 pub fn serialize_head(head: &[Message]) -> String {
-    let mut lines = Vec::with_capacity(head.len());
-    for m in head {
-        match m {
-            Message::User { content, origin } => {
-                let role = match origin {
-                    UserOrigin::Summary => "summary",
-                    UserOrigin::SystemNotification => "notification",
-                    UserOrigin::User | UserOrigin::InternalRetry => "user",
-                };
-                lines.push(format!("[{role}] {content}"));
-            }
-            Message::Assistant {
-                content,
-                tool_calls,
+    serialize_head_within(head, usize::MAX)
+}
+
+/// Like [`serialize_head`], at most about `max_chars`: the newest messages win (an
+/// earlier summary at the start is always kept); what does not fit is only in the archive.
+/// Older messages are never condensed when they will not be sent.
+pub fn serialize_head_within(head: &[Message], max_chars: usize) -> String {
+    let (first, rest) = match head.split_first() {
+        Some((
+            m @ Message::User {
+                origin: UserOrigin::Summary,
                 ..
-            } => {
-                if !tool_calls.is_empty() {
-                    let calls: Vec<String> = tool_calls
-                        .iter()
-                        .map(|c| {
-                            format!(
-                                "{}({})",
-                                c.name,
-                                truncate_chars(&c.args.to_string(), ARGS_CHARS)
-                            )
-                        })
-                        .collect();
-                    lines.push(format!("[assistant:tool_call] {}", calls.join(", ")));
-                }
-                if !content.trim().is_empty() {
-                    lines.push(format!("[assistant] {content}"));
-                }
-            }
-            Message::Tool { name, content, .. } => {
-                // One pass straight to the line budget (the reference's intermediate
-                // 600-character shrink changes nothing the line keeps).
-                lines.push(format!(
-                    "[tool:{name}] {}",
-                    condense_tool_result(name, content, TOOL_LINE_CHARS)
-                ));
-            }
+            },
+            rest,
+        )) => (Some(m), rest),
+        _ => (None, head),
+    };
+    let mut used = first.map_or(0, |m| head_lines(m).chars().count());
+    let mut newest_first: Vec<String> = Vec::new();
+    let mut omitted = 0;
+    for (i, m) in rest.iter().enumerate().rev() {
+        let line = head_lines(m);
+        let n = line.chars().count() + 1;
+        if used + n > max_chars {
+            omitted = i + 1;
+            break;
         }
+        used += n;
+        newest_first.push(line);
     }
+    let mut lines: Vec<String> = Vec::with_capacity(newest_first.len() + 2);
+    if let Some(m) = first {
+        lines.push(head_lines(m));
+    }
+    if omitted > 0 {
+        lines.push(format!("[更早的 {omitted} 条消息未列出，已归档]"));
+    }
+    lines.extend(newest_first.into_iter().rev().filter(|l| !l.is_empty()));
     lines.join("\n")
+}
+
+/// One message as summary-request lines.
+fn head_lines(m: &Message) -> String {
+    match m {
+        Message::User { content, origin } => {
+            let role = match origin {
+                UserOrigin::Summary => "summary",
+                UserOrigin::SystemNotification => "notification",
+                UserOrigin::User | UserOrigin::InternalRetry => "user",
+            };
+            format!("[{role}] {content}")
+        }
+        Message::Assistant {
+            content,
+            tool_calls,
+            ..
+        } => {
+            let mut out = String::new();
+            if !tool_calls.is_empty() {
+                let calls: Vec<String> = tool_calls
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{}({})",
+                            c.name,
+                            truncate_chars(&c.args.to_string(), ARGS_CHARS)
+                        )
+                    })
+                    .collect();
+                out.push_str(&format!("[assistant:tool_call] {}", calls.join(", ")));
+            }
+            if !content.trim().is_empty() {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&format!("[assistant] {content}"));
+            }
+            out
+        }
+        // One pass straight to the line budget (the reference's intermediate
+        // 600-character shrink changes nothing the line keeps).
+        Message::Tool { name, content, .. } => format!(
+            "[tool:{name}] {}",
+            condense_tool_result(name, content, TOOL_LINE_CHARS)
+        ),
+    }
 }
 
 /// Six-digit runs not part of a longer number (A-share codes), distinct, in order.
