@@ -47,8 +47,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{
-    Approver, BackgroundTaskManager, Clock, EventSink, ResultStore, Runtime, RuntimeConfig,
-    SystemClock, ToolRegistry, TurnOutcome,
+    Approver, BackgroundTaskManager, Clock, EventSink, FileArchive, LlmCompactor, ResultStore,
+    Runtime, RuntimeConfig, SystemClock, ToolRegistry, TurnOutcome,
 };
 use wyckoff_config::secrets::{DataSecret, SecretId};
 use wyckoff_config::settings::{DataSourceKind, Settings};
@@ -210,6 +210,13 @@ impl Services {
         if let Some(fallback) = resolved.fallback {
             runtime = runtime.with_fallback(fallback);
         }
+        // Compaction at 25 % of the (possibly overridden) context window; removed
+        // messages are archived under the data home. The stored conversation keeps them.
+        let archive = FileArchive::new(self.home.root().join("context-archive"))
+            .with_clock(self.clock.clone());
+        runtime = runtime.with_compactor(Arc::new(
+            LlmCompactor::new(conversation.id.clone()).with_archive(Arc::new(archive)),
+        ));
         tracing::info!(session = %conversation.id, model = %model_label, stored = messages.len(), "session ready");
         Ok(Session {
             conversation,
@@ -373,7 +380,12 @@ impl Session {
                     matches!(m, Message::User { content, origin: UserOrigin::User } if *content == user_text)
                 })
                 .map(|i| i + 1)
-                .unwrap_or_else(|| (before + 1).min(self.messages.len()))
+                .unwrap_or_else(|| {
+                    // Compaction summarised this turn's own user message away: the
+                    // boundary is lost, so only the final answer is stored.
+                    tracing::warn!(session = %id, "turn boundary compacted away; storing the last message only");
+                    self.messages.len().saturating_sub(1)
+                })
         };
         let (stored_outcome, usage) = match &outcome {
             TurnOutcome::Done { usage, .. } => (wyckoff_memory::TurnOutcome::Done, Some(*usage)),
