@@ -424,6 +424,25 @@ fn tool_turn_runs_analyze_stock_and_sends_the_result_back() {
         content.contains("000001") && content.contains("data_status"),
         "{content}"
     );
+
+    // The whole exchange was stored: continuing the session sends it back in order.
+    let id = out.session_id();
+    let next = run_wyckoff(home.path(), &vendor, &["--session", &id], "继续");
+    assert_eq!(next.status.code(), Some(0), "stderr: {}", next.stderr);
+    let requests = vendor.chat_requests();
+    assert_eq!(requests.len(), 3);
+    let roles: Vec<&str> = messages(&requests[2])
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        vec!["system", "user", "assistant", "tool", "assistant", "user"]
+    );
+    let stored = messages(&requests[2]);
+    assert_eq!(stored[3]["tool_call_id"], "call_analyze_1");
+    assert_eq!(stored[3]["content"], tool["content"]);
+    assert_eq!(stored[4]["content"], "平安银行（000001）的分析见上。");
 }
 
 #[test]
