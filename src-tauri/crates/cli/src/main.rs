@@ -6,6 +6,7 @@ mod analyze;
 mod data;
 mod doctor;
 mod market;
+mod memory;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,8 @@ enum Command {
     },
     /// The local market-data cache: status and sync.
     Data(data::DataArgs),
+    /// The agent's long-term memory: list, search, add, edit, delete.
+    Memory(memory::MemoryArgs),
     /// Run one agent turn headless (exit 0 done, 1 failed, 130 cancelled, 2 bad input).
     Run(run::RunArgs),
 }
@@ -50,6 +53,7 @@ fn main() -> std::process::ExitCode {
         Command::Analyze(args) => analyze::run(args),
         Command::Market { json } => market::run(json),
         Command::Data(args) => data::run(args),
+        Command::Memory(args) => memory::run(args),
         Command::Run(args) => run::run(args),
     };
     match result {
