@@ -2,7 +2,7 @@
 
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::commands::{app, keys, markdown, settings};
+use crate::commands::{app, chat, keys, markdown, settings};
 
 pub fn builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
@@ -14,6 +14,16 @@ pub fn builder() -> Builder<tauri::Wry> {
             keys::set_key,
             keys::delete_key,
             markdown::render_markdown,
+            chat::start_turn,
+            chat::cancel_turn,
+            chat::answer_approval,
+            chat::always_allowed,
+            chat::list_conversations,
+            chat::rename_conversation,
+            chat::delete_conversation,
+            chat::search_conversations,
+            chat::load_conversation,
+            chat::export_conversation,
         ])
         .events(collect_events![settings::SettingsChanged])
         // Sent over each turn's `Channel`, not as a command result: export it explicitly.

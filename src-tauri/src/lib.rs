@@ -2,6 +2,7 @@
 //! tray, notifications, the keychain and the settings store. No agent logic lives here.
 
 mod bindings;
+mod chat;
 mod commands;
 mod settings_store;
 mod state;
@@ -46,6 +47,7 @@ pub fn run() {
             specta.mount_events(app);
             let state = AppState::load(app.handle(), home.clone());
             app.manage(state);
+            app.manage(chat::ChatState::default());
             if let Err(e) = tray::create(app.handle()) {
                 // A desktop without a tray (some Linux sessions) still gets a window.
                 tracing::warn!("tray icon unavailable: {e}");

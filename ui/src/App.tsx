@@ -1,10 +1,11 @@
 import { useCallback, useEffect, useState } from "react";
 import { commands, events, type AppInfo, type SettingsView, type Theme } from "./bindings";
 import { LanguageContext, translate } from "./i18n";
+import ChatPage from "./chat/ChatPage";
 import Home from "./pages/Home";
 import SettingsPage from "./pages/Settings";
 
-type Page = "home" | "settings";
+type Page = "chat" | "home" | "settings";
 
 function applyTheme(theme: Theme) {
   const root = document.documentElement;
@@ -13,7 +14,7 @@ function applyTheme(theme: Theme) {
 }
 
 export default function App() {
-  const [page, setPage] = useState<Page>("home");
+  const [page, setPage] = useState<Page | null>(null);
   const [view, setView] = useState<SettingsView | null>(null);
   const [info, setInfo] = useState<AppInfo | null>(null);
 
@@ -34,12 +35,18 @@ export default function App() {
   }, [reload]);
 
   const lang = view?.settings.language ?? "zh";
+  const hasModel = !!view && view.settings.models.some((m) => m.id === view.settings.main_model);
+  // First launch without a model opens the overview, which leads to Settings; with a
+  // model the chat opens.
+  useEffect(() => {
+    if (view && page === null) setPage(hasModel ? "chat" : "home");
+  }, [view, page, hasModel]);
   useEffect(() => {
     if (view) applyTheme(view.settings.theme);
     document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
   }, [view, lang]);
 
-  if (!view || !info) {
+  if (!view || !info || page === null) {
     return <div className="loading" aria-busy="true" />;
   }
   const t = (k: Parameters<typeof translate>[1]) => translate(lang, k);
@@ -49,6 +56,9 @@ export default function App() {
       <div className="shell">
         <nav className="sidebar" aria-label="main">
           <div className="brand">{t("appName")}</div>
+          <button id="nav-chat" className={page === "chat" ? "active" : ""} onClick={() => setPage("chat")}>
+            {t("navChat")}
+          </button>
           <button id="nav-home" className={page === "home" ? "active" : ""} onClick={() => setPage("home")}>
             {t("navHome")}
           </button>
@@ -57,7 +67,9 @@ export default function App() {
           </button>
         </nav>
         <main className="content">
-          {page === "home" ? (
+          {page === "chat" ? (
+            <ChatPage hasModel={hasModel} onOpenSettings={() => setPage("settings")} />
+          ) : page === "home" ? (
             <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />
           ) : (
             <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />

@@ -1,0 +1,185 @@
+//! Chat state: the shared services, one session per open conversation, the running turns'
+//! cancel tokens and the approval bridge. Assembly and the loop live in `wyckoff-session`
+//! and `wyckoff-agent`; this file only keeps handles.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex as StdMutex};
+
+use tauri::ipc::Channel;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+use wyckoff_agent::{ApprovalGate, EventSink, PendingApprovals};
+use wyckoff_config::{DataHome, Secrets, Settings};
+use wyckoff_protocol::RuntimeEvent;
+use wyckoff_session::{ModelOverrides, Services, Session, SessionError, SessionOptions};
+
+/// Sends each runtime event over the turn's IPC channel.
+pub struct ChannelSink(pub Channel<RuntimeEvent>);
+
+impl EventSink for ChannelSink {
+    fn emit(&self, event: RuntimeEvent) {
+        // A closed window means nobody listens; the turn still runs and is stored.
+        if let Err(e) = self.0.send(event) {
+            tracing::debug!("turn channel closed: {e}");
+        }
+    }
+}
+
+pub struct OpenSession {
+    pub session: Arc<Mutex<Session>>,
+    pub gate: Arc<ApprovalGate>,
+}
+
+#[derive(Default)]
+pub struct ChatState {
+    /// Services built from these settings; rebuilt when the settings change.
+    services: Mutex<Option<(Settings, Arc<Services>)>>,
+    sessions: StdMutex<HashMap<String, Arc<OpenSession>>>,
+    running: StdMutex<HashMap<String, CancellationToken>>,
+    approvals: Arc<PendingApprovals>,
+    recovered: Mutex<bool>,
+}
+
+impl ChatState {
+    pub fn approvals(&self) -> &Arc<PendingApprovals> {
+        &self.approvals
+    }
+
+    /// The services for the current settings (opened on first use; turns left
+    /// unfinished by a previous process are marked interrupted then).
+    pub async fn services(
+        &self,
+        home: &DataHome,
+        settings: Settings,
+        secrets: Arc<Secrets>,
+    ) -> Result<Arc<Services>, SessionError> {
+        let mut guard = self.services.lock().await;
+        if let Some((s, services)) = guard.as_ref()
+            && *s == settings
+        {
+            return Ok(services.clone());
+        }
+        let services = Arc::new(Services::open(home.clone(), settings.clone(), secrets).await?);
+        let mut recovered = self.recovered.lock().await;
+        if !*recovered {
+            match services.recover_interrupted_turns().await {
+                Ok(ids) if !ids.is_empty() => {
+                    tracing::info!(turns = ids.len(), "marked interrupted turns")
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!("cannot mark interrupted turns: {e}"),
+            }
+            *recovered = true;
+        }
+        // Sessions hold providers built from the old settings: idle ones are dropped.
+        if guard.is_some() {
+            let running = self.running_ids();
+            if let Ok(mut sessions) = self.sessions.lock() {
+                sessions.retain(|id, _| running.contains(id));
+            }
+        }
+        *guard = Some((settings, services.clone()));
+        Ok(services)
+    }
+
+    /// The open session for `id`, or a new one (a stored conversation, or a new
+    /// conversation when `id` is `None`).
+    pub async fn session(
+        &self,
+        services: &Services,
+        id: Option<&str>,
+    ) -> Result<(String, Arc<OpenSession>), SessionError> {
+        if let Some(id) = id
+            && let Some(open) = self.sessions.lock().ok().and_then(|s| s.get(id).cloned())
+        {
+            return Ok((id.to_owned(), open));
+        }
+        let session = services
+            .session(SessionOptions {
+                overrides: ModelOverrides::default(),
+                continue_session: id.map(str::to_owned),
+                approver: self.approvals.clone(),
+            })
+            .await?;
+        let id = session.id().to_owned();
+        let open = Arc::new(OpenSession {
+            gate: session.runtime().gate().clone(),
+            session: Arc::new(Mutex::new(session)),
+        });
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.insert(id.clone(), open.clone());
+        }
+        Ok((id, open))
+    }
+
+    pub fn open_session(&self, id: &str) -> Option<Arc<OpenSession>> {
+        self.sessions.lock().ok().and_then(|s| s.get(id).cloned())
+    }
+
+    pub fn forget_session(&self, id: &str) {
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.remove(id);
+        }
+    }
+
+    /// Registers a running turn; false when one is already running in that conversation.
+    pub fn begin(&self, id: &str, token: CancellationToken) -> bool {
+        match self.running.lock() {
+            Ok(mut running) if !running.contains_key(id) => {
+                running.insert(id.to_owned(), token);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn finish(&self, id: &str) {
+        if let Ok(mut running) = self.running.lock() {
+            running.remove(id);
+        }
+    }
+
+    pub fn cancel(&self, id: &str) -> bool {
+        match self.running.lock().ok().and_then(|r| r.get(id).cloned()) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn is_running(&self, id: &str) -> bool {
+        self.running
+            .lock()
+            .map(|r| r.contains_key(id))
+            .unwrap_or(false)
+    }
+
+    fn running_ids(&self) -> Vec<String> {
+        self.running
+            .lock()
+            .map(|r| r.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_turn_per_conversation_and_cancel_reaches_it() {
+        let state = ChatState::default();
+        let token = CancellationToken::new();
+        assert!(state.begin("c1", token.clone()));
+        assert!(!state.begin("c1", CancellationToken::new()));
+        assert!(state.is_running("c1"));
+        assert!(state.cancel("c1"));
+        assert!(token.is_cancelled());
+        state.finish("c1");
+        assert!(!state.is_running("c1"));
+        assert!(!state.cancel("c1"));
+        assert!(state.begin("c1", CancellationToken::new()));
+    }
+}

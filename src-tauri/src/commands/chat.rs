@@ -1,0 +1,313 @@
+//! Chat commands: one turn = one `Channel<RuntimeEvent>`; conversations from the store.
+//! Thin adapters over `wyckoff-session`, `wyckoff-memory` and `wyckoff-agent`.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Manager, State};
+use tokio_util::sync::CancellationToken;
+use wyckoff_memory::MessageStatus;
+use wyckoff_protocol::{ApprovalDecision, ErrorKind, Message, RuntimeEvent, Usage};
+use wyckoff_session::{Services, SessionError};
+
+use crate::chat::{ChannelSink, ChatState};
+use crate::state::AppState;
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ChatError {
+    /// No model is configured (or its key is missing): the UI leads to Settings.
+    Setup {
+        message: String,
+    },
+    /// A turn is already running in this conversation.
+    Busy,
+    NotFound {
+        message: String,
+    },
+    Other {
+        message: String,
+    },
+}
+
+impl From<SessionError> for ChatError {
+    fn from(e: SessionError) -> Self {
+        let message = e.to_string();
+        match e {
+            SessionError::NoModelConfigured
+            | SessionError::UnknownModelEntry(_)
+            | SessionError::MissingKey { .. }
+            | SessionError::UnknownProvider { .. } => ChatError::Setup { message },
+            SessionError::SessionNotFound(_) => ChatError::NotFound { message },
+            _ => ChatError::Other { message },
+        }
+    }
+}
+
+impl From<wyckoff_memory::MemoryError> for ChatError {
+    fn from(e: wyckoff_memory::MemoryError) -> Self {
+        match e {
+            wyckoff_memory::MemoryError::ConversationNotFound(_) => ChatError::NotFound {
+                message: e.to_string(),
+            },
+            _ => ChatError::Other {
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
+async fn services(state: &AppState, chat: &ChatState) -> Result<Arc<Services>, ChatError> {
+    Ok(chat
+        .services(&state.home, state.settings(), state.secrets.clone())
+        .await?)
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TurnStarted {
+    pub conversation_id: String,
+}
+
+/// Starts a turn in a conversation (a new one when `conversation_id` is `None`). Events
+/// stream over `on_event` until exactly one terminal event.
+#[tauri::command]
+#[specta::specta]
+pub async fn start_turn(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    conversation_id: Option<String>,
+    text: String,
+    on_event: Channel<RuntimeEvent>,
+) -> Result<TurnStarted, ChatError> {
+    let services = services(&state, &chat).await?;
+    let (id, open) = chat.session(&services, conversation_id.as_deref()).await?;
+    let token = CancellationToken::new();
+    if !chat.begin(&id, token.clone()) {
+        return Err(ChatError::Busy);
+    }
+    let turn_id = id.clone();
+    tauri::async_runtime::spawn(async move {
+        let sink = Arc::new(ChannelSink(on_event.clone()));
+        let result = open.session.lock().await.run_turn(&text, sink, token).await;
+        match result {
+            Ok(report) => {
+                if let Some(e) = report.save_error {
+                    tracing::error!(conversation = %turn_id, "turn not fully stored: {e}");
+                }
+            }
+            Err(e) => {
+                // The turn never started: the UI still gets its one terminal event.
+                let _ = on_event.send(RuntimeEvent::TurnFailed {
+                    kind: ErrorKind::Internal,
+                    message: e.to_string(),
+                });
+            }
+        }
+        app.state::<ChatState>().finish(&turn_id);
+    });
+    Ok(TurnStarted {
+        conversation_id: id,
+    })
+}
+
+/// Cancels the running turn of a conversation; false when none is running.
+#[tauri::command]
+#[specta::specta]
+pub fn cancel_turn(chat: State<'_, ChatState>, conversation_id: String) -> bool {
+    chat.cancel(&conversation_id)
+}
+
+/// Answers a pending approval; false when it is no longer pending (answered, timed out).
+#[tauri::command]
+#[specta::specta]
+pub fn answer_approval(chat: State<'_, ChatState>, id: String, decision: ApprovalDecision) -> bool {
+    chat.approvals().answer(&id, decision)
+}
+
+/// Tools the user allowed "always" in this conversation's session.
+#[tauri::command]
+#[specta::specta]
+pub fn always_allowed(chat: State<'_, ChatState>, conversation_id: String) -> Vec<String> {
+    let mut tools: Vec<String> = chat
+        .open_session(&conversation_id)
+        .map(|o| o.gate.always_allowed().into_iter().collect())
+        .unwrap_or_default();
+    tools.sort();
+    tools
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ConversationSummary {
+    pub id: String,
+    pub title: String,
+    pub model: String,
+    /// RFC 3339.
+    pub updated_at: String,
+}
+
+impl From<wyckoff_memory::Conversation> for ConversationSummary {
+    fn from(c: wyckoff_memory::Conversation) -> Self {
+        ConversationSummary {
+            id: c.id,
+            title: c.title,
+            model: c.model,
+            updated_at: c.updated_at.to_rfc3339(),
+        }
+    }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn list_conversations(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<Vec<ConversationSummary>, ChatError> {
+    let services = services(&state, &chat).await?;
+    let list = services.conversations().list(false, 500).await?;
+    Ok(list.into_iter().map(Into::into).collect())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn rename_conversation(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    id: String,
+    title: String,
+) -> Result<(), ChatError> {
+    let services = services(&state, &chat).await?;
+    services.conversations().rename(&id, title.trim()).await?;
+    Ok(())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_conversation(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    id: String,
+) -> Result<(), ChatError> {
+    if chat.is_running(&id) {
+        return Err(ChatError::Busy);
+    }
+    let services = services(&state, &chat).await?;
+    services.conversations().delete(&id).await?;
+    chat.forget_session(&id);
+    Ok(())
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct SearchHit {
+    pub conversation_id: String,
+    pub conversation_title: String,
+    pub snippet: String,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn search_conversations(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    query: String,
+) -> Result<Vec<SearchHit>, ChatError> {
+    let services = services(&state, &chat).await?;
+    let hits = services.conversations().search(&query, 50).await?;
+    Ok(hits
+        .into_iter()
+        .map(|h| SearchHit {
+            conversation_id: h.conversation_id,
+            conversation_title: h.conversation_title,
+            snippet: h.snippet,
+        })
+        .collect())
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct HistoryMessage {
+    pub message: Message,
+    /// Written during a turn that never finished (the app stopped mid-turn).
+    pub interrupted: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ConversationHistory {
+    pub conversation: ConversationSummary,
+    pub messages: Vec<HistoryMessage>,
+    /// Token totals over the conversation's finished turns.
+    pub usage: Usage,
+    /// Whether the last turn was interrupted.
+    pub last_turn_interrupted: bool,
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn load_conversation(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    id: String,
+) -> Result<ConversationHistory, ChatError> {
+    let services = services(&state, &chat).await?;
+    let store = services.conversations();
+    let conversation = store.get(&id).await?;
+    let stored = store.load_messages(&id).await?;
+    let turns = store.turns(&id).await?;
+    let mut usage = Usage::default();
+    for t in &turns {
+        if let Some(u) = &t.usage {
+            usage.add(u);
+        }
+    }
+    let last_turn_interrupted = turns
+        .last()
+        .is_some_and(|t| t.outcome == Some(wyckoff_memory::TurnOutcome::Interrupted));
+    Ok(ConversationHistory {
+        conversation: conversation.into(),
+        messages: stored
+            .into_iter()
+            .map(|m| HistoryMessage {
+                interrupted: m.status == MessageStatus::Interrupted,
+                message: m.message,
+            })
+            .collect(),
+        usage,
+        last_turn_interrupted,
+    })
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormat {
+    Markdown,
+    Json,
+}
+
+/// Writes the conversation to `<data home>/exports/` and returns the file's path.
+#[tauri::command]
+#[specta::specta]
+pub async fn export_conversation(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    id: String,
+    format: ExportFormat,
+) -> Result<String, ChatError> {
+    let services = services(&state, &chat).await?;
+    let store = services.conversations();
+    let (text, ext) = match format {
+        ExportFormat::Markdown => (store.export_markdown(&id).await?, "md"),
+        ExportFormat::Json => (store.export_json(&id).await?, "json"),
+    };
+    let dir = state.home.root().join("exports");
+    let safe: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    let path = dir.join(format!("{safe}.{ext}"));
+    let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text));
+    written.map_err(|e| ChatError::Other {
+        message: format!("{}: {e}", path.display()),
+    })?;
+    Ok(path.display().to_string())
+}

@@ -1,0 +1,97 @@
+import { useState } from "react";
+import type { ApprovalDecision, ApprovalRequest, Value } from "../bindings";
+import { useT } from "../i18n";
+
+/** Parses the edited arguments: must be a JSON object. */
+export function parseArgs(text: string): { ok: true; args: Value } | { ok: false; error: string } {
+  try {
+    const v = JSON.parse(text) as Value;
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return { ok: false, error: "object" };
+    return { ok: true, args: v };
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+export default function ApprovalDialog({
+  request,
+  onDecide,
+}: {
+  request: ApprovalRequest;
+  onDecide: (decision: ApprovalDecision) => void;
+}) {
+  const t = useT();
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(() => JSON.stringify(request.args, null, 2));
+  const parsed = parseArgs(text);
+  const can = (k: ApprovalRequest["available_decisions"][number]) => request.available_decisions.includes(k);
+  return (
+    <div className="modal-backdrop">
+      <div className="modal approval" role="dialog" aria-modal="true" aria-labelledby="approval-title" id="approval-dialog">
+        <h2 id="approval-title">{t("approvalTitle")}</h2>
+        <p>
+          <strong id="approval-tool">{request.display_name}</strong> <code>{request.tool}</code>
+        </p>
+        {editing ? (
+          <>
+            <textarea
+              id="approval-editor"
+              className="json-editor"
+              value={text}
+              spellCheck={false}
+              rows={Math.min(16, text.split("\n").length + 1)}
+              onChange={(e) => setText(e.target.value)}
+            />
+            {!parsed.ok && (
+              <div className="error" id="approval-edit-error">
+                {parsed.error === "object" ? t("approvalNeedObject") : `${t("approvalBadJson")}: ${parsed.error}`}
+              </div>
+            )}
+          </>
+        ) : (
+          <pre className="json" id="approval-args">{JSON.stringify(request.args, null, 2)}</pre>
+        )}
+        <div className="row approval-actions">
+          {editing ? (
+            <>
+              <button
+                id="approval-run-edited"
+                className="primary"
+                disabled={!parsed.ok}
+                onClick={() => parsed.ok && onDecide({ type: "edit", args: parsed.args })}
+              >
+                {t("approvalRunEdited")}
+              </button>
+              <button id="approval-edit-cancel" onClick={() => setEditing(false)}>
+                {t("cancel")}
+              </button>
+            </>
+          ) : (
+            <>
+              {can("allow_once") && (
+                <button id="approval-allow-once" className="primary" onClick={() => onDecide({ type: "allow_once" })}>
+                  {t("approvalAllowOnce")}
+                </button>
+              )}
+              {can("allow_always") && (
+                <button id="approval-allow-always" onClick={() => onDecide({ type: "allow_always" })}>
+                  {t("approvalAllowAlways")}
+                </button>
+              )}
+              {can("edit") && (
+                <button id="approval-edit" onClick={() => setEditing(true)}>
+                  {t("approvalEdit")}
+                </button>
+              )}
+              {can("deny") && (
+                <button id="approval-deny" className="danger" onClick={() => onDecide({ type: "deny" })}>
+                  {t("approvalDeny")}
+                </button>
+              )}
+            </>
+          )}
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,148 @@
+import { describe, expect, it, vi, beforeEach } from "vitest";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import type { RuntimeEvent } from "../bindings";
+import approvalDeny from "./fixtures/approval_deny.json";
+import toolTurn from "./fixtures/tool_turn.json";
+
+const mocks = vi.hoisted(() => ({
+  listConversations: vi.fn(),
+  loadConversation: vi.fn(),
+  alwaysAllowed: vi.fn(),
+  startTurn: vi.fn(),
+  cancelTurn: vi.fn(),
+  answerApproval: vi.fn(),
+  renderMarkdown: vi.fn(),
+  searchConversations: vi.fn(),
+  renameConversation: vi.fn(),
+  deleteConversation: vi.fn(),
+  exportConversation: vi.fn(),
+}));
+vi.mock("../bindings", () => ({ commands: mocks }));
+
+// The channel the page hands to start_turn; tests push events through it.
+const channels = vi.hoisted(() => [] as { onmessage: (e: unknown) => void }[]);
+vi.mock("@tauri-apps/api/core", () => ({
+  Channel: class {
+    onmessage: (e: unknown) => void = () => {};
+    constructor() {
+      channels.push(this);
+    }
+  },
+}));
+
+import ChatPage from "./ChatPage";
+
+const ok = <T,>(data: T) => ({ status: "ok", data });
+
+async function feed(events: unknown[]) {
+  const ch = channels[channels.length - 1];
+  for (const e of events) {
+    await act(async () => ch.onmessage(e as RuntimeEvent));
+  }
+}
+
+async function sendMessage(text: string) {
+  const box = document.getElementById("composer") as HTMLTextAreaElement;
+  fireEvent.change(box, { target: { value: text } });
+  await act(async () => {
+    fireEvent.keyDown(box, { key: "Enter" });
+  });
+}
+
+describe("ChatPage", () => {
+  beforeEach(() => {
+    cleanup();
+    vi.clearAllMocks();
+    channels.length = 0;
+    mocks.listConversations.mockResolvedValue(ok([]));
+    mocks.alwaysAllowed.mockResolvedValue([]);
+    mocks.startTurn.mockResolvedValue(ok({ conversation_id: "c-1" }));
+    mocks.cancelTurn.mockResolvedValue(true);
+    mocks.answerApproval.mockResolvedValue(true);
+    mocks.renderMarkdown.mockImplementation(async (s: string) => `<p class="rendered">${s.trim()}</p>`);
+  });
+
+  it("Shift+Enter does not send; Enter sends and the text streams then renders", async () => {
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    const box = document.getElementById("composer") as HTMLTextAreaElement;
+    fireEvent.change(box, { target: { value: "第一行" } });
+    fireEvent.keyDown(box, { key: "Enter", shiftKey: true });
+    expect(mocks.startTurn).not.toHaveBeenCalled();
+    await sendMessage("大盘怎么样");
+    expect(mocks.startTurn).toHaveBeenCalledWith(null, "大盘怎么样", channels[0]);
+    expect(document.getElementById("chat-stop")).toBeTruthy();
+    await feed([{ type: "model_start", round: 1, provider: "mock", model: "m", tier: "heavy" }, { type: "text_delta", text: "结" }]);
+    expect(document.getElementById("transcript")?.textContent).toContain("结");
+    expect(document.getElementById("status-model")?.textContent).toBe("🧠 mock/m");
+    await feed([{ type: "text_delta", text: "论。" }, { type: "done", text: "结论。", elapsed_ms: 10 }]);
+    await waitFor(() => expect(document.querySelector(".msg.final .rendered")?.textContent).toBe("结论。"));
+    expect(document.getElementById("chat-send")).toBeTruthy();
+  });
+
+  it("shows tool cards and the stop button cancels", async () => {
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    await sendMessage("诊断 000001");
+    await feed((toolTurn as unknown[]).slice(0, 7));
+    expect(document.querySelectorAll(".tool-card[data-status=running]")).toHaveLength(2);
+    fireEvent.click(document.getElementById("chat-stop") as HTMLElement);
+    expect(mocks.cancelTurn).toHaveBeenCalledWith("c-1");
+    await feed((toolTurn as unknown[]).slice(7));
+    expect(screen.getByText("健康度")).toBeTruthy();
+    expect(document.querySelector(".tool-card[data-status=error]")?.textContent).toContain("connection refused");
+  });
+
+  it("opens the approval dialog and sends the decision", async () => {
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    await sendMessage("买 100 股茅台");
+    await feed((approvalDeny as unknown[]).slice(0, 3));
+    expect(document.getElementById("approval-dialog")).toBeTruthy();
+    await act(async () => {
+      fireEvent.click(document.getElementById("approval-deny") as HTMLElement);
+    });
+    expect(mocks.answerApproval).toHaveBeenCalledWith("call_9", { type: "deny" });
+    await feed((approvalDeny as unknown[]).slice(3));
+    expect(document.getElementById("approval-dialog")).toBeNull();
+  });
+
+  it("without a model it points to Settings", async () => {
+    const go = vi.fn();
+    render(<ChatPage hasModel={false} onOpenSettings={go} />);
+    fireEvent.click(screen.getByText("前往设置"));
+    expect(go).toHaveBeenCalled();
+  });
+
+  it("a setup error from start_turn shows the message and a way to Settings", async () => {
+    mocks.startTurn.mockResolvedValue({ status: "error", error: { type: "setup", message: "no model is configured" } });
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    await sendMessage("hi");
+    expect(document.getElementById("chat-error")?.textContent).toContain("no model is configured");
+    expect(document.getElementById("chat-send")).toBeTruthy();
+  });
+
+  it("loads a stored conversation with its interrupted turn marked", async () => {
+    mocks.listConversations.mockResolvedValue(ok([{ id: "c-9", title: "旧对话", model: "m", updated_at: "2026-12-01T00:00:00Z" }]));
+    mocks.loadConversation.mockResolvedValue(
+      ok({
+        conversation: { id: "c-9", title: "旧对话", model: "m", updated_at: "" },
+        messages: [
+          { message: { role: "user", content: "你好\n\n[当前北京时间：2026-12-01 09:00（星期二，UTC+8）]" }, interrupted: true },
+          { message: { role: "assistant", content: "", tool_calls: [{ id: "t1", name: "analyze_stock", args: { code: "000001" } }] }, interrupted: true },
+          { message: { role: "tool", tool_call_id: "t1", name: "analyze_stock", content: "{\"health\":\"ok\"}" }, interrupted: true },
+        ],
+        usage: { input_tokens: 5, output_tokens: 6, cache_read_tokens: 0, cache_write_tokens: 0 },
+        last_turn_interrupted: true,
+      }),
+    );
+    mocks.alwaysAllowed.mockResolvedValue(["update_portfolio"]);
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    const item = await screen.findByText("旧对话");
+    await act(async () => {
+      fireEvent.click(item);
+    });
+    expect(document.querySelector(".msg.user")?.textContent).toBe("你好");
+    expect(document.getElementById("chat-interrupted")).toBeTruthy();
+    expect(document.querySelector(".tool-card")?.getAttribute("data-status")).toBe("ok");
+    expect(document.getElementById("status-conv-tokens")?.textContent).toBe("会话 ↑5 ↓6");
+    expect(document.getElementById("chat-always-allowed")?.textContent).toContain("update_portfolio");
+  });
+});

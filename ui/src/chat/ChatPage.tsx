@@ -1,0 +1,342 @@
+import { Channel } from "@tauri-apps/api/core";
+import { useCallback, useEffect, useReducer, useRef, useState } from "react";
+import {
+  commands,
+  type ApprovalDecision,
+  type ChatError,
+  type ConversationHistory,
+  type ConversationSummary,
+  type RuntimeEvent,
+  type SearchHit,
+  type Usage,
+} from "../bindings";
+import { useT } from "../i18n";
+import ApprovalDialog from "./ApprovalDialog";
+import Markdown, { type RenderFn } from "./Markdown";
+import StatusBar from "./StatusBar";
+import ToolCardView from "./ToolCardView";
+import { historyItems } from "./history";
+import { addUsage, emptyUsage, initialTurn, itemText, reduceTurn, thinkingSummary, type TurnView } from "./reducer";
+
+const renderMd: RenderFn = (text) => commands.renderMarkdown(text);
+
+interface LiveTurn {
+  key: number;
+  userText: string;
+  view: TurnView;
+  seq: number;
+}
+
+type LiveAction = { type: "start"; key: number; userText: string } | { type: "event"; key: number; event: RuntimeEvent } | { type: "clear" };
+
+function liveReducer(state: LiveTurn[], a: LiveAction): LiveTurn[] {
+  switch (a.type) {
+    case "start":
+      return [...state, { key: a.key, userText: a.userText, view: initialTurn(), seq: 0 }];
+    case "event":
+      return state.map((t) => (t.key === a.key ? { ...t, view: reduceTurn(t.view, a.event, t.seq), seq: t.seq + 1 } : t));
+    case "clear":
+      return [];
+  }
+}
+
+function errorText(e: ChatError): string {
+  return e.type === "busy" ? "busy" : e.message;
+}
+
+function TurnBlock({ turn }: { turn: LiveTurn }) {
+  const t = useT();
+  const v = turn.view;
+  return (
+    <div className="turn">
+      <div className="msg user">{turn.userText}</div>
+      {v.thinking !== "" && (
+        <details className="thinking">
+          <summary>💭 {thinkingSummary(v.thinking)}</summary>
+          <pre>{v.thinking}</pre>
+        </details>
+      )}
+      {v.items.map((it) =>
+        it.kind === "tool" ? (
+          <ToolCardView key={it.id} card={it} />
+        ) : it.kind === "notice" ? (
+          <div key={it.id} className={`turn-notice notice-${it.level}`}>
+            {it.level === "fallback" ? "⚡" : it.level === "compaction" ? "📦" : it.level === "memory" ? "🧠" : "⚠"} {it.text}
+          </div>
+        ) : (
+          <div key={it.id} className={`msg assistant${it.final ? " final" : " streaming"}`}>
+            <Markdown text={itemText(it)} render={renderMd} />
+          </div>
+        ),
+      )}
+      {!v.terminal && (v.phase === "waiting" || v.phase === "thinking") && <div className="hint thinking-now">{t("chatThinking")}</div>}
+      {v.terminal?.kind === "done" && <div className="hint turn-end">✓ {(v.terminal.elapsedMs / 1000).toFixed(1)}s</div>}
+      {v.terminal?.kind === "cancelled" && <div className="hint turn-end">{t("chatCancelled")}</div>}
+      {v.terminal?.kind === "failed" && (
+        <div className="error turn-end">
+          ✗ {v.terminal.errorKind}: {v.terminal.message}
+        </div>
+      )}
+    </div>
+  );
+}
+
+export default function ChatPage({ onOpenSettings, hasModel }: { onOpenSettings: () => void; hasModel: boolean }) {
+  const t = useT();
+  const [list, setList] = useState<ConversationSummary[]>([]);
+  const [query, setQuery] = useState("");
+  const [hits, setHits] = useState<SearchHit[] | null>(null);
+  const [currentId, setCurrentId] = useState<string | null>(null);
+  const [history, setHistory] = useState<ConversationHistory | null>(null);
+  const [live, dispatch] = useReducer(liveReducer, []);
+  const [input, setInput] = useState("");
+  const [error, setError] = useState<ChatError | null>(null);
+  const [allowed, setAllowed] = useState<string[]>([]);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [exported, setExported] = useState<string | null>(null);
+  const composer = useRef<HTMLTextAreaElement>(null);
+  const keySeq = useRef(0);
+
+  const running = live.some((l) => !l.view.terminal);
+  const lastTurn = live.length ? live[live.length - 1].view : null;
+  const pending = lastTurn?.approvals[0] ?? null;
+  const convUsage: Usage = live.reduce((u, l) => addUsage(u, l.view.usage), history?.usage ?? emptyUsage());
+
+  const refreshList = useCallback(async () => {
+    const r = await commands.listConversations();
+    if (r.status === "ok") setList(r.data);
+  }, []);
+
+  useEffect(() => {
+    void refreshList();
+  }, [refreshList]);
+
+  const open = useCallback(async (id: string) => {
+    dispatch({ type: "clear" });
+    setError(null);
+    setExported(null);
+    setCurrentId(id);
+    const r = await commands.loadConversation(id);
+    if (r.status === "ok") setHistory(r.data);
+    else setError(r.error);
+    setAllowed(await commands.alwaysAllowed(id));
+  }, []);
+
+  const newChat = useCallback(() => {
+    dispatch({ type: "clear" });
+    setCurrentId(null);
+    setHistory(null);
+    setAllowed([]);
+    setError(null);
+    composer.current?.focus();
+  }, []);
+
+  const send = useCallback(async () => {
+    const text = input.trim();
+    if (!text || running) return;
+    setInput("");
+    setError(null);
+    const key = ++keySeq.current;
+    dispatch({ type: "start", key, userText: text });
+    const channel = new Channel<RuntimeEvent>();
+    channel.onmessage = (event) => {
+      dispatch({ type: "event", key, event });
+      if (event.type === "done" || event.type === "turn_cancelled" || event.type === "turn_failed") {
+        void refreshList();
+      }
+    };
+    const r = await commands.startTurn(currentId, text, channel);
+    if (r.status === "ok") {
+      setCurrentId(r.data.conversation_id);
+      void refreshList();
+    } else {
+      setError(r.error);
+      dispatch({ type: "event", key, event: { type: "turn_failed", kind: "internal", message: errorText(r.error) } });
+    }
+  }, [input, running, currentId, refreshList]);
+
+  const stop = useCallback(() => {
+    if (currentId) void commands.cancelTurn(currentId);
+  }, [currentId]);
+
+  const decide = useCallback(
+    async (decision: ApprovalDecision) => {
+      if (!pending) return;
+      await commands.answerApproval(pending.id, decision);
+      if (currentId) setAllowed(await commands.alwaysAllowed(currentId));
+    },
+    [pending, currentId],
+  );
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const mod = e.ctrlKey || e.metaKey;
+      if (mod && e.key.toLowerCase() === "n") {
+        e.preventDefault();
+        newChat();
+      } else if (mod && e.key.toLowerCase() === "l") {
+        e.preventDefault();
+        composer.current?.focus();
+      } else if (e.key === "Escape" && running && !pending) {
+        e.preventDefault();
+        stop();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [newChat, stop, running, pending]);
+
+  const doSearch = async (q: string) => {
+    setQuery(q);
+    if (q.trim() === "") return setHits(null);
+    const r = await commands.searchConversations(q);
+    setHits(r.status === "ok" ? r.data : []);
+  };
+
+  const rename = async (id: string, title: string) => {
+    setRenaming(null);
+    if (title.trim()) await commands.renameConversation(id, title);
+    void refreshList();
+  };
+
+  const remove = async (id: string) => {
+    const r = await commands.deleteConversation(id);
+    if (r.status === "error") return setError(r.error);
+    if (id === currentId) newChat();
+    void refreshList();
+  };
+
+  const exportAs = async (format: "markdown" | "json") => {
+    if (!currentId) return;
+    const r = await commands.exportConversation(currentId, format);
+    if (r.status === "ok") setExported(r.data);
+    else setError(r.error);
+  };
+
+  const items = history ? historyItems(history.messages) : [];
+
+  return (
+    <div className="chat">
+      <aside className="conv-list" aria-label={t("chatConversations")}>
+        <button id="chat-new" className="primary" onClick={newChat} title="Ctrl+N">
+          + {t("chatNew")}
+        </button>
+        <input id="chat-search" type="search" placeholder={t("chatSearch")} value={query} onChange={(e) => void doSearch(e.target.value)} />
+        {hits ? (
+          <ul className="convs" id="chat-search-results">
+            {hits.map((h, i) => (
+              <li key={`${h.conversation_id}-${i}`}>
+                <button onClick={() => void open(h.conversation_id)}>
+                  <span className="conv-title">{h.conversation_title || t("chatUntitled")}</span>
+                  <span className="hint">{h.snippet}</span>
+                </button>
+              </li>
+            ))}
+            {hits.length === 0 && <li className="hint">{t("chatNoHits")}</li>}
+          </ul>
+        ) : (
+          <ul className="convs" id="chat-conversations">
+            {list.map((c) => (
+              <li key={c.id} className={c.id === currentId ? "active" : ""} data-id={c.id}>
+                {renaming === c.id ? (
+                  <input
+                    className="conv-rename"
+                    autoFocus
+                    defaultValue={c.title}
+                    onBlur={(e) => void rename(c.id, e.target.value)}
+                    onKeyDown={(e) => {
+                      if (e.key === "Enter") void rename(c.id, e.currentTarget.value);
+                      if (e.key === "Escape") setRenaming(null);
+                    }}
+                  />
+                ) : (
+                  <button className="conv-open" onClick={() => void open(c.id)} onDoubleClick={() => setRenaming(c.id)}>
+                    {c.title || t("chatUntitled")}
+                  </button>
+                )}
+                <span className="conv-actions">
+                  <button className="conv-rename-btn" title={t("chatRename")} onClick={() => setRenaming(c.id)}>
+                    ✎
+                  </button>
+                  <button className="conv-delete" title={t("chatDelete")} onClick={() => void remove(c.id)}>
+                    🗑
+                  </button>
+                </span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </aside>
+      <section className="chat-main">
+        {currentId && (
+          <div className="chat-toolbar row">
+            <button id="chat-export-md" onClick={() => void exportAs("markdown")}>{t("chatExportMd")}</button>
+            <button id="chat-export-json" onClick={() => void exportAs("json")}>{t("chatExportJson")}</button>
+            {exported && <span className="hint" id="chat-exported">{exported}</span>}
+            {allowed.length > 0 && (
+              <span className="allowed" id="chat-always-allowed">
+                {t("chatAlwaysAllowed")}: {allowed.map((a) => <code key={a}>{a}</code>)}
+              </span>
+            )}
+          </div>
+        )}
+        <div className="transcript" id="transcript">
+          {!hasModel && live.length === 0 && (
+            <div className="card notice" id="chat-no-model">
+              <p>{t("homeNoModel")}</p>
+              <button className="primary" onClick={onOpenSettings}>{t("homeGoSettings")}</button>
+            </div>
+          )}
+          {items.map((it) =>
+            it.kind === "tool" ? (
+              <ToolCardView key={it.id} card={it} />
+            ) : (
+              <div key={it.id} className={`msg ${it.kind === "user" ? "user" : "assistant final"}${it.interrupted ? " interrupted" : ""}`}>
+                {it.kind === "user" ? it.text : <Markdown text={it.text} render={renderMd} />}
+              </div>
+            ),
+          )}
+          {history?.last_turn_interrupted && <div className="hint turn-end" id="chat-interrupted">⚠ {t("chatInterrupted")}</div>}
+          {live.map((l) => (
+            <TurnBlock key={l.key} turn={l} />
+          ))}
+          {error && (
+            <div className="error" id="chat-error">
+              {errorText(error)}
+              {error.type === "setup" && (
+                <button onClick={onOpenSettings}>{t("homeGoSettings")}</button>
+              )}
+            </div>
+          )}
+        </div>
+        <div className="composer">
+          <textarea
+            id="composer"
+            ref={composer}
+            value={input}
+            placeholder={t("chatPlaceholder")}
+            rows={3}
+            onChange={(e) => setInput(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+                e.preventDefault();
+                void send();
+              }
+            }}
+          />
+          {running ? (
+            <button id="chat-stop" className="danger" onClick={stop} title="Esc">
+              {t("chatStop")}
+            </button>
+          ) : (
+            <button id="chat-send" className="primary" onClick={() => void send()} disabled={input.trim() === ""}>
+              {t("chatSend")}
+            </button>
+          )}
+        </div>
+        <StatusBar turn={lastTurn} conversation={convUsage} />
+      </section>
+      {pending && <ApprovalDialog key={pending.id} request={pending} onDecide={(d) => void decide(d)} />}
+    </div>
+  );
+}

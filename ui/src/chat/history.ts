@@ -1,0 +1,65 @@
+// Turns stored messages into the items the transcript shows.
+import type { Message, Value } from "../bindings";
+import type { ToolCard } from "./reducer";
+
+export type HistoryItem =
+  | { kind: "user"; id: string; text: string; interrupted: boolean }
+  | { kind: "answer"; id: string; text: string; interrupted: boolean }
+  | ToolCard;
+
+const BEIJING = /\n*\[当前北京时间：[^\]]*\]\s*$/;
+
+/** The user's words without the Beijing time line the session appends. */
+export function stripBeijingTime(text: string): string {
+  return text.replace(BEIJING, "");
+}
+
+function parseResult(content: string): Value {
+  try {
+    return JSON.parse(content) as Value;
+  } catch {
+    return content;
+  }
+}
+
+export function historyItems(messages: { message: Message; interrupted: boolean }[]): HistoryItem[] {
+  const out: HistoryItem[] = [];
+  const cards = new Map<string, ToolCard>();
+  messages.forEach(({ message: m, interrupted }, i) => {
+    if (m.role === "user") {
+      if ((m.origin ?? "user") === "user") out.push({ kind: "user", id: `h-${i}`, text: stripBeijingTime(m.content), interrupted });
+    } else if (m.role === "assistant") {
+      for (const c of m.tool_calls ?? []) {
+        const card: ToolCard = {
+          kind: "tool",
+          id: c.id,
+          name: c.name,
+          displayName: c.name,
+          args: c.args,
+          status: interrupted ? "interrupted" : "pending",
+          elapsedMs: null,
+          result: null,
+          error: null,
+          approval: null,
+        };
+        cards.set(c.id, card);
+        out.push(card);
+      }
+      if ((m.content ?? "").trim() !== "" && (m.tool_calls ?? []).length === 0) {
+        out.push({ kind: "answer", id: `h-${i}`, text: m.content ?? "", interrupted });
+      }
+    } else {
+      const card = cards.get(m.tool_call_id);
+      if (card) {
+        if (m.is_error) {
+          card.status = "error";
+          card.error = m.content;
+        } else {
+          card.status = "ok";
+          card.result = parseResult(m.content);
+        }
+      }
+    }
+  });
+  return out;
+}
