@@ -28,3 +28,13 @@ pub fn binary(name: &str) -> PathBuf {
     );
     bin
 }
+
+/// TCP ports that were free a moment ago (held together while picking, so they differ).
+/// Each WebDriver test starts its own tauri-driver on them, so concurrent runs on one
+/// machine never reach each other's app.
+pub fn free_ports<const N: usize>() -> [u16; N] {
+    let listeners: Vec<std::net::TcpListener> = (0..N)
+        .map(|_| std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind an ephemeral port"))
+        .collect();
+    std::array::from_fn(|i| listeners[i].local_addr().expect("bound address").port())
+}

@@ -7,6 +7,7 @@
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use thirtyfour::prelude::*;
@@ -14,8 +15,7 @@ use wyckoff_config::Secrets;
 use wyckoff_config::secrets::{KeyringBackend, SecretId, Vendor};
 use wyckoff_e2e::target_dir;
 
-const DRIVER_PORT: u16 = 4444;
-const NATIVE_PORT: u16 = 4445;
+static PORTS: LazyLock<[u16; 2]> = LazyLock::new(wyckoff_e2e::free_ports::<2>);
 const ANTHROPIC: SecretId = SecretId::Provider {
     vendor: Vendor::Anthropic,
 };
@@ -35,9 +35,9 @@ impl TauriDriver {
         let child = Command::new("tauri-driver")
             .args([
                 "--port",
-                &DRIVER_PORT.to_string(),
+                &PORTS[0].to_string(),
                 "--native-port",
-                &NATIVE_PORT.to_string(),
+                &PORTS[1].to_string(),
             ])
             .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
             .env("WYCKOFF_HOME", home)
@@ -47,7 +47,7 @@ impl TauriDriver {
             .spawn()
             .expect("tauri-driver must be installed (scripts/setup installs it)");
         let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", DRIVER_PORT)).is_err() {
+        while TcpStream::connect(("127.0.0.1", PORTS[0])).is_err() {
             assert!(
                 Instant::now() < deadline,
                 "tauri-driver did not start listening"
@@ -84,7 +84,7 @@ async fn session() -> WebDriver {
     // request can fail while the native driver starts.
     let mut attempt = 0;
     loop {
-        match WebDriver::new(format!("http://127.0.0.1:{DRIVER_PORT}"), caps.clone()).await {
+        match WebDriver::new(format!("http://127.0.0.1:{}", PORTS[0]), caps.clone()).await {
             Ok(d) => return d,
             Err(e) if attempt < 10 => {
                 attempt += 1;

@@ -8,12 +8,13 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use thirtyfour::prelude::*;
 use wyckoff_e2e::{binary, target_dir};
 
-const DRIVER_PORT: u16 = 4444;
+static PORTS: LazyLock<[u16; 2]> = LazyLock::new(wyckoff_e2e::free_ports::<2>);
 
 struct Killed(Child);
 
@@ -50,7 +51,12 @@ fn mock_vendor(script: &Path) -> (Killed, String) {
 
 fn tauri_driver(home: &Path, xdg: &Path) -> Killed {
     let child = Command::new("tauri-driver")
-        .args(["--port", &DRIVER_PORT.to_string(), "--native-port", "4445"])
+        .args([
+            "--port",
+            &PORTS[0].to_string(),
+            "--native-port",
+            &PORTS[1].to_string(),
+        ])
         .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
         .env("WYCKOFF_HOME", home)
         .env("WYCKOFF_OFFLINE", "1")
@@ -60,7 +66,7 @@ fn tauri_driver(home: &Path, xdg: &Path) -> Killed {
         .spawn()
         .expect("tauri-driver must be installed (scripts/setup installs it)");
     let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(("127.0.0.1", DRIVER_PORT)).is_err() {
+    while TcpStream::connect(("127.0.0.1", PORTS[0])).is_err() {
         assert!(
             Instant::now() < deadline,
             "tauri-driver did not start listening"
@@ -75,7 +81,7 @@ async fn session() -> WebDriver {
     let caps = serde_json::json!({ "browserName": "wry", "tauri:options": { "application": app } });
     let caps: Capabilities = caps.as_object().unwrap().clone().into();
     for attempt in 1..=10 {
-        match WebDriver::new(format!("http://127.0.0.1:{DRIVER_PORT}"), caps.clone()).await {
+        match WebDriver::new(format!("http://127.0.0.1:{}", PORTS[0]), caps.clone()).await {
             Ok(d) => return d,
             Err(e) => eprintln!("session attempt {attempt} failed: {e}"),
         }
