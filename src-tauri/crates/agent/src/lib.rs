@@ -47,6 +47,7 @@ pub mod clock;
 pub mod compaction;
 pub mod doom_loop;
 mod error;
+mod history;
 pub mod loop_guard;
 pub mod registry;
 pub mod results;
@@ -65,6 +66,7 @@ pub use compaction::{
     NoCompaction,
 };
 pub use error::AgentError;
+pub use history::QueryHistory;
 pub use registry::{ExecEnv, ToolOutcome, ToolRegistry};
 pub use results::{ResultStore, load_offloaded};
 pub use runtime::{Runtime, RuntimeConfig, TurnOutcome};

@@ -1,6 +1,6 @@
 //! Large tool results (REFERENCE §2.7): anything over ~8,000 characters is written to the
 //! data home's tool-results directory and replaced, in the model's context, by a preview
-//! and a reference that `read_file`/`query_history` can open with `load_offloaded`.
+//! and a reference that the `query_history` tool opens with `load_offloaded`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -94,7 +94,7 @@ impl ResultStore {
         let preview: String = content.chars().take(PREVIEW_CHARS).collect();
         let total = content.chars().count();
         Ok(format!(
-            "[工具结果过大，已卸载到本地文件]\ntool: {tool}\nresult_ref: {reference}\npath: {}\nsize: {total} 字符\n\n预览（前 {} 字符）:\n{preview}\n\n如需完整内容，请用 read_file 打开 result_ref（可用 offset 分段读取）。",
+            "[工具结果过大，已卸载到本地文件]\ntool: {tool}\nresult_ref: {reference}\npath: {}\nsize: {total} 字符\n\n预览（前 {} 字符）:\n{preview}\n\n如需完整内容，请调用 query_history(source=\"tool_result\", ref=result_ref)（可用 offset 分段读取）。",
             path.display(),
             preview.chars().count()
         ))

@@ -47,8 +47,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{
-    Approver, BackgroundTaskManager, Clock, EventSink, FileArchive, LlmCompactor, ResultStore,
-    Runtime, RuntimeConfig, SystemClock, ToolRegistry, TurnOutcome,
+    Approver, BackgroundTaskManager, Clock, EventSink, FileArchive, LlmCompactor, QueryHistory,
+    ResultStore, Runtime, RuntimeConfig, SystemClock, ToolRegistry, TurnOutcome,
 };
 use wyckoff_config::secrets::{DataSecret, SecretId};
 use wyckoff_config::settings::{DataSourceKind, Settings};
@@ -63,6 +63,8 @@ pub use providers::{ModelOverrides, ResolvedProviders};
 
 /// Characters of the first user message used as a new conversation's title.
 const TITLE_CHARS: usize = 30;
+/// Where compaction archives removed messages (and `query_history` reopens them).
+const CONTEXT_ARCHIVE_DIR: &str = "context-archive";
 
 /// What one process shares between sessions. Cheap to keep for the life of the app.
 pub struct Services {
@@ -156,10 +158,16 @@ impl Services {
             .await?)
     }
 
-    /// The tool registry of a session: `check_background_tasks` and the market tools.
+    /// The tool registry of a session: `check_background_tasks`, `query_history` and the
+    /// market tools.
     pub fn registry(&self) -> ToolRegistry {
         let mut registry = ToolRegistry::new();
         wyckoff_tools::register_market_tools(&mut registry, self.market.clone());
+        // Reopens offloaded tool results and compaction archives (the previews point here).
+        registry.register(Arc::new(QueryHistory::new(
+            self.home.tool_results_dir(),
+            Arc::new(FileArchive::new(self.home.root().join(CONTEXT_ARCHIVE_DIR))),
+        )));
         registry
     }
 
@@ -212,7 +220,7 @@ impl Services {
         }
         // Compaction at 25 % of the (possibly overridden) context window; removed
         // messages are archived under the data home. The stored conversation keeps them.
-        let archive = FileArchive::new(self.home.root().join("context-archive"))
+        let archive = FileArchive::new(self.home.root().join(CONTEXT_ARCHIVE_DIR))
             .with_clock(self.clock.clone());
         runtime = runtime.with_compactor(Arc::new(
             LlmCompactor::new(conversation.id.clone()).with_archive(Arc::new(archive)),
