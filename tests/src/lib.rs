@@ -38,3 +38,35 @@ pub fn free_ports<const N: usize>() -> [u16; N] {
         .collect();
     std::array::from_fn(|i| listeners[i].local_addr().expect("bound address").port())
 }
+
+/// Waits until no process runs `app` (then, after `timeout`, stops the leftovers).
+/// The app is single-instance on the session bus: a copy still shutting down from a
+/// previous test would make the next launch hand over to it and exit.
+pub fn wait_for_app_exit(app: &std::path::Path, timeout: std::time::Duration) {
+    let running = || -> Vec<i32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+            .filter(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == app)
+            })
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + timeout;
+    while std::time::Instant::now() < deadline {
+        if running().is_empty() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    for pid in running() {
+        // Best effort: it is this test run's own build of the app.
+        let _ = std::process::Command::new("kill")
+            .arg(pid.to_string())
+            .status();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+}

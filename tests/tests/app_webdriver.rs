@@ -264,6 +264,8 @@ async fn keys_and_settings_scenario(d: &WebDriver, home: &Path) {
 async fn settings_and_keychain_through_the_real_app() {
     let home = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
+    let app = target_dir().join("debug/wyckoff-desk");
+    wyckoff_e2e::wait_for_app_exit(&app, Duration::from_secs(15));
     let _driver = TauriDriver::start(home.path(), xdg.path());
     let d = session().await;
     // Run the scenario in its own task so a failure still quits the session (a dropped
@@ -276,6 +278,8 @@ async fn settings_and_keychain_through_the_real_app() {
         let _ = d.screenshot(&screenshot_dir().join("failure.png")).await;
     }
     d.quit().await.unwrap();
+    drop(_driver);
+    wyckoff_e2e::wait_for_app_exit(&app, Duration::from_secs(15));
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic.into_panic());
     }

@@ -185,6 +185,8 @@ async fn chat_streams_tool_cards_and_sanitised_markdown() {
     });
     std::fs::write(home.path().join("settings.json"), settings.to_string()).unwrap();
     let xdg = tempfile::tempdir().unwrap();
+    let app = target_dir().join("debug/wyckoff-desk");
+    wyckoff_e2e::wait_for_app_exit(&app, Duration::from_secs(15));
     let _driver = tauri_driver(home.path(), xdg.path());
     let d = session().await;
     let handle = d.clone();
@@ -195,6 +197,8 @@ async fn chat_streams_tool_cards_and_sanitised_markdown() {
             .await;
     }
     d.quit().await.unwrap();
+    drop(_driver);
+    wyckoff_e2e::wait_for_app_exit(&app, Duration::from_secs(15));
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic.into_panic());
     }
