@@ -3,30 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn binary() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .parent()
-                .unwrap()
-                .join("target")
-        });
-    let bin = target
-        .join("debug")
-        .join(format!("wyckoff{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: run `cargo build -p wyckoff-cli` first",
-        bin.display()
-    );
-    bin
-}
 
 /// A fresh data home per test, never the user's; no network.
 struct Home(tempfile::TempDir);
@@ -37,7 +16,7 @@ impl Home {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(binary())
+        Command::new(wyckoff_e2e::binary("wyckoff"))
             .args(args)
             .env("WYCKOFF_HOME", self.0.path())
             .env("WYCKOFF_OFFLINE", "1")
@@ -292,7 +271,7 @@ fn configuration_failures_exit_1_not_2() {
         &["analyze", "000001"][..],
         &["data", "status"][..],
     ] {
-        let out = Command::new(binary())
+        let out = Command::new(wyckoff_e2e::binary("wyckoff"))
             .args(args)
             .env("WYCKOFF_HOME", home.path())
             .env_remove("WYCKOFF_OFFLINE")
