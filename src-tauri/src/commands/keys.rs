@@ -7,7 +7,6 @@ use serde::Serialize;
 use specta::Type;
 use tauri::State;
 use wyckoff_config::secrets::{KeychainState, SecretId};
-use wyckoff_config::settings::ProviderKind;
 use wyckoff_config::{KeyStatus, SecretError, Secrets};
 
 use crate::state::AppState;
@@ -16,19 +15,6 @@ use crate::state::AppState;
 pub struct KeysReport {
     pub keychain: KeychainState,
     pub keys: Vec<KeyStatus>,
-}
-
-fn all_ids(state: &AppState) -> Vec<SecretId> {
-    let mut ids = SecretId::known();
-    for m in state
-        .settings()
-        .models
-        .iter()
-        .filter(|m| m.provider == ProviderKind::OpenaiCompatible)
-    {
-        ids.push(SecretId::Custom { id: m.id.clone() });
-    }
-    ids
 }
 
 /// Keychain calls can block for seconds (D-Bus), so they run off the async runtime.
@@ -47,7 +33,7 @@ async fn blocking<T: Send + 'static>(
 #[tauri::command]
 #[specta::specta]
 pub async fn key_statuses(state: State<'_, AppState>) -> Result<KeysReport, SecretError> {
-    let ids = all_ids(&state);
+    let ids = SecretId::all_for(&state.settings());
     blocking(&state.secrets, move |s| KeysReport {
         keychain: s.keychain_state(),
         keys: ids.iter().map(|id| s.status(id)).collect(),

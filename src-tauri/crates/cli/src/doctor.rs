@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use wyckoff_config::secrets::{KeychainState, SecretId};
-use wyckoff_config::settings::{self, ProviderKind};
+use wyckoff_config::settings;
 use wyckoff_config::{DataHome, KeyStatus, Secrets};
 
 #[derive(Debug, Serialize)]
@@ -42,14 +42,7 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
         ),
     };
     let secrets = Secrets::system();
-    let mut ids = SecretId::known();
-    ids.extend(
-        settings
-            .models
-            .iter()
-            .filter(|m| m.provider == ProviderKind::OpenaiCompatible)
-            .map(|m| SecretId::Custom { id: m.id.clone() }),
-    );
+    let ids = SecretId::all_for(&settings);
     let report = Report {
         version: env!("CARGO_PKG_VERSION"),
         data_home: home.root().display().to_string(),

@@ -124,7 +124,21 @@ impl SecretId {
         fixed.iter().map(|s| (*s).to_owned()).collect()
     }
 
-    /// Every fixed (non-custom) secret, for `wyckoff doctor` and the settings page.
+    /// Every secret the settings can use: the fixed ones plus one per custom
+    /// OpenAI-compatible endpoint (for `wyckoff doctor` and the settings page).
+    pub fn all_for(settings: &crate::settings::Settings) -> Vec<SecretId> {
+        let mut ids = SecretId::known();
+        ids.extend(
+            settings
+                .models
+                .iter()
+                .filter(|m| m.provider == ProviderKind::OpenaiCompatible)
+                .map(|m| SecretId::Custom { id: m.id.clone() }),
+        );
+        ids
+    }
+
+    /// Every fixed (non-custom) secret.
     pub fn known() -> Vec<SecretId> {
         let vendors = [
             Vendor::Anthropic,
