@@ -178,6 +178,15 @@ impl ApprovalGate {
             .unwrap_or_default()
     }
 
+    /// Takes back an "always allow": the tool asks again from its next call. False when
+    /// it was not always-allowed.
+    pub fn revoke(&self, tool: &str) -> bool {
+        self.always_allowed
+            .lock()
+            .map(|mut s| s.remove(tool))
+            .unwrap_or(false)
+    }
+
     /// Decides whether the call may run, asking the approver when needed.
     /// `has_args`: whether the tool declares arguments (edit is offered only then).
     pub async fn check(
@@ -552,5 +561,32 @@ mod tests {
             .filter(|e| matches!(e, RuntimeEvent::ApprovalRequest { .. }))
             .count();
         assert_eq!(asks, 1);
+
+        // Revoked: the next call asks again (and is denied this time).
+        assert!(gate.revoke("write_file"));
+        assert!(!gate.revoke("write_file"));
+        assert!(gate.always_allowed().is_empty());
+        let (g, s) = (gate.clone(), sink.clone());
+        let task = tokio::spawn(async move {
+            g.check(
+                &spec("write_file"),
+                true,
+                "c3",
+                json!({}),
+                s.as_ref(),
+                &CancellationToken::new(),
+            )
+            .await
+        });
+        while !pending.answer("c3", ApprovalDecision::Deny { reason: None }) {
+            tokio::task::yield_now().await;
+        }
+        assert!(!matches!(task.await.unwrap(), GateOutcome::Proceed { .. }));
+        let asks = sink
+            .events()
+            .iter()
+            .filter(|e| matches!(e, RuntimeEvent::ApprovalRequest { .. }))
+            .count();
+        assert_eq!(asks, 2);
     }
 }

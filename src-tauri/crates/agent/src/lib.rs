@@ -56,6 +56,7 @@ pub mod scratchpad;
 pub mod scripted;
 pub mod sink;
 pub mod tool;
+pub mod transcript;
 pub mod validation;
 
 pub use approval::{ApprovalGate, Approver, GateDecision, HeadlessApprover, PendingApprovals};
@@ -72,3 +73,4 @@ pub use results::{ResultStore, load_offloaded};
 pub use runtime::{Runtime, RuntimeConfig, TurnOutcome};
 pub use sink::{CollectingSink, EventSink, FnSink, NullSink};
 pub use tool::{FnTool, Tool, ToolContext, ToolError, ToolSpec};
+pub use transcript::{NoTranscript, Transcript};

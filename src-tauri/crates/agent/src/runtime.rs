@@ -26,6 +26,7 @@ use crate::registry::{ExecEnv, ToolOutcome, ToolRegistry};
 use crate::results::ResultStore;
 use crate::scratchpad::{Scratchpad, ScratchpadRecord};
 use crate::sink::EventSink;
+use crate::transcript::{NoTranscript, Transcript};
 
 /// Tunables of the loop. Defaults follow the seed and DESIGN.md.
 #[derive(Debug, Clone)]
@@ -194,9 +195,31 @@ impl Runtime {
         sink: Arc<dyn EventSink>,
         cancel: CancellationToken,
     ) -> TurnOutcome {
+        self.run_turn_recorded(
+            messages,
+            system_prompt,
+            user_input,
+            sink,
+            cancel,
+            &NoTranscript,
+        )
+        .await
+    }
+
+    /// [`Runtime::run_turn`], handing each message the turn adds to `transcript` as it
+    /// is added (see [`crate::transcript`] for what is left out).
+    pub async fn run_turn_recorded(
+        &self,
+        messages: &mut Vec<Message>,
+        system_prompt: &str,
+        user_input: &str,
+        sink: Arc<dyn EventSink>,
+        cancel: CancellationToken,
+        transcript: &dyn Transcript,
+    ) -> TurnOutcome {
         let turn_id = uuid::Uuid::new_v4().simple().to_string();
         let span = tracing::info_span!("turn", session = %self.config.session_id, turn = %turn_id);
-        let mut turn = Turn::new(self, sink, cancel, system_prompt, user_input);
+        let mut turn = Turn::new(self, sink, cancel, system_prompt, user_input, transcript);
         turn.run(messages).instrument(span).await
     }
 
@@ -412,6 +435,7 @@ struct Turn<'a> {
     scratchpad: Option<Scratchpad>,
     usage: Usage,
     rounds: u32,
+    transcript: &'a dyn Transcript,
 }
 
 impl<'a> Turn<'a> {
@@ -421,6 +445,7 @@ impl<'a> Turn<'a> {
         cancel: CancellationToken,
         system_prompt: &'a str,
         user_input: &'a str,
+        transcript: &'a dyn Transcript,
     ) -> Self {
         let env = rt.exec_env(sink.clone(), cancel.clone());
         Turn {
@@ -434,7 +459,14 @@ impl<'a> Turn<'a> {
             scratchpad: None,
             usage: Usage::default(),
             rounds: 0,
+            transcript,
         }
+    }
+
+    /// Adds a message to the conversation and the transcript.
+    fn append(&self, messages: &mut Vec<Message>, message: Message) {
+        self.transcript.append(&message);
+        messages.push(message);
     }
 
     fn emit(&self, event: RuntimeEvent) {
@@ -524,7 +556,7 @@ impl<'a> Turn<'a> {
                     if let Some(task) = bg.get(&task_id) {
                         self.emit(RuntimeEvent::BackgroundTask { task });
                     }
-                    messages.push(note);
+                    self.append(messages, note);
                 }
             }
             // The schemas go into the estimate and then into the request.
@@ -633,12 +665,15 @@ impl<'a> Turn<'a> {
                     calls: calls.clone(),
                     discard_text: round.streamed_text,
                 });
-                messages.push(Message::Assistant {
-                    content: round.text,
-                    tool_calls: calls.clone(),
-                    reasoning: (!round.thinking.is_empty()).then_some(round.thinking),
-                    reasoning_signature: round.signature,
-                });
+                self.append(
+                    messages,
+                    Message::Assistant {
+                        content: round.text,
+                        tool_calls: calls.clone(),
+                        reasoning: (!round.thinking.is_empty()).then_some(round.thinking),
+                        reasoning_signature: round.signature,
+                    },
+                );
                 used.extend(calls.iter().map(|c| (c.name.clone(), c.args.clone())));
 
                 let doomed = calls
@@ -727,12 +762,15 @@ impl<'a> Turn<'a> {
             status: status.to_owned(),
             duration_ms: o.elapsed_ms,
         });
-        messages.push(Message::Tool {
-            tool_call_id: o.call_id,
-            name: o.name,
-            content: o.content,
-            is_error: o.is_error,
-        });
+        self.append(
+            messages,
+            Message::Tool {
+                tool_call_id: o.call_id,
+                name: o.name,
+                content: o.content,
+                is_error: o.is_error,
+            },
+        );
     }
 
     fn done(
@@ -744,12 +782,15 @@ impl<'a> Turn<'a> {
     ) -> TurnOutcome {
         self.answer_open_calls(messages);
         remove_internal(messages);
-        messages.push(Message::Assistant {
-            content: text.clone(),
-            tool_calls: Vec::new(),
-            reasoning: (!thinking.is_empty()).then_some(thinking),
-            reasoning_signature: signature,
-        });
+        self.append(
+            messages,
+            Message::Assistant {
+                content: text.clone(),
+                tool_calls: Vec::new(),
+                reasoning: (!thinking.is_empty()).then_some(thinking),
+                reasoning_signature: signature,
+            },
+        );
         let elapsed_ms = self.elapsed_ms();
         self.record(ScratchpadRecord::Final {
             content: text.clone(),

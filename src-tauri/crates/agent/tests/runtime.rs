@@ -1583,3 +1583,64 @@ async fn compaction_hook_runs_before_every_model_call() {
     assert_one_terminal(&events);
     assert_valid_conversation(&messages);
 }
+
+/// Records each transcript message with how many model requests had been made by then.
+struct CountingTranscript {
+    provider: Arc<ScriptedProvider>,
+    seen: Mutex<Vec<(usize, Message)>>,
+}
+
+impl wyckoff_agent::Transcript for CountingTranscript {
+    fn append(&self, message: &Message) {
+        let requests = self.provider.requests().len();
+        self.seen.lock().unwrap().push((requests, message.clone()));
+    }
+}
+
+#[tokio::test]
+async fn transcript_gets_each_message_before_the_next_model_call_and_no_internal_prompts() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut reg = ToolRegistry::new();
+    reg.register(analyze_tool(seen.clone()));
+    let h = harness(
+        vec![
+            // A lazy answer the loop guard corrects: neither it nor the correction is kept.
+            scripted::text("茅台看起来不错，建议持有。"),
+            scripted::tool_calls(
+                "",
+                vec![call("a1", "analyze_stock", json!({"code": "600519"}))],
+            ),
+            scripted::text("根据诊断，600519 处于吸筹阶段。"),
+        ],
+        reg,
+    );
+    let transcript = CountingTranscript {
+        provider: h.provider.clone(),
+        seen: Mutex::new(Vec::new()),
+    };
+    let mut messages = Vec::new();
+    let out = h
+        .runtime
+        .run_turn_recorded(
+            &mut messages,
+            "你是威科夫分析助手。",
+            "帮我分析一下 600519",
+            h.sink.clone(),
+            CancellationToken::new(),
+            &transcript,
+        )
+        .await;
+    assert!(matches!(out, TurnOutcome::Done { .. }));
+    let recorded = transcript.seen.into_inner().unwrap();
+    // Everything the conversation kept except the user's own input, in order.
+    let kept: Vec<Message> = recorded.iter().map(|(_, m)| m.clone()).collect();
+    assert_eq!(kept, messages[1..].to_vec());
+    assert!(!kept.iter().any(|m| m.text().contains("建议持有")));
+    // The tool call and its result were handed out after the 2nd request and before
+    // the 3rd: a storing caller has them before the model is asked again.
+    assert_eq!(recorded[0].0, 2, "{:?}", recorded[0].1);
+    assert!(!recorded[0].1.tool_calls().is_empty());
+    assert_eq!(recorded[1].0, 2);
+    assert!(matches!(recorded[1].1, Message::Tool { .. }));
+    assert_eq!(recorded[2].0, 3);
+}
