@@ -2,7 +2,7 @@
 
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::commands::{app, chat, keys, markdown, settings};
+use crate::commands::{app, chat, keys, markdown, memory, settings};
 
 pub fn builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
@@ -18,12 +18,19 @@ pub fn builder() -> Builder<tauri::Wry> {
             chat::cancel_turn,
             chat::answer_approval,
             chat::always_allowed,
+            chat::revoke_always_allowed,
+            chat::end_session,
             chat::list_conversations,
             chat::rename_conversation,
             chat::delete_conversation,
             chat::search_conversations,
             chat::load_conversation,
             chat::export_conversation,
+            memory::list_memories,
+            memory::memory_counts,
+            memory::add_memory,
+            memory::update_memory,
+            memory::delete_memory,
         ])
         .events(collect_events![settings::SettingsChanged])
         // Sent over each turn's `Channel`, not as a command result: export it explicitly.

@@ -3,7 +3,9 @@
 //! and `wyckoff-agent`; this file only keeps handles.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
+use std::time::Duration;
 
 use tauri::ipc::Channel;
 use tokio::sync::Mutex;
@@ -38,6 +40,8 @@ pub struct ChatState {
     running: StdMutex<HashMap<String, CancellationToken>>,
     approvals: Arc<PendingApprovals>,
     recovered: Mutex<bool>,
+    /// The app asked to exit once (memories are being extracted).
+    exiting: AtomicBool,
 }
 
 impl ChatState {
@@ -116,9 +120,29 @@ impl ChatState {
         self.sessions.lock().ok().and_then(|s| s.get(id).cloned())
     }
 
-    pub fn forget_session(&self, id: &str) {
-        if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.remove(id);
+    /// Removes a conversation's session from the open set (returning it).
+    pub fn forget_session(&self, id: &str) -> Option<Arc<OpenSession>> {
+        self.sessions.lock().ok().and_then(|mut s| s.remove(id))
+    }
+
+    /// True the first time the app asks to exit: the caller then holds the exit for
+    /// [`ChatState::extract_all`]. A second request (the real exit, or the user
+    /// insisting) goes through.
+    pub fn begin_exit(&self) -> bool {
+        !self.exiting.swap(true, Ordering::SeqCst)
+    }
+
+    /// Session end for every open conversation: extracts their memories, bounded by
+    /// `deadline` so quitting never hangs on a slow model.
+    pub async fn extract_all(&self, deadline: Duration) {
+        let open: Vec<Arc<OpenSession>> = self
+            .sessions
+            .lock()
+            .map(|mut s| s.drain().map(|(_, o)| o).collect())
+            .unwrap_or_default();
+        let all = futures::future::join_all(open.into_iter().map(extract_memories));
+        if tokio::time::timeout(deadline, all).await.is_err() {
+            tracing::warn!("memory extraction on exit took over {deadline:?}; skipped the rest");
         }
     }
 
@@ -161,6 +185,15 @@ impl ChatState {
             .lock()
             .map(|r| r.keys().cloned().collect())
             .unwrap_or_default()
+    }
+}
+
+/// Session end for one conversation: its memories are extracted (failures are logged;
+/// the conversation itself is already stored).
+pub async fn extract_memories(open: Arc<OpenSession>) {
+    let mut session = open.session.lock().await;
+    if let Err(e) = session.extract_memories().await {
+        tracing::warn!(conversation = %session.id(), "memory extraction failed: {e}");
     }
 }
 

@@ -65,12 +65,34 @@ pub fn run() {
                 }
             }
         })
-        .run(tauri::generate_context!());
-    if let Err(e) = result {
-        tracing::error!("the app stopped with an error: {e}");
-        std::process::exit(1);
-    }
+        .build(tauri::generate_context!());
+    let app = match result {
+        Ok(app) => app,
+        Err(e) => {
+            tracing::error!("the app could not start: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|app, event| {
+        if let tauri::RunEvent::ExitRequested { api, .. } = event
+            && app.state::<chat::ChatState>().begin_exit()
+        {
+            // Session end for every open conversation: extract memories first (bounded),
+            // then exit for real.
+            api.prevent_exit();
+            let app = app.clone();
+            tauri::async_runtime::spawn(async move {
+                app.state::<chat::ChatState>()
+                    .extract_all(EXIT_EXTRACTION_DEADLINE)
+                    .await;
+                app.exit(0);
+            });
+        }
+    });
 }
+
+/// How long quitting may wait for session-end memory extraction.
+const EXIT_EXTRACTION_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Last-resort message before logging exists.
 #[allow(clippy::print_stderr)]

@@ -32,6 +32,17 @@ export const commands = {
 	answerApproval: (id: string, decision: ApprovalDecision) => __TAURI_INVOKE<boolean>("answer_approval", { id, decision }),
 	/**  Tools the user allowed "always" in this conversation's session. */
 	alwaysAllowed: (conversationId: string) => __TAURI_INVOKE<string[]>("always_allowed", { conversationId }),
+	/**
+	 *  Takes back an "always allow": the tool asks again from its next call in this
+	 *  conversation. False when it was not always-allowed.
+	 */
+	revokeAlwaysAllowed: (conversationId: string, tool: string) => __TAURI_INVOKE<boolean>("revoke_always_allowed", { conversationId, tool }),
+	/**
+	 *  The user left a conversation (new chat, another conversation): its session ends and
+	 *  what is worth remembering is extracted in the background. A running turn keeps its
+	 *  session; the next turn in the conversation opens a fresh one.
+	 */
+	endSession: (conversationId: string) => __TAURI_INVOKE<void>("end_session", { conversationId }),
 	listConversations: () => typedError<ConversationSummary[], ChatError>(__TAURI_INVOKE("list_conversations")),
 	renameConversation: (id: string, title: string) => typedError<null, ChatError>(__TAURI_INVOKE("rename_conversation", { id, title })),
 	deleteConversation: (id: string) => typedError<null, ChatError>(__TAURI_INVOKE("delete_conversation", { id })),
@@ -39,6 +50,16 @@ export const commands = {
 	loadConversation: (id: string) => typedError<ConversationHistory, ChatError>(__TAURI_INVOKE("load_conversation", { id })),
 	/**  Writes the conversation to `<data home>/exports/` and returns the file's path. */
 	exportConversation: (id: string, format: ExportFormat) => typedError<string, ChatError>(__TAURI_INVOKE("export_conversation", { id, format })),
+	/**
+	 *  Memories newest first, of one type or all; with a query, those matching it (Chinese
+	 *  two-character words, stock codes and mixed text work).
+	 */
+	listMemories: (memoryType: string | null, query: string | null) => typedError<MemoryItem[], ChatError>(__TAURI_INVOKE("list_memories", { memoryType, query })),
+	/**  How many memories of each type are stored (every type, zero included). */
+	memoryCounts: () => typedError<MemoryCount[], ChatError>(__TAURI_INVOKE("memory_counts")),
+	addMemory: (memoryType: string, content: string) => typedError<MemoryItem, ChatError>(__TAURI_INVOKE("add_memory", { memoryType, content })),
+	updateMemory: (id: number, content: string) => typedError<MemoryItem, ChatError>(__TAURI_INVOKE("update_memory", { id, content })),
+	deleteMemory: (id: number) => typedError<null, ChatError>(__TAURI_INVOKE("delete_memory", { id })),
 };
 
 /** Events */
@@ -140,6 +161,24 @@ export type KeysReport = {
 
 export type Language = "zh" | "en";
 
+export type MemoryCount = {
+	memory_type: string,
+	count: number,
+};
+
+export type MemoryItem = {
+	id: number,
+	/**  preference, session, stock_opinion, decision or market_view. */
+	memory_type: string,
+	content: string,
+	/**  Six-digit stock codes the memory is about. */
+	codes: string[],
+	/**  RFC 3339. */
+	created_at: string,
+	/**  Where it came from: `conversation:{id}`, `compaction_flush`, `cli`, …. */
+	source: string,
+};
+
 /**  A provider-neutral chat message. Providers translate these both ways. */
 export type Message = { role: "user"; content: string; origin?: UserOrigin } | { role: "assistant"; content?: string; tool_calls?: ToolCall[]; 
 /**
@@ -170,6 +209,19 @@ export type ModelEntry = {
 export type ProviderKind = "claude" | "openai" | "gemini" | "deepseek" | "qwen" | "kimi" | "ollama" | "openai_compatible";
 
 /**
+ *  One long-term memory recalled for a turn: what the UI shows under "what the agent
+ *  remembered this turn".
+ */
+export type RecalledItem = {
+	id: number,
+	/**  preference, session, stock_opinion, decision or market_view. */
+	memory_type: string,
+	content: string,
+	/**  When it was stored, as a Beijing date (`YYYY-MM-DD`). */
+	date: string,
+};
+
+/**
  *  Everything the agent runtime tells its listeners during a turn. The same JSON goes
  *  over IPC, out of `wyckoff run --json` (one object per line) and into scratchpads.
  * 
@@ -187,8 +239,11 @@ export type RuntimeEvent =
 { type: "tool_calls"; calls: ToolCall[]; discard_text: boolean } | { type: "tool_start"; id: string; name: string; display_name: string; args: Value } | { type: "tool_result"; id: string; name: string; elapsed_ms: number; result: Value } | { type: "tool_error"; id: string; name: string; error: string } | { type: "approval_request"; request: ApprovalRequest } | 
 /**  An approval was answered (or timed out without an answer). */
 { type: "approval_resolved"; id: string; outcome: string } | { type: "compaction"; before_messages: number; after_messages: number; archive_ref?: string | null; summary_fallback: boolean } | 
-/**  Memories recalled for this turn and injected into the model's context. */
-{ type: "memory_recall"; items: string[] } | 
+/**
+ *  Memories recalled for this turn and injected into the model's context
+ *  (preferences first, in injection order). Sent before the first model call.
+ */
+{ type: "memory_recall"; items: RecalledItem[] } | 
 /**  The round is being retried (stream stall, loop guard correction). */
 { type: "retry"; reason: string; attempt: number } | 
 /**

@@ -49,7 +49,8 @@ impl From<SessionError> for ChatError {
 impl From<wyckoff_memory::MemoryError> for ChatError {
     fn from(e: wyckoff_memory::MemoryError) -> Self {
         match e {
-            wyckoff_memory::MemoryError::ConversationNotFound(_) => ChatError::NotFound {
+            wyckoff_memory::MemoryError::ConversationNotFound(_)
+            | wyckoff_memory::MemoryError::NotFound(_) => ChatError::NotFound {
                 message: e.to_string(),
             },
             _ => ChatError::Other {
@@ -59,7 +60,10 @@ impl From<wyckoff_memory::MemoryError> for ChatError {
     }
 }
 
-async fn services(state: &AppState, chat: &ChatState) -> Result<Arc<Services>, ChatError> {
+pub(crate) async fn services(
+    state: &AppState,
+    chat: &ChatState,
+) -> Result<Arc<Services>, ChatError> {
     Ok(chat
         .services(&state.home, state.settings(), state.secrets.clone())
         .await?)
@@ -125,6 +129,33 @@ pub fn cancel_turn(chat: State<'_, ChatState>, conversation_id: String) -> bool 
 #[specta::specta]
 pub fn answer_approval(chat: State<'_, ChatState>, id: String, decision: ApprovalDecision) -> bool {
     chat.approvals().answer(&id, decision)
+}
+
+/// Takes back an "always allow": the tool asks again from its next call in this
+/// conversation. False when it was not always-allowed.
+#[tauri::command]
+#[specta::specta]
+pub fn revoke_always_allowed(
+    chat: State<'_, ChatState>,
+    conversation_id: String,
+    tool: String,
+) -> bool {
+    chat.open_session(&conversation_id)
+        .is_some_and(|o| o.gate.revoke(&tool))
+}
+
+/// The user left a conversation (new chat, another conversation): its session ends and
+/// what is worth remembering is extracted in the background. A running turn keeps its
+/// session; the next turn in the conversation opens a fresh one.
+#[tauri::command]
+#[specta::specta]
+pub fn end_session(chat: State<'_, ChatState>, conversation_id: String) {
+    if chat.is_running(&conversation_id) {
+        return;
+    }
+    if let Some(open) = chat.forget_session(&conversation_id) {
+        tauri::async_runtime::spawn(crate::chat::extract_memories(open));
+    }
 }
 
 /// Tools the user allowed "always" in this conversation's session.

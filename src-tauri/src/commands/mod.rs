@@ -5,4 +5,5 @@ pub mod app;
 pub mod chat;
 pub mod keys;
 pub mod markdown;
+pub mod memory;
 pub mod settings;

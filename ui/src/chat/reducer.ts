@@ -291,7 +291,7 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0): TurnVi
     case "memory_recall":
       return event.items.length === 0
         ? view
-        : { ...view, items: notice(view.items, "memory", event.items.join("\n"), seq) };
+        : { ...view, items: notice(view.items, "memory", event.items.map((m) => m.content).join("\n"), seq) };
     case "warning":
       return { ...view, items: notice(view.items, "warning", event.message, seq) };
     case "background_task":

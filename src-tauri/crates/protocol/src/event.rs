@@ -12,6 +12,18 @@ pub enum Tier {
     Light,
 }
 
+/// One long-term memory recalled for a turn: what the UI shows under "what the agent
+/// remembered this turn".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct RecalledItem {
+    pub id: i64,
+    /// preference, session, stock_opinion, decision or market_view.
+    pub memory_type: String,
+    pub content: String,
+    /// When it was stored, as a Beijing date (`YYYY-MM-DD`).
+    pub date: String,
+}
+
 /// Everything the agent runtime tells its listeners during a turn. The same JSON goes
 /// over IPC, out of `wyckoff run --json` (one object per line) and into scratchpads.
 ///
@@ -75,9 +87,10 @@ pub enum RuntimeEvent {
         archive_ref: Option<String>,
         summary_fallback: bool,
     },
-    /// Memories recalled for this turn and injected into the model's context.
+    /// Memories recalled for this turn and injected into the model's context
+    /// (preferences first, in injection order). Sent before the first model call.
     MemoryRecall {
-        items: Vec<String>,
+        items: Vec<RecalledItem>,
     },
     /// The round is being retried (stream stall, loop guard correction).
     Retry {

@@ -14,7 +14,7 @@ mod usage;
 
 pub use approval::{ApprovalDecision, ApprovalRequest, DecisionKind};
 pub use error_kind::ErrorKind;
-pub use event::{RuntimeEvent, Tier};
+pub use event::{RecalledItem, RuntimeEvent, Tier};
 pub use message::{Message, ToolCall, ToolSchema, UserOrigin};
 pub use subagent::{SubAgentPolicy, SubAgentResult, SubAgentStatus};
 pub use task::{TaskInfo, TaskProgress, TaskStatus};

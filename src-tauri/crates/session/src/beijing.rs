@@ -8,11 +8,20 @@ pub const MARKER: &str = "当前北京时间：";
 
 const WEEKDAYS: [&str; 7] = ["一", "二", "三", "四", "五", "六", "日"];
 
-/// `[当前北京时间：YYYY-MM-DD HH:MM（星期X，UTC+8）]` for `now`.
-pub fn beijing_time_line(now: DateTime<Utc>) -> String {
+fn beijing(t: DateTime<Utc>) -> DateTime<FixedOffset> {
     // UTC+8 is always a valid offset; the fallback keeps this total.
     let offset = FixedOffset::east_opt(8 * 3600).unwrap_or_else(|| Utc.fix());
-    let local = now.with_timezone(&offset);
+    t.with_timezone(&offset)
+}
+
+/// The Beijing calendar date of `t`, `YYYY-MM-DD`.
+pub fn beijing_date(t: DateTime<Utc>) -> String {
+    beijing(t).format("%Y-%m-%d").to_string()
+}
+
+/// `[当前北京时间：YYYY-MM-DD HH:MM（星期X，UTC+8）]` for `now`.
+pub fn beijing_time_line(now: DateTime<Utc>) -> String {
+    let local = beijing(now);
     let weekday = WEEKDAYS[local.weekday().num_days_from_monday() as usize];
     format!(
         "[{MARKER}{}（星期{weekday}，UTC+8）]",
@@ -56,6 +65,12 @@ mod tests {
             sunday.ends_with("[当前北京时间：2026-12-06 09:05（星期日，UTC+8）]"),
             "{sunday}"
         );
+    }
+
+    #[test]
+    fn dates_roll_over_at_beijing_midnight() {
+        assert_eq!(beijing_date(at(2026, 12, 2, 15, 59)), "2026-12-02");
+        assert_eq!(beijing_date(at(2026, 12, 2, 16, 0)), "2026-12-03");
     }
 
     #[test]

@@ -9,9 +9,12 @@
 //!   providers ([`providers::resolve`]: settings' main/light/fallback models or explicit
 //!   [`ModelOverrides`]), the tool registry (market tools + `check_background_tasks`),
 //!   the system prompt ([`prompt`]), the approver and the scratchpad directory.
-//! - [`Session::run_turn`]: adds the Beijing time to the user message ([`beijing`]),
-//!   stores the user message before the model is called, runs the turn, stores every
-//!   message the turn produced and the turn's outcome.
+//! - [`Session::run_turn`]: recalls long-term memories for the user message and puts
+//!   them in this turn's system prompt ([`memory`], with a `memory_recall` event), adds
+//!   the Beijing time to the user message ([`beijing`]), stores the user message before
+//!   the model is called and every message the turn produces as it is produced, then the
+//!   turn's outcome. Compaction flushes preferences into memory before it summarises.
+//! - [`Session::extract_memories`]: the end of a session (seed 记忆写入).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), wyckoff_session::SessionError> {
@@ -39,6 +42,7 @@
 
 pub mod beijing;
 mod error;
+pub mod memory;
 pub mod prompt;
 pub mod providers;
 
@@ -53,10 +57,13 @@ use wyckoff_agent::{
 use wyckoff_config::secrets::{DataSecret, SecretId};
 use wyckoff_config::settings::{DataSourceKind, Settings};
 use wyckoff_config::{DataHome, Secrets};
+use wyckoff_llm::Provider;
 use wyckoff_llm::{HttpClient, HttpSettings};
 use wyckoff_market::{MarketConfig, MarketData};
-use wyckoff_memory::{Conversation, ConversationStore, MemoryError};
-use wyckoff_protocol::{Message, UserOrigin};
+use wyckoff_memory::{
+    Conversation, ConversationStore, ExtractionOutcome, MemoryError, MemoryStore,
+};
+use wyckoff_protocol::{Message, RuntimeEvent};
 
 pub use error::SessionError;
 pub use providers::{ModelOverrides, ResolvedProviders};
@@ -73,6 +80,7 @@ pub struct Services {
     secrets: Arc<Secrets>,
     http: HttpClient,
     conversations: ConversationStore,
+    memories: MemoryStore,
     market: Arc<MarketData>,
     background: Arc<BackgroundTaskManager>,
     clock: Arc<dyn Clock>,
@@ -89,7 +97,8 @@ pub struct SessionOptions {
 
 impl Services {
     /// Opens the data home (creating it), `wyckoff.db` with every crate's migrations,
-    /// market data (offline when `WYCKOFF_OFFLINE=1`) and the background task manager.
+    /// market data (offline when `WYCKOFF_OFFLINE=1`) and the background task manager,
+    /// and removes memories past their retention (90 days; preferences stay).
     pub async fn open(
         home: DataHome,
         settings: Settings,
@@ -112,6 +121,14 @@ impl Services {
         })?;
         let pool = wyckoff_memory::open_pool(home.db_path()).await?;
         let conversations = ConversationStore::new(pool.clone());
+        let memories =
+            MemoryStore::with_clock(pool.clone(), Arc::new(memory::SharedClock(clock.clone())));
+        match memories.prune(clock.now()).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(removed = n, "memories past their retention removed"),
+            // Old memories only cost recall a little: the app still opens.
+            Err(e) => tracing::warn!("cannot prune old memories: {e}"),
+        }
         let market_cfg = market_config(&home, &settings, &secrets)?;
         let market = Arc::new(MarketData::open_with_pool(pool.clone(), market_cfg).await?);
         let background = BackgroundTaskManager::with_pool(
@@ -126,6 +143,7 @@ impl Services {
             secrets,
             http,
             conversations,
+            memories,
             market,
             background,
             clock,
@@ -140,6 +158,10 @@ impl Services {
     }
     pub fn conversations(&self) -> &ConversationStore {
         &self.conversations
+    }
+    /// Long-term memory (the Memory page, `wyckoff memory`).
+    pub fn memories(&self) -> &MemoryStore {
+        &self.memories
     }
     pub fn market(&self) -> &Arc<MarketData> {
         &self.market
@@ -206,7 +228,7 @@ impl Services {
             ..RuntimeConfig::default()
         };
         let mut runtime = Runtime::new(
-            resolved.main,
+            resolved.main.clone(),
             Arc::new(self.registry()),
             config,
             options.approver,
@@ -223,7 +245,9 @@ impl Services {
         let archive = FileArchive::new(self.home.root().join(CONTEXT_ARCHIVE_DIR))
             .with_clock(self.clock.clone());
         runtime = runtime.with_compactor(Arc::new(
-            LlmCompactor::new(conversation.id.clone()).with_archive(Arc::new(archive)),
+            LlmCompactor::new(conversation.id.clone())
+                .with_archive(Arc::new(archive))
+                .with_memory_flush(Arc::new(memory::StoreFlush(self.memories.clone()))),
         ));
         tracing::info!(session = %conversation.id, model = %model_label, stored = messages.len(), "session ready");
         Ok(Session {
@@ -231,8 +255,11 @@ impl Services {
             runtime,
             messages,
             store: self.conversations.clone(),
+            memories: self.memories.clone(),
+            provider: resolved.main,
             system_prompt: prompt::system_prompt().to_owned(),
             clock: self.clock.clone(),
+            spoke_since_extraction: false,
         })
     }
 }
@@ -301,8 +328,13 @@ pub struct Session {
     runtime: Runtime,
     messages: Vec<Message>,
     store: ConversationStore,
+    memories: MemoryStore,
+    /// The main provider, also used for session-end memory extraction.
+    provider: Arc<dyn Provider>,
     system_prompt: String,
     clock: Arc<dyn Clock>,
+    /// The user spoke since the last memory extraction.
+    spoke_since_extraction: bool,
 }
 
 impl Session {
@@ -325,9 +357,11 @@ impl Session {
     }
 
     /// Runs one turn: `input` (plus the Beijing time) becomes the user message, stored
-    /// before the model is called; events go to `sink`; `cancel` ends the turn with
-    /// `turn_cancelled`. Afterwards every message the turn added and its outcome are
-    /// stored. An empty `input` runs a turn on pending background notifications only.
+    /// before the model is called; memories recalled for `input` go into this turn's
+    /// system prompt (and out as a `memory_recall` event); events go to `sink`; `cancel`
+    /// ends the turn with `turn_cancelled`. Every message the turn adds is stored as it is
+    /// added, then the turn's outcome. An empty `input` runs a turn on pending background
+    /// notifications only (no recall).
     ///
     /// Errors only when the turn could not start (storage); later storage failures are
     /// in [`TurnReport::save_error`].
@@ -363,54 +397,51 @@ impl Session {
                     .await;
                 return Err(e.into());
             }
+            self.spoke_since_extraction = true;
         }
+        let system_prompt = self.recall(input, sink.as_ref()).await;
 
-        let before = self.messages.len();
-        let outcome = self
-            .runtime
-            .run_turn(
-                &mut self.messages,
-                &self.system_prompt,
-                &user_text,
-                sink,
-                cancel,
-            )
-            .await;
-
-        // The runtime appended the user message (already stored) and then the turn's
-        // messages; find where they start.
-        let start = if user_text.is_empty() {
-            before.min(self.messages.len())
-        } else {
-            self.messages
-                .iter()
-                .rposition(|m| {
-                    matches!(m, Message::User { content, origin: UserOrigin::User } if *content == user_text)
-                })
-                .map(|i| i + 1)
-                .unwrap_or_else(|| {
-                    // Compaction summarised this turn's own user message away: the
-                    // boundary is lost, so only the final answer is stored.
-                    tracing::warn!(session = %id, "turn boundary compacted away; storing the last message only");
-                    self.messages.len().saturating_sub(1)
-                })
+        // The runtime hands each message over as it adds it; they are stored in order
+        // while the turn goes on.
+        let (transcript, mut added) = tokio::sync::mpsc::unbounded_channel::<Message>();
+        let run = async {
+            let outcome = self
+                .runtime
+                .run_turn_recorded(
+                    &mut self.messages,
+                    &system_prompt,
+                    &user_text,
+                    sink,
+                    cancel,
+                    &transcript,
+                )
+                .await;
+            drop(transcript);
+            outcome
         };
+        let store = &self.store;
+        let write = async {
+            let mut first_error = None;
+            while let Some(m) = added.recv().await {
+                if let Err(e) = store.append_message(&id, Some(&turn.id), &m).await {
+                    tracing::error!(session = %id, "storing a message failed: {e}");
+                    first_error.get_or_insert(e);
+                }
+            }
+            first_error
+        };
+        let (outcome, write_error) = tokio::join!(run, write);
+
         let (stored_outcome, usage) = match &outcome {
             TurnOutcome::Done { usage, .. } => (wyckoff_memory::TurnOutcome::Done, Some(*usage)),
             TurnOutcome::Cancelled => (wyckoff_memory::TurnOutcome::Cancelled, None),
             TurnOutcome::Failed { .. } => (wyckoff_memory::TurnOutcome::Failed, None),
         };
-        let saved: Result<(), MemoryError> = async {
-            for m in &self.messages[start..] {
-                self.store.append_message(&id, Some(&turn.id), m).await?;
-            }
-            self.store
-                .end_turn(&turn.id, stored_outcome, usage.as_ref())
-                .await?;
-            Ok(())
-        }
-        .await;
-        let save_error = saved.err().map(|e| {
+        let ended = self
+            .store
+            .end_turn(&turn.id, stored_outcome, usage.as_ref())
+            .await;
+        let save_error = write_error.or(ended.err()).map(|e| {
             tracing::error!(session = %id, "storing the turn failed: {e}");
             SessionError::from(e)
         });
@@ -418,6 +449,49 @@ impl Session {
             outcome,
             save_error,
         })
+    }
+
+    /// This turn's system prompt: the base prompt plus what recall found for `input`.
+    /// Recall failing costs the turn its memories, not the turn itself.
+    async fn recall(&self, input: &str, sink: &dyn EventSink) -> String {
+        if input.trim().is_empty() {
+            return self.system_prompt.clone();
+        }
+        match self.memories.recall(input).await {
+            Ok(recall) if !recall.is_empty() => {
+                sink.emit(RuntimeEvent::MemoryRecall {
+                    items: memory::recall_items(&recall),
+                });
+                memory::prompt_with_recall(&self.system_prompt, &recall)
+            }
+            Ok(_) => self.system_prompt.clone(),
+            Err(e) => {
+                tracing::warn!(session = %self.conversation.id, "memory recall failed: {e}");
+                self.system_prompt.clone()
+            }
+        }
+    }
+
+    /// The end of a session (seed 记忆写入): the last 40 stored messages go to the model
+    /// with the extraction prompt; `[偏好]` lines become preferences, others session
+    /// memories, skipping near-duplicates of stored ones. Does nothing (no model call)
+    /// when the user has not spoken since the last extraction.
+    pub async fn extract_memories(&mut self) -> Result<ExtractionOutcome, SessionError> {
+        if !self.spoke_since_extraction {
+            return Ok(ExtractionOutcome::default());
+        }
+        let id = &self.conversation.id;
+        let stored = self.store.messages(id).await?;
+        let outcome = wyckoff_memory::extract_session_memories(
+            &self.memories,
+            &stored,
+            self.provider.as_ref(),
+            &format!("conversation:{id}"),
+        )
+        .await?;
+        self.spoke_since_extraction = false;
+        tracing::info!(session = %id, saved = outcome.saved.len(), duplicates = outcome.duplicates, "session memories extracted");
+        Ok(outcome)
     }
 }
 
