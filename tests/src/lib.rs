@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+pub mod webdriver;
+
 /// Cargo's target directory (honours `CARGO_TARGET_DIR`).
 pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")

@@ -4,127 +4,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)] // test helpers panic and report on purpose
 
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use thirtyfour::prelude::*;
 use wyckoff_config::Secrets;
 use wyckoff_config::secrets::{KeyringBackend, SecretId, Vendor};
-use wyckoff_e2e::target_dir;
-
-static PORTS: LazyLock<[u16; 2]> = LazyLock::new(wyckoff_e2e::free_ports::<2>);
+use wyckoff_e2e::webdriver::{TauriDriver, run_scenario, shot, wait_attr, wait_for};
 const ANTHROPIC: SecretId = SecretId::Provider {
     vendor: Vendor::Anthropic,
 };
-
-fn screenshot_dir() -> PathBuf {
-    let dir = target_dir().join("e2e-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// tauri-driver, stopped with SIGTERM so it also stops its WebKitWebDriver child
-/// (SIGKILL would orphan it on the native port).
-struct TauriDriver(Child);
-
-impl TauriDriver {
-    fn start(home: &Path, xdg: &Path) -> Self {
-        let child = Command::new("tauri-driver")
-            .args([
-                "--port",
-                &PORTS[0].to_string(),
-                "--native-port",
-                &PORTS[1].to_string(),
-            ])
-            .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
-            .env("WYCKOFF_HOME", home)
-            .env("XDG_CONFIG_HOME", xdg.join("config"))
-            .env("XDG_CACHE_HOME", xdg.join("cache"))
-            .env_remove("ANTHROPIC_API_KEY")
-            .spawn()
-            .expect("tauri-driver must be installed (scripts/setup installs it)");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", PORTS[0])).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "tauri-driver did not start listening"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        TauriDriver(child)
-    }
-}
-
-impl Drop for TauriDriver {
-    fn drop(&mut self) {
-        #[allow(unsafe_code)]
-        // SAFETY: sending a signal to our own child process by pid.
-        unsafe {
-            libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM);
-        }
-        let _ = self.0.wait();
-    }
-}
-
-async fn session() -> WebDriver {
-    let app = target_dir().join("debug/wyckoff-desk");
-    assert!(
-        app.is_file(),
-        "build the app first: cargo build -p wyckoff-desk --features tauri/custom-protocol"
-    );
-    let caps = serde_json::json!({
-        "browserName": "wry",
-        "tauri:options": { "application": app },
-    });
-    let caps: Capabilities = caps.as_object().unwrap().clone().into();
-    // tauri-driver listens before its WebKitWebDriver is ready; the first session
-    // request can fail while the native driver starts.
-    let mut attempt = 0;
-    loop {
-        match WebDriver::new(format!("http://127.0.0.1:{}", PORTS[0]), caps.clone()).await {
-            Ok(d) => return d,
-            Err(e) if attempt < 10 => {
-                attempt += 1;
-                eprintln!("session attempt {attempt} failed: {e}");
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            Err(e) => panic!("cannot start a WebDriver session: {e}"),
-        }
-    }
-}
-
-/// React renders after the session starts: poll instead of failing on the first miss.
-async fn wait_for(d: &WebDriver, by: By) -> WebElement {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        match d.find(by.clone()).await {
-            Ok(e) => return e,
-            Err(e) if Instant::now() > deadline => panic!("element {by:?} never appeared: {e}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
-}
-
-async fn wait_attr(d: &WebDriver, by: By, attr: &str, want: &str) -> WebElement {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let el = wait_for(d, by.clone()).await;
-        if el.attr(attr).await.unwrap().as_deref() == Some(want) {
-            return el;
-        }
-        assert!(Instant::now() < deadline, "{by:?} never had {attr}={want}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// WebKit can report elements before it has painted them: give it a few frames.
-async fn shot(d: &WebDriver, name: &str) {
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    d.screenshot(&screenshot_dir().join(name)).await.unwrap();
-}
 
 fn files_containing(dir: &Path, needle: &str) -> Vec<PathBuf> {
     let mut hits = Vec::new();
@@ -264,23 +153,11 @@ async fn keys_and_settings_scenario(d: &WebDriver, home: &Path) {
 async fn settings_and_keychain_through_the_real_app() {
     let home = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
-    let app = target_dir().join("debug/wyckoff-desk");
-    wyckoff_e2e::wait_for_app_exit(&app, Duration::from_secs(15));
-    let _driver = TauriDriver::start(home.path(), xdg.path());
-    let d = session().await;
-    // Run the scenario in its own task so a failure still quits the session (a dropped
-    // WebDriver blocks for its request timeout).
-    let handle = d.clone();
+    // No key from the environment: the one typed in the app must come from the keychain.
+    let driver = TauriDriver::start(home.path(), xdg.path(), &[("ANTHROPIC_API_KEY", "")]);
     let home_path = home.path().to_path_buf();
-    let outcome =
-        tokio::spawn(async move { keys_and_settings_scenario(&handle, &home_path).await }).await;
-    if outcome.is_err() {
-        let _ = d.screenshot(&screenshot_dir().join("failure.png")).await;
-    }
-    d.quit().await.unwrap();
-    drop(_driver);
-    wyckoff_e2e::wait_for_app_exit(&app, Duration::from_secs(15));
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic.into_panic());
-    }
+    run_scenario(&driver, "settings", move |d| async move {
+        keys_and_settings_scenario(&d, &home_path).await
+    })
+    .await;
 }

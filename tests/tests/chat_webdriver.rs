@@ -5,17 +5,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::LazyLock;
-use std::time::{Duration, Instant};
 
 use thirtyfour::prelude::*;
-use wyckoff_e2e::{binary, target_dir};
+use wyckoff_e2e::binary;
+use wyckoff_e2e::webdriver::{
+    TauriDriver, mock_model_settings, run_scenario, send, shot, wait_for,
+};
 
-static PORTS: LazyLock<[u16; 2]> = LazyLock::new(wyckoff_e2e::free_ports::<2>);
-
+/// The mock vendor process, stopped with SIGTERM.
 struct Killed(Child);
 
 impl Drop for Killed {
@@ -49,71 +48,8 @@ fn mock_vendor(script: &Path) -> (Killed, String) {
     (Killed(child), url)
 }
 
-fn tauri_driver(home: &Path, xdg: &Path) -> Killed {
-    let child = Command::new("tauri-driver")
-        .args([
-            "--port",
-            &PORTS[0].to_string(),
-            "--native-port",
-            &PORTS[1].to_string(),
-        ])
-        .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
-        .env("WYCKOFF_HOME", home)
-        .env("WYCKOFF_OFFLINE", "1")
-        .env("WYCKOFF_KEY_MOCK", "sk-chat-e2e-canary-123456")
-        .env("XDG_CONFIG_HOME", xdg.join("config"))
-        .env("XDG_CACHE_HOME", xdg.join("cache"))
-        .spawn()
-        .expect("tauri-driver must be installed (scripts/setup installs it)");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(("127.0.0.1", PORTS[0])).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "tauri-driver did not start listening"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Killed(child)
-}
-
-async fn session() -> WebDriver {
-    let app = target_dir().join("debug/wyckoff-desk");
-    let caps = serde_json::json!({ "browserName": "wry", "tauri:options": { "application": app } });
-    let caps: Capabilities = caps.as_object().unwrap().clone().into();
-    for attempt in 1..=10 {
-        match WebDriver::new(format!("http://127.0.0.1:{}", PORTS[0]), caps.clone()).await {
-            Ok(d) => return d,
-            Err(e) => eprintln!("session attempt {attempt} failed: {e}"),
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    panic!("cannot start a WebDriver session");
-}
-
-async fn wait_for(d: &WebDriver, by: By) -> WebElement {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok(e) = d.find(by.clone()).await {
-            return e;
-        }
-        assert!(Instant::now() < deadline, "element {by:?} never appeared");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn send(d: &WebDriver, text: &str) {
-    let composer = wait_for(d, By::Id("composer")).await;
-    composer.send_keys(text).await.unwrap();
-    wait_for(d, By::Id("chat-send"))
-        .await
-        .click()
-        .await
-        .unwrap();
-}
-
-async fn chat_scenario(d: &WebDriver) {
-    let shots = target_dir().join("e2e-screenshots");
-    std::fs::create_dir_all(&shots).unwrap();
+async fn chat_scenario(d: WebDriver) {
+    let d = &d;
 
     // A tool turn: the model calls analyze_stock on 000001 (bundled data), then answers.
     send(d, "帮我看看 000001").await;
@@ -128,10 +64,7 @@ async fn chat_scenario(d: &WebDriver) {
         By::XPath("//*[contains(@class,'final') and contains(., '的分析见上')]"),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    d.screenshot(&shots.join("10-chat-tool-card.png"))
-        .await
-        .unwrap();
+    shot(d, "10-chat-tool-card.png").await;
 
     // A Markdown answer: rendered (table, strikethrough) and sanitised.
     send(d, "总结一下").await;
@@ -162,10 +95,7 @@ async fn chat_scenario(d: &WebDriver) {
         &serde_json::Value::Null,
         "script in the answer ran"
     );
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    d.screenshot(&shots.join("11-chat-markdown.png"))
-        .await
-        .unwrap();
+    shot(d, "11-chat-markdown.png").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -174,32 +104,15 @@ async fn chat_streams_tool_cards_and_sanitised_markdown() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/chat_tool_then_markdown.json");
     let (_mock, url) = mock_vendor(&script);
     let home = tempfile::tempdir().unwrap();
-    let settings = serde_json::json!({
-        "version": 1,
-        "models": [{
-            "id": "mock", "provider": "openai_compatible", "model": "mock-model",
-            "base_url": format!("{url}/v1"), "context_window": null,
-            "input_price_per_mtok": null, "output_price_per_mtok": null
-        }],
-        "main_model": "mock",
-    });
-    std::fs::write(home.path().join("settings.json"), settings.to_string()).unwrap();
+    mock_model_settings(home.path(), &format!("{url}/v1"));
     let xdg = tempfile::tempdir().unwrap();
-    let app = target_dir().join("debug/wyckoff-desk");
-    wyckoff_e2e::wait_for_app_exit(&app, Duration::from_secs(15));
-    let _driver = tauri_driver(home.path(), xdg.path());
-    let d = session().await;
-    let handle = d.clone();
-    let outcome = tokio::spawn(async move { chat_scenario(&handle).await }).await;
-    if outcome.is_err() {
-        let _ = d
-            .screenshot(&target_dir().join("e2e-screenshots/chat-failure.png"))
-            .await;
-    }
-    d.quit().await.unwrap();
-    drop(_driver);
-    wyckoff_e2e::wait_for_app_exit(&app, Duration::from_secs(15));
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic.into_panic());
-    }
+    let driver = TauriDriver::start(
+        home.path(),
+        xdg.path(),
+        &[
+            ("WYCKOFF_OFFLINE", "1"),
+            ("WYCKOFF_KEY_MOCK", "sk-chat-e2e-canary-123456"),
+        ],
+    );
+    run_scenario(&driver, "chat", chat_scenario).await;
 }
