@@ -1,6 +1,6 @@
-import { useEffect, useState } from "react";
-import { useT } from "../i18n";
-import { asDiagnosis, type Diagnosis } from "./diagnosis";
+import { useContext, useEffect, useState } from "react";
+import { LanguageContext, useT } from "../i18n";
+import { MISSING, asDiagnosis, engineLabel, formatPct, formatPrice, type Diagnosis, type TargetLevel } from "./diagnosis";
 import type { ToolCard } from "./reducer";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
@@ -18,16 +18,42 @@ export function formatElapsed(ms: number): string {
   return ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`;
 }
 
+const TARGET_KINDS = ["conservative", "aggressive", "measured_move", "prior_120d_high", "atr_3x"] as const;
+const DATA_STATUSES = ["ok", "stale", "partial", "unavailable", "no_data"] as const;
+
+function targetText(levels: TargetLevel[], t: ReturnType<typeof useT>, sep: string): string {
+  if (levels.length === 0) return MISSING;
+  return levels
+    .map((l) => {
+      const known = TARGET_KINDS.find((k) => k === l.kind);
+      const label = known ? t(`diagTarget_${known}`) : l.kind;
+      return label ? `${label} ${formatPrice(l.price)}` : formatPrice(l.price);
+    })
+    .join(sep);
+}
+
 export function DiagnosisCard({ d }: { d: Diagnosis }) {
   const t = useT();
-  const rows: [string, string | null][] = [
-    [t("diagHealth"), d.health],
-    [t("diagMa"), d.maPattern],
-    [t("diagChannel"), d.l2Channel],
-    [t("diagTriggers"), d.triggers.length ? d.triggers.join("、") : null],
-    [t("diagStop"), d.stop],
-    [t("diagTargets"), d.targets.length ? d.targets.join(" / ") : null],
-    [t("diagData"), [d.dataStatus, d.asOf].filter(Boolean).join(" · ") || null],
+  const lang = useContext(LanguageContext);
+  const status = DATA_STATUSES.find((s) => s === d.dataStatus);
+  const close =
+    d.latestClose === null ? MISSING : d.dayChangePct === null ? formatPrice(d.latestClose) : `${formatPrice(d.latestClose)} (${formatPct(d.dayChangePct)})`;
+  const rows: [string, string][] = [
+    [t("diagHealth"), engineLabel(d.health, lang) ?? MISSING],
+    [t("diagClose"), close],
+    ...(d.cost !== null || d.pnlPct !== null
+      ? ([
+          [t("diagCost"), formatPrice(d.cost)],
+          [t("diagPnl"), formatPct(d.pnlPct)],
+        ] as [string, string][])
+      : []),
+    [t("diagMa"), engineLabel(d.maPattern, lang) ?? MISSING],
+    [t("diagChannel"), engineLabel(d.l2Channel, lang) ?? MISSING],
+    [t("diagTriggers"), d.triggers.length ? d.triggers.join(lang === "zh" ? "、" : ", ") : MISSING],
+    [t("diagStop"), formatPrice(d.stop)],
+    [t("diagTargets"), targetText(d.targets, t, " / ")],
+    ...(d.candidates.length ? ([[t("diagCandidates"), targetText(d.candidates, t, " · ")]] as [string, string][]) : []),
+    [t("diagData"), [status ? t(`diagStatus_${status}`) : d.dataStatus, d.asOf].filter(Boolean).join(" · ") || MISSING],
   ];
   return (
     <div className="diagnosis">
@@ -35,14 +61,12 @@ export function DiagnosisCard({ d }: { d: Diagnosis }) {
         {d.name ?? ""} {d.code ? <code>{d.code}</code> : null}
       </div>
       <dl className="facts">
-        {rows
-          .filter(([, v]) => v !== null && v !== "")
-          .map(([k, v]) => (
-            <div key={k} className="fact">
-              <dt>{k}</dt>
-              <dd>{v}</dd>
-            </div>
-          ))}
+        {rows.map(([k, v]) => (
+          <div key={k} className="fact">
+            <dt>{k}</dt>
+            <dd>{v}</dd>
+          </div>
+        ))}
       </dl>
     </div>
   );

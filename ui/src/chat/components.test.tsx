@@ -5,7 +5,8 @@ import ApprovalDialog, { parseArgs } from "./ApprovalDialog";
 import Markdown from "./Markdown";
 import StatusBar from "./StatusBar";
 import ToolCardView from "./ToolCardView";
-import { asDiagnosis } from "./diagnosis";
+import { asDiagnosis, engineLabel, formatPct, formatPrice } from "./diagnosis";
+import { LanguageContext } from "../i18n";
 import { emptyUsage, replay, type ToolCard } from "./reducer";
 import toolTurn from "./fixtures/tool_turn.json";
 
@@ -21,8 +22,12 @@ describe("ToolCardView", () => {
     expect(container.textContent).toContain("✓ 412ms");
     expect(screen.getByText("健康度").nextSibling?.textContent).toBe("healthy");
     expect(screen.getByText("触发信号").nextSibling?.textContent).toBe("spring、sos");
-    expect(screen.getByText("目标位").nextSibling?.textContent).toBe("12.5 / 13.8");
+    expect(screen.getByText("止损").nextSibling?.textContent).toBe("10.20");
+    expect(screen.getByText("目标位").nextSibling?.textContent).toBe("12.50 / 13.80");
     expect(screen.getByText("数据").nextSibling?.textContent).toBe("fresh · 2026-12-01");
+    // Not in the result: shown as missing, never made up.
+    expect(screen.getByText("最新价").nextSibling?.textContent).toBe("—");
+    expect(screen.queryByText("盈亏")).toBeNull();
     expect(container.querySelector("pre")).toBeNull();
     fireEvent.click(container.querySelector(".tool-head") as HTMLElement);
     expect(container.querySelectorAll("pre.json")).toHaveLength(2);
@@ -49,9 +54,108 @@ describe("ToolCardView", () => {
       data_status: "stale",
       latest_date: "2026-11-28",
     });
-    expect(d).toMatchObject({ triggers: ["utad"], stop: "1500.5", targets: ["conservative 1800"], asOf: "2026-11-28" });
+    expect(d).toMatchObject({
+      triggers: ["utad"],
+      stop: 1500.5,
+      targets: [
+        { kind: "conservative", price: 1800 },
+        { kind: "aggressive", price: null },
+      ],
+      candidates: [],
+      latestClose: null,
+      asOf: "2026-11-28",
+    });
     expect(asDiagnosis({ rows: [] })).toBeNull();
     expect(asDiagnosis("text")).toBeNull();
+  });
+});
+
+describe("DiagnosisCard", () => {
+  // As analyze_stock returns it: the engine's names, numbers rounded to 4 places only.
+  const result = {
+    code: "600519",
+    name: "贵州茅台",
+    health: "🟡警戒",
+    ma_pattern: "MA50<MA200(偏弱)",
+    l2_channel: "潜伏通道+吸筹通道",
+    l4_triggers: ["spring", "sos"],
+    latest_close: 1423.4561,
+    day_change_pct: -1.23456,
+    cost: 1500,
+    pnl_pct: -5.1029,
+    stop_loss_price: 1395.0049,
+    targets: {
+      conservative: 1512.3456,
+      aggressive: null,
+      candidates: [{ kind: "prior_120d_high", price: 1512.3456 }, { kind: "atr_3x", price: 1498.7 }],
+    },
+    data_status: "stale",
+    as_of: "2026-11-28",
+  };
+  const card: ToolCard = { ...cards[0], result };
+  const row = (label: string) => screen.getByText(label).nextSibling?.textContent;
+
+  it("labels targets and rounds prices and percentages (Chinese)", () => {
+    render(<ToolCardView card={card} />);
+    expect(row("最新价")).toBe("1423.46 (-1.23%)");
+    expect(row("成本")).toBe("1500.00");
+    expect(row("盈亏")).toBe("-5.10%");
+    expect(row("止损")).toBe("1395.00");
+    expect(row("目标位")).toBe("保守 1512.35 / 激进 —");
+    expect(row("候选目标")).toBe("前120日高点 1512.35 · 3×ATR 1498.70");
+    expect(row("触发信号")).toBe("spring、sos");
+    expect(row("数据")).toBe("过期 · 2026-11-28");
+    expect(row("健康度")).toBe("🟡警戒");
+    expect(document.body.textContent).not.toContain("conservative");
+    expect(document.body.textContent).not.toContain("1423.4561");
+  });
+
+  it("uses English labels in the English UI", () => {
+    render(
+      <LanguageContext.Provider value="en">
+        <ToolCardView card={card} />
+      </LanguageContext.Provider>,
+    );
+    expect(row("Targets")).toBe("Conservative 1512.35 / Aggressive —");
+    expect(row("Candidate targets")).toBe("Prior 120-day high 1512.35 · 3×ATR 1498.70");
+    expect(row("Health")).toBe("🟡 Caution");
+    expect(row("MA pattern")).toBe("MA50 < MA200 (soft)");
+    expect(row("L2 channel")).toBe("Latent + Accumulation");
+    expect(row("Triggers")).toBe("spring, sos");
+    expect(row("Data")).toBe("stale · 2026-11-28");
+  });
+
+  it("shows — for fields that are missing or not numbers", () => {
+    const bare: ToolCard = { ...cards[0], result: { health: "🟢健康", stop_loss_price: null, targets: { conservative: null, aggressive: "n/a" } } };
+    render(<ToolCardView card={bare} />);
+    expect(row("止损")).toBe("—");
+    expect(row("目标位")).toBe("保守 — / 激进 —");
+    expect(row("最新价")).toBe("—");
+    expect(row("均线形态")).toBe("—");
+    expect(row("触发信号")).toBe("—");
+    expect(row("数据")).toBe("—");
+  });
+
+  it.each([
+    [null, "—", "—"],
+    [0, "0.00", "0.00%"],
+    [12.5, "12.50", "+12.50%"],
+    [-0.004, "0.00", "0.00%"],
+    [0.004, "0.00", "0.00%"],
+    [0.005, "0.01", "+0.01%"],
+    [1395.0049, "1395.00", "+1395.0%"],
+    [-123.456, "-123.46", "-123.5%"],
+  ])("formats %s as price %s and percentage %s", (n, price, pct) => {
+    expect(formatPrice(n)).toBe(price);
+    expect(formatPct(n)).toBe(pct);
+  });
+
+  it("passes unknown engine labels through and keeps Chinese in the Chinese UI", () => {
+    expect(engineLabel("新标签", "en")).toBe("新标签");
+    expect(engineLabel("constructor", "en")).toBe("constructor");
+    expect(engineLabel("多头排列", "zh")).toBe("多头排列");
+    expect(engineLabel("多头排列", "en")).toBe("Bullish alignment");
+    expect(engineLabel(null, "en")).toBeNull();
   });
 });
 
