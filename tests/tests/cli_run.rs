@@ -713,3 +713,46 @@ fn ctrl_c_cancels_the_turn_and_exits_130() {
     assert_eq!(terminal, vec!["turn_cancelled"]);
     assert_eq!(events.last().unwrap()["type"], "turn_cancelled");
 }
+
+#[test]
+fn remember_extracts_memories_that_the_next_run_recalls() {
+    let vendor = Vendor::start("remember.json");
+    let home = tempfile::tempdir().unwrap();
+    let first = run_wyckoff(
+        home.path(),
+        &vendor,
+        &["--remember"],
+        "我只做主板，不碰创业板。",
+    );
+    assert_eq!(first.status.code(), Some(0), "stderr: {}", first.stderr);
+    assert!(
+        first.stderr.contains("remembered 2 new memories"),
+        "{}",
+        first.stderr
+    );
+    // The extraction request carried the conversation.
+    let requests = vendor.chat_requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].to_string().contains("我只做主板，不碰创业板。"));
+
+    // A new conversation: the preference is recalled and put in the system prompt.
+    let second = run_wyckoff(home.path(), &vendor, &[], "创业板的股票能买吗？");
+    assert_eq!(second.status.code(), Some(0), "stderr: {}", second.stderr);
+    assert_ne!(second.session_id(), first.session_id());
+    let recall = second.first("memory_recall");
+    assert_eq!(recall["items"][0]["memory_type"], "preference");
+    assert_eq!(recall["items"][0]["content"], "不碰创业板，只做主板");
+    let types = second.types();
+    let recall_at = types.iter().position(|t| *t == "memory_recall").unwrap();
+    let model_at = types.iter().position(|t| *t == "model_start").unwrap();
+    assert!(recall_at < model_at, "{types:?}");
+    let requests = vendor.chat_requests();
+    let system = messages(&requests[2])[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        system.contains("# 用户偏好\n- 不碰创业板，只做主板"),
+        "{system}"
+    );
+}

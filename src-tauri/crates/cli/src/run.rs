@@ -19,10 +19,10 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
-use wyckoff_agent::{EventSink, HeadlessApprover};
+use wyckoff_agent::{EventSink, HeadlessApprover, TurnOutcome};
 use wyckoff_config::{DataHome, Secrets};
 use wyckoff_protocol::RuntimeEvent;
-use wyckoff_session::{ModelOverrides, Services, SessionError, SessionOptions};
+use wyckoff_session::{ModelOverrides, Services, SessionError, SessionOptions, TurnReport};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// Override the model's context window (tokens).
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(1..))]
     context_window: Option<u32>,
+    /// After the turn, extract long-term memories from the conversation (one more model
+    /// call; the desktop app does this when you leave a conversation).
+    #[arg(long)]
+    remember: bool,
     /// What to ask.
     #[arg(value_name = "PROMPT", required = true, num_args = 1..)]
     prompt: Vec<String>,
@@ -92,6 +96,9 @@ fn render(event: &RuntimeEvent, json: bool) {
             from, to, reason, ..
         } => emit_line(&mut err, &format!("fallback {from} → {to}: {reason}")),
         RuntimeEvent::Warning { message } => emit_line(&mut err, &format!("warning: {message}")),
+        RuntimeEvent::MemoryRecall { items } => {
+            emit_line(&mut err, &format!("recalled {} memories", items.len()))
+        }
         RuntimeEvent::Done { text, .. } => emit_line(&mut std::io::stdout().lock(), text),
         RuntimeEvent::TurnCancelled {} => emit_line(&mut err, "cancelled"),
         RuntimeEvent::TurnFailed { kind, message } => {
@@ -193,6 +200,22 @@ async fn run_async(
     });
 
     let report = session.run_turn(&prompt, Arc::new(tx), cancel).await;
+    if args.remember
+        && let Ok(TurnReport {
+            outcome: TurnOutcome::Done { .. },
+            ..
+        }) = &report
+    {
+        // Session end. A failure costs the memories, not the answer already printed.
+        match session.extract_memories().await {
+            Ok(o) => eprintln!(
+                "wyckoff: remembered {} new memories ({} already known)",
+                o.saved.len(),
+                o.duplicates
+            ),
+            Err(e) => eprintln!("wyckoff: warning: memory extraction failed: {e}"),
+        }
+    }
     drop(session);
     // The printer stops at the terminal event; it never waits on a stuck background sink.
     let _ = tokio::time::timeout(Duration::from_secs(5), printer).await;
