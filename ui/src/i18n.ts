@@ -114,6 +114,13 @@ const zh = {
   chatSend: "发送",
   chatThinking: "思考中…",
   chatCancelled: "已停止",
+  memType_preference: "偏好",
+  memType_session: "会话",
+  memType_stock_opinion: "个股观点",
+  memType_decision: "决策",
+  memType_market_view: "市场观点",
+  recallSummary: "本轮参考了 {n} 条记忆",
+  recallSummaryOne: "本轮参考了 1 条记忆",
 };
 
 export type MessageKey = keyof typeof zh;
@@ -231,6 +238,13 @@ const en: Record<MessageKey, string> = {
   chatSend: "Send",
   chatThinking: "Thinking…",
   chatCancelled: "Stopped",
+  memType_preference: "Preference",
+  memType_session: "Session",
+  memType_stock_opinion: "Stock opinion",
+  memType_decision: "Decision",
+  memType_market_view: "Market view",
+  recallSummary: "Used {n} memories this turn",
+  recallSummaryOne: "Used 1 memory this turn",
 };
 
 const dictionaries: Record<Language, Record<MessageKey, string>> = { zh, en };

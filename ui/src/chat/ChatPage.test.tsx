@@ -2,6 +2,7 @@ import { describe, expect, it, vi, beforeEach } from "vitest";
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { RuntimeEvent } from "../bindings";
 import approvalDeny from "./fixtures/approval_deny.json";
+import memoryRecall from "./fixtures/memory_recall.json";
 import toolTurn from "./fixtures/tool_turn.json";
 
 const mocks = vi.hoisted(() => ({
@@ -77,6 +78,8 @@ describe("ChatPage", () => {
     await feed([{ type: "text_delta", text: "论。" }, { type: "done", text: "结论。", elapsed_ms: 10 }]);
     await waitFor(() => expect(document.querySelector(".msg.final .rendered")?.textContent).toBe("结论。"));
     expect(document.getElementById("chat-send")).toBeTruthy();
+    // No recall event: no disclosure.
+    expect(document.querySelector(".recall-disclosure")).toBeNull();
   });
 
   it("shows tool cards and the stop button cancels", async () => {
@@ -102,6 +105,26 @@ describe("ChatPage", () => {
     expect(mocks.answerApproval).toHaveBeenCalledWith("call_9", { type: "deny" });
     await feed((approvalDeny as unknown[]).slice(3));
     expect(document.getElementById("approval-dialog")).toBeNull();
+  });
+
+  it("shows what the agent remembered, collapsed under the turn's reply", async () => {
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    await sendMessage("茅台还能拿吗");
+    await feed(memoryRecall as unknown[]);
+    const turn = document.querySelector(".turn") as HTMLElement;
+    const details = turn.querySelector("details.recall-disclosure") as HTMLDetailsElement;
+    expect(details).toBeTruthy();
+    expect(details.open).toBe(false);
+    expect(details.querySelector("summary")?.textContent).toContain("本轮参考了 2 条记忆");
+    // Under the reply, not a notice in the stream.
+    expect(turn.querySelector(".msg.final")?.compareDocumentPosition(details)).toBe(Node.DOCUMENT_POSITION_FOLLOWING);
+    expect(turn.querySelector(".turn-notice")).toBeNull();
+    const items = [...details.querySelectorAll(".recall-item")];
+    expect(items.map((i) => i.getAttribute("data-type"))).toEqual(["preference", "stock_opinion"]);
+    expect(items[0].textContent).toContain("偏好");
+    expect(items[0].textContent).toContain("2026-11-02");
+    expect(items[1].textContent).toContain("个股观点");
+    expect(items[1].textContent).toContain("600519 在 1400 附近有支撑");
   });
 
   it("without a model it points to Settings", async () => {

@@ -13,6 +13,7 @@ import {
 import { useT } from "../i18n";
 import ApprovalDialog from "./ApprovalDialog";
 import Markdown, { type RenderFn } from "./Markdown";
+import RecallDisclosure from "./RecallDisclosure";
 import StatusBar from "./StatusBar";
 import ToolCardView from "./ToolCardView";
 import { historyItems } from "./history";
@@ -61,7 +62,7 @@ function TurnBlock({ turn }: { turn: LiveTurn }) {
           <ToolCardView key={it.id} card={it} />
         ) : it.kind === "notice" ? (
           <div key={it.id} className={`turn-notice notice-${it.level}`}>
-            {it.level === "fallback" ? "⚡" : it.level === "compaction" ? "📦" : it.level === "memory" ? "🧠" : "⚠"} {it.text}
+            {it.level === "fallback" ? "⚡" : it.level === "compaction" ? "📦" : "⚠"} {it.text}
           </div>
         ) : (
           <div key={it.id} className={`msg assistant${it.final ? " final" : " streaming"}`}>
@@ -69,6 +70,7 @@ function TurnBlock({ turn }: { turn: LiveTurn }) {
           </div>
         ),
       )}
+      <RecallDisclosure items={v.recalled} />
       {!v.terminal && (v.phase === "waiting" || v.phase === "thinking") && <div className="hint thinking-now">{t("chatThinking")}</div>}
       {v.terminal?.kind === "done" && <div className="hint turn-end">✓ {(v.terminal.elapsedMs / 1000).toFixed(1)}s</div>}
       {v.terminal?.kind === "cancelled" && <div className="hint turn-end">{t("chatCancelled")}</div>}

@@ -3,6 +3,7 @@ import { act, cleanup, fireEvent, render, screen } from "@testing-library/react"
 import type { ApprovalRequest, RuntimeEvent } from "../bindings";
 import ApprovalDialog, { parseArgs } from "./ApprovalDialog";
 import Markdown from "./Markdown";
+import RecallDisclosure from "./RecallDisclosure";
 import StatusBar from "./StatusBar";
 import ToolCardView from "./ToolCardView";
 import { asDiagnosis, engineLabel, formatPct, formatPrice } from "./diagnosis";
@@ -248,5 +249,20 @@ describe("StatusBar", () => {
     render(<StatusBar turn={retried} conversation={emptyUsage()} />);
     expect(document.getElementById("status-retry")?.textContent).toBe("⚠ 重试 2 次");
     expect(document.getElementById("status-fallback")?.textContent).toBe("⚡ a → b");
+  });
+});
+
+describe("RecallDisclosure", () => {
+  it("summarises in English and renders nothing without memories", () => {
+    const { container } = render(
+      <LanguageContext.Provider value="en">
+        <RecallDisclosure items={[{ id: 1, memory_type: "market_view", content: "量能不足", date: "2026-12-01" }]} />
+      </LanguageContext.Provider>,
+    );
+    expect(container.querySelector("summary")?.textContent).toBe("🧠 Used 1 memory this turn");
+    expect(container.querySelector(".recall-item")?.textContent).toBe("Market view2026-12-01量能不足");
+    cleanup();
+    const empty = render(<RecallDisclosure items={[]} />);
+    expect(empty.container.innerHTML).toBe("");
   });
 });

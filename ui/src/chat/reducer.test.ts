@@ -14,6 +14,7 @@ import {
 import approvalDeny from "./fixtures/approval_deny.json";
 import cancelled from "./fixtures/cancelled.json";
 import failed from "./fixtures/failed.json";
+import memoryRecall from "./fixtures/memory_recall.json";
 import retryFallback from "./fixtures/retry_fallback.json";
 import textStream from "./fixtures/text_stream.json";
 import toolTurn from "./fixtures/tool_turn.json";
@@ -154,13 +155,34 @@ describe("retry, fallback and notices", () => {
       "fallback",
       "warning",
       "compaction",
-      "memory",
     ]);
   });
 
   it("has exactly one terminal state: later events are ignored", () => {
     expect(v.terminal).toEqual({ kind: "done", text: "完整回答", elapsedMs: 31000 });
     expect(v.ignoredAfterTerminal).toBe(2);
+  });
+});
+
+describe("memory recall", () => {
+  it("attaches the recalled memories to the turn instead of a notice", () => {
+    const v = replay(ev(memoryRecall));
+    expect(v.recalled).toEqual([
+      { id: 12, memory_type: "preference", content: "不做创业板，单只仓位不超过 20%", date: "2026-11-02" },
+      { id: 41, memory_type: "stock_opinion", content: "600519 在 1400 附近有支撑，等 Spring 确认", date: "2026-11-28" },
+    ]);
+    expect(v.items.map((i) => i.kind)).toEqual(["text"]);
+    expect(texts(v)[0].final).toBe(true);
+  });
+
+  it("keeps the recall of a turn whose event came late in the stream", () => {
+    const v = replay(ev(retryFallback));
+    expect(v.recalled).toEqual([{ id: 3, memory_type: "preference", content: "偏好短线", date: "2026-11-30" }]);
+  });
+
+  it("has nothing without a recall event, or with an empty one", () => {
+    expect(replay(ev(textStream)).recalled).toEqual([]);
+    expect(reduceTurn(initialTurn(), { type: "memory_recall", items: [] }).recalled).toEqual([]);
   });
 });
 

@@ -3,6 +3,7 @@
 import type {
   ApprovalRequest,
   ErrorKind,
+  RecalledItem,
   Value,
   RuntimeEvent,
   Tier,
@@ -37,7 +38,7 @@ export interface TextItem {
   final: boolean;
 }
 
-export type NoticeLevel = "retry" | "fallback" | "warning" | "compaction" | "memory";
+export type NoticeLevel = "retry" | "fallback" | "warning" | "compaction";
 
 export interface NoticeItem {
   kind: "notice";
@@ -77,6 +78,8 @@ export interface TurnView {
   phase: Phase;
   terminal: Terminal | null;
   sessionId: string | null;
+  /** Long-term memories recalled for this turn (shown under its reply); empty when none. */
+  recalled: RecalledItem[];
   /** Events ignored because they arrived after the terminal one. */
   ignoredAfterTerminal: number;
 }
@@ -100,6 +103,7 @@ export function initialTurn(): TurnView {
     phase: "waiting",
     terminal: null,
     sessionId: null,
+    recalled: [],
     ignoredAfterTerminal: 0,
   };
 }
@@ -289,9 +293,9 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0): TurnVi
         items: notice(view.items, "compaction", `${event.before_messages} → ${event.after_messages}`, seq),
       };
     case "memory_recall":
-      return event.items.length === 0
-        ? view
-        : { ...view, items: notice(view.items, "memory", event.items.map((m) => m.content).join("\n"), seq) };
+      // One per turn, before the first model call; kept whole for the disclosure under
+      // the reply rather than shown as a notice in the stream.
+      return { ...view, recalled: [...view.recalled, ...event.items.filter((m) => !view.recalled.some((r) => r.id === m.id))] };
     case "warning":
       return { ...view, items: notice(view.items, "warning", event.message, seq) };
     case "background_task":
