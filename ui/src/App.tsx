@@ -68,7 +68,7 @@ export default function App() {
         </nav>
         <main className="content">
           {page === "chat" ? (
-            <ChatPage hasModel={hasModel} onOpenSettings={() => setPage("settings")} />
+            <ChatPage hasModel={hasModel} settings={view.settings} onOpenSettings={() => setPage("settings")} />
           ) : page === "home" ? (
             <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />
           ) : (

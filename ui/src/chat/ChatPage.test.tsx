@@ -94,6 +94,30 @@ describe("ChatPage", () => {
     expect(document.querySelector(".tool-card[data-status=error]")?.textContent).toContain("connection refused");
   });
 
+  it("estimates the cost per round at each round's model prices", async () => {
+    const entry = (id: string, model: string, input: number | null, output: number | null) => ({
+      id,
+      provider: "openai_compatible" as const,
+      model,
+      base_url: null,
+      context_window: null,
+      input_price_per_mtok: input,
+      output_price_per_mtok: output,
+    });
+    const priced = { models: [entry("big", "mock-large", 2, 8), entry("small", "mock-small", 0.5, 1)], light_model: "small", fallback_models: [] };
+    const { rerender } = render(<ChatPage hasModel settings={priced} onOpenSettings={() => {}} />);
+    expect(document.getElementById("status-conv-cost")).toBeNull();
+    await sendMessage("诊断 000001");
+    await feed(toolTurn as unknown[]);
+    expect(document.getElementById("status-turn-cost")?.textContent).toBe("≈ $0.0011");
+    expect(document.getElementById("status-conv-cost")?.textContent).toBe("≈ $0.0011");
+    // The light model's price removed: that round is unknown, so nothing is shown (not $0).
+    rerender(<ChatPage hasModel settings={{ ...priced, models: [priced.models[0], entry("small", "mock-small", null, 1)] }} onOpenSettings={() => {}} />);
+    expect(document.getElementById("status-turn-cost")).toBeNull();
+    expect(document.getElementById("status-conv-cost")).toBeNull();
+    expect(document.getElementById("status-bar")?.textContent).not.toContain("$");
+  });
+
   it("opens the approval dialog and sends the decision", async () => {
     render(<ChatPage hasModel onOpenSettings={() => {}} />);
     await sendMessage("买 100 股茅台");

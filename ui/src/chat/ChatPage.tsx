@@ -16,6 +16,7 @@ import Markdown, { type RenderFn } from "./Markdown";
 import RecallDisclosure from "./RecallDisclosure";
 import StatusBar from "./StatusBar";
 import ToolCardView from "./ToolCardView";
+import { conversationCost, turnCost, type PricingSettings } from "./cost";
 import { historyItems } from "./history";
 import { addUsage, emptyUsage, initialTurn, itemText, reduceTurn, thinkingSummary, type TurnView } from "./reducer";
 
@@ -83,7 +84,18 @@ function TurnBlock({ turn }: { turn: LiveTurn }) {
   );
 }
 
-export default function ChatPage({ onOpenSettings, hasModel }: { onOpenSettings: () => void; hasModel: boolean }) {
+const NO_PRICES: PricingSettings = { models: [], light_model: null, fallback_models: [] };
+
+export default function ChatPage({
+  onOpenSettings,
+  hasModel,
+  settings = NO_PRICES,
+}: {
+  onOpenSettings: () => void;
+  hasModel: boolean;
+  /** For the cost estimate (model prices). */
+  settings?: PricingSettings;
+}) {
   const t = useT();
   const [list, setList] = useState<ConversationSummary[]>([]);
   const [query, setQuery] = useState("");
@@ -103,6 +115,8 @@ export default function ChatPage({ onOpenSettings, hasModel }: { onOpenSettings:
   const lastTurn = live.length ? live[live.length - 1].view : null;
   const pending = lastTurn?.approvals[0] ?? null;
   const convUsage: Usage = live.reduce((u, l) => addUsage(u, l.view.usage), history?.usage ?? emptyUsage());
+  const lastCost = lastTurn ? turnCost(lastTurn, settings) : null;
+  const convCost = conversationCost(history, live.map((l) => l.view), settings);
 
   const refreshList = useCallback(async () => {
     const r = await commands.listConversations();
@@ -336,7 +350,7 @@ export default function ChatPage({ onOpenSettings, hasModel }: { onOpenSettings:
             </button>
           )}
         </div>
-        <StatusBar turn={lastTurn} conversation={convUsage} />
+        <StatusBar turn={lastTurn} conversation={convUsage} turnCost={lastCost} conversationCost={convCost} />
       </section>
       {pending && <ApprovalDialog key={pending.id} request={pending} onDecide={(d) => void decide(d)} />}
     </div>

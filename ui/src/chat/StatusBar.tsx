@@ -1,12 +1,24 @@
 import type { Usage } from "../bindings";
 import { useT } from "../i18n";
+import { formatCost } from "./cost";
 import type { TurnView } from "./reducer";
 
 export function formatTokens(n: number): string {
   return n >= 10000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
 
-export default function StatusBar({ turn, conversation }: { turn: TurnView | null; conversation: Usage }) {
+export default function StatusBar({
+  turn,
+  conversation,
+  turnCost = null,
+  conversationCost = null,
+}: {
+  turn: TurnView | null;
+  conversation: Usage;
+  /** USD estimates; null when a price is unknown (then nothing is shown). */
+  turnCost?: number | null;
+  conversationCost?: number | null;
+}) {
   const t = useT();
   const model = turn?.model;
   const tier = model?.tier === "heavy" ? "🧠" : model?.tier === "light" ? "⚡" : "";
@@ -20,9 +32,19 @@ export default function StatusBar({ turn, conversation }: { turn: TurnView | nul
           {t("statusTurn")} ↑{formatTokens(turn.usage.input_tokens)} ↓{formatTokens(turn.usage.output_tokens)}
         </span>
       )}
+      {turn && turnCost !== null && (
+        <span id="status-turn-cost" className="cost" title={t("costHint")}>
+          {formatCost(turnCost)}
+        </span>
+      )}
       <span id="status-conv-tokens">
         {t("statusConversation")} ↑{formatTokens(conversation.input_tokens)} ↓{formatTokens(conversation.output_tokens)}
       </span>
+      {conversationCost !== null && (
+        <span id="status-conv-cost" className="cost" title={t("costHint")}>
+          {formatCost(conversationCost)}
+        </span>
+      )}
       {turn && turn.retries > 0 && (
         <span className="warn" id="status-retry">⚠ {t("statusRetry", { n: turn.retries })}</span>
       )}

@@ -250,6 +250,17 @@ describe("StatusBar", () => {
     expect(document.getElementById("status-retry")?.textContent).toBe("⚠ 重试 2 次");
     expect(document.getElementById("status-fallback")?.textContent).toBe("⚡ a → b");
   });
+
+  it("shows cost estimates only when known", () => {
+    render(<StatusBar turn={toolView} conversation={emptyUsage()} turnCost={0.00111} conversationCost={1.234} />);
+    expect(document.getElementById("status-turn-cost")?.textContent).toBe("≈ $0.0011");
+    expect(document.getElementById("status-conv-cost")?.textContent).toBe("≈ $1.23");
+    cleanup();
+    render(<StatusBar turn={toolView} conversation={emptyUsage()} turnCost={null} conversationCost={null} />);
+    expect(document.getElementById("status-turn-cost")).toBeNull();
+    expect(document.getElementById("status-conv-cost")).toBeNull();
+    expect(document.getElementById("status-bar")?.textContent).not.toContain("$");
+  });
 });
 
 describe("RecallDisclosure", () => {

@@ -61,6 +61,20 @@ export interface ModelInfo {
   tier: Tier | null;
 }
 
+/** The model a round's tokens are billed to: from `model_start`; after an in-stream
+ * fallback only the provider is known until the next `model_start`. */
+export interface BilledModel {
+  provider: string;
+  model: string | null;
+}
+
+/** One `usage` event: the round's own tokens and the model that used them. */
+export interface RoundUsage {
+  round: number;
+  billed: BilledModel | null;
+  usage: Usage;
+}
+
 export type Phase = "waiting" | "thinking" | "streaming" | "tools" | "finished";
 
 export interface TurnView {
@@ -72,6 +86,11 @@ export interface TurnView {
   model: ModelInfo | null;
   /** Totals for this turn (the runtime's running sum). */
   usage: Usage;
+  /** Per-round usage with the model of each round (cost estimates: a router may switch
+   * models between rounds). */
+  rounds: RoundUsage[];
+  /** The model serving the current round. */
+  billed: BilledModel | null;
   /** Number of retries seen (⚠) and whether a fallback took over (⚡). */
   retries: number;
   fallback: { from: string; to: string; reason: string } | null;
@@ -98,6 +117,8 @@ export function initialTurn(): TurnView {
     approvals: [],
     model: null,
     usage: emptyUsage(),
+    rounds: [],
+    billed: null,
     retries: 0,
     fallback: null,
     phase: "waiting",
@@ -212,6 +233,7 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0): TurnVi
       return {
         ...view,
         model: { round: event.round, provider: event.provider, model: event.model, tier: event.tier ?? null },
+        billed: { provider: event.provider, model: event.model },
         phase: "thinking",
       };
     case "text_delta":
@@ -283,10 +305,16 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0): TurnVi
         ...view,
         items: notice(base, "fallback", `${event.from} → ${event.to}: ${event.reason}`, seq),
         fallback: { from: event.from, to: event.to, reason: event.reason },
+        // Until a model_start says otherwise, the provider that took over bills the round.
+        billed: { provider: event.to, model: null },
       };
     }
     case "usage":
-      return { ...view, usage: event.turn };
+      return {
+        ...view,
+        usage: event.turn,
+        rounds: [...view.rounds, { round: event.round, billed: view.billed, usage: event.usage }],
+      };
     case "compaction":
       return {
         ...view,
