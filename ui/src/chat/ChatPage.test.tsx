@@ -17,6 +17,8 @@ const mocks = vi.hoisted(() => ({
   renameConversation: vi.fn(),
   deleteConversation: vi.fn(),
   exportConversation: vi.fn(),
+  revokeAlwaysAllowed: vi.fn(),
+  endSession: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 
@@ -60,6 +62,8 @@ describe("ChatPage", () => {
     mocks.startTurn.mockResolvedValue(ok({ conversation_id: "c-1" }));
     mocks.cancelTurn.mockResolvedValue(true);
     mocks.answerApproval.mockResolvedValue(true);
+    mocks.revokeAlwaysAllowed.mockResolvedValue(true);
+    mocks.endSession.mockResolvedValue(null);
     mocks.renderMarkdown.mockImplementation(async (s: string) => `<p class="rendered">${s.trim()}</p>`);
   });
 
@@ -151,6 +155,35 @@ describe("ChatPage", () => {
     expect(items[1].textContent).toContain("600519 在 1400 附近有支撑");
   });
 
+  it("lists always-allowed tools after a decision and after the turn, and revokes them", async () => {
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    await sendMessage("买 100 股茅台");
+    await feed((approvalDeny as unknown[]).slice(0, 3));
+    expect(document.getElementById("always-allowed")).toBeNull();
+    mocks.alwaysAllowed.mockResolvedValue(["update_portfolio"]);
+    await act(async () => {
+      fireEvent.click(document.getElementById("approval-allow-always") as HTMLElement);
+    });
+    expect(mocks.answerApproval).toHaveBeenCalledWith("call_9", { type: "allow_always" });
+    expect(mocks.alwaysAllowed).toHaveBeenLastCalledWith("c-1");
+    const chip = document.querySelector("#always-allowed .always-allowed-tool[data-tool=update_portfolio]");
+    expect(chip?.textContent).toContain("update_portfolio");
+    expect(document.getElementById("always-allowed")?.textContent).toContain("始终允许");
+
+    // The end of the turn refreshes the list too.
+    mocks.alwaysAllowed.mockClear();
+    await feed((approvalDeny as unknown[]).slice(3));
+    expect(mocks.alwaysAllowed).toHaveBeenCalledWith("c-1");
+
+    // ✕ takes it back and the list is reloaded.
+    mocks.alwaysAllowed.mockResolvedValue([]);
+    await act(async () => {
+      fireEvent.click(chip?.querySelector(".always-allowed-revoke") as HTMLElement);
+    });
+    expect(mocks.revokeAlwaysAllowed).toHaveBeenCalledWith("c-1", "update_portfolio");
+    expect(document.getElementById("always-allowed")).toBeNull();
+  });
+
   it("without a model it points to Settings", async () => {
     const go = vi.fn();
     render(<ChatPage hasModel={false} onOpenSettings={go} />);
@@ -190,6 +223,6 @@ describe("ChatPage", () => {
     expect(document.getElementById("chat-interrupted")).toBeTruthy();
     expect(document.querySelector(".tool-card")?.getAttribute("data-status")).toBe("ok");
     expect(document.getElementById("status-conv-tokens")?.textContent).toBe("会话 ↑5 ↓6");
-    expect(document.getElementById("chat-always-allowed")?.textContent).toContain("update_portfolio");
+    expect(document.querySelector("#always-allowed .always-allowed-tool[data-tool=update_portfolio]")).toBeTruthy();
   });
 });

@@ -127,20 +127,39 @@ export default function ChatPage({
     void refreshList();
   }, [refreshList]);
 
-  const open = useCallback(async (id: string) => {
-    dispatch({ type: "clear" });
-    setError(null);
-    setExported(null);
+  // The conversation shown, for callbacks that finish after the user moved on.
+  const currentRef = useRef<string | null>(null);
+  const setCurrent = (id: string | null) => {
+    currentRef.current = id;
     setCurrentId(id);
-    const r = await commands.loadConversation(id);
-    if (r.status === "ok") setHistory(r.data);
-    else setError(r.error);
-    setAllowed(await commands.alwaysAllowed(id));
+  };
+
+  /** Reloads the session's always-allowed tools (kept only if still in that conversation). */
+  const refreshAllowed = useCallback(async (id: string) => {
+    const tools = await commands.alwaysAllowed(id);
+    if (currentRef.current === id) setAllowed(tools);
   }, []);
+
+  const open = useCallback(
+    async (id: string) => {
+      dispatch({ type: "clear" });
+      setError(null);
+      setExported(null);
+      setHistory(null);
+      setAllowed([]);
+      setCurrent(id);
+      const r = await commands.loadConversation(id);
+      if (currentRef.current !== id) return;
+      if (r.status === "ok") setHistory(r.data);
+      else setError(r.error);
+      await refreshAllowed(id);
+    },
+    [refreshAllowed],
+  );
 
   const newChat = useCallback(() => {
     dispatch({ type: "clear" });
-    setCurrentId(null);
+    setCurrent(null);
     setHistory(null);
     setAllowed([]);
     setError(null);
@@ -159,17 +178,22 @@ export default function ChatPage({
       dispatch({ type: "event", key, event });
       if (event.type === "done" || event.type === "turn_cancelled" || event.type === "turn_failed") {
         void refreshList();
+        const id = currentRef.current;
+        if (id) void refreshAllowed(id);
       }
     };
-    const r = await commands.startTurn(currentId, text, channel);
+    const from = currentRef.current;
+    const r = await commands.startTurn(from, text, channel);
+    // The user may have opened another conversation meanwhile: stay there.
+    if (currentRef.current !== from) return;
     if (r.status === "ok") {
-      setCurrentId(r.data.conversation_id);
+      setCurrent(r.data.conversation_id);
       void refreshList();
     } else {
       setError(r.error);
       dispatch({ type: "event", key, event: { type: "turn_failed", kind: "internal", message: errorText(r.error) } });
     }
-  }, [input, running, currentId, refreshList]);
+  }, [input, running, refreshList, refreshAllowed]);
 
   const stop = useCallback(() => {
     if (currentId) void commands.cancelTurn(currentId);
@@ -179,9 +203,19 @@ export default function ChatPage({
     async (decision: ApprovalDecision) => {
       if (!pending) return;
       await commands.answerApproval(pending.id, decision);
-      if (currentId) setAllowed(await commands.alwaysAllowed(currentId));
+      if (currentId) await refreshAllowed(currentId);
     },
-    [pending, currentId],
+    [pending, currentId, refreshAllowed],
+  );
+
+  const revoke = useCallback(
+    async (tool: string) => {
+      const id = currentRef.current;
+      if (!id) return;
+      await commands.revokeAlwaysAllowed(id, tool);
+      await refreshAllowed(id);
+    },
+    [refreshAllowed],
   );
 
   useEffect(() => {
@@ -289,11 +323,6 @@ export default function ChatPage({
             <button id="chat-export-md" onClick={() => void exportAs("markdown")}>{t("chatExportMd")}</button>
             <button id="chat-export-json" onClick={() => void exportAs("json")}>{t("chatExportJson")}</button>
             {exported && <span className="hint" id="chat-exported">{exported}</span>}
-            {allowed.length > 0 && (
-              <span className="allowed" id="chat-always-allowed">
-                {t("chatAlwaysAllowed")}: {allowed.map((a) => <code key={a}>{a}</code>)}
-              </span>
-            )}
           </div>
         )}
         <div className="transcript" id="transcript">
@@ -350,7 +379,14 @@ export default function ChatPage({
             </button>
           )}
         </div>
-        <StatusBar turn={lastTurn} conversation={convUsage} turnCost={lastCost} conversationCost={convCost} />
+        <StatusBar
+          turn={lastTurn}
+          conversation={convUsage}
+          turnCost={lastCost}
+          conversationCost={convCost}
+          allowed={currentId ? allowed : []}
+          onRevoke={(tool) => void revoke(tool)}
+        />
       </section>
       {pending && <ApprovalDialog key={pending.id} request={pending} onDecide={(d) => void decide(d)} />}
     </div>

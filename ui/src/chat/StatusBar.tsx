@@ -12,12 +12,17 @@ export default function StatusBar({
   conversation,
   turnCost = null,
   conversationCost = null,
+  allowed = [],
+  onRevoke = () => {},
 }: {
   turn: TurnView | null;
   conversation: Usage;
   /** USD estimates; null when a price is unknown (then nothing is shown). */
   turnCost?: number | null;
   conversationCost?: number | null;
+  /** Tools always allowed in this conversation's session, each revocable. */
+  allowed?: string[];
+  onRevoke?: (tool: string) => void;
 }) {
   const t = useT();
   const model = turn?.model;
@@ -51,6 +56,25 @@ export default function StatusBar({
       {turn?.fallback && (
         <span className="warn" id="status-fallback" title={turn.fallback.reason}>
           ⚡ {turn.fallback.from} → {turn.fallback.to}
+        </span>
+      )}
+      {allowed.length > 0 && (
+        <span id="always-allowed" className="always-allowed" title={t("alwaysAllowedHint")}>
+          {t("alwaysAllowed")}:
+          {allowed.map((tool) => (
+            <span key={tool} className="always-allowed-tool" data-tool={tool}>
+              <code>{tool}</code>
+              <button
+                type="button"
+                className="always-allowed-revoke"
+                title={t("alwaysAllowedRevoke", { tool })}
+                aria-label={t("alwaysAllowedRevoke", { tool })}
+                onClick={() => onRevoke(tool)}
+              >
+                ✕
+              </button>
+            </span>
+          ))}
         </span>
       )}
     </footer>
