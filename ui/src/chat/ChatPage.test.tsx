@@ -184,6 +184,68 @@ describe("ChatPage", () => {
     expect(document.getElementById("always-allowed")).toBeNull();
   });
 
+  describe("session end", () => {
+    const conv = (id: string, title: string) => ({ id, title, model: "m", updated_at: "2026-12-01T00:00:00Z" });
+    const loaded = (id: string) =>
+      ok({ conversation: conv(id, id), messages: [], usage: { input_tokens: 0, output_tokens: 0 }, last_turn_interrupted: false });
+
+    beforeEach(() => {
+      mocks.listConversations.mockResolvedValue(ok([conv("a", "甲"), conv("b", "乙")]));
+      mocks.loadConversation.mockImplementation(async (id: string) => loaded(id));
+      mocks.deleteConversation.mockResolvedValue(ok(null));
+    });
+
+    const openConv = async (title: string) => {
+      const button = await screen.findByText(title);
+      await act(async () => {
+        fireEvent.click(button);
+      });
+    };
+
+    it("ends the previous conversation's session when another one is opened or a new chat starts", async () => {
+      const { rerender } = render(<ChatPage hasModel onOpenSettings={() => {}} />);
+      await openConv("甲");
+      expect(mocks.endSession).not.toHaveBeenCalled();
+      await openConv("乙");
+      expect(mocks.endSession.mock.calls).toEqual([["a"]]);
+      // Staying in the same conversation, or re-rendering, ends nothing.
+      await openConv("乙");
+      rerender(<ChatPage hasModel={false} onOpenSettings={() => {}} />);
+      expect(mocks.endSession.mock.calls).toEqual([["a"]]);
+      await act(async () => {
+        fireEvent.click(document.getElementById("chat-new") as HTMLElement);
+      });
+      expect(mocks.endSession.mock.calls).toEqual([["a"], ["b"]]);
+      // Already in a new chat: nothing to end.
+      await act(async () => {
+        fireEvent.click(document.getElementById("chat-new") as HTMLElement);
+      });
+      expect(mocks.endSession).toHaveBeenCalledTimes(2);
+    });
+
+    it("ends a conversation started here when the user moves on (Ctrl+N)", async () => {
+      render(<ChatPage hasModel onOpenSettings={() => {}} />);
+      await sendMessage("你好");
+      await feed([{ type: "done", text: "好", elapsed_ms: 1 }]);
+      expect(mocks.endSession).not.toHaveBeenCalled();
+      await act(async () => {
+        fireEvent.keyDown(window, { key: "n", ctrlKey: true });
+      });
+      expect(mocks.endSession.mock.calls).toEqual([["c-1"]]);
+    });
+
+    it("does not end the session of a conversation that was deleted", async () => {
+      render(<ChatPage hasModel onOpenSettings={() => {}} />);
+      await openConv("甲");
+      const row = document.querySelector('#chat-conversations li[data-id="a"]') as HTMLElement;
+      await act(async () => {
+        fireEvent.click(row.querySelector(".conv-delete") as HTMLElement);
+      });
+      expect(mocks.deleteConversation).toHaveBeenCalledWith("a");
+      expect(mocks.endSession).not.toHaveBeenCalled();
+    });
+  });
+
   it("without a model it points to Settings", async () => {
     const go = vi.fn();
     render(<ChatPage hasModel={false} onOpenSettings={go} />);

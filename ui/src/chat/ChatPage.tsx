@@ -140,8 +140,18 @@ export default function ChatPage({
     if (currentRef.current === id) setAllowed(tools);
   }, []);
 
+  /** The user leaves the conversation shown: its session ends and the backend extracts
+   * long-term memories from it in the background (fire and forget). */
+  const leave = (next: string | null) => {
+    const prev = currentRef.current;
+    if (prev !== null && prev !== next) {
+      Promise.resolve(commands.endSession(prev)).catch((e: unknown) => console.warn("end_session failed", e));
+    }
+  };
+
   const open = useCallback(
     async (id: string) => {
+      leave(id);
       dispatch({ type: "clear" });
       setError(null);
       setExported(null);
@@ -157,7 +167,9 @@ export default function ChatPage({
     [refreshAllowed],
   );
 
-  const newChat = useCallback(() => {
+  /** `end` is false when the conversation was deleted: nothing left to remember. */
+  const newChat = useCallback((end = true) => {
+    if (end) leave(null);
     dispatch({ type: "clear" });
     setCurrent(null);
     setHistory(null);
@@ -252,7 +264,7 @@ export default function ChatPage({
   const remove = async (id: string) => {
     const r = await commands.deleteConversation(id);
     if (r.status === "error") return setError(r.error);
-    if (id === currentId) newChat();
+    if (id === currentId) newChat(false);
     void refreshList();
   };
 
@@ -268,7 +280,7 @@ export default function ChatPage({
   return (
     <div className="chat">
       <aside className="conv-list" aria-label={t("chatConversations")}>
-        <button id="chat-new" className="primary" onClick={newChat} title="Ctrl+N">
+        <button id="chat-new" className="primary" onClick={() => newChat()} title="Ctrl+N">
           + {t("chatNew")}
         </button>
         <input id="chat-search" type="search" placeholder={t("chatSearch")} value={query} onChange={(e) => void doSearch(e.target.value)} />
