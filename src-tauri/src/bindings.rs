@@ -10,6 +10,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             app::app_info,
             settings::get_settings,
             settings::update_settings,
+            settings::test_connection,
             keys::key_statuses,
             keys::set_key,
             keys::delete_key,

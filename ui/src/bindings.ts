@@ -12,6 +12,11 @@ export const commands = {
 	getSettings: () => __TAURI_INVOKE<SettingsView>("get_settings"),
 	/**  Validates and saves. On error nothing is written and the old settings stay. */
 	updateSettings: (settings: Settings) => typedError<Settings, SettingsError>(__TAURI_INVOKE("update_settings", { settings })),
+	/**
+	 *  "Test connection" for a model entry as it is in the form (saved or not): one tiny
+	 *  request with the stored key and the saved proxy.
+	 */
+	testConnection: (entry: ModelEntry) => typedError<ConnectionOk, ConnectionFailed>(__TAURI_INVOKE("test_connection", { entry })),
 	keyStatuses: () => typedError<KeysReport, SecretError>(__TAURI_INVOKE("key_statuses")),
 	/**
 	 *  Stores a key in the keychain, or only for this session when `session_only` is set
@@ -97,6 +102,24 @@ export type ChatError =
 { type: "setup"; message: string } | 
 /**  A turn is already running in this conversation. */
 { type: "busy" } | { type: "not_found"; message: string } | { type: "other"; message: string };
+
+export type ConnectionFailed = {
+	/**
+	 *  The vendor's error, classified; `None` when the entry could not be built (a
+	 *  missing key, a bad setting) and no request was made.
+	 */
+	kind: ErrorKind | null,
+	/**  What happened and what to do. */
+	message: string,
+};
+
+export type ConnectionOk = {
+	provider: string,
+	model: string,
+	elapsed_ms: number,
+	/**  The start of the model's reply to "ping". */
+	reply: string,
+};
 
 export type ConversationHistory = {
 	conversation: ConversationSummary,

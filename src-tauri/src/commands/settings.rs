@@ -2,7 +2,9 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::{AppHandle, State};
 use tauri_specta::Event;
-use wyckoff_config::settings::{Settings, SettingsError};
+use wyckoff_config::settings::{ModelEntry, Settings, SettingsError};
+use wyckoff_protocol::ErrorKind;
+use wyckoff_session::connection::{self, ConnectionError};
 
 use crate::state::AppState;
 use crate::tray;
@@ -56,4 +58,48 @@ pub fn update_settings(
         tracing::warn!("cannot emit settings_changed: {e}");
     }
     Ok(settings)
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ConnectionOk {
+    pub provider: String,
+    pub model: String,
+    pub elapsed_ms: u32,
+    /// The start of the model's reply to "ping".
+    pub reply: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ConnectionFailed {
+    /// The vendor's error, classified; `None` when the entry could not be built (a
+    /// missing key, a bad setting) and no request was made.
+    pub kind: Option<ErrorKind>,
+    /// What happened and what to do.
+    pub message: String,
+}
+
+/// "Test connection" for a model entry as it is in the form (saved or not): one tiny
+/// request with the stored key and the saved proxy.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_connection(
+    state: State<'_, AppState>,
+    entry: ModelEntry,
+) -> Result<ConnectionOk, ConnectionFailed> {
+    match connection::test_entry(&state.settings(), &state.secrets, &entry).await {
+        Ok(check) => Ok(ConnectionOk {
+            provider: check.provider,
+            model: check.model,
+            elapsed_ms: u32::try_from(check.elapsed.as_millis()).unwrap_or(u32::MAX),
+            reply: check.reply,
+        }),
+        Err(ConnectionError::Vendor(e)) => Err(ConnectionFailed {
+            kind: Some(e.kind),
+            message: e.message,
+        }),
+        Err(e @ ConnectionError::Setup(_)) => Err(ConnectionFailed {
+            kind: None,
+            message: e.to_string(),
+        }),
+    }
 }

@@ -41,6 +41,7 @@
 //! ```
 
 pub mod beijing;
+pub mod connection;
 mod error;
 pub mod memory;
 pub mod prompt;

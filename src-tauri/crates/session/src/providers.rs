@@ -183,6 +183,22 @@ fn build_choice(
     Ok(provider)
 }
 
+/// The provider of one settings entry alone (no routing, no fallback), e.g. to test it.
+pub fn entry_provider(
+    entry: &ModelEntry,
+    secrets: &Secrets,
+    http: &HttpClient,
+    idle_timeout: Duration,
+) -> Result<Arc<dyn Provider>, SessionError> {
+    build_choice(
+        &Choice::from_entry(entry)?,
+        secrets,
+        http,
+        idle_timeout,
+        None,
+    )
+}
+
 fn entry<'a>(settings: &'a Settings, id: &str) -> Result<&'a ModelEntry, SessionError> {
     settings
         .model(id)
