@@ -3,9 +3,10 @@ import { commands, events, type AppInfo, type SettingsView, type Theme } from ".
 import { LanguageContext, translate } from "./i18n";
 import ChatPage from "./chat/ChatPage";
 import Home from "./pages/Home";
+import MemoryPage from "./pages/Memory";
 import SettingsPage from "./pages/Settings";
 
-type Page = "chat" | "home" | "settings";
+type Page = "chat" | "memory" | "home" | "settings";
 
 function applyTheme(theme: Theme) {
   const root = document.documentElement;
@@ -17,6 +18,9 @@ export default function App() {
   const [page, setPage] = useState<Page | null>(null);
   const [view, setView] = useState<SettingsView | null>(null);
   const [info, setInfo] = useState<AppInfo | null>(null);
+  // Once opened, the chat stays mounted while other pages are shown, so the conversation
+  // (and a running turn) is still there on return.
+  const [chatOpened, setChatOpened] = useState(false);
 
   const reload = useCallback(async () => {
     const [v, i] = await Promise.all([commands.getSettings(), commands.appInfo()]);
@@ -42,6 +46,9 @@ export default function App() {
     if (view && page === null) setPage(hasModel ? "chat" : "home");
   }, [view, page, hasModel]);
   useEffect(() => {
+    if (page === "chat") setChatOpened(true);
+  }, [page]);
+  useEffect(() => {
     if (view) applyTheme(view.settings.theme);
     document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
   }, [view, lang]);
@@ -59,6 +66,9 @@ export default function App() {
           <button id="nav-chat" className={page === "chat" ? "active" : ""} onClick={() => setPage("chat")}>
             {t("navChat")}
           </button>
+          <button id="nav-memory" className={page === "memory" ? "active" : ""} onClick={() => setPage("memory")}>
+            {t("navMemory")}
+          </button>
           <button id="nav-home" className={page === "home" ? "active" : ""} onClick={() => setPage("home")}>
             {t("navHome")}
           </button>
@@ -67,13 +77,12 @@ export default function App() {
           </button>
         </nav>
         <main className="content">
-          {page === "chat" ? (
-            <ChatPage hasModel={hasModel} settings={view.settings} onOpenSettings={() => setPage("settings")} />
-          ) : page === "home" ? (
-            <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />
-          ) : (
-            <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />
+          {(page === "chat" || chatOpened) && (
+            <ChatPage active={page === "chat"} hasModel={hasModel} settings={view.settings} onOpenSettings={() => setPage("settings")} />
           )}
+          {page === "memory" && <MemoryPage />}
+          {page === "home" && <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />}
+          {page === "settings" && <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />}
         </main>
       </div>
     </LanguageContext.Provider>

@@ -1,4 +1,4 @@
-import type { SecretId, SettingsError, KeySource } from "./bindings";
+import type { ChatError, SecretId, SettingsError, KeySource } from "./bindings";
 import type { MessageKey } from "./i18n";
 
 type T = (key: MessageKey, vars?: Record<string, string | number>) => string;
@@ -50,4 +50,9 @@ export function settingsErrorText(err: SettingsError, t: T): string {
     case "io":
       return `${err.path}: ${err.reason}`;
   }
+}
+
+/** The message of a chat/memory command error (a busy conversation has none of its own). */
+export function chatErrorText(err: ChatError, t: T): string {
+  return err.type === "busy" ? t("errBusy") : err.message;
 }

@@ -10,6 +10,7 @@ import {
   type SearchHit,
   type Usage,
 } from "../bindings";
+import { chatErrorText } from "../format";
 import { useT } from "../i18n";
 import ApprovalDialog from "./ApprovalDialog";
 import Markdown, { type RenderFn } from "./Markdown";
@@ -90,9 +91,13 @@ export default function ChatPage({
   onOpenSettings,
   hasModel,
   settings = NO_PRICES,
+  active = true,
 }: {
   onOpenSettings: () => void;
   hasModel: boolean;
+  /** False while another page is shown: the chat stays mounted but hidden, without its
+   * keyboard shortcuts (an approval request still shows its dialog). */
+  active?: boolean;
   /** For the cost estimate (model prices). */
   settings?: PricingSettings;
 }) {
@@ -231,6 +236,7 @@ export default function ChatPage({
   );
 
   useEffect(() => {
+    if (!active) return;
     const onKey = (e: KeyboardEvent) => {
       const mod = e.ctrlKey || e.metaKey;
       if (mod && e.key.toLowerCase() === "n") {
@@ -246,7 +252,7 @@ export default function ChatPage({
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [newChat, stop, running, pending]);
+  }, [newChat, stop, running, pending, active]);
 
   const doSearch = async (q: string) => {
     setQuery(q);
@@ -278,129 +284,131 @@ export default function ChatPage({
   const items = history ? historyItems(history.messages) : [];
 
   return (
-    <div className="chat">
-      <aside className="conv-list" aria-label={t("chatConversations")}>
-        <button id="chat-new" className="primary" onClick={() => newChat()} title="Ctrl+N">
-          + {t("chatNew")}
-        </button>
-        <input id="chat-search" type="search" placeholder={t("chatSearch")} value={query} onChange={(e) => void doSearch(e.target.value)} />
-        {hits ? (
-          <ul className="convs" id="chat-search-results">
-            {hits.map((h, i) => (
-              <li key={`${h.conversation_id}-${i}`}>
-                <button onClick={() => void open(h.conversation_id)}>
-                  <span className="conv-title">{h.conversation_title || t("chatUntitled")}</span>
-                  <span className="hint">{h.snippet}</span>
-                </button>
-              </li>
-            ))}
-            {hits.length === 0 && <li className="hint">{t("chatNoHits")}</li>}
-          </ul>
-        ) : (
-          <ul className="convs" id="chat-conversations">
-            {list.map((c) => (
-              <li key={c.id} className={c.id === currentId ? "active" : ""} data-id={c.id}>
-                {renaming === c.id ? (
-                  <input
-                    className="conv-rename"
-                    autoFocus
-                    defaultValue={c.title}
-                    onBlur={(e) => void rename(c.id, e.target.value)}
-                    onKeyDown={(e) => {
-                      if (e.key === "Enter") void rename(c.id, e.currentTarget.value);
-                      if (e.key === "Escape") setRenaming(null);
-                    }}
-                  />
-                ) : (
-                  <button className="conv-open" onClick={() => void open(c.id)} onDoubleClick={() => setRenaming(c.id)}>
-                    {c.title || t("chatUntitled")}
+    <>
+      <div className="chat" hidden={!active}>
+        <aside className="conv-list" aria-label={t("chatConversations")}>
+          <button id="chat-new" className="primary" onClick={() => newChat()} title="Ctrl+N">
+            + {t("chatNew")}
+          </button>
+          <input id="chat-search" type="search" placeholder={t("chatSearch")} value={query} onChange={(e) => void doSearch(e.target.value)} />
+          {hits ? (
+            <ul className="convs" id="chat-search-results">
+              {hits.map((h, i) => (
+                <li key={`${h.conversation_id}-${i}`}>
+                  <button onClick={() => void open(h.conversation_id)}>
+                    <span className="conv-title">{h.conversation_title || t("chatUntitled")}</span>
+                    <span className="hint">{h.snippet}</span>
                   </button>
-                )}
-                <span className="conv-actions">
-                  <button className="conv-rename-btn" title={t("chatRename")} onClick={() => setRenaming(c.id)}>
-                    ✎
-                  </button>
-                  <button className="conv-delete" title={t("chatDelete")} onClick={() => void remove(c.id)}>
-                    🗑
-                  </button>
-                </span>
-              </li>
-            ))}
-          </ul>
-        )}
-      </aside>
-      <section className="chat-main">
-        {currentId && (
-          <div className="chat-toolbar row">
-            <button id="chat-export-md" onClick={() => void exportAs("markdown")}>{t("chatExportMd")}</button>
-            <button id="chat-export-json" onClick={() => void exportAs("json")}>{t("chatExportJson")}</button>
-            {exported && <span className="hint" id="chat-exported">{exported}</span>}
-          </div>
-        )}
-        <div className="transcript" id="transcript">
-          {!hasModel && live.length === 0 && (
-            <div className="card notice" id="chat-no-model">
-              <p>{t("homeNoModel")}</p>
-              <button className="primary" onClick={onOpenSettings}>{t("homeGoSettings")}</button>
-            </div>
-          )}
-          {items.map((it) =>
-            it.kind === "tool" ? (
-              <ToolCardView key={it.id} card={it} />
-            ) : (
-              <div key={it.id} className={`msg ${it.kind === "user" ? "user" : "assistant final"}${it.interrupted ? " interrupted" : ""}`}>
-                {it.kind === "user" ? it.text : <Markdown text={it.text} render={renderMd} />}
-              </div>
-            ),
-          )}
-          {history?.last_turn_interrupted && <div className="hint turn-end" id="chat-interrupted">⚠ {t("chatInterrupted")}</div>}
-          {live.map((l) => (
-            <TurnBlock key={l.key} turn={l} />
-          ))}
-          {error && (
-            <div className="error" id="chat-error">
-              {errorText(error)}
-              {error.type === "setup" && (
-                <button onClick={onOpenSettings}>{t("homeGoSettings")}</button>
-              )}
-            </div>
-          )}
-        </div>
-        <div className="composer">
-          <textarea
-            id="composer"
-            ref={composer}
-            value={input}
-            placeholder={t("chatPlaceholder")}
-            rows={3}
-            onChange={(e) => setInput(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
-                e.preventDefault();
-                void send();
-              }
-            }}
-          />
-          {running ? (
-            <button id="chat-stop" className="danger" onClick={stop} title="Esc">
-              {t("chatStop")}
-            </button>
+                </li>
+              ))}
+              {hits.length === 0 && <li className="hint">{t("chatNoHits")}</li>}
+            </ul>
           ) : (
-            <button id="chat-send" className="primary" onClick={() => void send()} disabled={input.trim() === ""}>
-              {t("chatSend")}
-            </button>
+            <ul className="convs" id="chat-conversations">
+              {list.map((c) => (
+                <li key={c.id} className={c.id === currentId ? "active" : ""} data-id={c.id}>
+                  {renaming === c.id ? (
+                    <input
+                      className="conv-rename"
+                      autoFocus
+                      defaultValue={c.title}
+                      onBlur={(e) => void rename(c.id, e.target.value)}
+                      onKeyDown={(e) => {
+                        if (e.key === "Enter") void rename(c.id, e.currentTarget.value);
+                        if (e.key === "Escape") setRenaming(null);
+                      }}
+                    />
+                  ) : (
+                    <button className="conv-open" onClick={() => void open(c.id)} onDoubleClick={() => setRenaming(c.id)}>
+                      {c.title || t("chatUntitled")}
+                    </button>
+                  )}
+                  <span className="conv-actions">
+                    <button className="conv-rename-btn" title={t("chatRename")} onClick={() => setRenaming(c.id)}>
+                      ✎
+                    </button>
+                    <button className="conv-delete" title={t("chatDelete")} onClick={() => void remove(c.id)}>
+                      🗑
+                    </button>
+                  </span>
+                </li>
+              ))}
+            </ul>
           )}
-        </div>
-        <StatusBar
-          turn={lastTurn}
-          conversation={convUsage}
-          turnCost={lastCost}
-          conversationCost={convCost}
-          allowed={currentId ? allowed : []}
-          onRevoke={(tool) => void revoke(tool)}
-        />
-      </section>
+        </aside>
+        <section className="chat-main">
+          {currentId && (
+            <div className="chat-toolbar row">
+              <button id="chat-export-md" onClick={() => void exportAs("markdown")}>{t("chatExportMd")}</button>
+              <button id="chat-export-json" onClick={() => void exportAs("json")}>{t("chatExportJson")}</button>
+              {exported && <span className="hint" id="chat-exported">{exported}</span>}
+            </div>
+          )}
+          <div className="transcript" id="transcript">
+            {!hasModel && live.length === 0 && (
+              <div className="card notice" id="chat-no-model">
+                <p>{t("homeNoModel")}</p>
+                <button className="primary" onClick={onOpenSettings}>{t("homeGoSettings")}</button>
+              </div>
+            )}
+            {items.map((it) =>
+              it.kind === "tool" ? (
+                <ToolCardView key={it.id} card={it} />
+              ) : (
+                <div key={it.id} className={`msg ${it.kind === "user" ? "user" : "assistant final"}${it.interrupted ? " interrupted" : ""}`}>
+                  {it.kind === "user" ? it.text : <Markdown text={it.text} render={renderMd} />}
+                </div>
+              ),
+            )}
+            {history?.last_turn_interrupted && <div className="hint turn-end" id="chat-interrupted">⚠ {t("chatInterrupted")}</div>}
+            {live.map((l) => (
+              <TurnBlock key={l.key} turn={l} />
+            ))}
+            {error && (
+              <div className="error" id="chat-error">
+                {chatErrorText(error, t)}
+                {error.type === "setup" && (
+                  <button onClick={onOpenSettings}>{t("homeGoSettings")}</button>
+                )}
+              </div>
+            )}
+          </div>
+          <div className="composer">
+            <textarea
+              id="composer"
+              ref={composer}
+              value={input}
+              placeholder={t("chatPlaceholder")}
+              rows={3}
+              onChange={(e) => setInput(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+                  e.preventDefault();
+                  void send();
+                }
+              }}
+            />
+            {running ? (
+              <button id="chat-stop" className="danger" onClick={stop} title="Esc">
+                {t("chatStop")}
+              </button>
+            ) : (
+              <button id="chat-send" className="primary" onClick={() => void send()} disabled={input.trim() === ""}>
+                {t("chatSend")}
+              </button>
+            )}
+          </div>
+          <StatusBar
+            turn={lastTurn}
+            conversation={convUsage}
+            turnCost={lastCost}
+            conversationCost={convCost}
+            allowed={currentId ? allowed : []}
+            onRevoke={(tool) => void revoke(tool)}
+          />
+        </section>
+      </div>
       {pending && <ApprovalDialog key={pending.id} request={pending} onDecide={(d) => void decide(d)} />}
-    </div>
+    </>
   );
 }

@@ -1,0 +1,126 @@
+import { describe, expect, it, vi, beforeEach } from "vitest";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import type { Settings } from "./bindings";
+
+const mocks = vi.hoisted(() => ({
+  getSettings: vi.fn(),
+  appInfo: vi.fn(),
+  listConversations: vi.fn(),
+  loadConversation: vi.fn(),
+  alwaysAllowed: vi.fn(),
+  endSession: vi.fn(),
+  renderMarkdown: vi.fn(),
+  listMemories: vi.fn(),
+  memoryCounts: vi.fn(),
+  keyStatuses: vi.fn(),
+}));
+vi.mock("./bindings", () => ({
+  commands: mocks,
+  events: { settingsChanged: { listen: () => Promise.resolve(() => {}) } },
+}));
+vi.mock("@tauri-apps/api/core", () => ({ Channel: class {} }));
+
+import App from "./App";
+
+const ok = <T,>(data: T) => ({ status: "ok", data });
+
+const settings = (withModel: boolean): Settings => ({
+  version: 1,
+  language: "zh",
+  theme: "system",
+  close_to_tray: false,
+  notifications: true,
+  models: withModel
+    ? [{ id: "ds", provider: "deepseek", model: "deepseek-chat", base_url: null, context_window: null, input_price_per_mtok: null, output_price_per_mtok: null }]
+    : [],
+  main_model: withModel ? "ds" : null,
+  light_model: null,
+  fallback_models: [],
+  stream_idle_timeout_secs: 60,
+  tool_timeout_secs: 60,
+  approval_timeout_secs: 120,
+  proxy: null,
+  data_sources: [],
+  allow_private_web_fetch: false,
+});
+
+const chat = () => document.querySelector(".chat") as HTMLElement | null;
+const nav = async (id: string) => {
+  await act(async () => {
+    fireEvent.click(document.getElementById(id) as HTMLElement);
+  });
+};
+
+describe("App", () => {
+  beforeEach(() => {
+    cleanup();
+    vi.clearAllMocks();
+    mocks.appInfo.mockResolvedValue({ version: "0.1.0", data_home: "/tmp/w", settings_path: "", logs_dir: "" });
+    mocks.listConversations.mockResolvedValue(ok([{ id: "c-1", title: "茅台", model: "deepseek/deepseek-chat", updated_at: "" }]));
+    mocks.loadConversation.mockResolvedValue(
+      ok({
+        conversation: { id: "c-1", title: "茅台", model: "deepseek/deepseek-chat", updated_at: "" },
+        messages: [{ message: { role: "user", content: "茅台怎么看" }, interrupted: false }],
+        usage: { input_tokens: 0, output_tokens: 0 },
+        last_turn_interrupted: false,
+      }),
+    );
+    mocks.alwaysAllowed.mockResolvedValue([]);
+    mocks.endSession.mockResolvedValue(null);
+    mocks.renderMarkdown.mockResolvedValue("");
+    mocks.listMemories.mockResolvedValue(ok([]));
+    mocks.memoryCounts.mockResolvedValue(ok([]));
+    mocks.keyStatuses.mockResolvedValue(ok({ keychain: { state: "available" }, keys: [] }));
+  });
+
+  it("has a Memory page next to chat, overview and settings", async () => {
+    mocks.getSettings.mockResolvedValue({ settings: settings(true), problem: null, migration_notes: [] });
+    render(<App />);
+    await screen.findByText("记忆");
+    const labels = [...document.querySelectorAll("nav.sidebar button")].map((b) => b.textContent);
+    expect(labels).toEqual(["对话", "记忆", "概览", "设置"]);
+    await nav("nav-memory");
+    expect(document.getElementById("memory-page")).toBeTruthy();
+    expect(document.getElementById("nav-memory")?.className).toBe("active");
+    await waitFor(() => expect(mocks.listMemories).toHaveBeenCalledWith(null, null));
+  });
+
+  it("keeps the conversation while another page is shown, without its shortcuts", async () => {
+    mocks.getSettings.mockResolvedValue({ settings: settings(true), problem: null, migration_notes: [] });
+    render(<App />);
+    const conv = await screen.findByText("茅台");
+    await act(async () => {
+      fireEvent.click(conv);
+    });
+    expect(document.querySelector(".msg.user")?.textContent).toBe("茅台怎么看");
+    fireEvent.change(document.getElementById("composer") as HTMLTextAreaElement, { target: { value: "草稿" } });
+
+    await nav("nav-memory");
+    expect(chat()?.hidden).toBe(true);
+    expect(document.getElementById("memory-page")).toBeTruthy();
+    // Ctrl+N belongs to the chat: not while it is hidden (the conversation is not left).
+    await act(async () => {
+      fireEvent.keyDown(window, { key: "n", ctrlKey: true });
+    });
+    expect(mocks.endSession).not.toHaveBeenCalled();
+
+    await nav("nav-chat");
+    expect(chat()?.hidden).toBe(false);
+    expect(document.getElementById("memory-page")).toBeNull();
+    expect(document.querySelector(".msg.user")?.textContent).toBe("茅台怎么看");
+    expect((document.getElementById("composer") as HTMLTextAreaElement).value).toBe("草稿");
+    expect(mocks.loadConversation).toHaveBeenCalledTimes(1);
+  });
+
+  it("without a model opens the overview and does not load the chat until it is visited", async () => {
+    mocks.getSettings.mockResolvedValue({ settings: settings(false), problem: null, migration_notes: [] });
+    render(<App />);
+    await screen.findByText("记忆");
+    expect(document.getElementById("no-model")).toBeTruthy();
+    expect(chat()).toBeNull();
+    expect(mocks.listConversations).not.toHaveBeenCalled();
+    await nav("nav-memory");
+    expect(document.getElementById("memory-page")).toBeTruthy();
+    expect(chat()).toBeNull();
+  });
+});
