@@ -41,6 +41,14 @@ export default function ModelsPanel({ settings, onChange }: Props) {
     const models = [...settings.models, entry];
     onChange({ ...settings, models, main_model: settings.main_model ?? entry.id });
   };
+  /** Sets one price of an entry (USD per million tokens; empty = unknown). */
+  const setPrice = (mid: string, key: "input_price_per_mtok" | "output_price_per_mtok", text: string) => {
+    const value = text.trim() === "" ? null : Number(text);
+    onChange({
+      ...settings,
+      models: settings.models.map((m) => (m.id === mid ? { ...m, [key]: value !== null && Number.isFinite(value) ? value : null } : m)),
+    });
+  };
   const remove = (mid: string) => {
     onChange({
       ...settings,
@@ -68,6 +76,32 @@ export default function ModelsPanel({ settings, onChange }: Props) {
                 <td>{m.provider}</td>
                 <td>{m.model}</td>
                 <td>{m.base_url ?? ""}</td>
+                <td className="prices">
+                  <input
+                    id={`model-price-in-${m.id}`}
+                    className="price"
+                    type="number"
+                    min={0}
+                    step="any"
+                    value={m.input_price_per_mtok ?? ""}
+                    placeholder={t("priceInput")}
+                    title={t("priceHint")}
+                    aria-label={`${m.id}: ${t("priceInput")}`}
+                    onChange={(e) => setPrice(m.id, "input_price_per_mtok", e.target.value)}
+                  />
+                  <input
+                    id={`model-price-out-${m.id}`}
+                    className="price"
+                    type="number"
+                    min={0}
+                    step="any"
+                    value={m.output_price_per_mtok ?? ""}
+                    placeholder={t("priceOutput")}
+                    title={t("priceHint")}
+                    aria-label={`${m.id}: ${t("priceOutput")}`}
+                    onChange={(e) => setPrice(m.id, "output_price_per_mtok", e.target.value)}
+                  />
+                </td>
                 <td>
                   <button type="button" onClick={() => remove(m.id)}>
                     {t("keyDelete")}
