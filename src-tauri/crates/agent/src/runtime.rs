@@ -588,18 +588,19 @@ impl<'a> Turn<'a> {
                 }
             }
 
-            self.emit(RuntimeEvent::ModelStart {
-                round: self.rounds,
-                provider: provider.name().to_owned(),
-                model: provider.model().to_owned(),
-                tier: provider.last_tier(),
-            });
             let request = ChatRequest {
                 system: self.system_prompt.to_owned(),
                 messages: messages.clone(),
                 tools,
                 max_tokens: rt.config.max_tokens,
             };
+            let serving = provider.serving(&request);
+            self.emit(RuntimeEvent::ModelStart {
+                round: self.rounds,
+                provider: serving.provider,
+                model: serving.model,
+                tier: serving.tier,
+            });
             let round = match stream_round(
                 provider.as_ref(),
                 &request,

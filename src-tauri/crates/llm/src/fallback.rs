@@ -12,7 +12,7 @@ use futures::StreamExt;
 use wyckoff_protocol::{ErrorKind, Tier};
 
 use crate::stream::is_content;
-use crate::{ChatRequest, ChunkStream, LlmError, Provider, StreamChunk};
+use crate::{ChatRequest, ChunkStream, LlmError, Provider, Serving, StreamChunk};
 
 /// When a failed attempt may be sent again to the next provider.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -188,6 +188,10 @@ impl Provider for FallbackProvider {
 
     fn last_tier(&self) -> Option<Tier> {
         self.current().last_tier()
+    }
+
+    fn serving(&self, req: &ChatRequest) -> Serving {
+        self.current().serving(req)
     }
 
     async fn stream(&self, req: &ChatRequest) -> Result<ChunkStream, LlmError> {

@@ -70,7 +70,7 @@ pub use fallback::{FallbackPolicy, FallbackProvider};
 pub use gemini::{GeminiConfig, GeminiProvider};
 pub use http::{HttpClient, HttpSettings, is_local_url};
 pub use openai::{OpenAiConfig, OpenAiDecoder, OpenAiProvider};
-pub use provider::{ChatRequest, ChunkStream, Provider};
+pub use provider::{ChatRequest, ChunkStream, Provider, Serving};
 pub use router::{RoutingProvider, classify_turn};
 pub use stream::{Decoder, decode_all};
 pub use tagged::{Segment, TagFilter};

@@ -17,6 +17,14 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
 }
 
+/// The provider, model and tier that will serve a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Serving {
+    pub provider: String,
+    pub model: String,
+    pub tier: Option<Tier>,
+}
+
 /// A model family behind one streaming interface.
 #[async_trait]
 pub trait Provider: Send + Sync {
@@ -28,6 +36,16 @@ pub trait Provider: Send + Sync {
     /// The tier that served the last request, when this provider routes between tiers.
     fn last_tier(&self) -> Option<Tier> {
         None
+    }
+
+    /// Who will serve `request` if it is sent now: a router decides per request, so
+    /// listeners learn the model (and its price) before the call, not after.
+    fn serving(&self, _request: &ChatRequest) -> Serving {
+        Serving {
+            provider: self.name().to_owned(),
+            model: self.model().to_owned(),
+            tier: None,
+        }
     }
 
     /// Starts a streaming call. Errors before the first byte are returned here; errors

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use regex::Regex;
 use wyckoff_protocol::{Message, Tier, UserOrigin};
 
-use crate::{ChatRequest, ChunkStream, LlmError, Provider};
+use crate::{ChatRequest, ChunkStream, LlmError, Provider, Serving};
 
 /// User messages longer than this (in characters) go to the heavy model.
 pub const LONG_MESSAGE_CHARS: usize = 80;
@@ -90,6 +90,13 @@ impl RoutingProvider {
         }
     }
 
+    fn pick(&self, tier: Tier) -> (u8, &Arc<dyn Provider>) {
+        match tier {
+            Tier::Heavy => (HEAVY, &self.heavy),
+            Tier::Light => (LIGHT, &self.light),
+        }
+    }
+
     fn current(&self) -> &Arc<dyn Provider> {
         if self.last.load(Ordering::Relaxed) == LIGHT {
             &self.light
@@ -122,12 +129,18 @@ impl Provider for RoutingProvider {
         }
     }
 
+    fn serving(&self, req: &ChatRequest) -> Serving {
+        let tier = classify_turn(&req.messages);
+        let (_, provider) = self.pick(tier);
+        Serving {
+            tier: Some(tier),
+            ..provider.serving(req)
+        }
+    }
+
     async fn stream(&self, req: &ChatRequest) -> Result<ChunkStream, LlmError> {
         let tier = classify_turn(&req.messages);
-        let (code, provider) = match tier {
-            Tier::Heavy => (HEAVY, &self.heavy),
-            Tier::Light => (LIGHT, &self.light),
-        };
+        let (code, provider) = self.pick(tier);
         self.last.store(code, Ordering::Relaxed);
         tracing::debug!(
             ?tier,

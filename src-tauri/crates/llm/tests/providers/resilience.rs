@@ -193,12 +193,28 @@ async fn router_sends_simple_turns_to_the_light_model() {
     let router = RoutingProvider::route(heavy.clone(), Some(light));
     assert_eq!(router.last_tier(), None);
 
+    // Who will serve a request is known before it is sent (model_start carries it).
+    let light_model = router.serving(&req("好的"));
+    assert_eq!(light_model.tier, Some(Tier::Light));
+    assert_eq!(light_model.provider, "ollama");
+    assert_eq!(router.last_tier(), None, "asking does not route");
+
     assert_eq!(router.complete(&req("好的")).await.unwrap().text, "quick");
     assert_eq!(router.last_tier(), Some(Tier::Light));
     assert_eq!(router.name(), "ollama");
 
     let mut r = req("帮我分析一下 600519 的吸筹阶段");
     r.messages.insert(0, Message::assistant("hello"));
+    let heavy_model = router.serving(&r);
+    assert_eq!(
+        (heavy_model.provider.as_str(), heavy_model.tier),
+        ("claude", Some(Tier::Heavy))
+    );
+    assert_eq!(
+        router.last_tier(),
+        Some(Tier::Light),
+        "still the last routed"
+    );
     assert_eq!(router.complete(&r).await.unwrap().text, "deep");
     assert_eq!(router.last_tier(), Some(Tier::Heavy));
     assert_eq!(router.name(), "claude");
