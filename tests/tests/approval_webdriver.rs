@@ -3,6 +3,7 @@
 //! - `update_portfolio` asks for approval; "edit then run" runs with the edited
 //!   arguments (invalid JSON is refused in the dialog first);
 //! - "deny" gives the model the refusal as the tool result;
+//! - "always allow" lets the next call run without asking until the user revokes it;
 //! - the app is stopped mid-turn; the next launch shows the conversation intact with
 //!   the interrupted turn marked.
 
@@ -123,11 +124,53 @@ async fn approvals_then_stop_mid_turn(d: WebDriver, server: std::sync::Arc<MockS
     .await;
     shot(&d, "21-approval-denied.png").await;
 
+    // Always allow: the next call runs without asking, until the user revokes it.
+    send(&d, "把资金设为 7000").await;
+    wait_for(&d, By::Id("approval-allow-always"))
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_for(
+        &d,
+        By::XPath("//*[contains(@class,'final') and contains(., '已设为 7000。')]"),
+    )
+    .await;
+    let chip = By::Css("#always-allowed .always-allowed-tool[data-tool='update_portfolio']");
+    wait_for(&d, chip.clone()).await;
+    send(&d, "再设为 7500").await;
+    // No dialog stands in the way: the turn finishes on its own.
+    wait_for(
+        &d,
+        By::XPath("//*[contains(@class,'final') and contains(., '已设为 7500。')]"),
+    )
+    .await;
+    assert!(last_tool_result(&server, 7).contains("7500"));
+    shot(&d, "23-always-allowed.png").await;
+    wait_for(&d, By::Css("#always-allowed .always-allowed-revoke"))
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_gone(&d, chip).await;
+    send(&d, "最后设为 7600").await;
+    wait_for(&d, By::Id("approval-deny"))
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_for(
+        &d,
+        By::XPath("//*[contains(@class,'final') and contains(., '未改为 7600。')]"),
+    )
+    .await;
+    assert!(last_tool_result(&server, 9).contains("用户拒绝执行此操作"));
+
     // A turn the model never finishes: the app stops while it runs.
     send(&d, "现在资金是多少？").await;
     wait_for(&d, By::Id("chat-stop")).await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while server.requests_to(Route::Openai).len() < 5 {
+    while server.requests_to(Route::Openai).len() < 11 {
         assert!(
             std::time::Instant::now() < deadline,
             "third turn never reached the model"
@@ -150,6 +193,8 @@ async fn reopened_conversation_is_intact(d: WebDriver) {
         "可用资金已设为 6000。",
         "再把资金改成 9000",
         "好的，资金未修改。",
+        "已设为 7500。",
+        "未改为 7600。",
         "现在资金是多少？",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in {text}");
@@ -171,6 +216,21 @@ async fn approvals_edit_and_deny_and_restart_keeps_the_conversation() {
     server.push(
         Route::Openai,
         OpenAiStream::text_response(&["好的，资金未修改。"]),
+    );
+    server.push(Route::Openai, set_cash_call("call_cash_3", 7000));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["已设为 7000。"]),
+    );
+    server.push(Route::Openai, set_cash_call("call_cash_4", 7500));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["已设为 7500。"]),
+    );
+    server.push(Route::Openai, set_cash_call("call_cash_5", 7600));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["未改为 7600。"]),
     );
     // Starts answering, then never sends another byte.
     server.push(
