@@ -145,6 +145,27 @@ pub async fn wait_for(d: &WebDriver, by: By) -> WebElement {
     }
 }
 
+/// Clicks the first element matching `by` once it appears.
+pub async fn click(d: &WebDriver, by: By) {
+    let what = format!("{by:?}");
+    wait_for(d, by)
+        .await
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("click {what}: {e}"));
+}
+
+/// Waits for an assistant answer containing `text`.
+pub async fn wait_for_answer(d: &WebDriver, text: &str) -> WebElement {
+    wait_for(
+        d,
+        By::XPath(format!(
+            "//*[contains(@class,'final') and contains(., '{text}')]"
+        )),
+    )
+    .await
+}
+
 /// Waits until no element matches `by`.
 pub async fn wait_gone(d: &WebDriver, by: By) {
     let deadline = Instant::now() + FIND_TIMEOUT;
@@ -171,11 +192,7 @@ pub async fn wait_attr(d: &WebDriver, by: By, attr: &str, want: &str) -> WebElem
 pub async fn send(d: &WebDriver, text: &str) {
     let composer = wait_for(d, By::Id("composer")).await;
     composer.send_keys(text).await.expect("type into composer");
-    wait_for(d, By::Id("chat-send"))
-        .await
-        .click()
-        .await
-        .expect("click send");
+    click(d, By::Id("chat-send")).await;
 }
 
 /// A screenshot under `target/e2e-screenshots/`. WebKit can report elements before it

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use thirtyfour::prelude::*;
 use wyckoff_config::Secrets;
 use wyckoff_config::secrets::{KeyringBackend, SecretId, Vendor};
-use wyckoff_e2e::webdriver::{TauriDriver, run_scenario, shot, wait_attr, wait_for};
+use wyckoff_e2e::webdriver::{TauriDriver, click, run_scenario, shot, wait_attr, wait_for};
 const ANTHROPIC: SecretId = SecretId::Provider {
     vendor: Vendor::Anthropic,
 };
@@ -44,19 +44,11 @@ async fn keys_and_settings_scenario(d: &WebDriver, home: &Path) {
     assert_eq!(shown_home, home.display().to_string());
     shot(d, "01-home.png").await;
 
-    wait_for(d, By::Id("nav-settings"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(d, By::Id("nav-settings")).await;
     let canary = format!("sk-ant-e2e-canary-{}", std::process::id());
     let input = wait_for(d, By::Id("key-input-anthropic")).await;
     input.send_keys(&canary).await.unwrap();
-    wait_for(d, By::Id("key-save-anthropic"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(d, By::Id("key-save-anthropic")).await;
 
     let status = wait_attr(d, By::Id("key-status-anthropic"), "data-set", "true").await;
     assert!(
@@ -88,16 +80,8 @@ async fn keys_and_settings_scenario(d: &WebDriver, home: &Path) {
     assert_eq!(files_containing(home, &canary), Vec::<PathBuf>::new());
 
     // A valid change is saved…
-    wait_for(d, By::Id("set-close-to-tray"))
-        .await
-        .click()
-        .await
-        .unwrap();
-    wait_for(d, By::Id("settings-save"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(d, By::Id("set-close-to-tray")).await;
+    click(d, By::Id("settings-save")).await;
     let msg = wait_for(d, By::Id("settings-message")).await;
     assert_eq!(msg.attr("class").await.unwrap().as_deref(), Some("ok"));
     let settings_file = home.join("settings.json");
@@ -109,11 +93,7 @@ async fn keys_and_settings_scenario(d: &WebDriver, home: &Path) {
     let timeout = wait_for(d, By::Id("set-stream-idle")).await;
     timeout.clear().await.unwrap();
     timeout.send_keys("-5").await.unwrap();
-    wait_for(d, By::Id("settings-save"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(d, By::Id("settings-save")).await;
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let msg = wait_for(d, By::Id("settings-message")).await;
@@ -139,11 +119,7 @@ async fn keys_and_settings_scenario(d: &WebDriver, home: &Path) {
     shot(d, "03-settings-rejected.png").await;
 
     // Deleting removes it from the keychain.
-    wait_for(d, By::Id("key-delete-anthropic"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(d, By::Id("key-delete-anthropic")).await;
     wait_attr(d, By::Id("key-status-anthropic"), "data-set", "false").await;
     assert!(keychain().get(&ANTHROPIC).is_none());
 }

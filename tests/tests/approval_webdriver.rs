@@ -12,7 +12,8 @@
 use serde_json::{Value, json};
 use thirtyfour::prelude::*;
 use wyckoff_e2e::webdriver::{
-    TauriDriver, mock_model_settings, run_scenario, send, shot, wait_attr, wait_for, wait_gone,
+    TauriDriver, click, mock_model_settings, run_scenario, send, shot, wait_attr, wait_for,
+    wait_for_answer, wait_gone,
 };
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
@@ -58,11 +59,7 @@ async fn approvals_then_stop_mid_turn(d: WebDriver, server: std::sync::Arc<MockS
     assert!(args.contains("8000"), "{args}");
     assert!(dialog.text().await.unwrap().contains("update_portfolio"));
     shot(&d, "20-approval-dialog.png").await;
-    wait_for(&d, By::Id("approval-edit"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Id("approval-edit")).await;
     let editor = wait_for(&d, By::Id("approval-editor")).await;
     editor.clear().await.unwrap();
     editor
@@ -83,11 +80,7 @@ async fn approvals_then_stop_mid_turn(d: WebDriver, server: std::sync::Arc<MockS
     wait_gone(&d, By::Id("approval-edit-error")).await;
     run.click().await.unwrap();
     wait_gone(&d, By::Id("approval-dialog")).await;
-    wait_for(
-        &d,
-        By::XPath("//*[contains(@class,'final') and contains(., '可用资金已设为 6000')]"),
-    )
-    .await;
+    wait_for_answer(&d, "可用资金已设为 6000").await;
     wait_attr(
         &d,
         By::Css(".tool-card[data-tool='update_portfolio']"),
@@ -101,17 +94,9 @@ async fn approvals_then_stop_mid_turn(d: WebDriver, server: std::sync::Arc<MockS
 
     // Deny: the model is told the user refused, and nothing ran.
     send(&d, "再把资金改成 9000").await;
-    wait_for(&d, By::Id("approval-deny"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Id("approval-deny")).await;
     wait_gone(&d, By::Id("approval-dialog")).await;
-    wait_for(
-        &d,
-        By::XPath("//*[contains(@class,'final') and contains(., '好的，资金未修改')]"),
-    )
-    .await;
+    wait_for_answer(&d, "好的，资金未修改").await;
     let result = last_tool_result(&server, 3);
     assert!(
         result.contains("用户拒绝执行此操作 [update_portfolio]"),
@@ -126,44 +111,20 @@ async fn approvals_then_stop_mid_turn(d: WebDriver, server: std::sync::Arc<MockS
 
     // Always allow: the next call runs without asking, until the user revokes it.
     send(&d, "把资金设为 7000").await;
-    wait_for(&d, By::Id("approval-allow-always"))
-        .await
-        .click()
-        .await
-        .unwrap();
-    wait_for(
-        &d,
-        By::XPath("//*[contains(@class,'final') and contains(., '已设为 7000。')]"),
-    )
-    .await;
+    click(&d, By::Id("approval-allow-always")).await;
+    wait_for_answer(&d, "已设为 7000。").await;
     let chip = By::Css("#always-allowed .always-allowed-tool[data-tool='update_portfolio']");
     wait_for(&d, chip.clone()).await;
     send(&d, "再设为 7500").await;
     // No dialog stands in the way: the turn finishes on its own.
-    wait_for(
-        &d,
-        By::XPath("//*[contains(@class,'final') and contains(., '已设为 7500。')]"),
-    )
-    .await;
+    wait_for_answer(&d, "已设为 7500。").await;
     assert!(last_tool_result(&server, 7).contains("7500"));
     shot(&d, "23-always-allowed.png").await;
-    wait_for(&d, By::Css("#always-allowed .always-allowed-revoke"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Css("#always-allowed .always-allowed-revoke")).await;
     wait_gone(&d, chip).await;
     send(&d, "最后设为 7600").await;
-    wait_for(&d, By::Id("approval-deny"))
-        .await
-        .click()
-        .await
-        .unwrap();
-    wait_for(
-        &d,
-        By::XPath("//*[contains(@class,'final') and contains(., '未改为 7600。')]"),
-    )
-    .await;
+    click(&d, By::Id("approval-deny")).await;
+    wait_for_answer(&d, "未改为 7600。").await;
     assert!(last_tool_result(&server, 9).contains("用户拒绝执行此操作"));
 
     // A turn the model never finishes: the app stops while it runs.
@@ -180,11 +141,7 @@ async fn approvals_then_stop_mid_turn(d: WebDriver, server: std::sync::Arc<MockS
 }
 
 async fn reopened_conversation_is_intact(d: WebDriver) {
-    wait_for(&d, By::Css("#chat-conversations li .conv-open"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Css("#chat-conversations li .conv-open")).await;
     let transcript = wait_for(&d, By::Id("transcript")).await;
     wait_for(&d, By::Id("chat-interrupted")).await;
     let text = transcript.text().await.unwrap();

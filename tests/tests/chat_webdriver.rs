@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use thirtyfour::prelude::*;
 use wyckoff_e2e::binary;
 use wyckoff_e2e::webdriver::{
-    TauriDriver, mock_model_settings, run_scenario, send, shot, wait_for,
+    TauriDriver, mock_model_settings, run_scenario, send, shot, wait_for, wait_for_answer,
 };
 
 /// The mock vendor process, stopped with SIGTERM.
@@ -59,11 +59,7 @@ async fn chat_scenario(d: WebDriver) {
     )
     .await;
     assert!(card.text().await.unwrap().contains("000001"));
-    wait_for(
-        d,
-        By::XPath("//*[contains(@class,'final') and contains(., '的分析见上')]"),
-    )
-    .await;
+    wait_for_answer(d, "的分析见上").await;
     shot(d, "10-chat-tool-card.png").await;
 
     // A Markdown answer: rendered (table, strikethrough) and sanitised.

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use thirtyfour::prelude::*;
 use wyckoff_e2e::webdriver::{
-    TauriDriver, mock_model_settings, run_scenario, send, shot, wait_for, wait_gone,
+    TauriDriver, click, mock_model_settings, run_scenario, send, shot, wait_for, wait_for_answer,
+    wait_gone,
 };
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
@@ -26,29 +27,17 @@ async fn search(d: &WebDriver, text: &str) {
 }
 
 async fn memory_scenario(d: WebDriver, server: Arc<MockServer>) {
-    wait_for(&d, By::Id("nav-memory"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Id("nav-memory")).await;
     wait_for(&d, By::Id("memory-empty")).await;
 
     // Add a preference.
-    wait_for(&d, By::Css("#memory-add-type option[value='preference']"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Css("#memory-add-type option[value='preference']")).await;
     wait_for(&d, By::Id("memory-add-text"))
         .await
         .send_keys("不碰创业板，只做主板")
         .await
         .unwrap();
-    wait_for(&d, By::Id("memory-add-submit"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Id("memory-add-submit")).await;
     let item = wait_for(&d, By::Css(".memory-item[data-type='preference']")).await;
     assert!(item.text().await.unwrap().contains("不碰创业板，只做主板"));
     let count = wait_for(&d, By::Css(".memory-count[data-type='preference']")).await;
@@ -62,19 +51,11 @@ async fn memory_scenario(d: WebDriver, server: Arc<MockServer>) {
     search(&d, "").await;
 
     // Edit it.
-    wait_for(&d, By::Css(".memory-item .memory-edit"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Css(".memory-item .memory-edit")).await;
     let editor = wait_for(&d, By::Css(".memory-editor")).await;
     editor.clear().await.unwrap();
     editor.send_keys(PREFERENCE).await.unwrap();
-    wait_for(&d, By::Css(".memory-save"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Css(".memory-save")).await;
     wait_for(
         &d,
         By::XPath(format!(
@@ -84,18 +65,10 @@ async fn memory_scenario(d: WebDriver, server: Arc<MockServer>) {
     .await;
 
     // A chat turn about 创业板 recalls it.
-    wait_for(&d, By::Id("nav-chat"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Id("nav-chat")).await;
     send(&d, "创业板的宁德时代能买吗？").await;
     let disclosure = wait_for(&d, By::Css("details.recall-disclosure")).await;
-    wait_for(
-        &d,
-        By::XPath("//*[contains(@class,'final') and contains(., '按你的偏好')]"),
-    )
-    .await;
+    wait_for_answer(&d, "按你的偏好").await;
     disclosure
         .find(By::Tag("summary"))
         .await
@@ -114,23 +87,11 @@ async fn memory_scenario(d: WebDriver, server: Arc<MockServer>) {
     );
 
     // Delete it, with the in-page confirmation.
-    wait_for(&d, By::Id("nav-memory"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Id("nav-memory")).await;
     wait_for(&d, By::Css(".memory-item[data-type='preference']")).await;
     shot(&d, "31-memory-page.png").await;
-    wait_for(&d, By::Css(".memory-item .memory-delete"))
-        .await
-        .click()
-        .await
-        .unwrap();
-    wait_for(&d, By::Css(".memory-delete-confirm"))
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(&d, By::Css(".memory-item .memory-delete")).await;
+    click(&d, By::Css(".memory-delete-confirm")).await;
     wait_gone(&d, By::Css(".memory-item")).await;
     wait_for(&d, By::Id("memory-empty")).await;
 }
