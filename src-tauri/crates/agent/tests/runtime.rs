@@ -769,12 +769,11 @@ async fn doom_loop_stops_the_turn() {
     assert_eq!(h.provider.remaining(), 1);
 }
 
-#[tokio::test]
-async fn loop_guard_sends_the_model_back_for_data() {
-    let seen = Arc::new(Mutex::new(Vec::new()));
+/// A lazy text answer the loop guard corrects, then the tool call, then the answer.
+fn lazy_then_tool_harness() -> Harness {
     let mut reg = ToolRegistry::new();
-    reg.register(analyze_tool(seen.clone()));
-    let h = harness(
+    reg.register(analyze_tool(Arc::new(Mutex::new(Vec::new()))));
+    harness(
         vec![
             scripted::text("茅台看起来不错，建议持有。"),
             scripted::tool_calls(
@@ -784,7 +783,12 @@ async fn loop_guard_sends_the_model_back_for_data() {
             scripted::text("根据诊断，600519 处于吸筹阶段。"),
         ],
         reg,
-    );
+    )
+}
+
+#[tokio::test]
+async fn loop_guard_sends_the_model_back_for_data() {
+    let h = lazy_then_tool_harness();
     let mut messages = Vec::new();
     let out = h.turn(&mut messages, "帮我分析一下 600519").await;
     assert!(matches!(&out, TurnOutcome::Done { text, .. } if text.contains("吸筹")));
@@ -1599,21 +1603,8 @@ impl wyckoff_agent::Transcript for CountingTranscript {
 
 #[tokio::test]
 async fn transcript_gets_each_message_before_the_next_model_call_and_no_internal_prompts() {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let mut reg = ToolRegistry::new();
-    reg.register(analyze_tool(seen.clone()));
-    let h = harness(
-        vec![
-            // A lazy answer the loop guard corrects: neither it nor the correction is kept.
-            scripted::text("茅台看起来不错，建议持有。"),
-            scripted::tool_calls(
-                "",
-                vec![call("a1", "analyze_stock", json!({"code": "600519"}))],
-            ),
-            scripted::text("根据诊断，600519 处于吸筹阶段。"),
-        ],
-        reg,
-    );
+    // The loop guard's correction and the lazy answer it corrected are not kept.
+    let h = lazy_then_tool_harness();
     let transcript = CountingTranscript {
         provider: h.provider.clone(),
         seen: Mutex::new(Vec::new()),
