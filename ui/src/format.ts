@@ -1,4 +1,4 @@
-import type { ChatError, SecretId, SettingsError, KeySource } from "./bindings";
+import type { ChatError, ErrorKind, SecretId, SettingsError, KeySource } from "./bindings";
 import type { MessageKey } from "./i18n";
 
 type T = (key: MessageKey, vars?: Record<string, string | number>) => string;
@@ -55,4 +55,26 @@ export function settingsErrorText(err: SettingsError, t: T): string {
 /** The message of a chat/memory command error (a busy conversation has none of its own). */
 export function chatErrorText(err: ChatError, t: T): string {
   return err.type === "busy" ? t("errBusy") : err.message;
+}
+
+const ERROR_KIND_LABELS: Record<ErrorKind, MessageKey> = {
+  authentication: "errKind_authentication",
+  permission: "errKind_permission",
+  rate_limit: "errKind_rate_limit",
+  overloaded: "errKind_overloaded",
+  context_too_long: "errKind_context_too_long",
+  invalid_request: "errKind_invalid_request",
+  timeout: "errKind_timeout",
+  network: "errKind_network",
+  server: "errKind_server",
+  protocol: "errKind_protocol",
+  cancelled: "errKind_cancelled",
+  internal: "errKind_internal",
+};
+
+/** A classified failure in words; `null` (no request was made: a missing key, a bad
+ * setting) reads as a setup problem. A kind newer than this UI is shown as it came. */
+export function errorKindLabel(kind: ErrorKind | null, t: T): string {
+  if (kind === null) return t("errKind_setup");
+  return Object.hasOwn(ERROR_KIND_LABELS, kind) ? t(ERROR_KIND_LABELS[kind]) : kind;
 }

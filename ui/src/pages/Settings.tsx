@@ -3,7 +3,7 @@ import { commands, type Settings, type SettingsView } from "../bindings";
 import { useT } from "../i18n";
 import { settingsErrorText } from "../format";
 import KeysPanel from "../components/KeysPanel";
-import ModelsPanel from "../components/ModelsPanel";
+import ModelsPanel, { modelsProblem } from "../components/ModelsPanel";
 
 interface Props {
   view: SettingsView;
@@ -27,6 +27,12 @@ export default function SettingsPage({ view, onSaved }: Props) {
 
   const save = async () => {
     setMessage(null);
+    // A field the backend could not even read (a fractional context window) is caught here.
+    const problem = modelsProblem(draft, t);
+    if (problem) {
+      setMessage({ ok: false, text: problem });
+      return;
+    }
     // Non-numbers (an emptied field) become NaN; the backend rejects them with a clear message.
     const res = await commands.updateSettings(draft);
     if (res.status === "ok") {
@@ -45,7 +51,9 @@ export default function SettingsPage({ view, onSaved }: Props) {
           {t("settingsProblem")} {view.problem}
         </p>
       )}
+      {/* Fields are checked here and by the backend, with messages of their own. */}
       <form
+        noValidate
         onSubmit={(e) => {
           e.preventDefault();
           void save();

@@ -1,0 +1,64 @@
+import { describe, expect, it, vi, beforeEach } from "vitest";
+import { act, cleanup, fireEvent, render } from "@testing-library/react";
+import type { Settings } from "../bindings";
+
+const mocks = vi.hoisted(() => ({
+  updateSettings: vi.fn(),
+  keyStatuses: vi.fn(),
+  testConnection: vi.fn(),
+}));
+vi.mock("../bindings", () => ({ commands: mocks }));
+
+import SettingsPage from "./Settings";
+
+const settings: Settings = {
+  version: 1,
+  language: "zh",
+  theme: "system",
+  close_to_tray: false,
+  notifications: true,
+  models: [
+    { id: "ds", provider: "deepseek", model: "deepseek-chat", base_url: null, context_window: null, input_price_per_mtok: null, output_price_per_mtok: null },
+    { id: "qw", provider: "qwen", model: "qwen-turbo", base_url: null, context_window: null, input_price_per_mtok: null, output_price_per_mtok: null },
+  ],
+  main_model: "ds",
+  light_model: null,
+  fallback_models: [],
+  stream_idle_timeout_secs: 60,
+  tool_timeout_secs: 60,
+  approval_timeout_secs: 120,
+  proxy: null,
+  data_sources: [],
+  allow_private_web_fetch: false,
+};
+
+describe("Settings page", () => {
+  beforeEach(() => {
+    cleanup();
+    vi.clearAllMocks();
+    mocks.keyStatuses.mockResolvedValue({ status: "ok", data: { keychain: { state: "available" }, keys: [] } });
+    mocks.updateSettings.mockImplementation(async (s: Settings) => ({ status: "ok", data: s }));
+  });
+
+  it("saves the light model, fallbacks and context windows", async () => {
+    const onSaved = vi.fn();
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={onSaved} />);
+    fireEvent.change(document.getElementById("set-light-model") as HTMLSelectElement, { target: { value: "qw" } });
+    fireEvent.change(document.getElementById("fallback-add") as HTMLSelectElement, { target: { value: "qw" } });
+    fireEvent.change(document.getElementById("model-context-ds") as HTMLInputElement, { target: { value: "64000" } });
+    await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
+    expect(mocks.updateSettings).toHaveBeenCalledTimes(1);
+    const saved = mocks.updateSettings.mock.calls[0][0] as Settings;
+    expect(saved).toMatchObject({ light_model: "qw", fallback_models: ["qw"], main_model: "ds" });
+    expect(saved.models[0].context_window).toBe(64000);
+    expect(document.getElementById("settings-message")?.textContent).toBe("已保存");
+  });
+
+  it("does not save while a context window is invalid", async () => {
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} />);
+    fireEvent.change(document.getElementById("model-context-qw") as HTMLInputElement, { target: { value: "-1" } });
+    await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
+    expect(mocks.updateSettings).not.toHaveBeenCalled();
+    expect(document.getElementById("settings-message")?.textContent).toBe("qw: 上下文窗口必须是正整数（留空为自动）");
+  });
+});
