@@ -246,6 +246,48 @@ describe("ChatPage", () => {
     });
   });
 
+  it("a reopened conversation's tool cards read like live ones", async () => {
+    mocks.listConversations.mockResolvedValue(ok([{ id: "c-7", title: "调仓", model: "m", updated_at: "" }]));
+    mocks.loadConversation.mockResolvedValue(
+      ok({
+        conversation: { id: "c-7", title: "调仓", model: "m", updated_at: "" },
+        messages: [
+          { message: { role: "user", content: "把资金改成 9000" }, interrupted: false },
+          { message: { role: "assistant", content: "", tool_calls: [{ id: "t1", name: "update_portfolio", args: { action: "set_cash" } }] }, interrupted: false },
+          {
+            message: { role: "tool", tool_call_id: "t1", name: "update_portfolio", content: '{"code":"not_approved","error":"用户拒绝执行此操作 [update_portfolio]"}', is_error: true },
+            interrupted: false,
+          },
+          { message: { role: "assistant", content: "好的，资金未修改。" }, interrupted: false },
+        ],
+        usage: { input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 },
+        last_turn_interrupted: false,
+      }),
+    );
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    const item = await screen.findByText("调仓");
+    await act(async () => {
+      fireEvent.click(item);
+    });
+    const card = document.querySelector(".tool-card[data-tool=update_portfolio][data-status=error]") as HTMLElement;
+    expect(card.querySelector(".tool-name")?.textContent).toBe("调仓操作");
+    expect(card.querySelector(".tool-error")?.textContent).toBe("用户拒绝执行此操作 [update_portfolio]");
+    expect(card.textContent).not.toContain("not_approved");
+  });
+
+  it("the conversation actions are icons with accessible names, not emoji", async () => {
+    mocks.listConversations.mockResolvedValue(ok([{ id: "a", title: "甲", model: "m", updated_at: "" }]));
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    await screen.findByText("甲");
+    const del = document.querySelector("#chat-conversations .conv-delete") as HTMLButtonElement;
+    expect(del.getAttribute("aria-label")).toBe("删除");
+    expect(del.title).toBe("删除");
+    expect(del.querySelector("svg")).toBeTruthy();
+    expect(screen.getByRole("button", { name: "删除" })).toBe(del);
+    expect(screen.getByRole("button", { name: "重命名" })).toBeTruthy();
+    expect(document.getElementById("chat-conversations")?.textContent).not.toMatch(/🗑|✎/u);
+  });
+
   it("without a model it points to Settings", async () => {
     const go = vi.fn();
     render(<ChatPage hasModel={false} onOpenSettings={go} />);

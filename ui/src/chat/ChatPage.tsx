@@ -85,6 +85,30 @@ function TurnBlock({ turn }: { turn: LiveTurn }) {
   );
 }
 
+// Inline icons: emoji such as 🗑 are missing from common Linux fonts and render as boxes.
+function TrashIcon() {
+  return (
+    <svg className="icon" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false">
+      <path
+        d="M2.5 4h11M6 4V2.5h4V4M4 4l.7 9.5h6.6L12 4M6.8 6.5v5M9.2 6.5v5"
+        fill="none"
+        stroke="currentColor"
+        strokeWidth="1.3"
+        strokeLinecap="round"
+        strokeLinejoin="round"
+      />
+    </svg>
+  );
+}
+
+function PencilIcon() {
+  return (
+    <svg className="icon" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false">
+      <path d="M10.5 2.5l3 3L5.5 13.5 2 14l.5-3.5 8-8zM9 4l3 3" fill="none" stroke="currentColor" strokeWidth="1.3" strokeLinecap="round" strokeLinejoin="round" />
+    </svg>
+  );
+}
+
 const NO_PRICES: PricingSettings = { models: [], light_model: null, fallback_models: [] };
 
 export default function ChatPage({
@@ -324,11 +348,11 @@ export default function ChatPage({
                     </button>
                   )}
                   <span className="conv-actions">
-                    <button className="conv-rename-btn" title={t("chatRename")} onClick={() => setRenaming(c.id)}>
-                      ✎
+                    <button className="conv-rename-btn" title={t("chatRename")} aria-label={t("chatRename")} onClick={() => setRenaming(c.id)}>
+                      <PencilIcon />
                     </button>
-                    <button className="conv-delete" title={t("chatDelete")} onClick={() => void remove(c.id)}>
-                      🗑
+                    <button className="conv-delete" title={t("chatDelete")} aria-label={t("chatDelete")} onClick={() => void remove(c.id)}>
+                      <TrashIcon />
                     </button>
                   </span>
                 </li>

@@ -1,6 +1,7 @@
 // Turns stored messages into the items the transcript shows.
 import type { Message, Value } from "../bindings";
 import type { ToolCard } from "./reducer";
+import { toolDisplayName, toolErrorText } from "./toolNames";
 
 export type HistoryItem =
   | { kind: "user"; id: string; text: string; interrupted: boolean }
@@ -34,7 +35,7 @@ export function historyItems(messages: { message: Message; interrupted: boolean 
           kind: "tool",
           id: c.id,
           name: c.name,
-          displayName: c.name,
+          displayName: toolDisplayName(c.name),
           args: c.args,
           status: interrupted ? "interrupted" : "pending",
           elapsedMs: null,
@@ -53,7 +54,7 @@ export function historyItems(messages: { message: Message; interrupted: boolean 
       if (card) {
         if (m.is_error) {
           card.status = "error";
-          card.error = m.content;
+          card.error = toolErrorText(m.content);
         } else {
           card.status = "ok";
           card.result = parseResult(m.content);

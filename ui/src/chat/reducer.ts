@@ -9,6 +9,7 @@ import type {
   Tier,
   Usage,
 } from "../bindings";
+import { toolDisplayName } from "./toolNames";
 
 export type ToolStatus = "pending" | "running" | "ok" | "error" | "interrupted";
 
@@ -195,7 +196,7 @@ function newTool(id: string, name: string, args: Value, displayName?: string): T
     kind: "tool",
     id,
     name,
-    displayName: displayName ?? name,
+    displayName: displayName || toolDisplayName(name),
     args,
     status: "pending",
     elapsedMs: null,
@@ -250,7 +251,7 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0): TurnVi
     case "tool_start": {
       const start = (t: ToolCard): ToolCard => ({
         ...t,
-        displayName: event.display_name || t.name,
+        displayName: event.display_name || toolDisplayName(t.name),
         args: event.args,
         status: "running",
       });

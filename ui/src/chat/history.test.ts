@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import type { HistoryMessage, RuntimeEvent } from "../bindings";
+import { historyItems } from "./history";
+import { replay, type ToolCard } from "./reducer";
+import { TOOL_DISPLAY_NAMES, toolDisplayName, toolErrorText } from "./toolNames";
+
+const denied = '{"code":"not_approved","error":"用户拒绝执行此操作 [update_portfolio]"}';
+
+const msgs: HistoryMessage[] = [
+  { message: { role: "user", content: "把资金改成 9000" }, interrupted: false },
+  {
+    message: {
+      role: "assistant",
+      content: "",
+      tool_calls: [
+        { id: "c1", name: "update_portfolio", args: { action: "set_cash", free_cash: 9000 } },
+        { id: "c2", name: "portfolio", args: { mode: "view" } },
+        { id: "c3", name: "some_future_tool", args: {} },
+      ],
+    },
+    interrupted: false,
+  },
+  { message: { role: "tool", tool_call_id: "c1", name: "update_portfolio", content: denied, is_error: true }, interrupted: false },
+  { message: { role: "tool", tool_call_id: "c2", name: "portfolio", content: '{"free_cash":1000,"positions":[]}' }, interrupted: false },
+  { message: { role: "tool", tool_call_id: "c3", name: "some_future_tool", content: "plain failure text", is_error: true }, interrupted: false },
+];
+
+describe("reopened tool cards", () => {
+  const cards = historyItems(msgs).filter((i): i is ToolCard => i.kind === "tool");
+
+  it("use the display names live events use, and the raw name for unknown tools", () => {
+    expect(cards.map((c) => [c.name, c.displayName])).toEqual([
+      ["update_portfolio", "调仓操作"],
+      ["portfolio", "持仓"],
+      ["some_future_tool", "some_future_tool"],
+    ]);
+  });
+
+  it("show a tool error's text, not the stored JSON", () => {
+    expect(cards[0]).toMatchObject({ status: "error", error: "用户拒绝执行此操作 [update_portfolio]" });
+    expect(cards[1]).toMatchObject({ status: "ok", error: null, result: { free_cash: 1000, positions: [] } });
+    expect(cards[2]).toMatchObject({ status: "error", error: "plain failure text" });
+  });
+
+  it("match a live card for the same call", () => {
+    const live = replay([
+      { type: "tool_calls", calls: [{ id: "c1", name: "update_portfolio", args: {} }], discard_text: false },
+      { type: "tool_start", id: "c1", name: "update_portfolio", display_name: "调仓操作", args: {} },
+      { type: "tool_error", id: "c1", name: "update_portfolio", error: "用户拒绝执行此操作 [update_portfolio]" },
+    ] as RuntimeEvent[]);
+    const card = live.items[0] as ToolCard;
+    expect([card.displayName, card.error]).toEqual([cards[0].displayName, cards[0].error]);
+  });
+});
+
+describe("toolNames", () => {
+  it("covers every tool the runtime registers", () => {
+    expect(TOOL_DISPLAY_NAMES).toEqual({
+      search_stock_by_name: "搜索股票",
+      analyze_stock: "个股分析",
+      portfolio: "持仓",
+      get_market_overview: "大盘水温",
+      get_market_history: "大盘回看",
+      update_portfolio: "调仓操作",
+      query_history: "历史查询",
+      check_background_tasks: "任务状态",
+    });
+    expect(toolDisplayName("toString")).toBe("toString");
+  });
+
+  it("reads the error the way the runtime's error_text does", () => {
+    expect(toolErrorText('{"error":"超时","code":"tool_error"}')).toBe("超时");
+    expect(toolErrorText('{"error":{"detail":1},"code":"x"}')).toBe('{"detail":1}');
+    expect(toolErrorText('{"code":"x"}')).toBe('{"code":"x"}');
+    expect(toolErrorText("[1,2]")).toBe("[1,2]");
+    expect(toolErrorText("not json")).toBe("not json");
+  });
+
+  it("names a pending live card before tool_start arrives", () => {
+    const v = replay([
+      { type: "tool_calls", calls: [{ id: "a", name: "get_market_overview", args: {} }], discard_text: false },
+    ] as RuntimeEvent[]);
+    expect((v.items[0] as ToolCard).displayName).toBe("大盘水温");
+  });
+});

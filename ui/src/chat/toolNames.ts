@@ -1,0 +1,36 @@
+// Display names of the agent's tools, as the runtime sends them in `tool_start` (the
+// `ToolSpec` display names in the Rust tool registry). Stored conversations keep only the
+// tool's name, so reopened tool cards look names up here to read like live ones; a live
+// event's own display name always wins.
+
+export const TOOL_DISPLAY_NAMES: Readonly<Record<string, string>> = {
+  search_stock_by_name: "搜索股票",
+  analyze_stock: "个股分析",
+  portfolio: "持仓",
+  get_market_overview: "大盘水温",
+  get_market_history: "大盘回看",
+  update_portfolio: "调仓操作",
+  query_history: "历史查询",
+  check_background_tasks: "任务状态",
+};
+
+/** The display name of a tool, or its name when it is not a known one. */
+export function toolDisplayName(name: string): string {
+  return Object.hasOwn(TOOL_DISPLAY_NAMES, name) ? TOOL_DISPLAY_NAMES[name] : name;
+}
+
+/** The error text of a failed call's stored result, as the live `tool_error` event carries
+ * it: the `error` field of `{"error": …, "code": …}`, or the content itself. */
+export function toolErrorText(content: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(content);
+  } catch {
+    return content;
+  }
+  if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && "error" in parsed) {
+    const error = (parsed as { error: unknown }).error;
+    return typeof error === "string" ? error : JSON.stringify(error);
+  }
+  return content;
+}
