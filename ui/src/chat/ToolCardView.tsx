@@ -1,6 +1,8 @@
 import { useContext, useEffect, useState } from "react";
 import { LanguageContext, useT } from "../i18n";
 import { MISSING, asDiagnosis, engineLabel, formatPct, formatPrice, type Diagnosis, type TargetLevel } from "./diagnosis";
+import PortfolioTable from "./PortfolioTable";
+import { asPortfolio } from "./portfolio";
 import type { ToolCard } from "./reducer";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
@@ -82,7 +84,8 @@ function approvalLabel(outcome: string, t: ReturnType<typeof useT>): string {
 export default function ToolCardView({ card }: { card: ToolCard }) {
   const t = useT();
   const [open, setOpen] = useState(false);
-  const diagnosis = card.status === "ok" ? asDiagnosis(card.result) : null;
+  const portfolio = card.status === "ok" && card.name === "portfolio" ? asPortfolio(card.result) : null;
+  const diagnosis = card.status === "ok" && !portfolio ? asDiagnosis(card.result) : null;
   const status =
     card.status === "running" || card.status === "pending" ? (
       <Spinner />
@@ -101,6 +104,7 @@ export default function ToolCardView({ card }: { card: ToolCard }) {
         {card.status === "error" && <span className="error tool-error">{card.error}</span>}
         {card.approval && <span className="badge">{approvalLabel(card.approval, t)}</span>}
       </button>
+      {portfolio && <PortfolioTable p={portfolio} />}
       {diagnosis && <DiagnosisCard d={diagnosis} />}
       {open && (
         <div className="tool-body">

@@ -164,6 +164,13 @@ const EN_LABELS: Record<string, string> = {
   加速突破: "Accelerating breakout",
   点火破局: "Ignition breakout",
   未入选: "Not selected",
+  // diagnosis_brief labels and per-holding errors of the portfolio tool
+  回避: "Avoid",
+  警戒观察: "Caution, watch only",
+  重点观察: "Priority watch",
+  触发观察: "Trigger watch",
+  观察: "Watch",
+  无行情数据: "No market data",
 };
 
 /** An engine label in the UI language (channel combinations like "潜伏通道+吸筹通道" part by part). */
