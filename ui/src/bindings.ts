@@ -228,7 +228,10 @@ export type ModelEntry = {
 	output_price_per_mtok: number | null,
 };
 
-/**  Model vendors. Several speak the OpenAI wire format; they differ in defaults and key. */
+/**
+ *  Model vendors. Several speak the OpenAI wire format; they differ in endpoint, default
+ *  model and key (those facts live with the providers, in `wyckoff-llm`).
+ */
 export type ProviderKind = "claude" | "openai" | "gemini" | "deepseek" | "qwen" | "kimi" | "ollama" | "openai_compatible";
 
 /**

@@ -31,63 +31,7 @@ pub enum Theme {
     Dark,
 }
 
-/// Model vendors. Several speak the OpenAI wire format; they differ in defaults and key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
-#[serde(rename_all = "snake_case")]
-pub enum ProviderKind {
-    Claude,
-    Openai,
-    Gemini,
-    Deepseek,
-    Qwen,
-    Kimi,
-    Ollama,
-    OpenaiCompatible,
-}
-
-impl ProviderKind {
-    pub const ALL: [ProviderKind; 8] = [
-        ProviderKind::Claude,
-        ProviderKind::Openai,
-        ProviderKind::Gemini,
-        ProviderKind::Deepseek,
-        ProviderKind::Qwen,
-        ProviderKind::Kimi,
-        ProviderKind::Ollama,
-        ProviderKind::OpenaiCompatible,
-    ];
-
-    /// The name used on the command line (`--provider`).
-    pub fn cli_name(self) -> &'static str {
-        match self {
-            ProviderKind::Claude => "claude",
-            ProviderKind::Openai => "openai",
-            ProviderKind::Gemini => "gemini",
-            ProviderKind::Deepseek => "deepseek",
-            ProviderKind::Qwen => "qwen",
-            ProviderKind::Kimi => "kimi",
-            ProviderKind::Ollama => "ollama",
-            ProviderKind::OpenaiCompatible => "openai-compatible",
-        }
-    }
-
-    pub fn from_cli_name(name: &str) -> Option<Self> {
-        let norm = name.trim().to_ascii_lowercase().replace('_', "-");
-        let alias = match norm.as_str() {
-            "anthropic" => "claude",
-            "google" => "gemini",
-            "moonshot" => "kimi",
-            "custom" => "openai-compatible",
-            other => other,
-        };
-        Self::ALL.into_iter().find(|k| k.cli_name() == alias)
-    }
-
-    /// Local servers need no key.
-    pub fn needs_key(self) -> bool {
-        !matches!(self, ProviderKind::Ollama)
-    }
-}
+pub use wyckoff_protocol::ProviderKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
@@ -652,21 +596,5 @@ mod tests {
         assert_eq!(load(&path).unwrap().0, Settings::default());
         std::fs::write(&path, "{not json").unwrap();
         assert!(matches!(load(&path), Err(SettingsError::Corrupt { .. })));
-    }
-
-    #[test]
-    fn provider_cli_names_round_trip() {
-        for k in ProviderKind::ALL {
-            assert_eq!(ProviderKind::from_cli_name(k.cli_name()), Some(k));
-        }
-        assert_eq!(
-            ProviderKind::from_cli_name("Anthropic"),
-            Some(ProviderKind::Claude)
-        );
-        assert_eq!(
-            ProviderKind::from_cli_name("openai_compatible"),
-            Some(ProviderKind::OpenaiCompatible)
-        );
-        assert_eq!(ProviderKind::from_cli_name("bard"), None);
     }
 }

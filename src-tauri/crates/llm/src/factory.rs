@@ -1,11 +1,9 @@
 //! Building a provider from configuration.
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
 use wyckoff_protocol::ErrorKind;
 
 use crate::claude::{ClaudeConfig, ClaudeProvider};
@@ -16,49 +14,22 @@ use crate::openai::{OpenAiConfig, OpenAiProvider};
 use crate::timeout::DEFAULT_IDLE_TIMEOUT;
 use crate::{LlmError, Provider};
 
-/// The model families and vendors the app knows by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProviderKind {
-    Claude,
-    Openai,
-    Gemini,
-    Deepseek,
-    Qwen,
-    Kimi,
-    Ollama,
-    #[serde(alias = "openai-compatible")]
-    OpenaiCompatible,
+pub use wyckoff_protocol::ProviderKind;
+
+/// What the provider layer knows about each vendor: endpoint, default model, key.
+pub trait VendorDefaults {
+    /// The vendor's public endpoint; `None` when the user must give one.
+    fn default_base_url(self) -> Option<&'static str>;
+    /// A sensible model when the user did not pick one.
+    fn default_model(self) -> &'static str;
+    /// Whether the vendor needs an API key (local servers never do).
+    fn needs_key(self) -> bool;
+    /// The environment variable a headless run reads the key from.
+    fn key_env_var(self) -> Option<&'static str>;
 }
 
-impl ProviderKind {
-    pub const ALL: [ProviderKind; 8] = [
-        ProviderKind::Claude,
-        ProviderKind::Openai,
-        ProviderKind::Gemini,
-        ProviderKind::Deepseek,
-        ProviderKind::Qwen,
-        ProviderKind::Kimi,
-        ProviderKind::Ollama,
-        ProviderKind::OpenaiCompatible,
-    ];
-
-    /// The name used by the CLI, in messages and in the status bar.
-    pub fn cli_name(self) -> &'static str {
-        match self {
-            ProviderKind::Claude => "claude",
-            ProviderKind::Openai => "openai",
-            ProviderKind::Gemini => "gemini",
-            ProviderKind::Deepseek => "deepseek",
-            ProviderKind::Qwen => "qwen",
-            ProviderKind::Kimi => "kimi",
-            ProviderKind::Ollama => "ollama",
-            ProviderKind::OpenaiCompatible => "openai-compatible",
-        }
-    }
-
-    /// The vendor's public endpoint; `None` when the user must give one.
-    pub fn default_base_url(self) -> Option<&'static str> {
+impl VendorDefaults for ProviderKind {
+    fn default_base_url(self) -> Option<&'static str> {
         match self {
             ProviderKind::Claude => Some("https://api.anthropic.com"),
             ProviderKind::Openai => Some("https://api.openai.com/v1"),
@@ -71,8 +42,7 @@ impl ProviderKind {
         }
     }
 
-    /// A sensible model when the user did not pick one.
-    pub fn default_model(self) -> &'static str {
+    fn default_model(self) -> &'static str {
         match self {
             ProviderKind::Claude => "claude-sonnet-4-5",
             ProviderKind::Openai => "gpt-4o",
@@ -85,13 +55,11 @@ impl ProviderKind {
         }
     }
 
-    /// Whether the vendor needs an API key (local servers never do).
-    pub fn needs_key(self) -> bool {
+    fn needs_key(self) -> bool {
         !matches!(self, ProviderKind::Ollama | ProviderKind::OpenaiCompatible)
     }
 
-    /// The environment variable a headless run reads the key from.
-    pub fn key_env_var(self) -> Option<&'static str> {
+    fn key_env_var(self) -> Option<&'static str> {
         match self {
             ProviderKind::Claude => Some("ANTHROPIC_API_KEY"),
             ProviderKind::Openai => Some("OPENAI_API_KEY"),
@@ -102,38 +70,6 @@ impl ProviderKind {
             ProviderKind::Ollama => None,
             ProviderKind::OpenaiCompatible => Some("OPENAI_API_KEY"),
         }
-    }
-}
-
-impl fmt::Display for ProviderKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.cli_name())
-    }
-}
-
-impl FromStr for ProviderKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let norm = s.trim().to_ascii_lowercase().replace('-', "_");
-        let kind = match norm.as_str() {
-            "claude" | "anthropic" => ProviderKind::Claude,
-            "openai" | "gpt" => ProviderKind::Openai,
-            "gemini" | "google" => ProviderKind::Gemini,
-            "deepseek" => ProviderKind::Deepseek,
-            "qwen" | "dashscope" => ProviderKind::Qwen,
-            "kimi" | "moonshot" => ProviderKind::Kimi,
-            "ollama" => ProviderKind::Ollama,
-            "openai_compatible" | "custom" => ProviderKind::OpenaiCompatible,
-            _ => {
-                let names: Vec<&str> = ProviderKind::ALL.iter().map(|k| k.cli_name()).collect();
-                return Err(format!(
-                    "unknown provider '{s}'; expected one of: {}",
-                    names.join(", ")
-                ));
-            }
-        };
-        Ok(kind)
     }
 }
 
@@ -309,28 +245,6 @@ pub fn build(spec: &ProviderSpec, http: &HttpClient) -> Result<Arc<dyn Provider>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_parse_both_ways() {
-        for k in ProviderKind::ALL {
-            assert_eq!(k.cli_name().parse::<ProviderKind>().unwrap(), k);
-            assert_eq!(k.to_string(), k.cli_name());
-        }
-        assert_eq!(
-            "openai_compatible".parse::<ProviderKind>().unwrap(),
-            ProviderKind::OpenaiCompatible
-        );
-        let from_json: ProviderKind = serde_json::from_str("\"openai-compatible\"").unwrap();
-        assert_eq!(from_json, ProviderKind::OpenaiCompatible);
-        let from_json: ProviderKind = serde_json::from_str("\"openai_compatible\"").unwrap();
-        assert_eq!(from_json, ProviderKind::OpenaiCompatible);
-        assert!(
-            "nope"
-                .parse::<ProviderKind>()
-                .unwrap_err()
-                .contains("openai-compatible")
-        );
-    }
 
     #[test]
     fn missing_key_is_an_authentication_error_unless_local() {

@@ -65,7 +65,7 @@ pub use chunk::{Completion, FinishReason, StreamChunk};
 pub use claude::{ClaudeConfig, ClaudeProvider};
 pub use context::{UNKNOWN_MODEL_CONTEXT_WINDOW, context_window, infer_context_window};
 pub use error::LlmError;
-pub use factory::{ProviderKind, ProviderSpec, build};
+pub use factory::{ProviderKind, ProviderSpec, VendorDefaults, build};
 pub use fallback::{FallbackPolicy, FallbackProvider};
 pub use gemini::{GeminiConfig, GeminiProvider};
 pub use http::{HttpClient, HttpSettings, is_local_url};

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use wyckoff_config::Secrets;
 use wyckoff_config::secrets::{SecretId, Vendor};
-use wyckoff_config::settings::{ModelEntry, ProviderKind as ConfigKind, Settings};
+use wyckoff_config::settings::{ModelEntry, Settings};
 use wyckoff_llm::{
     FallbackPolicy, FallbackProvider, HttpClient, Provider, ProviderKind, ProviderSpec,
-    RoutingProvider, build, is_local_url,
+    RoutingProvider, VendorDefaults, build, is_local_url,
 };
 
 use crate::SessionError;
@@ -73,21 +73,6 @@ pub fn parse_provider(name: &str) -> Result<ProviderKind, SessionError> {
         })
 }
 
-fn llm_kind(kind: ConfigKind) -> Result<ProviderKind, SessionError> {
-    parse_provider(kind.cli_name())
-}
-
-fn config_kind(kind: ProviderKind) -> Result<ConfigKind, SessionError> {
-    ConfigKind::from_cli_name(kind.cli_name()).ok_or_else(|| SessionError::UnknownProvider {
-        given: kind.cli_name().to_owned(),
-        expected: ConfigKind::ALL
-            .iter()
-            .map(|k| k.cli_name())
-            .collect::<Vec<_>>()
-            .join(", "),
-    })
-}
-
 /// One provider to build: kind, model, endpoint and the secret it uses.
 #[derive(Debug, Clone)]
 struct Choice {
@@ -102,7 +87,7 @@ struct Choice {
 impl Choice {
     fn from_entry(entry: &ModelEntry) -> Result<Choice, SessionError> {
         Ok(Choice {
-            kind: llm_kind(entry.provider)?,
+            kind: entry.provider,
             model: Some(entry.model.clone()).filter(|m| !m.trim().is_empty()),
             base_url: entry.base_url.clone().filter(|u| !u.trim().is_empty()),
             context_window: entry.context_window.and_then(|w| u32::try_from(w).ok()),
@@ -119,9 +104,9 @@ impl Choice {
 
 /// The secrets to try for a choice, in order, and the env var to name when none is set.
 fn key_ids(choice: &Choice) -> Result<(Vec<SecretId>, String), SessionError> {
-    let kind = config_kind(choice.kind)?;
+    let kind = choice.kind;
     let mut ids = Vec::new();
-    if kind == ConfigKind::OpenaiCompatible {
+    if kind == ProviderKind::OpenaiCompatible {
         let id = choice
             .entry_id
             .clone()
@@ -220,7 +205,7 @@ pub fn resolve(
     if let Some(name) = overrides.provider.as_deref() {
         let kind = parse_provider(name)?;
         // A settings entry of the same vendor supplies defaults (model, endpoint, key id).
-        let ck = config_kind(kind)?;
+        let ck = kind;
         let configured = settings
             .main_model
             .as_deref()
@@ -334,7 +319,7 @@ mod tests {
         )
     }
 
-    fn entry(id: &str, provider: ConfigKind, model: &str) -> ModelEntry {
+    fn entry(id: &str, provider: ProviderKind, model: &str) -> ModelEntry {
         ModelEntry {
             id: id.into(),
             provider,
@@ -432,9 +417,9 @@ mod tests {
 
         let s = Settings {
             models: vec![
-                entry("ds", ConfigKind::Deepseek, "deepseek-chat"),
-                entry("local", ConfigKind::Ollama, "qwen3"),
-                entry("kimi", ConfigKind::Kimi, ""),
+                entry("ds", ProviderKind::Deepseek, "deepseek-chat"),
+                entry("local", ProviderKind::Ollama, "qwen3"),
+                entry("kimi", ProviderKind::Kimi, ""),
             ],
             main_model: Some("ds".into()),
             light_model: Some("local".into()),
