@@ -1,5 +1,6 @@
 import { Channel } from "@tauri-apps/api/core";
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
+import { useStickToBottom } from "./stickToBottom";
 import {
   commands,
   type ApprovalDecision,
@@ -138,6 +139,7 @@ export default function ChatPage({
   const [renaming, setRenaming] = useState<string | null>(null);
   const [exported, setExported] = useState<string | null>(null);
   const composer = useRef<HTMLTextAreaElement>(null);
+  const transcript = useRef<HTMLDivElement>(null);
   const keySeq = useRef(0);
 
   const running = live.some((l) => !l.view.terminal);
@@ -306,6 +308,8 @@ export default function ChatPage({
   };
 
   const items = history ? historyItems(history.messages) : [];
+  // Follows streamed text and new turns; a reopened conversation opens at its end.
+  useStickToBottom(transcript, history, live);
 
   return (
     <>
@@ -368,7 +372,7 @@ export default function ChatPage({
               {exported && <span className="hint" id="chat-exported">{exported}</span>}
             </div>
           )}
-          <div className="transcript" id="transcript">
+          <div className="transcript" id="transcript" ref={transcript}>
             {!hasModel && live.length === 0 && (
               <div className="card notice" id="chat-no-model">
                 <p>{t("homeNoModel")}</p>
