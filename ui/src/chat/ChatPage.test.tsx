@@ -2,6 +2,7 @@ import { describe, expect, it, vi, beforeEach } from "vitest";
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { RuntimeEvent } from "../bindings";
 import approvalDeny from "./fixtures/approval_deny.json";
+import failed from "./fixtures/failed.json";
 import memoryRecall from "./fixtures/memory_recall.json";
 import toolTurn from "./fixtures/tool_turn.json";
 
@@ -84,6 +85,16 @@ describe("ChatPage", () => {
     expect(document.getElementById("chat-send")).toBeTruthy();
     // No recall event: no disclosure.
     expect(document.querySelector(".recall-disclosure")).toBeNull();
+  });
+
+  it("a failed turn names the failure in words, with the backend's message", async () => {
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    await sendMessage("大盘怎么样");
+    await feed(failed as unknown[]);
+    const end = document.querySelector(".error.turn-end")?.textContent ?? "";
+    expect(end).toContain("请求过于频繁");
+    expect(end).toContain("429 Too Many Requests");
+    expect(end).not.toContain("rate_limit");
   });
 
   it("shows tool cards and the stop button cancels", async () => {

@@ -1,6 +1,5 @@
 import { Channel } from "@tauri-apps/api/core";
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
-import { useStickToBottom } from "./stickToBottom";
 import {
   commands,
   type ApprovalDecision,
@@ -11,7 +10,7 @@ import {
   type SearchHit,
   type Usage,
 } from "../bindings";
-import { chatErrorText } from "../format";
+import { chatErrorText, errorKindLabel } from "../format";
 import { useT } from "../i18n";
 import ApprovalDialog from "./ApprovalDialog";
 import Markdown, { type RenderFn } from "./Markdown";
@@ -20,6 +19,7 @@ import StatusBar from "./StatusBar";
 import ToolCardView from "./ToolCardView";
 import { conversationCost, turnCost, type PricingSettings } from "./cost";
 import { historyItems } from "./history";
+import { useStickToBottom } from "./stickToBottom";
 import { addUsage, emptyUsage, initialTurn, itemText, reduceTurn, thinkingSummary, type TurnView } from "./reducer";
 
 const renderMd: RenderFn = (text) => commands.renderMarkdown(text);
@@ -79,7 +79,7 @@ function TurnBlock({ turn }: { turn: LiveTurn }) {
       {v.terminal?.kind === "cancelled" && <div className="hint turn-end">{t("chatCancelled")}</div>}
       {v.terminal?.kind === "failed" && (
         <div className="error turn-end">
-          ✗ {v.terminal.errorKind}: {v.terminal.message}
+          ✗ {errorKindLabel(v.terminal.errorKind, t)}: {v.terminal.message}
         </div>
       )}
     </div>
