@@ -123,12 +123,13 @@ impl TryFrom<MemoryRow> for Memory {
     }
 }
 
-fn split_codes(s: &str) -> Vec<String> {
-    s.split(',')
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .map(str::to_string)
-        .collect()
+/// The codes of a `codes` column value (comma-separated): trimmed, empty parts skipped.
+pub(crate) fn code_parts(s: &str) -> impl Iterator<Item = &str> {
+    s.split(',').map(str::trim).filter(|c| !c.is_empty())
+}
+
+pub(crate) fn split_codes(s: &str) -> Vec<String> {
+    code_parts(s).map(str::to_string).collect()
 }
 
 /// Validates explicit codes and merges them with the codes written in the content.

@@ -79,17 +79,67 @@ fn bigrams(chars: &[char]) -> impl Iterator<Item = String> + '_ {
     chars.windows(2).map(|w| w.iter().collect())
 }
 
+/// Calls `f` with each index token of `text`, in order, without allocating one string per
+/// token (recall checks the tokens of every candidate on every turn). Same runs as
+/// [`runs`]: a CJK run yields its bigrams (a lone character as itself), a word or digit
+/// run yields itself (folded and lower-cased).
+pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) {
+    // kind of the current run: 0 none, 1 CJK, 2 digits, 3 word (as in `runs`)
+    let mut kind = 0u8;
+    let mut run_chars = 0usize;
+    let mut prev = '\0';
+    let mut word = String::new();
+    let mut pair = [0u8; 8];
+    fn flush(kind: u8, run_chars: usize, prev: char, word: &mut String, f: &mut impl FnMut(&str)) {
+        match kind {
+            1 if run_chars == 1 => f(prev.encode_utf8(&mut [0u8; 4])),
+            2 | 3 => f(word),
+            _ => {}
+        }
+        word.clear();
+    }
+    for raw in text.chars() {
+        let c = fold_width(raw);
+        let k = if is_cjk(c) {
+            1
+        } else if c.is_ascii_digit() {
+            2
+        } else if c.is_alphanumeric() {
+            3
+        } else {
+            0
+        };
+        if k != kind {
+            flush(kind, run_chars, prev, &mut word, &mut f);
+            kind = k;
+            run_chars = 0;
+        }
+        match k {
+            1 => {
+                if run_chars > 0 {
+                    let a = prev.len_utf8();
+                    prev.encode_utf8(&mut pair[..a]);
+                    let b = c.encode_utf8(&mut pair[a..]).len();
+                    if let Ok(bigram) = std::str::from_utf8(&pair[..a + b]) {
+                        f(bigram);
+                    }
+                }
+                prev = c;
+            }
+            2 => word.push(c),
+            3 => word.extend(c.to_lowercase()),
+            _ => {}
+        }
+        run_chars += 1;
+    }
+    flush(kind, run_chars, prev, &mut word, &mut f);
+}
+
 /// Index tokens of `text`: CJK bigrams (lone CJK characters as themselves), ASCII words
 /// and digit runs, in order of appearance (repeats kept so bm25 sees term frequency).
 pub fn index_tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for run in runs(text) {
-        match run {
-            Run::Cjk(chars) if chars.len() == 1 => out.push(chars[0].to_string()),
-            Run::Cjk(chars) => out.extend(bigrams(&chars)),
-            Run::Word(w) | Run::Digits(w) => out.push(w),
-        }
-    }
+    for_each_index_token(text, |t| out.push(t.to_string()));
     out
 }
 
@@ -202,11 +252,13 @@ pub fn fts_expression(terms: &[String], joiner: &str) -> Option<String> {
     if terms.is_empty() {
         return None;
     }
-    let quoted: Vec<String> = terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-        .collect();
+    let quoted: Vec<String> = terms.iter().map(|t| fts_phrase(t)).collect();
     Some(quoted.join(joiner))
+}
+
+/// One term as an FTS5 phrase (quoted, see [`fts_expression`]).
+pub fn fts_phrase(term: &str) -> String {
+    format!("\"{}\"", term.replace('"', "\"\""))
 }
 
 #[cfg(test)]
@@ -231,6 +283,32 @@ mod tests {
         ];
         for (text, want) in cases {
             assert_eq!(index_tokens(text), s(want), "text: {text}");
+        }
+    }
+
+    #[test]
+    fn index_tokens_follow_the_runs() {
+        // the allocation-free visitor must split exactly like `runs`
+        let texts = [
+            "贵州茅台600519出现Spring信号，Wyckoff阶段C",
+            "买 茅台 a 卖",
+            "ＡＢＣ６００５１９ＸＹ中",
+            "Ǆemo ÉTÉ straße İstanbul 中 文",
+            "x1y2 3z 中9国 a",
+            "𠀀𠀁 𠀂",
+            "",
+            "，。！",
+        ];
+        for text in texts {
+            let mut want = Vec::new();
+            for run in runs(text) {
+                match run {
+                    Run::Cjk(chars) if chars.len() == 1 => want.push(chars[0].to_string()),
+                    Run::Cjk(chars) => want.extend(bigrams(&chars)),
+                    Run::Word(w) | Run::Digits(w) => want.push(w),
+                }
+            }
+            assert_eq!(index_tokens(text), want, "text: {text}");
         }
     }
 
