@@ -3,7 +3,7 @@
 //! and `wyckoff-agent`; this file only keeps handles.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
@@ -15,16 +15,44 @@ use wyckoff_config::{DataHome, Secrets, Settings};
 use wyckoff_protocol::RuntimeEvent;
 use wyckoff_session::{ModelOverrides, Services, Session, SessionError, SessionOptions};
 
-/// Sends each runtime event over the turn's IPC channel.
-pub struct ChannelSink(pub Channel<RuntimeEvent>);
+/// Sends each runtime event over the turn's IPC channel; calls `on_terminal` once the
+/// turn's terminal event is out, so the conversation accepts the user's next message at
+/// once (its turn then waits for this one's storage on the session lock).
+pub struct ChannelSink {
+    channel: Channel<RuntimeEvent>,
+    on_terminal: Box<dyn Fn() + Send + Sync>,
+}
+
+impl ChannelSink {
+    pub fn new(
+        channel: Channel<RuntimeEvent>,
+        on_terminal: impl Fn() + Send + Sync + 'static,
+    ) -> Self {
+        ChannelSink {
+            channel,
+            on_terminal: Box::new(on_terminal),
+        }
+    }
+}
 
 impl EventSink for ChannelSink {
     fn emit(&self, event: RuntimeEvent) {
+        let terminal = event.is_terminal();
         // A closed window means nobody listens; the turn still runs and is stored.
-        if let Err(e) = self.0.send(event) {
+        if let Err(e) = self.channel.send(event) {
             tracing::debug!("turn channel closed: {e}");
         }
+        if terminal {
+            (self.on_terminal)();
+        }
     }
+}
+
+/// A running turn: its cancel token and a number that tells it from the next turn of the
+/// same conversation.
+struct RunningTurn {
+    turn: u64,
+    cancel: CancellationToken,
 }
 
 pub struct OpenSession {
@@ -37,7 +65,8 @@ pub struct ChatState {
     /// Services built from these settings; rebuilt when the settings change.
     services: Mutex<Option<(Settings, Arc<Services>)>>,
     sessions: StdMutex<HashMap<String, Arc<OpenSession>>>,
-    running: StdMutex<HashMap<String, CancellationToken>>,
+    running: StdMutex<HashMap<String, RunningTurn>>,
+    next_turn: AtomicU64,
     approvals: Arc<PendingApprovals>,
     recovered: Mutex<bool>,
     /// The app asked to exit once (memories are being extracted).
@@ -146,25 +175,34 @@ impl ChatState {
         }
     }
 
-    /// Registers a running turn; false when one is already running in that conversation.
-    pub fn begin(&self, id: &str, token: CancellationToken) -> bool {
-        match self.running.lock() {
-            Ok(mut running) if !running.contains_key(id) => {
-                running.insert(id.to_owned(), token);
-                true
-            }
-            _ => false,
+    /// Registers a running turn and returns its number; `None` when one is already
+    /// running in that conversation.
+    pub fn begin(&self, id: &str, cancel: CancellationToken) -> Option<u64> {
+        let mut running = self.running.lock().ok()?;
+        if running.contains_key(id) {
+            return None;
         }
+        let turn = self.next_turn.fetch_add(1, Ordering::Relaxed);
+        running.insert(id.to_owned(), RunningTurn { turn, cancel });
+        Some(turn)
     }
 
-    pub fn finish(&self, id: &str) {
-        if let Ok(mut running) = self.running.lock() {
+    /// The turn is over (a later turn of the conversation is left alone).
+    pub fn finish(&self, id: &str, turn: u64) {
+        if let Ok(mut running) = self.running.lock()
+            && running.get(id).is_some_and(|r| r.turn == turn)
+        {
             running.remove(id);
         }
     }
 
     pub fn cancel(&self, id: &str) -> bool {
-        match self.running.lock().ok().and_then(|r| r.get(id).cloned()) {
+        match self
+            .running
+            .lock()
+            .ok()
+            .and_then(|r| r.get(id).map(|t| t.cancel.clone()))
+        {
             Some(token) => {
                 token.cancel();
                 true
@@ -205,14 +243,20 @@ mod tests {
     fn one_turn_per_conversation_and_cancel_reaches_it() {
         let state = ChatState::default();
         let token = CancellationToken::new();
-        assert!(state.begin("c1", token.clone()));
-        assert!(!state.begin("c1", CancellationToken::new()));
+        let first = state.begin("c1", token.clone()).unwrap();
+        assert!(state.begin("c1", CancellationToken::new()).is_none());
         assert!(state.is_running("c1"));
         assert!(state.cancel("c1"));
         assert!(token.is_cancelled());
-        state.finish("c1");
+        state.finish("c1", first);
         assert!(!state.is_running("c1"));
         assert!(!state.cancel("c1"));
-        assert!(state.begin("c1", CancellationToken::new()));
+        let second = state.begin("c1", CancellationToken::new()).unwrap();
+        // The first turn finishing late (after its terminal event freed the
+        // conversation) does not end the second.
+        state.finish("c1", first);
+        assert!(state.is_running("c1"));
+        state.finish("c1", second);
+        assert!(!state.is_running("c1"));
     }
 }

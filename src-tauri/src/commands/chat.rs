@@ -89,12 +89,16 @@ pub async fn start_turn(
     let services = services(&state, &chat).await?;
     let (id, open) = chat.session(&services, conversation_id.as_deref()).await?;
     let token = CancellationToken::new();
-    if !chat.begin(&id, token.clone()) {
+    let Some(turn) = chat.begin(&id, token.clone()) else {
         return Err(ChatError::Busy);
-    }
+    };
     let turn_id = id.clone();
+    let finish = {
+        let (app, id) = (app.clone(), id.clone());
+        move || app.state::<ChatState>().finish(&id, turn)
+    };
     tauri::async_runtime::spawn(async move {
-        let sink = Arc::new(ChannelSink(on_event.clone()));
+        let sink = Arc::new(ChannelSink::new(on_event.clone(), finish));
         let result = open.session.lock().await.run_turn(&text, sink, token).await;
         match result {
             Ok(report) => {
@@ -110,7 +114,7 @@ pub async fn start_turn(
                 });
             }
         }
-        app.state::<ChatState>().finish(&turn_id);
+        app.state::<ChatState>().finish(&turn_id, turn);
     });
     Ok(TurnStarted {
         conversation_id: id,
