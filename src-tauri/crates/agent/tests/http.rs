@@ -14,14 +14,14 @@ use wyckoff_agent::{
     CollectingSink, HeadlessApprover, Runtime, RuntimeConfig, SystemClock, ToolRegistry, ToolSpec,
     TurnOutcome,
 };
-use wyckoff_llm::{HttpClient, HttpSettings, OpenAiConfig, OpenAiProvider};
+use wyckoff_llm::{HttpClient, HttpSettings, OpenAiProvider, ProviderConfig};
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 use wyckoff_protocol::{Message, RuntimeEvent};
 
 fn provider(server: &MockServer, idle: Duration) -> Arc<OpenAiProvider> {
     let http = HttpClient::new(&HttpSettings::default()).unwrap();
     Arc::new(OpenAiProvider::new(
-        OpenAiConfig {
+        ProviderConfig {
             name: "openai".into(),
             model: "gpt-4o".into(),
             base_url: format!("{}/v1", server.url()),

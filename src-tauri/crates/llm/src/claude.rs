@@ -1,7 +1,6 @@
 //! Anthropic Messages API, streamed.
 
 use std::collections::{HashMap, VecDeque};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -10,49 +9,25 @@ use wyckoff_protocol::{Message, ToolCall, ToolSchema, Usage};
 
 use crate::args::parse_args;
 use crate::classify;
-use crate::http::{HttpClient, error_from_response};
+use crate::http::{HttpClient, SseCall};
 use crate::sse::SseEvent;
-use crate::stream::{Decoder, sse_stream};
-use crate::timeout::with_idle_timeout;
-use crate::{ChatRequest, ChunkStream, FinishReason, LlmError, Provider, StreamChunk};
+use crate::stream::Decoder;
+use crate::{
+    ChatRequest, ChunkStream, FinishReason, LlmError, Provider, ProviderConfig, StreamChunk,
+};
 
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Claude requires `max_tokens`; used when the request leaves it open.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 
-#[derive(Clone)]
-pub struct ClaudeConfig {
-    pub name: String,
-    pub model: String,
-    /// Without the version path, e.g. `https://api.anthropic.com`.
-    pub base_url: String,
-    pub api_key: Option<String>,
-    pub context_window: u32,
-    pub idle_timeout: Duration,
-}
-
-// Hand-written so the key never reaches debug output or logs.
-impl std::fmt::Debug for ClaudeConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClaudeConfig")
-            .field("name", &self.name)
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
-            .field("context_window", &self.context_window)
-            .field("idle_timeout", &self.idle_timeout)
-            .finish()
-    }
-}
-
 pub struct ClaudeProvider {
-    cfg: ClaudeConfig,
+    cfg: ProviderConfig,
     http: HttpClient,
     url: String,
 }
 
 impl ClaudeProvider {
-    pub fn new(cfg: ClaudeConfig, http: HttpClient) -> Self {
+    pub fn new(cfg: ProviderConfig, http: HttpClient) -> Self {
         let base = cfg.base_url.trim_end_matches('/');
         let base = base.strip_suffix("/v1").unwrap_or(base);
         let url = format!("{base}/v1/messages");
@@ -60,7 +35,7 @@ impl ClaudeProvider {
     }
 
     fn secret(&self) -> Option<&str> {
-        self.cfg.api_key.as_deref().filter(|k| !k.is_empty())
+        self.cfg.secret()
     }
 
     pub fn request_body(&self, req: &ChatRequest) -> Value {
@@ -209,34 +184,18 @@ impl Provider for ClaudeProvider {
         }
         let body = self.request_body(req);
         tracing::debug!(provider = %self.cfg.name, model = %self.cfg.model, url = %self.url, "model request");
-        let resp = self
-            .http
-            .post_stream(
-                &self.url,
-                &headers,
-                &body,
-                self.cfg.idle_timeout,
-                &self.cfg.name,
-                self.secret(),
-            )
-            .await?;
-        if !resp.status().is_success() {
-            let (err, _) =
-                error_from_response(resp, self.cfg.idle_timeout, &self.cfg.name, self.secret())
-                    .await;
-            return Err(err);
-        }
-        let inner = sse_stream(
-            Box::pin(resp.bytes_stream()),
-            ClaudeDecoder::new(&self.cfg.name, self.secret()),
-            self.cfg.name.clone(),
-            self.secret().map(str::to_string),
-        );
-        Ok(with_idle_timeout(
-            inner,
-            self.cfg.idle_timeout,
-            self.cfg.name.clone(),
-        ))
+        let call = SseCall {
+            url: &self.url,
+            headers: &headers,
+            provider: &self.cfg.name,
+            secret: self.secret(),
+            idle_timeout: self.cfg.idle_timeout,
+        };
+        let decoder = ClaudeDecoder::new(&self.cfg.name, self.secret());
+        self.http
+            .open_sse(&call, &body, decoder)
+            .await?
+            .into_result()
     }
 }
 

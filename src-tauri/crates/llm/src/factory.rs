@@ -6,13 +6,13 @@ use std::time::Duration;
 use std::fmt;
 use wyckoff_protocol::ErrorKind;
 
-use crate::claude::{ClaudeConfig, ClaudeProvider};
+use crate::claude::ClaudeProvider;
 use crate::context::context_window;
-use crate::gemini::{GeminiConfig, GeminiProvider};
+use crate::gemini::GeminiProvider;
 use crate::http::{HttpClient, is_local_url};
-use crate::openai::{OpenAiConfig, OpenAiProvider};
+use crate::openai::OpenAiProvider;
 use crate::timeout::DEFAULT_IDLE_TIMEOUT;
-use crate::{LlmError, Provider};
+use crate::{LlmError, Provider, ProviderConfig};
 
 pub use wyckoff_protocol::ProviderKind;
 
@@ -206,7 +206,7 @@ pub fn build(spec: &ProviderSpec, http: &HttpClient) -> Result<Arc<dyn Provider>
     let window = context_window(&model, spec.context_window);
     let provider: Arc<dyn Provider> = match kind {
         ProviderKind::Claude => Arc::new(ClaudeProvider::new(
-            ClaudeConfig {
+            ProviderConfig {
                 name,
                 model,
                 base_url,
@@ -217,7 +217,7 @@ pub fn build(spec: &ProviderSpec, http: &HttpClient) -> Result<Arc<dyn Provider>
             http.clone(),
         )),
         ProviderKind::Gemini => Arc::new(GeminiProvider::new(
-            GeminiConfig {
+            ProviderConfig {
                 name,
                 model,
                 base_url,
@@ -228,7 +228,7 @@ pub fn build(spec: &ProviderSpec, http: &HttpClient) -> Result<Arc<dyn Provider>
             http.clone(),
         )),
         _ => Arc::new(OpenAiProvider::new(
-            OpenAiConfig {
+            ProviderConfig {
                 name,
                 model,
                 base_url,

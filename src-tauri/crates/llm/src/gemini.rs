@@ -1,7 +1,6 @@
 //! Google Gemini `streamGenerateContent?alt=sse`.
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -10,46 +9,22 @@ use wyckoff_protocol::{Message, ToolCall, ToolSchema, Usage};
 
 use crate::args::null_default;
 use crate::classify;
-use crate::http::{HttpClient, error_from_response};
+use crate::http::{HttpClient, SseCall};
 use crate::sse::SseEvent;
-use crate::stream::{Decoder, sse_stream};
+use crate::stream::Decoder;
 use crate::tagged::short_id;
-use crate::timeout::with_idle_timeout;
-use crate::{ChatRequest, ChunkStream, FinishReason, LlmError, Provider, StreamChunk};
-
-#[derive(Clone)]
-pub struct GeminiConfig {
-    pub name: String,
-    pub model: String,
-    /// Without the version path, e.g. `https://generativelanguage.googleapis.com`.
-    pub base_url: String,
-    pub api_key: Option<String>,
-    pub context_window: u32,
-    pub idle_timeout: Duration,
-}
-
-// Hand-written so the key never reaches debug output or logs.
-impl std::fmt::Debug for GeminiConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GeminiConfig")
-            .field("name", &self.name)
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
-            .field("context_window", &self.context_window)
-            .field("idle_timeout", &self.idle_timeout)
-            .finish()
-    }
-}
+use crate::{
+    ChatRequest, ChunkStream, FinishReason, LlmError, Provider, ProviderConfig, StreamChunk,
+};
 
 pub struct GeminiProvider {
-    cfg: GeminiConfig,
+    cfg: ProviderConfig,
     http: HttpClient,
     url: String,
 }
 
 impl GeminiProvider {
-    pub fn new(cfg: GeminiConfig, http: HttpClient) -> Self {
+    pub fn new(cfg: ProviderConfig, http: HttpClient) -> Self {
         let base = cfg.base_url.trim_end_matches('/');
         let base = base.strip_suffix("/v1beta").unwrap_or(base);
         let model = cfg.model.strip_prefix("models/").unwrap_or(&cfg.model);
@@ -58,7 +33,7 @@ impl GeminiProvider {
     }
 
     fn secret(&self) -> Option<&str> {
-        self.cfg.api_key.as_deref().filter(|k| !k.is_empty())
+        self.cfg.secret()
     }
 
     pub fn request_body(&self, req: &ChatRequest) -> Value {
@@ -216,34 +191,18 @@ impl Provider for GeminiProvider {
         }
         let body = self.request_body(req);
         tracing::debug!(provider = %self.cfg.name, model = %self.cfg.model, url = %self.url, "model request");
-        let resp = self
-            .http
-            .post_stream(
-                &self.url,
-                &headers,
-                &body,
-                self.cfg.idle_timeout,
-                &self.cfg.name,
-                self.secret(),
-            )
-            .await?;
-        if !resp.status().is_success() {
-            let (err, _) =
-                error_from_response(resp, self.cfg.idle_timeout, &self.cfg.name, self.secret())
-                    .await;
-            return Err(err);
-        }
-        let inner = sse_stream(
-            Box::pin(resp.bytes_stream()),
-            GeminiDecoder::new(&self.cfg.name, self.secret()),
-            self.cfg.name.clone(),
-            self.secret().map(str::to_string),
-        );
-        Ok(with_idle_timeout(
-            inner,
-            self.cfg.idle_timeout,
-            self.cfg.name.clone(),
-        ))
+        let call = SseCall {
+            url: &self.url,
+            headers: &headers,
+            provider: &self.cfg.name,
+            secret: self.secret(),
+            idle_timeout: self.cfg.idle_timeout,
+        };
+        let decoder = GeminiDecoder::new(&self.cfg.name, self.secret());
+        self.http
+            .open_sse(&call, &body, decoder)
+            .await?
+            .into_result()
     }
 }
 

@@ -9,7 +9,9 @@ use reqwest::header::{ACCEPT, ACCEPT_ENCODING, CONTENT_TYPE, HeaderMap, HeaderNa
 use serde_json::Value;
 use wyckoff_protocol::ErrorKind;
 
-use crate::{LlmError, classify};
+use crate::stream::{Decoder, sse_stream};
+use crate::timeout::with_idle_timeout;
+use crate::{ChunkStream, LlmError, classify};
 
 /// Hosts that never go through a proxy, whatever the settings say.
 const ALWAYS_DIRECT: &str = "localhost,127.0.0.1,::1";
@@ -180,8 +182,85 @@ impl HttpClient {
     }
 }
 
+/// One streamed model call as every provider makes it: where, with which headers, and
+/// what to name (and mask) in errors.
+pub(crate) struct SseCall<'a> {
+    pub url: &'a str,
+    pub headers: &'a [(&'static str, String)],
+    pub provider: &'a str,
+    pub secret: Option<&'a str>,
+    /// Allowed between two chunks, and for the response head.
+    pub idle_timeout: Duration,
+}
+
+/// What a streamed call opened.
+pub(crate) enum Opened {
+    /// A 2xx answer, decoded as SSE, with the idle timeout between chunks.
+    Stream(ChunkStream),
+    /// An error answer, classified; the status and body are kept for callers that
+    /// retry differently (OpenAI-compatible degradation).
+    Rejected {
+        error: LlmError,
+        status: u16,
+        body: String,
+    },
+}
+
+impl Opened {
+    /// The stream, or the classified error.
+    pub(crate) fn into_result(self) -> Result<ChunkStream, LlmError> {
+        match self {
+            Opened::Stream(s) => Ok(s),
+            Opened::Rejected { error, .. } => Err(error),
+        }
+    }
+}
+
+impl HttpClient {
+    /// POSTs `body` and opens the answer with `decoder`. Transport failures (refused,
+    /// no response head in time) are errors; HTTP error answers are [`Opened::Rejected`].
+    pub(crate) async fn open_sse<D: Decoder>(
+        &self,
+        call: &SseCall<'_>,
+        body: &Value,
+        decoder: D,
+    ) -> Result<Opened, LlmError> {
+        let resp = self
+            .post_stream(
+                call.url,
+                call.headers,
+                body,
+                call.idle_timeout,
+                call.provider,
+                call.secret,
+            )
+            .await?;
+        if !resp.status().is_success() {
+            let status = resp.status().as_u16();
+            let (error, body) =
+                error_from_response(resp, call.idle_timeout, call.provider, call.secret).await;
+            return Ok(Opened::Rejected {
+                error,
+                status,
+                body,
+            });
+        }
+        let inner = sse_stream(
+            Box::pin(resp.bytes_stream()),
+            decoder,
+            call.provider.to_owned(),
+            call.secret.map(str::to_owned),
+        );
+        Ok(Opened::Stream(with_idle_timeout(
+            inner,
+            call.idle_timeout,
+            call.provider.to_owned(),
+        )))
+    }
+}
+
 /// Reads an error response and classifies it.
-pub(crate) async fn error_from_response(
+async fn error_from_response(
     resp: reqwest::Response,
     timeout: Duration,
     provider: &str,

@@ -2,7 +2,6 @@
 //! Ollama, LM Studio, llama.cpp, any base URL).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -11,12 +10,13 @@ use wyckoff_protocol::{ErrorKind, Message, ToolCall, ToolSchema, Usage};
 
 use crate::args::{null_default, parse_args};
 use crate::classify;
-use crate::http::{HttpClient, error_from_response};
+use crate::http::{HttpClient, Opened, SseCall};
 use crate::sse::SseEvent;
-use crate::stream::{Decoder, sse_stream};
+use crate::stream::Decoder;
 use crate::tagged::{Segment, TagFilter, short_id};
-use crate::timeout::with_idle_timeout;
-use crate::{ChatRequest, ChunkStream, FinishReason, LlmError, Provider, StreamChunk};
+use crate::{
+    ChatRequest, ChunkStream, FinishReason, LlmError, Provider, ProviderConfig, StreamChunk,
+};
 
 /// Optional request parameters an endpoint may reject; dropped one by one and
 /// remembered per endpoint.
@@ -34,42 +34,15 @@ pub mod degrade {
 const FREQUENCY_PENALTY: f64 = 0.3;
 const MAX_DEGRADE_STEPS: usize = 4;
 
-#[derive(Clone)]
-pub struct OpenAiConfig {
-    /// Provider name for messages and the UI ("deepseek", "ollama", …).
-    pub name: String,
-    pub model: String,
-    /// Base URL including the version path, e.g. `https://api.openai.com/v1`.
-    pub base_url: String,
-    /// `None` or empty: no Authorization header (keyless local servers).
-    pub api_key: Option<String>,
-    pub context_window: u32,
-    pub idle_timeout: Duration,
-}
-
-// Hand-written so the key never reaches debug output or logs.
-impl std::fmt::Debug for OpenAiConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiConfig")
-            .field("name", &self.name)
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
-            .field("context_window", &self.context_window)
-            .field("idle_timeout", &self.idle_timeout)
-            .finish()
-    }
-}
-
 pub struct OpenAiProvider {
-    cfg: OpenAiConfig,
+    cfg: ProviderConfig,
     http: HttpClient,
     url: String,
     endpoint_key: String,
 }
 
 impl OpenAiProvider {
-    pub fn new(cfg: OpenAiConfig, http: HttpClient) -> Self {
+    pub fn new(cfg: ProviderConfig, http: HttpClient) -> Self {
         let base = cfg.base_url.trim_end_matches('/').to_string();
         let url = if base.ends_with("/chat/completions") {
             base.clone()
@@ -86,7 +59,7 @@ impl OpenAiProvider {
     }
 
     fn secret(&self) -> Option<&str> {
-        self.cfg.api_key.as_deref().filter(|k| !k.is_empty())
+        self.cfg.secret()
     }
 
     /// The request body, leaving out what `flags` says the endpoint rejects.
@@ -281,56 +254,47 @@ impl Provider for OpenAiProvider {
             headers.push(("authorization", format!("Bearer {key}")));
         }
         let remembered = self.http.flags(&self.endpoint_key);
+        let call = SseCall {
+            url: &self.url,
+            headers: &headers,
+            provider: &self.cfg.name,
+            secret: self.secret(),
+            idle_timeout: self.cfg.idle_timeout,
+        };
         let mut flags = remembered;
         let mut steps = 0;
         loop {
             let body = self.request_body(req, flags);
             tracing::debug!(provider = %self.cfg.name, model = %self.cfg.model, url = %self.url, flags, "model request");
-            let resp = self
-                .http
-                .post_stream(
-                    &self.url,
-                    &headers,
-                    &body,
-                    self.cfg.idle_timeout,
-                    &self.cfg.name,
-                    self.secret(),
-                )
-                .await?;
-            if resp.status().is_success() {
-                if flags != remembered {
-                    tracing::info!(provider = %self.cfg.name, flags, "endpoint needs degraded parameters; remembered");
-                    self.http.remember_flags(&self.endpoint_key, flags);
+            let decoder = OpenAiDecoder::new(&self.cfg.name, self.secret());
+            match self.http.open_sse(&call, &body, decoder).await? {
+                Opened::Stream(stream) => {
+                    if flags != remembered {
+                        tracing::info!(provider = %self.cfg.name, flags, "endpoint needs degraded parameters; remembered");
+                        self.http.remember_flags(&self.endpoint_key, flags);
+                    }
+                    return Ok(stream);
                 }
-                let decoder = OpenAiDecoder::new(&self.cfg.name, self.secret());
-                let inner = sse_stream(
-                    Box::pin(resp.bytes_stream()),
-                    decoder,
-                    self.cfg.name.clone(),
-                    self.secret().map(str::to_string),
-                );
-                return Ok(with_idle_timeout(
-                    inner,
-                    self.cfg.idle_timeout,
-                    self.cfg.name.clone(),
-                ));
+                Opened::Rejected {
+                    error,
+                    status,
+                    body: text,
+                } => {
+                    let degradable =
+                        matches!(status, 400 | 422) && error.kind == ErrorKind::InvalidRequest;
+                    if degradable
+                        && steps < MAX_DEGRADE_STEPS
+                        && let Some(next) = next_degradation(flags, &body, &text)
+                        && next != flags
+                    {
+                        tracing::info!(provider = %self.cfg.name, status, "endpoint rejected optional parameters; retrying without");
+                        flags = next;
+                        steps += 1;
+                        continue;
+                    }
+                    return Err(error);
+                }
             }
-            let status = resp.status().as_u16();
-            let (err, text) =
-                error_from_response(resp, self.cfg.idle_timeout, &self.cfg.name, self.secret())
-                    .await;
-            let degradable = matches!(status, 400 | 422) && err.kind == ErrorKind::InvalidRequest;
-            if degradable
-                && steps < MAX_DEGRADE_STEPS
-                && let Some(next) = next_degradation(flags, &body, &text)
-                && next != flags
-            {
-                tracing::info!(provider = %self.cfg.name, status, "endpoint rejected optional parameters; retrying without");
-                flags = next;
-                steps += 1;
-                continue;
-            }
-            return Err(err);
         }
     }
 }

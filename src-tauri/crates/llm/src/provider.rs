@@ -17,6 +17,42 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
 }
 
+/// Where and how one vendor endpoint is called: the same for every wire format.
+#[derive(Clone)]
+pub struct ProviderConfig {
+    /// Provider name for messages and the UI ("claude", "deepseek", "ollama", …).
+    pub name: String,
+    pub model: String,
+    /// The endpoint; each provider's `new` says whether it includes the version path.
+    pub base_url: String,
+    /// `None` or empty: no key is sent (keyless local servers).
+    pub api_key: Option<String>,
+    pub context_window: u32,
+    /// Allowed between two chunks of a stream.
+    pub idle_timeout: std::time::Duration,
+}
+
+impl ProviderConfig {
+    /// The key, when one is set.
+    pub(crate) fn secret(&self) -> Option<&str> {
+        self.api_key.as_deref().filter(|k| !k.is_empty())
+    }
+}
+
+// Hand-written so the key never reaches debug output or logs.
+impl std::fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("name", &self.name)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
+            .field("context_window", &self.context_window)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
+}
+
 /// The provider, model and tier that will serve a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Serving {
