@@ -9,11 +9,6 @@ use crate::Result;
 /// Opens (creating if missing) the shared database file in WAL mode, with a busy timeout
 /// because several crates and the CLI may write to it at once, and runs this crate's
 /// migrations.
-///
-/// Connections are not pinged before they are handed out: a SQLite connection is a file
-/// handle on a thread of this process, it cannot go stale the way a network connection
-/// can, and the ping is a round trip to that thread on every query (sqlx still pings a
-/// connection when it comes back to the pool).
 pub async fn open_pool(path: impl AsRef<Path>) -> Result<SqlitePool> {
     let options = SqliteConnectOptions::new()
         .filename(path.as_ref())
@@ -24,7 +19,6 @@ pub async fn open_pool(path: impl AsRef<Path>) -> Result<SqlitePool> {
         .foreign_keys(true);
     let pool = SqlitePoolOptions::new()
         .max_connections(4)
-        .test_before_acquire(false)
         .connect_with(options)
         .await?;
     migrate(&pool).await?;

@@ -19,27 +19,33 @@
 //! ones when fewer than five match: they are standing rules ("不做创业板") that should
 //! reach the model on every turn.
 //!
-//! # How the candidates are loaded (measured at 10 000 and 100 000 memories)
+//! # Where the time goes
 //!
-//! The time of a recall is almost all in FTS5 opening a term: every term of a MATCH is
-//! looked up in every segment of the index and, because we read newest first, positioned
-//! at the end of its doclist (tens of µs per term, the same whether one row or 48 are
-//! then read). The channels above used to be three MATCH statements over mostly the same
-//! terms (all terms AND-ed, all OR-ed, the keywords OR-ed), so each term was opened two
-//! or three times. Now each distinct term is opened once ([`LISTS_SQL`]): the newest
-//! [`CHANNEL_LIMIT`] ids of each term and of each code come back, and the OR, keyword
-//! and code channels are the newest [`CHANNEL_LIMIT`] of the union of their terms' lists,
-//! which is exactly what the OR lookup returned (a memory among the newest N matching any
-//! term is among the newest N of a term it contains). The AND lookup runs only when it
-//! can add a candidate: when some term has fewer than [`CHANNEL_LIMIT`] memories, its
-//! list is complete, every memory matching all terms is in it, and if that whole list is
-//! already a candidate the AND lookup is skipped (most messages have such a term: a
-//! bigram across two words, like 块最 in 板块最近, occurs nowhere).
+//! Measured at 10 000 and 100 000 memories (`benches/recall.rs`):
+//! - FTS5 opening a term: every term is looked up in every segment of the index and,
+//!   because we read newest first, positioned at the end of its doclist — tens of µs per
+//!   term, whether one row or 48 are then read. The AND, OR and keyword lookups used to
+//!   open the same terms two or three times. Now `LISTS_SQL` opens each distinct term
+//!   once and returns its newest [`CHANNEL_LIMIT`] ids (and those of each code); the OR,
+//!   keyword and code channels are the newest [`CHANNEL_LIMIT`] of the union of their
+//!   lists, which is exactly what the OR lookup returned (a memory among the newest N
+//!   matching any term is among the newest N of a term it contains). The AND lookup runs
+//!   only when it can add a candidate: a term with fewer than [`CHANNEL_LIMIT`] memories
+//!   has a complete list, holding every memory that matches all terms, so when that whole
+//!   list is already among the candidates the lookup adds nothing. Most messages have
+//!   such a term (a bigram across two words, like 块最 in 板块最近, occurs nowhere).
+//! - Moving rows: sqlx-sqlite hands each result row from its database thread to the
+//!   caller separately, a few µs per row. The ~150 candidate rows now come back as one
+//!   JSON array in one row (`rows_sql`); only recalled memories get their metadata
+//!   parsed and their strings copied.
+//! - The pool: consecutive recalls landed on different pooled connections (sqlx returns
+//!   a connection from a spawned task, after a ping), each with its own page cache and
+//!   statement cache. Recall now has a connection of its own (`MemoryStore::recall_conn`).
+//! - Scoring: a set of token strings per candidate. `Matcher` walks each candidate's
+//!   tokens once, comparing bigrams as character pairs.
 //!
-//! The candidate rows then come back as one JSON array in one row ([`rows_sql`]):
-//! sqlx-sqlite hands every result row from its database thread to the caller separately,
-//! a few µs per row, which for ~150 candidates cost more than the lookups. Only the
-//! recalled memories get their metadata parsed and their strings copied.
+//! `candidates_are_the_union_of_the_channel_lookups` (tests below) checks the candidates
+//! against the plain union of the five channel lookups.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -48,12 +54,13 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::SqliteConnection;
+use sqlx::{ConnectOptions, SqliteConnection};
 
 use crate::scoring::{self, Ranked, Signals};
 use crate::store::{code_parts, split_codes};
 use crate::tokenize::{
-    for_each_index_token, fts_expression, fts_phrase, keywords, query_terms, stock_codes,
+    Token, as_bigram, fts_expression, fts_phrase, keywords, query_terms, stock_codes,
+    visit_index_tokens,
 };
 use crate::{Memory, MemoryError, MemoryStore, MemoryType, Result, time};
 
@@ -219,42 +226,106 @@ pub fn candidate_signals(query: &RecallQuery, memories: &[&Memory]) -> Vec<Signa
     signals_of(query, &items)
 }
 
-/// [`candidate_signals`] over (content, codes) pairs. Coverage is the share of the query's
-/// FTS terms among the content's index tokens and the codes (as [`scoring::coverage`]
-/// over that token set), found without building the set.
-fn signals_of(query: &RecallQuery, items: &[(&str, &[&str])]) -> Vec<Signals> {
-    let terms = &query.fts_terms;
-    let mut hit = vec![false; terms.len()];
-    let coverages: Vec<f64> = items
-        .iter()
-        .map(|(content, codes)| {
-            if terms.is_empty() {
-                return 0.0;
+/// The query's FTS terms and keywords, prepared to be checked against many candidates in
+/// one walk over each candidate's index tokens.
+struct Matcher<'q> {
+    /// Slots `0..terms` are the FTS terms, `terms..slots` the keywords.
+    terms: usize,
+    slots: usize,
+    /// Slots whose string is one CJK bigram, found among the bigram tokens.
+    bigrams: Vec<((char, char), usize)>,
+    /// FTS terms compared with the other tokens (words, digit runs, lone characters) and
+    /// the codes.
+    texts: Vec<(&'q str, usize)>,
+    /// Keywords that are not one bigram: a substring test on the content.
+    substrings: Vec<(&'q str, usize)>,
+}
+
+impl<'q> Matcher<'q> {
+    fn new(query: &'q RecallQuery) -> Self {
+        let terms = query.fts_terms.len();
+        let mut m = Matcher {
+            terms,
+            slots: terms + query.keywords.len(),
+            bigrams: Vec::new(),
+            texts: Vec::new(),
+            substrings: Vec::new(),
+        };
+        for (slot, t) in query.fts_terms.iter().enumerate() {
+            match as_bigram(t) {
+                Some(pair) => m.bigrams.push((pair, slot)),
+                None => m.texts.push((t, slot)),
             }
-            hit.fill(false);
-            let mut mark = |token: &str| {
-                for (h, t) in hit.iter_mut().zip(terms) {
-                    if t == token {
-                        *h = true;
+        }
+        // A keyword of two CJK characters occurs in the content exactly when it is one of
+        // the content's bigram tokens (both characters are in one CJK run, side by side).
+        for (i, k) in query.keywords.iter().enumerate() {
+            match as_bigram(k) {
+                Some(pair) => m.bigrams.push((pair, terms + i)),
+                None => m.substrings.push((k, terms + i)),
+            }
+        }
+        m
+    }
+
+    /// Marks the slots found in `content` (and, for FTS terms, in `codes`); returns the
+    /// share of FTS terms found (as [`scoring::coverage`] over the tokens and codes) and
+    /// whether a keyword occurs.
+    fn check(&self, content: &str, codes: &[&str], hit: &mut [bool]) -> (f64, bool) {
+        hit.fill(false);
+        let texts = !self.texts.is_empty();
+        visit_index_tokens(content, texts, |token| match token {
+            Token::Bigram(a, b) => {
+                for &(pair, slot) in &self.bigrams {
+                    if pair == (a, b) {
+                        hit[slot] = true;
                     }
                 }
-            };
-            for_each_index_token(content, &mut mark);
-            for c in codes.iter() {
-                mark(c);
             }
-            let n = hit.iter().filter(|h| **h).count();
-            n as f64 / terms.len() as f64
-        })
+            Token::Text(s) => {
+                for &(t, slot) in &self.texts {
+                    if t == s {
+                        hit[slot] = true;
+                    }
+                }
+            }
+        });
+        for code in codes {
+            for &(t, slot) in &self.texts {
+                if t == *code {
+                    hit[slot] = true;
+                }
+            }
+        }
+        for &(k, slot) in &self.substrings {
+            hit[slot] = content.contains(k);
+        }
+        let coverage = if self.terms == 0 {
+            0.0
+        } else {
+            hit[..self.terms].iter().filter(|h| **h).count() as f64 / self.terms as f64
+        };
+        (coverage, hit[self.terms..].iter().any(|h| *h))
+    }
+}
+
+/// [`candidate_signals`] over (content, codes) pairs.
+fn signals_of(query: &RecallQuery, items: &[(&str, &[&str])]) -> Vec<Signals> {
+    let matcher = Matcher::new(query);
+    let mut hit = vec![false; matcher.slots];
+    let checked: Vec<(f64, bool)> = items
+        .iter()
+        .map(|(content, codes)| matcher.check(content, codes, &mut hit))
         .collect();
+    let coverages: Vec<f64> = checked.iter().map(|c| c.0).collect();
     let relevance = scoring::fts_relevance(&coverages);
     items
         .iter()
-        .zip(coverages.iter().zip(relevance))
-        .map(|((content, codes), (&cov, rel))| Signals {
+        .zip(checked.iter().zip(relevance))
+        .map(|((_, codes), (&(cov, keyword), rel))| Signals {
             fts: (cov > 0.0).then_some(rel),
             code: codes.iter().any(|c| query.codes.iter().any(|q| q == c)),
-            keyword: query.keywords.iter().any(|k| content.contains(k.as_str())),
+            keyword,
         })
         .collect()
 }
@@ -454,29 +525,42 @@ impl MemoryStore {
         })
     }
 
-    /// Loads every candidate (see the module docs) in at most two statements on one
-    /// connection, and returns the rows as the JSON text of [`rows_sql`].
+    /// Loads every candidate (see the module docs) in at most two statements on recall's
+    /// own connection, and returns the rows as the JSON text of [`rows_sql`].
     async fn load_candidates(&self, query: &RecallQuery) -> Result<String> {
-        let mut conn = self.pool().acquire().await?;
-        let lookup = lookup(&mut conn, query).await?;
-        let ids = serde_json::to_string(&lookup.ids).map_err(|e| corrupt("ids", e))?;
-        let rows = match lookup.and_expression {
-            Some(expression) => {
-                sqlx::query_scalar(ROWS_AND_SQL.as_str())
-                    .bind(ids)
-                    .bind(expression)
-                    .fetch_one(&mut *conn)
-                    .await?
-            }
-            None => {
-                sqlx::query_scalar(ROWS_SQL.as_str())
-                    .bind(ids)
-                    .fetch_one(&mut *conn)
-                    .await?
-            }
+        let mut slot = self.recall_conn.lock().await;
+        let conn = match slot.as_mut() {
+            Some(conn) => conn,
+            None => slot.insert(self.pool().connect_options().connect().await?),
         };
-        Ok(rows)
+        let rows = candidate_rows(conn, query).await;
+        if rows.is_err() {
+            // Whatever went wrong, the next recall starts on a fresh connection.
+            *slot = None;
+        }
+        rows
     }
+}
+
+async fn candidate_rows(conn: &mut SqliteConnection, query: &RecallQuery) -> Result<String> {
+    let lookup = lookup(conn, query).await?;
+    let ids = serde_json::to_string(&lookup.ids).map_err(|e| corrupt("ids", e))?;
+    let rows = match lookup.and_expression {
+        Some(expression) => {
+            sqlx::query_scalar(ROWS_AND_SQL.as_str())
+                .bind(ids)
+                .bind(expression)
+                .fetch_one(&mut *conn)
+                .await?
+        }
+        None => {
+            sqlx::query_scalar(ROWS_SQL.as_str())
+                .bind(ids)
+                .fetch_one(&mut *conn)
+                .await?
+        }
+    };
+    Ok(rows)
 }
 
 /// The outcome of the per-term and per-code lookups ([`LISTS_SQL`]).
@@ -638,6 +722,101 @@ mod tests {
             }
         );
         assert_eq!(s[3], Signals::default());
+    }
+
+    #[test]
+    fn candidate_signals_match_token_sets() {
+        // The signals as computed before the allocation-free walk: a set of index tokens
+        // and codes per memory, and a substring test per keyword.
+        fn by_token_sets(query: &RecallQuery, memories: &[&Memory]) -> Vec<Signals> {
+            let coverages: Vec<f64> = memories
+                .iter()
+                .map(|m| {
+                    let mut tokens: std::collections::HashSet<String> =
+                        crate::tokenize::index_tokens(&m.content)
+                            .into_iter()
+                            .collect();
+                    tokens.extend(m.codes.iter().cloned());
+                    scoring::coverage(&query.fts_terms, &tokens)
+                })
+                .collect();
+            let relevance = scoring::fts_relevance(&coverages);
+            memories
+                .iter()
+                .zip(coverages.iter().zip(relevance))
+                .map(|(m, (&cov, rel))| Signals {
+                    fts: (cov > 0.0).then_some(rel),
+                    code: m.codes.iter().any(|c| query.codes.contains(c)),
+                    keyword: query
+                        .keywords
+                        .iter()
+                        .any(|k| m.content.contains(k.as_str())),
+                })
+                .collect()
+        }
+        let d = Utc.with_ymd_and_hms(2026, 4, 20, 2, 0, 0).unwrap();
+        let pieces = [
+            "贵州茅台",
+            "600519",
+            "Spring",
+            "ＳＰＲＩＮＧ",
+            "６００５１９",
+            "茅",
+            "台",
+            "，",
+            " ",
+            "白酒板块",
+            "wyckoff",
+            "sos",
+            "中",
+            "x1",
+            "酒",
+            "州茅台酒",
+            "ǅx",
+            "😀",
+            "000001",
+        ];
+        let mut seed = 7u64;
+        let mut next = move |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) % n as u64) as usize
+        };
+        let mut text =
+            |len: usize| -> String { (0..len).map(|_| pieces[next(pieces.len())]).collect() };
+        let mut memories = Vec::new();
+        for i in 0..300 {
+            let mut m = mem(i, MemoryType::Session, &text(1 + i as usize % 7), d);
+            if i % 3 == 0 {
+                m.codes = vec!["600519".into(), "300750".into()];
+            }
+            memories.push(m);
+        }
+        let refs: Vec<&Memory> = memories.iter().collect();
+        let mut queries: Vec<RecallQuery> = (0..60)
+            .map(|i| RecallQuery::from_message(&text(1 + i % 9)))
+            .collect();
+        // hand-made queries too: repeated terms, a one-character term, non-bigram keywords
+        queries.push(RecallQuery {
+            codes: vec!["600519".into()],
+            keywords: vec!["茅台".into(), "酒".into(), "Spring".into(), "茅台".into()],
+            fts_terms: vec![
+                "茅台".into(),
+                "茅台".into(),
+                "茅".into(),
+                "spring".into(),
+                "300750".into(),
+            ],
+        });
+        queries.push(RecallQuery::default());
+        for q in &queries {
+            assert_eq!(
+                candidate_signals(q, &refs),
+                by_token_sets(q, &refs),
+                "{q:?}"
+            );
+        }
     }
 
     #[test]

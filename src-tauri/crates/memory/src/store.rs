@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::{AssertSqlSafe, Sqlite, SqlitePool, Transaction};
+use sqlx::{AssertSqlSafe, Sqlite, SqliteConnection, SqlitePool, Transaction};
 use tracing::debug;
 
 use crate::capacity;
@@ -162,6 +162,11 @@ fn rows_to_memories(rows: Vec<MemoryRow>) -> Result<Vec<Memory>> {
 pub struct MemoryStore {
     pool: SqlitePool,
     clock: Arc<dyn Clock>,
+    /// Recall's own connection, opened from the pool's options on first use and shared by
+    /// the clones of this store. Recall runs before every turn; through the pool,
+    /// consecutive recalls landed on different connections (sqlx gives a connection back
+    /// from a spawned task, after a ping), each with a cold page and statement cache.
+    pub(crate) recall_conn: Arc<tokio::sync::Mutex<Option<SqliteConnection>>>,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -177,7 +182,11 @@ impl MemoryStore {
     }
 
     pub fn with_clock(pool: SqlitePool, clock: Arc<dyn Clock>) -> Self {
-        MemoryStore { pool, clock }
+        MemoryStore {
+            pool,
+            clock,
+            recall_conn: Arc::default(),
+        }
     }
 
     /// Opens the database file and runs the migrations.

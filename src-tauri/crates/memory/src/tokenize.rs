@@ -79,21 +79,50 @@ fn bigrams(chars: &[char]) -> impl Iterator<Item = String> + '_ {
     chars.windows(2).map(|w| w.iter().collect())
 }
 
+/// One index token: a CJK bigram as its two characters, any other token as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Token<'a> {
+    Bigram(char, char),
+    Text(&'a str),
+}
+
 /// Calls `f` with each index token of `text`, in order, without allocating one string per
 /// token (recall checks the tokens of every candidate on every turn). Same runs as
-/// [`runs`]: a CJK run yields its bigrams (a lone character as itself), a word or digit
-/// run yields itself (folded and lower-cased).
-pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) {
+/// `runs`: a CJK run yields its bigrams (a lone character as itself), a word or digit
+/// run yields itself (folded and lower-cased). With `text_tokens` false only the bigrams
+/// are visited, and nothing else is built.
+pub fn visit_index_tokens(text: &str, text_tokens: bool, mut f: impl FnMut(Token<'_>)) {
+    if !text_tokens {
+        // Full-width folding never makes or unmakes a CJK character, so the CJK runs are
+        // the runs of CJK characters of the text itself.
+        let mut prev = None;
+        for c in text.chars() {
+            if is_cjk(c) {
+                if let Some(p) = prev {
+                    f(Token::Bigram(p, c));
+                }
+                prev = Some(c);
+            } else {
+                prev = None;
+            }
+        }
+        return;
+    }
     // kind of the current run: 0 none, 1 CJK, 2 digits, 3 word (as in `runs`)
     let mut kind = 0u8;
     let mut run_chars = 0usize;
     let mut prev = '\0';
     let mut word = String::new();
-    let mut pair = [0u8; 8];
-    fn flush(kind: u8, run_chars: usize, prev: char, word: &mut String, f: &mut impl FnMut(&str)) {
+    fn flush(
+        kind: u8,
+        run_chars: usize,
+        prev: char,
+        word: &mut String,
+        f: &mut impl FnMut(Token<'_>),
+    ) {
         match kind {
-            1 if run_chars == 1 => f(prev.encode_utf8(&mut [0u8; 4])),
-            2 | 3 => f(word),
+            1 if run_chars == 1 => f(Token::Text(prev.encode_utf8(&mut [0u8; 4]))),
+            2 | 3 => f(Token::Text(word)),
             _ => {}
         }
         word.clear();
@@ -117,12 +146,7 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) {
         match k {
             1 => {
                 if run_chars > 0 {
-                    let a = prev.len_utf8();
-                    prev.encode_utf8(&mut pair[..a]);
-                    let b = c.encode_utf8(&mut pair[a..]).len();
-                    if let Ok(bigram) = std::str::from_utf8(&pair[..a + b]) {
-                        f(bigram);
-                    }
+                    f(Token::Bigram(prev, c));
                 }
                 prev = c;
             }
@@ -133,6 +157,30 @@ pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) {
         run_chars += 1;
     }
     flush(kind, run_chars, prev, &mut word, &mut f);
+}
+
+/// [`visit_index_tokens`] with every token as text.
+pub fn for_each_index_token(text: &str, mut f: impl FnMut(&str)) {
+    visit_index_tokens(text, true, |t| match t {
+        Token::Bigram(a, b) => {
+            let mut pair = [0u8; 8];
+            let n = a.encode_utf8(&mut pair).len();
+            let m = b.encode_utf8(&mut pair[n..]).len();
+            if let Ok(bigram) = std::str::from_utf8(&pair[..n + m]) {
+                f(bigram);
+            }
+        }
+        Token::Text(s) => f(s),
+    });
+}
+
+/// The two characters of `term` when it is one CJK bigram (what [`Token::Bigram`] holds).
+pub fn as_bigram(term: &str) -> Option<(char, char)> {
+    let mut chars = term.chars();
+    match (chars.next(), chars.next(), chars.next()) {
+        (Some(a), Some(b), None) if is_cjk(a) && is_cjk(b) => Some((a, b)),
+        _ => None,
+    }
 }
 
 /// Index tokens of `text`: CJK bigrams (lone CJK characters as themselves), ASCII words
@@ -293,6 +341,7 @@ mod tests {
             "贵州茅台600519出现Spring信号，Wyckoff阶段C",
             "买 茅台 a 卖",
             "ＡＢＣ６００５１９ＸＹ中",
+            "中Ｘ文，中文ａ中文文",
             "Ǆemo ÉTÉ straße İstanbul 中 文",
             "x1y2 3z 中9国 a",
             "𠀀𠀁 𠀂",
@@ -309,6 +358,18 @@ mod tests {
                 }
             }
             assert_eq!(index_tokens(text), want, "text: {text}");
+            let mut all_bigrams = Vec::new();
+            visit_index_tokens(text, true, |t| {
+                if let Token::Bigram(a, b) = t {
+                    all_bigrams.push((a, b));
+                }
+            });
+            let mut bigrams_only = Vec::new();
+            visit_index_tokens(text, false, |t| match t {
+                Token::Bigram(a, b) => bigrams_only.push((a, b)),
+                Token::Text(_) => panic!("text token {t:?}"),
+            });
+            assert_eq!(bigrams_only, all_bigrams, "text: {text}");
         }
     }
 
