@@ -9,7 +9,7 @@ use wyckoff_protocol::{Message, ToolCall, ToolSchema, Usage};
 
 use crate::args::parse_args;
 use crate::classify;
-use crate::http::{HttpClient, SseCall};
+use crate::http::HttpClient;
 use crate::sse::SseEvent;
 use crate::stream::Decoder;
 use crate::{
@@ -184,13 +184,7 @@ impl Provider for ClaudeProvider {
         }
         let body = self.request_body(req);
         tracing::debug!(provider = %self.cfg.name, model = %self.cfg.model, url = %self.url, "model request");
-        let call = SseCall {
-            url: &self.url,
-            headers: &headers,
-            provider: &self.cfg.name,
-            secret: self.secret(),
-            idle_timeout: self.cfg.idle_timeout,
-        };
+        let call = self.cfg.sse_call(&self.url, &headers);
         let decoder = ClaudeDecoder::new(&self.cfg.name, self.secret());
         self.http
             .open_sse(&call, &body, decoder)

@@ -9,7 +9,7 @@ use wyckoff_protocol::{Message, ToolCall, ToolSchema, Usage};
 
 use crate::args::null_default;
 use crate::classify;
-use crate::http::{HttpClient, SseCall};
+use crate::http::HttpClient;
 use crate::sse::SseEvent;
 use crate::stream::Decoder;
 use crate::tagged::short_id;
@@ -191,13 +191,7 @@ impl Provider for GeminiProvider {
         }
         let body = self.request_body(req);
         tracing::debug!(provider = %self.cfg.name, model = %self.cfg.model, url = %self.url, "model request");
-        let call = SseCall {
-            url: &self.url,
-            headers: &headers,
-            provider: &self.cfg.name,
-            secret: self.secret(),
-            idle_timeout: self.cfg.idle_timeout,
-        };
+        let call = self.cfg.sse_call(&self.url, &headers);
         let decoder = GeminiDecoder::new(&self.cfg.name, self.secret());
         self.http
             .open_sse(&call, &body, decoder)

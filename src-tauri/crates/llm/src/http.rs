@@ -11,7 +11,7 @@ use wyckoff_protocol::ErrorKind;
 
 use crate::stream::{Decoder, sse_stream};
 use crate::timeout::with_idle_timeout;
-use crate::{ChunkStream, LlmError, classify};
+use crate::{ChunkStream, LlmError, ProviderConfig, classify};
 
 /// Hosts that never go through a proxy, whatever the settings say.
 const ALWAYS_DIRECT: &str = "localhost,127.0.0.1,::1";
@@ -191,6 +191,23 @@ pub(crate) struct SseCall<'a> {
     pub secret: Option<&'a str>,
     /// Allowed between two chunks, and for the response head.
     pub idle_timeout: Duration,
+}
+
+impl ProviderConfig {
+    /// A streamed call to `url` as this endpoint.
+    pub(crate) fn sse_call<'a>(
+        &'a self,
+        url: &'a str,
+        headers: &'a [(&'static str, String)],
+    ) -> SseCall<'a> {
+        SseCall {
+            url,
+            headers,
+            provider: &self.name,
+            secret: self.secret(),
+            idle_timeout: self.idle_timeout,
+        }
+    }
 }
 
 /// What a streamed call opened.

@@ -10,7 +10,7 @@ use wyckoff_protocol::{ErrorKind, Message, ToolCall, ToolSchema, Usage};
 
 use crate::args::{null_default, parse_args};
 use crate::classify;
-use crate::http::{HttpClient, Opened, SseCall};
+use crate::http::{HttpClient, Opened};
 use crate::sse::SseEvent;
 use crate::stream::Decoder;
 use crate::tagged::{Segment, TagFilter, short_id};
@@ -254,13 +254,7 @@ impl Provider for OpenAiProvider {
             headers.push(("authorization", format!("Bearer {key}")));
         }
         let remembered = self.http.flags(&self.endpoint_key);
-        let call = SseCall {
-            url: &self.url,
-            headers: &headers,
-            provider: &self.cfg.name,
-            secret: self.secret(),
-            idle_timeout: self.cfg.idle_timeout,
-        };
+        let call = self.cfg.sse_call(&self.url, &headers);
         let mut flags = remembered;
         let mut steps = 0;
         loop {
