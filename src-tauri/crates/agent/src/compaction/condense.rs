@@ -192,18 +192,27 @@ fn select_object(tool: &str, o: &Obj<'_>) -> Kept {
     }
 }
 
+/// The fields as one compact JSON object, written straight into one buffer (the same
+/// text as each key and value's `to_string()` joined).
 fn render(fields: &[(String, Value)]) -> String {
-    let mut s = String::from("{");
+    let mut out = Vec::with_capacity(512);
+    out.push(b'{');
     for (i, (k, v)) in fields.iter().enumerate() {
         if i > 0 {
-            s.push(',');
+            out.push(b',');
         }
-        s.push_str(&Value::String(k.clone()).to_string());
-        s.push(':');
-        s.push_str(&v.to_string());
+        // Writing a string or a `Value` into a Vec cannot fail.
+        if serde_json::to_writer(&mut out, k).is_err() {
+            out.extend_from_slice(Value::String(k.clone()).to_string().as_bytes());
+        }
+        out.push(b':');
+        if serde_json::to_writer(&mut out, v).is_err() {
+            out.extend_from_slice(v.to_string().as_bytes());
+        }
     }
-    s.push('}');
-    s
+    out.push(b'}');
+    // serde_json writes UTF-8
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Shortens every string to `chars` and every array to its last `rows` items.
