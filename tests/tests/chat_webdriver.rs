@@ -1,52 +1,17 @@
-//! WebDriver test of the chat in the real app, with `wyckoff-mock-vendor` as the model
-//! (OpenAI wire format): a tool turn shows a tool card; a Markdown answer is rendered by
-//! the backend and anything active in it (`<script>`, `onerror`) is inert.
+//! WebDriver test of the chat in the real app, with `wyckoff-mock-vendor` serving a
+//! recorded script as the model (OpenAI wire format): a tool turn shows a tool card; a
+//! Markdown answer is rendered by the backend and anything active in it (`<script>`,
+//! `onerror`) is inert.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
 use thirtyfour::prelude::*;
-use wyckoff_e2e::binary;
 use wyckoff_e2e::webdriver::{
     TauriDriver, mock_model_settings, run_scenario, send, shot, wait_for, wait_for_answer,
 };
-
-/// The mock vendor process, stopped with SIGTERM.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        #[allow(unsafe_code)]
-        // SAFETY: signalling our own child process by pid.
-        unsafe {
-            libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM);
-        }
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the mock vendor and returns it with its base URL.
-fn mock_vendor(script: &Path) -> (Killed, String) {
-    let mut child = Command::new(binary("wyckoff-mock-vendor"))
-        .arg("--script")
-        .arg(script)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening ")
-        .expect("mock vendor prints its address")
-        .to_owned();
-    (Killed(child), url)
-}
+use wyckoff_mock_vendor::{MockServer, Script};
 
 async fn chat_scenario(d: WebDriver) {
     let d = &d;
@@ -98,9 +63,10 @@ async fn chat_scenario(d: WebDriver) {
 #[ignore = "needs Xvfb, tauri-driver, WebKitWebDriver and a session bus"]
 async fn chat_streams_tool_cards_and_sanitised_markdown() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/chat_tool_then_markdown.json");
-    let (_mock, url) = mock_vendor(&script);
+    let script: Script = serde_json::from_str(&std::fs::read_to_string(script).unwrap()).unwrap();
+    let server = MockServer::start_with(script, 0).await.unwrap();
     let home = tempfile::tempdir().unwrap();
-    mock_model_settings(home.path(), &format!("{url}/v1"));
+    mock_model_settings(home.path(), &format!("{}/v1", server.url()));
     let xdg = tempfile::tempdir().unwrap();
     let driver = TauriDriver::start(
         home.path(),
