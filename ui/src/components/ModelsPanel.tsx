@@ -23,6 +23,12 @@ export const OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1";
 /** What the backend accepts as an entry id. */
 const ID_PATTERN = /^[a-z0-9_-]{1,64}$/;
 
+type PriceField = "input_price_per_mtok" | "output_price_per_mtok";
+const PRICE_FIELDS: { suffix: string; field: PriceField; label: MessageKey }[] = [
+  { suffix: "in", field: "input_price_per_mtok", label: "priceInput" },
+  { suffix: "out", field: "output_price_per_mtok", label: "priceOutput" },
+];
+
 type T = (key: MessageKey, vars?: Record<string, string | number>) => string;
 
 export function providerLabel(p: ProviderKind, t: T): string {
@@ -107,7 +113,7 @@ export default function ModelsPanel({ settings, onChange }: Props) {
   };
 
   /** Sets one price of an entry (USD per million tokens; empty = unknown). */
-  const setPrice = (mid: string, key: "input_price_per_mtok" | "output_price_per_mtok", text: string) => {
+  const setPrice = (mid: string, key: PriceField, text: string) => {
     const value = text.trim() === "" ? null : Number(text);
     updateEntry(mid, { [key]: value !== null && Number.isFinite(value) ? value : null });
   };
@@ -210,30 +216,21 @@ export default function ModelsPanel({ settings, onChange }: Props) {
                     />
                   </label>
                   <span className="prices">
-                    <input
-                      id={`model-price-in-${m.id}`}
-                      className="price"
-                      type="number"
-                      min={0}
-                      step="any"
-                      value={m.input_price_per_mtok ?? ""}
-                      placeholder={t("priceInput")}
-                      title={t("priceHint")}
-                      aria-label={`${m.id}: ${t("priceInput")}`}
-                      onChange={(e) => setPrice(m.id, "input_price_per_mtok", e.target.value)}
-                    />
-                    <input
-                      id={`model-price-out-${m.id}`}
-                      className="price"
-                      type="number"
-                      min={0}
-                      step="any"
-                      value={m.output_price_per_mtok ?? ""}
-                      placeholder={t("priceOutput")}
-                      title={t("priceHint")}
-                      aria-label={`${m.id}: ${t("priceOutput")}`}
-                      onChange={(e) => setPrice(m.id, "output_price_per_mtok", e.target.value)}
-                    />
+                    {PRICE_FIELDS.map(({ suffix, field, label }) => (
+                      <input
+                        key={field}
+                        id={`model-price-${suffix}-${m.id}`}
+                        className="price"
+                        type="number"
+                        min={0}
+                        step="any"
+                        value={m[field] ?? ""}
+                        placeholder={t(label)}
+                        title={t("priceHint")}
+                        aria-label={`${m.id}: ${t(label)}`}
+                        onChange={(e) => setPrice(m.id, field, e.target.value)}
+                      />
+                    ))}
                   </span>
                   <button type="button" className="model-test" data-id={m.id} disabled={running} aria-busy={running} onClick={() => void test(m)}>
                     {running ? (
