@@ -32,6 +32,7 @@ pub mod phases;
 pub mod regime;
 pub mod trading_range;
 pub mod triggers;
+pub mod universe;
 
 pub use accumulation::{Stage, accum_stage};
 pub use bar::Bar;
@@ -45,3 +46,4 @@ pub use phases::{Phase, WyckoffStructure, wyckoff_structure};
 pub use regime::{Breadth, MarketRegime, Regime, market_regime};
 pub use trading_range::{TradingRange, identify_trading_range};
 pub use triggers::{L4Config, Trigger, TriggerKind, l4_triggers, structure_triggers};
+pub use universe::{Benchmarks, StockSeries, Universe, bars_as_of};
