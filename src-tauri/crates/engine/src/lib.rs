@@ -30,6 +30,8 @@ pub mod indicators;
 pub mod lanes;
 pub mod phases;
 pub mod regime;
+#[cfg(feature = "synthetic")]
+pub mod synthetic;
 pub mod trading_range;
 pub mod triggers;
 pub mod universe;
