@@ -64,6 +64,8 @@ struct State {
     tasks: Vec<TaskInfo>,
     /// Completion notifications waiting for a turn of their session.
     pending: HashMap<String, Vec<(String, Message)>>,
+    /// Cancellation of each running task (removed when it finishes).
+    cancels: HashMap<String, CancellationToken>,
 }
 
 pub struct BackgroundTaskManager {
@@ -307,10 +309,14 @@ impl BackgroundTaskManager {
             manager: Arc::downgrade(self),
             task_id: task_id.clone(),
         };
+        let cancel = self.shutdown.child_token();
+        if let Ok(mut s) = self.state.lock() {
+            s.cancels.insert(task_id.clone(), cancel.clone());
+        }
         let ctx = ToolContext {
             session_id: session_id.to_owned(),
             call_id: task_id.clone(),
-            cancel: self.shutdown.child_token(),
+            cancel,
             background: Some(self.clone()),
         };
         let manager = self.clone();
@@ -330,6 +336,36 @@ impl BackgroundTaskManager {
             .instrument(span),
         );
         Ok(task)
+    }
+
+    /// Asks a running task to stop: its tool sees the cancellation and the task ends as
+    /// `cancelled` (its future is dropped, so what it holds is freed). False when no such
+    /// task is running.
+    pub fn cancel(&self, task_id: &str) -> bool {
+        let token = self
+            .state
+            .lock()
+            .ok()
+            .and_then(|s| s.cancels.get(task_id).cloned());
+        match token {
+            Some(t) => {
+                tracing::info!(task_id, "background task cancel requested");
+                t.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels every running task a session started (e.g. Ctrl-C of a headless run).
+    pub fn cancel_session(&self, session_id: &str) -> usize {
+        let ids: Vec<String> = self
+            .list_for_session(session_id)
+            .into_iter()
+            .filter(|t| !t.status.is_finished())
+            .map(|t| t.task_id)
+            .collect();
+        ids.iter().filter(|id| self.cancel(id)).count()
     }
 
     fn set_progress(&self, task_id: &str, progress: TaskProgress) {
@@ -369,8 +405,11 @@ impl BackgroundTaskManager {
             Err(e) => (TaskStatus::Failed, None, Some(e.to_string())),
         };
         let summary = result.as_ref().map(|r| self.summarize(task_id, r));
+        // Status and notification change under one lock, so whoever sees the task
+        // finished also finds its notification.
         let updated = self.state.lock().ok().and_then(|mut s| {
-            s.tasks.iter_mut().find(|t| t.task_id == task_id).map(|t| {
+            s.cancels.remove(task_id);
+            let task = s.tasks.iter_mut().find(|t| t.task_id == task_id).map(|t| {
                 t.status = status;
                 t.finished_at = Some(now.clone());
                 t.result = result.clone();
@@ -381,7 +420,15 @@ impl BackgroundTaskManager {
                     t.progress.stage = "完成".into();
                 }
                 t.clone()
-            })
+            })?;
+            if let Some(session) = task.session_id.clone() {
+                let msg = self.notification_message(&task);
+                s.pending
+                    .entry(session)
+                    .or_default()
+                    .push((task.task_id.clone(), msg));
+            }
+            Some(task)
         });
         let Some(task) = updated else { return };
         let status_text = status_str(status);
@@ -401,15 +448,6 @@ impl BackgroundTaskManager {
             tracing::error!(task_id, "could not persist background task result: {e}");
         }
         tracing::info!(task_id, status = status_text, "background task finished");
-        if let Some(session) = task.session_id.clone() {
-            let msg = self.notification_message(&task);
-            if let Ok(mut s) = self.state.lock() {
-                s.pending
-                    .entry(session)
-                    .or_default()
-                    .push((task.task_id.clone(), msg));
-            }
-        }
         let _ = self.events.send(task);
     }
 
@@ -650,6 +688,75 @@ mod tests {
         assert_eq!(t.status, TaskStatus::Completed);
         assert_eq!(t.result, Some(json!({"candidates": ["600519"]})));
         assert!(!m2.has_notifications("s1"));
+    }
+
+    #[tokio::test]
+    async fn cancel_reaches_the_task_which_ends_cancelled_and_persisted() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("wyckoff.db");
+        let m = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        // The tool holds this Arc while it runs; dropping its future must release it.
+        let held = Arc::new(tokio::sync::Notify::new());
+        let task = m
+            .submit(slow_tool(held.clone()), json!({}), "s1")
+            .await
+            .unwrap();
+        assert!(Arc::strong_count(&held) > 1);
+        assert!(!m.cancel("bg_unknown"));
+        assert!(m.cancel(&task.task_id));
+        let done = m
+            .wait_for(&task.task_id, Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(done.status, TaskStatus::Cancelled);
+        // finished tasks cannot be cancelled again
+        assert!(!m.cancel(&task.task_id));
+        assert_eq!(m.cancel_session("s1"), 0);
+        // resources of the task are freed
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while Arc::strong_count(&held) > 1 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .unwrap();
+        let notes = m.take_notifications("s1").await;
+        assert_eq!(notes.len(), 1);
+        // §7.4 knows completed|failed only; the summary says it was cancelled.
+        assert!(notes[0].text().contains("<status>failed</status>"));
+        assert!(notes[0].text().contains("<summary>cancelled</summary>"));
+        drop(m);
+        let m2 = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        assert_eq!(m2.get(&task.task_id).unwrap().status, TaskStatus::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn cancel_session_stops_only_that_sessions_running_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = BackgroundTaskManager::open(&dir.path().join("db"), Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let never = Arc::new(tokio::sync::Notify::new());
+        let a = m
+            .submit(slow_tool(never.clone()), json!({}), "s1")
+            .await
+            .unwrap();
+        let b = m
+            .submit(slow_tool(never.clone()), json!({}), "s2")
+            .await
+            .unwrap();
+        assert_eq!(m.cancel_session("s1"), 1);
+        let a = m
+            .wait_for(&a.task_id, Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(a.status, TaskStatus::Cancelled);
+        assert_eq!(m.get(&b.task_id).unwrap().status, TaskStatus::Running);
+        m.shutdown().await;
     }
 
     #[tokio::test]
