@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod analyze;
+mod background;
 mod data;
 mod doctor;
 mod market;

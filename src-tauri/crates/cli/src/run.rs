@@ -8,8 +8,13 @@
 //! - `--json`: every RuntimeEvent as one JSON object per line on stdout, a `session`
 //!   event first; otherwise the final answer on stdout, progress and warnings on stderr.
 //! - Exit status: 0 `done`, 1 `turn_failed` (or an internal failure), 130 cancelled
-//!   (Ctrl-C cancels the turn; a second Ctrl-C exits at once), 2 bad input (unknown
-//!   provider, idle timeout outside 1–600, missing key, unknown session, bad settings).
+//!   (Ctrl-C cancels the turn and its background tasks; a second Ctrl-C exits at once),
+//!   2 bad input (unknown provider, idle timeout outside 1–600, missing key, unknown
+//!   session, bad settings), 124 background tasks still running after `--wait-timeout`
+//!   (they are cancelled).
+//! - Background tasks the turn starts are waited for (`--wait-timeout`, default 600 s):
+//!   their progress is shown (`background_task` events), and each completion goes to the
+//!   model as a system notification, which it answers before the command exits.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -23,6 +28,8 @@ use wyckoff_agent::{EventSink, HeadlessApprover, TurnOutcome};
 use wyckoff_config::{DataHome, Secrets};
 use wyckoff_protocol::RuntimeEvent;
 use wyckoff_session::{ModelOverrides, Services, SessionError, SessionOptions, TurnReport};
+
+use crate::background::{self, FollowUp};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -55,6 +62,9 @@ pub struct RunArgs {
     /// call; the desktop app does this when you leave a conversation).
     #[arg(long)]
     remember: bool,
+    /// Longest wait for the background tasks this run started (seconds).
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    wait_timeout: u64,
     /// What to ask.
     #[arg(value_name = "PROMPT", required = true, num_args = 1..)]
     prompt: Vec<String>,
@@ -99,6 +109,7 @@ fn render(event: &RuntimeEvent, json: bool) {
         RuntimeEvent::MemoryRecall { items } => {
             emit_line(&mut err, &format!("recalled {} memories", items.len()))
         }
+        RuntimeEvent::BackgroundTask { task } => emit_line(&mut err, &task_line(task)),
         RuntimeEvent::Done { text, .. } => emit_line(&mut std::io::stdout().lock(), text),
         RuntimeEvent::TurnCancelled {} => emit_line(&mut err, "cancelled"),
         RuntimeEvent::TurnFailed { kind, message } => {
@@ -110,6 +121,30 @@ fn render(event: &RuntimeEvent, json: bool) {
         }
         _ => {}
     }
+}
+
+/// One progress line for a background task: `⟳ 全市场扫描 [bg_…] L2 强势通道 1234/5640 45%`.
+fn task_line(task: &wyckoff_protocol::TaskInfo) -> String {
+    use wyckoff_protocol::TaskStatus;
+    let (mark, what) = match task.status {
+        TaskStatus::Running => {
+            let pct = task
+                .progress
+                .fraction
+                .map(|f| format!(" {:.0}%", f * 100.0))
+                .unwrap_or_default();
+            let detail = if task.progress.detail.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", task.progress.detail)
+            };
+            ("⟳", format!("{}{detail}{pct}", task.progress.stage))
+        }
+        TaskStatus::Completed => ("✓", "完成".to_owned()),
+        TaskStatus::Failed => ("✗", task.error.clone().unwrap_or_else(|| "失败".into())),
+        TaskStatus::Cancelled => ("✗", "已取消".to_owned()),
+    };
+    format!("{mark} {} [{}] {what}", task.display_name, task.task_id)
 }
 
 /// Turns a session error into the exit status: bad input goes back to `main`, which
@@ -174,17 +209,19 @@ async fn run_async(
 
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<RuntimeEvent>();
     let json = args.json;
+    // One printer for the user's turn and the notification turns after it; it ends when
+    // every sender is gone.
     let printer = tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
             render(&event, json);
-            if event.is_terminal() {
-                break;
-            }
         }
     });
-    tx.emit(RuntimeEvent::Session {
+    let sink: Arc<dyn EventSink> = Arc::new(tx);
+    sink.emit(RuntimeEvent::Session {
         session_id: session.id().to_owned(),
     });
+    let tasks = services.background().clone();
+    let progress = background::forward_progress(&tasks, session.id(), sink.clone());
 
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
@@ -199,7 +236,35 @@ async fn run_async(
         }
     });
 
-    let report = session.run_turn(&prompt, Arc::new(tx), cancel).await;
+    let mut report = session
+        .run_turn(&prompt, sink.clone(), cancel.clone())
+        .await;
+    let mut exit_override = None;
+    if let Ok(TurnReport {
+        outcome: TurnOutcome::Done { .. },
+        ..
+    }) = &report
+    {
+        let wait = Duration::from_secs(args.wait_timeout);
+        match background::follow_up(&mut session, &tasks, sink.clone(), wait, cancel.clone()).await
+        {
+            Ok(FollowUp::Settled(Some(last))) => report = Ok(last),
+            Ok(FollowUp::Settled(None)) => {}
+            Ok(FollowUp::TimedOut(still)) => {
+                for t in &still {
+                    eprintln!(
+                        "wyckoff: background task {} ({}) still running after {} s; cancelled",
+                        t.task_id, t.display_name, args.wait_timeout
+                    );
+                }
+                exit_override = Some(124);
+            }
+            Ok(FollowUp::Cancelled) => exit_override = Some(130),
+            Err(e) => report = Err(e),
+        }
+    } else if cancel.is_cancelled() {
+        tasks.cancel_session(session.id());
+    }
     if args.remember
         && let Ok(TurnReport {
             outcome: TurnOutcome::Done { .. },
@@ -216,8 +281,10 @@ async fn run_async(
             Err(e) => eprintln!("wyckoff: warning: memory extraction failed: {e}"),
         }
     }
+    progress.cancel();
     drop(session);
-    // The printer stops at the terminal event; it never waits on a stuck background sink.
+    drop(sink);
+    // The printer stops when the senders are gone; it never waits on a stuck sink.
     let _ = tokio::time::timeout(Duration::from_secs(5), printer).await;
     signals.abort();
     services.background().shutdown().await;
@@ -229,6 +296,7 @@ async fn run_async(
     if let Some(e) = &report.save_error {
         eprintln!("wyckoff: warning: the conversation was not fully saved: {e}");
     }
-    let code = u8::try_from(report.outcome.exit_code()).unwrap_or(1);
+    let code =
+        exit_override.unwrap_or_else(|| u8::try_from(report.outcome.exit_code()).unwrap_or(1));
     Ok(ExitCode::from(code))
 }
