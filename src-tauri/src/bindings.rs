@@ -2,7 +2,7 @@
 
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::commands::{app, chat, keys, markdown, memory, settings};
+use crate::commands::{app, chat, keys, markdown, memory, settings, tasks};
 
 pub fn builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
@@ -32,8 +32,16 @@ pub fn builder() -> Builder<tauri::Wry> {
             memory::add_memory,
             memory::update_memory,
             memory::delete_memory,
+            tasks::list_tasks,
+            tasks::cancel_task,
+            tasks::task_result,
         ])
-        .events(collect_events![settings::SettingsChanged])
+        .events(collect_events![
+            settings::SettingsChanged,
+            crate::tasks::TaskChanged,
+            crate::tray::OpenConversation,
+            chat::NotificationTurnEvent,
+        ])
         // Sent over each turn's `Channel`, not as a command result: export it explicitly.
         .typ::<wyckoff_protocol::RuntimeEvent>()
         .typ::<wyckoff_protocol::ApprovalDecision>()

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex as StdMutex};
+use std::sync::{Arc, Mutex as StdMutex, OnceLock};
 use std::time::Duration;
 
 use tauri::ipc::Channel;
@@ -71,9 +71,17 @@ pub struct ChatState {
     recovered: Mutex<bool>,
     /// The app asked to exit once (memories are being extracted).
     exiting: AtomicBool,
+    /// Set at start-up: new services get their background tasks forwarded to the UI.
+    app: OnceLock<tauri::AppHandle>,
 }
 
 impl ChatState {
+    pub fn new(app: tauri::AppHandle) -> Self {
+        let state = ChatState::default();
+        let _ = state.app.set(app);
+        state
+    }
+
     pub fn approvals(&self) -> &Arc<PendingApprovals> {
         &self.approvals
     }
@@ -110,6 +118,9 @@ impl ChatState {
             if let Ok(mut sessions) = self.sessions.lock() {
                 sessions.retain(|id, _| running.contains(id));
             }
+        }
+        if let Some(app) = self.app.get() {
+            crate::tasks::watch(app.clone(), services.background().clone());
         }
         *guard = Some((settings, services.clone()));
         Ok(services)

@@ -6,6 +6,7 @@ mod chat;
 mod commands;
 mod settings_store;
 mod state;
+mod tasks;
 mod tray;
 
 use tauri::Manager;
@@ -47,7 +48,7 @@ pub fn run() {
             specta.mount_events(app);
             let state = AppState::load(app.handle(), home.clone());
             app.manage(state);
-            app.manage(chat::ChatState::default());
+            app.manage(chat::ChatState::new(app.handle().clone()));
             if let Err(e) = tray::create(app.handle()) {
                 // A desktop without a tray (some Linux sessions) still gets a window.
                 tracing::warn!("tray icon unavailable: {e}");

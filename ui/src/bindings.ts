@@ -65,11 +65,20 @@ export const commands = {
 	addMemory: (memoryType: string, content: string) => typedError<MemoryItem, ChatError>(__TAURI_INVOKE("add_memory", { memoryType, content })),
 	updateMemory: (id: number, content: string) => typedError<MemoryItem, ChatError>(__TAURI_INVOKE("update_memory", { id, content })),
 	deleteMemory: (id: number) => typedError<null, ChatError>(__TAURI_INVOKE("delete_memory", { id })),
+	/**  Every task the data home knows, newest first (results left out; see `task_result`). */
+	listTasks: () => typedError<TaskInfo[], ChatError>(__TAURI_INVOKE("list_tasks")),
+	/**  Cancels a running task; false when it is not running. */
+	cancelTask: (taskId: string) => typedError<boolean, ChatError>(__TAURI_INVOKE("cancel_task", { taskId })),
+	/**  A finished task's whole result (what the panel's result view shows). */
+	taskResult: (taskId: string) => typedError<Value | null, ChatError>(__TAURI_INVOKE("task_result", { taskId })),
 };
 
 /** Events */
 export const events = {
+	notificationTurnEvent: makeEvent<NotificationTurnEvent, NotificationTurnEvent>("notification-turn-event"),
+	openConversation: makeEvent<OpenConversation, OpenConversation>("open-conversation"),
 	settingsChanged: makeEvent<SettingsChanged, SettingsChanged>("settings-changed"),
+	taskChanged: makeEvent<TaskChanged, TaskChanged>("task-changed"),
 };
 
 /* Types */
@@ -229,6 +238,21 @@ export type ModelEntry = {
 };
 
 /**
+ *  Events of a turn the app started itself to deliver background-task completions
+ *  (§7.4): there is no per-turn channel, so they go out app-wide, tagged with the
+ *  conversation; the chat shows them if that conversation is open.
+ */
+export type NotificationTurnEvent = {
+	conversation_id: string,
+	event: RuntimeEvent,
+};
+
+/**  Asks the UI to show a conversation (from a notification or the tray). */
+export type OpenConversation = {
+	conversation_id: string | null,
+};
+
+/**
  *  Model vendors. Several speak the OpenAI wire format; they differ in endpoint, default
  *  model and key (those facts live with the providers, in `wyckoff-llm`).
  */
@@ -339,6 +363,14 @@ export type SettingsView = {
 	problem: string | null,
 	/**  What a migration changed when the file was loaded. */
 	migration_notes: string[],
+};
+
+/**
+ *  A task changed (submitted, progress, finished). The result itself is fetched on
+ *  demand (`task_result`): progress events stay small.
+ */
+export type TaskChanged = {
+	task: TaskInfo,
 };
 
 /**  A background task as listeners (UI panel, `check_background_tasks`) see it. */

@@ -12,7 +12,9 @@ use wyckoff_memory::MessageStatus;
 use wyckoff_protocol::{ApprovalDecision, ErrorKind, Message, RuntimeEvent, Usage};
 use wyckoff_session::{Services, SessionError};
 
-use crate::chat::{ChannelSink, ChatState};
+use wyckoff_agent::EventSink;
+
+use crate::chat::{ChannelSink, ChatState, OpenSession};
 use crate::state::AppState;
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -92,33 +94,152 @@ pub async fn start_turn(
     let Some(turn) = chat.begin(&id, token.clone()) else {
         return Err(ChatError::Busy);
     };
-    let turn_id = id.clone();
+    spawn_turn(
+        app,
+        id.clone(),
+        turn,
+        open,
+        text,
+        TurnOutput::Channel(on_event),
+        token,
+    );
+    Ok(TurnStarted {
+        conversation_id: id,
+    })
+}
+
+/// Events of a turn the app started itself to deliver background-task completions
+/// (§7.4): there is no per-turn channel, so they go out app-wide, tagged with the
+/// conversation; the chat shows them if that conversation is open.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, tauri_specta::Event)]
+pub struct NotificationTurnEvent {
+    pub conversation_id: String,
+    pub event: RuntimeEvent,
+}
+
+/// Where a turn's events go.
+enum TurnOutput {
+    Channel(Channel<RuntimeEvent>),
+    AppEvent,
+}
+
+struct AppEventSink {
+    app: AppHandle,
+    conversation_id: String,
+    on_terminal: Box<dyn Fn() + Send + Sync>,
+}
+
+impl EventSink for AppEventSink {
+    fn emit(&self, event: RuntimeEvent) {
+        let terminal = event.is_terminal();
+        let e = NotificationTurnEvent {
+            conversation_id: self.conversation_id.clone(),
+            event,
+        };
+        if let Err(err) = tauri_specta::Event::emit(&e, &self.app) {
+            tracing::debug!("notification turn event not sent: {err}");
+        }
+        if terminal {
+            (self.on_terminal)();
+        }
+    }
+}
+
+/// Runs a turn registered as `turn` in the background; afterwards delivers any
+/// background-task completions that arrived too late for it.
+fn spawn_turn(
+    app: AppHandle,
+    id: String,
+    turn: u64,
+    open: Arc<OpenSession>,
+    text: String,
+    output: TurnOutput,
+    token: CancellationToken,
+) {
     let finish = {
         let (app, id) = (app.clone(), id.clone());
         move || app.state::<ChatState>().finish(&id, turn)
     };
     tauri::async_runtime::spawn(async move {
-        let sink = Arc::new(ChannelSink::new(on_event.clone(), finish));
-        let result = open.session.lock().await.run_turn(&text, sink, token).await;
+        let (sink, channel): (Arc<dyn EventSink>, _) = match output {
+            TurnOutput::Channel(c) => (Arc::new(ChannelSink::new(c.clone(), finish)), Some(c)),
+            TurnOutput::AppEvent => (
+                Arc::new(AppEventSink {
+                    app: app.clone(),
+                    conversation_id: id.clone(),
+                    on_terminal: Box::new(finish),
+                }),
+                None,
+            ),
+        };
+        let result = open
+            .session
+            .lock()
+            .await
+            .run_turn(&text, sink.clone(), token)
+            .await;
         match result {
             Ok(report) => {
                 if let Some(e) = report.save_error {
-                    tracing::error!(conversation = %turn_id, "turn not fully stored: {e}");
+                    tracing::error!(conversation = %id, "turn not fully stored: {e}");
                 }
             }
             Err(e) => {
                 // The turn never started: the UI still gets its one terminal event.
-                let _ = on_event.send(RuntimeEvent::TurnFailed {
+                let failed = RuntimeEvent::TurnFailed {
                     kind: ErrorKind::Internal,
                     message: e.to_string(),
-                });
+                };
+                match channel {
+                    Some(c) => {
+                        let _ = c.send(failed);
+                    }
+                    None => sink.emit(failed),
+                }
             }
         }
-        app.state::<ChatState>().finish(&turn_id, turn);
+        app.state::<ChatState>().finish(&id, turn);
+        deliver_notifications(app.clone(), id);
     });
-    Ok(TurnStarted {
-        conversation_id: id,
-    })
+}
+
+/// Delivers waiting background-task completions into their conversation (§7.4): at once
+/// when it is idle; a running turn takes them at its next round, or this runs again
+/// when it ends.
+pub(crate) fn deliver_notifications(app: AppHandle, conversation_id: String) {
+    tauri::async_runtime::spawn(async move {
+        let chat = app.state::<ChatState>();
+        let state = app.state::<AppState>();
+        if chat.is_running(&conversation_id) {
+            return;
+        }
+        let Ok(services) = services(&state, &chat).await else {
+            return;
+        };
+        if !services.background().has_notifications(&conversation_id) {
+            return;
+        }
+        let open = match chat.session(&services, Some(&conversation_id)).await {
+            Ok((_, open)) => open,
+            Err(e) => {
+                tracing::warn!(conversation = %conversation_id, "cannot deliver a task completion: {e}");
+                return;
+            }
+        };
+        let token = CancellationToken::new();
+        let Some(turn) = chat.begin(&conversation_id, token.clone()) else {
+            return;
+        };
+        spawn_turn(
+            app.clone(),
+            conversation_id,
+            turn,
+            open,
+            String::new(),
+            TurnOutput::AppEvent,
+            token,
+        );
+    });
 }
 
 /// Cancels the running turn of a conversation; false when none is running.

@@ -7,3 +7,4 @@ pub mod keys;
 pub mod markdown;
 pub mod memory;
 pub mod settings;
+pub mod tasks;

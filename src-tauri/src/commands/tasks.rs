@@ -1,0 +1,57 @@
+//! The background-task panel's commands: list, cancel, fetch a finished task's result.
+
+use serde_json::Value;
+use tauri::State;
+use wyckoff_protocol::TaskInfo;
+
+use crate::chat::ChatState;
+use crate::commands::chat::{ChatError, services};
+use crate::state::AppState;
+use crate::tasks::without_result;
+
+/// Every task the data home knows, newest first (results left out; see `task_result`).
+#[tauri::command]
+#[specta::specta]
+pub async fn list_tasks(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<Vec<TaskInfo>, ChatError> {
+    let services = services(&state, &chat).await?;
+    let mut tasks: Vec<TaskInfo> = services
+        .background()
+        .list()
+        .into_iter()
+        .map(without_result)
+        .collect();
+    tasks.reverse();
+    Ok(tasks)
+}
+
+/// Cancels a running task; false when it is not running.
+#[tauri::command]
+#[specta::specta]
+pub async fn cancel_task(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    task_id: String,
+) -> Result<bool, ChatError> {
+    let services = services(&state, &chat).await?;
+    Ok(services.background().cancel(&task_id))
+}
+
+/// A finished task's whole result (what the panel's result view shows).
+#[tauri::command]
+#[specta::specta]
+pub async fn task_result(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    task_id: String,
+) -> Result<Option<Value>, ChatError> {
+    let services = services(&state, &chat).await?;
+    match services.background().get(&task_id) {
+        Some(t) => Ok(t.result),
+        None => Err(ChatError::NotFound {
+            message: format!("no background task {task_id}"),
+        }),
+    }
+}

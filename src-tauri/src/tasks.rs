@@ -1,0 +1,203 @@
+//! Background tasks in the app (seed §7): every change goes out as an app-wide
+//! `TaskChanged` event for the panel, the tray says how many run, a finished task raises a
+//! desktop notification when the window is not in front, and its completion is delivered
+//! into the conversation that started it (REFERENCE §7.4). The manager and the delivery
+//! turn live in the crates; this file only forwards.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use tauri::{AppHandle, Manager};
+use tauri_specta::Event;
+use tokio::sync::broadcast::error::RecvError;
+use wyckoff_agent::BackgroundTaskManager;
+use wyckoff_protocol::{TaskInfo, TaskStatus};
+
+use crate::state::AppState;
+
+/// A task changed (submitted, progress, finished). The result itself is fetched on
+/// demand (`task_result`): progress events stay small.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, Event)]
+pub struct TaskChanged {
+    pub task: TaskInfo,
+}
+
+/// What the panel lists: the result left out, as in [`TaskChanged`].
+pub fn without_result(mut task: TaskInfo) -> TaskInfo {
+    task.result = None;
+    task
+}
+
+/// Forwards the manager's changes until it is dropped (services rebuilt or app exit).
+pub fn watch(app: AppHandle, tasks: Arc<BackgroundTaskManager>) {
+    let mut rx = tasks.subscribe();
+    let weak = Arc::downgrade(&tasks);
+    drop(tasks);
+    tauri::async_runtime::spawn(async move {
+        loop {
+            let task = match rx.recv().await {
+                Ok(t) => t,
+                Err(RecvError::Lagged(n)) => {
+                    tracing::debug!("task panel skipped {n} progress updates");
+                    continue;
+                }
+                Err(RecvError::Closed) => return,
+            };
+            let Some(tasks) = weak.upgrade() else { return };
+            crate::tray::set_running_tasks(&app, tasks.active().len(), task.session_id.as_deref());
+            let finished = task.status.is_finished();
+            if let Err(e) = (TaskChanged {
+                task: without_result(task.clone()),
+            })
+            .emit(&app)
+            {
+                tracing::warn!("cannot emit a task event: {e}");
+            }
+            if finished {
+                notify_if_away(&app, &task);
+                if let Some(conversation) = task.session_id.clone() {
+                    crate::commands::chat::deliver_notifications(app.clone(), conversation);
+                }
+            }
+        }
+    });
+}
+
+/// The notification's title and body, in the UI language.
+pub fn notification_text(task: &TaskInfo, zh: bool) -> (String, String) {
+    let outcome = match (task.status, zh) {
+        (TaskStatus::Completed, true) => "已完成".to_owned(),
+        (TaskStatus::Completed, false) => "finished".to_owned(),
+        (TaskStatus::Cancelled, true) => "已取消".to_owned(),
+        (TaskStatus::Cancelled, false) => "cancelled".to_owned(),
+        (_, true) => format!("失败：{}", task.error.as_deref().unwrap_or("")),
+        (_, false) => format!("failed: {}", task.error.as_deref().unwrap_or("")),
+    };
+    let title = if zh {
+        format!("后台任务{}", outcome.split('：').next().unwrap_or(""))
+    } else {
+        "Background task".to_owned()
+    };
+    let body: String = format!("{} {outcome}", task.display_name)
+        .chars()
+        .take(200)
+        .collect();
+    (title, body)
+}
+
+/// Raises a desktop notification when the setting is on and the window is hidden or not
+/// focused. A desktop without a notification service is logged; the panel still shows it.
+fn notify_if_away(app: &AppHandle, task: &TaskInfo) {
+    let settings = app.state::<AppState>().settings();
+    if !settings.notifications {
+        return;
+    }
+    let away = app
+        .get_webview_window("main")
+        .is_none_or(|w| !w.is_visible().unwrap_or(false) || !w.is_focused().unwrap_or(false));
+    if !away {
+        return;
+    }
+    let zh = matches!(settings.language, wyckoff_config::settings::Language::Zh);
+    let (title, body) = notification_text(task, zh);
+    let conversation = task.session_id.clone();
+    let app = app.clone();
+    // notify-rust blocks on D-Bus (and on the user's click): keep it off the runtime.
+    std::thread::spawn(move || show(&app, &title, &body, conversation));
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+fn show(app: &AppHandle, title: &str, body: &str, conversation: Option<String>) {
+    let sent = notify_rust::Notification::new()
+        .appname("Wyckoff Desk")
+        .summary(title)
+        .body(body)
+        .action("default", "打开")
+        .show();
+    match sent {
+        Ok(handle) => {
+            tracing::info!(title, "desktop notification sent");
+            // Activating it brings the window to the conversation that started the task.
+            handle.wait_for_action(|action| {
+                if action == "default" {
+                    crate::tray::open_conversation(app, conversation.as_deref());
+                }
+            });
+        }
+        Err(e) => tracing::warn!("no desktop notification ({e}); the task panel shows it"),
+    }
+}
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+fn show(_app: &AppHandle, title: &str, body: &str, _conversation: Option<String>) {
+    match notify_rust::Notification::new()
+        .appname("Wyckoff Desk")
+        .summary(title)
+        .body(body)
+        .show()
+    {
+        Ok(_) => tracing::info!(title, "desktop notification sent"),
+        Err(e) => tracing::warn!("no desktop notification ({e}); the task panel shows it"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wyckoff_protocol::TaskProgress;
+
+    fn task(status: TaskStatus, error: Option<&str>) -> TaskInfo {
+        TaskInfo {
+            task_id: "bg_1_screen_stocks".into(),
+            tool_name: "screen_stocks".into(),
+            display_name: "全市场扫描".into(),
+            status,
+            progress: TaskProgress::default(),
+            started_at: "2026-12-03T06:00:00Z".into(),
+            finished_at: None,
+            session_id: Some("c1".into()),
+            result_summary: None,
+            result: Some(serde_json::json!({"big": true})),
+            error: error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn notification_names_the_task_and_its_outcome() {
+        let cases = [
+            (
+                TaskStatus::Completed,
+                None,
+                true,
+                "后台任务已完成",
+                "全市场扫描 已完成",
+            ),
+            (
+                TaskStatus::Failed,
+                Some("数据缺失"),
+                true,
+                "后台任务失败",
+                "全市场扫描 失败：数据缺失",
+            ),
+            (
+                TaskStatus::Cancelled,
+                None,
+                false,
+                "Background task",
+                "全市场扫描 cancelled",
+            ),
+        ];
+        for (status, error, zh, title, body) in cases {
+            let (t, b) = notification_text(&task(status, error), zh);
+            assert_eq!((t.as_str(), b.as_str()), (title, body));
+        }
+    }
+
+    #[test]
+    fn panel_events_leave_the_result_out() {
+        let t = without_result(task(TaskStatus::Completed, None));
+        assert!(t.result.is_none());
+        assert_eq!(t.task_id, "bg_1_screen_stocks");
+    }
+}
