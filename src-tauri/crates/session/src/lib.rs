@@ -228,9 +228,15 @@ impl Services {
             tool_timeout: Some(secs(self.settings.tool_timeout_secs, 60)),
             ..RuntimeConfig::default()
         };
+        let mut registry = self.registry();
+        // The report and decision tools write with the session's own model (fallback and
+        // routing included).
+        for tool in wyckoff_tools::report_tools(self.market.clone(), resolved.main.clone()) {
+            registry.register(tool);
+        }
         let mut runtime = Runtime::new(
             resolved.main.clone(),
-            Arc::new(self.registry()),
+            Arc::new(registry),
             config,
             options.approver,
             Some(self.home.scratchpad_dir()),

@@ -23,6 +23,7 @@ pub mod analyze;
 mod common;
 pub mod market;
 pub mod portfolio;
+pub mod report;
 pub mod search;
 
 use std::future::Future;
@@ -30,6 +31,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use wyckoff_agent::{FnTool, Tool, ToolError, ToolRegistry, ToolSpec};
+use wyckoff_llm::Provider;
 use wyckoff_market::MarketData;
 
 pub use analyze::is_unavailable;
@@ -100,6 +102,32 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
             &md,
             |md, args| async move { portfolio::update(&md, &args).await },
         ),
+    ]
+}
+
+/// The model-written tools, background tasks both (seed §7): `generate_ai_report` and
+/// `generate_strategy_decision`, over `md` for the figures and `provider` for the text.
+pub fn report_tools(md: Arc<MarketData>, provider: Arc<dyn Provider>) -> Vec<Arc<dyn Tool>> {
+    let (md2, provider2) = (md.clone(), provider.clone());
+    vec![
+        Arc::new(FnTool::new(
+            ToolSpec::new(report::REPORT, report::REPORT_DISPLAY).background(),
+            report::REPORT_DESCRIPTION,
+            report::report_parameters(),
+            move |args, ctx| {
+                let (md, provider) = (md.clone(), provider.clone());
+                async move { report::report(&md, provider.as_ref(), &args, &ctx).await }
+            },
+        )),
+        Arc::new(FnTool::new(
+            ToolSpec::new(report::STRATEGY, report::STRATEGY_DISPLAY).background(),
+            report::STRATEGY_DESCRIPTION,
+            report::strategy_parameters(),
+            move |args, ctx| {
+                let (md, provider) = (md2.clone(), provider2.clone());
+                async move { report::strategy(&md, provider.as_ref(), &args, &ctx).await }
+            },
+        )),
     ]
 }
 

@@ -1,0 +1,178 @@
+//! End-to-end: background tools through the real `wyckoff run --json` (issue 12 item 6):
+//! the model (an in-process mock vendor speaking OpenAI's stream over real HTTP) starts a
+//! background task; the run shows its progress as `background_task` events, injects the
+//! completion notification (§7.4) into a turn of its own, lets the model answer it, and
+//! exits 0. Needs `cargo build -p wyckoff-cli` first (scripts/test builds every binary).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route, Script};
+
+struct Run {
+    code: Option<i32>,
+    events: Vec<Value>,
+    stderr: String,
+}
+
+impl Run {
+    fn types(&self) -> Vec<&str> {
+        self.events
+            .iter()
+            .map(|e| e["type"].as_str().unwrap_or("?"))
+            .collect()
+    }
+}
+
+fn run_wyckoff(home: &Path, base_url: &str, extra: &[&str], prompt: &str) -> Run {
+    let mut cmd = Command::new(wyckoff_e2e::binary("wyckoff"));
+    cmd.args([
+        "run",
+        "--json",
+        "--provider",
+        "openai",
+        "--base-url",
+        base_url,
+    ])
+    .args(extra)
+    .arg(prompt)
+    .env("OPENAI_API_KEY", "sk-e2e-background-canary")
+    .env("WYCKOFF_HOME", home)
+    .env("WYCKOFF_OFFLINE", "1")
+    .env_remove("HTTPS_PROXY")
+    .env_remove("HTTP_PROXY")
+    .env_remove("ALL_PROXY")
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(120));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let events = stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("not JSON ({e}): {l}\nstderr: {stderr}"))
+        })
+        .collect();
+    Run {
+        code: out.status.code(),
+        events,
+        stderr,
+    }
+}
+
+fn tool_call(id: &str, name: &str, args: Value) -> wyckoff_mock_vendor::Response {
+    OpenAiStream::new()
+        .role()
+        .tool_call(0, id, name, &[args.to_string()])
+        .finish("tool_calls")
+        .usage(20, 5, 0)
+        .done()
+        .response()
+}
+
+fn text(t: &str) -> wyckoff_mock_vendor::Response {
+    OpenAiStream::text_response(&[t])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_background_report_shows_progress_then_its_completion_is_answered() {
+    // The report's own model call and the turn's second round race for the next
+    // response, so both get the same text; the order of the rest is fixed.
+    let script = Script {
+        openai: vec![
+            tool_call(
+                "call_report",
+                "generate_ai_report",
+                json!({"stock_codes": ["000001"]}),
+            ),
+            text("已提交。"),
+            text("已提交。"),
+            text("研报完成：000001 在防守阵营。"),
+        ],
+        ..Script::default()
+    };
+    let server = MockServer::start_with(script, 0).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.url());
+    let home_path = home.path().to_path_buf();
+    let run = tokio::task::spawn_blocking(move || {
+        run_wyckoff(&home_path, &base, &[], "给 000001 生成研报")
+    })
+    .await
+    .unwrap();
+    assert_eq!(run.code, Some(0), "{:?}\n{}", run.types(), run.stderr);
+
+    // The submission, progress from inside the task, then the finished task.
+    let tasks: Vec<&Value> = run
+        .events
+        .iter()
+        .filter(|e| e["type"] == "background_task")
+        .map(|e| &e["task"])
+        .collect();
+    assert!(!tasks.is_empty(), "{:?}", run.types());
+    let task_id = tasks[0]["task_id"].as_str().unwrap().to_owned();
+    assert!(task_id.ends_with("generate_ai_report"), "{task_id}");
+    assert!(
+        tasks
+            .iter()
+            .any(|t| t["status"] == "running" && t["progress"]["stage"] == "个股诊断"),
+        "{tasks:?}"
+    );
+    assert!(
+        tasks.iter().any(|t| t["status"] == "completed"),
+        "{tasks:?}"
+    );
+
+    // Two turns: the user's, then the notification's; each ends with done.
+    let types = run.types();
+    assert_eq!(
+        types.iter().filter(|t| **t == "done").count(),
+        2,
+        "{types:?}"
+    );
+    assert_eq!(types.last(), Some(&"done"));
+    let last_done = run
+        .events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "done")
+        .unwrap();
+    assert_eq!(last_done["text"], "研报完成：000001 在防守阵营。");
+
+    let requests = server.requests_to(Route::Openai);
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    // The report request carries the engine's facts for 000001 (from the bundled bars).
+    let report_req = requests
+        .iter()
+        .find(|r| r.raw_body.contains("三阵营研报"))
+        .expect("the report's model call");
+    assert!(report_req.raw_body.contains("000001"));
+    assert!(report_req.raw_body.contains("latest_close"));
+    assert!(
+        report_req.body["tools"]
+            .as_array()
+            .is_none_or(|t| t.is_empty()),
+        "the report call offers no tools"
+    );
+    // The notification turn's request carries the task-notification with the task id.
+    let last = requests.last().unwrap().raw_body.clone();
+    assert!(
+        last.contains("SYSTEM NOTIFICATION - NOT USER INPUT"),
+        "{last}"
+    );
+    assert!(
+        last.contains(&format!("<task-id>{task_id}</task-id>")),
+        "{last}"
+    );
+    assert!(last.contains("<status>completed</status>"));
+}
