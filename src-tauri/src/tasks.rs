@@ -86,17 +86,25 @@ pub fn notification_text(task: &TaskInfo, zh: bool) -> (String, String) {
     (title, body)
 }
 
+/// Notify only when the setting is on and the user is not looking at the window.
+pub fn should_notify(enabled: bool, visible: bool, focused: bool) -> bool {
+    enabled && !(visible && focused)
+}
+
 /// Raises a desktop notification when the setting is on and the window is hidden or not
 /// focused. A desktop without a notification service is logged; the panel still shows it.
 fn notify_if_away(app: &AppHandle, task: &TaskInfo) {
     let settings = app.state::<AppState>().settings();
-    if !settings.notifications {
-        return;
-    }
-    let away = app
+    let (visible, focused) = app
         .get_webview_window("main")
-        .is_none_or(|w| !w.is_visible().unwrap_or(false) || !w.is_focused().unwrap_or(false));
-    if !away {
+        .map(|w| {
+            (
+                w.is_visible().unwrap_or(false),
+                w.is_focused().unwrap_or(false),
+            )
+        })
+        .unwrap_or((false, false));
+    if !should_notify(settings.notifications, visible, focused) {
         return;
     }
     let zh = matches!(settings.language, wyckoff_config::settings::Language::Zh);
@@ -104,42 +112,40 @@ fn notify_if_away(app: &AppHandle, task: &TaskInfo) {
     let conversation = task.session_id.clone();
     let app = app.clone();
     // notify-rust blocks on D-Bus (and on the user's click): keep it off the runtime.
-    std::thread::spawn(move || show(&app, &title, &body, conversation));
-}
-
-#[cfg(all(unix, not(target_os = "macos")))]
-fn show(app: &AppHandle, title: &str, body: &str, conversation: Option<String>) {
-    let sent = notify_rust::Notification::new()
-        .appname("Wyckoff Desk")
-        .summary(title)
-        .body(body)
-        .action("default", "打开")
-        .show();
-    match sent {
-        Ok(handle) => {
+    std::thread::spawn(move || match send_desktop(&title, &body) {
+        Ok(sent) => {
             tracing::info!(title, "desktop notification sent");
-            // Activating it brings the window to the conversation that started the task.
-            handle.wait_for_action(|action| {
-                if action == "default" {
-                    crate::tray::open_conversation(app, conversation.as_deref());
-                }
-            });
+            sent.on_activate(move || crate::tray::open_conversation(&app, conversation.as_deref()));
         }
         Err(e) => tracing::warn!("no desktop notification ({e}); the task panel shows it"),
+    });
+}
+
+/// A notification on screen.
+pub struct Sent(#[allow(dead_code)] notify_rust::NotificationHandle);
+
+impl Sent {
+    /// Runs `f` when the user activates the notification (Linux/BSD desktops; elsewhere
+    /// the system offers no callback and this returns at once).
+    fn on_activate(self, f: impl FnOnce()) {
+        #[cfg(all(unix, not(target_os = "macos")))]
+        self.0.wait_for_action(|action| {
+            if action == "default" {
+                f();
+            }
+        });
+        #[cfg(not(all(unix, not(target_os = "macos"))))]
+        let _ = f;
     }
 }
 
-#[cfg(not(all(unix, not(target_os = "macos"))))]
-fn show(_app: &AppHandle, title: &str, body: &str, _conversation: Option<String>) {
-    match notify_rust::Notification::new()
-        .appname("Wyckoff Desk")
-        .summary(title)
-        .body(body)
-        .show()
-    {
-        Ok(_) => tracing::info!(title, "desktop notification sent"),
-        Err(e) => tracing::warn!("no desktop notification ({e}); the task panel shows it"),
-    }
+/// Sends one desktop notification (D-Bus org.freedesktop.Notifications on Linux).
+pub fn send_desktop(title: &str, body: &str) -> Result<Sent, notify_rust::error::Error> {
+    let mut n = notify_rust::Notification::new();
+    n.appname("Wyckoff Desk").summary(title).body(body);
+    #[cfg(all(unix, not(target_os = "macos")))]
+    n.action("default", "打开");
+    n.show().map(Sent)
 }
 
 #[cfg(test)]
@@ -192,6 +198,71 @@ mod tests {
             let (t, b) = notification_text(&task(status, error), zh);
             assert_eq!((t.as_str(), b.as_str()), (title, body));
         }
+    }
+
+    #[test]
+    fn notify_only_when_on_and_the_window_is_not_in_front() {
+        // (enabled, visible, focused, notify)
+        let cases = [
+            (true, true, true, false),
+            (true, true, false, true),
+            (true, false, false, true),
+            (true, false, true, true),
+            (false, false, false, false),
+            (false, true, false, false),
+        ];
+        for (enabled, visible, focused, want) in cases {
+            assert_eq!(
+                should_notify(enabled, visible, focused),
+                want,
+                "{enabled} {visible} {focused}"
+            );
+        }
+    }
+
+    /// Real D-Bus: run inside `dbus-run-session` (scripts/test does). Without a
+    /// notification service the send fails with an error (logged by the app, no panic);
+    /// with one (a stand-in daemon) the notification arrives with the task and outcome.
+    #[test]
+    #[ignore = "needs a session D-Bus (scripts/test runs it under dbus-run-session)"]
+    fn desktop_notification_reaches_the_session_bus() {
+        assert!(
+            std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some(),
+            "no session bus"
+        );
+        let (title, body) = notification_text(&task(TaskStatus::Completed, None), true);
+        assert!(
+            send_desktop(&title, &body).is_err(),
+            "no daemon yet: must fail"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("notifications.jsonl");
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/support/fake-notifyd.py");
+        let mut daemon = std::process::Command::new("/usr/bin/python3")
+            .arg(&script)
+            .arg(&record)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(daemon.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        assert_eq!(line.trim(), "ready");
+        let sent = send_desktop(&title, &body);
+        let _ = daemon.kill();
+        let _ = daemon.wait();
+        assert!(sent.is_ok(), "{:?}", sent.err());
+        let recorded: serde_json::Value =
+            serde_json::from_str(std::fs::read_to_string(&record).unwrap().trim()).unwrap();
+        assert_eq!(recorded["app_name"], "Wyckoff Desk");
+        assert_eq!(recorded["summary"], "后台任务已完成");
+        assert_eq!(recorded["body"], "全市场扫描 已完成");
+        assert_eq!(recorded["actions"], serde_json::json!(["default", "打开"]));
     }
 
     #[test]
