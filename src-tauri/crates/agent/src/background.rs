@@ -68,8 +68,17 @@ struct State {
     cancels: HashMap<String, CancellationToken>,
 }
 
+/// Who runs this process's tasks, and whether another owner is still running — so a
+/// process starting up marks only orphaned tasks interrupted.
+#[derive(Clone)]
+pub struct TaskOwner {
+    pub id: String,
+    pub is_alive: Arc<dyn Fn(&str) -> bool + Send + Sync>,
+}
+
 pub struct BackgroundTaskManager {
     pool: SqlitePool,
+    owner: Option<String>,
     state: Mutex<State>,
     events: broadcast::Sender<TaskInfo>,
     clock: Arc<dyn Clock>,
@@ -100,11 +109,33 @@ impl BackgroundTaskManager {
         Self::with_pool(pool, clock, results).await
     }
 
-    /// Uses a pool the app already has (the shared `wyckoff.db`).
+    /// Uses a pool the app already has (the shared `wyckoff.db`). Every task still
+    /// marked running is taken as interrupted: for a process that is the only user of the
+    /// database (tests); the app and the CLI use [`Self::with_owner`].
     pub async fn with_pool(
         pool: SqlitePool,
         clock: Arc<dyn Clock>,
         results: Option<ResultStore>,
+    ) -> Result<Arc<Self>, AgentError> {
+        Self::open_pool(pool, clock, results, None).await
+    }
+
+    /// [`Self::with_pool`] for a process sharing the database: its tasks carry `owner`,
+    /// and only running tasks whose owner is gone are marked interrupted.
+    pub async fn with_owner(
+        pool: SqlitePool,
+        clock: Arc<dyn Clock>,
+        results: Option<ResultStore>,
+        owner: TaskOwner,
+    ) -> Result<Arc<Self>, AgentError> {
+        Self::open_pool(pool, clock, results, Some(owner)).await
+    }
+
+    async fn open_pool(
+        pool: SqlitePool,
+        clock: Arc<dyn Clock>,
+        results: Option<ResultStore>,
+        owner: Option<TaskOwner>,
     ) -> Result<Arc<Self>, AgentError> {
         // Other crates keep their own migrations in the same database.
         let mut migrator = sqlx::migrate!("./migrations");
@@ -112,13 +143,27 @@ impl BackgroundTaskManager {
         migrator.run(&pool).await?;
 
         let now = clock.now().to_rfc3339();
-        sqlx::query(
-            "UPDATE agent_background_task SET status = 'failed', error = ?, finished_at = ?, notified = 0 WHERE status = 'running'",
+        let running: Vec<(String, Option<String>)> = sqlx::query_as(
+            "SELECT task_id, owner FROM agent_background_task WHERE status = 'running'",
         )
-        .bind(INTERRUPTED)
-        .bind(&now)
-        .execute(&pool)
+        .fetch_all(&pool)
         .await?;
+        for (task_id, task_owner) in running {
+            let orphaned = match (&owner, task_owner.as_deref()) {
+                (Some(me), Some(o)) => !(me.is_alive)(o),
+                _ => true,
+            };
+            if orphaned {
+                sqlx::query(
+                    "UPDATE agent_background_task SET status = 'failed', error = ?, finished_at = ?, notified = 0 WHERE task_id = ? AND status = 'running'",
+                )
+                .bind(INTERRUPTED)
+                .bind(&now)
+                .bind(&task_id)
+                .execute(&pool)
+                .await?;
+            }
+        }
 
         let rows = sqlx::query(
             "SELECT task_id, session_id, tool_name, display_name, status, progress_json, started_at, finished_at, result_json, summary, error, notified FROM agent_background_task ORDER BY started_at, rowid",
@@ -129,6 +174,7 @@ impl BackgroundTaskManager {
         let (events, _) = broadcast::channel(256);
         let manager = Arc::new(BackgroundTaskManager {
             pool,
+            owner: owner.map(|o| o.id),
             state: Mutex::new(State::default()),
             events,
             clock,
@@ -290,7 +336,7 @@ impl BackgroundTaskManager {
             error: None,
         };
         sqlx::query(
-            "INSERT INTO agent_background_task (task_id, session_id, tool_name, display_name, status, progress_json, started_at) VALUES (?, ?, ?, ?, 'running', ?, ?)",
+            "INSERT INTO agent_background_task (task_id, session_id, tool_name, display_name, status, progress_json, started_at, owner) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
         )
         .bind(&task.task_id)
         .bind(session_id)
@@ -298,6 +344,7 @@ impl BackgroundTaskManager {
         .bind(&task.display_name)
         .bind(serde_json::to_string(&task.progress)?)
         .bind(&task.started_at)
+        .bind(&self.owner)
         .execute(&self.pool)
         .await?;
         if let Ok(mut s) = self.state.lock() {
@@ -780,6 +827,70 @@ mod tests {
         let notes = m2.take_notifications("s1").await;
         assert_eq!(notes.len(), 1);
         assert!(notes[0].text().contains(INTERRUPTED));
+    }
+
+    #[tokio::test]
+    async fn a_second_process_leaves_a_live_owners_running_task_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("wyckoff.db");
+        let alive: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+        let owner = |id: &str| {
+            let alive = alive.clone();
+            TaskOwner {
+                id: id.to_owned(),
+                is_alive: Arc::new(move |o: &str| alive.lock().unwrap().iter().any(|a| a == o)),
+            }
+        };
+        let pool = |db: &std::path::Path| {
+            let db = db.to_path_buf();
+            async move {
+                SqlitePoolOptions::new()
+                    .connect_with(
+                        SqliteConnectOptions::new()
+                            .filename(db)
+                            .create_if_missing(true),
+                    )
+                    .await
+                    .unwrap()
+            }
+        };
+        alive.lock().unwrap().push("app".into());
+        let app = BackgroundTaskManager::with_owner(
+            pool(&db).await,
+            Arc::new(SystemClock),
+            None,
+            owner("app"),
+        )
+        .await
+        .unwrap();
+        let never = Arc::new(tokio::sync::Notify::new());
+        let task = app.submit(slow_tool(never), json!({}), "s1").await.unwrap();
+
+        // The CLI starts while the app still runs the task: it stays running.
+        let cli = BackgroundTaskManager::with_owner(
+            pool(&db).await,
+            Arc::new(SystemClock),
+            None,
+            owner("cli"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(cli.get(&task.task_id).unwrap().status, TaskStatus::Running);
+
+        // The app dies; the next start marks its task interrupted.
+        std::mem::forget(app);
+        alive.lock().unwrap().clear();
+        let next = BackgroundTaskManager::with_owner(
+            pool(&db).await,
+            Arc::new(SystemClock),
+            None,
+            owner("next"),
+        )
+        .await
+        .unwrap();
+        let t = next.get(&task.task_id).unwrap();
+        assert_eq!(t.status, TaskStatus::Failed);
+        assert_eq!(t.error.as_deref(), Some(INTERRUPTED));
     }
 
     #[tokio::test]

@@ -60,7 +60,7 @@ pub mod transcript;
 pub mod validation;
 
 pub use approval::{ApprovalGate, Approver, GateDecision, HeadlessApprover, PendingApprovals};
-pub use background::{BackgroundTaskManager, report_progress};
+pub use background::{BackgroundTaskManager, TaskOwner, report_progress};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use compaction::{
     CompactionArchive, CompactionReport, Compactor, FileArchive, LlmCompactor, MemoryFlush,

@@ -191,6 +191,10 @@ async fn run_async(
         Ok(s) => s,
         Err(e) => return fail(e),
     };
+    // Turns a killed process left open are marked interrupted; a live app's are not.
+    if let Err(e) = services.recover_interrupted_turns().await {
+        eprintln!("wyckoff: warning: cannot mark interrupted turns: {e}");
+    }
     let options = SessionOptions {
         overrides: ModelOverrides {
             provider: args.provider.clone(),

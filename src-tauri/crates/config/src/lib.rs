@@ -2,11 +2,13 @@
 //! and the `wyckoff` CLI so both read the same files and the same keychain entries.
 
 mod home;
+pub mod lease;
 pub mod logging;
 pub mod redact;
 pub mod secrets;
 pub mod settings;
 
 pub use home::DataHome;
+pub use lease::ProcessLease;
 pub use secrets::{KeySource, KeyStatus, SecretError, SecretId, Secrets};
 pub use settings::{Settings, SettingsError};

@@ -237,6 +237,8 @@ pub fn snippet(text: &str, terms: &[String]) -> String {
 pub struct ConversationStore {
     pool: SqlitePool,
     clock: Arc<dyn Clock>,
+    /// This process's lease id, stored with the turns it runs.
+    owner: Option<String>,
 }
 
 impl std::fmt::Debug for ConversationStore {
@@ -255,7 +257,18 @@ impl ConversationStore {
     }
 
     pub fn with_clock(pool: SqlitePool, clock: Arc<dyn Clock>) -> Self {
-        ConversationStore { pool, clock }
+        ConversationStore {
+            pool,
+            clock,
+            owner: None,
+        }
+    }
+
+    /// Turns begun through this store carry `owner` (see
+    /// [`ConversationStore::mark_orphaned_turns_interrupted`]).
+    pub fn with_owner(mut self, owner: impl Into<String>) -> Self {
+        self.owner = Some(owner.into());
+        self
     }
 
     pub fn pool(&self) -> &SqlitePool {
@@ -359,11 +372,12 @@ impl ConversationStore {
         self.get(conversation_id).await?;
         let id = Uuid::new_v4().to_string();
         sqlx::query(
-            "INSERT INTO conversation_turn (id, conversation_id, started_at) VALUES (?, ?, ?)",
+            "INSERT INTO conversation_turn (id, conversation_id, started_at, owner) VALUES (?, ?, ?, ?)",
         )
         .bind(&id)
         .bind(conversation_id)
         .bind(self.now_db())
+        .bind(&self.owner)
         .execute(&self.pool)
         .await?;
         self.turn(&id).await
@@ -428,11 +442,26 @@ impl ConversationStore {
     /// At startup: every turn that never ended (the app died mid-turn) becomes
     /// `interrupted`, and so do its messages. Returns the ids of the turns marked.
     pub async fn mark_unfinished_turns_interrupted(&self) -> Result<Vec<String>> {
+        self.mark_orphaned_turns_interrupted(&|_| false).await
+    }
+
+    /// Like [`ConversationStore::mark_unfinished_turns_interrupted`], but a turn whose
+    /// owner `is_alive` is still running in another process (the app and the CLI share
+    /// the data home) and is left alone; turns without an owner are orphans.
+    pub async fn mark_orphaned_turns_interrupted(
+        &self,
+        is_alive: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Vec<String>> {
         let mut tx = self.pool.begin().await?;
-        let ids: Vec<String> =
-            sqlx::query_scalar("SELECT id FROM conversation_turn WHERE ended_at IS NULL")
+        let open: Vec<(String, Option<String>)> =
+            sqlx::query_as("SELECT id, owner FROM conversation_turn WHERE ended_at IS NULL")
                 .fetch_all(&mut *tx)
                 .await?;
+        let ids: Vec<String> = open
+            .into_iter()
+            .filter(|(_, owner)| owner.as_deref().is_none_or(|o| !is_alive(o)))
+            .map(|(id, _)| id)
+            .collect();
         let now = self.now_db();
         for id in &ids {
             sqlx::query(

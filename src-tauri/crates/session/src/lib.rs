@@ -53,11 +53,11 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{
     Approver, BackgroundTaskManager, Clock, EventSink, FileArchive, LlmCompactor, QueryHistory,
-    ResultStore, Runtime, RuntimeConfig, SystemClock, ToolRegistry, TurnOutcome,
+    ResultStore, Runtime, RuntimeConfig, SystemClock, TaskOwner, ToolRegistry, TurnOutcome,
 };
 use wyckoff_config::secrets::{DataSecret, SecretId};
 use wyckoff_config::settings::{DataSourceKind, Settings};
-use wyckoff_config::{DataHome, Secrets};
+use wyckoff_config::{DataHome, ProcessLease, Secrets};
 use wyckoff_llm::Provider;
 use wyckoff_llm::{HttpClient, HttpSettings};
 use wyckoff_market::{MarketConfig, MarketData};
@@ -85,6 +85,9 @@ pub struct Services {
     market: Arc<MarketData>,
     background: Arc<BackgroundTaskManager>,
     clock: Arc<dyn Clock>,
+    /// This process's lease on the data home: its turns and tasks carry the id, so
+    /// another process starting up never marks them interrupted while this one lives.
+    lease: Arc<ProcessLease>,
 }
 
 /// How to build one session.
@@ -120,8 +123,9 @@ impl Services {
             proxy: settings.proxy.clone(),
             ..HttpSettings::default()
         })?;
+        let lease = ProcessLease::for_process(&home)?;
         let pool = wyckoff_memory::open_pool(home.db_path()).await?;
-        let conversations = ConversationStore::new(pool.clone());
+        let conversations = ConversationStore::new(pool.clone()).with_owner(lease.owner());
         let memories =
             MemoryStore::with_clock(pool.clone(), Arc::new(memory::SharedClock(clock.clone())));
         match memories.prune(clock.now()).await {
@@ -132,10 +136,17 @@ impl Services {
         }
         let market_cfg = market_config(&home, &settings, &secrets)?;
         let market = Arc::new(MarketData::open_with_pool(pool.clone(), market_cfg).await?);
-        let background = BackgroundTaskManager::with_pool(
+        let background = BackgroundTaskManager::with_owner(
             pool,
             clock.clone(),
             Some(ResultStore::new(home.tool_results_dir())),
+            TaskOwner {
+                id: lease.owner().to_owned(),
+                is_alive: {
+                    let root = home.root().to_path_buf();
+                    Arc::new(move |owner: &str| wyckoff_config::lease::is_alive_at(&root, owner))
+                },
+            },
         )
         .await?;
         Ok(Services {
@@ -148,6 +159,7 @@ impl Services {
             market,
             background,
             clock,
+            lease,
         })
     }
 
@@ -171,13 +183,17 @@ impl Services {
         &self.background
     }
 
-    /// For the desktop app at startup (single instance): turns a previous process left
-    /// unfinished become `interrupted`. The CLI does not call this, because another
-    /// `wyckoff run` may be mid-turn on the same data home.
+    /// At start-up (the app and `wyckoff run`): turns a dead process left unfinished
+    /// become `interrupted`. Turns of another live process on the same data home (the app
+    /// while a `wyckoff run` works, or the other way round) are left alone.
     pub async fn recover_interrupted_turns(&self) -> Result<Vec<String>, SessionError> {
+        let root = self.home.root().to_path_buf();
+        let mine = self.lease.owner().to_owned();
+        let alive =
+            move |owner: &str| owner == mine || wyckoff_config::lease::is_alive_at(&root, owner);
         Ok(self
             .conversations
-            .mark_unfinished_turns_interrupted()
+            .mark_orphaned_turns_interrupted(&alive)
             .await?)
     }
 
