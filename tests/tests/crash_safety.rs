@@ -1,0 +1,341 @@
+//! Crash safety of the CLI (issue 16 item 2): `kill -9` of `wyckoff run` at several points
+//! of a turn loses nothing written before the kill, and the next start opens cleanly:
+//! SQLite's integrity check passes, the killed turn is marked interrupted, a background
+//! task it was running is marked failed "interrupted by restart". Two runs on one data
+//! home at the same time both work, and neither marks the other's turn interrupted.
+//!
+//! The model is an in-process mock vendor (OpenAI's stream over real HTTP) that stalls
+//! where the kill should land. Needs `cargo build -p wyckoff-cli` first.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sqlx::Row;
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route, Script};
+
+fn command(home: &Path, base_url: &str, extra: &[&str], prompt: &str) -> Command {
+    let mut cmd = Command::new(wyckoff_e2e::binary("wyckoff"));
+    cmd.args([
+        "run",
+        "--json",
+        "--provider",
+        "openai",
+        "--base-url",
+        base_url,
+    ])
+    .args(extra)
+    .arg(prompt)
+    .env("OPENAI_API_KEY", "sk-e2e-crash-canary")
+    .env("WYCKOFF_HOME", home)
+    .env("WYCKOFF_OFFLINE", "1")
+    .env_remove("HTTPS_PROXY")
+    .env_remove("HTTP_PROXY")
+    .env_remove("ALL_PROXY")
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null());
+    cmd
+}
+
+/// Starts a run and kills it (SIGKILL) as soon as an event satisfies `kill_when`.
+/// Returns the events seen before the kill.
+fn run_and_kill(mut cmd: Command, kill_when: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut child: Child = cmd.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    let mut hit = false;
+    for line in BufReader::new(stdout).lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        hit = kill_when(&event);
+        seen.push(event);
+        if hit || Instant::now() > deadline {
+            break;
+        }
+    }
+    if hit {
+        // Let the write that follows the event land (the store writes as it goes).
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+    assert!(hit, "the kill point never came: {seen:?}");
+    seen
+}
+
+fn run_to_end(mut cmd: Command) -> (Option<i32>, Vec<Value>) {
+    let out = cmd.output().unwrap();
+    let events = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (out.status.code(), events)
+}
+
+fn session_of(events: &[Value]) -> String {
+    events
+        .iter()
+        .find(|e| e["type"] == "session")
+        .and_then(|e| e["session_id"].as_str())
+        .unwrap()
+        .to_owned()
+}
+
+async fn db(home: &Path) -> sqlx::SqlitePool {
+    let opts = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(home.join("wyckoff.db"))
+        .busy_timeout(Duration::from_secs(5));
+    sqlx::SqlitePool::connect_with(opts).await.unwrap()
+}
+
+async fn integrity_ok(home: &Path) {
+    let pool = db(home).await;
+    let r: String = sqlx::query_scalar("PRAGMA integrity_check")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(r, "ok");
+}
+
+/// (role, status) of each stored message of a conversation, in order.
+async fn messages(home: &Path, conversation: &str) -> Vec<(String, String, String)> {
+    let pool = db(home).await;
+    sqlx::query("SELECT role, status, message FROM conversation_message WHERE conversation_id = ? ORDER BY seq")
+        .bind(conversation)
+        .fetch_all(&pool)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.get("role"), r.get("status"), r.get("message")))
+        .collect()
+}
+
+async fn turn_outcomes(home: &Path, conversation: &str) -> Vec<Option<String>> {
+    let pool = db(home).await;
+    sqlx::query_scalar("SELECT outcome FROM conversation_turn WHERE conversation_id = ? ORDER BY started_at, rowid")
+        .bind(conversation)
+        .fetch_all(&pool)
+        .await
+        .unwrap()
+}
+
+fn stalled_text(first: &str) -> Response {
+    OpenAiStream::new()
+        .role()
+        .text(&[first])
+        .response()
+        .stall_after(2)
+}
+
+fn tool_call(id: &str, name: &str, args: Value) -> Response {
+    OpenAiStream::new()
+        .role()
+        .tool_call(0, id, name, &[args.to_string()])
+        .finish("tool_calls")
+        .done()
+        .response()
+}
+
+async fn server(responses: Vec<Response>) -> (MockServer, String) {
+    let s = MockServer::start_with(
+        Script {
+            openai: responses,
+            ..Script::default()
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    let url = format!("{}/v1", s.url());
+    (s, url)
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_while_streaming_then_resumed() {
+    let (server, url) = server(vec![
+        stalled_text("正在分析 000001"),
+        OpenAiStream::text_response(&["继续：结论如下。"]),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_path_buf();
+    let (u, h2) = (url.clone(), h.clone());
+    let seen = blocking(move || {
+        run_and_kill(
+            command(&h2, &u, &[], "分析 000001 的量价结构"),
+            |e| e["type"] == "text_delta",
+        )
+    })
+    .await;
+    let id = session_of(&seen);
+    // The user's message was stored before the model was called; the turn never ended.
+    let stored = messages(&h, &id).await;
+    assert_eq!(stored[0].0, "user");
+    assert!(stored[0].2.contains("分析 000001 的量价结构"));
+    assert_eq!(turn_outcomes(&h, &id).await, vec![None]);
+    integrity_ok(&h).await;
+
+    // The next start marks it interrupted and the conversation goes on with its history.
+    let (u, h2, id2) = (url.clone(), h.clone(), id.clone());
+    let (code, events) =
+        blocking(move || run_to_end(command(&h2, &u, &["--session", &id2], "继续"))).await;
+    assert_eq!(code, Some(0), "{events:?}");
+    assert_eq!(
+        turn_outcomes(&h, &id).await,
+        vec![Some("interrupted".into()), Some("done".into())]
+    );
+    let requests = server.requests_to(Route::Openai);
+    assert!(requests[1].raw_body.contains("分析 000001 的量价结构"));
+    integrity_ok(&h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_during_a_background_task_which_is_then_marked_interrupted() {
+    // The task's own model call and the turn's next round both stall.
+    let (_server, url) = server(vec![
+        tool_call(
+            "call_r",
+            "generate_ai_report",
+            json!({"stock_codes": ["000001"]}),
+        ),
+        stalled_text("…"),
+        stalled_text("…"),
+        OpenAiStream::text_response(&["好的。"]),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_path_buf();
+    let (u, h2) = (url.clone(), h.clone());
+    let seen = blocking(move || {
+        run_and_kill(command(&h2, &u, &[], "给 000001 生成研报"), |e| {
+            e["type"] == "tool_result"
+        })
+    })
+    .await;
+    let id = session_of(&seen);
+    let task_id = seen
+        .iter()
+        .find(|e| e["type"] == "background_task")
+        .and_then(|e| e["task"]["task_id"].as_str())
+        .unwrap()
+        .to_owned();
+    // The tool call and its result were stored before the kill.
+    let roles: Vec<String> = messages(&h, &id).await.into_iter().map(|m| m.0).collect();
+    assert_eq!(roles[..3], ["user", "assistant", "tool"]);
+
+    // Any next start marks the orphaned task failed, "interrupted by restart".
+    let (u, h2) = (url.clone(), h.clone());
+    let (code, _) = blocking(move || run_to_end(command(&h2, &u, &[], "你好"))).await;
+    assert_eq!(code, Some(0));
+    let pool = db(&h).await;
+    let row = sqlx::query("SELECT status, error FROM agent_background_task WHERE task_id = ?")
+        .bind(&task_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(row.get::<String, _>("status"), "failed");
+    assert_eq!(row.get::<String, _>("error"), "interrupted by restart");
+    integrity_ok(&h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_during_memory_extraction_keeps_the_finished_turn() {
+    let (_server, url) = server(vec![
+        OpenAiStream::text_response(&["记住了：你只做主板。"]),
+        stalled_text("[偏好] 只做"),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_path_buf();
+    let (u, h2) = (url.clone(), h.clone());
+    let seen = blocking(move || {
+        run_and_kill(
+            command(&h2, &u, &["--remember"], "我只做沪深主板，不碰创业板"),
+            |e| e["type"] == "done",
+        )
+    })
+    .await;
+    let id = session_of(&seen);
+    assert_eq!(turn_outcomes(&h, &id).await, vec![Some("done".into())]);
+    let stored = messages(&h, &id).await;
+    assert_eq!(stored.len(), 2);
+    assert!(stored.iter().all(|m| m.1 == "complete"));
+    let pool = db(&h).await;
+    let memories: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM agent_memory")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(memories, 0, "a half-done extraction saves nothing");
+    integrity_ok(&h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_runs_on_one_home_at_once_leave_each_other_alone() {
+    // The first run has a background task running and its turn open (both model calls
+    // stall) while a second run starts, answers and ends on the same data home: the
+    // second must neither fail on a locked database nor mark the first's live turn or
+    // task interrupted.
+    let (server, url) = server(vec![
+        tool_call(
+            "call_r",
+            "generate_ai_report",
+            json!({"stock_codes": ["000001"]}),
+        ),
+        stalled_text("…"),
+        stalled_text("…"),
+        OpenAiStream::text_response(&["第二个进程的回答。"]),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_path_buf();
+    let mut first = command(&h, &url, &[], "给 000001 生成研报")
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
+    let (mut first_id, mut task_id) = (None, None);
+    for line in lines.by_ref() {
+        let e: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        match e["type"].as_str() {
+            Some("session") => first_id = e["session_id"].as_str().map(str::to_owned),
+            Some("background_task") => task_id = e["task"]["task_id"].as_str().map(str::to_owned),
+            Some("tool_result") => break,
+            _ => {}
+        }
+    }
+    let (first_id, task_id) = (first_id.unwrap(), task_id.unwrap());
+    // Both of the first run's model calls are in (and stalled) before the second starts.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.requests_to(Route::Openai).len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the first run never made its calls"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (u, h2) = (url.clone(), h.clone());
+    let (code, events) = blocking(move || run_to_end(command(&h2, &u, &[], "第二个问题"))).await;
+    assert_eq!(code, Some(0), "{events:?}");
+    // the first run's turn is still open and its task still running
+    assert_eq!(turn_outcomes(&h, &first_id).await, vec![None]);
+    let pool = db(&h).await;
+    let status: String =
+        sqlx::query_scalar("SELECT status FROM agent_background_task WHERE task_id = ?")
+            .bind(&task_id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(status, "running");
+    first.kill().unwrap();
+    first.wait().unwrap();
+    integrity_ok(&h).await;
+}
