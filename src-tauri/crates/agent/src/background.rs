@@ -26,6 +26,12 @@ use crate::error::AgentError;
 use crate::results::{ResultStore, serialize_result};
 use crate::tool::{Tool, ToolContext, ToolError};
 
+/// Background tasks that run at once; more are accepted and wait their turn (the heavy
+/// tools each use every core: running more at once only makes all of them slower).
+pub const MAX_RUNNING_TASKS: usize = 3;
+/// Stage of a task waiting for a free slot.
+pub const QUEUED_STAGE: &str = "排队中";
+
 /// Characters of a task result included in its completion notification.
 pub const SUMMARY_MAX_CHARS: usize = 3_000;
 /// Error recorded for tasks that were running when the app stopped.
@@ -79,6 +85,8 @@ pub struct TaskOwner {
 pub struct BackgroundTaskManager {
     pool: SqlitePool,
     owner: Option<String>,
+    /// One permit per task allowed to run at once ([`MAX_RUNNING_TASKS`]).
+    slots: Arc<tokio::sync::Semaphore>,
     state: Mutex<State>,
     events: broadcast::Sender<TaskInfo>,
     clock: Arc<dyn Clock>,
@@ -181,6 +189,7 @@ impl BackgroundTaskManager {
             results,
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
+            slots: Arc::new(tokio::sync::Semaphore::new(MAX_RUNNING_TASKS)),
         });
         let mut state = State::default();
         for row in rows {
@@ -367,11 +376,37 @@ impl BackgroundTaskManager {
             background: Some(self.clone()),
         };
         let manager = self.clone();
+        let slots = self.slots.clone();
+        // Taken here, not in the task, so the order of submission is the order of slots.
+        let slot = slots.clone().try_acquire_owned().ok();
+        if slot.is_none() {
+            // Said before the task waits, so the panel and the model see why it is not moving.
+            self.set_progress(
+                &task_id,
+                TaskProgress {
+                    stage: QUEUED_STAGE.into(),
+                    detail: format!("同时最多运行 {MAX_RUNNING_TASKS} 个后台任务，等待空位"),
+                    fraction: None,
+                },
+            );
+        }
         let span = tracing::info_span!("background_task", task_id = %task_id, tool = %spec.name);
+        let submitted = task_id.clone();
         self.tracker.spawn(
             async move {
                 let cancel = ctx.cancel.clone();
                 let run = REPORTER.scope(reporter, async move {
+                    // Waiting for a slot can be cancelled like the work itself.
+                    let _slot = match slot {
+                        Some(p) => p,
+                        None => tokio::select! {
+                            permit = slots.acquire_owned() => match permit {
+                                Ok(p) => p,
+                                Err(_) => return Err(ToolError::Cancelled),
+                            },
+                            _ = cancel.cancelled() => return Err(ToolError::Cancelled),
+                        },
+                    };
                     tokio::select! {
                         r = tool.call(args, ctx) => r,
                         _ = cancel.cancelled() => Err(ToolError::Cancelled),
@@ -382,7 +417,7 @@ impl BackgroundTaskManager {
             }
             .instrument(span),
         );
-        Ok(task)
+        Ok(self.get(&submitted).unwrap_or(task))
     }
 
     /// Asks a running task to stop: its tool sees the cancellation and the task ends as
@@ -891,6 +926,76 @@ mod tests {
         let t = next.get(&task.task_id).unwrap();
         assert_eq!(t.status, TaskStatus::Failed);
         assert_eq!(t.error.as_deref(), Some(INTERRUPTED));
+    }
+
+    #[tokio::test]
+    async fn tasks_beyond_the_cap_wait_in_a_queue_and_run_when_a_slot_frees() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = BackgroundTaskManager::open(&dir.path().join("db"), Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let gates: Vec<_> = (0..=MAX_RUNNING_TASKS)
+            .map(|_| Arc::new(tokio::sync::Notify::new()))
+            .collect();
+        let mut tasks = Vec::new();
+        for g in &gates {
+            tasks.push(
+                m.submit(slow_tool(g.clone()), json!({}), "s1")
+                    .await
+                    .unwrap(),
+            );
+        }
+        let last = tasks.last().unwrap();
+        assert_eq!(last.status, TaskStatus::Running);
+        assert_eq!(last.progress.stage, QUEUED_STAGE);
+        assert!(
+            last.progress
+                .detail
+                .contains(&MAX_RUNNING_TASKS.to_string())
+        );
+        // The first ones run (they report their own stage); the last one waits.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(m.get(&tasks[0].task_id).unwrap().progress.stage, "日线拉取");
+        assert_eq!(m.get(&last.task_id).unwrap().progress.stage, QUEUED_STAGE);
+        // One finishes: the queued one starts.
+        gates[0].notify_one();
+        m.wait_for(&tasks[0].task_id, Duration::from_secs(5))
+            .await
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while m.get(&last.task_id).unwrap().progress.stage == QUEUED_STAGE {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(m.get(&last.task_id).unwrap().progress.stage, "日线拉取");
+        m.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_queued_task_can_be_cancelled_before_it_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = BackgroundTaskManager::open(&dir.path().join("db"), Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let never = Arc::new(tokio::sync::Notify::new());
+        for _ in 0..MAX_RUNNING_TASKS {
+            m.submit(slow_tool(never.clone()), json!({}), "s1")
+                .await
+                .unwrap();
+        }
+        let queued = m
+            .submit(slow_tool(never.clone()), json!({}), "s1")
+            .await
+            .unwrap();
+        assert!(m.cancel(&queued.task_id));
+        let done = m
+            .wait_for(&queued.task_id, Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(done.status, TaskStatus::Cancelled);
+        m.shutdown().await;
     }
 
     #[tokio::test]
