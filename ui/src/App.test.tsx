@@ -42,6 +42,7 @@ const settings = (withModel: boolean): Settings => ({
   proxy: null,
   data_sources: [],
   allow_private_web_fetch: false,
+  retention_days: 30,
 });
 
 const chat = () => document.querySelector(".chat") as HTMLElement | null;

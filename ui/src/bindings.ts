@@ -345,6 +345,11 @@ export type Settings = {
 	data_sources: DataSourceKind[],
 	/**  Let web_fetch reach private and loopback addresses. */
 	allow_private_web_fetch: boolean,
+	/**
+	 *  Scratchpads, offloaded tool results and context archives older than this are
+	 *  removed, unless a stored conversation still points to them.
+	 */
+	retention_days: number,
 };
 
 /**  Emitted after settings change, so every window and the tray can follow. */

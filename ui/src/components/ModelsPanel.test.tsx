@@ -39,6 +39,7 @@ const base: Settings = {
   proxy: null,
   data_sources: [],
   allow_private_web_fetch: false,
+  retention_days: 30,
 };
 
 const three: Settings = { ...base, models: [entry("a"), entry("b"), entry("c")], main_model: "a" };

@@ -30,6 +30,7 @@ const settings: Settings = {
   proxy: null,
   data_sources: [],
   allow_private_web_fetch: false,
+  retention_days: 30,
 };
 
 describe("Settings page", () => {

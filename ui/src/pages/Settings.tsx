@@ -91,6 +91,7 @@ export default function SettingsPage({ view, onSaved }: Props) {
           <NumberField id="set-stream-idle" label={t("streamIdle")} value={draft.stream_idle_timeout_secs} onChange={(n) => set("stream_idle_timeout_secs", n)} />
           <NumberField id="set-tool-timeout" label={t("toolTimeout")} value={draft.tool_timeout_secs} onChange={(n) => set("tool_timeout_secs", n)} />
           <NumberField id="set-approval-timeout" label={t("approvalTimeout")} value={draft.approval_timeout_secs} onChange={(n) => set("approval_timeout_secs", n)} />
+          <NumberField id="set-retention-days" label={t("retentionDays")} value={draft.retention_days} onChange={(n) => set("retention_days", n)} />
           <label className="field">
             <span>{t("proxy")}</span>
             <input id="set-proxy" value={draft.proxy ?? ""} onChange={(e) => set("proxy", e.target.value.trim() === "" ? null : e.target.value.trim())} />

@@ -82,6 +82,9 @@ pub struct Settings {
     pub data_sources: Vec<DataSourceKind>,
     /// Let web_fetch reach private and loopback addresses.
     pub allow_private_web_fetch: bool,
+    /// Scratchpads, offloaded tool results and context archives older than this are
+    /// removed, unless a stored conversation still points to them.
+    pub retention_days: i32,
 }
 
 impl Default for Settings {
@@ -107,6 +110,7 @@ impl Default for Settings {
                 DataSourceKind::Tushare,
             ],
             allow_private_web_fetch: false,
+            retention_days: 30,
         }
     }
 }
@@ -115,6 +119,8 @@ impl Default for Settings {
 pub const STREAM_IDLE_TIMEOUT_RANGE: (i32, i32) = (10, 600);
 pub const TOOL_TIMEOUT_RANGE: (i32, i32) = (5, 300);
 pub const APPROVAL_TIMEOUT_RANGE: (i32, i32) = (10, 600);
+/// Days, for [`Settings::retention_days`].
+pub const RETENTION_DAYS_RANGE: (i32, i32) = (1, 3650);
 const CONTEXT_WINDOW_RANGE: (i32, i32) = (1_024, 10_000_000);
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Type)]
@@ -192,6 +198,7 @@ impl Settings {
             self.approval_timeout_secs,
             APPROVAL_TIMEOUT_RANGE,
         )?;
+        check_range("retention_days", self.retention_days, RETENTION_DAYS_RANGE)?;
 
         let mut ids = HashSet::new();
         for (i, m) in self.models.iter().enumerate() {
@@ -472,6 +479,11 @@ mod tests {
                 "approval timeout",
                 |s| s.approval_timeout_secs = 5,
                 "approval_timeout_secs must be between 10 and 600 (got 5)",
+            ),
+            (
+                "retention",
+                |s| s.retention_days = 0,
+                "retention_days must be between 1 and 3650 (got 0)",
             ),
             (
                 "bad proxy",

@@ -46,6 +46,7 @@ mod error;
 pub mod memory;
 pub mod prompt;
 pub mod providers;
+pub mod retention;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -133,6 +134,17 @@ impl Services {
             Ok(n) => tracing::info!(removed = n, "memories past their retention removed"),
             // Old memories only cost recall a little: the app still opens.
             Err(e) => tracing::warn!("cannot prune old memories: {e}"),
+        }
+        let days = u32::try_from(settings.retention_days).unwrap_or(30);
+        match retention::prune(home.root(), &pool, clock.now().into(), days).await {
+            Ok(r) if !r.removed.is_empty() => tracing::info!(
+                removed = r.removed.len(),
+                kept = r.kept_referenced,
+                "files past their retention removed"
+            ),
+            Ok(_) => {}
+            // Old files only cost disk space: the app still opens.
+            Err(e) => tracing::warn!("retention pass failed: {e}"),
         }
         let market_cfg = market_config(&home, &settings, &secrets)?;
         let market = Arc::new(MarketData::open_with_pool(pool.clone(), market_cfg).await?);

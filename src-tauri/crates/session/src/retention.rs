@@ -1,0 +1,182 @@
+//! Retention for what grows without bound in the data home: scratchpads, offloaded tool
+//! results and compaction archives older than `retention_days` are removed at start-up —
+//! never a file a stored conversation still points to (a tool result whose `result_ref`
+//! is in one of its messages; the archives of a conversation that still exists).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use sqlx::SqlitePool;
+
+/// Prefix of an offloaded tool result's reference in a message (`tool-result://<file>`).
+const RESULT_REF: &str = "tool-result://";
+
+/// What a pass removed (and kept because a conversation points to it).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RetentionReport {
+    pub removed: Vec<PathBuf>,
+    pub kept_referenced: usize,
+}
+
+/// Tool-result references (`tool-result://<file>`) found in stored messages, and the ids
+/// of the conversations that exist.
+async fn referenced(pool: &SqlitePool) -> Result<(HashSet<String>, HashSet<String>), sqlx::Error> {
+    let mut refs = HashSet::new();
+    let texts: Vec<String> = sqlx::query_scalar(
+        "SELECT message FROM conversation_message WHERE message LIKE '%tool-result://%'",
+    )
+    .fetch_all(pool)
+    .await?;
+    for text in texts {
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find(RESULT_REF) {
+            let tail = &rest[i + RESULT_REF.len()..];
+            let end = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
+                .unwrap_or(tail.len());
+            refs.insert(tail[..end].to_owned());
+            rest = &tail[end..];
+        }
+    }
+    let conversations: Vec<String> = sqlx::query_scalar("SELECT id FROM conversation")
+        .fetch_all(pool)
+        .await?;
+    Ok((refs, conversations.into_iter().collect()))
+}
+
+fn older_than(path: &Path, cutoff: SystemTime) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t < cutoff)
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Removes expired files under `root` (the data home): `scratchpad/*`,
+/// `tool-results/*.json` no stored message refers to, and `context-archive/<conversation>/*`
+/// of conversations that no longer exist. `now` and `days` come from the caller.
+pub async fn prune(
+    root: &Path,
+    pool: &SqlitePool,
+    now: SystemTime,
+    days: u32,
+) -> Result<RetentionReport, sqlx::Error> {
+    let cutoff = now
+        .checked_sub(Duration::from_secs(u64::from(days) * 86_400))
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let (refs, conversations) = referenced(pool).await?;
+    let mut report = RetentionReport::default();
+    let remove = |path: PathBuf, report: &mut RetentionReport| match std::fs::remove_file(&path) {
+        Ok(()) => report.removed.push(path),
+        Err(e) => tracing::warn!("retention: cannot remove {}: {e}", path.display()),
+    };
+
+    for path in files(&root.join("scratchpad")) {
+        if older_than(&path, cutoff) {
+            remove(path, &mut report);
+        }
+    }
+    for path in files(&root.join("tool-results")) {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        // The index lists what was offloaded; it is small and kept.
+        if !name.ends_with(".json") || !older_than(&path, cutoff) {
+            continue;
+        }
+        if refs.contains(name) {
+            report.kept_referenced += 1;
+        } else {
+            remove(path, &mut report);
+        }
+    }
+    let archives = root.join("context-archive");
+    for dir in std::fs::read_dir(&archives).into_iter().flatten().flatten() {
+        let dir = dir.path();
+        let Some(conversation) = dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        for path in files(&dir) {
+            if !older_than(&path, cutoff) {
+                continue;
+            }
+            if conversations.contains(&conversation) {
+                report.kept_referenced += 1;
+            } else {
+                remove(path, &mut report);
+            }
+        }
+        // An emptied folder goes too (ignore the error when it is not empty).
+        let _ = std::fs::remove_dir(&dir);
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path, age_days: u64, now: SystemTime) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "x").unwrap();
+        let f = std::fs::File::options().write(true).open(path).unwrap();
+        f.set_modified(now - Duration::from_secs(age_days * 86_400))
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn old_files_go_unless_a_stored_conversation_points_to_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let pool = wyckoff_memory::open_pool(root.join("wyckoff.db"))
+            .await
+            .unwrap();
+        let store = wyckoff_memory::ConversationStore::new(pool.clone());
+        let kept = store.create("kept", "m").await.unwrap();
+        store
+            .append_message(
+                &kept.id,
+                None,
+                &wyckoff_protocol::Message::user(
+                    "result_ref: tool-result://bg_1_screen_stocks_a1.json\n",
+                ),
+            )
+            .await
+            .unwrap();
+        let now = SystemTime::now();
+        let cases = [
+            ("scratchpad/old.jsonl", 40, false),
+            ("scratchpad/new.jsonl", 2, true),
+            ("tool-results/bg_1_screen_stocks_a1.json", 40, true), // referenced
+            ("tool-results/orphan.json", 40, false),
+            ("tool-results/fresh.json", 1, true),
+            ("tool-results/index.jsonl", 90, true),
+            (
+                &format!("context-archive/{}/ctx_1.jsonl", kept.id),
+                40,
+                true,
+            ),
+            ("context-archive/gone-conversation/ctx_2.jsonl", 40, false),
+        ];
+        for (path, age, _) in &cases {
+            touch(&root.join(path), *age, now);
+        }
+        let report = prune(root, &pool, now, 30).await.unwrap();
+        for (path, _, stays) in &cases {
+            assert_eq!(root.join(path).exists(), *stays, "{path}");
+        }
+        assert_eq!(report.removed.len(), 3);
+        assert_eq!(report.kept_referenced, 2);
+        assert!(!root.join("context-archive/gone-conversation").exists());
+    }
+}
