@@ -116,4 +116,79 @@ mod tests {
         );
         assert!(html.contains("&lt;b&gt;"), "{html}");
     }
+
+    /// The XSS corpus (issue 16 item 5): script, event handlers, javascript:/data:/vbscript:
+    /// URLs in every place Markdown and HTML take one, SVG and MathML, style-based,
+    /// nested and entity encodings, broken markup. Nothing active may survive. Shared with
+    /// the WebDriver test that renders it in the real webview.
+    fn xss_corpus() -> Vec<String> {
+        serde_json::from_str(include_str!("../../../tests/support/xss-corpus.json")).unwrap()
+    }
+
+    #[test]
+    fn the_xss_corpus_renders_inert() {
+        let active = [
+            "<script",
+            "<svg",
+            "<math",
+            "<iframe",
+            "<object",
+            "<embed",
+            "<style",
+            "<link",
+            "<meta",
+            "<form",
+            "<base",
+            "<template",
+            "<video",
+            "<source",
+            "<body",
+            "javascript:",
+            "vbscript:",
+            "data:",
+            "expression(",
+            " style=",
+            "srcdoc",
+        ];
+        let corpus = xss_corpus();
+        assert!(corpus.len() >= 40);
+        for payload in &corpus {
+            let html = render(payload).to_lowercase();
+            for bad in active {
+                assert!(
+                    !html.contains(bad),
+                    "{payload:?} rendered {html:?} (contains {bad:?})"
+                );
+            }
+            // no event-handler attribute on any tag that survived
+            let handler = regex_lite_on_attr(&html);
+            assert!(
+                handler.is_none(),
+                "{payload:?} rendered {html:?} ({handler:?})"
+            );
+        }
+    }
+
+    /// An ` on…=` attribute inside a tag, if any.
+    fn regex_lite_on_attr(html: &str) -> Option<String> {
+        let mut in_tag = false;
+        let bytes: Vec<char> = html.chars().collect();
+        for i in 0..bytes.len() {
+            match bytes[i] {
+                '<' => in_tag = true,
+                '>' => in_tag = false,
+                c if in_tag && c.is_whitespace() => {
+                    let rest: String = bytes[i + 1..].iter().take(24).collect();
+                    if rest.starts_with("on")
+                        && rest.chars().take_while(|c| c.is_ascii_alphabetic()).count() > 2
+                        && rest.contains('=')
+                    {
+                        return Some(rest);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
 }
