@@ -138,6 +138,12 @@ impl MockServer {
         lock(&self.shared.requests).clone()
     }
 
+    /// Forgets the requests received so far (long runs that would otherwise keep every
+    /// request body in memory).
+    pub fn clear_requests(&self) {
+        lock(&self.shared.requests).clear();
+    }
+
     /// Requests received on one route, in order.
     pub fn requests_to(&self, route: Route) -> Vec<RecordedRequest> {
         lock(&self.shared.requests)
