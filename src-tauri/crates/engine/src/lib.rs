@@ -12,6 +12,7 @@
 //! * [`diagnose`] / [`diagnose_with`] — the `analyze_stock(mode="diagnose")` output (§14.1).
 //! * [`wyckoff_diagnose`] — trading range + structure triggers + stage + event (§14.12).
 //! * [`market_regime`] — regime from a benchmark index, breadth optional (§15.7).
+//! * [`Funnel`] / [`screen`] — the whole-market screening funnel L1–L5 (§15.1, §14.8).
 //! * [`wyckoff_structure`] — SC/AR/ST/BC/Spring/SOS/LPS/UTAD labels and phase A–E (our rules,
 //!   documented in [`phases`]).
 //! * Building blocks: [`indicators`], [`identify_trading_range`], [`structure_triggers`],
@@ -26,6 +27,7 @@ pub mod dates;
 pub mod diagnosis;
 pub mod events;
 pub mod exits;
+pub mod funnel;
 pub mod indicators;
 pub mod lanes;
 pub mod phases;
@@ -43,6 +45,9 @@ pub use channels::{ChannelConfig, ChannelReport, Track, l2_channels};
 pub use diagnosis::{Diagnosis, DiagnosisConfig, Holding, diagnose, diagnose_with};
 pub use events::{WyckoffDiagnose, WyckoffEvent, classify_wyckoff_event, wyckoff_diagnose};
 pub use exits::{ExitConfig, ExitKind, ExitSignal, exit_signal};
+pub use funnel::{
+    BoardFilter, Candidate, Funnel, FunnelConfig, FunnelError, FunnelResult, ScreenArgs, screen,
+};
 pub use lanes::{CandidateLane, LaneContext, candidate_lane};
 pub use phases::{Phase, WyckoffStructure, wyckoff_structure};
 pub use regime::{Breadth, MarketRegime, Regime, market_regime};

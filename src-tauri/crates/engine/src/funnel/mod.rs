@@ -1,0 +1,930 @@
+//! The screening funnel over the whole market (REFERENCE §15.1, §14.8, §15.7; issue 11).
+//!
+//! [`Funnel::prepare`] checks every series once (date order, corrupt bars, traded value with
+//! the `close × volume` fallback) and builds the trading calendar the data implies; then
+//! [`Funnel::screen`] evaluates one day: L1 gates → L2 channels with the cross-sectional RPS →
+//! L3 industry resonance → L4 triggers → L5 exit flags, plus the market regime (水温) and its
+//! gate on new buys. A backtest prepares once and screens each day.
+//!
+//! No look-ahead: a screen for day D reads only bars dated ≤ D (stocks, benchmarks and the
+//! breadth it derives from the universe). The market cap and industry are the universe's
+//! current snapshot; they are not dated.
+//!
+//! Choices the reference leaves open (documented on [`FunnelConfig`]): the new-listing minimum,
+//! when a stock counts as stale, how `limit` picks stocks (the most liquid first), and when L3
+//! has enough industry data to run.
+
+mod args;
+mod gates;
+mod sector;
+mod strength;
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+pub use args::{BoardFilter, FunnelError, MAX_SCREEN_LIMIT, ScreenArgs};
+pub use gates::{
+    BuyGate, L1Input, L1Reject, QualityStatus, amount_spike, buy_gate, l1_gate, quality_status,
+    sample_skew,
+};
+pub use sector::{L3Outcome, SectorInput, SectorStat, sector_resonance};
+pub use strength::{
+    Rps, RpsFlags, Strength, StrengthConfig, l2_strength, percentile_ranks, rps_flags, rps_slope,
+};
+
+use crate::accumulation::{Stage, accum_stage};
+use crate::channels::Track;
+use crate::dates::days_from_civil;
+use crate::exits::{ExitConfig, ExitSignal, exit_signal, holiday_grace_days};
+use crate::indicators::{ma, ret_pct};
+use crate::regime::{Breadth, MarketRegime, market_regime};
+use crate::triggers::{
+    BIAS_CAP_BASE_PCT, BIAS_CAP_STAR_PCT, BIAS_CAP_TREND_PCT, L4Config, Trigger, l4_triggers,
+};
+use crate::{Bar, Board, StockSeries, Universe, bars_as_of};
+
+/// Thresholds and switches; `Default` is 0.9.467's (§15 version note 2) plus our documented
+/// choices where the reference has none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunnelConfig {
+    /// L1: market cap ≥ 25 亿, or a 20-day mean amount ≥ `cap_bypass_amount_wan`.
+    pub min_market_cap_yi: f64,
+    /// L1: hard floor 10 亿 (delisting risk).
+    pub delist_risk_cap_floor_yi: f64,
+    pub cap_bypass_amount_wan: f64,
+    /// L1: 20-day mean traded value ≥ 4 000 万.
+    pub min_avg_amount_wan: f64,
+    pub min_close_price: f64,
+    pub amount_avg_window: usize,
+    pub amount_skew_max: f64,
+    pub amount_median_min_ratio: f64,
+    pub amount_pass_days_min_ratio: f64,
+    pub include_bse_board: bool,
+    /// Ours: listed at least 90 calendar days (about 60 trading days, enough for the short
+    /// detectors; L2 needs 200 bars anyway). Applies only when the listing date is known.
+    pub min_listed_days: i64,
+    /// Ours: a stock whose newest bar is more than 5 trading days older than the as-of day is
+    /// stale (skipped); within that it is scored on its own last bar (a short suspension).
+    pub stale_after_trading_days: usize,
+    /// Bars the layers see, as the reference loads 320 trading days (every detector needs ≤ 260).
+    pub history_window: usize,
+    pub strength: StrengthConfig,
+    /// Ours: L3 runs when at least half of the L2 survivors have an industry.
+    pub l3_min_industry_coverage: f64,
+    /// Off by default in 0.9.467.
+    pub enable_sos_trigger: bool,
+    pub enable_lps_trigger: bool,
+    pub enable_compression_trigger: bool,
+    /// Ours: breadth (share above MA20, up ratio) feeds the regime only over ≥ 100 stocks.
+    pub breadth_min_stocks: usize,
+}
+
+impl Default for FunnelConfig {
+    fn default() -> Self {
+        FunnelConfig {
+            min_market_cap_yi: 25.0,
+            delist_risk_cap_floor_yi: 10.0,
+            cap_bypass_amount_wan: 8000.0,
+            min_avg_amount_wan: 4000.0,
+            min_close_price: 2.0,
+            amount_avg_window: 20,
+            amount_skew_max: 3.0,
+            amount_median_min_ratio: 0.45,
+            amount_pass_days_min_ratio: 0.35,
+            include_bse_board: true,
+            min_listed_days: 90,
+            stale_after_trading_days: 5,
+            history_window: 320,
+            strength: StrengthConfig::default(),
+            l3_min_industry_coverage: 0.5,
+            enable_sos_trigger: false,
+            enable_lps_trigger: false,
+            enable_compression_trigger: false,
+            breadth_min_stocks: 100,
+        }
+    }
+}
+
+/// Why a stock in scope was not scored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SkipReason {
+    /// No bar dated on or before the as-of day.
+    NoBars,
+    Stale {
+        last_date: u32,
+        lag_trading_days: usize,
+    },
+    Corrupt {
+        date: u32,
+        problem: String,
+    },
+    InsufficientHistory {
+        bars: usize,
+        needed: usize,
+    },
+}
+
+impl SkipReason {
+    pub fn key(&self) -> &'static str {
+        match self {
+            SkipReason::NoBars => "no_bars",
+            SkipReason::Stale { .. } => "stale",
+            SkipReason::Corrupt { .. } => "corrupt",
+            SkipReason::InsufficientHistory { .. } => "insufficient_history",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedStock {
+    pub code: String,
+    pub name: String,
+    pub reason: SkipReason,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayerCount {
+    /// `L1` … `L5`.
+    pub layer: String,
+    pub input: usize,
+    pub passed: usize,
+    /// Why stocks dropped out (L1 gates, L2 reasons, L5 exit kinds), by count.
+    pub reasons: BTreeMap<String, usize>,
+    pub skipped: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub code: String,
+    pub name: String,
+    pub board: Board,
+    pub industry: Option<String>,
+    /// L2 channel label (`主升通道+点火破局` …).
+    pub channel: String,
+    pub track: Track,
+    pub triggers: Vec<Trigger>,
+    /// Sum of the trigger scores.
+    pub score: f64,
+    /// Accumulation stage; `None` = not in a base (exits use the Markup rules).
+    pub stage: Option<Stage>,
+    pub last_close: f64,
+    /// Date of the stock's last bar used (earlier than the screen's as-of when suspended).
+    pub bars_as_of: u32,
+    /// L5: the first exit / risk signal, if any.
+    pub exit: Option<ExitSignal>,
+    pub rps: Option<Rps>,
+    pub rs_10d: Option<f64>,
+    pub rs_3d: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegimeBlock {
+    pub regime: MarketRegime,
+    pub gate: BuyGate,
+    pub new_buy_allowed: bool,
+    pub reason: String,
+    /// Breadth derived from the universe's bars of the day, when enough stocks have them.
+    pub breadth: Option<Breadth>,
+    pub breadth_stocks: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataQuality {
+    pub status: QualityStatus,
+    /// Scored / in scope, percent.
+    pub coverage_pct: f64,
+    pub in_scope: usize,
+    pub scored: usize,
+    /// Scored on bars older than the as-of day (short suspensions).
+    pub lagging: usize,
+    pub date_mismatch: bool,
+    pub warnings: Vec<String>,
+    pub action: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunnelResult {
+    /// The arguments as given.
+    pub args: ScreenArgs,
+    /// The trading day screened (the latest data day on or before the requested one).
+    pub as_of: Option<u32>,
+    pub universe_size: usize,
+    pub regime: RegimeBlock,
+    pub layers: Vec<LayerCount>,
+    pub top_sectors: Vec<SectorStat>,
+    /// Score descending, then code.
+    pub candidates: Vec<Candidate>,
+    pub skipped: Vec<SkippedStock>,
+    pub skipped_counts: BTreeMap<String, usize>,
+    pub data_quality: DataQuality,
+}
+
+/// One series, checked once.
+#[derive(Debug, Clone)]
+struct Prepared {
+    /// Dates not strictly ascending: the first offending date.
+    order_problem: Option<u32>,
+    /// Indices of corrupt bars, ascending, with what is wrong.
+    bad: Vec<(usize, &'static str)>,
+    /// Traded value per bar; `close × volume` where the source has none (§15.0).
+    amounts: Vec<f64>,
+}
+
+impl Prepared {
+    fn new(bars: &[Bar]) -> Self {
+        let order_problem = bars
+            .windows(2)
+            .find(|w| w[1].date <= w[0].date)
+            .map(|w| w[1].date);
+        let bad = bars
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| bar_problem(b).map(|p| (i, p)))
+            .collect();
+        let amounts = bars
+            .iter()
+            .map(|b| {
+                if b.amount.is_finite() && b.amount > 0.0 {
+                    b.amount
+                } else {
+                    b.close * b.volume
+                }
+            })
+            .collect();
+        Prepared {
+            order_problem,
+            bad,
+            amounts,
+        }
+    }
+}
+
+fn bar_problem(b: &Bar) -> Option<&'static str> {
+    let prices = [b.open, b.high, b.low, b.close];
+    if prices.iter().any(|p| !p.is_finite()) {
+        Some("价格不是有限数")
+    } else if prices.iter().any(|p| *p <= 0.0) {
+        Some("价格非正")
+    } else if b.high < b.low {
+        Some("最高价低于最低价")
+    } else if !b.volume.is_finite() || b.volume < 0.0 {
+        Some("成交量非法")
+    } else {
+        None
+    }
+}
+
+/// The universe, checked and indexed once, ready to screen any day.
+#[derive(Debug, Clone)]
+pub struct Funnel<'u> {
+    universe: &'u Universe,
+    cfg: FunnelConfig,
+    stocks: Vec<Prepared>,
+    /// Every date with a bar (stocks or the SSE index), ascending: the trading calendar.
+    calendar: Vec<u32>,
+}
+
+/// A stock in scope, usable as of the day.
+struct Usable {
+    idx: usize,
+    end: usize,
+    lag: usize,
+}
+
+/// Per stock state through the layers.
+struct Scored<'a> {
+    stock: &'a StockSeries,
+    window: &'a [Bar],
+    amounts: &'a [f64],
+    lag: usize,
+    rps: Option<Rps>,
+}
+
+impl<'u> Funnel<'u> {
+    pub fn prepare(universe: &'u Universe, cfg: &FunnelConfig) -> Self {
+        let stocks: Vec<Prepared> = universe
+            .stocks
+            .par_iter()
+            .map(|s| Prepared::new(&s.bars))
+            .collect();
+        let mut calendar: Vec<u32> = universe
+            .stocks
+            .iter()
+            .flat_map(|s| s.bars.iter().map(|b| b.date))
+            .chain(
+                universe
+                    .benchmarks
+                    .sse
+                    .iter()
+                    .flat_map(|b| b.iter().map(|b| b.date)),
+            )
+            .collect();
+        calendar.par_sort_unstable();
+        calendar.dedup();
+        Funnel {
+            universe,
+            cfg: cfg.clone(),
+            stocks,
+            calendar,
+        }
+    }
+
+    pub fn config(&self) -> &FunnelConfig {
+        &self.cfg
+    }
+
+    /// Trading days in the data, ascending.
+    pub fn calendar(&self) -> &[u32] {
+        &self.calendar
+    }
+
+    /// Trading days strictly after `from` up to and including `to`.
+    fn trading_days_between(&self, from: u32, to: u32) -> usize {
+        let a = self.calendar.partition_point(|d| *d <= from);
+        let b = self.calendar.partition_point(|d| *d <= to);
+        b.saturating_sub(a)
+    }
+
+    /// Screen one day.
+    pub fn screen(&self, args: &ScreenArgs) -> Result<FunnelResult, FunnelError> {
+        args.validate()?;
+        let cfg = &self.cfg;
+        let mut warnings = Vec::new();
+        let Some(&newest) = self.calendar.last() else {
+            return Ok(self.empty(args, "本地没有任何K线，请先同步或导入行情"));
+        };
+        let first = self.calendar[0];
+        let requested = args.as_of.unwrap_or(newest);
+        if requested < first {
+            return Err(FunnelError::AsOfBeforeData {
+                as_of: requested,
+                first,
+            });
+        }
+        let day = self.calendar[self.calendar.partition_point(|d| *d <= requested) - 1];
+        if day != requested {
+            warnings.push(format!(
+                "{requested} 没有K线（非交易日或晚于最新数据），按此前最近的交易日 {day} 筛选"
+            ));
+        }
+
+        // Scope: the board, then the most liquid `limit` (stocks without usable bars last).
+        let universe = &self.universe.stocks;
+        let in_board: Vec<usize> = (0..universe.len())
+            .filter(|&i| args.board.admits(universe[i].board))
+            .collect();
+        let status: Vec<Result<Usable, SkipReason>> =
+            in_board.par_iter().map(|&i| self.status(i, day)).collect();
+        let mut order: Vec<(usize, Option<f64>)> = in_board
+            .iter()
+            .zip(&status)
+            .map(|(&i, st)| {
+                let liq = st.as_ref().ok().map(|u| {
+                    let w = &self.stocks[i].amounts[..u.end];
+                    let w = &w[w.len().saturating_sub(cfg.amount_avg_window)..];
+                    w.iter().sum::<f64>() / w.len().max(1) as f64
+                });
+                (i, liq)
+            })
+            .collect();
+        let mut status_of: BTreeMap<usize, Result<Usable, SkipReason>> =
+            in_board.iter().copied().zip(status).collect();
+        if args.limit > 0 {
+            order.sort_by(|a, b| match (a.1, b.1) {
+                (Some(x), Some(y)) => y
+                    .total_cmp(&x)
+                    .then(universe[a.0].code.cmp(&universe[b.0].code)),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => universe[a.0].code.cmp(&universe[b.0].code),
+            });
+            order.truncate(args.limit);
+            order.sort_by_key(|o| o.0);
+        }
+        let in_scope = order.len();
+        let mut skipped = Vec::new();
+        let mut usable: Vec<Usable> = Vec::new();
+        for (i, _) in &order {
+            match status_of.remove(i) {
+                Some(Ok(u)) => usable.push(u),
+                Some(Err(reason)) => skipped.push(SkippedStock {
+                    code: universe[*i].code.clone(),
+                    name: universe[*i].name.clone(),
+                    reason,
+                }),
+                None => {}
+            }
+        }
+        let mut skipped_counts: BTreeMap<String, usize> = BTreeMap::new();
+        for s in &skipped {
+            *skipped_counts
+                .entry(s.reason.key().to_string())
+                .or_default() += 1;
+        }
+
+        // RPS over every scored stock in scope.
+        let scored: Vec<Scored<'_>> = self.scored(&usable);
+        let rets50: Vec<Option<f64>> = scored
+            .iter()
+            .map(|s| ret_pct(s.window, strength::RPS_FAST))
+            .collect();
+        let rets120: Vec<Option<f64>> = scored
+            .iter()
+            .map(|s| ret_pct(s.window, strength::RPS_SLOW))
+            .collect();
+        let (r50, r120) = (percentile_ranks(&rets50), percentile_ranks(&rets120));
+        let scored: Vec<Scored<'_>> = scored
+            .into_iter()
+            .enumerate()
+            .map(|(k, mut s)| {
+                s.rps = match (r50[k], r120[k]) {
+                    (Some(a), Some(b)) => Some(Rps {
+                        rps50: a,
+                        rps120: b,
+                    }),
+                    _ => None,
+                };
+                s
+            })
+            .collect();
+
+        // Regime and breadth as of the day.
+        let regime = self.regime_block(day, &mut warnings);
+        let sse = self
+            .universe
+            .benchmarks
+            .sse
+            .as_deref()
+            .map(|b| bars_as_of(b, day))
+            .filter(|b| !b.is_empty());
+        let date_mismatch = match sse {
+            Some(b) => b.last().is_some_and(|l| l.date != day),
+            None => false,
+        };
+        if date_mismatch {
+            warnings.push(format!(
+                "上证指数最新K线 {} 早于筛选日 {day}，基准与个股日期不一致",
+                sse.and_then(|b| b.last()).map_or(0, |l| l.date)
+            ));
+        }
+
+        // L1.
+        let l1: Vec<Result<(), L1Reject>> = scored
+            .par_iter()
+            .map(|s| {
+                let last = s.window[s.window.len() - 1];
+                let listed_days = s
+                    .stock
+                    .list_date
+                    .and_then(|ld| Some(days_from_civil(day)? - days_from_civil(ld)?));
+                let am = &s.amounts[s.amounts.len().saturating_sub(cfg.amount_avg_window)..];
+                l1_gate(
+                    &L1Input {
+                        board: s.stock.board,
+                        is_st: s.stock.is_st(),
+                        market_cap_yi: s.stock.market_cap_yi,
+                        listed_days,
+                        last_close: last.close,
+                        amounts: am,
+                    },
+                    cfg,
+                )
+            })
+            .collect();
+        let mut l1_reasons = BTreeMap::new();
+        for r in &l1 {
+            if let Err(e) = r {
+                *l1_reasons.entry(e.as_str().to_string()).or_default() += 1;
+            }
+        }
+        let l1_pass: Vec<&Scored<'_>> = scored
+            .iter()
+            .zip(&l1)
+            .filter(|(_, r)| r.is_ok())
+            .map(|(s, _)| s)
+            .collect();
+
+        // L2.
+        let l2: Vec<Strength> = l1_pass
+            .par_iter()
+            .map(|s| l2_strength(s.window, sse, s.stock.board, s.rps, &cfg.strength))
+            .collect();
+        let mut l2_reasons = BTreeMap::new();
+        for (s, st) in l1_pass.iter().zip(&l2) {
+            if !st.passed() {
+                let key = if s.window.len() < 200 {
+                    "insufficient_history"
+                } else {
+                    "no_channel"
+                };
+                *l2_reasons.entry(key.to_string()).or_default() += 1;
+            }
+        }
+        let l2_pass: Vec<(&Scored<'_>, &Strength)> = l1_pass
+            .iter()
+            .copied()
+            .zip(&l2)
+            .filter(|(_, st)| st.passed())
+            .collect();
+
+        // L3.
+        let mut l1_by_industry: BTreeMap<String, usize> = BTreeMap::new();
+        for s in &l1_pass {
+            if let Some(ind) = &s.stock.industry {
+                *l1_by_industry.entry(ind.clone()).or_default() += 1;
+            }
+        }
+        let sector_inputs: Vec<SectorInput<'_>> = l2_pass
+            .iter()
+            .map(|(s, _)| SectorInput {
+                industry: s.stock.industry.as_deref(),
+                ret20: ret_pct(s.window, 20),
+                ret5: ret_pct(s.window, 5),
+                ret3: ret_pct(s.window, 3),
+            })
+            .collect();
+        let l3 = sector_resonance(
+            &sector_inputs,
+            &l1_by_industry,
+            cfg.l3_min_industry_coverage,
+        );
+        let l3_pass: Vec<(&Scored<'_>, &Strength)> = l2_pass
+            .iter()
+            .zip(&l3.keep)
+            .filter(|(_, k)| **k)
+            .map(|(p, _)| *p)
+            .collect();
+
+        // L4 and L5.
+        let grace = holiday_grace_days(Some(regime.regime.regime), None);
+        let exit_cfg = ExitConfig {
+            holiday_grace_days: grace,
+            ..ExitConfig::funnel()
+        };
+        let mut candidates: Vec<Candidate> = l3_pass
+            .par_iter()
+            .filter_map(|(s, st)| {
+                let l4cfg = self.l4_config(s, st);
+                let triggers = l4_triggers(s.window, &l4cfg);
+                if triggers.is_empty() {
+                    return None;
+                }
+                let stage = accum_stage(s.window);
+                let exit = exit_signal(s.window, stage, &exit_cfg);
+                let last = s.window[s.window.len() - 1];
+                Some(Candidate {
+                    code: s.stock.code.clone(),
+                    name: s.stock.name.clone(),
+                    board: s.stock.board,
+                    industry: s.stock.industry.clone(),
+                    channel: st.label.clone(),
+                    track: st.track,
+                    score: triggers.iter().map(|t| t.score).sum(),
+                    triggers,
+                    stage,
+                    last_close: last.close,
+                    bars_as_of: last.date,
+                    exit,
+                    rps: s.rps,
+                    rs_10d: st.rs_10d,
+                    rs_3d: st.rs_3d,
+                })
+            })
+            .collect();
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.code.cmp(&b.code)));
+        let mut l5_reasons = BTreeMap::new();
+        for c in &candidates {
+            if let Some(e) = &c.exit {
+                *l5_reasons.entry(e.signal.as_str().to_string()).or_default() += 1;
+            }
+        }
+        let flagged: usize = l5_reasons.values().sum();
+
+        let layer = |name: &str, input: usize, passed: usize, reasons, skipped, note| LayerCount {
+            layer: name.to_string(),
+            input,
+            passed,
+            reasons,
+            skipped,
+            note,
+        };
+        let layers = vec![
+            layer("L1", scored.len(), l1_pass.len(), l1_reasons, false, None),
+            layer("L2", l1_pass.len(), l2_pass.len(), l2_reasons, false, None),
+            layer(
+                "L3",
+                l2_pass.len(),
+                l3_pass.len(),
+                BTreeMap::new(),
+                l3.skipped,
+                l3.note.clone(),
+            ),
+            layer(
+                "L4",
+                l3_pass.len(),
+                candidates.len(),
+                BTreeMap::new(),
+                false,
+                None,
+            ),
+            layer(
+                "L5",
+                candidates.len(),
+                candidates.len() - flagged,
+                l5_reasons,
+                false,
+                Some("L5 只标记退出/风险信号，候选仍列出".to_string()),
+            ),
+        ];
+
+        let lagging = scored.iter().filter(|s| s.lag > 0).count();
+        if lagging > 0 {
+            warnings.push(format!(
+                "{lagging} 只股票最新K线早于 {day}（停牌或未同步），按其最后一根K线评估"
+            ));
+        }
+        if !skipped.is_empty() {
+            let parts: Vec<String> = skipped_counts
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            warnings.push(format!(
+                "{} 只股票未评分：{}",
+                skipped.len(),
+                parts.join("，")
+            ));
+        }
+        let coverage_pct = if in_scope == 0 {
+            0.0
+        } else {
+            scored.len() as f64 / in_scope as f64 * 100.0
+        };
+        let status = quality_status(in_scope, coverage_pct, date_mismatch);
+        if in_scope == 0 {
+            warnings.push(format!("board={} 范围内没有股票", args.board));
+        }
+        Ok(FunnelResult {
+            args: args.clone(),
+            as_of: Some(day),
+            universe_size: universe.len(),
+            regime,
+            layers,
+            top_sectors: l3.top_sectors,
+            candidates,
+            skipped,
+            skipped_counts,
+            data_quality: DataQuality {
+                status,
+                coverage_pct,
+                in_scope,
+                scored: scored.len(),
+                lagging,
+                date_mismatch,
+                warnings,
+                action: status.action().to_string(),
+            },
+        })
+    }
+
+    /// Whether stock `i` can be scored as of `day`, and where its bars end.
+    fn status(&self, i: usize, day: u32) -> Result<Usable, SkipReason> {
+        let stock = &self.universe.stocks[i];
+        let prep = &self.stocks[i];
+        if let Some(date) = prep.order_problem {
+            return Err(SkipReason::Corrupt {
+                date,
+                problem: "日期未升序或重复".to_string(),
+            });
+        }
+        let end = stock.bars_as_of(day).len();
+        if end == 0 {
+            return Err(SkipReason::NoBars);
+        }
+        let last_date = stock.bars[end - 1].date;
+        let lag = self.trading_days_between(last_date, day);
+        if lag > self.cfg.stale_after_trading_days {
+            return Err(SkipReason::Stale {
+                last_date,
+                lag_trading_days: lag,
+            });
+        }
+        let start = end.saturating_sub(self.cfg.history_window);
+        // The newest corrupt bar inside the window, if any.
+        let k = prep.bad.partition_point(|(j, _)| *j < end);
+        if k > 0 && prep.bad[k - 1].0 >= start {
+            let (j, problem) = prep.bad[k - 1];
+            return Err(SkipReason::Corrupt {
+                date: stock.bars[j].date,
+                problem: problem.to_string(),
+            });
+        }
+        let needed = self.cfg.amount_avg_window.max(1);
+        if end < needed {
+            return Err(SkipReason::InsufficientHistory { bars: end, needed });
+        }
+        Ok(Usable { idx: i, end, lag })
+    }
+
+    fn scored<'s>(&'s self, usable: &[Usable]) -> Vec<Scored<'s>> {
+        usable
+            .iter()
+            .map(|u| {
+                let stock = &self.universe.stocks[u.idx];
+                let start = u.end.saturating_sub(self.cfg.history_window);
+                Scored {
+                    stock,
+                    window: &stock.bars[start..u.end],
+                    amounts: &self.stocks[u.idx].amounts[start..u.end],
+                    lag: u.lag,
+                    rps: None,
+                }
+            })
+            .collect()
+    }
+
+    /// §15.1 L4 per-symbol config: the bias cap (base 25 %, STAR 40 %, trend channels ≥ 35 %,
+    /// market leaders ≥ 60 % / STAR 80 %) and the trend pullback only for trend channels.
+    fn l4_config(&self, s: &Scored<'_>, st: &Strength) -> L4Config {
+        let board = s.stock.board;
+        let trend = is_trend_channel(&st.label);
+        let mut cap = if board == Board::Star {
+            BIAS_CAP_STAR_PCT
+        } else {
+            BIAS_CAP_BASE_PCT
+        };
+        if trend {
+            cap = cap.max(BIAS_CAP_TREND_PCT);
+            let leader = s.rps.is_some_and(|r| r.rps120 >= LEADER_RPS120)
+                && ret_pct(s.window, 120).is_some_and(|r| r >= LEADER_RET120);
+            if leader {
+                cap = cap.max(if board == Board::Star {
+                    LEADER_CAP_STAR
+                } else {
+                    LEADER_CAP
+                });
+            }
+        }
+        L4Config {
+            enable_spring: true,
+            enable_evr: true,
+            enable_trend_pullback: trend,
+            enable_sos: self.cfg.enable_sos_trigger,
+            enable_lps: self.cfg.enable_lps_trigger,
+            enable_compression: self.cfg.enable_compression_trigger,
+            board,
+            max_bias_200_pct: Some(cap),
+            market_cap_yi: s.stock.market_cap_yi,
+        }
+    }
+
+    fn regime_block(&self, day: u32, warnings: &mut Vec<String>) -> RegimeBlock {
+        let b = &self.universe.benchmarks;
+        let sse = b.sse.as_deref().map(|s| bars_as_of(s, day)).unwrap_or(&[]);
+        let chinext = b.chinext.as_deref().map(|s| bars_as_of(s, day));
+        let (breadth, breadth_stocks) = self.breadth(day);
+        if breadth.is_none() {
+            warnings.push(format!(
+                "市场广度样本 {breadth_stocks} 只（需 ≥{}），水温仅按指数判断",
+                self.cfg.breadth_min_stocks
+            ));
+        }
+        let mut regime = market_regime(sse, chinext, breadth.as_ref());
+        if b.sse.is_none() {
+            regime
+                .reasons
+                .insert(0, "缺少上证指数(000001.SH)K线".to_string());
+            warnings.push("缺少上证指数K线：水温为 UNKNOWN，RS 未校验".to_string());
+        }
+        let (gate, allowed, reason) = buy_gate(regime.regime);
+        RegimeBlock {
+            regime,
+            gate,
+            new_buy_allowed: allowed,
+            reason: reason.to_string(),
+            breadth,
+            breadth_stocks,
+        }
+    }
+
+    /// Breadth from the universe's own bars: stocks with a bar on `day` (and ≥ 21 bars).
+    fn breadth(&self, day: u32) -> (Option<Breadth>, usize) {
+        let prev_day = {
+            let k = self.calendar.partition_point(|d| *d < day);
+            (k > 0).then(|| self.calendar[k - 1])
+        };
+        // (above MA20 today, above MA20 yesterday if it traded, day change %)
+        let rows: Vec<(bool, Option<bool>, Option<f64>)> = self
+            .universe
+            .stocks
+            .par_iter()
+            .zip(&self.stocks)
+            .filter_map(|(s, p)| {
+                if p.order_problem.is_some() {
+                    return None;
+                }
+                let bars = s.bars_as_of(day);
+                let n = bars.len();
+                if n < 21 || bars[n - 1].date != day {
+                    return None;
+                }
+                let above = |w: &[Bar]| ma(w, 20).map(|m| w[w.len() - 1].close > m);
+                let today = above(bars)?;
+                let prev = (Some(bars[n - 2].date) == prev_day)
+                    .then(|| above(&bars[..n - 1]))
+                    .flatten();
+                Some((today, prev, bars[n - 1].pct_change(bars[n - 2].close)))
+            })
+            .collect();
+        let n = rows.len();
+        if n < self.cfg.breadth_min_stocks || n == 0 {
+            return (None, n);
+        }
+        let pct = |k: usize, of: usize| k as f64 / of as f64 * 100.0;
+        let above = pct(rows.iter().filter(|r| r.0).count(), n);
+        let prev: Vec<bool> = rows.iter().filter_map(|r| r.1).collect();
+        let delta = (prev.len() >= self.cfg.breadth_min_stocks)
+            .then(|| above - pct(prev.iter().filter(|p| **p).count(), prev.len()));
+        let changes: Vec<f64> = rows.iter().filter_map(|r| r.2).collect();
+        let up = (!changes.is_empty())
+            .then(|| pct(changes.iter().filter(|c| **c > 0.0).count(), changes.len()));
+        (
+            Some(Breadth {
+                pct_above_ma20: Some(above),
+                pct_above_ma20_delta: delta,
+                up_ratio_pct: up,
+                median_pct_chg: crate::indicators::median(&changes),
+                money_flow_score: None,
+                up_down_amount_ratio: None,
+            }),
+            n,
+        )
+    }
+
+    fn empty(&self, args: &ScreenArgs, why: &str) -> FunnelResult {
+        let mut regime = market_regime(&[], None, None);
+        regime.reasons.insert(0, why.to_string());
+        let (gate, allowed, reason) = buy_gate(regime.regime);
+        let status = QualityStatus::Empty;
+        FunnelResult {
+            args: args.clone(),
+            as_of: None,
+            universe_size: self.universe.stocks.len(),
+            regime: RegimeBlock {
+                regime,
+                gate,
+                new_buy_allowed: allowed,
+                reason: reason.to_string(),
+                breadth: None,
+                breadth_stocks: 0,
+            },
+            layers: ["L1", "L2", "L3", "L4", "L5"]
+                .iter()
+                .map(|l| LayerCount {
+                    layer: (*l).to_string(),
+                    input: 0,
+                    passed: 0,
+                    reasons: BTreeMap::new(),
+                    skipped: false,
+                    note: None,
+                })
+                .collect(),
+            top_sectors: Vec::new(),
+            candidates: Vec::new(),
+            skipped: Vec::new(),
+            skipped_counts: BTreeMap::new(),
+            data_quality: DataQuality {
+                status,
+                coverage_pct: 0.0,
+                in_scope: 0,
+                scored: 0,
+                lagging: 0,
+                date_mismatch: false,
+                warnings: vec![why.to_string()],
+                action: status.action().to_string(),
+            },
+        }
+    }
+}
+
+/// Market leaders (universe rps120 ≥ 90 and ret120 ≥ 40 %) get a 60 % bias cap, 80 % on STAR.
+const LEADER_RPS120: f64 = 90.0;
+const LEADER_RET120: f64 = 40.0;
+const LEADER_CAP: f64 = 60.0;
+const LEADER_CAP_STAR: f64 = 80.0;
+
+/// The trend channels of §15.1 L4 (bias cap, trend pullback).
+pub fn is_trend_channel(label: &str) -> bool {
+    ["主升通道", "趋势延续", "点火破局", "加速突破"]
+        .iter()
+        .any(|c| label.contains(c))
+}
+
+/// Prepare with the default config and screen one day.
+pub fn screen(universe: &Universe, args: &ScreenArgs) -> Result<FunnelResult, FunnelError> {
+    Funnel::prepare(universe, &FunnelConfig::default()).screen(args)
+}
