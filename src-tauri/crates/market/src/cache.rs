@@ -8,11 +8,12 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 // table names in formatted SQL come only from the closed `BarTable` enum
-use sqlx::{AssertSqlSafe, QueryBuilder, Row, Sqlite, SqlitePool};
+use sqlx::{AssertSqlSafe, QueryBuilder, Row, Sqlite, SqliteConnection, SqlitePool};
 use wyckoff_engine::Bar;
 
 use crate::code::{Board, StockCode};
 use crate::meta::StockInfo;
+use crate::series::{Series, SeriesError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
@@ -20,6 +21,8 @@ pub enum CacheError {
     Db(#[from] sqlx::Error),
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error(transparent)]
+    Series(#[from] SeriesError),
 }
 
 /// Opens (creating if needed) the SQLite file with WAL and a busy timeout, and runs this
@@ -45,7 +48,209 @@ pub async fn migrate(pool: &SqlitePool) -> Result<(), CacheError> {
     // versions applied by other crates are unknown to this migrator; that is expected
     migrator.set_ignore_missing(true);
     migrator.run(pool).await?;
+    move_legacy_rows(pool).await?;
     Ok(())
+}
+
+/// Moves bars stored one row per bar (migration 2000) into per-symbol series, once: the
+/// old tables are empty afterwards. Rows that no longer decode cannot be carried over;
+/// they are logged and dropped (a sync of that code refetches them).
+async fn move_legacy_rows(pool: &SqlitePool) -> Result<(), CacheError> {
+    for table in [BarTable::Stocks, BarTable::Indices] {
+        let legacy = table.legacy_name();
+        let any: Option<i64> =
+            sqlx::query_scalar(AssertSqlSafe(format!("SELECT 1 FROM {legacy} LIMIT 1")))
+                .fetch_optional(pool)
+                .await?;
+        if any.is_none() {
+            continue;
+        }
+        let mut tx = pool.begin().await?;
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT code, date, open, high, low, close, volume, amount, turnover, source
+             FROM {legacy} ORDER BY code, date"
+        )))
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut groups: Vec<(String, Series)> = Vec::new();
+        let mut dropped = 0usize;
+        for row in &rows {
+            let code: String = row.try_get("code")?;
+            if groups.last().is_none_or(|(c, _)| *c != code) {
+                groups.push((code.clone(), Series::default()));
+            }
+            let Some((_, series)) = groups.last_mut() else {
+                continue;
+            };
+            match decode_bar(row) {
+                Ok((bar, amount_known, source)) => {
+                    if let Err(e) = series.merge(&[bar], &source, amount_known) {
+                        tracing::warn!(code, error = %e, "legacy bar not carried over");
+                        dropped += 1;
+                    }
+                }
+                Err(reason) => {
+                    tracing::warn!(code, reason, "undecodable legacy bar row dropped");
+                    dropped += 1;
+                }
+            }
+        }
+        for (code, series) in groups {
+            let exists: Option<i64> =
+                sqlx::query_scalar("SELECT 1 FROM market_series WHERE kind = ? AND code = ?")
+                    .bind(table.kind())
+                    .bind(&code)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            // a series written in the new format is newer than any legacy row
+            if exists.is_none() {
+                write_series(&mut tx, table, &code, &series).await?;
+            }
+        }
+        sqlx::query(AssertSqlSafe(format!("DELETE FROM {legacy}")))
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        tracing::info!(
+            table = legacy,
+            rows = rows.len(),
+            dropped,
+            "bar rows moved to per-symbol series"
+        );
+    }
+    Ok(())
+}
+
+/// Reads the stored series (a damaged one is replaced: its bars cannot be trusted), merges
+/// `bars` in by date and writes it back. Sync and import both write through here.
+async fn merge_series(
+    conn: &mut SqliteConnection,
+    table: BarTable,
+    key: &str,
+    bars: &[Bar],
+    source: &str,
+    has_amount: bool,
+) -> Result<(), CacheError> {
+    let blob: Option<Vec<u8>> =
+        sqlx::query_scalar("SELECT data FROM market_series WHERE kind = ? AND code = ?")
+            .bind(table.kind())
+            .bind(key)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let mut series = match blob.map(|b| Series::decode(&b)) {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => {
+            tracing::warn!(code = key, error = %e, "damaged stored series replaced by new bars");
+            Series::default()
+        }
+        None => Series::default(),
+    };
+    series.merge(bars, source, has_amount)?;
+    write_series(conn, table, key, &series).await
+}
+
+async fn write_series(
+    conn: &mut SqliteConnection,
+    table: BarTable,
+    key: &str,
+    series: &Series,
+) -> Result<(), CacheError> {
+    let (Some(first), Some(last)) = (series.bars.first(), series.bars.last()) else {
+        return Ok(());
+    };
+    sqlx::query(
+        "INSERT INTO market_series (kind, code, first_date, last_date, bars, data)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(kind, code) DO UPDATE SET first_date = excluded.first_date,
+           last_date = excluded.last_date, bars = excluded.bars, data = excluded.data",
+    )
+    .bind(table.kind())
+    .bind(key)
+    .bind(i64::from(first.date))
+    .bind(i64::from(last.date))
+    .bind(series.bars.len() as i64)
+    .bind(series.encode())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+async fn record_sync_in(
+    conn: &mut SqliteConnection,
+    key: &str,
+    source: &str,
+    first: Option<u32>,
+    last: Option<u32>,
+    at: DateTime<Utc>,
+) -> Result<(), CacheError> {
+    sqlx::query(
+        "INSERT INTO market_sync (code, source, first_date, last_date, synced_at)
+         VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(code, source) DO UPDATE SET
+           first_date = COALESCE(MIN(market_sync.first_date, excluded.first_date), excluded.first_date),
+           last_date = COALESCE(MAX(market_sync.last_date, excluded.last_date), excluded.last_date),
+           synced_at = excluded.synced_at",
+    )
+    .bind(key)
+    .bind(source)
+    .bind(first.map(i64::from))
+    .bind(last.map(i64::from))
+    .bind(at.to_rfc3339())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Splits a decoded series into usable bars and corrupt ones, up to `end`.
+fn loaded_from(key: &str, decoded: Result<Series, SeriesError>, end: Option<u32>) -> LoadedBars {
+    let mut out = LoadedBars::default();
+    let mut series = match decoded {
+        Ok(s) => s,
+        Err(e) => {
+            out.corrupt.push(CorruptRow {
+                code: key.to_string(),
+                date: 0,
+                reason: e.to_string(),
+            });
+            return out;
+        }
+    };
+    if let Some(end) = end {
+        series.truncate_after(end);
+    }
+    let mut seen = vec![false; series.sources.len()];
+    out.bars.reserve(series.bars.len());
+    for (i, bar) in series.bars.iter().enumerate() {
+        if let Some(why) = crate::sanity::check_bar(bar) {
+            out.corrupt.push(CorruptRow {
+                code: key.to_string(),
+                date: i64::from(bar.date),
+                reason: why.to_string(),
+            });
+            continue;
+        }
+        if !series.amount_known[i] {
+            out.amount_missing += 1;
+        }
+        let src = usize::from(series.source_of[i]);
+        if !seen[src] {
+            seen[src] = true;
+            out.sources.push(series.sources[src].clone());
+        }
+        out.bars.push(*bar);
+    }
+    // the freshest bar's source is the one worth reporting first
+    out.sources.reverse();
+    out
+}
+
+fn coverage_row(code: String, first: i64, last: i64, bars: i64) -> Coverage {
+    Coverage {
+        code,
+        first_date: u32::try_from(first).unwrap_or(0),
+        last_date: u32::try_from(last).unwrap_or(0),
+        bars: u32::try_from(bars).unwrap_or(0),
+    }
 }
 
 /// (code, name, board, list_date, industry, market_cap)
@@ -67,7 +272,16 @@ pub enum BarTable {
 }
 
 impl BarTable {
-    fn name(self) -> &'static str {
+    /// The `kind` column of `market_series`.
+    fn kind(self) -> &'static str {
+        match self {
+            BarTable::Stocks => "stock",
+            BarTable::Indices => "index",
+        }
+    }
+
+    /// The one-row-per-bar table of migration 2000, emptied on open.
+    fn legacy_name(self) -> &'static str {
         match self {
             BarTable::Stocks => "market_bars",
             BarTable::Indices => "market_index_bars",
@@ -124,7 +338,8 @@ impl CacheStore {
         &self.pool
     }
 
-    /// Inserts or replaces bars; `has_amount == false` stores the amount as NULL.
+    /// Inserts or replaces bars (merged into the stored series by date);
+    /// `has_amount == false` marks their amount as unknown.
     pub async fn upsert_bars(
         &self,
         table: BarTable,
@@ -133,92 +348,80 @@ impl CacheStore {
         source: &str,
         has_amount: bool,
     ) -> Result<usize, CacheError> {
-        // multi-row statements: seeding 22k bundled bars row by row is needlessly slow
-        const ROWS_PER_STATEMENT: usize = 500;
         let mut tx = self.pool.begin().await?;
-        for chunk in bars.chunks(ROWS_PER_STATEMENT) {
-            let mut qb = QueryBuilder::<Sqlite>::new(format!(
-                "INSERT INTO {} (code, date, open, high, low, close, volume, amount, turnover, source) ",
-                table.name()
-            ));
-            qb.push_values(chunk, |mut row, b| {
-                row.push_bind(key)
-                    .push_bind(i64::from(b.date))
-                    .push_bind(b.open)
-                    .push_bind(b.high)
-                    .push_bind(b.low)
-                    .push_bind(b.close)
-                    .push_bind(b.volume)
-                    .push_bind(has_amount.then_some(b.amount))
-                    .push_bind(b.turnover)
-                    .push_bind(source);
-            });
-            qb.push(
-                " ON CONFLICT(code, date) DO UPDATE SET open = excluded.open, high = excluded.high,
-                   low = excluded.low, close = excluded.close, volume = excluded.volume,
-                   amount = excluded.amount, turnover = excluded.turnover, source = excluded.source",
-            );
-            qb.build().execute(&mut *tx).await?;
-        }
+        merge_series(&mut tx, table, key, bars, source, has_amount).await?;
         tx.commit().await?;
         Ok(bars.len())
     }
 
-    /// Drops every cached bar of `key`; used when forward adjustment was rebased upstream.
-    pub async fn delete_bars(&self, table: BarTable, key: &str) -> Result<u64, CacheError> {
-        let sql = format!("DELETE FROM {} WHERE code = ?", table.name());
-        Ok(sqlx::query(AssertSqlSafe(sql.as_str()))
-            .bind(key)
-            .execute(&self.pool)
-            .await?
-            .rows_affected())
+    /// Many series in one transaction, each through the same merge as `upsert_bars`, and
+    /// their sync metadata; used by CSV import, where one commit per stock would dominate.
+    pub async fn upsert_many(
+        &self,
+        table: BarTable,
+        batch: &[(String, Vec<Bar>)],
+        source: &str,
+        has_amount: bool,
+        at: DateTime<Utc>,
+    ) -> Result<usize, CacheError> {
+        let mut tx = self.pool.begin().await?;
+        let mut n = 0;
+        for (key, bars) in batch {
+            merge_series(&mut tx, table, key, bars, source, has_amount).await?;
+            record_sync_in(
+                &mut tx,
+                key,
+                source,
+                bars.iter().map(|b| b.date).min(),
+                bars.iter().map(|b| b.date).max(),
+                at,
+            )
+            .await?;
+            n += bars.len();
+        }
+        tx.commit().await?;
+        Ok(n)
     }
 
-    /// Bars of `key` up to `end` (inclusive), ascending; corrupt rows are split out.
+    /// Drops every cached bar of `key`; used when forward adjustment was rebased upstream.
+    pub async fn delete_bars(&self, table: BarTable, key: &str) -> Result<u64, CacheError> {
+        Ok(
+            sqlx::query("DELETE FROM market_series WHERE kind = ? AND code = ?")
+                .bind(table.kind())
+                .bind(key)
+                .execute(&self.pool)
+                .await?
+                .rows_affected(),
+        )
+    }
+
+    /// The stored series of `key`, or why it cannot be used.
+    async fn read_series(
+        &self,
+        table: BarTable,
+        key: &str,
+    ) -> Result<Option<Result<Series, SeriesError>>, CacheError> {
+        let blob: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT data FROM market_series WHERE kind = ? AND code = ?")
+                .bind(table.kind())
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(blob.map(|b| Series::decode(&b)))
+    }
+
+    /// Bars of `key` up to `end` (inclusive), ascending; corrupt data is split out: a
+    /// damaged series as one `CorruptRow` (date 0), an insane bar as a row of its date.
     pub async fn load_bars(
         &self,
         table: BarTable,
         key: &str,
         end: Option<u32>,
     ) -> Result<LoadedBars, CacheError> {
-        let sql = format!(
-            "SELECT date, open, high, low, close, volume, amount, turnover, source FROM {}
-             WHERE code = ? AND date <= ? ORDER BY date",
-            table.name()
-        );
-        let rows = sqlx::query(AssertSqlSafe(sql.as_str()))
-            .bind(key)
-            .bind(i64::from(end.unwrap_or(99_991_231)))
-            .fetch_all(&self.pool)
-            .await?;
-        let mut out = LoadedBars::default();
-        for row in rows {
-            let date: i64 = row.try_get("date").unwrap_or(-1);
-            match decode_bar(&row) {
-                Ok((bar, amount_known, source)) => {
-                    if let Some(why) = crate::sanity::check_bar(&bar) {
-                        out.corrupt.push(CorruptRow {
-                            code: key.to_string(),
-                            date,
-                            reason: why.to_string(),
-                        });
-                        continue;
-                    }
-                    if !amount_known {
-                        out.amount_missing += 1;
-                    }
-                    if !out.sources.contains(&source) {
-                        out.sources.push(source);
-                    }
-                    out.bars.push(bar);
-                }
-                Err(reason) => out.corrupt.push(CorruptRow {
-                    code: key.to_string(),
-                    date,
-                    reason,
-                }),
-            }
-        }
+        let out = match self.read_series(table, key).await? {
+            None => LoadedBars::default(),
+            Some(decoded) => loaded_from(key, decoded, end),
+        };
         if !out.corrupt.is_empty() {
             tracing::warn!(
                 code = key,
@@ -226,37 +429,34 @@ impl CacheStore {
                 "corrupt cached bars skipped"
             );
         }
-        // the freshest bar's source is the one worth reporting first
-        out.sources.reverse();
         Ok(out)
     }
 
     pub async fn last_date(&self, table: BarTable, key: &str) -> Result<Option<u32>, CacheError> {
-        let sql = format!("SELECT MAX(date) FROM {} WHERE code = ?", table.name());
-        let v: Option<i64> = sqlx::query_scalar(AssertSqlSafe(sql.as_str()))
-            .bind(key)
-            .fetch_one(&self.pool)
-            .await?;
+        let v: Option<i64> =
+            sqlx::query_scalar("SELECT last_date FROM market_series WHERE kind = ? AND code = ?")
+                .bind(table.kind())
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?;
         Ok(v.and_then(|d| u32::try_from(d).ok()))
     }
 
-    /// Close of `key` on `date`, if cached (used to detect a forward-adjustment rebase).
+    /// Close of `key` on `date`, if cached and readable (used to detect a rebase).
     pub async fn close_on(
         &self,
         table: BarTable,
         key: &str,
         date: u32,
     ) -> Result<Option<f64>, CacheError> {
-        let sql = format!(
-            "SELECT close FROM {} WHERE code = ? AND date = ?",
-            table.name()
-        );
-        let v: Option<f64> = sqlx::query_scalar(AssertSqlSafe(sql.as_str()))
-            .bind(key)
-            .bind(i64::from(date))
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(v)
+        Ok(match self.read_series(table, key).await? {
+            Some(Ok(s)) => s
+                .bars
+                .binary_search_by_key(&date, |b| b.date)
+                .ok()
+                .map(|i| s.bars[i].close),
+            _ => None,
+        })
     }
 
     pub async fn coverage_of(
@@ -264,41 +464,54 @@ impl CacheStore {
         table: BarTable,
         key: &str,
     ) -> Result<Option<Coverage>, CacheError> {
-        let sql = format!(
-            "SELECT MIN(date), MAX(date), COUNT(*) FROM {} WHERE code = ?",
-            table.name()
-        );
-        let (a, b, n): (Option<i64>, Option<i64>, i64) =
-            sqlx::query_as(AssertSqlSafe(sql.as_str()))
-                .bind(key)
-                .fetch_one(&self.pool)
-                .await?;
-        Ok(match (a, b) {
-            (Some(a), Some(b)) if n > 0 => Some(Coverage {
-                code: key.to_string(),
-                first_date: u32::try_from(a).unwrap_or(0),
-                last_date: u32::try_from(b).unwrap_or(0),
-                bars: u32::try_from(n).unwrap_or(0),
-            }),
-            _ => None,
-        })
+        let row: Option<(i64, i64, i64)> = sqlx::query_as(
+            "SELECT first_date, last_date, bars FROM market_series WHERE kind = ? AND code = ?",
+        )
+        .bind(table.kind())
+        .bind(key)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row
+            .filter(|(_, _, n)| *n > 0)
+            .map(|(a, b, n)| coverage_row(key.to_string(), a, b, n)))
     }
 
     pub async fn coverage(&self, table: BarTable) -> Result<Vec<Coverage>, CacheError> {
-        let sql = format!(
-            "SELECT code, MIN(date), MAX(date), COUNT(*) FROM {} GROUP BY code ORDER BY code",
-            table.name()
-        );
-        let rows: Vec<(String, i64, i64, i64)> = sqlx::query_as(AssertSqlSafe(sql.as_str()))
-            .fetch_all(&self.pool)
-            .await?;
+        let rows: Vec<(String, i64, i64, i64)> = sqlx::query_as(
+            "SELECT code, first_date, last_date, bars FROM market_series
+             WHERE kind = ? AND bars > 0 ORDER BY code",
+        )
+        .bind(table.kind())
+        .fetch_all(&self.pool)
+        .await?;
         Ok(rows
             .into_iter()
-            .map(|(code, a, b, n)| Coverage {
-                code,
-                first_date: u32::try_from(a).unwrap_or(0),
-                last_date: u32::try_from(b).unwrap_or(0),
-                bars: u32::try_from(n).unwrap_or(0),
+            .map(|(code, a, b, n)| coverage_row(code, a, b, n))
+            .collect())
+    }
+
+    /// Every stored series of `table` whose key is after `after`, by key, at most `limit`:
+    /// the whole-market read pages through this.
+    pub async fn series_page(
+        &self,
+        table: BarTable,
+        after: &str,
+        limit: u32,
+    ) -> Result<Vec<(String, LoadedBars)>, CacheError> {
+        let rows: Vec<(String, Vec<u8>)> = sqlx::query_as(
+            "SELECT code, data FROM market_series WHERE kind = ? AND code > ?
+             ORDER BY code LIMIT ?",
+        )
+        .bind(table.kind())
+        .bind(after)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(code, blob)| {
+                let loaded = loaded_from(&code, Series::decode(&blob), None);
+                (code, loaded)
             })
             .collect())
     }
@@ -384,22 +597,8 @@ impl CacheStore {
         last: Option<u32>,
         at: DateTime<Utc>,
     ) -> Result<(), CacheError> {
-        sqlx::query(
-            "INSERT INTO market_sync (code, source, first_date, last_date, synced_at)
-             VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT(code, source) DO UPDATE SET
-               first_date = COALESCE(MIN(market_sync.first_date, excluded.first_date), excluded.first_date),
-               last_date = COALESCE(MAX(market_sync.last_date, excluded.last_date), excluded.last_date),
-               synced_at = excluded.synced_at",
-        )
-        .bind(key)
-        .bind(source)
-        .bind(first.map(i64::from))
-        .bind(last.map(i64::from))
-        .bind(at.to_rfc3339())
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        let mut conn = self.pool.acquire().await?;
+        record_sync_in(&mut conn, key, source, first, last, at).await
     }
 
     pub async fn sync_entries(&self) -> Result<Vec<SyncEntry>, CacheError> {

@@ -31,6 +31,7 @@ pub mod portfolio;
 pub mod ratelimit;
 pub mod sanity;
 pub mod search;
+pub mod series;
 pub mod sources;
 pub mod sync;
 

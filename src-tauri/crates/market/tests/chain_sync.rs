@@ -390,8 +390,18 @@ async fn sync_repairs_corrupt_rows_by_replacing_the_series() {
     live_eastmoney(&srv, Arc::new(Mutex::new(1.0)));
     let home = tempfile::tempdir().unwrap();
     let md = open_live(home.path(), &srv, at(2020, 6, 16, 16), false).await;
-    sqlx::query("UPDATE market_bars SET close = -1 WHERE code = '000783.SZ' AND date = 20100104")
-        .execute(md.pool())
+    let mut bad = md.daily_bars("000783", Some(20100104)).await.unwrap().bars;
+    let mut b = bad.pop().unwrap();
+    assert_eq!(b.date, 20100104);
+    b.close = -1.0;
+    md.store()
+        .upsert_bars(
+            wyckoff_market::cache::BarTable::Stocks,
+            "000783.SZ",
+            &[b],
+            "test",
+            true,
+        )
         .await
         .unwrap();
     assert_eq!(

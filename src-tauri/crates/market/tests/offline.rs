@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use chrono::NaiveDate;
+use wyckoff_market::cache::BarTable;
 use wyckoff_market::{DataStatus, ManualClock, MarketConfig, MarketData, MarketError, SyncTarget};
 
 fn clock(y: i32, m: u32, d: u32, h: u32) -> Arc<ManualClock> {
@@ -169,31 +170,72 @@ async fn sync_without_sources_fails_plainly() {
 }
 
 #[tokio::test]
-async fn corrupt_rows_are_reported_not_used() {
+async fn corrupt_bars_are_reported_not_used() {
     let home = tempfile::tempdir().unwrap();
     let md = open(home.path(), clock(2026, 12, 1, 16)).await;
-    // a row with high below low, and one whose close is text
-    sqlx::query(
-        "UPDATE market_bars SET high = low - 1 WHERE code = '000001.SZ' AND date = 20200612",
-    )
-    .execute(md.pool())
-    .await
-    .unwrap();
-    sqlx::query(
-        "UPDATE market_bars SET close = 'n/a' WHERE code = '000001.SZ' AND date = 20200615",
-    )
-    .execute(md.pool())
-    .await
-    .unwrap();
+    // a bar with high below low written by some earlier, buggier writer
+    let mut bad = md.daily_bars("000001", Some(20200612)).await.unwrap().bars;
+    let mut b = bad.pop().unwrap();
+    assert_eq!(b.date, 20200612);
+    b.high = b.low - 1.0;
+    md.store()
+        .upsert_bars(BarTable::Stocks, "000001.SZ", &[b], "test", true)
+        .await
+        .unwrap();
     let r = md.daily_bars("000001", Some(20200616)).await.unwrap();
-    assert_eq!(r.corrupt_rows.len(), 2, "{:?}", r.corrupt_rows);
-    assert!(
-        r.bars
-            .iter()
-            .all(|b| b.date != 20200612 && b.date != 20200615)
-    );
+    assert_eq!(r.corrupt_rows.len(), 1, "{:?}", r.corrupt_rows);
+    assert_eq!(r.corrupt_rows[0].date, 20200612);
+    assert!(r.bars.iter().all(|b| b.date != 20200612));
+    assert_eq!(r.bars.last().unwrap().date, 20200616);
     assert_eq!(r.data_status, DataStatus::Partial);
     assert!(r.notes.iter().any(|n| n.contains("corrupt")));
+}
+
+async fn damage_series(md: &MarketData, key: &str, f: impl Fn(&mut Vec<u8>)) {
+    let mut blob: Vec<u8> = sqlx::query_scalar("SELECT data FROM market_series WHERE code = ?")
+        .bind(key)
+        .fetch_one(md.pool())
+        .await
+        .unwrap();
+    f(&mut blob);
+    sqlx::query("UPDATE market_series SET data = ? WHERE code = ?")
+        .bind(blob)
+        .bind(key)
+        .execute(md.pool())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_damaged_stored_series_is_reported_and_never_used() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path(), clock(2026, 12, 1, 16)).await;
+    // one flipped bit in the middle (a close price), and a truncated blob
+    damage_series(&md, "000001.SZ", |b| {
+        let mid = b.len() / 2;
+        b[mid] ^= 0x04;
+    })
+    .await;
+    damage_series(&md, "601318.SH", |b| b.truncate(b.len() - 9)).await;
+    for (code, why) in [("000001", "checksum"), ("601318", "length")] {
+        let r = md.daily_bars(code, None).await.unwrap();
+        assert!(r.bars.is_empty(), "{code}");
+        assert_eq!(r.data_status, DataStatus::Unavailable);
+        assert_eq!(r.corrupt_rows.len(), 1);
+        assert!(
+            r.corrupt_rows[0].reason.contains(why),
+            "{:?}",
+            r.corrupt_rows
+        );
+        assert!(
+            r.notes.iter().any(|n| n.contains("corrupt")),
+            "{:?}",
+            r.notes
+        );
+    }
+    // coverage still knows the series is there (so a sync can repair it)
+    let st = md.status().await.unwrap();
+    assert_eq!(st.stocks.len(), 8);
 }
 
 #[tokio::test]
@@ -247,4 +289,56 @@ async fn as_of_before_history_and_metadata_notes() {
     let m = md.stock_meta("920001").unwrap();
     assert_eq!(m.data_status, DataStatus::Unavailable);
     assert!(m.info.is_none());
+}
+
+#[tokio::test]
+async fn bars_stored_one_row_per_bar_are_moved_into_series_on_open() {
+    let home = tempfile::tempdir().unwrap();
+    let c = clock(2026, 12, 1, 16);
+    let md = open(home.path(), c.clone()).await;
+    // rows as the 2000 schema stored them: one without amount, one undecodable
+    for (date, close, amount) in [
+        ("20240102", "1700.0", "NULL"),
+        ("20240103", "1710.5", "1.5e9"),
+        ("20240104", "'n/a'", "1.6e9"),
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO market_bars (code, date, open, high, low, close, volume, amount, turnover, source)
+             VALUES ('600519.SH', {date}, 1700, 1720, 1690, {close}, 1000, {amount}, NULL, 'eastmoney')"
+        )))
+        .execute(md.pool())
+        .await
+        .unwrap();
+    }
+    sqlx::query(
+        "INSERT INTO market_index_bars (code, date, open, high, low, close, volume, amount, turnover, source)
+         VALUES ('000001.SH', 20240102, 2960, 2970, 2950, 2962.28, 1e10, 1e11, NULL, 'eastmoney')",
+    )
+    .execute(md.pool())
+    .await
+    .unwrap();
+    md.pool().close().await;
+    drop(md);
+    let md = open(home.path(), c).await;
+    let r = md.daily_bars("600519", None).await.unwrap();
+    let closes: Vec<(u32, f64)> = r.bars.iter().map(|b| (b.date, b.close)).collect();
+    assert_eq!(closes, [(20240102, 1700.0), (20240103, 1710.5)]);
+    assert_eq!(r.source.as_deref(), Some("eastmoney"));
+    assert!(
+        r.notes.iter().any(|n| n.contains("no traded amount")),
+        "{:?}",
+        r.notes
+    );
+    let idx = md.index_bars("sse", None).await.unwrap();
+    assert_eq!(idx.bars.len(), 1);
+    assert_eq!(idx.bars[0].close, 2962.28);
+    let left: i64 = sqlx::query_scalar(
+        "SELECT (SELECT COUNT(*) FROM market_bars) + (SELECT COUNT(*) FROM market_index_bars)",
+    )
+    .fetch_one(md.pool())
+    .await
+    .unwrap();
+    assert_eq!(left, 0);
+    // the bundled series were not disturbed
+    assert!(md.daily_bars("000001", None).await.unwrap().bars.len() > 3000);
 }
