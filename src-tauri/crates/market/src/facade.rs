@@ -723,6 +723,15 @@ impl MarketData {
         Ok((n, got.source))
     }
 
+    /// Every cached stock (bars up to `as_of`, facts from the stock list) and the
+    /// benchmark indices, for the funnel and the backtest; damaged data is reported.
+    pub async fn load_universe(
+        &self,
+        as_of: Option<u32>,
+    ) -> Result<crate::universe::LoadedUniverse, MarketError> {
+        Ok(crate::universe::load_universe(&self.store, as_of).await?)
+    }
+
     /// Per-code coverage and freshness of the cache.
     pub async fn status(&self) -> Result<StatusReport, MarketError> {
         let now = self.cfg.clock.now_shanghai();

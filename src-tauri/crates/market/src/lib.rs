@@ -34,6 +34,7 @@ pub mod search;
 pub mod series;
 pub mod sources;
 pub mod sync;
+pub mod universe;
 
 pub use calendar::TradingCalendar;
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -46,4 +47,5 @@ pub use meta::StockInfo;
 pub use portfolio::{PortfolioError, PortfolioOp, PortfolioStore, PortfolioView, Position};
 pub use search::{SearchHit, StockDirectory};
 pub use sync::{Freshness, SyncEvent, SyncOutcome, SyncStatus};
+pub use universe::{LoadedUniverse, SkipReason, SkippedStock, UniverseReport, load_universe};
 pub use wyckoff_engine::Bar;

@@ -1,0 +1,217 @@
+//! Loads the whole cached market into the engine's [`Universe`]: every stock's bars (one
+//! stored series per stock, paged by code), its facts from the stock list, and the three
+//! benchmark indices. Stocks whose data is damaged are skipped and listed, never patched.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use wyckoff_engine::{Bar, Benchmarks, StockSeries, Universe};
+
+use crate::cache::{BarTable, CacheError, CacheStore, CorruptRow};
+use crate::code::{Board, IndexCode, StockCode};
+use crate::meta::StockInfo;
+
+/// Series read per query: large enough to amortise the round trip, small enough to keep
+/// memory near one page of blobs.
+const PAGE: u32 = 512;
+
+/// Why a cached stock is not in the universe.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SkipReason {
+    /// The stored series failed its integrity checks (length, checksum, order).
+    DamagedSeries { detail: String },
+    /// Some bars fail sanity checks; a series with holes would skew every indicator.
+    CorruptBars { rows: Vec<CorruptRow> },
+    /// The cache key is not a valid stock code.
+    InvalidCode,
+    /// Nothing on or before the as-of date.
+    NoBarsAsOf,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkippedStock {
+    pub code: String,
+    #[serde(flatten)]
+    pub reason: SkipReason,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MissingBenchmark {
+    pub code: String,
+    pub name: &'static str,
+    pub reason: String,
+}
+
+/// What was loaded and what was left out, for the caller to tell the user.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct UniverseReport {
+    pub stocks: usize,
+    pub bars: usize,
+    /// The newest bar date over all loaded stocks.
+    pub last_date: Option<u32>,
+    pub skipped: Vec<SkippedStock>,
+    /// Stocks with bars but no stock-list entry: name unknown (empty), board from the code.
+    pub not_in_stock_list: Vec<String>,
+    /// Stock-list names with no cached bars at all.
+    pub listed_without_bars: usize,
+    pub missing_benchmarks: Vec<MissingBenchmark>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LoadedUniverse {
+    pub universe: Universe,
+    pub report: UniverseReport,
+}
+
+fn engine_board(b: Board) -> wyckoff_engine::Board {
+    match b {
+        Board::Main => wyckoff_engine::Board::Main,
+        Board::Chinext => wyckoff_engine::Board::Chinext,
+        Board::Star => wyckoff_engine::Board::Star,
+        Board::Bse => wyckoff_engine::Board::Bse,
+    }
+}
+
+/// The whole cache as of `as_of` (bars dated on or before it; all when `None`), stocks
+/// ordered by code.
+pub async fn load_universe(
+    store: &CacheStore,
+    as_of: Option<u32>,
+) -> Result<LoadedUniverse, CacheError> {
+    let list = store.load_stocks().await?;
+    let listed: HashMap<String, &StockInfo> = list
+        .iter()
+        .map(|s| (s.code.digits().to_string(), s))
+        .collect();
+    let mut out = LoadedUniverse::default();
+    let mut seen_listed = 0usize;
+    let mut after = String::new();
+    loop {
+        let page = store.series_page(BarTable::Stocks, &after, PAGE).await?;
+        let Some((last_key, _)) = page.last() else {
+            break;
+        };
+        after = last_key.clone();
+        for (key, loaded) in page {
+            let Ok(code) = StockCode::parse(&key) else {
+                out.report.skipped.push(SkippedStock {
+                    code: key,
+                    reason: SkipReason::InvalidCode,
+                });
+                continue;
+            };
+            let digits = code.digits().to_string();
+            let info = listed.get(&digits).copied();
+            if info.is_some() {
+                seen_listed += 1;
+            }
+            let reason = match loaded.corrupt.first() {
+                Some(c) if c.date == 0 => Some(SkipReason::DamagedSeries {
+                    detail: c.reason.clone(),
+                }),
+                Some(_) => Some(SkipReason::CorruptBars {
+                    rows: loaded.corrupt.clone(),
+                }),
+                None => None,
+            };
+            if let Some(reason) = reason {
+                out.report.skipped.push(SkippedStock {
+                    code: digits,
+                    reason,
+                });
+                continue;
+            }
+            let mut bars = loaded.bars;
+            if let Some(a) = as_of {
+                bars.truncate(bars.partition_point(|b| b.date <= a));
+            }
+            let Some(last) = bars.last().map(|b| b.date) else {
+                out.report.skipped.push(SkippedStock {
+                    code: digits,
+                    reason: SkipReason::NoBarsAsOf,
+                });
+                continue;
+            };
+            out.report.last_date = out.report.last_date.max(Some(last));
+            out.report.bars += bars.len();
+            if info.is_none() {
+                out.report.not_in_stock_list.push(digits.clone());
+            }
+            out.universe.stocks.push(StockSeries {
+                name: info.map(|i| i.name.clone()).unwrap_or_default(),
+                board: engine_board(info.map_or(code.board(), |i| i.board)),
+                industry: info.and_then(|i| i.industry.clone()),
+                // the list stores CNY; the funnel thinks in 亿元
+                market_cap_yi: info.and_then(|i| i.market_cap).map(|c| c / 1e8),
+                list_date: info.and_then(|i| i.list_date),
+                code: digits,
+                bars,
+            });
+        }
+    }
+    out.report.stocks = out.universe.stocks.len();
+    out.report.listed_without_bars = list.len().saturating_sub(seen_listed);
+    if !out.report.skipped.is_empty() {
+        tracing::warn!(
+            skipped = out.report.skipped.len(),
+            "stocks left out of the universe for damaged data"
+        );
+    }
+    let mut benchmark = Vec::with_capacity(3);
+    for alias in ["sse", "csi300", "chinext"] {
+        match load_benchmark(store, alias, as_of).await? {
+            Ok(bars) => benchmark.push(Some(bars)),
+            Err(missing) => {
+                out.report.missing_benchmarks.push(missing);
+                benchmark.push(None);
+            }
+        }
+    }
+    let mut benchmark = benchmark.into_iter();
+    let benchmarks = Benchmarks {
+        sse: benchmark.next().flatten(),
+        csi300: benchmark.next().flatten(),
+        chinext: benchmark.next().flatten(),
+    };
+    out.universe.benchmarks = benchmarks;
+    Ok(out)
+}
+
+async fn load_benchmark(
+    store: &CacheStore,
+    alias: &str,
+    as_of: Option<u32>,
+) -> Result<Result<Vec<Bar>, MissingBenchmark>, CacheError> {
+    let idx = match IndexCode::parse(alias) {
+        Ok(i) => i,
+        Err(e) => {
+            return Ok(Err(MissingBenchmark {
+                code: alias.to_string(),
+                name: "",
+                reason: e.to_string(),
+            }));
+        }
+    };
+    let key = idx.symbol().key();
+    let loaded = store.load_bars(BarTable::Indices, &key, as_of).await?;
+    let reason = if let Some(c) = loaded.corrupt.first() {
+        format!(
+            "{} corrupt cached row(s), first: {} (date {})",
+            loaded.corrupt.len(),
+            c.reason,
+            c.date
+        )
+    } else if loaded.bars.is_empty() {
+        format!(
+            "no cached bars (the bundled offline data has none); run `wyckoff data sync --index {alias}` when online"
+        )
+    } else {
+        return Ok(Ok(loaded.bars));
+    };
+    Ok(Err(MissingBenchmark {
+        code: key,
+        name: idx.name(),
+        reason,
+    }))
+}

@@ -1,0 +1,203 @@
+//! The whole cache read back as the engine's Universe: a fresh home gives the 8 bundled
+//! stocks; damaged data is skipped and listed; index bars become the benchmarks.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use wyckoff_market::cache::BarTable;
+use wyckoff_market::{Bar, ManualClock, MarketConfig, MarketData, SkipReason};
+
+async fn open(home: &std::path::Path) -> MarketData {
+    let mut cfg = MarketConfig::offline(home);
+    cfg.clock = Arc::new(ManualClock::at_shanghai(
+        NaiveDate::from_ymd_opt(2026, 12, 1)
+            .unwrap()
+            .and_hms_opt(16, 0, 0)
+            .unwrap(),
+    ));
+    MarketData::open_with(cfg).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_fresh_home_is_a_universe_of_the_eight_bundled_stocks() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    let got = md.load_universe(None).await.unwrap();
+    let u = &got.universe;
+    let codes: Vec<&str> = u.stocks.iter().map(|s| s.code.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "000001", "000338", "000778", "000783", "002572", "300027", "601318", "603220"
+        ]
+    );
+    for s in &u.stocks {
+        // the same bars the single-stock read gives
+        let one = md.daily_bars(&s.code, None).await.unwrap();
+        assert_eq!(s.bars, one.bars, "{}", s.code);
+        assert_eq!(Some(s.name.clone()), one.name, "{}", s.code);
+    }
+    let pingan = &u.stocks[0];
+    assert_eq!(pingan.name, "平安银行");
+    assert_eq!(pingan.board, wyckoff_engine::Board::Main);
+    assert_eq!(u.stocks[5].board, wyckoff_engine::Board::Chinext);
+    // the bundled list has no market cap or industry: left unknown, not invented
+    assert!(u.stocks.iter().all(|s| s.market_cap_yi.is_none()));
+    let r = &got.report;
+    assert_eq!(r.stocks, 8);
+    assert_eq!(r.bars, u.stocks.iter().map(|s| s.bars.len()).sum::<usize>());
+    assert_eq!(r.last_date, Some(20200616));
+    assert!(r.skipped.is_empty());
+    assert!(r.not_in_stock_list.is_empty());
+    assert!(r.listed_without_bars > 4000, "{}", r.listed_without_bars);
+    // no index bars are bundled: all three benchmarks are reported missing
+    assert_eq!(u.benchmarks, wyckoff_engine::Benchmarks::default());
+    let missing: Vec<&str> = r
+        .missing_benchmarks
+        .iter()
+        .map(|m| m.code.as_str())
+        .collect();
+    assert_eq!(missing, ["000001.SH", "000300.SH", "399006.SZ"]);
+    assert!(r.missing_benchmarks[0].reason.contains("no cached bars"));
+}
+
+#[tokio::test]
+async fn as_of_cuts_every_series_and_skips_stocks_not_yet_trading() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    let got = md.load_universe(Some(20100104)).await.unwrap();
+    assert!(
+        got.universe
+            .stocks
+            .iter()
+            .all(|s| s.bars.last().unwrap().date <= 20100104)
+    );
+    assert_eq!(got.report.last_date, Some(20100104));
+    let skipped: Vec<(&str, &SkipReason)> = got
+        .report
+        .skipped
+        .iter()
+        .map(|s| (s.code.as_str(), &s.reason))
+        .collect();
+    // 中贝通信 (603220) listed in 2018
+    assert!(
+        skipped.contains(&("603220", &SkipReason::NoBarsAsOf)),
+        "{skipped:?}"
+    );
+}
+
+fn bar(date: u32, close: f64) -> Bar {
+    Bar {
+        date,
+        open: close,
+        high: close * 1.01,
+        low: close * 0.99,
+        close,
+        volume: 1e8,
+        amount: close * 1e8,
+        turnover: None,
+    }
+}
+
+#[tokio::test]
+async fn damaged_data_is_skipped_and_listed_and_index_bars_become_benchmarks() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    let store = md.store();
+    // a damaged blob for 000338, an insane bar for 000778
+    let mut blob: Vec<u8> =
+        sqlx::query_scalar("SELECT data FROM market_series WHERE code = '000338.SZ'")
+            .fetch_one(md.pool())
+            .await
+            .unwrap();
+    let n = blob.len();
+    blob[n / 3] ^= 0x01;
+    sqlx::query("UPDATE market_series SET data = ? WHERE code = '000338.SZ'")
+        .bind(blob)
+        .execute(md.pool())
+        .await
+        .unwrap();
+    let mut b = bar(20200612, 5.0);
+    b.low = 6.0;
+    store
+        .upsert_bars(BarTable::Stocks, "000778.SZ", &[b], "test", true)
+        .await
+        .unwrap();
+    // a stock with bars but no stock-list entry, and two of the three indices
+    store
+        .upsert_bars(
+            BarTable::Stocks,
+            "920001.BJ",
+            &[bar(20200615, 3.0), bar(20200616, 3.1)],
+            "test",
+            true,
+        )
+        .await
+        .unwrap();
+    let sse = [bar(20200615, 2890.0), bar(20200616, 2931.8)];
+    store
+        .upsert_bars(BarTable::Indices, "000001.SH", &sse, "eastmoney", true)
+        .await
+        .unwrap();
+    store
+        .upsert_bars(
+            BarTable::Indices,
+            "399006.SZ",
+            &[bar(20200616, 2100.0)],
+            "eastmoney",
+            true,
+        )
+        .await
+        .unwrap();
+
+    let got = md.load_universe(None).await.unwrap();
+    let codes: Vec<&str> = got
+        .universe
+        .stocks
+        .iter()
+        .map(|s| s.code.as_str())
+        .collect();
+    assert!(
+        !codes.contains(&"000338") && !codes.contains(&"000778"),
+        "{codes:?}"
+    );
+    assert_eq!(codes.len(), 7);
+    assert_eq!(codes.last(), Some(&"920001"));
+    let skipped = &got.report.skipped;
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert_eq!(skipped[0].code, "000338");
+    assert!(
+        matches!(&skipped[0].reason, SkipReason::DamagedSeries { detail } if detail.contains("checksum"))
+    );
+    assert_eq!(skipped[1].code, "000778");
+    match &skipped[1].reason {
+        SkipReason::CorruptBars { rows } => {
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0].date, 20200612);
+        }
+        other => panic!("{other:?}"),
+    }
+    let json = serde_json::to_value(&got.report).unwrap();
+    assert_eq!(json["skipped"][0]["type"], "damaged_series");
+    assert_eq!(got.report.not_in_stock_list, ["920001"]);
+    let bse = got.universe.stocks.last().unwrap();
+    assert_eq!(
+        (bse.name.as_str(), bse.board),
+        ("", wyckoff_engine::Board::Bse)
+    );
+    let bm = &got.universe.benchmarks;
+    assert_eq!(bm.sse.as_deref(), Some(&sse[..]));
+    assert_eq!(bm.chinext.as_ref().map(Vec::len), Some(1));
+    assert_eq!(bm.csi300, None);
+    let missing: Vec<&str> = got
+        .report
+        .missing_benchmarks
+        .iter()
+        .map(|m| m.code.as_str())
+        .collect();
+    assert_eq!(missing, ["000300.SH"]);
+    // deterministic: a second read gives the same universe
+    assert_eq!(md.load_universe(None).await.unwrap().universe, got.universe);
+}
