@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
-use wyckoff_engine::{Bar, Holding, diagnose};
+use wyckoff_engine::{Bar, DiagnosisConfig, Holding, MarketRegime, diagnose_with};
 use wyckoff_market::{BarsResult, MarketData};
 
 use crate::common::{freshness, iso, market_err, opt_date, opt_f64, opt_i64, opt_str, pct, round};
@@ -60,7 +60,9 @@ pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
                 return Ok(unavailable(&r, mode, as_of));
             }
             let bench = md.index_bars(BENCHMARK, as_of).await.map_err(market_err)?;
-            Ok(diagnosis(&r, &bench, cost, buy_dt, as_of))
+            // 水温 as of the stock's own last bar, so both describe the same day.
+            let regime = crate::regime::regime_as_of(md, r.as_of.or(as_of)).await?;
+            Ok(diagnosis(&r, &bench, &regime, cost, buy_dt, as_of))
         }
         "price" => {
             let days = opt_i64(args, "days")
@@ -101,6 +103,7 @@ fn unavailable(r: &BarsResult, mode: &str, as_of: Option<u32>) -> Value {
 fn diagnosis(
     r: &BarsResult,
     bench: &BarsResult,
+    (regime, regime_why): &(MarketRegime, Option<String>),
     cost: Option<f64>,
     buy_dt: Option<u32>,
     as_of: Option<u32>,
@@ -108,7 +111,11 @@ fn diagnosis(
     let name = r.name.clone().unwrap_or_default();
     let holding = Holding { cost, buy_dt };
     let bench_bars = (!bench.bars.is_empty()).then_some(bench.bars.as_slice());
-    let d = diagnose(&r.code, &name, &r.bars, &holding, bench_bars);
+    let cfg = DiagnosisConfig {
+        regime: Some(regime.regime),
+        ..DiagnosisConfig::default()
+    };
+    let d = diagnose_with(&r.code, &name, &r.bars, &holding, bench_bars, &cfg);
     let next_action = d.diagnosis_brief.next_step.clone();
     let mut v = serde_json::to_value(&d).unwrap_or_else(|e| json!({"error": e.to_string()}));
     if let Value::Object(o) = &mut v {
@@ -124,6 +131,10 @@ fn diagnosis(
         b.insert("name".into(), json!(bench.name));
         b.insert("used".into(), json!(bench_bars.is_some()));
         o.insert("benchmark".into(), Value::Object(b));
+        o.insert(
+            "market_regime".into(),
+            crate::regime::regime_json(regime, regime_why.as_deref()),
+        );
         if bench_bars.is_none()
             && let Some(Value::Array(notes)) = o.get_mut("notes")
         {

@@ -23,6 +23,7 @@ pub mod analyze;
 mod common;
 pub mod market;
 pub mod portfolio;
+pub mod regime;
 pub mod report;
 pub mod search;
 

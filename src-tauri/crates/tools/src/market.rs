@@ -136,6 +136,8 @@ pub async fn overview(md: &MarketData, args: &Value) -> Result<Value, ToolError>
             missing.join("、")
         ));
     }
+    let (regime, why) = crate::regime::regime_as_of(md, date).await?;
+    out["market_regime"] = crate::regime::regime_json(&regime, why.as_deref());
     if breadth {
         out["breadth"] = json!({
             "data_status": "unavailable",

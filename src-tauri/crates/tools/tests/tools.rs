@@ -670,3 +670,72 @@ async fn portfolio_view_and_diagnose() {
     );
     assert!((d["total_assets"].as_f64().unwrap() - (1000.0 * close + 1000.0)).abs() < 0.01);
 }
+
+#[tokio::test]
+async fn the_market_regime_comes_from_cached_index_bars_or_says_why_not() {
+    let h = home().await;
+    // No index bars (the bundled data has none): UNKNOWN, with the reason and the fix.
+    let r = h.ok("analyze_stock", json!({"code": "000001"})).await;
+    assert_eq!(r["market_regime"]["regime"], "UNKNOWN", "{r:#}");
+    assert!(
+        r["market_regime"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("wyckoff data sync --index sse")
+    );
+    let o = h.ok("get_market_overview", json!({})).await;
+    assert_eq!(o["market_regime"]["regime"], "UNKNOWN");
+
+    // A steady bull market in the SSE Composite up to the bundled bars' last day
+    // (2020-06-16): close > MA50 > MA200 with MA50 rising and no down-run → RISK_ON.
+    let cal = wyckoff_market::bundled::calendar().unwrap();
+    let days = cal.trading_days_between(20190101, 20200616).to_vec();
+    let bars: Vec<Bar> = days
+        .iter()
+        .enumerate()
+        .map(|(i, &date)| {
+            let c = 2500.0 + 3.0 * i as f64;
+            Bar {
+                date,
+                open: c - 2.0,
+                high: c + 5.0,
+                low: c - 5.0,
+                close: c,
+                volume: 2.0e10,
+                amount: 2.5e11,
+                turnover: None,
+            }
+        })
+        .collect();
+    h.md.store()
+        .upsert_bars(BarTable::Indices, "000001.SH", &bars, "test:fixture", true)
+        .await
+        .unwrap();
+    let o = h.ok("get_market_overview", json!({})).await;
+    let m = &o["market_regime"];
+    assert_eq!(m["regime"], "RISK_ON", "{m:#}");
+    assert_eq!(m["structure"], "BULL");
+    assert_eq!(m["as_of"], "2020-06-16");
+    assert!(m.get("reason").is_none());
+
+    // analyze_stock reads the same regime, as of the stock's own last bar, and the
+    // diagnosis event names it (水温) instead of UNKNOWN.
+    let r = h.ok("analyze_stock", json!({"code": "000001"})).await;
+    assert_eq!(r["market_regime"]["regime"], "RISK_ON");
+    assert_eq!(r["market_regime"]["as_of"], r["latest_date"]);
+    let text = r.to_string();
+    assert!(text.contains("水温=RISK_ON"), "{text}");
+    assert!(!text.contains("水温=UNKNOWN"));
+
+    // Replaying an earlier day uses only the index bars known then.
+    let r = h
+        .ok(
+            "analyze_stock",
+            json!({"code": "000001", "as_of": "2019-02-01"}),
+        )
+        .await;
+    assert_eq!(
+        r["market_regime"]["regime"], "UNKNOWN",
+        "too few index bars by then"
+    );
+}
