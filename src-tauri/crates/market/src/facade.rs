@@ -47,6 +47,8 @@ pub enum MarketError {
     Portfolio(#[from] crate::portfolio::PortfolioError),
     #[error("data source configuration: {0}")]
     Config(String),
+    #[error(transparent)]
+    Import(#[from] crate::import::ImportError),
 }
 
 impl From<sqlx::Error> for MarketError {
@@ -730,6 +732,20 @@ impl MarketData {
         as_of: Option<u32>,
     ) -> Result<crate::universe::LoadedUniverse, MarketError> {
         Ok(crate::universe::load_universe(&self.store, as_of).await?)
+    }
+
+    /// Imports a CSV file or a folder of them (see `import`); bars dated after today
+    /// (Shanghai) are rejected.
+    pub async fn import_csv(
+        &self,
+        path: &Path,
+        progress: &mut (dyn FnMut(crate::import::ImportEvent) + Send),
+    ) -> Result<crate::import::ImportReport, MarketError> {
+        let today = crate::date::to_yyyymmdd(self.cfg.clock.now_shanghai().date());
+        let report =
+            crate::import::import_path(&self.store, path, self.cfg.clock.now(), today, progress)
+                .await?;
+        Ok(report)
     }
 
     /// Per-code coverage and freshness of the cache.

@@ -26,6 +26,7 @@ pub mod clock;
 pub mod code;
 pub mod date;
 pub mod facade;
+pub mod import;
 pub mod meta;
 pub mod portfolio;
 pub mod ratelimit;
@@ -43,6 +44,7 @@ pub use facade::{
     BarsResult, CodeStatus, Credentials, DataStatus, MarketConfig, MarketData, MarketError,
     MetaResult, SourceSpec, StatusReport, SyncReport, SyncTarget,
 };
+pub use import::{FileOutcome, FileStatus, ImportEvent, ImportReport};
 pub use meta::StockInfo;
 pub use portfolio::{PortfolioError, PortfolioOp, PortfolioStore, PortfolioView, Position};
 pub use search::{SearchHit, StockDirectory};
