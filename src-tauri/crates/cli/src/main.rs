@@ -9,6 +9,7 @@ mod doctor;
 mod market;
 mod memory;
 mod run;
+mod screen;
 
 use clap::{Parser, Subcommand};
 
@@ -45,6 +46,8 @@ enum Command {
     Memory(memory::MemoryArgs),
     /// Run one agent turn headless (exit 0 done, 1 failed, 130 cancelled, 2 bad input).
     Run(run::RunArgs),
+    /// Screen the whole market with the Wyckoff funnel (L1–L5), offline over the cache.
+    Screen(screen::ScreenArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -56,6 +59,7 @@ fn main() -> std::process::ExitCode {
         Command::Data(args) => data::run(args),
         Command::Memory(args) => memory::run(args),
         Command::Run(args) => run::run(args),
+        Command::Screen(args) => screen::run(args),
     };
     match result {
         Ok(code) => code,

@@ -8,6 +8,7 @@
 //! | `portfolio` | 持仓 | concurrency-safe |
 //! | `get_market_overview` | 大盘水温 | concurrency-safe |
 //! | `get_market_history` | 大盘回看 | concurrency-safe |
+//! | `screen_stocks` | 全市场扫描 | background |
 //! | `update_portfolio` | 调仓操作 | requires approval |
 //!
 //! Scope is A-shares: the reference's HK/US/ETF, fundamental and `delete_records` parts are
@@ -25,6 +26,7 @@ pub mod market;
 pub mod portfolio;
 pub mod regime;
 pub mod report;
+pub mod screen;
 pub mod search;
 
 use std::future::Future;
@@ -58,7 +60,7 @@ where
     ))
 }
 
-/// The six market tools over one `MarketData`, in the reference's direct-chat order.
+/// The market tools over one `MarketData`, in the reference's direct-chat order.
 pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
     vec![
         tool(
@@ -95,6 +97,13 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
             market::history_parameters(),
             &md,
             |md, args| async move { market::history(&md, &args).await },
+        ),
+        tool(
+            ToolSpec::new(screen::NAME, screen::DISPLAY_NAME).background(),
+            screen::DESCRIPTION,
+            screen::parameters(),
+            &md,
+            |md, args| async move { screen::run(&md, &args, &wyckoff_agent::report_progress).await },
         ),
         tool(
             ToolSpec::new(portfolio::UPDATE, portfolio::UPDATE_DISPLAY).requires_approval(),

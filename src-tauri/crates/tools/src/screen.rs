@@ -1,0 +1,123 @@
+//! `screen_stocks` (REFERENCE §14.8, the seed's heavy tool): the whole-market Wyckoff
+//! funnel L1–L5 over the local bar cache. The CLI's `wyckoff screen` and the background
+//! tool run this same function; only how progress is shown differs.
+
+use serde_json::{Value, json};
+use wyckoff_agent::ToolError;
+use wyckoff_engine::funnel::{Funnel, FunnelConfig, ScreenArgs};
+use wyckoff_market::MarketData;
+
+use crate::common::{iso, opt_i64, opt_str, round_tree};
+
+pub const NAME: &str = "screen_stocks";
+pub const DISPLAY_NAME: &str = "全市场扫描";
+pub const DESCRIPTION: &str = "全市场威科夫漏斗筛选（后台任务）：在本地K线缓存上跑 L1 流动性/ST/次新/数据质量门槛、\
+L2 强势通道（含全市场 RPS 与相对上证的强弱）、L3 行业共振、L4 结构触发（Spring/EVR/趋势回踩等）、L5 退出/风险信号，\
+并用上证指数计算大盘水温决定是否允许新开仓。返回各层进出数量、候选（通道、触发、分数、阶段、最新价、K线日期）、\
+因数据缺失/陈旧/损坏被跳过的股票清单和数据质量。立即返回 task_id，完成后会收到通知。";
+
+/// Progress callback: stage, detail, fraction (0..1, `None` = unknown).
+pub type Progress<'a> = &'a (dyn Fn(&str, &str, Option<f32>) + Sync);
+
+pub fn parameters() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "board": {"type": "string", "description": "板块：all（默认）/ main 主板 / chinext 创业板 / star 科创板 / bse 北交所"},
+            "limit": {"type": "integer", "description": "按流动性取前 N 只扫描（最多 3000）；0 或不传 = 全市场"},
+            "as_of": {"type": "string", "description": "复盘日期 YYYY-MM-DD 或 YYYYMMDD：只用该日收盘及之前的K线；默认最新"}
+        },
+        "additionalProperties": false
+    })
+}
+
+/// Board aliases a model (or a user) may use (§14.8).
+fn board_alias(raw: &str) -> &str {
+    match raw.trim() {
+        "全部" | "全市场" | "" => "all",
+        "主板" => "main",
+        "创业板" | "gem" => "chinext",
+        "科创板" | "科创" => "star",
+        "北交所" | "北交" => "bse",
+        other => other,
+    }
+}
+
+fn err(e: impl std::fmt::Display) -> ToolError {
+    ToolError::InvalidArgs(e.to_string())
+}
+
+/// Runs the funnel on validated arguments.
+pub async fn run(
+    md: &MarketData,
+    args: &Value,
+    progress: Progress<'_>,
+) -> Result<Value, ToolError> {
+    let screen_args = ScreenArgs::parse(
+        opt_str(args, "board").map(board_alias),
+        opt_i64(args, "limit"),
+        opt_str(args, "as_of"),
+    )
+    .map_err(err)?;
+    progress("加载K线", "读取本地缓存", Some(0.05));
+    let loaded = md
+        .load_universe(screen_args.as_of)
+        .await
+        .map_err(|e| ToolError::Failed(format!("读取本地K线缓存失败: {e}")))?;
+    let stocks = loaded.universe.stocks.len();
+    if stocks == 0 {
+        return Err(ToolError::Failed(
+            "本地没有任何股票K线：先运行 `wyckoff data sync --all` 或 `wyckoff data import PATH`"
+                .into(),
+        ));
+    }
+    progress(
+        "漏斗筛选",
+        &format!("{stocks} 只股票，{} 根K线", loaded.report.bars),
+        Some(0.4),
+    );
+    let universe = loaded.universe;
+    let run_args = screen_args.clone();
+    // CPU-bound (rayon inside): off the async runtime.
+    let result = tokio::task::spawn_blocking(move || {
+        Funnel::prepare(&universe, &FunnelConfig::default()).screen(&run_args)
+    })
+    .await
+    .map_err(|e| ToolError::Failed(format!("筛选任务异常中止: {e}")))?
+    .map_err(err)?;
+    for layer in &result.layers {
+        progress(
+            &format!("{} 完成", layer.layer),
+            &format!("{} → {}", layer.input, layer.passed),
+            Some(0.9),
+        );
+    }
+    let mut v = serde_json::to_value(&result).map_err(|e| ToolError::Failed(e.to_string()))?;
+    if let Value::Object(o) = &mut v {
+        o.insert("as_of".into(), json!(result.as_of.map(iso)));
+        if let Some(Value::Array(cands)) = o.get_mut("candidates") {
+            for c in cands.iter_mut() {
+                if let Some(d) = c.get("bars_as_of").and_then(Value::as_u64) {
+                    c["bars_as_of"] = json!(iso(d as u32));
+                }
+            }
+        }
+        o.insert("source".into(), json!("local_cache"));
+        o.insert(
+            "cache".into(),
+            serde_json::to_value(&loaded.report).unwrap_or(Value::Null),
+        );
+        o.insert(
+            "summary".into(),
+            json!({
+                "total_scanned": result.universe_size,
+                "candidates": result.candidates.len(),
+                "new_buy_allowed": result.regime.new_buy_allowed,
+                "regime": result.regime.regime.regime.as_str(),
+                "data_quality": result.data_quality.status,
+            }),
+        );
+    }
+    round_tree(&mut v);
+    Ok(v)
+}
