@@ -31,7 +31,8 @@ pub use gates::{
 };
 pub use sector::{L3Outcome, SectorInput, SectorStat, sector_resonance};
 pub use strength::{
-    Rps, RpsFlags, Strength, StrengthConfig, l2_strength, percentile_ranks, rps_flags, rps_slope,
+    Rps, RpsFlags, Strength, StrengthConfig, dry_volume_series, l2_strength, percentile_ranks,
+    rps_flags, rps_slope,
 };
 
 use crate::accumulation::{Stage, accum_stage};
@@ -233,6 +234,8 @@ struct Prepared {
     bad: Vec<(usize, &'static str)>,
     /// Traded value per bar; `close × volume` where the source has none (§15.0).
     amounts: Vec<f64>,
+    /// The 地量 volume test as of each bar (the one costly L2 input, done once).
+    dry: Vec<bool>,
 }
 
 impl Prepared {
@@ -260,6 +263,7 @@ impl Prepared {
             order_problem,
             bad,
             amounts,
+            dry: dry_volume_series(bars),
         }
     }
 }
@@ -301,6 +305,8 @@ struct Scored<'a> {
     stock: &'a StockSeries,
     window: &'a [Bar],
     amounts: &'a [f64],
+    /// 地量 volume test on the last bar of the window.
+    dry: bool,
     lag: usize,
     rps: Option<Rps>,
 }
@@ -326,9 +332,12 @@ impl<'u> Funnel<'u> {
             .collect();
         calendar.par_sort_unstable();
         calendar.dedup();
+        let mut cfg = cfg.clone();
+        // The dry-volume series and the detectors assume a year of bars in the window.
+        cfg.history_window = cfg.history_window.max(MIN_HISTORY_WINDOW);
         Funnel {
             universe,
-            cfg: cfg.clone(),
+            cfg,
             stocks,
             calendar,
         }
@@ -380,41 +389,41 @@ impl<'u> Funnel<'u> {
             .collect();
         let status: Vec<Result<Usable, SkipReason>> =
             in_board.par_iter().map(|&i| self.status(i, day)).collect();
-        let mut order: Vec<(usize, Option<f64>)> = in_board
-            .iter()
-            .zip(&status)
-            .map(|(&i, st)| {
-                let liq = st.as_ref().ok().map(|u| {
+        let mut status: Vec<Option<Result<Usable, SkipReason>>> =
+            status.into_iter().map(Some).collect();
+        // Positions into `in_board`, in scan order.
+        let mut order: Vec<usize> = (0..in_board.len()).collect();
+        if args.limit > 0 && args.limit < in_board.len() {
+            let liquidity: Vec<Option<f64>> = in_board
+                .iter()
+                .zip(&status)
+                .map(|(&i, st)| {
+                    let u = st.as_ref()?.as_ref().ok()?;
                     let w = &self.stocks[i].amounts[..u.end];
                     let w = &w[w.len().saturating_sub(cfg.amount_avg_window)..];
-                    w.iter().sum::<f64>() / w.len().max(1) as f64
-                });
-                (i, liq)
-            })
-            .collect();
-        let mut status_of: BTreeMap<usize, Result<Usable, SkipReason>> =
-            in_board.iter().copied().zip(status).collect();
-        if args.limit > 0 {
-            order.sort_by(|a, b| match (a.1, b.1) {
-                (Some(x), Some(y)) => y
-                    .total_cmp(&x)
-                    .then(universe[a.0].code.cmp(&universe[b.0].code)),
+                    Some(w.iter().sum::<f64>() / w.len().max(1) as f64)
+                })
+                .collect();
+            let code = |k: usize| &universe[in_board[k]].code;
+            order.sort_by(|&a, &b| match (liquidity[a], liquidity[b]) {
+                (Some(x), Some(y)) => y.total_cmp(&x).then(code(a).cmp(code(b))),
                 (Some(_), None) => std::cmp::Ordering::Less,
                 (None, Some(_)) => std::cmp::Ordering::Greater,
-                (None, None) => universe[a.0].code.cmp(&universe[b.0].code),
+                (None, None) => code(a).cmp(code(b)),
             });
             order.truncate(args.limit);
-            order.sort_by_key(|o| o.0);
+            order.sort_unstable();
         }
         let in_scope = order.len();
         let mut skipped = Vec::new();
         let mut usable: Vec<Usable> = Vec::new();
-        for (i, _) in &order {
-            match status_of.remove(i) {
+        for &k in &order {
+            let i = in_board[k];
+            match status[k].take() {
                 Some(Ok(u)) => usable.push(u),
                 Some(Err(reason)) => skipped.push(SkippedStock {
-                    code: universe[*i].code.clone(),
-                    name: universe[*i].name.clone(),
+                    code: universe[i].code.clone(),
+                    name: universe[i].name.clone(),
                     reason,
                 }),
                 None => {}
@@ -512,7 +521,16 @@ impl<'u> Funnel<'u> {
         // L2.
         let l2: Vec<Strength> = l1_pass
             .par_iter()
-            .map(|s| l2_strength(s.window, sse, s.stock.board, s.rps, &cfg.strength))
+            .map(|s| {
+                l2_strength(
+                    s.window,
+                    sse,
+                    s.stock.board,
+                    s.rps,
+                    Some(s.dry),
+                    &cfg.strength,
+                )
+            })
             .collect();
         let mut l2_reasons = BTreeMap::new();
         for (s, st) in l1_pass.iter().zip(&l2) {
@@ -740,6 +758,7 @@ impl<'u> Funnel<'u> {
                     stock,
                     window: &stock.bars[start..u.end],
                     amounts: &self.stocks[u.idx].amounts[start..u.end],
+                    dry: self.stocks[u.idx].dry[u.end - 1],
                     lag: u.lag,
                     rps: None,
                 }
@@ -747,39 +766,15 @@ impl<'u> Funnel<'u> {
             .collect()
     }
 
-    /// §15.1 L4 per-symbol config: the bias cap (base 25 %, STAR 40 %, trend channels ≥ 35 %,
-    /// market leaders ≥ 60 % / STAR 80 %) and the trend pullback only for trend channels.
     fn l4_config(&self, s: &Scored<'_>, st: &Strength) -> L4Config {
-        let board = s.stock.board;
-        let trend = is_trend_channel(&st.label);
-        let mut cap = if board == Board::Star {
-            BIAS_CAP_STAR_PCT
-        } else {
-            BIAS_CAP_BASE_PCT
-        };
-        if trend {
-            cap = cap.max(BIAS_CAP_TREND_PCT);
-            let leader = s.rps.is_some_and(|r| r.rps120 >= LEADER_RPS120)
-                && ret_pct(s.window, 120).is_some_and(|r| r >= LEADER_RET120);
-            if leader {
-                cap = cap.max(if board == Board::Star {
-                    LEADER_CAP_STAR
-                } else {
-                    LEADER_CAP
-                });
-            }
-        }
-        L4Config {
-            enable_spring: true,
-            enable_evr: true,
-            enable_trend_pullback: trend,
-            enable_sos: self.cfg.enable_sos_trigger,
-            enable_lps: self.cfg.enable_lps_trigger,
-            enable_compression: self.cfg.enable_compression_trigger,
-            board,
-            max_bias_200_pct: Some(cap),
-            market_cap_yi: s.stock.market_cap_yi,
-        }
+        l4_config_for(
+            s.stock.board,
+            &st.label,
+            s.rps,
+            ret_pct(s.window, 120),
+            s.stock.market_cap_yi,
+            &self.cfg,
+        )
     }
 
     fn regime_block(&self, day: u32, warnings: &mut Vec<String>) -> RegimeBlock {
@@ -911,11 +906,56 @@ impl<'u> Funnel<'u> {
     }
 }
 
+/// The longest look-back of any layer (L2 250-day low + 10, LPS 78, bullish days 260).
+const MIN_HISTORY_WINDOW: usize = 260;
+
 /// Market leaders (universe rps120 ≥ 90 and ret120 ≥ 40 %) get a 60 % bias cap, 80 % on STAR.
 const LEADER_RPS120: f64 = 90.0;
 const LEADER_RET120: f64 = 40.0;
 const LEADER_CAP: f64 = 60.0;
 const LEADER_CAP_STAR: f64 = 80.0;
+
+/// §15.1 L4 per-symbol config: the bias cap (base 25 %, STAR 40 %; trend channels ≥ 35 %;
+/// market leaders — rps120 ≥ 90 and ret120 ≥ 40 % — ≥ 60 %, STAR 80 %) and the trend pullback
+/// only for trend channels.
+pub fn l4_config_for(
+    board: Board,
+    channel: &str,
+    rps: Option<Rps>,
+    ret120_pct: Option<f64>,
+    market_cap_yi: Option<f64>,
+    cfg: &FunnelConfig,
+) -> L4Config {
+    let trend = is_trend_channel(channel);
+    let mut cap = if board == Board::Star {
+        BIAS_CAP_STAR_PCT
+    } else {
+        BIAS_CAP_BASE_PCT
+    };
+    if trend {
+        cap = cap.max(BIAS_CAP_TREND_PCT);
+        let leader = rps.is_some_and(|r| r.rps120 >= LEADER_RPS120)
+            && ret120_pct.is_some_and(|r| r >= LEADER_RET120);
+        if leader {
+            cap = cap.max(if board == Board::Star {
+                LEADER_CAP_STAR
+            } else {
+                LEADER_CAP
+            });
+        }
+    }
+    L4Config {
+        enable_spring: true,
+        enable_evr: true,
+        enable_trend_pullback: trend,
+        enable_sos: cfg.enable_sos_trigger,
+        enable_lps: cfg.enable_lps_trigger,
+        enable_compression: cfg.enable_compression_trigger,
+        board,
+        max_bias_200_pct: Some(cap),
+        market_cap_yi,
+    }
+}
 
 /// The trend channels of §15.1 L4 (bias cap, trend pullback).
 pub fn is_trend_channel(label: &str) -> bool {

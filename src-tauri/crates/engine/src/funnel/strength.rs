@@ -3,10 +3,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::accumulation::{DRY_VOL_QUANTILE, dry_volume, volume_contraction};
 use crate::channels::{
-    CHANNEL_ORDER, ChannelConfig, ChannelStatus, NOT_SELECTED, Track, l2_channels,
+    CHANNEL_ORDER, ChannelConfig, ChannelStatus, NOT_SELECTED, Track, as_of, l2_channels,
+    relative_strength,
 };
-use crate::indicators::{linear_slope, ma, mean_by, ratio, ret_pct, tail};
+use crate::indicators::{
+    linear_slope, ma, max_high, mean_by, min_low, ratio, ret_pct, tail, volume_ratio,
+};
+use crate::triggers::{bias_cap_for_channel, detect_sos};
 use crate::{Bar, Board};
 
 /// RPS windows: `ret_fast(50)` and `ret_slow(120)`.
@@ -129,72 +134,139 @@ impl Strength {
     }
 }
 
-/// L2 as of the last bar of `bars`. `bench` is cut to the stock's last date inside.
+/// L2 channel thresholds, the same values as [`crate::channels`] (a test holds the two
+/// together: with RPS off this function and `l2_channels` give the same label).
+const L2_MIN_BARS: usize = 200;
+const MOMENTUM_MAX_BIAS: f64 = 0.25;
+const RS10_MIN: f64 = 2.0;
+const RS3_MIN: f64 = 1.0;
+const RS_RELAX: f64 = 0.35;
+const BENCH_STRONG_10D: f64 = 4.0;
+const BENCH_STRONG_3D: f64 = 2.0;
+const BENCH_DROP_3D: f64 = -2.0;
+const AMBUSH_MAX_BIAS: f64 = 0.08;
+const AMBUSH_MAX_RET20: f64 = -3.0;
+const AMBUSH_RS10_MIN: f64 = -2.0;
+const AMBUSH_RS3_MIN: f64 = -8.0;
+const ACC_MAX_ABOVE_LOW: f64 = 1.45;
+const ACC_MAX_RANGE_60: f64 = 0.40;
+const ACC_VOL_RATIO: f64 = 0.75;
+const ACC_MA_GAP: f64 = 0.08;
+const DRY_MAX_ABOVE_LOW: f64 = 1.35;
+
+/// L2 as of the last bar of `bars` (§15.1 L2 with RPS). `bench` is cut to the stock's last
+/// date inside. `dry` is the 地量 volume test for the last bar when the caller has it
+/// precomputed ([`super::Funnel`] does, it is the costly part); `None` computes it here.
 pub fn l2_strength(
     bars: &[Bar],
     bench: Option<&[Bar]>,
     board: Board,
     rps: Option<Rps>,
+    dry: Option<bool>,
     cfg: &StrengthConfig,
 ) -> Strength {
-    let single = l2_channels(bars, bench, board, &cfg.channels);
-    let flags = rps_flags(rps, rps_slope(bars));
-    let single_pass = |i: usize| {
-        single
-            .channels
-            .get(i)
-            .is_some_and(|c| c.status == ChannelStatus::Pass)
+    let bench = bench.and_then(|b| bars.last().map(|l| as_of(b, l.date)));
+    let rs10 = bench.and_then(|b| relative_strength(bars, b, 10));
+    let rs3 = bench.and_then(|b| relative_strength(bars, b, 3));
+    let mut out = Strength {
+        label: NOT_SELECTED.to_string(),
+        track: Track::Unknown,
+        rs_10d: rs10,
+        rs_3d: rs3,
     };
-    let ma50 = ma(bars, 50);
-    let ma200 = ma(bars, 200);
-    let bullish = matches!((ma50, ma200), (Some(a), Some(b)) if a > b);
-    let close = bars.last().map(|b| b.close);
+    let (Some(last), true) = (bars.last(), bars.len() >= L2_MIN_BARS) else {
+        return out;
+    };
+    let (Some(ma50), Some(ma200)) = (ma(bars, 50), ma(bars, 200)) else {
+        return out;
+    };
+    let flags = rps_flags(rps, rps_slope(bars));
+    let close = last.close;
+    let bias = ratio(close - ma200, ma200);
+    let bullish = ma50 > ma200;
     let mut passed = [false; 8];
-    passed[0] = single_pass(0) && flags.momentum_ok;
-    passed[1] = single_pass(1) && flags.ambush_ok;
-    passed[2] = single_pass(2);
-    passed[3] = single_pass(3);
-    passed[4] = single_pass(4);
-    if let (true, Some(r)) = (cfg.enable_trend_cont && ma200.is_some(), rps) {
+
+    // 主升通道
+    let bench3 = bench.and_then(|b| ret_pct(b, 3));
+    let bench10 = bench.and_then(|b| ret_pct(b, 10));
+    let holding_ma20 =
+        bench3.is_some_and(|r| r <= BENCH_DROP_3D) && ma(bars, 20).is_some_and(|m| close >= m);
+    let rs_ok = match (bench, rs10, rs3) {
+        (Some(_), Some(a), Some(b)) => {
+            let strong = bench10.is_some_and(|r| r >= BENCH_STRONG_10D)
+                || bench3.is_some_and(|r| r >= BENCH_STRONG_3D);
+            let k = if strong { RS_RELAX } else { 1.0 };
+            a >= RS10_MIN * k && b >= RS3_MIN * k
+        }
+        // No benchmark, or it lacks a date: RS is not checked (reported as rs = null).
+        _ => true,
+    };
+    passed[0] = (bullish || holding_ma20)
+        && rs_ok
+        && bias.is_some_and(|b| b <= MOMENTUM_MAX_BIAS)
+        && flags.momentum_ok;
+
+    // 潜伏通道
+    let ambush_rs = match (bench, rs10, rs3) {
+        (Some(_), Some(a), Some(b)) => a >= AMBUSH_RS10_MIN && b >= AMBUSH_RS3_MIN,
+        _ => true,
+    };
+    passed[1] = bias.is_some_and(|b| b.abs() <= AMBUSH_MAX_BIAS)
+        && ret_pct(bars, 20).is_some_and(|r| r <= AMBUSH_MAX_RET20)
+        && ambush_rs
+        && flags.ambush_ok;
+
+    // 吸筹通道, 地量蓄势
+    let low250 = (bars.len() >= 250)
+        .then(|| min_low(tail(bars, 250)))
+        .flatten();
+    if let Some(low) = low250 {
+        let b60 = tail(bars, 60);
+        let range60 = match (max_high(b60), min_low(b60)) {
+            (Some(h), Some(l)) => ratio(h - l, l),
+            _ => None,
+        };
+        passed[2] = close <= low * ACC_MAX_ABOVE_LOW
+            && range60.is_some_and(|r| r <= ACC_MAX_RANGE_60)
+            && volume_contraction(bars).is_some_and(|r| r < ACC_VOL_RATIO)
+            && ratio((ma50 - ma200).abs(), ma200).is_some_and(|g| g <= ACC_MA_GAP);
+        passed[3] = close <= low * DRY_MAX_ABOVE_LOW && dry.unwrap_or_else(|| dry_volume(bars));
+    }
+
+    // 暗中护盘 (off by default): the single-stock evaluation, which has the divergence rule.
+    if cfg.channels.enable_rs_divergence {
+        passed[4] = l2_channels(bars, bench, board, &cfg.channels)
+            .channels
+            .get(4)
+            .is_some_and(|c| c.status == ChannelStatus::Pass);
+    }
+    if let (true, Some(r)) = (cfg.enable_trend_cont, rps) {
         passed[5] = bullish
             && r.rps120 >= TREND_CONT_SLOW
-            && volume_ratio_windows(bars, 5, 20).is_some_and(|v| v >= TREND_CONT_VOL);
+            && volume_ratio(bars, 5, 20).is_some_and(|v| v >= TREND_CONT_VOL);
     }
-    if let (true, Some(r), Some(c), Some(m50)) = (
-        cfg.enable_breakout_accel && ma200.is_some(),
-        rps,
-        close,
-        ma50,
-    ) {
-        passed[6] = c > m50
+    if let (true, Some(r)) = (cfg.enable_breakout_accel, rps) {
+        passed[6] = close > ma50
             && !bullish
             && r.rps50 >= ACCEL_BREAK_FAST
             && ret_pct(bars, 20).is_some_and(|x| x >= ACCEL_BREAK_RET20)
             && prior_volume_ratio(bars, 20, 40).is_some_and(|v| v >= ACCEL_BREAK_VOL);
     }
-    passed[7] = single_pass(7) && rps.is_none_or(|r| r.rps120 >= SOS_BYPASS_SLOW);
+    // 点火破局: the SOS detector, with rps120 ≥ 30 when RPS is active.
+    passed[7] = rps.is_none_or(|r| r.rps120 >= SOS_BYPASS_SLOW)
+        && detect_sos(bars, bias_cap_for_channel(board, "点火破局")).is_some();
+
     let names: Vec<&str> = CHANNEL_ORDER
         .iter()
         .zip(passed)
         .filter(|(_, p)| *p)
         .map(|(c, _)| *c)
         .collect();
-    let label = if names.is_empty() {
-        NOT_SELECTED.to_string()
-    } else {
-        names.join("+")
-    };
-    Strength {
-        track: Track::from_label(&label),
-        label,
-        rs_10d: single.rs_10d,
-        rs_3d: single.rs_3d,
+    if !names.is_empty() {
+        out.label = names.join("+");
     }
-}
-
-/// Mean volume of the last `recent` bars over the mean of the last `base` bars.
-fn volume_ratio_windows(bars: &[Bar], recent: usize, base: usize) -> Option<f64> {
-    crate::indicators::volume_ratio(bars, recent, base)
+    out.track = Track::from_label(&out.label);
+    out
 }
 
 /// Mean volume of the last `recent` bars over the mean of the `prior` bars before them.
@@ -207,4 +279,54 @@ fn prior_volume_ratio(bars: &[Bar], recent: usize, prior: usize) -> Option<f64> 
         mean_by(&bars[n - recent..], |b| b.volume)?,
         mean_by(&bars[n - recent - prior..n - recent], |b| b.volume)?,
     )
+}
+
+/// The 地量 volume test ([`dry_volume`]) for every bar at once: `out[i]` is its value on
+/// `bars[..=i]` (given at least 250 bars of history in the caller's window). One sliding
+/// sorted window instead of a selection per bar per day; the quantile is formed exactly as
+/// [`quantile_in_place`] forms it, so the flags are identical.
+pub fn dry_volume_series(bars: &[Bar]) -> Vec<bool> {
+    const WINDOW: usize = 250;
+    const RECENT: usize = 10;
+    const MIN_BARS: usize = 50;
+    let mut sorted: Vec<f64> = Vec::with_capacity(WINDOW + 1);
+    let mut out = Vec::with_capacity(bars.len());
+    for (i, b) in bars.iter().enumerate() {
+        let v = b.volume;
+        if v.is_finite() {
+            let at = sorted.partition_point(|x| x.total_cmp(&v).is_lt());
+            sorted.insert(at, v);
+        }
+        if i >= WINDOW {
+            let old = bars[i - WINDOW].volume;
+            if old.is_finite()
+                && let Ok(at) = sorted.binary_search_by(|x| x.total_cmp(&old))
+            {
+                sorted.remove(at);
+            }
+        }
+        if i + 1 < MIN_BARS || sorted.is_empty() {
+            out.push(false);
+            continue;
+        }
+        // As `quantile_in_place`: lo + (next order statistic − lo) · frac.
+        let pos = DRY_VOL_QUANTILE * (sorted.len() - 1) as f64;
+        let lo = (pos.floor() as usize).min(sorted.len() - 1);
+        let frac = pos - lo as f64;
+        let lo_v = sorted[lo];
+        let hi_v = if frac > 0.0 {
+            sorted.get(lo + 1).copied().unwrap_or(lo_v)
+        } else {
+            lo_v
+        };
+        let q = lo_v + (hi_v - lo_v) * frac;
+        let dry = q.is_finite()
+            && bars[i + 1 - RECENT.min(i + 1)..=i]
+                .iter()
+                .map(|b| b.volume)
+                .reduce(f64::min)
+                .is_some_and(|m| m <= q);
+        out.push(dry);
+    }
+    out
 }
