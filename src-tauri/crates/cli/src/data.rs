@@ -1,13 +1,16 @@
-//! `wyckoff data status` (cache coverage and freshness) and `wyckoff data sync` (bring
-//! codes up to date from the live sources, with a progress bar on stderr).
+//! `wyckoff data status` (cache coverage and freshness), `wyckoff data sync` (bring
+//! codes up to date from the live sources, with a progress bar on stderr) and
+//! `wyckoff data import` (forward-adjusted daily bars from CSV files).
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use wyckoff_market::{
-    CodeStatus, Freshness, IndexCode, StatusReport, StockCode, SyncEvent, SyncStatus, SyncTarget,
+    CodeStatus, FileStatus, Freshness, ImportEvent, ImportReport, IndexCode, StatusReport,
+    StockCode, SyncEvent, SyncStatus, SyncTarget,
 };
 
 use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime};
@@ -45,6 +48,17 @@ pub enum DataCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Import forward-adjusted (qfq) daily bars from a CSV file or a folder of .csv files.
+    /// A header row is required: date,code,open,high,low,close,volume[,amount] (any order;
+    /// dates YYYY-MM-DD or YYYYMMDD; codes 600519, 600519.SH or sh600519; volume in shares,
+    /// amount in CNY). A file with any bad row imports nothing; other files still import.
+    Import {
+        /// A .csv file or a folder holding .csv files.
+        path: PathBuf,
+        /// Print the import report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(a: DataArgs) -> anyhow::Result<ExitCode> {
@@ -57,7 +71,93 @@ pub fn run(a: DataArgs) -> anyhow::Result<ExitCode> {
             list,
             json,
         } => sync(codes, all, indices, list, json),
+        DataCommand::Import { path, json } => import(path, json),
     }
+}
+
+/// Bad rows printed per rejected file in text mode (the JSON report has up to 50).
+const ERRORS_SHOWN: usize = 10;
+
+fn print_import(r: &ImportReport) {
+    for o in &r.outcomes {
+        if let FileStatus::Rejected { errors, bad_rows } = &o.status {
+            println!(
+                "{}: REJECTED, nothing imported ({bad_rows} bad row(s))",
+                o.path
+            );
+            for e in errors.iter().take(ERRORS_SHOWN) {
+                if e.line == 0 {
+                    println!("  {}: {}", o.path, e.message);
+                } else {
+                    println!("  {}:{}: {}", o.path, e.line, e.message);
+                }
+            }
+            if *bad_rows > ERRORS_SHOWN {
+                println!("  … and {} more", bad_rows - ERRORS_SHOWN);
+            }
+        }
+    }
+    println!(
+        "imported {} of {} file(s): {} stock(s), {} bar(s); {} file(s) rejected ({} bad row(s))",
+        r.files_imported, r.files, r.stocks, r.bars, r.files_rejected, r.bad_rows
+    );
+    if !r.not_in_stock_list.is_empty() {
+        println!(
+            "{} imported code(s) are not in the cached stock list (names unknown until `wyckoff data sync --list`)",
+            r.not_in_stock_list.len()
+        );
+    }
+}
+
+fn import(path: PathBuf, json: bool) -> anyhow::Result<ExitCode> {
+    // a missing path or a folder without CSV files is a command-line mistake
+    if let Err(e) = wyckoff_market::import::csv_files(&path) {
+        eprintln!("wyckoff: {e}");
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    let tty = std::io::stderr().is_terminal();
+    let rt = runtime()?;
+    let imported = rt.block_on(async {
+        let md = open().await?;
+        let bar = tty.then(|| {
+            let pb = ProgressBar::new(0);
+            pb.set_style(
+                ProgressStyle::with_template("{bar:30} {pos}/{len} files {msg} [{elapsed}]")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            pb
+        });
+        let mut progress = |ev: ImportEvent| match ev {
+            ImportEvent::FileDone { total, outcome, .. } => {
+                if let Some(pb) = &bar {
+                    pb.set_length(total as u64);
+                    if matches!(outcome.status, FileStatus::Rejected { .. }) {
+                        pb.println(format!("{}: rejected", outcome.path));
+                    }
+                    pb.inc(1);
+                }
+            }
+        };
+        let report = md.import_csv(&path, &mut progress).await;
+        if let Some(pb) = &bar {
+            pb.finish_and_clear();
+        }
+        anyhow::Ok(report?)
+    });
+    let report = match imported {
+        Ok(r) => r,
+        Err(e) => return Ok(failed(e)),
+    };
+    if json {
+        print_json(&serde_json::to_value(&report)?)?;
+    } else {
+        print_import(&report);
+    }
+    Ok(if report.anything_rejected() {
+        ExitCode::from(EXIT_BAD_INPUT)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn iso(d: u32) -> String {
