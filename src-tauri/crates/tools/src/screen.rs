@@ -65,6 +65,17 @@ pub async fn run(
         .await
         .map_err(|e| ToolError::Failed(format!("读取本地K线缓存失败: {e}")))?;
     let stocks = loaded.universe.stocks.len();
+    let before_data = loaded
+        .report
+        .skipped
+        .iter()
+        .any(|s| matches!(s.reason, wyckoff_market::SkipReason::NoBarsAsOf));
+    if let (0, Some(day), true) = (stocks, screen_args.as_of, before_data) {
+        return Err(ToolError::InvalidArgs(format!(
+            "as_of {} 早于本地全部K线，该日没有可用数据",
+            iso(day)
+        )));
+    }
     if stocks == 0 {
         return Err(ToolError::Failed(
             "本地没有任何股票K线：先运行 `wyckoff data sync --all` 或 `wyckoff data import PATH`"
