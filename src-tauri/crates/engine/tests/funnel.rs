@@ -807,3 +807,54 @@ fn screens_the_real_bundle_on_its_newest_day() {
     assert_eq!(json["regime"]["gate"], "no_new_buy");
     assert_eq!(json["data_quality"]["status"], "ok");
 }
+
+#[test]
+fn breadth_comes_from_the_universe_bars_of_the_day() {
+    // 15 copies of each real stock (distinct codes) make 120 stocks: enough for breadth.
+    let real = real_universe();
+    let mut u = Universe {
+        stocks: Vec::new(),
+        benchmarks: Benchmarks {
+            sse: Some(real.stocks[0].bars.clone()),
+            ..Benchmarks::default()
+        },
+    };
+    for k in 0..15 {
+        for s in &real.stocks {
+            let mut c = s.clone();
+            c.code = format!("{}{k:02}", &s.code[..4]);
+            u.stocks.push(c);
+        }
+    }
+    let day = 20200616;
+    let r = screen(&u, &at(day)).unwrap();
+    let traded: Vec<&StockSeries> = u
+        .stocks
+        .iter()
+        .filter(|s| s.bars_as_of(day).len() >= 21 && s.bars_as_of(day).last().unwrap().date == day)
+        .collect();
+    let above = traded
+        .iter()
+        .filter(|s| {
+            let b = s.bars_as_of(day);
+            let w = &b[b.len() - 20..];
+            b[b.len() - 1].close > w.iter().map(|x| x.close).sum::<f64>() / 20.0
+        })
+        .count();
+    let up = traded
+        .iter()
+        .filter(|s| {
+            let b = s.bars_as_of(day);
+            b[b.len() - 1].close > b[b.len() - 2].close
+        })
+        .count();
+    assert_eq!(r.regime.breadth_stocks, traded.len());
+    let br = r.regime.breadth.unwrap();
+    let pct = |k: usize| k as f64 / traded.len() as f64 * 100.0;
+    assert!((br.pct_above_ma20.unwrap() - pct(above)).abs() < 1e-9);
+    assert!((br.up_ratio_pct.unwrap() - pct(up)).abs() < 1e-9);
+    assert!(r.regime.regime.breadth_used);
+    let want =
+        wyckoff_engine::market_regime(bars_as_of(&real.stocks[0].bars, day), None, Some(&br));
+    assert_eq!(r.regime.regime, want);
+}

@@ -172,3 +172,88 @@ pub fn sector_resonance(
         skipped: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(industry: Option<&str>, r: f64) -> SectorInput<'_> {
+        SectorInput {
+            industry,
+            ret20: Some(r),
+            ret5: Some(r),
+            ret3: Some(r),
+        }
+    }
+
+    /// Sector A (5 strong members, all of its L1 stocks), B (4 weak of 10), C (3 middling of
+    /// 6), and two stocks without an industry: one the strongest of all, one the weakest.
+    fn market() -> (Vec<SectorInput<'static>>, BTreeMap<String, usize>) {
+        let mut v = Vec::new();
+        for r in [10.0, 11.0, 12.0, 13.0, 14.0] {
+            v.push(input(Some("A"), r));
+        }
+        for r in [1.0, 2.0, 3.0, 4.0] {
+            v.push(input(Some("B"), r));
+        }
+        for r in [5.0, 6.0, 7.0] {
+            v.push(input(Some("C"), r));
+        }
+        v.push(input(None, 15.0));
+        v.push(input(None, 0.5));
+        let l1 = [("A", 5), ("B", 10), ("C", 6)]
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect();
+        (v, l1)
+    }
+
+    #[test]
+    fn the_strong_full_sector_leads_and_a_lone_leader_survives() {
+        // By hand: strengths are rank/14; A's median 11/14, B's 3.5/14, C's 7/14. Size q70 of
+        // [3,4,5] is 4.4 → ≥ 5 members: only A; A's ratio 1.0 and strength clear the q70s.
+        let (v, l1) = market();
+        let out = sector_resonance(&v, &l1, 0.5);
+        assert!(!out.skipped && out.note.is_none());
+        let names: Vec<&str> = out.top_sectors.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["A"]);
+        let a = &out.top_sectors[0];
+        assert_eq!((a.l1_count, a.l2_count), (5, 5));
+        assert!((a.strength - 11.0 / 14.0).abs() < 1e-12);
+        let mut want = vec![true; 5];
+        want.extend([false; 7]);
+        want.extend([true, false]);
+        assert_eq!(out.keep, want);
+    }
+
+    #[test]
+    fn too_little_industry_data_skips_the_layer() {
+        let (mut v, l1) = market();
+        for s in v.iter_mut().take(8) {
+            s.industry = None;
+        }
+        // 4 of 14 have an industry (< 50 %).
+        let out = sector_resonance(&v, &l1, 0.5);
+        assert!(out.skipped);
+        assert!(out.note.as_deref().is_some_and(|n| n.contains("4/14")));
+        assert!(out.keep.iter().all(|k| *k));
+    }
+
+    #[test]
+    fn fewer_than_three_survivors_keep_all() {
+        // No sector has 3 members, so the largest (D) is kept; only its two stocks survive
+        // (the best other has strength 3/5 < 0.80), fewer than 3: all of L2 goes on.
+        let v = vec![
+            input(Some("A"), 1.0),
+            input(Some("B"), 2.0),
+            input(Some("C"), 3.0),
+            input(Some("D"), 4.0),
+            input(Some("D"), 5.0),
+        ];
+        let out = sector_resonance(&v, &BTreeMap::new(), 0.5);
+        assert_eq!(out.top_sectors.len(), 1);
+        assert_eq!(out.top_sectors[0].name, "D");
+        assert_eq!(out.keep, vec![true; 5]);
+        assert!(out.note.is_some_and(|n| n.contains("保留全部")));
+    }
+}

@@ -330,3 +330,61 @@ pub fn dry_volume_series(bars: &[Bar]) -> Vec<bool> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::indicators::test_support::from_closes;
+
+    #[test]
+    fn percentile_ranks_average_ties_and_skip_missing() {
+        // pandas: Series([3, 1, None, 3, 2]).rank(pct=True) = [0.875, 0.25, NaN, 0.875, 0.5].
+        let r = percentile_ranks(&[Some(3.0), Some(1.0), None, Some(3.0), Some(2.0)]);
+        assert_eq!(
+            r,
+            vec![Some(87.5), Some(25.0), None, Some(87.5), Some(50.0)]
+        );
+        assert!(percentile_ranks(&[]).is_empty());
+    }
+
+    #[test]
+    fn rps_flags_table() {
+        let rps = |a, b| {
+            Some(Rps {
+                rps50: a,
+                rps120: b,
+            })
+        };
+        let cases = [
+            // (rps, slope, momentum, ambush)
+            (None, None, true, true),
+            (rps(65.0, 70.0), Some(0.5), true, false),
+            (rps(65.0, 70.0), Some(0.49), false, false),
+            (rps(50.0, 80.0), None, true, false),
+            (rps(49.9, 80.0), None, false, false),
+            (rps(50.0, 55.0), Some(1.5), true, false),
+            (rps(50.0, 55.0), Some(1.4), false, false),
+            (rps(45.0, 70.0), None, false, true),
+            (rps(45.1, 70.0), None, false, false),
+        ];
+        for (r, slope, momentum, ambush) in cases {
+            let f = rps_flags(r, slope);
+            assert_eq!(
+                (f.momentum_ok, f.ambush_ok),
+                (momentum, ambush),
+                "{r:?} {slope:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn slope_of_a_steady_one_percent_path() {
+        // The last 10 closes 102…111 step by 1 from a base of 102: the cumulative % path
+        // climbs 100/102 % a day.
+        let closes: Vec<f64> = (0..12).map(|i| 100.0 + f64::from(i)).collect();
+        let bars = from_closes(&closes, 1.0);
+        let s = rps_slope(&bars).unwrap();
+        assert!((s - 100.0 / 102.0).abs() < 1e-9, "{s}");
+        assert_eq!(rps_slope(&bars[..9]), None);
+    }
+}
