@@ -1,0 +1,76 @@
+//! Full-market storage benchmarks (a bench binary: `cargo bench -p wyckoff-market`).
+//!
+//! A synthetic 5,640-stock × 500-bar market (wyckoff-engine feature `synthetic`: made-up
+//! test data, never shipped) is written as one CSV file per stock, imported through the
+//! same path a user's CSV takes, then read back whole into a Universe several times.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+#[path = "../tests/common/synthetic_csv.rs"]
+mod synthetic_csv;
+
+use std::time::{Duration, Instant};
+
+use wyckoff_engine::synthetic::{MarketShape, market};
+use wyckoff_market::{MarketConfig, MarketData};
+
+const READS: usize = 7;
+
+fn main() {
+    let shape = MarketShape::full_market();
+    let csv = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let synthetic = market(shape);
+    let written = synthetic_csv::write_market_csv(&synthetic, csv.path()).unwrap();
+    drop(synthetic);
+    println!(
+        "setup: {} stocks × {} bars = {written} bars written as CSV in {:.2?}",
+        shape.stocks,
+        shape.bars,
+        t.elapsed()
+    );
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let md = MarketData::open_with(MarketConfig::offline(home.path()))
+            .await
+            .unwrap();
+        let t = Instant::now();
+        let r = md.import_csv(csv.path(), &mut |_| {}).await.unwrap();
+        let import = t.elapsed();
+        assert_eq!(r.files_rejected, 0);
+        println!(
+            "import: {} files, {} stocks, {} bars in {import:.2?} ({:.0} bars/s)",
+            r.files,
+            r.stocks,
+            r.bars,
+            r.bars as f64 / import.as_secs_f64()
+        );
+
+        let mut times: Vec<Duration> = Vec::with_capacity(READS);
+        let mut stocks = 0;
+        let mut bars = 0;
+        for _ in 0..READS {
+            let t = Instant::now();
+            let u = md.load_universe(None).await.unwrap();
+            times.push(t.elapsed());
+            stocks = u.report.stocks;
+            bars = u.report.bars;
+            assert!(u.report.skipped.is_empty());
+        }
+        times.sort();
+        println!(
+            "load_universe: {stocks} stocks, {bars} bars: min {:.2?}, median {:.2?}, max {:.2?} over {READS} reads",
+            times[0],
+            times[READS / 2],
+            times[READS - 1]
+        );
+        let db = home.path().join("wyckoff.db");
+        let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
+        println!("database: {:.1} MB", size as f64 / 1e6);
+    });
+}
