@@ -858,3 +858,18 @@ fn breadth_comes_from_the_universe_bars_of_the_day() {
         wyckoff_engine::market_regime(bars_as_of(&real.stocks[0].bars, day), None, Some(&br));
     assert_eq!(r.regime.regime, want);
 }
+
+#[test]
+fn daily_features_change_speed_not_results() {
+    let u = real_universe();
+    let light = Funnel::prepare(&u, &FunnelConfig::default());
+    let heavy = Funnel::prepare(&u, &FunnelConfig::default()).with_daily_features();
+    let mut candidates = 0;
+    for day in sample_days(&u, 11) {
+        let a = light.screen(&at(day)).unwrap();
+        let b = heavy.screen(&at(day)).unwrap();
+        assert_eq!(a, b, "{day}");
+        candidates += a.candidates.len();
+    }
+    assert!(candidates > 0);
+}

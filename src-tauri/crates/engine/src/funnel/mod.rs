@@ -234,8 +234,9 @@ struct Prepared {
     bad: Vec<(usize, &'static str)>,
     /// Traded value per bar; `close × volume` where the source has none (§15.0).
     amounts: Vec<f64>,
-    /// The 地量 volume test as of each bar (the one costly L2 input, done once).
-    dry: Vec<bool>,
+    /// The 地量 volume test as of each bar (the one costly L2 input), when the funnel was
+    /// prepared for many days ([`Funnel::with_daily_features`]).
+    dry: Option<Vec<bool>>,
 }
 
 impl Prepared {
@@ -263,7 +264,7 @@ impl Prepared {
             order_problem,
             bad,
             amounts,
-            dry: dry_volume_series(bars),
+            dry: None,
         }
     }
 }
@@ -305,8 +306,8 @@ struct Scored<'a> {
     stock: &'a StockSeries,
     window: &'a [Bar],
     amounts: &'a [f64],
-    /// 地量 volume test on the last bar of the window.
-    dry: bool,
+    /// 地量 volume test on the last bar of the window, when precomputed.
+    dry: Option<bool>,
     lag: usize,
     rps: Option<Rps>,
 }
@@ -341,6 +342,23 @@ impl<'u> Funnel<'u> {
             stocks,
             calendar,
         }
+    }
+
+    /// Precompute per-bar features that make each later screen cheaper (the 地量 volume test
+    /// for every bar). Worth it when many days are screened, as a backtest does; a single
+    /// screen is faster without. Results are identical either way.
+    pub fn with_daily_features(mut self) -> Self {
+        let bars: Vec<&[Bar]> = self
+            .universe
+            .stocks
+            .iter()
+            .map(|s| s.bars.as_slice())
+            .collect();
+        self.stocks
+            .par_iter_mut()
+            .zip(bars)
+            .for_each(|(p, b)| p.dry = Some(dry_volume_series(b)));
+        self
     }
 
     pub fn config(&self) -> &FunnelConfig {
@@ -521,16 +539,7 @@ impl<'u> Funnel<'u> {
         // L2.
         let l2: Vec<Strength> = l1_pass
             .par_iter()
-            .map(|s| {
-                l2_strength(
-                    s.window,
-                    sse,
-                    s.stock.board,
-                    s.rps,
-                    Some(s.dry),
-                    &cfg.strength,
-                )
-            })
+            .map(|s| l2_strength(s.window, sse, s.stock.board, s.rps, s.dry, &cfg.strength))
             .collect();
         let mut l2_reasons = BTreeMap::new();
         for (s, st) in l1_pass.iter().zip(&l2) {
@@ -758,7 +767,10 @@ impl<'u> Funnel<'u> {
                     stock,
                     window: &stock.bars[start..u.end],
                     amounts: &self.stocks[u.idx].amounts[start..u.end],
-                    dry: self.stocks[u.idx].dry[u.end - 1],
+                    dry: self.stocks[u.idx]
+                        .dry
+                        .as_ref()
+                        .and_then(|d| d.get(u.end - 1).copied()),
                     lag: u.lag,
                     rps: None,
                 }
