@@ -92,6 +92,7 @@ async fn specs_flags_and_schemas() {
             "portfolio",
             "get_market_overview",
             "get_market_history",
+            "screen_stocks",
             "update_portfolio"
         ]
     );
@@ -104,14 +105,17 @@ async fn specs_flags_and_schemas() {
             "持仓",
             "大盘水温",
             "大盘回看",
+            "全市场扫描",
             "调仓操作"
         ]
     );
     for n in &names {
         let spec = h.reg.spec(n).unwrap();
         assert_eq!(spec.requires_approval, n == "update_portfolio", "{n}");
-        assert_eq!(spec.concurrency_safe, n != "update_portfolio", "{n}");
-        assert!(!spec.background);
+        // the heavy tool runs in the background; it is never part of a parallel batch
+        let heavy = n == "screen_stocks";
+        assert_eq!(spec.background, heavy, "{n}");
+        assert_eq!(spec.concurrency_safe, n != "update_portfolio" && !heavy, "{n}");
     }
     for s in h.reg.schemas(None) {
         assert_eq!(s.parameters["type"], "object");
