@@ -873,3 +873,28 @@ fn daily_features_change_speed_not_results() {
     }
     assert!(candidates > 0);
 }
+
+/// At scale (run with `--features synthetic`): the daily features and the L2 pre-check they
+/// allow change nothing, on a synthetic market with breadth and an index.
+#[cfg(feature = "synthetic")]
+#[test]
+fn daily_features_change_nothing_on_a_synthetic_market() {
+    use wyckoff_engine::synthetic::{MarketShape, market};
+    let u = market(MarketShape {
+        stocks: 400,
+        bars: 500,
+        start: 20230102,
+        seed: 11,
+    });
+    let light = Funnel::prepare(&u, &FunnelConfig::default());
+    let heavy = Funnel::prepare(&u, &FunnelConfig::default()).with_daily_features();
+    let mut l2_passes = 0;
+    for k in (260..500).step_by(9) {
+        let day = light.calendar()[k];
+        let a = light.screen(&at(day)).unwrap();
+        assert_eq!(a, heavy.screen(&at(day)).unwrap(), "{day}");
+        assert!(a.regime.breadth.is_some());
+        l2_passes += layer(&a, "L2").1;
+    }
+    assert!(l2_passes > 100, "{l2_passes}");
+}

@@ -234,9 +234,69 @@ struct Prepared {
     bad: Vec<(usize, &'static str)>,
     /// Traded value per bar; `close × volume` where the source has none (§15.0).
     amounts: Vec<f64>,
-    /// The 地量 volume test as of each bar (the one costly L2 input), when the funnel was
-    /// prepared for many days ([`Funnel::with_daily_features`]).
-    dry: Option<Vec<bool>>,
+    /// Calendar index of each bar (empty when the dates are out of order): finds a day's last
+    /// bar in a small contiguous array instead of across the bars.
+    cal: Vec<u32>,
+    /// Per-bar features, when the funnel was prepared for many days
+    /// ([`Funnel::with_daily_features`]).
+    daily: Option<Daily>,
+}
+
+/// Per-bar features for many-day use. `dry` and `above_ma20` are exact; `ma200` and
+/// `low250` feed only a conservative L2 pre-check (a stock it rules out could not pass any
+/// channel; one it lets through is evaluated in full).
+#[derive(Debug, Clone)]
+struct Daily {
+    dry: Vec<bool>,
+    above_ma20: Vec<Option<bool>>,
+    ma200: Vec<f64>,
+    low250: Vec<f64>,
+}
+
+impl Daily {
+    fn new(bars: &[Bar]) -> Self {
+        let n = bars.len();
+        let above_ma20 = (0..n)
+            .map(|i| {
+                let w = &bars[..=i];
+                ma(w, 20).map(|m| w[i].close > m)
+            })
+            .collect();
+        let mut ma200 = vec![f64::NAN; n];
+        let mut sum = 0.0;
+        for i in 0..n {
+            sum += bars[i].close;
+            if i >= 200 {
+                sum -= bars[i - 200].close;
+            }
+            if i + 1 >= 200 {
+                ma200[i] = sum / 200.0;
+            }
+        }
+        // Rolling 250-bar minimum of the lows (monotonic deque).
+        let mut low250 = vec![f64::NAN; n];
+        let mut dq: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
+        for i in 0..n {
+            while dq.back().is_some_and(|&j| bars[j].low >= bars[i].low) {
+                dq.pop_back();
+            }
+            dq.push_back(i);
+            while dq.front().is_some_and(|&j| j + 250 <= i) {
+                dq.pop_front();
+            }
+            if i + 1 >= 250
+                && let Some(&j) = dq.front()
+            {
+                low250[i] = bars[j].low;
+            }
+        }
+        Daily {
+            dry: dry_volume_series(bars),
+            above_ma20,
+            ma200,
+            low250,
+        }
+    }
 }
 
 impl Prepared {
@@ -264,7 +324,8 @@ impl Prepared {
             order_problem,
             bad,
             amounts,
-            dry: None,
+            cal: Vec::new(),
+            daily: None,
         }
     }
 }
@@ -308,6 +369,9 @@ struct Scored<'a> {
     amounts: &'a [f64],
     /// 地量 volume test on the last bar of the window, when precomputed.
     dry: Option<bool>,
+    /// Index one past the window's last bar in the stock's full series.
+    end: usize,
+    daily: Option<&'a Daily>,
     lag: usize,
     rps: Option<Rps>,
 }
@@ -333,6 +397,19 @@ impl<'u> Funnel<'u> {
             .collect();
         calendar.par_sort_unstable();
         calendar.dedup();
+        let mut stocks = stocks;
+        stocks
+            .par_iter_mut()
+            .zip(&universe.stocks)
+            .for_each(|(p, s)| {
+                if p.order_problem.is_none() {
+                    p.cal = s
+                        .bars
+                        .iter()
+                        .map(|b| calendar.partition_point(|d| *d < b.date) as u32)
+                        .collect();
+                }
+            });
         let mut cfg = cfg.clone();
         // The dry-volume series and the detectors assume a year of bars in the window.
         cfg.history_window = cfg.history_window.max(MIN_HISTORY_WINDOW);
@@ -357,7 +434,7 @@ impl<'u> Funnel<'u> {
         self.stocks
             .par_iter_mut()
             .zip(bars)
-            .for_each(|(p, b)| p.dry = Some(dry_volume_series(b)));
+            .for_each(|(p, b)| p.daily = Some(Daily::new(b)));
         self
     }
 
@@ -368,13 +445,6 @@ impl<'u> Funnel<'u> {
     /// Trading days in the data, ascending.
     pub fn calendar(&self) -> &[u32] {
         &self.calendar
-    }
-
-    /// Trading days strictly after `from` up to and including `to`.
-    fn trading_days_between(&self, from: u32, to: u32) -> usize {
-        let a = self.calendar.partition_point(|d| *d <= from);
-        let b = self.calendar.partition_point(|d| *d <= to);
-        b.saturating_sub(a)
     }
 
     /// Screen one day.
@@ -393,7 +463,8 @@ impl<'u> Funnel<'u> {
                 first,
             });
         }
-        let day = self.calendar[self.calendar.partition_point(|d| *d <= requested) - 1];
+        let day_idx = self.calendar.partition_point(|d| *d <= requested) - 1;
+        let day = self.calendar[day_idx];
         if day != requested {
             warnings.push(format!(
                 "{requested} 没有K线（非交易日或晚于最新数据），按此前最近的交易日 {day} 筛选"
@@ -405,8 +476,10 @@ impl<'u> Funnel<'u> {
         let in_board: Vec<usize> = (0..universe.len())
             .filter(|&i| args.board.admits(universe[i].board))
             .collect();
-        let status: Vec<Result<Usable, SkipReason>> =
-            in_board.par_iter().map(|&i| self.status(i, day)).collect();
+        let status: Vec<Result<Usable, SkipReason>> = in_board
+            .par_iter()
+            .map(|&i| self.status(i, day_idx))
+            .collect();
         let mut status: Vec<Option<Result<Usable, SkipReason>>> =
             status.into_iter().map(Some).collect();
         // Positions into `in_board`, in scan order.
@@ -481,7 +554,7 @@ impl<'u> Funnel<'u> {
             .collect();
 
         // Regime and breadth as of the day.
-        let regime = self.regime_block(day, &mut warnings);
+        let regime = self.regime_block(day, day_idx, &mut warnings);
         let sse = self
             .universe
             .benchmarks
@@ -539,7 +612,17 @@ impl<'u> Funnel<'u> {
         // L2.
         let l2: Vec<Strength> = l1_pass
             .par_iter()
-            .map(|s| l2_strength(s.window, sse, s.stock.board, s.rps, s.dry, &cfg.strength))
+            .map(|s| {
+                if !self.l2_could_pass(s) {
+                    return Strength {
+                        label: crate::channels::NOT_SELECTED.to_string(),
+                        track: Track::Unknown,
+                        rs_10d: None,
+                        rs_3d: None,
+                    };
+                }
+                l2_strength(s.window, sse, s.stock.board, s.rps, s.dry, &cfg.strength)
+            })
             .collect();
         let mut l2_reasons = BTreeMap::new();
         for (s, st) in l1_pass.iter().zip(&l2) {
@@ -719,7 +802,7 @@ impl<'u> Funnel<'u> {
     }
 
     /// Whether stock `i` can be scored as of `day`, and where its bars end.
-    fn status(&self, i: usize, day: u32) -> Result<Usable, SkipReason> {
+    fn status(&self, i: usize, day_idx: usize) -> Result<Usable, SkipReason> {
         let stock = &self.universe.stocks[i];
         let prep = &self.stocks[i];
         if let Some(date) = prep.order_problem {
@@ -728,12 +811,12 @@ impl<'u> Funnel<'u> {
                 problem: "日期未升序或重复".to_string(),
             });
         }
-        let end = stock.bars_as_of(day).len();
+        let end = self.end_of(i, day_idx);
         if end == 0 {
             return Err(SkipReason::NoBars);
         }
         let last_date = stock.bars[end - 1].date;
-        let lag = self.trading_days_between(last_date, day);
+        let lag = day_idx.saturating_sub(prep.cal[end - 1] as usize);
         if lag > self.cfg.stale_after_trading_days {
             return Err(SkipReason::Stale {
                 last_date,
@@ -757,6 +840,56 @@ impl<'u> Funnel<'u> {
         Ok(Usable { idx: i, end, lag })
     }
 
+    /// A necessary condition for any L2 channel, from the daily features (true without them,
+    /// or when a channel without a pre-check is enabled). Margins absorb the running-sum MA200.
+    fn l2_could_pass(&self, s: &Scored<'_>) -> bool {
+        const TOL: f64 = 1e-6;
+        let st = &self.cfg.strength;
+        let Some(d) = s.daily else {
+            return true;
+        };
+        if st.channels.enable_rs_divergence || st.enable_trend_cont || st.enable_breakout_accel {
+            return true;
+        }
+        let w = s.window;
+        let n = w.len();
+        if n < 200 {
+            return false; // L2 needs 200 bars: nothing can pass.
+        }
+        let close = w[n - 1].close;
+        let m200 = d.ma200[s.end - 1];
+        if !(m200.is_finite() && m200 > 0.0) {
+            return true;
+        }
+        let bias = (close - m200) / m200;
+        let r = s.rps;
+        let momentum = bias <= 0.25 + TOL
+            && r.is_none_or(|r| {
+                (r.rps50 >= 65.0 && r.rps120 >= 70.0)
+                    || (r.rps120 >= 80.0 && r.rps50 >= 50.0)
+                    || (r.rps50 >= 50.0 && r.rps120 >= 55.0)
+            });
+        let ambush = bias.abs() <= 0.08 + TOL
+            && r.is_none_or(|r| r.rps50 <= 45.0 && r.rps120 >= 70.0)
+            && ret_pct(w, 20).is_none_or(|x| x <= -3.0 + TOL);
+        let base = n >= 250 && {
+            let low = d.low250[s.end - 1];
+            !low.is_finite() || close <= low * 1.45 * (1.0 + TOL)
+        };
+        let sos = r.is_none_or(|r| r.rps120 >= 30.0)
+            && w[n - 1]
+                .pct_change(w[n - 2].close)
+                .is_none_or(|p| p >= 6.0 - TOL);
+        momentum || ambush || base || sos
+    }
+
+    /// Bars of stock `i` dated on or before calendar day `day_idx` (dates in order).
+    fn end_of(&self, i: usize, day_idx: usize) -> usize {
+        self.stocks[i]
+            .cal
+            .partition_point(|c| (*c as usize) <= day_idx)
+    }
+
     fn scored<'s>(&'s self, usable: &[Usable]) -> Vec<Scored<'s>> {
         usable
             .iter()
@@ -768,9 +901,11 @@ impl<'u> Funnel<'u> {
                     window: &stock.bars[start..u.end],
                     amounts: &self.stocks[u.idx].amounts[start..u.end],
                     dry: self.stocks[u.idx]
-                        .dry
+                        .daily
                         .as_ref()
-                        .and_then(|d| d.get(u.end - 1).copied()),
+                        .and_then(|d| d.dry.get(u.end - 1).copied()),
+                    end: u.end,
+                    daily: self.stocks[u.idx].daily.as_ref(),
                     lag: u.lag,
                     rps: None,
                 }
@@ -789,11 +924,11 @@ impl<'u> Funnel<'u> {
         )
     }
 
-    fn regime_block(&self, day: u32, warnings: &mut Vec<String>) -> RegimeBlock {
+    fn regime_block(&self, day: u32, day_idx: usize, warnings: &mut Vec<String>) -> RegimeBlock {
         let b = &self.universe.benchmarks;
         let sse = b.sse.as_deref().map(|s| bars_as_of(s, day)).unwrap_or(&[]);
         let chinext = b.chinext.as_deref().map(|s| bars_as_of(s, day));
-        let (breadth, breadth_stocks) = self.breadth(day);
+        let (breadth, breadth_stocks) = self.breadth(day_idx);
         if breadth.is_none() {
             warnings.push(format!(
                 "市场广度样本 {breadth_stocks} 只（需 ≥{}），水温仅按指数判断",
@@ -818,31 +953,31 @@ impl<'u> Funnel<'u> {
         }
     }
 
-    /// Breadth from the universe's own bars: stocks with a bar on `day` (and ≥ 21 bars).
-    fn breadth(&self, day: u32) -> (Option<Breadth>, usize) {
-        let prev_day = {
-            let k = self.calendar.partition_point(|d| *d < day);
-            (k > 0).then(|| self.calendar[k - 1])
-        };
+    /// Breadth from the universe's own bars: stocks with a bar on the day (and ≥ 21 bars).
+    fn breadth(&self, day_idx: usize) -> (Option<Breadth>, usize) {
         // (above MA20 today, above MA20 yesterday if it traded, day change %)
         let rows: Vec<(bool, Option<bool>, Option<f64>)> = self
             .universe
             .stocks
             .par_iter()
             .zip(&self.stocks)
-            .filter_map(|(s, p)| {
+            .enumerate()
+            .filter_map(|(i, (s, p))| {
                 if p.order_problem.is_some() {
                     return None;
                 }
-                let bars = s.bars_as_of(day);
-                let n = bars.len();
-                if n < 21 || bars[n - 1].date != day {
+                let n = self.end_of(i, day_idx);
+                if n < 21 || p.cal[n - 1] as usize != day_idx {
                     return None;
                 }
-                let above = |w: &[Bar]| ma(w, 20).map(|m| w[w.len() - 1].close > m);
-                let today = above(bars)?;
-                let prev = (Some(bars[n - 2].date) == prev_day)
-                    .then(|| above(&bars[..n - 1]))
+                let bars = &s.bars[..n];
+                let above = |k: usize| match &p.daily {
+                    Some(d) => d.above_ma20[k - 1],
+                    None => ma(&bars[..k], 20).map(|m| bars[k - 1].close > m),
+                };
+                let today = above(n)?;
+                let prev = (day_idx > 0 && p.cal[n - 2] as usize == day_idx - 1)
+                    .then(|| above(n - 1))
                     .flatten();
                 Some((today, prev, bars[n - 1].pct_change(bars[n - 2].close)))
             })
