@@ -36,6 +36,7 @@ pub mod series;
 pub mod sources;
 pub mod sync;
 pub mod universe;
+pub mod watchlist;
 
 pub use calendar::TradingCalendar;
 pub use clock::{Clock, ManualClock, SystemClock};
