@@ -35,7 +35,9 @@ pub enum DataCommand {
         /// Stock codes (600519, 600519.SH, sh600519).
         #[arg(conflicts_with = "all")]
         codes: Vec<String>,
-        /// The whole stock list (about 5,600 names; over an hour at Eastmoney's pace).
+        /// The whole market: the SSE Composite, CSI 300 and ChiNext indices, then every
+        /// listed or cached stock (about 5,600; over an hour at Eastmoney's pace). Resumable:
+        /// each code is stored as it completes, and a re-run fetches only what is missing.
         #[arg(long)]
         all: bool,
         /// An index too: sse, csi300, szse, chinext, sse50, csi500 or 000300.SH (repeatable).

@@ -28,6 +28,8 @@ use crate::sync::{
 };
 
 pub const DB_FILE: &str = "wyckoff.db";
+/// The indices the funnel, the regime and the backtest compare against.
+pub const BENCHMARK_INDICES: [&str; 3] = ["sse", "csi300", "chinext"];
 const META_BUNDLED: &str = "bundled_dataset_version";
 
 #[derive(Debug, thiserror::Error)]
@@ -331,7 +333,8 @@ pub enum SyncTarget {
     Codes(Vec<String>),
     /// Every stock already in the bar cache.
     Cached,
-    /// The whole stock list (about 5,600 names: over 1.5 h at Eastmoney's pace).
+    /// The SSE Composite, CSI 300 and ChiNext indices, then the whole stock list plus
+    /// any other cached stock (about 5,600 names: over 1.5 h at Eastmoney's pace).
     All,
 }
 
@@ -660,7 +663,7 @@ impl MarketData {
                 .into_iter()
                 .filter_map(|c| StockCode::parse(&c.code).ok().map(|s| s.symbol()))
                 .collect(),
-            SyncTarget::All => self.all_listed(),
+            SyncTarget::All => self.whole_market().await?,
         };
         let total = symbols.len();
         let ctx = self.sync_context();
@@ -689,12 +692,28 @@ impl MarketData {
         })
     }
 
-    fn all_listed(&self) -> Vec<Symbol> {
-        self.directory()
+    /// The three benchmark indices, then every listed or cached stock by code. Each
+    /// symbol is committed as it completes, so a re-run after an interruption fetches only
+    /// what is still missing (up-to-date series cost no request).
+    async fn whole_market(&self) -> Result<Vec<Symbol>, MarketError> {
+        let mut out: Vec<Symbol> = BENCHMARK_INDICES
+            .iter()
+            .filter_map(|alias| IndexCode::parse(alias).ok().map(|i| i.symbol()))
+            .collect();
+        let mut stocks: std::collections::BTreeMap<String, Symbol> = self
+            .directory()
             .all()
             .iter()
-            .map(|i| i.code.symbol())
-            .collect()
+            .map(|i| (i.code.symbol().key(), i.code.symbol()))
+            .collect();
+        // imported or synced codes the stock list does not (yet) name
+        for c in self.store.coverage(BarTable::Stocks).await? {
+            if let Ok(code) = StockCode::parse(&c.code) {
+                stocks.entry(c.code).or_insert_with(|| code.symbol());
+            }
+        }
+        out.extend(stocks.into_values());
+        Ok(out)
     }
 
     /// Refreshes the stock list from the first source that has one; returns its size.

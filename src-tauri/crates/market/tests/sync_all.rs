@@ -1,0 +1,174 @@
+//! `sync --all` against a local server speaking Eastmoney's kline format: the benchmark
+//! indices come first, an interrupted run leaves what it finished in the cache, and a
+//! re-run asks only for what is still missing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use common::{FixtureServer, Recorded};
+use wyckoff_market::breaker::BreakerConfig;
+use wyckoff_market::sources::SourcePolicy;
+use wyckoff_market::sources::eastmoney::EastmoneyConfig;
+use wyckoff_market::{
+    ManualClock, MarketConfig, MarketData, SourceSpec, SyncEvent, SyncStatus, SyncTarget,
+};
+
+/// Any code: one bar per trading day in [beg, end], at the bundled close where there is
+/// one (so no forward-adjustment rebase is seen), else 10.
+fn serve_klines(srv: &FixtureServer) {
+    let cal = wyckoff_market::bundled::calendar().unwrap();
+    let mut closes: HashMap<(String, u32), f64> = HashMap::new();
+    for s in wyckoff_market::bundled::daily_bars().unwrap() {
+        for b in s.bars {
+            closes.insert((s.code.digits().to_string(), b.date), b.close);
+        }
+    }
+    srv.set_dynamic(Arc::new(move |r: &Recorded| {
+        let secid = r.param("secid")?;
+        let code = secid.split('.').nth(1)?.to_string();
+        let beg: u32 = r.param("beg")?.parse().ok()?;
+        let end: u32 = r.param("end")?.parse().ok()?;
+        let lines: Vec<String> = cal
+            .trading_days_between(beg, end)
+            .iter()
+            .map(|d| {
+                let c = closes.get(&(code.clone(), *d)).copied().unwrap_or(10.0);
+                format!(
+                    "{},{c},{c},{},{},1000,{},1.0,0.0,0.0,0.5",
+                    wyckoff_market::date::iso(*d),
+                    c * 1.01,
+                    c * 0.99,
+                    c * 1000.0
+                )
+            })
+            .collect();
+        let body = serde_json::json!({"rc": 0, "data": {"code": code, "klines": lines}});
+        Some((200, body.to_string()))
+    }));
+}
+
+async fn open(home: &std::path::Path, srv: &FixtureServer) -> MarketData {
+    let mut cfg = MarketConfig::offline(home);
+    cfg.sources = vec![SourceSpec::Eastmoney(
+        EastmoneyConfig {
+            kline_base: srv.base("eastmoney", "live"),
+            list_base: srv.base("eastmoney", "live"),
+            page_interval: Duration::ZERO,
+            page_size: 100,
+        },
+        SourcePolicy {
+            min_interval: Duration::ZERO,
+            max_retries: 0,
+            backoff_base: Duration::from_millis(1),
+            backoff_max: Duration::from_millis(5),
+            breaker: BreakerConfig {
+                failure_threshold: 100,
+                cooldown: Duration::from_secs(60),
+            },
+        },
+    )];
+    // Friday 2020-06-19 after the close: the bundled bars end on the 16th
+    cfg.clock = Arc::new(ManualClock::at_shanghai(
+        NaiveDate::from_ymd_opt(2020, 6, 19)
+            .unwrap()
+            .and_hms_opt(16, 0, 0)
+            .unwrap(),
+    ));
+    cfg.initial_trading_days = 5;
+    MarketData::open_with(cfg).await.unwrap()
+}
+
+const LISTED: [&str; 4] = ["000001", "300750", "600519", "688981"];
+
+fn secids(reqs: &[Recorded]) -> Vec<String> {
+    reqs.iter().filter_map(|r| r.param("secid")).collect()
+}
+
+#[tokio::test]
+async fn an_interrupted_sync_all_resumes_where_it_stopped() {
+    let srv = FixtureServer::start().await;
+    serve_klines(&srv);
+    let home = tempfile::tempdir().unwrap();
+    {
+        // a small market: the stock list trimmed to four names
+        let md = open(home.path(), &srv).await;
+        let keep = LISTED.map(|c| format!("'{c}'")).join(",");
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM market_stocks WHERE code NOT IN ({keep})"
+        )))
+        .execute(md.pool())
+        .await
+        .unwrap();
+        md.pool().close().await;
+    }
+    // the whole market: 3 indices, then the 4 listed stocks and the 7 other bundled ones
+    let order = [
+        "1.000001", "1.000300", "0.399006", "0.000001", "0.000338", "0.000778", "0.000783",
+        "0.002572", "0.300027", "0.300750", "1.600519", "1.601318", "1.603220", "1.688981",
+    ];
+
+    // run 1 is interrupted (like Ctrl-C) once five symbols have finished
+    let md = open(home.path(), &srv).await;
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let mut finished = Vec::new();
+    let stopper = stop.clone();
+    let mut progress = |ev: SyncEvent| {
+        if let SyncEvent::Finished { outcome, total, .. } = ev {
+            assert_eq!(total, order.len());
+            finished.push(outcome);
+            if finished.len() == 5 {
+                stopper.notify_one();
+            }
+        }
+    };
+    tokio::select! {
+        // the stop signal is checked first on every wake-up
+        biased;
+        _ = stop.notified() => {}
+        r = md.sync(SyncTarget::All, &mut progress) => panic!("not interrupted: {r:?}"),
+    }
+    drop(md);
+    assert_eq!(finished.len(), 5);
+    assert!(
+        finished
+            .iter()
+            .all(|o| matches!(o.status, SyncStatus::Updated { .. })),
+        "{finished:?}"
+    );
+
+    // run 2 (its own server, so run 1's request in flight cannot be mistaken for one of
+    // its own) fetches only the nine symbols run 1 did not finish
+    let srv2 = FixtureServer::start().await;
+    serve_klines(&srv2);
+    let md = open(home.path(), &srv2).await;
+    let rep = md.sync(SyncTarget::All, &mut |_| {}).await.unwrap();
+    assert_eq!(rep.outcomes.len(), order.len());
+    assert_eq!(
+        (rep.up_to_date, rep.updated, rep.failed),
+        (5, 9, 0),
+        "{rep:?}"
+    );
+    assert_eq!(secids(&srv2.requests())[..], order[5..]);
+    // run 1 asked for indices first, then stocks by code (and perhaps the sixth when
+    // it was interrupted)
+    let first_run = secids(&srv.requests());
+    assert_eq!(first_run[..5], order[..5]);
+    assert!(first_run.len() <= 6, "{first_run:?}");
+    let sse = md.index_bars("sse", None).await.unwrap();
+    assert_eq!(sse.as_of, Some(20200619));
+    let u = md.load_universe(None).await.unwrap();
+    assert!(u.report.missing_benchmarks.is_empty());
+    assert_eq!(u.universe.stocks.len(), 11);
+
+    // run 3: everything is up to date, no request at all
+    let before = srv2.requests().len();
+    let rep = md.sync(SyncTarget::All, &mut |_| {}).await.unwrap();
+    assert_eq!((rep.up_to_date, rep.updated), (order.len(), 0));
+    assert_eq!(srv2.requests().len(), before);
+}
