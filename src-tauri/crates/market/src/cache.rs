@@ -65,7 +65,7 @@ async fn move_legacy_rows(pool: &SqlitePool) -> Result<(), CacheError> {
         if any.is_none() {
             continue;
         }
-        let mut tx = pool.begin().await?;
+        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
         let rows = sqlx::query(AssertSqlSafe(format!(
             "SELECT code, date, open, high, low, close, volume, amount, turnover, source
              FROM {legacy} ORDER BY code, date"
@@ -338,6 +338,13 @@ impl CacheStore {
         &self.pool
     }
 
+    /// A transaction that takes the write lock up front: a merge reads the stored series
+    /// and writes it back, and a lock upgraded mid-way fails at once when another process
+    /// (the app and the CLI share the file) wrote in between; waiting is what we want.
+    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, Sqlite>, CacheError> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
     /// Inserts or replaces bars (merged into the stored series by date);
     /// `has_amount == false` marks their amount as unknown.
     pub async fn upsert_bars(
@@ -348,7 +355,7 @@ impl CacheStore {
         source: &str,
         has_amount: bool,
     ) -> Result<usize, CacheError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         merge_series(&mut tx, table, key, bars, source, has_amount).await?;
         tx.commit().await?;
         Ok(bars.len())
@@ -364,7 +371,7 @@ impl CacheStore {
         has_amount: bool,
         at: DateTime<Utc>,
     ) -> Result<usize, CacheError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let mut n = 0;
         for (key, bars) in batch {
             merge_series(&mut tx, table, key, bars, source, has_amount).await?;

@@ -342,3 +342,46 @@ async fn bars_stored_one_row_per_bar_are_moved_into_series_on_open() {
     // the bundled series were not disturbed
     assert!(md.daily_bars("000001", None).await.unwrap().bars.len() > 3000);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_writers_on_one_file_lose_no_bars() {
+    // the app and the CLI each hold their own pool on the same wyckoff.db
+    let home = tempfile::tempdir().unwrap();
+    let c = clock(2026, 12, 1, 16);
+    let a = Arc::new(open(home.path(), c.clone()).await);
+    let b = Arc::new(open(home.path(), c).await);
+    let bar = |date: u32| wyckoff_market::Bar {
+        date,
+        open: 10.0,
+        high: 10.5,
+        low: 9.5,
+        close: 10.0,
+        volume: 100.0,
+        amount: 1000.0,
+        turnover: None,
+    };
+    let days: Vec<u32> = (1..=28).map(|d| 20240200 + d).collect();
+    let write = |md: Arc<MarketData>, mine: Vec<u32>| {
+        tokio::spawn(async move {
+            for d in mine {
+                md.store()
+                    .upsert_bars(BarTable::Stocks, "600519.SH", &[bar(d)], "test", true)
+                    .await
+                    .unwrap();
+            }
+        })
+    };
+    let (even, odd): (Vec<u32>, Vec<u32>) = days.iter().partition(|d| *d % 2 == 0);
+    let (ra, rb) = tokio::join!(write(a.clone(), even), write(b.clone(), odd));
+    ra.unwrap();
+    rb.unwrap();
+    let got: Vec<u32> = a
+        .daily_bars("600519", None)
+        .await
+        .unwrap()
+        .bars
+        .iter()
+        .map(|b| b.date)
+        .collect();
+    assert_eq!(got, days);
+}
