@@ -55,6 +55,7 @@ pub mod runtime;
 pub mod scratchpad;
 pub mod scripted;
 pub mod sink;
+pub mod skills;
 pub mod tool;
 pub mod transcript;
 pub mod validation;
@@ -72,5 +73,8 @@ pub use registry::{ExecEnv, ToolOutcome, ToolRegistry};
 pub use results::{ResultStore, load_offloaded};
 pub use runtime::{Runtime, RuntimeConfig, TurnOutcome};
 pub use sink::{CollectingSink, EventSink, FnSink, NullSink};
+pub use skills::{
+    Skill, SkillCatalog, SkillError, SkillExpansion, SkillSet, SkillSource, SkillWarning,
+};
 pub use tool::{FnTool, Tool, ToolContext, ToolError, ToolSpec};
 pub use transcript::{NoTranscript, Transcript};
