@@ -3,6 +3,7 @@
 //! features and screens each day (`screen_newest_day`, `screen_day_300`; budget ~26 ms a day
 //! for 750 days in < 20 s).
 #![allow(clippy::expect_used, clippy::unwrap_used)]
+#![allow(clippy::print_stderr)] // a bench binary reports what it measured
 
 use std::hint::black_box;
 

@@ -31,8 +31,8 @@ pub use gates::{
 };
 pub use sector::{L3Outcome, SectorInput, SectorStat, sector_resonance};
 pub use strength::{
-    Rps, RpsFlags, Strength, StrengthConfig, dry_volume_series, l2_strength, percentile_ranks,
-    rps_flags, rps_slope,
+    L2Pre, Rps, RpsFlags, Strength, StrengthConfig, dry_volume_series, l2_strength,
+    percentile_ranks, rps_flags, rps_slope,
 };
 
 use crate::accumulation::{Stage, accum_stage};
@@ -249,8 +249,11 @@ struct Prepared {
 struct Daily {
     dry: Vec<bool>,
     above_ma20: Vec<Option<bool>>,
-    ma200: Vec<f64>,
-    low250: Vec<f64>,
+    /// Exact: the same in-order sums as [`ma`].
+    ma50: Vec<Option<f64>>,
+    ma200: Vec<Option<f64>>,
+    /// Exact (a minimum); `None` before 250 bars.
+    low250: Vec<Option<f64>>,
 }
 
 impl Daily {
@@ -262,19 +265,11 @@ impl Daily {
                 ma(w, 20).map(|m| w[i].close > m)
             })
             .collect();
-        let mut ma200 = vec![f64::NAN; n];
-        let mut sum = 0.0;
-        for i in 0..n {
-            sum += bars[i].close;
-            if i >= 200 {
-                sum -= bars[i - 200].close;
-            }
-            if i + 1 >= 200 {
-                ma200[i] = sum / 200.0;
-            }
-        }
+        let ma_at = |k: usize| -> Vec<Option<f64>> { (0..n).map(|i| ma(&bars[..=i], k)).collect() };
+        let ma50 = ma_at(50);
+        let ma200 = ma_at(200);
         // Rolling 250-bar minimum of the lows (monotonic deque).
-        let mut low250 = vec![f64::NAN; n];
+        let mut low250 = vec![None; n];
         let mut dq: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
         for i in 0..n {
             while dq.back().is_some_and(|&j| bars[j].low >= bars[i].low) {
@@ -287,12 +282,13 @@ impl Daily {
             if i + 1 >= 250
                 && let Some(&j) = dq.front()
             {
-                low250[i] = bars[j].low;
+                low250[i] = Some(bars[j].low);
             }
         }
         Daily {
             dry: dry_volume_series(bars),
             above_ma20,
+            ma50,
             ma200,
             low250,
         }
@@ -367,8 +363,6 @@ struct Scored<'a> {
     stock: &'a StockSeries,
     window: &'a [Bar],
     amounts: &'a [f64],
-    /// 地量 volume test on the last bar of the window, when precomputed.
-    dry: Option<bool>,
     /// Index one past the window's last bar in the stock's full series.
     end: usize,
     daily: Option<&'a Daily>,
@@ -403,10 +397,17 @@ impl<'u> Funnel<'u> {
             .zip(&universe.stocks)
             .for_each(|(p, s)| {
                 if p.order_problem.is_none() {
+                    // Both ascending: one merge walk. Every bar date is in the calendar.
+                    let mut j = 0usize;
                     p.cal = s
                         .bars
                         .iter()
-                        .map(|b| calendar.partition_point(|d| *d < b.date) as u32)
+                        .map(|b| {
+                            while j < calendar.len() && calendar[j] < b.date {
+                                j += 1;
+                            }
+                            j as u32
+                        })
                         .collect();
                 }
             });
@@ -621,7 +622,20 @@ impl<'u> Funnel<'u> {
                         rs_3d: None,
                     };
                 }
-                l2_strength(s.window, sse, s.stock.board, s.rps, s.dry, &cfg.strength)
+                let pre = s.daily.map(|d| L2Pre {
+                    ma50: d.ma50[s.end - 1],
+                    ma200: d.ma200[s.end - 1],
+                    low250: d.low250[s.end - 1],
+                    dry: d.dry[s.end - 1],
+                });
+                l2_strength(
+                    s.window,
+                    sse,
+                    s.stock.board,
+                    s.rps,
+                    pre.as_ref(),
+                    &cfg.strength,
+                )
             })
             .collect();
         let mut l2_reasons = BTreeMap::new();
@@ -857,10 +871,9 @@ impl<'u> Funnel<'u> {
             return false; // L2 needs 200 bars: nothing can pass.
         }
         let close = w[n - 1].close;
-        let m200 = d.ma200[s.end - 1];
-        if !(m200.is_finite() && m200 > 0.0) {
+        let Some(m200) = d.ma200[s.end - 1].filter(|m| *m > 0.0) else {
             return true;
-        }
+        };
         let bias = (close - m200) / m200;
         let r = s.rps;
         let momentum = bias <= 0.25 + TOL
@@ -872,10 +885,8 @@ impl<'u> Funnel<'u> {
         let ambush = bias.abs() <= 0.08 + TOL
             && r.is_none_or(|r| r.rps50 <= 45.0 && r.rps120 >= 70.0)
             && ret_pct(w, 20).is_none_or(|x| x <= -3.0 + TOL);
-        let base = n >= 250 && {
-            let low = d.low250[s.end - 1];
-            !low.is_finite() || close <= low * 1.45 * (1.0 + TOL)
-        };
+        let base =
+            n >= 250 && d.low250[s.end - 1].is_none_or(|low| close <= low * 1.45 * (1.0 + TOL));
         let sos = r.is_none_or(|r| r.rps120 >= 30.0)
             && w[n - 1]
                 .pct_change(w[n - 2].close)
@@ -900,10 +911,6 @@ impl<'u> Funnel<'u> {
                     stock,
                     window: &stock.bars[start..u.end],
                     amounts: &self.stocks[u.idx].amounts[start..u.end],
-                    dry: self.stocks[u.idx]
-                        .daily
-                        .as_ref()
-                        .and_then(|d| d.dry.get(u.end - 1).copied()),
                     end: u.end,
                     daily: self.stocks[u.idx].daily.as_ref(),
                     lag: u.lag,

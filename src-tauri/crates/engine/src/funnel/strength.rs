@@ -153,16 +153,28 @@ const ACC_MAX_RANGE_60: f64 = 0.40;
 const ACC_VOL_RATIO: f64 = 0.75;
 const ACC_MA_GAP: f64 = 0.08;
 const DRY_MAX_ABOVE_LOW: f64 = 1.35;
+/// The SOS detector's day change minimum (§15.1 L4 SOS: ≥ 6 %).
+const SOS_DAY_PCT_MIN: f64 = 6.0;
+
+/// L2 inputs a caller has precomputed for the last bar, each equal to what this module would
+/// compute from the bars (MA50, MA200, the 250-day low, the 地量 volume test).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct L2Pre {
+    pub ma50: Option<f64>,
+    pub ma200: Option<f64>,
+    pub low250: Option<f64>,
+    pub dry: bool,
+}
 
 /// L2 as of the last bar of `bars` (§15.1 L2 with RPS). `bench` is cut to the stock's last
-/// date inside. `dry` is the 地量 volume test for the last bar when the caller has it
-/// precomputed ([`super::Funnel`] does, it is the costly part); `None` computes it here.
+/// date inside. `pre` carries precomputed inputs ([`super::Funnel`] with daily features has
+/// them; reading them instead of 250 bars is most of a screen's saving); `None` computes all.
 pub fn l2_strength(
     bars: &[Bar],
     bench: Option<&[Bar]>,
     board: Board,
     rps: Option<Rps>,
-    dry: Option<bool>,
+    pre: Option<&L2Pre>,
     cfg: &StrengthConfig,
 ) -> Strength {
     let bench = bench.and_then(|b| bars.last().map(|l| as_of(b, l.date)));
@@ -177,7 +189,11 @@ pub fn l2_strength(
     let (Some(last), true) = (bars.last(), bars.len() >= L2_MIN_BARS) else {
         return out;
     };
-    let (Some(ma50), Some(ma200)) = (ma(bars, 50), ma(bars, 200)) else {
+    let (ma50, ma200) = match pre {
+        Some(p) => (p.ma50, p.ma200),
+        None => (ma(bars, 50), ma(bars, 200)),
+    };
+    let (Some(ma50), Some(ma200)) = (ma50, ma200) else {
         return out;
     };
     let flags = rps_flags(rps, rps_slope(bars));
@@ -217,20 +233,26 @@ pub fn l2_strength(
         && flags.ambush_ok;
 
     // 吸筹通道, 地量蓄势
-    let low250 = (bars.len() >= 250)
-        .then(|| min_low(tail(bars, 250)))
-        .flatten();
+    let low250 = match pre {
+        Some(p) => p.low250,
+        None => (bars.len() >= 250)
+            .then(|| min_low(tail(bars, 250)))
+            .flatten(),
+    };
     if let Some(low) = low250 {
-        let b60 = tail(bars, 60);
-        let range60 = match (max_high(b60), min_low(b60)) {
-            (Some(h), Some(l)) => ratio(h - l, l),
-            _ => None,
+        let range60 = || {
+            let b60 = tail(bars, 60);
+            match (max_high(b60), min_low(b60)) {
+                (Some(h), Some(l)) => ratio(h - l, l),
+                _ => None,
+            }
         };
         passed[2] = close <= low * ACC_MAX_ABOVE_LOW
-            && range60.is_some_and(|r| r <= ACC_MAX_RANGE_60)
+            && range60().is_some_and(|r| r <= ACC_MAX_RANGE_60)
             && volume_contraction(bars).is_some_and(|r| r < ACC_VOL_RATIO)
             && ratio((ma50 - ma200).abs(), ma200).is_some_and(|g| g <= ACC_MA_GAP);
-        passed[3] = close <= low * DRY_MAX_ABOVE_LOW && dry.unwrap_or_else(|| dry_volume(bars));
+        passed[3] =
+            close <= low * DRY_MAX_ABOVE_LOW && pre.map_or_else(|| dry_volume(bars), |p| p.dry);
     }
 
     // 暗中护盘 (off by default): the single-stock evaluation, which has the divergence rule.
@@ -253,7 +275,12 @@ pub fn l2_strength(
             && prior_volume_ratio(bars, 20, 40).is_some_and(|v| v >= ACCEL_BREAK_VOL);
     }
     // 点火破局: the SOS detector, with rps120 ≥ 30 when RPS is active.
+    // The day-change test first: the detector requires it, and it needs two bars, not 200.
+    let n = bars.len();
     passed[7] = rps.is_none_or(|r| r.rps120 >= SOS_BYPASS_SLOW)
+        && bars[n - 1]
+            .pct_change(bars[n - 2].close)
+            .is_some_and(|p| p >= SOS_DAY_PCT_MIN)
         && detect_sos(bars, bias_cap_for_channel(board, "点火破局")).is_some();
 
     let names: Vec<&str> = CHANNEL_ORDER
