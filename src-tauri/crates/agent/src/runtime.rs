@@ -12,6 +12,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+use wyckoff_config::settings::DEFAULT_TOOL_TIMEOUT_SECS;
 use wyckoff_llm::{ChatRequest, FinishReason, LlmError, Provider, StreamChunk};
 use wyckoff_protocol::{ErrorKind, Message, RuntimeEvent, ToolCall, Usage, UserOrigin};
 
@@ -59,7 +60,9 @@ impl Default for RuntimeConfig {
             loop_guard_retries: loop_guard::MAX_RETRIES,
             max_parallel_tools: MAX_PARALLEL_TOOLS,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
-            tool_timeout: Some(Duration::from_secs(300)),
+            tool_timeout: Some(Duration::from_secs(u64::from(
+                DEFAULT_TOOL_TIMEOUT_SECS.unsigned_abs(),
+            ))),
             max_tokens: None,
         }
     }

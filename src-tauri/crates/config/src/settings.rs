@@ -100,7 +100,7 @@ impl Default for Settings {
             light_model: None,
             fallback_models: Vec::new(),
             stream_idle_timeout_secs: 60,
-            tool_timeout_secs: 60,
+            tool_timeout_secs: DEFAULT_TOOL_TIMEOUT_SECS,
             approval_timeout_secs: 120,
             proxy: None,
             data_sources: vec![
@@ -114,6 +114,10 @@ impl Default for Settings {
         }
     }
 }
+
+/// Foreground tool time limit when nothing is configured. The one source of truth: the
+/// agent runtime's default and the Settings default both read it (REFERENCE: 60 s).
+pub const DEFAULT_TOOL_TIMEOUT_SECS: i32 = 60;
 
 /// Valid ranges, in seconds.
 pub const STREAM_IDLE_TIMEOUT_RANGE: (i32, i32) = (10, 600);

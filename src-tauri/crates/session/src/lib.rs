@@ -253,7 +253,10 @@ impl Services {
         let config = RuntimeConfig {
             session_id: conversation.id.clone(),
             approval_timeout: secs(self.settings.approval_timeout_secs, 120),
-            tool_timeout: Some(secs(self.settings.tool_timeout_secs, 60)),
+            tool_timeout: Some(secs(
+                self.settings.tool_timeout_secs,
+                u64::from(wyckoff_config::settings::DEFAULT_TOOL_TIMEOUT_SECS.unsigned_abs()),
+            )),
             ..RuntimeConfig::default()
         };
         let mut registry = self.registry();
