@@ -35,7 +35,7 @@ pub use strength::{
     percentile_ranks, rps_flags, rps_slope,
 };
 
-use crate::accumulation::{Stage, accum_stage};
+use crate::accumulation::{Stage, accum_stage, volume_contraction};
 use crate::channels::Track;
 use crate::dates::days_from_civil;
 use crate::exits::{ExitConfig, ExitSignal, exit_signal, holiday_grace_days};
@@ -254,6 +254,8 @@ struct Daily {
     ma200: Vec<Option<f64>>,
     /// Exact (a minimum); `None` before 250 bars.
     low250: Vec<Option<f64>>,
+    /// Exact: [`volume_contraction`] as of each bar.
+    vol_contraction: Vec<Option<f64>>,
 }
 
 impl Daily {
@@ -287,6 +289,7 @@ impl Daily {
         }
         Daily {
             dry: dry_volume_series(bars),
+            vol_contraction: (0..n).map(|i| volume_contraction(&bars[..=i])).collect(),
             above_ma20,
             ma50,
             ma200,
@@ -627,6 +630,7 @@ impl<'u> Funnel<'u> {
                     ma200: d.ma200[s.end - 1],
                     low250: d.low250[s.end - 1],
                     dry: d.dry[s.end - 1],
+                    vol_contraction: d.vol_contraction[s.end - 1],
                 });
                 l2_strength(
                     s.window,

@@ -164,6 +164,8 @@ pub struct L2Pre {
     pub ma200: Option<f64>,
     pub low250: Option<f64>,
     pub dry: bool,
+    /// [`volume_contraction`].
+    pub vol_contraction: Option<f64>,
 }
 
 /// L2 as of the last bar of `bars` (§15.1 L2 with RPS). `bench` is cut to the stock's last
@@ -249,7 +251,9 @@ pub fn l2_strength(
         };
         passed[2] = close <= low * ACC_MAX_ABOVE_LOW
             && range60().is_some_and(|r| r <= ACC_MAX_RANGE_60)
-            && volume_contraction(bars).is_some_and(|r| r < ACC_VOL_RATIO)
+            && pre
+                .map_or_else(|| volume_contraction(bars), |p| p.vol_contraction)
+                .is_some_and(|r| r < ACC_VOL_RATIO)
             && ratio((ma50 - ma200).abs(), ma200).is_some_and(|g| g <= ACC_MA_GAP);
         passed[3] =
             close <= low * DRY_MAX_ABOVE_LOW && pre.map_or_else(|| dry_volume(bars), |p| p.dry);
