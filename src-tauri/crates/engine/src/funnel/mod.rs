@@ -1,18 +1,26 @@
 //! The screening funnel over the whole market (REFERENCE §15.1, §14.8, §15.7; issue 11).
 //!
 //! [`Funnel::prepare`] checks every series once (date order, corrupt bars, traded value with
-//! the `close × volume` fallback) and builds the trading calendar the data implies; then
-//! [`Funnel::screen`] evaluates one day: L1 gates → L2 channels with the cross-sectional RPS →
-//! L3 industry resonance → L4 triggers → L5 exit flags, plus the market regime (水温) and its
-//! gate on new buys. A backtest prepares once and screens each day.
+//! the `close × volume` fallback) and indexes each bar in the trading calendar the data
+//! implies; then [`Funnel::screen`] evaluates one day: L1 gates → L2 channels with the
+//! cross-sectional RPS → L3 industry resonance → L4 triggers → L5 exit flags, plus the market
+//! regime (水温, from the SSE and ChiNext bars and the breadth of the universe's own bars) and
+//! its gate on new buys. A one-off screen uses the light prepare; a backtest adds
+//! [`Funnel::with_daily_features`] once (per-bar L2 inputs, exact) and screens each day. Both
+//! give the same results (tested).
+//!
+//! Scope: the board filter, then with `limit > 0` the most liquid stocks (20-day mean traded
+//! value as of the day; stocks without usable bars last). RPS ranks the scored stocks of the
+//! scope. Candidates are the L4 hits, sorted by score (sum of trigger scores) then code; L5
+//! flags them, it does not remove them.
 //!
 //! No look-ahead: a screen for day D reads only bars dated ≤ D (stocks, benchmarks and the
-//! breadth it derives from the universe). The market cap and industry are the universe's
-//! current snapshot; they are not dated.
+//! breadth). The market cap and industry are the universe's current snapshot; they are not
+//! dated.
 //!
-//! Choices the reference leaves open (documented on [`FunnelConfig`]): the new-listing minimum,
-//! when a stock counts as stale, how `limit` picks stocks (the most liquid first), and when L3
-//! has enough industry data to run.
+//! Choices the reference leaves open are documented on [`FunnelConfig`]: the new-listing
+//! minimum, when a stock counts as stale, when L3 has enough industry data to run, and the
+//! breadth sample.
 
 mod args;
 mod gates;

@@ -315,7 +315,7 @@ fn prior_volume_ratio(bars: &[Bar], recent: usize, prior: usize) -> Option<f64> 
 /// The 地量 volume test ([`dry_volume`]) for every bar at once: `out[i]` is its value on
 /// `bars[..=i]` (given at least 250 bars of history in the caller's window). One sliding
 /// sorted window instead of a selection per bar per day; the quantile is formed exactly as
-/// [`quantile_in_place`] forms it, so the flags are identical.
+/// [`crate::indicators::quantile_in_place`] forms it, so the flags are identical.
 pub fn dry_volume_series(bars: &[Bar]) -> Vec<bool> {
     const WINDOW: usize = 250;
     const RECENT: usize = 10;
