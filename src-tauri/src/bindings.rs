@@ -2,7 +2,7 @@
 
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::commands::{app, chat, keys, markdown, memory, settings, tasks};
+use crate::commands::{app, chat, keys, markdown, market, memory, settings, tasks};
 
 pub fn builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
@@ -35,6 +35,12 @@ pub fn builder() -> Builder<tauri::Wry> {
             tasks::list_tasks,
             tasks::cancel_task,
             tasks::task_result,
+            market::stock_chart,
+            market::search_stocks,
+            market::watchlist,
+            market::watchlist_add,
+            market::watchlist_remove,
+            market::watchlist_contains,
         ])
         .events(collect_events![
             settings::SettingsChanged,

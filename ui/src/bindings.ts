@@ -71,6 +71,19 @@ export const commands = {
 	cancelTask: (taskId: string) => typedError<boolean, ChatError>(__TAURI_INVOKE("cancel_task", { taskId })),
 	/**  A finished task's whole result (what the panel's result view shows). */
 	taskResult: (taskId: string) => typedError<Value | null, ChatError>(__TAURI_INVOKE("task_result", { taskId })),
+	/**
+	 *  The stock page's data: bars as columns, MA lines, the Wyckoff reading, signals, a
+	 *  holding's lines, the diagnosis and the data's freshness.
+	 */
+	stockChart: (code: string, period: Period) => typedError<StockChart, MarketCommandError>(__TAURI_INVOKE("stock_chart", { code, period })),
+	/**  Stocks by code, name or pinyin initials (the same search the agent's tool uses). */
+	searchStocks: (query: string) => typedError<StockHit[], MarketCommandError>(__TAURI_INVOKE("search_stocks", { query })),
+	watchlist: () => typedError<WatchlistRow[], MarketCommandError>(__TAURI_INVOKE("watchlist")),
+	/**  Adds a stock to the watchlist; unknown codes are refused. */
+	watchlistAdd: (code: string) => typedError<WatchlistRow[], MarketCommandError>(__TAURI_INVOKE("watchlist_add", { code })),
+	watchlistRemove: (code: string) => typedError<WatchlistRow[], MarketCommandError>(__TAURI_INVOKE("watchlist_remove", { code })),
+	/**  Whether a stock is on the watchlist (the stock page's add/remove toggle). */
+	watchlistContains: (code: string) => typedError<boolean, MarketCommandError>(__TAURI_INVOKE("watchlist_contains", { code })),
 };
 
 /** Events */
@@ -104,6 +117,40 @@ export type ApprovalRequest = {
 	display_name: string,
 	args: Value,
 	available_decisions: DecisionKind[],
+};
+
+/**
+ *  Bars as parallel columns (one JSON object per bar would triple the payload).
+ *  Dates are `YYYYMMDD`; for weeks and months, the last trading day in the bucket.
+ */
+export type BarColumns = {
+	dates: number[],
+	open: (number | null)[],
+	high: (number | null)[],
+	low: (number | null)[],
+	close: (number | null)[],
+	volume: (number | null)[],
+};
+
+/**  A labelled Wyckoff event, placed on the chart bar that contains its day. */
+export type ChartEvent = {
+	/**  SC, AR, ST, Spring, SOS, LPS, BC, UTAD, SOW, LPSY. */
+	label: string,
+	/**  The daily bar the engine labelled. */
+	date: number,
+	/**  The chart bar (week/month) that day falls in; equals `date` on the daily chart. */
+	bar_date: number,
+	price: number | null,
+	/**  Why the engine labelled it: the rule it met and the days supporting it. */
+	why: string,
+};
+
+/**  A trigger (entry) or exit signal on the last bar. */
+export type ChartSignal = {
+	/**  `trigger` or `exit`. */
+	kind: string,
+	date: number,
+	label: string,
 };
 
 export type ChatError = 
@@ -170,6 +217,13 @@ export type HistoryMessage = {
 	interrupted: boolean,
 };
 
+export type HoldingLines = {
+	cost: number | null,
+	shares: number,
+	stop_loss: number | null,
+	target: number | null,
+};
+
 /**  Where a key currently comes from. */
 export type KeySource = "environment" | "keychain" | 
 /**  Held in memory for this session only (no keychain available). */
@@ -192,6 +246,21 @@ export type KeysReport = {
 };
 
 export type Language = "zh" | "en";
+
+/**  One MA line: `values[i]` belongs to bar `start + i` (no value before the window fills). */
+export type MaLine = {
+	window: number,
+	start: number,
+	values: (number | null)[],
+};
+
+export type MarketCommandError = 
+/**  Not a stock code in any accepted spelling. */
+{ type: "invalid_code"; message: string } | 
+/**  Well-formed, but neither in the stock list nor in the cache. */
+{ type: "unknown_code"; code: string } | 
+/**  A listed stock without any cached bar (offline, never synced). */
+{ type: "no_data"; code: string; message: string } | { type: "other"; message: string };
 
 export type MemoryCount = {
 	memory_type: string,
@@ -250,6 +319,16 @@ export type NotificationTurnEvent = {
 /**  Asks the UI to show a conversation (from a notification or the tray). */
 export type OpenConversation = {
 	conversation_id: string | null,
+};
+
+export type Period = "day" | "week" | "month";
+
+export type PhaseBand = {
+	/**  A–E. */
+	phase: string,
+	from: number,
+	/**  Inclusive; the last bar for the current phase. */
+	to: number,
 };
 
 /**
@@ -370,6 +449,34 @@ export type SettingsView = {
 	migration_notes: string[],
 };
 
+export type StockChart = {
+	code: string,
+	name: string | null,
+	period: Period,
+	bars: BarColumns,
+	ma: MaLine[],
+	reading: WyckoffReading,
+	signals: ChartSignal[],
+	holding: HoldingLines | null,
+	/**  The diagnosis card, exactly as `analyze_stock` gives it to the agent. */
+	diagnosis: Value,
+	source: string | null,
+	/**  Date of the newest daily bar. */
+	as_of: number | null,
+	/**  ok, stale, partial or unavailable. */
+	data_status: string,
+	stale: boolean,
+	notes: string[],
+};
+
+export type StockHit = {
+	code: string,
+	name: string,
+	exchange: string,
+	/**  How it matched: code, name or pinyin. */
+	matched: string,
+};
+
 /**
  *  A task changed (submitted, progress, finished). The result itself is fetched on
  *  demand (`task_result`): progress events stay small.
@@ -454,6 +561,31 @@ export type UserOrigin = "user" |
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
 export type Vendor = "anthropic" | "openai" | "gemini" | "deepseek" | "qwen" | "kimi";
+
+export type WatchlistRow = {
+	code: string,
+	name: string | null,
+	last: number | null,
+	change_pct: number | null,
+	health: string | null,
+	/**  Accumulation stage or Wyckoff phase, as the diagnosis reads it. */
+	stage: string | null,
+	as_of: number | null,
+	data_status: string,
+	/**  RFC 3339. */
+	added_at: string,
+};
+
+export type WyckoffReading = {
+	/**  `accumulation` or `distribution`, when a schematic is active. */
+	schematic: string | null,
+	phase: string | null,
+	support: number | null,
+	resistance: number | null,
+	mid: number | null,
+	events: ChartEvent[],
+	phases: PhaseBand[],
+};
 
 /* Tauri Specta runtime */
 async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; data: T } | { status: "error"; error: E }> {

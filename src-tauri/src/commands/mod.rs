@@ -5,6 +5,7 @@ pub mod app;
 pub mod chat;
 pub mod keys;
 pub mod markdown;
+pub mod market;
 pub mod memory;
 pub mod settings;
 pub mod tasks;
