@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 use wyckoff_agent::ToolError;
+use wyckoff_engine::funnel::{Funnel, FunnelConfig, ScreenArgs};
 use wyckoff_market::{BarsResult, DataStatus, IndexCode, MarketData};
 
 use crate::analyze::rows;
@@ -16,7 +17,7 @@ pub const OVERVIEW_DISPLAY: &str = "大盘水温";
 pub const OVERVIEW_DESCRIPTION: &str = "获取 A 股主要指数截面（上证指数、深证成指、创业板指、上证50、中证500）：\
 收盘、涨跌幅、成交量、成交额，可查最新或指定历史交易日。结果带 data_status / source / as_of；\
 本地没有指数行情时（离线内置数据不含指数）返回 data_status='unavailable' 和原因，不编造数字。\
-市场宽度（涨跌家数）需要全市场日线，当前不提供，include_breadth=true 时会如实标注为不可用。";
+include_breadth=true 时用本地全市场个股日线计算当日宽度（站上 MA20 比例、上涨家数占比、涨跌幅中位数），样本不足时如实标注为不可用。";
 
 pub const HISTORY: &str = "get_market_history";
 pub const HISTORY_DISPLAY: &str = "大盘回看";
@@ -139,12 +140,61 @@ pub async fn overview(md: &MarketData, args: &Value) -> Result<Value, ToolError>
     let (regime, why) = crate::regime::regime_as_of(md, date).await?;
     out["market_regime"] = crate::regime::regime_json(&regime, why.as_deref());
     if breadth {
-        out["breadth"] = json!({
-            "data_status": "unavailable",
-            "reason": "市场宽度（涨跌家数）需要当日全市场个股日线，本地数据源不提供；未计算，不编造。",
-        });
+        out["breadth"] = breadth_of(md, date).await?;
     }
     Ok(out)
+}
+
+/// Market breadth of a day from the cached stock bars (the funnel's own figures): share
+/// above MA20, up ratio, median change — when enough stocks traded that day; otherwise
+/// unavailable with how many there were.
+async fn breadth_of(md: &MarketData, date: Option<u32>) -> Result<Value, ToolError> {
+    let loaded = md
+        .load_universe(date)
+        .await
+        .map_err(|e| ToolError::Failed(format!("读取本地K线缓存失败: {e}")))?;
+    let cfg = FunnelConfig::default();
+    let need = cfg.breadth_min_stocks;
+    let universe = loaded.universe;
+    let args = ScreenArgs {
+        as_of: date,
+        ..ScreenArgs::default()
+    };
+    let screened = tokio::task::spawn_blocking(move || {
+        (!universe.stocks.is_empty()).then(|| Funnel::prepare(&universe, &cfg).screen(&args))
+    })
+    .await
+    .map_err(|e| ToolError::Failed(format!("宽度计算异常中止: {e}")))?;
+    let result = match screened {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => return Err(ToolError::InvalidArgs(e.to_string())),
+        None => {
+            return Ok(json!({
+                "data_status": "unavailable",
+                "sample_size": 0,
+                "reason": "本地没有个股日线，无法计算市场宽度；先运行 `wyckoff data sync --all` 或 `wyckoff data import PATH`。",
+            }));
+        }
+    };
+    let sample = result.regime.breadth_stocks;
+    Ok(match result.regime.breadth {
+        Some(b) => json!({
+            "data_status": "ok",
+            "trade_date": result.as_of.map(iso),
+            "sample_size": sample,
+            "pct_above_ma20": b.pct_above_ma20.map(|x| round(x, 2)),
+            "pct_above_ma20_delta": b.pct_above_ma20_delta.map(|x| round(x, 2)),
+            "up_ratio_pct": b.up_ratio_pct.map(|x| round(x, 2)),
+            "median_pct_chg": b.median_pct_chg.map(|x| round(x, 2)),
+            "source": "local_cache",
+        }),
+        None => json!({
+            "data_status": "unavailable",
+            "trade_date": result.as_of.map(iso),
+            "sample_size": sample,
+            "reason": format!("当日只有 {sample} 只股票有本地日线（至少需要 {need} 只）；未计算，不编造。同步全市场：`wyckoff data sync --all`"),
+        }),
+    })
 }
 
 pub async fn history(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
