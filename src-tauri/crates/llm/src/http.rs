@@ -10,7 +10,6 @@ use serde_json::Value;
 use wyckoff_protocol::ErrorKind;
 
 use crate::stream::{Decoder, sse_stream};
-use crate::timeout::with_idle_timeout;
 use crate::{ChunkStream, LlmError, ProviderConfig, classify};
 
 /// Hosts that never go through a proxy, whatever the settings say.
@@ -262,16 +261,12 @@ impl HttpClient {
                 body,
             });
         }
-        let inner = sse_stream(
+        Ok(Opened::Stream(sse_stream(
             Box::pin(resp.bytes_stream()),
             decoder,
             call.provider.to_owned(),
             call.secret.map(str::to_owned),
-        );
-        Ok(Opened::Stream(with_idle_timeout(
-            inner,
-            call.idle_timeout,
-            call.provider.to_owned(),
+            Some(call.idle_timeout),
         )))
     }
 }

@@ -1,6 +1,7 @@
 //! Drives a vendor decoder over an HTTP body: bytes → SSE events → [`StreamChunk`]s.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
@@ -66,6 +67,7 @@ struct State<S, D> {
     content_seen: bool,
     provider: String,
     secret: Option<String>,
+    idle_timeout: Option<Duration>,
 }
 
 impl<S, D: Decoder> State<S, D> {
@@ -90,12 +92,16 @@ impl<S, D: Decoder> State<S, D> {
     }
 }
 
-/// Streams chunks decoded from an HTTP body.
+/// Streams chunks decoded from an HTTP body. `idle_timeout` bounds the wait for the next
+/// bytes of the body, not for the next chunk: vendors send events that carry no chunk
+/// (Claude's `message_start`/`ping`, a finish reason held until usage), and a live stream
+/// of those must not be taken for a stalled one.
 pub(crate) fn sse_stream<S, D>(
     body: S,
     decoder: D,
     provider: String,
     secret: Option<String>,
+    idle_timeout: Option<Duration>,
 ) -> ChunkStream
 where
     S: Stream<Item = reqwest::Result<Bytes>> + Send + Unpin + 'static,
@@ -112,6 +118,7 @@ where
         content_seen: false,
         provider,
         secret,
+        idle_timeout,
     };
     Box::pin(futures::stream::unfold(state, |mut st| async move {
         loop {
@@ -126,7 +133,19 @@ where
             if st.done {
                 return None;
             }
-            match st.body.next().await {
+            let next = match st.idle_timeout {
+                Some(timeout) => match tokio::time::timeout(timeout, st.body.next()).await {
+                    Ok(next) => next,
+                    Err(_elapsed) => {
+                        tracing::warn!(provider = %st.provider, ?timeout, "stream idle timeout");
+                        let err = classify::idle_timeout(&st.provider, timeout);
+                        st.fail(err);
+                        continue;
+                    }
+                },
+                None => st.body.next().await,
+            };
+            match next {
                 Some(Ok(bytes)) => {
                     let mut events = std::mem::take(&mut st.events);
                     st.parser.feed(&bytes, &mut |e| events.push(e));
@@ -172,7 +191,7 @@ mod tests {
             b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"seen\"}}]}\n\ndata: {broken\n\n",
         );
         let body = futures::stream::iter(vec![Ok::<Bytes, reqwest::Error>(read)]);
-        let mut s = sse_stream(body, OpenAiDecoder::new("t", None), "t".into(), None);
+        let mut s = sse_stream(body, OpenAiDecoder::new("t", None), "t".into(), None, None);
         assert_eq!(
             s.next().await.unwrap().unwrap(),
             StreamChunk::TextDelta("seen".into())

@@ -4,6 +4,7 @@
 
 mod claude;
 mod common;
+mod fault_matrix;
 mod gemini;
 mod openai;
 mod resilience;
