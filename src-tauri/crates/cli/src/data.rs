@@ -334,13 +334,21 @@ fn sync(
                 None => eprintln!("[{}/{total}] {}", index + 1, outcome_line(&outcome)),
             },
         };
+        // what already exists decides what is fetched; say so before the (long) run
+        let plan = md.sync_plan(&target).await?;
+        if !json {
+            eprintln!(
+                "{} symbol(s): {} already up to date, {} stale, {} not cached",
+                plan.total, plan.fresh, plan.stale, plan.missing
+            );
+        }
         let report = md.sync(target, &mut progress).await;
         if let Some(pb) = &bar {
             pb.finish_and_clear();
         }
-        anyhow::Ok((list_result, report?, offline))
+        anyhow::Ok((list_result, report?, offline, plan))
     });
-    let (list_result, report, offline) = match synced {
+    let (list_result, report, offline, plan) = match synced {
         Ok(r) => r,
         Err(e) => return Ok(failed(e)),
     };
@@ -349,6 +357,7 @@ fn sync(
     if json {
         let mut v = serde_json::to_value(&report)?;
         v["offline"] = json!(offline);
+        v["plan"] = serde_json::to_value(&plan)?;
         if let Some(l) = &list_result {
             v["stock_list"] = match l {
                 Ok((n, source)) => json!({"ok": true, "names": n, "source": source}),

@@ -327,6 +327,16 @@ pub struct SyncReport {
     pub invalid: Vec<String>,
 }
 
+/// A sync's starting point, from the cache alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SyncPlan {
+    pub total: usize,
+    /// Already up to the last closed trading day: no request will be made for these.
+    pub fresh: usize,
+    pub stale: usize,
+    pub missing: usize,
+}
+
 /// What to sync.
 #[derive(Debug, Clone)]
 pub enum SyncTarget {
@@ -641,30 +651,7 @@ impl MarketData {
         target: SyncTarget,
         progress: &mut (dyn FnMut(SyncEvent) + Send),
     ) -> Result<SyncReport, MarketError> {
-        let mut invalid = Vec::new();
-        let symbols: Vec<Symbol> = match target {
-            SyncTarget::Codes(codes) => codes
-                .iter()
-                .filter_map(|c| {
-                    // 000300.SH / sse are indices; 000001 alone is the stock
-                    let sym = StockCode::parse(c)
-                        .map(|s| s.symbol())
-                        .or_else(|_| IndexCode::parse(c).map(|i| i.symbol()));
-                    if sym.is_err() {
-                        invalid.push(c.clone());
-                    }
-                    sym.ok()
-                })
-                .collect(),
-            SyncTarget::Cached => self
-                .store
-                .coverage(BarTable::Stocks)
-                .await?
-                .into_iter()
-                .filter_map(|c| StockCode::parse(&c.code).ok().map(|s| s.symbol()))
-                .collect(),
-            SyncTarget::All => self.whole_market().await?,
-        };
+        let (symbols, invalid) = self.resolve(&target).await?;
         let total = symbols.len();
         let ctx = self.sync_context();
         let mut outcomes = Vec::with_capacity(total);
@@ -690,6 +677,65 @@ impl MarketData {
             outcomes,
             invalid,
         })
+    }
+
+    /// The symbols `target` names, and the inputs that are no valid code.
+    async fn resolve(
+        &self,
+        target: &SyncTarget,
+    ) -> Result<(Vec<Symbol>, Vec<String>), MarketError> {
+        let mut invalid = Vec::new();
+        let symbols: Vec<Symbol> = match target {
+            SyncTarget::Codes(codes) => codes
+                .iter()
+                .filter_map(|c| {
+                    // 000300.SH / sse are indices; 000001 alone is the stock
+                    let sym = StockCode::parse(c)
+                        .map(|s| s.symbol())
+                        .or_else(|_| IndexCode::parse(c).map(|i| i.symbol()));
+                    if sym.is_err() {
+                        invalid.push(c.clone());
+                    }
+                    sym.ok()
+                })
+                .collect(),
+            SyncTarget::Cached => self
+                .store
+                .coverage(BarTable::Stocks)
+                .await?
+                .into_iter()
+                .filter_map(|c| StockCode::parse(&c.code).ok().map(|s| s.symbol()))
+                .collect(),
+            SyncTarget::All => self.whole_market().await?,
+        };
+        Ok((symbols, invalid))
+    }
+
+    /// What a sync of `target` would find, from the cache alone (no request): how many
+    /// symbols are already fresh, stale or missing.
+    pub async fn sync_plan(&self, target: &SyncTarget) -> Result<SyncPlan, MarketError> {
+        let (symbols, _) = self.resolve(target).await?;
+        let expected = expected_last_bar(&self.calendar, self.cfg.clock.now_shanghai(), None);
+        let mut last: std::collections::HashMap<(bool, String), u32> = Default::default();
+        for (table, index) in [(BarTable::Stocks, false), (BarTable::Indices, true)] {
+            for c in self.store.coverage(table).await? {
+                last.insert((index, c.code), c.last_date);
+            }
+        }
+        let mut plan = SyncPlan {
+            total: symbols.len(),
+            ..SyncPlan::default()
+        };
+        for sym in &symbols {
+            let is_index = matches!(sym.kind, crate::code::SymbolKind::Index);
+            let cached = last.get(&(is_index, sym.key())).copied();
+            match freshness(cached, expected) {
+                Freshness::Fresh { .. } => plan.fresh += 1,
+                Freshness::Stale { .. } => plan.stale += 1,
+                Freshness::Missing => plan.missing += 1,
+            }
+        }
+        Ok(plan)
     }
 
     /// The three benchmark indices, then every listed or cached stock by code. Each

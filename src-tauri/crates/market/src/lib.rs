@@ -43,7 +43,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use code::{Board, CodeError, Exchange, IndexCode, StockCode, Symbol, SymbolKind};
 pub use facade::{
     BarsResult, CodeStatus, Credentials, DataStatus, MarketConfig, MarketData, MarketError,
-    MetaResult, SourceSpec, StatusReport, SyncReport, SyncTarget,
+    MetaResult, SourceSpec, StatusReport, SyncPlan, SyncReport, SyncTarget,
 };
 pub use import::{FileOutcome, FileStatus, ImportEvent, ImportReport};
 pub use meta::StockInfo;

@@ -16,7 +16,7 @@ use wyckoff_market::breaker::BreakerConfig;
 use wyckoff_market::sources::SourcePolicy;
 use wyckoff_market::sources::eastmoney::EastmoneyConfig;
 use wyckoff_market::{
-    ManualClock, MarketConfig, MarketData, SourceSpec, SyncEvent, SyncStatus, SyncTarget,
+    ManualClock, MarketConfig, MarketData, SourceSpec, SyncEvent, SyncPlan, SyncStatus, SyncTarget,
 };
 
 /// Any code: one bar per trading day in [beg, end], at the bundled close where there is
@@ -115,6 +115,17 @@ async fn an_interrupted_sync_all_resumes_where_it_stopped() {
 
     // run 1 is interrupted (like Ctrl-C) once five symbols have finished
     let md = open(home.path(), &srv).await;
+    let plan = md.sync_plan(&SyncTarget::All).await.unwrap();
+    // the 8 bundled stocks end 2020-06-16; indices and 3 listed stocks are not cached
+    assert_eq!(
+        plan,
+        SyncPlan {
+            total: 14,
+            fresh: 0,
+            stale: 8,
+            missing: 6
+        }
+    );
     let stop = Arc::new(tokio::sync::Notify::new());
     let mut finished = Vec::new();
     let stopper = stop.clone();
@@ -147,6 +158,8 @@ async fn an_interrupted_sync_all_resumes_where_it_stopped() {
     let srv2 = FixtureServer::start().await;
     serve_klines(&srv2);
     let md = open(home.path(), &srv2).await;
+    let plan = md.sync_plan(&SyncTarget::All).await.unwrap();
+    assert_eq!((plan.fresh, plan.stale + plan.missing), (5, 9), "{plan:?}");
     let rep = md.sync(SyncTarget::All, &mut |_| {}).await.unwrap();
     assert_eq!(rep.outcomes.len(), order.len());
     assert_eq!(
@@ -167,6 +180,7 @@ async fn an_interrupted_sync_all_resumes_where_it_stopped() {
     assert_eq!(u.universe.stocks.len(), 11);
 
     // run 3: everything is up to date, no request at all
+    assert_eq!(md.sync_plan(&SyncTarget::All).await.unwrap().fresh, 14);
     let before = srv2.requests().len();
     let rep = md.sync(SyncTarget::All, &mut |_| {}).await.unwrap();
     assert_eq!((rep.up_to_date, rep.updated), (order.len(), 0));
