@@ -678,6 +678,8 @@ fn missing_stale_corrupt_and_short_series_are_reported_not_scored() {
     let mut unsorted = upto.clone();
     let n = unsorted.len();
     unsorted.swap(n - 5, n - 6);
+    // A typo far in the future inside a corrupt series does not move the calendar.
+    unsorted[10].date = 20991231;
     let stale = upto[..upto.len() - 30].to_vec();
     let short = upto[upto.len() - 10..].to_vec();
     // A corrupt bar long before the window does not matter.
@@ -729,6 +731,8 @@ fn missing_stale_corrupt_and_short_series_are_reported_not_scored() {
         })
     );
     assert_eq!(reason("600907"), None);
+    let newest = screen(&u, &ScreenArgs::default()).unwrap();
+    assert_eq!(newest.as_of, Some(20200616));
     // 贝通信 was listed in November 2018: no bars yet on the day.
     assert_eq!(reason("603220"), Some(SkipReason::NoBars));
     assert_eq!(r.skipped.len(), 7);

@@ -388,10 +388,14 @@ impl<'u> Funnel<'u> {
             .par_iter()
             .map(|s| Prepared::new(&s.bars))
             .collect();
+        // A series with dates out of order is skipped as corrupt; its dates (perhaps a typo far
+        // in the future) must not become trading days either.
         let mut calendar: Vec<u32> = universe
             .stocks
             .iter()
-            .flat_map(|s| s.bars.iter().map(|b| b.date))
+            .zip(&stocks)
+            .filter(|(_, p)| p.order_problem.is_none())
+            .flat_map(|(s, _)| s.bars.iter().map(|b| b.date))
             .chain(
                 universe
                     .benchmarks
