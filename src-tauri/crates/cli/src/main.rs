@@ -10,6 +10,7 @@ mod market;
 mod memory;
 mod run;
 mod screen;
+mod skills;
 
 use clap::{Parser, Subcommand};
 
@@ -48,6 +49,8 @@ enum Command {
     Run(run::RunArgs),
     /// Screen the whole market with the Wyckoff funnel (L1–L5), offline over the cache.
     Screen(screen::ScreenArgs),
+    /// The skills `/name args` invokes (built-in and $WYCKOFF_HOME/skills/*.md), with warnings.
+    Skills(skills::SkillsArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -60,6 +63,7 @@ fn main() -> std::process::ExitCode {
         Command::Memory(args) => memory::run(args),
         Command::Run(args) => run::run(args),
         Command::Screen(args) => screen::run(args),
+        Command::Skills(args) => skills::run(args),
     };
     match result {
         Ok(code) => code,
