@@ -22,6 +22,7 @@
 
 pub mod analyze;
 mod common;
+pub mod exec;
 pub mod market;
 pub mod portfolio;
 pub mod regime;
@@ -30,6 +31,7 @@ pub mod screen;
 pub mod search;
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -146,4 +148,18 @@ pub fn register_market_tools(registry: &mut ToolRegistry, md: Arc<MarketData>) {
     for t in market_tools(md) {
         registry.register(t);
     }
+}
+
+/// The local tools: `exec_command` (requires approval) runs in `workspace`, which is
+/// created on first use. Sub-agents never get these (their whitelists do not name them).
+pub fn local_tools(workspace: PathBuf) -> Vec<Arc<dyn Tool>> {
+    vec![Arc::new(FnTool::new(
+        ToolSpec::new(exec::NAME, exec::DISPLAY_NAME).requires_approval(),
+        exec::DESCRIPTION,
+        exec::parameters(),
+        move |args, ctx| {
+            let workspace = workspace.clone();
+            async move { exec::run(&args, &workspace, ctx.cancel.clone()).await }
+        },
+    ))]
 }
