@@ -10,13 +10,16 @@
 //! let hits = md.search("payh", 10);                  // code / name / pinyin
 //! let rep = md.sync(SyncTarget::Codes(vec!["600519".into()]), &mut |ev| { /* progress */ }).await?;
 //! let st = md.status().await?;                       // per-code coverage + freshness
+//! let u = md.load_universe(None).await?;             // whole market → engine Universe + report
+//! let imp = md.import_csv(path, &mut |ev| { .. }).await?; // CSV file or folder, all-or-nothing per file
 //! let view = md.portfolio().view().await?;
 //! ```
 //!
 //! Offline (no source configured, or every source unreachable) reads come from the cache,
 //! which is seeded on first open with the bundled real data (8 stocks 2005–2020, the SSE
 //! calendar, a 2023 code list; see `bundled::NOTICE`). What is missing is reported in
-//! `data_status`/`notes`, never invented.
+//! `data_status`/`notes`, never invented. Bars are stored as one checksummed columnar
+//! BLOB per symbol (`series`), so the whole market reads back in one row per stock.
 
 pub mod breaker;
 pub mod bundled;
