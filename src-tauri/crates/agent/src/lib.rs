@@ -56,6 +56,7 @@ pub mod scratchpad;
 pub mod scripted;
 pub mod sink;
 pub mod skills;
+pub mod subagents;
 pub mod tool;
 pub mod transcript;
 pub mod validation;
