@@ -78,10 +78,11 @@ pub fn rps_slope(bars: &[Bar]) -> Option<f64> {
         return None;
     }
     let base = w[0].close;
-    let path: Vec<f64> = w
-        .iter()
-        .map(|b| ratio(b.close, base).map(|r| (r - 1.0) * 100.0))
-        .collect::<Option<_>>()?;
+    // On the stack: this runs for every stock on every screened day.
+    let mut path = [0.0f64; 10];
+    for (p, b) in path.iter_mut().zip(w) {
+        *p = (ratio(b.close, base)? - 1.0) * 100.0;
+    }
     linear_slope(&path)
 }
 
