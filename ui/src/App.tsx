@@ -5,8 +5,12 @@ import ChatPage from "./chat/ChatPage";
 import Home from "./pages/Home";
 import MemoryPage from "./pages/Memory";
 import SettingsPage from "./pages/Settings";
+import StockPage from "./pages/Stock";
+import WatchlistPage from "./pages/Watchlist";
+import SearchBox from "./components/SearchBox";
+import { marketText } from "./pages/marketText";
 
-type Page = "chat" | "memory" | "home" | "settings";
+type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist";
 
 function applyTheme(theme: Theme) {
   const root = document.documentElement;
@@ -21,6 +25,12 @@ export default function App() {
   // Once opened, the chat stays mounted while other pages are shown, so the conversation
   // (and a running turn) is still there on return.
   const [chatOpened, setChatOpened] = useState(false);
+  const [stockCode, setStockCode] = useState<string | null>(null);
+  const [chatPrefill, setChatPrefill] = useState<{ text: string } | undefined>(undefined);
+  const openStock = useCallback((code: string) => {
+    setStockCode(code);
+    setPage("stock");
+  }, []);
 
   const reload = useCallback(async () => {
     const [v, i] = await Promise.all([commands.getSettings(), commands.appInfo()]);
@@ -63,8 +73,15 @@ export default function App() {
       <div className="shell">
         <nav className="sidebar" aria-label="main">
           <div className="brand">{t("appName")}</div>
+          <SearchBox onOpen={openStock} />
           <button id="nav-chat" className={page === "chat" ? "active" : ""} onClick={() => setPage("chat")}>
             {t("navChat")}
+          </button>
+          <button id="nav-stock" className={page === "stock" ? "active" : ""} onClick={() => setPage("stock")}>
+            {marketText(lang, "navStock")}
+          </button>
+          <button id="nav-watchlist" className={page === "watchlist" ? "active" : ""} onClick={() => setPage("watchlist")}>
+            {marketText(lang, "navWatchlist")}
           </button>
           <button id="nav-memory" className={page === "memory" ? "active" : ""} onClick={() => setPage("memory")}>
             {t("navMemory")}
@@ -78,8 +95,18 @@ export default function App() {
         </nav>
         <main className="content">
           {(page === "chat" || chatOpened) && (
-            <ChatPage active={page === "chat"} hasModel={hasModel} settings={view.settings} onOpenSettings={() => setPage("settings")} />
+            <ChatPage active={page === "chat"} hasModel={hasModel} settings={view.settings} onOpenSettings={() => setPage("settings")} prefill={chatPrefill} />
           )}
+          {page === "stock" && (
+            <StockPage
+              code={stockCode}
+              onAsk={(text) => {
+                setChatPrefill({ text });
+                setPage("chat");
+              }}
+            />
+          )}
+          {page === "watchlist" && <WatchlistPage onOpen={openStock} />}
           {page === "memory" && <MemoryPage />}
           {page === "home" && <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />}
           {page === "settings" && <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />}

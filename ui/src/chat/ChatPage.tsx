@@ -117,6 +117,7 @@ export default function ChatPage({
   hasModel,
   settings = NO_PRICES,
   active = true,
+  prefill,
 }: {
   onOpenSettings: () => void;
   hasModel: boolean;
@@ -125,6 +126,8 @@ export default function ChatPage({
   active?: boolean;
   /** For the cost estimate (model prices). */
   settings?: PricingSettings;
+  /** Text put in the composer (e.g. "ask the agent" on the stock page); a new object each time. */
+  prefill?: { text: string };
 }) {
   const t = useT();
   const [list, setList] = useState<ConversationSummary[]>([]);
@@ -134,6 +137,9 @@ export default function ChatPage({
   const [history, setHistory] = useState<ConversationHistory | null>(null);
   const [live, dispatch] = useReducer(liveReducer, []);
   const [input, setInput] = useState("");
+  useEffect(() => {
+    if (prefill) setInput(prefill.text);
+  }, [prefill]);
   const [error, setError] = useState<ChatError | null>(null);
   const [allowed, setAllowed] = useState<string[]>([]);
   const [renaming, setRenaming] = useState<string | null>(null);

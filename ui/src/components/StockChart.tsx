@@ -1,0 +1,108 @@
+// The chart wrapper: lightweight-charts (bundled, canvas) draws what `stock_chart` computed.
+// Candles + volume + MA lines, event/signal markers, range and holding lines, phase bands as
+// a background histogram, crosshair OHLCV legend. Zoom/pan are the library's own.
+import { useEffect, useRef, useState } from "react";
+import {
+  CandlestickSeries,
+  ColorType,
+  CrosshairMode,
+  HistogramSeries,
+  LineSeries,
+  createChart,
+  createSeriesMarkers,
+  type IChartApi,
+  type Time,
+} from "lightweight-charts";
+import type { StockChart as ChartData } from "../bindings";
+import "./market.css";
+import { DOWN, UP, allMarkers, barAt, candles, levels, maPoints, phaseColumns, volumes } from "../pages/stockModel";
+
+const MA_COLORS: Record<number, string> = { 5: "#f59e0b", 20: "#8b5cf6", 50: "#0ea5e9", 200: "#64748b" };
+
+interface Props {
+  chart: ChartData;
+  /** Called once the data is on the canvas (for the click-to-drawn figure). */
+  onDrawn?: () => void;
+}
+
+export default function StockChart({ chart, onDrawn }: Props) {
+  const box = useRef<HTMLDivElement>(null);
+  const api = useRef<IChartApi | null>(null);
+  const [legend, setLegend] = useState<string>("");
+
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const c = createChart(el, {
+      autoSize: true,
+      layout: { background: { type: ColorType.Solid, color: "transparent" }, textColor: "#6b7280" },
+      crosshair: { mode: CrosshairMode.Normal },
+      rightPriceScale: { scaleMargins: { top: 0.05, bottom: 0.25 } },
+      timeScale: { rightOffset: 4 },
+      localization: { locale: "zh-CN" },
+    });
+    api.current = c;
+    const phases = c.addSeries(HistogramSeries, {
+      priceScaleId: "phases",
+      lastValueVisible: false,
+      priceLineVisible: false,
+    });
+    c.priceScale("phases").applyOptions({ scaleMargins: { top: 0, bottom: 0 }, visible: false });
+    phases.setData(phaseColumns(chart).map((p) => ({ ...p, time: p.time as Time })));
+    const candle = c.addSeries(CandlestickSeries, {
+      upColor: UP,
+      downColor: DOWN,
+      borderUpColor: UP,
+      borderDownColor: DOWN,
+      wickUpColor: UP,
+      wickDownColor: DOWN,
+    });
+    candle.setData(candles(chart).map((b) => ({ ...b, time: b.time as Time })));
+    const vol = c.addSeries(HistogramSeries, { priceScaleId: "volume", priceFormat: { type: "volume" }, lastValueVisible: false, priceLineVisible: false });
+    c.priceScale("volume").applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
+    vol.setData(volumes(chart).map((v) => ({ ...v, time: v.time as Time })));
+    for (const m of chart.ma) {
+      const line = c.addSeries(LineSeries, {
+        color: MA_COLORS[m.window] ?? "#999",
+        lineWidth: 1,
+        lastValueVisible: false,
+        priceLineVisible: false,
+        crosshairMarkerVisible: false,
+      });
+      line.setData(maPoints(chart, m.window).map((p) => ({ ...p, time: p.time as Time })));
+    }
+    createSeriesMarkers(
+      candle,
+      allMarkers(chart).map((m) => ({ ...m, time: m.time as Time })),
+    );
+    for (const l of levels(chart)) {
+      candle.createPriceLine({ price: l.price, color: l.color, lineWidth: 1, lineStyle: 2, axisLabelVisible: true, title: l.title });
+    }
+    // Start on the last ~250 bars; the whole history is a scroll/zoom away.
+    const n = chart.bars.dates.length;
+    if (n > 250) c.timeScale().setVisibleLogicalRange({ from: n - 250, to: n + 4 });
+    else c.timeScale().fitContent();
+    c.subscribeCrosshairMove((p) => {
+      if (!p.time) {
+        setLegend("");
+        return;
+      }
+      const b = barAt(chart, String(p.time));
+      setLegend(b ? `${String(p.time)}  O ${b.open}  H ${b.high}  L ${b.low}  C ${b.close}  V ${b.volume}` : "");
+    });
+    requestAnimationFrame(() => onDrawn?.());
+    return () => {
+      c.remove();
+      api.current = null;
+    };
+  }, [chart, onDrawn]);
+
+  return (
+    <div className="stock-chart">
+      <div className="chart-legend" id="chart-legend" aria-live="polite">
+        {legend || `${chart.code} ${chart.name ?? ""}`}
+      </div>
+      <div ref={box} className="chart-canvas" id="chart-canvas" style={{ height: 460 }} />
+    </div>
+  );
+}

@@ -1,0 +1,90 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import type { StockChart } from "../bindings";
+
+const mocks = vi.hoisted(() => ({
+  stockChart: vi.fn(),
+  watchlistContains: vi.fn(),
+  watchlistAdd: vi.fn(),
+  watchlistRemove: vi.fn(),
+}));
+vi.mock("../bindings", () => ({ commands: mocks }));
+// jsdom has no canvas: the chart wrapper is replaced by a marker of what it was given.
+vi.mock("../components/StockChart", () => ({
+  default: ({ chart }: { chart: StockChart }) => <div data-testid="chart">{chart.bars.dates.length} bars</div>,
+}));
+
+import StockPage from "./Stock";
+
+const ok = <T,>(data: T) => ({ status: "ok", data });
+
+const data: StockChart = {
+  code: "000001",
+  name: "平安银行",
+  period: "day",
+  bars: { dates: [20200102, 20200103], open: [1, 2], high: [2, 3], low: [1, 2], close: [2, 3], volume: [5, 6] },
+  ma: [],
+  reading: {
+    schematic: "accumulation",
+    phase: "A",
+    support: 1,
+    resistance: 3,
+    mid: 2,
+    events: [{ label: "SC", date: 20200102, bar_date: 20200102, price: 1, why: "selling climax rule" }],
+    phases: [],
+  },
+  signals: [],
+  holding: null,
+  diagnosis: { health: "YELLOW", diagnosis_brief: { headline: "观察" } },
+  source: "bundled:zvt",
+  as_of: 20200103,
+  data_status: "stale",
+  stale: true,
+  notes: ["newest bar 2020-01-03"],
+};
+
+beforeEach(() => {
+  mocks.stockChart.mockResolvedValue(ok(data));
+  mocks.watchlistContains.mockResolvedValue(ok(false));
+  mocks.watchlistAdd.mockResolvedValue(ok([]));
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+});
+
+describe("stock page", () => {
+  it("lists the engine's events, the diagnosis and says the data is stale", async () => {
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    const item = await screen.findByText(/selling climax rule/);
+    expect(item.closest("li")?.dataset.label).toBe("SC");
+    expect(screen.getByTestId("chart").textContent).toBe("2 bars");
+    expect(screen.getByText("YELLOW")).toBeTruthy();
+    expect(document.getElementById("freshness")?.dataset.status).toBe("stale");
+    expect(document.getElementById("as-of")?.textContent).toBe("2020-01-03");
+    expect(mocks.stockChart).toHaveBeenCalledWith("000001", "day");
+  });
+
+  it("reloads for another period", async () => {
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    await screen.findByText(/selling climax rule/);
+    fireEvent.click(document.getElementById("period-week")!);
+    await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("000001", "week"));
+  });
+
+  it("shows an unknown code plainly", async () => {
+    mocks.stockChart.mockResolvedValue({ status: "error", error: { type: "unknown_code", code: "688999" } });
+    render(<StockPage code="688999" onAsk={() => {}} />);
+    expect((await screen.findByRole("alert")).textContent).toContain("688999");
+  });
+
+  it("adds to the watchlist and asks the agent with the stock prefilled", async () => {
+    const onAsk = vi.fn();
+    render(<StockPage code="000001" onAsk={onAsk} />);
+    await screen.findByText(/selling climax rule/);
+    fireEvent.click(document.getElementById("watch-toggle")!);
+    await waitFor(() => expect(mocks.watchlistAdd).toHaveBeenCalledWith("000001"));
+    fireEvent.click(document.getElementById("ask-agent")!);
+    expect(onAsk.mock.calls[0][0]).toContain("000001");
+  });
+});

@@ -1,0 +1,191 @@
+// The stock page: the chart with the engine's Wyckoff reading, an accessible list of the
+// events drawn, the diagnosis card, data freshness, sync, watchlist and "ask the agent".
+import { useCallback, useContext, useEffect, useRef, useState } from "react";
+import { commands, type MarketCommandError, type Period, type StockChart as ChartData } from "../bindings";
+import StockChart from "../components/StockChart";
+import { LanguageContext } from "../i18n";
+import { useMarketText } from "./marketText";
+import { askText, isoDate } from "./stockModel";
+
+export function marketErrorText(e: MarketCommandError): string {
+  switch (e.type) {
+    case "unknown_code":
+      return `未知股票代码 / unknown stock code: ${e.code}`;
+    case "no_data":
+      return `${e.code}: ${e.message}`;
+    default:
+      return e.message;
+  }
+}
+
+interface Props {
+  code: string | null;
+  /** Opens the chat with a prefilled message. */
+  onAsk: (text: string) => void;
+}
+
+export default function StockPage({ code, onAsk }: Props) {
+  const t = useMarketText();
+  const lang = useContext(LanguageContext);
+  const [period, setPeriod] = useState<Period>("day");
+  const [chart, setChart] = useState<ChartData | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [watched, setWatched] = useState(false);
+  const [drawnMs, setDrawnMs] = useState<number | null>(null);
+  const started = useRef(0);
+
+  const load = useCallback(async () => {
+    if (!code) return;
+    setBusy(true);
+    setError(null);
+    started.current = performance.now();
+    try {
+      const [r, w] = await Promise.all([commands.stockChart(code, period), commands.watchlistContains(code)]);
+      if (r.status === "ok") setChart(r.data);
+      else {
+        setChart(null);
+        setError(marketErrorText(r.error));
+      }
+      if (w.status === "ok") setWatched(w.data);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setBusy(false);
+    }
+  }, [code, period]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const onDrawn = useCallback(() => setDrawnMs(Math.round(performance.now() - started.current)), []);
+
+  const toggleWatch = async () => {
+    if (!code) return;
+    const r = watched ? await commands.watchlistRemove(code) : await commands.watchlistAdd(code);
+    if (r.status === "ok") setWatched(!watched);
+    else setError(marketErrorText(r.error));
+  };
+
+  if (!code) {
+    return (
+      <section className="page" id="page-stock">
+        <p className="lead">{t("noStock")}</p>
+      </section>
+    );
+  }
+
+  const d = (chart?.diagnosis ?? {}) as Record<string, unknown>;
+  const brief = (d.diagnosis_brief ?? {}) as Record<string, unknown>;
+  return (
+    <section className="page stock-page" id="page-stock" aria-busy={busy}>
+      <header className="stock-head">
+        <h1 id="stock-title">
+          {code} {chart?.name ?? ""}
+        </h1>
+        <div className="period-switch" role="group" aria-label="period">
+          {(["day", "week", "month"] as const).map((p) => (
+            <button key={p} id={`period-${p}`} className={p === period ? "active" : ""} aria-pressed={p === period} onClick={() => setPeriod(p)}>
+              {t(p)}
+            </button>
+          ))}
+        </div>
+        <button id="watch-toggle" onClick={() => void toggleWatch()}>
+          {watched ? t("removeWatch") : t("addWatch")}
+        </button>
+        <button id="ask-agent" disabled={!chart} onClick={() => chart && onAsk(askText(chart, lang === "en" ? "en" : "zh"))}>
+          {t("ask")}
+        </button>
+      </header>
+      {error && (
+        <p className="error" id="stock-error" role="alert">
+          {error}
+        </p>
+      )}
+      {busy && !chart && <p>{t("loading")}</p>}
+      {chart && (
+        <div className="stock-body">
+          <div className="stock-main">
+            <StockChart chart={chart} onDrawn={onDrawn} />
+            <div className="chart-facts">
+              {chart.reading.phase && (
+                <span id="phase">
+                  {t("phase")} {chart.reading.phase} ({chart.reading.schematic})
+                </span>
+              )}
+              {chart.reading.support != null && (
+                <span id="range">
+                  {t("range")}: {t("support")} {chart.reading.support} · {t("mid")} {chart.reading.mid} · {t("resistance")} {chart.reading.resistance}
+                </span>
+              )}
+              {drawnMs != null && (
+                <span className="muted" id="drawn-ms" data-ms={drawnMs}>
+                  {chart.bars.dates.length} bars · {drawnMs} ms
+                </span>
+              )}
+            </div>
+            <h2>{t("events")}</h2>
+            {chart.reading.events.length === 0 ? (
+              <p id="no-events">{t("noEvents")}</p>
+            ) : (
+              <ul id="event-list" aria-label={t("events")}>
+                {chart.reading.events.map((e, i) => (
+                  <li key={i} className="event" data-label={e.label} data-date={e.date} data-bar-date={e.bar_date} title={e.why}>
+                    <strong>{e.label}</strong> {isoDate(e.date)} @ {e.price} — {e.why}
+                  </li>
+                ))}
+              </ul>
+            )}
+            {chart.signals.length > 0 && (
+              <>
+                <h2>{t("signals")}</h2>
+                <ul id="signal-list">
+                  {chart.signals.map((s, i) => (
+                    <li key={i} data-kind={s.kind}>
+                      {s.kind} {isoDate(s.date)} {s.label}
+                    </li>
+                  ))}
+                </ul>
+              </>
+            )}
+          </div>
+          <aside className="stock-side">
+            <div className="card" id="diagnosis-card">
+              <h2>{t("diagnosis")}</h2>
+              <p>
+                {t("health")}: <strong id="health">{String(d.health ?? "—")}</strong>
+              </p>
+              {typeof brief.headline === "string" && <p>{brief.headline}</p>}
+              {typeof brief.next_step === "string" && <p className="muted">{brief.next_step}</p>}
+              {chart.holding && (
+                <p id="holding">
+                  {t("holding")}: {chart.holding.shares} · {t("cost")} {chart.holding.cost}
+                  {chart.holding.stop_loss != null && ` · ${t("stop")} ${chart.holding.stop_loss}`}
+                  {chart.holding.target != null && ` · ${t("target")} ${chart.holding.target}`}
+                </p>
+              )}
+            </div>
+            <div className="card" id="data-card">
+              <h2>{t("data")}</h2>
+              <p>
+                {t("source")}: {chart.source ?? "—"}
+              </p>
+              <p>
+                {t("asOf")}: <span id="as-of">{chart.as_of != null ? isoDate(chart.as_of) : "—"}</span>
+              </p>
+              <p id="freshness" className={chart.stale ? "warn" : ""} data-status={chart.data_status}>
+                {chart.stale ? t("stale") : t("fresh")} ({chart.data_status})
+              </p>
+              {chart.notes.map((n, i) => (
+                <p key={i} className="muted">
+                  {n}
+                </p>
+              ))}
+            </div>
+          </aside>
+        </div>
+      )}
+    </section>
+  );
+}

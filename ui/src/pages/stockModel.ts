@@ -1,0 +1,166 @@
+// Pure shaping of what `stock_chart` / `watchlist` return into what the chart library and
+// the tables draw. Nothing here recomputes the engine's reading: it only reformats it.
+import type { StockChart, WatchlistRow } from "../bindings";
+
+/** `20200616` → `"2020-06-16"` (lightweight-charts business-day strings). */
+export function isoDate(d: number): string {
+  const s = String(d);
+  if (!/^\d{8}$/.test(s)) return s;
+  return `${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6, 8)}`;
+}
+
+export interface Candle {
+  time: string;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+}
+
+export interface VolumeBar {
+  time: string;
+  value: number;
+  color: string;
+}
+
+export const UP = "#d14343"; // A-share convention: red is up
+export const DOWN = "#2e9e5b";
+
+/** f64 columns arrive as `number | null` (a NaN would be null); the engine never sends one. */
+const n = (x: number | null | undefined): number => x ?? NaN;
+
+export function candles(c: StockChart): Candle[] {
+  const b = c.bars;
+  return b.dates.map((d, i) => ({ time: isoDate(d), open: n(b.open[i]), high: n(b.high[i]), low: n(b.low[i]), close: n(b.close[i]) }));
+}
+
+export function volumes(c: StockChart): VolumeBar[] {
+  const b = c.bars;
+  return b.dates.map((d, i) => ({
+    time: isoDate(d),
+    value: n(b.volume[i]),
+    color: n(b.close[i]) >= n(b.open[i]) ? UP : DOWN,
+  }));
+}
+
+export function maPoints(c: StockChart, window: number): { time: string; value: number }[] {
+  const line = c.ma.find((m) => m.window === window);
+  if (!line) return [];
+  return line.values.map((v, i) => ({ time: isoDate(c.bars.dates[line.start + i]), value: n(v) }));
+}
+
+const BULLISH = new Set(["SC", "ST", "Spring", "SOS", "LPS"]);
+
+export interface EventMarker {
+  time: string;
+  position: "belowBar" | "aboveBar";
+  shape: "arrowUp" | "arrowDown";
+  color: string;
+  text: string;
+  id: string;
+}
+
+/** One marker per labelled event, below the bar for accumulation events (lows), above for
+ * distribution ones (highs); several on one weekly/monthly bar stay separate. */
+export function eventMarkers(c: StockChart): EventMarker[] {
+  return c.reading.events.map((e, i) => {
+    const low = BULLISH.has(e.label) || (e.label === "AR" && c.reading.schematic === "distribution");
+    return {
+      time: isoDate(e.bar_date),
+      position: low ? "belowBar" : "aboveBar",
+      shape: low ? "arrowUp" : "arrowDown",
+      color: low ? "#2f6fd6" : "#c2410c",
+      text: e.label,
+      id: `event-${i}`,
+    };
+  });
+}
+
+export function signalMarkers(c: StockChart): EventMarker[] {
+  return c.signals.map((s, i) => ({
+    time: isoDate(s.date),
+    position: s.kind === "exit" ? "aboveBar" : "belowBar",
+    shape: s.kind === "exit" ? "arrowDown" : "arrowUp",
+    color: s.kind === "exit" ? "#b91c1c" : "#15803d",
+    text: s.kind === "exit" ? `EXIT ${s.label}` : `BUY ${s.label}`,
+    id: `signal-${i}`,
+  }));
+}
+
+/** Markers must be in time order for the library. */
+export function allMarkers(c: StockChart): EventMarker[] {
+  return [...eventMarkers(c), ...signalMarkers(c)].sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+}
+
+const PHASE_COLORS: Record<string, string> = {
+  A: "rgba(239, 68, 68, 0.10)",
+  B: "rgba(234, 179, 8, 0.10)",
+  C: "rgba(59, 130, 246, 0.12)",
+  D: "rgba(34, 197, 94, 0.12)",
+  E: "rgba(168, 85, 247, 0.10)",
+};
+
+/** Phase bands as a full-height background histogram: one column per bar inside a band. */
+export function phaseColumns(c: StockChart): { time: string; value: number; color: string }[] {
+  const out: { time: string; value: number; color: string }[] = [];
+  for (const band of c.reading.phases) {
+    for (const d of c.bars.dates) {
+      if (d >= band.from && d <= band.to) out.push({ time: isoDate(d), value: 1, color: PHASE_COLORS[band.phase] ?? "transparent" });
+    }
+  }
+  return out.sort((a, b) => (a.time < b.time ? -1 : 1));
+}
+
+export interface Level {
+  id: string;
+  price: number;
+  title: string;
+  color: string;
+}
+
+export function levels(c: StockChart): Level[] {
+  const out: Level[] = [];
+  const r = c.reading;
+  if (r.resistance != null) out.push({ id: "resistance", price: r.resistance, title: "Resistance", color: "#c2410c" });
+  if (r.mid != null) out.push({ id: "mid", price: r.mid, title: "Mid", color: "#6b7280" });
+  if (r.support != null) out.push({ id: "support", price: r.support, title: "Support", color: "#2f6fd6" });
+  const h = c.holding;
+  if (h) {
+    if (h.cost != null) out.push({ id: "cost", price: h.cost, title: "Cost", color: "#374151" });
+    if (h.stop_loss != null) out.push({ id: "stop", price: h.stop_loss, title: "Stop", color: "#b91c1c" });
+    if (h.target != null) out.push({ id: "target", price: h.target, title: "Target", color: "#15803d" });
+  }
+  return out;
+}
+
+/** OHLCV of the bar at a chart time, for the crosshair legend. */
+export function barAt(c: StockChart, time: string): { open: number; high: number; low: number; close: number; volume: number } | null {
+  const i = c.bars.dates.findIndex((d) => isoDate(d) === time);
+  if (i < 0) return null;
+  const b = c.bars;
+  return { open: n(b.open[i]), high: n(b.high[i]), low: n(b.low[i]), close: n(b.close[i]), volume: n(b.volume[i]) };
+}
+
+export type SortKey = "code" | "last" | "change_pct" | "health" | "stage";
+
+/** Watchlist rows sorted by a column; rows without the value always go last. */
+export function sortRows(rows: WatchlistRow[], key: SortKey, asc: boolean): WatchlistRow[] {
+  const val = (r: WatchlistRow): string | number | null => r[key] ?? null;
+  return [...rows].sort((a, b) => {
+    const x = val(a);
+    const y = val(b);
+    if (x === null && y === null) return 0;
+    if (x === null) return 1;
+    if (y === null) return -1;
+    const cmp = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+    return asc ? cmp : -cmp;
+  });
+}
+
+/** The message the "ask the agent" button prefills. */
+export function askText(c: StockChart, lang: "zh" | "en"): string {
+  const name = c.name ?? "";
+  return lang === "zh"
+    ? `请用威科夫方法分析 ${c.code} ${name}：当前处于什么阶段，有哪些关键事件，接下来该怎么做？`
+    : `Analyse ${c.code} ${name} with the Wyckoff method: what phase is it in, which key events matter, and what next?`;
+}
