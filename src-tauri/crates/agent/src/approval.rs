@@ -118,6 +118,49 @@ pub fn decide(
     }
 }
 
+/// The tool whose "always allow" is per base command rather than per tool.
+pub const EXEC_COMMAND: &str = "exec_command";
+
+/// Programs that run another program from their arguments: allowing one of them always
+/// would allow anything.
+const WRAPPERS: [&str; 24] = [
+    "sh", "bash", "zsh", "dash", "ksh", "fish", "env", "sudo", "doas", "su", "xargs", "nohup",
+    "setsid", "timeout", "nice", "ionice", "exec", "eval", "command", "builtin", "time", "watch",
+    "strace", "busybox",
+];
+
+/// What an "always allow" of this call is remembered as, or `None` when it cannot be
+/// remembered (the dialog then offers allow-once only).
+///
+/// Other tools: the tool name. `exec_command`: `exec_command:BASE` for a single simple
+/// command only; `&&`, `;`, pipes, `$( )`, backticks, redirections, quotes, globs,
+/// newlines, `VAR=x` prefixes and interpreters/wrappers cannot ride on an allowed base.
+pub fn always_key(tool: &str, args: &Value) -> Option<String> {
+    if tool != EXEC_COMMAND {
+        return Some(tool.to_owned());
+    }
+    let command = args.get("command")?.as_str()?.trim();
+    let simple = command
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || " _./:=,+@%-".contains(c));
+    let mut words = command.split(' ').filter(|w| !w.is_empty());
+    let base = words.next()?;
+    if !simple || base.contains('=') || base.starts_with('-') || WRAPPERS.contains(&base) {
+        return None;
+    }
+    let base_name = base.rsplit('/').next().unwrap_or(base);
+    if WRAPPERS.contains(&base_name) {
+        return None;
+    }
+    // find runs or deletes from its arguments.
+    if base_name == "find"
+        && words.any(|w| matches!(w, "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete"))
+    {
+        return None;
+    }
+    Some(format!("{EXEC_COMMAND}:{base}"))
+}
+
 fn headless_denial(tool: &str, why: &str) -> String {
     format!(
         "操作 [{tool}] 需要用户批准，但当前是无人值守运行，审批策略不允许它（{why}）。该操作没有执行。请在回答中说明需要用户批准后才能执行，不要声称已完成。"
@@ -200,11 +243,17 @@ impl ApprovalGate {
     ) -> GateOutcome {
         let tool = spec.name.as_str();
         let display_name = spec.display_name.as_str();
+        let key = always_key(tool, &args);
+        let allowed_before: HashSet<String> = key
+            .as_ref()
+            .filter(|k| self.always_allowed().contains(k.as_str()))
+            .map(|_| HashSet::from([tool.to_owned()]))
+            .unwrap_or_default();
         let decision = decide(
             tool,
             spec.requires_approval,
             has_args,
-            &self.always_allowed(),
+            &allowed_before,
             self.approver.headless_policy(),
         );
         let available = match decision {
@@ -221,6 +270,11 @@ impl ApprovalGate {
                 });
                 return GateOutcome::Refused(msg);
             }
+            // A call whose "always" could not be remembered is not offered it.
+            GateDecision::Ask(kinds) if key.is_none() => kinds
+                .into_iter()
+                .filter(|k| *k != DecisionKind::AllowAlways)
+                .collect(),
             GateDecision::Ask(kinds) => kinds,
         };
 
@@ -269,8 +323,8 @@ impl ApprovalGate {
                 }
             }
             ApprovalDecision::AllowAlways => {
-                if let Ok(mut set) = self.always_allowed.lock() {
-                    set.insert(tool.to_owned());
+                if let (Ok(mut set), Some(key)) = (self.always_allowed.lock(), key) {
+                    set.insert(key);
                 }
                 resolve("allow_always");
                 GateOutcome::Proceed {
@@ -588,5 +642,150 @@ mod tests {
             .filter(|e| matches!(e, RuntimeEvent::ApprovalRequest { .. }))
             .count();
         assert_eq!(asks, 2);
+    }
+
+    #[test]
+    fn exec_always_key_is_the_base_command_and_cannot_be_stretched() {
+        let key = |command: &str| always_key(EXEC_COMMAND, &json!({ "command": command }));
+        let base = |b: &str| Some(format!("exec_command:{b}"));
+        assert_eq!(key("ls"), base("ls"));
+        assert_eq!(key("  ls -la /tmp "), base("ls"));
+        assert_eq!(key("git status --short"), base("git"));
+        assert_eq!(key("/bin/ls -l"), base("/bin/ls"));
+        assert_eq!(key("find . -name x.md"), base("find"));
+        assert_eq!(
+            always_key("write_file", &json!({})),
+            Some("write_file".into())
+        );
+        let escalations = [
+            "ls && rm -rf ~",
+            "ls; rm -rf ~",
+            "ls | sh",
+            "ls || rm x",
+            "ls & rm x",
+            "ls $(rm x)",
+            "ls `rm x`",
+            "ls\nrm x",
+            "ls\rrm x",
+            "ls\trm",
+            "ls > ~/.bashrc",
+            "ls >> x",
+            "ls < /etc/passwd",
+            "ls 2>x",
+            "ls 'a;b'",
+            "ls \"a\"",
+            "ls *",
+            "ls ~",
+            "ls {a,b}",
+            "ls \\; rm",
+            "ls #comment",
+            "ls !!",
+            "PATH=. ls",
+            "sh -c ls",
+            "bash",
+            "/bin/sh -c rm",
+            "env rm x",
+            "sudo ls",
+            "xargs rm",
+            "eval ls",
+            "exec rm",
+            "timeout 5 rm x",
+            "nohup rm x",
+            "find . -delete",
+            "find . -exec rm -rf x +",
+            "-rf",
+            "",
+            "   ",
+        ];
+        for attempt in escalations {
+            assert_eq!(key(attempt), None, "{attempt:?}");
+        }
+        assert_eq!(always_key(EXEC_COMMAND, &json!({})), None);
+        assert_eq!(always_key(EXEC_COMMAND, &json!({"command": 5})), None);
+    }
+
+    async fn ask_exec(
+        gate: &Arc<ApprovalGate>,
+        pending: &Arc<PendingApprovals>,
+        id: &str,
+        command: &str,
+        answer: Option<ApprovalDecision>,
+    ) -> (bool, Vec<DecisionKind>) {
+        let sink = CollectingSink::new();
+        let (g, s, args) = (gate.clone(), sink.clone(), json!({ "command": command }));
+        let call = id.to_owned();
+        let task = tokio::spawn(async move {
+            g.check(
+                &spec(EXEC_COMMAND),
+                true,
+                &call,
+                args,
+                s.as_ref(),
+                &CancellationToken::new(),
+            )
+            .await
+        });
+        if let Some(answer) = answer {
+            while !pending.answer(id, answer.clone()) {
+                tokio::task::yield_now().await;
+            }
+        }
+        let ran = matches!(task.await.unwrap(), GateOutcome::Proceed { .. });
+        let offered = sink
+            .events()
+            .iter()
+            .find_map(|e| match e {
+                RuntimeEvent::ApprovalRequest { request } => {
+                    Some(request.available_decisions.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_default();
+        (ran, offered)
+    }
+
+    #[tokio::test]
+    async fn exec_always_allow_covers_its_base_command_only() {
+        let pending = PendingApprovals::new();
+        let gate = Arc::new(ApprovalGate::new(
+            pending.clone(),
+            DEFAULT_APPROVAL_TIMEOUT,
+            Arc::new(ManualClock::default()),
+        ));
+        let (ran, offered) = ask_exec(
+            &gate,
+            &pending,
+            "e1",
+            "ls -la",
+            Some(ApprovalDecision::AllowAlways),
+        )
+        .await;
+        assert!(ran && offered.contains(&DecisionKind::AllowAlways));
+        assert!(gate.always_allowed().contains("exec_command:ls"));
+        // Same base, other arguments: runs without asking.
+        let (ran, offered) = ask_exec(&gate, &pending, "e2", "ls /tmp", None).await;
+        assert!(ran && offered.is_empty());
+        // Stretched through && : asked again, and "always" is not offered.
+        let (ran, offered) = ask_exec(
+            &gate,
+            &pending,
+            "e3",
+            "ls && rm -rf x",
+            Some(ApprovalDecision::Deny { reason: None }),
+        )
+        .await;
+        assert!(!ran);
+        assert!(!offered.is_empty() && !offered.contains(&DecisionKind::AllowAlways));
+        // Another base command asks.
+        let (ran, offered) = ask_exec(
+            &gate,
+            &pending,
+            "e4",
+            "rm x",
+            Some(ApprovalDecision::Deny { reason: None }),
+        )
+        .await;
+        assert!(!ran && offered.contains(&DecisionKind::AllowAlways));
+        assert!(!gate.always_allowed().contains(EXEC_COMMAND));
     }
 }
