@@ -20,6 +20,7 @@
 //!   [`classify_wyckoff_event`].
 
 pub mod accumulation;
+pub mod backtest;
 mod bar;
 pub mod board;
 pub mod channels;

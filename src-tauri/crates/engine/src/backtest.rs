@@ -1,0 +1,700 @@
+//! The backtest (REFERENCE §14.11, issue 11): on each trading day of [start, end] the
+//! signals are decided from the bars known at that close (the funnel, or any
+//! [`SignalSource`]), the top picks are bought — at the next day's open, or at the signal
+//! day's close — held for `hold_days` trading days with a stop-loss and an optional
+//! take-profit, under A-share rules:
+//!
+//! * T+1: a share bought today can be sold from the next trading day;
+//! * 100-share lots; a pick whose one lot costs more than its slot is skipped;
+//! * no buy when the entry price is at the limit-up, no sell on a limit-down close (the
+//!   position is held, and the trade counts the days it was stuck); limits 10 % main
+//!   board, 20 % STAR and ChiNext (10 % for ChiNext before 2020-08-24), 5 % ST, 30 % BSE,
+//!   from the previous close rounded to the fen;
+//! * a day without a bar (suspension) trades nothing in that stock;
+//! * fees to the fen: commission 0.025 % with a 5 CNY minimum on both sides, stamp duty on
+//!   sells 0.1 % (0.05 % from 2023-08-28), transfer fee 0.001 % on both sides.
+//!
+//! Exits are checked on closes and executed at that close (daily bars cannot tell whether
+//! the low or the high came first). Cash is one portfolio of 100,000 CNY split into
+//! `top_n` equal slots. Pure: no I/O, no clock; "today" comes from the caller.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::dates::{days_from_civil, parse_date};
+use crate::funnel::{BoardFilter, Funnel, FunnelConfig, ScreenArgs};
+use crate::{Bar, Board, StockSeries, Universe, bars_as_of};
+
+pub const INITIAL_CASH: f64 = 100_000.0;
+/// Trading days a year, for annualising.
+pub const TRADING_DAYS_PER_YEAR: f64 = 242.0;
+const LOT: u64 = 100;
+const COMMISSION_RATE: f64 = 0.000_25;
+const COMMISSION_MIN: f64 = 5.0;
+const TRANSFER_RATE: f64 = 0.000_01;
+/// Stamp duty on sells halved from this day (2023-08-28).
+const STAMP_HALVED_FROM: u32 = 20230828;
+/// ChiNext's limit went from 10 % to 20 % on this day (registration reform).
+const CHINEXT_20PCT_FROM: u32 = 20200824;
+
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum BacktestError {
+    #[error("日期无效: '{0}'，请用 YYYY-MM-DD 或 YYYYMMDD")]
+    BadDate(String),
+    #[error("start {start} 晚于 end {end}")]
+    StartAfterEnd { start: u32, end: u32 },
+    #[error("不支持的 board 值 '{0}'，可选: all / main / chinext / star / bse")]
+    UnknownBoard(String),
+    #[error("entry_price_mode 无效: '{0}'，可选: open / close")]
+    BadEntryMode(String),
+    #[error("{0} 必须是有限数字")]
+    NotANumber(&'static str),
+    #[error("[{start}, {end}] 内没有任何交易日的K线（本地数据覆盖 {first}–{last}）")]
+    NoBarsInRange {
+        start: u32,
+        end: u32,
+        first: u32,
+        last: u32,
+    },
+    #[error("本地没有任何股票K线，无法回测")]
+    EmptyUniverse,
+}
+
+/// Where the entry price comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryMode {
+    /// The next trading day's open after the signal day.
+    #[default]
+    Open,
+    /// The signal day's close.
+    Close,
+}
+
+/// §14.11 arguments, validated and clamped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BacktestArgs {
+    pub start: u32,
+    pub end: u32,
+    /// 1–60 trading days.
+    pub hold_days: usize,
+    /// 0–20 picks a day (and portfolio slots).
+    pub top_n: usize,
+    pub board: BoardFilter,
+    /// ≤ 0, percent (−8 = sell at −8 %).
+    pub stop_loss_pct: f64,
+    /// ≥ 0, percent; 0 = no take-profit.
+    pub take_profit_pct: f64,
+    pub entry_price_mode: EntryMode,
+}
+
+/// Raw arguments as a tool or the CLI spells them.
+#[derive(Debug, Clone, Default)]
+pub struct RawBacktestArgs<'a> {
+    pub start: Option<&'a str>,
+    pub end: Option<&'a str>,
+    pub hold_days: Option<i64>,
+    pub top_n: Option<i64>,
+    pub board: Option<&'a str>,
+    pub stop_loss_pct: Option<f64>,
+    pub take_profit_pct: Option<f64>,
+    pub entry_price_mode: Option<&'a str>,
+}
+
+fn shift_days(date: u32, days: i64) -> u32 {
+    days_from_civil(date).map_or(date, |d| crate::dates::civil_from_days(d + days))
+}
+
+impl BacktestArgs {
+    /// Defaults of §14.11: start = today − 180 days, end = yesterday, hold 10, top 4, all
+    /// boards, stop −8 %, no take-profit, entry at the open. `today` is the caller's.
+    pub fn parse(raw: &RawBacktestArgs<'_>, today: u32) -> Result<Self, BacktestError> {
+        let date = |s: Option<&str>, default: u32| -> Result<u32, BacktestError> {
+            match s.map(str::trim).filter(|s| !s.is_empty()) {
+                None => Ok(default),
+                Some(s) => {
+                    let head: String = s.chars().take(10).collect();
+                    parse_date(&head).ok_or_else(|| BacktestError::BadDate(s.to_owned()))
+                }
+            }
+        };
+        let start = date(raw.start, shift_days(today, -180))?;
+        let end = date(raw.end, shift_days(today, -1))?;
+        if start > end {
+            return Err(BacktestError::StartAfterEnd { start, end });
+        }
+        let finite = |x: Option<f64>, name: &'static str, default: f64| match x {
+            None => Ok(default),
+            Some(v) if v.is_finite() => Ok(v),
+            Some(_) => Err(BacktestError::NotANumber(name)),
+        };
+        let board = match raw.board.map(str::trim).filter(|s| !s.is_empty()) {
+            None => BoardFilter::All,
+            Some(b) => b
+                .parse()
+                .map_err(|_| BacktestError::UnknownBoard(b.to_owned()))?,
+        };
+        let entry_price_mode = match raw.entry_price_mode.map(str::trim) {
+            None | Some("") | Some("open") => EntryMode::Open,
+            // The reference's 14:55 entry is a close on daily bars.
+            Some("close") | Some("tail_1455") => EntryMode::Close,
+            Some(other) => return Err(BacktestError::BadEntryMode(other.to_owned())),
+        };
+        Ok(BacktestArgs {
+            start,
+            end,
+            hold_days: raw.hold_days.unwrap_or(10).clamp(1, 60) as usize,
+            top_n: raw.top_n.unwrap_or(4).clamp(0, 20) as usize,
+            board,
+            stop_loss_pct: finite(raw.stop_loss_pct, "stop_loss_pct", -8.0)?.min(0.0),
+            take_profit_pct: finite(raw.take_profit_pct, "take_profit_pct", 0.0)?.max(0.0),
+            entry_price_mode,
+        })
+    }
+}
+
+/// Decides, at one close, which stocks to buy: ranked codes, using only bars dated ≤ `day`.
+pub trait SignalSource {
+    fn picks(&mut self, day: u32) -> Vec<String>;
+}
+
+/// The funnel as the signal source: its candidates, by score.
+pub struct FunnelSignals<'u> {
+    funnel: Funnel<'u>,
+    board: BoardFilter,
+    /// Days the regime gate would have blocked new buys (reported, not enforced).
+    pub gated_days: usize,
+}
+
+impl<'u> FunnelSignals<'u> {
+    pub fn new(universe: &'u Universe, board: BoardFilter) -> Self {
+        FunnelSignals {
+            funnel: Funnel::prepare(universe, &FunnelConfig::default()).with_daily_features(),
+            board,
+            gated_days: 0,
+        }
+    }
+}
+
+impl SignalSource for FunnelSignals<'_> {
+    fn picks(&mut self, day: u32) -> Vec<String> {
+        let args = ScreenArgs {
+            board: self.board,
+            limit: 0,
+            as_of: Some(day),
+        };
+        match self.funnel.screen(&args) {
+            Ok(r) if r.as_of == Some(day) => {
+                if !r.regime.new_buy_allowed {
+                    self.gated_days += 1;
+                }
+                r.candidates.into_iter().map(|c| c.code).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Price limit of `code` (its board, ST by name) on `date`, as a fraction.
+pub fn limit_fraction(board: Board, is_st: bool, date: u32) -> f64 {
+    match board {
+        Board::Bse => 0.30,
+        Board::Star => 0.20,
+        Board::Chinext if date >= CHINEXT_20PCT_FROM => 0.20,
+        _ if is_st => 0.05,
+        _ => 0.10,
+    }
+}
+
+/// To the fen, half away from zero.
+pub fn fen(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// Limit-up and limit-down prices from the previous close.
+pub fn limit_prices(prev_close: f64, limit: f64) -> (f64, f64) {
+    (
+        fen(prev_close * (1.0 + limit)),
+        fen(prev_close * (1.0 - limit)),
+    )
+}
+
+/// Fees of one side of a trade of `amount` CNY on `date`: (commission, stamp duty,
+/// transfer fee), each to the fen.
+pub fn fees(amount: f64, sell: bool, date: u32) -> (f64, f64, f64) {
+    let commission = fen((amount * COMMISSION_RATE).max(COMMISSION_MIN));
+    let stamp = if sell {
+        let rate = if date >= STAMP_HALVED_FROM {
+            0.0005
+        } else {
+            0.001
+        };
+        fen(amount * rate)
+    } else {
+        0.0
+    };
+    (commission, stamp, fen(amount * TRANSFER_RATE))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitReason {
+    StopLoss,
+    TakeProfit,
+    HoldExpired,
+    EndOfPeriod,
+    /// Still held when the data ran out (valued at the last close, not sold).
+    OpenAtEnd,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trade {
+    pub code: String,
+    pub name: String,
+    pub signal_date: u32,
+    pub entry_date: u32,
+    pub entry_price: f64,
+    pub exit_date: u32,
+    pub exit_price: f64,
+    pub shares: u64,
+    /// Both sides: commission + stamp duty + transfer fee.
+    pub fees: f64,
+    pub pnl: f64,
+    pub pnl_pct: f64,
+    pub exit_reason: ExitReason,
+    /// Trading days the sale waited on limit-down closes.
+    pub limit_down_days: usize,
+    pub held_days: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EquityPoint {
+    pub date: u32,
+    pub equity: f64,
+    pub cash: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub total_return_pct: f64,
+    pub annualized_return_pct: f64,
+    pub max_drawdown_pct: f64,
+    /// `None` without closed trades.
+    pub win_rate_pct: Option<f64>,
+    /// Gross profit / gross loss; `None` without a losing trade.
+    pub profit_factor: Option<f64>,
+    /// Daily returns, annualised with √242, no risk-free rate; `None` when flat.
+    pub sharpe: Option<f64>,
+    /// Traded value (both sides) / average equity.
+    pub turnover: f64,
+    pub trades: usize,
+    pub fees: f64,
+    pub final_equity: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkReturn {
+    pub code: String,
+    pub return_pct: Option<f64>,
+    /// Why there is no figure, when there is none.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BacktestResult {
+    pub args: BacktestArgs,
+    /// First and last trading day simulated.
+    pub first_day: u32,
+    pub last_day: u32,
+    pub trading_days: usize,
+    pub initial_cash: f64,
+    pub metrics: Metrics,
+    pub trades: Vec<Trade>,
+    pub equity_curve: Vec<EquityPoint>,
+    pub benchmark: BenchmarkReturn,
+    /// Days with at least one signal.
+    pub signal_days: usize,
+    /// Picks not bought, by reason (`limit_up`, `no_bar`, `lot_too_expensive`, `held`).
+    pub skipped_entries: BTreeMap<String, usize>,
+    pub notes: Vec<String>,
+}
+
+struct Position {
+    stock: usize,
+    signal_date: u32,
+    entry_date: u32,
+    entry_price: f64,
+    shares: u64,
+    buy_fees: f64,
+    held: usize,
+    limit_down_days: usize,
+}
+
+/// Index of `date`'s bar in `bars`, if the stock traded that day.
+fn bar_on(bars: &[Bar], date: u32) -> Option<usize> {
+    bars.binary_search_by_key(&date, |b| b.date).ok()
+}
+
+fn last_close(bars: &[Bar], date: u32) -> Option<f64> {
+    bars_as_of(bars, date).last().map(|b| b.close)
+}
+
+fn is_at_limit_down(s: &StockSeries, i: usize) -> bool {
+    i > 0 && {
+        let limit = limit_fraction(s.board, s.is_st(), s.bars[i].date);
+        let (_, down) = limit_prices(s.bars[i - 1].close, limit);
+        s.bars[i].close <= down
+    }
+}
+
+fn is_at_limit_up(s: &StockSeries, i: usize, price: f64) -> bool {
+    i > 0 && {
+        let limit = limit_fraction(s.board, s.is_st(), s.bars[i].date);
+        let (up, _) = limit_prices(s.bars[i - 1].close, limit);
+        price >= up
+    }
+}
+
+/// Runs the backtest over `universe` with `signals` deciding the picks.
+pub fn run_backtest(
+    universe: &Universe,
+    args: &BacktestArgs,
+    signals: &mut dyn SignalSource,
+) -> Result<BacktestResult, BacktestError> {
+    if universe.stocks.is_empty() {
+        return Err(BacktestError::EmptyUniverse);
+    }
+    // The trading calendar the data implies.
+    let mut days: Vec<u32> = universe
+        .stocks
+        .iter()
+        .flat_map(|s| s.bars.iter().map(|b| b.date))
+        .collect();
+    days.sort_unstable();
+    days.dedup();
+    let (first, last) = (days[0], days[days.len() - 1]);
+    let in_range: Vec<u32> = days
+        .iter()
+        .copied()
+        .filter(|d| (args.start..=args.end).contains(d))
+        .collect();
+    if in_range.is_empty() {
+        return Err(BacktestError::NoBarsInRange {
+            start: args.start,
+            end: args.end,
+            first,
+            last,
+        });
+    }
+    let after: Vec<u32> = days.iter().copied().filter(|d| *d > args.end).collect();
+    let index: HashMap<&str, usize> = universe
+        .stocks
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.code.as_str(), i))
+        .collect();
+
+    let mut cash = INITIAL_CASH;
+    let mut open: Vec<Position> = Vec::new();
+    let mut trades: Vec<Trade> = Vec::new();
+    let mut curve: Vec<EquityPoint> = Vec::new();
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut traded_value = 0.0;
+    let mut total_fees = 0.0;
+    let mut signal_days = 0;
+    // Picks of the previous close, bought at today's open (open mode).
+    let mut pending: Vec<(u32, Vec<String>)> = Vec::new();
+
+    let equity_of = |cash: f64, open: &[Position], date: u32| -> f64 {
+        cash + open
+            .iter()
+            .map(|p| {
+                let bars = &universe.stocks[p.stock].bars;
+                last_close(bars, date).unwrap_or(p.entry_price) * p.shares as f64
+            })
+            .sum::<f64>()
+    };
+
+    // The simulation walks the range, then past its end only to sell what limit-downs held.
+    let walk: Vec<(u32, bool)> = in_range
+        .iter()
+        .map(|d| (*d, true))
+        .chain(after.iter().map(|d| (*d, false)))
+        .collect();
+    for (pos, &(day, in_period)) in walk.iter().enumerate() {
+        if !in_period && open.is_empty() {
+            break;
+        }
+        let last_in_period = in_period && walk.get(pos + 1).is_none_or(|(_, p)| !*p);
+
+        // 1. Exits (T+1: not on the entry day), at the close.
+        let mut still = Vec::with_capacity(open.len());
+        for mut p in open.drain(..) {
+            let s = &universe.stocks[p.stock];
+            let Some(i) = bar_on(&s.bars, day) else {
+                still.push(p); // suspended: nothing trades
+                continue;
+            };
+            if day == p.entry_date {
+                still.push(p);
+                continue;
+            }
+            p.held += 1;
+            let close = s.bars[i].close;
+            let change = (close / p.entry_price - 1.0) * 100.0;
+            let reason = if args.stop_loss_pct < 0.0 && change <= args.stop_loss_pct {
+                Some(ExitReason::StopLoss)
+            } else if args.take_profit_pct > 0.0 && change >= args.take_profit_pct {
+                Some(ExitReason::TakeProfit)
+            } else if p.held >= args.hold_days {
+                Some(ExitReason::HoldExpired)
+            } else if last_in_period || !in_period {
+                Some(ExitReason::EndOfPeriod)
+            } else {
+                None
+            };
+            let Some(reason) = reason else {
+                still.push(p);
+                continue;
+            };
+            if is_at_limit_down(s, i) {
+                p.limit_down_days += 1;
+                still.push(p);
+                continue;
+            }
+            let amount = close * p.shares as f64;
+            let (c, st, t) = fees(amount, true, day);
+            let sell_fees = c + st + t;
+            cash += amount - sell_fees;
+            traded_value += amount;
+            total_fees += sell_fees;
+            let cost = p.entry_price * p.shares as f64;
+            let pnl = fen(amount - sell_fees - cost - p.buy_fees);
+            trades.push(Trade {
+                code: s.code.clone(),
+                name: s.name.clone(),
+                signal_date: p.signal_date,
+                entry_date: p.entry_date,
+                entry_price: p.entry_price,
+                exit_date: day,
+                exit_price: close,
+                shares: p.shares,
+                fees: fen(p.buy_fees + sell_fees),
+                pnl,
+                pnl_pct: pnl / (cost + p.buy_fees) * 100.0,
+                exit_reason: reason,
+                limit_down_days: p.limit_down_days,
+                held_days: p.held,
+            });
+        }
+        open = still;
+
+        if in_period {
+            // 2. Entries.
+            let today_picks = signals.picks(day);
+            if !today_picks.is_empty() {
+                signal_days += 1;
+            }
+            let mut buys: Vec<(u32, Vec<String>)> = std::mem::take(&mut pending);
+            match args.entry_price_mode {
+                EntryMode::Open => pending.push((day, today_picks)),
+                EntryMode::Close => buys.push((day, today_picks)),
+            }
+            for (signal_date, picks) in buys {
+                for code in picks {
+                    if open.len() >= args.top_n {
+                        break;
+                    }
+                    let Some(&k) = index.get(code.as_str()) else {
+                        continue;
+                    };
+                    let s = &universe.stocks[k];
+                    if open.iter().any(|p| p.stock == k) {
+                        *skipped.entry("held".into()).or_default() += 1;
+                        continue;
+                    }
+                    let Some(i) = bar_on(&s.bars, day) else {
+                        *skipped.entry("no_bar".into()).or_default() += 1;
+                        continue;
+                    };
+                    let price = match args.entry_price_mode {
+                        EntryMode::Open => s.bars[i].open,
+                        EntryMode::Close => s.bars[i].close,
+                    };
+                    if is_at_limit_up(s, i, price) {
+                        *skipped.entry("limit_up".into()).or_default() += 1;
+                        continue;
+                    }
+                    let slots_left = (args.top_n - open.len()) as f64;
+                    let budget = (equity_of(cash, &open, day) / args.top_n as f64)
+                        .min(cash / slots_left.max(1.0))
+                        .min(cash);
+                    // The most lots the budget pays for, fees included.
+                    let mut lots = (budget / (price * LOT as f64)).floor() as u64;
+                    while lots > 0 {
+                        let amount = price * (lots * LOT) as f64;
+                        let (c, _, t) = fees(amount, false, day);
+                        if amount + c + t <= cash {
+                            break;
+                        }
+                        lots -= 1;
+                    }
+                    if lots == 0 {
+                        *skipped.entry("lot_too_expensive".into()).or_default() += 1;
+                        continue;
+                    }
+                    let shares = lots * LOT;
+                    let amount = price * shares as f64;
+                    let (c, _, t) = fees(amount, false, day);
+                    cash -= amount + c + t;
+                    traded_value += amount;
+                    total_fees += c + t;
+                    open.push(Position {
+                        stock: k,
+                        signal_date,
+                        entry_date: day,
+                        entry_price: price,
+                        shares,
+                        buy_fees: c + t,
+                        held: 0,
+                        limit_down_days: 0,
+                    });
+                }
+            }
+            curve.push(EquityPoint {
+                date: day,
+                equity: fen(equity_of(cash, &open, day)),
+                cash: fen(cash),
+            });
+        }
+    }
+    // What limit-downs still held when the data ran out: valued, not sold.
+    for p in open {
+        let s = &universe.stocks[p.stock];
+        let close = s.bars.last().map_or(p.entry_price, |b| b.close);
+        let cost = p.entry_price * p.shares as f64;
+        let pnl = fen(close * p.shares as f64 - cost - p.buy_fees);
+        trades.push(Trade {
+            code: s.code.clone(),
+            name: s.name.clone(),
+            signal_date: p.signal_date,
+            entry_date: p.entry_date,
+            entry_price: p.entry_price,
+            exit_date: s.bars.last().map_or(p.entry_date, |b| b.date),
+            exit_price: close,
+            shares: p.shares,
+            fees: fen(p.buy_fees),
+            pnl,
+            pnl_pct: pnl / (cost + p.buy_fees) * 100.0,
+            exit_reason: ExitReason::OpenAtEnd,
+            limit_down_days: p.limit_down_days,
+            held_days: p.held,
+        });
+    }
+    let first_day = in_range[0];
+    let last_day = in_range[in_range.len() - 1];
+    let metrics = metrics(&curve, &trades, traded_value, total_fees);
+    let mut notes = Vec::new();
+    if args.top_n == 0 {
+        notes.push("top_n = 0：不买入任何股票".to_owned());
+    }
+    Ok(BacktestResult {
+        args: args.clone(),
+        first_day,
+        last_day,
+        trading_days: in_range.len(),
+        initial_cash: INITIAL_CASH,
+        metrics,
+        trades,
+        equity_curve: curve,
+        benchmark: benchmark(universe, first_day, last_day),
+        signal_days,
+        skipped_entries: skipped,
+        notes,
+    })
+}
+
+fn metrics(curve: &[EquityPoint], trades: &[Trade], traded: f64, fees: f64) -> Metrics {
+    let final_equity = curve.last().map_or(INITIAL_CASH, |p| p.equity);
+    let total = final_equity / INITIAL_CASH - 1.0;
+    let n = curve.len().max(1) as f64;
+    let annual = (1.0 + total).powf(TRADING_DAYS_PER_YEAR / n) - 1.0;
+    let mut peak = INITIAL_CASH;
+    let mut mdd: f64 = 0.0;
+    for p in curve {
+        peak = peak.max(p.equity);
+        mdd = mdd.max(1.0 - p.equity / peak);
+    }
+    let returns: Vec<f64> = std::iter::once(INITIAL_CASH)
+        .chain(curve.iter().map(|p| p.equity))
+        .collect::<Vec<_>>()
+        .windows(2)
+        .map(|w| w[1] / w[0] - 1.0)
+        .collect();
+    let mean = returns.iter().sum::<f64>() / returns.len().max(1) as f64;
+    let var =
+        returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (returns.len().max(2) - 1) as f64;
+    let sd = var.sqrt();
+    let sharpe = (sd > 1e-12).then(|| mean / sd * TRADING_DAYS_PER_YEAR.sqrt());
+    let closed: Vec<&Trade> = trades
+        .iter()
+        .filter(|t| t.exit_reason != ExitReason::OpenAtEnd)
+        .collect();
+    let wins = closed.iter().filter(|t| t.pnl > 0.0).count();
+    let gross_win: f64 = closed.iter().filter(|t| t.pnl > 0.0).map(|t| t.pnl).sum();
+    let gross_loss: f64 = closed.iter().filter(|t| t.pnl < 0.0).map(|t| -t.pnl).sum();
+    let avg_equity = curve.iter().map(|p| p.equity).sum::<f64>() / n;
+    Metrics {
+        total_return_pct: total * 100.0,
+        annualized_return_pct: annual * 100.0,
+        max_drawdown_pct: mdd * 100.0,
+        win_rate_pct: (!closed.is_empty()).then(|| wins as f64 / closed.len() as f64 * 100.0),
+        profit_factor: (gross_loss > 0.0).then(|| gross_win / gross_loss),
+        sharpe,
+        turnover: if avg_equity > 0.0 {
+            traded / avg_equity
+        } else {
+            0.0
+        },
+        trades: trades.len(),
+        fees: fen(fees),
+        final_equity,
+    }
+}
+
+/// CSI 300 over the span (SSE Composite when CSI 300 is not cached).
+fn benchmark(universe: &Universe, first: u32, last: u32) -> BenchmarkReturn {
+    let b = &universe.benchmarks;
+    let (code, bars) = match (&b.csi300, &b.sse) {
+        (Some(c), _) if !c.is_empty() => ("000300.SH", c),
+        (_, Some(s)) if !s.is_empty() => ("000001.SH", s),
+        _ => {
+            return BenchmarkReturn {
+                code: "000300.SH".into(),
+                return_pct: None,
+                note: Some("本地没有沪深300或上证指数K线，无法给出同期基准收益".into()),
+            };
+        }
+    };
+    // The close before the first day is the base, so both span the same days.
+    let base = bars_as_of(bars, first.saturating_sub(1))
+        .last()
+        .or_else(|| bars.first());
+    let end = bars_as_of(bars, last).last();
+    match (base, end) {
+        (Some(b0), Some(b1)) if b0.close > 0.0 && b1.date >= first => BenchmarkReturn {
+            code: code.into(),
+            return_pct: Some((b1.close / b0.close - 1.0) * 100.0),
+            note: None,
+        },
+        _ => BenchmarkReturn {
+            code: code.into(),
+            return_pct: None,
+            note: Some("基准指数K线不覆盖回测区间".into()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;
