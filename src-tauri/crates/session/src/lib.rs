@@ -214,6 +214,7 @@ impl Services {
     pub fn registry(&self) -> ToolRegistry {
         let mut registry = ToolRegistry::new();
         wyckoff_tools::register_market_tools(&mut registry, self.market.clone());
+        wyckoff_tools::register_local_tools(&mut registry, self.home.root().join("workspace"));
         // Reopens offloaded tool results and compaction archives (the previews point here).
         registry.register(Arc::new(QueryHistory::new(
             self.home.tool_results_dir(),

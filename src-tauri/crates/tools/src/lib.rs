@@ -163,3 +163,10 @@ pub fn local_tools(workspace: PathBuf) -> Vec<Arc<dyn Tool>> {
         },
     ))]
 }
+
+/// Registers [`local_tools`] in `registry`.
+pub fn register_local_tools(registry: &mut ToolRegistry, workspace: PathBuf) {
+    for t in local_tools(workspace) {
+        registry.register(t);
+    }
+}

@@ -1,0 +1,225 @@
+//! End-to-end tests of the local tools through the real `wyckoff` binary: `wyckoff run
+//! --json` against the real `wyckoff-mock-vendor`, whose scripts (tests/scripts/exec_*.json)
+//! ask for `exec_command`; the approval policy comes from `--approve`.
+//!
+//! Build both binaries first: `cargo build -p wyckoff-cli -p wyckoff-mock-vendor`.
+
+// Test helpers may panic: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn binary(name: &str) -> PathBuf {
+    let mut candidates = Vec::new();
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().and_then(Path::parent).map(Path::to_path_buf))
+    {
+        candidates.push(dir.join(name));
+    }
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        candidates.push(PathBuf::from(dir).join("debug").join(name));
+    }
+    candidates.push(workspace_root().join("target").join("debug").join(name));
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} not found in {candidates:?}: build it first"))
+}
+
+/// A running `wyckoff-mock-vendor`, killed on drop.
+struct Vendor {
+    child: Child,
+    url: String,
+    record: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Vendor {
+    fn start(script: &str) -> Vendor {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("requests.jsonl");
+        let mut child = Command::new(binary("wyckoff-mock-vendor"))
+            .arg("--script")
+            .arg(workspace_root().join("tests").join("scripts").join(script))
+            .arg("--record")
+            .arg(&record)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().strip_prefix("listening ").unwrap().to_owned();
+        Vendor {
+            child,
+            url,
+            record,
+            _dir: dir,
+        }
+    }
+
+    fn chat_requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.record)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| {
+                r["path"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with("/chat/completions"))
+            })
+            .collect()
+    }
+}
+
+impl Drop for Vendor {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wyckoff(home: &Path, args: &[&str]) -> Output {
+    Command::new(binary("wyckoff"))
+        .args(args)
+        .env("WYCKOFF_HOME", home)
+        .env("WYCKOFF_OFFLINE", "1")
+        .env("OPENAI_API_KEY", "sk-e2eskills0000000000")
+        .env_remove("HTTP_PROXY")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("http_proxy")
+        .env_remove("https_proxy")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn run_script(home: &Path, script: &str, approve: &str) -> (Output, Vec<Value>, Vendor) {
+    let vendor = Vendor::start(script);
+    let base_url = format!("{}/v1", vendor.url);
+    let out = wyckoff(
+        home,
+        &[
+            "run",
+            "--json",
+            "--provider",
+            "openai",
+            "--base-url",
+            &base_url,
+            "--approve",
+            approve,
+            "请处理",
+        ],
+    );
+    let events = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect();
+    (out, events, vendor)
+}
+
+fn event<'a>(events: &'a [Value], ty: &str) -> Option<&'a Value> {
+    events.iter().find(|e| e["type"] == ty)
+}
+
+/// Live (not zombie) processes whose process group is `pgid`.
+fn live_group_members(pgid: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest.split_whitespace().collect())
+                .unwrap_or_default();
+            fields.get(2) == Some(&pgid) && fields.first() != Some(&"Z")
+        })
+        .count()
+}
+
+#[test]
+fn exec_command_denied_never_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let (out, events, _vendor) = run_script(home.path(), "exec_marker.json", "never");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!home.path().join("workspace").join("marker").exists());
+    let resolved = event(&events, "approval_resolved").unwrap();
+    assert_eq!(resolved["outcome"], "denied_by_policy");
+    assert!(event(&events, "tool_result").is_none_or(|r| !r.to_string().contains("made-it")));
+}
+
+#[test]
+fn exec_command_allowed_returns_stdout_and_exit_code() {
+    let home = tempfile::tempdir().unwrap();
+    let (out, events, vendor) = run_script(home.path(), "exec_marker.json", "exec_command");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(home.path().join("workspace").join("marker").is_file());
+    let result = &event(&events, "tool_result").unwrap()["result"];
+    assert_eq!(result["exit_code"], 0, "{result}");
+    assert_eq!(result["stdout"], "made-it\n");
+    // The model's second request carries the tool result.
+    let requests = vendor.chat_requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1]["body"]["messages"]
+            .to_string()
+            .contains("made-it")
+    );
+}
+
+#[test]
+fn exec_command_timeout_leaves_no_process() {
+    let home = tempfile::tempdir().unwrap();
+    let (out, events, _vendor) = run_script(home.path(), "exec_sleep.json", "exec_command");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A result carrying `error` reaches the event stream as a tool error.
+    let error = event(&events, "tool_error").unwrap()["error"]
+        .as_str()
+        .unwrap();
+    assert!(error.contains("命令超时（2s）"), "{error}");
+    let pgid = std::fs::read_to_string(home.path().join("workspace").join("pgid")).unwrap();
+    let pgid = pgid.trim();
+    // SIGKILL lands asynchronously; poll briefly rather than assert on timing.
+    let mut live = live_group_members(pgid);
+    for _ in 0..100 {
+        if live == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        live = live_group_members(pgid);
+    }
+    assert_eq!(live, 0, "processes of the command are still running");
+}
