@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use specta::Type;
 use tauri::State;
-use wyckoff_engine::phases::{EventCode, Schematic};
+use wyckoff_engine::phases::{EventCode, Schematic, SchematicKind};
 use wyckoff_engine::{Bar, wyckoff_structure};
 use wyckoff_market::watchlist::{WatchlistError, WatchlistStore};
 use wyckoff_market::{DataStatus, MarketData, MarketError, StockCode};
@@ -371,71 +371,109 @@ pub fn phase_bands(s: &Schematic, last_date: u32) -> Vec<PhaseBand> {
     bands
 }
 
-/// The engine's reading of the daily bars, placed on the chart's (daily/weekly/monthly) bars.
-fn reading(daily: &[Bar], chart_dates: &[u32]) -> WyckoffReading {
+/// How often (in daily bars) the engine's reading is replayed over the history, so schematics
+/// that completed long ago are drawn too (the engine only reads the last 250 bars).
+const HISTORY_STEP: usize = 20;
+
+fn active_schematic(daily: &[Bar]) -> Option<Schematic> {
     let st = wyckoff_structure(daily);
-    let active = match st.active {
-        Some(wyckoff_engine::phases::SchematicKind::Accumulation) => st.accumulation.as_ref(),
-        Some(wyckoff_engine::phases::SchematicKind::Distribution) => st.distribution.as_ref(),
+    match st.active {
+        Some(SchematicKind::Accumulation) => st.accumulation,
+        Some(SchematicKind::Distribution) => st.distribution,
         None => None,
-    };
-    let last = daily.last().map(|b| b.date).unwrap_or(0);
-    let Some(s) = active else {
-        return WyckoffReading {
-            schematic: None,
-            phase: None,
-            support: None,
-            resistance: None,
-            mid: None,
-            events: Vec::new(),
-            phases: Vec::new(),
+    }
+}
+
+/// The engine's reading as it stood at every `HISTORY_STEP`-th close and at the last one:
+/// one entry per schematic (kind + climax day), in its latest, most developed form, with the
+/// last date it was still the active reading.
+pub fn schematic_history(daily: &[Bar]) -> Vec<(Schematic, u32)> {
+    let n = daily.len();
+    let mut ends: Vec<usize> = (1..=n / HISTORY_STEP).map(|k| k * HISTORY_STEP).collect();
+    if ends.last() != Some(&n) && n > 0 {
+        ends.push(n);
+    }
+    let mut out: Vec<(Schematic, u32)> = Vec::new();
+    for end in ends {
+        let Some(s) = active_schematic(&daily[..end]) else {
+            continue;
         };
-    };
-    let events = s
-        .events
-        .iter()
-        .filter_map(|e| {
-            let bar_date = bar_date_for(chart_dates, e.date)?;
+        let seen_to = daily[end - 1].date;
+        let key = (s.kind, s.events.first().map(|e| e.date));
+        match out
+            .iter_mut()
+            .find(|(o, _)| (o.kind, o.events.first().map(|e| e.date)) == key)
+        {
+            Some(slot) => *slot = (s, seen_to),
+            None => out.push((s, seen_to)),
+        }
+    }
+    out
+}
+
+/// The engine's reading of the daily bars, placed on the chart's (daily/weekly/monthly) bars:
+/// range lines and phase from the reading at the last close; events and phase bands from
+/// every schematic the engine read over the history.
+fn reading(daily: &[Bar], chart_dates: &[u32]) -> WyckoffReading {
+    let last = daily.last().map(|b| b.date).unwrap_or(0);
+    let history = schematic_history(daily);
+    let current = history
+        .last()
+        .filter(|(_, seen_to)| *seen_to == last)
+        .map(|(s, _)| s);
+    let mut events: Vec<ChartEvent> = Vec::new();
+    let mut phases: Vec<PhaseBand> = Vec::new();
+    for (s, seen_to) in &history {
+        for e in &s.events {
+            if events
+                .iter()
+                .any(|x| x.date == e.date && x.label == event_label(e.event))
+            {
+                continue;
+            }
+            let Some(bar_date) = bar_date_for(chart_dates, e.date) else {
+                continue;
+            };
             let support: Vec<String> = e.dates.iter().skip(1).map(|d| iso(*d)).collect();
             let why = if support.is_empty() {
                 event_rule(e.event).to_owned()
             } else {
                 format!("{} (with {})", event_rule(e.event), support.join(", "))
             };
-            Some(ChartEvent {
+            events.push(ChartEvent {
                 label: event_label(e.event),
                 date: e.date,
                 bar_date,
                 price: round3(e.price),
                 why,
-            })
-        })
-        .collect();
-    let phases = phase_bands(s, last)
-        .into_iter()
-        .filter_map(|b| {
+            });
+        }
+        phases.extend(phase_bands(s, *seen_to).into_iter().filter_map(|b| {
             Some(PhaseBand {
                 phase: b.phase,
                 from: bar_date_for(chart_dates, b.from)?,
                 to: bar_date_for(chart_dates, b.to)?,
             })
-        })
-        .collect();
-    let mid = match (s.support, s.resistance) {
+        }));
+    }
+    events.sort_by_key(|e| e.date);
+    phases.sort_by_key(|b| b.from);
+    let (support, resistance) = current.map_or((None, None), |s| (s.support, s.resistance));
+    let mid = match (support, resistance) {
         (Some(lo), Some(hi)) => Some(round3((lo + hi) / 2.0)),
         _ => None,
     };
     WyckoffReading {
-        schematic: Some(
+        schematic: current.map(|s| {
             match s.kind {
-                wyckoff_engine::phases::SchematicKind::Accumulation => "accumulation",
-                wyckoff_engine::phases::SchematicKind::Distribution => "distribution",
+                SchematicKind::Accumulation => "accumulation",
+                SchematicKind::Distribution => "distribution",
             }
-            .to_owned(),
-        ),
-        phase: Some(format!("{:?}", s.phase)),
-        support: s.support.map(round3),
-        resistance: s.resistance.map(round3),
+            .to_owned()
+        }),
+        phase: current.map(|s| format!("{:?}", s.phase)),
+        support: support.map(round3),
+        resistance: resistance.map(round3),
         mid,
         events,
         phases,

@@ -174,13 +174,26 @@ async fn chart_of_a_bundled_stock_carries_the_engines_reading() {
         for l in &c.ma {
             assert_eq!(l.start as usize + l.values.len(), n);
         }
-        let engine_events = [&expected.accumulation, &expected.distribution]
-            .into_iter()
-            .flatten()
-            .find(|s| Some(s.kind) == expected.active)
-            .map(|s| s.events.len())
-            .unwrap_or(0);
-        assert_eq!(c.reading.events.len(), engine_events, "{period:?}");
+        let history = schematic_history(&daily);
+        let mut want: Vec<(String, u32)> = history
+            .iter()
+            .flat_map(|(s, _)| s.events.iter().map(|e| (format!("{:?}", e.event), e.date)))
+            .collect();
+        want.sort_by_key(|(_, d)| *d);
+        want.dedup();
+        let got: Vec<(String, u32)> = c
+            .reading
+            .events
+            .iter()
+            .map(|e| (e.label.clone(), e.date))
+            .collect();
+        assert_eq!(got, want, "{period:?}");
+        assert!(!got.is_empty(), "15 years of 平安银行 hold some schematic");
+        // the range lines are the reading at the last close only
+        assert_eq!(c.reading.phase.is_some(), expected.active.is_some());
+        if expected.active.is_none() {
+            assert_eq!((c.reading.support, c.reading.resistance), (None, None));
+        }
         if period == Period::Day {
             assert_eq!(n, daily.len());
         } else {
