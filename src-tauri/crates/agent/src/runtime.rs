@@ -27,6 +27,7 @@ use crate::registry::{ExecEnv, ToolOutcome, ToolRegistry};
 use crate::results::ResultStore;
 use crate::scratchpad::{Scratchpad, ScratchpadRecord};
 use crate::sink::EventSink;
+use crate::subagents::SubAgentToolProxy;
 use crate::transcript::{NoTranscript, Transcript};
 
 /// Tunables of the loop. Defaults follow the seed and DESIGN.md.
@@ -106,6 +107,8 @@ pub struct Runtime {
     results: Option<ResultStore>,
     scratchpad_dir: Option<PathBuf>,
     clock: Arc<dyn Clock>,
+    /// Set for a sub-agent's runtime: its calls and schemas go through the proxy.
+    tool_proxy: Option<Arc<SubAgentToolProxy>>,
 }
 
 const CONTINUE_PROMPT: &str = "已连续执行多轮工具调用。请复用已经完成的工具结果，不要重复读取相同数据；如果信息已经足够，直接给出完整结论。";
@@ -135,7 +138,20 @@ impl Runtime {
             results: None,
             scratchpad_dir,
             clock,
+            tool_proxy: None,
         }
+    }
+
+    /// Shares another runtime's approval gate (a sub-agent asks the session's gate).
+    pub fn with_gate(mut self, gate: Arc<ApprovalGate>) -> Self {
+        self.gate = gate;
+        self
+    }
+
+    /// Restricts tools to a sub-agent's whitelist (schemas and calls).
+    pub fn with_tool_proxy(mut self, proxy: Arc<SubAgentToolProxy>) -> Self {
+        self.tool_proxy = Some(proxy);
+        self
     }
 
     /// A provider that takes over when the main one keeps failing (stalls after the
@@ -243,6 +259,18 @@ impl Runtime {
 
     /// Runs a round's calls in batches; outcomes come back in call order, one per call.
     async fn run_calls(&self, calls: &[ToolCall], env: &ExecEnv) -> Vec<ToolOutcome> {
+        if let Some(proxy) = &self.tool_proxy {
+            // Sub-agent calls run one after another under the proxy's deadline.
+            let mut outcomes = Vec::with_capacity(calls.len());
+            for call in calls {
+                if env.cancel.is_cancelled() {
+                    outcomes.push(ToolOutcome::aborted(call));
+                } else {
+                    outcomes.push(proxy.execute(call, env).await);
+                }
+            }
+            return outcomes;
+        }
         let safe: Vec<bool> = calls
             .iter()
             .map(|c| c.args_error.is_none() && self.registry.is_concurrency_safe(&c.name))
@@ -563,7 +591,10 @@ impl<'a> Turn<'a> {
                 }
             }
             // The schemas go into the estimate and then into the request.
-            let tools = rt.registry.schemas(None);
+            let tools = match &rt.tool_proxy {
+                Some(proxy) => proxy.schemas(),
+                None => rt.registry.schemas(None),
+            };
             match rt
                 .compactor
                 .maybe_compact(messages, self.system_prompt, &tools, provider.as_ref())

@@ -10,6 +10,7 @@ pub mod budget;
 pub mod policy;
 pub mod proxy;
 pub mod roles;
+pub mod run;
 
 pub use budget::{
     CONTEXT_TRUNCATED_MARKER, FittedContext, FittedResult, RESULT_TRUNCATED_MARKER, fit_context,
@@ -18,3 +19,4 @@ pub use budget::{
 pub use policy::{SubAgentRun, build_result, policy_for};
 pub use proxy::SubAgentToolProxy;
 pub use roles::{ROLES, SubAgentRole, role};
+pub use run::{SubAgentDeps, SubAgentParent, run_sub_agent};

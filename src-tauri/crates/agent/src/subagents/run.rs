@@ -1,0 +1,261 @@
+//! The sub-agent mini loop: the session's own [`Runtime`] loop, run with the role's
+//! prompt and limits, the session's provider, approval gate and background manager,
+//! and tools behind a [`SubAgentToolProxy`]. Every event it produces is forwarded to
+//! the parent's stream as `RuntimeEvent::SubAgent`, tagged with the role and the
+//! parent's delegate call id.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use wyckoff_llm::Provider;
+use wyckoff_protocol::{ErrorKind, RuntimeEvent, SubAgentResult, SubAgentStatus};
+
+use super::budget::fit_context;
+use super::policy::{SubAgentRun, build_result};
+use super::proxy::SubAgentToolProxy;
+use super::roles::SubAgentRole;
+use crate::approval::{ApprovalGate, HeadlessApprover};
+use crate::background::BackgroundTaskManager;
+use crate::clock::Clock;
+use crate::registry::ToolRegistry;
+use crate::runtime::{Runtime, RuntimeConfig, TurnOutcome};
+use crate::sink::EventSink;
+
+/// What a sub-agent borrows from the session that delegates to it.
+#[derive(Clone)]
+pub struct SubAgentDeps {
+    pub provider: Arc<dyn Provider>,
+    pub registry: Arc<ToolRegistry>,
+    pub gate: Arc<ApprovalGate>,
+    pub background: Option<Arc<BackgroundTaskManager>>,
+    pub clock: Arc<dyn Clock>,
+    pub session_id: String,
+}
+
+/// Where the sub-agent's progress goes and who can stop it.
+pub struct SubAgentParent {
+    pub sink: Arc<dyn EventSink>,
+    pub call_id: String,
+    pub cancel: CancellationToken,
+}
+
+/// Forwards the mini loop's events to the parent and notes what the result needs.
+struct ForwardingSink {
+    parent: Arc<dyn EventSink>,
+    agent: String,
+    call_id: String,
+    seen: Mutex<Seen>,
+}
+
+#[derive(Default)]
+struct Seen {
+    tool_calls: Vec<String>,
+    task_ids: Vec<String>,
+}
+
+impl EventSink for ForwardingSink {
+    fn emit(&self, event: RuntimeEvent) {
+        if let Ok(mut seen) = self.seen.lock() {
+            match &event {
+                RuntimeEvent::ToolStart { name, .. } => seen.tool_calls.push(name.clone()),
+                RuntimeEvent::ToolResult { result, .. }
+                    if result.get("status").and_then(|s| s.as_str()) == Some("background") =>
+                {
+                    if let Some(id) = result.get("task_id").and_then(|s| s.as_str()) {
+                        seen.task_ids.push(id.to_owned());
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some((kind, text)) = progress(&event) else {
+            return;
+        };
+        self.parent.emit(RuntimeEvent::SubAgent {
+            agent: self.agent.clone(),
+            call_id: self.call_id.clone(),
+            kind: kind.to_owned(),
+            text,
+        });
+    }
+}
+
+/// The progress line for one mini-loop event (`None`: not worth showing).
+fn progress(event: &RuntimeEvent) -> Option<(&'static str, String)> {
+    Some(match event {
+        RuntimeEvent::TextDelta { text } => ("text", text.clone()),
+        RuntimeEvent::ToolStart { name, .. } => ("tool_start", name.clone()),
+        RuntimeEvent::ToolResult {
+            name, elapsed_ms, ..
+        } => ("tool_result", format!("{name} {elapsed_ms}ms")),
+        RuntimeEvent::ToolError { name, error, .. } => ("tool_error", format!("{name}: {error}")),
+        RuntimeEvent::Retry { reason, .. } => ("retry", reason.clone()),
+        RuntimeEvent::Warning { message } => ("warning", message.clone()),
+        RuntimeEvent::TurnFailed { message, .. } => ("failed", message.clone()),
+        RuntimeEvent::Done { text, .. } => ("done", text.clone()),
+        _ => return None,
+    })
+}
+
+/// Prefix of the runtime's answer when it stops at the model-call cap.
+const ROUND_CAP_PREFIX: &str = "（本轮已达到";
+
+/// Runs one delegated task to its end and returns the structured result. Never hangs
+/// past the role's deadline; the parent's cancel ends it as `cancelled`.
+pub async fn run_sub_agent(
+    role: &'static SubAgentRole,
+    task: &str,
+    context: &str,
+    deps: SubAgentDeps,
+    parent: SubAgentParent,
+) -> SubAgentResult {
+    let started = Instant::now();
+    let deadline = started + role.timeout;
+    let fitted = fit_context(context, role.context_budget_tokens);
+    let first_message = if fitted.text.is_empty() {
+        task.to_owned()
+    } else {
+        format!("{task}\n\n上下文:\n{}", fitted.text)
+    };
+    let proxy = Arc::new(SubAgentToolProxy::new(
+        deps.registry.clone(),
+        role,
+        deadline,
+    ));
+    let config = RuntimeConfig {
+        session_id: deps.session_id.clone(),
+        max_rounds_per_segment: role.max_tool_rounds,
+        // the tool rounds plus the round that answers
+        max_total_rounds: role.max_tool_rounds + 1,
+        // a stall is reported as the sub-agent's timeout instead of re-running the round
+        stall_retries: 0,
+        // the parent already chose this task; turn expectations are the parent's guard
+        loop_guard: false,
+        tool_timeout: None,
+        ..RuntimeConfig::default()
+    };
+    let mut runtime = Runtime::new(
+        deps.provider.clone(),
+        deps.registry.clone(),
+        config,
+        Arc::new(HeadlessApprover::Never),
+        None,
+        deps.clock.clone(),
+    )
+    .with_gate(deps.gate.clone())
+    .with_tool_proxy(proxy);
+    if let Some(bg) = &deps.background {
+        runtime = runtime.with_background(bg.clone());
+    }
+    let sink = Arc::new(ForwardingSink {
+        parent: parent.sink.clone(),
+        agent: role.name.to_owned(),
+        call_id: parent.call_id.clone(),
+        seen: Mutex::new(Seen::default()),
+    });
+    let cancel = parent.cancel.child_token();
+    let deadline_timer = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(deadline).await;
+            cancel.cancel();
+        })
+    };
+    let mut messages = Vec::new();
+    let outcome = runtime
+        .run_turn(
+            &mut messages,
+            &role.system_prompt(),
+            &first_message,
+            sink.clone(),
+            cancel,
+        )
+        .await;
+    deadline_timer.abort();
+
+    let past_deadline = Instant::now() >= deadline;
+    let (status, mut run) = match outcome {
+        TurnOutcome::Done {
+            text,
+            usage,
+            rounds,
+        } => {
+            let status = if text.starts_with(ROUND_CAP_PREFIX) {
+                SubAgentStatus::Timeout
+            } else if text.trim().is_empty() {
+                SubAgentStatus::Empty
+            } else {
+                SubAgentStatus::Completed
+            };
+            let error = match status {
+                SubAgentStatus::Timeout => format!(
+                    "sub-agent timeout: 已用完 {} 轮工具调用",
+                    role.max_tool_rounds
+                ),
+                SubAgentStatus::Empty => "sub-agent empty".to_owned(),
+                _ => String::new(),
+            };
+            let run = SubAgentRun {
+                final_text: text,
+                usage,
+                rounds,
+                error,
+                ..SubAgentRun::default()
+            };
+            (status, run)
+        }
+        TurnOutcome::Cancelled => {
+            let status = if past_deadline && !parent.cancel.is_cancelled() {
+                SubAgentStatus::Timeout
+            } else {
+                SubAgentStatus::Cancelled
+            };
+            let error = match status {
+                SubAgentStatus::Timeout => "sub-agent timeout".to_owned(),
+                _ => "sub-agent cancelled".to_owned(),
+            };
+            (
+                status,
+                SubAgentRun {
+                    error,
+                    ..SubAgentRun::default()
+                },
+            )
+        }
+        TurnOutcome::Failed { kind, message } => {
+            let status = match kind {
+                ErrorKind::Timeout => SubAgentStatus::Timeout,
+                ErrorKind::Cancelled if past_deadline => SubAgentStatus::Timeout,
+                ErrorKind::Cancelled => SubAgentStatus::Cancelled,
+                _ => SubAgentStatus::Error,
+            };
+            (
+                status,
+                SubAgentRun {
+                    error: message,
+                    ..SubAgentRun::default()
+                },
+            )
+        }
+    };
+    if let Ok(seen) = sink.seen.lock() {
+        run.tool_calls = seen.tool_calls.clone();
+        run.background_task_ids = seen.task_ids.clone();
+    }
+    run.context_truncated = fitted.truncated;
+    run.elapsed_secs = round_secs(Instant::now() - started);
+    tracing::info!(
+        agent = role.name,
+        ?status,
+        rounds = run.rounds,
+        "sub-agent finished"
+    );
+    build_result(role, status, run)
+}
+
+/// Seconds with two decimals, as the result shows them.
+fn round_secs(d: Duration) -> f64 {
+    (d.as_secs_f64() * 100.0).round() / 100.0
+}
