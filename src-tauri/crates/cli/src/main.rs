@@ -4,6 +4,7 @@
 
 mod analyze;
 mod background;
+mod backtest;
 mod data;
 mod doctor;
 mod market;
@@ -49,6 +50,8 @@ enum Command {
     Run(run::RunArgs),
     /// Screen the whole market with the Wyckoff funnel (L1–L5), offline over the cache.
     Screen(screen::ScreenArgs),
+    /// Backtest the funnel strategy under A-share rules, offline over the cache.
+    Backtest(backtest::BacktestArgs),
     /// The skills `/name args` invokes (built-in and $WYCKOFF_HOME/skills/*.md), with warnings.
     Skills(skills::SkillsArgs),
 }
@@ -63,6 +66,7 @@ fn main() -> std::process::ExitCode {
         Command::Memory(args) => memory::run(args),
         Command::Run(args) => run::run(args),
         Command::Screen(args) => screen::run(args),
+        Command::Backtest(args) => backtest::run(args),
         Command::Skills(args) => skills::run(args),
     };
     match result {

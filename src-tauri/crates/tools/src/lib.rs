@@ -9,6 +9,7 @@
 //! | `get_market_overview` | 大盘水温 | concurrency-safe |
 //! | `get_market_history` | 大盘回看 | concurrency-safe |
 //! | `screen_stocks` | 全市场扫描 | background |
+//! | `run_backtest` | 策略回测 | background |
 //! | `update_portfolio` | 调仓操作 | requires approval |
 //!
 //! Scope is A-shares: the reference's HK/US/ETF, fundamental and `delete_records` parts are
@@ -21,9 +22,9 @@
 //! prints what the tools return without any LLM.
 
 pub mod analyze;
+pub mod backtest;
 mod common;
 pub mod exec;
-pub mod files;
 pub mod market;
 pub mod portfolio;
 pub mod regime;
@@ -109,6 +110,13 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
             |md, args| async move { screen::run(&md, &args, &wyckoff_agent::report_progress).await },
         ),
         tool(
+            ToolSpec::new(backtest::NAME, backtest::DISPLAY_NAME).background(),
+            backtest::DESCRIPTION,
+            backtest::parameters(),
+            &md,
+            |md, args| async move { backtest::run(&md, &args, &wyckoff_agent::report_progress).await },
+        ),
+        tool(
             ToolSpec::new(portfolio::UPDATE, portfolio::UPDATE_DISPLAY).requires_approval(),
             portfolio::UPDATE_DESCRIPTION,
             portfolio::update_parameters(),
@@ -154,37 +162,15 @@ pub fn register_market_tools(registry: &mut ToolRegistry, md: Arc<MarketData>) {
 /// The local tools: `exec_command` (requires approval) runs in `workspace`, which is
 /// created on first use. Sub-agents never get these (their whitelists do not name them).
 pub fn local_tools(workspace: PathBuf) -> Vec<Arc<dyn Tool>> {
-    let roots = vec![workspace.clone()];
-    let write_roots = roots.clone();
-    vec![
-        Arc::new(FnTool::new(
-            ToolSpec::new(exec::NAME, exec::DISPLAY_NAME).requires_approval(),
-            exec::DESCRIPTION,
-            exec::parameters(),
-            move |args, ctx| {
-                let workspace = workspace.clone();
-                async move { exec::run(&args, &workspace, ctx.cancel.clone()).await }
-            },
-        )),
-        Arc::new(FnTool::new(
-            ToolSpec::new(files::READ_NAME, files::READ_DISPLAY_NAME).concurrency_safe(),
-            files::READ_DESCRIPTION,
-            files::read_parameters(),
-            move |args, _ctx| {
-                let roots = roots.clone();
-                async move { files::read(&args, &roots) }
-            },
-        )),
-        Arc::new(FnTool::new(
-            ToolSpec::new(files::WRITE_NAME, files::WRITE_DISPLAY_NAME).requires_approval(),
-            files::WRITE_DESCRIPTION,
-            files::write_parameters(),
-            move |args, _ctx| {
-                let roots = write_roots.clone();
-                async move { files::write(&args, &roots) }
-            },
-        )),
-    ]
+    vec![Arc::new(FnTool::new(
+        ToolSpec::new(exec::NAME, exec::DISPLAY_NAME).requires_approval(),
+        exec::DESCRIPTION,
+        exec::parameters(),
+        move |args, ctx| {
+            let workspace = workspace.clone();
+            async move { exec::run(&args, &workspace, ctx.cancel.clone()).await }
+        },
+    ))]
 }
 
 /// Registers [`local_tools`] in `registry`.

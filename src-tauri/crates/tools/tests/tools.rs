@@ -93,6 +93,7 @@ async fn specs_flags_and_schemas() {
             "get_market_overview",
             "get_market_history",
             "screen_stocks",
+            "run_backtest",
             "update_portfolio"
         ]
     );
@@ -106,6 +107,7 @@ async fn specs_flags_and_schemas() {
             "大盘水温",
             "大盘回看",
             "全市场扫描",
+            "策略回测",
             "调仓操作"
         ]
     );
@@ -113,7 +115,7 @@ async fn specs_flags_and_schemas() {
         let spec = h.reg.spec(n).unwrap();
         assert_eq!(spec.requires_approval, n == "update_portfolio", "{n}");
         // the heavy tool runs in the background; it is never part of a parallel batch
-        let heavy = n == "screen_stocks";
+        let heavy = n == "screen_stocks" || n == "run_backtest";
         assert_eq!(spec.background, heavy, "{n}");
         assert_eq!(spec.concurrency_safe, n != "update_portfolio" && !heavy, "{n}");
     }
