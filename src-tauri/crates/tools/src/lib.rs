@@ -25,6 +25,7 @@ pub mod analyze;
 pub mod backtest;
 mod common;
 pub mod exec;
+pub mod files;
 pub mod market;
 pub mod portfolio;
 pub mod regime;
@@ -162,15 +163,37 @@ pub fn register_market_tools(registry: &mut ToolRegistry, md: Arc<MarketData>) {
 /// The local tools: `exec_command` (requires approval) runs in `workspace`, which is
 /// created on first use. Sub-agents never get these (their whitelists do not name them).
 pub fn local_tools(workspace: PathBuf) -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(FnTool::new(
-        ToolSpec::new(exec::NAME, exec::DISPLAY_NAME).requires_approval(),
-        exec::DESCRIPTION,
-        exec::parameters(),
-        move |args, ctx| {
-            let workspace = workspace.clone();
-            async move { exec::run(&args, &workspace, ctx.cancel.clone()).await }
-        },
-    ))]
+    let roots = vec![workspace.clone()];
+    let write_roots = roots.clone();
+    vec![
+        Arc::new(FnTool::new(
+            ToolSpec::new(exec::NAME, exec::DISPLAY_NAME).requires_approval(),
+            exec::DESCRIPTION,
+            exec::parameters(),
+            move |args, ctx| {
+                let workspace = workspace.clone();
+                async move { exec::run(&args, &workspace, ctx.cancel.clone()).await }
+            },
+        )),
+        Arc::new(FnTool::new(
+            ToolSpec::new(files::READ_NAME, files::READ_DISPLAY_NAME).concurrency_safe(),
+            files::READ_DESCRIPTION,
+            files::read_parameters(),
+            move |args, _ctx| {
+                let roots = roots.clone();
+                async move { files::read(&args, &roots) }
+            },
+        )),
+        Arc::new(FnTool::new(
+            ToolSpec::new(files::WRITE_NAME, files::WRITE_DISPLAY_NAME).requires_approval(),
+            files::WRITE_DESCRIPTION,
+            files::write_parameters(),
+            move |args, _ctx| {
+                let roots = write_roots.clone();
+                async move { files::write(&args, &roots) }
+            },
+        )),
+    ]
 }
 
 /// Registers [`local_tools`] in `registry`.

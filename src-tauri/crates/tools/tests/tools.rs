@@ -117,7 +117,11 @@ async fn specs_flags_and_schemas() {
         // the heavy tool runs in the background; it is never part of a parallel batch
         let heavy = n == "screen_stocks" || n == "run_backtest";
         assert_eq!(spec.background, heavy, "{n}");
-        assert_eq!(spec.concurrency_safe, n != "update_portfolio" && !heavy, "{n}");
+        assert_eq!(
+            spec.concurrency_safe,
+            n != "update_portfolio" && !heavy,
+            "{n}"
+        );
     }
     for s in h.reg.schemas(None) {
         assert_eq!(s.parameters["type"], "object");
