@@ -379,7 +379,10 @@ mod with_the_funnel {
                 .map(|t| (t.code.clone(), t.signal_date, t.entry_date, t.shares))
                 .collect()
         };
-        assert!(!before(&base).is_empty(), "the funnel bought something before the cut");
+        assert!(
+            !before(&base).is_empty(),
+            "the funnel bought something before the cut"
+        );
         assert_eq!(before(&base), before(&other));
         let curve = |r: &BacktestResult| -> Vec<EquityPoint> {
             r.equity_curve
