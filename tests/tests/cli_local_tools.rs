@@ -223,3 +223,35 @@ fn exec_command_timeout_leaves_no_process() {
     }
     assert_eq!(live, 0, "processes of the command are still running");
 }
+
+#[test]
+fn write_file_denied_writes_nothing_and_allowed_reports_a_diff() {
+    let home = tempfile::tempdir().unwrap();
+    let target = home.path().join("workspace").join("notes").join("plan.md");
+    let (out, events, _vendor) = run_script(home.path(), "write_file.json", "never");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        event(&events, "approval_resolved").unwrap()["outcome"],
+        "denied_by_policy"
+    );
+    assert!(!target.exists());
+
+    let (out, events, _vendor) = run_script(home.path(), "write_file.json", "write_file");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "第一行\n");
+    let result = &event(&events, "tool_result").unwrap()["result"];
+    assert!(
+        result["diff"].as_str().unwrap().contains("+第一行"),
+        "{result}"
+    );
+}
