@@ -176,3 +176,72 @@ async fn a_background_report_shows_progress_then_its_completion_is_answered() {
     );
     assert!(last.contains("<status>completed</status>"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_background_backtest_reports_its_days_and_the_model_answers_its_completion() {
+    let script = Script {
+        openai: vec![
+            tool_call(
+                "call_bt",
+                "run_backtest",
+                json!({"start": "2019-12-01", "end": "2020-03-31", "hold_days": 20, "top_n": 4, "stop_loss_pct": -15}),
+            ),
+            text("回测已在后台运行。"),
+            text("回测完成：6 笔交易。"),
+        ],
+        ..Script::default()
+    };
+    let server = MockServer::start_with(script, 0).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.url());
+    let home_path = home.path().to_path_buf();
+    let run = tokio::task::spawn_blocking(move || {
+        run_wyckoff(&home_path, &base, &[], "回测一下威科夫策略")
+    })
+    .await
+    .unwrap();
+    assert_eq!(run.code, Some(0), "{:?}\n{}", run.types(), run.stderr);
+    let tasks: Vec<&Value> = run
+        .events
+        .iter()
+        .filter(|e| e["type"] == "background_task")
+        .map(|e| &e["task"])
+        .collect();
+    let task_id = tasks[0]["task_id"].as_str().unwrap().to_owned();
+    assert!(task_id.ends_with("run_backtest"), "{task_id}");
+    // Progress by simulated day, then the end.
+    assert!(
+        tasks.iter().any(|t| t["progress"]["stage"] == "逐日回测"
+            && t["progress"]["detail"]
+                .as_str()
+                .unwrap_or("")
+                .contains("2020-")),
+        "{tasks:?}"
+    );
+    let done = tasks
+        .iter()
+        .rev()
+        .find(|t| t["status"] == "completed")
+        .unwrap();
+    assert_eq!(done["task_id"], task_id.as_str());
+    // The user's turn, then the completion's: each ends with done, in that order.
+    let types = run.types();
+    let dones: Vec<usize> = types
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| **t == "done")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(dones.len(), 2, "{types:?}");
+    assert_eq!(types.last(), Some(&"done"));
+    // The model's last request carries the notification with the backtest's figures.
+    let requests = server.requests_to(Route::Openai);
+    assert_eq!(requests.len(), 3);
+    let last = &requests[2].raw_body;
+    assert!(
+        last.contains(&format!("<task-id>{task_id}</task-id>")),
+        "{last}"
+    );
+    assert!(last.contains("<tool-name>run_backtest</tool-name>"));
+    assert!(last.contains("total_return_pct"), "{last}");
+}

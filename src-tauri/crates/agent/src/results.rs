@@ -91,7 +91,10 @@ impl ResultStore {
             .open(self.dir.join("index.jsonl"))?;
         writeln!(index, "{index_line}")?;
 
-        let preview: String = content.chars().take(PREVIEW_CHARS).collect();
+        let preview: String = compact_preview(&content)
+            .chars()
+            .take(PREVIEW_CHARS)
+            .collect();
         let total = content.chars().count();
         Ok(format!(
             "[工具结果过大，已卸载到本地文件]\ntool: {tool}\nresult_ref: {reference}\npath: {}\nsize: {total} 字符\n\n预览（前 {} 字符）:\n{preview}\n\n如需完整内容，请调用 query_history(source=\"tool_result\", ref=result_ref)（可用 offset 分段读取）。",
@@ -111,6 +114,38 @@ impl ResultStore {
         max_chars: usize,
     ) -> Result<OffloadedPage, AgentError> {
         load_offloaded(&self.dir, reference, offset, max_chars)
+    }
+}
+
+/// Long arrays kept to their first items in a preview.
+const PREVIEW_ARRAY_ITEMS: usize = 3;
+
+/// What the preview shows of a large result: for JSON, every array cut to its first few
+/// items (with how many there were), so the figures after a long list — a backtest's
+/// metrics after its equity curve — still make it into the preview; other text as is.
+pub fn compact_preview(content: &str) -> String {
+    fn cut(v: &mut Value) {
+        match v {
+            Value::Array(items) => {
+                let n = items.len();
+                if n > PREVIEW_ARRAY_ITEMS {
+                    items.truncate(PREVIEW_ARRAY_ITEMS);
+                    items.push(Value::String(format!(
+                        "…(共 {n} 项，完整内容见 result_ref)"
+                    )));
+                }
+                items.iter_mut().for_each(cut);
+            }
+            Value::Object(map) => map.values_mut().for_each(cut),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<Value>(content) {
+        Ok(mut v) if v.is_object() || v.is_array() => {
+            cut(&mut v);
+            v.to_string()
+        }
+        _ => content.to_owned(),
     }
 }
 
@@ -198,6 +233,27 @@ fn safe(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_preview_of_a_large_json_result_keeps_what_follows_long_lists() {
+        let curve: Vec<Value> = (0..400)
+            .map(|i| json!({"date": i, "equity": 100_000 + i}))
+            .collect();
+        let result = json!({"equity_curve": curve, "metrics": {"total_return_pct": -0.94}});
+        let preview = compact_preview(&result.to_string());
+        assert!(preview.chars().count() < 400, "{preview}");
+        assert!(preview.contains("total_return_pct"));
+        assert!(preview.contains("共 400 项"));
+        // the full result is still what gets stored and loaded
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResultStore::new(dir.path());
+        let out = store
+            .offload_if_large("run_backtest", "c1", result.to_string(), Utc::now())
+            .unwrap();
+        assert!(out.contains("total_return_pct"), "{out}");
+        // plain text is previewed as is
+        assert_eq!(compact_preview("not json [1,2,3,4]"), "not json [1,2,3,4]");
+    }
 
     #[test]
     fn small_results_stay_inline_large_ones_are_offloaded_and_loadable() {
