@@ -32,6 +32,7 @@ pub mod regime;
 pub mod report;
 pub mod screen;
 pub mod search;
+pub mod web_fetch;
 
 use std::future::Future;
 use std::path::PathBuf;
