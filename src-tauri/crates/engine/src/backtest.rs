@@ -313,7 +313,7 @@ pub struct BacktestResult {
     pub trades: Vec<Trade>,
     pub equity_curve: Vec<EquityPoint>,
     pub benchmark: BenchmarkReturn,
-    /// Days with at least one signal.
+    /// Days with at least one signal (the source is asked only when a slot is free).
     pub signal_days: usize,
     /// Picks not bought, by reason (`limit_up`, `no_bar`, `lot_too_expensive`, `held`).
     pub skipped_entries: BTreeMap<String, usize>,
@@ -428,79 +428,103 @@ pub fn run_backtest(
         }
         let last_in_period = in_period && walk.get(pos + 1).is_none_or(|(_, p)| !*p);
 
-        // 1. Exits (T+1: not on the entry day), at the close.
-        let mut still = Vec::with_capacity(open.len());
-        for mut p in open.drain(..) {
-            let s = &universe.stocks[p.stock];
-            let Some(i) = bar_on(&s.bars, day) else {
-                still.push(p); // suspended: nothing trades
-                continue;
-            };
-            if day == p.entry_date {
-                still.push(p);
+        // At the open: yesterday's picks (open mode) are bought before anything is sold,
+        // so a slot or cash freed at today's close cannot pay for this morning's buy.
+        // At the close: exits, then today's screen — only when a slot is free for its picks
+        // (the screen is the expensive part; picks no slot can take change nothing).
+        for at_close in [false, true] {
+            if at_close {
+                // 1. Exits (T+1: not on the entry day), at the close.
+                let mut still = Vec::with_capacity(open.len());
+                for mut p in open.drain(..) {
+                    let s = &universe.stocks[p.stock];
+                    let Some(i) = bar_on(&s.bars, day) else {
+                        still.push(p); // suspended: nothing trades
+                        continue;
+                    };
+                    if day == p.entry_date {
+                        still.push(p);
+                        continue;
+                    }
+                    p.held += 1;
+                    let close = s.bars[i].close;
+                    let change = (close / p.entry_price - 1.0) * 100.0;
+                    let reason = if args.stop_loss_pct < 0.0 && change <= args.stop_loss_pct {
+                        Some(ExitReason::StopLoss)
+                    } else if args.take_profit_pct > 0.0 && change >= args.take_profit_pct {
+                        Some(ExitReason::TakeProfit)
+                    } else if p.held >= args.hold_days {
+                        Some(ExitReason::HoldExpired)
+                    } else if last_in_period || !in_period {
+                        Some(ExitReason::EndOfPeriod)
+                    } else {
+                        None
+                    };
+                    let Some(reason) = reason else {
+                        still.push(p);
+                        continue;
+                    };
+                    if is_at_limit_down(s, i) {
+                        p.limit_down_days += 1;
+                        still.push(p);
+                        continue;
+                    }
+                    let amount = close * p.shares as f64;
+                    let (c, st, t) = fees(amount, true, day);
+                    let sell_fees = c + st + t;
+                    cash += amount - sell_fees;
+                    traded_value += amount;
+                    total_fees += sell_fees;
+                    let cost = p.entry_price * p.shares as f64;
+                    let pnl = fen(amount - sell_fees - cost - p.buy_fees);
+                    trades.push(Trade {
+                        code: s.code.clone(),
+                        name: s.name.clone(),
+                        signal_date: p.signal_date,
+                        entry_date: p.entry_date,
+                        entry_price: p.entry_price,
+                        exit_date: day,
+                        exit_price: close,
+                        shares: p.shares,
+                        fees: fen(p.buy_fees + sell_fees),
+                        pnl,
+                        pnl_pct: pnl / (cost + p.buy_fees) * 100.0,
+                        exit_reason: reason,
+                        limit_down_days: p.limit_down_days,
+                        held_days: p.held,
+                    });
+                }
+                open = still;
+            }
+            if !in_period {
                 continue;
             }
-            p.held += 1;
-            let close = s.bars[i].close;
-            let change = (close / p.entry_price - 1.0) * 100.0;
-            let reason = if args.stop_loss_pct < 0.0 && change <= args.stop_loss_pct {
-                Some(ExitReason::StopLoss)
-            } else if args.take_profit_pct > 0.0 && change >= args.take_profit_pct {
-                Some(ExitReason::TakeProfit)
-            } else if p.held >= args.hold_days {
-                Some(ExitReason::HoldExpired)
-            } else if last_in_period || !in_period {
-                Some(ExitReason::EndOfPeriod)
+            let buys: Vec<(u32, Vec<String>)> = if !at_close {
+                if args.entry_price_mode == EntryMode::Open {
+                    std::mem::take(&mut pending)
+                } else {
+                    Vec::new()
+                }
             } else {
-                None
+                // At the open, picks of the period's last close have no day left to buy on.
+                let usable = open.len() < args.top_n
+                    && !(args.entry_price_mode == EntryMode::Open && last_in_period);
+                if usable {
+                    let today_picks = signals.picks(day);
+                    if !today_picks.is_empty() {
+                        signal_days += 1;
+                    }
+                    match args.entry_price_mode {
+                        EntryMode::Open => {
+                            pending.push((day, today_picks));
+                            Vec::new()
+                        }
+                        EntryMode::Close => vec![(day, today_picks)],
+                    }
+                } else {
+                    Vec::new()
+                }
             };
-            let Some(reason) = reason else {
-                still.push(p);
-                continue;
-            };
-            if is_at_limit_down(s, i) {
-                p.limit_down_days += 1;
-                still.push(p);
-                continue;
-            }
-            let amount = close * p.shares as f64;
-            let (c, st, t) = fees(amount, true, day);
-            let sell_fees = c + st + t;
-            cash += amount - sell_fees;
-            traded_value += amount;
-            total_fees += sell_fees;
-            let cost = p.entry_price * p.shares as f64;
-            let pnl = fen(amount - sell_fees - cost - p.buy_fees);
-            trades.push(Trade {
-                code: s.code.clone(),
-                name: s.name.clone(),
-                signal_date: p.signal_date,
-                entry_date: p.entry_date,
-                entry_price: p.entry_price,
-                exit_date: day,
-                exit_price: close,
-                shares: p.shares,
-                fees: fen(p.buy_fees + sell_fees),
-                pnl,
-                pnl_pct: pnl / (cost + p.buy_fees) * 100.0,
-                exit_reason: reason,
-                limit_down_days: p.limit_down_days,
-                held_days: p.held,
-            });
-        }
-        open = still;
-
-        if in_period {
-            // 2. Entries.
-            let today_picks = signals.picks(day);
-            if !today_picks.is_empty() {
-                signal_days += 1;
-            }
-            let mut buys: Vec<(u32, Vec<String>)> = std::mem::take(&mut pending);
-            match args.entry_price_mode {
-                EntryMode::Open => pending.push((day, today_picks)),
-                EntryMode::Close => buys.push((day, today_picks)),
-            }
             for (signal_date, picks) in buys {
                 for code in picks {
                     if open.len() >= args.top_n {
@@ -562,6 +586,8 @@ pub fn run_backtest(
                     });
                 }
             }
+        }
+        if in_period {
             curve.push(EquityPoint {
                 date: day,
                 equity: fen(equity_of(cash, &open, day)),

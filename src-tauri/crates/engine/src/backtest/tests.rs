@@ -396,3 +396,27 @@ mod with_the_funnel {
         assert_eq!(base, run_funnel(&u, start, end));
     }
 }
+
+#[test]
+fn a_slot_freed_at_a_close_cannot_take_that_mornings_open_buy() {
+    let u = Universe {
+        stocks: vec![flat("600000", 10.0), flat("600001", 10.0)],
+        ..Universe::default()
+    };
+    // One slot: A is bought at D1's open and sold at D2's close. B, picked at D1's close,
+    // would need that slot at D2's open, hours before A is sold — so it is not bought;
+    // B picked again at D2's close is bought at D3's open.
+    let picks = [(D[0], "600000"), (D[1], "600001"), (D[2], "600001")];
+    let r = run(&u, &args(1, 1, -8.0, 0.0, "open"), &picks);
+    let got: Vec<(&str, u32, u32, u32)> = r
+        .trades
+        .iter()
+        .map(|t| (t.code.as_str(), t.signal_date, t.entry_date, t.exit_date))
+        .collect();
+    assert_eq!(
+        got,
+        vec![("600000", D[0], D[1], D[2]), ("600001", D[2], D[3], D[4])]
+    );
+    // With the book full at D1's close the source was not asked at all.
+    assert_eq!(r.signal_days, 2);
+}
