@@ -16,7 +16,11 @@
 //!
 //! Exits are checked on closes and executed at that close (daily bars cannot tell whether
 //! the low or the high came first). Cash is one portfolio of 100,000 CNY split into
-//! `top_n` equal slots. Pure: no I/O, no clock; "today" comes from the caller.
+//! `top_n` equal slots (at most `top_n` positions; `top_n` = 0 buys nothing). Within a
+//! day the open comes first: yesterday's picks are bought before that day's close exits,
+//! so cash or a slot freed at a close only serves the next open. Sharpe is the mean over
+//! the standard deviation of daily equity returns, times √242 (trading days a year), with
+//! no risk-free rate. Pure: no I/O, no clock; "today" comes from the caller.
 
 use std::collections::{BTreeMap, HashMap};
 
