@@ -237,21 +237,27 @@ fn expect(tool: &str, reason: &str, suggested: Value) -> TurnExpectation {
     }
 }
 
-/// Whether the calls made so far this turn (name, args) fulfil the expectation.
+/// Whether the calls made so far this turn (name, args) fulfil the expectation. A
+/// delegation to a sub-agent whose role may use the expected tool counts: the sub-agent
+/// gathered the data (its result carries it).
 pub fn is_satisfied(expectation: &TurnExpectation, used: &[(String, Value)]) -> bool {
-    used.iter().any(|(name, args)| {
-        name == &expectation.tool
-            && match &expectation.required_arg {
-                None => true,
-                Some((key, accepted)) => args
-                    .get(key)
-                    .map(|v| match v {
-                        Value::String(s) => s.trim().to_owned(),
-                        other => other.to_string(),
-                    })
-                    .is_some_and(|v| accepted.iter().any(|a| a == &v)),
-            }
-    })
+    let delegated = used.iter().any(|(name, _)| {
+        crate::subagents::role_for_tool(name).is_some_and(|r| r.allows(&expectation.tool))
+    });
+    delegated
+        || used.iter().any(|(name, args)| {
+            name == &expectation.tool
+                && match &expectation.required_arg {
+                    None => true,
+                    Some((key, accepted)) => args
+                        .get(key)
+                        .map(|v| match v {
+                            Value::String(s) => s.trim().to_owned(),
+                            other => other.to_string(),
+                        })
+                        .is_some_and(|v| accepted.iter().any(|a| a == &v)),
+                }
+        })
 }
 
 fn chinese_name(tool: &str) -> &str {
@@ -376,6 +382,17 @@ mod tests {
             &p,
             &[("portfolio".into(), json!({"mode": "view"}))]
         ));
+        // a delegation counts when the role may use the expected tool
+        let task = json!({"task": "看看 600519"});
+        assert!(is_satisfied(
+            &e,
+            &[("delegate_to_research".into(), task.clone())]
+        ));
+        assert!(is_satisfied(
+            &p,
+            &[("delegate_to_analysis".into(), task.clone())]
+        ));
+        assert!(!is_satisfied(&p, &[("delegate_to_research".into(), task)]));
     }
 
     #[test]

@@ -109,6 +109,8 @@ pub struct Runtime {
     clock: Arc<dyn Clock>,
     /// Set for a sub-agent's runtime: its calls and schemas go through the proxy.
     tool_proxy: Option<Arc<SubAgentToolProxy>>,
+    /// `delegate_to_*` calls start sub-agents (a session's runtime; never a sub-agent's).
+    delegation: Option<Arc<dyn crate::subagents::Delegator>>,
 }
 
 const CONTINUE_PROMPT: &str = "已连续执行多轮工具调用。请复用已经完成的工具结果，不要重复读取相同数据；如果信息已经足够，直接给出完整结论。";
@@ -139,6 +141,34 @@ impl Runtime {
             scratchpad_dir,
             clock,
             tool_proxy: None,
+            delegation: None,
+        }
+    }
+
+    /// Lets `delegate_to_*` calls start sub-agents that share this runtime's provider,
+    /// tools, approval gate and background manager (seed 11_07).
+    pub fn with_delegation(mut self) -> Self {
+        self.delegation = Some(Arc::new(crate::subagents::SubAgentDelegator));
+        self
+    }
+
+    /// One serial call: a delegation when this runtime delegates, else the registry.
+    async fn execute_call(&self, call: &ToolCall, env: &ExecEnv) -> ToolOutcome {
+        let role = crate::subagents::role_for_tool(&call.name);
+        match (role, &self.delegation) {
+            (Some(role), Some(delegator)) if self.tool_proxy.is_none() => {
+                let deps = crate::subagents::SubAgentDeps {
+                    provider: self.provider.clone(),
+                    registry: self.registry.clone(),
+                    gate: self.gate.clone(),
+                    background: self.background.clone(),
+                    clock: self.clock.clone(),
+                    session_id: self.config.session_id.clone(),
+                };
+                let display = self.registry.display_name(&call.name);
+                delegator.delegate(role, call, display, env, deps).await
+            }
+            _ => self.registry.execute(call, env).await,
         }
     }
 
@@ -281,7 +311,7 @@ impl Runtime {
                 break;
             }
             match b {
-                Batch::Serial(i) => slots[i] = Some(self.registry.execute(&calls[i], env).await),
+                Batch::Serial(i) => slots[i] = Some(self.execute_call(&calls[i], env).await),
                 Batch::Concurrent(ids) => {
                     let permits = Arc::new(Semaphore::new(self.config.max_parallel_tools.max(1)));
                     let mut set = JoinSet::new();

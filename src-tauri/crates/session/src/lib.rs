@@ -266,6 +266,11 @@ impl Services {
         for tool in wyckoff_tools::report_tools(self.market.clone(), resolved.main.clone()) {
             registry.register(tool);
         }
+        // Sub-agents (seed 11_07): the parent delegates; the roles' whitelists name no
+        // delegate tool, so a sub-agent cannot delegate in turn.
+        for tool in wyckoff_agent::subagents::delegate_tools() {
+            registry.register(tool);
+        }
         let mut runtime = Runtime::new(
             resolved.main.clone(),
             Arc::new(registry),
@@ -275,7 +280,8 @@ impl Services {
             self.clock.clone(),
         )
         .with_background(self.background.clone())
-        .with_result_store(ResultStore::new(self.home.tool_results_dir()));
+        .with_result_store(ResultStore::new(self.home.tool_results_dir()))
+        .with_delegation();
         if let Some(fallback) = resolved.fallback {
             runtime = runtime.with_fallback(fallback);
         }

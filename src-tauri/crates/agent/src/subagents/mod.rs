@@ -7,6 +7,7 @@
 //! lives in tables and is tested as tables.
 
 pub mod budget;
+pub mod delegate;
 pub mod policy;
 pub mod proxy;
 pub mod roles;
@@ -15,6 +16,9 @@ pub mod run;
 pub use budget::{
     CONTEXT_TRUNCATED_MARKER, FittedContext, FittedResult, RESULT_TRUNCATED_MARKER, fit_context,
     fit_result,
+};
+pub use delegate::{
+    Delegator, NOT_WIRED, SubAgentDelegator, delegate_tools, role_for_tool, run_delegate,
 };
 pub use policy::{SubAgentRun, build_result, policy_for};
 pub use proxy::SubAgentToolProxy;
