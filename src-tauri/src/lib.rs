@@ -9,6 +9,9 @@ mod state;
 mod tasks;
 mod tray;
 
+/// What the stock page is given, for end-to-end tests and benchmarks to compare against.
+pub use commands::market::{Period, StockChart, build_chart};
+
 use tauri::Manager;
 
 use crate::state::AppState;

@@ -39,7 +39,6 @@ export default function StockChart({ chart, onDrawn }: Props) {
       crosshair: { mode: CrosshairMode.Normal },
       rightPriceScale: { scaleMargins: { top: 0.05, bottom: 0.25 } },
       timeScale: { rightOffset: 4 },
-      localization: { locale: "zh-CN" },
     });
     api.current = c;
     const phases = c.addSeries(HistogramSeries, {

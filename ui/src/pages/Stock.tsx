@@ -7,7 +7,9 @@ import { LanguageContext } from "../i18n";
 import { useMarketText } from "./marketText";
 import { askText, isoDate } from "./stockModel";
 
-export function marketErrorText(e: MarketCommandError): string {
+export function marketErrorText(e: MarketCommandError | string): string {
+  // IPC-level failures (bad arguments, a panic) arrive as a bare string.
+  if (typeof e === "string") return e;
   switch (e.type) {
     case "unknown_code":
       return `未知股票代码 / unknown stock code: ${e.code}`;
@@ -63,9 +65,13 @@ export default function StockPage({ code, onAsk }: Props) {
 
   const toggleWatch = async () => {
     if (!code) return;
-    const r = watched ? await commands.watchlistRemove(code) : await commands.watchlistAdd(code);
-    if (r.status === "ok") setWatched(!watched);
-    else setError(marketErrorText(r.error));
+    try {
+      const r = watched ? await commands.watchlistRemove(code) : await commands.watchlistAdd(code);
+      if (r.status === "ok") setWatched(!watched);
+      else setError(marketErrorText(r.error));
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
   };
 
   if (!code) {
