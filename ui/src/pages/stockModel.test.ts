@@ -82,6 +82,22 @@ describe("stock model", () => {
     expect(cols[3].color).not.toBe(cols[0].color);
   });
 
+  it("gives each bar one phase column when bands of two schematics overlap", () => {
+    const c = chart({
+      reading: {
+        ...chart().reading,
+        phases: [
+          { phase: "A", from: 20200102, to: 20200107 },
+          { phase: "C", from: 20200103, to: 20200106 },
+        ],
+      },
+    });
+    const cols = phaseColumns(c);
+    expect(cols.map((x) => x.time)).toEqual(["2020-01-02", "2020-01-03", "2020-01-06", "2020-01-07"]);
+    expect(cols[1].color).toBe(cols[2].color);
+    expect(cols[1].color).not.toBe(cols[0].color);
+  });
+
   it("draws range lines, and a holding's lines only when held", () => {
     expect(levels(chart()).map((l) => l.id)).toEqual(["resistance", "mid", "support"]);
     const held = chart({ holding: { cost: 10, shares: 100, stop_loss: 9.2, target: null } });

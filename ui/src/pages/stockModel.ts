@@ -100,15 +100,18 @@ const PHASE_COLORS: Record<string, string> = {
   E: "rgba(168, 85, 247, 0.10)",
 };
 
-/** Phase bands as a full-height background histogram: one column per bar inside a band. */
+/** Phase bands as a full-height background histogram: one column per bar inside a band.
+ * Bands of successive schematics can overlap; the later band wins the bar, since the
+ * library refuses two points at one time. */
 export function phaseColumns(c: StockChart): { time: string; value: number; color: string }[] {
-  const out: { time: string; value: number; color: string }[] = [];
-  for (const band of c.reading.phases) {
+  const byDate = new Map<number, string>();
+  const bands = [...c.reading.phases].sort((a, b) => a.from - b.from);
+  for (const band of bands) {
     for (const d of c.bars.dates) {
-      if (d >= band.from && d <= band.to) out.push({ time: isoDate(d), value: 1, color: PHASE_COLORS[band.phase] ?? "transparent" });
+      if (d >= band.from && d <= band.to) byDate.set(d, PHASE_COLORS[band.phase] ?? "transparent");
     }
   }
-  return out.sort((a, b) => (a.time < b.time ? -1 : 1));
+  return [...byDate.entries()].sort((a, b) => a[0] - b[0]).map(([d, color]) => ({ time: isoDate(d), value: 1, color }));
 }
 
 export interface Level {
