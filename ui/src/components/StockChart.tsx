@@ -29,6 +29,7 @@ export default function StockChart({ chart, onDrawn }: Props) {
   const box = useRef<HTMLDivElement>(null);
   const api = useRef<IChartApi | null>(null);
   const [legend, setLegend] = useState<string>("");
+  const [failed, setFailed] = useState<string | null>(null);
 
   useEffect(() => {
     const el = box.current;
@@ -41,6 +42,7 @@ export default function StockChart({ chart, onDrawn }: Props) {
       timeScale: { rightOffset: 4 },
     });
     api.current = c;
+    try {
     const phases = c.addSeries(HistogramSeries, {
       priceScaleId: "phases",
       lastValueVisible: false,
@@ -89,6 +91,11 @@ export default function StockChart({ chart, onDrawn }: Props) {
       const b = barAt(chart, String(p.time));
       setLegend(b ? `${String(p.time)}  O ${b.open}  H ${b.high}  L ${b.low}  C ${b.close}  V ${b.volume}` : "");
     });
+      setFailed(null);
+    } catch (e) {
+      // A chart the library refuses is said plainly, never a silent blank canvas.
+      setFailed(e instanceof Error ? e.message : String(e));
+    }
     requestAnimationFrame(() => onDrawn?.());
     return () => {
       c.remove();
@@ -101,6 +108,11 @@ export default function StockChart({ chart, onDrawn }: Props) {
       <div className="chart-legend" id="chart-legend" aria-live="polite">
         {legend || `${chart.code} ${chart.name ?? ""}`}
       </div>
+      {failed && (
+        <p className="error" id="chart-error" role="alert">
+          {failed}
+        </p>
+      )}
       <div ref={box} className="chart-canvas" id="chart-canvas" style={{ height: 460 }} />
     </div>
   );
