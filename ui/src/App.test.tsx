@@ -13,10 +13,15 @@ const mocks = vi.hoisted(() => ({
   listMemories: vi.fn(),
   memoryCounts: vi.fn(),
   keyStatuses: vi.fn(),
+  listTasks: vi.fn(),
 }));
 vi.mock("./bindings", () => ({
   commands: mocks,
-  events: { settingsChanged: { listen: () => Promise.resolve(() => {}) } },
+  events: {
+    settingsChanged: { listen: () => Promise.resolve(() => {}) },
+    openConversation: { listen: () => Promise.resolve(() => {}) },
+    taskChanged: { listen: () => Promise.resolve(() => {}) },
+  },
 }));
 vi.mock("@tauri-apps/api/core", () => ({ Channel: class {} }));
 
@@ -56,6 +61,7 @@ describe("App", () => {
   beforeEach(() => {
     cleanup();
     vi.clearAllMocks();
+    mocks.listTasks.mockResolvedValue(ok([]));
     mocks.appInfo.mockResolvedValue({ version: "0.1.0", data_home: "/tmp/w", settings_path: "", logs_dir: "" });
     mocks.listConversations.mockResolvedValue(ok([{ id: "c-1", title: "茅台", model: "deepseek/deepseek-chat", updated_at: "" }]));
     mocks.loadConversation.mockResolvedValue(

@@ -9,6 +9,7 @@ import StockPage from "./pages/Stock";
 import WatchlistPage from "./pages/Watchlist";
 import SearchBox from "./components/SearchBox";
 import { marketText } from "./pages/marketText";
+import TaskPanel from "./tasks/TaskPanel";
 
 type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist";
 
@@ -27,6 +28,17 @@ export default function App() {
   const [chatOpened, setChatOpened] = useState(false);
   const [stockCode, setStockCode] = useState<string | null>(null);
   const [chatPrefill, setChatPrefill] = useState<{ text: string } | undefined>(undefined);
+  const [chatShow, setChatShow] = useState<{ id: string } | undefined>(undefined);
+  // A task's notification or the tray leads to the conversation that started the task.
+  useEffect(() => {
+    const unlisten = events.openConversation.listen((e) => {
+      if (e.payload.conversation_id) setChatShow({ id: e.payload.conversation_id });
+      setPage("chat");
+    });
+    return () => {
+      void unlisten.then((f) => f());
+    };
+  }, []);
   const openStock = useCallback((code: string) => {
     setStockCode(code);
     setPage("stock");
@@ -95,7 +107,7 @@ export default function App() {
         </nav>
         <main className="content">
           {(page === "chat" || chatOpened) && (
-            <ChatPage active={page === "chat"} hasModel={hasModel} settings={view.settings} onOpenSettings={() => setPage("settings")} prefill={chatPrefill} />
+            <ChatPage active={page === "chat"} hasModel={hasModel} settings={view.settings} onOpenSettings={() => setPage("settings")} prefill={chatPrefill} show={chatShow} />
           )}
           {page === "stock" && (
             <StockPage
@@ -111,6 +123,13 @@ export default function App() {
           {page === "home" && <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />}
           {page === "settings" && <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />}
         </main>
+        <TaskPanel
+          onAsk={(text) => {
+            setChatPrefill({ text });
+            setPage("chat");
+          }}
+          onOpenStock={openStock}
+        />
       </div>
     </LanguageContext.Provider>
   );

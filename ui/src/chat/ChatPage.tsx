@@ -118,6 +118,7 @@ export default function ChatPage({
   settings = NO_PRICES,
   active = true,
   prefill,
+  show,
 }: {
   onOpenSettings: () => void;
   hasModel: boolean;
@@ -128,6 +129,8 @@ export default function ChatPage({
   settings?: PricingSettings;
   /** Text put in the composer (e.g. "ask the agent" on the stock page); a new object each time. */
   prefill?: { text: string };
+  /** A conversation to switch to (a task's notification or the tray); a new object each time. */
+  show?: { id: string };
 }) {
   const t = useT();
   const [list, setList] = useState<ConversationSummary[]>([]);
@@ -247,6 +250,12 @@ export default function ChatPage({
   const stop = useCallback(() => {
     if (currentId) void commands.cancelTurn(currentId);
   }, [currentId]);
+
+  useEffect(() => {
+    if (show && show.id !== currentRef.current) void open(show.id);
+    // only when asked (a new object), not when `open` changes identity
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [show]);
 
   const decide = useCallback(
     async (decision: ApprovalDecision) => {

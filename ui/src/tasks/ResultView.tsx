@@ -1,0 +1,172 @@
+// A finished task's result: the screen as a sortable table (a code leads to the chart or
+// to the agent), the backtest's metrics and equity curve, a report as sanitised Markdown
+// (rendered by the backend), anything else as JSON.
+import { useContext, useEffect, useMemo, useState } from "react";
+import { commands, type TaskInfo, type Value } from "../bindings";
+import { LanguageContext } from "../i18n";
+import { equityCurve, polyline, reportText, screenRows, sortRows, type SortKey } from "./tasks";
+import { taskText } from "./text";
+
+type Props = {
+  task: TaskInfo;
+  onClose: () => void;
+  onAsk: (text: string) => void;
+  onOpenStock: (code: string) => void;
+};
+
+const fmt = (v: Value | undefined, dp = 2): string => (typeof v === "number" ? v.toFixed(dp) : "—");
+
+function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Props, "onAsk" | "onOpenStock">) {
+  const lang = useContext(LanguageContext);
+  const [sort, setSort] = useState<{ key: SortKey; desc: boolean }>({ key: "score", desc: true });
+  const rows = useMemo(() => sortRows(screenRows(result), sort.key, sort.desc), [result, sort]);
+  const r = result as Record<string, Value>;
+  const regime = (r.regime ?? {}) as Record<string, Value>;
+  const regimeName = ((regime.regime ?? {}) as Record<string, Value>).regime;
+  const header = (key: SortKey, label: string) => (
+    <th>
+      <button
+        className="sort"
+        data-sort={key}
+        aria-sort={sort.key === key ? (sort.desc ? "descending" : "ascending") : "none"}
+        onClick={() => setSort({ key, desc: sort.key === key ? !sort.desc : typeof rows[0]?.[key] === "number" })}
+      >
+        {label}
+      </button>
+    </th>
+  );
+  return (
+    <div className="screen-result">
+      <p className="result-meta">
+        {taskText(lang, "candidates", { n: rows.length })} · {taskText(lang, "asOf", { d: String(r.as_of ?? "—") })} ·{" "}
+        {taskText(lang, "regime", {
+          r: String(regimeName ?? "UNKNOWN"),
+          allowed: taskText(lang, regime.new_buy_allowed === true ? "buyAllowed" : "buyBlocked"),
+        })}
+      </p>
+      <table className="screen-table">
+        <thead>
+          <tr>
+            {header("code", lang === "en" ? "Code" : "代码")}
+            {header("name", lang === "en" ? "Name" : "名称")}
+            {header("channel", lang === "en" ? "Channel" : "通道")}
+            {header("triggers", lang === "en" ? "Triggers" : "触发")}
+            {header("score", lang === "en" ? "Score" : "分数")}
+            {header("stage", lang === "en" ? "Stage" : "阶段")}
+            {header("last_close", lang === "en" ? "Close" : "收盘")}
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.code} data-code={row.code}>
+              <td>
+                <button className="link code" onClick={() => onOpenStock(row.code)}>
+                  {row.code}
+                </button>
+              </td>
+              <td>{row.name}</td>
+              <td>{row.channel}</td>
+              <td>{row.triggers}</td>
+              <td>{row.score === null ? "—" : row.score.toFixed(2)}</td>
+              <td>{row.stage || "—"}</td>
+              <td>{row.last_close === null ? "—" : row.last_close.toFixed(2)}</td>
+              <td>
+                <button className="link ask" onClick={() => onAsk(`分析 ${row.code} ${row.name}（筛选候选：${row.triggers}，数据截至 ${row.bars_as_of}）`)}>
+                  {taskText(lang, "ask")}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function BacktestView({ result }: { result: Value }) {
+  const lang = useContext(LanguageContext);
+  const r = result as Record<string, Value>;
+  const m = (r.metrics ?? {}) as Record<string, Value>;
+  const bench = (r.benchmark ?? {}) as Record<string, Value>;
+  const curve = equityCurve(result);
+  const [w, h] = [560, 160];
+  const metric = (key: Parameters<typeof taskText>[1], v: string) => (
+    <div className="metric" data-metric={key}>
+      <span className="metric-label">{taskText(lang, key)}</span>
+      <span className="metric-value">{v}</span>
+    </div>
+  );
+  return (
+    <div className="backtest-result">
+      <p className="result-meta">{String(r.period ?? "")}</p>
+      <div className="metrics">
+        {metric("totalReturn", `${fmt(m.total_return_pct)}%`)}
+        {metric("annualized", `${fmt(m.annualized_return_pct)}%`)}
+        {metric("maxDrawdown", `${fmt(m.max_drawdown_pct)}%`)}
+        {metric("winRate", typeof m.win_rate_pct === "number" ? `${fmt(m.win_rate_pct, 1)}%` : "—")}
+        {metric("profitFactor", fmt(m.profit_factor))}
+        {metric("sharpe", fmt(m.sharpe))}
+        {metric("trades", String(m.trades ?? "—"))}
+        {metric(
+          "benchmark",
+          typeof bench.return_pct === "number" ? `${String(bench.code)} ${fmt(bench.return_pct)}%` : String(bench.note ?? "—"),
+        )}
+      </div>
+      {curve.length >= 2 && (
+        <svg className="equity-curve" viewBox={`0 0 ${w} ${h}`} role="img" aria-label={`equity ${curve[0].date} – ${curve[curve.length - 1].date}`}>
+          <polyline points={polyline(curve, w, h)} fill="none" stroke="currentColor" strokeWidth="1.5" />
+        </svg>
+      )}
+    </div>
+  );
+}
+
+function ReportView({ text }: { text: string }) {
+  const [html, setHtml] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    void commands.renderMarkdown(text).then((h) => {
+      if (live) setHtml(h);
+    });
+    return () => {
+      live = false;
+    };
+  }, [text]);
+  // The backend sanitises (ammonia); until it answers, the text is shown as text.
+  return html === null ? <pre className="md-pending">{text}</pre> : <div className="markdown report" dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+export default function ResultView({ task, onClose, onAsk, onOpenStock }: Props) {
+  const lang = useContext(LanguageContext);
+  const [result, setResult] = useState<Value | null | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    void commands.taskResult(task.task_id).then((r) => {
+      if (live) setResult(r.status === "ok" ? r.data : null);
+    });
+    return () => {
+      live = false;
+    };
+  }, [task.task_id]);
+  let body;
+  if (result === undefined) body = <p>{taskText(lang, "loading")}</p>;
+  else if (result === null) body = <p>{taskText(lang, "noResult")}</p>;
+  else if (task.tool_name === "screen_stocks") body = <ScreenTable result={result} onAsk={onAsk} onOpenStock={onOpenStock} />;
+  else if (task.tool_name === "run_backtest") body = <BacktestView result={result} />;
+  else {
+    const text = reportText(result);
+    body = text !== null ? <ReportView text={text} /> : <pre className="json">{JSON.stringify(result, null, 2)}</pre>;
+  }
+  return (
+    <div className="task-result" role="dialog" aria-label={task.display_name} data-task-id={task.task_id}>
+      <div className="task-result-head">
+        <h3>{task.display_name}</h3>
+        <button className="task-result-close" onClick={onClose}>
+          {taskText(lang, "close")}
+        </button>
+      </div>
+      {body}
+    </div>
+  );
+}

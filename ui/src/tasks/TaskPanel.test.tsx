@@ -1,0 +1,118 @@
+import { describe, expect, it, vi, beforeEach } from "vitest";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import type { TaskInfo } from "../bindings";
+
+const mocks = vi.hoisted(() => ({
+  listTasks: vi.fn(),
+  cancelTask: vi.fn(),
+  taskResult: vi.fn(),
+  renderMarkdown: vi.fn(),
+  listeners: [] as ((e: { payload: { task: TaskInfo } }) => void)[],
+}));
+vi.mock("../bindings", () => ({
+  commands: { listTasks: mocks.listTasks, cancelTask: mocks.cancelTask, taskResult: mocks.taskResult, renderMarkdown: mocks.renderMarkdown },
+  events: {
+    taskChanged: {
+      listen: (f: (e: { payload: { task: TaskInfo } }) => void) => {
+        mocks.listeners.push(f);
+        return Promise.resolve(() => {});
+      },
+    },
+  },
+}));
+
+import TaskPanel from "./TaskPanel";
+
+const ok = <T,>(data: T) => ({ status: "ok", data });
+const running: TaskInfo = {
+  task_id: "bg_1_screen_stocks",
+  tool_name: "screen_stocks",
+  display_name: "全市场扫描",
+  status: "running",
+  progress: { stage: "L2 完成", detail: "5451 → 3827", fraction: 0.5 },
+  started_at: new Date(Date.now() - 3_000).toISOString(),
+};
+
+describe("TaskPanel", () => {
+  beforeEach(() => {
+    cleanup();
+    vi.clearAllMocks();
+    mocks.listeners.length = 0;
+  });
+
+  it("shows nothing without tasks", async () => {
+    mocks.listTasks.mockResolvedValue(ok([]));
+    const { container } = render(<TaskPanel />);
+    await waitFor(() => expect(mocks.listTasks).toHaveBeenCalled());
+    expect(container.querySelector(".task-panel")).toBeNull();
+  });
+
+  it("shows a running task with its stage, progress and a cancel that reaches the backend", async () => {
+    mocks.listTasks.mockResolvedValue(ok([running]));
+    mocks.cancelTask.mockResolvedValue(ok(true));
+    render(<TaskPanel />);
+    const row = await waitFor(() => {
+      const r = document.querySelector("[data-task-id='bg_1_screen_stocks']");
+      expect(r).not.toBeNull();
+      return r as HTMLElement;
+    });
+    expect(row.textContent).toContain("L2 完成 5451 → 3827");
+    expect(row.querySelector("[role=progressbar]")?.getAttribute("aria-valuenow")).toBe("50");
+    expect(screen.getByText("1 个运行中")).toBeTruthy();
+    fireEvent.click(screen.getByText("取消"));
+    expect(mocks.cancelTask).toHaveBeenCalledWith("bg_1_screen_stocks");
+  });
+
+  it("an unknown fraction is an indeterminate bar", async () => {
+    mocks.listTasks.mockResolvedValue(ok([{ ...running, progress: { stage: "加载K线", detail: "", fraction: null } }]));
+    render(<TaskPanel />);
+    const bar = await waitFor(() => {
+      const b = document.querySelector(".task-progress");
+      expect(b).not.toBeNull();
+      return b as HTMLElement;
+    });
+    expect(bar.className).toContain("indeterminate");
+    expect(bar.getAttribute("aria-valuenow")).toBeNull();
+  });
+
+  it("follows changes, then opens a finished screen as a sortable table that leads to the chart and the agent", async () => {
+    mocks.listTasks.mockResolvedValue(ok([running]));
+    mocks.taskResult.mockResolvedValue(
+      ok({
+        as_of: "2020-06-16",
+        regime: { regime: { regime: "UNKNOWN" }, new_buy_allowed: false },
+        candidates: [
+          { code: "000001", name: "平安银行", channel: "主升通道", triggers: [{ kind: "Spring" }], score: 1.2, last_close: 12.3, bars_as_of: "2020-06-16" },
+          { code: "600519", name: "贵州茅台", channel: "潜伏通道", triggers: [{ kind: "EVR" }], score: 3.5, last_close: 1400, bars_as_of: "2020-06-16" },
+        ],
+      }),
+    );
+    const onAsk = vi.fn();
+    const onOpenStock = vi.fn();
+    render(<TaskPanel onAsk={onAsk} onOpenStock={onOpenStock} />);
+    await waitFor(() => expect(mocks.listeners.length).toBe(1));
+    act(() => mocks.listeners[0]({ payload: { task: { ...running, status: "completed", finished_at: new Date().toISOString() } } }));
+    expect(document.querySelector("[data-status='completed']")?.textContent).toContain("✓");
+    fireEvent.click(screen.getByText("查看结果"));
+    await waitFor(() => expect(document.querySelectorAll(".screen-table tbody tr")).toHaveLength(2));
+    const codes = () => [...document.querySelectorAll(".screen-table tbody tr")].map((r) => r.getAttribute("data-code"));
+    expect(codes()).toEqual(["600519", "000001"]);
+    fireEvent.click(document.querySelector("button[data-sort='code']") as HTMLElement);
+    expect(codes()).toEqual(["000001", "600519"]);
+    expect(screen.getByText(/水温 UNKNOWN/)).toBeTruthy();
+    fireEvent.click(screen.getByText("600519"));
+    expect(onOpenStock).toHaveBeenCalledWith("600519");
+  });
+
+  it("a failed task shows its error", async () => {
+    mocks.listTasks.mockResolvedValue(ok([{ ...running, status: "failed", error: "interrupted by restart", finished_at: running.started_at }]));
+    render(<TaskPanel />);
+    const row = await waitFor(() => {
+      const r = document.querySelector("[data-status='failed']");
+      expect(r).not.toBeNull();
+      return r as HTMLElement;
+    });
+    expect(row.textContent).toContain("✗");
+    expect(row.textContent).toContain("interrupted by restart");
+  });
+});

@@ -1,0 +1,128 @@
+// The background-task panel, on every page: each task with its stage, detail, a progress
+// bar (indeterminate when the task cannot tell), elapsed time and a cancel button; finished
+// ones with ✓ / ✗ and their result. Fed by `list_tasks` once and `task-changed` after.
+import { useContext, useEffect, useState } from "react";
+import { commands, events, type TaskInfo } from "../bindings";
+import { LanguageContext } from "../i18n";
+import ResultView from "./ResultView";
+import { elapsed, percent, runningCount, upsertTask } from "./tasks";
+import { taskText } from "./text";
+
+export type TaskActions = {
+  /** Ask the agent about a stock (prefills the chat). */
+  onAsk?: (text: string) => void;
+  /** Open a stock's chart page. */
+  onOpenStock?: (code: string) => void;
+};
+
+function mark(t: TaskInfo): string {
+  switch (t.status) {
+    case "running":
+      return "⟳";
+    case "completed":
+      return "✓";
+    default:
+      return "✗";
+  }
+}
+
+export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
+  const lang = useContext(LanguageContext);
+  const t = (k: Parameters<typeof taskText>[1], v?: Record<string, string | number>) => taskText(lang, k, v);
+  const [tasks, setTasks] = useState<TaskInfo[]>([]);
+  const [open, setOpen] = useState(true);
+  const [now, setNow] = useState(() => Date.now());
+  const [viewing, setViewing] = useState<TaskInfo | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    void commands.listTasks().then((r) => {
+      if (live && r.status === "ok") setTasks((prev) => r.data.reduce(upsertTask, prev));
+    });
+    const unlisten = events.taskChanged.listen((e) => setTasks((prev) => upsertTask(prev, e.payload.task)));
+    return () => {
+      live = false;
+      void unlisten.then((f) => f());
+    };
+  }, []);
+
+  const running = runningCount(tasks);
+  useEffect(() => {
+    if (running === 0) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [running]);
+
+  if (tasks.length === 0) return null;
+  return (
+    <aside className="task-panel" aria-label={t("title")} data-running={running}>
+      <button className="task-panel-head" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {t("title")}
+        {running > 0 && <span className="task-badge">{t("running", { n: running })}</span>}
+        <span className="task-toggle">{open ? t("collapse") : t("expand")}</span>
+      </button>
+      {open && (
+        <ul className="task-list">
+          {tasks.map((task) => {
+            const pct = percent(task.progress.fraction);
+            const cancelled = task.status === "cancelled";
+            return (
+              <li key={task.task_id} className={`task-row ${task.status}`} data-task-id={task.task_id} data-status={task.status} data-tool={task.tool_name}>
+                <div className="task-line">
+                  <span className="task-mark" aria-hidden="true">
+                    {mark(task)}
+                  </span>
+                  <span className="task-name">{task.display_name}</span>
+                  <span className="task-elapsed">{elapsed(task.started_at, task.finished_at, now)}</span>
+                  {task.status === "running" && (
+                    <button className="task-cancel" onClick={() => void commands.cancelTask(task.task_id)}>
+                      {t("cancel")}
+                    </button>
+                  )}
+                  {task.status === "completed" && (
+                    <button className="task-open" onClick={() => setViewing(task)}>
+                      {t("open")}
+                    </button>
+                  )}
+                </div>
+                {task.status === "running" && (
+                  <>
+                    <div className="task-stage">
+                      {task.progress.stage} {task.progress.detail}
+                    </div>
+                    <div
+                      className={`task-progress${pct === null ? " indeterminate" : ""}`}
+                      role="progressbar"
+                      aria-valuemin={0}
+                      aria-valuemax={100}
+                      aria-valuenow={pct ?? undefined}
+                    >
+                      <div className="task-progress-fill" style={pct === null ? undefined : { width: `${pct}%` }} />
+                    </div>
+                  </>
+                )}
+                {task.status !== "running" && task.status !== "completed" && (
+                  <div className="task-error">{cancelled ? t("cancelled") : `${t("failed")}: ${task.error ?? ""}`}</div>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {viewing && (
+        <ResultView
+          task={viewing}
+          onClose={() => setViewing(null)}
+          onAsk={(text) => {
+            setViewing(null);
+            onAsk?.(text);
+          }}
+          onOpenStock={(code) => {
+            setViewing(null);
+            onOpenStock?.(code);
+          }}
+        />
+      )}
+    </aside>
+  );
+}

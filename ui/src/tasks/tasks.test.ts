@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import type { TaskInfo } from "../bindings";
+import { elapsed, equityCurve, percent, polyline, reportText, runningCount, screenRows, sortRows, upsertTask } from "./tasks";
+
+const task = (id: string, started: string, status: TaskInfo["status"] = "running"): TaskInfo => ({
+  task_id: id,
+  tool_name: "screen_stocks",
+  display_name: "全市场扫描",
+  status,
+  progress: { stage: "加载K线", detail: "", fraction: null },
+  started_at: started,
+});
+
+describe("task list", () => {
+  it("keeps one row per task, newest first, replacing on change", () => {
+    let list: TaskInfo[] = [];
+    list = upsertTask(list, task("a", "2026-12-03T06:00:00Z"));
+    list = upsertTask(list, task("b", "2026-12-03T06:05:00Z"));
+    list = upsertTask(list, { ...task("a", "2026-12-03T06:00:00Z", "completed") });
+    expect(list.map((t) => t.task_id)).toEqual(["b", "a"]);
+    expect(list[1].status).toBe("completed");
+    expect(runningCount(list)).toBe(1);
+  });
+
+  it("formats elapsed time, ticking until the task ends", () => {
+    const start = "2026-12-03T06:00:00Z";
+    const t0 = Date.parse(start);
+    expect(elapsed(start, null, t0 + 5_000)).toBe("0:05");
+    expect(elapsed(start, null, t0 + 125_000)).toBe("2:05");
+    expect(elapsed(start, null, t0 + 3_725_000)).toBe("1:02:05");
+    expect(elapsed(start, "2026-12-03T06:00:42Z", t0 + 999_000)).toBe("0:42");
+    expect(elapsed("not a date", null, t0)).toBe("");
+  });
+
+  it("maps fractions to percent, unknown to indeterminate", () => {
+    expect(percent(0.456)).toBe(46);
+    expect(percent(1.7)).toBe(100);
+    expect(percent(null)).toBeNull();
+    expect(percent(undefined)).toBeNull();
+  });
+});
+
+describe("results", () => {
+  const screen = {
+    as_of: "2020-06-16",
+    candidates: [
+      { code: "000001", name: "平安银行", channel: "主升通道", triggers: [{ kind: "Spring", score: 1.2 }], score: 1.2, stage: null, last_close: 12.3, bars_as_of: "2020-06-16" },
+      { code: "600519", name: "贵州茅台", channel: "潜伏通道", triggers: [{ kind: "EVR" }, { kind: "Spring" }], score: 3.5, stage: "Accum_C", last_close: 1400.5, bars_as_of: "2020-06-15" },
+      { code: "300750", name: "宁德时代", channel: "", triggers: [], score: null, stage: null, last_close: null, bars_as_of: "" },
+    ],
+  };
+
+  it("reads screen candidates tolerantly and sorts them", () => {
+    const rows = screenRows(screen);
+    expect(rows[1].triggers).toBe("EVR+Spring");
+    expect(rows[2].score).toBeNull();
+    expect(sortRows(rows, "score", true).map((r) => r.code)).toEqual(["600519", "000001", "300750"]);
+    expect(sortRows(rows, "score", false).map((r) => r.code)).toEqual(["000001", "600519", "300750"]);
+    expect(sortRows(rows, "code", false).map((r) => r.code)).toEqual(["000001", "300750", "600519"]);
+    expect(screenRows(null)).toEqual([]);
+    expect(screenRows({ candidates: "nope" })).toEqual([]);
+  });
+
+  it("draws the equity curve into its box", () => {
+    const curve = equityCurve({ equity_curve: [{ date: "d1", equity: 100 }, { date: "d2", equity: 110 }, { date: "d3", equity: 105 }, { bad: 1 }] });
+    expect(curve).toHaveLength(3);
+    expect(polyline(curve, 100, 10)).toBe("0.0,10.0 50.0,0.0 100.0,5.0");
+    expect(polyline(curve.slice(0, 1), 100, 10)).toBe("");
+  });
+
+  it("finds a report's Markdown", () => {
+    expect(reportText({ report_text: "## 进攻" })).toBe("## 进攻");
+    expect(reportText({ decision_text: "## 持仓去留" })).toBe("## 持仓去留");
+    expect(reportText({ other: 1 })).toBeNull();
+  });
+});

@@ -1,0 +1,124 @@
+// The background-task panel's logic, pure so it is tested without a webview: the task
+// list as change events arrive, elapsed time, and the screen result's sortable rows.
+import type { TaskInfo, Value } from "../bindings";
+
+/** Applies one change (submitted, progress, finished): newest first, one row per task. */
+export function upsertTask(tasks: TaskInfo[], task: TaskInfo): TaskInfo[] {
+  const rest = tasks.filter((t) => t.task_id !== task.task_id);
+  const merged = [task, ...rest];
+  return merged.sort((a, b) => (a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0));
+}
+
+export function runningCount(tasks: TaskInfo[]): number {
+  return tasks.filter((t) => t.status === "running").length;
+}
+
+/** `m:ss` (or `h:mm:ss`) from `started` to `finished` or `now`. */
+export function elapsed(started: string, finished: string | null | undefined, now: number): string {
+  const from = Date.parse(started);
+  const to = finished ? Date.parse(finished) : now;
+  if (Number.isNaN(from) || Number.isNaN(to)) return "";
+  const total = Math.max(0, Math.floor((to - from) / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const mmss = `${h > 0 ? String(m).padStart(2, "0") : m}:${String(s).padStart(2, "0")}`;
+  return h > 0 ? `${h}:${mmss}` : mmss;
+}
+
+/** Percent for a determinate bar; `null` when the task cannot tell (indeterminate). */
+export function percent(fraction: number | null | undefined): number | null {
+  if (fraction === null || fraction === undefined || Number.isNaN(fraction)) return null;
+  return Math.round(Math.min(1, Math.max(0, fraction)) * 100);
+}
+
+export type ScreenRow = {
+  code: string;
+  name: string;
+  channel: string;
+  triggers: string;
+  score: number | null;
+  stage: string;
+  last_close: number | null;
+  bars_as_of: string;
+};
+
+type Obj = Record<string, Value>;
+const obj = (v: Value | undefined): Obj | null =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : null;
+const str = (v: Value | undefined): string => (typeof v === "string" ? v : v === null || v === undefined ? "" : String(v));
+const num = (v: Value | undefined): number | null => (typeof v === "number" ? v : null);
+
+/** The candidates of a `screen_stocks` result, tolerant of missing fields. */
+export function screenRows(result: Value | null): ScreenRow[] {
+  const r = obj(result ?? undefined);
+  const cands = r && Array.isArray(r.candidates) ? (r.candidates as Value[]) : [];
+  return cands.map((c) => {
+    const o = obj(c) ?? {};
+    const triggers = Array.isArray(o.triggers)
+      ? (o.triggers as Value[]).map((t) => str(obj(t)?.kind ?? t)).join("+")
+      : "";
+    return {
+      code: str(o.code),
+      name: str(o.name),
+      channel: str(o.channel),
+      triggers,
+      score: num(o.score),
+      stage: str(o.stage),
+      last_close: num(o.last_close),
+      bars_as_of: str(o.bars_as_of),
+    };
+  });
+}
+
+export type SortKey = keyof ScreenRow;
+
+/** Rows sorted by `key`; numbers descending first, text ascending first. */
+export function sortRows(rows: ScreenRow[], key: SortKey, descending: boolean): ScreenRow[] {
+  const sorted = [...rows].sort((a, b) => {
+    const x = a[key];
+    const y = b[key];
+    if (x === y) return a.code < b.code ? -1 : 1;
+    if (x === null) return 1;
+    if (y === null) return -1;
+    const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y), "zh");
+    return descending ? -c : c;
+  });
+  return sorted;
+}
+
+export type EquityPoint = { date: string; equity: number };
+
+/** A backtest result's daily equity curve. */
+export function equityCurve(result: Value | null): EquityPoint[] {
+  const r = obj(result ?? undefined);
+  const curve = r && Array.isArray(r.equity_curve) ? (r.equity_curve as Value[]) : [];
+  return curve
+    .map((p) => obj(p))
+    .filter((p): p is Obj => p !== null && typeof p.equity === "number")
+    .map((p) => ({ date: str(p.date), equity: p.equity as number }));
+}
+
+/** SVG polyline points for `curve` in a `width` × `height` box (empty for < 2 points). */
+export function polyline(curve: EquityPoint[], width: number, height: number): string {
+  if (curve.length < 2) return "";
+  const values = curve.map((p) => p.equity);
+  const lo = Math.min(...values);
+  const hi = Math.max(...values);
+  const span = hi - lo || 1;
+  return curve
+    .map((p, i) => {
+      const x = (i / (curve.length - 1)) * width;
+      const y = height - ((p.equity - lo) / span) * height;
+      return `${x.toFixed(1)},${y.toFixed(1)}`;
+    })
+    .join(" ");
+}
+
+/** The Markdown of a report or decision result, if it has one. */
+export function reportText(result: Value | null): string | null {
+  const r = obj(result ?? undefined);
+  if (!r) return null;
+  const text = r.report_text ?? r.decision_text;
+  return typeof text === "string" ? text : null;
+}
