@@ -20,6 +20,7 @@ vi.mock("./bindings", () => ({
   events: {
     settingsChanged: { listen: () => Promise.resolve(() => {}) },
     openConversation: { listen: () => Promise.resolve(() => {}) },
+    notificationTurnEvent: { listen: () => Promise.resolve(() => {}) },
     taskChanged: { listen: () => Promise.resolve(() => {}) },
   },
 }));

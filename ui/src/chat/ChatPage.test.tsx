@@ -21,7 +21,19 @@ const mocks = vi.hoisted(() => ({
   revokeAlwaysAllowed: vi.fn(),
   endSession: vi.fn(),
 }));
-vi.mock("../bindings", () => ({ commands: mocks }));
+// App-wide notification turns: tests push events through the listener.
+const notifications = vi.hoisted(() => [] as ((e: { payload: unknown }) => void)[]);
+vi.mock("../bindings", () => ({
+  commands: mocks,
+  events: {
+    notificationTurnEvent: {
+      listen: (f: (e: { payload: unknown }) => void) => {
+        notifications.push(f);
+        return Promise.resolve(() => {});
+      },
+    },
+  },
+}));
 
 // The channel the page hands to start_turn; tests push events through it.
 const channels = vi.hoisted(() => [] as { onmessage: (e: unknown) => void }[]);

@@ -2,6 +2,7 @@ import { Channel } from "@tauri-apps/api/core";
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import {
   commands,
+  events,
   type ApprovalDecision,
   type ChatError,
   type ConversationHistory,
@@ -27,16 +28,21 @@ const renderMd: RenderFn = (text) => commands.renderMarkdown(text);
 interface LiveTurn {
   key: number;
   userText: string;
+  /** A turn the app ran on a background-task completion: its line is not the user's. */
+  system?: boolean;
   view: TurnView;
   seq: number;
 }
 
-type LiveAction = { type: "start"; key: number; userText: string } | { type: "event"; key: number; event: RuntimeEvent } | { type: "clear" };
+type LiveAction =
+  | { type: "start"; key: number; userText: string; system?: boolean }
+  | { type: "event"; key: number; event: RuntimeEvent }
+  | { type: "clear" };
 
 function liveReducer(state: LiveTurn[], a: LiveAction): LiveTurn[] {
   switch (a.type) {
     case "start":
-      return [...state, { key: a.key, userText: a.userText, view: initialTurn(), seq: 0 }];
+      return [...state, { key: a.key, userText: a.userText, system: a.system, view: initialTurn(), seq: 0 }];
     case "event":
       return state.map((t) => (t.key === a.key ? { ...t, view: reduceTurn(t.view, a.event, t.seq), seq: t.seq + 1 } : t));
     case "clear":
@@ -53,7 +59,7 @@ function TurnBlock({ turn }: { turn: LiveTurn }) {
   const v = turn.view;
   return (
     <div className="turn">
-      <div className="msg user">{turn.userText}</div>
+      <div className={turn.system ? "msg system" : "msg user"}>{turn.userText}</div>
       {v.thinking !== "" && (
         <details className="thinking">
           <summary>💭 {thinkingSummary(v.thinking)}</summary>
@@ -257,6 +263,35 @@ export default function ChatPage({
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [show]);
 
+  // A turn the app runs on a background-task completion (the conversation was idle): its
+  // events come app-wide; shown when that conversation is the open one.
+  const notifTurn = useRef<number | null>(null);
+  useEffect(() => {
+    const unlisten = events.notificationTurnEvent.listen(({ payload }) => {
+      if (payload.conversation_id !== currentRef.current) return;
+      const event = payload.event;
+      if (notifTurn.current === null) {
+        const key = ++keySeq.current;
+        notifTurn.current = key;
+        const task = event.type === "background_task" ? event.task : null;
+        const line = task
+          ? task.status === "completed"
+            ? `✅ 后台任务完成：${task.display_name}`
+            : `✗ 后台任务失败：${task.display_name} ${(task.error ?? "").slice(0, 80)}`
+          : "✅ 后台任务完成";
+        dispatch({ type: "start", key, userText: line, system: true });
+      }
+      dispatch({ type: "event", key: notifTurn.current, event });
+      if (event.type === "done" || event.type === "turn_cancelled" || event.type === "turn_failed") {
+        notifTurn.current = null;
+        void refreshList();
+      }
+    });
+    return () => {
+      void unlisten.then((f) => f());
+    };
+  }, [refreshList]);
+
   const decide = useCallback(
     async (decision: ApprovalDecision) => {
       if (!pending) return;
@@ -398,8 +433,8 @@ export default function ChatPage({
               it.kind === "tool" ? (
                 <ToolCardView key={it.id} card={it} />
               ) : (
-                <div key={it.id} className={`msg ${it.kind === "user" ? "user" : "assistant final"}${it.interrupted ? " interrupted" : ""}`}>
-                  {it.kind === "user" ? it.text : <Markdown text={it.text} render={renderMd} />}
+                <div key={it.id} className={`msg ${it.kind === "answer" ? "assistant final" : it.kind}${it.interrupted ? " interrupted" : ""}`}>
+                  {it.kind === "answer" ? <Markdown text={it.text} render={renderMd} /> : it.text}
                 </div>
               ),
             )}

@@ -64,6 +64,16 @@ describe("toolNames", () => {
       update_portfolio: "调仓操作",
       query_history: "历史查询",
       check_background_tasks: "任务状态",
+      screen_stocks: "全市场扫描",
+      run_backtest: "策略回测",
+      generate_ai_report: "AI 研报",
+      generate_strategy_decision: "攻防决策",
+      delegate_to_research: "研究 agent",
+      delegate_to_analysis: "分析 agent",
+      delegate_to_trading: "交易 agent",
+      exec_command: "执行命令",
+      read_file: "读取文件",
+      write_file: "写入文件",
     });
     expect(toolDisplayName("toString")).toBe("toString");
   });
@@ -83,3 +93,19 @@ describe("toolNames", () => {
     expect((v.items[0] as ToolCard).displayName).toBe("大盘水温");
   });
 });
+
+describe("background-task notifications", () => {
+  it("are a system line, never the user's words", async () => {
+    const { historyItems, notificationLine } = await import("./history");
+    const note = "[SYSTEM NOTIFICATION - NOT USER INPUT]\n<task-notification>\n<task-id>bg_1_run_backtest</task-id>\n<tool-name>run_backtest</tool-name>\n<status>completed</status>\n<summary>{}</summary>";
+    expect(notificationLine(note)).toBe("✅ 后台任务完成：策略回测");
+    expect(notificationLine(note.replace("completed", "failed"))).toBe("✗ 后台任务失败：策略回测");
+    const items = historyItems([
+      { message: { role: "user", content: "回测", origin: "user" }, interrupted: false },
+      { message: { role: "user", content: note, origin: "system_notification" }, interrupted: false },
+    ] as never);
+    expect(items.map((i) => i.kind)).toEqual(["user", "system"]);
+    expect((items[1] as { text: string }).text).toBe("✅ 后台任务完成：策略回测");
+  });
+});
+

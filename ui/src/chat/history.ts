@@ -5,6 +5,7 @@ import { toolDisplayName, toolErrorText } from "./toolNames";
 
 export type HistoryItem =
   | { kind: "user"; id: string; text: string; interrupted: boolean }
+  | { kind: "system"; id: string; text: string; interrupted: boolean }
   | { kind: "answer"; id: string; text: string; interrupted: boolean }
   | ToolCard;
 
@@ -13,6 +14,14 @@ const BEIJING = /\n*\[当前北京时间：[^\]]*\]\s*$/;
 /** The user's words without the Beijing time line the session appends. */
 export function stripBeijingTime(text: string): string {
   return text.replace(BEIJING, "");
+}
+
+/** The line shown for a background-task notification (never shown as the user's words). */
+export function notificationLine(content: string): string {
+  const tool = /<tool-name>([^<]*)<\/tool-name>/.exec(content)?.[1] ?? "";
+  const ok = /<status>completed<\/status>/.test(content);
+  const name = tool ? toolDisplayName(tool) : "";
+  return ok ? `✅ 后台任务完成：${name}` : `✗ 后台任务失败：${name}`;
 }
 
 function parseResult(content: string): Value {
@@ -28,7 +37,9 @@ export function historyItems(messages: { message: Message; interrupted: boolean 
   const cards = new Map<string, ToolCard>();
   messages.forEach(({ message: m, interrupted }, i) => {
     if (m.role === "user") {
-      if ((m.origin ?? "user") === "user") out.push({ kind: "user", id: `h-${i}`, text: stripBeijingTime(m.content), interrupted });
+      const origin = m.origin ?? "user";
+      if (origin === "user") out.push({ kind: "user", id: `h-${i}`, text: stripBeijingTime(m.content), interrupted });
+      else if (origin === "system_notification") out.push({ kind: "system", id: `h-${i}`, text: notificationLine(m.content), interrupted });
     } else if (m.role === "assistant") {
       for (const c of m.tool_calls ?? []) {
         const card: ToolCard = {

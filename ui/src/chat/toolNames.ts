@@ -12,6 +12,16 @@ export const TOOL_DISPLAY_NAMES: Readonly<Record<string, string>> = {
   update_portfolio: "调仓操作",
   query_history: "历史查询",
   check_background_tasks: "任务状态",
+  screen_stocks: "全市场扫描",
+  run_backtest: "策略回测",
+  generate_ai_report: "AI 研报",
+  generate_strategy_decision: "攻防决策",
+  delegate_to_research: "研究 agent",
+  delegate_to_analysis: "分析 agent",
+  delegate_to_trading: "交易 agent",
+  exec_command: "执行命令",
+  read_file: "读取文件",
+  write_file: "写入文件",
 };
 
 /** The display name of a tool, or its name when it is not a known one. */
