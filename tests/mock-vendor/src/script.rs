@@ -135,6 +135,13 @@ pub struct Response {
     /// After this many events, abort the connection mid-body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_after: Option<usize>,
+    /// Only a request whose body contains this text gets this response (for requests that
+    /// race, e.g. a turn's next round and a background task's own model call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when_body_contains: Option<String>,
+    /// Held back until the test opens this gate (`MockServer::open_gate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
 }
 
 fn ok() -> u16 {
@@ -151,6 +158,8 @@ impl Response {
             events,
             stall_after: None,
             cut_after: None,
+            when_body_contains: None,
+            gate: None,
         }
     }
 
@@ -163,6 +172,8 @@ impl Response {
             events: Vec::new(),
             stall_after: None,
             cut_after: None,
+            when_body_contains: None,
+            gate: None,
         }
     }
 
@@ -179,6 +190,18 @@ impl Response {
 
     pub fn cut_after(mut self, n: usize) -> Self {
         self.cut_after = Some(n);
+        self
+    }
+
+    /// Serve this only to a request whose body contains `text`.
+    pub fn when_body_contains(mut self, text: &str) -> Self {
+        self.when_body_contains = Some(text.to_owned());
+        self
+    }
+
+    /// Hold this response until the test opens `gate`.
+    pub fn gated(mut self, gate: &str) -> Self {
+        self.gate = Some(gate.to_owned());
         self
     }
 }

@@ -50,6 +50,8 @@ struct Shared {
     script: Mutex<Script>,
     requests: Mutex<Vec<RecordedRequest>>,
     record_to: Mutex<Option<PathBuf>>,
+    open_gates: Mutex<std::collections::HashSet<String>>,
+    gate_opened: tokio::sync::Notify,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -58,14 +60,30 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn next_response(&self, route: Route) -> Option<Response> {
+    /// The first queued response for `route` that this request may have (responses with
+    /// `when_body_contains` only go to a request whose body contains it).
+    fn next_response(&self, route: Route, body: &str) -> Option<Response> {
         let mut script = lock(&self.script);
         let repeat_last = script.repeat_last;
         let queue = script.queue_mut(route);
-        match queue.len() {
-            0 => None,
-            1 if repeat_last => queue.first().cloned(),
-            _ => Some(queue.remove(0)),
+        let i = queue.iter().position(|r| {
+            r.when_body_contains
+                .as_deref()
+                .is_none_or(|t| body.contains(t))
+        })?;
+        if queue.len() == 1 && repeat_last {
+            return queue.first().cloned();
+        }
+        Some(queue.remove(i))
+    }
+
+    async fn wait_for_gate(&self, gate: &str) {
+        loop {
+            let opened = self.gate_opened.notified();
+            if lock(&self.open_gates).contains(gate) {
+                return;
+            }
+            opened.await;
         }
     }
 }
@@ -91,6 +109,7 @@ impl MockServer {
             script: Mutex::new(script),
             requests: Mutex::new(Vec::new()),
             record_to: Mutex::new(None),
+            ..Shared::default()
         });
         let app = Router::new()
             .route("/__mock/requests", get(list_requests))
@@ -142,6 +161,12 @@ impl MockServer {
     /// request body in memory).
     pub fn clear_requests(&self) {
         lock(&self.shared.requests).clear();
+    }
+
+    /// Lets the responses held behind `gate` go.
+    pub fn open_gate(&self, gate: &str) {
+        lock(&self.shared.open_gates).insert(gate.to_owned());
+        self.shared.gate_opened.notify_waiters();
     }
 
     /// Requests received on one route, in order.
@@ -261,6 +286,7 @@ async fn handle_vendor(
     if let Some(path) = lock(&shared.record_to).as_ref() {
         append_line(path, &recorded);
     }
+    let raw = recorded.raw_body.clone();
     lock(&shared.requests).push(recorded);
 
     let Some(route) = route else {
@@ -269,12 +295,15 @@ async fn handle_vendor(
     if method != Method::POST {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     }
-    let Some(scripted) = shared.next_response(route) else {
+    let Some(scripted) = shared.next_response(route, &raw) else {
         let body = json!({"error": {"message": format!(
             "mock-vendor: no scripted response left for route {}", route.as_str()),
             "type": "mock_script_exhausted"}});
         return (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response();
     };
+    if let Some(gate) = &scripted.gate {
+        shared.wait_for_gate(gate).await;
+    }
     render(scripted)
 }
 
