@@ -72,3 +72,79 @@ pub fn wait_for_app_exit(app: &std::path::Path, timeout: std::time::Duration) {
     }
     std::thread::sleep(std::time::Duration::from_millis(500));
 }
+
+/// A `wyckoff-mock-vendor` process serving a script from `tests/scripts/`, recording the
+/// requests it gets to a file outside any data home (they carry the key in a header).
+/// Killed on drop.
+pub struct VendorProcess {
+    child: std::process::Child,
+    url: String,
+    record: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl VendorProcess {
+    pub fn start(script: &str) -> VendorProcess {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let record = dir.path().join("requests.jsonl");
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("scripts")
+            .join(script);
+        let mut child = std::process::Command::new(binary("wyckoff-mock-vendor"))
+            .arg("--script")
+            .arg(script)
+            .arg("--record")
+            .arg(&record)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("start wyckoff-mock-vendor");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("piped stdout"))
+            .read_line(&mut line)
+            .expect("read the listening line");
+        let url = line
+            .trim()
+            .strip_prefix("listening ")
+            .unwrap_or_else(|| panic!("unexpected mock-vendor output {line:?}"))
+            .to_owned();
+        VendorProcess {
+            child,
+            url,
+            record,
+            _dir: dir,
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The OpenAI-compatible base URL (`…/v1`).
+    pub fn base_url(&self) -> String {
+        format!("{}/v1", self.url)
+    }
+
+    /// Requests to the chat-completions route, in order.
+    pub fn chat_requests(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.record)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("recorded JSON"))
+            .filter(|r| {
+                r["path"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with("/chat/completions"))
+            })
+            .collect()
+    }
+}
+
+impl Drop for VendorProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

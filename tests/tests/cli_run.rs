@@ -10,8 +10,7 @@
 //! cargo test -p wyckoff-e2e --test cli_run
 //! ```
 //!
-//! Binaries are looked up next to this test executable (`<target>/debug`), then in
-//! `$CARGO_TARGET_DIR/debug`, then in `<workspace>/target/debug`. Scripts live in
+//! Binaries come from the target directory (`wyckoff_e2e::binary`); scripts live in
 //! `tests/scripts/`.
 
 // Test helpers may panic: a failed unwrap is a failed test.
@@ -19,113 +18,15 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use wyckoff_e2e::{VendorProcess as Vendor, binary};
 
 /// Unique enough per test process; shaped like a real key.
 fn canary() -> String {
     format!("sk-e2ecanary{}x{}", std::process::id(), 7_391_u32)
-}
-
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn binary(name: &str) -> PathBuf {
-    let mut candidates = Vec::new();
-    if let Ok(exe) = std::env::current_exe() {
-        // <target>/debug/deps/cli_run-… → <target>/debug
-        if let Some(dir) = exe.parent().and_then(Path::parent) {
-            candidates.push(dir.join(name));
-        }
-    }
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        candidates.push(PathBuf::from(dir).join("debug").join(name));
-    }
-    candidates.push(workspace_root().join("target").join("debug").join(name));
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .unwrap_or_else(|| {
-            panic!(
-                "{name} not found in {candidates:?}: run `cargo build -p wyckoff-cli -p wyckoff-mock-vendor` first"
-            )
-        })
-}
-
-fn script(name: &str) -> PathBuf {
-    workspace_root().join("tests").join("scripts").join(name)
-}
-
-/// A running `wyckoff-mock-vendor`; killed on drop. Requests are recorded to a file
-/// outside the data home (they carry the key in their headers).
-struct Vendor {
-    child: Child,
-    url: String,
-    record: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Vendor {
-    fn start(script_name: &str) -> Vendor {
-        let dir = tempfile::tempdir().unwrap();
-        let record = dir.path().join("requests.jsonl");
-        let mut child = Command::new(binary("wyckoff-mock-vendor"))
-            .arg("--script")
-            .arg(script(script_name))
-            .arg("--record")
-            .arg(&record)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening ")
-            .unwrap_or_else(|| panic!("unexpected mock-vendor output {line:?}"))
-            .to_owned();
-        Vendor {
-            child,
-            url,
-            record,
-            _dir: dir,
-        }
-    }
-
-    fn base_url(&self) -> String {
-        format!("{}/v1", self.url)
-    }
-
-    /// Requests to the chat-completions route, in order.
-    fn chat_requests(&self) -> Vec<Value> {
-        let text = std::fs::read_to_string(&self.record).unwrap_or_default();
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|r| {
-                r["path"]
-                    .as_str()
-                    .is_some_and(|p| p.ends_with("/chat/completions"))
-            })
-            .collect()
-    }
-}
-
-impl Drop for Vendor {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 struct RunOutput {

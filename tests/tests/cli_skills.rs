@@ -8,93 +8,11 @@
 // Test helpers may panic: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn binary(name: &str) -> PathBuf {
-    let mut candidates = Vec::new();
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().and_then(Path::parent).map(Path::to_path_buf))
-    {
-        candidates.push(dir.join(name));
-    }
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        candidates.push(PathBuf::from(dir).join("debug").join(name));
-    }
-    candidates.push(workspace_root().join("target").join("debug").join(name));
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .unwrap_or_else(|| panic!("{name} not found in {candidates:?}: build it first"))
-}
-
-/// A running `wyckoff-mock-vendor`, killed on drop.
-struct Vendor {
-    child: Child,
-    url: String,
-    record: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Vendor {
-    fn start(script: &str) -> Vendor {
-        let dir = tempfile::tempdir().unwrap();
-        let record = dir.path().join("requests.jsonl");
-        let mut child = Command::new(binary("wyckoff-mock-vendor"))
-            .arg("--script")
-            .arg(workspace_root().join("tests").join("scripts").join(script))
-            .arg("--record")
-            .arg(&record)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().strip_prefix("listening ").unwrap().to_owned();
-        Vendor {
-            child,
-            url,
-            record,
-            _dir: dir,
-        }
-    }
-
-    fn chat_requests(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.record)
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|r| {
-                r["path"]
-                    .as_str()
-                    .is_some_and(|p| p.ends_with("/chat/completions"))
-            })
-            .collect()
-    }
-}
-
-impl Drop for Vendor {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use wyckoff_e2e::{VendorProcess as Vendor, binary};
 
 fn wyckoff(home: &Path, args: &[&str]) -> Output {
     Command::new(binary("wyckoff"))
@@ -186,7 +104,7 @@ fn a_user_skill_expands_into_the_first_request() {
     )
     .unwrap();
     let vendor = Vendor::start("text_answer.json");
-    let base_url = format!("{}/v1", vendor.url);
+    let base_url = vendor.base_url();
     let out = wyckoff(
         home.path(),
         &[
@@ -215,7 +133,7 @@ fn a_user_skill_expands_into_the_first_request() {
 fn a_builtin_skill_expands_verbatim() {
     let home = tempfile::tempdir().unwrap();
     let vendor = Vendor::start("text_answer.json");
-    let base_url = format!("{}/v1", vendor.url);
+    let base_url = vendor.base_url();
     let out = wyckoff(
         home.path(),
         &[
@@ -245,7 +163,7 @@ fn a_builtin_skill_expands_verbatim() {
 fn an_unknown_command_is_bad_input_and_never_reaches_the_model() {
     let home = tempfile::tempdir().unwrap();
     let vendor = Vendor::start("text_answer.json");
-    let base_url = format!("{}/v1", vendor.url);
+    let base_url = vendor.base_url();
     let out = wyckoff(
         home.path(),
         &[
