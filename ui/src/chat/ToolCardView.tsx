@@ -4,6 +4,7 @@ import { MISSING, asDiagnosis, engineLabel, formatPct, formatPrice, type Diagnos
 import PortfolioTable from "./PortfolioTable";
 import { asPortfolio } from "./portfolio";
 import type { ToolCard } from "./reducer";
+import { ROLE_LIMITS, asOutcome, isDelegate, roleOf } from "./subagent";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
 
@@ -81,11 +82,60 @@ function approvalLabel(outcome: string, t: ReturnType<typeof useT>): string {
   return known ? t(`approval_${known}`) : outcome;
 }
 
+/** The sub-agent's pane in a delegate card: live progress, then its structured result
+ * (also what a reopened conversation shows, from the stored result). */
+export function SubAgentPaneView({ card }: { card: ToolCard }) {
+  const lang = useContext(LanguageContext);
+  const role = roleOf(card.name);
+  const limits = ROLE_LIMITS[role];
+  const outcome = card.status === "ok" ? asOutcome(card.result) : null;
+  const pane = card.sub;
+  const zh = lang === "zh";
+  const rounds = outcome?.rounds ?? null;
+  return (
+    <details className="subagent-pane" open data-agent={role} data-status={outcome?.status ?? (card.status === "running" ? "running" : card.status)}>
+      <summary>
+        {limits?.label ?? role}
+        {outcome ? ` · ${outcome.status}` : card.status === "running" ? (zh ? " · 工作中" : " · working") : ""}
+        {limits && (
+          <span className="subagent-limits">
+            {zh ? "轮次" : "rounds"} {rounds ?? (pane ? pane.tools.length : 0)}/{limits.rounds} · {outcome?.elapsed != null ? `${outcome.elapsed.toFixed(1)}s` : "…"}/{limits.deadline}s
+          </span>
+        )}
+      </summary>
+      {pane && pane.tools.length > 0 && (
+        <ul className="subagent-tools">
+          {pane.tools.map((t, i) => (
+            <li key={i} className={`subagent-tool ${t.status}`} data-tool={t.name} data-status={t.status}>
+              {t.status === "running" ? "⟳" : t.status === "ok" ? "✓" : "✗"} {t.name}
+              {t.ms !== null && ` ${formatElapsed(t.ms)}`}
+              {t.error && <span className="error"> {t.error}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+      {pane && pane.text !== "" && !outcome && <div className="subagent-text">{pane.text}</div>}
+      {outcome && (
+        <div className="subagent-outcome">
+          {outcome.result !== "" && <div className="subagent-text">{outcome.result}</div>}
+          {outcome.error !== "" && <div className="error">{outcome.error}</div>}
+          <div className="hint subagent-policy" data-next-action={outcome.nextAction}>
+            {outcome.nextAction}
+            {outcome.instruction ? ` — ${outcome.instruction}` : ""}
+            {outcome.contextTruncated ? (zh ? " · 上下文已裁剪" : " · context cut") : ""}
+            {outcome.resultTruncated ? (zh ? " · 结果已截断" : " · result cut") : ""}
+          </div>
+        </div>
+      )}
+    </details>
+  );
+}
+
 export default function ToolCardView({ card }: { card: ToolCard }) {
   const t = useT();
   const [open, setOpen] = useState(false);
   const portfolio = card.status === "ok" && card.name === "portfolio" ? asPortfolio(card.result) : null;
-  const diagnosis = card.status === "ok" && !portfolio ? asDiagnosis(card.result) : null;
+  const diagnosis = card.status === "ok" && !portfolio && !isDelegate(card.name) ? asDiagnosis(card.result) : null;
   const status =
     card.status === "running" || card.status === "pending" ? (
       <Spinner />
@@ -104,6 +154,7 @@ export default function ToolCardView({ card }: { card: ToolCard }) {
         {card.status === "error" && <span className="error tool-error">{card.error}</span>}
         {card.approval && <span className="badge">{approvalLabel(card.approval, t)}</span>}
       </button>
+      {isDelegate(card.name) && <SubAgentPaneView card={card} />}
       {portfolio && <PortfolioTable p={portfolio} />}
       {diagnosis && <DiagnosisCard d={diagnosis} />}
       {open && (

@@ -10,6 +10,7 @@ import type {
   Usage,
 } from "../bindings";
 import { toolDisplayName } from "./toolNames";
+import { emptyPane, reducePane, type SubAgentPane } from "./subagent";
 
 export type ToolStatus = "pending" | "running" | "ok" | "error" | "interrupted";
 
@@ -25,6 +26,8 @@ export interface ToolCard {
   error: string | null;
   /** How an approval for this call was answered ("allow_once", "deny", "timeout", …). */
   approval: string | null;
+  /** A delegate call's sub-agent, while it works (live turns only). */
+  sub?: SubAgentPane;
 }
 
 /** Text shown in the transcript. Only whole lines are "committed"; the partial last line
@@ -327,8 +330,15 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0): TurnVi
       return { ...view, recalled: [...view.recalled, ...event.items.filter((m) => !view.recalled.some((r) => r.id === m.id))] };
     case "warning":
       return { ...view, items: notice(view.items, "warning", event.message, seq) };
-    case "background_task":
     case "sub_agent":
+      return {
+        ...view,
+        items: updateTool(view.items, event.call_id, (t) => ({
+          ...t,
+          sub: reducePane(t.sub ?? emptyPane(event.agent), event.kind, event.text),
+        })),
+      };
+    case "background_task":
       return view;
     case "done": {
       // The final answer replaces whatever was streamed for it (same text, now whole).
