@@ -151,6 +151,11 @@ async fn a_delegation_refuses_a_forbidden_tool_runs_an_allowed_one_and_returns_a
             .raw_body
             .contains("sub-agent 无权调用工具: update_portfolio")
     );
+    // The sub-agent's tokens count in the turn's totals: every request's usage, parent and
+    // sub-agent (3 tool-call answers of 30/6, 2 text answers of 10/5).
+    let last = events.iter().rev().find(|e| e["type"] == "usage").unwrap();
+    assert_eq!(last["turn"]["input_tokens"], 30 * 3 + 10 * 2, "{last}");
+    assert_eq!(last["turn"]["output_tokens"], 6 * 3 + 5 * 2);
     // The parent's last request carries the structured result.
     let last = &requests[4].raw_body;
     assert!(last.contains(r#"\"status\":\"completed\""#), "{last}");

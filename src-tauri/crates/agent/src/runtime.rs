@@ -769,6 +769,20 @@ impl<'a> Turn<'a> {
                 }
 
                 let outcomes = rt.run_calls(&calls, &self.env).await;
+                // A sub-agent's tokens count in the turn's totals (and its cost).
+                for o in &outcomes {
+                    let spent = crate::subagents::role_for_tool(&o.name)
+                        .and(o.result.get("usage"))
+                        .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok());
+                    if let Some(u) = spent {
+                        self.usage.add(&u);
+                        self.emit(RuntimeEvent::Usage {
+                            round: self.rounds,
+                            usage: u,
+                            turn: self.usage,
+                        });
+                    }
+                }
                 let aborted = outcomes.iter().any(|o| o.aborted);
                 for o in outcomes {
                     self.append_outcome(messages, o);

@@ -45,6 +45,8 @@ pub struct SubAgentParent {
 struct ForwardingSink {
     parent: Arc<dyn EventSink>,
     agent: String,
+    /// Shown in the approval dialog: which sub-agent asks.
+    label: String,
     call_id: String,
     seen: Mutex<Seen>,
 }
@@ -70,6 +72,20 @@ impl EventSink for ForwardingSink {
                 _ => {}
             }
         }
+        // An approval the sub-agent needs is the user's to answer: the parent's dialog
+        // shows it, saying which sub-agent asks.
+        let event = match event {
+            RuntimeEvent::ApprovalRequest { mut request } => {
+                request.display_name = format!("{}（{} 请求）", request.display_name, self.label);
+                self.parent.emit(RuntimeEvent::ApprovalRequest { request });
+                return;
+            }
+            resolved @ RuntimeEvent::ApprovalResolved { .. } => {
+                self.parent.emit(resolved);
+                return;
+            }
+            other => other,
+        };
         let Some((kind, text)) = progress(&event) else {
             return;
         };
@@ -152,6 +168,7 @@ pub async fn run_sub_agent(
     let sink = Arc::new(ForwardingSink {
         parent: parent.sink.clone(),
         agent: role.name.to_owned(),
+        label: role.label.to_owned(),
         call_id: parent.call_id.clone(),
         seen: Mutex::new(Seen::default()),
     });
@@ -258,4 +275,62 @@ pub async fn run_sub_agent(
 /// Seconds with two decimals, as the result shows them.
 fn round_secs(d: Duration) -> f64 {
     (d.as_secs_f64() * 100.0).round() / 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sink::CollectingSink;
+    use wyckoff_protocol::{ApprovalRequest, DecisionKind};
+
+    #[test]
+    fn approvals_reach_the_parent_naming_the_sub_agent_and_progress_is_tagged() {
+        let parent = CollectingSink::new();
+        let sink = ForwardingSink {
+            parent: parent.clone(),
+            agent: "research".into(),
+            label: "研究 agent".into(),
+            call_id: "call_d".into(),
+            seen: Mutex::new(Seen::default()),
+        };
+        sink.emit(RuntimeEvent::ApprovalRequest {
+            request: ApprovalRequest {
+                id: "x1".into(),
+                tool: "write_file".into(),
+                display_name: "写入文件".into(),
+                args: serde_json::json!({}),
+                available_decisions: vec![DecisionKind::AllowOnce, DecisionKind::Deny],
+            },
+        });
+        sink.emit(RuntimeEvent::TextDelta {
+            text: "分析中".into(),
+        });
+        let events = parent.events();
+        match &events[0] {
+            RuntimeEvent::ApprovalRequest { request } => {
+                assert_eq!(request.display_name, "写入文件（研究 agent 请求）");
+                assert_eq!(request.id, "x1");
+            }
+            other => panic!("{other:?}"),
+        }
+        match &events[1] {
+            RuntimeEvent::SubAgent {
+                agent,
+                call_id,
+                kind,
+                text,
+            } => {
+                assert_eq!(
+                    (
+                        agent.as_str(),
+                        call_id.as_str(),
+                        kind.as_str(),
+                        text.as_str()
+                    ),
+                    ("research", "call_d", "text", "分析中")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }
