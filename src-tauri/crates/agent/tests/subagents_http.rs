@@ -1,0 +1,295 @@
+//! The sub-agent mini loop over real HTTP: the OpenAI-compatible provider against the
+//! mock vendor, one test per way a delegation ends — completed after a refused tool, max
+//! rounds, context and result budgets, the parent's cancel, a stall inside, a model error,
+//! and the deadline — each with its status and policy. (`subagents_run.rs` covers the same
+//! on a scripted model, where time can be paused.)
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use wyckoff_agent::subagents::{
+    CONTEXT_TRUNCATED_MARKER, RESULT_TRUNCATED_MARKER, SubAgentDeps, SubAgentParent, role,
+    run_sub_agent,
+};
+use wyckoff_agent::{
+    ApprovalGate, CollectingSink, HeadlessApprover, SystemClock, ToolRegistry, ToolSpec,
+};
+use wyckoff_llm::{HttpClient, HttpSettings, OpenAiProvider, ProviderConfig};
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route, openai_error};
+use wyckoff_protocol::{SubAgentResult, SubAgentStatus};
+
+fn tool_call(id: &str, name: &str, code: &str) -> Response {
+    OpenAiStream::new()
+        .role()
+        .tool_call(0, id, name, &[json!({"code": code}).to_string()])
+        .finish("tool_calls")
+        .usage(40, 8, 0)
+        .done()
+        .response()
+}
+
+struct Run {
+    result: SubAgentResult,
+    server: MockServer,
+    updates: usize,
+}
+
+async fn run(
+    agent: &str,
+    responses: Vec<Response>,
+    context: &str,
+    idle: Duration,
+    cancel: CancellationToken,
+) -> Run {
+    let server = MockServer::start().await.unwrap();
+    for r in responses {
+        server.push(Route::Openai, r);
+    }
+    let provider = Arc::new(OpenAiProvider::new(
+        ProviderConfig {
+            name: "openai".into(),
+            model: "gpt-4o".into(),
+            base_url: format!("{}/v1", server.url()),
+            api_key: Some("sk-test-0000000000".into()),
+            context_window: 128_000,
+            idle_timeout: idle,
+        },
+        // A connect timeout past every deadline here: with tokio's clock paused (the
+        // deadline test), a pending connect must not be what times out first.
+        HttpClient::new(&HttpSettings {
+            connect_timeout: Duration::from_secs(3_600),
+            ..HttpSettings::default()
+        })
+        .unwrap(),
+    ));
+    let updates = Arc::new(AtomicUsize::new(0));
+    let mut reg = ToolRegistry::new();
+    let u = updates.clone();
+    reg.register(tool(
+        ToolSpec::new("update_portfolio", "调仓操作"),
+        obj(json!({"code": {"type": "string"}}), &[]),
+        move |_, _| {
+            let u = u.clone();
+            async move {
+                u.fetch_add(1, Ordering::SeqCst);
+                Ok(json!({"success": true}))
+            }
+        },
+    ));
+    reg.register(tool(
+        ToolSpec::new("analyze_stock", "个股分析"),
+        obj(json!({"code": {"type": "string"}}), &["code"]),
+        |args, _| async move { Ok(json!({"code": args["code"], "phase": "吸筹"})) },
+    ));
+    let deps = SubAgentDeps {
+        provider,
+        registry: Arc::new(reg),
+        gate: Arc::new(ApprovalGate::new(
+            Arc::new(HeadlessApprover::Never),
+            Duration::from_secs(60),
+            Arc::new(SystemClock),
+        )),
+        background: None,
+        clock: Arc::new(SystemClock),
+        session_id: "s-sub-http".into(),
+    };
+    let parent = SubAgentParent {
+        sink: CollectingSink::new(),
+        call_id: "parent-call".into(),
+        cancel,
+    };
+    // Past every deadline here (the roles' are 120–240 s); a bound, not a timing.
+    let result = tokio::time::timeout(
+        Duration::from_secs(300),
+        run_sub_agent(role(agent).unwrap(), "诊断 600519", context, deps, parent),
+    )
+    .await
+    .expect("the sub-agent never hangs the parent");
+    let updates = updates.load(Ordering::SeqCst);
+    Run {
+        result,
+        server,
+        updates,
+    }
+}
+
+#[tokio::test]
+async fn a_refused_tool_then_an_allowed_one_then_the_answer_completes() {
+    let r = run(
+        "analysis",
+        vec![
+            tool_call("c1", "update_portfolio", "600519"),
+            tool_call("c2", "analyze_stock", "600519"),
+            OpenAiStream::text_response(&["600519 处于吸筹阶段。"]),
+        ],
+        "",
+        Duration::from_secs(10),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(r.updates, 0, "the registry never ran the refused tool");
+    let requests = r.server.requests_to(Route::Openai);
+    assert_eq!(requests.len(), 3);
+    assert!(
+        requests[1]
+            .raw_body
+            .contains("sub-agent 无权调用工具: update_portfolio")
+    );
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["analyze_stock"]);
+    assert_eq!(r.result.status, SubAgentStatus::Completed);
+    assert_eq!(r.result.policy.next_action, "use_result");
+    assert_eq!(r.result.result, "600519 处于吸筹阶段。");
+    assert_eq!(r.result.usage.input_tokens, 40 + 40 + 10);
+}
+
+#[tokio::test]
+async fn max_rounds_end_as_timeout() {
+    let trading = role("trading").unwrap();
+    let responses = (0..=trading.max_tool_rounds + 2)
+        .map(|i| tool_call(&format!("c{i}"), "analyze_stock", &format!("6000{i:02}")))
+        .collect();
+    let r = run(
+        "trading",
+        responses,
+        "",
+        Duration::from_secs(10),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(r.result.status, SubAgentStatus::Timeout, "{:?}", r.result);
+    assert_eq!(r.result.policy.next_action, "fallback_to_direct_tools");
+    assert!(r.result.error.contains("6 轮"), "{}", r.result.error);
+}
+
+#[tokio::test]
+async fn the_context_and_the_result_are_cut_to_their_budgets() {
+    let context: String = (0..6_000)
+        .map(|i| format!("第{i}日 放量上涨。\n"))
+        .collect();
+    let long = "量价".repeat(2_000);
+    let r = run(
+        "trading",
+        vec![OpenAiStream::text_response(&[long.as_str()])],
+        &context,
+        Duration::from_secs(10),
+        CancellationToken::new(),
+    )
+    .await;
+    assert!(r.result.context_truncated);
+    let first = &r.server.requests_to(Route::Openai)[0].raw_body;
+    assert!(first.contains(CONTEXT_TRUNCATED_MARKER));
+    assert!(first.contains("第5999日") && !first.contains("第0日 "));
+    assert!(r.result.result_truncated);
+    assert!(r.result.result.ends_with(RESULT_TRUNCATED_MARKER));
+    assert_eq!(r.result.result.chars().count(), 1_600);
+    assert_eq!(r.result.status, SubAgentStatus::Completed);
+}
+
+#[tokio::test]
+async fn the_parents_cancel_ends_it_as_cancelled() {
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let r = run(
+        "research",
+        vec![OpenAiStream::text_response(&["晚了"]).gated("never")],
+        "",
+        Duration::from_secs(10),
+        cancel,
+    )
+    .await;
+    assert_eq!(r.result.status, SubAgentStatus::Cancelled);
+    assert_eq!(r.result.policy.next_action, "stop_and_report_cancelled");
+    assert!(!r.result.policy.retryable);
+}
+
+#[tokio::test]
+async fn a_stall_inside_is_a_timeout_with_the_message() {
+    let r = run(
+        "research",
+        vec![
+            OpenAiStream::new()
+                .role()
+                .text(&["正在"])
+                .response()
+                .stall_after(2),
+        ],
+        "",
+        Duration::from_millis(400),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(r.result.status, SubAgentStatus::Timeout, "{:?}", r.result);
+    assert!(
+        r.result.error.contains("超时") || r.result.error.contains("timeout"),
+        "{}",
+        r.result.error
+    );
+    assert_eq!(
+        r.result.policy.fallback_tools,
+        [
+            "get_market_overview",
+            "query_history",
+            "check_background_tasks"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_model_error_is_error_with_the_role_fallbacks() {
+    let r = run(
+        "analysis",
+        vec![Response::error(
+            401,
+            openai_error("Incorrect API key provided", "invalid_request_error", None),
+        )],
+        "",
+        Duration::from_secs(10),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(r.result.status, SubAgentStatus::Error, "{:?}", r.result);
+    assert!(r.result.policy.retryable);
+    assert_eq!(
+        r.result.policy.fallback_tools,
+        ["analyze_stock", "portfolio", "get_market_overview"]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_ends_a_held_model_as_timeout() {
+    // The answer is held at the mock past the trading role's 120 s deadline (tokio's
+    // clock is paused and runs ahead while everything waits on the socket).
+    let r = run(
+        "trading",
+        vec![OpenAiStream::text_response(&["晚了"]).gated("never")],
+        "",
+        Duration::from_secs(600),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(r.result.status, SubAgentStatus::Timeout, "{:?}", r.result);
+    assert_eq!(r.result.policy.next_action, "fallback_to_direct_tools");
+    assert!(
+        (120.0..125.0).contains(&r.result.elapsed),
+        "{}",
+        r.result.elapsed
+    );
+}
