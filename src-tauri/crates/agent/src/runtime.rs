@@ -493,10 +493,41 @@ struct Turn<'a> {
     system_prompt: &'a str,
     user_input: &'a str,
     started: Instant,
-    scratchpad: Option<Scratchpad>,
+    scratchpad: Option<Arc<Scratchpad>>,
     usage: Usage,
     rounds: u32,
     transcript: &'a dyn Transcript,
+}
+
+/// The turn's tool sink: every event to the listeners, and a delegated sub-agent's
+/// progress into the turn's scratchpad too (it reaches the listeners without the turn).
+struct SubAgentRecorder {
+    inner: Arc<dyn EventSink>,
+    pad: Arc<Scratchpad>,
+    clock: Arc<dyn Clock>,
+}
+
+impl EventSink for SubAgentRecorder {
+    fn emit(&self, event: RuntimeEvent) {
+        if let RuntimeEvent::SubAgent {
+            agent,
+            call_id,
+            kind,
+            text,
+        } = &event
+        {
+            self.pad.record(
+                &ScratchpadRecord::SubAgent {
+                    agent: agent.clone(),
+                    call_id: call_id.clone(),
+                    kind: kind.clone(),
+                    text: text.clone(),
+                },
+                self.clock.now(),
+            );
+        }
+        self.inner.emit(event);
+    }
 }
 
 impl<'a> Turn<'a> {
@@ -550,7 +581,15 @@ impl<'a> Turn<'a> {
         if has_input {
             if let Some(dir) = &rt.scratchpad_dir {
                 match Scratchpad::create(dir, self.user_input, rt.clock.now()) {
-                    Ok(pad) => self.scratchpad = Some(pad),
+                    Ok(pad) => {
+                        let pad = Arc::new(pad);
+                        self.env.sink = Arc::new(SubAgentRecorder {
+                            inner: self.sink.clone(),
+                            pad: pad.clone(),
+                            clock: rt.clock.clone(),
+                        });
+                        self.scratchpad = Some(pad);
+                    }
                     Err(e) => tracing::warn!("scratchpad unavailable: {e}"),
                 }
             }

@@ -41,6 +41,13 @@ pub enum ScratchpadRecord {
         status: String,
         duration_ms: u32,
     },
+    /// A delegated sub-agent's progress (its `sub_agent` events).
+    SubAgent {
+        agent: String,
+        call_id: String,
+        kind: String,
+        text: String,
+    },
     Compaction {
         before_messages: u32,
         after_messages: u32,

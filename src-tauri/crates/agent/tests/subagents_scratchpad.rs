@@ -1,0 +1,88 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! A delegation inside a turn: the sub-agent's progress reaches the listeners and the
+//! turn's scratchpad as `sub_agent` records, tagged with the role and the delegate call.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use wyckoff_agent::scripted::{self, ScriptedProvider};
+use wyckoff_agent::subagents::delegate_tools;
+use wyckoff_agent::{
+    CollectingSink, HeadlessApprover, Runtime, RuntimeConfig, SystemClock, ToolRegistry,
+};
+use wyckoff_protocol::RuntimeEvent;
+
+#[tokio::test]
+async fn sub_agent_progress_is_in_the_stream_and_the_scratchpad() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut reg = ToolRegistry::new();
+    for t in delegate_tools() {
+        reg.register(t);
+    }
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        scripted::tool_calls(
+            "",
+            vec![call(
+                "call_d",
+                "delegate_to_research",
+                json!({"task": "看看大盘"}),
+            )],
+        ),
+        scripted::text("大盘数据暂缺。"),
+        scripted::text("研究员说大盘数据暂缺。"),
+    ]));
+    let runtime = Runtime::new(
+        provider,
+        Arc::new(reg),
+        RuntimeConfig::default(),
+        Arc::new(HeadlessApprover::Never),
+        Some(dir.path().to_path_buf()),
+        Arc::new(SystemClock),
+    )
+    .with_delegation();
+    let sink = CollectingSink::new();
+    let mut messages = Vec::new();
+    runtime
+        .run_turn(
+            &mut messages,
+            "sys",
+            "让研究员看看大盘",
+            sink.clone(),
+            CancellationToken::new(),
+        )
+        .await;
+    let streamed = sink
+        .events()
+        .iter()
+        .filter(|e| matches!(e, RuntimeEvent::SubAgent { agent, call_id, .. } if agent == "research" && call_id == "call_d"))
+        .count();
+    assert!(streamed > 0);
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let records: Vec<Value> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let subs: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["type"] == "sub_agent")
+        .collect();
+    assert_eq!(subs.len(), streamed, "{records:?}");
+    assert!(
+        subs.iter()
+            .all(|r| r["agent"] == "research" && r["call_id"] == "call_d")
+    );
+    assert!(
+        subs.iter()
+            .any(|r| r["kind"] == "done" && r["text"] == "大盘数据暂缺。")
+    );
+}
