@@ -7,6 +7,7 @@ use wyckoff_engine::{Bar, DiagnosisConfig, Holding, MarketRegime, diagnose_with}
 use wyckoff_market::{BarsResult, MarketData};
 
 use crate::common::{freshness, iso, market_err, opt_date, opt_f64, opt_i64, opt_str, pct, round};
+use crate::regime::{BENCHMARK, SMALL_CAP, regime_from};
 
 pub const NAME: &str = "analyze_stock";
 pub const DISPLAY_NAME: &str = "个股分析";
@@ -18,7 +19,6 @@ mode='price' 返回近期日线 OHLCV。结果带 data_status / source / as_of�
 /// Most bars `mode=price` returns (REFERENCE §14.1 clamps `days` to 1–250).
 pub const MAX_PRICE_DAYS: i64 = 250;
 const DEFAULT_PRICE_DAYS: i64 = 30;
-const BENCHMARK: &str = "sse";
 
 pub const ERR_AS_OF: &str = "as_of 必须是合法日期 YYYYMMDD 或 YYYY-MM-DD";
 pub const ERR_BUY_DT: &str = "buy_dt 必须是合法日期 YYYYMMDD 或 YYYY-MM-DD";
@@ -60,8 +60,9 @@ pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
                 return Ok(unavailable(&r, mode, as_of));
             }
             let bench = md.index_bars(BENCHMARK, as_of).await.map_err(market_err)?;
+            let small = md.index_bars(SMALL_CAP, as_of).await.map_err(market_err)?;
             // 水温 as of the stock's own last bar, so both describe the same day.
-            let regime = crate::regime::regime_as_of(md, r.as_of.or(as_of)).await?;
+            let regime = regime_from(&bench.bars, &small.bars, r.as_of.or(as_of));
             Ok(diagnosis(&r, &bench, &regime, cost, buy_dt, as_of))
         }
         "price" => {

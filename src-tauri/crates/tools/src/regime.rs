@@ -23,14 +23,23 @@ pub async fn regime_as_of(
 ) -> Result<(MarketRegime, Option<String>), ToolError> {
     let bench = md.index_bars(BENCHMARK, date).await.map_err(market_err)?;
     let small = md.index_bars(SMALL_CAP, date).await.map_err(market_err)?;
+    Ok(regime_from(&bench.bars, &small.bars, date))
+}
+
+/// [`regime_as_of`] over index bars the caller already has (no second read).
+pub fn regime_from(
+    bench: &[Bar],
+    small: &[Bar],
+    date: Option<u32>,
+) -> (MarketRegime, Option<String>) {
     let bench_bars: &[Bar] = match date {
-        Some(d) => bars_as_of(&bench.bars, d),
-        None => &bench.bars,
+        Some(d) => bars_as_of(bench, d),
+        None => bench,
     };
     // The small-cap leg must end on the benchmark's day to say anything about that day.
     let small_bars = bench_bars
         .last()
-        .map(|l| bars_as_of(&small.bars, l.date))
+        .map(|l| bars_as_of(small, l.date))
         .filter(|s| s.last().map(|b| b.date) == bench_bars.last().map(|b| b.date));
     let regime = market_regime(bench_bars, small_bars, None);
     let why = (regime.regime == Regime::Unknown).then(|| {
@@ -45,7 +54,7 @@ pub async fn regime_as_of(
             )
         }
     });
-    Ok((regime, why))
+    (regime, why)
 }
 
 /// The regime as the tools report it.
