@@ -31,6 +31,20 @@ pub fn binary(name: &str) -> PathBuf {
     bin
 }
 
+/// The `wyckoff` CLI over a temporary `WYCKOFF_HOME`, offline, with no proxy and no
+/// stdin: the environment every CLI end-to-end test starts from.
+pub fn wyckoff_cli(home: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(binary("wyckoff"));
+    cmd.env("WYCKOFF_HOME", home)
+        .env("WYCKOFF_OFFLINE", "1")
+        .env_remove("HTTP_PROXY")
+        .env_remove("HTTPS_PROXY")
+        .env_remove("http_proxy")
+        .env_remove("https_proxy")
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
 /// TCP ports that were free a moment ago (held together while picking, so they differ).
 /// Each WebDriver test starts its own tauri-driver on them, so concurrent runs on one
 /// machine never reach each other's app.

@@ -7,18 +7,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
 fn wyckoff(home: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(wyckoff_e2e::binary("wyckoff"))
-        .args(args)
-        .env("WYCKOFF_HOME", home)
-        .env("WYCKOFF_OFFLINE", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = wyckoff_e2e::wyckoff_cli(home).args(args).output().unwrap();
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

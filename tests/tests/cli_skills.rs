@@ -9,22 +9,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
-use wyckoff_e2e::{VendorProcess as Vendor, binary};
+use wyckoff_e2e::{VendorProcess as Vendor, wyckoff_cli};
 
 fn wyckoff(home: &Path, args: &[&str]) -> Output {
-    Command::new(binary("wyckoff"))
+    wyckoff_cli(home)
         .args(args)
-        .env("WYCKOFF_HOME", home)
-        .env("WYCKOFF_OFFLINE", "1")
         .env("OPENAI_API_KEY", "sk-e2eskills0000000000")
-        .env_remove("HTTP_PROXY")
-        .env_remove("HTTPS_PROXY")
-        .env_remove("http_proxy")
-        .env_remove("https_proxy")
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }
