@@ -27,6 +27,36 @@ async fn expected_events() -> Vec<(String, String)> {
         .collect()
 }
 
+/// The chart's canvases were sized to their container and painted: the most painted one
+/// (the price pane; its crosshair overlay above it stays empty) is wider than the default
+/// and has thousands of non-transparent pixels. A canvas left at the browser's
+/// 300×150 default with nothing on it (what WebKitGTK showed with `autoSize`) fails.
+async fn assert_chart_painted(d: &WebDriver) {
+    let probe = d
+        .execute(
+            r#"return Array.from(document.querySelectorAll('#chart-canvas canvas')).map(c => {
+                 const g = c.getContext('2d');
+                 if (!g || !c.width || !c.height) return [c.width, c.height, 0];
+                 const px = g.getImageData(0, 0, c.width, c.height).data;
+                 let n = 0;
+                 for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) n++;
+                 return [c.width, c.height, n]; });"#,
+            vec![],
+        )
+        .await
+        .unwrap();
+    let canvases: Vec<[u64; 3]> = probe.convert().unwrap();
+    let pane = canvases.iter().max_by_key(|c| c[2]).copied().unwrap();
+    assert!(
+        pane[0] > 300,
+        "the price pane was sized to its container: {canvases:?}"
+    );
+    assert!(
+        pane[2] > 5_000,
+        "the price pane has candles on it: {canvases:?}"
+    );
+}
+
 async fn market_scenario(d: WebDriver, want: Vec<(String, String)>) {
     let search = wait_for(&d, By::Id("stock-search")).await;
     search.send_keys("平安").await.unwrap();
@@ -60,6 +90,7 @@ async fn market_scenario(d: WebDriver, want: Vec<(String, String)>) {
         fresh.attr("data-status").await.unwrap().as_deref(),
         Some("ok")
     );
+    assert_chart_painted(&d).await;
     shot(&d, "40-stock-page.png").await;
     // a figure for the note, not an assertion: click to drawn, as seen by the page and here
     let _ = std::fs::write(

@@ -1,7 +1,7 @@
 // The chart wrapper: lightweight-charts (bundled, canvas) draws what `stock_chart` computed.
 // Candles + volume + MA lines, event/signal markers, range and holding lines, phase bands as
 // a background histogram, crosshair OHLCV legend. Zoom/pan are the library's own.
-import { useEffect, useRef, useState } from "react";
+import { useContext, useEffect, useRef, useState } from "react";
 import {
   CandlestickSeries,
   ColorType,
@@ -14,9 +14,11 @@ import {
   type Time,
 } from "lightweight-charts";
 import type { StockChart as ChartData } from "../bindings";
+import { LanguageContext } from "../i18n";
 import "./market.css";
 import { DOWN, UP, allMarkers, barAt, candles, levels, maPoints, phaseColumns, volumes } from "../pages/stockModel";
 
+const CHART_HEIGHT = 460;
 const MA_COLORS: Record<number, string> = { 5: "#f59e0b", 20: "#8b5cf6", 50: "#0ea5e9", 200: "#64748b" };
 
 interface Props {
@@ -30,13 +32,20 @@ export default function StockChart({ chart, onDrawn }: Props) {
   const api = useRef<IChartApi | null>(null);
   const [legend, setLegend] = useState<string>("");
   const [failed, setFailed] = useState<string | null>(null);
+  const lang = useContext(LanguageContext);
 
   useEffect(() => {
     const el = box.current;
     if (!el) return;
+    // Sized by hand, not `autoSize`: WebKitGTK's ResizeObserver lacks the device-pixel box
+    // that autoSize relies on, and the canvases stayed at their 300×150 default (blank).
     const c = createChart(el, {
-      autoSize: true,
+      width: el.clientWidth,
+      height: CHART_HEIGHT,
       layout: { background: { type: ColorType.Solid, color: "transparent" }, textColor: "#6b7280" },
+      // The library formats with `navigator.language` by default, which is "C" under a
+      // C/POSIX locale: Intl throws inside its paint loop and every canvas stays blank.
+      localization: { locale: lang === "en" ? "en-US" : "zh-CN", dateFormat: "yyyy-MM-dd" },
       crosshair: { mode: CrosshairMode.Normal },
       rightPriceScale: { scaleMargins: { top: 0.05, bottom: 0.25 } },
       timeScale: { rightOffset: 4 },
@@ -96,12 +105,15 @@ export default function StockChart({ chart, onDrawn }: Props) {
       // A chart the library refuses is said plainly, never a silent blank canvas.
       setFailed(e instanceof Error ? e.message : String(e));
     }
+    const resize = new ResizeObserver(() => c.resize(el.clientWidth, CHART_HEIGHT));
+    resize.observe(el);
     requestAnimationFrame(() => onDrawn?.());
     return () => {
+      resize.disconnect();
       c.remove();
       api.current = null;
     };
-  }, [chart, onDrawn]);
+  }, [chart, onDrawn, lang]);
 
   return (
     <div className="stock-chart">
@@ -113,7 +125,7 @@ export default function StockChart({ chart, onDrawn }: Props) {
           {failed}
         </p>
       )}
-      <div ref={box} className="chart-canvas" id="chart-canvas" style={{ height: 460 }} />
+      <div ref={box} className="chart-canvas" id="chart-canvas" style={{ height: CHART_HEIGHT }} />
     </div>
   );
 }
