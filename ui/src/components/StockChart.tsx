@@ -37,11 +37,8 @@ export default function StockChart({ chart, onDrawn }: Props) {
   useEffect(() => {
     const el = box.current;
     if (!el) return;
-    // Sized by hand, not `autoSize`: WebKitGTK's ResizeObserver lacks the device-pixel box
-    // that autoSize relies on, and the canvases stayed at their 300×150 default (blank).
     const c = createChart(el, {
-      width: el.clientWidth,
-      height: CHART_HEIGHT,
+      autoSize: true,
       layout: { background: { type: ColorType.Solid, color: "transparent" }, textColor: "#6b7280" },
       // The library formats with `navigator.language` by default, which is "C" under a
       // C/POSIX locale: Intl throws inside its paint loop and every canvas stays blank.
@@ -105,11 +102,8 @@ export default function StockChart({ chart, onDrawn }: Props) {
       // A chart the library refuses is said plainly, never a silent blank canvas.
       setFailed(e instanceof Error ? e.message : String(e));
     }
-    const resize = new ResizeObserver(() => c.resize(el.clientWidth, CHART_HEIGHT));
-    resize.observe(el);
     requestAnimationFrame(() => onDrawn?.());
     return () => {
-      resize.disconnect();
       c.remove();
       api.current = null;
     };
