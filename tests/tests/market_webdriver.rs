@@ -12,19 +12,33 @@ use wyckoff_desk_lib::{Period, build_chart};
 use wyckoff_e2e::webdriver::{TauriDriver, click, run_scenario, shot, wait_for};
 use wyckoff_market::{MarketConfig, MarketData};
 
-/// (label, date) of every event the command returns for 000001 on the daily chart.
-async fn expected_events() -> Vec<(String, String)> {
+/// The last bar of 000001 as the watchlist row should show it.
+struct LastBar {
+    close: String,
+    date: String,
+}
+
+/// (label, date) of every event the command returns for 000001 on the daily chart, and
+/// its last bar.
+async fn expected() -> (Vec<(String, String)>, LastBar) {
     let home = tempfile::tempdir().unwrap();
     let md = MarketData::open_with(MarketConfig::offline(home.path()))
         .await
         .unwrap();
     let chart = build_chart(&md, "000001", Period::Day).await.unwrap();
-    chart
+    let events = chart
         .reading
         .events
         .iter()
         .map(|e| (e.label.clone(), e.date.to_string()))
-        .collect()
+        .collect();
+    let n = chart.bars.dates.len() - 1;
+    let d = chart.bars.dates[n].to_string();
+    let last = LastBar {
+        close: chart.bars.close[n].to_string(),
+        date: format!("{}-{}-{}", &d[..4], &d[4..6], &d[6..]),
+    };
+    (events, last)
 }
 
 /// The chart's canvases were sized to their container and painted: the most painted one
@@ -57,7 +71,7 @@ async fn assert_chart_painted(d: &WebDriver) {
     );
 }
 
-async fn market_scenario(d: WebDriver, want: Vec<(String, String)>) {
+async fn market_scenario(d: WebDriver, want: Vec<(String, String)>, last: LastBar) {
     let search = wait_for(&d, By::Id("stock-search")).await;
     search.send_keys("平安").await.unwrap();
     let clicked = Instant::now();
@@ -109,14 +123,31 @@ async fn market_scenario(d: WebDriver, want: Vec<(String, String)>) {
         .unwrap()
         .len();
     assert_eq!(weekly, want.len());
+
+    // Add to the watchlist: the toggle flips, and the watchlist page has the row with the
+    // last close and date of the bundled bars.
+    let toggle = wait_for(&d, By::Id("watch-toggle")).await;
+    let before = toggle.text().await.unwrap();
+    toggle.click().await.unwrap();
+    let deadline = Instant::now() + std::time::Duration::from_secs(20);
+    while wait_for(&d, By::Id("watch-toggle")).await.text().await.unwrap() == before {
+        assert!(Instant::now() < deadline, "the watch toggle never flipped");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    click(&d, By::Id("nav-watchlist")).await;
+    let row = wait_for(&d, By::Css(".watch-row[data-code='000001']")).await;
+    let cells = row.find_all(By::Tag("td")).await.unwrap();
+    assert_eq!(cells[2].text().await.unwrap(), last.close, "last close");
+    assert!(cells[6].text().await.unwrap().contains(&last.date), "as-of date");
+    shot(&d, "41-watchlist.png").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, tauri-driver, WebKitWebDriver and a session bus"]
 async fn stock_page_lists_the_engines_events_over_the_drawn_chart() {
-    let want = expected_events().await;
+    let (want, last) = expected().await;
     let home = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
     let driver = TauriDriver::start(home.path(), xdg.path(), &[("WYCKOFF_OFFLINE", "1")]);
-    run_scenario(&driver, "market", move |d| market_scenario(d, want)).await;
+    run_scenario(&driver, "market", move |d| market_scenario(d, want, last)).await;
 }
