@@ -10,6 +10,7 @@ import WatchlistPage from "./pages/Watchlist";
 import SearchBox from "./components/SearchBox";
 import { marketText } from "./pages/marketText";
 import TaskPanel from "./tasks/TaskPanel";
+import { OpenStockContext } from "./chat/stockLinks";
 
 type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist";
 
@@ -82,55 +83,57 @@ export default function App() {
 
   return (
     <LanguageContext.Provider value={lang}>
-      <div className="shell">
-        <nav className="sidebar" aria-label="main">
-          <div className="brand">{t("appName")}</div>
-          <SearchBox onOpen={openStock} />
-          <button id="nav-chat" className={page === "chat" ? "active" : ""} onClick={() => setPage("chat")}>
-            {t("navChat")}
-          </button>
-          <button id="nav-stock" className={page === "stock" ? "active" : ""} onClick={() => setPage("stock")}>
-            {marketText(lang, "navStock")}
-          </button>
-          <button id="nav-watchlist" className={page === "watchlist" ? "active" : ""} onClick={() => setPage("watchlist")}>
-            {marketText(lang, "navWatchlist")}
-          </button>
-          <button id="nav-memory" className={page === "memory" ? "active" : ""} onClick={() => setPage("memory")}>
-            {t("navMemory")}
-          </button>
-          <button id="nav-home" className={page === "home" ? "active" : ""} onClick={() => setPage("home")}>
-            {t("navHome")}
-          </button>
-          <button id="nav-settings" className={page === "settings" ? "active" : ""} onClick={() => setPage("settings")}>
-            {t("navSettings")}
-          </button>
-        </nav>
-        <main className="content">
-          {(page === "chat" || chatOpened) && (
-            <ChatPage active={page === "chat"} hasModel={hasModel} settings={view.settings} onOpenSettings={() => setPage("settings")} prefill={chatPrefill} show={chatShow} />
-          )}
-          {page === "stock" && (
-            <StockPage
-              code={stockCode}
-              onAsk={(text) => {
-                setChatPrefill({ text });
-                setPage("chat");
-              }}
-            />
-          )}
-          {page === "watchlist" && <WatchlistPage onOpen={openStock} />}
-          {page === "memory" && <MemoryPage />}
-          {page === "home" && <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />}
-          {page === "settings" && <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />}
-        </main>
-        <TaskPanel
-          onAsk={(text) => {
-            setChatPrefill({ text });
-            setPage("chat");
-          }}
-          onOpenStock={openStock}
-        />
-      </div>
+      <OpenStockContext.Provider value={openStock}>
+        <div className="shell">
+          <nav className="sidebar" aria-label="main">
+            <div className="brand">{t("appName")}</div>
+            <SearchBox onOpen={openStock} />
+            <button id="nav-chat" className={page === "chat" ? "active" : ""} onClick={() => setPage("chat")}>
+              {t("navChat")}
+            </button>
+            <button id="nav-stock" className={page === "stock" ? "active" : ""} onClick={() => setPage("stock")}>
+              {marketText(lang, "navStock")}
+            </button>
+            <button id="nav-watchlist" className={page === "watchlist" ? "active" : ""} onClick={() => setPage("watchlist")}>
+              {marketText(lang, "navWatchlist")}
+            </button>
+            <button id="nav-memory" className={page === "memory" ? "active" : ""} onClick={() => setPage("memory")}>
+              {t("navMemory")}
+            </button>
+            <button id="nav-home" className={page === "home" ? "active" : ""} onClick={() => setPage("home")}>
+              {t("navHome")}
+            </button>
+            <button id="nav-settings" className={page === "settings" ? "active" : ""} onClick={() => setPage("settings")}>
+              {t("navSettings")}
+            </button>
+          </nav>
+          <main className="content">
+            {(page === "chat" || chatOpened) && (
+              <ChatPage active={page === "chat"} hasModel={hasModel} settings={view.settings} onOpenSettings={() => setPage("settings")} prefill={chatPrefill} show={chatShow} />
+            )}
+            {page === "stock" && (
+              <StockPage
+                code={stockCode}
+                onAsk={(text) => {
+                  setChatPrefill({ text });
+                  setPage("chat");
+                }}
+              />
+            )}
+            {page === "watchlist" && <WatchlistPage onOpen={openStock} />}
+            {page === "memory" && <MemoryPage />}
+            {page === "home" && <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />}
+            {page === "settings" && <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />}
+          </main>
+          <TaskPanel
+            onAsk={(text) => {
+              setChatPrefill({ text });
+              setPage("chat");
+            }}
+            onOpenStock={openStock}
+          />
+        </div>
+      </OpenStockContext.Provider>
     </LanguageContext.Provider>
   );
 }

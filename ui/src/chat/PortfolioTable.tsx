@@ -1,4 +1,5 @@
 import { useContext } from "react";
+import { StockCodeLink } from "./StockCodeLink";
 import { LanguageContext, useT } from "../i18n";
 import { MISSING, engineLabel, formatPct, formatPrice } from "./diagnosis";
 import { formatCost, formatMoney, formatShares, type Portfolio, type PortfolioRow } from "./portfolio";
@@ -60,7 +61,7 @@ export default function PortfolioTable({ p }: { p: Portfolio }) {
               {p.rows.map((r, i) => (
                 <tr key={`${r.code ?? ""}-${i}`} className="portfolio-row" data-code={r.code ?? ""}>
                   <td>
-                    <code>{r.code ?? MISSING}</code>
+                    {r.code ? <StockCodeLink code={r.code} /> : <code>{MISSING}</code>}
                   </td>
                   <td>{r.name ?? MISSING}</td>
                   <td className="num">{formatShares(r.shares)}</td>

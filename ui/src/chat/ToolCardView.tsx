@@ -4,6 +4,7 @@ import { MISSING, asDiagnosis, engineLabel, formatPct, formatPrice, type Diagnos
 import PortfolioTable from "./PortfolioTable";
 import { asPortfolio } from "./portfolio";
 import type { ToolCard } from "./reducer";
+import { InlineChart, StockCodeLink } from "./StockCodeLink";
 import { ROLE_LIMITS, asOutcome, isDelegate, roleOf } from "./subagent";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
@@ -38,6 +39,7 @@ function targetText(levels: TargetLevel[], t: ReturnType<typeof useT>, sep: stri
 export function DiagnosisCard({ d }: { d: Diagnosis }) {
   const t = useT();
   const lang = useContext(LanguageContext);
+  const [chartShown, setChartShown] = useState(false);
   const status = DATA_STATUSES.find((s) => s === d.dataStatus);
   const close =
     d.latestClose === null ? MISSING : d.dayChangePct === null ? formatPrice(d.latestClose) : `${formatPrice(d.latestClose)} (${formatPct(d.dayChangePct)})`;
@@ -61,8 +63,14 @@ export function DiagnosisCard({ d }: { d: Diagnosis }) {
   return (
     <div className="diagnosis">
       <div className="diagnosis-title">
-        {d.name ?? ""} {d.code ? <code>{d.code}</code> : null}
+        {d.name ?? ""} {d.code ? <StockCodeLink code={d.code} /> : null}
+        {d.code && (
+          <button type="button" className="link chart-toggle" aria-expanded={chartShown} onClick={() => setChartShown((v) => !v)}>
+            {chartShown ? t("diagHideChart") : t("diagShowChart")}
+          </button>
+        )}
       </div>
+      {chartShown && d.code && <InlineChart code={d.code} />}
       <dl className="facts">
         {rows.map(([k, v]) => (
           <div key={k} className="fact">

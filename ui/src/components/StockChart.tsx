@@ -25,9 +25,11 @@ interface Props {
   chart: ChartData;
   /** Called once the data is on the canvas (for the click-to-drawn figure). */
   onDrawn?: () => void;
+  /** Pixels; the stock page's chart by default, smaller inline in a chat card. */
+  height?: number;
 }
 
-export default function StockChart({ chart, onDrawn }: Props) {
+export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Props) {
   const box = useRef<HTMLDivElement>(null);
   const api = useRef<IChartApi | null>(null);
   const [legend, setLegend] = useState<string>("");
@@ -119,7 +121,7 @@ export default function StockChart({ chart, onDrawn }: Props) {
           {failed}
         </p>
       )}
-      <div ref={box} className="chart-canvas" id="chart-canvas" style={{ height: CHART_HEIGHT }} />
+      <div ref={box} className="chart-canvas" id="chart-canvas" style={{ height }} />
     </div>
   );
 }
