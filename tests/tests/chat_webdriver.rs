@@ -9,7 +9,7 @@ use std::path::Path;
 
 use thirtyfour::prelude::*;
 use wyckoff_e2e::webdriver::{
-    TauriDriver, mock_model_settings, run_scenario, send, shot, wait_for, wait_for_answer,
+    TauriDriver, click, mock_model_settings, run_scenario, send, shot, wait_for, wait_for_answer,
 };
 use wyckoff_mock_vendor::{MockServer, Script};
 
@@ -26,6 +26,34 @@ async fn chat_scenario(d: WebDriver) {
     assert!(card.text().await.unwrap().contains("000001"));
     wait_for_answer(d, "的分析见上").await;
     shot(d, "10-chat-tool-card.png").await;
+
+    // From chat to chart: the diagnosis card draws its chart inline, and its code — like
+    // the code in the answer — opens the stock page.
+    click(d, By::Css(".tool-card .diagnosis .chart-toggle")).await;
+    wait_for(d, By::Css(".inline-chart[data-code='000001'] canvas")).await;
+    shot(d, "12-chat-inline-chart.png").await;
+    click(
+        d,
+        By::Css(".tool-card .diagnosis .stock-link[data-code='000001']"),
+    )
+    .await;
+    wait_for(
+        d,
+        By::XPath("//*[@id='stock-title' and contains(., '平安银行')]"),
+    )
+    .await;
+    click(d, By::Id("nav-chat")).await;
+    click(
+        d,
+        By::Css(".msg.final .markdown .stock-link[data-code='000001']"),
+    )
+    .await;
+    wait_for(
+        d,
+        By::XPath("//*[@id='stock-title' and contains(., '平安银行')]"),
+    )
+    .await;
+    click(d, By::Id("nav-chat")).await;
 
     // A Markdown answer: rendered (table, strikethrough) and sanitised.
     send(d, "总结一下").await;
