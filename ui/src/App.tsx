@@ -11,6 +11,7 @@ import SearchBox from "./components/SearchBox";
 import { marketText } from "./pages/marketText";
 import TaskPanel from "./tasks/TaskPanel";
 import { OpenStockContext } from "./chat/stockLinks";
+import ShortcutsOverlay from "./components/ShortcutsOverlay";
 
 type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist";
 
@@ -125,7 +126,8 @@ export default function App() {
             {page === "home" && <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />}
             {page === "settings" && <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />}
           </main>
-          <TaskPanel
+          <ShortcutsOverlay />
+        <TaskPanel
             onAsk={(text) => {
               setChatPrefill({ text });
               setPage("chat");
