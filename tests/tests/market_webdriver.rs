@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use thirtyfour::prelude::*;
 use wyckoff_desk_lib::{Period, build_chart};
-use wyckoff_e2e::webdriver::{TauriDriver, click, run_scenario, shot, wait_for};
+use wyckoff_e2e::webdriver::{
+    TauriDriver, click, run_scenario, shot, wait_attr, wait_for, wait_gone,
+};
 use wyckoff_market::{MarketConfig, MarketData};
 
 /// The last bar of 000001 as the watchlist row should show it.
@@ -72,7 +74,23 @@ async fn assert_chart_painted(d: &WebDriver) {
 }
 
 async fn market_scenario(d: WebDriver, want: Vec<(String, String)>, last: LastBar) {
+    // Keyboard: ? opens the shortcuts help, Esc closes it, Ctrl+K focuses the search.
     let search = wait_for(&d, By::Id("stock-search")).await;
+    let body = wait_for(&d, By::Tag("body")).await;
+    body.send_keys("?").await.unwrap();
+    let help = wait_for(&d, By::Id("shortcuts-help")).await;
+    assert!(help.text().await.unwrap().contains("Ctrl+K"));
+    // the overlay moved the focus to its close button
+    d.active_element()
+        .await
+        .unwrap()
+        .send_keys(Key::Escape)
+        .await
+        .unwrap();
+    wait_gone(&d, By::Id("shortcuts-help")).await;
+    body.send_keys(Key::Control + "k").await.unwrap();
+    let focused = d.active_element().await.unwrap();
+    assert_eq!(focused.id().await.unwrap().as_deref(), Some("stock-search"));
     search.send_keys("平安").await.unwrap();
     let clicked = Instant::now();
     click(&d, By::Css(".search-hit[data-code='000001']")).await;
@@ -130,7 +148,13 @@ async fn market_scenario(d: WebDriver, want: Vec<(String, String)>, last: LastBa
     let before = toggle.text().await.unwrap();
     toggle.click().await.unwrap();
     let deadline = Instant::now() + std::time::Duration::from_secs(20);
-    while wait_for(&d, By::Id("watch-toggle")).await.text().await.unwrap() == before {
+    while wait_for(&d, By::Id("watch-toggle"))
+        .await
+        .text()
+        .await
+        .unwrap()
+        == before
+    {
         assert!(Instant::now() < deadline, "the watch toggle never flipped");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
@@ -138,8 +162,26 @@ async fn market_scenario(d: WebDriver, want: Vec<(String, String)>, last: LastBa
     let row = wait_for(&d, By::Css(".watch-row[data-code='000001']")).await;
     let cells = row.find_all(By::Tag("td")).await.unwrap();
     assert_eq!(cells[2].text().await.unwrap(), last.close, "last close");
-    assert!(cells[6].text().await.unwrap().contains(&last.date), "as-of date");
+    assert!(
+        cells[6].text().await.unwrap().contains(&last.date),
+        "as-of date"
+    );
     shot(&d, "41-watchlist.png").await;
+
+    // Dark theme from Settings: the chart is drawn again in the theme's colours.
+    click(&d, By::Id("nav-settings")).await;
+    wait_for(&d, By::Id("set-theme"))
+        .await
+        .send_keys("深色")
+        .await
+        .unwrap();
+    click(&d, By::Id("settings-save")).await;
+    wait_attr(&d, By::Tag("html"), "data-theme", "dark").await;
+    click(&d, By::Id("nav-watchlist")).await;
+    click(&d, By::Css(".watch-row[data-code='000001'] button.link")).await;
+    wait_for(&d, By::Css("#chart-canvas canvas")).await;
+    assert_chart_painted(&d).await;
+    shot(&d, "42-stock-page-dark.png").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -19,6 +19,28 @@ import "./market.css";
 import { DOWN, UP, allMarkers, barAt, candles, levels, maPoints, phaseColumns, volumes } from "../pages/stockModel";
 
 const CHART_HEIGHT = 460;
+
+/** Changes whenever the theme does (the setting's `data-theme`, or the system's scheme),
+ * so the chart, which takes colours rather than CSS, is drawn again in the new ones. */
+function useThemeVersion(): number {
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    const bump = () => setVersion((v) => v + 1);
+    const attr = new MutationObserver(bump);
+    attr.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+    const scheme = window.matchMedia("(prefers-color-scheme: dark)");
+    scheme.addEventListener("change", bump);
+    return () => {
+      attr.disconnect();
+      scheme.removeEventListener("change", bump);
+    };
+  }, []);
+  return version;
+}
+
+function cssColor(name: string, fallback: string): string {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+}
 const MA_COLORS: Record<number, string> = { 5: "#f59e0b", 20: "#8b5cf6", 50: "#0ea5e9", 200: "#64748b" };
 
 interface Props {
@@ -35,13 +57,15 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
   const [legend, setLegend] = useState<string>("");
   const [failed, setFailed] = useState<string | null>(null);
   const lang = useContext(LanguageContext);
+  const theme = useThemeVersion();
 
   useEffect(() => {
     const el = box.current;
     if (!el) return;
     const c = createChart(el, {
       autoSize: true,
-      layout: { background: { type: ColorType.Solid, color: "transparent" }, textColor: "#6b7280" },
+      layout: { background: { type: ColorType.Solid, color: "transparent" }, textColor: cssColor("--muted", "#6b7280") },
+      grid: { vertLines: { color: cssColor("--border", "#e5e7eb") }, horzLines: { color: cssColor("--border", "#e5e7eb") } },
       // The library formats with `navigator.language` by default, which is "C" under a
       // C/POSIX locale: Intl throws inside its paint loop and every canvas stays blank.
       localization: { locale: lang === "en" ? "en-US" : "zh-CN", dateFormat: "yyyy-MM-dd" },
@@ -109,7 +133,7 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
       c.remove();
       api.current = null;
     };
-  }, [chart, onDrawn, lang]);
+  }, [chart, onDrawn, lang, theme]);
 
   return (
     <div className="stock-chart">
