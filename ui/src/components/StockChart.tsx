@@ -16,7 +16,8 @@ import {
 import type { StockChart as ChartData } from "../bindings";
 import { LanguageContext } from "../i18n";
 import "./market.css";
-import { DOWN, UP, allMarkers, barAt, candles, levels, maPoints, phaseColumns, volumes } from "../pages/stockModel";
+import { marketText } from "../pages/marketText";
+import { DOWN, UP, allMarkers, barAt, candles, levels, marksAt, maPoints, phaseColumns, volumes } from "../pages/stockModel";
 
 const CHART_HEIGHT = 460;
 
@@ -55,6 +56,7 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
   const box = useRef<HTMLDivElement>(null);
   const api = useRef<IChartApi | null>(null);
   const [legend, setLegend] = useState<string>("");
+  const [marks, setMarks] = useState<string[]>([]);
   const [failed, setFailed] = useState<string | null>(null);
   const lang = useContext(LanguageContext);
   const theme = useThemeVersion();
@@ -108,7 +110,7 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
       candle,
       allMarkers(chart).map((m) => ({ ...m, time: m.time as Time })),
     );
-    for (const l of levels(chart)) {
+    for (const l of levels(chart, (id) => marketText(lang, id))) {
       candle.createPriceLine({ price: l.price, color: l.color, lineWidth: 1, lineStyle: 2, axisLabelVisible: true, title: l.title });
     }
     // Start on the last ~250 bars; the whole history is a scroll/zoom away.
@@ -118,10 +120,12 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
     c.subscribeCrosshairMove((p) => {
       if (!p.time) {
         setLegend("");
+        setMarks([]);
         return;
       }
       const b = barAt(chart, String(p.time));
       setLegend(b ? `${String(p.time)}  O ${b.open}  H ${b.high}  L ${b.low}  C ${b.close}  V ${b.volume}` : "");
+      setMarks(marksAt(chart, String(p.time)));
     });
       setFailed(null);
     } catch (e) {
@@ -139,6 +143,11 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
     <div className="stock-chart">
       <div className="chart-legend" id="chart-legend" aria-live="polite">
         {legend || `${chart.code} ${chart.name ?? ""}`}
+        {marks.map((m) => (
+          <div key={m} className="chart-mark">
+            {m}
+          </div>
+        ))}
       </div>
       {failed && (
         <p className="error" id="chart-error" role="alert">

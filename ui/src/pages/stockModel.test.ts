@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StockChart, WatchlistRow } from "../bindings";
-import { allMarkers, askText, barAt, candles, isoDate, levels, maPoints, phaseColumns, sortRows, volumes } from "./stockModel";
+import { marketText } from "./marketText";
+import { allMarkers, askText, barAt, candles, isoDate, levels, marksAt, maPoints, phaseColumns, sortRows, volumes } from "./stockModel";
 
 function chart(over: Partial<StockChart> = {}): StockChart {
   return {
@@ -110,6 +111,17 @@ describe("stock model", () => {
     ]);
     const none = chart({ reading: { ...chart().reading, support: null, resistance: null, mid: null } });
     expect(levels(none)).toEqual([]);
+  });
+
+  it("titles the lines in the page's language", () => {
+    expect(levels(chart(), (id) => marketText("zh", id)).map((l) => l.title)).toEqual(["阻力", "中轴", "支撑"]);
+    expect(levels(chart(), (id) => marketText("en", id)).map((l) => l.title)).toEqual(["Resistance", "Mid", "Support"]);
+  });
+
+  it("says what the engine marked on the crosshair bar, with why", () => {
+    expect(marksAt(chart(), "2020-01-07")).toEqual(["ST: secondary test", "EXIT structure_break"]);
+    expect(marksAt(chart(), "2020-01-02")).toEqual(["SC: selling climax"]);
+    expect(marksAt(chart(), "2020-01-06")).toEqual([]);
   });
 
   it("finds the crosshair bar's OHLCV, nothing off the series", () => {

@@ -121,19 +121,33 @@ export interface Level {
   color: string;
 }
 
-export function levels(c: StockChart): Level[] {
+export type LevelId = "resistance" | "mid" | "support" | "cost" | "stop" | "target";
+
+/** The range lines and a holding's lines; `title` names each (in the page's language). */
+export function levels(c: StockChart, title: (id: LevelId) => string = (id) => id): Level[] {
   const out: Level[] = [];
+  const add = (id: LevelId, price: number | null | undefined, color: string) => {
+    if (price != null) out.push({ id, price, title: title(id), color });
+  };
   const r = c.reading;
-  if (r.resistance != null) out.push({ id: "resistance", price: r.resistance, title: "Resistance", color: "#c2410c" });
-  if (r.mid != null) out.push({ id: "mid", price: r.mid, title: "Mid", color: "#6b7280" });
-  if (r.support != null) out.push({ id: "support", price: r.support, title: "Support", color: "#2f6fd6" });
+  add("resistance", r.resistance, "#c2410c");
+  add("mid", r.mid, "#6b7280");
+  add("support", r.support, "#2f6fd6");
   const h = c.holding;
   if (h) {
-    if (h.cost != null) out.push({ id: "cost", price: h.cost, title: "Cost", color: "#374151" });
-    if (h.stop_loss != null) out.push({ id: "stop", price: h.stop_loss, title: "Stop", color: "#b91c1c" });
-    if (h.target != null) out.push({ id: "target", price: h.target, title: "Target", color: "#15803d" });
+    add("cost", h.cost, "#374151");
+    add("stop", h.stop_loss, "#b91c1c");
+    add("target", h.target, "#15803d");
   }
   return out;
+}
+
+/** What the engine marked on the bar at a chart time — events with why, and signals —
+ * for the crosshair legend (the markers' tooltip). */
+export function marksAt(c: StockChart, time: string): string[] {
+  const events = c.reading.events.filter((e) => isoDate(e.bar_date) === time).map((e) => `${e.label}: ${e.why}`);
+  const signals = c.signals.filter((s) => isoDate(s.date) === time).map((s) => `${s.kind === "exit" ? "EXIT" : "BUY"} ${s.label}`);
+  return [...events, ...signals];
 }
 
 /** OHLCV of the bar at a chart time, for the crosshair legend. */
