@@ -19,9 +19,12 @@ use crate::{free_ports, target_dir, wait_for_app_exit};
 /// turns stream from a local server).
 const FIND_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// The debug build of the app.
+/// The debug build of the app, or the binary `WYCKOFF_E2E_APP` names (the release build
+/// for the `app_perf` bench).
 pub fn app_binary() -> PathBuf {
-    let app = target_dir().join("debug/wyckoff-desk");
+    let app = std::env::var_os("WYCKOFF_E2E_APP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("debug/wyckoff-desk"));
     assert!(
         app.is_file(),
         "build the app first: cargo build -p wyckoff-desk --features tauri/custom-protocol"

@@ -1,0 +1,258 @@
+//! Figures of the real app for the note (issue 15's speed targets), not assertions:
+//! cold start to interactive, the stock page with 5,000 bars from click to drawn, the
+//! `stock_chart` IPC payload, and the idle RSS of the app and its WebKit processes.
+//!
+//! Run under Xvfb, on the build you want to measure:
+//!   cargo build --release -p wyckoff-desk --features tauri/custom-protocol
+//!   WYCKOFF_E2E_APP=$PWD/target/release/wyckoff-desk \
+//!     xvfb-run -a -s "-screen 0 1280x800x24" cargo bench -p wyckoff-e2e --bench app_perf
+//!
+//! The 5,000-bar series is synthetic (a seeded random walk imported for 600036 into a
+//! temporary data home); it is never shipped or shown as market data.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use thirtyfour::prelude::*;
+use wyckoff_desk_lib::{Period, build_chart};
+use wyckoff_e2e::webdriver::{TauriDriver, app_binary, click, screenshot_dir, wait_for};
+use wyckoff_market::{MarketConfig, MarketData};
+
+const CODE: &str = "600036";
+const BARS: usize = 5_000;
+const OPENS: usize = 5;
+
+/// 5,000 weekday bars ending before today, a seeded walk within ±4 % a day.
+fn synthetic_csv(path: &Path) {
+    let mut seed: u64 = 0x5eed_1234;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as f64) / ((1u64 << 31) as f64)
+    };
+    let mut day = Day {
+        y: 2004,
+        m: 1,
+        d: 5,
+    };
+    let mut close = 10.0_f64;
+    let mut out = String::from("date,code,open,high,low,close,volume,amount\n");
+    let mut n = 0;
+    while n < BARS {
+        day = day.next();
+        if day.weekday() >= 5 {
+            continue;
+        }
+        let open = close * (1.0 + (next() - 0.5) * 0.02);
+        let c = (open * (1.0 + (next() - 0.5) * 0.06)).max(1.0);
+        let high = open.max(c) * (1.0 + next() * 0.01);
+        let low = open.min(c) * (1.0 - next() * 0.01);
+        let volume = 1_000_000.0 + next() * 5_000_000.0;
+        out.push_str(&format!(
+            "{},{CODE},{open:.2},{high:.2},{low:.2},{c:.2},{volume:.0},{:.0}\n",
+            day.iso(),
+            volume * c
+        ));
+        close = c;
+        n += 1;
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// Just enough of a civil date for the generator (no date crate in this package).
+#[derive(Clone, Copy)]
+struct Day {
+    y: i32,
+    m: u32,
+    d: u32,
+}
+
+impl Day {
+    fn days_in_month(self) -> u32 {
+        match self.m {
+            2 if (self.y % 4 == 0 && self.y % 100 != 0) || self.y % 400 == 0 => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        }
+    }
+    fn next(self) -> Day {
+        if self.d < self.days_in_month() {
+            Day {
+                d: self.d + 1,
+                ..self
+            }
+        } else if self.m < 12 {
+            Day {
+                m: self.m + 1,
+                d: 1,
+                ..self
+            }
+        } else {
+            Day {
+                y: self.y + 1,
+                m: 1,
+                d: 1,
+            }
+        }
+    }
+    /// 0 = Monday … 6 = Sunday (Sakamoto).
+    fn weekday(self) -> u32 {
+        let t = [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4];
+        let y = if self.m < 3 { self.y - 1 } else { self.y };
+        let sunday0 = (y + y / 4 - y / 100 + y / 400 + t[self.m as usize - 1] + self.d as i32) % 7;
+        ((sunday0 + 6) % 7) as u32
+    }
+    fn iso(self) -> String {
+        format!("{:04}-{:02}-{:02}", self.y, self.m, self.d)
+    }
+}
+
+/// (RSS, PSS) in KiB of `pid`, from /proc. PSS splits shared pages (the WebKit and GTK
+/// libraries) between the processes mapping them, so it sums honestly.
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    let field = |name: &str| {
+        rollup
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("Rss:"), field("Pss:"))
+}
+
+/// (pid, parent pid, executable name) of every process.
+fn processes() -> Vec<(u32, u32, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid …": comm may hold spaces, so split after the last ')'.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = stat[open + 1..close].to_string();
+        let ppid = stat[close + 2..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        out.push((pid, ppid, comm));
+    }
+    out
+}
+
+async fn measure(d: WebDriver, launched: Instant) -> Vec<String> {
+    let mut lines = Vec::new();
+    wait_for(&d, By::Id("stock-search")).await;
+    let interactive = launched.elapsed();
+    // The page's own view: navigation start → now (excludes process start and WebDriver).
+    let nav_ms = d
+        .execute("return Math.round(performance.now());", vec![])
+        .await
+        .unwrap();
+    lines.push(format!(
+        "cold start → interactive (search box usable): {} ms wall incl. WebDriver session; {} ms in the page since navigation",
+        interactive.as_millis(),
+        nav_ms.json()
+    ));
+
+    let mut drawn = Vec::new();
+    for _ in 0..OPENS {
+        for code in [CODE, "000001"] {
+            let search = wait_for(&d, By::Id("stock-search")).await;
+            search.send_keys(code).await.unwrap();
+            click(&d, By::Css(&format!(".search-hit[data-code='{code}']"))).await;
+            let title = format!("//*[@id='stock-title' and contains(., '{code}')]");
+            wait_for(&d, By::XPath(&title)).await;
+            let ms = wait_for(&d, By::Id("drawn-ms"))
+                .await
+                .attr("data-ms")
+                .await
+                .unwrap()
+                .unwrap_or_default();
+            if code == CODE {
+                drawn.push(ms.parse::<u64>().unwrap_or(0));
+            }
+        }
+    }
+    drawn.sort_unstable();
+    lines.push(format!(
+        "stock page, {BARS} bars, click → drawn (page clock), {OPENS} opens: median {} ms, min {} ms, max {} ms",
+        drawn[drawn.len() / 2],
+        drawn[0],
+        drawn[drawn.len() - 1]
+    ));
+
+    // Idle: let the page settle, then the app and the WebKit processes it started.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let app_name: String = app_binary()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .take(15)
+        .collect();
+    let procs = processes();
+    if let Some((app_pid, _, _)) = procs.iter().find(|(_, _, c)| *c == app_name) {
+        let children: Vec<_> = procs.iter().filter(|(_, pp, _)| pp == app_pid).collect();
+        let (app_rss, app_pss) = memory_kib(*app_pid);
+        let (kids_rss, kids_pss) = children
+            .iter()
+            .map(|(p, _, _)| memory_kib(*p))
+            .fold((0, 0), |(r, p), (r2, p2)| (r + r2, p + p2));
+        lines.push(format!(
+            "idle memory: app RSS {} MB (PSS {} MB); with its {} WebKit processes RSS {} MB (PSS {} MB)",
+            app_rss / 1024,
+            app_pss / 1024,
+            children.len(),
+            (app_rss + kids_rss) / 1024,
+            (app_pss + kids_pss) / 1024
+        ));
+    } else {
+        lines.push("idle RSS: app process not found".into());
+    }
+    lines
+}
+
+#[tokio::main]
+async fn main() {
+    let home = tempfile::tempdir().unwrap();
+    let csv = home.path().join("synthetic-600036.csv");
+    synthetic_csv(&csv);
+    let md = MarketData::open_with(MarketConfig::offline(home.path()))
+        .await
+        .unwrap();
+    md.import_csv(&csv, &mut |_| {}).await.unwrap();
+    let started = Instant::now();
+    let chart = build_chart(&md, CODE, Period::Day).await.unwrap();
+    let built = started.elapsed();
+    let payload = serde_json::to_vec(&chart).unwrap().len();
+    drop(md);
+
+    let xdg = tempfile::tempdir().unwrap();
+    let driver = TauriDriver::start(home.path(), xdg.path(), &[("WYCKOFF_OFFLINE", "1")]);
+    let launched = Instant::now();
+    let d = driver.session().await;
+    let mut lines = vec![format!("binary: {}", app_binary().display())];
+    lines.push(format!(
+        "stock_chart({CODE}, day), {} bars: IPC payload {} KiB (columns), built in {} ms (this process)",
+        chart.bars.dates.len(),
+        payload / 1024,
+        built.as_millis()
+    ));
+    let outcome = tokio::spawn(measure(d.clone(), launched)).await;
+    let _ = d.quit().await;
+    lines.extend(outcome.unwrap());
+    let text = lines.join("\n") + "\n";
+    std::fs::write(screenshot_dir().join("app-perf.txt"), &text).unwrap();
+    print!("{text}");
+}
