@@ -170,9 +170,9 @@ async fn measure(d: WebDriver, launched: Instant) -> Vec<String> {
         for code in [CODE, "000001"] {
             let search = wait_for(&d, By::Id("stock-search")).await;
             search.send_keys(code).await.unwrap();
-            click(&d, By::Css(&format!(".search-hit[data-code='{code}']"))).await;
+            click(&d, By::Css(format!(".search-hit[data-code='{code}']"))).await;
             let title = format!("//*[@id='stock-title' and contains(., '{code}')]");
-            wait_for(&d, By::XPath(&title)).await;
+            wait_for(&d, By::XPath(title)).await;
             let ms = wait_for(&d, By::Id("drawn-ms"))
                 .await
                 .attr("data-ms")
