@@ -173,24 +173,73 @@ async fn measure(d: WebDriver, launched: Instant) -> Vec<String> {
             click(&d, By::Css(format!(".search-hit[data-code='{code}']"))).await;
             let title = format!("//*[@id='stock-title' and contains(., '{code}')]");
             wait_for(&d, By::XPath(title)).await;
-            let ms = wait_for(&d, By::Id("drawn-ms"))
-                .await
-                .attr("data-ms")
-                .await
-                .unwrap()
-                .unwrap_or_default();
+            let span = wait_for(&d, By::Id("drawn-ms")).await;
+            let ms = |attr: &'static str| {
+                let span = span.clone();
+                async move {
+                    let v = span.attr(attr).await.unwrap().unwrap_or_default();
+                    v.parse::<u64>().unwrap_or(0)
+                }
+            };
             if code == CODE {
-                drawn.push(ms.parse::<u64>().unwrap_or(0));
+                drawn.push((ms("data-ms").await, ms("data-ipc-ms").await));
             }
         }
     }
+    let first = drawn[0];
     drawn.sort_unstable();
     lines.push(format!(
-        "stock page, {BARS} bars, click → drawn (page clock), {OPENS} opens: median {} ms, min {} ms, max {} ms",
-        drawn[drawn.len() / 2],
-        drawn[0],
-        drawn[drawn.len() - 1]
+        "stock page, {BARS} bars, click → drawn (page clock), {OPENS} opens: first {} ms (IPC {} ms), then median {} ms (IPC {} ms), max {} ms",
+        first.0,
+        first.1,
+        drawn[drawn.len() / 2].0,
+        drawn[drawn.len() / 2].1,
+        drawn[drawn.len() - 1].0
     ));
+
+    // Panning: drag the 5,000-bar chart across its history while the page records the
+    // time between animation frames.
+    let search = wait_for(&d, By::Id("stock-search")).await;
+    search.send_keys(CODE).await.unwrap();
+    click(&d, By::Css(format!(".search-hit[data-code='{CODE}']"))).await;
+    wait_for(&d, By::Id("drawn-ms")).await;
+    d.execute(
+        "window.__frames = []; const tick = (t) => { window.__frames.push(t); if (window.__frames.length < 100000) requestAnimationFrame(tick); }; requestAnimationFrame(tick);",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let canvas = wait_for(&d, By::Css("#chart-canvas canvas")).await;
+    let mut drag = d
+        .action_chain()
+        .move_to_element_center(&canvas)
+        .click_and_hold();
+    for _ in 0..40 {
+        drag = drag.move_by_offset(12, 0);
+    }
+    drag.release().perform().await.unwrap();
+    let frames: Vec<f64> = d
+        .execute(
+            "const f = window.__frames; window.__frames = [1e9]; return f.slice(1).map((t, i) => t - f[i]);",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .convert()
+        .unwrap();
+    let mut gaps = frames.clone();
+    gaps.sort_by(|a, b| a.total_cmp(b));
+    if gaps.is_empty() {
+        lines.push("pan: no animation frames recorded".into());
+    } else {
+        lines.push(format!(
+            "pan over {BARS} bars (40 drag steps): {} frames, frame gap median {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+            gaps.len(),
+            gaps[gaps.len() / 2],
+            gaps[gaps.len() * 95 / 100],
+            gaps[gaps.len() - 1]
+        ));
+    }
 
     // Idle: let the page settle, then the app and the WebKit processes it started.
     tokio::time::sleep(Duration::from_secs(10)).await;
