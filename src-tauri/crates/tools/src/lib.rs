@@ -23,6 +23,7 @@
 
 pub mod analyze;
 pub mod backtest;
+pub mod chart;
 mod common;
 pub mod exec;
 pub mod files;

@@ -1,0 +1,562 @@
+//! The stock page's data (`stock_chart`): bars folded by period into compact columns, MA
+//! lines, and the engine's Wyckoff reading — events with why, phase bands, the range,
+//! signals, a holding's lines — plus the diagnosis and the data's freshness. The engine
+//! computes every label and line here; a chart only draws them.
+
+use chrono::{Datelike, NaiveDate};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use specta::Type;
+use wyckoff_engine::phases::{EventCode, Schematic, SchematicKind};
+use wyckoff_engine::{Bar, wyckoff_structure};
+use wyckoff_market::{DataStatus, MarketData, MarketError, StockCode};
+
+/// Moving-average windows drawn, the same ones the diagnosis reports (MA5/20/50/200).
+const MA_WINDOWS: [usize; 4] = [5, 20, 50, 200];
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ChartError {
+    /// Not a stock code in any accepted spelling.
+    #[error("{message}")]
+    InvalidCode { message: String },
+    /// Well-formed, but neither in the stock list nor in the cache.
+    #[error("unknown stock code {code}: not in the stock list and no cached bars")]
+    UnknownCode { code: String },
+    /// A listed stock without any cached bar (offline, never synced).
+    #[error("no data for {code}: {message}")]
+    NoData { code: String, message: String },
+    #[error("{message}")]
+    Other { message: String },
+}
+
+impl From<MarketError> for ChartError {
+    fn from(e: MarketError) -> Self {
+        match e {
+            MarketError::Code(c) => ChartError::InvalidCode {
+                message: c.to_string(),
+            },
+            other => ChartError::Other {
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+impl From<wyckoff_market::CodeError> for ChartError {
+    fn from(e: wyckoff_market::CodeError) -> Self {
+        ChartError::InvalidCode {
+            message: e.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Period {
+    Day,
+    Week,
+    Month,
+}
+
+/// Bars as parallel columns (one JSON object per bar would triple the payload).
+/// Dates are `YYYYMMDD`; for weeks and months, the last trading day in the bucket.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Type)]
+pub struct BarColumns {
+    pub dates: Vec<u32>,
+    pub open: Vec<f64>,
+    pub high: Vec<f64>,
+    pub low: Vec<f64>,
+    pub close: Vec<f64>,
+    pub volume: Vec<f64>,
+}
+
+/// One MA line: `values[i]` belongs to bar `start + i` (no value before the window fills).
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct MaLine {
+    pub window: u32,
+    pub start: u32,
+    pub values: Vec<f64>,
+}
+
+/// A labelled Wyckoff event, placed on the chart bar that contains its day.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct ChartEvent {
+    /// SC, AR, ST, Spring, SOS, LPS, BC, UTAD, SOW, LPSY.
+    pub label: String,
+    /// The daily bar the engine labelled.
+    pub date: u32,
+    /// The chart bar (week/month) that day falls in; equals `date` on the daily chart.
+    pub bar_date: u32,
+    pub price: f64,
+    /// Why the engine labelled it: the rule it met and the days supporting it.
+    pub why: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct PhaseBand {
+    /// A–E.
+    pub phase: String,
+    pub from: u32,
+    /// Inclusive; the last bar for the current phase.
+    pub to: u32,
+}
+
+/// A trigger (entry) or exit signal on the last bar.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct ChartSignal {
+    /// `trigger` or `exit`.
+    pub kind: String,
+    pub date: u32,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct HoldingLines {
+    pub cost: f64,
+    pub shares: i64,
+    pub stop_loss: Option<f64>,
+    pub target: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct WyckoffReading {
+    /// `accumulation` or `distribution`, when a schematic is active.
+    pub schematic: Option<String>,
+    pub phase: Option<String>,
+    pub support: Option<f64>,
+    pub resistance: Option<f64>,
+    pub mid: Option<f64>,
+    pub events: Vec<ChartEvent>,
+    pub phases: Vec<PhaseBand>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct StockChart {
+    pub code: String,
+    pub name: Option<String>,
+    pub period: Period,
+    pub bars: BarColumns,
+    pub ma: Vec<MaLine>,
+    pub reading: WyckoffReading,
+    pub signals: Vec<ChartSignal>,
+    pub holding: Option<HoldingLines>,
+    /// The diagnosis card, exactly as `analyze_stock` gives it to the agent.
+    pub diagnosis: Value,
+    pub source: Option<String>,
+    /// Date of the newest daily bar.
+    pub as_of: Option<u32>,
+    /// ok, stale, partial or unavailable.
+    pub data_status: String,
+    pub stale: bool,
+    pub notes: Vec<String>,
+}
+
+fn status_str(s: DataStatus) -> String {
+    match s {
+        DataStatus::Ok => "ok",
+        DataStatus::Stale => "stale",
+        DataStatus::Partial => "partial",
+        DataStatus::Unavailable => "unavailable",
+    }
+    .to_owned()
+}
+
+fn naive(d: u32) -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt((d / 10000) as i32, (d / 100) % 100, d % 100)
+}
+
+/// The bucket a day belongs to: ISO week for weeks (a week spanning New Year stays one
+/// bucket), calendar month for months.
+fn bucket(d: u32, period: Period) -> u32 {
+    match period {
+        Period::Day => d,
+        Period::Week => naive(d)
+            .map(|n| {
+                let w = n.iso_week();
+                (w.year() as u32) * 100 + w.week()
+            })
+            .unwrap_or(d),
+        Period::Month => d / 100,
+    }
+}
+
+/// Daily bars folded into weeks or months: first open, highest high, lowest low, last close,
+/// summed volume and amount, dated by the bucket's last trading day.
+pub fn aggregate(bars: &[Bar], period: Period) -> Vec<Bar> {
+    if period == Period::Day {
+        return bars.to_vec();
+    }
+    let mut out: Vec<Bar> = Vec::new();
+    let mut last_bucket = None;
+    for b in bars {
+        let key = bucket(b.date, period);
+        match out.last_mut() {
+            Some(acc) if last_bucket == Some(key) => {
+                acc.date = b.date;
+                acc.high = acc.high.max(b.high);
+                acc.low = acc.low.min(b.low);
+                acc.close = b.close;
+                acc.volume += b.volume;
+                acc.amount += b.amount;
+                acc.turnover = match (acc.turnover, b.turnover) {
+                    (Some(a), Some(t)) => Some(a + t),
+                    _ => None,
+                };
+            }
+            _ => out.push(*b),
+        }
+        last_bucket = Some(key);
+    }
+    out
+}
+
+/// The chart bar (by date) holding a given day: the first bar dated on or after it.
+fn bar_date_for(dates: &[u32], day: u32) -> Option<u32> {
+    let i = dates.partition_point(|d| *d < day);
+    dates.get(i).copied()
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn columns(bars: &[Bar]) -> BarColumns {
+    BarColumns {
+        dates: bars.iter().map(|b| b.date).collect(),
+        open: bars.iter().map(|b| round3(b.open)).collect(),
+        high: bars.iter().map(|b| round3(b.high)).collect(),
+        low: bars.iter().map(|b| round3(b.low)).collect(),
+        close: bars.iter().map(|b| round3(b.close)).collect(),
+        volume: bars.iter().map(|b| b.volume.round()).collect(),
+    }
+}
+
+/// Simple moving averages of the close, one running sum per window.
+pub fn moving_averages(close: &[f64], windows: &[usize]) -> Vec<MaLine> {
+    windows
+        .iter()
+        .filter(|w| **w > 0 && close.len() >= **w)
+        .map(|&w| {
+            let mut sum: f64 = close[..w].iter().sum();
+            let mut values = Vec::with_capacity(close.len() - w + 1);
+            values.push(round3(sum / w as f64));
+            for i in w..close.len() {
+                sum += close[i] - close[i - w];
+                values.push(round3(sum / w as f64));
+            }
+            MaLine {
+                window: w as u32,
+                start: (w - 1) as u32,
+                values,
+            }
+        })
+        .collect()
+}
+
+/// Why a label was given, from the rules in `wyckoff_engine::phases`.
+fn event_rule(code: EventCode) -> &'static str {
+    match code {
+        EventCode::SC => {
+            "selling climax: down bar on ≥2× the 20-day mean volume, range ≥1.5× ATR, close in the lowest 35% of the range, ≥20% under the 60-day high"
+        }
+        EventCode::BC => {
+            "buying climax: up bar on ≥2× the 20-day mean volume, wide range, close near the high, after a ≥25% advance"
+        }
+        EventCode::AR => {
+            "automatic rally/reaction: the extreme close within 15 bars after the climax; it sets the other side of the range"
+        }
+        EventCode::ST => {
+            "secondary test: a swing back to within 3% of the climax on under 0.7× its volume"
+        }
+        EventCode::Spring => "spring: a dip more than 0.5% under support, reclaimed within 3 bars",
+        EventCode::UTAD => {
+            "upthrust after distribution: a push over resistance that fails back inside within 3 bars"
+        }
+        EventCode::SOS => {
+            "sign of strength: first up close above resistance on ≥1.5× the 20-day mean volume"
+        }
+        EventCode::SOW => {
+            "sign of weakness: first down close below support on ≥1.5× the 20-day mean volume"
+        }
+        EventCode::LPS => {
+            "last point of support: first swing low after the SOS holding ≥95% of resistance on ≤0.6× the SOS volume"
+        }
+        EventCode::LPSY => {
+            "last point of supply: first swing high after the SOW failing near support on ≤0.6× the SOW volume"
+        }
+    }
+}
+
+fn event_label(code: EventCode) -> String {
+    format!("{code:?}")
+}
+
+fn iso(d: u32) -> String {
+    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
+}
+
+/// Phase bands from the events that open each phase (A: climax, B: first ST, C: Spring or
+/// UTAD, D: SOS/SOW or LPS/LPSY, E: since the engine says so), the last one running to the
+/// last bar.
+pub fn phase_bands(s: &Schematic, last_date: u32) -> Vec<PhaseBand> {
+    let first = |codes: &[EventCode]| {
+        s.events
+            .iter()
+            .filter(|e| codes.contains(&e.event))
+            .map(|e| e.date)
+            .min()
+    };
+    let mut starts: Vec<(&str, u32)> = Vec::new();
+    if let Some(d) = first(&[EventCode::SC, EventCode::BC]) {
+        starts.push(("A", d));
+    }
+    if let Some(d) = first(&[EventCode::ST]) {
+        starts.push(("B", d));
+    }
+    if let Some(d) = first(&[EventCode::Spring, EventCode::UTAD]) {
+        starts.push(("C", d));
+    }
+    if let Some(d) = first(&[
+        EventCode::SOS,
+        EventCode::SOW,
+        EventCode::LPS,
+        EventCode::LPSY,
+    ]) {
+        starts.push(("D", d));
+    }
+    if s.phase == wyckoff_engine::Phase::E {
+        starts.push(("E", s.phase_since));
+    }
+    starts.sort_by_key(|(_, d)| *d);
+    let mut bands: Vec<PhaseBand> = Vec::with_capacity(starts.len());
+    for (i, (phase, from)) in starts.iter().enumerate() {
+        let to = match starts.get(i + 1) {
+            Some((_, next)) => next.saturating_sub(1).max(*from),
+            None => last_date,
+        };
+        bands.push(PhaseBand {
+            phase: (*phase).to_owned(),
+            from: *from,
+            to,
+        });
+    }
+    bands
+}
+
+/// How often (in daily bars) the engine's reading is replayed over the history, so schematics
+/// that completed long ago are drawn too (the engine only reads the last 250 bars).
+const HISTORY_STEP: usize = 20;
+
+fn active_schematic(daily: &[Bar]) -> Option<Schematic> {
+    let st = wyckoff_structure(daily);
+    match st.active {
+        Some(SchematicKind::Accumulation) => st.accumulation,
+        Some(SchematicKind::Distribution) => st.distribution,
+        None => None,
+    }
+}
+
+/// The engine's reading as it stood at every `HISTORY_STEP`-th close and at the last one:
+/// one entry per schematic (kind + climax day), in its latest, most developed form, with the
+/// last date it was still the active reading.
+pub fn schematic_history(daily: &[Bar]) -> Vec<(Schematic, u32)> {
+    let n = daily.len();
+    let mut ends: Vec<usize> = (1..=n / HISTORY_STEP).map(|k| k * HISTORY_STEP).collect();
+    if ends.last() != Some(&n) && n > 0 {
+        ends.push(n);
+    }
+    let mut out: Vec<(Schematic, u32)> = Vec::new();
+    for end in ends {
+        let Some(s) = active_schematic(&daily[..end]) else {
+            continue;
+        };
+        let seen_to = daily[end - 1].date;
+        let key = (s.kind, s.events.first().map(|e| e.date));
+        match out
+            .iter_mut()
+            .find(|(o, _)| (o.kind, o.events.first().map(|e| e.date)) == key)
+        {
+            Some(slot) => *slot = (s, seen_to),
+            None => out.push((s, seen_to)),
+        }
+    }
+    out
+}
+
+/// The engine's reading of the daily bars, placed on the chart's (daily/weekly/monthly) bars:
+/// range lines and phase from the reading at the last close; events and phase bands from
+/// every schematic the engine read over the history.
+fn reading(daily: &[Bar], chart_dates: &[u32]) -> WyckoffReading {
+    let last = daily.last().map(|b| b.date).unwrap_or(0);
+    let history = schematic_history(daily);
+    let current = history
+        .last()
+        .filter(|(_, seen_to)| *seen_to == last)
+        .map(|(s, _)| s);
+    let mut events: Vec<ChartEvent> = Vec::new();
+    let mut phases: Vec<PhaseBand> = Vec::new();
+    for (s, seen_to) in &history {
+        for e in &s.events {
+            if events
+                .iter()
+                .any(|x| x.date == e.date && x.label == event_label(e.event))
+            {
+                continue;
+            }
+            let Some(bar_date) = bar_date_for(chart_dates, e.date) else {
+                continue;
+            };
+            let support: Vec<String> = e.dates.iter().skip(1).map(|d| iso(*d)).collect();
+            let why = if support.is_empty() {
+                event_rule(e.event).to_owned()
+            } else {
+                format!("{} (with {})", event_rule(e.event), support.join(", "))
+            };
+            events.push(ChartEvent {
+                label: event_label(e.event),
+                date: e.date,
+                bar_date,
+                price: round3(e.price),
+                why,
+            });
+        }
+        phases.extend(phase_bands(s, *seen_to).into_iter().filter_map(|b| {
+            Some(PhaseBand {
+                phase: b.phase,
+                from: bar_date_for(chart_dates, b.from)?,
+                to: bar_date_for(chart_dates, b.to)?,
+            })
+        }));
+    }
+    events.sort_by_key(|e| e.date);
+    phases.sort_by_key(|b| b.from);
+    let (support, resistance) = current.map_or((None, None), |s| (s.support, s.resistance));
+    let mid = match (support, resistance) {
+        (Some(lo), Some(hi)) => Some(round3((lo + hi) / 2.0)),
+        _ => None,
+    };
+    WyckoffReading {
+        schematic: current.map(|s| {
+            match s.kind {
+                SchematicKind::Accumulation => "accumulation",
+                SchematicKind::Distribution => "distribution",
+            }
+            .to_owned()
+        }),
+        phase: current.map(|s| format!("{:?}", s.phase)),
+        support: support.map(round3),
+        resistance: resistance.map(round3),
+        mid,
+        events,
+        phases,
+    }
+}
+
+/// Trigger and exit signals the diagnosis found on its last bar.
+fn signals(diagnosis: &Value, last_chart_date: Option<u32>) -> Vec<ChartSignal> {
+    let Some(date) = last_chart_date else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(entry) = diagnosis
+        .get("candidate_entry_type")
+        .and_then(Value::as_str)
+    {
+        let lane = diagnosis
+            .get("candidate_lane")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        out.push(ChartSignal {
+            kind: "trigger".into(),
+            date,
+            label: format!("{entry} {lane}").trim().to_owned(),
+        });
+    }
+    if let Some(exit) = diagnosis.get("exit_signal").filter(|v| !v.is_null()) {
+        let label = exit
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| exit.to_string());
+        out.push(ChartSignal {
+            kind: "exit".into(),
+            date,
+            label,
+        });
+    }
+    out
+}
+
+/// Everything the stock page draws, for one stock and period. Unknown codes and stocks
+/// without any cached bar are errors that say which.
+pub async fn build_chart(
+    md: &MarketData,
+    code: &str,
+    period: Period,
+) -> Result<StockChart, ChartError> {
+    let parsed = StockCode::parse(code)?;
+    let digits = parsed.digits().to_owned();
+    let r = md.daily_bars(&digits, None).await?;
+    if r.bars.is_empty() {
+        if md.stock_info(&parsed).is_none() {
+            return Err(ChartError::UnknownCode { code: digits });
+        }
+        return Err(ChartError::NoData {
+            code: digits,
+            message: r.notes.join("; "),
+        });
+    }
+    let held = md
+        .portfolio()
+        .view()
+        .await
+        .map_err(|e| ChartError::Other {
+            message: e.to_string(),
+        })?
+        .positions
+        .into_iter()
+        .find(|p| p.code == digits);
+    let mut args = json!({"code": digits, "mode": "diagnose"});
+    if let Some(p) = &held {
+        args["cost"] = json!(p.cost_price);
+        args["buy_dt"] = json!(p.buy_dt);
+    }
+    let diagnosis = crate::analyze::run(md, &args)
+        .await
+        .map_err(|e| ChartError::Other {
+            message: e.to_string(),
+        })?;
+    let bars = aggregate(&r.bars, period);
+    let cols = columns(&bars);
+    let ma = moving_averages(&cols.close, &MA_WINDOWS);
+    let reading = reading(&r.bars, &cols.dates);
+    let signals = signals(&diagnosis, cols.dates.last().copied());
+    let holding = held.map(|p| HoldingLines {
+        cost: p.cost_price,
+        shares: p.shares,
+        stop_loss: p
+            .stop_loss
+            .or_else(|| diagnosis.get("stop_loss_price").and_then(Value::as_f64)),
+        target: diagnosis
+            .pointer("/targets/conservative")
+            .and_then(Value::as_f64),
+    });
+    Ok(StockChart {
+        code: digits,
+        name: r.name.clone(),
+        period,
+        bars: cols,
+        ma,
+        reading,
+        signals,
+        holding,
+        diagnosis,
+        source: r.source.clone(),
+        as_of: r.as_of,
+        data_status: status_str(r.data_status),
+        stale: r.data_status != DataStatus::Ok,
+        notes: r.notes.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,247 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use wyckoff_market::MarketConfig;
+
+use super::*;
+
+/// date, open, high, low, close, volume
+type Ohlcv = (u32, f64, f64, f64, f64, f64);
+
+fn bar(date: u32, open: f64, high: f64, low: f64, close: f64, volume: f64) -> Bar {
+    Bar {
+        date,
+        open,
+        high,
+        low,
+        close,
+        volume,
+        amount: volume * close,
+        turnover: None,
+    }
+}
+
+#[test]
+fn weeks_and_months_fold_first_open_extremes_last_close_summed_volume() {
+    // Mon 2024-12-30 .. Fri 2025-01-03 is one ISO week across New Year; 2025-01-06 starts the next.
+    let days = [
+        bar(20241230, 10.0, 11.0, 9.5, 10.5, 100.0),
+        bar(20241231, 10.5, 12.0, 10.0, 11.0, 200.0),
+        bar(20250102, 11.0, 11.5, 9.0, 9.5, 300.0),
+        bar(20250106, 9.5, 10.0, 9.2, 9.8, 50.0),
+    ];
+    let cases: [(Period, Vec<Ohlcv>); 3] = [
+        (
+            Period::Day,
+            days.iter()
+                .map(|b| (b.date, b.open, b.high, b.low, b.close, b.volume))
+                .collect(),
+        ),
+        (
+            Period::Week,
+            vec![
+                (20250102, 10.0, 12.0, 9.0, 9.5, 600.0),
+                (20250106, 9.5, 10.0, 9.2, 9.8, 50.0),
+            ],
+        ),
+        (
+            Period::Month,
+            vec![
+                (20241231, 10.0, 12.0, 9.5, 11.0, 300.0),
+                (20250106, 11.0, 11.5, 9.0, 9.8, 350.0),
+            ],
+        ),
+    ];
+    for (period, want) in cases {
+        let got: Vec<_> = aggregate(&days, period)
+            .iter()
+            .map(|b| (b.date, b.open, b.high, b.low, b.close, b.volume))
+            .collect();
+        assert_eq!(got, want, "{period:?}");
+    }
+}
+
+#[test]
+fn moving_averages_start_when_the_window_fills() {
+    let close = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let lines = moving_averages(&close, &[1, 3, 6, 7]);
+    let got: Vec<_> = lines
+        .iter()
+        .map(|l| (l.window, l.start, l.values.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, 0, close.to_vec()),
+            (3, 2, vec![2.0, 3.0, 4.0, 5.0]),
+            (6, 5, vec![3.5]),
+        ],
+        "a window longer than the series draws no line"
+    );
+}
+
+#[test]
+fn chart_bar_for_a_day_is_the_bucket_that_contains_it() {
+    let dates = [20250103, 20250110, 20250117];
+    for (day, want) in [
+        (20250101, Some(20250103)),
+        (20250103, Some(20250103)),
+        (20250108, Some(20250110)),
+        (20250117, Some(20250117)),
+        (20250120, None),
+    ] {
+        assert_eq!(bar_date_for(&dates, day), want, "{day}");
+    }
+}
+
+fn event(event: EventCode, date: u32) -> wyckoff_engine::phases::SchematicEvent {
+    wyckoff_engine::phases::SchematicEvent {
+        event,
+        date,
+        price: 1.0,
+        dates: vec![date],
+    }
+}
+
+#[test]
+fn phase_bands_open_on_their_first_event_and_end_before_the_next() {
+    use wyckoff_engine::phases::SchematicKind;
+    let s = Schematic {
+        kind: SchematicKind::Accumulation,
+        phase: wyckoff_engine::Phase::D,
+        phase_since: 20200401,
+        support: Some(1.0),
+        resistance: Some(2.0),
+        events: vec![
+            event(EventCode::SC, 20200110),
+            event(EventCode::AR, 20200120),
+            event(EventCode::ST, 20200210),
+            event(EventCode::ST, 20200301),
+            event(EventCode::SOS, 20200401),
+            event(EventCode::LPS, 20200415),
+        ],
+    };
+    let bands: Vec<_> = phase_bands(&s, 20200630)
+        .into_iter()
+        .map(|b| (b.phase, b.from, b.to))
+        .collect();
+    assert_eq!(
+        bands,
+        vec![
+            ("A".to_string(), 20200110, 20200209),
+            ("B".to_string(), 20200210, 20200400),
+            ("D".to_string(), 20200401, 20200630),
+        ]
+    );
+}
+
+async fn offline(dir: &std::path::Path) -> MarketData {
+    MarketData::open_with(MarketConfig::offline(dir))
+        .await
+        .unwrap()
+}
+
+/// The bundled real bars of 平安银行: columns line up, every event sits on a drawn bar and
+/// is the engine's own reading, the diagnosis and freshness come along.
+#[tokio::test]
+async fn chart_of_a_bundled_stock_carries_the_engines_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    let daily = md.daily_bars("000001", None).await.unwrap().bars;
+    let expected = wyckoff_structure(&daily);
+    for period in [Period::Day, Period::Week, Period::Month] {
+        let c = build_chart(&md, "000001", period).await.unwrap();
+        let n = c.bars.dates.len();
+        assert!(n > 0);
+        for col in [
+            &c.bars.open,
+            &c.bars.high,
+            &c.bars.low,
+            &c.bars.close,
+            &c.bars.volume,
+        ] {
+            assert_eq!(col.len(), n);
+        }
+        assert!(c.bars.dates.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(c.as_of, daily.last().map(|b| b.date));
+        assert_eq!(c.bars.dates.last().copied(), c.as_of);
+        assert_eq!(c.name.as_deref(), Some("平安银行"));
+        assert_eq!(c.diagnosis["code"], "000001");
+        for e in &c.reading.events {
+            assert!(c.bars.dates.contains(&e.bar_date), "{e:?}");
+            assert!(e.bar_date >= e.date);
+            assert!(!e.why.is_empty());
+        }
+        for l in &c.ma {
+            assert_eq!(l.start as usize + l.values.len(), n);
+        }
+        let history = schematic_history(&daily);
+        let mut want: Vec<(String, u32)> = history
+            .iter()
+            .flat_map(|(s, _)| s.events.iter().map(|e| (format!("{:?}", e.event), e.date)))
+            .collect();
+        want.sort_by_key(|(_, d)| *d);
+        want.dedup();
+        let got: Vec<(String, u32)> = c
+            .reading
+            .events
+            .iter()
+            .map(|e| (e.label.clone(), e.date))
+            .collect();
+        assert_eq!(got, want, "{period:?}");
+        assert!(!got.is_empty(), "15 years of 平安银行 hold some schematic");
+        // the range lines are the reading at the last close only
+        assert_eq!(c.reading.phase.is_some(), expected.active.is_some());
+        if expected.active.is_none() {
+            assert_eq!((c.reading.support, c.reading.resistance), (None, None));
+        }
+        if period == Period::Day {
+            assert_eq!(n, daily.len());
+        } else {
+            assert!(n < daily.len());
+        }
+    }
+    // the bundled data ends in 2020: far behind today, so it is said to be stale
+    let c = build_chart(&md, "000001", Period::Day).await.unwrap();
+    assert!(c.stale, "{}", c.data_status);
+}
+
+#[tokio::test]
+async fn unknown_and_malformed_codes_are_specific_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    match build_chart(&md, "12345", Period::Day).await {
+        Err(ChartError::InvalidCode { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    match build_chart(&md, "688999", Period::Day).await {
+        Err(ChartError::UnknownCode { code }) => assert_eq!(code, "688999"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_held_stock_gets_its_cost_and_stop_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    md.portfolio()
+        .apply(
+            wyckoff_market::PortfolioOp::Add {
+                code: "000001".into(),
+                name: "平安银行".into(),
+                shares: 1000,
+                cost_price: 12.5,
+                buy_dt: Some("2020-01-02".into()),
+            },
+            md.clock().now(),
+        )
+        .await
+        .unwrap();
+    let c = build_chart(&md, "000001", Period::Day).await.unwrap();
+    let h = c.holding.expect("held");
+    assert_eq!((h.cost, h.shares), (12.5, 1000));
+    assert_eq!(c.diagnosis["cost"], 12.5);
+    let not_held = build_chart(&md, "600519", Period::Day).await;
+    if let Ok(c) = not_held {
+        assert!(c.holding.is_none());
+    }
+}
