@@ -143,6 +143,8 @@ export type ChartEvent = {
 	price: number | null,
 	/**  Why the engine labelled it: the rule it met and the days supporting it. */
 	why: string,
+	/**  The same in Chinese. */
+	why_zh: string,
 };
 
 /**  A trigger (entry) or exit signal on the last bar. */

@@ -125,7 +125,7 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
       }
       const b = barAt(chart, String(p.time));
       setLegend(b ? `${String(p.time)}  O ${b.open}  H ${b.high}  L ${b.low}  C ${b.close}  V ${b.volume}` : "");
-      setMarks(marksAt(chart, String(p.time)));
+      setMarks(marksAt(chart, String(p.time), lang === "en" ? "en" : "zh"));
     });
       setFailed(null);
     } catch (e) {

@@ -14,6 +14,7 @@ vi.mock("../components/StockChart", () => ({
   default: ({ chart }: { chart: StockChart }) => <div data-testid="chart">{chart.bars.dates.length} bars</div>,
 }));
 
+import { LanguageContext } from "../i18n";
 import StockPage from "./Stock";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
@@ -30,7 +31,7 @@ const data: StockChart = {
     support: 1,
     resistance: 3,
     mid: 2,
-    events: [{ label: "SC", date: 20200102, bar_date: 20200102, price: 1, why: "selling climax rule" }],
+    events: [{ label: "SC", date: 20200102, bar_date: 20200102, price: 1, why: "selling climax rule", why_zh: "恐慌抛售规则" }],
     phases: [],
   },
   signals: [],
@@ -56,7 +57,7 @@ afterEach(() => {
 describe("stock page", () => {
   it("lists the engine's events, the diagnosis and says the data is stale", async () => {
     render(<StockPage code="000001" onAsk={() => {}} />);
-    const item = await screen.findByText(/selling climax rule/);
+    const item = await screen.findByText(/恐慌抛售规则/);
     expect(item.closest("li")?.dataset.label).toBe("SC");
     expect(screen.getByTestId("chart").textContent).toBe("2 bars");
     expect(screen.getByText("YELLOW")).toBeTruthy();
@@ -65,9 +66,19 @@ describe("stock page", () => {
     expect(mocks.stockChart).toHaveBeenCalledWith("000001", "day");
   });
 
+  it("explains the events in English when the app is in English", async () => {
+    render(
+      <LanguageContext.Provider value="en">
+        <StockPage code="000001" onAsk={() => {}} />
+      </LanguageContext.Provider>,
+    );
+    await screen.findByText(/selling climax rule/);
+    expect(screen.queryByText(/恐慌抛售规则/)).toBeNull();
+  });
+
   it("reloads for another period", async () => {
     render(<StockPage code="000001" onAsk={() => {}} />);
-    await screen.findByText(/selling climax rule/);
+    await screen.findByText(/恐慌抛售规则/);
     fireEvent.click(document.getElementById("period-week")!);
     await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("000001", "week"));
   });
@@ -81,7 +92,7 @@ describe("stock page", () => {
   it("adds to the watchlist and asks the agent with the stock prefilled", async () => {
     const onAsk = vi.fn();
     render(<StockPage code="000001" onAsk={onAsk} />);
-    await screen.findByText(/selling climax rule/);
+    await screen.findByText(/恐慌抛售规则/);
     fireEvent.click(document.getElementById("watch-toggle")!);
     await waitFor(() => expect(mocks.watchlistAdd).toHaveBeenCalledWith("000001"));
     fireEvent.click(document.getElementById("ask-agent")!);

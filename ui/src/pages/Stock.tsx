@@ -130,7 +130,7 @@ export default function StockPage({ code, onAsk }: Props) {
               )}
               {drawnMs != null && (
                 <span className="muted" id="drawn-ms" data-ms={drawnMs} data-ipc-ms={fetchedMs.current}>
-                  {chart.bars.dates.length} bars · {drawnMs} ms
+                  {t("barsDrawn").replace("{n}", String(chart.bars.dates.length)).replace("{ms}", String(drawnMs))}
                 </span>
               )}
             </div>
@@ -140,8 +140,8 @@ export default function StockPage({ code, onAsk }: Props) {
             ) : (
               <ul id="event-list" aria-label={t("events")}>
                 {chart.reading.events.map((e, i) => (
-                  <li key={i} className="event" data-label={e.label} data-date={e.date} data-bar-date={e.bar_date} title={e.why}>
-                    <strong>{e.label}</strong> {isoDate(e.date)} @ {e.price} — {e.why}
+                  <li key={i} className="event" data-label={e.label} data-date={e.date} data-bar-date={e.bar_date}>
+                    <strong>{e.label}</strong> {isoDate(e.date)} @ {e.price} — {lang === "en" ? e.why : e.why_zh}
                   </li>
                 ))}
               </ul>

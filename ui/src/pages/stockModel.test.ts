@@ -24,9 +24,9 @@ function chart(over: Partial<StockChart> = {}): StockChart {
       resistance: 10.9,
       mid: 10.2,
       events: [
-        { label: "ST", date: 20200107, bar_date: 20200107, price: 9.5, why: "secondary test" },
-        { label: "SC", date: 20200102, bar_date: 20200102, price: 9.9, why: "selling climax" },
-        { label: "AR", date: 20200103, bar_date: 20200103, price: 10.9, why: "automatic rally" },
+        { label: "ST", date: 20200107, bar_date: 20200107, price: 9.5, why: "secondary test", why_zh: "二次测试" },
+        { label: "SC", date: 20200102, bar_date: 20200102, price: 9.9, why: "selling climax", why_zh: "恐慌抛售" },
+        { label: "AR", date: 20200103, bar_date: 20200103, price: 10.9, why: "automatic rally", why_zh: "自动反弹" },
       ],
       phases: [
         { phase: "A", from: 20200102, to: 20200106 },
@@ -119,9 +119,9 @@ describe("stock model", () => {
   });
 
   it("says what the engine marked on the crosshair bar, with why", () => {
-    expect(marksAt(chart(), "2020-01-07")).toEqual(["ST: secondary test", "EXIT structure_break"]);
-    expect(marksAt(chart(), "2020-01-02")).toEqual(["SC: selling climax"]);
-    expect(marksAt(chart(), "2020-01-06")).toEqual([]);
+    expect(marksAt(chart(), "2020-01-07", "en")).toEqual(["ST: secondary test", "EXIT structure_break"]);
+    expect(marksAt(chart(), "2020-01-02", "zh")).toEqual(["SC: 恐慌抛售"]);
+    expect(marksAt(chart(), "2020-01-06", "en")).toEqual([]);
   });
 
   it("finds the crosshair bar's OHLCV, nothing off the series", () => {

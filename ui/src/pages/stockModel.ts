@@ -144,8 +144,8 @@ export function levels(c: StockChart, title: (id: LevelId) => string = (id) => i
 
 /** What the engine marked on the bar at a chart time — events with why, and signals —
  * for the crosshair legend (the markers' tooltip). */
-export function marksAt(c: StockChart, time: string): string[] {
-  const events = c.reading.events.filter((e) => isoDate(e.bar_date) === time).map((e) => `${e.label}: ${e.why}`);
+export function marksAt(c: StockChart, time: string, lang: "zh" | "en"): string[] {
+  const events = c.reading.events.filter((e) => isoDate(e.bar_date) === time).map((e) => `${e.label}: ${lang === "zh" ? e.why_zh : e.why}`);
   const signals = c.signals.filter((s) => isoDate(s.date) === time).map((s) => `${s.kind === "exit" ? "EXIT" : "BUY"} ${s.label}`);
   return [...events, ...signals];
 }

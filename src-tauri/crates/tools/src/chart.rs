@@ -90,6 +90,8 @@ pub struct ChartEvent {
     pub price: f64,
     /// Why the engine labelled it: the rule it met and the days supporting it.
     pub why: String,
+    /// The same in Chinese.
+    pub why_zh: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
@@ -287,6 +289,29 @@ fn event_rule(code: EventCode) -> &'static str {
     }
 }
 
+fn event_rule_zh(code: EventCode) -> &'static str {
+    match code {
+        EventCode::SC => {
+            "恐慌抛售（SC）：放量 ≥ 20 日均量 2 倍的阴线，振幅 ≥ 1.5 倍 ATR，收在当日区间最低 35% 内，较 60 日高点跌 ≥ 20%"
+        }
+        EventCode::BC => {
+            "抢购高潮（BC）：放量 ≥ 20 日均量 2 倍的阳线，大振幅，收近最高，此前已涨 ≥ 25%"
+        }
+        EventCode::AR => "自动反弹/回落（AR）：高潮后 15 根 K 线内的极端收盘，确定区间的另一边",
+        EventCode::ST => "二次测试（ST）：回到高潮价 3% 以内，成交量不足高潮的 0.7 倍",
+        EventCode::Spring => "弹簧（Spring）：跌破支撑超过 0.5%，3 根 K 线内收回",
+        EventCode::UTAD => "派发后上冲（UTAD）：冲过阻力，3 根 K 线内跌回区间",
+        EventCode::SOS => "强势信号（SOS）：首次放量（≥ 20 日均量 1.5 倍）收在阻力之上",
+        EventCode::SOW => "弱势信号（SOW）：首次放量（≥ 20 日均量 1.5 倍）收在支撑之下",
+        EventCode::LPS => {
+            "最后支撑点（LPS）：SOS 后首个波段低点守住阻力的 95%，成交量 ≤ SOS 的 0.6 倍"
+        }
+        EventCode::LPSY => {
+            "最后供应点（LPSY）：SOW 后首个波段高点在支撑附近受阻，成交量 ≤ SOW 的 0.6 倍"
+        }
+    }
+}
+
 fn event_label(code: EventCode) -> String {
     format!("{code:?}")
 }
@@ -407,10 +432,16 @@ fn reading(daily: &[Bar], chart_dates: &[u32]) -> WyckoffReading {
                 continue;
             };
             let support: Vec<String> = e.dates.iter().skip(1).map(|d| iso(*d)).collect();
-            let why = if support.is_empty() {
-                event_rule(e.event).to_owned()
+            let (why, why_zh) = if support.is_empty() {
+                (
+                    event_rule(e.event).to_owned(),
+                    event_rule_zh(e.event).to_owned(),
+                )
             } else {
-                format!("{} (with {})", event_rule(e.event), support.join(", "))
+                (
+                    format!("{} (with {})", event_rule(e.event), support.join(", ")),
+                    format!("{}（参照 {}）", event_rule_zh(e.event), support.join("、")),
+                )
             };
             events.push(ChartEvent {
                 label: event_label(e.event),
@@ -418,6 +449,7 @@ fn reading(daily: &[Bar], chart_dates: &[u32]) -> WyckoffReading {
                 bar_date,
                 price: round3(e.price),
                 why,
+                why_zh,
             });
         }
         phases.extend(phase_bands(s, *seen_to).into_iter().filter_map(|b| {

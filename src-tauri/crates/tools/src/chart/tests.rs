@@ -169,7 +169,15 @@ async fn chart_of_a_bundled_stock_carries_the_engines_reading() {
         for e in &c.reading.events {
             assert!(c.bars.dates.contains(&e.bar_date), "{e:?}");
             assert!(e.bar_date >= e.date);
-            assert!(!e.why.is_empty());
+            // both languages name the event and cite the same supporting days
+            assert!(e.why_zh.contains(&format!("（{}）", e.label)), "{e:?}");
+            let cited = |text: &str| -> Vec<String> {
+                text.split(|c: char| !(c.is_ascii_digit() || c == '-'))
+                    .filter(|t| t.len() == 10 && t.as_bytes()[4] == b'-' && t.as_bytes()[7] == b'-')
+                    .map(str::to_owned)
+                    .collect()
+            };
+            assert_eq!(cited(&e.why), cited(&e.why_zh), "{e:?}");
         }
         for l in &c.ma {
             assert_eq!(l.start as usize + l.values.len(), n);
