@@ -6,6 +6,7 @@ import { asPortfolio } from "./portfolio";
 import type { ToolCard } from "./reducer";
 import { InlineChart, StockCodeLink } from "./StockCodeLink";
 import { ROLE_LIMITS, asOutcome, isDelegate, roleOf } from "./subagent";
+import { toolLabel } from "./toolNames";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
 
@@ -103,7 +104,7 @@ export function SubAgentPaneView({ card }: { card: ToolCard }) {
   return (
     <details className="subagent-pane" open data-agent={role} data-status={outcome?.status ?? (card.status === "running" ? "running" : card.status)}>
       <summary>
-        {limits?.label ?? role}
+        {(zh ? limits?.label : limits?.labelEn) ?? role}
         {outcome ? ` · ${outcome.status}` : card.status === "running" ? (zh ? " · 工作中" : " · working") : ""}
         {limits && (
           <span className="subagent-limits">
@@ -141,6 +142,7 @@ export function SubAgentPaneView({ card }: { card: ToolCard }) {
 
 export default function ToolCardView({ card }: { card: ToolCard }) {
   const t = useT();
+  const lang = useContext(LanguageContext);
   const [open, setOpen] = useState(false);
   const portfolio = card.status === "ok" && card.name === "portfolio" ? asPortfolio(card.result) : null;
   const diagnosis = card.status === "ok" && !portfolio && !isDelegate(card.name) ? asDiagnosis(card.result) : null;
@@ -158,7 +160,7 @@ export default function ToolCardView({ card }: { card: ToolCard }) {
     <div className={`tool-card tool-${card.status}`} data-tool={card.name} data-status={card.status}>
       <button className="tool-head" onClick={() => setOpen(!open)} aria-expanded={open}>
         <span className="tool-status">{status}</span>
-        <span className="tool-name">{card.displayName}</span>
+        <span className="tool-name">{toolLabel(card.name, card.displayName, lang)}</span>
         {card.status === "error" && <span className="error tool-error">{card.error}</span>}
         {card.approval && <span className="badge">{approvalLabel(card.approval, t)}</span>}
       </button>

@@ -94,10 +94,10 @@ export function asOutcome(result: Value | null): SubAgentOutcome | null {
 }
 
 /** Max tool rounds and deadline (seconds) of each role (seed 11_07), for "used of max". */
-export const ROLE_LIMITS: Readonly<Record<string, { rounds: number; deadline: number; label: string }>> = {
-  research: { rounds: 8, deadline: 240, label: "研究 agent" },
-  analysis: { rounds: 8, deadline: 180, label: "分析 agent" },
-  trading: { rounds: 6, deadline: 120, label: "交易 agent" },
+export const ROLE_LIMITS: Readonly<Record<string, { rounds: number; deadline: number; label: string; labelEn: string }>> = {
+  research: { rounds: 8, deadline: 240, label: "研究 agent", labelEn: "Research agent" },
+  analysis: { rounds: 8, deadline: 180, label: "分析 agent", labelEn: "Analysis agent" },
+  trading: { rounds: 6, deadline: 120, label: "交易 agent", labelEn: "Trading agent" },
 };
 
 export function roleOf(tool: string): string {

@@ -24,6 +24,34 @@ export const TOOL_DISPLAY_NAMES: Readonly<Record<string, string>> = {
   write_file: "写入文件",
 };
 
+const TOOL_NAMES_EN: Readonly<Record<string, string>> = {
+  search_stock_by_name: "Stock search",
+  analyze_stock: "Stock analysis",
+  portfolio: "Portfolio",
+  get_market_overview: "Market regime",
+  get_market_history: "Market history",
+  update_portfolio: "Portfolio change",
+  query_history: "History query",
+  check_background_tasks: "Task status",
+  screen_stocks: "Market screen",
+  run_backtest: "Backtest",
+  generate_ai_report: "AI report",
+  generate_strategy_decision: "Strategy decision",
+  delegate_to_research: "Research agent",
+  delegate_to_analysis: "Analysis agent",
+  delegate_to_trading: "Trading agent",
+  exec_command: "Run command",
+  read_file: "Read file",
+  write_file: "Write file",
+  web_fetch: "Fetch web page",
+};
+
+/** The name a tool card or task shows: the runtime's (Chinese) display name, or the English
+ * one when the app is in English and the tool is known. */
+export function toolLabel(name: string, displayName: string, lang: string): string {
+  return lang === "en" && Object.hasOwn(TOOL_NAMES_EN, name) ? TOOL_NAMES_EN[name] : displayName;
+}
+
 /** The display name of a tool, or its name when it is not a known one. */
 export function toolDisplayName(name: string): string {
   return Object.hasOwn(TOOL_DISPLAY_NAMES, name) ? TOOL_DISPLAY_NAMES[name] : name;

@@ -4,7 +4,8 @@
 import { useContext, useEffect, useMemo, useState } from "react";
 import { commands, type TaskInfo, type Value } from "../bindings";
 import { LanguageContext } from "../i18n";
-import { equityCurve, polyline, reportText, screenRows, sortRows, type SortKey } from "./tasks";
+import { toolLabel } from "../chat/toolNames";
+import { askAboutCandidate, equityCurve, polyline, reportText, screenRows, sortRows, type SortKey } from "./tasks";
 import { taskText } from "./text";
 
 type Props = {
@@ -72,7 +73,7 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
               <td>{row.stage || "—"}</td>
               <td>{row.last_close === null ? "—" : row.last_close.toFixed(2)}</td>
               <td>
-                <button className="link ask" onClick={() => onAsk(`分析 ${row.code} ${row.name}（筛选候选：${row.triggers}，数据截至 ${row.bars_as_of}）`)}>
+                <button className="link ask" onClick={() => onAsk(askAboutCandidate(row, lang))}>
                   {taskText(lang, "ask")}
                 </button>
               </td>
@@ -159,9 +160,9 @@ export default function ResultView({ task, onClose, onAsk, onOpenStock }: Props)
     body = text !== null ? <ReportView text={text} /> : <pre className="json">{JSON.stringify(result, null, 2)}</pre>;
   }
   return (
-    <div className="task-result" role="dialog" aria-label={task.display_name} data-task-id={task.task_id}>
+    <div className="task-result" role="dialog" aria-label={toolLabel(task.tool_name, task.display_name, lang)} data-task-id={task.task_id}>
       <div className="task-result-head">
-        <h3>{task.display_name}</h3>
+        <h3>{toolLabel(task.tool_name, task.display_name, lang)}</h3>
         <button className="task-result-close" onClick={onClose}>
           {taskText(lang, "close")}
         </button>

@@ -4,6 +4,7 @@
 import { useContext, useEffect, useState } from "react";
 import { commands, events, type TaskInfo } from "../bindings";
 import { LanguageContext } from "../i18n";
+import { toolLabel } from "../chat/toolNames";
 import ResultView from "./ResultView";
 import { elapsed, percent, runningCount, upsertTask } from "./tasks";
 import { taskText } from "./text";
@@ -72,7 +73,7 @@ export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
                   <span className="task-mark" aria-hidden="true">
                     {mark(task)}
                   </span>
-                  <span className="task-name">{task.display_name}</span>
+                  <span className="task-name">{toolLabel(task.tool_name, task.display_name, lang)}</span>
                   <span className="task-elapsed">{elapsed(task.started_at, task.finished_at, now)}</span>
                   {task.status === "running" && (
                     <button className="task-cancel" onClick={() => void commands.cancelTask(task.task_id)}>

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TaskInfo } from "../bindings";
-import { elapsed, equityCurve, percent, polyline, reportText, runningCount, screenRows, sortRows, upsertTask } from "./tasks";
+import { toolLabel } from "../chat/toolNames";
+import { askAboutCandidate, elapsed, equityCurve, percent, polyline, reportText, runningCount, screenRows, sortRows, upsertTask } from "./tasks";
 
 const task = (id: string, started: string, status: TaskInfo["status"] = "running"): TaskInfo => ({
   task_id: id,
@@ -72,5 +73,20 @@ describe("results", () => {
     expect(reportText({ report_text: "## 进攻" })).toBe("## 进攻");
     expect(reportText({ decision_text: "## 持仓去留" })).toBe("## 持仓去留");
     expect(reportText({ other: 1 })).toBeNull();
+  });
+});
+
+describe("in the app's language", () => {
+  const row = { code: "600519", name: "贵州茅台", channel: "主升通道", triggers: "SOS", score: 1, stage: "D", last_close: 1500, bars_as_of: "2020-06-16" };
+
+  it("asks about a candidate with the figures it was picked on", () => {
+    expect(askAboutCandidate(row, "zh")).toBe("分析 600519 贵州茅台（筛选候选：SOS，数据截至 2020-06-16）");
+    expect(askAboutCandidate(row, "en")).toBe("Analyse 600519 贵州茅台 (screen candidate: SOS, bars as of 2020-06-16)");
+  });
+
+  it("names known tools in English, keeps the runtime's name otherwise", () => {
+    expect(toolLabel("screen_stocks", "全市场扫描", "en")).toBe("Market screen");
+    expect(toolLabel("screen_stocks", "全市场扫描", "zh")).toBe("全市场扫描");
+    expect(toolLabel("some_new_tool", "新工具", "en")).toBe("新工具");
   });
 });

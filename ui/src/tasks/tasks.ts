@@ -43,6 +43,13 @@ export type ScreenRow = {
   bars_as_of: string;
 };
 
+/** What "ask the agent" prefills for a screen candidate, with the figures it was picked on. */
+export function askAboutCandidate(row: ScreenRow, lang: string): string {
+  return lang === "en"
+    ? `Analyse ${row.code} ${row.name} (screen candidate: ${row.triggers}, bars as of ${row.bars_as_of})`
+    : `分析 ${row.code} ${row.name}（筛选候选：${row.triggers}，数据截至 ${row.bars_as_of}）`;
+}
+
 type Obj = Record<string, Value>;
 const obj = (v: Value | undefined): Obj | null =>
   v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : null;
