@@ -319,6 +319,29 @@ impl BackgroundTaskManager {
         args: Value,
         session_id: &str,
     ) -> Result<TaskInfo, AgentError> {
+        self.submit_as(tool, args, Some(session_id)).await
+    }
+
+    /// Starts a task the user asked for directly (the app's own buttons, no model): the
+    /// click is the approval. The arguments are checked against the tool's schema first;
+    /// the task belongs to no conversation, so its completion is shown in the task panel
+    /// and notified, but never delivered into a chat.
+    pub async fn start_for_user(
+        self: &Arc<Self>,
+        tool: Arc<dyn Tool>,
+        args: Value,
+    ) -> Result<TaskInfo, AgentError> {
+        let args = crate::validation::validate_args(&tool.schema().parameters, &args)
+            .map_err(|e| AgentError::Invalid(format!("{}: {e}", tool.spec().name)))?;
+        self.submit_as(tool, args, None).await
+    }
+
+    async fn submit_as(
+        self: &Arc<Self>,
+        tool: Arc<dyn Tool>,
+        args: Value,
+        session_id: Option<&str>,
+    ) -> Result<TaskInfo, AgentError> {
         let spec = tool.spec().clone();
         let short: String = uuid::Uuid::new_v4()
             .simple()
@@ -339,7 +362,7 @@ impl BackgroundTaskManager {
             },
             started_at: self.clock.now().to_rfc3339(),
             finished_at: None,
-            session_id: Some(session_id.to_owned()),
+            session_id: session_id.map(str::to_owned),
             result_summary: None,
             result: None,
             error: None,
@@ -370,7 +393,7 @@ impl BackgroundTaskManager {
             s.cancels.insert(task_id.clone(), cancel.clone());
         }
         let ctx = ToolContext {
-            session_id: session_id.to_owned(),
+            session_id: session_id.unwrap_or_default().to_owned(),
             call_id: task_id.clone(),
             cancel,
             background: Some(self.clone()),
@@ -1020,5 +1043,50 @@ mod tests {
         assert_eq!(other["message"], "无后台任务");
         m.shutdown().await;
         assert_eq!(m.get(&task.task_id).unwrap().status, TaskStatus::Cancelled);
+    }
+
+    /// A task the user starts from a button belongs to no conversation: it runs, is
+    /// stored and listed, but leaves no notification for any chat; arguments that do not
+    /// fit the tool's schema start nothing.
+    #[tokio::test]
+    async fn user_started_task_has_no_conversation() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("wyckoff.db");
+        let m = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let typed: Arc<dyn Tool> = Arc::new(FnTool::new(
+            ToolSpec::new("run_backtest", "策略回测").background(),
+            "bt",
+            json!({"type": "object", "properties": {"hold_days": {"type": "integer"}},
+                "additionalProperties": false}),
+            |args, _ctx| async move { Ok(json!({"hold_days": args["hold_days"]})) },
+        ));
+        let refused = m
+            .start_for_user(typed.clone(), json!({"hold_days": "ten"}))
+            .await;
+        assert!(refused.is_err(), "{refused:?}");
+        assert!(m.list().is_empty(), "nothing started");
+
+        let task = m
+            .start_for_user(typed, json!({"hold_days": 5}))
+            .await
+            .unwrap();
+        assert_eq!(task.session_id, None);
+        let done = m
+            .wait_for(&task.task_id, Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert_eq!(done.status, TaskStatus::Completed);
+        assert_eq!(done.result, Some(json!({"hold_days": 5})));
+        m.shutdown().await;
+
+        let reopened = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let stored = reopened.get(&task.task_id).unwrap();
+        assert_eq!(stored.session_id, None);
+        assert_eq!(stored.status, TaskStatus::Completed);
+        assert!(reopened.state.lock().unwrap().pending.is_empty());
     }
 }
