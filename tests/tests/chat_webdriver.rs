@@ -32,28 +32,21 @@ async fn chat_scenario(d: WebDriver) {
     click(d, By::Css(".tool-card .diagnosis .chart-toggle")).await;
     wait_for(d, By::Css(".inline-chart[data-code='000001'] canvas")).await;
     shot(d, "12-chat-inline-chart.png").await;
-    click(
-        d,
-        By::Css(".tool-card .diagnosis .stock-link[data-code='000001']"),
-    )
-    .await;
-    wait_for(
-        d,
-        By::XPath("//*[@id='stock-title' and contains(., '平安银行')]"),
-    )
-    .await;
-    click(d, By::Id("nav-chat")).await;
-    click(
-        d,
-        By::Css(".msg.final .markdown .stock-link[data-code='000001']"),
-    )
-    .await;
-    wait_for(
-        d,
-        By::XPath("//*[@id='stock-title' and contains(., '平安银行')]"),
-    )
-    .await;
-    click(d, By::Id("nav-chat")).await;
+    for link in [
+        ".tool-card .diagnosis .stock-link[data-code='000001']",
+        ".msg.final .markdown .stock-link[data-code='000001']",
+    ] {
+        // the answer may sit under the composer after the chart grew the card above it
+        let el = wait_for(d, By::Css(link)).await;
+        el.scroll_into_view().await.unwrap();
+        el.click().await.unwrap();
+        wait_for(
+            d,
+            By::XPath("//*[@id='stock-title' and contains(., '平安银行')]"),
+        )
+        .await;
+        click(d, By::Id("nav-chat")).await;
+    }
 
     // A Markdown answer: rendered (table, strikethrough) and sanitised.
     send(d, "总结一下").await;

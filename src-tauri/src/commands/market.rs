@@ -33,24 +33,16 @@ pub enum MarketCommandError {
     Other { message: String },
 }
 
+// Code and market errors mean the same on every page as on the chart.
 impl From<MarketError> for MarketCommandError {
     fn from(e: MarketError) -> Self {
-        match e {
-            MarketError::Code(c) => MarketCommandError::InvalidCode {
-                message: c.to_string(),
-            },
-            other => MarketCommandError::Other {
-                message: other.to_string(),
-            },
-        }
+        ChartError::from(e).into()
     }
 }
 
 impl From<wyckoff_market::CodeError> for MarketCommandError {
     fn from(e: wyckoff_market::CodeError) -> Self {
-        MarketCommandError::InvalidCode {
-            message: e.to_string(),
-        }
+        ChartError::from(e).into()
     }
 }
 
