@@ -28,30 +28,30 @@ pub const CHANNEL_ORDER: [&str; 8] = [
 pub const NOT_SELECTED: &str = "未入选";
 
 /// L2 needs `ma_long = 200` bars (§15.1 L2).
-const L2_MIN_BARS: usize = 200;
+pub(crate) const L2_MIN_BARS: usize = 200;
 /// 主升: bias_200 ≤ 0.25 (fraction).
-const MOMENTUM_MAX_BIAS: f64 = 0.25;
+pub(crate) const MOMENTUM_MAX_BIAS: f64 = 0.25;
 /// RS momentum thresholds (percentage points) and their relaxation in a strong tape.
-const RS10_MIN: f64 = 2.0;
-const RS3_MIN: f64 = 1.0;
-const RS_RELAX: f64 = 0.35;
-const BENCH_STRONG_10D: f64 = 4.0;
-const BENCH_STRONG_3D: f64 = 2.0;
+pub(crate) const RS10_MIN: f64 = 2.0;
+pub(crate) const RS3_MIN: f64 = 1.0;
+pub(crate) const RS_RELAX: f64 = 0.35;
+pub(crate) const BENCH_STRONG_10D: f64 = 4.0;
+pub(crate) const BENCH_STRONG_3D: f64 = 2.0;
 /// Benchmark falling (3-day cum ≤ −2 %) lets a stock holding MA20 count as strong.
-const BENCH_DROP_3D: f64 = -2.0;
+pub(crate) const BENCH_DROP_3D: f64 = -2.0;
 /// 潜伏: |bias_200| ≤ 0.08, ret20 ≤ −3 %, RS10 ≥ −2, RS3 ≥ −8.
-const AMBUSH_MAX_BIAS: f64 = 0.08;
-const AMBUSH_MAX_RET20: f64 = -3.0;
-const AMBUSH_RS10_MIN: f64 = -2.0;
-const AMBUSH_RS3_MIN: f64 = -8.0;
+pub(crate) const AMBUSH_MAX_BIAS: f64 = 0.08;
+pub(crate) const AMBUSH_MAX_RET20: f64 = -3.0;
+pub(crate) const AMBUSH_RS10_MIN: f64 = -2.0;
+pub(crate) const AMBUSH_RS3_MIN: f64 = -8.0;
 /// 吸筹: close ≤ 250-day low ×1.45, 60-day range ≤ 40 %, volume contraction < 0.75,
 /// |MA50 − MA200|/MA200 ≤ 8 %.
-const ACC_MAX_ABOVE_LOW: f64 = 1.45;
-const ACC_MAX_RANGE_60: f64 = 0.40;
-const ACC_VOL_RATIO: f64 = 0.75;
-const ACC_MA_GAP: f64 = 0.08;
+pub(crate) const ACC_MAX_ABOVE_LOW: f64 = 1.45;
+pub(crate) const ACC_MAX_RANGE_60: f64 = 0.40;
+pub(crate) const ACC_VOL_RATIO: f64 = 0.75;
+pub(crate) const ACC_MA_GAP: f64 = 0.08;
 /// 地量: close ≤ 250-day low ×1.35.
-const DRY_MAX_ABOVE_LOW: f64 = 1.35;
+pub(crate) const DRY_MAX_ABOVE_LOW: f64 = 1.35;
 /// 暗中护盘: close ≤ 250-day low ×1.5; benchmark volume > 1.2× ref, stock < 0.8× ref.
 const RSD_MAX_ABOVE_LOW: f64 = 1.5;
 const RSD_BENCH_VOL: f64 = 1.2;

@@ -4,8 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::accumulation::{DRY_VOL_QUANTILE, dry_volume, volume_contraction};
+// The single-stock channel thresholds: one set for the diagnosis and the screen.
 use crate::channels::{
-    CHANNEL_ORDER, ChannelConfig, ChannelStatus, NOT_SELECTED, Track, as_of, l2_channels,
+    ACC_MA_GAP, ACC_MAX_ABOVE_LOW, ACC_MAX_RANGE_60, ACC_VOL_RATIO, AMBUSH_MAX_BIAS,
+    AMBUSH_MAX_RET20, AMBUSH_RS3_MIN, AMBUSH_RS10_MIN, BENCH_DROP_3D, BENCH_STRONG_3D,
+    BENCH_STRONG_10D, CHANNEL_ORDER, ChannelConfig, ChannelStatus, DRY_MAX_ABOVE_LOW, L2_MIN_BARS,
+    MOMENTUM_MAX_BIAS, NOT_SELECTED, RS_RELAX, RS3_MIN, RS10_MIN, Track, as_of, l2_channels,
     relative_strength,
 };
 use crate::indicators::{
@@ -135,25 +139,6 @@ impl Strength {
     }
 }
 
-/// L2 channel thresholds, the same values as [`crate::channels`] (a test holds the two
-/// together: with RPS off this function and `l2_channels` give the same label).
-const L2_MIN_BARS: usize = 200;
-const MOMENTUM_MAX_BIAS: f64 = 0.25;
-const RS10_MIN: f64 = 2.0;
-const RS3_MIN: f64 = 1.0;
-const RS_RELAX: f64 = 0.35;
-const BENCH_STRONG_10D: f64 = 4.0;
-const BENCH_STRONG_3D: f64 = 2.0;
-const BENCH_DROP_3D: f64 = -2.0;
-const AMBUSH_MAX_BIAS: f64 = 0.08;
-const AMBUSH_MAX_RET20: f64 = -3.0;
-const AMBUSH_RS10_MIN: f64 = -2.0;
-const AMBUSH_RS3_MIN: f64 = -8.0;
-const ACC_MAX_ABOVE_LOW: f64 = 1.45;
-const ACC_MAX_RANGE_60: f64 = 0.40;
-const ACC_VOL_RATIO: f64 = 0.75;
-const ACC_MA_GAP: f64 = 0.08;
-const DRY_MAX_ABOVE_LOW: f64 = 1.35;
 /// The SOS detector's day change minimum (§15.1 L4 SOS: ≥ 6 %).
 const SOS_DAY_PCT_MIN: f64 = 6.0;
 
