@@ -2,7 +2,9 @@
 
 use tauri_specta::{Builder, collect_commands, collect_events};
 
-use crate::commands::{app, chat, keys, markdown, market, memory, settings, tasks};
+use crate::commands::{
+    app, chat, keys, markdown, market, memory, overview, portfolio, settings, sync, tasks,
+};
 
 pub fn builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
@@ -41,6 +43,12 @@ pub fn builder() -> Builder<tauri::Wry> {
             market::watchlist_add,
             market::watchlist_remove,
             market::watchlist_contains,
+            portfolio::portfolio_page,
+            portfolio::portfolio_edit,
+            overview::market_overview,
+            overview::data_status,
+            overview::start_task,
+            sync::sync_stock,
         ])
         .events(collect_events![
             settings::SettingsChanged,

@@ -84,6 +84,22 @@ export const commands = {
 	watchlistRemove: (code: string) => typedError<WatchlistRow[], MarketCommandError>(__TAURI_INVOKE("watchlist_remove", { code })),
 	/**  Whether a stock is on the watchlist (the stock page's add/remove toggle). */
 	watchlistContains: (code: string) => typedError<boolean, MarketCommandError>(__TAURI_INVOKE("watchlist_contains", { code })),
+	/**  The positions with last price, P/L, weight and the engine's health and verdict. */
+	portfolioPage: () => typedError<PortfolioPage, WorkspaceError>(__TAURI_INVOKE("portfolio_page")),
+	/**
+	 *  The user's own add / update / remove / set-cash (no approval dialog: the click is the
+	 *  user's); returns the page after the write.
+	 */
+	portfolioEdit: (edit: PortfolioEdit) => typedError<PortfolioPage, WorkspaceError>(__TAURI_INVOKE("portfolio_edit", { edit })),
+	marketOverview: () => typedError<MarketOverview, WorkspaceError>(__TAURI_INVOKE("market_overview")),
+	dataStatus: () => typedError<DataStatusView, WorkspaceError>(__TAURI_INVOKE("data_status")),
+	/**
+	 *  Starts the screen, the backtest or the full-market sync as a background task (shown
+	 *  in the task panel with progress, cancellable, notified when done).
+	 */
+	startTask: (request: TaskRequest) => typedError<TaskInfo, WorkspaceError>(__TAURI_INVOKE("start_task", { request })),
+	/**  Syncs the stock shown on its page; progress goes out over `on_progress`. */
+	syncStock: (code: string, onProgress: Channel<SyncProgress>) => typedError<StockSyncResult, WorkspaceError>(__TAURI_INVOKE("sync_stock", { code, onProgress })),
 };
 
 /** Events */
@@ -130,6 +146,17 @@ export type BarColumns = {
 	low: (number | null)[],
 	close: (number | null)[],
 	volume: (number | null)[],
+};
+
+export type Breadth = {
+	available: boolean,
+	trade_date: string | null,
+	sample_size: number | null,
+	pct_above_ma20: number | null,
+	up_ratio_pct: number | null,
+	median_pct_chg: number | null,
+	/**  Why it is unavailable (and how to get it). */
+	reason: string | null,
 };
 
 /**  A labelled Wyckoff event, placed on the chart bar that contains its day. */
@@ -200,6 +227,26 @@ export type DataSecret = "tushare" | "tickflow";
 
 export type DataSourceKind = "eastmoney" | "tencent" | "tickflow" | "tushare";
 
+/**
+ *  What the cache holds, as `MarketData::status` reports it, plus the damaged series
+ *  the universe loader skips.
+ */
+export type DataStatusView = {
+	stocks_cached: number,
+	indices_cached: number,
+	/**  The newest bar over all cached stocks (YYYY-MM-DD). */
+	newest_date: string | null,
+	last_closed_trading_day: string | null,
+	fresh: number,
+	stale: number,
+	/**  Series whose stored bars fail their checks (skipped by screen and backtest). */
+	damaged: number,
+	stock_list_size: number,
+	bundled_dataset: string | null,
+	/**  Live sources in the order they are tried; empty = offline. */
+	sources: string[],
+};
+
 /**  The kinds of answer an approval request may receive. */
 export type DecisionKind = "allow_once" | "allow_always" | "edit" | "deny";
 
@@ -224,6 +271,17 @@ export type HoldingLines = {
 	shares: number,
 	stop_loss: number | null,
 	target: number | null,
+};
+
+export type IndexQuote = {
+	/**  `000001.SH`. */
+	code: string,
+	name: string,
+	close: number | null,
+	change_pct: number | null,
+	/**  The last bar's date (YYYY-MM-DD); `None` when nothing is cached. */
+	date: string | null,
+	data_status: string,
 };
 
 /**  Where a key currently comes from. */
@@ -263,6 +321,16 @@ export type MarketCommandError =
 { type: "unknown_code"; code: string } | 
 /**  A listed stock without any cached bar (offline, never synced). */
 { type: "no_data"; code: string; message: string } | { type: "other"; message: string };
+
+export type MarketOverview = {
+	indices: IndexQuote[],
+	/**  RISK_ON / NEUTRAL / RISK_OFF / CRASH / BLACK_SWAN / UNKNOWN. */
+	regime: string,
+	regime_as_of: string | null,
+	/**  Why the regime is what it is, or why it is unknown. */
+	regime_reasons: string[],
+	breadth: Breadth,
+};
 
 export type MemoryCount = {
 	memory_type: string,
@@ -331,6 +399,53 @@ export type PhaseBand = {
 	from: number,
 	/**  Inclusive; the last bar for the current phase. */
 	to: number,
+};
+
+/**  One edit from the page's form. */
+export type PortfolioEdit = { type: "add"; code: string; shares: number; cost_price: number | null; 
+/**  YYYY-MM-DD or YYYYMMDD. */
+buy_dt: string } | { type: "update"; code: string; shares: number | null; cost_price: number | null } | { type: "remove"; code: string } | { type: "set_cash"; free_cash: number | null };
+
+export type PortfolioPage = {
+	positions: PositionRow[],
+	free_cash: number | null,
+	total_market_value: number | null,
+	total_assets: number | null,
+	data_status: string,
+	/**  The oldest last bar among the holdings (YYYY-MM-DD). */
+	as_of: string | null,
+	/**  What the tool wants the user to know (partial market value, empty portfolio). */
+	notes: string[],
+};
+
+/**
+ *  One holding as the page shows it. Price fields are `None` when the cache has no bar
+ *  for the code (never estimated); `last_date` says how old `last` is.
+ */
+export type PositionRow = {
+	code: string,
+	name: string,
+	shares: number,
+	cost: number | null,
+	/**  YYYY-MM-DD. */
+	buy_dt: string,
+	stop_loss: number | null,
+	last: number | null,
+	/**  The date of the bar `last` comes from (YYYY-MM-DD). */
+	last_date: string | null,
+	/**  ok / stale / partial / unavailable, for `last`. */
+	data_status: string,
+	market_value: number | null,
+	pnl_amount: number | null,
+	pnl_pct: number | null,
+	/**  Share of the total market value, percent. */
+	weight_pct: number | null,
+	health: string | null,
+	health_reasons: string[],
+	/**  The engine's verdict (`diagnosis_brief.label`). */
+	verdict: string | null,
+	/**  Why the holding could not be diagnosed (no bars). */
+	error: string | null,
 };
 
 /**
@@ -479,6 +594,24 @@ export type StockHit = {
 	matched: string,
 };
 
+export type StockSyncResult = {
+	code: string,
+	/**  updated / up_to_date / no_new_data. */
+	status: string,
+	new_bars: number,
+	source: string | null,
+	/**  The newest cached bar after the sync (YYYY-MM-DD). */
+	last_date: string | null,
+};
+
+/**  One step of a sync: `done` is false when a symbol starts, true when it is finished. */
+export type SyncProgress = {
+	index: number,
+	total: number,
+	code: string,
+	done: boolean,
+};
+
 /**
  *  A task changed (submitted, progress, finished). The result itself is fetched on
  *  demand (`task_result`): progress events stay small.
@@ -511,6 +644,15 @@ export type TaskProgress = {
 	/**  0.0..=1.0, or `None` when the task cannot tell. */
 	fraction?: number | null,
 };
+
+/**  A background task the overview's buttons start, without any model. */
+export type TaskRequest = 
+/**  `screen_stocks` over the cache; `as_of` YYYY-MM-DD replays a past day. */
+{ type: "screen"; as_of: string | null } | 
+/**  `run_backtest` from `start` to `end` (YYYY-MM-DD). */
+{ type: "backtest"; start: string; end: string; hold_days: number; top_n: number } | 
+/**  Every listed stock and the benchmark indices from the live sources. */
+{ type: "sync_all" };
 
 export type TaskStatus = "running" | "completed" | "failed" | "cancelled";
 
@@ -577,6 +719,23 @@ export type WatchlistRow = {
 	/**  RFC 3339. */
 	added_at: string,
 };
+
+/**
+ *  Errors of the workspace pages (overview, portfolio, sync). Tagged for the UI, which
+ *  words each kind in the user's language.
+ */
+export type WorkspaceError = 
+/**  No live data source: `WYCKOFF_OFFLINE=1` or none enabled in Settings. */
+{ type: "offline" } | 
+/**  Well-formed, but not in the stock list. */
+{ type: "unknown_code"; code: string } | 
+/**
+ *  The validation of `update_portfolio` (or a tool's arguments) said no; nothing
+ *  was written or started.
+ */
+{ type: "refused"; message: string } | 
+/**  The sources answered with an error for this code. */
+{ type: "sync_failed"; code: string; message: string } | { type: "other"; message: string };
 
 export type WyckoffReading = {
 	/**  `accumulation` or `distribution`, when a schematic is active. */

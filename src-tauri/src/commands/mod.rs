@@ -7,5 +7,8 @@ pub mod keys;
 pub mod markdown;
 pub mod market;
 pub mod memory;
+pub mod overview;
+pub mod portfolio;
 pub mod settings;
+pub mod sync;
 pub mod tasks;

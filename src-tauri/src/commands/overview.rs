@@ -1,0 +1,351 @@
+//! The overview page (概览): the benchmark indices, breadth and 水温 from the cache (said
+//! unavailable when the cache lacks them), the cache's status, and the model-free buttons
+//! that start the screen, the backtest and the full-market sync as background tasks.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use specta::Type;
+use tauri::State;
+use wyckoff_agent::{BackgroundTaskManager, Tool};
+use wyckoff_market::universe::SkipReason;
+use wyckoff_market::{Freshness, MarketData};
+use wyckoff_protocol::TaskInfo;
+
+use crate::chat::ChatState;
+use crate::commands::chat::services;
+use crate::state::AppState;
+
+/// Errors of the workspace pages (overview, portfolio, sync). Tagged for the UI, which
+/// words each kind in the user's language.
+#[derive(Debug, Clone, Serialize, Type, thiserror::Error)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WorkspaceError {
+    /// No live data source: `WYCKOFF_OFFLINE=1` or none enabled in Settings.
+    #[error("offline: no live data source is enabled")]
+    Offline,
+    /// Well-formed, but not in the stock list.
+    #[error("unknown stock code {code}: not in the stock list")]
+    UnknownCode { code: String },
+    /// The validation of `update_portfolio` (or a tool's arguments) said no; nothing
+    /// was written or started.
+    #[error("{message}")]
+    Refused { message: String },
+    /// The sources answered with an error for this code.
+    #[error("sync of {code} failed: {message}")]
+    SyncFailed { code: String, message: String },
+    #[error("{message}")]
+    Other { message: String },
+}
+
+impl From<crate::commands::chat::ChatError> for WorkspaceError {
+    fn from(e: crate::commands::chat::ChatError) -> Self {
+        WorkspaceError::Other {
+            message: format!("{e:?}"),
+        }
+    }
+}
+
+impl From<wyckoff_market::MarketError> for WorkspaceError {
+    fn from(e: wyckoff_market::MarketError) -> Self {
+        WorkspaceError::Other {
+            message: e.to_string(),
+        }
+    }
+}
+
+pub(crate) async fn market(
+    state: &AppState,
+    chat: &ChatState,
+) -> Result<Arc<MarketData>, WorkspaceError> {
+    Ok(services(state, chat).await?.market().clone())
+}
+
+/// The overview's indices: SSE Composite, SZSE Component, ChiNext, CSI 300.
+pub const OVERVIEW_INDICES: [&str; 4] = ["sse", "szse", "chinext", "csi300"];
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct IndexQuote {
+    /// `000001.SH`.
+    pub code: String,
+    pub name: String,
+    pub close: Option<f64>,
+    pub change_pct: Option<f64>,
+    /// The last bar's date (YYYY-MM-DD); `None` when nothing is cached.
+    pub date: Option<String>,
+    pub data_status: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct Breadth {
+    pub available: bool,
+    pub trade_date: Option<String>,
+    pub sample_size: Option<u32>,
+    pub pct_above_ma20: Option<f64>,
+    pub up_ratio_pct: Option<f64>,
+    pub median_pct_chg: Option<f64>,
+    /// Why it is unavailable (and how to get it).
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct MarketOverview {
+    pub indices: Vec<IndexQuote>,
+    /// RISK_ON / NEUTRAL / RISK_OFF / CRASH / BLACK_SWAN / UNKNOWN.
+    pub regime: String,
+    pub regime_as_of: Option<String>,
+    /// Why the regime is what it is, or why it is unknown.
+    pub regime_reasons: Vec<String>,
+    pub breadth: Breadth,
+}
+
+fn text(v: &Value, k: &str) -> Option<String> {
+    v.get(k).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The quote of one index from its cached bars: nothing when nothing is cached.
+pub fn index_quote(r: &wyckoff_market::BarsResult) -> IndexQuote {
+    let last = r.bars.last();
+    let prev = r.bars.len().checked_sub(2).and_then(|i| r.bars.get(i));
+    let round2 = |x: f64| (x * 100.0).round() / 100.0;
+    IndexQuote {
+        code: r.code.clone(),
+        name: r.name.clone().unwrap_or_else(|| r.code.clone()),
+        close: last.map(|b| round2(b.close)),
+        change_pct: match (prev, last) {
+            (Some(p), Some(l)) if p.close > 0.0 => Some(round2((l.close / p.close - 1.0) * 100.0)),
+            _ => None,
+        },
+        date: last.map(|b| wyckoff_market::date::iso(b.date)),
+        data_status: serde_json::to_value(r.data_status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+    }
+}
+
+/// Breadth and 水温 from `get_market_overview`'s own figures.
+pub fn breadth_and_regime(v: &Value) -> (Breadth, String, Option<String>, Vec<String>) {
+    let b = v.get("breadth").cloned().unwrap_or(Value::Null);
+    let breadth = Breadth {
+        available: b.get("data_status").and_then(Value::as_str) == Some("ok"),
+        trade_date: text(&b, "trade_date"),
+        sample_size: b
+            .get("sample_size")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok()),
+        pct_above_ma20: b.get("pct_above_ma20").and_then(Value::as_f64),
+        up_ratio_pct: b.get("up_ratio_pct").and_then(Value::as_f64),
+        median_pct_chg: b.get("median_pct_chg").and_then(Value::as_f64),
+        reason: text(&b, "reason"),
+    };
+    let r = v.get("market_regime").cloned().unwrap_or(Value::Null);
+    let mut reasons: Vec<String> = r
+        .get("reasons")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(why) = text(&r, "reason") {
+        reasons.insert(0, why);
+    }
+    (
+        breadth,
+        text(&r, "regime").unwrap_or_else(|| "UNKNOWN".into()),
+        text(&r, "as_of"),
+        reasons,
+    )
+}
+
+pub async fn build_overview(md: &MarketData) -> Result<MarketOverview, WorkspaceError> {
+    let mut indices = Vec::new();
+    for alias in OVERVIEW_INDICES {
+        indices.push(index_quote(&md.index_bars(alias, None).await?));
+    }
+    let v = wyckoff_tools::market::overview(md, &json!({"include_breadth": true}))
+        .await
+        .map_err(|e| WorkspaceError::Other {
+            message: e.to_string(),
+        })?;
+    let (breadth, regime, regime_as_of, regime_reasons) = breadth_and_regime(&v);
+    Ok(MarketOverview {
+        indices,
+        regime,
+        regime_as_of,
+        regime_reasons,
+        breadth,
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn market_overview(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<MarketOverview, WorkspaceError> {
+    build_overview(&*market(&state, &chat).await?).await
+}
+
+/// What the cache holds, as `MarketData::status` reports it, plus the damaged series
+/// the universe loader skips.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct DataStatusView {
+    pub stocks_cached: u32,
+    pub indices_cached: u32,
+    /// The newest bar over all cached stocks (YYYY-MM-DD).
+    pub newest_date: Option<String>,
+    pub last_closed_trading_day: Option<String>,
+    pub fresh: u32,
+    pub stale: u32,
+    /// Series whose stored bars fail their checks (skipped by screen and backtest).
+    pub damaged: u32,
+    pub stock_list_size: u32,
+    pub bundled_dataset: Option<String>,
+    /// Live sources in the order they are tried; empty = offline.
+    pub sources: Vec<String>,
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+pub async fn build_data_status(md: &MarketData) -> Result<DataStatusView, WorkspaceError> {
+    let s = md.status().await?;
+    let loaded = md.load_universe(None).await?;
+    let damaged = loaded
+        .report
+        .skipped
+        .iter()
+        .filter(|k| {
+            matches!(
+                k.reason,
+                SkipReason::DamagedSeries { .. } | SkipReason::CorruptBars { .. }
+            )
+        })
+        .count();
+    let iso = wyckoff_market::date::iso;
+    Ok(DataStatusView {
+        stocks_cached: count(s.stocks.len()),
+        indices_cached: count(s.indices.len()),
+        newest_date: s.stocks.iter().map(|c| c.last_date).max().map(iso),
+        last_closed_trading_day: s.last_closed_trading_day.map(iso),
+        fresh: count(
+            s.stocks
+                .iter()
+                .filter(|c| matches!(c.freshness, Freshness::Fresh { .. }))
+                .count(),
+        ),
+        stale: count(
+            s.stocks
+                .iter()
+                .filter(|c| !matches!(c.freshness, Freshness::Fresh { .. }))
+                .count(),
+        ),
+        damaged: count(damaged),
+        stock_list_size: count(s.stock_list_size),
+        bundled_dataset: s.bundled_dataset,
+        sources: s.sources.iter().map(|x| (*x).to_owned()).collect(),
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn data_status(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<DataStatusView, WorkspaceError> {
+    build_data_status(&*market(&state, &chat).await?).await
+}
+
+/// A background task the overview's buttons start, without any model.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TaskRequest {
+    /// `screen_stocks` over the cache; `as_of` YYYY-MM-DD replays a past day.
+    Screen { as_of: Option<String> },
+    /// `run_backtest` from `start` to `end` (YYYY-MM-DD).
+    Backtest {
+        start: String,
+        end: String,
+        hold_days: i64,
+        top_n: i64,
+    },
+    /// Every listed stock and the benchmark indices from the live sources.
+    SyncAll,
+}
+
+/// The tool and its arguments for a request (the sync-all tool exists only here: the
+/// agent cannot start a 1.5 h sync on its own).
+pub fn task_for(
+    md: &Arc<MarketData>,
+    request: &TaskRequest,
+) -> Result<(Arc<dyn Tool>, Value), WorkspaceError> {
+    let named = |name: &str| {
+        wyckoff_tools::market_tools(md.clone())
+            .into_iter()
+            .find(|t| t.spec().name == name)
+            .ok_or_else(|| WorkspaceError::Other {
+                message: format!("no tool {name}"),
+            })
+    };
+    Ok(match request {
+        TaskRequest::Screen { as_of } => {
+            let mut args = json!({});
+            if let Some(d) = as_of.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+                args["as_of"] = json!(d);
+            }
+            (named(wyckoff_tools::screen::NAME)?, args)
+        }
+        TaskRequest::Backtest {
+            start,
+            end,
+            hold_days,
+            top_n,
+        } => (
+            named(wyckoff_tools::backtest::NAME)?,
+            json!({"start": start, "end": end, "hold_days": hold_days, "top_n": top_n}),
+        ),
+        TaskRequest::SyncAll => {
+            if md.source_names().is_empty() {
+                return Err(WorkspaceError::Offline);
+            }
+            (crate::commands::sync::sync_all_tool(md.clone()), json!({}))
+        }
+    })
+}
+
+/// Starts a request as a background task of no conversation.
+pub async fn start(
+    md: &Arc<MarketData>,
+    tasks: &Arc<BackgroundTaskManager>,
+    request: &TaskRequest,
+) -> Result<TaskInfo, WorkspaceError> {
+    let (tool, args) = task_for(md, request)?;
+    tasks
+        .start_for_user(tool, args)
+        .await
+        .map(crate::tasks::without_result)
+        .map_err(|e| WorkspaceError::Refused {
+            message: e.to_string(),
+        })
+}
+
+/// Starts the screen, the backtest or the full-market sync as a background task (shown
+/// in the task panel with progress, cancellable, notified when done).
+#[tauri::command]
+#[specta::specta]
+pub async fn start_task(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    request: TaskRequest,
+) -> Result<TaskInfo, WorkspaceError> {
+    let services = services(&state, &chat).await?;
+    start(services.market(), services.background(), &request).await
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,147 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use wyckoff_agent::SystemClock;
+use wyckoff_market::MarketConfig;
+use wyckoff_protocol::TaskStatus;
+
+use super::*;
+
+async fn offline(dir: &std::path::Path) -> Arc<MarketData> {
+    Arc::new(
+        MarketData::open_with(MarketConfig::offline(dir))
+            .await
+            .unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn offline_overview_says_what_is_missing_instead_of_numbers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    let o = build_overview(&md).await.unwrap();
+    let codes: Vec<&str> = o.indices.iter().map(|i| i.code.as_str()).collect();
+    assert_eq!(codes, ["000001.SH", "399001.SZ", "399006.SZ", "000300.SH"]);
+    for i in &o.indices {
+        assert_eq!(
+            (i.close, i.change_pct, i.date.as_deref()),
+            (None, None, None)
+        );
+        assert_eq!(i.data_status, "unavailable");
+    }
+    assert_eq!(o.regime, "UNKNOWN");
+    assert!(!o.regime_reasons.is_empty());
+    // 8 bundled stocks are far below the breadth sample
+    assert!(!o.breadth.available);
+    assert!(
+        o.breadth
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("wyckoff data sync")
+    );
+}
+
+#[test]
+fn an_index_quote_comes_from_its_last_two_bars() {
+    let bar = |date, close| wyckoff_market::Bar {
+        date,
+        open: close,
+        high: close,
+        low: close,
+        close,
+        volume: 1.0,
+        amount: 1.0,
+        turnover: None,
+    };
+    let r = |bars: Vec<wyckoff_market::Bar>| wyckoff_market::BarsResult {
+        code: "000001.SH".into(),
+        name: Some("上证指数".into()),
+        as_of: bars.last().map(|b| b.date),
+        bars,
+        source: Some("eastmoney".into()),
+        data_status: wyckoff_market::DataStatus::Ok,
+        expected_last_date: None,
+        notes: vec![],
+        corrupt_rows: vec![],
+    };
+    let q = index_quote(&r(vec![bar(20260601, 3000.0), bar(20260602, 3030.0)]));
+    assert_eq!(q.close, Some(3030.0));
+    assert_eq!(q.change_pct, Some(1.0));
+    assert_eq!(q.date.as_deref(), Some("2026-06-02"));
+    assert_eq!(q.data_status, "ok");
+    let one = index_quote(&r(vec![bar(20260602, 3030.0)]));
+    assert_eq!((one.close, one.change_pct), (Some(3030.0), None));
+}
+
+#[tokio::test]
+async fn data_status_counts_are_the_caches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    let s = build_data_status(&md).await.unwrap();
+    let report = md.status().await.unwrap();
+    assert_eq!(s.stocks_cached as usize, report.stocks.len());
+    assert_eq!(s.indices_cached as usize, report.indices.len());
+    assert_eq!(s.stale + s.fresh, s.stocks_cached);
+    let newest = report.stocks.iter().map(|c| c.last_date).max();
+    assert_eq!(s.newest_date, newest.map(wyckoff_market::date::iso));
+    assert_eq!(s.damaged, 0);
+    assert!(s.sources.is_empty(), "offline");
+    assert_eq!(s.stock_list_size as usize, report.stock_list_size);
+}
+
+#[tokio::test]
+async fn buttons_start_screen_and_backtest_as_tasks_of_no_conversation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    let tasks = BackgroundTaskManager::with_pool(md.pool().clone(), Arc::new(SystemClock), None)
+        .await
+        .unwrap();
+
+    let screen = start(&md, &tasks, &TaskRequest::Screen { as_of: None })
+        .await
+        .unwrap();
+    assert_eq!(screen.tool_name, "screen_stocks");
+    assert_eq!(screen.session_id, None);
+    let done = tasks
+        .wait_for(&screen.task_id, Duration::from_secs(120))
+        .await
+        .unwrap();
+    assert_eq!(done.status, TaskStatus::Completed, "{:?}", done.error);
+    assert!(done.result.unwrap()["candidates"].is_array());
+
+    let bt = start(
+        &md,
+        &tasks,
+        &TaskRequest::Backtest {
+            start: "2020-01-02".into(),
+            end: "2020-06-16".into(),
+            hold_days: 5,
+            top_n: 2,
+        },
+    )
+    .await
+    .unwrap();
+    let done = tasks
+        .wait_for(&bt.task_id, Duration::from_secs(120))
+        .await
+        .unwrap();
+    assert_eq!(done.status, TaskStatus::Completed, "{:?}", done.error);
+    let result = done.result.unwrap();
+    assert!(result["metrics"].is_object(), "{result}");
+    assert!(result["equity_curve"].as_array().unwrap().len() > 2);
+    assert!(!tasks.has_notifications(""), "nothing for any chat");
+}
+
+#[tokio::test]
+async fn full_market_sync_offline_is_refused_before_a_task_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    let tasks = BackgroundTaskManager::with_pool(md.pool().clone(), Arc::new(SystemClock), None)
+        .await
+        .unwrap();
+    let err = start(&md, &tasks, &TaskRequest::SyncAll).await.unwrap_err();
+    assert!(matches!(err, WorkspaceError::Offline), "{err:?}");
+    assert!(tasks.list().is_empty(), "no task was started");
+}
