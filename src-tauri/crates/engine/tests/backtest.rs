@@ -3,57 +3,15 @@
 //! the fen, P/L), the equity curve against the trades, determinism, and bad input.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::real_universe;
 
 use wyckoff_engine::backtest::{
     BacktestArgs, BacktestError, BacktestResult, EntryMode, ExitReason, FunnelSignals,
     RawBacktestArgs, fees, fen, run_backtest,
 };
-use wyckoff_engine::dates::parse_date;
-use wyckoff_engine::{Bar, Benchmarks, Board, BoardFilter, StockSeries, Universe};
-
-const CSV: &str = include_str!("data/zvt_8stocks_qfq_daily.csv");
-
-fn real_universe() -> Universe {
-    let mut by_code: BTreeMap<String, (String, Vec<Bar>)> = BTreeMap::new();
-    for line in CSV.lines().skip(1) {
-        let f: Vec<&str> = line.split(',').collect();
-        let num = |i: usize| f[i].parse::<f64>().unwrap();
-        by_code
-            .entry(f[0].to_string())
-            .or_insert_with(|| (f[1].to_string(), Vec::new()))
-            .1
-            .push(Bar {
-                date: parse_date(f[2]).unwrap(),
-                open: num(3),
-                high: num(4),
-                low: num(5),
-                close: num(6),
-                volume: num(7),
-                amount: num(8),
-                turnover: None,
-            });
-    }
-    let stocks = by_code
-        .into_iter()
-        .map(|(code, (name, mut bars))| {
-            bars.sort_by_key(|b| b.date);
-            StockSeries {
-                board: Board::from_code(&code),
-                code,
-                name,
-                industry: None,
-                market_cap_yi: None,
-                list_date: None,
-                bars,
-            }
-        })
-        .collect();
-    Universe {
-        stocks,
-        benchmarks: Benchmarks::default(),
-    }
-}
+use wyckoff_engine::{Bar, Benchmarks, BoardFilter, Universe};
 
 fn args(start: &str, end: &str, entry: &str) -> BacktestArgs {
     let raw = RawBacktestArgs {

@@ -5,10 +5,7 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
-use common::assert_all_finite;
-use wyckoff_engine::dates::parse_date;
+use common::{assert_all_finite, real_universe};
 use wyckoff_engine::funnel::{
     BuyGate, L1Input, L1Reject, QualityStatus, SkipReason, buy_gate, dry_volume_series, l1_gate,
     l2_strength, l4_config_for, quality_status, sample_skew,
@@ -19,50 +16,6 @@ use wyckoff_engine::{
     FunnelError, FunnelResult, ScreenArgs, StockSeries, Universe, accum_stage, bars_as_of,
     exit_signal, l2_channels, l4_triggers, screen,
 };
-
-const CSV: &str = include_str!("data/zvt_8stocks_qfq_daily.csv");
-
-/// The 8 real stocks as a universe (no market cap, industry or index bars offline).
-fn real_universe() -> Universe {
-    let mut by_code: BTreeMap<String, (String, Vec<Bar>)> = BTreeMap::new();
-    for line in CSV.lines().skip(1) {
-        let f: Vec<&str> = line.split(',').collect();
-        let num = |i: usize| f[i].parse::<f64>().unwrap();
-        by_code
-            .entry(f[0].to_string())
-            .or_insert_with(|| (f[1].to_string(), Vec::new()))
-            .1
-            .push(Bar {
-                date: parse_date(f[2]).unwrap(),
-                open: num(3),
-                high: num(4),
-                low: num(5),
-                close: num(6),
-                volume: num(7),
-                amount: num(8),
-                turnover: None,
-            });
-    }
-    let stocks = by_code
-        .into_iter()
-        .map(|(code, (name, mut bars))| {
-            bars.sort_by_key(|b| b.date);
-            StockSeries {
-                board: Board::from_code(&code),
-                code,
-                name,
-                industry: None,
-                market_cap_yi: None,
-                list_date: None,
-                bars,
-            }
-        })
-        .collect();
-    Universe {
-        stocks,
-        benchmarks: Benchmarks::default(),
-    }
-}
 
 fn args(as_of: Option<u32>) -> ScreenArgs {
     ScreenArgs {
