@@ -7,13 +7,15 @@ import MemoryPage from "./pages/Memory";
 import SettingsPage from "./pages/Settings";
 import StockPage from "./pages/Stock";
 import WatchlistPage from "./pages/Watchlist";
+import PortfolioPage from "./pages/Portfolio";
+import { workspaceText } from "./pages/workspaceText";
 import SearchBox from "./components/SearchBox";
 import { marketText } from "./pages/marketText";
 import TaskPanel from "./tasks/TaskPanel";
 import { OpenStockContext } from "./chat/stockLinks";
 import ShortcutsOverlay from "./components/ShortcutsOverlay";
 
-type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist";
+type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio";
 
 function applyTheme(theme: Theme) {
   const root = document.documentElement;
@@ -98,6 +100,9 @@ export default function App() {
             <button id="nav-watchlist" className={page === "watchlist" ? "active" : ""} onClick={() => setPage("watchlist")}>
               {marketText(lang, "navWatchlist")}
             </button>
+            <button id="nav-portfolio" className={page === "portfolio" ? "active" : ""} onClick={() => setPage("portfolio")}>
+              {workspaceText(lang, "navPortfolio")}
+            </button>
             <button id="nav-memory" className={page === "memory" ? "active" : ""} onClick={() => setPage("memory")}>
               {t("navMemory")}
             </button>
@@ -123,7 +128,19 @@ export default function App() {
             )}
             {page === "watchlist" && <WatchlistPage onOpen={openStock} />}
             {page === "memory" && <MemoryPage />}
-            {page === "home" && <Home view={view} info={info} onOpenSettings={() => setPage("settings")} />}
+            {page === "portfolio" && <PortfolioPage onOpen={openStock} />}
+            {page === "home" && (
+              <Home
+                view={view}
+                info={info}
+                onOpenSettings={() => setPage("settings")}
+                onOpenStock={openStock}
+                onAsk={(text) => {
+                  setChatPrefill({ text });
+                  setPage("chat");
+                }}
+              />
+            )}
             {page === "settings" && <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />}
           </main>
           <ShortcutsOverlay />

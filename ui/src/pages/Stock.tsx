@@ -6,6 +6,7 @@ import StockChart from "../components/StockChart";
 import { LanguageContext } from "../i18n";
 import { useMarketText } from "./marketText";
 import { askText, isoDate } from "./stockModel";
+import StockSync from "./StockSync";
 
 export function marketErrorText(e: MarketCommandError | string): string {
   // IPC-level failures (bad arguments, a panic) arrive as a bare string.
@@ -103,6 +104,7 @@ export default function StockPage({ code, onAsk }: Props) {
         <button id="watch-toggle" onClick={() => void toggleWatch()}>
           {watched ? t("removeWatch") : t("addWatch")}
         </button>
+        <StockSync code={code} onSynced={() => void load()} />
         <button id="ask-agent" disabled={!chart} onClick={() => chart && onAsk(askText(chart, lang === "en" ? "en" : "zh"))}>
           {t("ask")}
         </button>

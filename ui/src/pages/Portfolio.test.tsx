@@ -1,0 +1,131 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import type { PortfolioPage, PositionRow } from "../bindings";
+
+const mocks = vi.hoisted(() => ({ portfolioPage: vi.fn(), portfolioEdit: vi.fn() }));
+vi.mock("../bindings", () => ({ commands: mocks }));
+
+import { LanguageContext } from "../i18n";
+import Portfolio from "./Portfolio";
+
+const ok = <T,>(data: T) => ({ status: "ok", data });
+
+const row = (over: Partial<PositionRow> = {}): PositionRow => ({
+  code: "000001",
+  name: "平安银行",
+  shares: 1000,
+  cost: 12.5,
+  buy_dt: "2020-01-02",
+  stop_loss: null,
+  last: 12.91,
+  last_date: "2020-06-16",
+  data_status: "stale",
+  market_value: 12910,
+  pnl_amount: 410,
+  pnl_pct: 3.28,
+  weight_pct: 100,
+  health: "🟡警戒",
+  health_reasons: ["跌破 MA20"],
+  verdict: "观察",
+  error: null,
+  ...over,
+});
+
+const page = (positions: PositionRow[]): PortfolioPage => ({
+  positions,
+  free_cash: 5000,
+  total_market_value: positions.length ? 12910 : null,
+  total_assets: positions.length ? 17910 : null,
+  data_status: "stale",
+  as_of: positions.length ? "2020-06-16" : null,
+  notes: [],
+});
+
+const type = (id: string, value: string) => fireEvent.change(document.getElementById(id) as HTMLInputElement, { target: { value } });
+const click = async (el: Element) => {
+  await act(async () => {
+    fireEvent.click(el);
+  });
+};
+
+beforeEach(() => {
+  mocks.portfolioPage.mockResolvedValue(ok(page([])));
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+});
+
+describe("portfolio page", () => {
+  it("adds a position and shows its last price with the price's date, P/L and the engine's verdict", async () => {
+    const onOpen = vi.fn();
+    mocks.portfolioEdit.mockResolvedValue(ok(page([row()])));
+    render(<Portfolio onOpen={onOpen} />);
+    await screen.findByText("还没有持仓。用下面的表单添加一笔。");
+    type("pf-code", "000001");
+    type("pf-shares-input", "1000");
+    type("pf-cost-input", "12.5");
+    type("pf-buy-date", "2020-01-02");
+    await click(document.getElementById("pf-submit") as HTMLElement);
+    expect(mocks.portfolioEdit).toHaveBeenCalledWith({ type: "add", code: "000001", shares: 1000, cost_price: 12.5, buy_dt: "2020-01-02" });
+    const tr = document.querySelector('tr.pf-row[data-code="000001"]') as HTMLElement;
+    expect(tr.querySelector(".pf-last")?.textContent).toBe("12.91");
+    expect(tr.querySelector(".pf-date")?.textContent).toBe("2020-06-16 (陈旧)");
+    expect(tr.querySelector(".pf-pnl")?.textContent).toBe("410.00");
+    expect(tr.querySelector(".pf-pnl")?.className).toContain("up");
+    expect(tr.querySelector(".pf-pnl-pct")?.textContent).toBe("+3.28%");
+    expect(tr.querySelector(".pf-verdict")?.textContent).toBe("观察");
+    expect(document.getElementById("pf-cash")?.textContent).toBe("5,000.00");
+    await click(tr.querySelector(".pf-open") as HTMLElement);
+    expect(onOpen).toHaveBeenCalledWith("000001");
+  });
+
+  it("says a holding without a price has none instead of showing a number", async () => {
+    mocks.portfolioPage.mockResolvedValue(ok(page([row({ last: null, last_date: null, pnl_amount: null, pnl_pct: null, health: null, verdict: null, error: "无行情数据", data_status: "unavailable" })])));
+    render(
+      <LanguageContext.Provider value="en">
+        <Portfolio onOpen={() => {}} />
+      </LanguageContext.Provider>,
+    );
+    await waitFor(() => expect(document.querySelector(".pf-last")).toBeTruthy());
+    expect(document.querySelector(".pf-last")?.textContent).toBe("no price");
+    expect(document.querySelector(".pf-pnl")?.textContent).toBe("—");
+    expect(document.querySelector(".pf-health")?.textContent).toBe("No market data");
+  });
+
+  it("shows the backend's refusal next to the form and keeps the table as it was", async () => {
+    mocks.portfolioPage.mockResolvedValue(ok(page([row()])));
+    mocks.portfolioEdit.mockResolvedValue({ status: "error", error: { type: "refused", message: "cost_price 必须大于 0" } });
+    render(<Portfolio onOpen={() => {}} />);
+    await waitFor(() => expect(document.querySelector(".pf-row")).toBeTruthy());
+    type("pf-code", "000338");
+    type("pf-shares-input", "100");
+    type("pf-cost-input", "-1");
+    await click(document.getElementById("pf-submit") as HTMLElement);
+    expect(document.getElementById("pf-error")?.textContent).toBe("cost_price 必须大于 0");
+    expect(document.querySelectorAll(".pf-row")).toHaveLength(1);
+    // not a number: said here, nothing sent
+    mocks.portfolioEdit.mockClear();
+    type("pf-cost-input", "abc");
+    await click(document.getElementById("pf-submit") as HTMLElement);
+    expect(mocks.portfolioEdit).not.toHaveBeenCalled();
+    expect(document.getElementById("pf-error")?.textContent).toBe("成本 必须是数字");
+  });
+
+  it("edits shares and cost of a row and removes it", async () => {
+    mocks.portfolioPage.mockResolvedValue(ok(page([row()])));
+    render(<Portfolio onOpen={() => {}} />);
+    await waitFor(() => expect(document.querySelector(".pf-row")).toBeTruthy());
+    await click(document.querySelector(".pf-edit") as HTMLElement);
+    expect((document.getElementById("pf-code") as HTMLInputElement).disabled).toBe(true);
+    mocks.portfolioEdit.mockResolvedValueOnce(ok(page([row({ shares: 1500 })])));
+    type("pf-shares-input", "1500");
+    await click(document.getElementById("pf-submit") as HTMLElement);
+    expect(mocks.portfolioEdit).toHaveBeenLastCalledWith({ type: "update", code: "000001", shares: 1500, cost_price: 12.5 });
+    expect(document.querySelector(".pf-shares")?.textContent).toBe("1,500");
+    mocks.portfolioEdit.mockResolvedValueOnce(ok(page([])));
+    await click(document.querySelector(".pf-remove") as HTMLElement);
+    expect(mocks.portfolioEdit).toHaveBeenLastCalledWith({ type: "remove", code: "000001" });
+    expect(document.querySelector(".pf-row")).toBeNull();
+  });
+});
