@@ -3,6 +3,7 @@
 // status, the full-market sync, and the screen and backtest started directly as background
 // tasks; the newest screen result opens in the task result view.
 import { useCallback, useContext, useEffect, useState } from "react";
+import { createPortal } from "react-dom";
 import { commands, events, type DataStatusView, type MarketOverview, type TaskInfo, type TaskRequest } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { MISSING, formatPct, formatPrice } from "../chat/diagnosis";
@@ -10,6 +11,9 @@ import ResultView from "../tasks/ResultView";
 import { upsertTask } from "../tasks/tasks";
 import { lastScreen, monthsBefore, parseNumber, pnlClass, workspaceErrorText } from "./workspaceModel";
 import { useWorkspaceText } from "./workspaceText";
+
+// One line per field group; the shared stylesheet has no form layout of its own.
+const FIELD_STYLE = { display: "inline-flex", alignItems: "center", gap: 6, margin: "0 12px 8px 0" } as const;
 
 type Props = {
   onOpenStock: (code: string) => void;
@@ -180,7 +184,7 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
       </p>
     );
   const input = (id: string, label: string, key: keyof typeof bt) => (
-    <label className="pf-field">
+    <label className="pf-field" style={FIELD_STYLE}>
       <span>{label}</span>
       <input id={id} value={bt[key]} placeholder={key === "start" || key === "end" ? "YYYY-MM-DD" : undefined} onChange={(e) => setBt({ ...bt, [key]: e.target.value })} />
     </label>
@@ -251,7 +255,8 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
           </p>
         )}
       </div>
-      {viewing && (
+      {viewing &&
+        createPortal(
         <ResultView
           task={viewing}
           onClose={() => setViewing(null)}
@@ -263,7 +268,9 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
             setViewing(null);
             onOpenStock(code);
           }}
-        />
+        />,
+        // Above the page's scroll container, like the panel's own result view.
+        document.body,
       )}
     </div>
   );

@@ -10,6 +10,9 @@ import { formatCost, formatMoney, formatShares } from "../chat/portfolio";
 import { formToEdit, parseNumber, pnlClass, todayIso, workspaceErrorText, type PositionForm } from "./workspaceModel";
 import { useWorkspaceText } from "./workspaceText";
 
+// One line per field group; the shared stylesheet has no form layout of its own.
+const FIELD_STYLE = { display: "inline-flex", alignItems: "center", gap: 6, margin: "0 12px 8px 0" } as const;
+
 const emptyForm = (): PositionForm => ({ code: "", shares: "", cost: "", buyDate: todayIso(new Date()) });
 
 function PriceCell({ r }: { r: PositionRow }) {
@@ -89,7 +92,7 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
   };
 
   const field = (id: string, label: string, key: keyof PositionForm, disabled = false) => (
-    <label className="pf-field">
+    <label className="pf-field" style={FIELD_STYLE}>
       <span>{label}</span>
       <input id={id} value={form[key]} disabled={disabled} onChange={(e) => setForm({ ...form, [key]: e.target.value })} />
     </label>
@@ -236,7 +239,7 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
           void setCashAmount();
         }}
       >
-        <label className="pf-field">
+        <label className="pf-field" style={FIELD_STYLE}>
           <span>{t("pfCash")}</span>
           <input id="pf-cash-input" value={cash} onChange={(e) => setCash(e.target.value)} />
         </label>
