@@ -325,6 +325,20 @@ pub async fn start(
     request: &TaskRequest,
 ) -> Result<TaskInfo, WorkspaceError> {
     let (tool, args) = task_for(md, request)?;
+    if let Some(running) = tasks
+        .active()
+        .into_iter()
+        .find(|t| t.tool_name == tool.spec().name)
+        .filter(|_| matches!(request, TaskRequest::SyncAll))
+    {
+        // Two whole-market syncs would only fetch everything twice.
+        return Err(WorkspaceError::Refused {
+            message: format!(
+                "{} is already running ({})",
+                running.display_name, running.task_id
+            ),
+        });
+    }
     tasks
         .start_for_user(tool, args)
         .await

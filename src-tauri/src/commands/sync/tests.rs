@@ -14,6 +14,15 @@ use super::*;
 /// A local server answering every request with `status` and `body` (Eastmoney's kline
 /// JSON), recording each request line.
 async fn serve(status: u16, body: String) -> (String, Arc<Mutex<Vec<String>>>) {
+    serve_after(Duration::ZERO, status, body).await
+}
+
+/// [`serve`], answering each request after `delay` (a slow vendor).
+async fn serve_after(
+    delay: Duration,
+    status: u16,
+    body: String,
+) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -36,6 +45,7 @@ async fn serve(status: u16, body: String) -> (String, Arc<Mutex<Vec<String>>>) {
             log.lock()
                 .unwrap()
                 .push(head.lines().next().unwrap_or("").to_owned());
+            tokio::time::sleep(delay).await;
             let reply = format!(
                 "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
@@ -216,4 +226,72 @@ fn sync_all_fails_only_when_nothing_came_through() {
     ));
     assert!(partly.get("error").is_none());
     assert_eq!(partly["failed"], 1);
+}
+
+/// The full-market sync from the overview's button: a background task of no
+/// conversation whose progress names each symbol, refused while one already runs, and
+/// cancellable (what it already fetched stays).
+#[tokio::test]
+async fn full_market_sync_runs_as_a_cancellable_task_with_progress_by_symbol() {
+    use crate::commands::overview::{TaskRequest, start};
+    use wyckoff_protocol::TaskStatus;
+
+    let home = tempfile::tempdir().unwrap();
+    let body = serde_json::json!({"rc": 0, "data": {"code": "x", "klines": [
+        kline("2020-06-17", 10.0),
+        kline("2020-06-18", 10.1),
+        kline("2020-06-19", 10.2),
+    ]}})
+    .to_string();
+    let (base, seen) = serve_after(Duration::from_millis(20), 200, body).await;
+    let md = Arc::new(online_at(home.path(), &base).await);
+    let tasks = wyckoff_agent::BackgroundTaskManager::with_pool(
+        md.pool().clone(),
+        Arc::new(wyckoff_agent::SystemClock),
+        None,
+    )
+    .await
+    .unwrap();
+    let mut events = tasks.subscribe();
+    let task = start(&md, &tasks, &TaskRequest::SyncAll).await.unwrap();
+    assert_eq!(task.tool_name, SYNC_ALL);
+    assert_eq!(task.session_id, None);
+    let again = start(&md, &tasks, &TaskRequest::SyncAll).await.unwrap_err();
+    assert!(matches!(again, WorkspaceError::Refused { .. }), "{again:?}");
+
+    // progress by symbol: the three benchmark indices come first
+    let mut details = Vec::new();
+    while details.len() < 6 {
+        let t = events.recv().await.unwrap();
+        if t.task_id == task.task_id && t.progress.stage == "同步" {
+            details.push((t.progress.detail.clone(), t.progress.fraction));
+        }
+    }
+    assert!(details[0].0.starts_with("000001.SH (0/"), "{details:?}");
+    assert!(details[1].0.starts_with("000001.SH (1/"), "{details:?}");
+    let total: usize = details[1]
+        .0
+        .split('/')
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(')')
+        .parse()
+        .unwrap();
+    assert!(total > 5_000, "the whole stock list: {total}");
+    assert!(details[1].1.unwrap() > 0.0);
+
+    assert!(tasks.cancel(&task.task_id));
+    let done = tasks
+        .wait_for(&task.task_id, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(done.status, TaskStatus::Cancelled);
+    let requests = seen.lock().unwrap().len();
+    assert!(requests < total, "stopped early: {requests} requests");
+    let sse = md.index_bars("sse", None).await.unwrap();
+    assert_eq!(
+        sse.as_of,
+        Some(20200619),
+        "what was fetched before the cancel stays"
+    );
 }
