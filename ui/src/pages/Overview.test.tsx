@@ -114,6 +114,11 @@ describe("overview", () => {
       </LanguageContext.Provider>,
     );
     await waitFor(() => expect(document.getElementById("ov-stocks")).toBeTruthy());
+    // the backend's Chinese reasons are said in English on the English page
+    expect(document.getElementById("ov-breadth-missing")?.textContent).toBe(
+      "Breadth unavailable: only 8 stocks have local bars that day, too few to measure; go online and use “Full-market sync”",
+    );
+    expect(document.getElementById("ov-regime")?.textContent).toContain("Not enough SSE Composite bars");
     await click("ov-sync-all");
     expect(document.getElementById("ov-sync-note")?.textContent).toMatch(/^Offline: no live data source/);
     await click("ov-run-screen");

@@ -59,12 +59,15 @@ function Indices({ o }: { o: MarketOverview }) {
 
 function Breadth({ o }: { o: MarketOverview }) {
   const t = useWorkspaceText();
+  const lang = useContext(LanguageContext);
   const b = o.breadth;
   if (!b.available) {
+    // The backend's reason is written in Chinese; the English page says it in its own words.
+    const why = lang === "en" ? t("ovBreadthFew", { n: b.sample_size ?? 0 }) : b.reason;
     return (
-      <p className="notice" id="ov-breadth-missing">
+      <p className="notice" id="ov-breadth-missing" title={b.reason ?? undefined}>
         {t("ovBreadthMissing")}
-        {b.reason ? `：${b.reason}` : ""}
+        {why ? `${lang === "en" ? ": " : "："}${why}` : ""}
       </p>
     );
   }
@@ -204,7 +207,11 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
           <p id="ov-regime" data-regime={overview.regime}>
             <strong>{t("ovRegime")}</strong>: {overview.regime}
             {overview.regime_as_of ? ` · ${t("ovRegimeAsOf", { d: overview.regime_as_of })}` : ""}
-            {overview.regime_reasons.length > 0 && <span className="hint"> — {overview.regime_reasons.join("；")}</span>}
+            {overview.regime === "UNKNOWN" && lang === "en" ? (
+              <span className="hint"> — {t("ovRegimeUnknown")}</span>
+            ) : (
+              overview.regime_reasons.length > 0 && <span className="hint"> — {overview.regime_reasons.join("；")}</span>
+            )}
           </p>
         )}
         <h2>{t("ovBreadth")}</h2>

@@ -36,7 +36,7 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
     try {
       const r = await commands.portfolioPage();
       if (r.status === "ok") setPage(r.data);
-      else setLoadError(workspaceErrorText(r.error, t));
+      else setLoadError(workspaceErrorText(r.error, t, lang));
     } catch (e) {
       setLoadError(e instanceof Error ? e.message : String(e));
     }
@@ -55,7 +55,7 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
         setPage(r.data);
         return true;
       }
-      setFormError(workspaceErrorText(r.error, t));
+      setFormError(workspaceErrorText(r.error, t, lang));
     } catch (e) {
       setFormError(e instanceof Error ? e.message : String(e));
     } finally {

@@ -40,7 +40,10 @@ describe("workspace errors", () => {
     expect(workspaceErrorText({ type: "offline" }, en)).toMatch(/^Offline: no live data source/);
     expect(workspaceErrorText({ type: "offline" }, zh)).toMatch(/^离线/);
     expect(workspaceErrorText({ type: "unknown_code", code: "688999" }, en)).toBe("Unknown stock code 688999: not in the stock list");
-    expect(workspaceErrorText({ type: "refused", message: "cost_price 必须大于 0" }, en)).toBe("cost_price 必须大于 0");
+    expect(workspaceErrorText({ type: "refused", message: "cost_price 必须大于 0" }, zh)).toBe("cost_price 必须大于 0");
+    expect(workspaceErrorText({ type: "refused", message: "cost_price 必须大于 0" }, en, "en")).toBe("Cost must be greater than 0");
+    // a refusal not in the table is shown as the backend said it
+    expect(workspaceErrorText({ type: "refused", message: "单次最多 30 条" }, en, "en")).toBe("单次最多 30 条");
     expect(workspaceErrorText({ type: "sync_failed", code: "000001.SZ", message: "timeout" }, zh)).toBe("000001.SZ 同步失败：timeout");
   });
 });

@@ -34,7 +34,22 @@ export function formToEdit(form: PositionForm, editing: string | null, t: T): Po
   return { type: "add", code: form.code.trim(), shares: Math.trunc(shares), cost_price: cost, buy_dt: form.buyDate.trim() };
 }
 
-export function workspaceErrorText(err: WorkspaceError, t: T): string {
+// `update_portfolio`'s refusals (wyckoff-market portfolio.rs) are written in Chinese for
+// the model; the English page shows them translated. A message not listed here is shown
+// as it came.
+const REFUSALS_EN: Record<string, string> = {
+  "shares 必须大于 0": "Shares must be greater than 0",
+  "cost_price 必须大于 0": "Cost must be greater than 0",
+  "free_cash 不能为负数": "Free cash cannot be negative",
+  "缺少建仓日 buy_dt，请询问用户后再写入": "The buy date is missing",
+  "buy_dt 必须是合法日期 YYYYMMDD 或 YYYY-MM-DD": "The buy date must be a real date, YYYY-MM-DD or YYYYMMDD",
+  "持仓不存在，无法 update；请改用 add 并提供建仓日 buy_dt": "There is no such position to edit; add it with a buy date",
+  "持仓已存在，无法 add；请改用 update": "The position already exists; edit it instead",
+  "持仓不存在，无法 remove": "There is no such position to remove",
+  "无效的股票代码：A股用6位数字，如 600519、600519.SH 或 sh600519": "Not a stock code: A-shares use 6 digits, e.g. 600519, 600519.SH or sh600519",
+};
+
+export function workspaceErrorText(err: WorkspaceError, t: T, lang: string = "zh"): string {
   switch (err.type) {
     case "offline":
       return t("errOffline");
@@ -43,6 +58,7 @@ export function workspaceErrorText(err: WorkspaceError, t: T): string {
     case "sync_failed":
       return t("errSyncFailed", { code: err.code, message: err.message });
     case "refused":
+      return lang === "en" && Object.hasOwn(REFUSALS_EN, err.message) ? REFUSALS_EN[err.message] : err.message;
     case "other":
       return err.message;
   }
