@@ -3,6 +3,9 @@
 //! SQLite's integrity check passes, the killed turn is marked interrupted, a background
 //! task it was running is marked failed "interrupted by restart". Two runs on one data
 //! home at the same time both work, and neither marks the other's turn interrupted.
+//! Kill points: while streaming, during a background task, during memory extraction,
+//! during compaction (after its memory flush, waiting for the summary) and during a bar
+//! import (after its first committed batch: each series is then old or whole).
 //!
 //! The model is an in-process mock vendor (OpenAI's stream over real HTTP) that stalls
 //! where the kill should land. Needs `cargo build -p wyckoff-cli` first.
@@ -337,5 +340,322 @@ async fn two_runs_on_one_home_at_once_leave_each_other_alone() {
     assert_eq!(status, "running");
     first.kill().unwrap();
     first.wait().unwrap();
+    integrity_ok(&h).await;
+}
+
+/// Starts `cmd` and kills it (SIGKILL) once the mock vendor has received a request whose
+/// body contains `needle`. Returns the events the run printed before it died.
+async fn run_and_kill_at_request(
+    mut cmd: Command,
+    server: &MockServer,
+    needle: &str,
+) -> Vec<Value> {
+    let mut child: Child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let hit = loop {
+        if server
+            .requests_to(Route::Openai)
+            .iter()
+            .any(|r| r.raw_body.contains(needle))
+        {
+            break true;
+        }
+        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            break false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    if hit {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(hit, "no request contained {needle:?}; output: {out}");
+    out.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_during_compaction_keeps_the_history_and_the_flushed_memory() {
+    const TURNS: usize = 4;
+    // What the compaction's two requests start with (the memory flush, then the summary).
+    const FLUSH_MARK: &str = "即将被压缩";
+    const SUMMARY_MARK: &str = "请将以下对话历史总结";
+    let mut responses: Vec<Response> = (0..TURNS)
+        .map(|i| OpenAiStream::text_response(&[&format!("第{i}轮回答：600519 仍在交易区间内。")]))
+        .collect();
+    responses.push(
+        OpenAiStream::text_response(&["- 用户的止损线是 8%，单只仓位不超过 20%"])
+            .when_body_contains(FLUSH_MARK),
+    );
+    // the summary never comes: the kill lands while compaction waits for it
+    responses.push(stalled_text("用户").when_body_contains(SUMMARY_MARK));
+    responses.push(OpenAiStream::text_response(&["接着上次的分析。"]));
+    let (server, url) = server(responses).await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_path_buf();
+
+    // A conversation long enough to compact (with a small window) on its next turn.
+    let mut id: Option<String> = None;
+    for i in 0..TURNS {
+        let (u, h2, prev) = (url.clone(), h.clone(), id.clone());
+        let (code, events) = blocking(move || {
+            let session: Vec<&str> = prev
+                .as_deref()
+                .map(|s| vec!["--session", s])
+                .unwrap_or_default();
+            run_to_end(command(
+                &h2,
+                &u,
+                &session,
+                &format!("第{i}个问题：600519 怎么看？"),
+            ))
+        })
+        .await;
+        assert_eq!(code, Some(0), "{events:?}");
+        id.get_or_insert_with(|| session_of(&events));
+    }
+    let id = id.unwrap();
+    assert!(
+        server
+            .requests_to(Route::Openai)
+            .iter()
+            .all(|r| !r.raw_body.contains(SUMMARY_MARK)),
+        "the building turns must not compact yet"
+    );
+
+    let seen = run_and_kill_at_request(
+        command(
+            &h,
+            &url,
+            &["--session", &id, "--context-window", "1000"],
+            "第五个问题：止损线该怎么设？",
+        ),
+        &server,
+        SUMMARY_MARK,
+    )
+    .await;
+    assert!(seen.iter().all(|e| e["type"] != "done"), "{seen:?}");
+
+    // Every message stored before the kill is still there, verbatim, none compacted away.
+    let stored = messages(&h, &id).await;
+    assert_eq!(stored.len(), 2 * TURNS + 1, "{stored:?}");
+    for i in 0..TURNS {
+        assert!(
+            stored[2 * i].2.contains(&format!("第{i}个问题")),
+            "{stored:?}"
+        );
+        assert!(
+            stored[2 * i + 1].2.contains(&format!("第{i}轮回答")),
+            "{stored:?}"
+        );
+    }
+    assert!(stored[2 * TURNS].2.contains("第五个问题"));
+    // the flush finished before the summary was asked for: its memory is kept
+    let pool = db(&h).await;
+    let memories: Vec<String> = sqlx::query_scalar("SELECT content FROM agent_memory")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert!(
+        memories.iter().any(|m| m.contains("止损线是 8%")),
+        "{memories:?}"
+    );
+    let mut outcomes = vec![Some("done".to_owned()); TURNS];
+    outcomes.push(None);
+    assert_eq!(turn_outcomes(&h, &id).await, outcomes);
+    integrity_ok(&h).await;
+
+    // The next start marks the killed turn interrupted and sends the whole history.
+    let (u, h2, id2) = (url.clone(), h.clone(), id.clone());
+    let (code, events) =
+        blocking(move || run_to_end(command(&h2, &u, &["--session", &id2], "继续"))).await;
+    assert_eq!(code, Some(0), "{events:?}");
+    outcomes[TURNS] = Some("interrupted".into());
+    outcomes.push(Some("done".into()));
+    assert_eq!(turn_outcomes(&h, &id).await, outcomes);
+    let last = server.requests_to(Route::Openai).pop().unwrap();
+    assert!(last.raw_body.contains("第0个问题"), "{}", last.raw_body);
+    integrity_ok(&h).await;
+}
+
+/// `n` distinct real calendar dates from 2010 on (days 1–28 of each month), as YYYYMMDD.
+fn dates(n: usize) -> Vec<u32> {
+    (2010..)
+        .flat_map(|y| (1..=12).flat_map(move |m| (1..=28).map(move |d| y * 10_000 + m * 100 + d)))
+        .take(n)
+        .collect()
+}
+
+fn write_csv(path: &Path, code: &str, dates: &[u32], close: f64) {
+    use std::fmt::Write;
+    let mut text = String::from("date,code,open,high,low,close,volume,amount\n");
+    for d in dates {
+        let _ = writeln!(
+            text,
+            "{d},{code},{},{},{},{close},1000,{}",
+            close - 0.5,
+            close + 1.0,
+            close - 1.0,
+            close * 1000.0
+        );
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// (bars, last_date) per imported code, from `wyckoff data status --json`.
+fn bar_counts(home: &Path) -> std::collections::BTreeMap<String, (u64, u64)> {
+    let out = wyckoff_e2e::wyckoff_cli(home)
+        .args(["data", "status", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "data status: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let st: Value = serde_json::from_slice(&out.stdout).unwrap();
+    st["stocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["code"].as_str().is_some_and(|c| c.starts_with("605")))
+        .map(|s| {
+            (
+                s["code"].as_str().unwrap().to_owned(),
+                (
+                    s["bars"].as_u64().unwrap(),
+                    s["last_date"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_during_a_bar_import_leaves_each_series_old_or_whole() {
+    const STOCKS: usize = 400;
+    const OLD_EVERY: usize = 8;
+    const OLD_BARS: usize = 100;
+    const NEW_BARS: usize = 2_500;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_path_buf();
+    let dates = dates(NEW_BARS);
+    // 605xxx: none of the bundled stocks, so each series is exactly what was imported
+    let codes: Vec<String> = (0..STOCKS).map(|i| (605_000 + i).to_string()).collect();
+
+    // Before: every eighth stock has a short series of its own.
+    let old = tempfile::tempdir().unwrap();
+    for code in codes.iter().step_by(OLD_EVERY) {
+        write_csv(
+            &old.path().join(format!("{code}.csv")),
+            code,
+            &dates[..OLD_BARS],
+            10.0,
+        );
+    }
+    let out = wyckoff_e2e::wyckoff_cli(&h)
+        .args(["data", "import"])
+        .arg(old.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let before = bar_counts(&h);
+    assert_eq!(before.len(), STOCKS / OLD_EVERY);
+    let pool = db(&h).await;
+    let series_before: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM market_series")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+
+    // The new folder: a long series for every stock (the old dates included, new prices).
+    let new = tempfile::tempdir().unwrap();
+    for code in &codes {
+        write_csv(&new.path().join(format!("{code}.csv")), code, &dates, 20.0);
+    }
+    let mut child = wyckoff_e2e::wyckoff_cli(&h)
+        .args(["data", "import"])
+        .arg(new.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill right after the first batch of series is committed, while the rest is pending.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let series: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM market_series")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        if series > series_before {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the import ended before any batch was seen"
+        );
+        assert!(Instant::now() < deadline, "no batch was committed in time");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the import finished before the kill: not a mid-way crash"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    pool.close().await;
+    integrity_ok(&h).await;
+
+    // Each stock has its old series or the whole new one, never part of it.
+    let last_new = u64::from(*dates.last().unwrap());
+    let after_kill = bar_counts(&h);
+    let whole = (NEW_BARS as u64, last_new);
+    let mut imported = 0;
+    for (i, code) in codes.iter().enumerate() {
+        let state = after_kill.get(code).copied();
+        if state == Some(whole) {
+            imported += 1;
+            continue;
+        }
+        let old_state = if i % OLD_EVERY == 0 {
+            Some(before[code])
+        } else {
+            None
+        };
+        assert_eq!(
+            state, old_state,
+            "{code}: neither its old series nor the whole new one"
+        );
+    }
+    assert!(
+        imported > 0 && imported < STOCKS,
+        "{imported} of {STOCKS} imported before the kill"
+    );
+
+    // Importing again completes: every stock has the whole new series.
+    let out = wyckoff_e2e::wyckoff_cli(&h)
+        .args(["data", "import"])
+        .arg(new.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let after = bar_counts(&h);
+    assert_eq!(after.len(), STOCKS);
+    assert!(after.values().all(|s| *s == whole), "{after:?}");
     integrity_ok(&h).await;
 }
