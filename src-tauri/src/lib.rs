@@ -11,6 +11,11 @@ mod tray;
 
 /// What the stock page is given, for end-to-end tests and benchmarks to compare against.
 pub use commands::market::{Period, StockChart, build_chart};
+/// The overview's and the portfolio page's data, for benchmarks.
+pub use commands::overview::{build_data_status, build_overview};
+pub use commands::portfolio::{
+    PortfolioEdit, apply as apply_portfolio_edit, load as load_portfolio,
+};
 
 use tauri::Manager;
 
