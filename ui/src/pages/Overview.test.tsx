@@ -136,6 +136,11 @@ describe("overview", () => {
     await act(async () => {
       listeners.task?.({ payload: { task: task({ status: "completed", finished_at: "2026-12-03T01:01:00Z" }) } });
     });
+    expect(mocks.dataStatus).toHaveBeenCalledTimes(1);
+    await act(async () => {
+      listeners.task?.({ payload: { task: task({ task_id: "bg_2_sync_market", tool_name: "sync_market", status: "completed" }) } });
+    });
+    expect(mocks.dataStatus).toHaveBeenCalledTimes(2);
     await click("ov-open-screen");
     await waitFor(() => expect(document.querySelector('.screen-table tr[data-code="000001"]')).toBeTruthy());
     expect(mocks.taskResult).toHaveBeenCalledWith("bg_1_screen_stocks");

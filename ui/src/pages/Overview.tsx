@@ -20,6 +20,9 @@ type Props = {
   onAsk: (text: string) => void;
 };
 
+/** The full-market sync's task (src-tauri commands/sync.rs). */
+const SYNC_TOOL = "sync_market";
+
 const errText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 function Indices({ o }: { o: MarketOverview }) {
@@ -152,7 +155,11 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
         // The task list is a convenience here; the panel says what is wrong with it.
       }
     })();
-    const unlisten = events.taskChanged.listen((e) => setTasks((prev) => upsertTask(prev, e.payload.task)));
+    const unlisten = events.taskChanged.listen((e) => {
+      setTasks((prev) => upsertTask(prev, e.payload.task));
+      // A finished sync changed what the cache holds: count again.
+      if (e.payload.task.tool_name === SYNC_TOOL && e.payload.task.status !== "running") void load();
+    });
     return () => {
       live = false;
       void unlisten.then((f) => f());
