@@ -49,6 +49,29 @@ pub trait Compactor: Send + Sync {
         tools: &[ToolSchema],
         provider: &dyn Provider,
     ) -> Result<Option<CompactionReport>, AgentError>;
+
+    /// Called after [`Compactor::maybe_compact`]: a notice naming the cap when the request
+    /// about to be sent is still larger than the model's window (the vendor would refuse
+    /// it). `None` when it fits or the compactor does not know the window.
+    fn over_window(
+        &self,
+        _messages: &[Message],
+        _system_prompt: &str,
+        _tools: &[ToolSchema],
+        _provider: &dyn Provider,
+    ) -> Option<String> {
+        None
+    }
+}
+
+/// The notice for a request of `estimate` tokens against a window of `window` tokens:
+/// `None` when it fits; otherwise it names both figures and what the user can do.
+pub fn over_window_notice(estimate: u64, window: u32) -> Option<String> {
+    (estimate > u64::from(window)).then(|| {
+        format!(
+            "本次请求约 {estimate} tokens，超过模型上下文窗口 {window} tokens 的上限，压缩后仍放不下，模型可能拒绝（request ≈ {estimate} tokens exceeds the {window}-token context window cap）。请开启新对话，或在设置中换用上下文窗口更大的模型。"
+        )
+    })
 }
 
 /// Never compacts.
@@ -65,5 +88,37 @@ impl Compactor for NoCompaction {
         _provider: &dyn Provider,
     ) -> Result<Option<CompactionReport>, AgentError> {
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::over_window_notice;
+
+    #[test]
+    fn the_window_notice_names_the_request_and_the_cap() {
+        // (estimate, window, expected: None = fits, Some = figures the notice must name)
+        let cases: [(u64, u32, Option<[&str; 2]>); 4] = [
+            (0, 1_000, None),
+            (1_000, 1_000, None),
+            (1_001, 1_000, Some(["1001 tokens", "1000 tokens 的上限"])),
+            (
+                90_000,
+                64_000,
+                Some(["90000 tokens", "the 64000-token context window cap"]),
+            ),
+        ];
+        for (estimate, window, want) in cases {
+            let got = over_window_notice(estimate, window);
+            match want {
+                None => assert_eq!(got, None, "{estimate}/{window}"),
+                Some(parts) => {
+                    let text = got.unwrap_or_default();
+                    for p in parts {
+                        assert!(text.contains(p), "{estimate}/{window}: {text}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -97,7 +97,8 @@ impl ResultStore {
             .collect();
         let total = content.chars().count();
         Ok(format!(
-            "[工具结果过大，已卸载到本地文件]\ntool: {tool}\nresult_ref: {reference}\npath: {}\nsize: {total} 字符\n\n预览（前 {} 字符）:\n{preview}\n\n如需完整内容，请调用 query_history(source=\"tool_result\", ref=result_ref)（可用 offset 分段读取）。",
+            "{}\ntool: {tool}\nresult_ref: {reference}\npath: {}\nsize: {total} 字符\n\n预览（前 {} 字符）:\n{preview}\n\n如需完整内容，请调用 query_history(source=\"tool_result\", ref=result_ref)（可用 offset 分段读取）。",
+            over_cap_notice(total, self.inline_max, &path),
             path.display(),
             preview.chars().count()
         ))
@@ -115,6 +116,15 @@ impl ResultStore {
     ) -> Result<OffloadedPage, AgentError> {
         load_offloaded(&self.dir, reference, offset, max_chars)
     }
+}
+
+/// The first line of an offloaded result: the size, the cap it exceeded (so the model and
+/// the user can tell a limit from a failure) and where the whole result is.
+pub fn over_cap_notice(chars: usize, cap: usize, saved_to: &Path) -> String {
+    format!(
+        "[工具结果 {chars} 字符，超过上下文内 {cap} 字符的上限（tool result {chars} chars exceeds the {cap}-char cap）；完整结果已保存到 {}]",
+        saved_to.display()
+    )
 }
 
 /// Long arrays kept to their first items in a preview.
@@ -274,6 +284,13 @@ mod tests {
             .offload_if_large("screen_stocks", "call/1", big.clone(), now)
             .unwrap();
         assert!(out.chars().count() < 3_000, "preview must be short");
+        let first = out.lines().next().unwrap();
+        assert!(
+            first.contains("9000 字符")
+                && first.contains(&format!("{INLINE_RESULT_MAX_CHARS} 字符的上限"))
+                && first.contains(&format!("the {INLINE_RESULT_MAX_CHARS}-char cap")),
+            "the notice names the size and the cap: {first}"
+        );
         let reference = out
             .lines()
             .find_map(|l| l.strip_prefix("result_ref: "))
@@ -291,6 +308,29 @@ mod tests {
         assert_eq!(store.load(path, 0, 10).unwrap().text.chars().count(), 10);
         let index = std::fs::read_to_string(dir.path().join("tool-results/index.jsonl")).unwrap();
         assert!(index.contains("screen_stocks"));
+    }
+
+    #[test]
+    fn the_notice_names_the_cap_in_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResultStore::new(dir.path().join("tool-results")).with_inline_max(100);
+        let out = store
+            .offload_if_large("exec_command", "c1", "x".repeat(101), Utc::now())
+            .unwrap();
+        let first = out.lines().next().unwrap();
+        assert!(first.contains("101 字符"), "{first}");
+        assert!(first.contains("100 字符的上限"), "{first}");
+        assert!(
+            first.contains(&dir.path().join("tool-results").display().to_string()),
+            "{first}"
+        );
+        // at the cap exactly, nothing is offloaded
+        assert_eq!(
+            store
+                .offload_if_large("exec_command", "c2", "x".repeat(100), Utc::now())
+                .unwrap(),
+            "x".repeat(100)
+        );
     }
 
     #[test]

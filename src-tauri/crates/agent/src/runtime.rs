@@ -690,6 +690,13 @@ impl<'a> Turn<'a> {
                     });
                 }
             }
+            if let Some(message) =
+                rt.compactor
+                    .over_window(messages, self.system_prompt, &tools, provider.as_ref())
+            {
+                tracing::warn!("{message}");
+                self.emit(RuntimeEvent::Warning { message });
+            }
 
             let request = ChatRequest {
                 system: self.system_prompt.to_owned(),

@@ -103,6 +103,14 @@ impl LlmCompactor {
         &self.conversation_id
     }
 
+    /// The window compaction works against: the override, else the provider's, else a default.
+    fn window(&self, provider: &dyn Provider) -> u32 {
+        let window = self
+            .context_window
+            .unwrap_or_else(|| provider.context_window());
+        if window == 0 { DEFAULT_WINDOW } else { window }
+    }
+
     /// The plan for these messages against `provider`'s window (no side effects).
     pub fn plan(
         &self,
@@ -111,11 +119,7 @@ impl LlmCompactor {
         tools: &[ToolSchema],
         provider: &dyn Provider,
     ) -> Option<CompactionPlan> {
-        let window = self
-            .context_window
-            .unwrap_or_else(|| provider.context_window());
-        let window = if window == 0 { DEFAULT_WINDOW } else { window };
-        plan::plan(messages, system_prompt, tools, window)
+        plan::plan(messages, system_prompt, tools, self.window(provider))
     }
 
     /// Asks the model for a summary of `head`: text deltas only, idle timeout per chunk,
@@ -184,6 +188,17 @@ pub fn summary_input_chars(window: u32) -> usize {
 
 #[async_trait]
 impl Compactor for LlmCompactor {
+    fn over_window(
+        &self,
+        messages: &[Message],
+        system_prompt: &str,
+        tools: &[ToolSchema],
+        provider: &dyn Provider,
+    ) -> Option<String> {
+        let estimate = super::estimate::request_tokens(system_prompt, tools, messages);
+        super::over_window_notice(estimate, self.window(provider))
+    }
+
     async fn maybe_compact(
         &self,
         messages: &mut Vec<Message>,
