@@ -601,6 +601,9 @@ impl<'a> Turn<'a> {
                 provider: rt.provider.name().to_owned(),
                 model: rt.provider.model().to_owned(),
             });
+            // A turn killed mid-tool (crash, kill -9) left its call unanswered in the
+            // stored history; vendors refuse such a conversation, so answer it first.
+            self.answer_open_calls(messages);
             messages.push(Message::user(self.user_input));
         }
         let expectation: Option<TurnExpectation> = if rt.config.loop_guard && has_input {

@@ -690,6 +690,32 @@ async fn cancel_mid_tool_answers_every_call() {
 }
 
 #[tokio::test]
+async fn a_call_left_unanswered_by_a_killed_turn_is_answered_before_the_next_question() {
+    // What a process killed mid-tool leaves in the stored history: the call, no result.
+    let mut messages = vec![
+        Message::user("跑一下那个命令"),
+        Message::Assistant {
+            content: String::new(),
+            tool_calls: vec![call("k1", "exec_command", json!({"command": "sleep 5"}))],
+            reasoning: None,
+            reasoning_signature: None,
+        },
+    ];
+    let h = harness(vec![scripted::text("我们继续。")], ToolRegistry::new());
+    let out = h.turn(&mut messages, "继续").await;
+    assert!(matches!(out, TurnOutcome::Done { .. }), "{out:?}");
+    assert_valid_conversation(&messages);
+    let (content, is_error) = tool_message(&messages, "k1");
+    assert!(
+        is_error && content.contains("Operation aborted"),
+        "{content}"
+    );
+    // the answer sits between the call and the new question, as vendors require
+    assert!(matches!(&messages[2], Message::Tool { tool_call_id, .. } if tool_call_id == "k1"));
+    assert!(matches!(&messages[3], Message::User { .. }));
+}
+
+#[tokio::test]
 async fn cancel_during_stream_ends_the_turn() {
     let h = harness(
         vec![vec![
