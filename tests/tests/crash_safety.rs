@@ -659,3 +659,64 @@ async fn killed_during_a_bar_import_leaves_each_series_old_or_whole() {
     assert!(after.values().all(|s| *s == whole), "{after:?}");
     integrity_ok(&h).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_during_a_tool_then_resumed_with_every_call_answered() {
+    // The tool outlives the kill only briefly: a short sleep, so nothing lingers.
+    let (server, url) = server(vec![
+        tool_call("call_sleep", "exec_command", json!({"command": "sleep 5"})),
+        OpenAiStream::text_response(&["上次的命令被中断了，我们继续。"]),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_path_buf();
+    let (u, h2) = (url.clone(), h.clone());
+    let seen = blocking(move || {
+        run_and_kill(
+            command(&h2, &u, &["--approve", "exec_command"], "跑一下那个命令"),
+            |e| e["type"] == "tool_start",
+        )
+    })
+    .await;
+    assert!(seen.iter().all(|e| e["type"] != "tool_result"), "{seen:?}");
+    let id = session_of(&seen);
+    let stored = messages(&h, &id).await;
+    assert_eq!(stored[0].0, "user");
+    assert!(stored[0].2.contains("跑一下那个命令"));
+    assert_eq!(stored[1].0, "assistant");
+    assert!(
+        stored[1].2.contains("call_sleep"),
+        "the call was stored: {stored:?}"
+    );
+    assert_eq!(turn_outcomes(&h, &id).await, vec![None]);
+    integrity_ok(&h).await;
+
+    // The next run goes on: the killed call is answered in what the model is sent (a
+    // vendor refuses a conversation with an unanswered tool call) and the turn is marked.
+    let (u, h2, id2) = (url.clone(), h.clone(), id.clone());
+    let (code, events) =
+        blocking(move || run_to_end(command(&h2, &u, &["--session", &id2], "继续"))).await;
+    assert_eq!(code, Some(0), "{events:?}");
+    assert_eq!(
+        turn_outcomes(&h, &id).await,
+        vec![Some("interrupted".into()), Some("done".into())]
+    );
+    let request = server.requests_to(Route::Openai).pop().unwrap();
+    let body: Value = serde_json::from_str(&request.raw_body).unwrap();
+    let sent = body["messages"].as_array().unwrap();
+    let called: Vec<&str> = sent
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    for call in &called {
+        assert!(
+            sent.iter()
+                .any(|m| m["role"] == "tool" && m["tool_call_id"] == *call),
+            "tool call {call} unanswered in {body}"
+        );
+    }
+    assert!(request.raw_body.contains("跑一下那个命令"));
+    integrity_ok(&h).await;
+}
