@@ -2,7 +2,8 @@
 //! turn streams, then the app started again on the same data home. Nothing stored before
 //! the kill is lost (an earlier finished turn, the killed turn's user message), SQLite's
 //! integrity check passes, and the killed turn is marked interrupted — in the database
-//! and in the reopened conversation.
+//! and in the reopened conversation. While the app's turn streams, the CLI runs a turn on
+//! the same data home: it works and leaves the app's open turn alone.
 //!
 //! The model is an in-process mock vendor (OpenAI's stream) whose second answer stalls
 //! after its first words, so the kill lands mid-stream.
@@ -26,6 +27,8 @@ const FIRST_QUESTION: &str = "先聊聊威科夫方法";
 const FIRST_ANSWER: &str = "威科夫方法看量价关系。";
 const SECOND_QUESTION: &str = "吸筹阶段怎么判断？";
 const STREAMED: &str = "吸筹阶段的特征是";
+const CLI_QUESTION: &str = "命令行也来问一句";
+const CLI_ANSWER: &str = "命令行的回答。";
 
 /// Pids of running processes of `exe` whose `WYCKOFF_HOME` is `home`: this test's app
 /// only, never a copy another test runs at the same time.
@@ -58,6 +61,43 @@ async fn answered_then_killed_mid_stream(d: WebDriver, server: Arc<MockServer>, 
     .await;
     assert_eq!(server.requests_to(Route::Openai).len(), 2);
     shot(&d, "80-app-crash-before-kill.png").await;
+
+    // The CLI on the same data home while the app's turn is open: it answers (no
+    // "database is locked") and leaves the app's live turn alone.
+    let (h, url) = (home.clone(), format!("{}/v1", server.url()));
+    let out = tokio::task::spawn_blocking(move || {
+        wyckoff_e2e::wyckoff_cli(&h)
+            .args([
+                "run",
+                "--provider",
+                "openai",
+                "--base-url",
+                &url,
+                CLI_QUESTION,
+            ])
+            .env("OPENAI_API_KEY", "sk-e2e-app-and-cli-0000")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(printed.contains(CLI_ANSWER), "{printed}");
+    let pool = db(&home).await;
+    let open: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM conversation_turn WHERE outcome IS NULL")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(open, 1, "the app's streaming turn is still open");
+    pool.close().await;
+
     let app = app_binary();
     let pids = app_pids(&app, &home);
     assert!(!pids.is_empty(), "the app is not running");
@@ -76,7 +116,14 @@ async fn answered_then_killed_mid_stream(d: WebDriver, server: Arc<MockServer>, 
 }
 
 async fn reopened_after_the_crash(d: WebDriver) {
-    click(&d, By::Css("#chat-conversations li .conv-open")).await;
+    // the CLI's conversation is the newest: open the app's by its title
+    click(
+        &d,
+        By::XPath(format!(
+            "//*[@id='chat-conversations']//li[contains(., '{FIRST_QUESTION}')]//*[contains(@class,'conv-open')]"
+        )),
+    )
+    .await;
     let transcript = wait_for(&d, By::Id("transcript")).await;
     wait_for(&d, By::Id("chat-interrupted")).await;
     wait_for(&d, By::Css(".msg.user.interrupted")).await;
@@ -108,6 +155,8 @@ async fn app_killed_mid_stream_reopens_with_the_turn_marked_interrupted() {
             .response()
             .stall_after(2),
     );
+    // for the CLI that runs beside the app
+    server.push(Route::Openai, OpenAiStream::text_response(&[CLI_ANSWER]));
     let home = tempfile::tempdir().unwrap();
     let h: PathBuf = home.path().to_path_buf();
     mock_model_settings(&h, &format!("{}/v1", server.url()));
