@@ -4,6 +4,7 @@
 //! task it was running is marked failed "interrupted by restart". Two runs on one data
 //! home at the same time both work, and neither marks the other's turn interrupted.
 //! Kill points: while streaming, during a tool (the next run answers the open call),
+//! after a portfolio write (the row stays),
 //! during a background task, during memory extraction, during compaction (after its
 //! memory flush, waiting for the summary) and during a bar import (after its first
 //! committed batch: each series is then old or whole).
@@ -719,5 +720,71 @@ async fn killed_during_a_tool_then_resumed_with_every_call_answered() {
         );
     }
     assert!(request.raw_body.contains("跑一下那个命令"));
+    integrity_ok(&h).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_after_a_portfolio_write_keeps_the_row() {
+    // The model adds a position (approved), then its next round streams and stalls.
+    let (_server, url) = server(vec![
+        tool_call(
+            "call_add",
+            "update_portfolio",
+            json!({"action": "add", "code": "000001", "shares": 1000,
+                   "cost_price": 12.5, "buy_dt": "2024-01-02"}),
+        ),
+        stalled_text("已记下"),
+        OpenAiStream::text_response(&["持仓里有 000001 1000 股。"]),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_path_buf();
+    let (u, h2) = (url.clone(), h.clone());
+    let seen = blocking(move || {
+        run_and_kill(
+            command(
+                &h2,
+                &u,
+                &["--approve", "update_portfolio"],
+                "记一笔：000001 买了 1000 股，成本 12.5",
+            ),
+            |e| e["type"] == "text_delta",
+        )
+    })
+    .await;
+    assert!(
+        seen.iter()
+            .any(|e| e["type"] == "tool_result" && e["name"] == "update_portfolio"),
+        "{seen:?}"
+    );
+    let pool = db(&h).await;
+    let row = sqlx::query(
+        "SELECT shares, cost_price, buy_dt FROM portfolio_positions WHERE code = '000001'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(row.get::<i64, _>("shares"), 1000);
+    assert_eq!(row.get::<f64, _>("cost_price"), 12.5);
+    assert_eq!(row.get::<String, _>("buy_dt"), "2024-01-02");
+    pool.close().await;
+    integrity_ok(&h).await;
+
+    // The next start marks the killed turn interrupted; the row is still there.
+    let id = session_of(&seen);
+    let (u, h2, id2) = (url.clone(), h.clone(), id.clone());
+    let (code, events) =
+        blocking(move || run_to_end(command(&h2, &u, &["--session", &id2], "持仓还在吗"))).await;
+    assert_eq!(code, Some(0), "{events:?}");
+    assert_eq!(
+        turn_outcomes(&h, &id).await,
+        vec![Some("interrupted".into()), Some("done".into())]
+    );
+    let pool = db(&h).await;
+    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM portfolio_positions")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(rows, 1);
     integrity_ok(&h).await;
 }
