@@ -3,11 +3,10 @@
 //! SQLite's integrity check passes, the killed turn is marked interrupted, a background
 //! task it was running is marked failed "interrupted by restart". Two runs on one data
 //! home at the same time both work, and neither marks the other's turn interrupted.
-//! Kill points: while streaming, during a tool (the next run answers the open call),
-//! after a portfolio write (the row stays),
-//! during a background task, during memory extraction, during compaction (after its
-//! memory flush, waiting for the summary) and during a bar import (after its first
-//! committed batch: each series is then old or whole).
+//! Kill points: while streaming, during a tool (the next run answers the open call), after
+//! a portfolio write (the row stays), during a background task, during memory extraction,
+//! during compaction (after its memory flush, waiting for the summary) and during a bar
+//! import (after its first committed batch: each series is then old or whole).
 //!
 //! The model is an in-process mock vendor (OpenAI's stream over real HTTP) that stalls
 //! where the kill should land. Needs `cargo build -p wyckoff-cli` first.
