@@ -15,6 +15,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use chrono::{Datelike, NaiveDate};
 use thirtyfour::prelude::*;
 use wyckoff_desk_lib::{Period, build_chart};
 use wyckoff_e2e::webdriver::{TauriDriver, app_binary, click, screenshot_dir, wait_for};
@@ -24,7 +25,7 @@ const CODE: &str = "600036";
 const BARS: usize = 5_000;
 const OPENS: usize = 5;
 
-/// 5,000 weekday bars ending before today, a seeded walk within ±4 % a day.
+/// 5,000 weekday bars from 2004, a seeded walk within ±4 % a day.
 fn synthetic_csv(path: &Path) {
     let mut seed: u64 = 0x5eed_1234;
     let mut next = || {
@@ -33,82 +34,26 @@ fn synthetic_csv(path: &Path) {
             .wrapping_add(1442695040888963407);
         ((seed >> 33) as f64) / ((1u64 << 31) as f64)
     };
-    let mut day = Day {
-        y: 2004,
-        m: 1,
-        d: 5,
-    };
+    let weekdays = NaiveDate::from_ymd_opt(2004, 1, 6)
+        .unwrap()
+        .iter_days()
+        .filter(|d| d.weekday().number_from_monday() <= 5)
+        .take(BARS);
     let mut close = 10.0_f64;
     let mut out = String::from("date,code,open,high,low,close,volume,amount\n");
-    let mut n = 0;
-    while n < BARS {
-        day = day.next();
-        if day.weekday() >= 5 {
-            continue;
-        }
+    for day in weekdays {
         let open = close * (1.0 + (next() - 0.5) * 0.02);
         let c = (open * (1.0 + (next() - 0.5) * 0.06)).max(1.0);
         let high = open.max(c) * (1.0 + next() * 0.01);
         let low = open.min(c) * (1.0 - next() * 0.01);
         let volume = 1_000_000.0 + next() * 5_000_000.0;
         out.push_str(&format!(
-            "{},{CODE},{open:.2},{high:.2},{low:.2},{c:.2},{volume:.0},{:.0}\n",
-            day.iso(),
+            "{day},{CODE},{open:.2},{high:.2},{low:.2},{c:.2},{volume:.0},{:.0}\n",
             volume * c
         ));
         close = c;
-        n += 1;
     }
     std::fs::write(path, out).unwrap();
-}
-
-/// Just enough of a civil date for the generator (no date crate in this package).
-#[derive(Clone, Copy)]
-struct Day {
-    y: i32,
-    m: u32,
-    d: u32,
-}
-
-impl Day {
-    fn days_in_month(self) -> u32 {
-        match self.m {
-            2 if (self.y % 4 == 0 && self.y % 100 != 0) || self.y % 400 == 0 => 29,
-            2 => 28,
-            4 | 6 | 9 | 11 => 30,
-            _ => 31,
-        }
-    }
-    fn next(self) -> Day {
-        if self.d < self.days_in_month() {
-            Day {
-                d: self.d + 1,
-                ..self
-            }
-        } else if self.m < 12 {
-            Day {
-                m: self.m + 1,
-                d: 1,
-                ..self
-            }
-        } else {
-            Day {
-                y: self.y + 1,
-                m: 1,
-                d: 1,
-            }
-        }
-    }
-    /// 0 = Monday … 6 = Sunday (Sakamoto).
-    fn weekday(self) -> u32 {
-        let t = [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4];
-        let y = if self.m < 3 { self.y - 1 } else { self.y };
-        let sunday0 = (y + y / 4 - y / 100 + y / 400 + t[self.m as usize - 1] + self.d as i32) % 7;
-        ((sunday0 + 6) % 7) as u32
-    }
-    fn iso(self) -> String {
-        format!("{:04}-{:02}-{:02}", self.y, self.m, self.d)
-    }
 }
 
 /// (RSS, PSS) in KiB of `pid`, from /proc. PSS splits shared pages (the WebKit and GTK
