@@ -140,13 +140,20 @@ impl VendorProcess {
         format!("{}/v1", self.url)
     }
 
-    /// Requests to the chat-completions route, in order.
-    pub fn chat_requests(&self) -> Vec<serde_json::Value> {
+    /// Every request it received (vendor routes and `/__web/` pages), in order.
+    pub fn requests(&self) -> Vec<serde_json::Value> {
         std::fs::read_to_string(&self.record)
             .unwrap_or_default()
             .lines()
             .filter(|l| !l.trim().is_empty())
             .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("recorded JSON"))
+            .collect()
+    }
+
+    /// Requests to the chat-completions route, in order.
+    pub fn chat_requests(&self) -> Vec<serde_json::Value> {
+        self.requests()
+            .into_iter()
             .filter(|r| {
                 r["path"]
                     .as_str()

@@ -166,3 +166,73 @@ fn write_file_denied_writes_nothing_and_allowed_reports_a_diff() {
         "{result}"
     );
 }
+
+fn vendor_requests_to_web(vendor: &Vendor) -> usize {
+    vendor
+        .requests()
+        .iter()
+        .filter(|r| r["path"].as_str().is_some_and(|p| p.starts_with("/__web/")))
+        .count()
+}
+
+/// The script asks for `web_fetch` of the mock server's own page on 127.0.0.1; the
+/// `tool_result` or `tool_error` event it got.
+fn fetch_result(home: &Path) -> (Value, Vendor) {
+    let (out, events, vendor) = run_script(home, "web_fetch.json", "never");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result = event(&events, "tool_result")
+        .or_else(|| event(&events, "tool_error"))
+        .unwrap()
+        .clone();
+    (result, vendor)
+}
+
+#[test]
+fn web_fetch_of_a_loopback_url_is_refused_by_default() {
+    let home = tempfile::tempdir().unwrap();
+    let (result, vendor) = fetch_result(home.path());
+    assert_eq!(result["type"], "tool_error", "{result}");
+    let text = result.to_string();
+    assert!(
+        text.contains("loopback") && text.contains("refused"),
+        "{text}"
+    );
+    let page_requests = vendor_requests_to_web(&vendor);
+    assert_eq!(page_requests, 0, "the refused fetch reached the page");
+    assert!(!text.contains("1,466.95"), "{text}");
+    assert_eq!(vendor.chat_requests().len(), 2);
+    assert!(
+        vendor.chat_requests()[1]["body"]["messages"]
+            .to_string()
+            .contains("loopback")
+    );
+}
+
+#[test]
+fn web_fetch_with_private_addresses_allowed_returns_the_page_text() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("settings.json"),
+        r#"{"version": 1, "allow_private_web_fetch": true}"#,
+    )
+    .unwrap();
+    let (result, vendor) = fetch_result(home.path());
+    assert_eq!(vendor_requests_to_web(&vendor), 1);
+    let page = &result["result"];
+    assert_eq!(page["status"], 200, "{result}");
+    assert_eq!(page["title"], "平安银行 公告");
+    assert!(
+        page["text"].as_str().unwrap().contains("1,466.95"),
+        "{page}"
+    );
+    assert!(
+        vendor.chat_requests()[1]["body"]["messages"]
+            .to_string()
+            .contains("1,466.95")
+    );
+}

@@ -48,6 +48,7 @@ const settings = (withModel: boolean): Settings => ({
   proxy: null,
   data_sources: [],
   allow_private_web_fetch: false,
+  file_roots: [],
   retention_days: 30,
 });
 

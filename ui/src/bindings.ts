@@ -125,6 +125,24 @@ export type ApprovalDecision = { type: "allow_once" } |
 /**  Run with these arguments instead (validated again before running). */
 { type: "edit"; args: Value } | { type: "deny"; reason?: string | null };
 
+/**  What an approval dialog shows besides the arguments: the exact effect of the call. */
+export type ApprovalPreview = 
+/**
+ *  `exec_command`: the command as the shell will get it, where it runs, its limit, and
+ *  why it may leave processes behind.
+ */
+{ type: "command"; command: string; cwd: string; timeout_secs: number; detaches: string[] } | 
+/**
+ *  `write_file`: the resolved path and a unified diff of the change (empty when the
+ *  content is unchanged).
+ */
+{ type: "file_write"; path: string; created: boolean; diff: string } | 
+/**
+ *  The call will be refused whatever the answer (e.g. a path outside the allowed
+ *  folders); said up front so the user is not asked to approve nothing.
+ */
+{ type: "invalid"; reason: string };
+
 /**  Sent when a tool that needs approval is about to run. */
 export type ApprovalRequest = {
 	/**  Unique per request (the tool call id). */
@@ -133,6 +151,8 @@ export type ApprovalRequest = {
 	display_name: string,
 	args: Value,
 	available_decisions: DecisionKind[],
+	/**  What the call will do, worked out before it runs, for tools that can say. */
+	preview?: ApprovalPreview | null,
 };
 
 /**
@@ -541,6 +561,11 @@ export type Settings = {
 	data_sources: DataSourceKind[],
 	/**  Let web_fetch reach private and loopback addresses. */
 	allow_private_web_fetch: boolean,
+	/**
+	 *  Folders read_file / write_file may use besides the data home's `workspace/`
+	 *  (absolute paths; one that does not exist is left out until it does).
+	 */
+	file_roots: string[],
 	/**
 	 *  Scratchpads, offloaded tool results and context archives older than this are
 	 *  removed, unless a stored conversation still points to them.

@@ -19,6 +19,7 @@
 //!
 //! Control endpoints: `GET /__mock/requests` returns the recorded requests as JSON;
 //! `POST /__mock/responses/{route}` appends one response (same JSON as in a script).
+//! Plain web pages for `web_fetch` tests live under `/__web/` (see [`web`]).
 //!
 //! # From Rust
 //!
@@ -40,8 +41,9 @@
 //!
 //! `wyckoff-mock-vendor --script FILE.json [--port N] [--record FILE.jsonl]` prints
 //! `listening http://127.0.0.1:PORT` on stdout once it accepts connections, then serves
-//! until killed. `--record` appends every request as one JSON line. The script is a
-//! serialized [`Script`]:
+//! until killed. `--record` appends every request as one JSON line. `{{MOCK_URL}}` in the
+//! script file is replaced by the server's own URL (for tools told to fetch from it). The
+//! script is a serialized [`Script`]:
 //!
 //! ```json
 #![doc = include_str!("../scripts/example.json")]
@@ -60,6 +62,7 @@
 mod script;
 mod server;
 mod vendor;
+pub mod web;
 
 pub use script::{Event, Response, Route, Script};
 pub use server::{MockServer, RecordedRequest};

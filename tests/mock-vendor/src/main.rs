@@ -49,11 +49,14 @@ async fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
     let text = std::fs::read_to_string(&args.script)
         .with_context(|| format!("reading {}", args.script.display()))?;
-    let script: Script = serde_json::from_str(&text)
-        .with_context(|| format!("parsing script {}", args.script.display()))?;
-    let server = MockServer::start_with(script, args.port)
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
         .await
         .context("binding 127.0.0.1")?;
+    let own_url = format!("http://{}", listener.local_addr()?);
+    let text = text.replace("{{MOCK_URL}}", &own_url);
+    let script: Script = serde_json::from_str(&text)
+        .with_context(|| format!("parsing script {}", args.script.display()))?;
+    let server = MockServer::start_on(listener, script).context("starting the server")?;
     if let Some(path) = args.record {
         server.record_to(path);
     }

@@ -104,6 +104,12 @@ impl MockServer {
     /// Starts a server with a script on `port` (0 = any free port).
     pub async fn start_with(script: Script, port: u16) -> std::io::Result<MockServer> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        MockServer::start_on(listener, script)
+    }
+
+    /// Serves `script` on a listener already bound (so a script can be written knowing
+    /// the server's address).
+    pub fn start_on(listener: TcpListener, script: Script) -> std::io::Result<MockServer> {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             script: Mutex::new(script),
@@ -114,6 +120,12 @@ impl MockServer {
         let app = Router::new()
             .route("/__mock/requests", get(list_requests))
             .route("/__mock/responses/{route}", post(push_response))
+            .merge(
+                crate::web::routes().layer(axum::middleware::from_fn_with_state(
+                    shared.clone(),
+                    record_web_request,
+                )),
+            )
             .fallback(handle_vendor)
             .with_state(shared.clone());
         let task = tokio::spawn(async move {
@@ -228,6 +240,39 @@ fn route_of(path: &str) -> Option<Route> {
     } else {
         None
     }
+}
+
+/// Records a `/__web/` page request like the vendor ones (route `None`), so tests can
+/// tell whether a fetch reached the server.
+async fn record_web_request(
+    State(shared): State<Arc<Shared>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> HttpResponse {
+    let headers = request
+        .headers()
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_string(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let recorded = RecordedRequest {
+        route: None,
+        method: request.method().to_string(),
+        path: request.uri().path().to_string(),
+        query: request.uri().query().map(str::to_string),
+        headers,
+        body: Value::Null,
+        raw_body: String::new(),
+    };
+    if let Some(path) = lock(&shared.record_to).as_ref() {
+        append_line(path, &recorded);
+    }
+    lock(&shared.requests).push(recorded);
+    next.run(request).await
 }
 
 async fn list_requests(State(shared): State<Arc<Shared>>) -> axum::Json<Vec<RecordedRequest>> {

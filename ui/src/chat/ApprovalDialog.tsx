@@ -1,5 +1,5 @@
 import { useState } from "react";
-import type { ApprovalDecision, ApprovalRequest, Value } from "../bindings";
+import type { ApprovalDecision, ApprovalPreview, ApprovalRequest, Value } from "../bindings";
 import { useT } from "../i18n";
 
 /** Parses the edited arguments: must be a JSON object. */
@@ -10,6 +10,74 @@ export function parseArgs(text: string): { ok: true; args: Value } | { ok: false
     return { ok: true, args: v };
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+/** A unified diff, one line per element, coloured by its first character. */
+function DiffView({ diff }: { diff: string }) {
+  const lines = diff.replace(/\n$/, "").split("\n");
+  const kind = (line: string) =>
+    line.startsWith("+++") || line.startsWith("---") || line.startsWith("@@")
+      ? "diff-meta"
+      : line.startsWith("+")
+        ? "diff-add"
+        : line.startsWith("-")
+          ? "diff-del"
+          : "";
+  return (
+    <pre className="diff" id="approval-diff">
+      {lines.map((line, i) => (
+        <div key={i} className={kind(line)}>
+          {line}
+        </div>
+      ))}
+    </pre>
+  );
+}
+
+/** What the call will do, worked out by the backend before it runs. */
+export function PreviewView({ preview }: { preview: ApprovalPreview }) {
+  const t = useT();
+  switch (preview.type) {
+    case "command":
+      return (
+        <div className="approval-preview">
+          <div className="muted">{t("approvalCommand")}</div>
+          <pre className="command" id="approval-command">
+            {preview.command}
+          </pre>
+          <div>
+            {t("approvalCwd")}: <code id="approval-cwd">{preview.cwd}</code>
+          </div>
+          <div className="muted">{t("approvalTimeLimit", { n: preview.timeout_secs })}</div>
+          {preview.detaches.length > 0 && (
+            <div className="warning" id="approval-detaches">
+              {t("approvalDetaches")}
+              <ul>
+                {preview.detaches.map((d) => (
+                  <li key={d}>{d}</li>
+                ))}
+              </ul>
+            </div>
+          )}
+        </div>
+      );
+    case "file_write":
+      return (
+        <div className="approval-preview">
+          <div>
+            {t("approvalFile")}: <code id="approval-path">{preview.path}</code>
+            {preview.created && <span className="badge"> {t("approvalNewFile")}</span>}
+          </div>
+          {preview.diff ? <DiffView diff={preview.diff} /> : <div className="muted">{t("approvalNoChange")}</div>}
+        </div>
+      );
+    case "invalid":
+      return (
+        <div className="warning approval-preview" id="approval-invalid">
+          {t("approvalInvalid")} {preview.reason}
+        </div>
+      );
   }
 }
 
@@ -32,6 +100,7 @@ export default function ApprovalDialog({
         <p>
           <strong id="approval-tool">{request.display_name}</strong> <code>{request.tool}</code>
         </p>
+        {request.preview && !editing && <PreviewView preview={request.preview} />}
         {editing ? (
           <>
             <textarea

@@ -215,6 +215,90 @@ describe("ApprovalDialog", () => {
   });
 });
 
+describe("ApprovalDialog previews", () => {
+  it("shows the exact command, its folder, limit and detach warning for exec_command", () => {
+    render(
+      <ApprovalDialog
+        request={{
+          ...request,
+          tool: "exec_command",
+          display_name: "执行命令",
+          args: { command: "nohup ./job.sh &" },
+          preview: {
+            type: "command",
+            command: "nohup ./job.sh &",
+            cwd: "/home/u/.wyckoff/workspace",
+            timeout_secs: 30,
+            detaches: ["nohup"],
+          },
+        }}
+        onDecide={() => {}}
+      />,
+    );
+    expect(document.getElementById("approval-command")?.textContent).toBe("nohup ./job.sh &");
+    expect(document.getElementById("approval-cwd")?.textContent).toBe("/home/u/.wyckoff/workspace");
+    expect(screen.getByText("时限 30 秒，超时结束整个进程组")).toBeTruthy();
+    expect(document.getElementById("approval-detaches")?.textContent).toContain("nohup");
+  });
+
+  it("shows write_file's diff line by line, added and removed marked", () => {
+    render(
+      <LanguageContext.Provider value="en">
+        <ApprovalDialog
+          request={{
+            ...request,
+            tool: "write_file",
+            display_name: "写入文件",
+            args: { path: "plan.md", content: "a\nB\n" },
+            preview: {
+              type: "file_write",
+              path: "/w/plan.md",
+              created: false,
+              diff: "--- a/plan.md\n+++ b/plan.md\n@@ -2,1 +2,1 @@\n-b\n+B\n",
+            },
+          }}
+          onDecide={() => {}}
+        />
+      </LanguageContext.Provider>,
+    );
+    expect(document.getElementById("approval-path")?.textContent).toBe("/w/plan.md");
+    const diff = document.getElementById("approval-diff") as HTMLElement;
+    expect(Array.from(diff.querySelectorAll(".diff-del")).map((e) => e.textContent)).toEqual(["-b"]);
+    expect(Array.from(diff.querySelectorAll(".diff-add")).map((e) => e.textContent)).toEqual(["+B"]);
+    expect(diff.querySelectorAll(".diff-meta")).toHaveLength(3);
+    expect(screen.queryByText("new file")).toBeNull();
+  });
+
+  it("says when nothing would change, and when the call will be refused anyway", () => {
+    const { rerender } = render(
+      <ApprovalDialog
+        request={{ ...request, preview: { type: "file_write", path: "/w/a", created: true, diff: "" } }}
+        onDecide={() => {}}
+      />,
+    );
+    expect(screen.getByText("内容与现有文件相同，不会有改动")).toBeTruthy();
+    expect(document.getElementById("approval-diff")).toBeNull();
+    rerender(
+      <ApprovalDialog
+        request={{ ...request, preview: { type: "invalid", reason: "path is outside the allowed folders" } }}
+        onDecide={() => {}}
+      />,
+    );
+    expect(document.getElementById("approval-invalid")?.textContent).toContain("path is outside the allowed folders");
+  });
+
+  it("hides the preview while the arguments are being edited", () => {
+    render(
+      <ApprovalDialog
+        request={{ ...request, preview: { type: "invalid", reason: "x" } }}
+        onDecide={() => {}}
+      />,
+    );
+    fireEvent.click(document.getElementById("approval-edit") as HTMLElement);
+    expect(document.getElementById("approval-invalid")).toBeNull();
+  });
+});
+
 describe("Markdown", () => {
   it("renders finished blocks once and re-renders only the live tail", async () => {
     const renderFn = vi.fn(async (s: string) => `<p>${s.trim().length}</p>`);

@@ -39,6 +39,7 @@ const base: Settings = {
   proxy: null,
   data_sources: [],
   allow_private_web_fetch: false,
+  file_roots: [],
   retention_days: 30,
 };
 

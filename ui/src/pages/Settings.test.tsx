@@ -30,6 +30,7 @@ const settings: Settings = {
   proxy: null,
   data_sources: [],
   allow_private_web_fetch: false,
+  file_roots: [],
   retention_days: 30,
 };
 

@@ -12,7 +12,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use wyckoff_protocol::{ApprovalDecision, ApprovalRequest, DecisionKind, RuntimeEvent};
+use wyckoff_protocol::{
+    ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind, RuntimeEvent,
+};
 
 use crate::clock::Clock;
 use crate::sink::EventSink;
@@ -231,13 +233,16 @@ impl ApprovalGate {
     }
 
     /// Decides whether the call may run, asking the approver when needed.
-    /// `has_args`: whether the tool declares arguments (edit is offered only then).
+    /// `has_args`: whether the tool declares arguments (edit is offered only then);
+    /// `preview` goes into the request when the user is asked.
+    #[allow(clippy::too_many_arguments)]
     pub async fn check(
         &self,
         spec: &ToolSpec,
         has_args: bool,
         call_id: &str,
         args: Value,
+        preview: Option<ApprovalPreview>,
         sink: &dyn EventSink,
         cancel: &CancellationToken,
     ) -> GateOutcome {
@@ -284,6 +289,7 @@ impl ApprovalGate {
             display_name: display_name.to_owned(),
             args: args.clone(),
             available_decisions: available.clone(),
+            preview,
         };
         tracing::info!(tool, call_id, "approval requested");
         sink.emit(RuntimeEvent::ApprovalRequest {
@@ -546,6 +552,7 @@ mod tests {
                 true,
                 "c1",
                 json!({"command": "ls"}),
+                None,
                 s.as_ref(),
                 &CancellationToken::new(),
             )
@@ -588,6 +595,7 @@ mod tests {
                 true,
                 "c1",
                 json!({}),
+                None,
                 s.as_ref(),
                 &CancellationToken::new(),
             )
@@ -604,6 +612,7 @@ mod tests {
                 true,
                 "c2",
                 json!({}),
+                None,
                 sink.as_ref(),
                 &CancellationToken::new(),
             )
@@ -627,6 +636,7 @@ mod tests {
                 true,
                 "c3",
                 json!({}),
+                None,
                 s.as_ref(),
                 &CancellationToken::new(),
             )
@@ -720,6 +730,7 @@ mod tests {
                 true,
                 &call,
                 args,
+                None,
                 s.as_ref(),
                 &CancellationToken::new(),
             )

@@ -241,6 +241,11 @@ impl ToolRegistry {
             .and_then(Value::as_object)
             .is_some_and(|p| !p.is_empty());
 
+        let preview = if spec.requires_approval {
+            tool.approval_preview(&args).await
+        } else {
+            None
+        };
         match env
             .gate
             .check(
@@ -248,6 +253,7 @@ impl ToolRegistry {
                 has_args,
                 &call.id,
                 args.clone(),
+                preview,
                 env.sink.as_ref(),
                 &env.cancel,
             )

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use wyckoff_protocol::ToolSchema;
+use wyckoff_protocol::{ApprovalPreview, ToolSchema};
 
 use crate::background::{self, BackgroundTaskManager};
 
@@ -101,16 +101,23 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> &ToolSchema;
     /// Runs the tool. `args` have been validated against `schema().parameters`.
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<Value, ToolError>;
+    /// What the approval dialog shows of a call's effect (validated `args`), for tools
+    /// that need approval and can tell before running.
+    async fn approval_preview(&self, _args: &Value) -> Option<ApprovalPreview> {
+        None
+    }
 }
 
 type BoxFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
 type Handler = dyn Fn(Value, ToolContext) -> BoxFuture + Send + Sync;
+type PreviewFn = dyn Fn(&Value) -> ApprovalPreview + Send + Sync;
 
 /// A tool made from a spec, a schema and an async closure.
 pub struct FnTool {
     spec: ToolSpec,
     schema: ToolSchema,
     handler: Box<Handler>,
+    preview: Option<Box<PreviewFn>>,
 }
 
 impl FnTool {
@@ -133,7 +140,18 @@ impl FnTool {
             spec,
             schema,
             handler: Box::new(move |args, ctx| Box::pin(f(args, ctx))),
+            preview: None,
         }
+    }
+
+    /// Adds the approval preview (see [`Tool::approval_preview`]); `f` must not change
+    /// anything and should be quick (it runs before the dialog opens).
+    pub fn with_preview(
+        mut self,
+        f: impl Fn(&Value) -> ApprovalPreview + Send + Sync + 'static,
+    ) -> Self {
+        self.preview = Some(Box::new(f));
+        self
     }
 }
 
@@ -149,5 +167,9 @@ impl Tool for FnTool {
 
     async fn call(&self, args: Value, ctx: ToolContext) -> Result<Value, ToolError> {
         (self.handler)(args, ctx).await
+    }
+
+    async fn approval_preview(&self, args: &Value) -> Option<ApprovalPreview> {
+        self.preview.as_ref().map(|f| f(args))
     }
 }

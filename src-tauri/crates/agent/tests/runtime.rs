@@ -18,7 +18,7 @@ use wyckoff_agent::{
     TurnOutcome,
 };
 use wyckoff_protocol::{
-    ApprovalDecision, DecisionKind, ErrorKind, Message, RuntimeEvent, UserOrigin,
+    ApprovalDecision, ApprovalPreview, DecisionKind, ErrorKind, Message, RuntimeEvent, UserOrigin,
 };
 
 fn analyze_tool(calls: Arc<Mutex<Vec<Value>>>) -> Arc<dyn wyckoff_agent::Tool> {
@@ -247,8 +247,9 @@ async fn unsafe_tools_run_alone_in_order() {
 }
 
 fn dangerous_tool(ran: Arc<Mutex<Vec<Value>>>) -> Arc<dyn wyckoff_agent::Tool> {
-    tool(
+    let tool = wyckoff_agent::FnTool::new(
         ToolSpec::new("exec_command", "执行命令").requires_approval(),
+        "test tool",
         obj(
             json!({"command": {"type": "string"}, "timeout": {"type": "integer"}}),
             &["command"],
@@ -261,6 +262,14 @@ fn dangerous_tool(ran: Arc<Mutex<Vec<Value>>>) -> Arc<dyn wyckoff_agent::Tool> {
             }
         },
     )
+    // The dialog's preview is worked out from the validated arguments.
+    .with_preview(|args| ApprovalPreview::Command {
+        command: args["command"].as_str().unwrap_or_default().to_owned(),
+        cwd: "/ws".into(),
+        timeout_secs: 30,
+        detaches: Vec::new(),
+    });
+    Arc::new(tool)
 }
 
 /// Runs one turn where the model calls exec_command once, answering the approval
@@ -305,6 +314,15 @@ async fn approval_turn(
                 ]
             );
             assert_eq!(request.display_name, "执行命令");
+            assert_eq!(
+                request.preview,
+                Some(ApprovalPreview::Command {
+                    command: request.args["command"].as_str().unwrap().to_owned(),
+                    cwd: "/ws".into(),
+                    timeout_secs: 30,
+                    detaches: Vec::new(),
+                })
+            );
             // Answered from the event callback, like a UI would after showing the dialog.
             let (p, id, d) = (p.clone(), request.id.clone(), decision.clone());
             tokio::spawn(async move {

@@ -82,6 +82,9 @@ pub struct Settings {
     pub data_sources: Vec<DataSourceKind>,
     /// Let web_fetch reach private and loopback addresses.
     pub allow_private_web_fetch: bool,
+    /// Folders read_file / write_file may use besides the data home's `workspace/`
+    /// (absolute paths; one that does not exist is left out until it does).
+    pub file_roots: Vec<String>,
     /// Scratchpads, offloaded tool results and context archives older than this are
     /// removed, unless a stored conversation still points to them.
     pub retention_days: i32,
@@ -110,6 +113,7 @@ impl Default for Settings {
                 DataSourceKind::Tushare,
             ],
             allow_private_web_fetch: false,
+            file_roots: Vec::new(),
             retention_days: 30,
         }
     }
@@ -126,6 +130,8 @@ pub const APPROVAL_TIMEOUT_RANGE: (i32, i32) = (10, 600);
 /// Days, for [`Settings::retention_days`].
 pub const RETENTION_DAYS_RANGE: (i32, i32) = (1, 3650);
 const CONTEXT_WINDOW_RANGE: (i32, i32) = (1_024, 10_000_000);
+/// Most extra folders the file tools may be given.
+pub const MAX_FILE_ROOTS: usize = 16;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -182,6 +188,47 @@ fn is_valid_id(id: &str) -> bool {
         && id
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// Extra file-tool folders: absolute, not the filesystem root, each once. Whether they
+/// exist is the tools' business (a folder on a drive that is not mounted is not an error).
+fn validate_file_roots(roots: &[String]) -> Result<(), SettingsError> {
+    if roots.len() > MAX_FILE_ROOTS {
+        return Err(invalid(
+            "file_roots",
+            format!("at most {MAX_FILE_ROOTS} folders (got {})", roots.len()),
+        ));
+    }
+    let mut seen = HashSet::new();
+    for root in roots {
+        let field = || format!("file_roots: '{root}'");
+        let path = Path::new(root);
+        if root.trim() != root || root.is_empty() || root.contains('\0') {
+            return Err(invalid(field(), "not a usable path"));
+        }
+        if !path.is_absolute() {
+            return Err(invalid(field(), "use an absolute path"));
+        }
+        if path.parent().is_none() {
+            return Err(invalid(
+                field(),
+                "the whole filesystem cannot be a file-tool folder",
+            ));
+        }
+        if path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Err(invalid(
+                field(),
+                "'..' is not allowed; give the folder itself",
+            ));
+        }
+        if !seen.insert(path.components().collect::<Vec<_>>()) {
+            return Err(invalid(field(), "listed twice"));
+        }
+    }
+    Ok(())
 }
 
 impl Settings {
@@ -289,6 +336,8 @@ impl Settings {
                 ));
             }
         }
+
+        validate_file_roots(&self.file_roots)?;
 
         let mut sources = HashSet::new();
         for s in &self.data_sources {
@@ -541,6 +590,36 @@ mod tests {
                     s.models = vec![e];
                 },
                 "models[0].context_window must be between 1024 and 10000000 (got 10)",
+            ),
+            (
+                "relative file root",
+                |s| s.file_roots = vec!["notes".into()],
+                "file_roots: 'notes' is invalid: use an absolute path",
+            ),
+            (
+                "filesystem root",
+                |s| s.file_roots = vec!["/".into()],
+                "file_roots: '/' is invalid: the whole filesystem cannot be a file-tool folder",
+            ),
+            (
+                "dotdot file root",
+                |s| s.file_roots = vec!["/home/a/../b".into()],
+                "file_roots: '/home/a/../b' is invalid: '..' is not allowed; give the folder itself",
+            ),
+            (
+                "duplicate file root",
+                |s| s.file_roots = vec!["/data/x".into(), "/data/x/".into()],
+                "file_roots: '/data/x/' is invalid: listed twice",
+            ),
+            (
+                "padded file root",
+                |s| s.file_roots = vec![" /data".into()],
+                "file_roots: ' /data' is invalid: not a usable path",
+            ),
+            (
+                "too many file roots",
+                |s| s.file_roots = (0..17).map(|i| format!("/d{i}")).collect(),
+                "file_roots is invalid: at most 16 folders (got 17)",
             ),
         ];
         for (name, mutate, want) in cases {

@@ -130,6 +130,7 @@ proptest! {
             close_to_tray,
             notifications,
             allow_private_web_fetch: private_fetch,
+            file_roots: Vec::new(),
             ..Settings::default()
         };
         let dir = tempfile::tempdir().unwrap();

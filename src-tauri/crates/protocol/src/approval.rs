@@ -21,6 +21,33 @@ pub struct ApprovalRequest {
     pub display_name: String,
     pub args: Value,
     pub available_decisions: Vec<DecisionKind>,
+    /// What the call will do, worked out before it runs, for tools that can say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<ApprovalPreview>,
+}
+
+/// What an approval dialog shows besides the arguments: the exact effect of the call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ApprovalPreview {
+    /// `exec_command`: the command as the shell will get it, where it runs, its limit, and
+    /// why it may leave processes behind.
+    Command {
+        command: String,
+        cwd: String,
+        timeout_secs: u32,
+        detaches: Vec<String>,
+    },
+    /// `write_file`: the resolved path and a unified diff of the change (empty when the
+    /// content is unchanged).
+    FileWrite {
+        path: String,
+        created: bool,
+        diff: String,
+    },
+    /// The call will be refused whatever the answer (e.g. a path outside the allowed
+    /// folders); said up front so the user is not asked to approve nothing.
+    Invalid { reason: String },
 }
 
 /// The user's (or a headless policy's) answer.

@@ -48,6 +48,7 @@ pub mod prompt;
 pub mod providers;
 pub mod retention;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -209,12 +210,19 @@ impl Services {
             .await?)
     }
 
-    /// The tool registry of a session: `check_background_tasks`, `query_history` and the
-    /// market tools.
+    /// The tool registry of a session: `query_history`, the market tools and the local
+    /// tools (folders and web_fetch's reach from the settings).
     pub fn registry(&self) -> ToolRegistry {
         let mut registry = ToolRegistry::new();
         wyckoff_tools::register_market_tools(&mut registry, self.market.clone());
-        wyckoff_tools::register_local_tools(&mut registry, self.home.root().join("workspace"));
+        wyckoff_tools::register_local_tools(
+            &mut registry,
+            wyckoff_tools::LocalToolsConfig {
+                workspace: self.home.root().join("workspace"),
+                file_roots: self.settings.file_roots.iter().map(PathBuf::from).collect(),
+                allow_private_web_fetch: self.settings.allow_private_web_fetch,
+            },
+        );
         // Reopens offloaded tool results and compaction archives (the previews point here).
         registry.register(Arc::new(QueryHistory::new(
             self.home.tool_results_dir(),

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::ToolError;
+use wyckoff_protocol::ApprovalPreview;
 
 pub const NAME: &str = "exec_command";
 pub const DISPLAY_NAME: &str = "执行命令";
@@ -190,18 +191,40 @@ pub fn ensure_dir(dir: &Path) -> Result<PathBuf, ToolError> {
     Ok(dir.to_path_buf())
 }
 
+fn command_arg(args: &Value) -> Result<String, ToolError> {
+    args.get("command")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| ToolError::InvalidArgs("command must be a non-empty string".into()))
+}
+
+/// What the approval dialog shows: the exact command, where it runs, its time limit and
+/// why it may leave processes behind. Changes nothing (the workspace is not created).
+pub fn preview(args: &Value, workspace: &Path) -> ApprovalPreview {
+    match (command_arg(args), timeout_secs(args)) {
+        (Ok(command), Ok(timeout)) => ApprovalPreview::Command {
+            detaches: detach_reasons(&command)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            command,
+            cwd: workspace.display().to_string(),
+            timeout_secs: u32::try_from(timeout).unwrap_or(u32::MAX),
+        },
+        (Err(e), _) | (_, Err(e)) => ApprovalPreview::Invalid {
+            reason: e.to_string(),
+        },
+    }
+}
+
 pub async fn run(
     args: &Value,
     workspace: &Path,
     cancel: CancellationToken,
 ) -> Result<Value, ToolError> {
-    let command = args
-        .get("command")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .ok_or_else(|| ToolError::InvalidArgs("command must be a non-empty string".into()))?
-        .to_string();
+    let command = command_arg(args)?;
     let timeout = timeout_secs(args)?;
     let cwd = ensure_dir(workspace)?;
 
@@ -287,6 +310,31 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn preview_shows_the_exact_command_and_where_it_runs() {
+        let ws = Path::new("/data/home/workspace");
+        let args = json!({"command": "  nohup ./job.sh &  ", "timeout": 500});
+        match preview(&args, ws) {
+            ApprovalPreview::Command {
+                command,
+                cwd,
+                timeout_secs,
+                detaches,
+            } => {
+                assert_eq!(command, "nohup ./job.sh &");
+                assert_eq!(cwd, "/data/home/workspace");
+                assert_eq!(timeout_secs, 120);
+                assert!(!detaches.is_empty());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!ws.exists() || ws.is_dir());
+        assert!(matches!(
+            preview(&json!({"command": " "}), ws),
+            ApprovalPreview::Invalid { .. }
+        ));
+    }
 
     #[test]
     fn timeout_table() {

@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
+use wyckoff_protocol::ApprovalPreview;
 
 pub const READ_NAME: &str = "read_file";
 pub const READ_DISPLAY_NAME: &str = "读取文件";
@@ -45,22 +46,33 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> ToolError {
     ToolError::Failed(format!("{what} {}: {e}", path.display()))
 }
 
-/// The allowed roots, created when missing and canonicalized. The first is where
-/// relative paths start.
+/// The allowed roots, canonicalized: the first (the workspace, where relative paths
+/// start) is created when missing; a further folder from Settings that does not exist
+/// (an unmounted drive, a typo) is left out rather than created.
 pub fn prepare_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, ToolError> {
-    if roots.is_empty() {
+    let Some((workspace, extra)) = roots.split_first() else {
         return Err(ToolError::Failed(
             "no folder is allowed for file tools".into(),
         ));
+    };
+    std::fs::create_dir_all(workspace).map_err(|e| io_error("cannot create", workspace, e))?;
+    let mut prepared = vec![
+        workspace
+            .canonicalize()
+            .map_err(|e| io_error("cannot resolve", workspace, e))?,
+    ];
+    for root in extra {
+        match root.canonicalize() {
+            Ok(path) if path.is_dir() => prepared.push(path),
+            Ok(_) => {
+                tracing::warn!(root = %root.display(), "file-tool folder is not a folder; left out")
+            }
+            Err(e) => {
+                tracing::warn!(root = %root.display(), error = %e, "file-tool folder is unusable; left out")
+            }
+        }
     }
-    roots
-        .iter()
-        .map(|root| {
-            std::fs::create_dir_all(root).map_err(|e| io_error("cannot create", root, e))?;
-            root.canonicalize()
-                .map_err(|e| io_error("cannot resolve", root, e))
-        })
-        .collect()
+    Ok(prepared)
 }
 
 /// Resolves `requested` and checks it lies inside one of `roots` (canonical).
@@ -204,9 +216,29 @@ pub fn unified_diff(label: &str, old: &str, new: &str) -> String {
     diff
 }
 
-pub fn write(args: &Value, roots: &[PathBuf]) -> Result<Value, ToolError> {
-    let roots = prepare_roots(roots)?;
-    let path = resolve_inside(path_arg(args)?, &roots)?;
+/// A write worked out but not done: where, what, and what is there now.
+struct PlannedWrite<'a> {
+    path: PathBuf,
+    content: &'a str,
+    old: String,
+    existed: bool,
+}
+
+impl PlannedWrite<'_> {
+    fn diff(&self) -> String {
+        let label = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        unified_diff(&label, &self.old, self.content)
+    }
+}
+
+/// Every check `write_file` makes, without writing (roots are resolved, not created, so
+/// a preview changes nothing).
+fn plan_write<'a>(args: &'a Value, roots: &[PathBuf]) -> Result<PlannedWrite<'a>, ToolError> {
+    let path = resolve_inside(path_arg(args)?, roots)?;
     let content = args
         .get("content")
         .and_then(Value::as_str)
@@ -223,29 +255,60 @@ pub fn write(args: &Value, roots: &[PathBuf]) -> Result<Value, ToolError> {
             path.display()
         )));
     }
-    let old = match std::fs::read(&path) {
-        Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
-            ToolError::InvalidArgs(format!(
-                "{} is not a text file; write_file does not overwrite it",
-                path.display()
-            ))
-        })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+    let (old, existed) = match std::fs::read(&path) {
+        Ok(bytes) => (
+            String::from_utf8(bytes).map_err(|_| {
+                ToolError::InvalidArgs(format!(
+                    "{} is not a text file; write_file does not overwrite it",
+                    path.display()
+                ))
+            })?,
+            true,
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), false),
         Err(e) => return Err(io_error("cannot read", &path, e)),
     };
-    if let Some(parent) = path.parent() {
+    Ok(PlannedWrite {
+        path,
+        content,
+        old,
+        existed,
+    })
+}
+
+/// What the approval dialog shows for a `write_file` call: the resolved path and the
+/// diff the write would make, or why it will be refused.
+pub fn write_preview(args: &Value, roots: &[PathBuf]) -> ApprovalPreview {
+    // Roots that do not exist yet are shown as they will be, without creating them.
+    let roots: Vec<PathBuf> = roots
+        .iter()
+        .map(|r| r.canonicalize().unwrap_or_else(|_| r.clone()))
+        .collect();
+    match plan_write(args, &roots) {
+        Ok(plan) => ApprovalPreview::FileWrite {
+            path: plan.path.display().to_string(),
+            created: !plan.existed,
+            diff: plan.diff(),
+        },
+        Err(e) => ApprovalPreview::Invalid {
+            reason: e.to_string(),
+        },
+    }
+}
+
+pub fn write(args: &Value, roots: &[PathBuf]) -> Result<Value, ToolError> {
+    let roots = prepare_roots(roots)?;
+    let plan = plan_write(args, &roots)?;
+    if let Some(parent) = plan.path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_error("cannot create", parent, e))?;
     }
-    std::fs::write(&path, content).map_err(|e| io_error("cannot write", &path, e))?;
-    let label = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
+    std::fs::write(&plan.path, plan.content)
+        .map_err(|e| io_error("cannot write", &plan.path, e))?;
     Ok(json!({
-        "path": path,
-        "bytes_written": content.len(),
-        "created": old.is_empty() && !content.is_empty(),
-        "diff": unified_diff(&label, &old, content),
+        "path": plan.path,
+        "bytes_written": plan.content.len(),
+        "created": !plan.existed,
+        "diff": plan.diff(),
     }))
 }
 
@@ -306,9 +369,57 @@ mod tests {
     fn more_roots_from_settings_are_allowed() {
         let (dir, _) = setup();
         let other = dir.path().join("notes");
-        let roots = prepare_roots(&[dir.path().join("workspace"), other.clone()]).unwrap();
+        std::fs::create_dir(&other).unwrap();
+        let unmounted = dir.path().join("unmounted");
+        let roots = prepare_roots(&[
+            dir.path().join("workspace"),
+            unmounted.clone(),
+            other.clone(),
+        ])
+        .unwrap();
         let p = other.canonicalize().unwrap().join("n.md");
         assert_eq!(resolve_inside(&p.display().to_string(), &roots).unwrap(), p);
+        // A configured folder that does not exist is left out, not created.
+        assert_eq!(roots.len(), 2);
+        assert!(!unmounted.exists());
+        assert!(resolve_inside(&unmounted.join("x").display().to_string(), &roots).is_err());
+    }
+
+    #[test]
+    fn write_preview_shows_the_diff_and_changes_nothing() {
+        let (_dir, roots) = setup();
+        std::fs::write(roots[0].join("plan.md"), "a\nb\nc\n").unwrap();
+        let args = json!({"path": "plan.md", "content": "a\nB\nc\n"});
+        match write_preview(&args, &roots) {
+            ApprovalPreview::FileWrite {
+                path,
+                created,
+                diff,
+            } => {
+                assert!(path.ends_with("plan.md"), "{path}");
+                assert!(!created);
+                assert!(diff.contains("-b\n+B\n"), "{diff}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            std::fs::read_to_string(roots[0].join("plan.md")).unwrap(),
+            "a\nb\nc\n"
+        );
+        match write_preview(&json!({"path": "new/n.md", "content": "x"}), &roots) {
+            ApprovalPreview::FileWrite { created, diff, .. } => {
+                assert!(created);
+                assert!(diff.contains("+x"), "{diff}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!roots[0].join("new").exists(), "a preview created a folder");
+        match write_preview(&json!({"path": "../../etc/x", "content": "x"}), &roots) {
+            ApprovalPreview::Invalid { reason } => {
+                assert!(reason.contains("outside the allowed folders"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

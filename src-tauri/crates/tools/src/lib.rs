@@ -162,45 +162,76 @@ pub fn register_market_tools(registry: &mut ToolRegistry, md: Arc<MarketData>) {
     }
 }
 
-/// The local tools: `exec_command` (requires approval) runs in `workspace`, which is
-/// created on first use. Sub-agents never get these (their whitelists do not name them).
-pub fn local_tools(workspace: PathBuf) -> Vec<Arc<dyn Tool>> {
-    let roots = vec![workspace.clone()];
-    let write_roots = roots.clone();
+/// What the local tools may reach: the workspace (where `exec_command` runs and relative
+/// paths start; created on first use), further folders for the file tools, and whether
+/// `web_fetch` may reach private addresses (both from Settings).
+#[derive(Debug, Clone)]
+pub struct LocalToolsConfig {
+    pub workspace: PathBuf,
+    pub file_roots: Vec<PathBuf>,
+    pub allow_private_web_fetch: bool,
+}
+
+/// The local tools: `exec_command` and `write_file` (both require approval, and show the
+/// exact command or the diff in the dialog), `read_file` and `web_fetch`. Sub-agents never
+/// get these (their whitelists do not name them).
+pub fn local_tools(config: LocalToolsConfig) -> Vec<Arc<dyn Tool>> {
+    let workspace = config.workspace.clone();
+    let roots: Vec<PathBuf> = std::iter::once(config.workspace)
+        .chain(config.file_roots)
+        .collect();
+    let fetcher = web_fetch::WebFetcher::new(config.allow_private_web_fetch);
+    let (exec_workspace, read_roots, write_roots, preview_roots) =
+        (workspace.clone(), roots.clone(), roots.clone(), roots);
     vec![
-        Arc::new(FnTool::new(
-            ToolSpec::new(exec::NAME, exec::DISPLAY_NAME).requires_approval(),
-            exec::DESCRIPTION,
-            exec::parameters(),
-            move |args, ctx| {
-                let workspace = workspace.clone();
-                async move { exec::run(&args, &workspace, ctx.cancel.clone()).await }
-            },
-        )),
+        Arc::new(
+            FnTool::new(
+                ToolSpec::new(exec::NAME, exec::DISPLAY_NAME).requires_approval(),
+                exec::DESCRIPTION,
+                exec::parameters(),
+                move |args, ctx| {
+                    let workspace = exec_workspace.clone();
+                    async move { exec::run(&args, &workspace, ctx.cancel.clone()).await }
+                },
+            )
+            .with_preview(move |args| exec::preview(args, &workspace)),
+        ),
         Arc::new(FnTool::new(
             ToolSpec::new(files::READ_NAME, files::READ_DISPLAY_NAME).concurrency_safe(),
             files::READ_DESCRIPTION,
             files::read_parameters(),
             move |args, _ctx| {
-                let roots = roots.clone();
+                let roots = read_roots.clone();
                 async move { files::read(&args, &roots) }
             },
         )),
+        Arc::new(
+            FnTool::new(
+                ToolSpec::new(files::WRITE_NAME, files::WRITE_DISPLAY_NAME).requires_approval(),
+                files::WRITE_DESCRIPTION,
+                files::write_parameters(),
+                move |args, _ctx| {
+                    let roots = write_roots.clone();
+                    async move { files::write(&args, &roots) }
+                },
+            )
+            .with_preview(move |args| files::write_preview(args, &preview_roots)),
+        ),
         Arc::new(FnTool::new(
-            ToolSpec::new(files::WRITE_NAME, files::WRITE_DISPLAY_NAME).requires_approval(),
-            files::WRITE_DESCRIPTION,
-            files::write_parameters(),
-            move |args, _ctx| {
-                let roots = write_roots.clone();
-                async move { files::write(&args, &roots) }
+            ToolSpec::new(web_fetch::NAME, web_fetch::DISPLAY_NAME).concurrency_safe(),
+            web_fetch::DESCRIPTION,
+            web_fetch::parameters(),
+            move |args, ctx| {
+                let fetcher = fetcher.clone();
+                async move { web_fetch::run(&fetcher, &args, &ctx.cancel).await }
             },
         )),
     ]
 }
 
 /// Registers [`local_tools`] in `registry`.
-pub fn register_local_tools(registry: &mut ToolRegistry, workspace: PathBuf) {
-    for t in local_tools(workspace) {
+pub fn register_local_tools(registry: &mut ToolRegistry, config: LocalToolsConfig) {
+    for t in local_tools(config) {
         registry.register(t);
     }
 }

@@ -300,6 +300,7 @@ mod tests {
                 display_name: "写入文件".into(),
                 args: serde_json::json!({}),
                 available_decisions: vec![DecisionKind::AllowOnce, DecisionKind::Deny],
+                preview: None,
             },
         });
         sink.emit(RuntimeEvent::TextDelta {

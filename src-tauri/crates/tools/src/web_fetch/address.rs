@@ -1,5 +1,5 @@
-//! The address policy of `web_fetch` (REFERENCE §2.6, DESIGN: refuses private and
-//! loopback addresses unless the settings allow them).
+//! The address policy of `web_fetch` (DESIGN: refuses private and loopback addresses
+//! unless the settings allow them; cloud metadata addresses always).
 //!
 //! The check runs on the addresses DNS returned (the fetcher must then connect to the
 //! checked address only, so a rebinding answer cannot slip in), and on host literals in
@@ -8,68 +8,117 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// Why an address is refused, or `None` when it is a public address.
-pub fn forbidden_reason(ip: IpAddr) -> Option<&'static str> {
+/// What kind of address a fetch would connect to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddressKind {
+    Public,
+    Loopback,
+    Private,
+    UniqueLocal,
+    LinkLocal,
+    Cgnat,
+    /// Cloud instance metadata (169.254.169.254 and friends): never fetched, whatever the
+    /// settings say — no page a user wants lives there, and it is the classic SSRF target.
+    Metadata,
+    Unspecified,
+    Multicast,
+    Reserved,
+}
+
+impl AddressKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            AddressKind::Public => "public",
+            AddressKind::Loopback => "loopback",
+            AddressKind::Private => "private",
+            AddressKind::UniqueLocal => "private (unique local)",
+            AddressKind::LinkLocal => "link-local",
+            AddressKind::Cgnat => "CGNAT",
+            AddressKind::Metadata => "cloud metadata",
+            AddressKind::Unspecified => "unspecified",
+            AddressKind::Multicast => "multicast",
+            AddressKind::Reserved => "reserved",
+        }
+    }
+
+    /// Whether a fetch may connect here; `allow_private` is the user's setting.
+    pub fn allowed(self, allow_private: bool) -> bool {
+        match self {
+            AddressKind::Public => true,
+            AddressKind::Loopback
+            | AddressKind::Private
+            | AddressKind::UniqueLocal
+            | AddressKind::LinkLocal
+            | AddressKind::Cgnat => allow_private,
+            AddressKind::Metadata
+            | AddressKind::Unspecified
+            | AddressKind::Multicast
+            | AddressKind::Reserved => false,
+        }
+    }
+}
+
+pub fn classify(ip: IpAddr) -> AddressKind {
     match ip {
-        IpAddr::V4(v4) => forbidden_v4(v4),
+        IpAddr::V4(v4) => classify_v4(v4),
         IpAddr::V6(v6) => {
             if let Some(v4) = v6.to_ipv4_mapped() {
-                return forbidden_v4(v4);
+                return classify_v4(v4);
             }
             let segments = v6.segments();
+            let embedded_v4 = || {
+                Ipv4Addr::new(
+                    (segments[6] >> 8) as u8,
+                    segments[6] as u8,
+                    (segments[7] >> 8) as u8,
+                    segments[7] as u8,
+                )
+            };
             if v6.is_loopback() {
-                Some("loopback")
+                AddressKind::Loopback
             } else if v6.is_unspecified() {
-                Some("unspecified")
+                AddressKind::Unspecified
             } else if v6.is_multicast() {
-                Some("multicast")
+                AddressKind::Multicast
+            } else if v6 == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
+                AddressKind::Metadata
             } else if segments[0] & 0xffc0 == 0xfe80 {
-                Some("link-local")
+                AddressKind::LinkLocal
             } else if segments[0] & 0xfe00 == 0xfc00 {
-                Some("private (unique local)")
-            } else if segments[0] == 0x0064 && segments[1] == 0xff9b {
-                // NAT64 embeds an IPv4 address in the last 32 bits.
-                forbidden_v4(Ipv4Addr::new(
-                    (segments[6] >> 8) as u8,
-                    segments[6] as u8,
-                    (segments[7] >> 8) as u8,
-                    segments[7] as u8,
-                ))
-            } else if segments[..6].iter().all(|s| *s == 0) {
-                // Deprecated IPv4-compatible form ::a.b.c.d
-                forbidden_v4(Ipv4Addr::new(
-                    (segments[6] >> 8) as u8,
-                    segments[6] as u8,
-                    (segments[7] >> 8) as u8,
-                    segments[7] as u8,
-                ))
+                AddressKind::UniqueLocal
+            } else if (segments[0] == 0x0064 && segments[1] == 0xff9b)
+                || segments[..6].iter().all(|s| *s == 0)
+            {
+                // NAT64 and the deprecated IPv4-compatible ::a.b.c.d embed an IPv4
+                // address in the last 32 bits.
+                classify_v4(embedded_v4())
             } else {
-                None
+                AddressKind::Public
             }
         }
     }
 }
 
-fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
+fn classify_v4(ip: Ipv4Addr) -> AddressKind {
     let [a, b, ..] = ip.octets();
     if ip == Ipv4Addr::new(169, 254, 169, 254) || ip == Ipv4Addr::new(100, 100, 100, 200) {
-        Some("cloud metadata")
+        AddressKind::Metadata
     } else if ip.is_loopback() {
-        Some("loopback")
+        AddressKind::Loopback
     } else if ip.is_unspecified() || a == 0 {
-        Some("unspecified")
+        AddressKind::Unspecified
     } else if ip.is_private() {
-        Some("private")
+        AddressKind::Private
     } else if ip.is_link_local() {
-        Some("link-local")
+        AddressKind::LinkLocal
     } else if a == 100 && (64..128).contains(&b) {
-        Some("CGNAT")
+        AddressKind::Cgnat
     } else if ip.is_multicast() {
-        Some("multicast")
+        AddressKind::Multicast
     } else if ip.is_broadcast() || a >= 240 {
-        Some("reserved")
+        AddressKind::Reserved
     } else {
-        None
+        AddressKind::Public
     }
 }
 
@@ -158,6 +207,34 @@ mod tests {
             let got = parse_host_literal(host).map(|ip| ip.to_string());
             assert_eq!(got.as_deref(), want, "{host}");
         }
+    }
+
+    fn forbidden_reason(ip: IpAddr) -> Option<&'static str> {
+        let kind = classify(ip);
+        (kind != AddressKind::Public).then(|| kind.label())
+    }
+
+    #[test]
+    fn allow_private_opens_private_ranges_but_never_metadata_or_reserved() {
+        let cases = [
+            ("127.0.0.1", true),
+            ("10.1.2.3", true),
+            ("fd12::1", true),
+            ("fe80::1", true),
+            ("100.64.0.1", true),
+            ("169.254.169.254", false),
+            ("fd00:ec2::254", false),
+            ("::ffff:169.254.169.254", false),
+            ("0.0.0.0", false),
+            ("224.0.0.1", false),
+            ("255.255.255.255", false),
+        ];
+        for (ip, with_setting) in cases {
+            let kind = classify(ip.parse().unwrap());
+            assert!(!kind.allowed(false), "{ip} must be refused by default");
+            assert_eq!(kind.allowed(true), with_setting, "{ip} with the setting");
+        }
+        assert!(classify("1.1.1.1".parse().unwrap()).allowed(false));
     }
 
     #[test]
