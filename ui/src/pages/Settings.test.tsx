@@ -63,4 +63,27 @@ describe("Settings page", () => {
     expect(mocks.updateSettings).not.toHaveBeenCalled();
     expect(document.getElementById("settings-message")?.textContent).toBe("qw: 上下文窗口必须是正整数（留空为自动）");
   });
+  it("saves the file-tool folders one per line and the private-address switch", async () => {
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} />);
+    fireEvent.change(document.getElementById("set-file-roots") as HTMLTextAreaElement, {
+      target: { value: "/home/me/research\n\n  /mnt/notes  \n" },
+    });
+    fireEvent.click(document.getElementById("set-allow-private-fetch") as HTMLInputElement);
+    await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
+    const saved = mocks.updateSettings.mock.calls[0][0] as Settings;
+    expect(saved.file_roots).toEqual(["/home/me/research", "/mnt/notes"]);
+    expect(saved.allow_private_web_fetch).toBe(true);
+  });
+
+  it("shows the backend's reason when a folder is refused", async () => {
+    mocks.updateSettings.mockResolvedValue({
+      status: "error",
+      error: { type: "invalid", field: "file_roots: 'notes'", reason: "use an absolute path" },
+    });
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} />);
+    fireEvent.change(document.getElementById("set-file-roots") as HTMLTextAreaElement, { target: { value: "notes" } });
+    await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
+    expect(document.getElementById("settings-message")?.textContent).toContain("use an absolute path");
+    expect(document.getElementById("settings-message")?.textContent).toContain("file_roots: 'notes'");
+  });
 });

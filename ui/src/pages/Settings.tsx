@@ -3,6 +3,7 @@ import { commands, type Settings, type SettingsView } from "../bindings";
 import { useT } from "../i18n";
 import { settingsErrorText } from "../format";
 import KeysPanel from "../components/KeysPanel";
+import LocalToolsPanel from "../components/LocalToolsPanel";
 import ModelsPanel, { modelsProblem } from "../components/ModelsPanel";
 
 interface Props {
@@ -97,6 +98,7 @@ export default function SettingsPage({ view, onSaved }: Props) {
             <input id="set-proxy" value={draft.proxy ?? ""} onChange={(e) => set("proxy", e.target.value.trim() === "" ? null : e.target.value.trim())} />
           </label>
         </section>
+        <LocalToolsPanel settings={draft} onChange={setDraft} />
         <div className="actions">
           <button id="settings-save" className="primary" type="submit">
             {t("save")}
