@@ -1,0 +1,129 @@
+//! WebDriver test of the local tools in the real app, the model served in-process by
+//! `wyckoff-mock-vendor`:
+//! - Settings → Local tools adds a folder for the file tools (saved to settings.json);
+//! - `write_file` into that folder asks first and the dialog shows the resolved path and
+//!   the diff; denied, the file is unchanged; allowed, it holds the new content;
+//! - `exec_command`'s dialog shows the exact command and the folder it runs in.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::json;
+use thirtyfour::prelude::*;
+use wyckoff_e2e::webdriver::{
+    TauriDriver, click, mock_model_settings, run_scenario, send, shot, wait_for, wait_for_answer,
+    wait_gone,
+};
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
+
+fn tool_call(id: &str, name: &str, args: serde_json::Value) -> wyckoff_mock_vendor::Response {
+    OpenAiStream::new()
+        .role()
+        .tool_call(0, id, name, &[args.to_string()])
+        .finish("tool_calls")
+        .usage(900, 20, 0)
+        .done()
+        .response()
+}
+
+async fn folders_diffs_and_commands(
+    d: WebDriver,
+    home: std::path::PathBuf,
+    research: std::path::PathBuf,
+) {
+    let plan = research.join("plan.md");
+
+    // The folder is allowed from Settings.
+    click(&d, By::Id("nav-settings")).await;
+    let folders = wait_for(&d, By::Id("set-file-roots")).await;
+    folders.scroll_into_view().await.unwrap();
+    folders
+        .send_keys(research.display().to_string())
+        .await
+        .unwrap();
+    click(&d, By::Id("settings-save")).await;
+    let msg = wait_for(&d, By::Id("settings-message")).await;
+    assert_eq!(msg.attr("class").await.unwrap().as_deref(), Some("ok"));
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(home.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(saved["file_roots"], json!([research.display().to_string()]));
+
+    // write_file: the dialog shows the path and the diff; deny leaves the file as it was.
+    click(&d, By::Id("nav-chat")).await;
+    send(&d, "把计划里的 b 改成 B").await;
+    wait_for(&d, By::Id("approval-dialog")).await;
+    let path = wait_for(&d, By::Id("approval-path")).await.text().await.unwrap();
+    assert_eq!(path, plan.display().to_string());
+    let removed = wait_for(&d, By::Css("#approval-diff .diff-del"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let added = wait_for(&d, By::Css("#approval-diff .diff-add"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!((removed.as_str(), added.as_str()), ("-b", "+B"));
+    shot(&d, "local-tools-write-diff.png").await;
+    click(&d, By::Id("approval-deny")).await;
+    wait_for_answer(&d, "没有修改。").await;
+    assert_eq!(std::fs::read_to_string(&plan).unwrap(), "a\nb\nc\n");
+
+    // Asked again and allowed once: written.
+    send(&d, "还是改吧").await;
+    wait_for(&d, By::Id("approval-diff")).await;
+    click(&d, By::Id("approval-allow-once")).await;
+    wait_gone(&d, By::Id("approval-dialog")).await;
+    wait_for_answer(&d, "已修改。").await;
+    assert_eq!(std::fs::read_to_string(&plan).unwrap(), "a\nB\nc\n");
+
+    // exec_command: the exact command and its folder, before anything runs.
+    send(&d, "看看工作目录").await;
+    let command = wait_for(&d, By::Id("approval-command")).await.text().await.unwrap();
+    assert_eq!(command, "ls -la && touch ran-marker");
+    let cwd = wait_for(&d, By::Id("approval-cwd")).await.text().await.unwrap();
+    assert_eq!(cwd, home.join("workspace").display().to_string());
+    shot(&d, "local-tools-exec-command.png").await;
+    click(&d, By::Id("approval-deny")).await;
+    wait_for_answer(&d, "命令未执行。").await;
+    assert!(!home.join("workspace").join("ran-marker").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, tauri-driver, WebKitWebDriver and a session bus"]
+async fn local_tools_show_what_they_will_do_before_asking() {
+    let research = tempfile::tempdir().unwrap();
+    let research_dir = research.path().canonicalize().unwrap();
+    std::fs::write(research_dir.join("plan.md"), "a\nb\nc\n").unwrap();
+    let write = || {
+        tool_call(
+            "call_write",
+            "write_file",
+            json!({"path": research_dir.join("plan.md"), "content": "a\nB\nc\n"}),
+        )
+    };
+    let server = MockServer::start().await.unwrap();
+    server.push(Route::Openai, write());
+    server.push(Route::Openai, OpenAiStream::text_response(&["没有修改。"]));
+    server.push(Route::Openai, write());
+    server.push(Route::Openai, OpenAiStream::text_response(&["已修改。"]));
+    server.push(
+        Route::Openai,
+        tool_call(
+            "call_exec",
+            "exec_command",
+            json!({"command": "ls -la && touch ran-marker"}),
+        ),
+    );
+    server.push(Route::Openai, OpenAiStream::text_response(&["命令未执行。"]));
+
+    let home = tempfile::tempdir().unwrap();
+    mock_model_settings(home.path(), &format!("{}/v1", server.url()));
+    let xdg = tempfile::tempdir().unwrap();
+    let driver = TauriDriver::start(home.path(), xdg.path(), &[("WYCKOFF_OFFLINE", "1")]);
+    let home_dir = home.path().to_path_buf();
+    run_scenario(&driver, "local-tools", move |d| {
+        folders_diffs_and_commands(d, home_dir, research_dir)
+    })
+    .await;
+}
