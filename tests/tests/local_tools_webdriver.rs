@@ -51,7 +51,11 @@ async fn folders_diffs_and_commands(
     click(&d, By::Id("nav-chat")).await;
     send(&d, "把计划里的 b 改成 B").await;
     wait_for(&d, By::Id("approval-dialog")).await;
-    let path = wait_for(&d, By::Id("approval-path")).await.text().await.unwrap();
+    let path = wait_for(&d, By::Id("approval-path"))
+        .await
+        .text()
+        .await
+        .unwrap();
     assert_eq!(path, plan.display().to_string());
     let removed = wait_for(&d, By::Css("#approval-diff .diff-del"))
         .await
@@ -79,9 +83,17 @@ async fn folders_diffs_and_commands(
 
     // exec_command: the exact command and its folder, before anything runs.
     send(&d, "看看工作目录").await;
-    let command = wait_for(&d, By::Id("approval-command")).await.text().await.unwrap();
+    let command = wait_for(&d, By::Id("approval-command"))
+        .await
+        .text()
+        .await
+        .unwrap();
     assert_eq!(command, "ls -la && touch ran-marker");
-    let cwd = wait_for(&d, By::Id("approval-cwd")).await.text().await.unwrap();
+    let cwd = wait_for(&d, By::Id("approval-cwd"))
+        .await
+        .text()
+        .await
+        .unwrap();
     assert_eq!(cwd, home.join("workspace").display().to_string());
     shot(&d, "local-tools-exec-command.png").await;
     click(&d, By::Id("approval-deny")).await;
@@ -115,7 +127,10 @@ async fn local_tools_show_what_they_will_do_before_asking() {
             json!({"command": "ls -la && touch ran-marker"}),
         ),
     );
-    server.push(Route::Openai, OpenAiStream::text_response(&["命令未执行。"]));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["命令未执行。"]),
+    );
 
     let home = tempfile::tempdir().unwrap();
     mock_model_settings(home.path(), &format!("{}/v1", server.url()));

@@ -175,8 +175,11 @@ export type Breadth = {
 	pct_above_ma20: number | null,
 	up_ratio_pct: number | null,
 	median_pct_chg: number | null,
-	/**  Why it is unavailable (and how to get it). */
-	reason: string | null,
+	/**
+	 *  When unavailable: the stocks a day needs for breadth to mean anything
+	 *  (`sample_size` says how many there were; the page words why).
+	 */
+	min_sample: number | null,
 };
 
 /**  A labelled Wyckoff event, placed on the chart bar that contains its day. */
@@ -242,6 +245,20 @@ export type ConversationSummary = {
 	/**  RFC 3339. */
 	updated_at: string,
 };
+
+export type DataNote = 
+/**  The code is not in the cached stock list. */
+{ type: "not_in_stock_list"; code: string } | { type: "market_cap_unavailable" } | { type: "industry_unavailable" } | { type: "listing_date_unknown" } | 
+/**  Nothing on or before the as-of date; the cache starts later. */
+{ type: "no_bars_before"; code: string; as_of: string; first_cached: string } | 
+/**  No bars at all offline. */
+{ type: "no_data_offline"; code: string } | 
+/**  The bundled data has no index bars. */
+{ type: "index_unavailable_offline"; index: string } | { type: "turnover_unavailable" } | 
+/**  A live refresh was tried and failed; the cache was used. */
+{ type: "refresh_failed"; error: string } | { type: "corrupt_rows_skipped"; count: number } | { type: "amount_missing"; count: number } | 
+/**  The last bar is older than the last closed trading day. */
+{ type: "stale"; code: string; last_bar: string; expected: string };
 
 export type DataSecret = "tushare" | "tickflow";
 
@@ -347,8 +364,8 @@ export type MarketOverview = {
 	/**  RISK_ON / NEUTRAL / RISK_OFF / CRASH / BLACK_SWAN / UNKNOWN. */
 	regime: string,
 	regime_as_of: string | null,
-	/**  Why the regime is what it is, or why it is unknown. */
-	regime_reasons: string[],
+	/**  Why the regime is what it is, or why it is unknown (worded by the page). */
+	regime_reasons: RegimeReason[],
 	breadth: Breadth,
 };
 
@@ -434,8 +451,8 @@ export type PortfolioPage = {
 	data_status: string,
 	/**  The oldest last bar among the holdings (YYYY-MM-DD). */
 	as_of: string | null,
-	/**  What the tool wants the user to know (partial market value, empty portfolio). */
-	notes: string[],
+	/**  Holdings with no bars to price them: the totals and weights cover the others. */
+	without_quotes: number,
 };
 
 /**
@@ -486,6 +503,16 @@ export type RecalledItem = {
 	/**  When it was stored, as a Beijing date (`YYYY-MM-DD`). */
 	date: string,
 };
+
+/**
+ *  Why the regime is what it is: each step of the decision with its figures. Displayed
+ *  in the reference's Chinese wording (what the model reads); the app words it itself.
+ */
+export type RegimeReason = 
+/**  No benchmark (SSE Composite) bars at all. */
+{ type: "no_benchmark_bars" } | 
+/**  No stock bars at all (the funnel had nothing to read). */
+{ type: "no_bars" } | { type: "too_few_benchmark_bars"; need: number } | { type: "bear_structure" } | { type: "bull_structure" } | { type: "neutral_structure" } | { type: "breadth_weak"; pct_above_ma20: number | null; threshold: number | null } | { type: "breadth_strong"; pct_above_ma20: number | null; threshold: number | null } | { type: "breadth_collapsed" } | { type: "index_strong_breadth_thin" } | { type: "few_stocks_up"; up_ratio_pct: number | null; threshold: number | null } | { type: "panic_confirmed" } | { type: "panic_price_only" } | { type: "panic_repair" } | { type: "panic_repair_confirmed" } | { type: "bear_rebound" };
 
 /**
  *  Everything the agent runtime tells its listeners during a turn. The same JSON goes
@@ -608,7 +635,7 @@ export type StockChart = {
 	/**  ok, stale, partial or unavailable. */
 	data_status: string,
 	stale: boolean,
-	notes: string[],
+	notes: DataNote[],
 };
 
 export type StockHit = {

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use specta::Type;
 use tauri::State;
 use wyckoff_agent::{BackgroundTaskManager, Tool};
+use wyckoff_engine::RegimeReason;
 use wyckoff_market::universe::SkipReason;
 use wyckoff_market::{Freshness, MarketData};
 use wyckoff_protocol::TaskInfo;
@@ -85,8 +86,9 @@ pub struct Breadth {
     pub pct_above_ma20: Option<f64>,
     pub up_ratio_pct: Option<f64>,
     pub median_pct_chg: Option<f64>,
-    /// Why it is unavailable (and how to get it).
-    pub reason: Option<String>,
+    /// When unavailable: the stocks a day needs for breadth to mean anything
+    /// (`sample_size` says how many there were; the page words why).
+    pub min_sample: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -95,8 +97,8 @@ pub struct MarketOverview {
     /// RISK_ON / NEUTRAL / RISK_OFF / CRASH / BLACK_SWAN / UNKNOWN.
     pub regime: String,
     pub regime_as_of: Option<String>,
-    /// Why the regime is what it is, or why it is unknown.
-    pub regime_reasons: Vec<String>,
+    /// Why the regime is what it is, or why it is unknown (worded by the page).
+    pub regime_reasons: Vec<RegimeReason>,
     pub breadth: Breadth,
 }
 
@@ -126,7 +128,7 @@ pub fn index_quote(r: &wyckoff_market::BarsResult) -> IndexQuote {
 }
 
 /// Breadth and 水温 from `get_market_overview`'s own figures.
-pub fn breadth_and_regime(v: &Value) -> (Breadth, String, Option<String>, Vec<String>) {
+pub fn breadth_and_regime(v: &Value) -> (Breadth, String, Option<String>, Vec<RegimeReason>) {
     let b = v.get("breadth").cloned().unwrap_or(Value::Null);
     let breadth = Breadth {
         available: b.get("data_status").and_then(Value::as_str) == Some("ok"),
@@ -138,21 +140,17 @@ pub fn breadth_and_regime(v: &Value) -> (Breadth, String, Option<String>, Vec<St
         pct_above_ma20: b.get("pct_above_ma20").and_then(Value::as_f64),
         up_ratio_pct: b.get("up_ratio_pct").and_then(Value::as_f64),
         median_pct_chg: b.get("median_pct_chg").and_then(Value::as_f64),
-        reason: text(&b, "reason"),
+        min_sample: b
+            .get("min_sample")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok()),
     };
     let r = v.get("market_regime").cloned().unwrap_or(Value::Null);
-    let mut reasons: Vec<String> = r
-        .get("reasons")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(str::to_owned))
-                .collect()
-        })
+    let reasons: Vec<RegimeReason> = r
+        .get("reason_codes")
+        .cloned()
+        .and_then(|codes| serde_json::from_value(codes).ok())
         .unwrap_or_default();
-    if let Some(why) = text(&r, "reason") {
-        reasons.insert(0, why);
-    }
     (
         breadth,
         text(&r, "regime").unwrap_or_else(|| "UNKNOWN".into()),

@@ -51,8 +51,8 @@ pub struct PortfolioPage {
     pub data_status: String,
     /// The oldest last bar among the holdings (YYYY-MM-DD).
     pub as_of: Option<String>,
-    /// What the tool wants the user to know (partial market value, empty portfolio).
-    pub notes: Vec<String>,
+    /// Holdings with no bars to price them: the totals and weights cover the others.
+    pub without_quotes: u32,
 }
 
 /// One edit from the page's form.
@@ -144,10 +144,6 @@ pub fn page_from(v: &Value) -> PortfolioPage {
         .get("diagnostics")
         .or_else(|| v.get("positions"))
         .and_then(Value::as_array);
-    let notes = ["message", "market_value_note"]
-        .iter()
-        .filter_map(|k| text(v, k))
-        .collect();
     PortfolioPage {
         positions: list
             .map(|l| l.iter().map(row).collect())
@@ -157,7 +153,11 @@ pub fn page_from(v: &Value) -> PortfolioPage {
         total_assets: number(v, "total_assets"),
         data_status: text(v, "data_status").unwrap_or_else(|| "unavailable".into()),
         as_of: text(v, "as_of"),
-        notes,
+        without_quotes: v
+            .get("failed_count")
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(0),
     }
 }
 

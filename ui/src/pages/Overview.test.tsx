@@ -32,8 +32,8 @@ const offline: MarketOverview = {
   indices: ["000001.SH", "399001.SZ", "399006.SZ", "000300.SH"].map((code) => ({ code, name: code, close: null, change_pct: null, date: null, data_status: "unavailable" })),
   regime: "UNKNOWN",
   regime_as_of: null,
-  regime_reasons: ["本地没有上证指数日线"],
-  breadth: { available: false, trade_date: null, sample_size: 8, pct_above_ma20: null, up_ratio_pct: null, median_pct_chg: null, reason: "样本不足" },
+  regime_reasons: [{ type: "no_benchmark_bars" }],
+  breadth: { available: false, trade_date: null, sample_size: 8, pct_above_ma20: null, up_ratio_pct: null, median_pct_chg: null, min_sample: 200 },
 };
 const status: DataStatusView = {
   stocks_cached: 8,
@@ -82,8 +82,11 @@ describe("overview", () => {
     render(<Overview onOpenStock={() => {}} onAsk={() => {}} />);
     await screen.findByText(/本地没有指数行情/);
     expect(document.getElementById("ov-indices")).toBeNull();
-    expect(document.getElementById("ov-breadth-missing")?.textContent).toContain("样本不足");
+    expect(document.getElementById("ov-breadth-missing")?.textContent).toBe(
+      "市场宽度不可用：当日只有 8 只股票有本地日线（至少需要 200 只），样本不足，不计算；联网后点“全市场同步”",
+    );
     expect(document.getElementById("ov-regime")?.dataset.regime).toBe("UNKNOWN");
+    expect(document.getElementById("ov-regime-reasons")?.textContent).toContain("本地没有上证指数日线");
     expect(document.getElementById("ov-stocks")?.textContent).toBe("8");
     expect(document.getElementById("ov-stale")?.textContent).toBe("8");
     expect(document.getElementById("ov-newest")?.textContent).toBe("2020-06-16");
@@ -114,11 +117,13 @@ describe("overview", () => {
       </LanguageContext.Provider>,
     );
     await waitFor(() => expect(document.getElementById("ov-stocks")).toBeTruthy());
-    // the backend's Chinese reasons are said in English on the English page
+    // the backend sends codes and figures; the English page words them in English
     expect(document.getElementById("ov-breadth-missing")?.textContent).toBe(
-      "Breadth unavailable: only 8 stocks have local bars that day, too few to measure; go online and use “Full-market sync”",
+      "Breadth unavailable: only 8 stocks have local bars that day (at least 200 are needed), too few to measure; go online and use “Full-market sync”",
     );
-    expect(document.getElementById("ov-regime")?.textContent).toContain("Not enough SSE Composite bars");
+    expect(document.getElementById("ov-regime-reasons")?.textContent).toBe(
+      " — No SSE Composite bars in the cache, so the regime cannot be judged; go online and use “Full-market sync”",
+    );
     await click("ov-sync-all");
     expect(document.getElementById("ov-sync-note")?.textContent).toMatch(/^Offline: no live data source/);
     await click("ov-run-screen");

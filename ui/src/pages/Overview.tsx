@@ -11,6 +11,7 @@ import ResultView from "../tasks/ResultView";
 import { upsertTask } from "../tasks/tasks";
 import { lastScreen, monthsBefore, parseNumber, pnlClass, workspaceErrorText } from "./workspaceModel";
 import { useWorkspaceText } from "./workspaceText";
+import { regimeReasonText } from "./dataNotes";
 
 // One line per field group; the shared stylesheet has no form layout of its own.
 const FIELD_STYLE = { display: "inline-flex", alignItems: "center", gap: 6, margin: "0 12px 8px 0" } as const;
@@ -65,12 +66,13 @@ function Breadth({ o }: { o: MarketOverview }) {
   const lang = useContext(LanguageContext);
   const b = o.breadth;
   if (!b.available) {
-    // The backend's reason is written in Chinese; the English page says it in its own words.
-    const why = lang === "en" ? t("ovBreadthFew", { n: b.sample_size ?? 0 }) : b.reason;
+    const sample = b.sample_size ?? 0;
+    const why =
+      sample === 0 ? t("ovBreadthNoBars") : t("ovBreadthFew", { n: sample, need: b.min_sample ?? "?" });
     return (
-      <p className="notice" id="ov-breadth-missing" title={b.reason ?? undefined}>
+      <p className="notice" id="ov-breadth-missing">
         {t("ovBreadthMissing")}
-        {why ? `${lang === "en" ? ": " : "："}${why}` : ""}
+        {`${lang === "en" ? ": " : "："}${why}`}
       </p>
     );
   }
@@ -214,10 +216,11 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
           <p id="ov-regime" data-regime={overview.regime}>
             <strong>{t("ovRegime")}</strong>: {overview.regime}
             {overview.regime_as_of ? ` · ${t("ovRegimeAsOf", { d: overview.regime_as_of })}` : ""}
-            {overview.regime === "UNKNOWN" && lang === "en" ? (
-              <span className="hint"> — {t("ovRegimeUnknown")}</span>
-            ) : (
-              overview.regime_reasons.length > 0 && <span className="hint"> — {overview.regime_reasons.join("；")}</span>
+            {overview.regime_reasons.length > 0 && (
+              <span className="hint" id="ov-regime-reasons">
+                {" — "}
+                {overview.regime_reasons.map((r) => regimeReasonText(r, lang)).join(lang === "en" ? "; " : "；")}
+              </span>
             )}
           </p>
         )}

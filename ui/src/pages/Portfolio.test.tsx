@@ -38,7 +38,7 @@ const page = (positions: PositionRow[]): PortfolioPage => ({
   total_assets: positions.length ? 17910 : null,
   data_status: "stale",
   as_of: positions.length ? "2020-06-16" : null,
-  notes: [],
+  without_quotes: 0,
 });
 
 const type = (id: string, value: string) => fireEvent.change(document.getElementById(id) as HTMLInputElement, { target: { value } });
@@ -81,7 +81,12 @@ describe("portfolio page", () => {
   });
 
   it("says a holding without a price has none instead of showing a number", async () => {
-    mocks.portfolioPage.mockResolvedValue(ok(page([row({ last: null, last_date: null, pnl_amount: null, pnl_pct: null, health: null, verdict: null, error: "无行情数据", data_status: "unavailable" })])));
+    mocks.portfolioPage.mockResolvedValue(
+      ok({
+        ...page([row({ last: null, last_date: null, pnl_amount: null, pnl_pct: null, health: null, verdict: null, error: "无行情数据", data_status: "unavailable" })]),
+        without_quotes: 1,
+      }),
+    );
     render(
       <LanguageContext.Provider value="en">
         <Portfolio onOpen={() => {}} />
@@ -91,6 +96,9 @@ describe("portfolio page", () => {
     expect(document.querySelector(".pf-last")?.textContent).toBe("no price");
     expect(document.querySelector(".pf-pnl")?.textContent).toBe("—");
     expect(document.querySelector(".pf-health")?.textContent).toBe("No market data");
+    expect(document.getElementById("pf-without-quotes")?.textContent).toBe(
+      "1 holding(s) have no local prices: total value and weights cover the others only",
+    );
   });
 
   it("shows the backend's refusal next to the form and keeps the table as it was", async () => {

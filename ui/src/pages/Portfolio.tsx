@@ -189,13 +189,11 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
           {t("pfAsOf", { d: page.as_of })}
         </p>
       )}
-      {page?.notes
-        .filter(() => rows.length > 0)
-        .map((n) => (
-          <p key={n} className="hint">
-            {n}
-          </p>
-        ))}
+      {page && page.without_quotes > 0 && (
+        <p className="hint warn" id="pf-without-quotes">
+          {t("pfWithoutQuotes", { n: page.without_quotes })}
+        </p>
+      )}
 
       <form
         className="card pf-form"

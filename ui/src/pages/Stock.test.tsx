@@ -41,7 +41,7 @@ const data: StockChart = {
   as_of: 20200103,
   data_status: "stale",
   stale: true,
-  notes: ["newest bar 2020-01-03"],
+  notes: [{ type: "stale", code: "000001", last_bar: "2020-01-03", expected: "2026-12-02" }, { type: "turnover_unavailable" }],
 };
 
 beforeEach(() => {
@@ -64,6 +64,11 @@ describe("stock page", () => {
     expect(document.getElementById("freshness")?.dataset.status).toBe("stale");
     expect(document.getElementById("as-of")?.textContent).toBe("2020-01-03");
     expect(mocks.stockChart).toHaveBeenCalledWith("000001", "day");
+    const notes = Array.from(document.querySelectorAll(".data-note")).map((n) => n.textContent);
+    expect(notes).toEqual([
+      "数据已陈旧：最新K线是 2020-01-03，而最近收盘的交易日是 2026-12-02；联网后点“同步行情”",
+      "该数据源没有换手率（不编造）",
+    ]);
   });
 
   it("explains the events in English when the app is in English", async () => {
@@ -74,6 +79,9 @@ describe("stock page", () => {
     );
     await screen.findByText(/selling climax rule/);
     expect(screen.queryByText(/恐慌抛售规则/)).toBeNull();
+    expect(document.querySelector('.data-note[data-note="stale"]')?.textContent).toBe(
+      "Data is stale: the last bar is 2020-01-03 but the last closed trading day is 2026-12-02; press Sync when online",
+    );
   });
 
   it("reloads for another period", async () => {

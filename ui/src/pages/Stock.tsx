@@ -7,6 +7,7 @@ import { LanguageContext } from "../i18n";
 import { useMarketText } from "./marketText";
 import { askText, isoDate } from "./stockModel";
 import StockSync from "./StockSync";
+import { dataNoteText } from "./dataNotes";
 
 export function marketErrorText(e: MarketCommandError | string): string {
   // IPC-level failures (bad arguments, a panic) arrive as a bare string.
@@ -189,8 +190,8 @@ export default function StockPage({ code, onAsk }: Props) {
                 {chart.stale ? t("stale") : t("fresh")} ({chart.data_status})
               </p>
               {chart.notes.map((n, i) => (
-                <p key={i} className="muted">
-                  {n}
+                <p key={i} className="muted data-note" data-note={n.type}>
+                  {dataNoteText(n, lang)}
                 </p>
               ))}
             </div>

@@ -51,7 +51,7 @@ pub use funnel::{
 };
 pub use lanes::{CandidateLane, LaneContext, candidate_lane};
 pub use phases::{Phase, WyckoffStructure, wyckoff_structure};
-pub use regime::{Breadth, MarketRegime, Regime, market_regime};
+pub use regime::{Breadth, MarketRegime, Regime, RegimeReason, market_regime};
 pub use trading_range::{TradingRange, identify_trading_range};
 pub use triggers::{L4Config, Trigger, TriggerKind, l4_triggers, structure_triggers};
 pub use universe::{Benchmarks, StockSeries, Universe, bars_as_of};

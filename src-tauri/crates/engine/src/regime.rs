@@ -83,7 +83,79 @@ pub struct MarketRegime {
     pub vol_ratio_5_20: Option<f64>,
     pub small_cap_today_pct: Option<f64>,
     pub breadth_used: bool,
-    pub reasons: Vec<String>,
+    pub reasons: Vec<RegimeReason>,
+}
+
+/// Why the regime is what it is: each step of the decision with its figures. Displayed
+/// in the reference's Chinese wording (what the model reads); the app words it itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RegimeReason {
+    /// No benchmark (SSE Composite) bars at all.
+    NoBenchmarkBars,
+    /// No stock bars at all (the funnel had nothing to read).
+    NoBars,
+    TooFewBenchmarkBars {
+        need: u32,
+    },
+    BearStructure,
+    BullStructure,
+    NeutralStructure,
+    BreadthWeak {
+        pct_above_ma20: f64,
+        threshold: f64,
+    },
+    BreadthStrong {
+        pct_above_ma20: f64,
+        threshold: f64,
+    },
+    BreadthCollapsed,
+    IndexStrongBreadthThin,
+    FewStocksUp {
+        up_ratio_pct: f64,
+        threshold: f64,
+    },
+    PanicConfirmed,
+    PanicPriceOnly,
+    PanicRepair,
+    PanicRepairConfirmed,
+    BearRebound,
+}
+
+impl std::fmt::Display for RegimeReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegimeReason::NoBenchmarkBars => f.write_str("缺少上证指数(000001.SH)K线"),
+            RegimeReason::NoBars => f.write_str("本地没有任何K线，请先同步或导入行情"),
+            RegimeReason::TooFewBenchmarkBars { need } => write!(f, "基准K线不足{need}根"),
+            RegimeReason::BearStructure => {
+                f.write_str("空头结构：收盘<MA200，MA50<MA200且MA50下行")
+            }
+            RegimeReason::BullStructure => {
+                f.write_str("多头结构：收盘>MA50>MA200且MA50上行，近3日累计不跌")
+            }
+            RegimeReason::NeutralStructure => f.write_str("结构中性"),
+            RegimeReason::BreadthWeak {
+                pct_above_ma20,
+                threshold,
+            } => write!(f, "站上MA20比例{pct_above_ma20:.0}%≤{threshold:.0}%"),
+            RegimeReason::BreadthStrong {
+                pct_above_ma20,
+                threshold,
+            } => write!(f, "站上MA20比例{pct_above_ma20:.0}%≥{threshold:.0}%"),
+            RegimeReason::BreadthCollapsed => f.write_str("站上MA20比例单日骤降"),
+            RegimeReason::IndexStrongBreadthThin => f.write_str("指数偏强但广度不足"),
+            RegimeReason::FewStocksUp {
+                up_ratio_pct,
+                threshold,
+            } => write!(f, "上涨家数占比{up_ratio_pct:.0}%≤{threshold:.0}%"),
+            RegimeReason::PanicConfirmed => f.write_str("恐慌下跌且广度/资金确认"),
+            RegimeReason::PanicPriceOnly => f.write_str("指数恐慌下跌（价格信号）"),
+            RegimeReason::PanicRepair => f.write_str("前日恐慌后今日放量修复"),
+            RegimeReason::PanicRepairConfirmed => f.write_str("恐慌修复次日确认"),
+            RegimeReason::BearRebound => f.write_str("广度转强但指数未成多头结构"),
+        }
+    }
 }
 
 /// Benchmark history needed (§15.7).
@@ -141,7 +213,9 @@ pub fn market_regime(
         reasons: Vec::new(),
     };
     if n < REGIME_MIN_BARS {
-        r.reasons.push(format!("基准K线不足{REGIME_MIN_BARS}根"));
+        r.reasons.push(RegimeReason::TooFewBenchmarkBars {
+            need: REGIME_MIN_BARS as u32,
+        });
         return r;
     }
     let close = bench[n - 1].close;
@@ -158,17 +232,15 @@ pub fn market_regime(
     };
     r.regime = match r.structure {
         Structure::Bear => {
-            r.reasons
-                .push("空头结构：收盘<MA200，MA50<MA200且MA50下行".into());
+            r.reasons.push(RegimeReason::BearStructure);
             Regime::RiskOff
         }
         Structure::Bull if r.cum3_pct.is_some_and(|c| c >= 0.0) => {
-            r.reasons
-                .push("多头结构：收盘>MA50>MA200且MA50上行，近3日累计不跌".into());
+            r.reasons.push(RegimeReason::BullStructure);
             Regime::RiskOn
         }
         _ => {
-            r.reasons.push("结构中性".into());
+            r.reasons.push(RegimeReason::NeutralStructure);
             Regime::Neutral
         }
     };
@@ -179,27 +251,33 @@ pub fn market_regime(
         let delta = b.pct_above_ma20_delta;
         if p <= BREADTH_OFF {
             r.regime = Regime::RiskOff;
-            r.reasons
-                .push(format!("站上MA20比例{p:.0}%≤{BREADTH_OFF:.0}%"));
+            r.reasons.push(RegimeReason::BreadthWeak {
+                pct_above_ma20: p,
+                threshold: BREADTH_OFF,
+            });
         } else if p >= BREADTH_ON && delta.is_none_or(|d| d >= 0.0) {
             r.regime = Regime::RiskOn;
-            r.reasons
-                .push(format!("站上MA20比例{p:.0}%≥{BREADTH_ON:.0}%"));
+            r.reasons.push(RegimeReason::BreadthStrong {
+                pct_above_ma20: p,
+                threshold: BREADTH_ON,
+            });
         } else if delta.is_some_and(|d| d <= BREADTH_DROP) {
             r.regime = Regime::RiskOff;
-            r.reasons.push("站上MA20比例单日骤降".into());
+            r.reasons.push(RegimeReason::BreadthCollapsed);
         }
         if r.regime == Regime::RiskOn && p < BREADTH_ON {
             r.regime = Regime::Caution;
-            r.reasons.push("指数偏强但广度不足".into());
+            r.reasons.push(RegimeReason::IndexStrongBreadthThin);
         }
     }
     if let Some(u) = b.up_ratio_pct {
         r.breadth_used = true;
         if u <= UP_RATIO_CAUTION && matches!(r.regime, Regime::RiskOn | Regime::Neutral) {
             r.regime = Regime::Caution;
-            r.reasons
-                .push(format!("上涨家数占比{u:.0}%≤{UP_RATIO_CAUTION:.0}%"));
+            r.reasons.push(RegimeReason::FewStocksUp {
+                up_ratio_pct: u,
+                threshold: UP_RATIO_CAUTION,
+            });
         }
     }
 
@@ -221,10 +299,10 @@ pub fn market_regime(
                 && b.money_flow_score.is_some_and(|s| s <= CRASH_UD_FLOW));
         if confirmed {
             r.regime = Regime::Crash;
-            r.reasons.push("恐慌下跌且广度/资金确认".into());
+            r.reasons.push(RegimeReason::PanicConfirmed);
         } else {
             r.regime = Regime::RiskOff;
-            r.reasons.push("指数恐慌下跌（价格信号）".into());
+            r.reasons.push(RegimeReason::PanicPriceOnly);
         }
         return r;
     }
@@ -235,7 +313,7 @@ pub fn market_regime(
         && breadth_ok(REPAIR_UP_RATIO, b.median_pct_chg.is_some_and(|m| m > 0.0))
     {
         r.regime = Regime::PanicRepair;
-        r.reasons.push("前日恐慌后今日放量修复".into());
+        r.reasons.push(RegimeReason::PanicRepair);
         return r;
     }
     // Yesterday was a repair candidate (panic two days ago, rebound yesterday), confirmed today.
@@ -245,12 +323,12 @@ pub fn market_regime(
         && breadth_ok(CONFIRM_UP_RATIO, b.median_pct_chg.is_some_and(|m| m >= 0.0))
     {
         r.regime = Regime::PanicRepairConfirmed;
-        r.reasons.push("恐慌修复次日确认".into());
+        r.reasons.push(RegimeReason::PanicRepairConfirmed);
         return r;
     }
     if r.regime == Regime::RiskOn && r.structure != Structure::Bull {
         r.regime = Regime::BearRebound;
-        r.reasons.push("广度转强但指数未成多头结构".into());
+        r.reasons.push(RegimeReason::BearRebound);
     }
     r
 }

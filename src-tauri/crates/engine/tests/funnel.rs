@@ -759,7 +759,11 @@ fn screens_the_real_bundle_on_its_newest_day() {
     // No SSE bars offline: regime unknown, no new buys, and it says why.
     assert_eq!(r.regime.regime.regime.as_str(), "UNKNOWN");
     assert!(!r.regime.new_buy_allowed);
-    assert!(r.regime.regime.reasons[0].contains("缺少上证指数"));
+    assert!(
+        r.regime.regime.reasons[0]
+            .to_string()
+            .contains("缺少上证指数")
+    );
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["regime"]["gate"], "no_new_buy");
     assert_eq!(json["data_quality"]["status"], "ok");

@@ -16,6 +16,7 @@ use crate::calendar::TradingCalendar;
 use crate::clock::{Clock, SystemClock};
 use crate::code::{CodeError, IndexCode, StockCode, Symbol};
 use crate::meta::StockInfo;
+use crate::notes::DataNote;
 use crate::portfolio::PortfolioStore;
 use crate::search::{SearchHit, StockDirectory};
 use crate::sources::eastmoney::{Eastmoney, EastmoneyConfig};
@@ -283,7 +284,7 @@ pub struct BarsResult {
     /// The newest bar a complete series would have (last closed trading day, or the
     /// requested as-of date).
     pub expected_last_date: Option<u32>,
-    pub notes: Vec<String>,
+    pub notes: Vec<DataNote>,
     pub corrupt_rows: Vec<CorruptRow>,
 }
 
@@ -291,7 +292,7 @@ pub struct BarsResult {
 pub struct MetaResult {
     pub info: Option<StockInfo>,
     pub data_status: DataStatus,
-    pub notes: Vec<String>,
+    pub notes: Vec<DataNote>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -449,22 +450,21 @@ impl MarketData {
         let Some(info) = self.stock_info(&code) else {
             return Ok(MetaResult {
                 data_status: DataStatus::Unavailable,
-                notes: vec![format!(
-                    "{} is not in the cached stock list; run `wyckoff data sync --list` when online",
-                    code.digits()
-                )],
+                notes: vec![DataNote::NotInStockList {
+                    code: code.digits().to_string(),
+                }],
                 info: None,
             });
         };
         let mut notes = Vec::new();
         if info.market_cap.is_none() {
-            notes.push("market cap unavailable (not in the cached list; not invented)".into());
+            notes.push(DataNote::MarketCapUnavailable);
         }
         if info.industry.is_none() {
-            notes.push("industry unavailable".into());
+            notes.push(DataNote::IndustryUnavailable);
         }
         if info.list_date.is_none() {
-            notes.push("listing date unknown".into());
+            notes.push(DataNote::ListingDateUnknown);
         }
         Ok(MetaResult {
             data_status: if notes.is_empty() {
@@ -518,21 +518,18 @@ impl MarketData {
                 .coverage_of(BarTable::Stocks, &symbol.key())
                 .await?;
             match (cov, as_of) {
-                (Some(c), Some(a)) => r.notes.push(format!(
-                    "no bars on or before {}; cached data for {} starts {}",
-                    crate::date::iso(a),
-                    code.digits(),
-                    crate::date::iso(c.first_date)
-                )),
-                _ => r.notes.push(format!(
-                    "no data offline for {d}; run `wyckoff data sync {d}` when online",
-                    d = code.digits()
-                )),
+                (Some(c), Some(a)) => r.notes.push(DataNote::NoBarsBefore {
+                    code: code.digits().to_string(),
+                    as_of: crate::date::iso(a),
+                    first_cached: crate::date::iso(c.first_date),
+                }),
+                _ => r.notes.push(DataNote::NoDataOffline {
+                    code: code.digits().to_string(),
+                }),
             }
         }
         if !r.bars.is_empty() && r.bars.iter().all(|b| b.turnover.is_none()) {
-            r.notes
-                .push("turnover rate unavailable from this source (not invented)".into());
+            r.notes.push(DataNote::TurnoverUnavailable);
         }
         Ok(r)
     }
@@ -563,10 +560,9 @@ impl MarketData {
             )
             .await?;
         if r.bars.is_empty() {
-            r.notes.push(format!(
-                "index data unavailable offline for {idx}; the bundled data has no index bars; \
-                 run `wyckoff data sync --index {idx}` when online"
-            ));
+            r.notes.push(DataNote::IndexUnavailableOffline {
+                index: idx.to_string(),
+            });
         }
         Ok(r)
     }
@@ -576,7 +572,7 @@ impl MarketData {
         symbol: &Symbol,
         table: BarTable,
         as_of: Option<u32>,
-        notes: &mut Vec<String>,
+        notes: &mut Vec<DataNote>,
     ) -> Result<(), MarketError> {
         let last = self.store.last_date(table, &symbol.key()).await?;
         let exp = expected_last_bar(&self.calendar, self.cfg.clock.now_shanghai(), as_of);
@@ -585,7 +581,7 @@ impl MarketData {
         }
         let out = self.sync_context().sync_symbol(symbol).await?;
         if let SyncStatus::Failed { error } = out.status {
-            notes.push(format!("live refresh failed, using cache: {error}"));
+            notes.push(DataNote::RefreshFailed { error });
         }
         Ok(())
     }
@@ -597,31 +593,28 @@ impl MarketData {
         code: String,
         name: Option<String>,
         as_of: Option<u32>,
-        mut notes: Vec<String>,
+        mut notes: Vec<DataNote>,
     ) -> Result<BarsResult, MarketError> {
         let loaded = self.store.load_bars(table, &symbol.key(), as_of).await?;
         let expected = expected_last_bar(&self.calendar, self.cfg.clock.now_shanghai(), as_of);
         let last = loaded.bars.last().map(|b| b.date);
         let fresh = freshness(last, expected);
         if !loaded.corrupt.is_empty() {
-            notes.push(format!(
-                "{} corrupt cached row(s) skipped (see corrupt_rows); re-sync to repair",
-                loaded.corrupt.len()
-            ));
+            notes.push(DataNote::CorruptRowsSkipped {
+                count: u32::try_from(loaded.corrupt.len()).unwrap_or(u32::MAX),
+            });
         }
         if loaded.amount_missing > 0 {
-            notes.push(format!(
-                "{} bar(s) have no traded amount from their source; amount is 0 there, not estimated",
-                loaded.amount_missing
-            ));
+            notes.push(DataNote::AmountMissing {
+                count: u32::try_from(loaded.amount_missing).unwrap_or(u32::MAX),
+            });
         }
         if let Freshness::Stale { last_bar, expected } = fresh {
-            notes.push(format!(
-                "data is stale: last bar {} but the last closed trading day is {}; run `wyckoff data sync {}` when online",
-                crate::date::iso(last_bar),
-                crate::date::iso(expected),
-                symbol.digits
-            ));
+            notes.push(DataNote::Stale {
+                code: symbol.digits.to_string(),
+                last_bar: crate::date::iso(last_bar),
+                expected: crate::date::iso(expected),
+            });
         }
         let data_status = if loaded.bars.is_empty() {
             DataStatus::Unavailable

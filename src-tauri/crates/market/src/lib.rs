@@ -31,6 +31,7 @@ pub mod date;
 pub mod facade;
 pub mod import;
 pub mod meta;
+pub mod notes;
 pub mod portfolio;
 pub mod ratelimit;
 pub mod sanity;
@@ -50,6 +51,7 @@ pub use facade::{
 };
 pub use import::{FileOutcome, FileStatus, ImportEvent, ImportReport};
 pub use meta::StockInfo;
+pub use notes::DataNote;
 pub use portfolio::{PortfolioError, PortfolioOp, PortfolioStore, PortfolioView, Position};
 pub use search::{SearchHit, StockDirectory};
 pub use sync::{Freshness, SyncEvent, SyncOutcome, SyncStatus};

@@ -168,7 +168,7 @@ async fn import_merges_into_cached_series_and_a_rerun_changes_nothing() {
             after
                 .notes
                 .iter()
-                .any(|n| n.contains("3 bar(s) have no traded amount")),
+                .any(|n| n.to_string().contains("3 bar(s) have no traded amount")),
             "{:?}",
             after.notes
         );

@@ -40,11 +40,15 @@ async fn bundled_bars_are_served_offline_with_status() {
     assert!(r.bars.windows(2).all(|w| w[0].date < w[1].date));
     assert_eq!(r.data_status, DataStatus::Stale, "2020 data seen in 2026");
     assert_eq!(r.expected_last_date, Some(20261201));
-    assert!(r.notes.iter().any(|n| n.contains("stale")), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.to_string().contains("stale")),
+        "{:?}",
+        r.notes
+    );
     assert!(
         r.notes
             .iter()
-            .any(|n| n.contains("turnover rate unavailable"))
+            .any(|n| n.to_string().contains("turnover rate unavailable"))
     );
     assert!(r.corrupt_rows.is_empty());
 
@@ -84,9 +88,8 @@ async fn unknown_offline_code_says_how_to_sync() {
         "name comes from the bundled list"
     );
     assert!(
-        r.notes
-            .iter()
-            .any(|n| n == "no data offline for 600519; run `wyckoff data sync 600519` when online"),
+        r.notes.iter().any(|n| n.to_string()
+            == "no data offline for 600519; run `wyckoff data sync 600519` when online"),
         "{:?}",
         r.notes
     );
@@ -107,7 +110,7 @@ async fn index_bars_are_unavailable_offline_never_invented() {
     assert!(
         r.notes
             .iter()
-            .any(|n| n.contains("index data unavailable offline"))
+            .any(|n| n.to_string().contains("index data unavailable offline"))
     );
 }
 
@@ -188,7 +191,7 @@ async fn corrupt_bars_are_reported_not_used() {
     assert!(r.bars.iter().all(|b| b.date != 20200612));
     assert_eq!(r.bars.last().unwrap().date, 20200616);
     assert_eq!(r.data_status, DataStatus::Partial);
-    assert!(r.notes.iter().any(|n| n.contains("corrupt")));
+    assert!(r.notes.iter().any(|n| n.to_string().contains("corrupt")));
 }
 
 async fn damage_series(md: &MarketData, key: &str, f: impl Fn(&mut Vec<u8>)) {
@@ -228,7 +231,7 @@ async fn a_damaged_stored_series_is_reported_and_never_used() {
             r.corrupt_rows
         );
         assert!(
-            r.notes.iter().any(|n| n.contains("corrupt")),
+            r.notes.iter().any(|n| n.to_string().contains("corrupt")),
             "{:?}",
             r.notes
         );
@@ -276,7 +279,7 @@ async fn as_of_before_history_and_metadata_notes() {
     assert!(
         r.notes
             .iter()
-            .any(|n| n.starts_with("no bars on or before 2010-01-04")),
+            .any(|n| n.to_string().starts_with("no bars on or before 2010-01-04")),
         "{:?}",
         r.notes
     );
@@ -285,7 +288,11 @@ async fn as_of_before_history_and_metadata_notes() {
     assert_eq!(info.name, "平安银行");
     assert_eq!(info.market_cap, None);
     assert_eq!(m.data_status, DataStatus::Partial);
-    assert!(m.notes.iter().any(|n| n.contains("market cap unavailable")));
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.to_string().contains("market cap unavailable"))
+    );
     let m = md.stock_meta("920001").unwrap();
     assert_eq!(m.data_status, DataStatus::Unavailable);
     assert!(m.info.is_none());
@@ -325,7 +332,9 @@ async fn bars_stored_one_row_per_bar_are_moved_into_series_on_open() {
     assert_eq!(closes, [(20240102, 1700.0), (20240103, 1710.5)]);
     assert_eq!(r.source.as_deref(), Some("eastmoney"));
     assert!(
-        r.notes.iter().any(|n| n.contains("no traded amount")),
+        r.notes
+            .iter()
+            .any(|n| n.to_string().contains("no traded amount")),
         "{:?}",
         r.notes
     );

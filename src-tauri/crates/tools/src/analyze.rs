@@ -92,7 +92,7 @@ fn unavailable(r: &BarsResult, mode: &str, as_of: Option<u32>) -> Value {
     let why = if r.notes.is_empty() {
         format!("no daily bars for {}", r.code)
     } else {
-        r.notes.join("; ")
+        wyckoff_market::notes::texts(&r.notes).join("; ")
     };
     out.insert(
         "message".into(),

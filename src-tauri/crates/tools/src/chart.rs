@@ -150,7 +150,7 @@ pub struct StockChart {
     /// ok, stale, partial or unavailable.
     pub data_status: String,
     pub stale: bool,
-    pub notes: Vec<String>,
+    pub notes: Vec<wyckoff_market::DataNote>,
 }
 
 fn status_str(s: DataStatus) -> String {
@@ -534,7 +534,7 @@ pub async fn build_chart(
         }
         return Err(ChartError::NoData {
             code: digits,
-            message: r.notes.join("; "),
+            message: wyckoff_market::notes::texts(&r.notes).join("; "),
         });
     }
     let held = md

@@ -66,7 +66,10 @@ pub fn freshness(r: &BarsResult) -> Map<String, Value> {
         "expected_last_date".into(),
         json!(r.expected_last_date.map(iso)),
     );
-    m.insert("notes".into(), json!(r.notes));
+    m.insert(
+        "notes".into(),
+        json!(wyckoff_market::notes::texts(&r.notes)),
+    );
     m
 }
 

@@ -172,6 +172,7 @@ async fn breadth_of(md: &MarketData, date: Option<u32>) -> Result<Value, ToolErr
             return Ok(json!({
                 "data_status": "unavailable",
                 "sample_size": 0,
+                "min_sample": need,
                 "reason": "本地没有个股日线，无法计算市场宽度；先运行 `wyckoff data sync --all` 或 `wyckoff data import PATH`。",
             }));
         }
@@ -192,6 +193,7 @@ async fn breadth_of(md: &MarketData, date: Option<u32>) -> Result<Value, ToolErr
             "data_status": "unavailable",
             "trade_date": result.as_of.map(iso),
             "sample_size": sample,
+            "min_sample": need,
             "reason": format!("当日只有 {sample} 只股票有本地日线（至少需要 {need} 只）；未计算，不编造。同步全市场：`wyckoff data sync --all`"),
         }),
     })

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_engine::regime::REGIME_MIN_BARS;
-use wyckoff_engine::{Bar, MarketRegime, Regime, bars_as_of, market_regime};
+use wyckoff_engine::{Bar, MarketRegime, Regime, RegimeReason, bars_as_of, market_regime};
 use wyckoff_market::MarketData;
 
 use crate::common::{iso, market_err, round};
@@ -41,7 +41,10 @@ pub fn regime_from(
         .last()
         .map(|l| bars_as_of(small, l.date))
         .filter(|s| s.last().map(|b| b.date) == bench_bars.last().map(|b| b.date));
-    let regime = market_regime(bench_bars, small_bars, None);
+    let mut regime = market_regime(bench_bars, small_bars, None);
+    if bench_bars.is_empty() {
+        regime.reasons = vec![RegimeReason::NoBenchmarkBars];
+    }
     let why = (regime.regime == Regime::Unknown).then(|| {
         if bench_bars.is_empty() {
             format!(
@@ -70,7 +73,9 @@ pub fn regime_json(r: &MarketRegime, why: Option<&str>) -> Value {
         "today_pct": r.today_pct.map(|x| round(x, 2)),
         "small_cap_today_pct": r.small_cap_today_pct.map(|x| round(x, 2)),
         "breadth_used": r.breadth_used,
-        "reasons": r.reasons,
+        // The model reads the words; the app words the codes in the user's language.
+        "reasons": r.reasons.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "reason_codes": r.reasons,
     });
     if let Some(why) = why {
         v["reason"] = json!(why);

@@ -31,16 +31,16 @@ async fn offline_overview_says_what_is_missing_instead_of_numbers() {
         assert_eq!(i.data_status, "unavailable");
     }
     assert_eq!(o.regime, "UNKNOWN");
-    assert!(!o.regime_reasons.is_empty());
-    // 8 bundled stocks are far below the breadth sample
-    assert!(!o.breadth.available);
-    assert!(
-        o.breadth
-            .reason
-            .as_deref()
-            .unwrap()
-            .contains("wyckoff data sync")
+    // No index bars offline: said as a code the page words, not as Chinese text.
+    assert_eq!(
+        o.regime_reasons,
+        [wyckoff_engine::RegimeReason::NoBenchmarkBars]
     );
+    // 8 bundled stocks are far below the breadth sample: how many, and how many it needs.
+    assert!(!o.breadth.available);
+    let sample = o.breadth.sample_size.unwrap();
+    let need = o.breadth.min_sample.unwrap();
+    assert!(sample > 0 && sample < need, "{sample} of {need}");
 }
 
 #[test]

@@ -57,7 +57,7 @@ async fn a_position_shows_its_last_bar_pnl_weight_and_diagnosis() {
     let md = offline(tmp.path()).await;
     let empty = load(&md).await.unwrap();
     assert!(empty.positions.is_empty());
-    assert!(!empty.notes.is_empty(), "the empty portfolio is said");
+    assert_eq!(empty.without_quotes, 0);
 
     let page = apply(&md, &add("000001", 1000, 12.5, "2020-01-02"))
         .await
@@ -161,4 +161,21 @@ async fn update_and_remove_go_through_the_same_path() {
     .unwrap();
     assert!(page.positions.is_empty());
     assert!(md.portfolio().view().await.unwrap().positions.is_empty());
+}
+
+#[tokio::test]
+async fn a_holding_without_bars_is_counted_not_priced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    apply(&md, &add("000001", 1000, 12.5, "2020-01-02"))
+        .await
+        .unwrap();
+    // 600519 is in the stock list but has no bars offline.
+    let page = apply(&md, &add("600519", 100, 1500.0, "2020-01-02"))
+        .await
+        .unwrap();
+    assert_eq!(page.positions.len(), 2);
+    assert_eq!(page.without_quotes, 1);
+    let unpriced = page.positions.iter().find(|p| p.code == "600519").unwrap();
+    assert_eq!(unpriced.last, None);
 }

@@ -48,7 +48,7 @@ use crate::channels::Track;
 use crate::dates::days_from_civil;
 use crate::exits::{ExitConfig, ExitSignal, exit_signal, holiday_grace_days};
 use crate::indicators::{ma, ret_pct};
-use crate::regime::{Breadth, MarketRegime, market_regime};
+use crate::regime::{Breadth, MarketRegime, RegimeReason, market_regime};
 use crate::triggers::{
     BIAS_CAP_BASE_PCT, BIAS_CAP_STAR_PCT, BIAS_CAP_TREND_PCT, L4Config, Trigger, l4_triggers,
 };
@@ -469,7 +469,7 @@ impl<'u> Funnel<'u> {
         let cfg = &self.cfg;
         let mut warnings = Vec::new();
         let Some(&newest) = self.calendar.last() else {
-            return Ok(self.empty(args, "本地没有任何K线，请先同步或导入行情"));
+            return Ok(self.empty(args, RegimeReason::NoBars));
         };
         let first = self.calendar[0];
         let requested = args.as_of.unwrap_or(newest);
@@ -960,9 +960,7 @@ impl<'u> Funnel<'u> {
         }
         let mut regime = market_regime(sse, chinext, breadth.as_ref());
         if b.sse.is_none() {
-            regime
-                .reasons
-                .insert(0, "缺少上证指数(000001.SH)K线".to_string());
+            regime.reasons.insert(0, RegimeReason::NoBenchmarkBars);
             warnings.push("缺少上证指数K线：水温为 UNKNOWN，RS 未校验".to_string());
         }
         let (gate, allowed, reason) = buy_gate(regime.regime);
@@ -1030,9 +1028,9 @@ impl<'u> Funnel<'u> {
         )
     }
 
-    fn empty(&self, args: &ScreenArgs, why: &str) -> FunnelResult {
+    fn empty(&self, args: &ScreenArgs, why: RegimeReason) -> FunnelResult {
         let mut regime = market_regime(&[], None, None);
-        regime.reasons.insert(0, why.to_string());
+        regime.reasons.insert(0, why.clone());
         let (gate, allowed, reason) = buy_gate(regime.regime);
         let status = QualityStatus::Empty;
         FunnelResult {
