@@ -33,6 +33,7 @@ pub mod regime;
 pub mod report;
 pub mod screen;
 pub mod search;
+pub mod sync;
 pub mod web_fetch;
 
 use std::future::Future;

@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -174,60 +174,6 @@ async fn offline_and_bad_codes_are_refused_before_any_request() {
     assert_eq!(steps, 0);
 }
 
-#[test]
-fn panel_progress_counts_finished_symbols() {
-    // (index, total, done) → (detail, fraction)
-    let cases = [
-        (0, 4, false, "600519 (0/4)", 0.0),
-        (0, 4, true, "600519 (1/4)", 0.25),
-        (3, 4, true, "600519 (4/4)", 1.0),
-        (0, 0, false, "600519 (0/0)", 0.0),
-    ];
-    for (index, total, done, detail, fraction) in cases {
-        let (stage, d, f) = panel_progress(&SyncProgress {
-            index,
-            total,
-            code: "600519".into(),
-            done,
-        });
-        assert_eq!(stage, "同步");
-        assert_eq!((d.as_str(), f), (detail, fraction));
-    }
-}
-
-#[test]
-fn sync_all_fails_only_when_nothing_came_through() {
-    let outcome = |code: &str, status| SyncOutcome {
-        code: code.into(),
-        status,
-        last_date: None,
-    };
-    let failed = || SyncStatus::Failed {
-        error: "timeout".into(),
-    };
-    let report = |outcomes: Vec<SyncOutcome>, updated, failed| wyckoff_market::SyncReport {
-        outcomes,
-        updated,
-        up_to_date: 0,
-        failed,
-        invalid: vec![],
-    };
-    let all_failed = sync_all_summary(&report(
-        vec![outcome("a", failed()), outcome("b", failed())],
-        0,
-        2,
-    ));
-    assert_eq!(all_failed["error"], "所有 2 个代码同步失败：timeout");
-    assert_eq!(all_failed["failures"][1]["code"], "b");
-    let partly = sync_all_summary(&report(
-        vec![outcome("a", failed()), outcome("b", SyncStatus::UpToDate)],
-        0,
-        1,
-    ));
-    assert!(partly.get("error").is_none());
-    assert_eq!(partly["failed"], 1);
-}
-
 /// The full-market sync from the overview's button: a background task of no
 /// conversation whose progress names each symbol, refused while one already runs, and
 /// cancellable (what it already fetched stays).
@@ -254,7 +200,7 @@ async fn full_market_sync_runs_as_a_cancellable_task_with_progress_by_symbol() {
     .unwrap();
     let mut events = tasks.subscribe();
     let task = start(&md, &tasks, &TaskRequest::SyncAll).await.unwrap();
-    assert_eq!(task.tool_name, SYNC_ALL);
+    assert_eq!(task.tool_name, wyckoff_tools::sync::SYNC_ALL);
     assert_eq!(task.session_id, None);
     let again = start(&md, &tasks, &TaskRequest::SyncAll).await.unwrap_err();
     assert!(matches!(again, WorkspaceError::Refused { .. }), "{again:?}");
