@@ -61,7 +61,8 @@ pub fn set_running_tasks(app: &AppHandle, running: usize, conversation: Option<&
     }
 }
 
-/// Brings the window to the front on `conversation` (the UI switches to it).
+/// Brings the window to the front on `conversation` (the UI switches to it; with none,
+/// to the overview, where user-started tasks live).
 pub fn open_conversation(app: &AppHandle, conversation: Option<&str>) {
     show_main_window(app);
     let event = OpenConversation {

@@ -14,12 +14,18 @@ const mocks = vi.hoisted(() => ({
   memoryCounts: vi.fn(),
   keyStatuses: vi.fn(),
   listTasks: vi.fn(),
+  openConversation: null as null | ((e: { payload: { conversation_id: string | null } }) => void),
 }));
 vi.mock("./bindings", () => ({
   commands: mocks,
   events: {
     settingsChanged: { listen: () => Promise.resolve(() => {}) },
-    openConversation: { listen: () => Promise.resolve(() => {}) },
+    openConversation: {
+      listen: (f: (e: { payload: { conversation_id: string | null } }) => void) => {
+        mocks.openConversation = f;
+        return Promise.resolve(() => {});
+      },
+    },
     notificationTurnEvent: { listen: () => Promise.resolve(() => {}) },
     taskChanged: { listen: () => Promise.resolve(() => {}) },
   },
@@ -131,5 +137,16 @@ describe("App", () => {
     await nav("nav-memory");
     expect(document.getElementById("memory-page")).toBeTruthy();
     expect(chat()).toBeNull();
+  });
+  it("a notification opens the task's conversation, or the overview for a task the user started there", async () => {
+    mocks.getSettings.mockResolvedValue({ settings: settings(true), problem: null, migration_notes: [] });
+    render(<App />);
+    await screen.findByText("记忆");
+    await nav("nav-memory");
+    await act(async () => mocks.openConversation?.({ payload: { conversation_id: null } }));
+    expect(document.getElementById("nav-home")?.className).toBe("active");
+    await act(async () => mocks.openConversation?.({ payload: { conversation_id: "c-1" } }));
+    expect(document.getElementById("nav-chat")?.className).toBe("active");
+    await waitFor(() => expect(mocks.loadConversation).toHaveBeenCalledWith("c-1"));
   });
 });

@@ -33,11 +33,17 @@ export default function App() {
   const [stockCode, setStockCode] = useState<string | null>(null);
   const [chatPrefill, setChatPrefill] = useState<{ text: string } | undefined>(undefined);
   const [chatShow, setChatShow] = useState<{ id: string } | undefined>(undefined);
-  // A task's notification or the tray leads to the conversation that started the task.
+  // A task's notification or the tray leads to the conversation that started the task;
+  // a task the user started from the overview (no conversation) leads back there.
   useEffect(() => {
     const unlisten = events.openConversation.listen((e) => {
-      if (e.payload.conversation_id) setChatShow({ id: e.payload.conversation_id });
-      setPage("chat");
+      const id = e.payload.conversation_id;
+      if (id) {
+        setChatShow({ id });
+        setPage("chat");
+      } else {
+        setPage("home");
+      }
     });
     return () => {
       void unlisten.then((f) => f());
