@@ -2,7 +2,9 @@
 //! (offline, bundled bars): indices and breadth said unavailable, the data status counts
 //! equal to what `MarketData::status` reports over the same bundled data, the full-market
 //! sync refused as offline, then "run screen" completes in the task panel and its result
-//! table opens, and "run backtest" over a short span shows metrics and the equity curve.
+//! table opens, "run backtest" over a short span shows metrics and the equity curve, and
+//! a CSV folder imported from the data card adds its stock to the counts (its rejected
+//! file listed with why).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -63,7 +65,13 @@ async fn open_when_done(d: &WebDriver, tool: &str) {
     click(d, By::Css(format!("{row} .task-open"))).await;
 }
 
-async fn overview_scenario(d: WebDriver, stocks: usize, stale: usize, newest: String) {
+async fn overview_scenario(
+    d: WebDriver,
+    stocks: usize,
+    stale: usize,
+    newest: String,
+    csv_dir: std::path::PathBuf,
+) {
     // No model: the overview opens first, with the pointer to Settings as a notice.
     wait_for(&d, By::Id("no-model")).await;
     wait_for(&d, By::Id("ov-indices-missing")).await;
@@ -129,6 +137,32 @@ async fn overview_scenario(d: WebDriver, stocks: usize, stale: usize, newest: St
     let points = curve.attr("points").await.unwrap().unwrap_or_default();
     assert!(points.split(' ').count() > 2, "{points}");
     shot(&d, "72-backtest-result.png").await;
+    click(&d, By::Css(".task-result-close")).await;
+    wait_gone(&d, By::Css(".task-result")).await;
+
+    // Import a folder of CSV files: one good (600519, not in the bundled bars), one broken.
+    click(&d, By::Id("ov-import")).await;
+    wait_attr(&d, By::Id("ov-import-note"), "data-ok", "false").await;
+    retype(&d, "ov-import-path", &csv_dir.display().to_string()).await;
+    click(&d, By::Id("ov-import")).await;
+    wait_attr(&d, By::Id("ov-import-note"), "data-ok", "true").await;
+    open_when_done(&d, "import_bars").await;
+    let summary = text(&d, "import-summary").await;
+    assert_eq!(summary, "导入了 1 个文件：1 只股票、2 根K线");
+    wait_for(&d, By::Css("#import-rejected li code")).await;
+    let rejected = text(&d, "import-rejected").await;
+    assert!(rejected.contains("broken.csv"), "{rejected}");
+    shot(&d, "73-import-result.png").await;
+    click(&d, By::Css(".task-result-close")).await;
+    // The data card counts the imported stock.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while text(&d, "ov-stocks").await != (stocks + 1).to_string() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the count never changed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -137,9 +171,23 @@ async fn overview_without_a_model_screens_backtests_and_says_what_is_missing() {
     let (stocks, stale, newest) = expected_status().await;
     let home = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
+    let csv = tempfile::tempdir().unwrap();
+    std::fs::write(
+        csv.path().join("moutai.csv"),
+        "date,code,open,high,low,close,volume,amount\n\
+         2020-06-15,600519,1400,1420,1390,1410,1000,1410000\n\
+         2020-06-16,600519,1410,1430,1400,1425,1200,1710000\n",
+    )
+    .unwrap();
+    std::fs::write(
+        csv.path().join("broken.csv"),
+        "date,code\nnot-a-date,600519\n",
+    )
+    .unwrap();
+    let csv_dir = csv.path().to_path_buf();
     let driver = TauriDriver::start(home.path(), xdg.path(), &[("WYCKOFF_OFFLINE", "1")]);
     run_scenario(&driver, "overview", move |d| {
-        overview_scenario(d, stocks, stale, newest)
+        overview_scenario(d, stocks, stale, newest, csv_dir)
     })
     .await;
 }

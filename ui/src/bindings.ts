@@ -94,7 +94,7 @@ export const commands = {
 	marketOverview: () => typedError<MarketOverview, WorkspaceError>(__TAURI_INVOKE("market_overview")),
 	dataStatus: () => typedError<DataStatusView, WorkspaceError>(__TAURI_INVOKE("data_status")),
 	/**
-	 *  Starts the screen, the backtest or the full-market sync as a background task (shown
+	 *  Starts the screen, the backtest, the full-market sync or a CSV import as a background task (shown
 	 *  in the task panel with progress, cancellable, notified when done).
 	 */
 	startTask: (request: TaskRequest) => typedError<TaskInfo, WorkspaceError>(__TAURI_INVOKE("start_task", { request })),
@@ -704,7 +704,9 @@ export type TaskRequest =
 /**  `run_backtest` from `start` to `end` (YYYY-MM-DD). */
 { type: "backtest"; start: string; end: string; hold_days: number; top_n: number } | 
 /**  Every listed stock and the benchmark indices from the live sources. */
-{ type: "sync_all" };
+{ type: "sync_all" } | 
+/**  Daily bars from a CSV file or a folder of them (`wyckoff data import`'s format). */
+{ type: "import"; path: string };
 
 export type TaskStatus = "running" | "completed" | "failed" | "cancelled";
 

@@ -274,6 +274,8 @@ pub enum TaskRequest {
     },
     /// Every listed stock and the benchmark indices from the live sources.
     SyncAll,
+    /// Daily bars from a CSV file or a folder of them (`wyckoff data import`'s format).
+    Import { path: String },
 }
 
 /// The tool and its arguments for a request (the sync-all tool exists only here: the
@@ -313,6 +315,24 @@ pub fn task_for(
             }
             (crate::commands::sync::sync_all_tool(md.clone()), json!({}))
         }
+        TaskRequest::Import { path } => {
+            let path = path.trim();
+            if path.is_empty() {
+                return Err(WorkspaceError::Refused {
+                    message: "give the path of a CSV file or of a folder of them".into(),
+                });
+            }
+            // Said before a task starts: a typo should not become a failed task.
+            if !std::path::Path::new(path).exists() {
+                return Err(WorkspaceError::Refused {
+                    message: format!("{path} does not exist"),
+                });
+            }
+            (
+                wyckoff_tools::sync::import_tool(md.clone()),
+                json!({ "path": path }),
+            )
+        }
     })
 }
 
@@ -327,9 +347,10 @@ pub async fn start(
         .active()
         .into_iter()
         .find(|t| t.tool_name == tool.spec().name)
-        .filter(|_| matches!(request, TaskRequest::SyncAll))
+        .filter(|_| matches!(request, TaskRequest::SyncAll | TaskRequest::Import { .. }))
     {
-        // Two whole-market syncs would only fetch everything twice.
+        // Two whole-market syncs would only fetch everything twice; two imports would
+        // write the same cache at once.
         return Err(WorkspaceError::Refused {
             message: format!(
                 "{} is already running ({})",
@@ -346,7 +367,7 @@ pub async fn start(
         })
 }
 
-/// Starts the screen, the backtest or the full-market sync as a background task (shown
+/// Starts the screen, the backtest, the full-market sync or a CSV import as a background task (shown
 /// in the task panel with progress, cancellable, notified when done).
 #[tauri::command]
 #[specta::specta]

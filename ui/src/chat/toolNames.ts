@@ -22,6 +22,9 @@ export const TOOL_DISPLAY_NAMES: Readonly<Record<string, string>> = {
   exec_command: "执行命令",
   read_file: "读取文件",
   write_file: "写入文件",
+  web_fetch: "网页抓取",
+  sync_market: "全市场同步",
+  import_bars: "导入行情 CSV",
 };
 
 const TOOL_NAMES_EN: Readonly<Record<string, string>> = {
@@ -44,6 +47,8 @@ const TOOL_NAMES_EN: Readonly<Record<string, string>> = {
   read_file: "Read file",
   write_file: "Write file",
   web_fetch: "Fetch web page",
+  sync_market: "Full-market sync",
+  import_bars: "CSV import",
 };
 
 /** The name a tool card or task shows: the runtime's (Chinese) display name, or the English

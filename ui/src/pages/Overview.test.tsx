@@ -150,4 +150,21 @@ describe("overview", () => {
     await waitFor(() => expect(document.querySelector('.screen-table tr[data-code="000001"]')).toBeTruthy());
     expect(mocks.taskResult).toHaveBeenCalledWith("bg_1_screen_stocks");
   });
+  it("imports a CSV path as a task, says a missing path inline, and counts the cache again when done", async () => {
+    mocks.startTask.mockImplementation(() => Promise.resolve(ok(task({ task_id: "bg_3_import_bars", tool_name: "import_bars", display_name: "导入行情 CSV" }))));
+    render(<Overview onOpenStock={() => {}} onAsk={() => {}} />);
+    await waitFor(() => expect(document.getElementById("ov-stocks")).toBeTruthy());
+    await click("ov-import");
+    expect(mocks.startTask).not.toHaveBeenCalled();
+    expect(document.getElementById("ov-import-note")?.textContent).toBe("请填写 CSV 文件或文件夹的路径");
+    fireEvent.change(document.getElementById("ov-import-path") as HTMLInputElement, { target: { value: "  /home/me/bars  " } });
+    await click("ov-import");
+    expect(mocks.startTask).toHaveBeenLastCalledWith({ type: "import", path: "/home/me/bars" });
+    expect(document.getElementById("ov-import-note")?.dataset.ok).toBe("true");
+    const counted = mocks.dataStatus.mock.calls.length;
+    await act(async () => {
+      listeners.task?.({ payload: { task: task({ task_id: "bg_3_import_bars", tool_name: "import_bars", status: "completed" }) } });
+    });
+    expect(mocks.dataStatus).toHaveBeenCalledTimes(counted + 1);
+  });
 });

@@ -22,7 +22,8 @@ type Props = {
 };
 
 /** The full-market sync's task (src-tauri commands/sync.rs). */
-const SYNC_TOOL = "sync_market";
+/** Tasks that change what the cache holds: the data status is counted again after them. */
+const DATA_TOOLS = ["sync_market", "import_bars"];
 
 const errText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -127,6 +128,8 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
   const [viewing, setViewing] = useState<TaskInfo | null>(null);
   const [taskNote, setTaskNote] = useState<{ ok: boolean; text: string } | null>(null);
   const [syncNote, setSyncNote] = useState<{ ok: boolean; text: string } | null>(null);
+  const [importPath, setImportPath] = useState("");
+  const [importNote, setImportNote] = useState<{ ok: boolean; text: string } | null>(null);
   const [bt, setBt] = useState({ start: "", end: "", hold: "10", top: "4" });
 
   const load = useCallback(async () => {
@@ -159,8 +162,8 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
     })();
     const unlisten = events.taskChanged.listen((e) => {
       setTasks((prev) => upsertTask(prev, e.payload.task));
-      // A finished sync changed what the cache holds: count again.
-      if (e.payload.task.tool_name === SYNC_TOOL && e.payload.task.status !== "running") void load();
+      // A finished sync or import changed what the cache holds: count again.
+      if (DATA_TOOLS.includes(e.payload.task.tool_name) && e.payload.task.status !== "running") void load();
     });
     return () => {
       live = false;
@@ -173,7 +176,7 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
       const r = await commands.startTask(request);
       if (r.status === "ok") {
         setTasks((prev) => upsertTask(prev, r.data));
-        note({ ok: true, text: request.type === "sync_all" ? t("ovSyncStarted") : t("ovStarted", { name: r.data.display_name }) });
+        note({ ok: true, text: request.type === "screen" || request.type === "backtest" ? t("ovStarted", { name: r.data.display_name }) : t("ovSyncStarted") });
       } else note({ ok: false, text: workspaceErrorText(r.error, t) });
     } catch (e) {
       note({ ok: false, text: errText(e) });
@@ -234,6 +237,25 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
           {t("ovSyncAll")}
         </button>
         {note(syncNote, "ov-sync-note")}
+        <form
+          id="ov-import-form"
+          className="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (importPath.trim() === "") return setImportNote({ ok: false, text: t("ovImportNeedPath") });
+            void start({ type: "import", path: importPath.trim() }, setImportNote);
+          }}
+        >
+          <label className="pf-field" style={{ flex: 1 }}>
+            <span>{t("ovImportPath")}</span>
+            <input id="ov-import-path" value={importPath} placeholder="/home/me/bars" spellCheck={false} onChange={(e) => setImportPath(e.target.value)} />
+          </label>
+          <button id="ov-import" type="submit">
+            {t("ovImport")}
+          </button>
+        </form>
+        <p className="hint">{t("ovImportHint")}</p>
+        {note(importNote, "ov-import-note")}
       </div>
       <div className="card">
         <h2>{t("ovTools")}</h2>

@@ -1,5 +1,6 @@
 // A finished task's result: the screen as a sortable table (a code leads to the chart or
-// to the agent), the backtest's metrics and equity curve, a report as sanitised Markdown
+// to the agent), the backtest's metrics and equity curve, a CSV import's counts and
+// rejected files, a report as sanitised Markdown
 // (rendered by the backend), anything else as JSON.
 import { useContext, useEffect, useMemo, useState } from "react";
 import { commands, type TaskInfo, type Value } from "../bindings";
@@ -85,6 +86,44 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
   );
 }
 
+type ImportOutcome = { path: string; status: "imported" | "rejected"; errors?: { line: number; message: string }[]; bad_rows?: number };
+
+/** A CSV import's counts, and each rejected file with its first problems. */
+function ImportView({ result }: { result: Value }) {
+  const lang = useContext(LanguageContext);
+  const r = result as Record<string, Value>;
+  const num = (k: string) => (typeof r[k] === "number" ? (r[k] as number) : 0);
+  const outcomes = (Array.isArray(r.outcomes) ? r.outcomes : []) as unknown as ImportOutcome[];
+  const rejected = outcomes.filter((o) => o.status === "rejected");
+  const notInList = (Array.isArray(r.not_in_stock_list) ? r.not_in_stock_list : []) as string[];
+  return (
+    <div className="import-result" id="import-result">
+      <p id="import-summary">
+        {taskText(lang, "imported", { files: num("files_imported"), stocks: num("stocks"), bars: num("bars") })}
+      </p>
+      {num("files_rejected") > 0 && (
+        <div className="warning" id="import-rejected">
+          {taskText(lang, "rejectedFiles", { n: num("files_rejected") })}
+          <ul>
+            {rejected.map((o) => (
+              <li key={o.path} data-path={o.path}>
+                <code>{o.path}</code>
+                {(o.errors ?? []).slice(0, 3).map((e) => (
+                  <div key={e.line} className="hint">
+                    {taskText(lang, "line", { n: e.line })}: {e.message}
+                  </div>
+                ))}
+              </li>
+            ))}
+          </ul>
+          {num("bad_rows") > 0 && <div className="hint">{taskText(lang, "badRowsSkipped", { n: num("bad_rows") })}</div>}
+        </div>
+      )}
+      {notInList.length > 0 && <p className="hint">{taskText(lang, "notInList", { n: notInList.length, codes: notInList.slice(0, 20).join(", ") })}</p>}
+    </div>
+  );
+}
+
 function BacktestView({ result }: { result: Value }) {
   const lang = useContext(LanguageContext);
   const r = result as Record<string, Value>;
@@ -155,6 +194,7 @@ export default function ResultView({ task, onClose, onAsk, onOpenStock }: Props)
   else if (result === null) body = <p>{taskText(lang, "noResult")}</p>;
   else if (task.tool_name === "screen_stocks") body = <ScreenTable result={result} onAsk={onAsk} onOpenStock={onOpenStock} />;
   else if (task.tool_name === "run_backtest") body = <BacktestView result={result} />;
+  else if (task.tool_name === "import_bars") body = <ImportView result={result} />;
   else {
     const text = reportText(result);
     body = text !== null ? <ReportView text={text} /> : <pre className="json">{JSON.stringify(result, null, 2)}</pre>;

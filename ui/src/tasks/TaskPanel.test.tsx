@@ -115,4 +115,30 @@ describe("TaskPanel", () => {
     expect(row.textContent).toContain("✗");
     expect(row.textContent).toContain("interrupted by restart");
   });
+  it("a finished CSV import shows its counts and each rejected file with its first problems", async () => {
+    const done: TaskInfo = { ...running, task_id: "bg_2_import_bars", tool_name: "import_bars", display_name: "导入行情 CSV", status: "completed", finished_at: new Date().toISOString() };
+    mocks.listTasks.mockResolvedValue(ok([done]));
+    mocks.taskResult.mockResolvedValue(
+      ok({
+        files: 2,
+        files_imported: 1,
+        files_rejected: 1,
+        stocks: 1,
+        bars: 2,
+        bad_rows: 1,
+        not_in_stock_list: [],
+        outcomes: [
+          { path: "/d/moutai.csv", status: "imported", stocks: 1, bars: 2 },
+          { path: "/d/broken.csv", status: "rejected", errors: [{ line: 2, message: "bad date 'not-a-date'" }], bad_rows: 1 },
+        ],
+      }),
+    );
+    render(<TaskPanel onAsk={() => {}} onOpenStock={() => {}} />);
+    fireEvent.click(await screen.findByText("查看结果"));
+    await waitFor(() => expect(document.getElementById("import-summary")).toBeTruthy());
+    expect(document.getElementById("import-summary")?.textContent).toBe("导入了 1 个文件：1 只股票、2 根K线");
+    const bad = document.querySelector("#import-rejected li[data-path='/d/broken.csv']") as HTMLElement;
+    expect(bad.textContent).toContain("第 2 行: bad date 'not-a-date'");
+    expect(document.querySelector("#import-rejected li[data-path='/d/moutai.csv']")).toBeNull();
+  });
 });

@@ -31,6 +31,11 @@ const zh = {
   benchmark: "基准",
   collapse: "收起",
   expand: "展开",
+  imported: "导入了 {files} 个文件：{stocks} 只股票、{bars} 根K线",
+  rejectedFiles: "{n} 个文件未导入（其中的数据一条也没有写入）：",
+  badRowsSkipped: "另有 {n} 行数据有误",
+  notInList: "{n} 个代码不在本地股票列表中（联网同步列表后会显示名称）：{codes}",
+  line: "第 {n} 行",
 };
 
 const en: typeof zh = {
@@ -63,6 +68,11 @@ const en: typeof zh = {
   benchmark: "Benchmark",
   collapse: "Collapse",
   expand: "Expand",
+  imported: "Imported {files} file(s): {stocks} stock(s), {bars} bars",
+  rejectedFiles: "{n} file(s) not imported (nothing from them was written):",
+  badRowsSkipped: "{n} bad row(s) in all",
+  notInList: "{n} code(s) are not in the cached stock list (their names appear after a list sync): {codes}",
+  line: "line {n}",
 };
 
 export type TaskTextKey = keyof typeof zh;

@@ -1,7 +1,9 @@
-//! The whole-market sync as a background tool (the overview's button starts it; the
-//! model is never given it): every benchmark index and every listed stock, progress by
-//! symbol in the task panel, cancellable between symbols (what was fetched stays).
+//! The data tasks the overview's buttons start as background tools (the model is never
+//! given them): the whole-market sync — every benchmark index and every listed stock,
+//! progress by symbol, cancellable between symbols (what was fetched stays) — and the CSV
+//! import of a file or folder, progress by file.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -9,10 +11,14 @@ use serde_json::{Value, json};
 use specta::Type;
 use wyckoff_agent::{FnTool, Tool, ToolError, ToolSpec, report_progress};
 use wyckoff_market::facade::{SyncReport, SyncTarget};
-use wyckoff_market::{MarketData, SyncEvent, SyncStatus};
+use wyckoff_market::{ImportEvent, ImportReport, MarketData, SyncEvent, SyncStatus};
 
 pub const SYNC_ALL: &str = "sync_market";
 pub const SYNC_ALL_DISPLAY: &str = "全市场同步";
+pub const IMPORT: &str = "import_bars";
+pub const IMPORT_DISPLAY: &str = "导入行情 CSV";
+/// File outcomes listed in the import result (the rest are counted).
+const FILES_LISTED: usize = 50;
 /// Failed codes listed in the sync-all result (the rest are counted).
 const FAILURES_LISTED: usize = 20;
 
@@ -112,6 +118,89 @@ pub fn sync_all_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
                     .await
                     .map_err(|e| ToolError::Failed(e.to_string()))?;
                 Ok(sync_all_summary(&report))
+            }
+        },
+    ))
+}
+
+/// The import's result: the report with its file list cut to [`FILES_LISTED`]; an error
+/// when no file could be imported (the task then reads failed, with the first reason).
+pub fn import_summary(report: &ImportReport) -> Value {
+    let mut v = json!({
+        "files": report.files,
+        "files_imported": report.files_imported,
+        "files_rejected": report.files_rejected,
+        "stocks": report.stocks,
+        "bars": report.bars,
+        "bad_rows": report.bad_rows,
+        "not_in_stock_list": report.not_in_stock_list,
+        "outcomes": report.outcomes.iter().take(FILES_LISTED).collect::<Vec<_>>(),
+    });
+    if report.files > 0 && report.files_imported == 0 {
+        let first = report
+            .outcomes
+            .iter()
+            .find_map(|o| match &o.status {
+                wyckoff_market::FileStatus::Rejected { errors, .. } => errors
+                    .first()
+                    .map(|e| format!("{} line {}: {}", o.path, e.line, e.message)),
+                wyckoff_market::FileStatus::Imported { .. } => None,
+            })
+            .unwrap_or_default();
+        v["error"] = json!(format!(
+            "none of the {} file(s) could be imported; {first}",
+            report.files
+        ));
+    }
+    v
+}
+
+/// Imports a CSV file or a folder of them (the format `wyckoff data import` reads) as a
+/// background tool with progress by file.
+pub fn import_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
+    Arc::new(FnTool::new(
+        ToolSpec::new(IMPORT, IMPORT_DISPLAY).background(),
+        "把本地 CSV 日线（文件或文件夹）导入行情缓存",
+        json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+            "additionalProperties": false
+        }),
+        move |args, _ctx| {
+            let md = md.clone();
+            async move {
+                let path = args
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from)
+                    .ok_or_else(|| {
+                        ToolError::InvalidArgs("path must be a file or folder".into())
+                    })?;
+                let report = md
+                    .import_csv(&path, &mut |e: ImportEvent| match e {
+                        ImportEvent::FileDone {
+                            index,
+                            total,
+                            outcome,
+                        } => {
+                            let done = index + 1;
+                            let name = std::path::Path::new(&outcome.path)
+                                .file_name()
+                                .map(|n| n.to_string_lossy().into_owned())
+                                .unwrap_or(outcome.path);
+                            report_progress(
+                                "导入",
+                                &format!("{name} ({done}/{total})"),
+                                Some(done as f32 / total.max(1) as f32),
+                            );
+                        }
+                    })
+                    .await
+                    .map_err(|e| ToolError::Failed(e.to_string()))?;
+                Ok(import_summary(&report))
             }
         },
     ))

@@ -145,3 +145,91 @@ async fn full_market_sync_offline_is_refused_before_a_task_starts() {
     assert!(matches!(err, WorkspaceError::Offline), "{err:?}");
     assert!(tasks.list().is_empty(), "no task was started");
 }
+
+#[tokio::test]
+async fn a_csv_import_runs_as_a_task_and_the_cache_counts_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    let tasks = BackgroundTaskManager::with_pool(md.pool().clone(), Arc::new(SystemClock), None)
+        .await
+        .unwrap();
+    let before = build_data_status(&md).await.unwrap().stocks_cached;
+
+    let csv = tempfile::tempdir().unwrap();
+    std::fs::write(
+        csv.path().join("moutai.csv"),
+        "date,code,open,high,low,close,volume,amount\n\
+         2024-01-02,600519,1700,1720,1690,1710,1000,1700000\n\
+         2024-01-03,600519,1710,1730,1700,1725,1200,2000000\n",
+    )
+    .unwrap();
+    std::fs::write(
+        csv.path().join("broken.csv"),
+        "date,code\nnot-a-date,600519\n",
+    )
+    .unwrap();
+    let path = csv.path().display().to_string();
+    let task = start(&md, &tasks, &TaskRequest::Import { path })
+        .await
+        .unwrap();
+    assert_eq!(task.tool_name, wyckoff_tools::sync::IMPORT);
+    let done = tasks
+        .wait_for(&task.task_id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(done.status, TaskStatus::Completed, "{:?}", done.error);
+    let result = done.result.unwrap();
+    assert_eq!(
+        (
+            result["files_imported"].as_u64(),
+            result["files_rejected"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{result}"
+    );
+    assert_eq!(result["bars"], 2);
+    assert_eq!(
+        build_data_status(&md).await.unwrap().stocks_cached,
+        before + 1
+    );
+
+    // Only broken files: the task fails and says why, naming the file.
+    let bad = tempfile::tempdir().unwrap();
+    std::fs::write(
+        bad.path().join("broken.csv"),
+        "date,code\nnot-a-date,600519\n",
+    )
+    .unwrap();
+    let task = start(
+        &md,
+        &tasks,
+        &TaskRequest::Import {
+            path: bad.path().display().to_string(),
+        },
+    )
+    .await
+    .unwrap();
+    let done = tasks
+        .wait_for(&task.task_id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(done.status, TaskStatus::Failed);
+    assert!(done.error.unwrap().contains("broken.csv"));
+
+    // A path that does not exist is refused before any task starts.
+    let n = tasks.list().len();
+    let err = start(
+        &md,
+        &tasks,
+        &TaskRequest::Import {
+            path: "/no/such/folder".into(),
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("/no/such/folder does not exist"),
+        "{err}"
+    );
+    assert_eq!(tasks.list().len(), n);
+}
