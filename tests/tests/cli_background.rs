@@ -70,16 +70,6 @@ fn run_wyckoff(home: &Path, base_url: &str, extra: &[&str], prompt: &str) -> Run
     }
 }
 
-fn tool_call(id: &str, name: &str, args: Value) -> wyckoff_mock_vendor::Response {
-    OpenAiStream::new()
-        .role()
-        .tool_call(0, id, name, &[args.to_string()])
-        .finish("tool_calls")
-        .usage(20, 5, 0)
-        .done()
-        .response()
-}
-
 fn text(t: &str) -> wyckoff_mock_vendor::Response {
     OpenAiStream::text_response(&[t])
 }
@@ -90,10 +80,10 @@ async fn a_background_report_shows_progress_then_its_completion_is_answered() {
     // response, so both get the same text; the order of the rest is fixed.
     let script = Script {
         openai: vec![
-            tool_call(
+            OpenAiStream::tool_call_response(
                 "call_report",
                 "generate_ai_report",
-                json!({"stock_codes": ["000001"]}),
+                &json!({"stock_codes": ["000001"]}),
             ),
             text("已提交。"),
             text("已提交。"),
@@ -181,10 +171,10 @@ async fn a_background_report_shows_progress_then_its_completion_is_answered() {
 async fn a_background_backtest_reports_its_days_and_the_model_answers_its_completion() {
     let script = Script {
         openai: vec![
-            tool_call(
+            OpenAiStream::tool_call_response(
                 "call_bt",
                 "run_backtest",
-                json!({"start": "2019-12-01", "end": "2020-03-31", "hold_days": 20, "top_n": 4, "stop_loss_pct": -15}),
+                &json!({"start": "2019-12-01", "end": "2020-03-31", "hold_days": 20, "top_n": 4, "stop_loss_pct": -15}),
             ),
             text("回测已在后台运行。"),
             text("回测完成：6 笔交易。"),

@@ -12,17 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route, Script};
-
-fn tool_call(id: &str, name: &str, args: Value) -> Response {
-    OpenAiStream::new()
-        .role()
-        .tool_call(0, id, name, &[args.to_string()])
-        .finish("tool_calls")
-        .usage(30, 6, 0)
-        .done()
-        .response()
-}
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route, Script};
 
 fn run(home: &Path, base: &str, prompt: &str) -> (Option<i32>, Vec<Value>, String) {
     let out = Command::new(wyckoff_e2e::binary("wyckoff"))
@@ -61,19 +51,19 @@ async fn a_delegation_refuses_a_forbidden_tool_runs_an_allowed_one_and_returns_a
     let script = Script {
         openai: vec![
             // parent: delegate
-            tool_call(
+            OpenAiStream::tool_call_response(
                 "call_d",
                 "delegate_to_research",
-                json!({"task": "看看 000001 的量价结构", "context": "用户关心平安银行"}),
+                &json!({"task": "看看 000001 的量价结构", "context": "用户关心平安银行"}),
             ),
             // sub-agent: a tool research may not use
-            tool_call(
+            OpenAiStream::tool_call_response(
                 "call_x",
                 "update_portfolio",
-                json!({"action": "remove", "code": "000001"}),
+                &json!({"action": "remove", "code": "000001"}),
             ),
             // sub-agent: an allowed one
-            tool_call("call_a", "analyze_stock", json!({"code": "000001"})),
+            OpenAiStream::tool_call_response("call_a", "analyze_stock", &json!({"code": "000001"})),
             // sub-agent: its answer
             OpenAiStream::text_response(&["000001 处于下跌通道，数据截至 2020-06-16。"]),
             // parent: the final answer

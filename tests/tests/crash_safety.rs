@@ -137,15 +137,6 @@ fn stalled_text(first: &str) -> Response {
         .stall_after(2)
 }
 
-fn tool_call(id: &str, name: &str, args: Value) -> Response {
-    OpenAiStream::new()
-        .role()
-        .tool_call(0, id, name, &[args.to_string()])
-        .finish("tool_calls")
-        .done()
-        .response()
-}
-
 async fn server(responses: Vec<Response>) -> (MockServer, String) {
     let s = MockServer::start_with(
         Script {
@@ -207,10 +198,10 @@ async fn killed_while_streaming_then_resumed() {
 async fn killed_during_a_background_task_which_is_then_marked_interrupted() {
     // The task's own model call and the turn's next round both stall.
     let (_server, url) = server(vec![
-        tool_call(
+        OpenAiStream::tool_call_response(
             "call_r",
             "generate_ai_report",
-            json!({"stock_codes": ["000001"]}),
+            &json!({"stock_codes": ["000001"]}),
         ),
         stalled_text("…"),
         stalled_text("…"),
@@ -290,10 +281,10 @@ async fn two_runs_on_one_home_at_once_leave_each_other_alone() {
     // second must neither fail on a locked database nor mark the first's live turn or
     // task interrupted.
     let (server, url) = server(vec![
-        tool_call(
+        OpenAiStream::tool_call_response(
             "call_r",
             "generate_ai_report",
-            json!({"stock_codes": ["000001"]}),
+            &json!({"stock_codes": ["000001"]}),
         ),
         stalled_text("…"),
         stalled_text("…"),
@@ -665,7 +656,11 @@ async fn killed_during_a_bar_import_leaves_each_series_old_or_whole() {
 async fn killed_during_a_tool_then_resumed_with_every_call_answered() {
     // The tool outlives the kill only briefly: a short sleep, so nothing lingers.
     let (server, url) = server(vec![
-        tool_call("call_sleep", "exec_command", json!({"command": "sleep 5"})),
+        OpenAiStream::tool_call_response(
+            "call_sleep",
+            "exec_command",
+            &json!({"command": "sleep 5"}),
+        ),
         OpenAiStream::text_response(&["上次的命令被中断了，我们继续。"]),
     ])
     .await;
@@ -726,10 +721,10 @@ async fn killed_during_a_tool_then_resumed_with_every_call_answered() {
 async fn killed_after_a_portfolio_write_keeps_the_row() {
     // The model adds a position (approved), then its next round streams and stalls.
     let (_server, url) = server(vec![
-        tool_call(
+        OpenAiStream::tool_call_response(
             "call_add",
             "update_portfolio",
-            json!({"action": "add", "code": "000001", "shares": 1000,
+            &json!({"action": "add", "code": "000001", "shares": 1000,
                    "cost_price": 12.5, "buy_dt": "2024-01-02"}),
         ),
         stalled_text("已记下"),

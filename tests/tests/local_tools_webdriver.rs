@@ -15,16 +15,6 @@ use wyckoff_e2e::webdriver::{
 };
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
-fn tool_call(id: &str, name: &str, args: serde_json::Value) -> wyckoff_mock_vendor::Response {
-    OpenAiStream::new()
-        .role()
-        .tool_call(0, id, name, &[args.to_string()])
-        .finish("tool_calls")
-        .usage(900, 20, 0)
-        .done()
-        .response()
-}
-
 async fn folders_diffs_and_commands(
     d: WebDriver,
     home: std::path::PathBuf,
@@ -108,10 +98,10 @@ async fn local_tools_show_what_they_will_do_before_asking() {
     let research_dir = research.path().canonicalize().unwrap();
     std::fs::write(research_dir.join("plan.md"), "a\nb\nc\n").unwrap();
     let write = || {
-        tool_call(
+        OpenAiStream::tool_call_response(
             "call_write",
             "write_file",
-            json!({"path": research_dir.join("plan.md"), "content": "a\nB\nc\n"}),
+            &json!({"path": research_dir.join("plan.md"), "content": "a\nB\nc\n"}),
         )
     };
     let server = MockServer::start().await.unwrap();
@@ -121,10 +111,10 @@ async fn local_tools_show_what_they_will_do_before_asking() {
     server.push(Route::Openai, OpenAiStream::text_response(&["已修改。"]));
     server.push(
         Route::Openai,
-        tool_call(
+        OpenAiStream::tool_call_response(
             "call_exec",
             "exec_command",
-            json!({"command": "ls -la && touch ran-marker"}),
+            &json!({"command": "ls -la && touch ran-marker"}),
         ),
     );
     server.push(

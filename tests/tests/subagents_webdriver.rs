@@ -7,26 +7,16 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use thirtyfour::prelude::*;
 use wyckoff_e2e::webdriver::{
     TauriDriver, mock_model_settings, run_scenario, send, shot, wait_attr, wait_for,
     wait_for_answer,
 };
-use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route};
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
 /// Only the research sub-agent's requests carry its system prompt.
 const SUB: &str = "投研团队中的研究员";
-
-fn tool_call(id: &str, name: &str, args: Value) -> Response {
-    OpenAiStream::new()
-        .role()
-        .tool_call(0, id, name, &[args.to_string()])
-        .finish("tool_calls")
-        .usage(500, 20, 0)
-        .done()
-        .response()
-}
 
 async fn pane_scenario(d: WebDriver, server: Arc<MockServer>) {
     let d = &d;
@@ -70,16 +60,17 @@ async fn a_sub_agent_pane_fills_while_it_works_then_shows_its_status() {
     let server = Arc::new(MockServer::start().await.unwrap());
     server.push(
         Route::Openai,
-        tool_call(
+        OpenAiStream::tool_call_response(
             "call_d",
             "delegate_to_research",
-            json!({"task": "研究任务：000001 的量价结构"}),
+            &json!({"task": "研究任务：000001 的量价结构"}),
         )
         .when_body_contains("让研究员看看"),
     );
     server.push(
         Route::Openai,
-        tool_call("call_a", "analyze_stock", json!({"code": "000001"})).when_body_contains(SUB),
+        OpenAiStream::tool_call_response("call_a", "analyze_stock", &json!({"code": "000001"}))
+            .when_body_contains(SUB),
     );
     server.push(
         Route::Openai,

@@ -12,23 +12,13 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use thirtyfour::prelude::*;
 use wyckoff_e2e::webdriver::{
     TauriDriver, click, mock_model_settings, run_scenario, send, shot, wait_attr, wait_for,
     wait_for_answer,
 };
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route};
-
-fn tool_call(id: &str, name: &str, args: Value) -> Response {
-    OpenAiStream::new()
-        .role()
-        .tool_call(0, id, name, &[args.to_string()])
-        .finish("tool_calls")
-        .usage(800, 20, 0)
-        .done()
-        .response()
-}
 
 fn text(t: &str) -> Response {
     OpenAiStream::text_response(&[t])
@@ -140,7 +130,7 @@ async fn background_tasks_show_in_the_panel_while_the_chat_goes_on() {
     // background task's own model call may arrive in either order.
     let push = |r: Response| server.push(Route::Openai, r);
     push(
-        tool_call("c_scr", "screen_stocks", json!({"as_of": "2019-01-31"}))
+        OpenAiStream::tool_call_response("c_scr", "screen_stocks", &json!({"as_of": "2019-01-31"}))
             .when_body_contains("扫描全市场"),
     );
     push(text("筛选已提交。").when_body_contains("全市场扫描已提交后台执行"));
@@ -148,10 +138,10 @@ async fn background_tasks_show_in_the_panel_while_the_chat_goes_on() {
         text("筛选结果已读：1 只候选。").when_body_contains("<tool-name>screen_stocks</tool-name>"),
     );
     push(
-        tool_call(
+        OpenAiStream::tool_call_response(
             "c_rep",
             "generate_ai_report",
-            json!({"stock_codes": ["000001"]}),
+            &json!({"stock_codes": ["000001"]}),
         )
         .when_body_contains("给 000001 生成研报"),
     );
@@ -164,10 +154,10 @@ async fn background_tasks_show_in_the_panel_while_the_chat_goes_on() {
     push(text("第二个问题的回答。").when_body_contains("第二个问题"));
     push(text("研报读完了。").when_body_contains("<tool-name>generate_ai_report</tool-name>"));
     push(
-        tool_call(
+        OpenAiStream::tool_call_response(
             "c_rep2",
             "generate_ai_report",
-            json!({"stock_codes": ["000001"]}),
+            &json!({"stock_codes": ["000001"]}),
         )
         .when_body_contains("再给 000001"),
     );

@@ -165,6 +165,18 @@ impl OpenAiStream {
         Response::stream(self.events)
     }
 
+    /// One tool call in one piece: role, the call, `tool_calls`, usage (30 in, 6 out),
+    /// `[DONE]`.
+    pub fn tool_call_response(id: &str, name: &str, args: &serde_json::Value) -> Response {
+        OpenAiStream::new()
+            .role()
+            .tool_call(0, id, name, &[args.to_string()])
+            .finish("tool_calls")
+            .usage(30, 6, 0)
+            .done()
+            .response()
+    }
+
     /// A complete plain answer: role, text pieces, stop, usage, `[DONE]`.
     pub fn text_response<S: AsRef<str>>(parts: &[S]) -> Response {
         OpenAiStream::new()
