@@ -74,6 +74,9 @@ describe("toolNames", () => {
       exec_command: "执行命令",
       read_file: "读取文件",
       write_file: "写入文件",
+      web_fetch: "网页抓取",
+      sync_market: "全市场同步",
+      import_bars: "导入行情 CSV",
     });
     expect(toolDisplayName("toString")).toBe("toString");
   });
