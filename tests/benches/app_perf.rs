@@ -110,6 +110,10 @@ async fn measure(d: WebDriver, launched: Instant) -> Vec<String> {
         nav_ms.json()
     ));
 
+    // A person's first click comes a moment after the window is up; by then the chart
+    // warm-up (400 ms after start) has run. A click inside that moment shares the CPU
+    // with it.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let mut drawn = Vec::new();
     for _ in 0..OPENS {
         for code in [CODE, "000001"] {
@@ -134,7 +138,7 @@ async fn measure(d: WebDriver, launched: Instant) -> Vec<String> {
     let first = drawn[0];
     drawn.sort_unstable();
     lines.push(format!(
-        "stock page, {BARS} bars, click → drawn (page clock), {OPENS} opens: first {} ms (IPC {} ms), then median {} ms (IPC {} ms), max {} ms",
+        "stock page, {BARS} bars, click → drawn (page clock), 2 s after start, {OPENS} opens: first {} ms (IPC {} ms), then median {} ms (IPC {} ms), max {} ms",
         first.0,
         first.1,
         drawn[drawn.len() / 2].0,

@@ -14,6 +14,7 @@ import { marketText } from "./pages/marketText";
 import TaskPanel from "./tasks/TaskPanel";
 import { OpenStockContext } from "./chat/stockLinks";
 import ShortcutsOverlay from "./components/ShortcutsOverlay";
+import { ChartWarmUp } from "./components/StockChart";
 
 type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio";
 
@@ -150,7 +151,8 @@ export default function App() {
             {page === "settings" && <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />}
           </main>
           <ShortcutsOverlay />
-        <TaskPanel
+          <ChartWarmUp />
+          <TaskPanel
             onAsk={(text) => {
               setChatPrefill({ text });
               setPage("chat");
