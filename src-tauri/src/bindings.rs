@@ -3,7 +3,7 @@
 use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
-    app, chat, keys, markdown, market, memory, overview, portfolio, settings, sync, tasks,
+    app, chat, keys, markdown, market, memory, overview, portfolio, settings, skills, sync, tasks,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -49,6 +49,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             overview::data_status,
             overview::start_task,
             sync::sync_stock,
+            skills::list_skills,
+            skills::open_skills_folder,
         ])
         .events(collect_events![
             settings::SettingsChanged,

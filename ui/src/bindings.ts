@@ -100,6 +100,13 @@ export const commands = {
 	startTask: (request: TaskRequest) => typedError<TaskInfo, WorkspaceError>(__TAURI_INVOKE("start_task", { request })),
 	/**  Syncs the stock shown on its page; progress goes out over `on_progress`. */
 	syncStock: (code: string, onProgress: Channel<SyncProgress>) => typedError<StockSyncResult, WorkspaceError>(__TAURI_INVOKE("sync_stock", { code, onProgress })),
+	/**  The skills in effect now (a changed file is read again). */
+	listSkills: () => typedError<SkillsView, ChatError>(__TAURI_INVOKE("list_skills")),
+	/**
+	 *  Creates the skills folder if needed and opens it in the file manager. The folder's
+	 *  path comes back either way, so the page can show it when no file manager answers.
+	 */
+	openSkillsFolder: () => typedError<string, ChatError>(__TAURI_INVOKE("open_skills_folder")),
 };
 
 /** Events */
@@ -209,7 +216,9 @@ export type ChatError =
 /**  No model is configured (or its key is missing): the UI leads to Settings. */
 { type: "setup"; message: string } | 
 /**  A turn is already running in this conversation. */
-{ type: "busy" } | { type: "not_found"; message: string } | { type: "other"; message: string };
+{ type: "busy" } | { type: "not_found"; message: string } | 
+/**  `/word` names no skill: nothing was stored or sent. */
+{ type: "unknown_skill"; message: string } | { type: "other"; message: string };
 
 export type ConnectionFailed = {
 	/**
@@ -301,6 +310,8 @@ export type HistoryMessage = {
 	message: Message,
 	/**  Written during a turn that never finished (the app stopped mid-turn). */
 	interrupted: boolean,
+	/**  A user message a skill expanded: what was typed (shown) and the skill. */
+	skill: SkillUse | null,
 };
 
 export type HoldingLines = {
@@ -616,6 +627,38 @@ export type SettingsView = {
 	problem: string | null,
 	/**  What a migration changed when the file was loaded. */
 	migration_notes: string[],
+};
+
+export type SkillOrigin = { type: "builtin" } | { type: "user"; path: string };
+
+/**
+ *  A user message a skill wrote: what the user typed and which skill expanded it. Stored
+ *  beside the message (whose content is the expansion the model got), so a reopened
+ *  conversation shows what was typed.
+ */
+export type SkillUse = {
+	name: string,
+	/**  A built-in skill rather than a file in the skills folder. */
+	builtin: boolean,
+	typed: string,
+};
+
+export type SkillView = {
+	name: string,
+	description: string,
+	origin: SkillOrigin,
+};
+
+export type SkillWarningView = {
+	path: string,
+	message: string,
+};
+
+export type SkillsView = {
+	/**  The folder user skills are read from (`$WYCKOFF_HOME/skills`). */
+	dir: string,
+	skills: SkillView[],
+	warnings: SkillWarningView[],
 };
 
 export type StockChart = {

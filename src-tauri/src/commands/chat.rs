@@ -29,6 +29,10 @@ pub enum ChatError {
     NotFound {
         message: String,
     },
+    /// `/word` names no skill: nothing was stored or sent.
+    UnknownSkill {
+        message: String,
+    },
     Other {
         message: String,
     },
@@ -43,6 +47,7 @@ impl From<SessionError> for ChatError {
             | SessionError::MissingKey { .. }
             | SessionError::UnknownProvider { .. } => ChatError::Setup { message },
             SessionError::SessionNotFound(_) => ChatError::NotFound { message },
+            SessionError::Skill(_) => ChatError::UnknownSkill { message },
             _ => ChatError::Other { message },
         }
     }
@@ -89,6 +94,14 @@ pub async fn start_turn(
     on_event: Channel<RuntimeEvent>,
 ) -> Result<TurnStarted, ChatError> {
     let services = services(&state, &chat).await?;
+    // Refused before a conversation is made for it (the turn expands it again).
+    services
+        .skills()
+        .current()
+        .expand(&text)
+        .map_err(|e| ChatError::UnknownSkill {
+            message: e.to_string(),
+        })?;
     let (id, open) = chat.session(&services, conversation_id.as_deref()).await?;
     let token = CancellationToken::new();
     let Some(turn) = chat.begin(&id, token.clone()) else {
@@ -386,6 +399,8 @@ pub struct HistoryMessage {
     pub message: Message,
     /// Written during a turn that never finished (the app stopped mid-turn).
     pub interrupted: bool,
+    /// A user message a skill expanded: what was typed (shown) and the skill.
+    pub skill: Option<wyckoff_protocol::SkillUse>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -425,6 +440,7 @@ pub async fn load_conversation(
             .into_iter()
             .map(|m| HistoryMessage {
                 interrupted: m.status == MessageStatus::Interrupted,
+                skill: m.skill,
                 message: m.message,
             })
             .collect(),

@@ -10,5 +10,6 @@ pub mod memory;
 pub mod overview;
 pub mod portfolio;
 pub mod settings;
+pub mod skills;
 pub mod sync;
 pub mod tasks;

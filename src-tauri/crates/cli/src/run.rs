@@ -173,7 +173,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("wyckoff: settings: {note}");
     }
     let _log_guard = wyckoff_config::logging::init(&home.logs_dir(), "wyckoff-cli", false).ok();
-    let prompt = expand_skill(&home, prompt)?;
+    announce_skill(&home, &prompt)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -182,9 +182,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(run_async(args, prompt, home, settings))
 }
 
-/// `/name args` becomes the skill's prompt (a normal user message, full loop); an unknown
-/// `/word` is bad input and never reaches the model.
-fn expand_skill(home: &DataHome, prompt: String) -> anyhow::Result<String> {
+/// Says which skill `/name args` will run as (the session expands it and stores what was
+/// typed) and names skipped skill files; an unknown `/word` is bad input and never
+/// reaches the model.
+fn announce_skill(home: &DataHome, prompt: &str) -> anyhow::Result<()> {
     let skills = wyckoff_agent::skills::load_skills(&home.skills_dir());
     for warning in &skills.warnings {
         eprintln!(
@@ -193,17 +194,14 @@ fn expand_skill(home: &DataHome, prompt: String) -> anyhow::Result<String> {
             warning.message
         );
     }
-    match skills.expand(&prompt)? {
-        Some(expansion) => {
-            let origin = match &expansion.source {
-                wyckoff_agent::SkillSource::Builtin => "built-in".to_string(),
-                wyckoff_agent::SkillSource::User { path } => path.display().to_string(),
-            };
-            eprintln!("wyckoff: /{} expanded ({origin})", expansion.skill);
-            Ok(expansion.message)
-        }
-        None => Ok(prompt),
+    if let Some(expansion) = skills.expand(prompt)? {
+        let origin = match &expansion.source {
+            wyckoff_agent::SkillSource::Builtin => "built-in".to_string(),
+            wyckoff_agent::SkillSource::User { path } => path.display().to_string(),
+        };
+        eprintln!("wyckoff: /{} expanded ({origin})", expansion.skill);
     }
+    Ok(())
 }
 
 async fn run_async(

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::{AssertSqlSafe, SqlitePool};
 use tracing::info;
 use uuid::Uuid;
-use wyckoff_protocol::{Message, Usage, UserOrigin};
+use wyckoff_protocol::{Message, SkillUse, Usage, UserOrigin};
 
 use crate::store::{escape_like, limit_i64, search_expression};
 use crate::tokenize::{index_text, is_cjk, search_terms};
@@ -86,6 +86,8 @@ pub struct StoredMessage {
     pub created_at: DateTime<Utc>,
     pub turn_id: Option<String>,
     pub status: MessageStatus,
+    /// Set on a user message a skill expanded.
+    pub skill: Option<SkillUse>,
 }
 
 /// A message that matched a search.
@@ -160,6 +162,7 @@ struct MessageRow {
     created_at: String,
     turn_id: Option<String>,
     status: String,
+    skill: Option<String>,
 }
 
 impl TryFrom<MessageRow> for StoredMessage {
@@ -176,6 +179,12 @@ impl TryFrom<MessageRow> for StoredMessage {
             } else {
                 MessageStatus::Complete
             },
+            skill: r
+                .skill
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|e| MemoryError::Corrupt(format!("message #{} skill: {e}", r.seq)))?,
         })
     }
 }
@@ -491,8 +500,25 @@ impl ConversationStore {
         turn_id: Option<&str>,
         message: &Message,
     ) -> Result<i64> {
+        self.append_message_with_skill(conversation_id, turn_id, message, None)
+            .await
+    }
+
+    /// [`append_message`](Self::append_message) for a user message a skill expanded: the
+    /// skill and what was typed are stored with it, and name the conversation.
+    pub async fn append_message_with_skill(
+        &self,
+        conversation_id: &str,
+        turn_id: Option<&str>,
+        message: &Message,
+        skill: Option<&SkillUse>,
+    ) -> Result<i64> {
         let json = serde_json::to_string(message)
             .map_err(|e| MemoryError::Corrupt(format!("message: {e}")))?;
+        let skill_json = skill
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| MemoryError::Corrupt(format!("skill: {e}")))?;
         let now = self.now_db();
         let mut tx = self.pool.begin().await?;
         // Touching the conversation first takes the write lock, so seq allocation below
@@ -509,9 +535,9 @@ impl ConversationStore {
         }
         let seq: i64 = sqlx::query_scalar(
             "INSERT INTO conversation_message
-                 (conversation_id, seq, turn_id, role, message, status, created_at, text_tokens)
+                 (conversation_id, seq, turn_id, role, message, status, created_at, text_tokens, skill)
              VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_message
-                          WHERE conversation_id = ?1), ?2, ?3, ?4, 'complete', ?5, ?6)
+                          WHERE conversation_id = ?1), ?2, ?3, ?4, 'complete', ?5, ?6, ?7)
              RETURNING seq",
         )
         .bind(conversation_id)
@@ -520,6 +546,7 @@ impl ConversationStore {
         .bind(json)
         .bind(&now)
         .bind(index_text(&searchable_text(message), &[]))
+        .bind(skill_json)
         .fetch_one(&mut *tx)
         .await?;
         if let Message::User {
@@ -527,7 +554,8 @@ impl ConversationStore {
             origin: UserOrigin::User,
         } = message
         {
-            let title: String = content
+            let named_by = skill.map_or(content.as_str(), |s| s.typed.as_str());
+            let title: String = named_by
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -548,7 +576,7 @@ impl ConversationStore {
     pub async fn load_messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>> {
         self.get(conversation_id).await?;
         let rows: Vec<MessageRow> = sqlx::query_as(
-            "SELECT seq, message, created_at, turn_id, status FROM conversation_message
+            "SELECT seq, message, created_at, turn_id, status, skill FROM conversation_message
              WHERE conversation_id = ? ORDER BY seq",
         )
         .bind(conversation_id)

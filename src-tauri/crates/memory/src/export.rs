@@ -65,6 +65,14 @@ pub fn to_markdown(export: &ConversationExport) -> String {
             MessageStatus::Complete => "",
         };
         out.push_str(&format!("\n## {} · #{}{status}\n\n", heading, m.seq));
+        if let Some(skill) = &m.skill {
+            // What was typed; the expansion the model got follows.
+            out.push_str(&format!(
+                "> 输入 `{}`（技能 /{} 展开为下文）\n\n",
+                skill.typed.trim(),
+                skill.name
+            ));
+        }
         match &m.message {
             Message::Tool { content, .. } => {
                 let f = fence(content);

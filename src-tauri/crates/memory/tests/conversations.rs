@@ -335,3 +335,41 @@ async fn archives_round_trip_and_validate_refs() {
         Err(MemoryError::ConversationNotFound(_))
     ));
 }
+
+#[tokio::test]
+async fn a_skill_message_keeps_what_was_typed_and_which_skill() {
+    let (_d, s, _c) = store().await;
+    let c = s.create("", "m").await.unwrap();
+    let skill = wyckoff_protocol::SkillUse {
+        name: "checkup".into(),
+        builtin: true,
+        typed: "/checkup 000001".into(),
+    };
+    let expansion = Message::user("执行持仓全面体检：\n1. 调用 portfolio(mode=\"diagnose\")");
+    s.append_message_with_skill(&c.id, None, &expansion, Some(&skill))
+        .await
+        .unwrap();
+    s.append_message(&c.id, None, &Message::assistant("好的"))
+        .await
+        .unwrap();
+    let stored = s.load_messages(&c.id).await.unwrap();
+    assert_eq!(
+        stored[0].message, expansion,
+        "the model's text is what is resumed"
+    );
+    assert_eq!(stored[0].skill.as_ref(), Some(&skill));
+    assert_eq!(stored[1].skill, None);
+    assert_eq!(
+        s.get(&c.id).await.unwrap().title,
+        "/checkup 000001",
+        "named by what was typed"
+    );
+    let md = s.export_markdown(&c.id).await.unwrap();
+    assert!(
+        md.contains("> 输入 `/checkup 000001`（技能 /checkup 展开为下文）\n\n执行持仓全面体检"),
+        "{md}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&s.export_json(&c.id).await.unwrap()).unwrap();
+    assert_eq!(json["messages"][0]["skill"]["typed"], "/checkup 000001");
+}

@@ -24,6 +24,17 @@ impl UserOrigin {
     }
 }
 
+/// A user message a skill wrote: what the user typed and which skill expanded it. Stored
+/// beside the message (whose content is the expansion the model got), so a reopened
+/// conversation shows what was typed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct SkillUse {
+    pub name: String,
+    /// A built-in skill rather than a file in the skills folder.
+    pub builtin: bool,
+    pub typed: String,
+}
+
 /// A provider-neutral chat message. Providers translate these both ways.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 #[serde(tag = "role", rename_all = "snake_case")]

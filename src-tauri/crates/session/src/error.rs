@@ -32,6 +32,8 @@ pub enum SessionError {
     Market(#[from] wyckoff_market::MarketError),
     #[error("data home: {0}")]
     Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Skill(#[from] wyckoff_agent::SkillError),
 }
 
 impl SessionError {
@@ -45,6 +47,7 @@ impl SessionError {
             | SessionError::MissingKey { .. }
             | SessionError::InvalidOption(_)
             | SessionError::SessionNotFound(_)
+            | SessionError::Skill(_)
             | SessionError::Settings(_) => true,
             SessionError::Provider(e) => matches!(
                 e.kind,

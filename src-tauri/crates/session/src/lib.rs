@@ -55,7 +55,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{
     Approver, BackgroundTaskManager, Clock, EventSink, FileArchive, LlmCompactor, QueryHistory,
-    ResultStore, Runtime, RuntimeConfig, SystemClock, TaskOwner, ToolRegistry, TurnOutcome,
+    ResultStore, Runtime, RuntimeConfig, SkillCatalog, SkillSource, SystemClock, TaskOwner,
+    ToolRegistry, TurnOutcome,
 };
 use wyckoff_config::secrets::{DataSecret, SecretId};
 use wyckoff_config::settings::{DataSourceKind, Settings};
@@ -66,7 +67,7 @@ use wyckoff_market::{MarketConfig, MarketData};
 use wyckoff_memory::{
     Conversation, ConversationStore, ExtractionOutcome, MemoryError, MemoryStore,
 };
-use wyckoff_protocol::{Message, RuntimeEvent};
+use wyckoff_protocol::{Message, RuntimeEvent, SkillUse};
 
 pub use error::SessionError;
 pub use providers::{ModelOverrides, ResolvedProviders};
@@ -90,6 +91,8 @@ pub struct Services {
     /// This process's lease on the data home: its turns and tasks carry the id, so
     /// another process starting up never marks them interrupted while this one lives.
     lease: Arc<ProcessLease>,
+    /// The built-in and user skills, re-read when the skills folder changes.
+    skills: Arc<SkillCatalog>,
 }
 
 /// How to build one session.
@@ -162,7 +165,9 @@ impl Services {
             },
         )
         .await?;
+        let skills = Arc::new(SkillCatalog::new(home.skills_dir()));
         Ok(Services {
+            skills,
             home,
             settings,
             secrets,
@@ -194,6 +199,10 @@ impl Services {
     }
     pub fn background(&self) -> &Arc<BackgroundTaskManager> {
         &self.background
+    }
+    /// The skills `/name` expands to (the composer's palette, `wyckoff skills`).
+    pub fn skills(&self) -> &SkillCatalog {
+        &self.skills
     }
 
     /// At start-up (the app and `wyckoff run`): turns a dead process left unfinished
@@ -313,6 +322,7 @@ impl Services {
             system_prompt: prompt::system_prompt().to_owned(),
             clock: self.clock.clone(),
             spoke_since_extraction: false,
+            skills: self.skills.clone(),
         })
     }
 }
@@ -388,6 +398,7 @@ pub struct Session {
     clock: Arc<dyn Clock>,
     /// The user spoke since the last memory extraction.
     spoke_since_extraction: bool,
+    skills: Arc<SkillCatalog>,
 }
 
 impl Session {
@@ -425,10 +436,23 @@ impl Session {
         cancel: CancellationToken,
     ) -> Result<TurnReport, SessionError> {
         let id = self.conversation.id.clone();
+        // `/name args` becomes the skill's prompt for the model; what was typed is stored
+        // with it. An unknown `/name` stops here, before anything is stored or sent.
+        let expansion = if input.trim().is_empty() {
+            None
+        } else {
+            self.skills.current().expand(input)?
+        };
+        let skill = expansion.as_ref().map(|e| SkillUse {
+            name: e.skill.clone(),
+            builtin: e.source == SkillSource::Builtin,
+            typed: e.typed.clone(),
+        });
+        let for_model = expansion.as_ref().map_or(input, |e| e.message.as_str());
         let user_text = if input.trim().is_empty() {
             String::new()
         } else {
-            beijing::with_beijing_time(input, self.clock.now())
+            beijing::with_beijing_time(for_model, self.clock.now())
         };
         let turn = self.store.begin_turn(&id).await?;
         if !user_text.is_empty() {
@@ -439,7 +463,12 @@ impl Session {
                     self.conversation.title = title;
                 }
                 self.store
-                    .append_message(&id, Some(&turn.id), &Message::user(user_text.clone()))
+                    .append_message_with_skill(
+                        &id,
+                        Some(&turn.id),
+                        &Message::user(user_text.clone()),
+                        skill.as_ref(),
+                    )
                     .await
             }
             .await;

@@ -306,3 +306,70 @@ async fn nothing_to_recall_sends_no_event_and_the_plain_prompt() {
     let system = system_prompt_of(&f.server.requests_to(Route::Openai)[0].body);
     assert_eq!(system, session.system_prompt());
 }
+
+#[tokio::test]
+async fn a_skill_turn_sends_the_expansion_and_stores_what_was_typed() {
+    let f = fixture().await;
+    let skills = f.services.home().skills_dir();
+    std::fs::create_dir_all(&skills).unwrap();
+    std::fs::write(
+        skills.join("weekly.md"),
+        "---\nname: weekly\ndescription: 周复盘\n---\n复盘本周：{user_input}",
+    )
+    .unwrap();
+    f.reply("好的。");
+    let mut session = f.session(None, None).await;
+    session
+        .run_turn(
+            "/weekly 600519",
+            CollectingSink::new(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let sent = &f.server.requests_to(Route::Openai)[0].body;
+    let user = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(user.starts_with("复盘本周：600519"), "{user}");
+
+    let stored = f
+        .services
+        .conversations()
+        .load_messages(session.id())
+        .await
+        .unwrap();
+    let skill = stored[0].skill.clone().unwrap();
+    assert_eq!(
+        (skill.name.as_str(), skill.builtin, skill.typed.as_str()),
+        ("weekly", false, "/weekly 600519")
+    );
+    assert!(stored[0].message.text().contains("复盘本周：600519"));
+    assert_eq!(session.conversation().title, "/weekly 600519");
+
+    // An unknown /word stops before anything is stored or sent.
+    let before = stored.len();
+    let err = session
+        .run_turn("/nosuch x", CollectingSink::new(), CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown command /nosuch"), "{err}");
+    assert!(err.is_user_error());
+    assert_eq!(
+        f.services
+            .conversations()
+            .load_messages(session.id())
+            .await
+            .unwrap()
+            .len(),
+        before
+    );
+    assert_eq!(f.server.requests_to(Route::Openai).len(), 1);
+}
