@@ -20,6 +20,7 @@ const mocks = vi.hoisted(() => ({
   exportConversation: vi.fn(),
   revokeAlwaysAllowed: vi.fn(),
   endSession: vi.fn(),
+  listSkills: vi.fn(),
 }));
 // App-wide notification turns: tests push events through the listener.
 const notifications = vi.hoisted(() => [] as ((e: { payload: unknown }) => void)[]);
@@ -77,6 +78,17 @@ describe("ChatPage", () => {
     mocks.answerApproval.mockResolvedValue(true);
     mocks.revokeAlwaysAllowed.mockResolvedValue(true);
     mocks.endSession.mockResolvedValue(null);
+    mocks.listSkills.mockResolvedValue(
+      ok({
+        dir: "/h/skills",
+        warnings: [],
+        skills: [
+          { name: "backtest", description: "策略回测", origin: { type: "builtin" } },
+          { name: "checkup", description: "持仓全面体检，综合诊断建议", origin: { type: "builtin" } },
+          { name: "weekly", description: "周复盘", origin: { type: "user", path: "/h/skills/weekly.md" } },
+        ],
+      }),
+    );
     mocks.renderMarkdown.mockImplementation(async (s: string) => `<p class="rendered">${s.trim()}</p>`);
   });
 
@@ -351,5 +363,76 @@ describe("ChatPage", () => {
     expect(document.querySelector(".tool-card")?.getAttribute("data-status")).toBe("ok");
     expect(document.getElementById("status-conv-tokens")?.textContent).toBe("会话 ↑5 ↓6");
     expect(document.querySelector("#always-allowed .always-allowed-tool[data-tool=update_portfolio]")).toBeTruthy();
+  });
+  describe("slash palette", () => {
+    const box = () => document.getElementById("composer") as HTMLTextAreaElement;
+    const options = () => [...document.querySelectorAll("#slash-palette [role=option]")].map((o) => o.getAttribute("data-skill"));
+    const selected = () => document.querySelector("#slash-palette [aria-selected=true]")?.getAttribute("data-skill");
+    const type = async (text: string) => {
+      await act(async () => {
+        fireEvent.change(box(), { target: { value: text } });
+      });
+    };
+    const key = async (k: string) => {
+      await act(async () => {
+        fireEvent.keyDown(box(), { key: k });
+      });
+    };
+
+    it("opens on /, lists every skill with its origin, filters as you type and picks with Enter", async () => {
+      render(<ChatPage hasModel onOpenSettings={() => {}} />);
+      await type("/");
+      await waitFor(() => expect(options()).toEqual(["backtest", "checkup", "weekly"]));
+      expect(mocks.listSkills).toHaveBeenCalledTimes(1);
+      expect(document.querySelector("#slash-palette [data-skill=weekly] .badge")?.textContent).toBe("自定义");
+      // typing on does not read the folder again; opening the palette again does
+      await type("/ch");
+      expect(mocks.listSkills).toHaveBeenCalledTimes(1);
+      expect(box().getAttribute("aria-expanded")).toBe("true");
+      await type("/c");
+      expect(options()).toEqual(["checkup", "backtest"]);
+      expect(box().getAttribute("aria-activedescendant")).toBe("slash-opt-checkup");
+      await key("ArrowDown");
+      expect(selected()).toBe("backtest");
+      await key("ArrowDown");
+      expect(selected()).toBe("checkup");
+      await key("ArrowUp");
+      expect(selected()).toBe("backtest");
+      await key("Enter");
+      expect(box().value).toBe("/backtest ");
+      expect(document.getElementById("slash-palette")).toBeNull();
+      expect(mocks.startTurn).not.toHaveBeenCalled();
+    });
+
+    it("Esc closes the palette without sending or stopping anything; a click picks", async () => {
+      render(<ChatPage hasModel onOpenSettings={() => {}} />);
+      await type("/we");
+      await waitFor(() => expect(options()).toEqual(["weekly"]));
+      await key("Escape");
+      expect(document.getElementById("slash-palette")).toBeNull();
+      expect(box().value).toBe("/we");
+      await type("/");
+      await waitFor(() => expect(options()).toHaveLength(3));
+      await act(async () => {
+        fireEvent.mouseDown(document.querySelector("[data-skill=checkup]") as HTMLElement);
+      });
+      expect(box().value).toBe("/checkup ");
+    });
+
+    it("an unknown /word is said under the composer and not sent; a known one is sent as typed", async () => {
+      render(<ChatPage hasModel onOpenSettings={() => {}} />);
+      await sendMessage("/nosuch 000001");
+      expect(document.getElementById("composer-error")?.textContent).toBe("没有名为 /nosuch 的技能：输入 / 查看可用的技能");
+      expect(mocks.startTurn).not.toHaveBeenCalled();
+      expect(box().value).toBe("/nosuch 000001");
+      // a path is plain text, not a command
+      await sendMessage("/home/me/notes.md 里写了什么");
+      expect(mocks.startTurn).toHaveBeenCalledTimes(1);
+      expect(document.getElementById("composer-error")).toBeNull();
+      await feed([{ type: "done", elapsed_ms: 1 }]);
+      await sendMessage("/checkup 000001");
+      expect(mocks.startTurn).toHaveBeenLastCalledWith("c-1", "/checkup 000001", expect.anything());
+      expect(document.querySelector(".turn:last-child .skill-mark")?.textContent).toBe("⚡ 由技能 /checkup 展开");
+    });
   });
 });

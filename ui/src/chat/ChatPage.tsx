@@ -9,6 +9,7 @@ import {
   type ConversationSummary,
   type RuntimeEvent,
   type SearchHit,
+  type SkillView,
   type Usage,
 } from "../bindings";
 import { chatErrorText, errorKindLabel } from "../format";
@@ -20,6 +21,8 @@ import StatusBar from "./StatusBar";
 import ToolCardView from "./ToolCardView";
 import { conversationCost, turnCost, type PricingSettings } from "./cost";
 import { historyItems } from "./history";
+import SlashPalette, { PALETTE_ID, optionId } from "./SlashPalette";
+import { commandWord, filterSkills, slashQuery, unknownCommand } from "./slash";
 import { useStickToBottom } from "./stickToBottom";
 import { addUsage, emptyUsage, initialTurn, itemText, reduceTurn, thinkingSummary, type TurnView } from "./reducer";
 
@@ -28,6 +31,8 @@ const renderMd: RenderFn = (text) => commands.renderMarkdown(text);
 interface LiveTurn {
   key: number;
   userText: string;
+  /** The skill `/name` the text runs as. */
+  skill?: string;
   /** A turn the app ran on a background-task completion: its line is not the user's. */
   system?: boolean;
   view: TurnView;
@@ -35,14 +40,14 @@ interface LiveTurn {
 }
 
 type LiveAction =
-  | { type: "start"; key: number; userText: string; system?: boolean }
+  | { type: "start"; key: number; userText: string; system?: boolean; skill?: string }
   | { type: "event"; key: number; event: RuntimeEvent }
   | { type: "clear" };
 
 function liveReducer(state: LiveTurn[], a: LiveAction): LiveTurn[] {
   switch (a.type) {
     case "start":
-      return [...state, { key: a.key, userText: a.userText, system: a.system, view: initialTurn(), seq: 0 }];
+      return [...state, { key: a.key, userText: a.userText, system: a.system, skill: a.skill, view: initialTurn(), seq: 0 }];
     case "event":
       return state.map((t) => (t.key === a.key ? { ...t, view: reduceTurn(t.view, a.event, t.seq), seq: t.seq + 1 } : t));
     case "clear":
@@ -59,7 +64,10 @@ function TurnBlock({ turn }: { turn: LiveTurn }) {
   const v = turn.view;
   return (
     <div className="turn">
-      <div className={turn.system ? "msg system" : "msg user"}>{turn.userText}</div>
+      <div className={turn.system ? "msg system" : "msg user"}>
+        {turn.userText}
+        {turn.skill && <div className="skill-mark">⚡ {t("skillExpandedBy", { name: turn.skill })}</div>}
+      </div>
       {v.thinking !== "" && (
         <details className="thinking">
           <summary>💭 {thinkingSummary(v.thinking)}</summary>
@@ -155,6 +163,31 @@ export default function ChatPage({
   const [exported, setExported] = useState<string | null>(null);
   const composer = useRef<HTMLTextAreaElement>(null);
   const transcript = useRef<HTMLDivElement>(null);
+  // The `/` palette: skills are read again each time it opens (files may have changed).
+  const [skills, setSkills] = useState<SkillView[] | null>(null);
+  const [paletteIndex, setPaletteIndex] = useState(0);
+  const [paletteClosed, setPaletteClosed] = useState(false);
+  const [composerError, setComposerError] = useState<string | null>(null);
+  const loadSkills = useCallback(async (): Promise<SkillView[]> => {
+    const r = await commands.listSkills();
+    const list = r.status === "ok" ? r.data.skills : [];
+    setSkills(list);
+    return list;
+  }, []);
+  const slash = slashQuery(input);
+  const paletteOpen = slash !== null && !paletteClosed;
+  const matches = paletteOpen && skills ? filterSkills(skills, slash) : [];
+  const slashing = slash !== null;
+  useEffect(() => {
+    if (slashing) void loadSkills();
+  }, [slashing, loadSkills]);
+  useEffect(() => setPaletteIndex(0), [slash]);
+  const pick = (s: SkillView) => {
+    setInput(`/${s.name} `);
+    setPaletteClosed(true);
+    setComposerError(null);
+    composer.current?.focus();
+  };
   const keySeq = useRef(0);
 
   const running = live.some((l) => !l.view.terminal);
@@ -227,10 +260,21 @@ export default function ChatPage({
   const send = useCallback(async () => {
     const text = input.trim();
     if (!text || running) return;
+    // An unknown `/word` is said here and never sent (the backend refuses it too).
+    const word = commandWord(text);
+    if (word !== null) {
+      const known = skills ?? (await loadSkills());
+      const unknown = unknownCommand(text, known);
+      if (unknown !== null) {
+        setComposerError(t("slashUnknown", { name: unknown }));
+        return;
+      }
+    }
+    setComposerError(null);
     setInput("");
     setError(null);
     const key = ++keySeq.current;
-    dispatch({ type: "start", key, userText: text });
+    dispatch({ type: "start", key, userText: text, skill: word ?? undefined });
     const channel = new Channel<RuntimeEvent>();
     channel.onmessage = (event) => {
       dispatch({ type: "event", key, event });
@@ -251,7 +295,7 @@ export default function ChatPage({
       setError(r.error);
       dispatch({ type: "event", key, event: { type: "turn_failed", kind: "internal", message: errorText(r.error) } });
     }
-  }, [input, running, refreshList, refreshAllowed]);
+  }, [input, running, refreshList, refreshAllowed, skills, loadSkills, t]);
 
   const stop = useCallback(() => {
     if (currentId) void commands.cancelTurn(currentId);
@@ -435,6 +479,12 @@ export default function ChatPage({
               ) : (
                 <div key={it.id} className={`msg ${it.kind === "answer" ? "assistant final" : it.kind}${it.interrupted ? " interrupted" : ""}`}>
                   {it.kind === "answer" ? <Markdown text={it.text} render={renderMd} /> : it.text}
+                  {it.kind === "user" && it.skill && (
+                    <details className="skill-mark" data-skill={it.skill.name}>
+                      <summary>⚡ {t("skillExpandedBy", { name: it.skill.name })}</summary>
+                      <pre className="skill-expansion">{it.skill.expansion}</pre>
+                    </details>
+                  )}
                 </div>
               ),
             )}
@@ -452,14 +502,51 @@ export default function ChatPage({
             )}
           </div>
           <div className="composer">
+            {paletteOpen && skills && <SlashPalette skills={matches} active={paletteIndex} onPick={pick} />}
+            {composerError && (
+              <div className="error composer-error" id="composer-error" role="alert">
+                {composerError}
+              </div>
+            )}
             <textarea
               id="composer"
               ref={composer}
               value={input}
               placeholder={t("chatPlaceholder")}
               rows={3}
-              onChange={(e) => setInput(e.target.value)}
+              role="combobox"
+              aria-expanded={paletteOpen}
+              aria-controls={PALETTE_ID}
+              aria-autocomplete="list"
+              aria-activedescendant={paletteOpen && matches[paletteIndex] ? optionId(matches[paletteIndex].name) : undefined}
+              onChange={(e) => {
+                setInput(e.target.value);
+                setComposerError(null);
+                // Esc closed the palette for what was there; typing on opens it again.
+                setPaletteClosed(false);
+              }}
               onKeyDown={(e) => {
+                if (paletteOpen && !e.nativeEvent.isComposing) {
+                  if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+                    e.preventDefault();
+                    const n = matches.length;
+                    if (n > 0) setPaletteIndex((i) => (i + (e.key === "ArrowDown" ? 1 : n - 1)) % n);
+                    return;
+                  }
+                  if ((e.key === "Enter" || e.key === "Tab") && !e.shiftKey && matches[paletteIndex]) {
+                    e.preventDefault();
+                    pick(matches[paletteIndex]);
+                    return;
+                  }
+                  if (e.key === "Escape") {
+                    // Closes the palette only (not the running turn's Esc).
+                    e.preventDefault();
+                    e.stopPropagation();
+                    e.nativeEvent.stopImmediatePropagation();
+                    setPaletteClosed(true);
+                    return;
+                  }
+                }
                 if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
                   e.preventDefault();
                   void send();

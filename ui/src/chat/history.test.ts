@@ -7,7 +7,7 @@ import { TOOL_DISPLAY_NAMES, toolDisplayName, toolErrorText } from "./toolNames"
 const denied = '{"code":"not_approved","error":"用户拒绝执行此操作 [update_portfolio]"}';
 
 const msgs: HistoryMessage[] = [
-  { message: { role: "user", content: "把资金改成 9000" }, interrupted: false },
+  { message: { role: "user", content: "把资金改成 9000" }, interrupted: false, skill: null },
   {
     message: {
       role: "assistant",
@@ -19,11 +19,31 @@ const msgs: HistoryMessage[] = [
       ],
     },
     interrupted: false,
+    skill: null,
   },
-  { message: { role: "tool", tool_call_id: "c1", name: "update_portfolio", content: denied, is_error: true }, interrupted: false },
-  { message: { role: "tool", tool_call_id: "c2", name: "portfolio", content: '{"free_cash":1000,"positions":[]}' }, interrupted: false },
-  { message: { role: "tool", tool_call_id: "c3", name: "some_future_tool", content: "plain failure text", is_error: true }, interrupted: false },
+  { message: { role: "tool", tool_call_id: "c1", name: "update_portfolio", content: denied, is_error: true }, interrupted: false, skill: null },
+  { message: { role: "tool", tool_call_id: "c2", name: "portfolio", content: '{"free_cash":1000,"positions":[]}' }, interrupted: false, skill: null },
+  { message: { role: "tool", tool_call_id: "c3", name: "some_future_tool", content: "plain failure text", is_error: true }, interrupted: false, skill: null },
 ];
+
+describe("a skill's message", () => {
+  it("shows what was typed, with the skill and the expansion the model got", () => {
+    const items = historyItems([
+      {
+        message: { role: "user", content: "执行持仓全面体检：\n1. 调用 portfolio\n\n[当前北京时间：2026-12-01 09:00（星期二，UTC+8）]" },
+        interrupted: false,
+        skill: { name: "checkup", builtin: true, typed: "/checkup 000001" },
+      },
+    ]);
+    expect(items[0]).toEqual({
+      kind: "user",
+      id: "h-0",
+      text: "/checkup 000001",
+      interrupted: false,
+      skill: { name: "checkup", expansion: "执行持仓全面体检：\n1. 调用 portfolio" },
+    });
+  });
+});
 
 describe("reopened tool cards", () => {
   const cards = historyItems(msgs).filter((i): i is ToolCard => i.kind === "tool");
@@ -104,8 +124,8 @@ describe("background-task notifications", () => {
     expect(notificationLine(note)).toBe("✅ 后台任务完成：策略回测");
     expect(notificationLine(note.replace("completed", "failed"))).toBe("✗ 后台任务失败：策略回测");
     const items = historyItems([
-      { message: { role: "user", content: "回测", origin: "user" }, interrupted: false },
-      { message: { role: "user", content: note, origin: "system_notification" }, interrupted: false },
+      { message: { role: "user", content: "回测", origin: "user" }, interrupted: false, skill: null },
+      { message: { role: "user", content: note, origin: "system_notification" }, interrupted: false, skill: null },
     ] as never);
     expect(items.map((i) => i.kind)).toEqual(["user", "system"]);
     expect((items[1] as { text: string }).text).toBe("✅ 后台任务完成：策略回测");

@@ -1,10 +1,10 @@
 // Turns stored messages into the items the transcript shows.
-import type { Message, Value } from "../bindings";
+import type { Message, SkillUse, Value } from "../bindings";
 import type { ToolCard } from "./reducer";
 import { toolDisplayName, toolErrorText } from "./toolNames";
 
 export type HistoryItem =
-  | { kind: "user"; id: string; text: string; interrupted: boolean }
+  | { kind: "user"; id: string; text: string; interrupted: boolean; skill?: { name: string; expansion: string } }
   | { kind: "system"; id: string; text: string; interrupted: boolean }
   | { kind: "answer"; id: string; text: string; interrupted: boolean }
   | ToolCard;
@@ -32,13 +32,16 @@ function parseResult(content: string): Value {
   }
 }
 
-export function historyItems(messages: { message: Message; interrupted: boolean }[]): HistoryItem[] {
+export function historyItems(messages: { message: Message; interrupted: boolean; skill?: SkillUse | null }[]): HistoryItem[] {
   const out: HistoryItem[] = [];
   const cards = new Map<string, ToolCard>();
-  messages.forEach(({ message: m, interrupted }, i) => {
+  messages.forEach(({ message: m, interrupted, skill }, i) => {
     if (m.role === "user") {
       const origin = m.origin ?? "user";
-      if (origin === "user") out.push({ kind: "user", id: `h-${i}`, text: stripBeijingTime(m.content), interrupted });
+      if (origin === "user" && skill)
+        // What was typed is shown; the expansion the model got stays one click away.
+        out.push({ kind: "user", id: `h-${i}`, text: skill.typed, interrupted, skill: { name: skill.name, expansion: stripBeijingTime(m.content) } });
+      else if (origin === "user") out.push({ kind: "user", id: `h-${i}`, text: stripBeijingTime(m.content), interrupted });
       else if (origin === "system_notification") out.push({ kind: "system", id: `h-${i}`, text: notificationLine(m.content), interrupted });
     } else if (m.role === "assistant") {
       for (const c of m.tool_calls ?? []) {

@@ -1,11 +1,13 @@
 import { describe, expect, it, vi, beforeEach } from "vitest";
-import { act, cleanup, fireEvent, render } from "@testing-library/react";
+import { act, cleanup, fireEvent, render, waitFor } from "@testing-library/react";
 import type { Settings } from "../bindings";
 
 const mocks = vi.hoisted(() => ({
   updateSettings: vi.fn(),
   keyStatuses: vi.fn(),
   testConnection: vi.fn(),
+  listSkills: vi.fn(),
+  openSkillsFolder: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 
@@ -40,6 +42,17 @@ describe("Settings page", () => {
     vi.clearAllMocks();
     mocks.keyStatuses.mockResolvedValue({ status: "ok", data: { keychain: { state: "available" }, keys: [] } });
     mocks.updateSettings.mockImplementation(async (s: Settings) => ({ status: "ok", data: s }));
+    mocks.listSkills.mockResolvedValue({
+      status: "ok",
+      data: {
+        dir: "/h/skills",
+        skills: [
+          { name: "checkup", description: "持仓全面体检，综合诊断建议", origin: { type: "user", path: "/h/skills/checkup.md" } },
+          { name: "screen", description: "全市场扫描", origin: { type: "builtin" } },
+        ],
+        warnings: [{ path: "/h/skills/broken.md", message: "front matter is not valid: line 2" }],
+      },
+    });
   });
 
   it("saves the light model, fallbacks and context windows", async () => {
@@ -85,5 +98,22 @@ describe("Settings page", () => {
     await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
     expect(document.getElementById("settings-message")?.textContent).toContain("use an absolute path");
     expect(document.getElementById("settings-message")?.textContent).toContain("file_roots: 'notes'");
+  });
+  it("lists the skills with their origin, names each skipped file and opens the folder", async () => {
+    mocks.openSkillsFolder.mockResolvedValue({ status: "ok", data: "/h/skills" });
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} />);
+    await waitFor(() => expect(document.querySelectorAll("#skills-panel li[data-skill]")).toHaveLength(2));
+    const checkup = document.querySelector("#skills-panel li[data-skill=checkup]") as HTMLElement;
+    expect(checkup.dataset.origin).toBe("user");
+    expect(checkup.textContent).toContain("/h/skills/checkup.md");
+    expect(document.querySelector("#skills-panel li[data-skill=screen]")?.textContent).toContain("内置");
+    expect(document.querySelector("#skills-warnings li[data-path='/h/skills/broken.md']")?.textContent).toBe(
+      "/h/skills/broken.md: front matter is not valid: line 2",
+    );
+    expect(document.getElementById("skills-dir")?.textContent).toBe("/h/skills");
+    await act(async () => fireEvent.click(document.getElementById("skills-open-folder") as HTMLButtonElement));
+    expect(mocks.openSkillsFolder).toHaveBeenCalledTimes(1);
+    expect(document.getElementById("skills-note")?.textContent).toBe("技能文件夹: /h/skills");
+    expect(mocks.listSkills).toHaveBeenCalledTimes(2);
   });
 });

@@ -4,6 +4,7 @@ import { useT } from "../i18n";
 import { settingsErrorText } from "../format";
 import KeysPanel from "../components/KeysPanel";
 import LocalToolsPanel from "../components/LocalToolsPanel";
+import SkillsPanel from "../components/SkillsPanel";
 import ModelsPanel, { modelsProblem } from "../components/ModelsPanel";
 
 interface Props {
@@ -111,6 +112,7 @@ export default function SettingsPage({ view, onSaved }: Props) {
         </div>
       </form>
       <KeysPanel />
+      <SkillsPanel />
     </section>
   );
 }
