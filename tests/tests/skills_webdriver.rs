@@ -78,17 +78,8 @@ async fn palette_and_skill_turn(d: WebDriver, server: std::sync::Arc<MockServer>
     composer.send_keys("600519").await.unwrap();
     composer.send_keys(Key::Enter).await.unwrap();
     wait_for_answer(&d, "复盘完成。").await;
-    let sent = &server.requests_to(Route::Openai)[0].body;
-    let user = sent["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let sent = server.requests_to(Route::Openai);
+    let user = sent[0].last_user_text().unwrap();
     assert!(user.starts_with("复盘本周：600519"), "{user}");
 
     // An unknown /word: said under the composer, nothing sent.

@@ -43,6 +43,16 @@ impl RecordedRequest {
             .get(&name.to_ascii_lowercase())
             .map(String::as_str)
     }
+
+    /// The text of the last user message of an OpenAI-format chat request.
+    pub fn last_user_text(&self) -> Option<&str> {
+        self.body["messages"]
+            .as_array()?
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")?["content"]
+            .as_str()
+    }
 }
 
 #[derive(Default)]

@@ -327,17 +327,8 @@ async fn a_skill_turn_sends_the_expansion_and_stores_what_was_typed() {
         )
         .await
         .unwrap();
-    let sent = &f.server.requests_to(Route::Openai)[0].body;
-    let user = sent["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let sent = f.server.requests_to(Route::Openai);
+    let user = sent[0].last_user_text().unwrap();
     assert!(user.starts_with("复盘本周：600519"), "{user}");
 
     let stored = f
