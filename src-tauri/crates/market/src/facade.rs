@@ -236,7 +236,8 @@ impl MarketConfig {
 
     /// For headless use: `WYCKOFF_OFFLINE=1` disables every live source;
     /// `WYCKOFF_DATA_SOURCES` sets the order; `TICKFLOW_API_KEY` and `TUSHARE_TOKEN` are
-    /// the credentials. Online, reads sync a missing or stale series first.
+    /// the credentials; `WYCKOFF_EASTMONEY_URL` points Eastmoney at a mirror. Online, reads
+    /// sync a missing or stale series first.
     pub fn from_env(data_home: impl Into<PathBuf>) -> Result<Self, MarketError> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let offline =
@@ -251,6 +252,16 @@ impl MarketConfig {
             tushare_token: var("TUSHARE_TOKEN"),
         };
         cfg.sources = sources_from(var("WYCKOFF_DATA_SOURCES").as_deref(), &creds)?;
+        // A mirror of Eastmoney's API (a corporate proxy, or a local server in tests).
+        if let Some(base) = var("WYCKOFF_EASTMONEY_URL") {
+            let base = base.trim_end_matches('/').to_owned();
+            for spec in &mut cfg.sources {
+                if let SourceSpec::Eastmoney(em, _) = spec {
+                    em.kline_base.clone_from(&base);
+                    em.list_base.clone_from(&base);
+                }
+            }
+        }
         cfg.fetch_on_read = true;
         Ok(cfg)
     }
