@@ -419,6 +419,14 @@ describe("ChatPage", () => {
       expect(box().value).toBe("/checkup ");
     });
 
+    it("when the skills cannot be listed, a /word goes to the backend, which judges it", async () => {
+      mocks.listSkills.mockResolvedValue({ status: "error", error: { type: "other", message: "settings file is corrupt" } });
+      render(<ChatPage hasModel onOpenSettings={() => {}} />);
+      await sendMessage("/checkup 000001");
+      expect(document.getElementById("composer-error")).toBeNull();
+      expect(mocks.startTurn).toHaveBeenCalledWith(null, "/checkup 000001", expect.anything());
+    });
+
     it("an unknown /word is said under the composer and not sent; a known one is sent as typed", async () => {
       render(<ChatPage hasModel onOpenSettings={() => {}} />);
       await sendMessage("/nosuch 000001");

@@ -168,9 +168,10 @@ export default function ChatPage({
   const [paletteIndex, setPaletteIndex] = useState(0);
   const [paletteClosed, setPaletteClosed] = useState(false);
   const [composerError, setComposerError] = useState<string | null>(null);
-  const loadSkills = useCallback(async (): Promise<SkillView[]> => {
+  // null when the list could not be read: then the backend alone judges a `/word`.
+  const loadSkills = useCallback(async (): Promise<SkillView[] | null> => {
     const r = await commands.listSkills();
-    const list = r.status === "ok" ? r.data.skills : [];
+    const list = r.status === "ok" ? r.data.skills : null;
     setSkills(list);
     return list;
   }, []);
@@ -264,8 +265,8 @@ export default function ChatPage({
     const word = commandWord(text);
     if (word !== null) {
       const known = skills ?? (await loadSkills());
-      const unknown = unknownCommand(text, known);
-      if (unknown !== null) {
+      const unknown = known && unknownCommand(text, known);
+      if (unknown) {
         setComposerError(t("slashUnknown", { name: unknown }));
         return;
       }
