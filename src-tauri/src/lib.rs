@@ -4,6 +4,7 @@
 mod bindings;
 mod chat;
 mod commands;
+mod rendering;
 mod settings_store;
 mod state;
 mod tasks;
@@ -54,6 +55,9 @@ pub fn run() {
         .invoke_handler(specta.invoke_handler())
         .setup(move |app| {
             specta.mount_events(app);
+            if let Some(window) = app.get_webview_window("main") {
+                rendering::apply(&window);
+            }
             let state = AppState::load(app.handle(), home.clone());
             app.manage(state);
             app.manage(chat::ChatState::new(app.handle().clone()));
