@@ -1,6 +1,7 @@
 //! Figures of the real app for the note (issue 15's speed targets), not assertions:
 //! cold start to interactive, the stock page with 5,000 bars from click to drawn, the
-//! `stock_chart` IPC payload, and the idle RSS of the app and its WebKit processes.
+//! `stock_chart` IPC payload, and the idle memory of the app and its WebKit processes
+//! (after use under WebDriver, and at rest after a plain launch).
 //!
 //! Run under Xvfb, on the build you want to measure:
 //!   cargo build --release -p wyckoff-desk --features tauri/custom-protocol
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 use chrono::{Datelike, NaiveDate};
 use thirtyfour::prelude::*;
 use wyckoff_desk_lib::{Period, build_chart};
+use wyckoff_e2e::wait_for_app_exit;
 use wyckoff_e2e::webdriver::{TauriDriver, app_binary, click, screenshot_dir, wait_for};
 use wyckoff_market::{MarketConfig, MarketData};
 
@@ -190,7 +192,7 @@ async fn measure(d: WebDriver, launched: Instant) -> Vec<String> {
         ));
     }
 
-    // Idle: let the page settle, then the app and the WebKit processes it started.
+    // After use: let the page settle, then the app and the WebKit processes it started.
     tokio::time::sleep(Duration::from_secs(10)).await;
     let app_name: String = app_binary()
         .file_name()
@@ -199,26 +201,59 @@ async fn measure(d: WebDriver, launched: Instant) -> Vec<String> {
         .chars()
         .take(15)
         .collect();
-    let procs = processes();
-    if let Some((app_pid, _, _)) = procs.iter().find(|(_, _, c)| *c == app_name) {
-        let children: Vec<_> = procs.iter().filter(|(_, pp, _)| pp == app_pid).collect();
-        let (app_rss, app_pss) = memory_kib(*app_pid);
-        let (kids_rss, kids_pss) = children
-            .iter()
-            .map(|(p, _, _)| memory_kib(*p))
-            .fold((0, 0), |(r, p), (r2, p2)| (r + r2, p + p2));
-        lines.push(format!(
-            "idle memory: app RSS {} MB (PSS {} MB); with its {} WebKit processes RSS {} MB (PSS {} MB)",
-            app_rss / 1024,
-            app_pss / 1024,
-            children.len(),
-            (app_rss + kids_rss) / 1024,
-            (app_pss + kids_pss) / 1024
-        ));
-    } else {
-        lines.push("idle RSS: app process not found".into());
+    match processes().iter().find(|(_, _, c)| *c == app_name) {
+        Some((app_pid, _, _)) => lines.push(format!(
+            "idle memory after the opens and the pan (under WebDriver): {}",
+            tree_memory(*app_pid)
+        )),
+        None => lines.push("idle memory after use: app process not found".into()),
     }
     lines
+}
+
+/// "app RSS … (PSS …); with its n WebKit processes RSS … (PSS …)" for `app_pid`.
+fn tree_memory(app_pid: u32) -> String {
+    let children: Vec<u32> = processes()
+        .into_iter()
+        .filter(|(_, parent, _)| *parent == app_pid)
+        .map(|(pid, _, _)| pid)
+        .collect();
+    let (app_rss, app_pss) = memory_kib(app_pid);
+    let (kids_rss, kids_pss) = children
+        .iter()
+        .map(|p| memory_kib(*p))
+        .fold((0, 0), |(r, p), (r2, p2)| (r + r2, p + p2));
+    format!(
+        "app RSS {} MB (PSS {} MB); with its {} WebKit processes RSS {} MB (PSS {} MB)",
+        app_rss / 1024,
+        app_pss / 1024,
+        children.len(),
+        (app_rss + kids_rss) / 1024,
+        (app_pss + kids_pss) / 1024
+    )
+}
+
+/// Idle memory of a plain launch (no WebDriver, which changes how WebKit renders): the
+/// app started on `home` with `env`, measured 12 s later, then stopped.
+fn plain_launch_memory(home: &Path, env: &[(&str, &str)]) -> String {
+    let xdg = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(app_binary());
+    cmd.env("WYCKOFF_HOME", home)
+        .env("WYCKOFF_OFFLINE", "1")
+        .env("XDG_CONFIG_HOME", xdg.path().join("config"))
+        .env("XDG_CACHE_HOME", xdg.path().join("cache"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut app = cmd.spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(12));
+    let figures = tree_memory(app.id());
+    let _ = app.kill();
+    let _ = app.wait();
+    wait_for_app_exit(&app_binary(), Duration::from_secs(15));
+    figures
 }
 
 #[tokio::main]
@@ -250,6 +285,19 @@ async fn main() {
     let outcome = tokio::spawn(measure(d.clone(), launched)).await;
     let _ = d.quit().await;
     lines.extend(outcome.unwrap());
+    drop(driver);
+    wait_for_app_exit(&app_binary(), Duration::from_secs(15));
+
+    // The app as a person starts it, at rest after start-up: WebKit's compositing as the
+    // app chooses it (software here: Xvfb has no GPU render node), then forced onto GL.
+    let software = plain_launch_memory(home.path(), &[]);
+    lines.push(format!(
+        "idle memory, plain launch, compositing as chosen: {software}"
+    ));
+    let gl = plain_launch_memory(home.path(), &[("WYCKOFF_GPU_COMPOSITING", "on")]);
+    lines.push(format!(
+        "idle memory, plain launch, GL compositing forced (llvmpipe): {gl}"
+    ));
     let text = lines.join("\n") + "\n";
     std::fs::write(screenshot_dir().join("app-perf.txt"), &text).unwrap();
     print!("{text}");
