@@ -152,6 +152,11 @@ async fn overview_scenario(
     wait_for(&d, By::Css("#import-rejected li code")).await;
     let rejected = text(&d, "import-rejected").await;
     assert!(rejected.contains("broken.csv"), "{rejected}");
+    // The backend's problem code worded in the window's language, with its figures.
+    assert!(
+        rejected.contains("第 1 行: 表头缺少列：open, high, low, close, volume"),
+        "{rejected}"
+    );
     shot(&d, "73-import-result.png").await;
     click(&d, By::Css(".task-result-close")).await;
     // The data card counts the imported stock.

@@ -7,6 +7,7 @@ import { commands, type TaskInfo, type Value } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { toolLabel } from "../chat/toolNames";
 import { askAboutCandidate, equityCurve, polyline, reportText, screenRows, sortRows, type SortKey } from "./tasks";
+import { badRowText, type BadRow } from "./importProblems";
 import { taskText } from "./text";
 
 type Props = {
@@ -86,7 +87,7 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
   );
 }
 
-type ImportOutcome = { path: string; status: "imported" | "rejected"; errors?: { line: number; message: string }[]; bad_rows?: number };
+type ImportOutcome = { path: string; status: "imported" | "rejected"; errors?: BadRow[]; bad_rows?: number };
 
 /** A CSV import's counts, and each rejected file with its first problems. */
 function ImportView({ result }: { result: Value }) {
@@ -110,7 +111,8 @@ function ImportView({ result }: { result: Value }) {
                 <code>{o.path}</code>
                 {(o.errors ?? []).slice(0, 3).map((e) => (
                   <div key={e.line} className="hint">
-                    {taskText(lang, "line", { n: e.line })}: {e.message}
+                    {e.line > 0 && `${taskText(lang, "line", { n: e.line })}: `}
+                    {badRowText(e, lang)}
                   </div>
                 ))}
               </li>

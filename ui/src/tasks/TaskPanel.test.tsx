@@ -120,16 +120,22 @@ describe("TaskPanel", () => {
     mocks.listTasks.mockResolvedValue(ok([done]));
     mocks.taskResult.mockResolvedValue(
       ok({
-        files: 2,
+        files: 3,
         files_imported: 1,
-        files_rejected: 1,
+        files_rejected: 2,
         stocks: 1,
         bars: 2,
-        bad_rows: 1,
+        bad_rows: 2,
         not_in_stock_list: [],
         outcomes: [
           { path: "/d/moutai.csv", status: "imported", stocks: 1, bars: 2 },
-          { path: "/d/broken.csv", status: "rejected", errors: [{ line: 2, message: "bad date 'not-a-date'" }], bad_rows: 1 },
+          {
+            path: "/d/broken.csv",
+            status: "rejected",
+            errors: [{ line: 2, problem: "bad_date", value: "not-a-date", message: 'date "not-a-date" is not YYYY-MM-DD or YYYYMMDD' }],
+            bad_rows: 1,
+          },
+          { path: "/d/gbk.csv", status: "rejected", errors: [{ line: 0, problem: "not_utf8", valid_up_to: 41, message: "not UTF-8 text" }], bad_rows: 1 },
         ],
       }),
     );
@@ -138,7 +144,10 @@ describe("TaskPanel", () => {
     await waitFor(() => expect(document.getElementById("import-summary")).toBeTruthy());
     expect(document.getElementById("import-summary")?.textContent).toBe("导入了 1 个文件：1 只股票、2 根K线");
     const bad = document.querySelector("#import-rejected li[data-path='/d/broken.csv']") as HTMLElement;
-    expect(bad.textContent).toContain("第 2 行: bad date 'not-a-date'");
+    expect(bad.textContent).toContain('第 2 行: 日期 "not-a-date" 不是 YYYY-MM-DD 或 YYYYMMDD');
+    // A problem with the file as a whole has no line.
+    const gbk = document.querySelector("#import-rejected li[data-path='/d/gbk.csv'] .hint") as HTMLElement;
+    expect(gbk.textContent).toBe("不是 UTF-8 文本（第 42 个字节起）；请把文件另存为 UTF-8");
     expect(document.querySelector("#import-rejected li[data-path='/d/moutai.csv']")).toBeNull();
   });
 });

@@ -16,6 +16,7 @@ use wyckoff_engine::Bar;
 
 use crate::cache::{BarTable, CacheError, CacheStore};
 use crate::code::StockCode;
+use crate::sanity::BarFault;
 
 /// The source name imported bars carry (shown as their provenance).
 pub const IMPORT_SOURCE: &str = "csv-import";
@@ -38,11 +39,133 @@ pub enum ImportError {
     Cache(#[from] CacheError),
 }
 
-/// One rejected row (line 1 is the header; line 0 is the file as a whole).
+/// One rejected row (line 1 is the header; line 0 is the file as a whole): what is
+/// wrong with its figures, for the window to word in its language, and `message`, the
+/// same in English for the CLI, the model and the log.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BadRow {
     pub line: usize,
+    #[serde(flatten)]
+    pub problem: RowProblem,
     pub message: String,
+}
+
+impl BadRow {
+    pub fn new(line: usize, problem: RowProblem) -> Self {
+        BadRow {
+            line,
+            message: problem.to_string(),
+            problem,
+        }
+    }
+}
+
+/// What is wrong with a file or one of its rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum RowProblem {
+    Unreadable {
+        error: String,
+    },
+    /// `valid_up_to`: the bytes before the first that is not UTF-8.
+    NotUtf8 {
+        valid_up_to: usize,
+    },
+    EmptyFile,
+    HeaderIsData,
+    MissingColumns {
+        columns: Vec<String>,
+    },
+    NoDataRows,
+    FieldCount {
+        fields: usize,
+        header: usize,
+    },
+    UnknownCode {
+        code: String,
+        reason: String,
+    },
+    BadDate {
+        value: String,
+    },
+    FutureDate {
+        date: String,
+    },
+    NotANumber {
+        column: String,
+        value: String,
+    },
+    ImpossibleBar {
+        fault: BarFault,
+        open: f64,
+        high: f64,
+        low: f64,
+        close: f64,
+        volume: f64,
+    },
+    DuplicateDate {
+        date: String,
+        code: String,
+        first_line: usize,
+    },
+}
+
+impl std::fmt::Display for RowProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let header = || format!("{},amount (optional)", REQUIRED.join(","));
+        match self {
+            RowProblem::Unreadable { error } => write!(f, "cannot read: {error}"),
+            RowProblem::NotUtf8 { valid_up_to } => write!(
+                f,
+                "not UTF-8 text (from byte {}); save the file as UTF-8",
+                valid_up_to + 1
+            ),
+            RowProblem::EmptyFile => {
+                write!(f, "file is empty; a header row is required: {}", header())
+            }
+            RowProblem::HeaderIsData => write!(
+                f,
+                "the first row is data, but a header row is required: {}",
+                header()
+            ),
+            RowProblem::MissingColumns { columns } => {
+                write!(f, "header lacks column(s) {}", columns.join(", "))
+            }
+            RowProblem::NoDataRows => f.write_str("no data rows after the header"),
+            RowProblem::FieldCount { fields, header } => {
+                write!(f, "{fields} field(s), the header has {header}")
+            }
+            RowProblem::UnknownCode { code, reason } => {
+                write!(f, "unknown code {code:?}: {reason}")
+            }
+            RowProblem::BadDate { value } => {
+                write!(f, "date {value:?} is not YYYY-MM-DD or YYYYMMDD")
+            }
+            RowProblem::FutureDate { date } => write!(f, "date {date} is in the future"),
+            RowProblem::NotANumber { column, value } => {
+                write!(f, "{column} {value:?} is not a number")
+            }
+            RowProblem::ImpossibleBar {
+                fault,
+                open,
+                high,
+                low,
+                close,
+                volume,
+            } => write!(
+                f,
+                "{fault} (open {open}, high {high}, low {low}, close {close}, volume {volume})"
+            ),
+            RowProblem::DuplicateDate {
+                date,
+                code,
+                first_line,
+            } => write!(
+                f,
+                "duplicate date {date} for {code} (first on line {first_line})"
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -143,12 +266,8 @@ pub fn csv_files(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
 pub fn parse_csv(text: &str, today: u32) -> Result<ParsedFile, Vec<BadRow>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines().enumerate();
-    let file_error = |message: String| vec![BadRow { line: 0, message }];
     let Some((_, header)) = lines.find(|(_, l)| !l.trim().is_empty()) else {
-        return Err(file_error(format!(
-            "file is empty; a header row is required: {},amount (optional)",
-            REQUIRED.join(",")
-        )));
+        return Err(vec![BadRow::new(0, RowProblem::EmptyFile)]);
     };
     let names: Vec<String> = header
         .split(',')
@@ -163,17 +282,14 @@ pub fn parse_csv(text: &str, today: u32) -> Result<ParsedFile, Vec<BadRow>> {
     if !missing.is_empty() {
         let looks_like_data =
             crate::date::parse_date(unquote(header.split(',').next().unwrap_or(""))).is_some();
-        return Err(vec![BadRow {
-            line: 1,
-            message: if looks_like_data {
-                format!(
-                    "the first row is data, but a header row is required: {},amount (optional)",
-                    REQUIRED.join(",")
-                )
-            } else {
-                format!("header lacks column(s) {}", missing.join(", "))
-            },
-        }]);
+        let problem = if looks_like_data {
+            RowProblem::HeaderIsData
+        } else {
+            RowProblem::MissingColumns {
+                columns: missing.iter().map(|c| c.to_string()).collect(),
+            }
+        };
+        return Err(vec![BadRow::new(1, problem)]);
     }
     let idx: Vec<usize> = REQUIRED.iter().filter_map(|n| col(n)).collect();
     let amount_col = col("amount");
@@ -181,7 +297,7 @@ pub fn parse_csv(text: &str, today: u32) -> Result<ParsedFile, Vec<BadRow>> {
 
     let mut errors = Vec::new();
     let mut by_code: HashMap<String, (Vec<Bar>, Vec<usize>)> = HashMap::new();
-    let mut codes: HashMap<String, Result<String, String>> = HashMap::new();
+    let mut codes: HashMap<String, Result<String, RowProblem>> = HashMap::new();
     let mut rows = 0usize;
     let mut fields: Vec<&str> = Vec::with_capacity(width);
     for (i, line) in lines {
@@ -193,10 +309,13 @@ pub fn parse_csv(text: &str, today: u32) -> Result<ParsedFile, Vec<BadRow>> {
         fields.clear();
         fields.extend(line.split(',').map(unquote));
         if fields.len() != width {
-            errors.push(BadRow {
-                line: line_no,
-                message: format!("{} field(s), the header has {width}", fields.len()),
-            });
+            errors.push(BadRow::new(
+                line_no,
+                RowProblem::FieldCount {
+                    fields: fields.len(),
+                    header: width,
+                },
+            ));
             continue;
         }
         let raw_code = fields[idx[1]];
@@ -205,7 +324,10 @@ pub fn parse_csv(text: &str, today: u32) -> Result<ParsedFile, Vec<BadRow>> {
             .or_insert_with(|| {
                 StockCode::parse(raw_code)
                     .map(|c| c.symbol().key())
-                    .map_err(|e| format!("unknown code {raw_code:?}: {e}"))
+                    .map_err(|e| RowProblem::UnknownCode {
+                        code: raw_code.to_string(),
+                        reason: e.to_string(),
+                    })
             })
             .clone();
         match parse_row(&fields, &idx, amount_col, today).and_then(|bar| key.map(|k| (k, bar))) {
@@ -214,14 +336,11 @@ pub fn parse_csv(text: &str, today: u32) -> Result<ParsedFile, Vec<BadRow>> {
                 entry.0.push(bar);
                 entry.1.push(line_no);
             }
-            Err(message) => errors.push(BadRow {
-                line: line_no,
-                message,
-            }),
+            Err(problem) => errors.push(BadRow::new(line_no, problem)),
         }
     }
     if rows == 0 && errors.is_empty() {
-        return Err(file_error("no data rows after the header".into()));
+        return Err(vec![BadRow::new(0, RowProblem::NoDataRows)]);
     }
     let mut series: Vec<(String, Vec<Bar>)> = Vec::with_capacity(by_code.len());
     for (key, (bars, lines)) in by_code {
@@ -229,14 +348,14 @@ pub fn parse_csv(text: &str, today: u32) -> Result<ParsedFile, Vec<BadRow>> {
         order.sort_by_key(|&i| (bars[i].date, lines[i]));
         for w in order.windows(2) {
             if bars[w[0]].date == bars[w[1]].date {
-                errors.push(BadRow {
-                    line: lines[w[1]],
-                    message: format!(
-                        "duplicate date {} for {key} (first on line {})",
-                        crate::date::iso(bars[w[1]].date),
-                        lines[w[0]]
-                    ),
-                });
+                errors.push(BadRow::new(
+                    lines[w[1]],
+                    RowProblem::DuplicateDate {
+                        date: crate::date::iso(bars[w[1]].date),
+                        code: key.clone(),
+                        first_line: lines[w[0]],
+                    },
+                ));
             }
         }
         series.push((key, order.into_iter().map(|i| bars[i]).collect()));
@@ -265,16 +384,22 @@ fn parse_row(
     idx: &[usize],
     amount_col: Option<usize>,
     today: u32,
-) -> Result<Bar, String> {
-    let date = parse_date_fast(f[idx[0]])
-        .ok_or_else(|| format!("date {:?} is not YYYY-MM-DD or YYYYMMDD", f[idx[0]]))?;
+) -> Result<Bar, RowProblem> {
+    let date = parse_date_fast(f[idx[0]]).ok_or_else(|| RowProblem::BadDate {
+        value: f[idx[0]].to_string(),
+    })?;
     if date > today {
-        return Err(format!("date {} is in the future", crate::date::iso(date)));
+        return Err(RowProblem::FutureDate {
+            date: crate::date::iso(date),
+        });
     }
-    let num = |name: &str, s: &str| -> Result<f64, String> {
+    let num = |column: &str, s: &str| -> Result<f64, RowProblem> {
         match s.parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(v),
-            _ => Err(format!("{name} {s:?} is not a number")),
+            _ => Err(RowProblem::NotANumber {
+                column: column.to_string(),
+                value: s.to_string(),
+            }),
         }
     };
     let bar = Bar {
@@ -290,11 +415,15 @@ fn parse_row(
         },
         turnover: None,
     };
-    if let Some(why) = crate::sanity::check_bar(&bar) {
-        return Err(format!(
-            "{why} (open {}, high {}, low {}, close {}, volume {})",
-            bar.open, bar.high, bar.low, bar.close, bar.volume
-        ));
+    if let Some(fault) = crate::sanity::check_bar(&bar) {
+        return Err(RowProblem::ImpossibleBar {
+            fault,
+            open: bar.open,
+            high: bar.high,
+            low: bar.low,
+            close: bar.close,
+            volume: bar.volume,
+        });
     }
     Ok(bar)
 }
@@ -347,18 +476,22 @@ pub async fn import_path(
         let shown = file.display().to_string();
         let status = match std::fs::read(file) {
             Err(e) => FileStatus::Rejected {
-                errors: vec![BadRow {
-                    line: 0,
-                    message: format!("cannot read: {e}"),
-                }],
+                errors: vec![BadRow::new(
+                    0,
+                    RowProblem::Unreadable {
+                        error: e.to_string(),
+                    },
+                )],
                 bad_rows: 1,
             },
             Ok(bytes) => match String::from_utf8(bytes) {
                 Err(e) => FileStatus::Rejected {
-                    errors: vec![BadRow {
-                        line: 0,
-                        message: format!("not UTF-8 text ({e}); save the file as UTF-8"),
-                    }],
+                    errors: vec![BadRow::new(
+                        0,
+                        RowProblem::NotUtf8 {
+                            valid_up_to: e.utf8_error().valid_up_to(),
+                        },
+                    )],
                     bad_rows: 1,
                 },
                 Ok(text) => match parse_csv(&text, today) {
@@ -500,6 +633,28 @@ mod tests {
             assert_eq!(*line, wl, "{msg}");
             assert!(msg.contains(wm), "line {line}: {msg} (want {wm})");
         }
+    }
+
+    #[test]
+    fn a_bad_row_carries_its_problem_with_figures_and_the_english_message() {
+        let text = "date,code,open,high,low,close,volume\n\
+                    2024-01-04,600519,10,9,11,10,1000\n\
+                    2024-01-05,600519,10,11,9,10\n";
+        let json = serde_json::to_value(errors(text)).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!([
+                {
+                    "line": 2, "problem": "impossible_bar", "fault": "high_below_body",
+                    "open": 10.0, "high": 9.0, "low": 11.0, "close": 10.0, "volume": 1000.0,
+                    "message": "high below open/close/low (open 10, high 9, low 11, close 10, volume 1000)"
+                },
+                {
+                    "line": 3, "problem": "field_count", "fields": 6, "header": 7,
+                    "message": "6 field(s), the header has 7"
+                }
+            ])
+        );
     }
 
     #[test]

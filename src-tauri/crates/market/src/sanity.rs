@@ -1,38 +1,68 @@
 //! Bar sanity checks, shared by the parsers, the bundled loader and the cache reader, so a
 //! broken row is reported where it is found instead of reaching the engine.
 
+use serde::Serialize;
 use wyckoff_engine::Bar;
 
+/// What makes a bar unusable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BarFault {
+    InvalidDate,
+    NonFinitePrice,
+    NonPositivePrice,
+    HighBelowBody,
+    LowAboveBody,
+    BadVolume,
+    BadAmount,
+    BadTurnover,
+}
+
+impl std::fmt::Display for BarFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BarFault::InvalidDate => "invalid date",
+            BarFault::NonFinitePrice => "non-finite price",
+            BarFault::NonPositivePrice => "non-positive price",
+            BarFault::HighBelowBody => "high below open/close/low",
+            BarFault::LowAboveBody => "low above open/close",
+            BarFault::BadVolume => "negative or non-finite volume",
+            BarFault::BadAmount => "negative or non-finite amount",
+            BarFault::BadTurnover => "negative or non-finite turnover",
+        })
+    }
+}
+
 /// Why a bar is rejected; `None` when it is usable.
-pub fn check_bar(b: &Bar) -> Option<&'static str> {
+pub fn check_bar(b: &Bar) -> Option<BarFault> {
     if crate::date::from_yyyymmdd(b.date).is_none() {
-        return Some("invalid date");
+        return Some(BarFault::InvalidDate);
     }
     let prices = [b.open, b.high, b.low, b.close];
     if prices.iter().any(|p| !p.is_finite()) {
-        return Some("non-finite price");
+        return Some(BarFault::NonFinitePrice);
     }
     if prices.iter().any(|p| *p <= 0.0) {
-        return Some("non-positive price");
+        return Some(BarFault::NonPositivePrice);
     }
     // allow rounding noise from vendors that round each field separately
     let eps = 1e-6 * b.high.abs().max(1.0);
     if b.high + eps < b.open.max(b.close).max(b.low) {
-        return Some("high below open/close/low");
+        return Some(BarFault::HighBelowBody);
     }
     if b.low - eps > b.open.min(b.close) {
-        return Some("low above open/close");
+        return Some(BarFault::LowAboveBody);
     }
     if !b.volume.is_finite() || b.volume < 0.0 {
-        return Some("negative or non-finite volume");
+        return Some(BarFault::BadVolume);
     }
     if !b.amount.is_finite() || b.amount < 0.0 {
-        return Some("negative or non-finite amount");
+        return Some(BarFault::BadAmount);
     }
     if let Some(t) = b.turnover
         && (!t.is_finite() || t < 0.0)
     {
-        return Some("negative or non-finite turnover");
+        return Some(BarFault::BadTurnover);
     }
     None
 }
@@ -93,7 +123,7 @@ mod tests {
         for (f, want) in cases {
             let mut b = bar();
             f(&mut b);
-            assert_eq!(check_bar(&b), Some(want));
+            assert_eq!(check_bar(&b).map(|f| f.to_string()).as_deref(), Some(want));
         }
     }
 
