@@ -233,8 +233,8 @@ fn tree_memory(app_pid: u32) -> String {
     )
 }
 
-/// Idle memory of a plain launch (no WebDriver, which changes how WebKit renders): the
-/// app started on `home` with `env`, measured 12 s later, then stopped.
+/// Idle memory of a plain launch, as a person starts the app (no WebDriver automation
+/// session): started on `home` with `env`, measured 12 s later, then stopped.
 fn plain_launch_memory(home: &Path, env: &[(&str, &str)]) -> String {
     let xdg = tempfile::tempdir().unwrap();
     let mut cmd = std::process::Command::new(app_binary());

@@ -73,10 +73,10 @@ export function badRowText(row: BadRow, lang: Language): string {
       return zh ? `${row.column} 列的 "${row.value}" 不是数字` : `${row.column} "${row.value}" is not a number`;
     case "impossible_bar": {
       const fault = FAULTS[row.fault];
+      if (!fault) return row.message;
       const figures = zh
         ? `开 ${row.open}，高 ${row.high}，低 ${row.low}，收 ${row.close}，量 ${row.volume}`
         : `open ${row.open}, high ${row.high}, low ${row.low}, close ${row.close}, volume ${row.volume}`;
-      if (!fault) return row.message;
       return zh ? `${fault[0]}（${figures}）` : `${fault[1]} (${figures})`;
     }
     case "duplicate_date":
