@@ -77,56 +77,56 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
     });
     api.current = c;
     try {
-    const phases = c.addSeries(HistogramSeries, {
-      priceScaleId: "phases",
-      lastValueVisible: false,
-      priceLineVisible: false,
-    });
-    c.priceScale("phases").applyOptions({ scaleMargins: { top: 0, bottom: 0 }, visible: false });
-    phases.setData(phaseColumns(chart).map((p) => ({ ...p, time: p.time as Time })));
-    const candle = c.addSeries(CandlestickSeries, {
-      upColor: UP,
-      downColor: DOWN,
-      borderUpColor: UP,
-      borderDownColor: DOWN,
-      wickUpColor: UP,
-      wickDownColor: DOWN,
-    });
-    candle.setData(candles(chart).map((b) => ({ ...b, time: b.time as Time })));
-    const vol = c.addSeries(HistogramSeries, { priceScaleId: "volume", priceFormat: { type: "volume" }, lastValueVisible: false, priceLineVisible: false });
-    c.priceScale("volume").applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
-    vol.setData(volumes(chart).map((v) => ({ ...v, time: v.time as Time })));
-    for (const m of chart.ma) {
-      const line = c.addSeries(LineSeries, {
-        color: MA_COLORS[m.window] ?? "#999",
-        lineWidth: 1,
+      const phases = c.addSeries(HistogramSeries, {
+        priceScaleId: "phases",
         lastValueVisible: false,
         priceLineVisible: false,
-        crosshairMarkerVisible: false,
       });
-      line.setData(maPoints(chart, m.window).map((p) => ({ ...p, time: p.time as Time })));
-    }
-    createSeriesMarkers(
-      candle,
-      allMarkers(chart).map((m) => ({ ...m, time: m.time as Time })),
-    );
-    for (const l of levels(chart, (id) => marketText(lang, id))) {
-      candle.createPriceLine({ price: l.price, color: l.color, lineWidth: 1, lineStyle: 2, axisLabelVisible: true, title: l.title });
-    }
-    // Start on the last ~250 bars; the whole history is a scroll/zoom away.
-    const n = chart.bars.dates.length;
-    if (n > 250) c.timeScale().setVisibleLogicalRange({ from: n - 250, to: n + 4 });
-    else c.timeScale().fitContent();
-    c.subscribeCrosshairMove((p) => {
-      if (!p.time) {
-        setLegend("");
-        setMarks([]);
-        return;
+      c.priceScale("phases").applyOptions({ scaleMargins: { top: 0, bottom: 0 }, visible: false });
+      phases.setData(phaseColumns(chart).map((p) => ({ ...p, time: p.time as Time })));
+      const candle = c.addSeries(CandlestickSeries, {
+        upColor: UP,
+        downColor: DOWN,
+        borderUpColor: UP,
+        borderDownColor: DOWN,
+        wickUpColor: UP,
+        wickDownColor: DOWN,
+      });
+      candle.setData(candles(chart).map((b) => ({ ...b, time: b.time as Time })));
+      const vol = c.addSeries(HistogramSeries, { priceScaleId: "volume", priceFormat: { type: "volume" }, lastValueVisible: false, priceLineVisible: false });
+      c.priceScale("volume").applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
+      vol.setData(volumes(chart).map((v) => ({ ...v, time: v.time as Time })));
+      for (const m of chart.ma) {
+        const line = c.addSeries(LineSeries, {
+          color: MA_COLORS[m.window] ?? "#999",
+          lineWidth: 1,
+          lastValueVisible: false,
+          priceLineVisible: false,
+          crosshairMarkerVisible: false,
+        });
+        line.setData(maPoints(chart, m.window).map((p) => ({ ...p, time: p.time as Time })));
       }
-      const b = barAt(chart, String(p.time));
-      setLegend(b ? `${String(p.time)}  O ${b.open}  H ${b.high}  L ${b.low}  C ${b.close}  V ${b.volume}` : "");
-      setMarks(marksAt(chart, String(p.time), lang === "en" ? "en" : "zh"));
-    });
+      createSeriesMarkers(
+        candle,
+        allMarkers(chart).map((m) => ({ ...m, time: m.time as Time })),
+      );
+      for (const l of levels(chart, (id) => marketText(lang, id))) {
+        candle.createPriceLine({ price: l.price, color: l.color, lineWidth: 1, lineStyle: 2, axisLabelVisible: true, title: l.title });
+      }
+      // Start on the last ~250 bars; the whole history is a scroll/zoom away.
+      const n = chart.bars.dates.length;
+      if (n > 250) c.timeScale().setVisibleLogicalRange({ from: n - 250, to: n + 4 });
+      else c.timeScale().fitContent();
+      c.subscribeCrosshairMove((p) => {
+        if (!p.time) {
+          setLegend("");
+          setMarks([]);
+          return;
+        }
+        const b = barAt(chart, String(p.time));
+        setLegend(b ? `${String(p.time)}  O ${b.open}  H ${b.high}  L ${b.low}  C ${b.close}  V ${b.volume}` : "");
+        setMarks(marksAt(chart, String(p.time), lang === "en" ? "en" : "zh"));
+      });
       setFailed(null);
     } catch (e) {
       // A chart the library refuses is said plainly, never a silent blank canvas.

@@ -91,6 +91,35 @@ describe("stock page", () => {
     await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("000001", "week"));
   });
 
+  it("never shows the previous stock's chart under another code", async () => {
+    const { rerender } = render(<StockPage code="000001" onAsk={() => {}} />);
+    await screen.findByText(/恐慌抛售规则/);
+    let answer: (v: unknown) => void = () => {};
+    mocks.stockChart.mockReturnValueOnce(new Promise((resolve) => (answer = resolve)));
+    rerender(<StockPage code="600036" onAsk={() => {}} />);
+    await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("600036", "day"));
+    expect(document.getElementById("stock-title")?.textContent?.trim()).toBe("600036");
+    expect(screen.queryByTestId("chart")).toBeNull();
+    expect(screen.queryByText(/恐慌抛售规则/)).toBeNull();
+    answer(ok({ ...data, code: "600036", name: "招商银行" }));
+    expect((await screen.findByTestId("chart")).textContent).toBe("2 bars");
+    expect(document.getElementById("stock-title")?.textContent).toBe("600036 招商银行");
+  });
+
+  it("keeps the newest answer when an older one arrives late", async () => {
+    let late: (v: unknown) => void = () => {};
+    mocks.stockChart.mockResolvedValue(ok({ ...data, code: "600036", name: "招商银行" }));
+    mocks.stockChart.mockReturnValueOnce(new Promise((resolve) => (late = resolve)));
+    const { rerender } = render(<StockPage code="000001" onAsk={() => {}} />);
+    rerender(<StockPage code="600036" onAsk={() => {}} />);
+    await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("600036", "day"));
+    await waitFor(() => expect(document.getElementById("stock-title")?.textContent).toBe("600036 招商银行"));
+    late(ok(data));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(document.getElementById("stock-title")?.textContent).toBe("600036 招商银行");
+    expect(document.getElementById("page-stock")?.getAttribute("aria-busy")).toBe("false");
+  });
+
   it("shows an unknown code plainly", async () => {
     mocks.stockChart.mockResolvedValue({ status: "error", error: { type: "unknown_code", code: "688999" } });
     render(<StockPage code="688999" onAsk={() => {}} />);

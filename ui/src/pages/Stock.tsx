@@ -40,14 +40,27 @@ export default function StockPage({ code, onAsk }: Props) {
   const started = useRef(0);
   // Click → data arrived over IPC, apart from the drawing (figures for the app_perf bench).
   const fetchedMs = useRef(0);
+  // Only the newest request may fill the page: a slow answer for the stock or period the
+  // user has already left must not land under the new title.
+  const request = useRef(0);
+  const shownCode = useRef(code);
 
   const load = useCallback(async () => {
     if (!code) return;
+    const id = ++request.current;
+    if (shownCode.current !== code) {
+      // Another stock: its chart, figures and watch state are not this one's.
+      shownCode.current = code;
+      setChart(null);
+      setWatched(false);
+    }
     setBusy(true);
     setError(null);
+    setDrawnMs(null);
     started.current = performance.now();
     try {
       const [r, w] = await Promise.all([commands.stockChart(code, period), commands.watchlistContains(code)]);
+      if (id !== request.current) return;
       fetchedMs.current = Math.round(performance.now() - started.current);
       if (r.status === "ok") setChart(r.data);
       else {
@@ -56,9 +69,10 @@ export default function StockPage({ code, onAsk }: Props) {
       }
       if (w.status === "ok") setWatched(w.data);
     } catch (e) {
+      if (id !== request.current) return;
       setError(e instanceof Error ? e.message : String(e));
     } finally {
-      setBusy(false);
+      if (id === request.current) setBusy(false);
     }
   }, [code, period]);
 
