@@ -1,6 +1,7 @@
 //! The desktop app: a thin shell that adapts the crates under `crates/` to IPC, the
 //! tray, notifications, the keychain and the settings store. No agent logic lives here.
 
+pub mod allocator;
 mod bindings;
 mod chat;
 mod commands;
@@ -25,6 +26,7 @@ use crate::state::AppState;
 /// Builds and runs the app. Errors during start-up are logged and end the process with
 /// a non-zero status instead of a panic.
 pub fn run() {
+    let allocator_tuned = allocator::return_freed_memory_promptly();
     let home = wyckoff_config::DataHome::from_env();
     if let Err(e) = home.ensure() {
         // No logger yet: the data home is where logs go.
@@ -43,6 +45,9 @@ pub fn run() {
             }
         };
     tracing::info!(home = %home.root().display(), version = env!("CARGO_PKG_VERSION"), "starting Wyckoff Desk");
+    if !allocator_tuned {
+        tracing::warn!("malloc kept its default thresholds: freed memory may stay with the app");
+    }
 
     let specta = bindings::builder();
     let result = tauri::Builder::default()
