@@ -13,7 +13,7 @@ import {
   type IChartApi,
   type Time,
 } from "lightweight-charts";
-import type { StockChart as ChartData } from "../bindings";
+import type { StockChart as ChartData, Language } from "../bindings";
 import { LanguageContext } from "../i18n";
 import "./market.css";
 import { marketText } from "../pages/marketText";
@@ -44,6 +44,68 @@ function cssColor(name: string, fallback: string): string {
 }
 const MA_COLORS: Record<number, string> = { 5: "#f59e0b", 20: "#8b5cf6", 50: "#0ea5e9", 200: "#64748b" };
 
+/** Draws `chart` into `el`: candles, volume, MA lines, markers, levels and phase bands.
+ * A chart the library refuses is returned with the reason, to be said plainly rather than
+ * left as a blank canvas. */
+function drawChart(el: HTMLElement, chart: ChartData, lang: Language): { api: IChartApi; failure: string | null } {
+  const c = createChart(el, {
+    autoSize: true,
+    layout: { background: { type: ColorType.Solid, color: "transparent" }, textColor: cssColor("--muted", "#6b7280") },
+    grid: { vertLines: { color: cssColor("--border", "#e5e7eb") }, horzLines: { color: cssColor("--border", "#e5e7eb") } },
+    // The library formats with `navigator.language` by default, which is "C" under a
+    // C/POSIX locale: Intl throws inside its paint loop and every canvas stays blank.
+    localization: { locale: lang === "en" ? "en-US" : "zh-CN", dateFormat: "yyyy-MM-dd" },
+    crosshair: { mode: CrosshairMode.Normal },
+    rightPriceScale: { scaleMargins: { top: 0.05, bottom: 0.25 } },
+    timeScale: { rightOffset: 4 },
+  });
+  try {
+    const phases = c.addSeries(HistogramSeries, {
+      priceScaleId: "phases",
+      lastValueVisible: false,
+      priceLineVisible: false,
+    });
+    c.priceScale("phases").applyOptions({ scaleMargins: { top: 0, bottom: 0 }, visible: false });
+    phases.setData(phaseColumns(chart).map((p) => ({ ...p, time: p.time as Time })));
+    const candle = c.addSeries(CandlestickSeries, {
+      upColor: UP,
+      downColor: DOWN,
+      borderUpColor: UP,
+      borderDownColor: DOWN,
+      wickUpColor: UP,
+      wickDownColor: DOWN,
+    });
+    candle.setData(candles(chart).map((b) => ({ ...b, time: b.time as Time })));
+    const vol = c.addSeries(HistogramSeries, { priceScaleId: "volume", priceFormat: { type: "volume" }, lastValueVisible: false, priceLineVisible: false });
+    c.priceScale("volume").applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
+    vol.setData(volumes(chart).map((v) => ({ ...v, time: v.time as Time })));
+    for (const m of chart.ma) {
+      const line = c.addSeries(LineSeries, {
+        color: MA_COLORS[m.window] ?? "#999",
+        lineWidth: 1,
+        lastValueVisible: false,
+        priceLineVisible: false,
+        crosshairMarkerVisible: false,
+      });
+      line.setData(maPoints(chart, m.window).map((p) => ({ ...p, time: p.time as Time })));
+    }
+    createSeriesMarkers(
+      candle,
+      allMarkers(chart).map((m) => ({ ...m, time: m.time as Time })),
+    );
+    for (const l of levels(chart, (id) => marketText(lang, id))) {
+      candle.createPriceLine({ price: l.price, color: l.color, lineWidth: 1, lineStyle: 2, axisLabelVisible: true, title: l.title });
+    }
+    // Start on the last ~250 bars; the whole history is a scroll/zoom away.
+    const n = chart.bars.dates.length;
+    if (n > 250) c.timeScale().setVisibleLogicalRange({ from: n - 250, to: n + 4 });
+    else c.timeScale().fitContent();
+    return { api: c, failure: null };
+  } catch (e) {
+    return { api: c, failure: e instanceof Error ? e.message : String(e) };
+  }
+}
+
 interface Props {
   chart: ChartData;
   /** Called once the data is on the canvas (for the click-to-drawn figure). */
@@ -64,74 +126,19 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
   useEffect(() => {
     const el = box.current;
     if (!el) return;
-    const c = createChart(el, {
-      autoSize: true,
-      layout: { background: { type: ColorType.Solid, color: "transparent" }, textColor: cssColor("--muted", "#6b7280") },
-      grid: { vertLines: { color: cssColor("--border", "#e5e7eb") }, horzLines: { color: cssColor("--border", "#e5e7eb") } },
-      // The library formats with `navigator.language` by default, which is "C" under a
-      // C/POSIX locale: Intl throws inside its paint loop and every canvas stays blank.
-      localization: { locale: lang === "en" ? "en-US" : "zh-CN", dateFormat: "yyyy-MM-dd" },
-      crosshair: { mode: CrosshairMode.Normal },
-      rightPriceScale: { scaleMargins: { top: 0.05, bottom: 0.25 } },
-      timeScale: { rightOffset: 4 },
-    });
+    const { api: c, failure } = drawChart(el, chart, lang);
     api.current = c;
-    try {
-      const phases = c.addSeries(HistogramSeries, {
-        priceScaleId: "phases",
-        lastValueVisible: false,
-        priceLineVisible: false,
-      });
-      c.priceScale("phases").applyOptions({ scaleMargins: { top: 0, bottom: 0 }, visible: false });
-      phases.setData(phaseColumns(chart).map((p) => ({ ...p, time: p.time as Time })));
-      const candle = c.addSeries(CandlestickSeries, {
-        upColor: UP,
-        downColor: DOWN,
-        borderUpColor: UP,
-        borderDownColor: DOWN,
-        wickUpColor: UP,
-        wickDownColor: DOWN,
-      });
-      candle.setData(candles(chart).map((b) => ({ ...b, time: b.time as Time })));
-      const vol = c.addSeries(HistogramSeries, { priceScaleId: "volume", priceFormat: { type: "volume" }, lastValueVisible: false, priceLineVisible: false });
-      c.priceScale("volume").applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
-      vol.setData(volumes(chart).map((v) => ({ ...v, time: v.time as Time })));
-      for (const m of chart.ma) {
-        const line = c.addSeries(LineSeries, {
-          color: MA_COLORS[m.window] ?? "#999",
-          lineWidth: 1,
-          lastValueVisible: false,
-          priceLineVisible: false,
-          crosshairMarkerVisible: false,
-        });
-        line.setData(maPoints(chart, m.window).map((p) => ({ ...p, time: p.time as Time })));
+    setFailed(failure);
+    c.subscribeCrosshairMove((p) => {
+      if (!p.time) {
+        setLegend("");
+        setMarks([]);
+        return;
       }
-      createSeriesMarkers(
-        candle,
-        allMarkers(chart).map((m) => ({ ...m, time: m.time as Time })),
-      );
-      for (const l of levels(chart, (id) => marketText(lang, id))) {
-        candle.createPriceLine({ price: l.price, color: l.color, lineWidth: 1, lineStyle: 2, axisLabelVisible: true, title: l.title });
-      }
-      // Start on the last ~250 bars; the whole history is a scroll/zoom away.
-      const n = chart.bars.dates.length;
-      if (n > 250) c.timeScale().setVisibleLogicalRange({ from: n - 250, to: n + 4 });
-      else c.timeScale().fitContent();
-      c.subscribeCrosshairMove((p) => {
-        if (!p.time) {
-          setLegend("");
-          setMarks([]);
-          return;
-        }
-        const b = barAt(chart, String(p.time));
-        setLegend(b ? `${String(p.time)}  O ${b.open}  H ${b.high}  L ${b.low}  C ${b.close}  V ${b.volume}` : "");
-        setMarks(marksAt(chart, String(p.time), lang === "en" ? "en" : "zh"));
-      });
-      setFailed(null);
-    } catch (e) {
-      // A chart the library refuses is said plainly, never a silent blank canvas.
-      setFailed(e instanceof Error ? e.message : String(e));
-    }
+      const b = barAt(chart, String(p.time));
+      setLegend(b ? `${String(p.time)}  O ${b.open}  H ${b.high}  L ${b.low}  C ${b.close}  V ${b.volume}` : "");
+      setMarks(marksAt(chart, String(p.time), lang === "en" ? "en" : "zh"));
+    });
     requestAnimationFrame(() => onDrawn?.());
     return () => {
       c.remove();
@@ -159,12 +166,50 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
   );
 }
 
+/** A flat chart the size of a long daily history: `n` bars, the four MA lines, a few
+ * events, a phase band and the range levels, so that the warm-up runs every code path a
+ * real stock page does. Never shown; its figures are not market data. */
+export function warmUpChart(n = 5_000): ChartData {
+  const dates: number[] = [];
+  for (let d = new Date(Date.UTC(2005, 0, 3)); dates.length < n; d.setUTCDate(d.getUTCDate() + 1)) {
+    if (d.getUTCDay() === 0 || d.getUTCDay() === 6) continue;
+    dates.push(d.getUTCFullYear() * 10_000 + (d.getUTCMonth() + 1) * 100 + d.getUTCDate());
+  }
+  const flat = dates.map(() => 1);
+  const event = (label: string, i: number) => ({ label, date: dates[i], bar_date: dates[i], price: 1, why: "", why_zh: "" });
+  return {
+    code: "warm-up",
+    name: null,
+    period: "day",
+    bars: { dates, open: flat, high: flat, low: flat, close: flat, volume: flat },
+    ma: [5, 20, 50, 200].map((window) => ({ window, start: 0, values: flat })),
+    reading: {
+      schematic: "accumulation",
+      phase: "C",
+      support: 1,
+      resistance: 1,
+      mid: 1,
+      events: ["SC", "AR", "ST", "Spring", "SOS"].map((label, k) => event(label, n - 200 + k * 30)),
+      phases: ["A", "B", "C"].map((phase, k) => ({ phase, from: dates[n - 300 + k * 100], to: dates[n - 201 + k * 100] })),
+    },
+    signals: [{ kind: "trigger", date: dates[n - 1], label: "warm-up" }],
+    holding: null,
+    diagnosis: {},
+    source: null,
+    as_of: null,
+    data_status: "unavailable",
+    stale: false,
+    notes: [],
+  };
+}
+
 /** Draws a throw-away chart once, off screen, soon after start-up: the first stock page
- * otherwise pays for compiling the chart library's code paths and setting up its canvases
- * (about 300 ms of a 5,000-bar page's first open, see the app_perf bench). Nothing of it
- * is ever visible; its series are a flat line, not market data. */
+ * otherwise pays for compiling the chart library's and the page model's code paths and
+ * for setting up their canvases (the app_perf bench's first 5,000-bar open). It draws
+ * through the page's own `drawChart`, at the page's size, and is never visible. */
 export function ChartWarmUp({ delayMs = 400 }: { delayMs?: number }) {
   const box = useRef<HTMLDivElement>(null);
+  const lang = useContext(LanguageContext);
   const [done, setDone] = useState(false);
   useEffect(() => {
     let chart: IChartApi | null = null;
@@ -172,15 +217,7 @@ export function ChartWarmUp({ delayMs = 400 }: { delayMs?: number }) {
     const timer = window.setTimeout(() => {
       const el = box.current;
       if (!el) return;
-      chart = createChart(el, { width: 800, height: CHART_HEIGHT, localization: { locale: "en-US", dateFormat: "yyyy-MM-dd" } });
-      const day = 86_400;
-      const start = Date.UTC(2020, 0, 1) / 1000;
-      const flat = Array.from({ length: 300 }, (_, i) => ({ time: (start + i * day) as Time, value: 1 }));
-      const candle = chart.addSeries(CandlestickSeries, {});
-      candle.setData(flat.map((p) => ({ time: p.time, open: 1, high: 1, low: 1, close: 1 })));
-      chart.addSeries(HistogramSeries, { priceScaleId: "volume" }).setData(flat);
-      chart.addSeries(LineSeries, {}).setData(flat);
-      createSeriesMarkers(candle, [{ time: flat[150].time, position: "belowBar", shape: "arrowUp", color: UP, text: "·" }]);
+      chart = drawChart(el, warmUpChart(), lang).api;
       // Two frames: the library paints on the next one.
       frame = requestAnimationFrame(() => {
         frame = requestAnimationFrame(() => {
@@ -195,7 +232,7 @@ export function ChartWarmUp({ delayMs = 400 }: { delayMs?: number }) {
       cancelAnimationFrame(frame);
       chart?.remove();
     };
-  }, [delayMs]);
+  }, [delayMs, lang]);
   if (done) return null;
   return <div ref={box} aria-hidden="true" style={{ position: "fixed", left: -10_000, top: 0, width: 800, height: CHART_HEIGHT, pointerEvents: "none" }} />;
 }
