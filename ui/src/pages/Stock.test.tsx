@@ -9,9 +9,14 @@ const mocks = vi.hoisted(() => ({
   watchlistRemove: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
+/** The name of every chart the page rendered, in order. */
+const chartRenders = vi.hoisted(() => [] as (string | null)[]);
 // jsdom has no canvas: the chart wrapper is replaced by a marker of what it was given.
 vi.mock("../components/StockChart", () => ({
-  default: ({ chart }: { chart: StockChart }) => <div data-testid="chart">{chart.bars.dates.length} bars</div>,
+  default: ({ chart }: { chart: StockChart }) => {
+    chartRenders.push(chart.name);
+    return <div data-testid="chart">{chart.bars.dates.length} bars</div>;
+  },
 }));
 
 import { LanguageContext } from "../i18n";
@@ -51,6 +56,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   cleanup();
+  chartRenders.length = 0;
   vi.clearAllMocks();
 });
 
@@ -96,7 +102,10 @@ describe("stock page", () => {
     await screen.findByText(/恐慌抛售规则/);
     let answer: (v: unknown) => void = () => {};
     mocks.stockChart.mockReturnValueOnce(new Promise((resolve) => (answer = resolve)));
+    const before = chartRenders.length;
     rerender(<StockPage code="600036" onAsk={() => {}} />);
+    // not even for one render
+    expect(chartRenders.slice(before)).toEqual([]);
     await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("600036", "day"));
     expect(document.getElementById("stock-title")?.textContent?.trim()).toBe("600036");
     expect(screen.queryByTestId("chart")).toBeNull();

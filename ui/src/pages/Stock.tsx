@@ -32,42 +32,41 @@ export default function StockPage({ code, onAsk }: Props) {
   const t = useMarketText();
   const lang = useContext(LanguageContext);
   const [period, setPeriod] = useState<Period>("day");
-  const [chart, setChart] = useState<ChartData | null>(null);
+  // What was loaded is kept with the code it was asked for, so that from the first render
+  // after a switch the page shows nothing of the previous stock (not its chart, name or
+  // watch state) while the new one loads.
+  const [loaded, setLoaded] = useState<{ code: string; chart: ChartData } | null>(null);
+  const chart = loaded?.code === code ? loaded.chart : null;
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const [watched, setWatched] = useState(false);
-  const [drawnMs, setDrawnMs] = useState<number | null>(null);
+  const [watch, setWatch] = useState<{ code: string; on: boolean } | null>(null);
+  const watched = watch?.code === code && watch.on;
+  // The click → drawn figure belongs to the chart it was measured on.
+  const [drawn, setDrawn] = useState<{ chart: ChartData; ms: number; buildMs: number } | null>(null);
+  const drawnMs = drawn && drawn.chart === chart ? drawn.ms : null;
   const started = useRef(0);
   // Click → data arrived over IPC, apart from the drawing (figures for the app_perf bench).
   const fetchedMs = useRef(0);
   // Only the newest request may fill the page: a slow answer for the stock or period the
   // user has already left must not land under the new title.
   const request = useRef(0);
-  const shownCode = useRef(code);
 
   const load = useCallback(async () => {
     if (!code) return;
     const id = ++request.current;
-    if (shownCode.current !== code) {
-      // Another stock: its chart, figures and watch state are not this one's.
-      shownCode.current = code;
-      setChart(null);
-      setWatched(false);
-    }
     setBusy(true);
     setError(null);
-    setDrawnMs(null);
     started.current = performance.now();
     try {
       const [r, w] = await Promise.all([commands.stockChart(code, period), commands.watchlistContains(code)]);
       if (id !== request.current) return;
       fetchedMs.current = Math.round(performance.now() - started.current);
-      if (r.status === "ok") setChart(r.data);
+      if (r.status === "ok") setLoaded({ code, chart: r.data });
       else {
-        setChart(null);
+        setLoaded(null);
         setError(marketErrorText(r.error));
       }
-      if (w.status === "ok") setWatched(w.data);
+      if (w.status === "ok") setWatch({ code, on: w.data });
     } catch (e) {
       if (id !== request.current) return;
       setError(e instanceof Error ? e.message : String(e));
@@ -80,13 +79,18 @@ export default function StockPage({ code, onAsk }: Props) {
     void load();
   }, [load]);
 
-  const onDrawn = useCallback(() => setDrawnMs(Math.round(performance.now() - started.current)), []);
+  // Of click → drawn, `buildMs` is the part spent building the chart (the rest: IPC,
+  // rendering the page, waiting for the frame).
+  const onDrawn = useCallback(
+    (shown: ChartData, buildMs: number) => setDrawn({ chart: shown, ms: Math.round(performance.now() - started.current), buildMs: Math.round(buildMs) }),
+    [],
+  );
 
   const toggleWatch = async () => {
     if (!code) return;
     try {
       const r = watched ? await commands.watchlistRemove(code) : await commands.watchlistAdd(code);
-      if (r.status === "ok") setWatched(!watched);
+      if (r.status === "ok") setWatch({ code, on: !watched });
       else setError(marketErrorText(r.error));
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
@@ -146,7 +150,7 @@ export default function StockPage({ code, onAsk }: Props) {
                 </span>
               )}
               {drawnMs != null && (
-                <span className="muted" id="drawn-ms" data-ms={drawnMs} data-ipc-ms={fetchedMs.current}>
+                <span className="muted" id="drawn-ms" data-ms={drawnMs} data-ipc-ms={fetchedMs.current} data-build-ms={drawn?.buildMs}>
                   {t("barsDrawn").replace("{n}", String(chart.bars.dates.length)).replace("{ms}", String(drawnMs))}
                 </span>
               )}
