@@ -17,7 +17,7 @@ import type { StockChart as ChartData, Language } from "../bindings";
 import { LanguageContext } from "../i18n";
 import "./market.css";
 import { marketText } from "../pages/marketText";
-import { DOWN, UP, allMarkers, barAt, candles, levels, marksAt, maPoints, phaseColumns, volumes } from "../pages/stockModel";
+import { DOWN, UP, allMarkers, barAt, candles, levels, marksAt, maPoints, phaseColumns, volumes, warmUpChart } from "../pages/stockModel";
 
 const CHART_HEIGHT = 460;
 
@@ -117,7 +117,6 @@ interface Props {
 
 export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Props) {
   const box = useRef<HTMLDivElement>(null);
-  const api = useRef<IChartApi | null>(null);
   const [legend, setLegend] = useState<string>("");
   const [marks, setMarks] = useState<string[]>([]);
   const [failed, setFailed] = useState<string | null>(null);
@@ -130,7 +129,6 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
     const building = performance.now();
     const { api: c, failure } = drawChart(el, chart, lang);
     const buildMs = performance.now() - building;
-    api.current = c;
     setFailed(failure);
     c.subscribeCrosshairMove((p) => {
       if (!p.time) {
@@ -145,7 +143,6 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
     requestAnimationFrame(() => onDrawn?.(chart, buildMs));
     return () => {
       c.remove();
-      api.current = null;
     };
   }, [chart, onDrawn, lang, theme]);
 
@@ -167,43 +164,6 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
       <div ref={box} className="chart-canvas" id="chart-canvas" style={{ height }} />
     </div>
   );
-}
-
-/** A flat chart the size of a long daily history: `n` bars, the four MA lines, a few
- * events, a phase band and the range levels, so that the warm-up runs every code path a
- * real stock page does. Never shown; its figures are not market data. */
-export function warmUpChart(n = 5_000): ChartData {
-  const dates: number[] = [];
-  for (let d = new Date(Date.UTC(2005, 0, 3)); dates.length < n; d.setUTCDate(d.getUTCDate() + 1)) {
-    if (d.getUTCDay() === 0 || d.getUTCDay() === 6) continue;
-    dates.push(d.getUTCFullYear() * 10_000 + (d.getUTCMonth() + 1) * 100 + d.getUTCDate());
-  }
-  const flat = dates.map(() => 1);
-  const event = (label: string, i: number) => ({ label, date: dates[i], bar_date: dates[i], price: 1, why: "", why_zh: "" });
-  return {
-    code: "warm-up",
-    name: null,
-    period: "day",
-    bars: { dates, open: flat, high: flat, low: flat, close: flat, volume: flat },
-    ma: [5, 20, 50, 200].map((window) => ({ window, start: 0, values: flat })),
-    reading: {
-      schematic: "accumulation",
-      phase: "C",
-      support: 1,
-      resistance: 1,
-      mid: 1,
-      events: ["SC", "AR", "ST", "Spring", "SOS"].map((label, k) => event(label, n - 200 + k * 30)),
-      phases: ["A", "B", "C"].map((phase, k) => ({ phase, from: dates[n - 300 + k * 100], to: dates[n - 201 + k * 100] })),
-    },
-    signals: [{ kind: "trigger", date: dates[n - 1], label: "warm-up" }],
-    holding: null,
-    diagnosis: {},
-    source: null,
-    as_of: null,
-    data_status: "unavailable",
-    stale: false,
-    notes: [],
-  };
 }
 
 /** Draws a throw-away chart once, unseen, soon after start-up: the first stock page

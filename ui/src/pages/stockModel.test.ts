@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StockChart, WatchlistRow } from "../bindings";
 import { marketText } from "./marketText";
-import { allMarkers, askText, barAt, candles, isoDate, levels, marksAt, maPoints, phaseColumns, sortRows, volumes } from "./stockModel";
+import { allMarkers, askText, barAt, candles, isoDate, levels, marksAt, maPoints, phaseColumns, sortRows, volumes, warmUpChart } from "./stockModel";
 
 function chart(over: Partial<StockChart> = {}): StockChart {
   return {
@@ -158,5 +158,24 @@ describe("watchlist sorting", () => {
     ["health", true, ["000001", "600519", "000002"]],
   ] as const)("by %s asc=%s", (key, asc, want) => {
     expect(sortRows(rows, key, asc).map((r) => r.code)).toEqual(want);
+  });
+});
+
+describe("chart warm-up data", () => {
+  it("is as long as a long daily history and reaches every drawing path of the page", () => {
+    const c = warmUpChart(5_000);
+    const dates = c.bars.dates;
+    expect(dates.length).toBe(5_000);
+    expect(dates.every((d, i) => i === 0 || d > dates[i - 1])).toBe(true);
+    // weekdays only, as trading days are
+    const weekday = (d: number) => new Date(Date.UTC(Math.floor(d / 10_000), (Math.floor(d / 100) % 100) - 1, d % 100)).getUTCDay();
+    expect(dates.some((d) => weekday(d) === 0 || weekday(d) === 6)).toBe(false);
+    expect(candles(c)).toHaveLength(5_000);
+    expect(volumes(c)).toHaveLength(5_000);
+    expect(c.ma.map((m) => maPoints(c, m.window).length)).toEqual([5_000, 5_000, 5_000, 5_000]);
+    expect(allMarkers(c)).toHaveLength(6);
+    expect(new Set(phaseColumns(c).map((p) => p.color)).size).toBe(3);
+    expect(phaseColumns(c)).toHaveLength(300);
+    expect(levels(c).map((l) => l.id)).toEqual(["resistance", "mid", "support"]);
   });
 });

@@ -181,3 +181,40 @@ export function askText(c: StockChart, lang: "zh" | "en"): string {
     ? `请用威科夫方法分析 ${c.code} ${name}：当前处于什么阶段，有哪些关键事件，接下来该怎么做？`
     : `Analyse ${c.code} ${name} with the Wyckoff method: what phase is it in, which key events matter, and what next?`;
 }
+
+/** A flat chart the size of a long daily history: `n` bars, the four MA lines, a few
+ * events, a signal, three phase bands and the range levels, so that the chart warm-up runs
+ * every drawing path a real stock page does. Never shown; its figures are not market data. */
+export function warmUpChart(n = 5_000): StockChart {
+  const dates: number[] = [];
+  for (let d = new Date(Date.UTC(2005, 0, 3)); dates.length < n; d.setUTCDate(d.getUTCDate() + 1)) {
+    if (d.getUTCDay() === 0 || d.getUTCDay() === 6) continue;
+    dates.push(d.getUTCFullYear() * 10_000 + (d.getUTCMonth() + 1) * 100 + d.getUTCDate());
+  }
+  const flat = dates.map(() => 1);
+  const event = (label: string, i: number) => ({ label, date: dates[i], bar_date: dates[i], price: 1, why: "", why_zh: "" });
+  return {
+    code: "warm-up",
+    name: null,
+    period: "day",
+    bars: { dates, open: flat, high: flat, low: flat, close: flat, volume: flat },
+    ma: [5, 20, 50, 200].map((window) => ({ window, start: 0, values: flat })),
+    reading: {
+      schematic: "accumulation",
+      phase: "C",
+      support: 1,
+      resistance: 1,
+      mid: 1,
+      events: ["SC", "AR", "ST", "Spring", "SOS"].map((label, k) => event(label, n - 200 + k * 30)),
+      phases: ["A", "B", "C"].map((phase, k) => ({ phase, from: dates[n - 300 + k * 100], to: dates[n - 201 + k * 100] })),
+    },
+    signals: [{ kind: "trigger", date: dates[n - 1], label: "warm-up" }],
+    holding: null,
+    diagnosis: {},
+    source: null,
+    as_of: null,
+    data_status: "unavailable",
+    stale: false,
+    notes: [],
+  };
+}
