@@ -64,6 +64,19 @@ pub enum ScratchpadRecord {
         message: String,
         elapsed_ms: u32,
     },
+    /// One tool call of a delegated sub-agent, with its exact arguments and result (the
+    /// parent only gets the sub-agent's budgeted summary; seed 11_07 sends it here for
+    /// exact fields). `call_id` is the parent's delegate call, `id` the sub-agent's call.
+    SubAgentToolResult {
+        agent: String,
+        call_id: String,
+        id: String,
+        tool_name: String,
+        args: Value,
+        result: Value,
+        status: String,
+        duration_ms: u32,
+    },
 }
 
 #[derive(Serialize)]
