@@ -49,10 +49,20 @@ pub fn overview_parameters() -> Value {
             "trade_date": {"type": "string",
                 "description": "交易日 YYYY-MM-DD 或 YYYYMMDD；留空为最新。非交易日取之前最近的交易日"},
             "include_breadth": {"type": "boolean",
-                "description": "是否同时返回市场宽度（涨跌家数）；当前数据源不提供，会标注为不可用"}
+                "description": breadth_description(FunnelConfig::default().breadth_min_stocks)}
         },
         "additionalProperties": false
     })
+}
+
+/// What `include_breadth` adds, naming the fields `breadth` carries and the sample below
+/// which it says unavailable (the funnel's own minimum).
+pub fn breadth_description(min_stocks: usize) -> String {
+    format!(
+        "是否同时返回市场宽度 breadth：用本地全市场个股日线计算当日站上 MA20 比例（pct_above_ma20 及较前一日变化 pct_above_ma20_delta）、\
+上涨家数占比（up_ratio_pct）、涨跌幅中位数（median_pct_chg）和样本数 sample_size；当日有本地日线的个股少于 {min_stocks} 只时 \
+data_status='unavailable' 并说明原因，不编造"
+    )
 }
 
 pub fn history_parameters() -> Value {

@@ -82,3 +82,59 @@ async fn a_full_enough_market_gives_the_days_breadth() {
         "{b}"
     );
 }
+
+/// The parameter's description is what the model knows about breadth: it must name every
+/// figure a computed breadth carries and the sample below which it is unavailable — and
+/// no longer claim that breadth cannot be had.
+#[tokio::test]
+async fn the_include_breadth_description_says_what_the_tool_returns() {
+    let params = wyckoff_tools::market::overview_parameters();
+    let described = params["properties"]["include_breadth"]["description"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!described.contains("不提供"), "{described}");
+
+    let (md, _dir) = offline().await;
+    let m = market(MarketShape {
+        stocks: 150,
+        bars: 60,
+        start: 20240102,
+        seed: 9,
+    });
+    for s in &m.stocks {
+        md.store()
+            .upsert_bars(BarTable::Stocks, &s.code, &s.bars, "test:synthetic", true)
+            .await
+            .unwrap();
+    }
+    let r = wyckoff_tools::market::overview(&md, &json!({"include_breadth": true}))
+        .await
+        .unwrap();
+    let figures: Vec<&String> = r["breadth"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, v)| v.is_number())
+        .map(|(k, _)| k)
+        .collect();
+    assert!(figures.len() >= 5, "{figures:?}");
+    for key in figures {
+        assert!(
+            described.contains(key.as_str()),
+            "{key} not in: {described}"
+        );
+    }
+
+    let (sparse, _dir2) = offline().await;
+    let r = wyckoff_tools::market::overview(&sparse, &json!({"include_breadth": true}))
+        .await
+        .unwrap();
+    assert_eq!(r["breadth"]["data_status"], "unavailable");
+    let need = r["breadth"]["min_sample"].as_u64().unwrap();
+    assert!(
+        described.contains(&format!("少于 {need} 只")),
+        "{described}"
+    );
+    assert!(described.contains("unavailable"), "{described}");
+}
