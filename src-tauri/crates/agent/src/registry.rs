@@ -313,8 +313,10 @@ impl ToolRegistry {
             cancel: env.cancel.child_token(),
             background: env.background.clone(),
         };
+        // A tool's own declared limit governs; the session's tool timeout is the default.
+        let limit = tool.time_limit(&args).or(env.tool_timeout);
         let timeout = async {
-            match env.tool_timeout {
+            match limit {
                 Some(t) => env.clock.sleep(t).await,
                 None => std::future::pending().await,
             }
@@ -325,7 +327,7 @@ impl ToolRegistry {
             r = tool.call(args.clone(), ctx) => r,
             _ = timeout => Err(ToolError::Failed(format!(
                 "Tool execution timed out after {}s.",
-                env.tool_timeout.map(|t| t.as_secs()).unwrap_or_default()
+                limit.map(|t| t.as_secs()).unwrap_or_default()
             ))),
         };
         match result {

@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -106,11 +107,19 @@ pub trait Tool: Send + Sync {
     async fn approval_preview(&self, _args: &Value) -> Option<ApprovalPreview> {
         None
     }
+    /// How long a foreground call with these (validated) `args` may run before the
+    /// registry cuts it. `None`: the session's tool timeout. A tool with its own limit
+    /// (exec_command's `timeout` argument) declares it here, with room for the tool to
+    /// report its own timeout first.
+    fn time_limit(&self, _args: &Value) -> Option<Duration> {
+        None
+    }
 }
 
 type BoxFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
 type Handler = dyn Fn(Value, ToolContext) -> BoxFuture + Send + Sync;
 type PreviewFn = dyn Fn(&Value) -> ApprovalPreview + Send + Sync;
+type TimeLimitFn = dyn Fn(&Value) -> Duration + Send + Sync;
 
 /// A tool made from a spec, a schema and an async closure.
 pub struct FnTool {
@@ -118,6 +127,7 @@ pub struct FnTool {
     schema: ToolSchema,
     handler: Box<Handler>,
     preview: Option<Box<PreviewFn>>,
+    time_limit: Option<Box<TimeLimitFn>>,
 }
 
 impl FnTool {
@@ -141,6 +151,7 @@ impl FnTool {
             schema,
             handler: Box::new(move |args, ctx| Box::pin(f(args, ctx))),
             preview: None,
+            time_limit: None,
         }
     }
 
@@ -151,6 +162,15 @@ impl FnTool {
         f: impl Fn(&Value) -> ApprovalPreview + Send + Sync + 'static,
     ) -> Self {
         self.preview = Some(Box::new(f));
+        self
+    }
+
+    /// Declares the call's own time limit (see [`Tool::time_limit`]).
+    pub fn with_time_limit(
+        mut self,
+        f: impl Fn(&Value) -> Duration + Send + Sync + 'static,
+    ) -> Self {
+        self.time_limit = Some(Box::new(f));
         self
     }
 }
@@ -171,5 +191,9 @@ impl Tool for FnTool {
 
     async fn approval_preview(&self, args: &Value) -> Option<ApprovalPreview> {
         self.preview.as_ref().map(|f| f(args))
+    }
+
+    fn time_limit(&self, args: &Value) -> Option<Duration> {
+        self.time_limit.as_ref().map(|f| f(args))
     }
 }

@@ -28,6 +28,9 @@ const STDOUT_CAP: usize = 16 * 1024;
 const STDERR_CAP: usize = 4 * 1024;
 /// After the shell exits, how long to wait for pipes held open by leftover children.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// How much longer than its `timeout` the registry lets a call run: enough for the
+/// command's own timeout to kill the group, drain the pipes and report first.
+pub const REPORT_GRACE: Duration = Duration::from_secs(5);
 
 const DETACH_ADVICE: &str = "该命令会脱离当前进程运行：退出码和输出不代表后台任务已完成。优先使用后台工具；如必须这样做，把输出重定向到文件（如 bash -c './job.sh > /tmp/out.log 2>&1'），之后用 screen -ls / ps 检查状态并读取日志。";
 
@@ -53,6 +56,13 @@ pub fn timeout_secs(args: &Value) -> Result<u64, ToolError> {
             Ok((secs.round().max(1.0) as u64).min(MAX_TIMEOUT_SECS))
         }
     }
+}
+
+/// The call's limit as the registry applies it: the command's own timeout plus
+/// [`REPORT_GRACE`]. Unusable arguments fail at once, so the default stands for them.
+pub fn time_limit(args: &Value) -> Duration {
+    let secs = timeout_secs(args).unwrap_or(DEFAULT_TIMEOUT_SECS);
+    Duration::from_secs(secs) + REPORT_GRACE
 }
 
 /// Why a command detaches from the call, one reason per pattern found.
@@ -167,6 +177,33 @@ where
     (capture, handle)
 }
 
+/// Kills the command's whole process group when dropped while armed: a call dropped
+/// mid-run (the registry's limit, a cancelled turn, Ctrl-C) never reaches the code
+/// after its `select!`, and `kill_on_drop` reaches the shell only, not its children.
+/// Disarmed once the shell has exited by itself (what it left running detached on
+/// purpose, and is flagged so).
+struct GroupGuard {
+    pgid: Option<u32>,
+}
+
+impl GroupGuard {
+    fn kill_now(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            kill_group(pgid);
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill_now();
+    }
+}
+
 /// Kills every process of the group (the shell and what it started).
 fn kill_group(pgid: u32) {
     // `kill` rather than a libc binding: no new dependency, and the group id is ours.
@@ -239,7 +276,9 @@ pub async fn run(
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| ToolError::Failed(format!("cannot start sh: {e}")))?;
-    let pgid = child.id();
+    // Declared after `child`, so dropped before it: the shell is not yet reaped, and its
+    // pid (the group id) cannot have been reused when the group is killed.
+    let mut group = GroupGuard { pgid: child.id() };
     let (stdout, out_task) = match child.stdout.take() {
         Some(pipe) => spawn_reader(pipe, STDOUT_CAP),
         None => (Arc::default(), tokio::spawn(async {})),
@@ -259,10 +298,10 @@ pub async fn run(
         () = tokio::time::sleep(Duration::from_secs(timeout)) => End::TimedOut,
         () = cancel.cancelled() => End::Cancelled,
     };
-    if !matches!(end, End::Exited(_)) {
-        if let Some(pgid) = pgid {
-            kill_group(pgid);
-        }
+    if matches!(end, End::Exited(_)) {
+        group.disarm();
+    } else {
+        group.kill_now();
         let _ = child.wait().await;
     }
     // Leftover background children may keep the pipes open; stop reading after a grace.
@@ -505,6 +544,63 @@ mod tests {
             .unwrap();
         assert_eq!(out["status"], "cancelled");
         assert!(!group_alive(&pid_file));
+    }
+
+    #[tokio::test]
+    async fn dropping_the_call_mid_run_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pgid");
+        // A child and a grandchild sleep; the call is dropped (as the registry drops it on
+        // its limit or a cancelled turn) once the shell has written its group id.
+        let command = format!(
+            "echo $$ > {}; sh -c 'sleep 300' & sleep 300",
+            pid_file.display()
+        );
+        let args = json!({ "command": command, "timeout": 100 });
+        let call = run(&args, dir.path(), CancellationToken::new());
+        let started = async {
+            while std::fs::read_to_string(&pid_file).map_or(true, |s| !s.ends_with('\n')) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::select! {
+            out = call => panic!("the command ended by itself: {out:?}"),
+            () = started => {}
+        }
+        assert!(
+            !group_alive(&pid_file),
+            "processes of the dropped call's group are still running"
+        );
+    }
+
+    #[test]
+    fn the_declared_limit_is_the_commands_timeout_plus_the_report_grace() {
+        let cases = [
+            (json!({}), 30),
+            (json!({"timeout": 100}), 100),
+            (json!({"timeout": 120}), 120),
+            (json!({"timeout": 1000}), 120),
+            (json!({"timeout": "x"}), 30),
+        ];
+        for (args, secs) in cases {
+            assert_eq!(
+                time_limit(&args),
+                Duration::from_secs(secs) + REPORT_GRACE,
+                "{args}"
+            );
+        }
+        // The registered tool declares it (the registry then applies it).
+        let dir = tempfile::tempdir().unwrap();
+        let tools = crate::local_tools(crate::LocalToolsConfig {
+            workspace: dir.path().to_path_buf(),
+            file_roots: Vec::new(),
+            allow_private_web_fetch: false,
+        });
+        let exec = tools.iter().find(|t| t.spec().name == NAME).unwrap();
+        assert_eq!(
+            exec.time_limit(&json!({"command": "sleep 65", "timeout": 100})),
+            Some(Duration::from_secs(100) + REPORT_GRACE)
+        );
     }
 
     #[tokio::test]

@@ -195,7 +195,8 @@ pub fn local_tools(config: LocalToolsConfig) -> Vec<Arc<dyn Tool>> {
                     async move { exec::run(&args, &workspace, ctx.cancel.clone()).await }
                 },
             )
-            .with_preview(move |args| exec::preview(args, &workspace)),
+            .with_preview(move |args| exec::preview(args, &workspace))
+            .with_time_limit(exec::time_limit),
         ),
         Arc::new(FnTool::new(
             ToolSpec::new(files::READ_NAME, files::READ_DISPLAY_NAME).concurrency_safe(),
