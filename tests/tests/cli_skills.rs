@@ -39,7 +39,7 @@ fn skills_json_lists_builtins_user_skills_and_warnings() {
     )
     .unwrap();
     std::fs::write(skills.join("checkup.md"), "我自己的体检").unwrap();
-    std::fs::write(skills.join("broken.md"), "---\nname: Not Valid\n---\nx").unwrap();
+    std::fs::write(skills.join("broken.md"), "---\njust words\n---\nx").unwrap();
 
     let out = wyckoff(home.path(), &["skills", "--json"]);
     assert!(
@@ -63,25 +63,43 @@ fn skills_json_lists_builtins_user_skills_and_warnings() {
             "{name}"
         );
     }
-    let review = by_name("review").unwrap();
-    assert_eq!(review["description"], "周复盘");
-    assert_eq!(review["source"]["type"], "user");
+    // Seed §8: the file name is the skill name; the front matter's `name: review` is
+    // reported, not obeyed.
+    let weekly = by_name("weekly").unwrap();
+    assert_eq!(weekly["description"], "周复盘");
+    assert_eq!(weekly["source"]["type"], "user");
     assert!(
-        review["source"]["path"]
+        weekly["source"]["path"]
             .as_str()
             .unwrap()
             .ends_with("weekly.md")
     );
     assert_eq!(by_name("checkup").unwrap()["source"]["type"], "user");
-    assert!(by_name("weekly").is_none());
+    assert!(by_name("review").is_none());
     let warnings = v["warnings"].as_array().unwrap();
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0]["path"].as_str().unwrap().ends_with("broken.md"));
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    let warning_of = |file: &str| {
+        warnings
+            .iter()
+            .find(|w| w["path"].as_str().unwrap().ends_with(file))
+            .unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(warning_of("broken.md").starts_with("skipped: "));
+    let mismatch = warning_of("weekly.md");
+    assert!(
+        mismatch.contains("\"review\"") && mismatch.contains("loaded as /weekly"),
+        "{mismatch}"
+    );
 
     let text = wyckoff(home.path(), &["skills"]);
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(
-        text.contains("/review") && text.contains("broken.md"),
+        text.contains("/weekly")
+            && text.contains("broken.md: skipped: ")
+            && text.contains("weekly.md: front matter says name \"review\""),
         "{text}"
     );
 }

@@ -1,9 +1,10 @@
 //! Skills: named prompt templates invoked as `/name args`.
 //!
 //! Five built-ins (REFERENCE §8, prompts verbatim) plus user skills from
-//! `$WYCKOFF_HOME/skills/*.md` with a front matter (`name`, `description`). A user skill
-//! overrides a built-in of the same name. A malformed file is skipped with a warning that
-//! names it; it never hides the other skills. [`SkillCatalog`] re-reads the folder when a
+//! `$WYCKOFF_HOME/skills/*.md` with a front matter (`name`, `description`). The file name
+//! is the skill name (seed §8: 文件名即 Skill 名); a front-matter `name` that differs is
+//! reported, not obeyed. A user skill overrides a built-in of the same name. A malformed
+//! file is skipped with a warning that names it; it never hides the other skills. [`SkillCatalog`] re-reads the folder when a
 //! file or the folder changes, so edits apply without a restart.
 
 use std::collections::BTreeMap;
@@ -30,11 +31,20 @@ pub struct Skill {
     pub source: SkillSource,
 }
 
-/// A user skill file that was skipped, and why.
+/// A user skill file that was skipped or loaded with a problem, and what it was.
+/// `message` is self-contained: it says whether the file was skipped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkillWarning {
     pub path: PathBuf,
     pub message: String,
+}
+
+/// A skill file that parsed, and what in it was not obeyed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedSkill {
+    pub skill: Skill,
+    /// Set when the front matter's `name` differs from the file name (which wins).
+    pub name_mismatch: Option<String>,
 }
 
 /// The skills in effect (sorted by name) and the files that were skipped.
@@ -110,37 +120,44 @@ pub fn is_valid_skill_name(name: &str) -> bool {
         && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_' | '-'))
 }
 
-/// Parses one skill file. `stem` is the file name without `.md`; the front-matter `name`
-/// wins over it. Returns the reason when the file must be skipped.
-pub fn parse_skill(stem: &str, text: &str, path: &Path) -> Result<Skill, String> {
+/// Parses one skill file. `stem` is the file name without `.md`, lower-cased: it is the
+/// skill's name. A front-matter `name` that differs is reported in
+/// [`ParsedSkill::name_mismatch`]. Returns the reason when the file must be skipped.
+pub fn parse_skill(stem: &str, text: &str, path: &Path) -> Result<ParsedSkill, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (front, body) = match split_front_matter(text) {
         Some((front, body)) => (parse_front_matter(front)?, body),
         None => (BTreeMap::new(), text),
     };
-    let name = front
-        .get("name")
-        .map(String::as_str)
-        .filter(|n| !n.trim().is_empty())
-        .unwrap_or(stem)
-        .trim()
-        .to_lowercase();
+    let name = stem.trim().to_lowercase();
     if !is_valid_skill_name(&name) {
         return Err(format!(
-            "skill name {name:?} is not allowed (lower-case letter first, then a-z 0-9 _ -, at most 64)"
+            "the file name {name:?} is not an allowed skill name (lower-case letter first, then a-z 0-9 _ -, at most 64); rename the file"
         ));
     }
+    let name_mismatch = front
+        .get("name")
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty() && n.to_lowercase() != name)
+        .map(|declared| {
+            format!(
+                "front matter says name {declared:?}, but the file name is the skill name: loaded as /{name} (rename the file to change it)"
+            )
+        });
     let prompt = body.trim().to_string();
     if prompt.is_empty() {
         return Err("the skill has no prompt after the front matter".to_string());
     }
-    Ok(Skill {
-        name,
-        description: front.get("description").cloned().unwrap_or_default(),
-        prompt,
-        source: SkillSource::User {
-            path: path.to_path_buf(),
+    Ok(ParsedSkill {
+        skill: Skill {
+            name,
+            description: front.get("description").cloned().unwrap_or_default(),
+            prompt,
+            source: SkillSource::User {
+                path: path.to_path_buf(),
+            },
         },
+        name_mismatch,
     })
 }
 
@@ -218,7 +235,17 @@ pub fn load_skills(dir: &Path) -> SkillSet {
             .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string()))
             .and_then(|text| parse_skill(&stem, &text, &path));
         match parsed {
-            Ok(skill) => {
+            Ok(ParsedSkill {
+                skill,
+                name_mismatch,
+            }) => {
+                if let Some(message) = name_mismatch {
+                    tracing::warn!(path = %path.display(), %message, "skill name differs from its file name");
+                    warnings.push(SkillWarning {
+                        path: path.clone(),
+                        message,
+                    });
+                }
                 if let Some(Skill {
                     source: SkillSource::User { path: earlier },
                     ..
@@ -235,9 +262,12 @@ pub fn load_skills(dir: &Path) -> SkillSet {
                 }
                 by_name.insert(skill.name.clone(), skill);
             }
-            Err(message) => {
-                tracing::warn!(path = %path.display(), %message, "skill file skipped");
-                warnings.push(SkillWarning { path, message });
+            Err(reason) => {
+                tracing::warn!(path = %path.display(), %reason, "skill file skipped");
+                warnings.push(SkillWarning {
+                    path,
+                    message: format!("skipped: {reason}"),
+                });
             }
         }
     }
@@ -418,9 +448,9 @@ mod tests {
     #[test]
     fn parse_table() {
         let p = Path::new("/x/s.md");
-        let ok = |stem: &str, text: &str| parse_skill(stem, text, p).unwrap();
+        let ok = |stem: &str, text: &str| parse_skill(stem, text, p).unwrap().skill;
         let s = ok(
-            "stem",
+            "weekly",
             "---\nname: weekly\ndescription: \"周复盘\"\n---\n复盘 {user_input}\n",
         );
         assert_eq!(
@@ -436,17 +466,45 @@ mod tests {
         // front matter without name: the stem
         let s = ok("risk", "---\ndescription: x\n---\nbody");
         assert_eq!(s.name, "risk");
-        // name is trimmed and lower-cased
-        assert_eq!(ok("x", "---\nname: '  Risk '\n---\nb").name, "risk");
         // an unclosed front matter is plain text
         assert_eq!(ok("x", "---\nname: y\nbody").prompt, "---\nname: y\nbody");
 
         let bad = |stem: &str, text: &str| parse_skill(stem, text, p).unwrap_err();
-        assert!(bad("x", "---\nname: 9bad\n---\nb").contains("9bad"));
-        assert!(bad("bad name", "body").contains("not allowed"));
+        assert!(bad("bad name", "body").contains("not an allowed skill name"));
+        assert!(bad("9bad", "---\nname: fine\n---\nb").contains("rename the file"));
         assert!(bad("x", "---\njust words\n---\nb").contains("line 2"));
         assert!(bad("x", "---\nname: \"open\n---\nb").contains("unbalanced"));
         assert!(bad("x", "---\nname: x\n---\n   \n").contains("no prompt"));
+    }
+
+    /// Seed §8: 文件名即 Skill 名. The file name is the name; a front-matter `name` that
+    /// differs (even one that is not a valid name) is a warning, never the name.
+    #[test]
+    fn the_file_name_is_the_skill_name_table() {
+        let cases: [(&str, &str, &str, Option<&str>); 6] = [
+            // (stem, front-matter name line, loaded as, mismatch names)
+            ("weekly", "", "weekly", None),
+            ("weekly", "name: weekly", "weekly", None),
+            ("weekly", "name: '  Weekly '", "weekly", None),
+            ("weekly", "name: review", "weekly", Some("\"review\"")),
+            ("dcf", "name: Bad Name", "dcf", Some("\"Bad Name\"")),
+            ("dcf", "name: 9bad", "dcf", Some("\"9bad\"")),
+        ];
+        for (stem, name_line, want, mismatch) in cases {
+            let text = format!("---\n{name_line}\ndescription: d\n---\nbody");
+            let parsed = parse_skill(stem, &text, Path::new("/x/s.md")).unwrap();
+            assert_eq!(parsed.skill.name, want, "{stem} / {name_line}");
+            match (mismatch, &parsed.name_mismatch) {
+                (None, None) => {}
+                (Some(declared), Some(message)) => {
+                    assert!(message.contains(declared), "{message}");
+                    assert!(message.contains(&format!("loaded as /{want}")), "{message}");
+                }
+                (want_mismatch, got) => {
+                    panic!("{stem} / {name_line}: want {want_mismatch:?}, got {got:?}")
+                }
+            }
+        }
     }
 
     #[test]
@@ -457,8 +515,8 @@ mod tests {
             "checkup.md",
             "---\ndescription: 我的体检\n---\n只看 {user_input}",
         );
-        write(dir.path(), "weekly.md", "---\nname: review\n---\n复盘");
-        let broken = write(dir.path(), "broken.md", "---\nname: Bad Name\n---\nx");
+        let weekly = write(dir.path(), "weekly.md", "---\nname: review\n---\n复盘");
+        let broken = write(dir.path(), "Bad Name.md", "---\nname: fine\n---\nx");
         std::fs::write(dir.path().join("binary.md"), [0xff, 0xfe, 0x00]).unwrap();
         write(dir.path(), "notes.txt", "ignored");
 
@@ -467,14 +525,22 @@ mod tests {
         assert_eq!(
             names,
             [
-                "backtest", "checkup", "report", "review", "screen", "strategy"
+                "backtest", "checkup", "report", "screen", "strategy", "weekly"
             ]
         );
         let checkup = set.get("checkup").unwrap();
         assert_eq!(checkup.source, SkillSource::User { path: own });
         assert_eq!(checkup.description, "我的体检");
-        assert_eq!(set.warnings.len(), 2, "{:?}", set.warnings);
-        assert!(set.warnings.iter().any(|w| w.path == broken));
+        assert_eq!(set.warnings.len(), 3, "{:?}", set.warnings);
+        assert!(
+            set.warnings
+                .iter()
+                .any(|w| w.path == broken && w.message.starts_with("skipped: "))
+        );
+        // loaded under its file name; the differing front-matter name is a warning
+        assert!(set.warnings.iter().any(|w| w.path == weekly
+            && w.message.contains("\"review\"")
+            && !w.message.starts_with("skipped")));
         assert!(
             set.warnings
                 .iter()

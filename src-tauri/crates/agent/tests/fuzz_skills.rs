@@ -30,7 +30,8 @@ proptest! {
         ],
     ) {
         match parse_skill(&stem, &text, Path::new("skills/x.md")) {
-            Ok(skill) => {
+            Ok(parsed) => {
+                let skill = parsed.skill;
                 prop_assert!(is_valid_skill_name(&skill.name), "{:?}", skill.name);
                 prop_assert!(!skill.prompt.trim().is_empty());
             }
@@ -45,7 +46,10 @@ proptest! {
         prompt in "[a-zA-Z0-9\u{4e00}-\u{4e2f}][a-zA-Z0-9 {}_\u{4e00}-\u{4e2f}\n]{0,60}[a-zA-Z0-9\u{4e00}-\u{4e2f}]",
     ) {
         let text = format!("---\nname: {name}\ndescription: {description}\n---\n{prompt}\n");
-        let skill = parse_skill("file-stem", &text, Path::new("skills/x.md")).unwrap();
+        // the file name is the skill name (seed §8); the front matter agrees here
+        let parsed = parse_skill(&name, &text, Path::new("skills/x.md")).unwrap();
+        prop_assert_eq!(parsed.name_mismatch, None);
+        let skill = parsed.skill;
         prop_assert_eq!(skill.name, name);
         prop_assert_eq!(skill.description, description.trim());
         prop_assert_eq!(skill.prompt, prompt.trim());

@@ -189,7 +189,7 @@ fn announce_skill(home: &DataHome, prompt: &str) -> anyhow::Result<()> {
     let skills = wyckoff_agent::skills::load_skills(&home.skills_dir());
     for warning in &skills.warnings {
         eprintln!(
-            "wyckoff: skills: {} skipped: {}",
+            "wyckoff: skills: {}: {}",
             warning.path.display(),
             warning.message
         );

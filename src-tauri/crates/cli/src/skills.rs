@@ -40,11 +40,7 @@ pub fn run(args: SkillsArgs) -> anyhow::Result<ExitCode> {
     }
     println!("user skills: {}/*.md", dir.display());
     for warning in &set.warnings {
-        println!(
-            "warning: {} skipped: {}",
-            warning.path.display(),
-            warning.message
-        );
+        println!("warning: {}: {}", warning.path.display(), warning.message);
     }
     Ok(ExitCode::SUCCESS)
 }
