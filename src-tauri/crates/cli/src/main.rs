@@ -9,6 +9,7 @@ mod data;
 mod doctor;
 mod market;
 mod memory;
+mod model;
 mod run;
 mod screen;
 mod skills;
@@ -52,6 +53,8 @@ enum Command {
     Screen(screen::ScreenArgs),
     /// Backtest the funnel strategy under A-share rules, offline over the cache.
     Backtest(backtest::BacktestArgs),
+    /// The configured models (roles, whether keys are set) and the light model (seed §12).
+    Model(model::ModelArgs),
     /// The skills `/name args` invokes (built-in and $WYCKOFF_HOME/skills/*.md), with warnings.
     Skills(skills::SkillsArgs),
 }
@@ -68,6 +71,7 @@ fn main() -> std::process::ExitCode {
         Command::Screen(args) => screen::run(args),
         Command::Backtest(args) => backtest::run(args),
         Command::Skills(args) => skills::run(args),
+        Command::Model(args) => model::run(args),
     };
     match result {
         Ok(code) => code,

@@ -352,6 +352,28 @@ impl Settings {
         self.models.iter().find(|m| m.id == id)
     }
 
+    /// Sets (or with `None` clears) the light model of heavy/light routing (seed §12,
+    /// `wyckoff model light ID`). An id that is not a configured model is refused and
+    /// nothing changes; the error names the ids there are.
+    pub fn set_light_model(&mut self, id: Option<&str>) -> Result<(), SettingsError> {
+        if let Some(id) = id
+            && self.model(id).is_none()
+        {
+            let known: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
+            let known = if known.is_empty() {
+                "no models are configured".to_owned()
+            } else {
+                format!("configured: {}", known.join(", "))
+            };
+            return Err(invalid(
+                "light_model",
+                format!("no model with id '{id}' ({known})"),
+            ));
+        }
+        self.light_model = id.map(str::to_owned);
+        Ok(())
+    }
+
     /// Migrates a settings document of any known version to the current schema, then
     /// validates it. Returns the settings and notes about what the migration changed.
     pub fn from_value(mut doc: Value) -> Result<(Settings, Vec<String>), SettingsError> {
@@ -682,6 +704,81 @@ mod tests {
         assert!(save(&path, &bad).is_err());
         assert_eq!(std::fs::read(&path).unwrap(), before);
         assert_eq!(load(&path).unwrap().0, good);
+    }
+
+    #[test]
+    fn set_light_model_table() {
+        let base = Settings {
+            models: vec![
+                entry("main", ProviderKind::Claude),
+                entry("cheap", ProviderKind::Deepseek),
+            ],
+            light_model: Some("main".into()),
+            ..Settings::default()
+        };
+        // (id given, the light model after it, or the error)
+        type Case<'a> = (Option<&'a str>, Result<Option<&'a str>, &'a str>);
+        let cases: [Case; 4] = [
+            (Some("cheap"), Ok(Some("cheap"))),
+            (Some("main"), Ok(Some("main"))),
+            (None, Ok(None)),
+            (
+                Some("nope"),
+                Err("light_model is invalid: no model with id 'nope' (configured: main, cheap)"),
+            ),
+        ];
+        for (id, want) in cases {
+            let mut s = base.clone();
+            let got = s.set_light_model(id).map(|()| s.light_model.clone());
+            match want {
+                Ok(light) => assert_eq!(got.unwrap().as_deref(), light, "{id:?}"),
+                Err(message) => {
+                    assert_eq!(got.unwrap_err().to_string(), message);
+                    assert_eq!(s, base, "a refused id changes nothing");
+                }
+            }
+        }
+        let mut empty = Settings::default();
+        assert_eq!(
+            empty.set_light_model(Some("x")).unwrap_err().to_string(),
+            "light_model is invalid: no model with id 'x' (no models are configured)"
+        );
+    }
+
+    /// What the CLI writes (`wyckoff model light`) is what the app reads: the same file,
+    /// one top-level key per field as the app's store writes it, loaded back unchanged.
+    #[test]
+    fn a_light_model_saved_by_the_cli_is_what_the_app_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SETTINGS_FILE);
+        let s = Settings {
+            models: vec![
+                entry("main", ProviderKind::Claude),
+                entry("cheap", ProviderKind::Deepseek),
+            ],
+            main_model: Some("main".into()),
+            ..Settings::default()
+        };
+        save(&path, &s).unwrap();
+
+        let (mut loaded, _) = load(&path).unwrap();
+        loaded.set_light_model(Some("cheap")).unwrap();
+        save(&path, &loaded).unwrap();
+
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let app_fields = serde_json::to_value(&loaded).unwrap();
+        let keys = |v: &Value| {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&doc), keys(&app_fields));
+        assert_eq!(doc["version"], CURRENT_VERSION);
+        assert_eq!(doc["light_model"], "cheap");
+        let (app_view, notes) = Settings::from_value(doc).unwrap();
+        assert!(notes.is_empty());
+        assert_eq!(app_view.light_model.as_deref(), Some("cheap"));
+        assert_eq!(app_view, loaded);
     }
 
     #[test]
