@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::{AssertSqlSafe, SqlitePool};
 use tracing::info;
 use uuid::Uuid;
-use wyckoff_protocol::{Message, SkillUse, Usage, UserOrigin};
+use wyckoff_protocol::{Message, SkillUse, SubAgentStep, Usage, UserOrigin};
 
 use crate::store::{escape_like, limit_i64, search_expression};
 use crate::tokenize::{index_text, is_cjk, search_terms};
@@ -88,6 +88,8 @@ pub struct StoredMessage {
     pub status: MessageStatus,
     /// Set on a user message a skill expanded.
     pub skill: Option<SkillUse>,
+    /// On a delegate call's result: its sub-agent's progress steps (empty otherwise).
+    pub sub_agent: Vec<SubAgentStep>,
 }
 
 /// A message that matched a search.
@@ -163,6 +165,7 @@ struct MessageRow {
     turn_id: Option<String>,
     status: String,
     skill: Option<String>,
+    sub_agent: Option<String>,
 }
 
 impl TryFrom<MessageRow> for StoredMessage {
@@ -185,6 +188,13 @@ impl TryFrom<MessageRow> for StoredMessage {
                 .map(serde_json::from_str)
                 .transpose()
                 .map_err(|e| MemoryError::Corrupt(format!("message #{} skill: {e}", r.seq)))?,
+            sub_agent: r
+                .sub_agent
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|e| MemoryError::Corrupt(format!("message #{} sub_agent: {e}", r.seq)))?
+                .unwrap_or_default(),
         })
     }
 }
@@ -513,12 +523,45 @@ impl ConversationStore {
         message: &Message,
         skill: Option<&SkillUse>,
     ) -> Result<i64> {
+        self.append(conversation_id, turn_id, message, skill, &[])
+            .await
+    }
+
+    /// [`append_message`](Self::append_message) for a delegate call's result: the
+    /// sub-agent's progress steps are stored with it (none: stored as for any message).
+    pub async fn append_message_with_sub_agent(
+        &self,
+        conversation_id: &str,
+        turn_id: Option<&str>,
+        message: &Message,
+        steps: &[SubAgentStep],
+    ) -> Result<i64> {
+        self.append(conversation_id, turn_id, message, None, steps)
+            .await
+    }
+
+    async fn append(
+        &self,
+        conversation_id: &str,
+        turn_id: Option<&str>,
+        message: &Message,
+        skill: Option<&SkillUse>,
+        steps: &[SubAgentStep],
+    ) -> Result<i64> {
         let json = serde_json::to_string(message)
             .map_err(|e| MemoryError::Corrupt(format!("message: {e}")))?;
         let skill_json = skill
             .map(serde_json::to_string)
             .transpose()
             .map_err(|e| MemoryError::Corrupt(format!("skill: {e}")))?;
+        let steps_json = if steps.is_empty() {
+            None
+        } else {
+            Some(
+                serde_json::to_string(steps)
+                    .map_err(|e| MemoryError::Corrupt(format!("sub_agent: {e}")))?,
+            )
+        };
         let now = self.now_db();
         let mut tx = self.pool.begin().await?;
         // Touching the conversation first takes the write lock, so seq allocation below
@@ -535,9 +578,10 @@ impl ConversationStore {
         }
         let seq: i64 = sqlx::query_scalar(
             "INSERT INTO conversation_message
-                 (conversation_id, seq, turn_id, role, message, status, created_at, text_tokens, skill)
+                 (conversation_id, seq, turn_id, role, message, status, created_at, text_tokens,
+                  skill, sub_agent)
              VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_message
-                          WHERE conversation_id = ?1), ?2, ?3, ?4, 'complete', ?5, ?6, ?7)
+                          WHERE conversation_id = ?1), ?2, ?3, ?4, 'complete', ?5, ?6, ?7, ?8)
              RETURNING seq",
         )
         .bind(conversation_id)
@@ -547,6 +591,7 @@ impl ConversationStore {
         .bind(&now)
         .bind(index_text(&searchable_text(message), &[]))
         .bind(skill_json)
+        .bind(steps_json)
         .fetch_one(&mut *tx)
         .await?;
         if let Message::User {
@@ -576,7 +621,7 @@ impl ConversationStore {
     pub async fn load_messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>> {
         self.get(conversation_id).await?;
         let rows: Vec<MessageRow> = sqlx::query_as(
-            "SELECT seq, message, created_at, turn_id, status, skill FROM conversation_message
+            "SELECT seq, message, created_at, turn_id, status, skill, sub_agent FROM conversation_message
              WHERE conversation_id = ? ORDER BY seq",
         )
         .bind(conversation_id)

@@ -373,3 +373,31 @@ async fn a_skill_message_keeps_what_was_typed_and_which_skill() {
         serde_json::from_str(&s.export_json(&c.id).await.unwrap()).unwrap();
     assert_eq!(json["messages"][0]["skill"]["typed"], "/checkup 000001");
 }
+
+#[tokio::test]
+async fn a_delegate_result_keeps_its_sub_agent_steps() {
+    let (_d, s, _c) = store().await;
+    let c = s.create("", "m").await.unwrap();
+    let call = ToolCall::new("d1", "delegate_to_research", json!({"task": "看看 000001"}));
+    let steps = vec![
+        wyckoff_protocol::SubAgentStep {
+            kind: "tool_start".into(),
+            text: "analyze_stock".into(),
+        },
+        wyckoff_protocol::SubAgentStep {
+            kind: "tool_result".into(),
+            text: "analyze_stock 12ms".into(),
+        },
+    ];
+    s.append_message(&c.id, None, &Message::user("让研究员看看"))
+        .await
+        .unwrap();
+    let result = Message::tool_result(&call, r#"{"agent":"research"}"#, false);
+    s.append_message_with_sub_agent(&c.id, None, &result, &steps)
+        .await
+        .unwrap();
+    let stored = s.load_messages(&c.id).await.unwrap();
+    assert_eq!(stored[1].message, result);
+    assert_eq!(stored[1].sub_agent, steps);
+    assert!(stored[0].sub_agent.is_empty(), "other messages have none");
+}

@@ -16,7 +16,7 @@ mod usage;
 pub use approval::{ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind};
 pub use error_kind::ErrorKind;
 pub use event::{RecalledItem, RuntimeEvent, Tier};
-pub use message::{Message, SkillUse, ToolCall, ToolSchema, UserOrigin};
+pub use message::{Message, SkillUse, SubAgentStep, ToolCall, ToolSchema, UserOrigin};
 pub use provider::ProviderKind;
 pub use subagent::{SubAgentPolicy, SubAgentResult, SubAgentStatus};
 pub use task::{TaskInfo, TaskProgress, TaskStatus};

@@ -35,6 +35,16 @@ pub struct SkillUse {
     pub typed: String,
 }
 
+/// One step of a delegated sub-agent's progress, as its `sub_agent` event carried it
+/// (kind: text | tool_start | tool_result | tool_error | failed | retry | warning). Stored
+/// beside the delegate call's result, so a reopened conversation's pane shows the
+/// sub-agent's tool rows as they were.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct SubAgentStep {
+    pub kind: String,
+    pub text: String,
+}
+
 /// A provider-neutral chat message. Providers translate these both ways.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 #[serde(tag = "role", rename_all = "snake_case")]

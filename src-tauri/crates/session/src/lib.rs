@@ -47,6 +47,7 @@ pub mod memory;
 pub mod prompt;
 pub mod providers;
 pub mod retention;
+mod sub_agent_steps;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -484,8 +485,11 @@ impl Session {
         let system_prompt = self.recall(input, sink.as_ref()).await;
 
         // The runtime hands each message over as it adds it; they are stored in order
-        // while the turn goes on.
+        // while the turn goes on. A delegate call's result goes with its sub-agent's
+        // steps, which were all emitted before the result was added.
         let (transcript, mut added) = tokio::sync::mpsc::unbounded_channel::<Message>();
+        let steps = Arc::new(sub_agent_steps::SubAgentSteps::new(sink));
+        let sink: Arc<dyn EventSink> = steps.clone();
         let run = async {
             let outcome = self
                 .runtime
@@ -505,7 +509,14 @@ impl Session {
         let write = async {
             let mut first_error = None;
             while let Some(m) = added.recv().await {
-                if let Err(e) = store.append_message(&id, Some(&turn.id), &m).await {
+                let sub_agent = match &m {
+                    Message::Tool { tool_call_id, .. } => steps.take(tool_call_id),
+                    _ => Vec::new(),
+                };
+                let stored = store
+                    .append_message_with_sub_agent(&id, Some(&turn.id), &m, &sub_agent)
+                    .await;
+                if let Err(e) = stored {
                     tracing::error!(session = %id, "storing a message failed: {e}");
                     first_error.get_or_insert(e);
                 }
