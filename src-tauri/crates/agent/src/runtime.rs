@@ -290,16 +290,8 @@ impl Runtime {
     /// Runs a round's calls in batches; outcomes come back in call order, one per call.
     async fn run_calls(&self, calls: &[ToolCall], env: &ExecEnv) -> Vec<ToolOutcome> {
         if let Some(proxy) = &self.tool_proxy {
-            // Sub-agent calls run one after another under the proxy's deadline.
-            let mut outcomes = Vec::with_capacity(calls.len());
-            for call in calls {
-                if env.cancel.is_cancelled() {
-                    outcomes.push(ToolOutcome::aborted(call));
-                } else {
-                    outcomes.push(proxy.execute(call, env).await);
-                }
-            }
-            return outcomes;
+            // A sub-agent's round goes through its proxy whole (rounds cap, deadline).
+            return proxy.execute_round(calls, env).await;
         }
         let safe: Vec<bool> = calls
             .iter()
@@ -528,6 +520,10 @@ impl EventSink for SubAgentRecorder {
         }
         self.inner.emit(event);
     }
+
+    fn record(&self, record: &ScratchpadRecord) {
+        self.pad.record(record, self.clock.now());
+    }
 }
 
 impl<'a> Turn<'a> {
@@ -654,7 +650,9 @@ impl<'a> Turn<'a> {
             }
             retrying = false;
 
-            if let Some(bg) = &rt.background {
+            // Completions belong to the conversation's main agent: a sub-agent shares the
+            // session id (its tasks notify the parent) but never takes the notes.
+            if let Some(bg) = rt.background.as_ref().filter(|_| rt.tool_proxy.is_none()) {
                 for (task_id, note) in bg.take_pending(&rt.config.session_id).await {
                     if let Some(task) = bg.get(&task_id) {
                         self.emit(RuntimeEvent::BackgroundTask { task });

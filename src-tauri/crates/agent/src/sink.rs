@@ -6,10 +6,16 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use wyckoff_protocol::RuntimeEvent;
 
+use crate::scratchpad::ScratchpadRecord;
+
 /// Receives every event of a turn, in order. Must not block: it is called on the hot
 /// path for every streamed delta.
 pub trait EventSink: Send + Sync {
     fn emit(&self, event: RuntimeEvent);
+
+    /// Writes a line into the turn's scratchpad where this sink belongs to a turn that
+    /// keeps one (a delegated sub-agent's tool calls reach its parent's scratchpad so).
+    fn record(&self, _record: &ScratchpadRecord) {}
 }
 
 impl EventSink for mpsc::UnboundedSender<RuntimeEvent> {

@@ -24,7 +24,7 @@ use wyckoff_agent::{
 };
 use wyckoff_llm::{HttpClient, HttpSettings, OpenAiProvider, ProviderConfig};
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route, openai_error};
-use wyckoff_protocol::{SubAgentResult, SubAgentStatus};
+use wyckoff_protocol::{RuntimeEvent, SubAgentResult, SubAgentStatus};
 
 fn tool_call(id: &str, name: &str, code: &str) -> Response {
     OpenAiStream::new()
@@ -40,6 +40,9 @@ struct Run {
     result: SubAgentResult,
     server: MockServer,
     updates: usize,
+    /// Times the registry ran analyze_stock.
+    analyses: usize,
+    events: Vec<RuntimeEvent>,
 }
 
 async fn run(
@@ -84,10 +87,18 @@ async fn run(
             }
         },
     ));
+    let analyses = Arc::new(AtomicUsize::new(0));
+    let a = analyses.clone();
     reg.register(tool(
         ToolSpec::new("analyze_stock", "个股分析"),
         obj(json!({"code": {"type": "string"}}), &["code"]),
-        |args, _| async move { Ok(json!({"code": args["code"], "phase": "吸筹"})) },
+        move |args, _| {
+            let a = a.clone();
+            async move {
+                a.fetch_add(1, Ordering::SeqCst);
+                Ok(json!({"code": args["code"], "phase": "吸筹"}))
+            }
+        },
     ));
     let deps = SubAgentDeps {
         provider,
@@ -101,8 +112,9 @@ async fn run(
         clock: Arc::new(SystemClock),
         session_id: "s-sub-http".into(),
     };
+    let sink = CollectingSink::new();
     let parent = SubAgentParent {
-        sink: CollectingSink::new(),
+        sink: sink.clone(),
         call_id: "parent-call".into(),
         cancel,
     };
@@ -118,6 +130,8 @@ async fn run(
         result,
         server,
         updates,
+        analyses: analyses.load(Ordering::SeqCst),
+        events: sink.events(),
     }
 }
 
@@ -156,23 +170,124 @@ async fn a_refused_tool_then_an_allowed_one_then_the_answer_completes() {
     assert_eq!(r.result.usage.input_tokens, 40 + 40 + 10);
 }
 
-#[tokio::test]
-async fn max_rounds_end_as_timeout() {
-    let trading = role("trading").unwrap();
-    let responses = (0..=trading.max_tool_rounds + 2)
+fn analyze_rounds(n: u32) -> Vec<Response> {
+    // a different code each round, so the doom-loop guard stays out of the way
+    (1..=n)
         .map(|i| tool_call(&format!("c{i}"), "analyze_stock", &format!("6000{i:02}")))
-        .collect();
+        .collect()
+}
+
+#[tokio::test]
+async fn each_role_runs_exactly_its_max_tool_rounds_and_then_answers() {
+    // (role, seed 11_07's max tool rounds)
+    for (agent, max) in [("research", 8), ("analysis", 8), ("trading", 6)] {
+        let mut responses = analyze_rounds(max);
+        responses.push(OpenAiStream::text_response(&["结论：吸筹阶段。"]));
+        let r = run(
+            agent,
+            responses,
+            "",
+            Duration::from_secs(10),
+            CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(r.analyses, max as usize, "{agent}");
+        assert_eq!(
+            r.result.status,
+            SubAgentStatus::Completed,
+            "{agent} {:?}",
+            r.result
+        );
+        assert_eq!(r.result.result, "结论：吸筹阶段。");
+        assert_eq!(
+            r.result.rounds,
+            max + 1,
+            "{agent}: the tool rounds and the answer"
+        );
+        assert_eq!(r.server.requests_to(Route::Openai).len(), max as usize + 1);
+    }
+}
+
+#[tokio::test]
+async fn a_round_past_the_max_is_refused_and_ends_as_timeout() {
+    for (agent, max) in [("research", 8), ("analysis", 8), ("trading", 6)] {
+        let r = run(
+            agent,
+            analyze_rounds(max + 2),
+            "",
+            Duration::from_secs(10),
+            CancellationToken::new(),
+        )
+        .await;
+        // N rounds ran, the N+1th was asked for and refused without running.
+        assert_eq!(r.analyses, max as usize, "{agent}");
+        assert_eq!(
+            r.server.requests_to(Route::Openai).len(),
+            max as usize + 1,
+            "{agent}"
+        );
+        let refused: Vec<&str> = r
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                RuntimeEvent::SubAgent { kind, text, .. } if kind == "tool_error" => {
+                    Some(text.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(refused.len(), 1, "{agent} {refused:?}");
+        assert!(
+            refused[0].contains(&format!("已用完 {max} 轮工具调用")),
+            "{refused:?}"
+        );
+        assert_eq!(
+            r.result.status,
+            SubAgentStatus::Timeout,
+            "{agent} {:?}",
+            r.result
+        );
+        assert_eq!(r.result.policy.next_action, "fallback_to_direct_tools");
+        assert!(
+            r.result.error.contains(&format!("{max} 轮")),
+            "{}",
+            r.result.error
+        );
+        assert_eq!(r.result.rounds, max + 1);
+        assert_eq!(r.result.usage.input_tokens, 40 * (max + 1));
+    }
+}
+
+#[tokio::test]
+async fn the_same_call_again_and_again_is_an_error_with_the_fallbacks() {
+    let same = || tool_call("c", "analyze_stock", "600519");
     let r = run(
         "trading",
-        responses,
+        vec![same(), same(), same(), same()],
         "",
         Duration::from_secs(10),
         CancellationToken::new(),
     )
     .await;
-    assert_eq!(r.result.status, SubAgentStatus::Timeout, "{:?}", r.result);
+    assert_eq!(r.result.status, SubAgentStatus::Error, "{:?}", r.result);
     assert_eq!(r.result.policy.next_action, "fallback_to_direct_tools");
-    assert!(r.result.error.contains("6 轮"), "{}", r.result.error);
+    assert!(r.result.policy.retryable);
+    assert_eq!(
+        r.result.policy.fallback_tools,
+        [
+            "portfolio",
+            "generate_strategy_decision",
+            "get_market_overview"
+        ]
+    );
+    assert!(
+        r.result.error.contains("analyze_stock"),
+        "{}",
+        r.result.error
+    );
+    assert!(r.result.error.contains("死循环"), "{}", r.result.error);
+    assert_eq!(r.result.result, "", "the abort text is no conclusion");
+    assert_eq!(r.server.requests_to(Route::Openai).len(), 3);
 }
 
 #[tokio::test]
@@ -292,4 +407,72 @@ async fn the_deadline_ends_a_held_model_as_timeout() {
         "{}",
         r.result.elapsed
     );
+}
+
+#[tokio::test]
+async fn a_failed_run_reports_the_tokens_and_rounds_it_spent() {
+    let spent = |r: &Run| {
+        (
+            r.result.usage.input_tokens,
+            r.result.usage.output_tokens,
+            r.result.rounds,
+        )
+    };
+    // error: a tool round, then the vendor refuses the key
+    let r = run(
+        "analysis",
+        vec![
+            tool_call("c1", "analyze_stock", "600519"),
+            Response::error(
+                401,
+                openai_error("Incorrect API key provided", "invalid_request_error", None),
+            ),
+        ],
+        "",
+        Duration::from_secs(10),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(r.result.status, SubAgentStatus::Error, "{:?}", r.result);
+    assert_eq!(spent(&r), (40, 8, 2));
+
+    // timeout: a tool round, then the stream stalls
+    let r = run(
+        "research",
+        vec![
+            tool_call("c1", "analyze_stock", "600519"),
+            OpenAiStream::new()
+                .role()
+                .text(&["正在"])
+                .response()
+                .stall_after(2),
+        ],
+        "",
+        Duration::from_millis(400),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(r.result.status, SubAgentStatus::Timeout, "{:?}", r.result);
+    assert_eq!(spent(&r), (40, 8, 2));
+
+    // cancelled: a tool round, then the parent stops while the answer is held
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        trigger.cancel();
+    });
+    let r = run(
+        "trading",
+        vec![
+            tool_call("c1", "analyze_stock", "600519"),
+            OpenAiStream::text_response(&["晚了"]).gated("never"),
+        ],
+        "",
+        Duration::from_secs(10),
+        cancel,
+    )
+    .await;
+    assert_eq!(r.result.status, SubAgentStatus::Cancelled, "{:?}", r.result);
+    assert_eq!(spent(&r), (40, 8, 2));
 }

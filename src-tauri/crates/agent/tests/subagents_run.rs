@@ -206,7 +206,17 @@ async fn max_rounds_end_as_timeout() {
         .collect();
     let r = run("trading", script, "", CancellationToken::new()).await;
     assert_eq!(r.result.status, SubAgentStatus::Timeout, "{:?}", r.result);
-    assert!(r.result.tool_calls.len() <= trading.max_tool_rounds as usize + 1);
+    // six rounds ran; the seventh was asked for and refused, and the model not asked again
+    let max = trading.max_tool_rounds;
+    assert_eq!(max, 6);
+    assert_eq!(r.provider.requests().len(), max as usize + 1);
+    assert_eq!(r.result.rounds, max + 1);
+    let ran = r
+        .events
+        .iter()
+        .filter(|e| matches!(e, RuntimeEvent::SubAgent { kind, .. } if kind == "tool_result"))
+        .count();
+    assert_eq!(ran, max as usize);
     assert!(r.result.error.contains("6 轮"), "{}", r.result.error);
 }
 

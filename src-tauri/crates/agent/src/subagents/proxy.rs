@@ -5,6 +5,7 @@
 //! manager are the session's own.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -12,11 +13,16 @@ use wyckoff_protocol::{RuntimeEvent, ToolCall, ToolSchema};
 
 use super::roles::SubAgentRole;
 use crate::registry::{ExecEnv, ToolOutcome, ToolRegistry};
+use crate::scratchpad::ScratchpadRecord;
 
 pub struct SubAgentToolProxy {
     registry: Arc<ToolRegistry>,
     role: &'static SubAgentRole,
     deadline: Instant,
+    /// Tool rounds asked for so far.
+    rounds: AtomicU32,
+    /// Set once a round past the max was refused.
+    exhausted: AtomicBool,
 }
 
 impl SubAgentToolProxy {
@@ -29,6 +35,8 @@ impl SubAgentToolProxy {
             registry,
             role,
             deadline,
+            rounds: AtomicU32::new(0),
+            exhausted: AtomicBool::new(false),
         }
     }
 
@@ -52,6 +60,56 @@ impl SubAgentToolProxy {
 
     pub fn is_concurrency_safe(&self, name: &str) -> bool {
         self.role.allows(name) && self.registry.is_concurrency_safe(name)
+    }
+
+    /// Runs one round of the sub-agent's calls, one after another. Rounds past the
+    /// role's `max_tool_rounds` are refused whole: the mini loop may ask the model once
+    /// more, for its answer, but no tool runs in that round. Every outcome also goes to
+    /// the parent's scratchpad (through `env.sink`), with its exact arguments and result.
+    pub async fn execute_round(&self, calls: &[ToolCall], env: &ExecEnv) -> Vec<ToolOutcome> {
+        let round = self.rounds.fetch_add(1, Ordering::SeqCst) + 1;
+        let over_cap = round > self.role.max_tool_rounds;
+        if over_cap {
+            self.exhausted.store(true, Ordering::SeqCst);
+            tracing::info!(
+                agent = self.role.name,
+                round,
+                "sub-agent round past its max refused"
+            );
+        }
+        let mut outcomes = Vec::with_capacity(calls.len());
+        for call in calls {
+            let outcome = if env.cancel.is_cancelled() {
+                ToolOutcome::aborted(call)
+            } else if over_cap {
+                self.refuse(
+                    call,
+                    env,
+                    format!(
+                        "sub-agent 已用完 {} 轮工具调用，不再执行工具: {}",
+                        self.role.max_tool_rounds, call.name
+                    ),
+                    "max_tool_rounds",
+                )
+            } else {
+                self.execute(call, env).await
+            };
+            env.sink.record(&ScratchpadRecord::ToolResult {
+                id: outcome.call_id.clone(),
+                tool_name: outcome.name.clone(),
+                args: outcome.args.clone(),
+                result: outcome.result.clone(),
+                status: outcome_status(&outcome).to_owned(),
+                duration_ms: outcome.elapsed_ms,
+            });
+            outcomes.push(outcome);
+        }
+        outcomes
+    }
+
+    /// Whether the model asked for a tool round past the role's `max_tool_rounds`.
+    pub fn rounds_exhausted(&self) -> bool {
+        self.exhausted.load(Ordering::SeqCst)
     }
 
     /// Runs one call for the sub-agent. A tool outside the role's list is refused
@@ -111,6 +169,17 @@ impl SubAgentToolProxy {
             error: message.clone(),
         });
         ToolOutcome::error(call, message, code)
+    }
+}
+
+/// The scratchpad's status of an outcome, as the runtime writes it for its own calls.
+fn outcome_status(o: &ToolOutcome) -> &'static str {
+    if o.aborted {
+        "aborted"
+    } else if o.is_error {
+        "error"
+    } else {
+        "ok"
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use wyckoff_llm::Provider;
-use wyckoff_protocol::{ErrorKind, RuntimeEvent, SubAgentResult, SubAgentStatus};
+use wyckoff_protocol::{ErrorKind, Message, RuntimeEvent, SubAgentResult, SubAgentStatus, Usage};
 
 use super::budget::fit_context;
 use super::policy::{SubAgentRun, build_result};
@@ -21,6 +21,7 @@ use crate::background::BackgroundTaskManager;
 use crate::clock::Clock;
 use crate::registry::ToolRegistry;
 use crate::runtime::{Runtime, RuntimeConfig, TurnOutcome};
+use crate::scratchpad::ScratchpadRecord;
 use crate::sink::EventSink;
 
 /// What a sub-agent borrows from the session that delegates to it.
@@ -55,6 +56,9 @@ struct ForwardingSink {
 struct Seen {
     tool_calls: Vec<String>,
     task_ids: Vec<String>,
+    /// The mini loop's running totals, so a run that fails still reports what it spent.
+    usage: Usage,
+    rounds: u32,
 }
 
 impl EventSink for ForwardingSink {
@@ -62,6 +66,8 @@ impl EventSink for ForwardingSink {
         if let Ok(mut seen) = self.seen.lock() {
             match &event {
                 RuntimeEvent::ToolStart { name, .. } => seen.tool_calls.push(name.clone()),
+                RuntimeEvent::ModelStart { round, .. } => seen.rounds = *round,
+                RuntimeEvent::Usage { turn, .. } => seen.usage = *turn,
                 RuntimeEvent::ToolResult { result, .. }
                     if result.get("status").and_then(|s| s.as_str()) == Some("background") =>
                 {
@@ -96,6 +102,31 @@ impl EventSink for ForwardingSink {
             text,
         });
     }
+
+    /// The mini loop's tool calls go to the parent turn's scratchpad, tagged.
+    fn record(&self, record: &ScratchpadRecord) {
+        let record = match record {
+            ScratchpadRecord::ToolResult {
+                id,
+                tool_name,
+                args,
+                result,
+                status,
+                duration_ms,
+            } => ScratchpadRecord::SubAgentToolResult {
+                agent: self.agent.clone(),
+                call_id: self.call_id.clone(),
+                id: id.clone(),
+                tool_name: tool_name.clone(),
+                args: args.clone(),
+                result: result.clone(),
+                status: status.clone(),
+                duration_ms: *duration_ms,
+            },
+            other => other.clone(),
+        };
+        self.parent.record(&record);
+    }
 }
 
 /// The progress line for one mini-loop event (`None`: not worth showing).
@@ -115,8 +146,14 @@ fn progress(event: &RuntimeEvent) -> Option<(&'static str, String)> {
     })
 }
 
-/// Prefix of the runtime's answer when it stops at the model-call cap.
-const ROUND_CAP_PREFIX: &str = "（本轮已达到";
+/// Whether the runtime stopped the turn for a doom loop: its calls carry the code.
+fn doom_loop_aborted(messages: &[Message]) -> bool {
+    messages.iter().any(|m| match m {
+        Message::Tool { content, .. } => serde_json::from_str::<serde_json::Value>(content)
+            .is_ok_and(|v| v.get("code").and_then(|c| c.as_str()) == Some("doom_loop")),
+        _ => false,
+    })
+}
 
 /// Runs one delegated task to its end and returns the structured result. Never hangs
 /// past the role's deadline; the parent's cancel ends it as `cancelled`.
@@ -142,8 +179,9 @@ pub async fn run_sub_agent(
     ));
     let config = RuntimeConfig {
         session_id: deps.session_id.clone(),
+        // After the role's tool rounds the model is told to conclude; the proxy refuses
+        // any further round, so this last model call can only answer.
         max_rounds_per_segment: role.max_tool_rounds,
-        // the tool rounds plus the round that answers
         max_total_rounds: role.max_tool_rounds + 1,
         // a stall is reported as the sub-agent's timeout instead of re-running the round
         stall_retries: 0,
@@ -161,7 +199,7 @@ pub async fn run_sub_agent(
         deps.clock.clone(),
     )
     .with_gate(deps.gate.clone())
-    .with_tool_proxy(proxy);
+    .with_tool_proxy(proxy.clone());
     if let Some(bg) = &deps.background {
         runtime = runtime.with_background(bg.clone());
     }
@@ -199,8 +237,12 @@ pub async fn run_sub_agent(
             usage,
             rounds,
         } => {
-            let status = if text.starts_with(ROUND_CAP_PREFIX) {
+            let doom_loop = doom_loop_aborted(&messages);
+            let status = if proxy.rounds_exhausted() {
                 SubAgentStatus::Timeout
+            } else if doom_loop {
+                // the runtime's abort text explains the stop; it is no conclusion
+                SubAgentStatus::Error
             } else if text.trim().is_empty() {
                 SubAgentStatus::Empty
             } else {
@@ -212,6 +254,7 @@ pub async fn run_sub_agent(
                     role.max_tool_rounds
                 ),
                 SubAgentStatus::Empty => "sub-agent empty".to_owned(),
+                SubAgentStatus::Error => format!("sub-agent error: {text}"),
                 _ => String::new(),
             };
             let run = SubAgentRun {
@@ -260,6 +303,12 @@ pub async fn run_sub_agent(
     if let Ok(seen) = sink.seen.lock() {
         run.tool_calls = seen.tool_calls.clone();
         run.background_task_ids = seen.task_ids.clone();
+        // A run that did not finish still spent tokens and rounds (the turn's cost and
+        // the pane count them); a finished one reported its own totals.
+        if run.rounds == 0 {
+            run.usage = seen.usage;
+            run.rounds = seen.rounds;
+        }
     }
     run.context_truncated = fitted.truncated;
     run.elapsed_secs = round_secs(Instant::now() - started);
@@ -301,6 +350,7 @@ mod tests {
                 args: serde_json::json!({}),
                 available_decisions: vec![DecisionKind::AllowOnce, DecisionKind::Deny],
                 preview: None,
+                always_allows: None,
             },
         });
         sink.emit(RuntimeEvent::TextDelta {
