@@ -107,6 +107,8 @@ export const commands = {
 	 *  path comes back either way, so the page can show it when no file manager answers.
 	 */
 	openSkillsFolder: () => typedError<string, ChatError>(__TAURI_INVOKE("open_skills_folder")),
+	/**  Every sub-agent role's limits. */
+	subAgentRoles: () => __TAURI_INVOKE<SubAgentRoleLimits[]>("sub_agent_roles"),
 };
 
 /** Events */
@@ -312,6 +314,8 @@ export type HistoryMessage = {
 	interrupted: boolean,
 	/**  A user message a skill expanded: what was typed (shown) and the skill. */
 	skill: SkillUse | null,
+	/**  A delegate call's result: its sub-agent's progress steps (the pane's tool rows). */
+	sub_agent?: SubAgentStep[],
 };
 
 export type HoldingLines = {
@@ -697,6 +701,29 @@ export type StockSyncResult = {
 	source: string | null,
 	/**  The newest cached bar after the sync (YYYY-MM-DD). */
 	last_date: string | null,
+};
+
+export type SubAgentRoleLimits = {
+	/**  research, analysis or trading. */
+	name: string,
+	/**  The delegate tool that starts the role. */
+	delegate_tool: string,
+	/**  Its name in the progress lines (Chinese). */
+	label: string,
+	max_tool_rounds: number,
+	/**  The whole delegation's deadline. */
+	deadline_secs: number,
+};
+
+/**
+ *  One step of a delegated sub-agent's progress, as its `sub_agent` event carried it
+ *  (kind: text | tool_start | tool_result | tool_error | failed | retry | warning). Stored
+ *  beside the delegate call's result, so a reopened conversation's pane shows the
+ *  sub-agent's tool rows as they were.
+ */
+export type SubAgentStep = {
+	kind: string,
+	text: string,
 };
 
 /**  One step of a sync: `done` is false when a symbol starts, true when it is finished. */

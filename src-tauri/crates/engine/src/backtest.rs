@@ -26,8 +26,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use crate::cancel::{Cancel, Cancelled, Never, check};
 use crate::dates::{days_from_civil, parse_date};
-use crate::funnel::{BoardFilter, Funnel, FunnelConfig, ScreenArgs};
+use crate::funnel::{BoardFilter, Funnel, FunnelConfig, FunnelError, ScreenArgs};
 use crate::{Bar, Board, StockSeries, Universe, bars_as_of};
 
 pub const INITIAL_CASH: f64 = 100_000.0;
@@ -63,6 +64,15 @@ pub enum BacktestError {
     },
     #[error("本地没有任何股票K线，无法回测")]
     EmptyUniverse,
+    /// The caller cancelled the run ([`crate::Cancel`]); nothing is reported.
+    #[error("回测已取消")]
+    Cancelled,
+}
+
+impl From<Cancelled> for BacktestError {
+    fn from(_: Cancelled) -> Self {
+        BacktestError::Cancelled
+    }
 }
 
 /// Where the entry price comes from.
@@ -167,6 +177,9 @@ pub trait SignalSource {
 pub struct FunnelSignals<'u> {
     funnel: Funnel<'u>,
     board: BoardFilter,
+    /// Asked before each layer of each day's screen; a cancelled screen gives no picks
+    /// (and the backtest stops at its next day).
+    cancel: &'u dyn Cancel,
     /// Days the regime gate would have blocked new buys (reported, not enforced).
     pub gated_days: usize,
 }
@@ -176,8 +189,26 @@ impl<'u> FunnelSignals<'u> {
         FunnelSignals {
             funnel: Funnel::prepare(universe, &FunnelConfig::default()).with_daily_features(),
             board,
+            cancel: &Never,
             gated_days: 0,
         }
+    }
+
+    /// [`Self::new`] whose preparation (seconds on the full market) and daily screens stop
+    /// once `cancel` says so.
+    pub fn cancellable(
+        universe: &'u Universe,
+        board: BoardFilter,
+        cancel: &'u dyn Cancel,
+    ) -> Result<Self, Cancelled> {
+        let funnel = Funnel::prepare_cancellable(universe, &FunnelConfig::default(), cancel)?
+            .with_daily_features_cancellable(cancel)?;
+        Ok(FunnelSignals {
+            funnel,
+            board,
+            cancel,
+            gated_days: 0,
+        })
     }
 }
 
@@ -188,7 +219,8 @@ impl SignalSource for FunnelSignals<'_> {
             limit: 0,
             as_of: Some(day),
         };
-        match self.funnel.screen(&args) {
+        match self.funnel.screen_cancellable(&args, self.cancel) {
+            Err(FunnelError::Cancelled) => Vec::new(),
             Ok(r) if r.as_of == Some(day) => {
                 if !r.regime.new_buy_allowed {
                     self.gated_days += 1;
@@ -366,6 +398,18 @@ pub fn run_backtest(
     args: &BacktestArgs,
     signals: &mut dyn SignalSource,
 ) -> Result<BacktestResult, BacktestError> {
+    run_backtest_cancellable(universe, args, signals, &Never)
+}
+
+/// [`run_backtest`] that asks `cancel` before each simulated day and returns
+/// [`BacktestError::Cancelled`] at the first yes (a day is one screen at most: well under
+/// a second on the full market).
+pub fn run_backtest_cancellable(
+    universe: &Universe,
+    args: &BacktestArgs,
+    signals: &mut dyn SignalSource,
+    cancel: &dyn Cancel,
+) -> Result<BacktestResult, BacktestError> {
     if universe.stocks.is_empty() {
         return Err(BacktestError::EmptyUniverse);
     }
@@ -427,6 +471,7 @@ pub fn run_backtest(
         .chain(after.iter().map(|d| (*d, false)))
         .collect();
     for (pos, &(day, in_period)) in walk.iter().enumerate() {
+        check(cancel)?;
         if !in_period && open.is_empty() {
             break;
         }
@@ -599,6 +644,8 @@ pub fn run_backtest(
             });
         }
     }
+    // The last day's picks may have come from a screen cut short by a cancel.
+    check(cancel)?;
     // What limit-downs still held when the data ran out: valued, not sold.
     for p in open {
         let s = &universe.stocks[p.stock];

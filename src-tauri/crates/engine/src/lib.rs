@@ -15,6 +15,8 @@
 //! * [`Funnel`] / [`screen`] — the whole-market screening funnel L1–L5 (§15.1, §14.8).
 //! * [`wyckoff_structure`] — SC/AR/ST/BC/Spring/SOS/LPS/UTAD labels and phase A–E (our rules,
 //!   documented in [`phases`]).
+//! * [`Cancel`] — long work ([`Funnel`], [`backtest`]) stops at the next check once its caller
+//!   cancels.
 //! * Building blocks: [`indicators`], [`identify_trading_range`], [`structure_triggers`],
 //!   [`l4_triggers`], [`accum_stage`], [`exit_signal`], [`l2_channels`],
 //!   [`classify_wyckoff_event`].
@@ -23,6 +25,7 @@ pub mod accumulation;
 pub mod backtest;
 mod bar;
 pub mod board;
+pub mod cancel;
 pub mod channels;
 pub mod dates;
 pub mod diagnosis;
@@ -42,6 +45,7 @@ pub mod universe;
 pub use accumulation::{Stage, accum_stage};
 pub use bar::Bar;
 pub use board::Board;
+pub use cancel::{Cancel, Cancelled, Never};
 pub use channels::{ChannelConfig, ChannelReport, Track, l2_channels};
 pub use diagnosis::{Diagnosis, DiagnosisConfig, Holding, diagnose, diagnose_with};
 pub use events::{WyckoffDiagnose, WyckoffEvent, classify_wyckoff_event, wyckoff_diagnose};

@@ -24,6 +24,15 @@ pub enum FunnelError {
     BadDate(String),
     #[error("as_of {as_of} 早于本地全部K线（最早 {first}），该日没有可用数据")]
     AsOfBeforeData { as_of: u32, first: u32 },
+    /// The caller cancelled the screen ([`crate::Cancel`]).
+    #[error("筛选已取消")]
+    Cancelled,
+}
+
+impl From<crate::Cancelled> for FunnelError {
+    fn from(_: crate::Cancelled) -> Self {
+        FunnelError::Cancelled
+    }
 }
 
 /// Which board the scan covers (§14.8).

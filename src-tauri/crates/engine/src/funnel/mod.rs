@@ -44,6 +44,7 @@ pub use strength::{
 };
 
 use crate::accumulation::{Stage, accum_stage, volume_contraction};
+use crate::cancel::{Cancel, Cancelled, Never, STOCK_CHUNK, check};
 use crate::channels::Track;
 use crate::dates::days_from_civil;
 use crate::exits::{ExitConfig, ExitSignal, exit_signal, holiday_grace_days};
@@ -337,6 +338,26 @@ impl Prepared {
     }
 }
 
+impl Prepared {
+    /// Calendar index of each bar (dates in order only). Both ascending: one merge walk;
+    /// every bar date is in the calendar.
+    fn index_calendar(&mut self, bars: &[Bar], calendar: &[u32]) {
+        if self.order_problem.is_some() {
+            return;
+        }
+        let mut j = 0usize;
+        self.cal = bars
+            .iter()
+            .map(|b| {
+                while j < calendar.len() && calendar[j] < b.date {
+                    j += 1;
+                }
+                j as u32
+            })
+            .collect();
+    }
+}
+
 fn bar_problem(b: &Bar) -> Option<&'static str> {
     let prices = [b.open, b.high, b.low, b.close];
     if prices.iter().any(|p| !p.is_finite()) {
@@ -383,11 +404,35 @@ struct Scored<'a> {
 
 impl<'u> Funnel<'u> {
     pub fn prepare(universe: &'u Universe, cfg: &FunnelConfig) -> Self {
-        let stocks: Vec<Prepared> = universe
-            .stocks
-            .par_iter()
-            .map(|s| Prepared::new(&s.bars))
-            .collect();
+        // Never cancelled, so always complete.
+        Self::build(universe, cfg, &Never).0
+    }
+
+    /// [`Self::prepare`] that stops between chunks of stocks once `cancel` says so.
+    pub fn prepare_cancellable(
+        universe: &'u Universe,
+        cfg: &FunnelConfig,
+        cancel: &dyn Cancel,
+    ) -> Result<Self, Cancelled> {
+        match Self::build(universe, cfg, cancel) {
+            (funnel, true) => Ok(funnel),
+            (_, false) => Err(Cancelled),
+        }
+    }
+
+    /// The checks and the calendar index, chunk by chunk, asking `cancel` before each
+    /// chunk. At the first yes it stops: the funnel is then incomplete (`false`) and must
+    /// not be used.
+    fn build(universe: &'u Universe, cfg: &FunnelConfig, cancel: &dyn Cancel) -> (Self, bool) {
+        let mut complete = true;
+        let mut stocks: Vec<Prepared> = Vec::with_capacity(universe.stocks.len());
+        for chunk in universe.stocks.chunks(STOCK_CHUNK) {
+            if cancel.is_cancelled() {
+                complete = false;
+                break;
+            }
+            stocks.par_extend(chunk.par_iter().map(|s| Prepared::new(&s.bars)));
+        }
         // A series with dates out of order is skipped as corrupt; its dates (perhaps a typo far
         // in the future) must not become trading days either.
         let mut calendar: Vec<u32> = universe
@@ -406,52 +451,70 @@ impl<'u> Funnel<'u> {
             .collect();
         calendar.par_sort_unstable();
         calendar.dedup();
-        let mut stocks = stocks;
-        stocks
-            .par_iter_mut()
-            .zip(&universe.stocks)
-            .for_each(|(p, s)| {
-                if p.order_problem.is_none() {
-                    // Both ascending: one merge walk. Every bar date is in the calendar.
-                    let mut j = 0usize;
-                    p.cal = s
-                        .bars
-                        .iter()
-                        .map(|b| {
-                            while j < calendar.len() && calendar[j] < b.date {
-                                j += 1;
-                            }
-                            j as u32
-                        })
-                        .collect();
-                }
-            });
+        for (prepared, series) in stocks
+            .chunks_mut(STOCK_CHUNK)
+            .zip(universe.stocks.chunks(STOCK_CHUNK))
+        {
+            if !complete || cancel.is_cancelled() {
+                complete = false;
+                break;
+            }
+            prepared
+                .par_iter_mut()
+                .zip(series)
+                .for_each(|(p, s)| p.index_calendar(&s.bars, &calendar));
+        }
         let mut cfg = cfg.clone();
         // The dry-volume series and the detectors assume a year of bars in the window.
         cfg.history_window = cfg.history_window.max(MIN_HISTORY_WINDOW);
-        Funnel {
+        let funnel = Funnel {
             universe,
             cfg,
             stocks,
             calendar,
-        }
+        };
+        (funnel, complete)
     }
 
     /// Precompute per-bar features that make each later screen cheaper (the 地量 volume test
     /// for every bar). Worth it when many days are screened, as a backtest does; a single
     /// screen is faster without. Results are identical either way.
     pub fn with_daily_features(mut self) -> Self {
-        let bars: Vec<&[Bar]> = self
-            .universe
-            .stocks
-            .iter()
-            .map(|s| s.bars.as_slice())
-            .collect();
-        self.stocks
-            .par_iter_mut()
-            .zip(bars)
-            .for_each(|(p, b)| p.daily = Some(Daily::new(b)));
+        // Never cancelled, so always complete.
+        self.add_daily_features(&Never);
         self
+    }
+
+    /// [`Self::with_daily_features`] that stops between chunks of stocks once `cancel`
+    /// says so (the most expensive step of preparing a backtest).
+    pub fn with_daily_features_cancellable(
+        mut self,
+        cancel: &dyn Cancel,
+    ) -> Result<Self, Cancelled> {
+        if self.add_daily_features(cancel) {
+            Ok(self)
+        } else {
+            Err(Cancelled)
+        }
+    }
+
+    /// Asks `cancel` before each chunk of stocks; `false` when it stopped part-way.
+    fn add_daily_features(&mut self, cancel: &dyn Cancel) -> bool {
+        let universe = self.universe;
+        for (prepared, series) in self
+            .stocks
+            .chunks_mut(STOCK_CHUNK)
+            .zip(universe.stocks.chunks(STOCK_CHUNK))
+        {
+            if cancel.is_cancelled() {
+                return false;
+            }
+            prepared
+                .par_iter_mut()
+                .zip(series)
+                .for_each(|(p, s)| p.daily = Some(Daily::new(&s.bars)));
+        }
+        true
     }
 
     pub fn config(&self) -> &FunnelConfig {
@@ -465,7 +528,19 @@ impl<'u> Funnel<'u> {
 
     /// Screen one day.
     pub fn screen(&self, args: &ScreenArgs) -> Result<FunnelResult, FunnelError> {
+        self.screen_cancellable(args, &Never)
+    }
+
+    /// [`Self::screen`] that asks `cancel` before each layer (scope, RPS, regime, L1–L4:
+    /// each a fraction of a second on the full market) and returns
+    /// [`FunnelError::Cancelled`] at the first yes.
+    pub fn screen_cancellable(
+        &self,
+        args: &ScreenArgs,
+        cancel: &dyn Cancel,
+    ) -> Result<FunnelResult, FunnelError> {
         args.validate()?;
+        check(cancel)?;
         let cfg = &self.cfg;
         let mut warnings = Vec::new();
         let Some(&newest) = self.calendar.last() else {
@@ -536,6 +611,7 @@ impl<'u> Funnel<'u> {
                 None => {}
             }
         }
+        check(cancel)?;
         let mut skipped_counts: BTreeMap<String, usize> = BTreeMap::new();
         for s in &skipped {
             *skipped_counts
@@ -569,6 +645,7 @@ impl<'u> Funnel<'u> {
             })
             .collect();
 
+        check(cancel)?;
         // Regime and breadth as of the day.
         let regime = self.regime_block(day, day_idx, &mut warnings);
         let sse = self
@@ -589,6 +666,7 @@ impl<'u> Funnel<'u> {
             ));
         }
 
+        check(cancel)?;
         // L1.
         let l1: Vec<Result<(), L1Reject>> = scored
             .par_iter()
@@ -625,6 +703,7 @@ impl<'u> Funnel<'u> {
             .map(|(s, _)| s)
             .collect();
 
+        check(cancel)?;
         // L2.
         let l2: Vec<Strength> = l1_pass
             .par_iter()
@@ -672,6 +751,7 @@ impl<'u> Funnel<'u> {
             .filter(|(_, st)| st.passed())
             .collect();
 
+        check(cancel)?;
         // L3.
         let mut l1_by_industry: BTreeMap<String, usize> = BTreeMap::new();
         for s in &l1_pass {
@@ -700,6 +780,7 @@ impl<'u> Funnel<'u> {
             .map(|(p, _)| *p)
             .collect();
 
+        check(cancel)?;
         // L4 and L5.
         let grace = holiday_grace_days(Some(regime.regime.regime), None);
         let exit_cfg = ExitConfig {
