@@ -3,7 +3,8 @@
 use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
-    app, chat, keys, markdown, market, memory, overview, portfolio, settings, skills, sync, tasks,
+    app, chat, keys, markdown, market, memory, overview, portfolio, settings, skills, subagents,
+    sync, tasks,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -51,6 +52,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             sync::sync_stock,
             skills::list_skills,
             skills::open_skills_folder,
+            subagents::sub_agent_roles,
         ])
         .events(collect_events![
             settings::SettingsChanged,

@@ -401,6 +401,9 @@ pub struct HistoryMessage {
     pub interrupted: bool,
     /// A user message a skill expanded: what was typed (shown) and the skill.
     pub skill: Option<wyckoff_protocol::SkillUse>,
+    /// A delegate call's result: its sub-agent's progress steps (the pane's tool rows).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sub_agent: Vec<wyckoff_protocol::SubAgentStep>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -441,6 +444,7 @@ pub async fn load_conversation(
             .map(|m| HistoryMessage {
                 interrupted: m.status == MessageStatus::Interrupted,
                 skill: m.skill,
+                sub_agent: m.sub_agent,
                 message: m.message,
             })
             .collect(),

@@ -11,5 +11,6 @@ pub mod overview;
 pub mod portfolio;
 pub mod settings;
 pub mod skills;
+pub mod subagents;
 pub mod sync;
 pub mod tasks;

@@ -41,7 +41,7 @@ interface LiveTurn {
 
 type LiveAction =
   | { type: "start"; key: number; userText: string; system?: boolean; skill?: string }
-  | { type: "event"; key: number; event: RuntimeEvent }
+  | { type: "event"; key: number; event: RuntimeEvent; at?: number }
   | { type: "clear" };
 
 function liveReducer(state: LiveTurn[], a: LiveAction): LiveTurn[] {
@@ -49,7 +49,7 @@ function liveReducer(state: LiveTurn[], a: LiveAction): LiveTurn[] {
     case "start":
       return [...state, { key: a.key, userText: a.userText, system: a.system, skill: a.skill, view: initialTurn(), seq: 0 }];
     case "event":
-      return state.map((t) => (t.key === a.key ? { ...t, view: reduceTurn(t.view, a.event, t.seq), seq: t.seq + 1 } : t));
+      return state.map((t) => (t.key === a.key ? { ...t, view: reduceTurn(t.view, a.event, t.seq, a.at), seq: t.seq + 1 } : t));
     case "clear":
       return [];
   }
@@ -278,7 +278,7 @@ export default function ChatPage({
     dispatch({ type: "start", key, userText: text, skill: word ?? undefined });
     const channel = new Channel<RuntimeEvent>();
     channel.onmessage = (event) => {
-      dispatch({ type: "event", key, event });
+      dispatch({ type: "event", key, event, at: Date.now() });
       if (event.type === "done" || event.type === "turn_cancelled" || event.type === "turn_failed") {
         void refreshList();
         const id = currentRef.current;
@@ -326,7 +326,7 @@ export default function ChatPage({
           : "✅ 后台任务完成";
         dispatch({ type: "start", key, userText: line, system: true });
       }
-      dispatch({ type: "event", key: notifTurn.current, event });
+      dispatch({ type: "event", key: notifTurn.current, event, at: Date.now() });
       if (event.type === "done" || event.type === "turn_cancelled" || event.type === "turn_failed") {
         notifTurn.current = null;
         void refreshList();

@@ -5,7 +5,7 @@ import PortfolioTable from "./PortfolioTable";
 import { asPortfolio } from "./portfolio";
 import type { ToolCard } from "./reducer";
 import { InlineChart, StockCodeLink } from "./StockCodeLink";
-import { ROLE_LIMITS, asOutcome, isDelegate, roleOf } from "./subagent";
+import { asOutcome, isDelegate, paneElapsed, roleLabel, roleOf, useRoleLimits, useTickingNow } from "./subagent";
 import { toolLabel } from "./toolNames";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
@@ -91,24 +91,28 @@ function approvalLabel(outcome: string, t: ReturnType<typeof useT>): string {
   return known ? t(`approval_${known}`) : outcome;
 }
 
-/** The sub-agent's pane in a delegate card: live progress, then its structured result
- * (also what a reopened conversation shows, from the stored result). */
+/** The sub-agent's pane in a delegate card: live progress (its clock ticking), then its
+ * structured result; a reopened conversation shows the same from the stored steps and
+ * result. Limits come from the backend's role table. */
 export function SubAgentPaneView({ card }: { card: ToolCard }) {
   const lang = useContext(LanguageContext);
   const role = roleOf(card.name);
-  const limits = ROLE_LIMITS[role];
+  const limits = useRoleLimits(role);
   const outcome = card.status === "ok" ? asOutcome(card.result) : null;
   const pane = card.sub;
   const zh = lang === "zh";
   const rounds = outcome?.rounds ?? null;
+  const running = card.status === "running" && outcome === null;
+  const now = useTickingNow(running);
+  const elapsed = paneElapsed(outcome?.elapsed ?? null, running, card.startedAt, now);
   return (
     <details className="subagent-pane" open data-agent={role} data-status={outcome?.status ?? (card.status === "running" ? "running" : card.status)}>
       <summary>
-        {(zh ? limits?.label : limits?.labelEn) ?? role}
+        {roleLabel(role, limits, zh)}
         {outcome ? ` · ${outcome.status}` : card.status === "running" ? (zh ? " · 工作中" : " · working") : ""}
         {limits && (
-          <span className="subagent-limits">
-            {zh ? "轮次" : "rounds"} {rounds ?? (pane ? pane.tools.length : 0)}/{limits.rounds} · {outcome?.elapsed != null ? `${outcome.elapsed.toFixed(1)}s` : "…"}/{limits.deadline}s
+          <span className="subagent-limits" data-elapsed={elapsed}>
+            {zh ? "轮次" : "rounds"} {rounds ?? (pane ? pane.tools.length : 0)}/{limits.rounds} · {elapsed}/{limits.deadline}s
           </span>
         )}
       </summary>

@@ -1,6 +1,7 @@
 // Turns stored messages into the items the transcript shows.
-import type { Message, SkillUse, Value } from "../bindings";
+import type { Message, SkillUse, SubAgentStep, Value } from "../bindings";
 import type { ToolCard } from "./reducer";
+import { isDelegate, paneFromSteps, roleOf } from "./subagent";
 import { toolDisplayName, toolErrorText } from "./toolNames";
 
 export type HistoryItem =
@@ -32,10 +33,12 @@ function parseResult(content: string): Value {
   }
 }
 
-export function historyItems(messages: { message: Message; interrupted: boolean; skill?: SkillUse | null }[]): HistoryItem[] {
+export function historyItems(
+  messages: { message: Message; interrupted: boolean; skill?: SkillUse | null; sub_agent?: SubAgentStep[] }[],
+): HistoryItem[] {
   const out: HistoryItem[] = [];
   const cards = new Map<string, ToolCard>();
-  messages.forEach(({ message: m, interrupted, skill }, i) => {
+  messages.forEach(({ message: m, interrupted, skill, sub_agent }, i) => {
     if (m.role === "user") {
       const origin = m.origin ?? "user";
       if (origin === "user" && skill)
@@ -73,6 +76,8 @@ export function historyItems(messages: { message: Message; interrupted: boolean;
           card.status = "ok";
           card.result = parseResult(m.content);
         }
+        // A delegate call's sub-agent: its tool rows come back from the stored steps.
+        if (isDelegate(card.name) && sub_agent && sub_agent.length > 0) card.sub = paneFromSteps(roleOf(card.name), sub_agent);
       }
     }
   });

@@ -26,8 +26,12 @@ export interface ToolCard {
   error: string | null;
   /** How an approval for this call was answered ("allow_once", "deny", "timeout", …). */
   approval: string | null;
-  /** A delegate call's sub-agent, while it works (live turns only). */
+  /** A delegate call's sub-agent: live from its events, or rebuilt from the steps stored
+   * with its result when a conversation is reopened. */
   sub?: SubAgentPane;
+  /** When its `tool_start` arrived (ms since the epoch; live turns only): a running
+   * sub-agent's pane counts its elapsed time from it. */
+  startedAt?: number;
 }
 
 /** Text shown in the transcript. Only whole lines are "committed"; the partial last line
@@ -223,10 +227,10 @@ function finishTools(items: TurnItem[]): TurnItem[] {
 
 /**
  * Folds one event into the view. `seq` is the event's index in the turn and only feeds
- * item ids. After the terminal event (`done`, `turn_cancelled`, `turn_failed`) every
+ * item ids; `now` (ms since the epoch) is when the event arrived, kept as a tool's start. After the terminal event (`done`, `turn_cancelled`, `turn_failed`) every
  * further event is ignored, so a turn has exactly one terminal state.
  */
-export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0): TurnView {
+export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0, now?: number): TurnView {
   if (view.terminal) {
     return { ...view, ignoredAfterTerminal: view.ignoredAfterTerminal + 1 };
   }
@@ -257,6 +261,7 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0): TurnVi
         displayName: event.display_name || toolDisplayName(t.name),
         args: event.args,
         status: "running",
+        ...(now !== undefined ? { startedAt: now } : {}),
       });
       const exists = view.items.some((i) => i.kind === "tool" && i.id === event.id);
       const items = exists

@@ -1,8 +1,9 @@
 // A sub-agent's pane inside its delegate tool card: what its `sub_agent` events say while
 // it works (dimmed text, its tool calls with ✓/✗ and time), then the structured result
 // (status, rounds, policy). Pure, so recorded events replay in tests; a reopened
-// conversation has only the stored result, which the pane shows the same way.
-import type { Value } from "../bindings";
+// conversation replays the steps stored with the result through the same fold.
+import { useEffect, useState } from "react";
+import { commands, type SubAgentStep, type Value } from "../bindings";
 
 export type SubTool = { name: string; status: "running" | "ok" | "error"; ms: number | null; error: string | null };
 
@@ -19,6 +20,11 @@ export function isDelegate(tool: string): boolean {
 
 export function emptyPane(agent: string): SubAgentPane {
   return { agent, text: "", tools: [], failed: null };
+}
+
+/** The pane of a reopened delegate call: its stored steps folded as the live events were. */
+export function paneFromSteps(agent: string, steps: SubAgentStep[]): SubAgentPane {
+  return steps.reduce((pane, s) => reducePane(pane, s.kind, s.text), emptyPane(agent));
 }
 
 /** Folds one `sub_agent` event (kind: text | tool_start | tool_result | tool_error | done | failed | retry | warning). */
@@ -93,12 +99,77 @@ export function asOutcome(result: Value | null): SubAgentOutcome | null {
   };
 }
 
-/** Max tool rounds and deadline (seconds) of each role (seed 11_07), for "used of max". */
-export const ROLE_LIMITS: Readonly<Record<string, { rounds: number; deadline: number; label: string; labelEn: string }>> = {
-  research: { rounds: 8, deadline: 240, label: "研究 agent", labelEn: "Research agent" },
-  analysis: { rounds: 8, deadline: 180, label: "分析 agent", labelEn: "Analysis agent" },
-  trading: { rounds: 6, deadline: 120, label: "交易 agent", labelEn: "Trading agent" },
+/** A role's max tool rounds and deadline (seconds), for "used of max", and its name. */
+export type RoleLimits = { rounds: number; deadline: number; label: string };
+
+/** The roles' names in English (the backend's labels are Chinese). */
+const LABELS_EN: Readonly<Record<string, string>> = {
+  research: "Research agent",
+  analysis: "Analysis agent",
+  trading: "Trading agent",
 };
+
+export function roleLabel(role: string, limits: RoleLimits | null, zh: boolean): string {
+  return (zh ? limits?.label : LABELS_EN[role]) ?? limits?.label ?? role;
+}
+
+let roleLimits: Promise<Record<string, RoleLimits>> | null = null;
+
+/** Every role's limits, from the backend's governance table (asked once; a failed ask is
+ * asked again by the next pane). */
+export function loadRoleLimits(): Promise<Record<string, RoleLimits>> {
+  if (roleLimits === null) {
+    const asked = Promise.resolve()
+      .then(() => commands.subAgentRoles())
+      .then((roles) =>
+        Object.fromEntries(roles.map((r) => [r.name, { rounds: r.max_tool_rounds, deadline: r.deadline_secs, label: r.label }])),
+      );
+    roleLimits = asked;
+    asked.catch((e: unknown) => {
+      console.warn("sub_agent_roles failed", e);
+      if (roleLimits === asked) roleLimits = null;
+    });
+  }
+  return roleLimits;
+}
+
+/** `role`'s limits once the backend has said them (null until then, or for an unknown role). */
+export function useRoleLimits(role: string): RoleLimits | null {
+  const [limits, setLimits] = useState<RoleLimits | null>(null);
+  useEffect(() => {
+    let live = true;
+    loadRoleLimits().then(
+      (all) => {
+        if (live) setLimits(all[role] ?? null);
+      },
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, [role]);
+  return limits;
+}
+
+/** The current time, ticking each second while `ticking` (a running sub-agent's clock). */
+export function useTickingNow(ticking: boolean): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!ticking) return;
+    setNow(Date.now());
+    const h = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(h);
+  }, [ticking]);
+  return now;
+}
+
+/** The pane's elapsed time: the result's own figure once there is one; while the
+ * sub-agent runs, whole seconds since its call started; otherwise unknown ("…"). */
+export function paneElapsed(outcomeElapsed: number | null, running: boolean, startedAt: number | undefined, now: number): string {
+  if (outcomeElapsed !== null) return `${outcomeElapsed.toFixed(1)}s`;
+  if (running && startedAt !== undefined) return `${Math.max(0, Math.floor((now - startedAt) / 1000))}s`;
+  return "…";
+}
 
 export function roleOf(tool: string): string {
   return tool.replace(/^delegate_to_/, "");
