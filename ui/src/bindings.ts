@@ -120,6 +120,17 @@ export const events = {
 };
 
 /* Types */
+/**  The reach of an "always allow", for the rest of the session. */
+export type AlwaysAllows = 
+/**  Every call of the tool, whatever its arguments. */
+{ type: "tool" } | 
+/**
+ *  `exec_command`: every command that is one simple command starting with `base`
+ *  (any arguments; never `;`, `&&`, pipes, redirections, `$( )`, quotes or globs,
+ *  which ask again).
+ */
+{ type: "base_command"; base: string };
+
 export type AppInfo = {
 	version: string,
 	data_home: string,
@@ -162,6 +173,11 @@ export type ApprovalRequest = {
 	available_decisions: DecisionKind[],
 	/**  What the call will do, worked out before it runs, for tools that can say. */
 	preview?: ApprovalPreview | null,
+	/**
+	 *  What "always allow" lets run without asking from now on; set exactly when
+	 *  `available_decisions` offers it, so the dialog can say it beside the button.
+	 */
+	always_allows?: AlwaysAllows | null,
 };
 
 /**

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import type { ApprovalDecision, ApprovalPreview, ApprovalRequest, Value } from "../bindings";
+import type { AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, Value } from "../bindings";
 import { useT } from "../i18n";
 
 /** Parses the edited arguments: must be a JSON object. */
@@ -81,6 +81,23 @@ export function PreviewView({ preview }: { preview: ApprovalPreview }) {
   }
 }
 
+/** What "always allow" lets run without asking from now on, as the backend will remember it. */
+export function AlwaysAllowsView({ scope, displayName }: { scope: AlwaysAllows; displayName: string }) {
+  const t = useT();
+  return (
+    <div className="muted approval-always" id="approval-always-allows">
+      {t("approvalAlwaysScope")}{" "}
+      {scope.type === "tool" ? (
+        t("approvalAlwaysTool", { tool: displayName })
+      ) : (
+        <>
+          {t("approvalAlwaysBase", { base: scope.base })}; {t("approvalAlwaysBaseAsks")}
+        </>
+      )}
+    </div>
+  );
+}
+
 export default function ApprovalDialog({
   request,
   onDecide,
@@ -119,6 +136,9 @@ export default function ApprovalDialog({
           </>
         ) : (
           <pre className="json" id="approval-args">{JSON.stringify(request.args, null, 2)}</pre>
+        )}
+        {!editing && can("allow_always") && request.always_allows && (
+          <AlwaysAllowsView scope={request.always_allows} displayName={request.display_name} />
         )}
         <div className="row approval-actions">
           {editing ? (

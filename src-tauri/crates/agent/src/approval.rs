@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use wyckoff_protocol::{
-    ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind, RuntimeEvent,
+    AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind, RuntimeEvent,
 };
 
 use crate::clock::Clock;
@@ -132,14 +132,24 @@ const WRAPPERS: [&str; 24] = [
 ];
 
 /// What an "always allow" of this call is remembered as, or `None` when it cannot be
-/// remembered (the dialog then offers allow-once only).
-///
-/// Other tools: the tool name. `exec_command`: `exec_command:BASE` for a single simple
-/// command only; `&&`, `;`, pipes, `$( )`, backticks, redirections, quotes, globs,
-/// newlines, `VAR=x` prefixes and interpreters/wrappers cannot ride on an allowed base.
+/// remembered (the dialog then offers allow-once only): the key of [`always_allows`].
 pub fn always_key(tool: &str, args: &Value) -> Option<String> {
+    always_allows(tool, args).map(|scope| match scope {
+        AlwaysAllows::Tool => tool.to_owned(),
+        AlwaysAllows::BaseCommand { base } => format!("{EXEC_COMMAND}:{base}"),
+    })
+}
+
+/// What an "always allow" of this call would let run from now on, or `None` when it
+/// cannot be offered. The dialog shows it; the gate remembers it (as [`always_key`]).
+///
+/// Other tools: the tool, whatever its arguments. `exec_command`: the base command, for
+/// a single simple command only; `&&`, `;`, pipes, `$( )`, backticks, redirections,
+/// quotes, globs, newlines, `VAR=x` prefixes and interpreters/wrappers cannot ride on an
+/// allowed base.
+pub fn always_allows(tool: &str, args: &Value) -> Option<AlwaysAllows> {
     if tool != EXEC_COMMAND {
-        return Some(tool.to_owned());
+        return Some(AlwaysAllows::Tool);
     }
     let command = args.get("command")?.as_str()?.trim();
     let simple = command
@@ -160,7 +170,9 @@ pub fn always_key(tool: &str, args: &Value) -> Option<String> {
     {
         return None;
     }
-    Some(format!("{EXEC_COMMAND}:{base}"))
+    Some(AlwaysAllows::BaseCommand {
+        base: base.to_owned(),
+    })
 }
 
 fn headless_denial(tool: &str, why: &str) -> String {
@@ -248,6 +260,7 @@ impl ApprovalGate {
     ) -> GateOutcome {
         let tool = spec.name.as_str();
         let display_name = spec.display_name.as_str();
+        let scope = always_allows(tool, &args);
         let key = always_key(tool, &args);
         let allowed_before: HashSet<String> = key
             .as_ref()
@@ -288,6 +301,7 @@ impl ApprovalGate {
             tool: tool.to_owned(),
             display_name: display_name.to_owned(),
             args: args.clone(),
+            always_allows: scope.filter(|_| available.contains(&DecisionKind::AllowAlways)),
             available_decisions: available.clone(),
             preview,
         };
@@ -753,6 +767,69 @@ mod tests {
             })
             .unwrap_or_default();
         (ran, offered)
+    }
+
+    /// The request the gate sends for `tool` with `args` (answered with a deny).
+    async fn request_for(tool: &str, args: Value) -> ApprovalRequest {
+        let pending = PendingApprovals::new();
+        let gate = Arc::new(ApprovalGate::new(
+            pending.clone(),
+            DEFAULT_APPROVAL_TIMEOUT,
+            Arc::new(ManualClock::default()),
+        ));
+        let sink = CollectingSink::new();
+        let (g, s, spec) = (gate.clone(), sink.clone(), spec(tool));
+        let task = tokio::spawn(async move {
+            g.check(
+                &spec,
+                true,
+                "r1",
+                args,
+                None,
+                s.as_ref(),
+                &CancellationToken::new(),
+            )
+            .await
+        });
+        while !pending.answer("r1", ApprovalDecision::Deny { reason: None }) {
+            tokio::task::yield_now().await;
+        }
+        task.await.unwrap();
+        sink.events()
+            .into_iter()
+            .find_map(|e| match e {
+                RuntimeEvent::ApprovalRequest { request } => Some(request),
+                _ => None,
+            })
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_request_says_what_always_allow_would_allow() {
+        let git = request_for(EXEC_COMMAND, json!({"command": "git status --short"})).await;
+        assert_eq!(
+            git.always_allows,
+            Some(AlwaysAllows::BaseCommand { base: "git".into() })
+        );
+        assert!(git.available_decisions.contains(&AllowAlways));
+        let chained = request_for(EXEC_COMMAND, json!({"command": "git pull && make"})).await;
+        assert_eq!(chained.always_allows, None);
+        assert!(!chained.available_decisions.contains(&AllowAlways));
+        let write = request_for("write_file", json!({"path": "a.md"})).await;
+        assert_eq!(write.always_allows, Some(AlwaysAllows::Tool));
+        // What the dialog names is what the gate remembers.
+        for (command, key) in [
+            ("git log", "exec_command:git"),
+            ("/bin/ls -l", "exec_command:/bin/ls"),
+        ] {
+            let args = json!({ "command": command });
+            let scope = always_allows(EXEC_COMMAND, &args).unwrap();
+            let AlwaysAllows::BaseCommand { base } = &scope else {
+                panic!("{scope:?}");
+            };
+            assert_eq!(format!("exec_command:{base}"), key);
+            assert_eq!(always_key(EXEC_COMMAND, &args).as_deref(), Some(key));
+        }
     }
 
     #[tokio::test]

@@ -24,6 +24,22 @@ pub struct ApprovalRequest {
     /// What the call will do, worked out before it runs, for tools that can say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<ApprovalPreview>,
+    /// What "always allow" lets run without asking from now on; set exactly when
+    /// `available_decisions` offers it, so the dialog can say it beside the button.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub always_allows: Option<AlwaysAllows>,
+}
+
+/// The reach of an "always allow", for the rest of the session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AlwaysAllows {
+    /// Every call of the tool, whatever its arguments.
+    Tool,
+    /// `exec_command`: every command that is one simple command starting with `base`
+    /// (any arguments; never `;`, `&&`, pipes, redirections, `$( )`, quotes or globs,
+    /// which ask again).
+    BaseCommand { base: String },
 }
 
 /// What an approval dialog shows besides the arguments: the exact effect of the call.

@@ -13,7 +13,9 @@ mod subagent;
 mod task;
 mod usage;
 
-pub use approval::{ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind};
+pub use approval::{
+    AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind,
+};
 pub use error_kind::ErrorKind;
 pub use event::{RecalledItem, RuntimeEvent, Tier};
 pub use message::{Message, SkillUse, SubAgentStep, ToolCall, ToolSchema, UserOrigin};
