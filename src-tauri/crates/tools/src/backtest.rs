@@ -2,15 +2,19 @@
 //! day by day over the local bar cache under A-share rules (the engine's backtest). The
 //! CLI's `wyckoff backtest` and the background tool run this same function.
 
+use std::sync::atomic::AtomicBool;
+
 use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
+use wyckoff_engine::Universe;
 use wyckoff_engine::backtest::{
-    BacktestArgs, FunnelSignals, RawBacktestArgs, SignalSource, run_backtest,
+    BacktestArgs, BacktestError, BacktestResult, FunnelSignals, RawBacktestArgs, SignalSource,
+    run_backtest_cancellable,
 };
 use wyckoff_market::MarketData;
 
 use crate::common::{iso, opt_f64, opt_i64, opt_str, round_tree};
-use crate::screen::Progress;
+use crate::screen::{Progress, StopOnDrop};
 
 pub const NAME: &str = "run_backtest";
 pub const DISPLAY_NAME: &str = "策略回测";
@@ -63,6 +67,50 @@ impl SignalSource for Reporting<'_> {
     }
 }
 
+/// The worker thread: prepares the funnel and runs the days, both stopping once `cancel`
+/// is set. Returns the result and the regime-gated days.
+fn backtest_worker(
+    universe: &Universe,
+    args: &BacktestArgs,
+    cancel: &AtomicBool,
+    tx: tokio::sync::mpsc::UnboundedSender<(String, f32)>,
+) -> Result<(BacktestResult, usize), BacktestError> {
+    let total = {
+        let mut d: Vec<u32> = universe
+            .stocks
+            .iter()
+            .flat_map(|s| s.bars.iter().map(|b| b.date))
+            .filter(|d| (args.start..=args.end).contains(d))
+            .collect();
+        d.sort_unstable();
+        d.dedup();
+        d.len()
+    };
+    let mut screened_days = 0;
+    let outcome = FunnelSignals::cancellable(universe, args.board, cancel)
+        .map_err(BacktestError::from)
+        .and_then(|inner| {
+            let mut signals = Reporting {
+                inner,
+                tx,
+                done: 0,
+                total,
+            };
+            let r = run_backtest_cancellable(universe, args, &mut signals, cancel);
+            screened_days = signals.done;
+            r.map(|r| (r, signals.inner.gated_days))
+        });
+    let cancelled = matches!(outcome, Err(BacktestError::Cancelled));
+    tracing::info!(
+        tool = NAME,
+        screened_days,
+        trading_days = total,
+        cancelled,
+        "backtest worker finished"
+    );
+    outcome
+}
+
 /// Runs the backtest on validated arguments.
 pub async fn run(
     md: &MarketData,
@@ -95,38 +143,34 @@ pub async fn run(
         Some(0.08),
     );
     let bt_args = parsed.clone();
-    let total = {
-        let mut d: Vec<u32> = universe
-            .stocks
-            .iter()
-            .flat_map(|s| s.bars.iter().map(|b| b.date))
-            .filter(|d| (bt_args.start..=bt_args.end).contains(d))
-            .collect();
-        d.sort_unstable();
-        d.dedup();
-        d.len()
-    };
-    // CPU-bound: its own thread; progress comes back over a channel.
+    // CPU-bound: its own thread; progress comes back over a channel. The thread checks
+    // the flag every day (and every layer of a day's screen), so once this future is
+    // dropped — a cancelled task — it stops within a day's work.
+    let stop = StopOnDrop::new();
+    let flag = stop.flag();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-    std::thread::spawn(move || {
-        let mut signals = Reporting {
-            inner: FunnelSignals::new(&universe, bt_args.board),
-            tx,
-            done: 0,
-            total,
-        };
-        let r = run_backtest(&universe, &bt_args, &mut signals);
-        let _ = done_tx.send((r, signals.inner.gated_days));
-    });
+    std::thread::Builder::new()
+        .name(NAME.into())
+        .spawn(move || {
+            let outcome = backtest_worker(&universe, &bt_args, &flag, tx);
+            let _ = done_tx.send(outcome);
+        })
+        .map_err(|e| ToolError::Failed(format!("无法启动回测线程: {e}")))?;
     while let Some((detail, fraction)) = rx.recv().await {
         progress("逐日回测", &detail, Some(fraction));
     }
-    let (result, gated) = done_rx
-        .await
-        .map_err(|_| ToolError::Failed("回测任务异常中止".into()))?;
-    let result = result.map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
-    progress("汇总", &format!("{total} 个交易日"), Some(0.98));
+    let (result, gated) = match done_rx.await {
+        Err(_) => return Err(ToolError::Failed("回测任务异常中止".into())),
+        Ok(Err(BacktestError::Cancelled)) => return Err(ToolError::Cancelled),
+        Ok(Err(e)) => return Err(ToolError::InvalidArgs(e.to_string())),
+        Ok(Ok(done)) => done,
+    };
+    progress(
+        "汇总",
+        &format!("{} 个交易日", result.trading_days),
+        Some(0.98),
+    );
     let mut v = serde_json::to_value(&result).map_err(|e| ToolError::Failed(e.to_string()))?;
     if let Value::Object(o) = &mut v {
         o.insert(

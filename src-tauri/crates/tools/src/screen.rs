@@ -2,9 +2,12 @@
 //! funnel L1–L5 over the local bar cache. The CLI's `wyckoff screen` and the background
 //! tool run this same function; only how progress is shown differs.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
-use wyckoff_engine::funnel::{Funnel, FunnelConfig, ScreenArgs};
+use wyckoff_engine::funnel::{Funnel, FunnelConfig, FunnelError, ScreenArgs};
 use wyckoff_market::MarketData;
 
 use crate::common::{iso, opt_i64, opt_str, round_tree};
@@ -18,6 +21,30 @@ L2 强势通道（含全市场 RPS 与相对上证的强弱）、L3 行业共振
 
 /// Progress callback: stage, detail, fraction (0..1, `None` = unknown).
 pub type Progress<'a> = &'a (dyn Fn(&str, &str, Option<f32>) + Sync);
+
+/// Stops the engine work of a heavy tool when the future waiting for it goes away: the
+/// engine runs on a thread of its own, which a dropped future cannot stop, so the future
+/// holds this guard and its drop sets the flag the engine's loops check (a background
+/// task's cancel drops the future, as do the app shutting down and `wyckoff run`'s Ctrl-C).
+/// Set on every way out, so no path forgets it; after a normal finish it changes nothing.
+pub(crate) struct StopOnDrop(pub(crate) Arc<AtomicBool>);
+
+impl StopOnDrop {
+    pub(crate) fn new() -> Self {
+        StopOnDrop(Arc::new(AtomicBool::new(false)))
+    }
+
+    /// The flag for the worker.
+    pub(crate) fn flag(&self) -> Arc<AtomicBool> {
+        self.0.clone()
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
 
 pub fn parameters() -> Value {
     json!({
@@ -89,13 +116,25 @@ pub async fn run(
     );
     let universe = loaded.universe;
     let run_args = screen_args.clone();
-    // CPU-bound (rayon inside): off the async runtime.
+    let stop = StopOnDrop::new();
+    let flag = stop.flag();
+    // CPU-bound (rayon inside): off the async runtime; it stops between chunks of stocks
+    // and between layers once this future is dropped.
     let result = tokio::task::spawn_blocking(move || {
-        Funnel::prepare(&universe, &FunnelConfig::default()).screen(&run_args)
+        let cancel: &AtomicBool = &flag;
+        let result = Funnel::prepare_cancellable(&universe, &FunnelConfig::default(), cancel)
+            .map_err(FunnelError::from)
+            .and_then(|funnel| funnel.screen_cancellable(&run_args, cancel));
+        let cancelled = matches!(result, Err(FunnelError::Cancelled));
+        tracing::info!(tool = NAME, stocks, cancelled, "screen worker finished");
+        result
     })
     .await
     .map_err(|e| ToolError::Failed(format!("筛选任务异常中止: {e}")))?
-    .map_err(err)?;
+    .map_err(|e| match e {
+        FunnelError::Cancelled => ToolError::Cancelled,
+        e => err(e),
+    })?;
     for layer in &result.layers {
         progress(
             &format!("{} 完成", layer.layer),

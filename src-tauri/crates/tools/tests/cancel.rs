@@ -1,0 +1,179 @@
+//! A cancelled heavy task stops its engine work (issue 29 item 6). The engine of
+//! `run_backtest` and `screen_stocks` runs on a thread of its own; cancelling the background
+//! task must make that thread end `cancelled` — for the backtest, having screened fewer days
+//! than the period has — instead of computing to the end. Each worker reports how it ended
+//! (a tracing event), which these tests read.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wyckoff_agent::{BackgroundTaskManager, SystemClock, Tool};
+use wyckoff_engine::synthetic::{MarketShape, market};
+use wyckoff_market::cache::BarTable;
+use wyckoff_market::date::iso;
+use wyckoff_market::{MarketConfig, MarketData};
+use wyckoff_protocol::TaskStatus;
+
+/// Everything logged in this test process.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The process-wide log (worker threads log outside any test's scope).
+fn log() -> Captured {
+    static LOG: OnceLock<Captured> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .with_max_level(tracing::Level::INFO)
+            .init();
+        captured
+    })
+    .clone()
+}
+
+/// The first logged line containing `needle`, waiting for it up to a generous bound (a
+/// liveness guard, not a measurement: a worker that never reports fails here).
+async fn logged_line(log: &Captured, needle: &str) -> String {
+    for _ in 0..3_000 {
+        let text = String::from_utf8_lossy(&log.0.lock().unwrap()).into_owned();
+        if let Some(line) = text.lines().find(|l| l.contains(needle)) {
+            return line.to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no '{needle}' in 300 s");
+}
+
+/// `key=value` of a logged line.
+fn field(line: &str, key: &str) -> String {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+        .trim_matches('"')
+        .to_owned()
+}
+
+struct Home {
+    md: Arc<MarketData>,
+    tasks: Arc<BackgroundTaskManager>,
+    /// Trading days of the synthetic stocks.
+    days: Vec<u32>,
+    _dir: tempfile::TempDir,
+}
+
+/// An offline data home with 400 synthetic (seeded, labelled) stocks × 400 bars: enough
+/// work that a backtest or a screen takes a while in a debug build.
+async fn home() -> Home {
+    let dir = tempfile::tempdir().unwrap();
+    let md = Arc::new(
+        MarketData::open_with(MarketConfig::offline(dir.path()))
+            .await
+            .unwrap(),
+    );
+    let m = market(MarketShape {
+        stocks: 400,
+        bars: 400,
+        start: 20230102,
+        seed: 29,
+    });
+    for s in &m.stocks {
+        md.store()
+            .upsert_bars(BarTable::Stocks, &s.code, &s.bars, "test:synthetic", true)
+            .await
+            .unwrap();
+    }
+    let tasks =
+        BackgroundTaskManager::open(&dir.path().join("tasks.db"), Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+    Home {
+        md,
+        tasks,
+        days: m.stocks[0].bars.iter().map(|b| b.date).collect(),
+        _dir: dir,
+    }
+}
+
+impl Home {
+    fn tool(&self, name: &str) -> Arc<dyn Tool> {
+        wyckoff_tools::market_tools(self.md.clone())
+            .into_iter()
+            .find(|t| t.spec().name == name)
+            .unwrap()
+    }
+
+    /// Starts `name` as a background task, waits until it reports `stage`, cancels it and
+    /// waits for the task to end cancelled.
+    async fn cancel_at_stage(&self, name: &str, args: Value, stage: &str) {
+        let mut events = self.tasks.subscribe();
+        let task = self
+            .tasks
+            .start_for_user(self.tool(name), args)
+            .await
+            .unwrap();
+        loop {
+            let t = tokio::time::timeout(Duration::from_secs(300), events.recv())
+                .await
+                .expect("progress")
+                .unwrap();
+            assert!(
+                !t.status.is_finished(),
+                "{name} ended before its cancel: {t:?}"
+            );
+            if t.task_id == task.task_id && t.progress.stage == stage {
+                break;
+            }
+        }
+        assert!(self.tasks.cancel(&task.task_id));
+        let done = self
+            .tasks
+            .wait_for(&task.task_id, Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert_eq!(done.status, TaskStatus::Cancelled);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_backtest_task_stops_its_worker_within_a_day() {
+    let log = log();
+    let h = home().await;
+    let n = h.days.len();
+    // 250 trading days, 20 slots: the funnel screens on most days.
+    let args = json!({"start": iso(h.days[n - 250]), "end": iso(h.days[n - 1]), "top_n": 20});
+    // "逐日回测" is reported from inside the day loop, after the first day's screen.
+    h.cancel_at_stage(wyckoff_tools::backtest::NAME, args, "逐日回测")
+        .await;
+    // Run to the end, the worker would report `cancelled=false` with every day simulated.
+    let line = logged_line(&log, "backtest worker finished").await;
+    assert_eq!(field(&line, "cancelled"), "true", "{line}");
+    assert_eq!(field(&line, "trading_days"), "250", "{line}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_screen_task_stops_its_worker() {
+    let log = log();
+    let h = home().await;
+    // "漏斗筛选" is reported just before the funnel's worker starts.
+    h.cancel_at_stage(wyckoff_tools::screen::NAME, json!({}), "漏斗筛选")
+        .await;
+    let line = logged_line(&log, "screen worker finished").await;
+    assert_eq!(field(&line, "cancelled"), "true", "{line}");
+}
