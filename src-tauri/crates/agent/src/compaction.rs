@@ -27,14 +27,20 @@ pub use llm::{
 };
 pub use plan::CompactionPlan;
 
-/// What a compaction did, for the `compaction` event and the scratchpad.
-#[derive(Debug, Clone, PartialEq)]
+/// What a compaction did, for the `compaction` event (the counts) and the scratchpad
+/// (the conversation before and after, so the trace alone shows what was removed and the
+/// summary that replaced it).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CompactionReport {
     pub before_messages: u32,
     pub after_messages: u32,
     pub archive_ref: Option<String>,
     /// True when the model summary failed and a deterministic one was used.
     pub summary_fallback: bool,
+    /// The messages as they were before compaction.
+    pub before: Vec<Message>,
+    /// The messages after: the summary (and its acknowledgement), then the kept tail.
+    pub after: Vec<Message>,
 }
 
 #[async_trait]

@@ -25,7 +25,7 @@ use crate::doom_loop::DoomLoopDetector;
 use crate::loop_guard::{self, TurnExpectation};
 use crate::registry::{ExecEnv, ToolOutcome, ToolRegistry};
 use crate::results::ResultStore;
-use crate::scratchpad::{Scratchpad, ScratchpadRecord};
+use crate::scratchpad::{Scratchpad, ScratchpadRecord, TurnTrigger, error_chain};
 use crate::sink::EventSink;
 use crate::subagents::SubAgentToolProxy;
 use crate::transcript::{NoTranscript, Transcript};
@@ -574,29 +574,41 @@ impl<'a> Turn<'a> {
     async fn run(&mut self, messages: &mut Vec<Message>) -> TurnOutcome {
         let rt = self.rt;
         let has_input = !self.user_input.trim().is_empty();
-        if has_input {
-            if let Some(dir) = &rt.scratchpad_dir {
-                match Scratchpad::create(dir, self.user_input, rt.clock.now()) {
-                    Ok(pad) => {
-                        let pad = Arc::new(pad);
-                        self.env.sink = Arc::new(SubAgentRecorder {
-                            inner: self.sink.clone(),
-                            pad: pad.clone(),
-                            clock: rt.clock.clone(),
-                        });
-                        self.scratchpad = Some(pad);
-                    }
-                    Err(e) => tracing::warn!("scratchpad unavailable: {e}"),
+        // Every turn leaves a trace, the ones a finished background task starts too.
+        let trigger = if has_input {
+            TurnTrigger::User
+        } else {
+            TurnTrigger::BackgroundCompletion
+        };
+        if let Some(dir) = &rt.scratchpad_dir {
+            let named_after = if has_input {
+                self.user_input
+            } else {
+                "background_completion"
+            };
+            match Scratchpad::create(dir, named_after, rt.clock.now()) {
+                Ok(pad) => {
+                    let pad = Arc::new(pad);
+                    self.env.sink = Arc::new(SubAgentRecorder {
+                        inner: self.sink.clone(),
+                        pad: pad.clone(),
+                        clock: rt.clock.clone(),
+                    });
+                    self.scratchpad = Some(pad);
                 }
+                Err(e) => tracing::warn!("scratchpad unavailable: {e}"),
             }
-            self.record(ScratchpadRecord::Init {
-                session_id: rt.config.session_id.clone(),
-                user_input: self.user_input.to_owned(),
-                system_prompt: self.system_prompt.to_owned(),
-                tools: rt.registry.names(),
-                provider: rt.provider.name().to_owned(),
-                model: rt.provider.model().to_owned(),
-            });
+        }
+        self.record(ScratchpadRecord::Init {
+            session_id: rt.config.session_id.clone(),
+            trigger,
+            user_input: self.user_input.to_owned(),
+            system_prompt: self.system_prompt.to_owned(),
+            tools: rt.registry.names(),
+            provider: rt.provider.name().to_owned(),
+            model: rt.provider.model().to_owned(),
+        });
+        if has_input {
             // A turn killed mid-tool (crash, kill -9) left its call unanswered in the
             // stored history; vendors refuse such a conversation, so answer it first.
             self.answer_open_calls(messages);
@@ -657,6 +669,10 @@ impl<'a> Turn<'a> {
                     if let Some(task) = bg.get(&task_id) {
                         self.emit(RuntimeEvent::BackgroundTask { task });
                     }
+                    self.record(ScratchpadRecord::Notification {
+                        task_id,
+                        content: note.text().to_owned(),
+                    });
                     self.append(messages, note);
                 }
             }
@@ -675,6 +691,9 @@ impl<'a> Turn<'a> {
                         before_messages: report.before_messages,
                         after_messages: report.after_messages,
                         archive_ref: report.archive_ref.clone(),
+                        summary_fallback: report.summary_fallback,
+                        before: report.before,
+                        after: report.after,
                     });
                     self.emit(RuntimeEvent::Compaction {
                         before_messages: report.before_messages,
@@ -753,7 +772,8 @@ impl<'a> Turn<'a> {
                         retrying = true;
                         continue;
                     }
-                    return self.failed(messages, error.kind, error.to_string());
+                    let causes = error_chain(&error);
+                    return self.failed(messages, error.kind, error.to_string(), causes);
                 }
             };
 
@@ -942,6 +962,7 @@ impl<'a> Turn<'a> {
         self.record(ScratchpadRecord::Error {
             kind: ErrorKind::Cancelled,
             message: "cancelled by user".to_owned(),
+            causes: Vec::new(),
             elapsed_ms: self.elapsed_ms(),
         });
         tracing::info!("turn cancelled");
@@ -949,12 +970,19 @@ impl<'a> Turn<'a> {
         TurnOutcome::Cancelled
     }
 
-    fn failed(&self, messages: &mut Vec<Message>, kind: ErrorKind, message: String) -> TurnOutcome {
+    fn failed(
+        &self,
+        messages: &mut Vec<Message>,
+        kind: ErrorKind,
+        message: String,
+        causes: Vec<String>,
+    ) -> TurnOutcome {
         self.answer_open_calls(messages);
         remove_internal(messages);
         self.record(ScratchpadRecord::Error {
             kind,
             message: message.clone(),
+            causes,
             elapsed_ms: self.elapsed_ms(),
         });
         tracing::warn!(?kind, "turn failed: {message}");

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use wyckoff_protocol::{ErrorKind, Usage};
+use wyckoff_protocol::{ErrorKind, Message, Usage};
 
 use crate::error::AgentError;
 
@@ -23,6 +23,9 @@ const MAX_STRING_CHARS: usize = 200_000;
 pub enum ScratchpadRecord {
     Init {
         session_id: String,
+        /// What started the turn: the user's input, or a finished background task (the
+        /// input is then empty and the `notification` records say which task).
+        trigger: TurnTrigger,
         user_input: String,
         system_prompt: String,
         tools: Vec<String>,
@@ -48,10 +51,20 @@ pub enum ScratchpadRecord {
         kind: String,
         text: String,
     },
+    /// A finished background task's notification entering the conversation.
+    Notification {
+        task_id: String,
+        content: String,
+    },
+    /// What compaction removed and what replaced it: the whole conversation before and
+    /// after (the summary is the first message after), and where the removed part went.
     Compaction {
         before_messages: u32,
         after_messages: u32,
         archive_ref: Option<String>,
+        summary_fallback: bool,
+        before: Vec<Message>,
+        after: Vec<Message>,
     },
     Final {
         content: String,
@@ -62,6 +75,8 @@ pub enum ScratchpadRecord {
     Error {
         kind: ErrorKind,
         message: String,
+        /// The error's sources, outermost first ([`error_chain`]).
+        causes: Vec<String>,
         elapsed_ms: u32,
     },
     /// One tool call of a delegated sub-agent, with its exact arguments and result (the
@@ -77,6 +92,27 @@ pub enum ScratchpadRecord {
         status: String,
         duration_ms: u32,
     },
+}
+
+/// What started a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnTrigger {
+    User,
+    /// A turn on pending background-task completions only (empty input).
+    BackgroundCompletion,
+}
+
+/// The `source()` chain below `error`, outermost first — each cause's own text, so the
+/// scratchpad shows why as well as what (masked like every string on the way out).
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    let mut causes = Vec::new();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        causes.push(cause.to_string());
+        next = cause.source();
+    }
+    causes
 }
 
 #[derive(Serialize)]
@@ -227,6 +263,7 @@ mod tests {
             &ScratchpadRecord::Error {
                 kind: ErrorKind::Timeout,
                 message: "stall".into(),
+                causes: vec!["read timed out".into()],
                 elapsed_ms: 5,
             },
             Utc::now(),
@@ -241,5 +278,23 @@ mod tests {
         assert_eq!(lines[1]["type"], "error");
         assert_eq!(lines[1]["kind"], "timeout");
         assert!(lines[0]["timestamp"].as_str().unwrap().ends_with('Z'));
+        assert_eq!(lines[1]["causes"], serde_json::json!(["read timed out"]));
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{0}")]
+    struct Layer(&'static str, #[source] Option<Box<Layer>>);
+
+    #[test]
+    fn the_error_chain_lists_every_source_outermost_first() {
+        let err = Layer(
+            "model call failed",
+            Some(Box::new(Layer(
+                "connection reset",
+                Some(Box::new(Layer("os error 104", None))),
+            ))),
+        );
+        assert_eq!(error_chain(&err), vec!["connection reset", "os error 104"]);
+        assert!(error_chain(&Layer("alone", None)).is_empty());
     }
 }

@@ -841,3 +841,76 @@ fn summary_input_keeps_the_newest_within_budget() {
         24_000
     );
 }
+
+/// Seed §10: the scratchpad's `compaction` record holds the message lists before and
+/// after, so the trace alone shows what was removed (also in the archive it names) and
+/// the summary that replaced it.
+#[tokio::test]
+async fn the_scratchpad_shows_what_compaction_removed_and_what_replaced_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = Arc::new(FileArchive::new(dir.path().join("archive")));
+    let provider = Arc::new(ScriptedProvider::new(vec![scripted::text("好的，继续。")]));
+    let summarizer = Arc::new(ScriptedProvider::new(vec![scripted::text(&summary_text())]));
+    let compactor = Arc::new(
+        LlmCompactor::new("pad-conv")
+            .with_archive(archive.clone())
+            .with_summary_provider(summarizer)
+            .with_context_window(8_000),
+    );
+    let runtime = Runtime::new(
+        provider.clone(),
+        Arc::new(ToolRegistry::new()),
+        RuntimeConfig::default(),
+        Arc::new(HeadlessApprover::Never),
+        Some(dir.path().join("scratchpad")),
+        Arc::new(SystemClock),
+    )
+    .with_compactor(compactor);
+    let mut messages = long_conversation(12);
+    let mut before_turn = messages.clone();
+    before_turn.push(Message::user("接着说"));
+    let outcome = runtime
+        .run_turn(
+            &mut messages,
+            "你是威科夫分析助手。",
+            "接着说",
+            CollectingSink::new(),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(matches!(outcome, TurnOutcome::Done { .. }), "{outcome:?}");
+
+    let pad = std::fs::read_dir(dir.path().join("scratchpad"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let records: Vec<Value> = std::fs::read_to_string(pad)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let c = records
+        .iter()
+        .find(|r| r["type"] == "compaction")
+        .expect("a compaction record");
+    let list = |key: &str| -> Vec<Message> { serde_json::from_value(c[key].clone()).unwrap() };
+    let (before, after) = (list("before"), list("after"));
+    assert_eq!(before, before_turn, "the conversation as it was");
+    assert_eq!(c["before_messages"], before.len());
+    assert_eq!(c["after_messages"], after.len());
+    // After: exactly what the model was sent, the summary first.
+    assert_eq!(after, provider.requests()[0].messages);
+    assert!(matches!(
+        &after[0],
+        Message::User { origin: UserOrigin::Summary, content } if content.contains("吸筹 C 阶段")
+    ));
+    assert_eq!(c["summary_fallback"], false);
+    // What was removed is the head the archive reference reopens.
+    let kept = after.len() - 2;
+    let removed = &before[..before.len() - kept];
+    assert_eq!(&after[2..], &before[before.len() - kept..]);
+    let reference = c["archive_ref"].as_str().unwrap();
+    assert_eq!(archive.load(reference).await.unwrap(), removed);
+}

@@ -251,3 +251,68 @@ async fn malformed_tool_arguments_over_http_reach_the_model_as_an_error() {
             .contains("不是合法的 JSON")
     );
 }
+
+/// A refused connection fails the turn; its scratchpad names the transport's causes
+/// (reqwest → hyper → the OS), not only the classified message.
+#[tokio::test]
+async fn a_refused_connection_leaves_its_cause_chain_in_the_scratchpad() {
+    // A port nothing listens on: bind, note the port, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let http = HttpClient::new(&HttpSettings::default()).unwrap();
+    let provider = Arc::new(OpenAiProvider::new(
+        ProviderConfig {
+            name: "openai".into(),
+            model: "gpt-4o".into(),
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            api_key: Some("sk-CANARYREFUSED000000".into()),
+            context_window: 128_000,
+            idle_timeout: Duration::from_secs(5),
+        },
+        http,
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = Runtime::new(
+        provider,
+        Arc::new(ToolRegistry::new()),
+        RuntimeConfig::default(),
+        Arc::new(HeadlessApprover::Never),
+        Some(dir.path().to_path_buf()),
+        Arc::new(SystemClock),
+    );
+    let mut messages = Vec::new();
+    let out = runtime
+        .run_turn(
+            &mut messages,
+            "sys",
+            "你好",
+            CollectingSink::new(),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(matches!(out, TurnOutcome::Failed { .. }), "{out:?}");
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(!text.contains("CANARY"), "{text}");
+    let error: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(error["type"], "error");
+    let causes: Vec<String> = error["causes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no causes: {error}"))
+        .iter()
+        .map(|c| c.as_str().unwrap().to_lowercase())
+        .collect();
+    assert!(causes.len() >= 2, "{causes:?}");
+    assert!(
+        causes.last().unwrap().contains("refused"),
+        "the OS's reason comes last: {causes:?}"
+    );
+}

@@ -1557,6 +1557,7 @@ impl wyckoff_agent::Compactor for CountingCompactor {
             after_messages: messages.len() as u32,
             archive_ref: Some("archive://s/ctx_1".into()),
             summary_fallback: false,
+            ..Default::default()
         }))
     }
 }
@@ -1678,4 +1679,164 @@ async fn transcript_gets_each_message_before_the_next_model_call_and_no_internal
     assert_eq!(recorded[1].0, 2);
     assert!(matches!(recorded[1].1, Message::Tool { .. }));
     assert_eq!(recorded[2].0, 3);
+}
+
+/// Reads every scratchpad file in `dir` as its JSON records.
+fn scratchpads(dir: &std::path::Path) -> Vec<Vec<Value>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_turn_started_by_a_background_completion_writes_its_scratchpad() {
+    let dir = tempfile::tempdir().unwrap();
+    let pads = dir.path().join("scratchpad");
+    let manager =
+        BackgroundTaskManager::open(&dir.path().join("wyckoff.db"), Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+    // The task finishes only once the user's turn is over.
+    let release = Arc::new(tokio::sync::Notify::new());
+    let gate = release.clone();
+    let mut reg = ToolRegistry::new();
+    reg.register(tool(
+        ToolSpec::new("screen_stocks", "全市场扫描").background(),
+        obj(json!({}), &[]),
+        move |_, _| {
+            let gate = gate.clone();
+            async move {
+                gate.notified().await;
+                Ok(json!({"candidates": ["600519"]}))
+            }
+        },
+    ));
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        scripted::tool_calls("", vec![call("s1", "screen_stocks", json!({}))]),
+        scripted::text("已在后台扫描。"),
+        scripted::text("扫描完成：600519"),
+    ]));
+    let runtime = Runtime::new(
+        provider,
+        Arc::new(reg),
+        RuntimeConfig {
+            session_id: "sess-pad".into(),
+            ..RuntimeConfig::default()
+        },
+        Arc::new(HeadlessApprover::Never),
+        Some(pads.clone()),
+        Arc::new(SystemClock),
+    )
+    .with_background(manager.clone());
+    let mut messages = Vec::new();
+    let first = runtime
+        .run_turn(
+            &mut messages,
+            "sys",
+            "帮我选股",
+            wyckoff_agent::CollectingSink::new(),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(matches!(first, TurnOutcome::Done { .. }), "{first:?}");
+    let task_id = manager.list()[0].task_id.clone();
+    release.notify_one();
+    let mut rx = manager.subscribe();
+    while !runtime.has_pending_notifications() {
+        let _ = tokio::time::timeout(Duration::from_millis(50), rx.recv()).await;
+    }
+
+    // The follow-up turn on the completion alone (empty input), as the app and the CLI run it.
+    let second = runtime
+        .run_turn(
+            &mut messages,
+            "sys",
+            "",
+            wyckoff_agent::CollectingSink::new(),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(matches!(second, TurnOutcome::Done { .. }), "{second:?}");
+
+    let all = scratchpads(&pads);
+    assert_eq!(all.len(), 2, "one scratchpad per turn: {all:?}");
+    let pad = all
+        .iter()
+        .find(|p| p[0]["trigger"] == "background_completion")
+        .expect("the completion turn's scratchpad");
+    let types: Vec<&str> = pad.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(types, vec!["init", "notification", "final"]);
+    assert_eq!(pad[0]["session_id"], "sess-pad");
+    assert_eq!(pad[0]["user_input"], "");
+    assert_eq!(pad[1]["task_id"], task_id.as_str());
+    assert!(
+        pad[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("<task-id>{task_id}</task-id>"))
+    );
+    assert_eq!(pad[2]["content"], "扫描完成：600519");
+    let user_pad = all.iter().find(|p| p[0]["trigger"] == "user").unwrap();
+    assert_eq!(user_pad[0]["user_input"], "帮我选股");
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Cause(&'static str, #[source] Option<Box<Cause>>);
+
+#[tokio::test]
+async fn a_failed_turn_records_the_errors_cause_chain_masked() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = wyckoff_llm::LlmError::new(ErrorKind::Network, "scripted", "request failed")
+        .with_cause(Cause(
+            "error sending request",
+            Some(Box::new(Cause(
+                "tcp connect error with Bearer CANARYBEARER0123456",
+                Some(Box::new(Cause("Connection refused (os error 111)", None))),
+            ))),
+        ));
+    let runtime = Runtime::new(
+        Arc::new(ScriptedProvider::new(vec![vec![Step::FailStart(err)]])),
+        Arc::new(ToolRegistry::new()),
+        RuntimeConfig::default(),
+        Arc::new(HeadlessApprover::Never),
+        Some(dir.path().to_path_buf()),
+        Arc::new(SystemClock),
+    );
+    let mut messages = Vec::new();
+    let out = runtime
+        .run_turn(
+            &mut messages,
+            "sys",
+            "你好",
+            wyckoff_agent::CollectingSink::new(),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(matches!(out, TurnOutcome::Failed { .. }), "{out:?}");
+    let pad = scratchpads(dir.path()).remove(0);
+    let error = pad.last().unwrap();
+    assert_eq!(error["type"], "error");
+    assert_eq!(
+        error["causes"],
+        json!([
+            "error sending request",
+            "tcp connect error with Bearer ***",
+            "Connection refused (os error 111)"
+        ]),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("CANARY"));
 }

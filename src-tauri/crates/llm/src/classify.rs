@@ -283,6 +283,7 @@ pub fn from_transport(provider: &str, err: reqwest::Error, secret: Option<&str>)
         provider,
         message(kind, what, &truncate(&detail), None),
     )
+    .with_cause(err)
 }
 
 /// The stream went quiet for longer than the idle timeout.

@@ -1,3 +1,4 @@
+use std::sync::Arc;
 use std::time::Duration;
 
 use wyckoff_protocol::ErrorKind;
@@ -16,6 +17,10 @@ pub struct LlmError {
     pub retry_after: Option<Duration>,
     /// True once any content of the response reached the consumer.
     pub after_content: bool,
+    /// The lower-level failure this was classified from (transport, I/O), kept so a
+    /// trace can walk the whole `source()` chain; `message` is already the user's text.
+    #[source]
+    pub cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl LlmError {
@@ -27,7 +32,13 @@ impl LlmError {
             status: None,
             retry_after: None,
             after_content: false,
+            cause: None,
         }
+    }
+
+    pub fn with_cause(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.cause = Some(Arc::new(cause));
+        self
     }
 
     pub fn with_status(mut self, status: u16) -> Self {

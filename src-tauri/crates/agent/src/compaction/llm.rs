@@ -252,17 +252,19 @@ impl Compactor for LlmCompactor {
         }
         let block = summary_block(&summary, &refs, &codes_in(head, 8));
 
-        let before = messages.len();
+        let before = messages.clone();
         let tail = messages.split_off(plan.tail_start);
         messages.clear();
         messages.push(Message::user_with_origin(block, UserOrigin::Summary));
         messages.push(Message::assistant(SUMMARY_ACK));
         messages.extend(tail);
         Ok(Some(CompactionReport {
-            before_messages: u32::try_from(before).unwrap_or(u32::MAX),
+            before_messages: u32::try_from(before.len()).unwrap_or(u32::MAX),
             after_messages: u32::try_from(messages.len()).unwrap_or(u32::MAX),
             archive_ref,
             summary_fallback: fallback,
+            before,
+            after: messages.clone(),
         }))
     }
 }
