@@ -433,12 +433,20 @@ impl<'u> Funnel<'u> {
             }
             stocks.par_extend(chunk.par_iter().map(|s| Prepared::new(&s.bars)));
         }
+        // The calendar (a sort of every bar date, the longest step without a check) only
+        // for a build that goes on.
+        let stocks_for_calendar = if complete && !cancel.is_cancelled() {
+            &stocks[..]
+        } else {
+            complete = false;
+            &[]
+        };
         // A series with dates out of order is skipped as corrupt; its dates (perhaps a typo far
         // in the future) must not become trading days either.
         let mut calendar: Vec<u32> = universe
             .stocks
             .iter()
-            .zip(&stocks)
+            .zip(stocks_for_calendar)
             .filter(|(_, p)| p.order_problem.is_none())
             .flat_map(|(s, _)| s.bars.iter().map(|b| b.date))
             .chain(
@@ -446,6 +454,7 @@ impl<'u> Funnel<'u> {
                     .benchmarks
                     .sse
                     .iter()
+                    .filter(|_| complete)
                     .flat_map(|b| b.iter().map(|b| b.date)),
             )
             .collect();
