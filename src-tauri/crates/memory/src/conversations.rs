@@ -26,6 +26,17 @@ pub struct Conversation {
     pub archived: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Set on a fork: the conversation and message it was taken at (see
+    /// [`ConversationStore::fork`]).
+    pub forked_from: Option<ForkOrigin>,
+}
+
+/// Where a forked conversation came from: its source and the message (seq) it was
+/// forked at. The source may since have been deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkOrigin {
+    pub conversation_id: String,
+    pub message_seq: i64,
 }
 
 /// How a turn ended.
@@ -112,6 +123,8 @@ struct ConversationRow {
     archived: bool,
     created_at: String,
     updated_at: String,
+    forked_from_conversation: Option<String>,
+    forked_from_message: Option<i64>,
 }
 
 impl TryFrom<ConversationRow> for Conversation {
@@ -124,6 +137,12 @@ impl TryFrom<ConversationRow> for Conversation {
             archived: r.archived,
             created_at: time::from_db(&r.created_at)?,
             updated_at: time::from_db(&r.updated_at)?,
+            forked_from: r.forked_from_conversation.zip(r.forked_from_message).map(
+                |(conversation_id, message_seq)| ForkOrigin {
+                    conversation_id,
+                    message_seq,
+                },
+            ),
         })
     }
 }
@@ -266,7 +285,8 @@ impl std::fmt::Debug for ConversationStore {
     }
 }
 
-const CONVERSATION_COLUMNS: &str = "id, title, model, archived, created_at, updated_at";
+const CONVERSATION_COLUMNS: &str = "id, title, model, archived, created_at, updated_at, \
+     forked_from_conversation, forked_from_message";
 const TURN_COLUMNS: &str = "id, conversation_id, started_at, ended_at, outcome, usage";
 
 impl ConversationStore {

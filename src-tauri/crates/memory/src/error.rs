@@ -24,6 +24,13 @@ pub enum MemoryError {
     Duplicate { memory_type: MemoryType, id: i64 },
     #[error("conversation `{0}` not found")]
     ConversationNotFound(String),
+    #[error("message #{seq} not found in conversation `{conversation}`")]
+    MessageNotFound { conversation: String, seq: i64 },
+    #[error(
+        "message #{seq} of conversation `{conversation}` is in a tool round that is still \
+         running (calls without results yet); fork there once the turn has ended"
+    )]
+    ForkInRunningToolRound { conversation: String, seq: i64 },
     #[error("turn `{0}` not found")]
     TurnNotFound(String),
     #[error("invalid archive reference `{0}`: expected archive://<conversation>/<id>")]

@@ -8,7 +8,7 @@
 //!   functions in [`scoring`]) and the CLI operations (list/search/add/update/delete).
 //! - [`extraction`]: session-end extraction and the memory flush before compaction.
 //! - [`ConversationStore`]: conversations, turns, messages, search, export, and the
-//!   archive of messages compaction removed ([`archive`]).
+//!   archive of messages compaction removed ([`archive`]), and forks ([`fork`]).
 
 pub mod archive;
 pub mod capacity;
@@ -18,6 +18,7 @@ mod db;
 mod error;
 mod export;
 pub mod extraction;
+pub mod fork;
 mod memory_type;
 pub mod recall;
 pub mod scoring;
@@ -28,13 +29,14 @@ pub mod tokenize;
 pub use archive::{ArchiveInfo, ArchiveRef, ArchivedMessages};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use conversations::{
-    Conversation, ConversationStore, MessageSearchHit, MessageStatus, StoredMessage, Turn,
-    TurnOutcome,
+    Conversation, ConversationStore, ForkOrigin, MessageSearchHit, MessageStatus, StoredMessage,
+    Turn, TurnOutcome,
 };
 pub use db::{migrate, open_pool};
 pub use error::MemoryError;
 pub use export::{ConversationExport, to_markdown};
 pub use extraction::{ExtractionOutcome, extract_session_memories, flush_before_compaction};
+pub use fork::Fork;
 pub use memory_type::MemoryType;
 pub use recall::{Recall, RecalledMemory};
 pub use store::{Memory, MemoryStore, NewMemory, SaveOutcome};
