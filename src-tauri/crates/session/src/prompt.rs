@@ -23,6 +23,14 @@ pub const SYSTEM_PROMPT: &str = r#"你是 Wyckoff Desk 的研究助手：一名�
 - 后台任务已启动时，用 check_background_tasks 查询进度，不要重复启动同一任务。
 </tool-use>
 
+<delegation>
+- 需要多步、多个工具的局部任务可以委派给子 Agent：delegate_to_research（数据收集、全市场扫描、回测）、delegate_to_analysis（个股诊断、持仓体检、研报）、delegate_to_trading（去留决策、调仓计划）。一两次工具调用就能完成的事直接调用工具，不要委派。
+- 委派结果是结构化对象，按其中 policy.next_action 处理：use_result → 使用 result 里的结论；fallback_to_direct_tools → 不要再次委派，改用 policy.fallback_tools 列出的工具直接完成；stop_and_report_cancelled → 停止调用工具，告诉用户任务已中断。
+- result 是预算内的摘要；context_truncated 或 result_truncated 为 true 时尤其如此，需要精确字段就直接重新调用相应工具。
+- 子 Agent 不等待后台任务：background_task_ids 里的任务由你用 check_background_tasks 跟进，或等待完成通知。
+- 子 Agent 只给计划，从不调仓；真实调仓仍由你在用户确认后调用 update_portfolio。
+</delegation>
+
 <writes>
 - 修改持仓等写操作（如 update_portfolio）必须经用户批准后才会执行。只有工具结果确认成功才能说"已完成"；被拒绝、超时或未批准时，说明操作没有执行。
 - 写入持仓前，代码和名称都要经 search_stock_by_name 核实；新增持仓需要用户给出真实的买入日期、股数和成本，不要猜，也不要默认成今天。
@@ -67,5 +75,44 @@ mod tests {
         }
         // The time goes on the user message, never into the (cached) system prompt.
         assert!(!p.contains("[当前北京时间："));
+    }
+
+    #[test]
+    fn prompt_tells_how_to_delegate_and_to_follow_the_results_policy() {
+        let p = system_prompt();
+        for must in [
+            "delegate_to_research",
+            "delegate_to_analysis",
+            "delegate_to_trading",
+            "policy.next_action",
+            "use_result",
+            "fallback_to_direct_tools",
+            "policy.fallback_tools",
+            "stop_and_report_cancelled",
+            "result_truncated",
+            "background_task_ids",
+        ] {
+            assert!(p.contains(must), "prompt lacks {must}");
+        }
+    }
+
+    /// The prompt against its golden file `src/snapshots/system_prompt.md`; with
+    /// `UPDATE_PROMPTS` set the file is rewritten instead (then review the diff).
+    #[test]
+    fn prompt_snapshot() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/snapshots/system_prompt.md");
+        let actual = format!("{}\n", system_prompt());
+        if std::env::var_os("UPDATE_PROMPTS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &actual).unwrap();
+            return;
+        }
+        let expected = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_PROMPTS=1 writes it)", path.display()));
+        assert_eq!(
+            actual, expected,
+            "the system prompt changed: review, then rerun with UPDATE_PROMPTS=1"
+        );
     }
 }
