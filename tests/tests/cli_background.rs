@@ -235,3 +235,83 @@ async fn a_background_backtest_reports_its_days_and_the_model_answers_its_comple
     assert!(last.contains("<tool-name>run_backtest</tool-name>"));
     assert!(last.contains("total_return_pct"), "{last}");
 }
+
+/// Seed §10 through the binary: the turn `wyckoff run` starts on a finished task's
+/// notification leaves a scratchpad of its own (like the user's turn), naming the task.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_completion_turn_leaves_its_own_scratchpad() {
+    let script = Script {
+        openai: vec![
+            OpenAiStream::tool_call_response(
+                "call_report",
+                "generate_ai_report",
+                &json!({"stock_codes": ["000001"]}),
+            ),
+            text("已提交。"),
+            text("已提交。"),
+            text("研报完成：000001 在防守阵营。"),
+        ],
+        ..Script::default()
+    };
+    let server = MockServer::start_with(script, 0).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.url());
+    let home_path = home.path().to_path_buf();
+    let run = tokio::task::spawn_blocking(move || {
+        run_wyckoff(&home_path, &base, &[], "给 000001 生成研报")
+    })
+    .await
+    .unwrap();
+    assert_eq!(run.code, Some(0), "{:?}\n{}", run.types(), run.stderr);
+    let task_id = run
+        .events
+        .iter()
+        .find(|e| e["type"] == "background_task")
+        .and_then(|e| e["task"]["task_id"].as_str())
+        .unwrap()
+        .to_owned();
+
+    let pads: Vec<Vec<Value>> = std::fs::read_dir(home.path().join("scratchpad"))
+        .unwrap()
+        .map(|f| {
+            std::fs::read_to_string(f.unwrap().path())
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(pads.len(), 2, "one per turn: {pads:?}");
+    let user = pads.iter().find(|p| p[0]["trigger"] == "user").unwrap();
+    assert!(
+        user[0]["user_input"]
+            .as_str()
+            .unwrap()
+            .contains("给 000001 生成研报")
+    );
+    let completion = pads
+        .iter()
+        .find(|p| p[0]["trigger"] == "background_completion")
+        .expect("the completion turn's scratchpad");
+    let types: Vec<&str> = completion
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types.first(), Some(&"init"));
+    assert_eq!(types.last(), Some(&"final"), "{types:?}");
+    let note = completion
+        .iter()
+        .find(|r| r["type"] == "notification")
+        .expect("the notification it answered");
+    assert_eq!(note["task_id"], task_id.as_str());
+    assert_eq!(
+        completion.last().unwrap()["content"],
+        "研报完成：000001 在防守阵营。"
+    );
+    let all = pads
+        .iter()
+        .flatten()
+        .map(Value::to_string)
+        .collect::<String>();
+    assert!(!all.contains("sk-e2e-background-canary"));
+}
