@@ -151,3 +151,75 @@ async fn a_delegation_refuses_a_forbidden_tool_runs_an_allowed_one_and_returns_a
     assert!(last.contains(r#"\"status\":\"completed\""#), "{last}");
     assert!(last.contains("use_result"));
 }
+
+/// The trading role through `wyckoff run`: six tool rounds run, the seventh is asked for
+/// and refused without running, and the delegation ends as `timeout` with the role's
+/// fallbacks (seed 11_07: trading, 6 rounds). It ran seven before.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_trading_role_runs_exactly_six_tool_rounds() {
+    let mut openai = vec![OpenAiStream::tool_call_response(
+        "call_d",
+        "delegate_to_trading",
+        &json!({"task": "给 000001 做去留决策"}),
+    )];
+    // seven rounds asked for; different arguments each, so no doom loop
+    for i in 0..7 {
+        openai.push(OpenAiStream::tool_call_response(
+            &format!("call_{i}"),
+            "get_market_history",
+            &json!({"days": 20 + i}),
+        ));
+    }
+    openai.push(OpenAiStream::text_response(&[
+        "交易员没能给出结论，改用直接工具。",
+    ]));
+    let server = MockServer::start_with(
+        Script {
+            openai,
+            ..Script::default()
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (h, base) = (home.path().to_path_buf(), format!("{}/v1", server.url()));
+    let (code, events, stderr) =
+        tokio::task::spawn_blocking(move || run(&h, &base, "让交易员给 000001 做去留决策"))
+            .await
+            .unwrap();
+    assert_eq!(code, Some(0), "{stderr}\n{events:?}");
+    let subs: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "sub_agent" && e["agent"] == "trading")
+        .collect();
+    let kinds = |kind: &str| subs.iter().filter(|e| e["kind"] == kind).count();
+    // every round's call started; six ran (a result or the tool's own error), one refused
+    assert_eq!(kinds("tool_start"), 7, "{subs:?}");
+    let refused: Vec<&&Value> = subs
+        .iter()
+        .filter(|e| {
+            e["kind"] == "tool_error" && e["text"].as_str().unwrap().contains("已用完 6 轮工具调用")
+        })
+        .collect();
+    assert_eq!(refused.len(), 1, "{subs:?}");
+    assert_eq!(kinds("tool_result") + kinds("tool_error"), 7);
+
+    let result = &events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["id"] == "call_d")
+        .unwrap()["result"];
+    assert_eq!(result["status"], "timeout", "{result}");
+    assert_eq!(result["rounds"], 7);
+    assert_eq!(result["policy"]["next_action"], "fallback_to_direct_tools");
+    assert_eq!(
+        result["policy"]["fallback_tools"],
+        json!([
+            "portfolio",
+            "generate_strategy_decision",
+            "get_market_overview"
+        ])
+    );
+    // the parent's request, seven of the sub-agent's, the parent's answer
+    assert_eq!(server.requests_to(Route::Openai).len(), 9);
+}
