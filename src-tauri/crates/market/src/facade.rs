@@ -10,6 +10,7 @@ use serde::Serialize;
 use sqlx::SqlitePool;
 use wyckoff_engine::Bar;
 
+use crate::breaker::{self, BreakerState, BreakerStore, SkippedSource, StoredBreaker};
 use crate::bundled;
 use crate::cache::{BarTable, CacheError, CacheStore, CorruptRow, SyncEntry};
 use crate::calendar::TradingCalendar;
@@ -366,6 +367,7 @@ pub struct MarketData {
     calendar: TradingCalendar,
     directory: RwLock<Arc<StockDirectory>>,
     chain: SourceChain,
+    breakers: BreakerStore,
     cfg: MarketConfig,
 }
 
@@ -392,6 +394,7 @@ impl MarketData {
         seed_bundled(&store, cfg.clock.as_ref()).await?;
         let directory = StockDirectory::new(store.load_stocks().await?);
         let client = http::client(cfg.http_timeout);
+        let breakers = BreakerStore::new(pool.clone());
         let mut chain = SourceChain::new(cfg.clock.clone());
         for spec in &cfg.sources {
             match spec.clone() {
@@ -409,8 +412,15 @@ impl MarketData {
                 }
             }
         }
+        // What earlier processes learned about the sources (an unreachable one is skipped
+        // until its cool-down ends); a failed read only costs this process the retries.
+        match breakers.load().await {
+            Ok(saved) => chain.restore_breakers(breakers.clone(), &saved),
+            Err(e) => tracing::warn!(error = %e, "cannot read the stored circuit breakers"),
+        }
         Ok(Self {
             portfolio: PortfolioStore::new(pool),
+            breakers,
             store,
             calendar,
             directory: RwLock::new(Arc::new(directory)),
@@ -590,11 +600,74 @@ impl MarketData {
         if matches!(freshness(last, exp), Freshness::Fresh { .. }) {
             return Ok(());
         }
+        if let Some(unannounced) = self.all_sources_skipped().await {
+            // Every source was unreachable moments ago (maybe in another process): use
+            // the cache without trying, and say so once per open period, not per read.
+            if let Some(note) = self.announce_skipped(&unannounced).await {
+                notes.push(note);
+            }
+            return Ok(());
+        }
         let out = self.sync_context().sync_symbol(symbol).await?;
         if let SyncStatus::Failed { error } = out.status {
             notes.push(DataNote::RefreshFailed { error });
+            // This failure may just have opened the last breaker: say now, once, until
+            // when the sources will be left alone (later reads stay quiet about it).
+            if let Some(unannounced) = self.all_sources_skipped().await
+                && let Some(note) = self.announce_skipped(&unannounced).await
+            {
+                notes.push(note);
+            }
         }
         Ok(())
+    }
+
+    /// `Some` when every live source is inside an open period of its breaker, with the
+    /// ones whose skip has not been reported yet.
+    async fn all_sources_skipped(&self) -> Option<Vec<SkippedSource>> {
+        let states = self.chain.breaker_states();
+        let now = self.cfg.clock.now();
+        let all_open = !states.is_empty()
+            && states
+                .iter()
+                .all(|(_, s)| matches!(s, BreakerState::Open { until } if *until > now));
+        if !all_open {
+            return None;
+        }
+        // another process may have reported these already
+        let announced = self.breakers.load().await.unwrap_or_default();
+        let stored: Vec<(&str, StoredBreaker)> = states
+            .iter()
+            .map(|(name, state)| {
+                let announced_until = announced.get(*name).and_then(|s| s.announced_until);
+                (
+                    *name,
+                    StoredBreaker {
+                        state: *state,
+                        announced_until,
+                    },
+                )
+            })
+            .collect();
+        breaker::all_skipped(&stored, now)
+    }
+
+    async fn announce_skipped(&self, unannounced: &[SkippedSource]) -> Option<DataNote> {
+        let until = unannounced.iter().map(|s| s.until).max()?;
+        for s in unannounced {
+            if let Err(e) = self.breakers.mark_announced(&s.source, s.until).await {
+                tracing::warn!(source = %s.source, error = %e, "cannot record that a skip was reported");
+            }
+        }
+        let names: Vec<&str> = unannounced.iter().map(|s| s.source.as_str()).collect();
+        tracing::info!(sources = ?names, %until, "live sources skipped: unreachable recently");
+        Some(DataNote::RefreshFailed {
+            error: format!(
+                "{} could not be reached recently; not tried again until {} (UTC+8), cached data is used until then",
+                names.join(", "),
+                crate::clock::to_shanghai(until).format("%Y-%m-%d %H:%M:%S")
+            ),
+        })
     }
 
     async fn read_bars(

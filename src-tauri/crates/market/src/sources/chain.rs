@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::breaker::{BreakerConfig, CircuitBreaker};
+use crate::breaker::{BreakerConfig, BreakerState, BreakerStore, CircuitBreaker, StoredBreaker};
 use crate::clock::Clock;
 use crate::meta::StockInfo;
 use crate::ratelimit::{RateLimiter, backoff_delay};
@@ -101,6 +101,8 @@ struct Slot {
 pub struct SourceChain {
     slots: Vec<Slot>,
     clock: Arc<dyn Clock>,
+    /// Where breaker changes are kept for other processes (none in unit tests).
+    breaker_store: Option<BreakerStore>,
 }
 
 impl std::fmt::Debug for SourceChain {
@@ -122,7 +124,32 @@ impl SourceChain {
         Self {
             slots: Vec::new(),
             clock,
+            breaker_store: None,
         }
+    }
+
+    /// Starts each source's breaker where another process left it and keeps every later
+    /// change in `store`.
+    pub fn restore_breakers(
+        &mut self,
+        store: BreakerStore,
+        saved: &std::collections::HashMap<String, StoredBreaker>,
+    ) {
+        for slot in &mut self.slots {
+            if let Some(stored) = saved.get(slot.source.name()) {
+                slot.breaker =
+                    Mutex::new(CircuitBreaker::restored(slot.policy.breaker, stored.state));
+            }
+        }
+        self.breaker_store = Some(store);
+    }
+
+    /// Each source's breaker now, in chain order.
+    pub fn breaker_states(&self) -> Vec<(&'static str, BreakerState)> {
+        self.slots
+            .iter()
+            .filter_map(|s| s.breaker.lock().ok().map(|b| (s.source.name(), b.state())))
+            .collect()
     }
 
     pub fn push(&mut self, source: Arc<dyn DailySource>, policy: SourcePolicy) {
@@ -238,7 +265,7 @@ impl SourceChain {
             let result = call(&slot.source).await;
             match result {
                 Ok(v) => {
-                    self.breaker_update(slot, None);
+                    self.breaker_update(slot, None).await;
                     return Ok(v);
                 }
                 Err(e) => {
@@ -262,19 +289,31 @@ impl SourceChain {
                         }
                         continue;
                     }
-                    self.breaker_update(slot, Some(&e));
+                    self.breaker_update(slot, Some(&e)).await;
                     return Err(e);
                 }
             }
         }
     }
 
-    fn breaker_update(&self, slot: &Slot, err: Option<&SourceError>) {
-        if let Ok(mut b) = slot.breaker.lock() {
-            match err {
-                Some(e) if e.is_source_failure() => b.on_failure(self.clock.now()),
-                _ => b.on_success(),
+    async fn breaker_update(&self, slot: &Slot, err: Option<&SourceError>) {
+        let changed = match slot.breaker.lock() {
+            Ok(mut b) => {
+                let before = b.state();
+                match err {
+                    Some(SourceError::Connect(_)) => b.on_unreachable(self.clock.now()),
+                    Some(e) if e.is_source_failure() => b.on_failure(self.clock.now()),
+                    _ => b.on_success(),
+                }
+                Some(b.state()).filter(|after| *after != before)
             }
+            Err(_) => None,
+        };
+        if let (Some(state), Some(store)) = (changed, &self.breaker_store)
+            && let Err(e) = store.save(slot.source.name(), state).await
+        {
+            // the breaker still works in this process; only the next one will not know
+            tracing::warn!(source = slot.source.name(), error = %e, "cannot store the circuit breaker");
         }
     }
 }
