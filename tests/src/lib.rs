@@ -87,6 +87,26 @@ pub fn wait_for_app_exit(app: &std::path::Path, timeout: std::time::Duration) {
     std::thread::sleep(std::time::Duration::from_millis(500));
 }
 
+/// Live (not zombie) processes whose command line holds `marker`: what a test's command
+/// left running (a killed orphan may stay a zombie until PID 1 reaps it).
+pub fn live_processes_with(marker: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+            !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
+        })
+        .collect()
+}
+
 /// A `wyckoff-mock-vendor` process serving a script from `tests/scripts/`, recording the
 /// requests it gets to a file outside any data home (they carry the key in a header).
 /// Killed on drop.

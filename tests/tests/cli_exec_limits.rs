@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use wyckoff_e2e::{VendorProcess as Vendor, wyckoff_cli};
+use wyckoff_e2e::{VendorProcess as Vendor, live_processes_with, wyckoff_cli};
 
 /// In tests/scripts/exec_interrupt.json's command: `sleep 300.2917 & sleep 300.2917; wait`.
 const INTERRUPT_MARKER: &str = "300.2917";
@@ -42,23 +42,6 @@ fn events(stdout: &[u8]) -> Vec<Value> {
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .collect()
-}
-
-/// Live (not zombie) processes whose command line holds `marker`.
-fn live_with_marker(marker: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = state
-                .rsplit_once(')')
-                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-            !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
-        })
         .collect()
 }
 
@@ -100,7 +83,7 @@ fn a_command_given_100_s_runs_past_the_60_s_default() {
 #[test]
 fn ctrl_c_during_a_command_leaves_no_process_behind() {
     assert!(
-        live_with_marker(INTERRUPT_MARKER).is_empty(),
+        live_processes_with(INTERRUPT_MARKER).is_empty(),
         "leftovers of an earlier run hold the marker"
     );
     let home = tempfile::tempdir().unwrap();
@@ -118,7 +101,7 @@ fn ctrl_c_during_a_command_leaves_no_process_behind() {
         assert!(stdout.read_line(&mut line).unwrap() > 0, "no tool_start");
     }
     let deadline = Instant::now() + Duration::from_secs(30);
-    while live_with_marker(INTERRUPT_MARKER).len() < 2 {
+    while live_processes_with(INTERRUPT_MARKER).len() < 2 {
         assert!(
             Instant::now() < deadline,
             "the command's sleeps never started"
@@ -133,13 +116,13 @@ fn ctrl_c_during_a_command_leaves_no_process_behind() {
     assert_eq!(status.code(), Some(130), "{rest}");
 
     // SIGKILL lands asynchronously; poll briefly rather than assert on timing.
-    let mut left = live_with_marker(INTERRUPT_MARKER);
+    let mut left = live_processes_with(INTERRUPT_MARKER);
     for _ in 0..100 {
         if left.is_empty() {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
-        left = live_with_marker(INTERRUPT_MARKER);
+        left = live_processes_with(INTERRUPT_MARKER);
     }
     for pid in &left {
         // Clean up what the defect left, so the next run starts clear.

@@ -3,12 +3,15 @@
 //! - Settings → Local tools adds a folder for the file tools (saved to settings.json);
 //! - `write_file` into that folder asks first and the dialog shows the resolved path and
 //!   the diff; denied, the file is unchanged; allowed, it holds the new content;
-//! - `exec_command`'s dialog shows the exact command and the folder it runs in.
+//! - `exec_command`'s dialog shows the exact command and the folder it runs in, and what
+//!   "always allow" would allow from then on (every `echo …` command);
+//! - Stop during a running command leaves none of its processes (issue 29 item 1).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::json;
 use thirtyfour::prelude::*;
+use wyckoff_e2e::live_processes_with;
 use wyckoff_e2e::webdriver::{
     TauriDriver, click, mock_model_settings, run_scenario, send, shot, wait_for, wait_for_answer,
     wait_gone,
@@ -130,5 +133,97 @@ async fn local_tools_show_what_they_will_do_before_asking() {
     run_scenario(&driver, "local-tools", move |d| {
         folders_diffs_and_commands(d, home_dir, research_dir)
     })
+    .await;
+}
+
+/// In the long command's line: `sleep 300.4187 & sleep 300.4187; wait`.
+const STOP_MARKER: &str = "300.4187";
+
+async fn always_scope_then_stop_during_a_command(d: WebDriver) {
+    // A simple command: the dialog says what "always allow" would allow from now on.
+    send(&d, "打个招呼").await;
+    let scope = wait_for(&d, By::Id("approval-always-allows"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(scope.contains("每条「echo …」命令"), "{scope}");
+    shot(&d, "local-tools-always-scope.png").await;
+    click(&d, By::Id("approval-deny")).await;
+    wait_for_answer(&d, "没有打招呼。").await;
+
+    // A chained command is not offered "always"; allowed once, it runs until Stop.
+    send(&d, "跑一个长命令").await;
+    wait_for(&d, By::Id("approval-command")).await;
+    assert!(d.find(By::Id("approval-always-allows")).await.is_err());
+    assert!(d.find(By::Id("approval-allow-always")).await.is_err());
+    click(&d, By::Id("approval-allow-once")).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while live_processes_with(STOP_MARKER).len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command's sleeps never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    click(&d, By::Id("chat-stop")).await;
+    wait_gone(&d, By::Id("chat-stop")).await;
+    // SIGKILL lands asynchronously; poll briefly rather than assert on timing.
+    let mut left = live_processes_with(STOP_MARKER);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        left = live_processes_with(STOP_MARKER);
+    }
+    for pid in &left {
+        // Clean up what the defect left, so the next run starts clear.
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert!(left.is_empty(), "still running after Stop: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs Xvfb, tauri-driver, WebKitWebDriver and a session bus"]
+async fn stop_during_a_command_leaves_none_of_its_processes() {
+    assert!(
+        live_processes_with(STOP_MARKER).is_empty(),
+        "leftovers of an earlier run hold the marker"
+    );
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Route::Openai,
+        OpenAiStream::tool_call_response(
+            "call_echo",
+            "exec_command",
+            &json!({"command": "echo hello"}),
+        ),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["没有打招呼。"]),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::tool_call_response(
+            "call_long",
+            "exec_command",
+            &json!({"command": format!("sleep {STOP_MARKER} & sleep {STOP_MARKER}; wait"), "timeout": 100}),
+        ),
+    );
+    server.push(Route::Openai, OpenAiStream::text_response(&["命令结束。"]));
+
+    let home = tempfile::tempdir().unwrap();
+    mock_model_settings(home.path(), &format!("{}/v1", server.url()));
+    let xdg = tempfile::tempdir().unwrap();
+    let driver = TauriDriver::start(home.path(), xdg.path(), &[("WYCKOFF_OFFLINE", "1")]);
+    run_scenario(
+        &driver,
+        "local-tools-stop",
+        always_scope_then_stop_during_a_command,
+    )
     .await;
 }
