@@ -233,3 +233,77 @@ async fn the_sub_agents_tool_calls_are_in_the_turns_scratchpad_with_arguments_an
             < delegate
     );
 }
+
+#[tokio::test]
+async fn a_failed_delegations_tokens_count_in_the_turns_cost() {
+    let mut reg = ToolRegistry::new();
+    for t in delegate_tools() {
+        reg.register(t);
+    }
+    reg.register(tool(
+        ToolSpec::new("analyze_stock", "个股分析"),
+        obj(json!({"code": {"type": "string"}}), &["code"]),
+        |args, _| async move { Ok(json!({"code": args["code"]})) },
+    ));
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        scripted::tool_calls(
+            "",
+            vec![call(
+                "call_d",
+                "delegate_to_analysis",
+                json!({"task": "诊断 600519"}),
+            )],
+        ),
+        // the sub-agent: one tool round (10 in / 5 out), then its model fails
+        scripted::tool_calls(
+            "",
+            vec![call("a1", "analyze_stock", json!({"code": "600519"}))],
+        ),
+        vec![wyckoff_agent::scripted::Step::FailStart(
+            wyckoff_llm::LlmError::new(
+                wyckoff_protocol::ErrorKind::Server,
+                "scripted",
+                "服务器错误",
+            ),
+        )],
+        scripted::text("分析师出错，改用直接工具。"),
+    ]));
+    let runtime = Runtime::new(
+        provider,
+        Arc::new(reg),
+        RuntimeConfig::default(),
+        Arc::new(HeadlessApprover::Never),
+        None,
+        Arc::new(SystemClock),
+    )
+    .with_delegation();
+    let sink = CollectingSink::new();
+    let mut messages = Vec::new();
+    let outcome = runtime
+        .run_turn(
+            &mut messages,
+            "sys",
+            "让分析师诊断 600519",
+            sink.clone(),
+            CancellationToken::new(),
+        )
+        .await;
+    let result = sink
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            wyckoff_protocol::RuntimeEvent::ToolResult { id, result, .. } if id == "call_d" => {
+                Some(result)
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(result["status"], "error", "{result}");
+    assert_eq!(result["rounds"], 2);
+    assert_eq!(result["usage"]["input_tokens"], 10);
+    // the parent's two rounds and the sub-agent's one
+    let wyckoff_agent::TurnOutcome::Done { usage, .. } = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!((usage.input_tokens, usage.output_tokens), (30, 15));
+}
