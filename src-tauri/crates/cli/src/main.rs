@@ -5,6 +5,7 @@
 mod analyze;
 mod background;
 mod backtest;
+mod conversations;
 mod data;
 mod doctor;
 mod market;
@@ -55,6 +56,8 @@ enum Command {
     Backtest(backtest::BacktestArgs),
     /// The configured models (roles, whether keys are set) and the light model (seed §12).
     Model(model::ModelArgs),
+    /// Stored conversations: list, show (messages with their ids), fork at a message.
+    Conversations(conversations::ConversationsArgs),
     /// The skills `/name args` invokes (built-in and $WYCKOFF_HOME/skills/*.md), with warnings.
     Skills(skills::SkillsArgs),
 }
@@ -72,6 +75,7 @@ fn main() -> std::process::ExitCode {
         Command::Backtest(args) => backtest::run(args),
         Command::Skills(args) => skills::run(args),
         Command::Model(args) => model::run(args),
+        Command::Conversations(args) => conversations::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,277 @@
+//! Forking a conversation through the real `wyckoff` binary over real HTTP (issue 23
+//! item 5 acceptance): three turns are made with `wyckoff run --session` against the mock
+//! vendor speaking OpenAI's stream (the first with a tool round), `wyckoff conversations
+//! fork` forks at the first answer, and a turn on the fork (`wyckoff run --session FORK`)
+//! sends the model exactly the history up to that message. The original is unchanged and
+//! `wyckoff conversations list` shows both, the fork naming its source. Unknown ids exit 2
+//! and write nothing. Needs `cargo build -p wyckoff-cli` first.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, RecordedRequest, Route, Script};
+
+const FIRST_ANSWER: &str = "平安银行（000001）处于下跌通道，暂不介入。";
+
+/// `wyckoff ARGS` over `home`, with the canary key for the OpenAI-format vendor.
+fn wyckoff(home: &Path, args: &[&str]) -> Output {
+    wyckoff_e2e::wyckoff_cli(home)
+        .args(args)
+        .env("OPENAI_API_KEY", "sk-e2e-fork-canary")
+        .output()
+        .unwrap()
+}
+
+/// `wyckoff run --json` against the mock vendor; returns the session id it reports.
+fn run_turn(home: &Path, base: &str, session: Option<&str>, prompt: &str) -> String {
+    let mut args = vec!["run", "--json", "--provider", "openai", "--base-url", base];
+    if let Some(id) = session {
+        args.extend(["--session", id]);
+    }
+    args.push(prompt);
+    let out = wyckoff(home, &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{prompt}: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.last().unwrap()["type"], "done", "{events:?}");
+    events[0]["session_id"].as_str().unwrap().to_owned()
+}
+
+/// stdout as JSON, after checking the command succeeded.
+fn json_of(out: &Output) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn show(home: &Path, id: &str) -> Value {
+    json_of(&wyckoff(home, &["conversations", "show", id, "--json"]))
+}
+
+fn list(home: &Path) -> Vec<Value> {
+    json_of(&wyckoff(home, &["conversations", "list", "--json"]))
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn messages(request: &RecordedRequest) -> Vec<Value> {
+    request.body["messages"].as_array().unwrap().clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_at_the_first_answer_sends_the_model_exactly_the_history_up_to_it() {
+    let script = Script {
+        openai: vec![
+            // turn 1: a tool round, then the first answer
+            OpenAiStream::tool_call_response(
+                "call_an",
+                "analyze_stock",
+                &json!({"code": "000001"}),
+            ),
+            OpenAiStream::text_response(&[FIRST_ANSWER]),
+            // turns 2 and 3
+            OpenAiStream::text_response(&["第二答：成交量在萎缩。"]),
+            OpenAiStream::text_response(&["第三答：观望。"]),
+            // the turn on the fork
+            OpenAiStream::text_response(&["换个角度：看看招商银行。"]),
+        ],
+        ..Script::default()
+    };
+    let server = MockServer::start_with(script, 0).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (h, base) = (home.path().to_path_buf(), format!("{}/v1", server.url()));
+
+    tokio::task::spawn_blocking(move || {
+        let home = h.as_path();
+        // Three turns, the second and third with --session.
+        let source = run_turn(home, &base, None, "分析一下 000001");
+        assert_eq!(run_turn(home, &base, Some(&source), "第二问：成交量呢？"), source);
+        assert_eq!(run_turn(home, &base, Some(&source), "第三问：总结一下"), source);
+
+        let before = show(home, &source);
+        let stored = before["messages"].as_array().unwrap();
+        let roles: Vec<&str> = stored.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant", "tool", "assistant", "user", "assistant", "user", "assistant"]
+        );
+        assert_eq!(stored[1]["tool_calls"][0]["name"], "analyze_stock");
+        assert_eq!(stored[2]["tool_call_id"], "call_an");
+        // The first answer: the first assistant message without tool calls.
+        let first_answer = stored
+            .iter()
+            .find(|m| m["role"] == "assistant" && m.get("tool_calls").is_none())
+            .unwrap();
+        assert_eq!(first_answer["text"], FIRST_ANSWER);
+        let at = first_answer["id"].as_i64().unwrap();
+        assert_eq!(at, 4);
+
+        // Fork there: stdout is the new conversation's id.
+        let out = wyckoff(
+            home,
+            &["conversations", "fork", &source, "--from", &at.to_string()],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let fork = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+        assert_eq!(fork.len(), 36, "{fork:?}");
+        assert_ne!(fork, source);
+        let forked = show(home, &fork);
+        assert_eq!(forked["messages"], json!(stored[..4]), "the history through #4");
+        assert_eq!(
+            forked["conversation"]["forked_from"],
+            json!({"conversation_id": source, "message_id": 4})
+        );
+
+        // A turn on the fork continues it.
+        assert_eq!(run_turn(home, &base, Some(&fork), "换个话题"), fork);
+
+        // The original is unchanged.
+        assert_eq!(show(home, &source), before);
+
+        // Both are listed, the fork naming its source and message.
+        let rows = list(home);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        let row = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap().clone();
+        assert_eq!(row(&source)["message_count"], 8);
+        assert_eq!(row(&source)["forked_from"], Value::Null);
+        assert_eq!(row(&fork)["message_count"], 6);
+        assert_eq!(
+            row(&fork)["forked_from"],
+            json!({"conversation_id": source, "message_id": 4})
+        );
+        let text = wyckoff(home, &["conversations", "list"]);
+        let text = String::from_utf8(text.stdout).unwrap();
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&fork) && l.contains(&format!("forked from {source} at #4"))),
+            "{text}"
+        );
+    })
+    .await
+    .unwrap();
+
+    // What the model got: the fork's request is the second turn's request (system prompt
+    // and the history through the first answer) with the fork's own question in place of
+    // the second turn's — nothing of turns 2 and 3.
+    let requests = server.requests_to(Route::Openai);
+    assert_eq!(requests.len(), 5);
+    let (second_turn, on_fork) = (messages(&requests[2]), messages(&requests[4]));
+    let roles: Vec<&str> = on_fork
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "user"]
+    );
+    assert_eq!(on_fork[..5], second_turn[..5]);
+    assert_eq!(on_fork[2]["tool_calls"][0]["id"], "call_an");
+    assert_eq!(on_fork[3]["tool_call_id"], "call_an");
+    assert_eq!(on_fork[4]["content"], FIRST_ANSWER);
+    assert!(
+        requests[4]
+            .last_user_text()
+            .unwrap()
+            .starts_with("换个话题"),
+        "{:?}",
+        requests[4].last_user_text()
+    );
+    for later in ["第二问", "第二答", "第三问", "第三答"] {
+        assert!(
+            !requests[4].raw_body.contains(later),
+            "{later} leaked into the fork"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_at_a_tool_call_takes_its_results_and_unknown_ids_exit_2_writing_nothing() {
+    let script = Script {
+        openai: vec![
+            OpenAiStream::tool_call_response(
+                "call_an",
+                "analyze_stock",
+                &json!({"code": "000001"}),
+            ),
+            OpenAiStream::text_response(&[FIRST_ANSWER]),
+        ],
+        ..Script::default()
+    };
+    let server = MockServer::start_with(script, 0).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (h, base) = (home.path().to_path_buf(), format!("{}/v1", server.url()));
+    tokio::task::spawn_blocking(move || {
+        let home = h.as_path();
+        // Before anything is stored: nothing to list, an unknown id, and no database made.
+        assert!(list(home).is_empty());
+        let out = wyckoff(home, &["conversations", "show", "no-such-id"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(!home.join("wyckoff.db").exists());
+
+        let source = run_turn(home, &base, None, "分析一下 000001");
+        let before = show(home, &source);
+
+        // At the assistant message that called the tool: its result comes along.
+        let forked = json_of(&wyckoff(
+            home,
+            &["conversations", "fork", &source, "--from", "#2", "--json"],
+        ));
+        assert_eq!(forked["through_message_id"], 3);
+        assert_eq!(forked["conversation"]["message_count"], 3);
+        let fork_id = forked["id"].as_str().unwrap();
+        let copied = show(home, fork_id);
+        assert_eq!(
+            copied["messages"],
+            json!(before["messages"].as_array().unwrap()[..3])
+        );
+
+        // Unknown conversation or message: exit 2, the id named, nothing written.
+        for (args, named) in [
+            (vec!["conversations", "show", "no-such-id"], "no-such-id"),
+            (
+                vec!["conversations", "fork", "no-such-id", "--from", "1"],
+                "no-such-id",
+            ),
+            (
+                vec!["conversations", "fork", source.as_str(), "--from", "99"],
+                "#99",
+            ),
+            (
+                vec!["conversations", "fork", source.as_str(), "--from", "x"],
+                "x",
+            ),
+        ] {
+            let out = wyckoff(home, &args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(stderr.contains(named), "{args:?}: {stderr}");
+            assert!(out.stdout.is_empty(), "{args:?}");
+        }
+        assert_eq!(list(home).len(), 2);
+        assert_eq!(show(home, &source), before);
+    })
+    .await
+    .unwrap();
+}
