@@ -48,10 +48,14 @@ pub async fn task_result(
     task_id: String,
 ) -> Result<Option<Value>, ChatError> {
     let services = services(&state, &chat).await?;
-    match services.background().get(&task_id) {
-        Some(t) => Ok(t.result),
-        None => Err(ChatError::NotFound {
+    let tasks = services.background();
+    if tasks.get(&task_id).is_none() {
+        return Err(ChatError::NotFound {
             message: format!("no background task {task_id}"),
-        }),
+        });
     }
+    // The body is read from the task store now: the list never carries it.
+    tasks.result(&task_id).await.map_err(|e| ChatError::Other {
+        message: format!("cannot read the result of {task_id}: {e}"),
+    })
 }

@@ -6,6 +6,10 @@
 //! channel, and a synthetic system-notification message is queued for the session so the
 //! next round (or turn) continues with the result. On open, tasks that were running when
 //! the app stopped are marked failed, and undelivered notifications are queued again.
+//!
+//! Result bodies (a full-market screen, a backtest's curve) stay in the database: the
+//! task list in memory carries status, progress and the short summary only, and
+//! [`BackgroundTaskManager::result`] reads a body when someone asks for it.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -174,7 +178,7 @@ impl BackgroundTaskManager {
         }
 
         let rows = sqlx::query(
-            "SELECT task_id, session_id, tool_name, display_name, status, progress_json, started_at, finished_at, result_json, summary, error, notified FROM agent_background_task ORDER BY started_at, rowid",
+            "SELECT task_id, session_id, tool_name, display_name, status, progress_json, started_at, finished_at, summary, error, notified FROM agent_background_task ORDER BY started_at, rowid",
         )
         .fetch_all(&pool)
         .await?;
@@ -233,11 +237,24 @@ impl BackgroundTaskManager {
             .collect()
     }
 
+    /// The task as listed (its result body left out: see [`Self::result`]).
     pub fn get(&self, task_id: &str) -> Option<TaskInfo> {
         self.state
             .lock()
             .ok()
             .and_then(|s| s.tasks.iter().find(|t| t.task_id == task_id).cloned())
+    }
+
+    /// A finished task's whole result, read from the database when asked (the list in
+    /// memory never holds result bodies). `None` while running, and for a task that
+    /// ended without a result (cancelled, failed before producing one) or is unknown.
+    pub async fn result(&self, task_id: &str) -> Result<Option<Value>, AgentError> {
+        let stored: Option<Option<String>> =
+            sqlx::query_scalar("SELECT result_json FROM agent_background_task WHERE task_id = ?")
+                .bind(task_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(stored.flatten().and_then(|r| serde_json::from_str(&r).ok()))
     }
 
     pub fn active(&self) -> Vec<TaskInfo> {
@@ -285,8 +302,20 @@ impl BackgroundTaskManager {
         taken
     }
 
-    /// Waits until the task has finished or `timeout` passes; returns its final state.
+    /// Waits until the task has finished or `timeout` passes; returns its final state,
+    /// with its result body read back (the caller waited for exactly that).
     pub async fn wait_for(&self, task_id: &str, timeout: Duration) -> Option<TaskInfo> {
+        let mut task = self.wait_until_finished(task_id, timeout).await?;
+        if task.status.is_finished() {
+            match self.result(task_id).await {
+                Ok(result) => task.result = result,
+                Err(e) => tracing::warn!(task_id, "cannot read the task's result: {e}"),
+            }
+        }
+        Some(task)
+    }
+
+    async fn wait_until_finished(&self, task_id: &str, timeout: Duration) -> Option<TaskInfo> {
         let mut rx = self.subscribe();
         let wait = async {
             loop {
@@ -510,6 +539,31 @@ impl BackgroundTaskManager {
             Err(e) => (TaskStatus::Failed, None, Some(e.to_string())),
         };
         let summary = result.as_ref().map(|r| self.summarize(task_id, r));
+        let Some(mut progress) = self.get(task_id).map(|t| t.progress) else {
+            return;
+        };
+        if status == TaskStatus::Completed {
+            progress.fraction = Some(1.0);
+            progress.stage = "完成".into();
+        }
+        // The body goes to the database before anyone can see the task finished, so
+        // whoever sees it finished can read its result.
+        let status_text = status_str(status);
+        let stored = sqlx::query(
+            "UPDATE agent_background_task SET status = ?, finished_at = ?, result_json = ?, summary = ?, error = ?, progress_json = ? WHERE task_id = ?",
+        )
+        .bind(status_text)
+        .bind(&now)
+        .bind(result.as_ref().map(|r| r.to_string()))
+        .bind(&summary)
+        .bind(&error)
+        .bind(serde_json::to_string(&progress).unwrap_or_default())
+        .bind(task_id)
+        .execute(&self.pool)
+        .await;
+        if let Err(e) = stored {
+            tracing::error!(task_id, "could not persist background task result: {e}");
+        }
         // Status and notification change under one lock, so whoever sees the task
         // finished also finds its notification.
         let updated = self.state.lock().ok().and_then(|mut s| {
@@ -517,13 +571,9 @@ impl BackgroundTaskManager {
             let task = s.tasks.iter_mut().find(|t| t.task_id == task_id).map(|t| {
                 t.status = status;
                 t.finished_at = Some(now.clone());
-                t.result = result.clone();
                 t.result_summary = summary.clone();
                 t.error = error.clone();
-                if status == TaskStatus::Completed {
-                    t.progress.fraction = Some(1.0);
-                    t.progress.stage = "完成".into();
-                }
+                t.progress = progress.clone();
                 t.clone()
             })?;
             if let Some(session) = task.session_id.clone() {
@@ -536,22 +586,6 @@ impl BackgroundTaskManager {
             Some(task)
         });
         let Some(task) = updated else { return };
-        let status_text = status_str(status);
-        let stored = sqlx::query(
-            "UPDATE agent_background_task SET status = ?, finished_at = ?, result_json = ?, summary = ?, error = ?, progress_json = ? WHERE task_id = ?",
-        )
-        .bind(status_text)
-        .bind(&now)
-        .bind(result.as_ref().map(|r| r.to_string()))
-        .bind(&summary)
-        .bind(&error)
-        .bind(serde_json::to_string(&task.progress).unwrap_or_default())
-        .bind(task_id)
-        .execute(&self.pool)
-        .await;
-        if let Err(e) = stored {
-            tracing::error!(task_id, "could not persist background task result: {e}");
-        }
         tracing::info!(task_id, status = status_text, "background task finished");
         let _ = self.events.send(task);
     }
@@ -602,7 +636,6 @@ fn parse_status(s: &str) -> TaskStatus {
 
 fn row_to_task(row: &sqlx::sqlite::SqliteRow) -> Result<TaskInfo, AgentError> {
     let progress: String = row.try_get("progress_json")?;
-    let result: Option<String> = row.try_get("result_json")?;
     let status: String = row.try_get("status")?;
     Ok(TaskInfo {
         task_id: row.try_get("task_id")?,
@@ -614,7 +647,8 @@ fn row_to_task(row: &sqlx::sqlite::SqliteRow) -> Result<TaskInfo, AgentError> {
         finished_at: row.try_get("finished_at")?,
         session_id: row.try_get("session_id")?,
         result_summary: row.try_get("summary")?,
-        result: result.and_then(|r| serde_json::from_str(&r).ok()),
+        // Bodies are read on demand (`result`).
+        result: None,
         error: row.try_get("error")?,
     })
 }
@@ -785,13 +819,20 @@ mod tests {
         assert!(m.take_notifications("s1").await.is_empty());
         drop(m);
 
-        // Reopen: the result is still there; the notification was delivered already.
+        // Reopen: the result is still there (read when asked, never loaded with the
+        // list); the notification was delivered already.
         let m2 = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
             .await
             .unwrap();
         let t = m2.get(&task.task_id).unwrap();
         assert_eq!(t.status, TaskStatus::Completed);
-        assert_eq!(t.result, Some(json!({"candidates": ["600519"]})));
+        assert!(t.result_summary.as_deref().unwrap().contains("600519"));
+        assert_eq!(t.result, None);
+        assert!(m2.list().iter().all(|t| t.result.is_none()));
+        assert_eq!(
+            m2.result(&task.task_id).await.unwrap(),
+            Some(json!({"candidates": ["600519"]}))
+        );
         assert!(!m2.has_notifications("s1"));
     }
 

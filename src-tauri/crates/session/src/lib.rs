@@ -142,10 +142,11 @@ impl Services {
         }
         let days = u32::try_from(settings.retention_days).unwrap_or(30);
         match retention::prune(home.root(), &pool, clock.now().into(), days).await {
-            Ok(r) if !r.removed.is_empty() => tracing::info!(
+            Ok(r) if !r.removed.is_empty() || !r.removed_tasks.is_empty() => tracing::info!(
                 removed = r.removed.len(),
+                tasks = r.removed_tasks.len(),
                 kept = r.kept_referenced,
-                "files past their retention removed"
+                "files and task rows past their retention removed"
             ),
             Ok(_) => {}
             // Old files only cost disk space: the app still opens.
