@@ -9,11 +9,15 @@
 //!
 //! The decision: the portfolio's per-holding diagnosis plus the latest report and screen
 //! in; keep / trim / exit / add per holding and new candidates with entry logic, position
-//! size and risk conditions out. It never trades: changing the portfolio stays
+//! size and risk conditions out. Beside its Markdown the model writes one JSON block with
+//! an action per holding; each is checked against the actual holdings
+//! ([`validate_decisions`]) and only valid ones reach `holding_decisions` — the rest are
+//! named in `decision_problems`, never guessed at. It never trades: changing the portfolio stays
 //! `update_portfolio`, for the main agent only and behind the user's approval.
 
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use wyckoff_agent::{BackgroundTaskManager, ToolContext, ToolError};
 use wyckoff_llm::{ChatRequest, Provider};
@@ -62,14 +66,22 @@ pub fn strategy_parameters() -> Value {
     })
 }
 
-/// The result of the newest completed background task of `tool` (any conversation).
-fn latest_result(tasks: Option<&Arc<BackgroundTaskManager>>, tool: &str) -> Option<Value> {
-    tasks?
+/// The result of the newest completed background task of `tool` (any conversation),
+/// read from the task store (the task list carries no result bodies).
+async fn latest_result(tasks: Option<&Arc<BackgroundTaskManager>>, tool: &str) -> Option<Value> {
+    let tasks = tasks?;
+    let newest = tasks
         .list()
         .into_iter()
         .rev()
-        .find(|t| t.tool_name == tool && t.status == TaskStatus::Completed)
-        .and_then(|t| t.result)
+        .find(|t| t.tool_name == tool && t.status == TaskStatus::Completed)?;
+    match tasks.result(&newest.task_id).await {
+        Ok(result) => result,
+        Err(e) => {
+            tracing::warn!(task_id = %newest.task_id, "cannot read the task's result: {e}");
+            None
+        }
+    }
 }
 
 /// Candidate codes of a screen result (`candidates[].code`), in its order.
@@ -180,7 +192,200 @@ const REPORT_SYSTEM: &str = "你是威科夫量价分析的研究员。只使用
 const STRATEGY_SYSTEM: &str = "你是威科夫体系的交易决策官。只使用用户给出的持仓诊断、研报与候选事实，不得编造数字。\
 用 Markdown 输出：## 持仓去留（表格：代码 | 名称 | 决策（持有/减仓/清仓/加仓） | 理由 | 风控条件），\
 ## 新候选（入场逻辑、建议仓位占总资产百分比、止损与放弃条件），## 风险提示。\
+最后附一个 ```json 代码块，对持仓诊断中的每一只持仓（且只对持仓）给出一条结构化决策，与表格一致：\
+{\"holdings\": [{\"code\": \"600519\", \"action\": \"keep|trim|exit|add\", \"reason\": \"一句话理由\"}]}\
+（keep=持有，trim=减仓，exit=清仓，add=加仓；没有持仓时 holdings 为空数组）。\
 你不能下单或修改持仓，也不要声称已经执行任何交易；任何调仓都需要用户通过 update_portfolio 确认。";
+
+/// What to do with one holding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldingAction {
+    Keep,
+    Trim,
+    Exit,
+    Add,
+}
+
+impl HoldingAction {
+    /// The four actions, in English or as the Markdown table words them.
+    fn parse(word: &str) -> Option<Self> {
+        match word.trim().to_lowercase().as_str() {
+            "keep" | "hold" | "持有" => Some(Self::Keep),
+            "trim" | "reduce" | "减仓" => Some(Self::Trim),
+            "exit" | "sell" | "清仓" => Some(Self::Exit),
+            "add" | "加仓" => Some(Self::Add),
+            _ => None,
+        }
+    }
+}
+
+/// One holding's decision, checked against the portfolio.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HoldingDecision {
+    pub code: String,
+    pub name: Option<String>,
+    pub action: HoldingAction,
+    pub reason: String,
+}
+
+/// Why the model's structured decision is not all usable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DecisionProblem {
+    /// There are holdings but the answer has no ```json block.
+    NoDecisionBlock,
+    /// The block is not the documented shape.
+    Malformed { reason: String },
+    /// An entry's action is not keep / trim / exit / add: the entry is rejected.
+    UnknownAction { code: String, action: String },
+    /// An entry names a stock that is not held: rejected (new buys belong to 新候选).
+    NotAHolding { code: String },
+    /// A second entry for the same holding: the first one stands.
+    Duplicate { code: String },
+    /// A holding the model gave no valid decision for.
+    MissingHolding { code: String },
+}
+
+/// A held stock, as the decision is checked against it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holding {
+    pub code: String,
+    pub name: Option<String>,
+}
+
+/// `600519`, `600519.SH`, `sh600519` → `600519`; anything else as given (and then not a
+/// holding).
+fn code_key(code: &str) -> String {
+    wyckoff_market::StockCode::parse(code)
+        .map(|c| c.digits().to_string())
+        .unwrap_or_else(|_| code.trim().to_string())
+}
+
+/// Splits the model's answer into the Markdown shown to the user and the last ```json
+/// block (the structured decision), which is removed from the Markdown.
+pub fn split_decision_block(text: &str) -> (String, Option<String>) {
+    let Some(open) = text.rfind("```json") else {
+        return (text.to_string(), None);
+    };
+    let body_start = open + "```json".len();
+    let Some(close) = text[body_start..].find("```") else {
+        return (text.to_string(), None);
+    };
+    let block = text[body_start..body_start + close].trim().to_string();
+    let markdown = format!(
+        "{}{}",
+        text[..open].trim_end(),
+        text[body_start + close + 3..].trim_end()
+    );
+    (markdown.trim().to_string(), Some(block))
+}
+
+/// Checks the model's block against the actual holdings: valid entries become decisions
+/// (in the block's order), every invalid one and every holding left without a decision
+/// is a problem.
+pub fn validate_decisions(
+    holdings: &[Holding],
+    block: Option<&str>,
+) -> (Vec<HoldingDecision>, Vec<DecisionProblem>) {
+    let mut decisions: Vec<HoldingDecision> = Vec::new();
+    let mut problems = Vec::new();
+    let entries: Vec<Value> = match block {
+        None if holdings.is_empty() => Vec::new(),
+        None => {
+            problems.push(DecisionProblem::NoDecisionBlock);
+            Vec::new()
+        }
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(mut map)) => match map.remove("holdings") {
+                Some(Value::Array(items)) => items,
+                _ => {
+                    problems.push(DecisionProblem::Malformed {
+                        reason: "expected {\"holdings\": [...]}".into(),
+                    });
+                    Vec::new()
+                }
+            },
+            Ok(Value::Array(items)) => items,
+            Ok(_) => {
+                problems.push(DecisionProblem::Malformed {
+                    reason: "expected {\"holdings\": [...]}".into(),
+                });
+                Vec::new()
+            }
+            Err(e) => {
+                problems.push(DecisionProblem::Malformed {
+                    reason: format!("not JSON: {e}"),
+                });
+                Vec::new()
+            }
+        },
+    };
+    for entry in &entries {
+        let Some(code) = entry.get("code").and_then(Value::as_str) else {
+            problems.push(DecisionProblem::Malformed {
+                reason: format!("an entry without a code: {entry}"),
+            });
+            continue;
+        };
+        let key = code_key(code);
+        let Some(held) = holdings.iter().find(|h| code_key(&h.code) == key) else {
+            problems.push(DecisionProblem::NotAHolding { code: key });
+            continue;
+        };
+        let word = entry.get("action").and_then(Value::as_str).unwrap_or("");
+        let Some(action) = HoldingAction::parse(word) else {
+            problems.push(DecisionProblem::UnknownAction {
+                code: key,
+                action: word.to_string(),
+            });
+            continue;
+        };
+        if decisions.iter().any(|d| d.code == held.code) {
+            problems.push(DecisionProblem::Duplicate { code: key });
+            continue;
+        }
+        decisions.push(HoldingDecision {
+            code: held.code.clone(),
+            name: held.name.clone(),
+            action,
+            reason: entry
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_string(),
+        });
+    }
+    if block.is_some() {
+        for h in holdings {
+            if !decisions.iter().any(|d| d.code == h.code) {
+                problems.push(DecisionProblem::MissingHolding {
+                    code: h.code.clone(),
+                });
+            }
+        }
+    }
+    (decisions, problems)
+}
+
+/// The holdings named in a `portfolio(mode="diagnose")` result.
+fn holdings_of(diagnose: &Value) -> Vec<Holding> {
+    diagnose
+        .get("diagnostics")
+        .and_then(Value::as_array)
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|r| {
+                    Some(Holding {
+                        code: r.get("code")?.as_str()?.to_string(),
+                        name: r.get("name").and_then(Value::as_str).map(str::to_string),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// Runs `generate_ai_report`.
 pub async fn report(
@@ -192,12 +397,14 @@ pub async fn report(
     let mut codes = codes_from_args(args)?;
     let mut source = "provided";
     if codes.is_empty() {
-        let screen = latest_result(ctx.background.as_ref(), SCREEN).ok_or_else(|| {
-            ToolError::InvalidArgs(
+        let screen = latest_result(ctx.background.as_ref(), SCREEN)
+            .await
+            .ok_or_else(|| {
+                ToolError::InvalidArgs(
                 "未提供 stock_codes，且没有已完成的 screen_stocks 结果可用：请给出代码或先运行筛选"
                     .into(),
             )
-        })?;
+            })?;
         codes = screen_codes(&screen);
         codes.truncate(MAX_REPORT_CODES);
         source = "last_screen";
@@ -267,16 +474,18 @@ pub async fn strategy(
     let holdings = portfolio::portfolio(md, &json!({"mode": "diagnose"})).await?;
     let (report_text, report_source) = match args.get("report_text").and_then(Value::as_str) {
         Some(t) if !t.trim().is_empty() => (t.to_owned(), "provided"),
-        _ => match latest_result(ctx.background.as_ref(), REPORT).and_then(|r| {
-            r.get("report_text")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        }) {
+        _ => match latest_result(ctx.background.as_ref(), REPORT)
+            .await
+            .and_then(|r| {
+                r.get("report_text")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            }) {
             Some(t) => (t, "last_ai_report"),
             None => (String::new(), "none"),
         },
     };
-    let screen = latest_result(ctx.background.as_ref(), SCREEN);
+    let screen = latest_result(ctx.background.as_ref(), SCREEN).await;
     let mut candidates: Vec<String> = match args.get("reviewed_codes").and_then(Value::as_array) {
         Some(a) => a
             .iter()
@@ -324,10 +533,17 @@ pub async fn strategy(
         Value::Array(candidate_facts.clone())
     );
     let text = complete(provider, STRATEGY_SYSTEM, user).await?;
+    let (markdown, block) = split_decision_block(&text);
+    let (decisions, problems) = validate_decisions(&holdings_of(&holdings), block.as_deref());
+    if !problems.is_empty() {
+        tracing::warn!(?problems, "the model's structured decision has problems");
+    }
     Ok(json!({
         "ok": true,
         "report_source": report_source,
-        "decision_text": text,
+        "decision_text": markdown,
+        "holding_decisions": decisions,
+        "decision_problems": problems,
         "model": format!("{}/{}", provider.name(), provider.model()),
         "position_count": positions,
         "candidate_count": candidate_facts.len(),
@@ -341,6 +557,152 @@ pub async fn strategy(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn held() -> Vec<Holding> {
+        vec![
+            Holding {
+                code: "600519".into(),
+                name: Some("贵州茅台".into()),
+            },
+            Holding {
+                code: "000001".into(),
+                name: Some("平安银行".into()),
+            },
+        ]
+    }
+
+    #[test]
+    fn decision_validation_table() {
+        use DecisionProblem as P;
+        use HoldingAction as A;
+        let complete = r#"{"holdings": [{"code": "600519", "action": "keep", "reason": "趋势完好"},
+            {"code": "000001.SZ", "action": "清仓", "reason": "破位"}]}"#;
+        // (holdings, block, decisions as (code, action), problems)
+        type Case = (
+            Vec<Holding>,
+            Option<&'static str>,
+            Vec<(&'static str, A)>,
+            Vec<P>,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                held(),
+                Some(complete),
+                vec![("600519", A::Keep), ("000001", A::Exit)],
+                vec![],
+            ),
+            // a bare array is accepted too
+            (
+                held(),
+                Some(
+                    r#"[{"code": "600519", "action": "trim"}, {"code": "000001", "action": "add"}]"#,
+                ),
+                vec![("600519", A::Trim), ("000001", A::Add)],
+                vec![],
+            ),
+            (held(), None, vec![], vec![P::NoDecisionBlock]),
+            // no holdings, nothing to decide: no block is fine, an empty one too
+            (vec![], None, vec![], vec![]),
+            (vec![], Some(r#"{"holdings": []}"#), vec![], vec![]),
+            (
+                held(),
+                Some("{not json"),
+                vec![],
+                vec![
+                    P::Malformed {
+                        reason: "not JSON: key must be a string at line 1 column 2".into(),
+                    },
+                    P::MissingHolding {
+                        code: "600519".into(),
+                    },
+                    P::MissingHolding {
+                        code: "000001".into(),
+                    },
+                ],
+            ),
+            (
+                held(),
+                Some(
+                    r#"{"holdings": [{"code": "600519", "action": "buy_more"},
+                    {"code": "300750", "action": "add"},
+                    {"code": "000001", "action": "keep"},
+                    {"code": "000001", "action": "exit"},
+                    {"action": "keep"}]}"#,
+                ),
+                vec![("000001", A::Keep)],
+                vec![
+                    P::UnknownAction {
+                        code: "600519".into(),
+                        action: "buy_more".into(),
+                    },
+                    P::NotAHolding {
+                        code: "300750".into(),
+                    },
+                    P::Duplicate {
+                        code: "000001".into(),
+                    },
+                    P::Malformed {
+                        reason: r#"an entry without a code: {"action":"keep"}"#.into(),
+                    },
+                    P::MissingHolding {
+                        code: "600519".into(),
+                    },
+                ],
+            ),
+            (
+                held(),
+                Some(r#"{"decisions": []}"#),
+                vec![],
+                vec![
+                    P::Malformed {
+                        reason: r#"expected {"holdings": [...]}"#.into(),
+                    },
+                    P::MissingHolding {
+                        code: "600519".into(),
+                    },
+                    P::MissingHolding {
+                        code: "000001".into(),
+                    },
+                ],
+            ),
+        ];
+        for (i, (holdings, block, want, want_problems)) in cases.into_iter().enumerate() {
+            let (got, problems) = validate_decisions(&holdings, block);
+            let got: Vec<(&str, A)> = got.iter().map(|d| (d.code.as_str(), d.action)).collect();
+            assert_eq!(got, want, "case {i}");
+            assert_eq!(problems, want_problems, "case {i}");
+        }
+        let (decisions, _) = validate_decisions(&held(), Some(complete));
+        assert_eq!(decisions[1].name.as_deref(), Some("平安银行"));
+        assert_eq!(decisions[1].reason, "破位");
+    }
+
+    #[test]
+    fn the_json_block_leaves_the_markdown() {
+        let cases = [
+            (
+                "## 持仓去留\n表\n```json\n{\"holdings\": []}\n```\n",
+                "## 持仓去留\n表",
+                Some("{\"holdings\": []}"),
+            ),
+            ("## 只有文字", "## 只有文字", None),
+            (
+                "## x\n```json\n{\"unclosed\": 1}",
+                "## x\n```json\n{\"unclosed\": 1}",
+                None,
+            ),
+            // the last block is the decision
+            (
+                "```json\n[1]\n```\n中间\n```json\n[2]\n```",
+                "```json\n[1]\n```\n中间",
+                Some("[2]"),
+            ),
+        ];
+        for (text, markdown, block) in cases {
+            let (m, b) = split_decision_block(text);
+            assert_eq!((m.as_str(), b.as_deref()), (markdown, block), "{text}");
+        }
+    }
 
     #[test]
     fn codes_come_from_a_list_or_a_comma_string_without_duplicates() {

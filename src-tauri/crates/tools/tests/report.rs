@@ -137,3 +137,63 @@ async fn the_decision_never_trades_and_says_so() {
         "{view}"
     );
 }
+
+/// The model writes the decision; each action is checked against the actual holdings:
+/// the valid ones come back structured beside the Markdown (the JSON block leaves the
+/// Markdown), an action for a stock not held or an unknown action is rejected and named.
+#[tokio::test]
+async fn the_decision_comes_back_structured_per_holding_and_checked() {
+    let answer = "## 持仓去留\n| 000001 | 平安银行 | 减仓 | 破位 | 跌破 12 清仓 |\n\n## 风险提示\n仅供参考\n\n```json\n{\"holdings\": [\n  {\"code\": \"000001\", \"action\": \"trim\", \"reason\": \"放量破位\"},\n  {\"code\": \"600519\", \"action\": \"add\", \"reason\": \"不是持仓\"},\n  {\"code\": \"000002\", \"action\": \"hold-ish\", \"reason\": \"?\"}\n]}\n```\n";
+    let (server, provider, md, _dir) = setup(vec![OpenAiStream::text_response(&[answer])]).await;
+    let now = chrono::Utc::now();
+    for (code, name) in [("000001", "平安银行"), ("000002", "万科A")] {
+        md.portfolio()
+            .apply(
+                wyckoff_market::PortfolioOp::Add {
+                    code: code.into(),
+                    name: name.into(),
+                    shares: 1000,
+                    cost_price: 10.0,
+                    buy_dt: Some("2020-01-06".into()),
+                },
+                now,
+            )
+            .await
+            .unwrap();
+    }
+    let out = report::strategy(
+        &md,
+        provider.as_ref(),
+        &json!({"report_text": "## 防守\n000001", "reviewed_codes": []}),
+        &ctx(),
+    )
+    .await
+    .unwrap();
+    // the model was asked for the block, with the holdings it must cover
+    let req = &server.requests_to(Route::Openai)[0];
+    assert!(
+        req.raw_body.contains("keep|trim|exit|add"),
+        "{}",
+        req.raw_body
+    );
+    assert!(req.raw_body.contains("000002"));
+
+    assert_eq!(
+        out["holding_decisions"],
+        json!([{"code": "000001", "name": "平安银行", "action": "trim", "reason": "放量破位"}])
+    );
+    assert_eq!(
+        out["decision_problems"],
+        json!([
+            {"type": "not_a_holding", "code": "600519"},
+            {"type": "unknown_action", "code": "000002", "action": "hold-ish"},
+            {"type": "missing_holding", "code": "000002"}
+        ])
+    );
+    let markdown = out["decision_text"].as_str().unwrap();
+    assert!(markdown.starts_with("## 持仓去留"), "{markdown}");
+    assert!(markdown.ends_with("仅供参考"), "{markdown}");
+    assert!(!markdown.contains("```"), "{markdown}");
+    assert_eq!(out["executed"], false);
+    assert_eq!(out["position_count"], 2);
+}
