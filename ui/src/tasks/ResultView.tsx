@@ -1,12 +1,25 @@
 // A finished task's result: the screen as a sortable table (a code leads to the chart or
 // to the agent), the backtest's metrics and equity curve, a CSV import's counts and
 // rejected files, a report as sanitised Markdown
-// (rendered by the backend), anything else as JSON.
+// (rendered by the backend), a strategy decision as its checked keep/trim/exit/add per
+// holding above its Markdown, anything else as JSON.
 import { useContext, useEffect, useMemo, useState } from "react";
 import { commands, type TaskInfo, type Value } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { toolLabel } from "../chat/toolNames";
-import { askAboutCandidate, equityCurve, polyline, reportText, screenRows, sortRows, type SortKey } from "./tasks";
+import {
+  actionLabel,
+  askAboutCandidate,
+  decisionProblems,
+  decisionProblemText,
+  equityCurve,
+  holdingDecisions,
+  polyline,
+  reportText,
+  screenRows,
+  sortRows,
+  type SortKey,
+} from "./tasks";
 import { badRowText, type BadRow } from "./importProblems";
 import { taskText } from "./text";
 
@@ -179,6 +192,61 @@ function ReportView({ text }: { text: string }) {
   return html === null ? <pre className="md-pending">{text}</pre> : <div className="markdown report" dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
+/** A strategy decision: the checked action per holding, what was rejected, then the text. */
+export function DecisionView({ result, onOpenStock }: { result: Value } & Pick<Props, "onOpenStock">) {
+  const lang = useContext(LanguageContext);
+  const decisions = holdingDecisions(result);
+  const problems = decisionProblems(result);
+  const text = reportText(result);
+  return (
+    <div className="decision-result">
+      {decisions.length > 0 && (
+        <>
+          <h4>{taskText(lang, "decisionTitle")}</h4>
+          <table className="screen-table decision-table" id="decision-table">
+            <thead>
+              <tr>
+                <th>{taskText(lang, "decisionCode")}</th>
+                <th>{taskText(lang, "decisionName")}</th>
+                <th>{taskText(lang, "decisionAction")}</th>
+                <th>{taskText(lang, "decisionReason")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {decisions.map((d) => (
+                <tr key={d.code} data-code={d.code} data-action={d.action}>
+                  <td>
+                    <button className="link code" onClick={() => onOpenStock(d.code)}>
+                      {d.code}
+                    </button>
+                  </td>
+                  <td>{d.name || "—"}</td>
+                  <td className={`action action-${d.action}`}>{actionLabel(d.action, lang)}</td>
+                  <td>{d.reason}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p className="hint">{taskText(lang, "decisionNotExecuted")}</p>
+        </>
+      )}
+      {problems.length > 0 && (
+        <div className="warning" id="decision-problems" role="alert">
+          {taskText(lang, "decisionProblems")}
+          <ul>
+            {problems.map((p, i) => (
+              <li key={i} data-problem={p.type}>
+                {decisionProblemText(p, lang)}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {text !== null && <ReportView text={text} />}
+    </div>
+  );
+}
+
 export default function ResultView({ task, onClose, onAsk, onOpenStock }: Props) {
   const lang = useContext(LanguageContext);
   const [result, setResult] = useState<Value | null | undefined>(undefined);
@@ -197,6 +265,7 @@ export default function ResultView({ task, onClose, onAsk, onOpenStock }: Props)
   else if (task.tool_name === "screen_stocks") body = <ScreenTable result={result} onAsk={onAsk} onOpenStock={onOpenStock} />;
   else if (task.tool_name === "run_backtest") body = <BacktestView result={result} />;
   else if (task.tool_name === "import_bars") body = <ImportView result={result} />;
+  else if (task.tool_name === "generate_strategy_decision") body = <DecisionView result={result} onOpenStock={onOpenStock} />;
   else {
     const text = reportText(result);
     body = text !== null ? <ReportView text={text} /> : <pre className="json">{JSON.stringify(result, null, 2)}</pre>;

@@ -1,6 +1,7 @@
 // The background-task panel's logic, pure so it is tested without a webview: the task
 // list as change events arrive, elapsed time, and the screen result's sortable rows.
-import type { TaskInfo, Value } from "../bindings";
+import type { Language, TaskInfo, Value } from "../bindings";
+import { taskText } from "./text";
 
 /** Applies one change (submitted, progress, finished): newest first, one row per task. */
 export function upsertTask(tasks: TaskInfo[], task: TaskInfo): TaskInfo[] {
@@ -128,4 +129,58 @@ export function reportText(result: Value | null): string | null {
   if (!r) return null;
   const text = r.report_text ?? r.decision_text;
   return typeof text === "string" ? text : null;
+}
+
+export type HoldingAction = "keep" | "trim" | "exit" | "add";
+export type HoldingDecision = { code: string; name: string; action: HoldingAction; reason: string };
+/** Why part of the model's structured decision was rejected (see the backend's DecisionProblem). */
+export type DecisionProblem =
+  | { type: "no_decision_block" }
+  | { type: "malformed"; reason: string }
+  | { type: "unknown_action"; code: string; action: string }
+  | { type: "not_a_holding"; code: string }
+  | { type: "duplicate"; code: string }
+  | { type: "missing_holding"; code: string };
+
+const ACTIONS: readonly string[] = ["keep", "trim", "exit", "add"];
+
+/** The checked keep/trim/exit/add per holding of a `generate_strategy_decision` result. */
+export function holdingDecisions(result: Value | null): HoldingDecision[] {
+  const r = obj(result ?? undefined);
+  const rows = r && Array.isArray(r.holding_decisions) ? (r.holding_decisions as Value[]) : [];
+  return rows
+    .map((v) => obj(v))
+    .filter((o): o is Obj => o !== null && ACTIONS.includes(str(o.action)) && str(o.code) !== "")
+    .map((o) => ({ code: str(o.code), name: str(o.name), action: str(o.action) as HoldingAction, reason: str(o.reason) }));
+}
+
+/** The problems the backend found in the model's structured decision. */
+export function decisionProblems(result: Value | null): DecisionProblem[] {
+  const r = obj(result ?? undefined);
+  const rows = r && Array.isArray(r.decision_problems) ? (r.decision_problems as Value[]) : [];
+  return rows.map((v) => obj(v)).filter((o): o is Obj => o !== null && typeof o.type === "string") as unknown as DecisionProblem[];
+}
+
+/** A holding action in the app's language. */
+export function actionLabel(action: HoldingAction, lang: Language): string {
+  const key = ({ keep: "actionKeep", trim: "actionTrim", exit: "actionExit", add: "actionAdd" } as const)[action];
+  return taskText(lang, key);
+}
+
+/** One problem of the structured decision, worded for the user. */
+export function decisionProblemText(p: DecisionProblem, lang: Language): string {
+  switch (p.type) {
+    case "no_decision_block":
+      return taskText(lang, "problemNoBlock");
+    case "malformed":
+      return taskText(lang, "problemMalformed", { reason: p.reason });
+    case "unknown_action":
+      return taskText(lang, "problemUnknownAction", { code: p.code, action: p.action });
+    case "not_a_holding":
+      return taskText(lang, "problemNotAHolding", { code: p.code });
+    case "duplicate":
+      return taskText(lang, "problemDuplicate", { code: p.code });
+    case "missing_holding":
+      return taskText(lang, "problemMissing", { code: p.code });
+  }
 }
