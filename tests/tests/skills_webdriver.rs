@@ -157,7 +157,8 @@ async fn the_slash_palette_runs_skills_and_settings_list_them() {
         "---\nname: weekly\ndescription: 周复盘\n---\n复盘本周：{user_input}",
     )
     .unwrap();
-    std::fs::write(skills.join("broken.md"), "---\nname: Bad Name\n---\nx").unwrap();
+    // malformed front matter: skipped and named (a differing `name:` would only warn)
+    std::fs::write(skills.join("broken.md"), "---\njust words\n---\nx").unwrap();
     let xdg = tempfile::tempdir().unwrap();
     let driver = TauriDriver::start(home.path(), xdg.path(), &[("WYCKOFF_OFFLINE", "1")]);
     let s = server.clone();
