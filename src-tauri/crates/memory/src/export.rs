@@ -44,6 +44,12 @@ pub fn to_markdown(export: &ConversationExport) -> String {
         c.created_at.to_rfc3339(),
         c.updated_at.to_rfc3339()
     );
+    if let Some(origin) = &c.forked_from {
+        out.push_str(&format!(
+            "- 分叉自：{} 的第 {} 条消息\n",
+            origin.conversation_id, origin.message_seq
+        ));
+    }
     for m in &export.messages {
         let heading = match &m.message {
             Message::User { origin, .. } => match origin {

@@ -200,6 +200,14 @@ async fn a_fork_goes_on_by_itself_and_is_found_by_search() {
     want.sort_unstable();
     assert_eq!(ids, want);
 
+    // The Markdown export says where the fork came from; the source's says nothing.
+    let md = s.export_markdown(&fork.id).await.unwrap();
+    assert!(
+        md.contains(&format!("- 分叉自：{source} 的第 5 条消息\n")),
+        "{md}"
+    );
+    assert!(!s.export_markdown(&source).await.unwrap().contains("分叉自"));
+
     // Deleting the source leaves the fork and its record of where it came from.
     s.delete(&source).await.unwrap();
     let after = s.get(&fork.id).await.unwrap();
