@@ -403,7 +403,11 @@ fn message_text(m: &MessageRow) -> String {
             let error = if m.is_error { " error" } else { "" };
             format!("{head} ← {name} [{call}]{error}: {}", brief(&m.text))
         }
-        _ => format!("{head}: {}", m.typed.as_deref().unwrap_or(&m.text)),
+        _ => match m.typed.as_deref().unwrap_or(&m.text) {
+            // a tool-calling message often says nothing: its calls follow
+            "" => head,
+            text => format!("{head}: {text}"),
+        },
     };
     for call in &m.tool_calls {
         out.push_str(&format!(
