@@ -275,3 +275,170 @@ async fn a_fork_at_a_tool_call_takes_its_results_and_unknown_ids_exit_2_writing_
     .await
     .unwrap();
 }
+
+/// `archive://CONVERSATION/ID` references → `archive://REF` (each conversation archives
+/// under its own id, with fresh ids).
+fn without_archive_refs(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("archive://") {
+        out.push_str(&rest[..at + "archive://".len()]);
+        out.push_str("REF");
+        rest = &rest[at + "archive://".len()..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_hexdigit() || c == '-' || c == '/'))
+            .unwrap_or(rest.len());
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A request's messages as the model got them, archive references and the Beijing time
+/// line of the newest question normalised.
+fn comparable(request: &RecordedRequest) -> Vec<Value> {
+    let mut msgs: Vec<Value> =
+        serde_json::from_str(&without_archive_refs(&request.body["messages"].to_string())).unwrap();
+    let last = msgs.last_mut().unwrap();
+    let question = last["content"].as_str().unwrap();
+    let question = question
+        .split("\n\n[当前北京时间")
+        .next()
+        .unwrap()
+        .to_owned();
+    last["content"] = Value::String(question);
+    msgs
+}
+
+/// A fork taken after the source compacted its context: compaction shortens only a turn's
+/// live context (the store keeps every message), so a turn on the fork sends the model what
+/// a turn on the source at that point sends — the same summary of the same head and the
+/// same kept tail.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_after_compaction_sends_what_the_source_would() {
+    use wyckoff_mock_vendor::Response;
+    fn when(mut response: Response, marker: &str) -> Response {
+        response.when_body_contains = Some(marker.to_owned());
+        response
+    }
+    // Requests are told apart by what they contain: the memory flush and the summary by
+    // their prompts, each turn by its question (later questions are not in earlier bodies,
+    // and the summarised head never holds the newest question).
+    let mut openai = vec![
+        when(
+            OpenAiStream::tool_call_response(
+                "call_an",
+                "analyze_stock",
+                &json!({"code": "000001"}),
+            ),
+            "第一问",
+        ),
+        when(OpenAiStream::text_response(&[FIRST_ANSWER]), "第一问"),
+        when(
+            OpenAiStream::text_response(&["第二答：量能萎缩。"]),
+            "第二问",
+        ),
+        when(
+            OpenAiStream::text_response(&["第三答：继续观望。"]),
+            "第三问",
+        ),
+        when(
+            OpenAiStream::text_response(&["第四答：等待 Spring。"]),
+            "第四问",
+        ),
+        when(
+            OpenAiStream::text_response(&["第四答：等待 Spring。"]),
+            "第四问",
+        ),
+    ];
+    for _ in 0..4 {
+        openai.push(when(OpenAiStream::text_response(&["无"]), "即将被压缩"));
+        openai.push(when(
+            OpenAiStream::text_response(&[
+                "摘要：用户请求分析 000001，工具显示下跌通道，助手建议暂不介入。",
+            ]),
+            "请将以下对话历史总结",
+        ));
+    }
+    let server = MockServer::start_with(
+        Script {
+            openai,
+            ..Script::default()
+        },
+        0,
+    )
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (h, base) = (home.path().to_path_buf(), format!("{}/v1", server.url()));
+    // A window this small puts every request over the 25 % mark: compaction runs as soon
+    // as there is a head to summarise (the third turn).
+    let run = move |home: &Path, session: Option<&str>, prompt: &str| {
+        let mut args = vec![
+            "run",
+            "--json",
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--context-window",
+            "200",
+        ];
+        if let Some(id) = session {
+            args.extend(["--session", id]);
+        }
+        args.push(prompt);
+        let out = wyckoff(home, &args);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{prompt}: {}\n{stdout}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    let (source, fork) = tokio::task::spawn_blocking(move || {
+        let home = h.as_path();
+        let first = run(home, None, "第一问：分析一下 000001");
+        let source: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+        let source = source["session_id"].as_str().unwrap().to_owned();
+        run(home, Some(&source), "第二问：成交量呢？");
+        let third = run(home, Some(&source), "第三问：总结一下");
+        assert!(third.contains(r#""type":"compaction""#), "{third}");
+        let stored = show(home, &source);
+        assert_eq!(stored["messages"].as_array().unwrap().len(), 8);
+
+        // Fork at the last message, after the compaction; then the same question on both.
+        let out = wyckoff(home, &["conversations", "fork", &source, "--from", "8"]);
+        let fork = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+        let forked = show(home, &fork);
+        assert_eq!(
+            forked["messages"], stored["messages"],
+            "every stored message"
+        );
+        run(home, Some(&fork), "第四问：接下来怎么做？");
+        run(home, Some(&source), "第四问：接下来怎么做？");
+        (source, fork)
+    })
+    .await
+    .unwrap();
+
+    let turns: Vec<RecordedRequest> = server
+        .requests_to(Route::Openai)
+        .into_iter()
+        .filter(|r| r.raw_body.contains("第四问") && !r.raw_body.contains("即将被压缩"))
+        .filter(|r| !r.raw_body.contains("请将以下对话历史总结"))
+        .collect();
+    assert_eq!(turns.len(), 2, "one fourth-question turn each");
+    let (on_fork, on_source) = (&turns[0], &turns[1]);
+    // Both were compacted, each archiving under its own id: the summary replaced the head,
+    // the tail is kept.
+    for (request, id) in [(on_fork, &fork), (on_source, &source)] {
+        let body = &request.raw_body;
+        assert!(body.contains("[对话摘要]"), "{body}");
+        assert!(body.contains(&format!("archive://{id}/")), "{body}");
+        assert!(body.contains("摘要：用户请求分析 000001"), "{body}");
+    }
+    assert_eq!(comparable(on_fork), comparable(on_source));
+}
