@@ -259,6 +259,8 @@ async fn run_async(
         eprintln!("wyckoff: cancelling… (Ctrl-C again to exit now)");
         on_signal.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
+            // `exit` drops nothing: kill the commands' groups here, or they outlive us.
+            wyckoff_tools::exec::kill_all_running();
             std::process::exit(130);
         }
     });

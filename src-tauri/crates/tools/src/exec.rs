@@ -186,15 +186,47 @@ struct GroupGuard {
     pgid: Option<u32>,
 }
 
+/// The groups of commands running in this process, for an exit that skips destructors
+/// (the CLI's second Ctrl-C): see [`kill_all_running`].
+static RUNNING_GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
 impl GroupGuard {
+    fn arm(pgid: Option<u32>) -> Self {
+        if let (Some(id), Ok(mut running)) = (pgid, RUNNING_GROUPS.lock()) {
+            running.push(id);
+        }
+        Self { pgid }
+    }
+
     fn kill_now(&mut self) {
-        if let Some(pgid) = self.pgid.take() {
+        if let Some(pgid) = self.take() {
             kill_group(pgid);
         }
     }
 
     fn disarm(&mut self) {
-        self.pgid = None;
+        self.take();
+    }
+
+    fn take(&mut self) -> Option<u32> {
+        let pgid = self.pgid.take()?;
+        if let Ok(mut running) = RUNNING_GROUPS.lock() {
+            running.retain(|&id| id != pgid);
+        }
+        Some(pgid)
+    }
+}
+
+/// Kills the process group of every command still running in this process. For exits
+/// that never drop the calls' futures (`std::process::exit`); the usual paths (timeout,
+/// cancel, a dropped call) kill their own group.
+pub fn kill_all_running() {
+    let groups = match RUNNING_GROUPS.lock() {
+        Ok(mut running) => std::mem::take(&mut *running),
+        Err(_) => return,
+    };
+    for pgid in groups {
+        kill_group(pgid);
     }
 }
 
@@ -278,7 +310,7 @@ pub async fn run(
         .map_err(|e| ToolError::Failed(format!("cannot start sh: {e}")))?;
     // Declared after `child`, so dropped before it: the shell is not yet reaped, and its
     // pid (the group id) cannot have been reused when the group is killed.
-    let mut group = GroupGuard { pgid: child.id() };
+    let mut group = GroupGuard::arm(child.id());
     let (stdout, out_task) = match child.stdout.take() {
         Some(pipe) => spawn_reader(pipe, STDOUT_CAP),
         None => (Arc::default(), tokio::spawn(async {})),
