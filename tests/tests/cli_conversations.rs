@@ -277,7 +277,7 @@ async fn a_fork_at_a_tool_call_takes_its_results_and_unknown_ids_exit_2_writing_
 }
 
 /// `archive://CONVERSATION/ID` references → `archive://REF` (each conversation archives
-/// under its own id, with fresh ids).
+/// under its own id, and an archive id carries the second it was made).
 fn without_archive_refs(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
@@ -286,7 +286,7 @@ fn without_archive_refs(text: &str) -> String {
         out.push_str("REF");
         rest = &rest[at + "archive://".len()..];
         let end = rest
-            .find(|c: char| !(c.is_ascii_hexdigit() || c == '-' || c == '/'))
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/')))
             .unwrap_or(rest.len());
         rest = &rest[end..];
     }
@@ -441,4 +441,15 @@ async fn a_fork_after_compaction_sends_what_the_source_would() {
         assert!(body.contains("摘要：用户请求分析 000001"), "{body}");
     }
     assert_eq!(comparable(on_fork), comparable(on_source));
+}
+
+#[test]
+fn archive_references_normalise_whatever_second_they_were_made_in() {
+    let a = "- archive://6ebe00ce-6612-4945-a543-d1ebe472413b/ctx_20261204165911_0601a34ed121\n- 按上述 archive:// 引用";
+    let b = "- archive://0b89d94e-5470-4f2a-a8c0-a7c3fbf80aec/ctx_20261204165912_0601a34ed121\n- 按上述 archive:// 引用";
+    assert_eq!(without_archive_refs(a), without_archive_refs(b));
+    assert_eq!(
+        without_archive_refs(a),
+        "- archive://REF\n- 按上述 archive://REF 引用"
+    );
 }
