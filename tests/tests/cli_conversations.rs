@@ -453,3 +453,93 @@ fn archive_references_normalise_whatever_second_they_were_made_in() {
         "- archive://REF\n- 按上述 archive://REF 引用"
     );
 }
+
+/// A fork at a tool round that is still running is refused while its `wyckoff run` lives
+/// (exit 1, nothing written); once that process is gone (killed mid-tool), its turn is
+/// marked interrupted and the fork copies the round as the source holds it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_round_still_running_is_refused_until_its_process_is_gone() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let script = Script {
+        openai: vec![
+            OpenAiStream::tool_call_response(
+                "call_d",
+                "delegate_to_research",
+                &json!({"task": "看看 000001 的量价结构"}),
+            ),
+            // the sub-agent's model call never finishes: the round stays open
+            OpenAiStream::new()
+                .role()
+                .text(&["…"])
+                .response()
+                .stall_after(2),
+        ],
+        ..Script::default()
+    };
+    let server = MockServer::start_with(script, 0).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (h, base) = (home.path().to_path_buf(), format!("{}/v1", server.url()));
+    tokio::task::spawn_blocking(move || {
+        let home = h.as_path();
+        let mut child = wyckoff_e2e::wyckoff_cli(home)
+            .args(["run", "--json", "--provider", "openai", "--base-url", &base])
+            .arg("让研究员看看 000001")
+            .env("OPENAI_API_KEY", "sk-e2e-fork-canary")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut session = None;
+        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+            let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+            if event["type"] == "session" {
+                session = event["session_id"].as_str().map(str::to_owned);
+            }
+            if event["type"] == "tool_start" && event["id"] == "call_d" {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the delegate call never started");
+        }
+        let source = session.unwrap();
+        // The call is stored as it is made; its result never comes.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while show(home, &source)["messages"].as_array().unwrap().len() < 2 {
+            assert!(Instant::now() < deadline, "the tool call was never stored");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+
+        for at in ["2", "1"] {
+            let out = wyckoff(home, &["conversations", "fork", &source, "--from", at]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if at == "2" {
+                // Its run is alive: refused, nothing written.
+                assert_eq!(out.status.code(), Some(1), "{stderr}");
+                assert!(stderr.contains("still running"), "{stderr}");
+                assert!(out.stdout.is_empty());
+                assert_eq!(list(home).len(), 1);
+            } else {
+                // Before the round: fine while it runs.
+                assert_eq!(out.status.code(), Some(0), "{stderr}");
+            }
+        }
+
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let forked = json_of(&wyckoff(
+            home,
+            &["conversations", "fork", &source, "--from", "2", "--json"],
+        ));
+        assert_eq!(forked["through_message_id"], 2);
+        let copied = show(home, forked["id"].as_str().unwrap());
+        let copied = copied["messages"].as_array().unwrap();
+        assert_eq!(copied.len(), 2);
+        assert_eq!(copied[1]["tool_calls"][0]["id"], "call_d");
+        assert_eq!(copied[1]["interrupted"], true);
+    })
+    .await
+    .unwrap();
+}

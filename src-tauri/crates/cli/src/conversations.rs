@@ -303,12 +303,18 @@ async fn fork(
     at: i64,
     json: bool,
 ) -> Printed {
-    // A round left open by a process that died is not "still running": mark such turns
-    // interrupted first (a live app's or `wyckoff run`'s turns are left alone).
-    let root = home.root().to_path_buf();
-    let alive = move |owner: &str| wyckoff_config::lease::is_alive_at(&root, owner);
-    store.mark_orphaned_turns_interrupted(&alive).await?;
-    let fork = store.fork(id, at).await?;
+    let fork = match store.fork(id, at).await {
+        // A round left open by a process that died is not "still running": its turn is
+        // marked interrupted (as `wyckoff run` does at start-up; a live app's or run's
+        // turns are left alone) and the fork tried once more.
+        Err(MemoryError::ForkInRunningToolRound { .. }) => {
+            let root = home.root().to_path_buf();
+            let alive = move |owner: &str| wyckoff_config::lease::is_alive_at(&root, owner);
+            store.mark_orphaned_turns_interrupted(&alive).await?;
+            store.fork(id, at).await?
+        }
+        other => other?,
+    };
     let new_id = fork.conversation.id.clone();
     if json {
         let forked = Forked {
