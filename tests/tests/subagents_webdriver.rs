@@ -97,7 +97,7 @@ async fn pane_scenario(d: WebDriver, server: Arc<MockServer>) {
         .unwrap();
     // rounds of the research role's 8, elapsed of its 240 s
     assert!(
-        limits.starts_with("轮次 ") && limits.contains("/8 · ") && limits.ends_with("s/240s"),
+        limits.starts_with("工具轮次 ") && limits.contains("/8 · ") && limits.ends_with("s/240s"),
         "{limits}"
     );
     shot(d, "57-subagent-pane-reopened.png").await;

@@ -101,7 +101,9 @@ export function SubAgentPaneView({ card }: { card: ToolCard }) {
   const outcome = card.status === "ok" ? asOutcome(card.result) : null;
   const pane = card.sub;
   const zh = lang === "zh";
-  const rounds = outcome?.rounds ?? null;
+  // Tool rounds against the role's max_tool_rounds (the result's `rounds` counts model
+  // calls, the answer's too); a result stored before tool_rounds existed shows "…".
+  const toolRounds = outcome ? outcome.toolRounds : (pane?.toolRounds ?? 0);
   const running = card.status === "running" && outcome === null;
   const now = useTickingNow(running);
   const elapsed = paneElapsed(outcome?.elapsed ?? null, running, card.startedAt, now);
@@ -112,7 +114,7 @@ export function SubAgentPaneView({ card }: { card: ToolCard }) {
         {outcome ? ` · ${outcome.status}` : card.status === "running" ? (zh ? " · 工作中" : " · working") : ""}
         {limits && (
           <span className="subagent-limits" data-elapsed={elapsed}>
-            {zh ? "轮次" : "rounds"} {rounds ?? (pane ? pane.tools.length : 0)}/{limits.rounds} · {elapsed}/{limits.deadline}s
+            {zh ? "工具轮次" : "tool rounds"} {toolRounds ?? "…"}/{limits.rounds} · {elapsed}/{limits.deadline}s
           </span>
         )}
       </summary>

@@ -27,6 +27,7 @@ const result = {
   status: "completed",
   result: "000001 处于下跌通道。",
   rounds: 3,
+  tool_rounds: 2,
   elapsed: 1.5,
   tool_calls: ["update_portfolio", "analyze_stock"],
   background_task_ids: [],
@@ -39,13 +40,16 @@ const result = {
 
 const events: RuntimeEvent[] = [
   { type: "tool_start", id: "call_d", name: "delegate_to_research", display_name: "研究 agent", args: { task: "看看 000001" } },
+  sub("tool_round", "1"),
   sub("tool_start", "update_portfolio"),
   sub("tool_error", "update_portfolio: sub-agent 无权调用工具: update_portfolio"),
+  sub("tool_round", "2"),
   sub("tool_start", "analyze_stock"),
   sub("tool_result", "analyze_stock 12ms"),
   sub("text", "000001 处于"),
   sub("text", "下跌通道。"),
   { type: "tool_start", id: "call_e", name: "delegate_to_trading", display_name: "交易 agent", args: { task: "x" } },
+  sub("tool_round", "1", "call_e"),
   sub("tool_start", "portfolio", "call_e"),
 ];
 
@@ -70,7 +74,7 @@ describe("sub-agent panes", () => {
 
   it("render live progress, then the status and policy", async () => {
     cleanup();
-    const live = card("call_d", 7);
+    const live = card("call_d", 9);
     const { container, rerender } = render(<ToolCardView card={live} />);
     await act(async () => {});
     const pane = container.querySelector(".subagent-pane") as HTMLElement;
@@ -80,13 +84,14 @@ describe("sub-agent panes", () => {
     expect(container.querySelector(".subagent-tool.error")?.textContent).toContain("update_portfolio");
     expect(container.querySelector(".subagent-text")?.textContent).toBe("000001 处于下跌通道。");
 
-    const done = replay([...events.slice(0, 7), { type: "tool_result", id: "call_d", name: "delegate_to_research", elapsed_ms: 1500, result }]);
+    const done = replay([...events.slice(0, 9), { type: "tool_result", id: "call_d", name: "delegate_to_research", elapsed_ms: 1500, result }]);
     const finished = done.items.find((i) => i.kind === "tool" && i.id === "call_d") as ToolCard;
     rerender(<ToolCardView card={finished} />);
     const p = container.querySelector(".subagent-pane") as HTMLElement;
     expect(p.getAttribute("data-status")).toBe("completed");
-    // rounds used of the backend's max, elapsed of its deadline
-    expect(p.querySelector(".subagent-limits")?.textContent).toBe("轮次 3/5 · 1.5s/200s");
+    // tool rounds used (not the result's model calls, 3) of the backend's max, elapsed
+    // of its deadline
+    expect(p.querySelector(".subagent-limits")?.textContent).toBe("工具轮次 2/5 · 1.5s/200s");
     expect(container.querySelector(".subagent-policy")?.getAttribute("data-next-action")).toBe("use_result");
     // not taken for a stock diagnosis
     expect(container.querySelector(".diagnosis")).toBeNull();
@@ -105,13 +110,13 @@ describe("sub-agent pane limits and clock", () => {
     const trading: ToolCard = { ...card("call_e"), status: "running" };
     const { container } = render(
       <>
-        <ToolCardView card={card("call_d", 7)} />
+        <ToolCardView card={card("call_d", 9)} />
         <ToolCardView card={trading} />
       </>,
     );
     await act(async () => {});
     const limits = [...container.querySelectorAll(".subagent-limits")].map((e) => e.textContent);
-    expect(limits).toEqual(["轮次 2/5 · …/200s", "轮次 1/4 · …/90s"]);
+    expect(limits).toEqual(["工具轮次 2/5 · …/200s", "工具轮次 1/4 · …/90s"]);
     expect(mocks.subAgentRoles).toHaveBeenCalledTimes(1);
   });
 
@@ -136,7 +141,7 @@ describe("sub-agent pane limits and clock", () => {
       vi.advanceTimersByTime(2000);
     });
     expect(elapsed()).toBe("3s");
-    expect(container.querySelector(".subagent-limits")?.textContent).toBe("轮次 1/5 · 3s/200s");
+    expect(container.querySelector(".subagent-limits")?.textContent).toBe("工具轮次 1/5 · 3s/200s");
 
     view = reduceTurn(view, { type: "tool_result", id: "call_d", name: "delegate_to_research", elapsed_ms: 3400, result: { ...result, elapsed: 3.4 } }, 2, t0 + 3400);
     rerender(<ToolCardView card={view.items.find((i) => i.kind === "tool") as ToolCard} />);
@@ -157,8 +162,10 @@ describe("a reopened delegate call", () => {
       message: { role: "tool", tool_call_id: "call_d", name: "delegate_to_research", content: JSON.stringify(result) },
       interrupted: false,
       sub_agent: [
+        { kind: "tool_round", text: "1" },
         { kind: "tool_start", text: "update_portfolio" },
         { kind: "tool_error", text: "update_portfolio: sub-agent 无权调用工具: update_portfolio" },
+        { kind: "tool_round", text: "2" },
         { kind: "tool_start", text: "analyze_stock" },
         { kind: "tool_result", text: "analyze_stock 12ms" },
         { kind: "text", text: "000001 处于下跌通道。" },
@@ -182,7 +189,19 @@ describe("a reopened delegate call", () => {
     ]);
     const pane = container.querySelector(".subagent-pane") as HTMLElement;
     expect(pane.getAttribute("data-status")).toBe("completed");
-    expect(pane.querySelector(".subagent-limits")?.textContent).toBe("轮次 3/5 · 1.5s/200s");
+    expect(pane.querySelector(".subagent-limits")?.textContent).toBe("工具轮次 2/5 · 1.5s/200s");
+  });
+
+  it("a result stored before tool rounds were counted says it does not know them", async () => {
+    cleanup();
+    const { tool_rounds: _, ...before } = result;
+    const old = stored.map((m) =>
+      m.message.role === "tool" ? { ...m, message: { ...m.message, content: JSON.stringify(before) } } : m,
+    );
+    const reopened = historyItems(old).find((i) => i.kind === "tool") as ToolCard;
+    const { container } = render(<ToolCardView card={reopened} />);
+    await act(async () => {});
+    expect(container.querySelector(".subagent-limits")?.textContent).toBe("工具轮次 …/5 · 1.5s/200s");
   });
 
   it("with nothing stored beside it (before steps were kept) shows the result alone", () => {

@@ -11,6 +11,8 @@ export type SubAgentPane = {
   agent: string;
   text: string;
   tools: SubTool[];
+  /** Tool rounds run so far, as the backend counts them against the role's cap. */
+  toolRounds: number;
   failed: string | null;
 };
 
@@ -19,7 +21,7 @@ export function isDelegate(tool: string): boolean {
 }
 
 export function emptyPane(agent: string): SubAgentPane {
-  return { agent, text: "", tools: [], failed: null };
+  return { agent, text: "", tools: [], toolRounds: 0, failed: null };
 }
 
 /** The pane of a reopened delegate call: its stored steps folded as the live events were. */
@@ -27,11 +29,15 @@ export function paneFromSteps(agent: string, steps: SubAgentStep[]): SubAgentPan
   return steps.reduce((pane, s) => reducePane(pane, s.kind, s.text), emptyPane(agent));
 }
 
-/** Folds one `sub_agent` event (kind: text | tool_start | tool_result | tool_error | done | failed | retry | warning). */
+/** Folds one `sub_agent` event (kind: text | tool_round | tool_start | tool_result | tool_error | done | failed | retry | warning). */
 export function reducePane(pane: SubAgentPane, kind: string, text: string): SubAgentPane {
   switch (kind) {
     case "text":
       return { ...pane, text: pane.text + text };
+    case "tool_round": {
+      const n = Number(text);
+      return Number.isInteger(n) ? { ...pane, toolRounds: n } : pane;
+    }
     case "tool_start":
       return { ...pane, tools: [...pane.tools, { name: text, status: "running", ms: null, error: null }] };
     case "tool_result": {
@@ -69,6 +75,7 @@ export type SubAgentOutcome = {
   status: string;
   result: string;
   rounds: number | null;
+  toolRounds: number | null;
   elapsed: number | null;
   toolCalls: string[];
   nextAction: string;
@@ -89,6 +96,7 @@ export function asOutcome(result: Value | null): SubAgentOutcome | null {
     status: r.status,
     result: typeof r.result === "string" ? r.result : "",
     rounds: typeof r.rounds === "number" ? r.rounds : null,
+    toolRounds: typeof r.tool_rounds === "number" ? r.tool_rounds : null,
     elapsed: typeof r.elapsed === "number" ? r.elapsed : null,
     toolCalls: Array.isArray(r.tool_calls) ? r.tool_calls.filter((t): t is string => typeof t === "string") : [],
     nextAction: typeof policy.next_action === "string" ? policy.next_action : "",

@@ -177,6 +177,17 @@ fn analyze_rounds(n: u32) -> Vec<Response> {
         .collect()
 }
 
+/// The pane's live tool-round count, in the order the events came.
+fn tool_round_events(events: &[RuntimeEvent]) -> Vec<u32> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::SubAgent { kind, text, .. } if kind == "tool_round" => text.parse().ok(),
+            _ => None,
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn each_role_runs_exactly_its_max_tool_rounds_and_then_answers() {
     // (role, seed 11_07's max tool rounds)
@@ -204,6 +215,9 @@ async fn each_role_runs_exactly_its_max_tool_rounds_and_then_answers() {
             max + 1,
             "{agent}: the tool rounds and the answer"
         );
+        // What the pane shows against the role's limit: its tool rounds, every one.
+        assert_eq!(r.result.tool_rounds, max, "{agent}");
+        assert_eq!(tool_round_events(&r.events), (1..=max).collect::<Vec<_>>());
         assert_eq!(r.server.requests_to(Route::Openai).len(), max as usize + 1);
     }
 }
@@ -254,6 +268,9 @@ async fn a_round_past_the_max_is_refused_and_ends_as_timeout() {
             r.result.error
         );
         assert_eq!(r.result.rounds, max + 1);
+        // The refused round is not one the sub-agent ran: the pane reads max/max.
+        assert_eq!(r.result.tool_rounds, max, "{agent}");
+        assert_eq!(tool_round_events(&r.events), (1..=max).collect::<Vec<_>>());
         assert_eq!(r.result.usage.input_tokens, 40 * (max + 1));
     }
 }

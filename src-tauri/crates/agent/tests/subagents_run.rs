@@ -127,6 +127,8 @@ async fn forbidden_then_allowed_then_answer_completes_with_use_result() {
     assert_eq!(r.result.policy.next_action, "use_result");
     assert_eq!(r.result.tool_calls, ["update_portfolio", "analyze_stock"]);
     assert_eq!(r.result.rounds, 3);
+    // Two rounds asked for tools (a refused call uses its round too); the third answered.
+    assert_eq!(r.result.tool_rounds, 2);
     assert!(r.result.usage.input_tokens > 0);
 
     let progress: Vec<(String, String, String)> = r
@@ -151,8 +153,10 @@ async fn forbidden_then_allowed_then_answer_completes_with_use_result() {
     assert_eq!(
         kinds,
         [
+            "tool_round",
             "tool_start",
             "tool_error",
+            "tool_round",
             "tool_start",
             "tool_result",
             "text",

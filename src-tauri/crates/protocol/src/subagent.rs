@@ -31,7 +31,11 @@ pub struct SubAgentResult {
     pub usage: Usage,
     /// Seconds.
     pub elapsed: f64,
+    /// Model calls, the answer's included (seed 11_07's `rounds`).
     pub rounds: u32,
+    /// Tool rounds run, out of the role's `max_tool_rounds` (a refused round past the
+    /// cap is not counted).
+    pub tool_rounds: u32,
     pub tool_calls: Vec<String>,
     pub background_task_ids: Vec<String>,
     pub context_truncated: bool,

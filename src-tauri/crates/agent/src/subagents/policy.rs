@@ -56,6 +56,7 @@ pub struct SubAgentRun {
     pub usage: Usage,
     pub elapsed_secs: f64,
     pub rounds: u32,
+    pub tool_rounds: u32,
     pub tool_calls: Vec<String>,
     pub background_task_ids: Vec<String>,
     pub context_truncated: bool,
@@ -86,6 +87,7 @@ pub fn build_result(
         usage: run.usage,
         elapsed: run.elapsed_secs,
         rounds: run.rounds,
+        tool_rounds: run.tool_rounds,
         tool_calls: run.tool_calls,
         background_task_ids: task_ids,
         context_truncated: run.context_truncated,
@@ -177,6 +179,7 @@ mod tests {
                 "rounds",
                 "status",
                 "tool_calls",
+                "tool_rounds",
                 "usage"
             ]
         );
