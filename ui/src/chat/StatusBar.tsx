@@ -7,6 +7,13 @@ export function formatTokens(n: number): string {
   return n >= 10000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
 
+/** What an always-allow key covers, as the approval dialog worded it: `exec_command:git`
+ * (the gate's key for one base command) reads "git …"; any other key is the tool's name. */
+export function allowedLabel(key: string): string {
+  const base = /^exec_command:(.+)$/.exec(key);
+  return base ? `${base[1]} …` : key;
+}
+
 export default function StatusBar({
   turn,
   conversation,
@@ -63,12 +70,12 @@ export default function StatusBar({
           {t("alwaysAllowed")}:
           {allowed.map((tool) => (
             <span key={tool} className="always-allowed-tool" data-tool={tool}>
-              <code>{tool}</code>
+              <code>{allowedLabel(tool)}</code>
               <button
                 type="button"
                 className="always-allowed-revoke"
-                title={t("alwaysAllowedRevoke", { tool })}
-                aria-label={t("alwaysAllowedRevoke", { tool })}
+                title={t("alwaysAllowedRevoke", { tool: allowedLabel(tool) })}
+                aria-label={t("alwaysAllowedRevoke", { tool: allowedLabel(tool) })}
                 onClick={() => onRevoke(tool)}
               >
                 ✕

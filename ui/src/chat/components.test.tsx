@@ -4,7 +4,7 @@ import type { ApprovalRequest, RuntimeEvent } from "../bindings";
 import ApprovalDialog, { parseArgs } from "./ApprovalDialog";
 import Markdown from "./Markdown";
 import RecallDisclosure from "./RecallDisclosure";
-import StatusBar from "./StatusBar";
+import StatusBar, { allowedLabel } from "./StatusBar";
 import ToolCardView from "./ToolCardView";
 import { asDiagnosis, engineLabel, formatPct, formatPrice } from "./diagnosis";
 import { LanguageContext } from "../i18n";
@@ -333,6 +333,23 @@ describe("StatusBar", () => {
     render(<StatusBar turn={retried} conversation={emptyUsage()} />);
     expect(document.getElementById("status-retry")?.textContent).toBe("⚠ 重试 2 次");
     expect(document.getElementById("status-fallback")?.textContent).toBe("⚡ a → b");
+  });
+
+  it("names an always-allowed command by what it allows, not by the gate's key", () => {
+    expect(allowedLabel("exec_command:git")).toBe("git …");
+    expect(allowedLabel("exec_command:/bin/ls")).toBe("/bin/ls …");
+    expect(allowedLabel("write_file")).toBe("write_file");
+    const onRevoke = vi.fn();
+    render(<StatusBar turn={toolView} conversation={emptyUsage()} allowed={["exec_command:git", "write_file"]} onRevoke={onRevoke} />);
+    const chips = [...document.querySelectorAll(".always-allowed-tool")];
+    expect(chips.map((c) => [c.getAttribute("data-tool"), c.querySelector("code")?.textContent])).toEqual([
+      ["exec_command:git", "git …"],
+      ["write_file", "write_file"],
+    ]);
+    const revoke = chips[0].querySelector("button") as HTMLButtonElement;
+    expect(revoke.getAttribute("aria-label")).toBe("撤销对 git … 的始终允许");
+    revoke.click();
+    expect(onRevoke).toHaveBeenCalledWith("exec_command:git");
   });
 
   it("shows cost estimates only when known", () => {
