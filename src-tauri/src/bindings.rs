@@ -3,8 +3,8 @@
 use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
-    app, chat, keys, markdown, market, memory, overview, portfolio, settings, skills, subagents,
-    sync, tasks,
+    app, chat, conversations, keys, markdown, market, memory, overview, portfolio, settings,
+    skills, subagents, sync, tasks,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -30,6 +30,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             chat::search_conversations,
             chat::load_conversation,
             chat::export_conversation,
+            conversations::fork_conversation,
             memory::list_memories,
             memory::memory_counts,
             memory::add_memory,

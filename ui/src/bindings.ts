@@ -55,6 +55,8 @@ export const commands = {
 	loadConversation: (id: string) => typedError<ConversationHistory, ChatError>(__TAURI_INVOKE("load_conversation", { id })),
 	/**  Writes the conversation to `<data home>/exports/` and returns the file's path. */
 	exportConversation: (id: string, format: ExportFormat) => typedError<string, ChatError>(__TAURI_INVOKE("export_conversation", { id, format })),
+	/**  Forks a conversation at one of its messages and returns the new conversation. */
+	forkConversation: (id: string, fromMessage: number) => typedError<ConversationSummary, ChatError>(__TAURI_INVOKE("fork_conversation", { id, fromMessage })),
 	/**
 	 *  Memories newest first, of one type or all; with a query, those matching it (Chinese
 	 *  two-character words, stock codes and mixed text work).
@@ -271,6 +273,8 @@ export type ConversationSummary = {
 	model: string,
 	/**  RFC 3339. */
 	updated_at: string,
+	/**  Set on a fork: where it was taken (the source may since have been deleted). */
+	forked_from: ForkedFrom | null,
 };
 
 export type DataNote = 
@@ -324,7 +328,15 @@ export type ErrorKind = "authentication" | "permission" | "rate_limit" | "overlo
 
 export type ExportFormat = "markdown" | "json";
 
+/**  The conversation and message (its seq) a fork was taken at. */
+export type ForkedFrom = {
+	conversation_id: string,
+	message_seq: number,
+};
+
 export type HistoryMessage = {
+	/**  The message's id in its conversation (its seq: 1, 2, …; a fork keeps them). */
+	seq: number,
 	message: Message,
 	/**  Written during a turn that never finished (the app stopped mid-turn). */
 	interrupted: boolean,

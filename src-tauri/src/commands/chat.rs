@@ -315,6 +315,15 @@ pub struct ConversationSummary {
     pub model: String,
     /// RFC 3339.
     pub updated_at: String,
+    /// Set on a fork: where it was taken (the source may since have been deleted).
+    pub forked_from: Option<ForkedFrom>,
+}
+
+/// The conversation and message (its seq) a fork was taken at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct ForkedFrom {
+    pub conversation_id: String,
+    pub message_seq: i64,
 }
 
 impl From<wyckoff_memory::Conversation> for ConversationSummary {
@@ -324,6 +333,10 @@ impl From<wyckoff_memory::Conversation> for ConversationSummary {
             title: c.title,
             model: c.model,
             updated_at: c.updated_at.to_rfc3339(),
+            forked_from: c.forked_from.map(|f| ForkedFrom {
+                conversation_id: f.conversation_id,
+                message_seq: f.message_seq,
+            }),
         }
     }
 }
@@ -396,6 +409,8 @@ pub async fn search_conversations(
 
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct HistoryMessage {
+    /// The message's id in its conversation (its seq: 1, 2, …; a fork keeps them).
+    pub seq: i64,
     pub message: Message,
     /// Written during a turn that never finished (the app stopped mid-turn).
     pub interrupted: bool,
@@ -442,6 +457,7 @@ pub async fn load_conversation(
         messages: stored
             .into_iter()
             .map(|m| HistoryMessage {
+                seq: m.seq,
                 interrupted: m.status == MessageStatus::Interrupted,
                 skill: m.skill,
                 sub_agent: m.sub_agent,

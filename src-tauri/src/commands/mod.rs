@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod chat;
+pub mod conversations;
 pub mod keys;
 pub mod markdown;
 pub mod market;

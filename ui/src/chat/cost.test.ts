@@ -123,7 +123,7 @@ describe("per-round costs", () => {
 describe("conversationCost", () => {
   const s = settings([entry("ds", "deepseek", "deepseek-chat", 0.27, 1.1)]);
   const history = (model: string, u: Usage): ConversationHistory => ({
-    conversation: { id: "c", title: "", model, updated_at: "" },
+    conversation: { id: "c", title: "", model, updated_at: "", forked_from: null },
     messages: [],
     usage: u,
     last_turn_interrupted: false,

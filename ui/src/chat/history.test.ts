@@ -7,8 +7,9 @@ import { TOOL_DISPLAY_NAMES, toolDisplayName, toolErrorText } from "./toolNames"
 const denied = '{"code":"not_approved","error":"用户拒绝执行此操作 [update_portfolio]"}';
 
 const msgs: HistoryMessage[] = [
-  { message: { role: "user", content: "把资金改成 9000" }, interrupted: false, skill: null },
+  { seq: 1, message: { role: "user", content: "把资金改成 9000" }, interrupted: false, skill: null },
   {
+    seq: 2,
     message: {
       role: "assistant",
       content: "",
@@ -21,9 +22,9 @@ const msgs: HistoryMessage[] = [
     interrupted: false,
     skill: null,
   },
-  { message: { role: "tool", tool_call_id: "c1", name: "update_portfolio", content: denied, is_error: true }, interrupted: false, skill: null },
-  { message: { role: "tool", tool_call_id: "c2", name: "portfolio", content: '{"free_cash":1000,"positions":[]}' }, interrupted: false, skill: null },
-  { message: { role: "tool", tool_call_id: "c3", name: "some_future_tool", content: "plain failure text", is_error: true }, interrupted: false, skill: null },
+  { seq: 3, message: { role: "tool", tool_call_id: "c1", name: "update_portfolio", content: denied, is_error: true }, interrupted: false, skill: null },
+  { seq: 4, message: { role: "tool", tool_call_id: "c2", name: "portfolio", content: '{"free_cash":1000,"positions":[]}' }, interrupted: false, skill: null },
+  { seq: 5, message: { role: "tool", tool_call_id: "c3", name: "some_future_tool", content: "plain failure text", is_error: true }, interrupted: false, skill: null },
 ];
 
 describe("a skill's message", () => {

@@ -1,0 +1,56 @@
+//! Forking a conversation from the window (issue 23 item 5): the store copies the history
+//! up to a message into a new conversation recorded as forked from it; the source is
+//! never changed. Edit and regenerate in the chat are a fork followed by an ordinary turn.
+
+use tauri::State;
+use wyckoff_memory::{ConversationStore, MemoryError};
+
+use crate::chat::ChatState;
+use crate::commands::chat::{ChatError, ConversationSummary, services};
+use crate::state::AppState;
+
+/// Forks `source_id` at its message `from_message` (a seq from `load_conversation`).
+/// `running` says whether a turn is running in the source: a fork is then refused, since
+/// the history it would copy is still being written.
+pub async fn fork(
+    store: &ConversationStore,
+    running: bool,
+    source_id: &str,
+    from_message: i64,
+) -> Result<ConversationSummary, ChatError> {
+    if running {
+        return Err(ChatError::Busy);
+    }
+    match store.fork(source_id, from_message).await {
+        Ok(fork) => Ok(fork.conversation.into()),
+        // No turn of this app runs there, so the open round belongs to another process
+        // (a `wyckoff run` on the same conversation): busy, like a running turn here.
+        Err(MemoryError::ForkInRunningToolRound { .. }) => Err(ChatError::Busy),
+        Err(e @ MemoryError::MessageNotFound { .. }) => Err(ChatError::NotFound {
+            message: e.to_string(),
+        }),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Forks a conversation at one of its messages and returns the new conversation.
+#[tauri::command]
+#[specta::specta]
+pub async fn fork_conversation(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    id: String,
+    from_message: i64,
+) -> Result<ConversationSummary, ChatError> {
+    let services = services(&state, &chat).await?;
+    fork(
+        services.conversations(),
+        chat.is_running(&id),
+        &id,
+        from_message,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests;
