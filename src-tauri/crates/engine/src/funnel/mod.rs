@@ -168,6 +168,33 @@ pub struct LayerCount {
     pub note: Option<String>,
 }
 
+/// Told about each funnel layer as soon as it is counted (L1 … L5, in order), so a caller
+/// can show a long screen moving. Called on the screening thread between layers, never
+/// from the parallel workers; `number` is 1 for L1 … 5 for L5.
+pub trait LayerObserver {
+    fn layer_done(&self, number: u8, layer: &LayerCount);
+}
+
+impl<F: Fn(u8, &LayerCount)> LayerObserver for F {
+    fn layer_done(&self, number: u8, layer: &LayerCount) {
+        self(number, layer)
+    }
+}
+
+/// Observes nothing: the plain entry points.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unobserved;
+
+impl LayerObserver for Unobserved {
+    fn layer_done(&self, _number: u8, _layer: &LayerCount) {}
+}
+
+/// Counts a layer: tells `observer`, then keeps it in `layers`.
+fn count_layer(layers: &mut Vec<LayerCount>, observer: &dyn LayerObserver, layer: LayerCount) {
+    observer.layer_done(layers.len() as u8 + 1, &layer);
+    layers.push(layer);
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     pub code: String,
@@ -548,6 +575,17 @@ impl<'u> Funnel<'u> {
         args: &ScreenArgs,
         cancel: &dyn Cancel,
     ) -> Result<FunnelResult, FunnelError> {
+        self.screen_observed(args, cancel, &Unobserved)
+    }
+
+    /// [`Self::screen_cancellable`] that tells `observer` about each layer (L1 … L5) as
+    /// soon as it is counted, before the next one runs.
+    pub fn screen_observed(
+        &self,
+        args: &ScreenArgs,
+        cancel: &dyn Cancel,
+        observer: &dyn LayerObserver,
+    ) -> Result<FunnelResult, FunnelError> {
         args.validate()?;
         check(cancel)?;
         let cfg = &self.cfg;
@@ -711,6 +749,20 @@ impl<'u> Funnel<'u> {
             .filter(|(_, r)| r.is_ok())
             .map(|(s, _)| s)
             .collect();
+        let layer = |name: &str, input: usize, passed: usize, reasons, skipped, note| LayerCount {
+            layer: name.to_string(),
+            input,
+            passed,
+            reasons,
+            skipped,
+            note,
+        };
+        let mut layers = Vec::with_capacity(5);
+        count_layer(
+            &mut layers,
+            observer,
+            layer("L1", scored.len(), l1_pass.len(), l1_reasons, false, None),
+        );
 
         check(cancel)?;
         // L2.
@@ -759,6 +811,11 @@ impl<'u> Funnel<'u> {
             .zip(&l2)
             .filter(|(_, st)| st.passed())
             .collect();
+        count_layer(
+            &mut layers,
+            observer,
+            layer("L2", l1_pass.len(), l2_pass.len(), l2_reasons, false, None),
+        );
 
         check(cancel)?;
         // L3.
@@ -788,6 +845,18 @@ impl<'u> Funnel<'u> {
             .filter(|(_, k)| **k)
             .map(|(p, _)| *p)
             .collect();
+        count_layer(
+            &mut layers,
+            observer,
+            layer(
+                "L3",
+                l2_pass.len(),
+                l3_pass.len(),
+                BTreeMap::new(),
+                l3.skipped,
+                l3.note.clone(),
+            ),
+        );
 
         check(cancel)?;
         // L4 and L5.
@@ -827,33 +896,9 @@ impl<'u> Funnel<'u> {
             })
             .collect();
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.code.cmp(&b.code)));
-        let mut l5_reasons = BTreeMap::new();
-        for c in &candidates {
-            if let Some(e) = &c.exit {
-                *l5_reasons.entry(e.signal.as_str().to_string()).or_default() += 1;
-            }
-        }
-        let flagged: usize = l5_reasons.values().sum();
-
-        let layer = |name: &str, input: usize, passed: usize, reasons, skipped, note| LayerCount {
-            layer: name.to_string(),
-            input,
-            passed,
-            reasons,
-            skipped,
-            note,
-        };
-        let layers = vec![
-            layer("L1", scored.len(), l1_pass.len(), l1_reasons, false, None),
-            layer("L2", l1_pass.len(), l2_pass.len(), l2_reasons, false, None),
-            layer(
-                "L3",
-                l2_pass.len(),
-                l3_pass.len(),
-                BTreeMap::new(),
-                l3.skipped,
-                l3.note.clone(),
-            ),
+        count_layer(
+            &mut layers,
+            observer,
             layer(
                 "L4",
                 l3_pass.len(),
@@ -862,6 +907,17 @@ impl<'u> Funnel<'u> {
                 false,
                 None,
             ),
+        );
+        let mut l5_reasons = BTreeMap::new();
+        for c in &candidates {
+            if let Some(e) = &c.exit {
+                *l5_reasons.entry(e.signal.as_str().to_string()).or_default() += 1;
+            }
+        }
+        let flagged: usize = l5_reasons.values().sum();
+        count_layer(
+            &mut layers,
+            observer,
             layer(
                 "L5",
                 candidates.len(),
@@ -870,7 +926,7 @@ impl<'u> Funnel<'u> {
                 false,
                 Some("L5 只标记退出/风险信号，候选仍列出".to_string()),
             ),
-        ];
+        );
 
         let lagging = scored.iter().filter(|s| s.lag > 0).count();
         if lagging > 0 {
