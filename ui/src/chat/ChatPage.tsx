@@ -20,7 +20,8 @@ import RecallDisclosure from "./RecallDisclosure";
 import StatusBar from "./StatusBar";
 import ToolCardView from "./ToolCardView";
 import { conversationCost, turnCost, type PricingSettings } from "./cost";
-import { historyItems } from "./history";
+import { historyItems, type HistoryItem } from "./history";
+import { MessageActions, actionsFor, forkOriginText, regenerateTarget, type MessageAction } from "./messageActions";
 import SlashPalette, { PALETTE_ID, optionId } from "./SlashPalette";
 import { commandWord, filterSkills, slashQuery, unknownCommand } from "./slash";
 import { useStickToBottom } from "./stickToBottom";
@@ -59,7 +60,8 @@ function errorText(e: ChatError): string {
   return e.type === "busy" ? "busy" : e.message;
 }
 
-function TurnBlock({ turn }: { turn: LiveTurn }) {
+/** `onRegenerate` is set on the last turn when its answer can be regenerated. */
+function TurnBlock({ turn, onRegenerate }: { turn: LiveTurn; onRegenerate?: () => void }) {
   const t = useT();
   const v = turn.view;
   return (
@@ -89,6 +91,9 @@ function TurnBlock({ turn }: { turn: LiveTurn }) {
       )}
       <RecallDisclosure items={v.recalled} />
       {!v.terminal && (v.phase === "waiting" || v.phase === "thinking") && <div className="hint thinking-now">{t("chatThinking")}</div>}
+      {v.terminal?.kind === "done" && onRegenerate && (
+        <MessageActions actions={["regenerate"]} busy={false} t={t} onAction={onRegenerate} />
+      )}
       {v.terminal?.kind === "done" && <div className="hint turn-end">✓ {(v.terminal.elapsedMs / 1000).toFixed(1)}s</div>}
       {v.terminal?.kind === "cancelled" && <div className="hint turn-end">{t("chatCancelled")}</div>}
       {v.terminal?.kind === "failed" && (
@@ -161,6 +166,8 @@ export default function ChatPage({
   const [allowed, setAllowed] = useState<string[]>([]);
   const [renaming, setRenaming] = useState<string | null>(null);
   const [exported, setExported] = useState<string | null>(null);
+  /** The user message being edited (its item id) and the edited text. */
+  const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
   const composer = useRef<HTMLTextAreaElement>(null);
   const transcript = useRef<HTMLDivElement>(null);
   // The `/` palette: skills are read again each time it opens (files may have changed).
@@ -235,6 +242,7 @@ export default function ChatPage({
       dispatch({ type: "clear" });
       setError(null);
       setExported(null);
+      setEditing(null);
       setHistory(null);
       setAllowed([]);
       setCurrent(id);
@@ -253,27 +261,28 @@ export default function ChatPage({
     dispatch({ type: "clear" });
     setCurrent(null);
     setHistory(null);
+    setEditing(null);
     setAllowed([]);
     setError(null);
     composer.current?.focus();
   }, []);
 
-  const send = useCallback(async () => {
-    const text = input.trim();
-    if (!text || running) return;
-    // An unknown `/word` is said here and never sent (the backend refuses it too).
-    const word = commandWord(text);
-    if (word !== null) {
+  /** An unknown `/word` in `text`, said before anything is sent or forked (the backend
+   * refuses it too); null when the text may be sent. */
+  const slashError = useCallback(
+    async (text: string): Promise<string | null> => {
+      if (commandWord(text) === null) return null;
       const known = skills ?? (await loadSkills());
       const unknown = known && unknownCommand(text, known);
-      if (unknown) {
-        setComposerError(t("slashUnknown", { name: unknown }));
-        return;
-      }
-    }
-    setComposerError(null);
-    setInput("");
+      return unknown ? t("slashUnknown", { name: unknown }) : null;
+    },
+    [skills, loadSkills, t],
+  );
+
+  /** Starts a turn with `text` in the conversation shown (a new one when none is). */
+  const sendText = useCallback(async (text: string) => {
     setError(null);
+    const word = commandWord(text);
     const key = ++keySeq.current;
     dispatch({ type: "start", key, userText: text, skill: word ?? undefined });
     const channel = new Channel<RuntimeEvent>();
@@ -296,7 +305,61 @@ export default function ChatPage({
       setError(r.error);
       dispatch({ type: "event", key, event: { type: "turn_failed", kind: "internal", message: errorText(r.error) } });
     }
-  }, [input, running, refreshList, refreshAllowed, skills, loadSkills, t]);
+  }, [refreshList, refreshAllowed]);
+
+  const send = useCallback(async () => {
+    const text = input.trim();
+    if (!text || running) return;
+    const refused = await slashError(text);
+    if (refused) {
+      setComposerError(refused);
+      return;
+    }
+    setComposerError(null);
+    setInput("");
+    await sendText(text);
+  }, [input, running, slashError, sendText]);
+
+  /** Forks the conversation shown at message `at` and opens the fork; with `text`, sends
+   * it there as the fork's next turn. The conversation shown is never changed. */
+  const forkAt = async (at: number, text?: string) => {
+    const source = currentRef.current;
+    if (!source || running) return;
+    const r = await commands.forkConversation(source, at);
+    if (currentRef.current !== source) return;
+    if (r.status === "error") return setError(r.error);
+    setEditing(null);
+    await open(r.data.id);
+    void refreshList();
+    if (text !== undefined && currentRef.current === r.data.id) await sendText(text);
+  };
+
+  /** Regenerate: the last user message, read from the store (the answer may be a turn
+   * of this visit, not reloaded yet), forked before and sent again. */
+  const regenerate = async () => {
+    const source = currentRef.current;
+    if (!source || running) return;
+    const r = await commands.loadConversation(source);
+    if (r.status === "error") return setError(r.error);
+    const target = regenerateTarget(historyItems(r.data.messages));
+    if (target?.user.forkBefore == null) return;
+    await forkAt(target.user.forkBefore, target.user.text);
+  };
+
+  const editSend = async (forkBefore: number) => {
+    const text = editing?.text.trim() ?? "";
+    if (!text) return;
+    const refused = await slashError(text);
+    if (refused) return setError({ type: "unknown_skill", message: refused });
+    await forkAt(forkBefore, text);
+  };
+
+  const onMessageAction = (item: HistoryItem, action: MessageAction) => {
+    if (item.kind === "tool") return;
+    if (action === "fork") void forkAt(item.seq);
+    else if (action === "edit" && item.kind === "user") setEditing({ id: item.id, text: item.text });
+    else if (action === "regenerate") void regenerate();
+  };
 
   const stop = useCallback(() => {
     if (currentId) void commands.cancelTurn(currentId);
@@ -403,6 +466,14 @@ export default function ChatPage({
   };
 
   const items = history ? historyItems(history.messages) : [];
+  // Regenerate is offered on the last answer only: the stored one while no turn of this
+  // visit follows it, else the last turn's (when it ran on the user's words).
+  const storedRegenerate = live.length === 0 ? (regenerateTarget(items)?.answerId ?? null) : null;
+  const lastLive = live.length ? live[live.length - 1] : null;
+  const liveRegenerate =
+    lastLive !== null && !lastLive.system && lastLive.view.terminal?.kind === "done" && (items.some((i) => i.kind === "user") || live.length > 1);
+  const origin = history?.conversation.forked_from ?? null;
+  const titleOf = (id: string) => list.find((c) => c.id === id)?.title ?? null;
   // Follows streamed text and new turns; a reopened conversation opens at its end.
   useStickToBottom(transcript, history, live);
 
@@ -444,6 +515,9 @@ export default function ChatPage({
                   ) : (
                     <button className="conv-open" onClick={() => void open(c.id)} onDoubleClick={() => setRenaming(c.id)}>
                       {c.title || t("chatUntitled")}
+                      {c.forked_from && (
+                        <span className="hint conv-forked-from">⑂ {forkOriginText(c.forked_from, titleOf(c.forked_from.conversation_id), t)}</span>
+                      )}
                     </button>
                   )}
                   <span className="conv-actions">
@@ -462,6 +536,16 @@ export default function ChatPage({
         <section className="chat-main">
           {currentId && (
             <div className="chat-toolbar row">
+              {origin && (
+                <button
+                  id="chat-forked-from"
+                  className="link"
+                  disabled={titleOf(origin.conversation_id) === null}
+                  onClick={() => void open(origin.conversation_id)}
+                >
+                  ⑂ {forkOriginText(origin, titleOf(origin.conversation_id), t)}
+                </button>
+              )}
               <button id="chat-export-md" onClick={() => void exportAs("markdown")}>{t("chatExportMd")}</button>
               <button id="chat-export-json" onClick={() => void exportAs("json")}>{t("chatExportJson")}</button>
               {exported && <span className="hint" id="chat-exported">{exported}</span>}
@@ -478,20 +562,53 @@ export default function ChatPage({
               it.kind === "tool" ? (
                 <ToolCardView key={it.id} card={it} />
               ) : (
-                <div key={it.id} className={`msg ${it.kind === "answer" ? "assistant final" : it.kind}${it.interrupted ? " interrupted" : ""}`}>
-                  {it.kind === "answer" ? <Markdown text={it.text} render={renderMd} /> : it.text}
-                  {it.kind === "user" && it.skill && (
-                    <details className="skill-mark" data-skill={it.skill.name}>
-                      <summary>⚡ {t("skillExpandedBy", { name: it.skill.name })}</summary>
-                      <pre className="skill-expansion">{it.skill.expansion}</pre>
-                    </details>
+                <div key={it.id} className={`msg-block ${it.kind}`} data-seq={it.seq}>
+                  {editing?.id === it.id && it.kind === "user" && it.forkBefore !== null ? (
+                    <div className="msg-edit">
+                      <textarea
+                        className="msg-edit-text"
+                        autoFocus
+                        rows={3}
+                        value={editing.text}
+                        onChange={(e) => setEditing({ id: it.id, text: e.target.value })}
+                        onKeyDown={(e) => {
+                          if (e.key === "Escape") setEditing(null);
+                        }}
+                      />
+                      <div className="hint">{t("msgEditHint")}</div>
+                      <div className="row">
+                        <button
+                          className="primary msg-edit-send"
+                          disabled={running || editing.text.trim() === ""}
+                          onClick={() => void editSend(it.forkBefore as number)}
+                        >
+                          {t("msgEditSend")}
+                        </button>
+                        <button className="msg-edit-cancel" onClick={() => setEditing(null)}>
+                          {t("msgEditCancel")}
+                        </button>
+                      </div>
+                    </div>
+                  ) : (
+                    <div className={`msg ${it.kind === "answer" ? "assistant final" : it.kind}${it.interrupted ? " interrupted" : ""}`}>
+                      {it.kind === "answer" ? <Markdown text={it.text} render={renderMd} /> : it.text}
+                      {it.kind === "user" && it.skill && (
+                        <details className="skill-mark" data-skill={it.skill.name}>
+                          <summary>⚡ {t("skillExpandedBy", { name: it.skill.name })}</summary>
+                          <pre className="skill-expansion">{it.skill.expansion}</pre>
+                        </details>
+                      )}
+                    </div>
+                  )}
+                  {editing?.id !== it.id && (
+                    <MessageActions actions={actionsFor(it, storedRegenerate)} busy={running} t={t} onAction={(a) => onMessageAction(it, a)} />
                   )}
                 </div>
               ),
             )}
             {history?.last_turn_interrupted && <div className="hint turn-end" id="chat-interrupted">⚠ {t("chatInterrupted")}</div>}
             {live.map((l) => (
-              <TurnBlock key={l.key} turn={l} />
+              <TurnBlock key={l.key} turn={l} onRegenerate={liveRegenerate && l === lastLive ? () => void regenerate() : undefined} />
             ))}
             {error && (
               <div className="error" id="chat-error">

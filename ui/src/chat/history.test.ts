@@ -39,10 +39,27 @@ describe("a skill's message", () => {
     expect(items[0]).toEqual({
       kind: "user",
       id: "h-0",
+      seq: 1,
+      forkBefore: null,
       text: "/checkup 000001",
       interrupted: false,
       skill: { name: "checkup", expansion: "执行持仓全面体检：\n1. 调用 portfolio" },
     });
+  });
+});
+
+describe("message ids", () => {
+  it("carry each stored seq, and a user message the seq it is edited from (the one before it)", () => {
+    const items = historyItems([
+      { seq: 7, message: { role: "user", content: "first" }, interrupted: false, skill: null },
+      { seq: 8, message: { role: "assistant", content: "answer" }, interrupted: false, skill: null },
+      { seq: 9, message: { role: "user", content: "second" }, interrupted: false, skill: null },
+    ]);
+    expect(items.map((i) => (i.kind === "user" ? [i.kind, i.seq, i.forkBefore] : [i.kind, i.kind === "tool" ? null : i.seq]))).toEqual([
+      ["user", 7, null],
+      ["answer", 8],
+      ["user", 9, 8],
+    ]);
   });
 });
 

@@ -4,10 +4,21 @@ import type { ToolCard } from "./reducer";
 import { isDelegate, paneFromSteps, roleOf } from "./subagent";
 import { toolDisplayName, toolErrorText } from "./toolNames";
 
+/** `seq` is the stored message's id (what a fork is taken at); a user message also has
+ * `forkBefore`, the seq of the message before it (null for the first): editing it forks
+ * there. */
 export type HistoryItem =
-  | { kind: "user"; id: string; text: string; interrupted: boolean; skill?: { name: string; expansion: string } }
-  | { kind: "system"; id: string; text: string; interrupted: boolean }
-  | { kind: "answer"; id: string; text: string; interrupted: boolean }
+  | {
+      kind: "user";
+      id: string;
+      seq: number;
+      forkBefore: number | null;
+      text: string;
+      interrupted: boolean;
+      skill?: { name: string; expansion: string };
+    }
+  | { kind: "system"; id: string; seq: number; text: string; interrupted: boolean }
+  | { kind: "answer"; id: string; seq: number; text: string; interrupted: boolean }
   | ToolCard;
 
 const BEIJING = /\n*\[当前北京时间：[^\]]*\]\s*$/;
@@ -34,18 +45,22 @@ function parseResult(content: string): Value {
 }
 
 export function historyItems(
-  messages: { message: Message; interrupted: boolean; skill?: SkillUse | null; sub_agent?: SubAgentStep[] }[],
+  // `seq` is absent only in tests' fixtures: then a message's position (1, 2, …) stands in.
+  messages: { seq?: number; message: Message; interrupted: boolean; skill?: SkillUse | null; sub_agent?: SubAgentStep[] }[],
 ): HistoryItem[] {
   const out: HistoryItem[] = [];
   const cards = new Map<string, ToolCard>();
+  const seqOf = (i: number) => messages[i].seq ?? i + 1;
   messages.forEach(({ message: m, interrupted, skill, sub_agent }, i) => {
+    const seq = seqOf(i);
     if (m.role === "user") {
       const origin = m.origin ?? "user";
+      const forkBefore = i > 0 ? seqOf(i - 1) : null;
       if (origin === "user" && skill)
         // What was typed is shown; the expansion the model got stays one click away.
-        out.push({ kind: "user", id: `h-${i}`, text: skill.typed, interrupted, skill: { name: skill.name, expansion: stripBeijingTime(m.content) } });
-      else if (origin === "user") out.push({ kind: "user", id: `h-${i}`, text: stripBeijingTime(m.content), interrupted });
-      else if (origin === "system_notification") out.push({ kind: "system", id: `h-${i}`, text: notificationLine(m.content), interrupted });
+        out.push({ kind: "user", id: `h-${i}`, seq, forkBefore, text: skill.typed, interrupted, skill: { name: skill.name, expansion: stripBeijingTime(m.content) } });
+      else if (origin === "user") out.push({ kind: "user", id: `h-${i}`, seq, forkBefore, text: stripBeijingTime(m.content), interrupted });
+      else if (origin === "system_notification") out.push({ kind: "system", id: `h-${i}`, seq, text: notificationLine(m.content), interrupted });
     } else if (m.role === "assistant") {
       for (const c of m.tool_calls ?? []) {
         const card: ToolCard = {
@@ -64,7 +79,7 @@ export function historyItems(
         out.push(card);
       }
       if ((m.content ?? "").trim() !== "" && (m.tool_calls ?? []).length === 0) {
-        out.push({ kind: "answer", id: `h-${i}`, text: m.content ?? "", interrupted });
+        out.push({ kind: "answer", id: `h-${i}`, seq, text: m.content ?? "", interrupted });
       }
     } else {
       const card = cards.get(m.tool_call_id);
