@@ -45,7 +45,8 @@ pub fn watch(app: AppHandle, tasks: Arc<BackgroundTaskManager>) {
                 Err(RecvError::Closed) => return,
             };
             let Some(tasks) = weak.upgrade() else { return };
-            crate::tray::set_running_tasks(&app, tasks.active().len(), task.session_id.as_deref());
+            // The tray says "N running": queued tasks are not counted until they start.
+            crate::tray::set_running_tasks(&app, tasks.running().len(), task.session_id.as_deref());
             let finished = task.status.is_finished();
             if let Err(e) = (TaskChanged {
                 task: without_result(task.clone()),

@@ -793,6 +793,11 @@ export type TaskProgress = {
 	detail?: string,
 	/**  0.0..=1.0, or `None` when the task cannot tell. */
 	fraction?: number | null,
+	/**
+	 *  The same step typed, for readers that word it themselves (the panel, in its
+	 *  language); `stage`/`detail` keep a Chinese wording for readers that do not.
+	 */
+	step?: TaskStep | null,
 };
 
 /**  A background task the overview's buttons start, without any model. */
@@ -806,7 +811,17 @@ export type TaskRequest =
 /**  Daily bars from a CSV file or a folder of them (`wyckoff data import`'s format). */
 { type: "import"; path: string };
 
-export type TaskStatus = "running" | "completed" | "failed" | "cancelled";
+export type TaskStatus = 
+/**  Accepted, waiting for one of the running slots (at most three run at once). */
+"queued" | "running" | "completed" | "failed" | "cancelled";
+
+/**  A step of a task that readers can word themselves. */
+export type TaskStep = 
+/**
+ *  `screen_stocks` finished funnel layer `layer` (1 = L1 … 5 = L5): `input` stocks
+ *  went in, `passed` came out.
+ */
+{ kind: "screen_layer"; layer: number; input: number; passed: number };
 
 export type Theme = "system" | "light" | "dark";
 

@@ -1,7 +1,7 @@
 //! Background tasks (seed §7): heavy tools run on tokio while the conversation goes on.
 //!
 //! A background tool call returns `{"status":"background","task_id":…}` at once. The task
-//! reports progress through a task-local reporter (only background tasks have one), its
+//! reports progress through its context's [`ProgressHandle`], its
 //! result is persisted in SQLite, listeners get every state change on a broadcast
 //! channel, and a synthetic system-notification message is queued for the session so the
 //! next round (or turn) continues with the result. On open, tasks that were running when
@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -28,45 +28,17 @@ use wyckoff_protocol::{Message, TaskInfo, TaskProgress, TaskStatus, UserOrigin};
 use crate::clock::Clock;
 use crate::error::AgentError;
 use crate::results::{ResultStore, serialize_result};
-use crate::tool::{Tool, ToolContext, ToolError};
+use crate::tool::{ProgressHandle, Tool, ToolContext, ToolError};
 
-/// Background tasks that run at once; more are accepted and wait their turn (the heavy
-/// tools each use every core: running more at once only makes all of them slower).
+/// Background tasks that run at once; more are accepted and wait their turn as
+/// [`TaskStatus::Queued`] (the heavy tools each use every core: running more at once only
+/// makes all of them slower).
 pub const MAX_RUNNING_TASKS: usize = 3;
-/// Stage of a task waiting for a free slot.
-pub const QUEUED_STAGE: &str = "排队中";
 
 /// Characters of a task result included in its completion notification.
 pub const SUMMARY_MAX_CHARS: usize = 3_000;
 /// Error recorded for tasks that were running when the app stopped.
 pub const INTERRUPTED: &str = "interrupted by restart";
-
-tokio::task_local! {
-    static REPORTER: ProgressReporter;
-}
-
-#[derive(Clone)]
-struct ProgressReporter {
-    manager: Weak<BackgroundTaskManager>,
-    task_id: String,
-}
-
-/// Reports progress of the background task this code runs in. Outside a background
-/// task (a foreground tool call, the runtime itself) it does nothing.
-pub fn report_progress(stage: &str, detail: &str, fraction: Option<f32>) {
-    let _ = REPORTER.try_with(|r| {
-        if let Some(m) = r.manager.upgrade() {
-            m.set_progress(
-                &r.task_id,
-                TaskProgress {
-                    stage: stage.to_owned(),
-                    detail: detail.to_owned(),
-                    fraction: fraction.map(|f| f.clamp(0.0, 1.0)),
-                },
-            );
-        }
-    });
-}
 
 #[derive(Default)]
 struct State {
@@ -155,8 +127,10 @@ impl BackgroundTaskManager {
         migrator.run(&pool).await?;
 
         let now = clock.now().to_rfc3339();
+        // A queued task of a dead process is as lost as a running one: its arguments
+        // lived only in that process.
         let running: Vec<(String, Option<String>)> = sqlx::query_as(
-            "SELECT task_id, owner FROM agent_background_task WHERE status = 'running'",
+            "SELECT task_id, owner FROM agent_background_task WHERE status IN ('running', 'queued')",
         )
         .fetch_all(&pool)
         .await?;
@@ -167,7 +141,7 @@ impl BackgroundTaskManager {
             };
             if orphaned {
                 sqlx::query(
-                    "UPDATE agent_background_task SET status = 'failed', error = ?, finished_at = ?, notified = 0 WHERE task_id = ? AND status = 'running'",
+                    "UPDATE agent_background_task SET status = 'failed', error = ?, finished_at = ?, notified = 0 WHERE task_id = ? AND status IN ('running', 'queued')",
                 )
                 .bind(INTERRUPTED)
                 .bind(&now)
@@ -257,10 +231,19 @@ impl BackgroundTaskManager {
         Ok(stored.flatten().and_then(|r| serde_json::from_str(&r).ok()))
     }
 
+    /// Tasks not finished yet: running, and queued for a slot.
     pub fn active(&self) -> Vec<TaskInfo> {
         self.list()
             .into_iter()
             .filter(|t| !t.status.is_finished())
+            .collect()
+    }
+
+    /// Tasks running now (at most [`MAX_RUNNING_TASKS`]); queued ones are left out.
+    pub fn running(&self) -> Vec<TaskInfo> {
+        self.list()
+            .into_iter()
+            .filter(|t| t.status == TaskStatus::Running)
             .collect()
     }
 
@@ -379,15 +362,23 @@ impl BackgroundTaskManager {
             .take(12)
             .collect();
         let task_id = format!("bg_{short}_{}", spec.name);
+        // Taken here, not in the task, so the order of submission is the order of slots;
+        // without one the task is queued until a running one ends.
+        let slots = self.slots.clone();
+        let slot = slots.clone().try_acquire_owned().ok();
+        let status = if slot.is_some() {
+            TaskStatus::Running
+        } else {
+            TaskStatus::Queued
+        };
         let task = TaskInfo {
             task_id: task_id.clone(),
             tool_name: spec.name.clone(),
             display_name: spec.display_name.clone(),
-            status: TaskStatus::Running,
+            status,
             progress: TaskProgress {
                 stage: "已提交".into(),
-                detail: String::new(),
-                fraction: None,
+                ..TaskProgress::default()
             },
             started_at: self.clock.now().to_rfc3339(),
             finished_at: None,
@@ -397,12 +388,13 @@ impl BackgroundTaskManager {
             error: None,
         };
         sqlx::query(
-            "INSERT INTO agent_background_task (task_id, session_id, tool_name, display_name, status, progress_json, started_at, owner) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
+            "INSERT INTO agent_background_task (task_id, session_id, tool_name, display_name, status, progress_json, started_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&task.task_id)
         .bind(session_id)
         .bind(&task.tool_name)
         .bind(&task.display_name)
+        .bind(status_str(status))
         .bind(serde_json::to_string(&task.progress)?)
         .bind(&task.started_at)
         .bind(&self.owner)
@@ -413,9 +405,15 @@ impl BackgroundTaskManager {
         }
         let _ = self.events.send(task.clone());
 
-        let reporter = ProgressReporter {
-            manager: Arc::downgrade(self),
-            task_id: task_id.clone(),
+        let progress = {
+            // Weak: a tool still reporting must not keep a closed manager alive.
+            let manager = Arc::downgrade(self);
+            let task_id = task_id.clone();
+            ProgressHandle::new(move |p| {
+                if let Some(m) = manager.upgrade() {
+                    m.set_progress(&task_id, p);
+                }
+            })
         };
         let cancel = self.shutdown.child_token();
         if let Ok(mut s) = self.state.lock() {
@@ -426,46 +424,39 @@ impl BackgroundTaskManager {
             call_id: task_id.clone(),
             cancel,
             background: Some(self.clone()),
+            progress,
         };
         let manager = self.clone();
-        let slots = self.slots.clone();
-        // Taken here, not in the task, so the order of submission is the order of slots.
-        let slot = slots.clone().try_acquire_owned().ok();
-        if slot.is_none() {
-            // Said before the task waits, so the panel and the model see why it is not moving.
-            self.set_progress(
-                &task_id,
-                TaskProgress {
-                    stage: QUEUED_STAGE.into(),
-                    detail: format!("同时最多运行 {MAX_RUNNING_TASKS} 个后台任务，等待空位"),
-                    fraction: None,
-                },
-            );
-        }
         let span = tracing::info_span!("background_task", task_id = %task_id, tool = %spec.name);
         let submitted = task_id.clone();
         self.tracker.spawn(
             async move {
                 let cancel = ctx.cancel.clone();
-                let run = REPORTER.scope(reporter, async move {
-                    // Waiting for a slot can be cancelled like the work itself.
-                    let _slot = match slot {
-                        Some(p) => p,
-                        None => tokio::select! {
-                            permit = slots.acquire_owned() => match permit {
-                                Ok(p) => p,
-                                Err(_) => return Err(ToolError::Cancelled),
-                            },
-                            _ = cancel.cancelled() => return Err(ToolError::Cancelled),
-                        },
-                    };
-                    tokio::select! {
+                // Waiting for a slot can be cancelled like the work itself.
+                let slot = match slot {
+                    Some(p) => Some(p),
+                    None => {
+                        let permit = tokio::select! {
+                            permit = slots.acquire_owned() => permit.ok(),
+                            _ = cancel.cancelled() => None,
+                        };
+                        if permit.is_some() {
+                            manager.mark_running(&task_id).await;
+                        }
+                        permit
+                    }
+                };
+                let outcome = match slot {
+                    None => Err(ToolError::Cancelled),
+                    Some(_) => tokio::select! {
                         r = tool.call(args, ctx) => r,
                         _ = cancel.cancelled() => Err(ToolError::Cancelled),
-                    }
-                });
-                let outcome = run.await;
+                    },
+                };
+                // The slot is held until the end is recorded, so a queued task never
+                // shows running beside three that have not yet shown finished.
                 manager.finish(&task_id, outcome).await;
+                drop(slot);
             }
             .instrument(span),
         );
@@ -500,6 +491,32 @@ impl BackgroundTaskManager {
             .map(|t| t.task_id)
             .collect();
         ids.iter().filter(|id| self.cancel(id)).count()
+    }
+
+    /// A queued task got its slot: it is running from now on.
+    async fn mark_running(&self, task_id: &str) {
+        if let Err(e) = sqlx::query(
+            "UPDATE agent_background_task SET status = 'running' WHERE task_id = ? AND status = 'queued'",
+        )
+        .bind(task_id)
+        .execute(&self.pool)
+        .await
+        {
+            tracing::warn!(task_id, "could not record the task running: {e}");
+        }
+        let updated = self.state.lock().ok().and_then(|mut s| {
+            s.tasks
+                .iter_mut()
+                .find(|t| t.task_id == task_id && t.status == TaskStatus::Queued)
+                .map(|t| {
+                    t.status = TaskStatus::Running;
+                    t.clone()
+                })
+        });
+        if let Some(t) = updated {
+            tracing::info!(task_id, "queued background task started");
+            let _ = self.events.send(t);
+        }
     }
 
     fn set_progress(&self, task_id: &str, progress: TaskProgress) {
@@ -545,6 +562,8 @@ impl BackgroundTaskManager {
         if status == TaskStatus::Completed {
             progress.fraction = Some(1.0);
             progress.stage = "完成".into();
+            // Done is no step of the work (a failed or cancelled task keeps where it stopped).
+            progress.step = None;
         }
         // The body goes to the database before anyone can see the task finished, so
         // whoever sees it finished can read its result.
@@ -618,6 +637,7 @@ impl BackgroundTaskManager {
 
 fn status_str(s: TaskStatus) -> &'static str {
     match s {
+        TaskStatus::Queued => "queued",
         TaskStatus::Running => "running",
         TaskStatus::Completed => "completed",
         TaskStatus::Failed => "failed",
@@ -627,6 +647,7 @@ fn status_str(s: TaskStatus) -> &'static str {
 
 fn parse_status(s: &str) -> TaskStatus {
     match s {
+        "queued" => TaskStatus::Queued,
         "running" => TaskStatus::Running,
         "completed" => TaskStatus::Completed,
         "cancelled" => TaskStatus::Cancelled,
@@ -704,6 +725,11 @@ pub fn tasks_report(tasks: &[TaskInfo], now: chrono::DateTime<chrono::Utc>) -> V
             if let Some(e) = &t.error {
                 item["error"] = json!(e);
             }
+            if t.status == TaskStatus::Queued {
+                item["queued"] = json!(format!(
+                    "同时最多运行 {MAX_RUNNING_TASKS} 个后台任务，等待空位后自动开始"
+                ));
+            }
             item
         })
         .collect();
@@ -765,10 +791,10 @@ mod tests {
             ToolSpec::new("screen_stocks", "全市场扫描").background(),
             "scan",
             json!({"type": "object", "properties": {}}),
-            move |_args, _ctx| {
+            move |_args, ctx: ToolContext| {
                 let gate = gate.clone();
                 async move {
-                    report_progress("日线拉取", "2/3", Some(0.5));
+                    ctx.progress.report("日线拉取", "2/3", Some(0.5));
                     gate.notified().await;
                     Ok(json!({"candidates": ["600519"]}))
                 }
@@ -992,12 +1018,21 @@ mod tests {
         assert_eq!(t.error.as_deref(), Some(INTERRUPTED));
     }
 
+    async fn stored_status(m: &BackgroundTaskManager, task_id: &str) -> String {
+        sqlx::query_scalar("SELECT status FROM agent_background_task WHERE task_id = ?")
+            .bind(task_id)
+            .fetch_one(&m.pool)
+            .await
+            .unwrap()
+    }
+
     #[tokio::test]
-    async fn tasks_beyond_the_cap_wait_in_a_queue_and_run_when_a_slot_frees() {
+    async fn a_task_beyond_the_cap_is_queued_and_runs_when_a_slot_frees() {
         let dir = tempfile::tempdir().unwrap();
         let m = BackgroundTaskManager::open(&dir.path().join("db"), Arc::new(SystemClock), None)
             .await
             .unwrap();
+        let mut events = m.subscribe();
         let gates: Vec<_> = (0..=MAX_RUNNING_TASKS)
             .map(|_| Arc::new(tokio::sync::Notify::new()))
             .collect();
@@ -1009,32 +1044,81 @@ mod tests {
                     .unwrap(),
             );
         }
-        let last = tasks.last().unwrap();
-        assert_eq!(last.status, TaskStatus::Running);
-        assert_eq!(last.progress.stage, QUEUED_STAGE);
+        let fourth = tasks.last().unwrap().task_id.clone();
+        for t in &tasks[..MAX_RUNNING_TASKS] {
+            assert_eq!(t.status, TaskStatus::Running);
+        }
+        assert_eq!(tasks[MAX_RUNNING_TASKS].status, TaskStatus::Queued);
+        assert_eq!(stored_status(&m, &fourth).await, "queued");
+        assert_eq!(m.running().len(), MAX_RUNNING_TASKS);
+        assert_eq!(m.active().len(), MAX_RUNNING_TASKS + 1);
+        // The model sees it queued, and why.
+        let report = tasks_report(&m.list_for_session("s1"), chrono::Utc::now());
+        assert_eq!(report["tasks"][MAX_RUNNING_TASKS]["status"], "queued");
         assert!(
-            last.progress
-                .detail
+            report["tasks"][MAX_RUNNING_TASKS]["queued"]
+                .as_str()
+                .unwrap()
                 .contains(&MAX_RUNNING_TASKS.to_string())
         );
-        // The first ones run (they report their own stage); the last one waits.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(m.get(&tasks[0].task_id).unwrap().progress.stage, "日线拉取");
-        assert_eq!(m.get(&last.task_id).unwrap().progress.stage, QUEUED_STAGE);
-        // One finishes: the queued one starts.
+
+        // One ends: the fourth turns running, then its tool reports its first stage.
         gates[0].notify_one();
-        m.wait_for(&tasks[0].task_id, Duration::from_secs(5))
-            .await
-            .unwrap();
+        let mut seen = Vec::new();
         tokio::time::timeout(Duration::from_secs(5), async {
-            while m.get(&last.task_id).unwrap().progress.stage == QUEUED_STAGE {
-                tokio::time::sleep(Duration::from_millis(10)).await;
+            loop {
+                let t = events.recv().await.unwrap();
+                if t.task_id == fourth {
+                    seen.push((t.status, t.progress.stage.clone()));
+                    if t.progress.stage == "日线拉取" {
+                        break;
+                    }
+                }
             }
         })
         .await
         .unwrap();
-        assert_eq!(m.get(&last.task_id).unwrap().progress.stage, "日线拉取");
+        assert_eq!(
+            seen,
+            [
+                (TaskStatus::Queued, "已提交".to_owned()),
+                (TaskStatus::Running, "已提交".to_owned()),
+                (TaskStatus::Running, "日线拉取".to_owned()),
+            ]
+        );
+        assert_eq!(
+            m.get(&tasks[0].task_id).unwrap().status,
+            TaskStatus::Completed
+        );
+        assert_eq!(stored_status(&m, &fourth).await, "running");
+        assert_eq!(m.running().len(), MAX_RUNNING_TASKS);
         m.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn restart_marks_a_queued_task_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("wyckoff.db");
+        let m = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let never = Arc::new(tokio::sync::Notify::new());
+        for _ in 0..MAX_RUNNING_TASKS {
+            m.submit(slow_tool(never.clone()), json!({}), "s1")
+                .await
+                .unwrap();
+        }
+        let queued = m.submit(slow_tool(never), json!({}), "s1").await.unwrap();
+        assert_eq!(queued.status, TaskStatus::Queued);
+        std::mem::forget(m);
+
+        let m2 = BackgroundTaskManager::open(&db, Arc::new(SystemClock), None)
+            .await
+            .unwrap();
+        let t = m2.get(&queued.task_id).unwrap();
+        assert_eq!(t.status, TaskStatus::Failed);
+        assert_eq!(t.error.as_deref(), Some(INTERRUPTED));
+        assert!(m2.active().is_empty());
     }
 
     #[tokio::test]
@@ -1076,6 +1160,7 @@ mod tests {
             call_id: "c".into(),
             cancel: CancellationToken::new(),
             background: Some(m.clone()),
+            progress: ProgressHandle::silent(),
         };
         let out = tool.call(json!({}), ctx("s1")).await.unwrap();
         assert_eq!(out["tasks"][0]["task_id"], task.task_id);

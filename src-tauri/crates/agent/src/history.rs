@@ -125,6 +125,7 @@ mod tests {
             call_id: "c".into(),
             cancel: CancellationToken::new(),
             background: None,
+            progress: crate::tool::ProgressHandle::silent(),
         }
     }
 

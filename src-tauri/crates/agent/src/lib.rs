@@ -62,7 +62,7 @@ pub mod transcript;
 pub mod validation;
 
 pub use approval::{ApprovalGate, Approver, GateDecision, HeadlessApprover, PendingApprovals};
-pub use background::{BackgroundTaskManager, TaskOwner, report_progress};
+pub use background::{BackgroundTaskManager, TaskOwner};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use compaction::{
     CompactionArchive, CompactionReport, Compactor, FileArchive, LlmCompactor, MemoryFlush,
@@ -77,5 +77,5 @@ pub use sink::{CollectingSink, EventSink, FnSink, NullSink};
 pub use skills::{
     Skill, SkillCatalog, SkillError, SkillExpansion, SkillSet, SkillSource, SkillWarning,
 };
-pub use tool::{FnTool, Tool, ToolContext, ToolError, ToolSpec};
+pub use tool::{FnTool, ProgressHandle, Tool, ToolContext, ToolError, ToolSpec};
 pub use transcript::{NoTranscript, Transcript};

@@ -312,6 +312,8 @@ impl ToolRegistry {
             call_id: call.id.clone(),
             cancel: env.cancel.child_token(),
             background: env.background.clone(),
+            // A foreground call is no task: there is nowhere to show its progress.
+            progress: crate::tool::ProgressHandle::silent(),
         };
         // A tool's own declared limit governs; the session's tool timeout is the default.
         let limit = tool.time_limit(&args).or(env.tool_timeout);

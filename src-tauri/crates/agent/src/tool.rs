@@ -9,9 +9,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use wyckoff_protocol::{ApprovalPreview, ToolSchema};
+use wyckoff_protocol::{ApprovalPreview, TaskProgress, TaskStep, ToolSchema};
 
-use crate::background::{self, BackgroundTaskManager};
+use crate::background::BackgroundTaskManager;
 
 /// Behaviour flags of a tool (seed §2 `ToolSpec`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,13 +76,59 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The task manager, for tools that inspect background work.
     pub background: Option<Arc<BackgroundTaskManager>>,
+    /// Where the tool says how far it is: the task's progress for a background run,
+    /// nowhere for a foreground call.
+    pub progress: ProgressHandle,
 }
 
-impl ToolContext {
-    /// Reports progress of the current background task. A no-op in foreground calls:
-    /// only tasks started by the background manager carry a reporter.
-    pub fn report_progress(&self, stage: &str, detail: &str, fraction: Option<f32>) {
-        background::report_progress(stage, detail, fraction);
+type ReportFn = dyn Fn(TaskProgress) + Send + Sync;
+
+/// The one way a tool reports progress. Cheap to clone and `Send`, so engine work on a
+/// thread of its own can hold one. A background task's handle updates that task (panel,
+/// CLI line, `check_background_tasks`); [`ProgressHandle::silent`] drops every report.
+#[derive(Clone, Default)]
+pub struct ProgressHandle(Option<Arc<ReportFn>>);
+
+impl ProgressHandle {
+    /// Reports nothing (foreground calls, tests).
+    pub fn silent() -> Self {
+        ProgressHandle(None)
+    }
+
+    /// Hands every report to `report` (the background manager, a CLI spinner).
+    pub fn new(report: impl Fn(TaskProgress) + Send + Sync + 'static) -> Self {
+        ProgressHandle(Some(Arc::new(report)))
+    }
+
+    /// A stage in words (`fraction` 0..=1, `None` when the tool cannot tell).
+    pub fn report(&self, stage: &str, detail: &str, fraction: Option<f32>) {
+        self.send(stage, detail, fraction, None);
+    }
+
+    /// A typed step, with its Chinese wording for readers that show `stage`/`detail`.
+    pub fn report_step(&self, step: TaskStep, stage: &str, detail: &str, fraction: Option<f32>) {
+        self.send(stage, detail, fraction, Some(step));
+    }
+
+    fn send(&self, stage: &str, detail: &str, fraction: Option<f32>, step: Option<TaskStep>) {
+        if let Some(report) = &self.0 {
+            report(TaskProgress {
+                stage: stage.to_owned(),
+                detail: detail.to_owned(),
+                fraction: fraction.map(|f| f.clamp(0.0, 1.0)),
+                step,
+            });
+        }
+    }
+}
+
+impl std::fmt::Debug for ProgressHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "ProgressHandle(reporting)"
+        } else {
+            "ProgressHandle(silent)"
+        })
     }
 }
 

@@ -1077,7 +1077,7 @@ async fn background_completion_reaches_the_next_round() {
         ToolSpec::new("screen_stocks", "全市场扫描").background(),
         obj(json!({}), &[]),
         |_, ctx| async move {
-            ctx.report_progress("日线拉取", "1/2", Some(0.5));
+            ctx.progress.report("日线拉取", "1/2", Some(0.5));
             Ok(json!({"candidates": ["600519", "000001"]}))
         },
     ));

@@ -113,11 +113,7 @@ pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {
             "board": a.board, "stop_loss_pct": a.stop_loss, "take_profit_pct": a.take_profit,
             "entry_price_mode": a.entry,
         });
-        let show = |stage: &str, detail: &str, _f: Option<f32>| {
-            if let Some(b) = &bar {
-                b.set_message(format!("{stage} {detail}"));
-            }
-        };
+        let show = crate::screen::spinner_progress(&bar);
         anyhow::Ok(wyckoff_tools::backtest::run(&md, &args, &show).await)
     });
     if let Some(b) = bar {

@@ -123,10 +123,18 @@ fn render(event: &RuntimeEvent, json: bool) {
     }
 }
 
-/// One progress line for a background task: `⟳ 全市场扫描 [bg_…] L2 强势通道 1234/5640 45%`.
+/// One progress line for a background task: `⟳ 全市场扫描 [bg_…] L2 强势通道 5640 → 1234 62%`,
+/// or `⋯ 全市场扫描 [bg_…] 排队中（同时最多运行 3 个）` while it waits for a slot.
 fn task_line(task: &wyckoff_protocol::TaskInfo) -> String {
     use wyckoff_protocol::TaskStatus;
     let (mark, what) = match task.status {
+        TaskStatus::Queued => (
+            "⋯",
+            format!(
+                "排队中（同时最多运行 {} 个）",
+                wyckoff_agent::background::MAX_RUNNING_TASKS
+            ),
+        ),
         TaskStatus::Running => {
             let pct = task
                 .progress
@@ -328,4 +336,81 @@ async fn run_async(
     let code =
         exit_override.unwrap_or_else(|| u8::try_from(report.outcome.exit_code()).unwrap_or(1));
     Ok(ExitCode::from(code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::task_line;
+    use wyckoff_protocol::{TaskInfo, TaskProgress, TaskStatus, TaskStep};
+
+    fn task(status: TaskStatus, progress: TaskProgress, error: Option<&str>) -> TaskInfo {
+        TaskInfo {
+            task_id: "bg_1_screen_stocks".into(),
+            tool_name: "screen_stocks".into(),
+            display_name: "全市场扫描".into(),
+            status,
+            progress,
+            started_at: "2026-12-04T09:00:00+00:00".into(),
+            finished_at: None,
+            session_id: Some("s1".into()),
+            result_summary: None,
+            result: None,
+            error: error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn task_lines_by_status_and_progress() {
+        let submitted = TaskProgress {
+            stage: "已提交".into(),
+            ..TaskProgress::default()
+        };
+        let layer = TaskProgress {
+            stage: "L2 强势通道".into(),
+            detail: "5640 → 1234".into(),
+            fraction: Some(0.62),
+            step: Some(TaskStep::ScreenLayer {
+                layer: 2,
+                input: 5640,
+                passed: 1234,
+            }),
+        };
+        let cases = [
+            (
+                task(TaskStatus::Queued, submitted.clone(), None),
+                "⋯ 全市场扫描 [bg_1_screen_stocks] 排队中（同时最多运行 3 个）",
+            ),
+            (
+                task(TaskStatus::Running, submitted.clone(), None),
+                "⟳ 全市场扫描 [bg_1_screen_stocks] 已提交",
+            ),
+            (
+                task(TaskStatus::Running, layer, None),
+                "⟳ 全市场扫描 [bg_1_screen_stocks] L2 强势通道 5640 → 1234 62%",
+            ),
+            (
+                task(TaskStatus::Completed, submitted.clone(), None),
+                "✓ 全市场扫描 [bg_1_screen_stocks] 完成",
+            ),
+            (
+                task(
+                    TaskStatus::Failed,
+                    submitted.clone(),
+                    Some("interrupted by restart"),
+                ),
+                "✗ 全市场扫描 [bg_1_screen_stocks] interrupted by restart",
+            ),
+            (
+                task(TaskStatus::Failed, submitted.clone(), None),
+                "✗ 全市场扫描 [bg_1_screen_stocks] 失败",
+            ),
+            (
+                task(TaskStatus::Cancelled, submitted, Some("cancelled")),
+                "✗ 全市场扫描 [bg_1_screen_stocks] 已取消",
+            ),
+        ];
+        for (t, want) in cases {
+            assert_eq!(task_line(&t), want, "{:?}", t.status);
+        }
+    }
 }

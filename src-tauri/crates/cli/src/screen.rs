@@ -44,6 +44,16 @@ pub fn spinner() -> Option<ProgressBar> {
     Some(bar)
 }
 
+/// The spinner's message follows the tool's progress (nothing shown without a terminal).
+pub fn spinner_progress(bar: &Option<ProgressBar>) -> wyckoff_agent::ProgressHandle {
+    match bar.clone() {
+        Some(b) => wyckoff_agent::ProgressHandle::new(move |p| {
+            b.set_message(format!("{} {}", p.stage, p.detail));
+        }),
+        None => wyckoff_agent::ProgressHandle::silent(),
+    }
+}
+
 fn num(v: &Value) -> String {
     match v {
         Value::Number(n) => n.to_string(),
@@ -130,11 +140,7 @@ pub fn run(a: ScreenArgs) -> anyhow::Result<ExitCode> {
     let result = rt.block_on(async {
         let md = open().await?;
         let args = json!({"board": a.board, "limit": a.limit, "as_of": a.as_of});
-        let show = |stage: &str, detail: &str, _f: Option<f32>| {
-            if let Some(b) = &bar {
-                b.set_message(format!("{stage} {detail}"));
-            }
-        };
+        let show = spinner_progress(&bar);
         anyhow::Ok(wyckoff_tools::screen::run(&md, &args, &show).await)
     });
     if let Some(b) = bar {

@@ -21,5 +21,5 @@ pub use event::{RecalledItem, RuntimeEvent, Tier};
 pub use message::{Message, SkillUse, SubAgentStep, ToolCall, ToolSchema, UserOrigin};
 pub use provider::ProviderKind;
 pub use subagent::{SubAgentPolicy, SubAgentResult, SubAgentStatus};
-pub use task::{TaskInfo, TaskProgress, TaskStatus};
+pub use task::{TaskInfo, TaskProgress, TaskStatus, TaskStep};
 pub use usage::Usage;

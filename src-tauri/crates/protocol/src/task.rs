@@ -5,6 +5,8 @@ use specta::Type;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
+    /// Accepted, waiting for one of the running slots (at most three run at once).
+    Queued,
     Running,
     Completed,
     Failed,
@@ -12,8 +14,9 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
+    /// Completed, failed or cancelled: nothing more will change.
     pub fn is_finished(self) -> bool {
-        !matches!(self, TaskStatus::Running)
+        !matches!(self, TaskStatus::Queued | TaskStatus::Running)
     }
 }
 
@@ -26,6 +29,19 @@ pub struct TaskProgress {
     /// 0.0..=1.0, or `None` when the task cannot tell.
     #[serde(default)]
     pub fraction: Option<f32>,
+    /// The same step typed, for readers that word it themselves (the panel, in its
+    /// language); `stage`/`detail` keep a Chinese wording for readers that do not.
+    #[serde(default)]
+    pub step: Option<TaskStep>,
+}
+
+/// A step of a task that readers can word themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TaskStep {
+    /// `screen_stocks` finished funnel layer `layer` (1 = L1 … 5 = L5): `input` stocks
+    /// went in, `passed` came out.
+    ScreenLayer { layer: u8, input: u32, passed: u32 },
 }
 
 /// A background task as listeners (UI panel, `check_background_tasks`) see it.

@@ -68,7 +68,7 @@ async fn prune_tasks(
     }
     let cutoff = chrono::DateTime::<chrono::Utc>::from(cutoff);
     let finished: Vec<(String, Option<String>, Option<String>)> = sqlx::query_as(
-        "SELECT task_id, session_id, finished_at FROM agent_background_task WHERE status != 'running'",
+        "SELECT task_id, session_id, finished_at FROM agent_background_task WHERE status IN ('completed', 'failed', 'cancelled')",
     )
     .fetch_all(pool)
     .await?;
@@ -97,7 +97,7 @@ async fn prune_tasks(
             report.kept_referenced += 1;
             continue;
         }
-        sqlx::query("DELETE FROM agent_background_task WHERE task_id = ? AND status != 'running'")
+        sqlx::query("DELETE FROM agent_background_task WHERE task_id = ? AND status IN ('completed', 'failed', 'cancelled')")
             .bind(&task_id)
             .execute(pool)
             .await?;
@@ -275,7 +275,7 @@ mod tests {
         };
         // (task, conversation, status, finished days ago, stays)
         type Row<'a> = (&'a str, Option<&'a str>, &'a str, Option<u64>, bool);
-        let rows: [Row; 6] = [
+        let rows: [Row; 7] = [
             (
                 "bg_old_user_run_backtest",
                 None,
@@ -305,6 +305,7 @@ mod tests {
                 false,
             ),
             ("bg_running_run_backtest", None, "running", None, true),
+            ("bg_queued_run_backtest", None, "queued", None, true),
             ("bg_recent_screen_stocks", None, "completed", Some(2), true),
         ];
         for (task, conversation, status, finished, _) in &rows {

@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 
 use serde_json::{Value, json};
-use wyckoff_agent::ToolError;
+use wyckoff_agent::{ProgressHandle, ToolError};
 use wyckoff_engine::Universe;
 use wyckoff_engine::backtest::{
     BacktestArgs, BacktestError, BacktestResult, FunnelSignals, RawBacktestArgs, SignalSource,
@@ -14,7 +14,7 @@ use wyckoff_engine::backtest::{
 use wyckoff_market::MarketData;
 
 use crate::common::{iso, opt_f64, opt_i64, opt_str, round_tree};
-use crate::screen::{Progress, StopOnDrop};
+use crate::screen::StopOnDrop;
 
 pub const NAME: &str = "run_backtest";
 pub const DISPLAY_NAME: &str = "策略回测";
@@ -115,7 +115,7 @@ fn backtest_worker(
 pub async fn run(
     md: &MarketData,
     args: &Value,
-    progress: Progress<'_>,
+    progress: &ProgressHandle,
 ) -> Result<Value, ToolError> {
     let raw = RawBacktestArgs {
         start: opt_str(args, "start"),
@@ -129,7 +129,7 @@ pub async fn run(
     };
     let parsed =
         BacktestArgs::parse(&raw, today(md)).map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
-    progress("加载K线", "读取本地缓存", Some(0.02));
+    progress.report("加载K线", "读取本地缓存", Some(0.02));
     // Everything is loaded; the backtest itself reads only bars known at each day.
     let loaded = md
         .load_universe(None)
@@ -137,7 +137,7 @@ pub async fn run(
         .map_err(|e| ToolError::Failed(format!("读取本地K线缓存失败: {e}")))?;
     let report = loaded.report;
     let universe = loaded.universe;
-    progress(
+    progress.report(
         "准备指标",
         &format!("{} 只股票", universe.stocks.len()),
         Some(0.08),
@@ -158,7 +158,7 @@ pub async fn run(
         })
         .map_err(|e| ToolError::Failed(format!("无法启动回测线程: {e}")))?;
     while let Some((detail, fraction)) = rx.recv().await {
-        progress("逐日回测", &detail, Some(fraction));
+        progress.report("逐日回测", &detail, Some(fraction));
     }
     let (result, gated) = match done_rx.await {
         Err(_) => return Err(ToolError::Failed("回测任务异常中止".into())),
@@ -166,7 +166,7 @@ pub async fn run(
         Ok(Err(e)) => return Err(ToolError::InvalidArgs(e.to_string())),
         Ok(Ok(done)) => done,
     };
-    progress(
+    progress.report(
         "汇总",
         &format!("{} 个交易日", result.trading_days),
         Some(0.98),

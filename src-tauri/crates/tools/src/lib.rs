@@ -41,7 +41,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
-use wyckoff_agent::{FnTool, Tool, ToolError, ToolRegistry, ToolSpec};
+use wyckoff_agent::{FnTool, ProgressHandle, Tool, ToolError, ToolRegistry, ToolSpec};
 use wyckoff_llm::Provider;
 use wyckoff_market::MarketData;
 
@@ -65,6 +65,28 @@ where
         description,
         parameters,
         move |args, _ctx| run(md.clone(), args),
+    ))
+}
+
+type ReportingHandler<F> = fn(Arc<MarketData>, Value, ProgressHandle) -> F;
+
+/// [`tool`] for the heavy tools, which report progress through the call's handle.
+fn reporting_tool<F>(
+    spec: ToolSpec,
+    description: &str,
+    parameters: Value,
+    md: &Arc<MarketData>,
+    run: ReportingHandler<F>,
+) -> Arc<dyn Tool>
+where
+    F: Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    let md = md.clone();
+    Arc::new(FnTool::new(
+        spec,
+        description,
+        parameters,
+        move |args, ctx| run(md.clone(), args, ctx.progress),
     ))
 }
 
@@ -106,19 +128,19 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
             &md,
             |md, args| async move { market::history(&md, &args).await },
         ),
-        tool(
+        reporting_tool(
             ToolSpec::new(screen::NAME, screen::DISPLAY_NAME).background(),
             screen::DESCRIPTION,
             screen::parameters(),
             &md,
-            |md, args| async move { screen::run(&md, &args, &wyckoff_agent::report_progress).await },
+            |md, args, progress| async move { screen::run(&md, &args, &progress).await },
         ),
-        tool(
+        reporting_tool(
             ToolSpec::new(backtest::NAME, backtest::DISPLAY_NAME).background(),
             backtest::DESCRIPTION,
             backtest::parameters(),
             &md,
-            |md, args| async move { backtest::run(&md, &args, &wyckoff_agent::report_progress).await },
+            |md, args, progress| async move { backtest::run(&md, &args, &progress).await },
         ),
         tool(
             ToolSpec::new(portfolio::UPDATE, portfolio::UPDATE_DISPLAY).requires_approval(),

@@ -421,7 +421,7 @@ pub async fn report(
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
-        ctx.report_progress(
+        ctx.progress.report(
             "个股诊断",
             &format!("{}/{n} {code}", i + 1),
             Some(0.7 * i as f32 / n as f32),
@@ -438,7 +438,8 @@ pub async fn report(
             Value::Array(missing)
         )));
     }
-    ctx.report_progress("LLM 生成", &format!("{} 只股票", facts.len()), Some(0.75));
+    ctx.progress
+        .report("LLM 生成", &format!("{} 只股票", facts.len()), Some(0.75));
     let user = format!(
         "请为以下股票生成三阵营研报。结构化事实：\n{}\n无数据的股票：{}",
         Value::Array(facts.clone()),
@@ -470,7 +471,7 @@ pub async fn strategy(
     args: &Value,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    ctx.report_progress("持仓诊断", "", Some(0.1));
+    ctx.progress.report("持仓诊断", "", Some(0.1));
     let holdings = portfolio::portfolio(md, &json!({"mode": "diagnose"})).await?;
     let (report_text, report_source) = match args.get("report_text").and_then(Value::as_str) {
         Some(t) if !t.trim().is_empty() => (t.to_owned(), "provided"),
@@ -510,7 +511,7 @@ pub async fn strategy(
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
-        ctx.report_progress(
+        ctx.progress.report(
             "候选诊断",
             &format!("{}/{} {code}", i + 1, candidates.len()),
             Some(0.2 + 0.4 * i as f32 / candidates.len().max(1) as f32),
@@ -521,7 +522,7 @@ pub async fn strategy(
             candidate_facts.push(facts_of(&d));
         }
     }
-    ctx.report_progress("LLM 生成", "", Some(0.7));
+    ctx.progress.report("LLM 生成", "", Some(0.7));
     let user = format!(
         "持仓诊断：\n{}\n\n研报（来源 {report_source}）：\n{}\n\n候选事实：\n{}",
         holdings,

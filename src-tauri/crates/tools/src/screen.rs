@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
-use wyckoff_agent::ToolError;
-use wyckoff_engine::funnel::{Funnel, FunnelConfig, FunnelError, ScreenArgs};
+use wyckoff_agent::{ProgressHandle, ToolError};
+use wyckoff_engine::funnel::{Funnel, FunnelConfig, FunnelError, LayerCount, ScreenArgs};
 use wyckoff_market::MarketData;
+use wyckoff_protocol::TaskStep;
 
 use crate::common::{iso, opt_i64, opt_str, round_tree};
 
@@ -19,8 +20,28 @@ L2 强势通道（含全市场 RPS 与相对上证的强弱）、L3 行业共振
 并用上证指数计算大盘水温决定是否允许新开仓。返回各层进出数量、候选（通道、触发、分数、阶段、最新价、K线日期）、\
 因数据缺失/陈旧/损坏被跳过的股票清单和数据质量。立即返回 task_id，完成后会收到通知。";
 
-/// Progress callback: stage, detail, fraction (0..1, `None` = unknown).
-pub type Progress<'a> = &'a (dyn Fn(&str, &str, Option<f32>) + Sync);
+/// The funnel's layers in Chinese, for readers of `stage` (the panel words the typed step).
+const LAYER_NAMES: [&str; 5] = ["基础门槛", "强势通道", "行业共振", "结构触发", "退出信号"];
+
+/// Reports funnel layer `number` (1 = L1 … 5 = L5) as it is counted: typed, with its
+/// Chinese wording; the fraction runs from where loading ended (0.4) to 0.95 at L5.
+pub fn report_layer(progress: &ProgressHandle, number: u8, layer: &LayerCount) {
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let name = LAYER_NAMES
+        .get(usize::from(number).saturating_sub(1))
+        .copied()
+        .unwrap_or_default();
+    progress.report_step(
+        TaskStep::ScreenLayer {
+            layer: number,
+            input: count(layer.input),
+            passed: count(layer.passed),
+        },
+        &format!("{} {name}", layer.layer),
+        &format!("{} → {}", layer.input, layer.passed),
+        Some(0.4 + 0.11 * f32::from(number.min(5))),
+    );
+}
 
 /// Stops the engine work of a heavy tool when the future waiting for it goes away: the
 /// engine runs on a thread of its own, which a dropped future cannot stop, so the future
@@ -78,7 +99,7 @@ fn err(e: impl std::fmt::Display) -> ToolError {
 pub async fn run(
     md: &MarketData,
     args: &Value,
-    progress: Progress<'_>,
+    progress: &ProgressHandle,
 ) -> Result<Value, ToolError> {
     let screen_args = ScreenArgs::parse(
         opt_str(args, "board").map(board_alias),
@@ -86,7 +107,7 @@ pub async fn run(
         opt_str(args, "as_of"),
     )
     .map_err(err)?;
-    progress("加载K线", "读取本地缓存", Some(0.05));
+    progress.report("加载K线", "读取本地缓存", Some(0.05));
     let loaded = md
         .load_universe(screen_args.as_of)
         .await
@@ -109,7 +130,7 @@ pub async fn run(
                 .into(),
         ));
     }
-    progress(
+    progress.report(
         "漏斗筛选",
         &format!("{stocks} 只股票，{} 根K线", loaded.report.bars),
         Some(0.4),
@@ -118,13 +139,15 @@ pub async fn run(
     let run_args = screen_args.clone();
     let stop = StopOnDrop::new();
     let flag = stop.flag();
+    let layers = progress.clone();
     // CPU-bound (rayon inside): off the async runtime; it stops between chunks of stocks
-    // and between layers once this future is dropped.
+    // and between layers once this future is dropped, and reports each layer as counted.
     let result = tokio::task::spawn_blocking(move || {
         let cancel: &AtomicBool = &flag;
+        let observer = |number: u8, layer: &LayerCount| report_layer(&layers, number, layer);
         let result = Funnel::prepare_cancellable(&universe, &FunnelConfig::default(), cancel)
             .map_err(FunnelError::from)
-            .and_then(|funnel| funnel.screen_cancellable(&run_args, cancel));
+            .and_then(|funnel| funnel.screen_observed(&run_args, cancel, &observer));
         let cancelled = matches!(result, Err(FunnelError::Cancelled));
         tracing::info!(tool = NAME, stocks, cancelled, "screen worker finished");
         result
@@ -135,13 +158,6 @@ pub async fn run(
         FunnelError::Cancelled => ToolError::Cancelled,
         e => err(e),
     })?;
-    for layer in &result.layers {
-        progress(
-            &format!("{} 完成", layer.layer),
-            &format!("{} → {}", layer.input, layer.passed),
-            Some(0.9),
-        );
-    }
     let mut v = serde_json::to_value(&result).map_err(|e| ToolError::Failed(e.to_string()))?;
     if let Value::Object(o) = &mut v {
         o.insert("as_of".into(), json!(result.as_of.map(iso)));

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Value, json};
 use specta::Type;
-use wyckoff_agent::{FnTool, Tool, ToolError, ToolSpec, report_progress};
+use wyckoff_agent::{FnTool, Tool, ToolContext, ToolError, ToolSpec};
 use wyckoff_market::facade::{SyncReport, SyncTarget};
 use wyckoff_market::{ImportEvent, ImportReport, MarketData, SyncEvent, SyncStatus};
 
@@ -107,13 +107,13 @@ pub fn sync_all_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
         ToolSpec::new(SYNC_ALL, SYNC_ALL_DISPLAY).background(),
         "同步全市场日线（基准指数 + 股票列表中的每只股票）",
         json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        move |_args, _ctx| {
+        move |_args, ctx: ToolContext| {
             let md = md.clone();
             async move {
                 let report = md
                     .sync(SyncTarget::All, &mut |e: SyncEvent| {
                         let (stage, detail, fraction) = panel_progress(&SyncProgress::from(&e));
-                        report_progress(&stage, &detail, Some(fraction));
+                        ctx.progress.report(&stage, &detail, Some(fraction));
                     })
                     .await
                     .map_err(|e| ToolError::Failed(e.to_string()))?;
@@ -167,7 +167,7 @@ pub fn import_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
             "required": ["path"],
             "additionalProperties": false
         }),
-        move |args, _ctx| {
+        move |args, ctx: ToolContext| {
             let md = md.clone();
             async move {
                 let path = args
@@ -191,7 +191,7 @@ pub fn import_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
                                 .file_name()
                                 .map(|n| n.to_string_lossy().into_owned())
                                 .unwrap_or(outcome.path);
-                            report_progress(
+                            ctx.progress.report(
                                 "导入",
                                 &format!("{name} ({done}/{total})"),
                                 Some(done as f32 / total.max(1) as f32),

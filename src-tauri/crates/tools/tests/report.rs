@@ -45,6 +45,7 @@ fn ctx() -> ToolContext {
         call_id: "c1".into(),
         cancel: CancellationToken::new(),
         background: None,
+        progress: wyckoff_agent::ProgressHandle::silent(),
     }
 }
 
