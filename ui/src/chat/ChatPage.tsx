@@ -516,7 +516,7 @@ export default function ChatPage({
                     <button className="conv-open" onClick={() => void open(c.id)} onDoubleClick={() => setRenaming(c.id)}>
                       {c.title || t("chatUntitled")}
                       {c.forked_from && (
-                        <span className="hint conv-forked-from">⑂ {forkOriginText(c.forked_from, titleOf(c.forked_from.conversation_id), t)}</span>
+                        <span className="hint conv-forked-from">{forkOriginText(c.forked_from, titleOf(c.forked_from.conversation_id), t)}</span>
                       )}
                     </button>
                   )}
@@ -543,7 +543,7 @@ export default function ChatPage({
                   disabled={titleOf(origin.conversation_id) === null}
                   onClick={() => void open(origin.conversation_id)}
                 >
-                  ⑂ {forkOriginText(origin, titleOf(origin.conversation_id), t)}
+                  {forkOriginText(origin, titleOf(origin.conversation_id), t)}
                 </button>
               )}
               <button id="chat-export-md" onClick={() => void exportAs("markdown")}>{t("chatExportMd")}</button>
@@ -564,7 +564,7 @@ export default function ChatPage({
               ) : (
                 <div key={it.id} className={`msg-block ${it.kind}`} data-seq={it.seq}>
                   {editing?.id === it.id && it.kind === "user" && it.forkBefore !== null ? (
-                    <div className="msg-edit">
+                    <div className="msg-editor">
                       <textarea
                         className="msg-edit-text"
                         autoFocus

@@ -134,12 +134,12 @@ describe("message actions in the chat", () => {
   it("the list row and the header say where a fork came from; the header opens the source", async () => {
     await openSource("en");
     expect(document.querySelector('#chat-conversations li[data-id="fork-1"] .conv-forked-from')?.textContent).toBe(
-      "⑂ Forked from “第一问” at message #2",
+      "Forked from “第一问” at message #2",
     );
     expect(document.querySelector('#chat-conversations li[data-id="src"] .conv-forked-from')).toBeNull();
     expect(document.getElementById("chat-forked-from")).toBeNull();
     await act(async () => fireEvent.click(document.querySelector('#chat-conversations li[data-id="fork-1"] .conv-open') as HTMLElement));
-    await waitFor(() => expect(document.getElementById("chat-forked-from")?.textContent).toBe("⑂ Forked from “第一问” at message #2"));
+    await waitFor(() => expect(document.getElementById("chat-forked-from")?.textContent).toBe("Forked from “第一问” at message #2"));
     await act(async () => fireEvent.click(document.getElementById("chat-forked-from") as HTMLElement));
     await waitFor(() => expect(mocks.loadConversation).toHaveBeenLastCalledWith("src"));
     await waitFor(() => expect(document.getElementById("chat-forked-from")).toBeNull());
@@ -150,7 +150,7 @@ describe("message actions in the chat", () => {
     await act(async () => fireEvent.click(block(2).querySelector(".msg-fork") as HTMLElement));
     expect(mocks.forkConversation).toHaveBeenCalledWith("src", 2);
     await waitFor(() => expect(mocks.loadConversation).toHaveBeenLastCalledWith("fork-1"));
-    await waitFor(() => expect(document.getElementById("chat-forked-from")?.textContent).toBe("⑂ 分叉自「第一问」第 2 条消息"));
+    await waitFor(() => expect(document.getElementById("chat-forked-from")?.textContent).toBe("分叉自「第一问」第 2 条消息"));
     expect(mocks.startTurn).not.toHaveBeenCalled();
   });
 
