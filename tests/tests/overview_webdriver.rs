@@ -50,7 +50,7 @@ async fn open_when_done(d: &WebDriver, tool: &str) {
         let first = d.find(By::Css(&row)).await.unwrap();
         match first.attr("data-status").await.unwrap().as_deref() {
             Some("completed") => break,
-            Some("running") => {}
+            Some("running" | "queued") => {}
             other => panic!(
                 "{tool} ended {other:?}: {}",
                 first.text().await.unwrap_or_default()

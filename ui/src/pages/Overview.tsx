@@ -8,7 +8,7 @@ import { commands, events, type DataStatusView, type MarketOverview, type TaskIn
 import { LanguageContext } from "../i18n";
 import { MISSING, formatPct, formatPrice } from "../chat/diagnosis";
 import ResultView from "../tasks/ResultView";
-import { upsertTask } from "../tasks/tasks";
+import { isActive, upsertTask } from "../tasks/tasks";
 import { lastScreen, monthsBefore, parseNumber, pnlClass, workspaceErrorText } from "./workspaceModel";
 import { useWorkspaceText } from "./workspaceText";
 import { regimeReasonText } from "./dataNotes";
@@ -163,7 +163,7 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
     const unlisten = events.taskChanged.listen((e) => {
       setTasks((prev) => upsertTask(prev, e.payload.task));
       // A finished sync or import changed what the cache holds: count again.
-      if (DATA_TOOLS.includes(e.payload.task.tool_name) && e.payload.task.status !== "running") void load();
+      if (DATA_TOOLS.includes(e.payload.task.tool_name) && !isActive(e.payload.task)) void load();
     });
     return () => {
       live = false;

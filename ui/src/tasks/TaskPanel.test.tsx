@@ -22,6 +22,7 @@ vi.mock("../bindings", () => ({
 }));
 
 import TaskPanel from "./TaskPanel";
+import { LanguageContext } from "../i18n";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
 const running: TaskInfo = {
@@ -61,6 +62,60 @@ describe("TaskPanel", () => {
     expect(screen.getByText("1 个运行中")).toBeTruthy();
     fireEvent.click(screen.getByText("取消"));
     expect(mocks.cancelTask).toHaveBeenCalledWith("bg_1_screen_stocks");
+  });
+
+  it("a queued task reads queued, with why, and can be cancelled before it starts", async () => {
+    const queued: TaskInfo = { ...running, task_id: "bg_4_screen_stocks", status: "queued", progress: { stage: "已提交", detail: "", fraction: null } };
+    mocks.listTasks.mockResolvedValue(ok([running, queued]));
+    mocks.cancelTask.mockResolvedValue(ok(true));
+    render(<TaskPanel />);
+    const row = await waitFor(() => {
+      const r = document.querySelector("[data-status='queued']");
+      expect(r).not.toBeNull();
+      return r as HTMLElement;
+    });
+    expect(row.textContent).toContain("⋯");
+    expect(row.textContent).toContain("排队中");
+    expect(row.textContent).toContain("同时最多运行 3 个后台任务，有空位后自动开始");
+    expect(row.textContent).not.toContain("已提交");
+    expect(row.querySelector("[role=progressbar]")).toBeNull();
+    expect(screen.getByText("1 个运行中")).toBeTruthy();
+    expect(screen.getByText("1 个排队")).toBeTruthy();
+    fireEvent.click(row.querySelector(".task-cancel") as HTMLElement);
+    expect(mocks.cancelTask).toHaveBeenCalledWith("bg_4_screen_stocks");
+  });
+
+  it("in English, a queued task and a screen's funnel layer are worded in English", async () => {
+    const layer: TaskInfo = { ...running, progress: { stage: "L3 行业共振", detail: "1234 → 800", fraction: 0.73, step: { kind: "screen_layer", layer: 3, input: 1234, passed: 800 } } };
+    const queued: TaskInfo = { ...running, task_id: "bg_4_screen_stocks", status: "queued", progress: { stage: "已提交", detail: "", fraction: null } };
+    mocks.listTasks.mockResolvedValue(ok([layer, queued]));
+    render(
+      <LanguageContext.Provider value="en">
+        <TaskPanel />
+      </LanguageContext.Provider>,
+    );
+    const queuedRow = await waitFor(() => {
+      const r = document.querySelector("[data-status='queued']");
+      expect(r).not.toBeNull();
+      return r as HTMLElement;
+    });
+    expect(queuedRow.textContent).toContain("Queued");
+    expect(queuedRow.textContent).toContain("At most 3 background tasks run at once; starts when one ends");
+    const runningRow = document.querySelector("[data-task-id='bg_1_screen_stocks']") as HTMLElement;
+    expect(runningRow.querySelector(".task-stage")?.textContent).toBe("L3 sector resonance: 1234 → 800");
+    expect(screen.getByText("1 queued")).toBeTruthy();
+  });
+
+  it("a screen's layer events move the row from L1 to L5 in Chinese", async () => {
+    mocks.listTasks.mockResolvedValue(ok([]));
+    render(<TaskPanel />);
+    await waitFor(() => expect(mocks.listeners.length).toBe(1));
+    const names = ["基础门槛", "强势通道", "行业共振", "结构触发", "退出信号"];
+    for (let n = 1; n <= 5; n++) {
+      const progress = { stage: `L${n}`, detail: "", fraction: 0.4 + 0.11 * n, step: { kind: "screen_layer" as const, layer: n, input: 100 - n, passed: 90 - n } };
+      act(() => mocks.listeners[0]({ payload: { task: { ...running, progress } } }));
+      expect(document.querySelector("[data-task-id='bg_1_screen_stocks'] .task-stage")?.textContent).toBe(`L${n} ${names[n - 1]}：${100 - n} → ${90 - n}`);
+    }
   });
 
   it("an unknown fraction is an indeterminate bar", async () => {

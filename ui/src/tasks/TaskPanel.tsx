@@ -1,12 +1,13 @@
-// The background-task panel, on every page: each task with its stage, detail, a progress
-// bar (indeterminate when the task cannot tell), elapsed time and a cancel button; finished
-// ones with ✓ / ✗ and their result. Fed by `list_tasks` once and `task-changed` after.
+// The background-task panel, on every page: each task with its stage and detail (a queued one
+// with why it waits), a progress bar (indeterminate when the task cannot tell), elapsed time
+// and a cancel button; finished ones with ✓ / ✗ and their result. Fed by `list_tasks` once
+// and `task-changed` after.
 import { useContext, useEffect, useState } from "react";
 import { commands, events, type TaskInfo } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { toolLabel } from "../chat/toolNames";
 import ResultView from "./ResultView";
-import { elapsed, percent, runningCount, upsertTask } from "./tasks";
+import { elapsed, isActive, percent, progressLine, queuedCount, runningCount, upsertTask } from "./tasks";
 import { taskText } from "./text";
 
 export type TaskActions = {
@@ -20,6 +21,8 @@ function mark(t: TaskInfo): string {
   switch (t.status) {
     case "running":
       return "⟳";
+    case "queued":
+      return "⋯";
     case "completed":
       return "✓";
     default:
@@ -48,11 +51,12 @@ export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
   }, []);
 
   const running = runningCount(tasks);
+  const queued = queuedCount(tasks);
   useEffect(() => {
-    if (running === 0) return;
+    if (running + queued === 0) return;
     const timer = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(timer);
-  }, [running]);
+  }, [running, queued]);
 
   if (tasks.length === 0) return null;
   return (
@@ -60,6 +64,7 @@ export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
       <button className="task-panel-head" aria-expanded={open} onClick={() => setOpen(!open)}>
         {t("title")}
         {running > 0 && <span className="task-badge">{t("running", { n: running })}</span>}
+        {queued > 0 && <span className="task-badge queued">{t("queuedCount", { n: queued })}</span>}
         <span className="task-toggle">{open ? t("collapse") : t("expand")}</span>
       </button>
       {open && (
@@ -75,7 +80,8 @@ export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
                   </span>
                   <span className="task-name">{toolLabel(task.tool_name, task.display_name, lang)}</span>
                   <span className="task-elapsed">{elapsed(task.started_at, task.finished_at, now)}</span>
-                  {task.status === "running" && (
+                  {task.status === "queued" && <span className="task-queued">{t("queued")}</span>}
+                  {isActive(task) && (
                     <button className="task-cancel" onClick={() => void commands.cancelTask(task.task_id)}>
                       {t("cancel")}
                     </button>
@@ -86,11 +92,10 @@ export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
                     </button>
                   )}
                 </div>
+                {task.status === "queued" && <div className="task-stage">{progressLine(task, lang)}</div>}
                 {task.status === "running" && (
                   <>
-                    <div className="task-stage">
-                      {task.progress.stage} {task.progress.detail}
-                    </div>
+                    <div className="task-stage">{progressLine(task, lang)}</div>
                     <div
                       className={`task-progress${pct === null ? " indeterminate" : ""}`}
                       role="progressbar"
@@ -102,7 +107,7 @@ export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
                     </div>
                   </>
                 )}
-                {task.status !== "running" && task.status !== "completed" && (
+                {!isActive(task) && task.status !== "completed" && (
                   <div className="task-error">{cancelled ? t("cancelled") : `${t("failed")}: ${task.error ?? ""}`}</div>
                 )}
               </li>

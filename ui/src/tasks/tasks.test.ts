@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TaskInfo } from "../bindings";
 import { toolLabel } from "../chat/toolNames";
-import { askAboutCandidate, elapsed, equityCurve, percent, polyline, reportText, runningCount, screenRows, sortRows, upsertTask } from "./tasks";
+import { askAboutCandidate, elapsed, equityCurve, percent, polyline, progressLine, queuedCount, reportText, runningCount, screenRows, sortRows, upsertTask } from "./tasks";
 
 const task = (id: string, started: string, status: TaskInfo["status"] = "running"): TaskInfo => ({
   task_id: id,
@@ -10,6 +10,42 @@ const task = (id: string, started: string, status: TaskInfo["status"] = "running
   status,
   progress: { stage: "加载K线", detail: "", fraction: null },
   started_at: started,
+});
+
+describe("progress wording", () => {
+  const layer = (n: number, input: number, passed: number): TaskInfo => ({
+    ...task("s", "2026-12-03T06:00:00Z"),
+    // The backend's Chinese words, which the panel replaces with its own.
+    progress: { stage: `L${n} 后端`, detail: `${input} → ${passed}`, fraction: 0.5, step: { kind: "screen_layer", layer: n, input, passed } },
+  });
+
+  it("words a queued task from its status, in the page's language", () => {
+    const queued = { ...task("q", "2026-12-03T06:00:00Z", "queued"), progress: { stage: "已提交", detail: "", fraction: null } };
+    expect(progressLine(queued, "zh")).toBe("同时最多运行 3 个后台任务，有空位后自动开始");
+    expect(progressLine(queued, "en")).toBe("At most 3 background tasks run at once; starts when one ends");
+    const list = [queued, task("r", "2026-12-03T06:01:00Z")];
+    expect([runningCount(list), queuedCount(list)]).toEqual([1, 1]);
+  });
+
+  it("words each funnel layer of a screen with its counts", () => {
+    const table: [number, number, number, string, string][] = [
+      [1, 5640, 4980, "L1 基础门槛：5640 → 4980", "L1 basic filters: 5640 → 4980"],
+      [2, 4980, 1234, "L2 强势通道：4980 → 1234", "L2 strength channels: 4980 → 1234"],
+      [3, 1234, 800, "L3 行业共振：1234 → 800", "L3 sector resonance: 1234 → 800"],
+      [4, 800, 37, "L4 结构触发：800 → 37", "L4 structure triggers: 800 → 37"],
+      [5, 37, 30, "L5 退出信号：37 → 30", "L5 exit signals: 37 → 30"],
+    ];
+    for (const [n, input, passed, zh, en] of table) {
+      expect(progressLine(layer(n, input, passed), "zh")).toBe(zh);
+      expect(progressLine(layer(n, input, passed), "en")).toBe(en);
+    }
+  });
+
+  it("shows an untyped stage as the backend sent it", () => {
+    const t = { ...task("b", "2026-12-03T06:00:00Z"), progress: { stage: "逐日回测", detail: "2024-01-02 (10/250)", fraction: 0.04 } };
+    expect(progressLine(t, "en")).toBe("逐日回测 2024-01-02 (10/250)");
+    expect(progressLine({ ...t, progress: { stage: "加载K线", detail: "", fraction: null } }, "zh")).toBe("加载K线");
+  });
 });
 
 describe("task list", () => {

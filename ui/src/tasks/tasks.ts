@@ -14,6 +14,32 @@ export function runningCount(tasks: TaskInfo[]): number {
   return tasks.filter((t) => t.status === "running").length;
 }
 
+/** Tasks waiting for a slot (the backend runs at most three at once). */
+export function queuedCount(tasks: TaskInfo[]): number {
+  return tasks.filter((t) => t.status === "queued").length;
+}
+
+/** Running or queued: it can still be cancelled and its clock still ticks. */
+export function isActive(task: TaskInfo): boolean {
+  return task.status === "running" || task.status === "queued";
+}
+
+/** Background tasks the backend runs at once (agent `MAX_RUNNING_TASKS`). */
+export const MAX_RUNNING_TASKS = 3;
+
+/** The line under an active task's name, in the page's language: why a queued task waits,
+ * a typed step (a screen's funnel layer with its counts) worded here, else the backend's
+ * stage and detail as sent. */
+export function progressLine(task: TaskInfo, lang: Language): string {
+  if (task.status === "queued") return taskText(lang, "queuedWhy", { n: MAX_RUNNING_TASKS });
+  const step = task.progress.step;
+  if (step?.kind === "screen_layer" && step.layer >= 1 && step.layer <= 5) {
+    const name = taskText(lang, `layer${step.layer}` as "layer1");
+    return taskText(lang, "screenLayer", { layer: step.layer, name, input: step.input, passed: step.passed });
+  }
+  return [task.progress.stage, task.progress.detail ?? ""].filter((s) => s !== "").join(" ");
+}
+
 /** `m:ss` (or `h:mm:ss`) from `started` to `finished` or `now`. */
 export function elapsed(started: string, finished: string | null | undefined, now: number): string {
   const from = Date.parse(started);
