@@ -342,7 +342,7 @@ export default function ChatPage({
     const r = await commands.loadConversation(source);
     if (r.status === "error") return setError(r.error);
     const target = regenerateTarget(historyItems(r.data.messages));
-    if (target?.user.forkBefore == null) return;
+    if (!target) return;
     await forkAt(target.user.forkBefore, target.user.text);
   };
 
@@ -563,7 +563,7 @@ export default function ChatPage({
                 <ToolCardView key={it.id} card={it} />
               ) : (
                 <div key={it.id} className={`msg-block ${it.kind}`} data-seq={it.seq}>
-                  {editing?.id === it.id && it.kind === "user" && it.forkBefore !== null ? (
+                  {editing?.id === it.id && it.kind === "user" ? (
                     <div className="msg-editor">
                       <textarea
                         className="msg-edit-text"
@@ -580,7 +580,7 @@ export default function ChatPage({
                         <button
                           className="primary msg-edit-send"
                           disabled={running || editing.text.trim() === ""}
-                          onClick={() => void editSend(it.forkBefore as number)}
+                          onClick={() => void editSend(it.forkBefore)}
                         >
                           {t("msgEditSend")}
                         </button>

@@ -40,7 +40,7 @@ describe("a skill's message", () => {
       kind: "user",
       id: "h-0",
       seq: 1,
-      forkBefore: null,
+      forkBefore: 0,
       text: "/checkup 000001",
       interrupted: false,
       skill: { name: "checkup", expansion: "执行持仓全面体检：\n1. 调用 portfolio" },
@@ -56,7 +56,7 @@ describe("message ids", () => {
       { seq: 9, message: { role: "user", content: "second" }, interrupted: false, skill: null },
     ]);
     expect(items.map((i) => (i.kind === "user" ? [i.kind, i.seq, i.forkBefore] : [i.kind, i.kind === "tool" ? null : i.seq]))).toEqual([
-      ["user", 7, null],
+      ["user", 7, 0],
       ["answer", 8],
       ["user", 9, 8],
     ]);

@@ -4,15 +4,18 @@ import type { ToolCard } from "./reducer";
 import { isDelegate, paneFromSteps, roleOf } from "./subagent";
 import { toolDisplayName, toolErrorText } from "./toolNames";
 
+/** The fork point before a conversation's first message (the store's seqs start at 1). */
+export const BEFORE_FIRST = 0;
+
 /** `seq` is the stored message's id (what a fork is taken at); a user message also has
- * `forkBefore`, the seq of the message before it (null for the first): editing it forks
- * there. */
+ * `forkBefore`, the seq of the message before it (0 for the first: the fork then starts
+ * empty, still naming its source): editing it forks there. */
 export type HistoryItem =
   | {
       kind: "user";
       id: string;
       seq: number;
-      forkBefore: number | null;
+      forkBefore: number;
       text: string;
       interrupted: boolean;
       skill?: { name: string; expansion: string };
@@ -55,7 +58,7 @@ export function historyItems(
     const seq = seqOf(i);
     if (m.role === "user") {
       const origin = m.origin ?? "user";
-      const forkBefore = i > 0 ? seqOf(i - 1) : null;
+      const forkBefore = i > 0 ? seqOf(i - 1) : BEFORE_FIRST;
       if (origin === "user" && skill)
         // What was typed is shown; the expansion the model got stays one click away.
         out.push({ kind: "user", id: `h-${i}`, seq, forkBefore, text: skill.typed, interrupted, skill: { name: skill.name, expansion: stripBeijingTime(m.content) } });

@@ -58,21 +58,26 @@ const history = (c: ConversationSummary, messages: HistoryMessage[]): Conversati
 const twoTurns = [user(1, "第一问"), answer(2, "第一答"), user(3, "第二问"), answer(4, "第二答")];
 
 describe("which actions a message offers", () => {
-  it("fork on every message, edit on a user message after the first, regenerate on the last answer only", () => {
+  it("fork on every message, edit on every user message, regenerate on the last answer only", () => {
     const items = historyItems(twoTurns);
     const target = regenerateTarget(items);
     expect(target?.user.text).toBe("第二问");
     expect(target?.user.forkBefore).toBe(2);
     expect(items.map((i) => actionsFor(i, target?.answerId ?? null))).toEqual([
-      ["fork"],
+      ["fork", "edit"],
       ["fork"],
       ["fork", "edit"],
       ["fork", "regenerate"],
     ]);
   });
 
-  it("no regenerate when the last user message is the first (nothing before it to fork at) or a completion turn came after it", () => {
-    expect(regenerateTarget(historyItems([user(1, "问"), answer(2, "答")]))).toBeNull();
+  it("regenerate a one-turn conversation from before its first message", () => {
+    const target = regenerateTarget(historyItems([user(1, "问"), answer(2, "答")]));
+    expect(target?.user.text).toBe("问");
+    expect(target?.user.forkBefore).toBe(0);
+  });
+
+  it("no regenerate when a completion turn came after the last user message", () => {
     expect(regenerateTarget(historyItems([...twoTurns, notice(5), answer(6, "任务已完成")]))).toBeNull();
     // Unanswered: nothing to regenerate.
     expect(regenerateTarget(historyItems([...twoTurns, user(5, "第三问")]))).toBeNull();
@@ -85,6 +90,13 @@ describe("where a fork came from", () => {
     expect(forkOriginText(origin, "大盘", (k, v) => translate("zh", k, v))).toBe("分叉自「大盘」第 2 条消息");
     expect(forkOriginText(origin, "Market", (k, v) => translate("en", k, v))).toBe("Forked from “Market” at message #2");
   });
+  it("a fork before the first message says it started from the beginning", () => {
+    const start = { conversation_id: "src", message_seq: 0 };
+    expect(forkOriginText(start, "大盘", (k, v) => translate("zh", k, v))).toBe("分叉自「大盘」开头");
+    expect(forkOriginText(start, "Market", (k, v) => translate("en", k, v))).toBe("Forked from the start of “Market”");
+    expect(forkOriginText(start, null, (k, v) => translate("en", k, v))).toBe("Forked from the start of a deleted conversation");
+  });
+
   it("says so when the source is gone", () => {
     expect(forkOriginText(origin, null, (k, v) => translate("zh", k, v))).toBe("分叉自一段已删除的对话（第 2 条消息）");
     expect(forkOriginText(origin, null, (k, v) => translate("en", k, v))).toBe("Forked from a deleted conversation (message #2)");
@@ -127,7 +139,7 @@ describe("message actions in the chat", () => {
 
   it("shows each message's actions", async () => {
     await openSource();
-    expect([1, 2, 3, 4].map(buttons)).toEqual([["msg-fork"], ["msg-fork"], ["msg-fork", "msg-edit"], ["msg-fork", "msg-regenerate"]]);
+    expect([1, 2, 3, 4].map(buttons)).toEqual([["msg-fork", "msg-edit"], ["msg-fork"], ["msg-fork", "msg-edit"], ["msg-fork", "msg-regenerate"]]);
     expect(block(4).querySelector(".msg-regenerate")?.textContent).toBe("重新生成");
   });
 
@@ -163,6 +175,17 @@ describe("message actions in the chat", () => {
     await act(async () => fireEvent.click(block(3).querySelector(".msg-edit-send") as HTMLElement));
     expect(mocks.forkConversation).toHaveBeenCalledWith("src", 2);
     await waitFor(() => expect(mocks.startTurn).toHaveBeenCalledWith("fork-1", "改过的第二问", channels[0]));
+  });
+
+  it("edit of the first question forks before everything (#0) and sends the edited text", async () => {
+    await openSource();
+    await act(async () => fireEvent.click(block(1).querySelector(".msg-edit") as HTMLElement));
+    const box = block(1).querySelector(".msg-edit-text") as HTMLTextAreaElement;
+    expect(box.value).toBe("第一问");
+    fireEvent.change(box, { target: { value: "改过的第一问" } });
+    await act(async () => fireEvent.click(block(1).querySelector(".msg-edit-send") as HTMLElement));
+    expect(mocks.forkConversation).toHaveBeenCalledWith("src", 0);
+    await waitFor(() => expect(mocks.startTurn).toHaveBeenCalledWith("fork-1", "改过的第一问", channels[0]));
   });
 
   it("regenerate forks before the last user message and sends it again", async () => {

@@ -3,7 +3,7 @@
 // the history; the conversation shown is never changed.
 import type { ForkedFrom } from "../bindings";
 import type { MessageKey } from "../i18n";
-import type { HistoryItem } from "./history";
+import { BEFORE_FIRST, type HistoryItem } from "./history";
 
 export type MessageAction = "fork" | "edit" | "regenerate";
 
@@ -11,8 +11,7 @@ type UserItem = Extract<HistoryItem, { kind: "user" }>;
 
 /** What "Regenerate" redoes: the last user message, forked before and sent again, and
  * the answer that offers it (the last one, answering that message). Null when there is
- * no such pair, or when the user message is the conversation's first (nothing before it
- * to fork at). */
+ * no such pair. */
 export function regenerateTarget(items: HistoryItem[]): { answerId: string; user: UserItem } | null {
   let user: UserItem | null = null;
   let answerId: string | null = null;
@@ -28,17 +27,17 @@ export function regenerateTarget(items: HistoryItem[]): { answerId: string; user
       answerId = it.id;
     }
   }
-  if (!user || answerId === null || user.forkBefore === null) return null;
+  if (!user || answerId === null) return null;
   return { answerId, user };
 }
 
 /** The actions a stored message offers: every message can be forked from; a user message
- * with a message before it can be edited (the fork is taken just before it); the answer
- * named by `regenerateOn` can be regenerated. Tool calls keep their own card. */
+ * can be edited (the fork is taken just before it, the first one's before everything);
+ * the answer named by `regenerateOn` can be regenerated. Tool calls keep their own card. */
 export function actionsFor(item: HistoryItem, regenerateOn: string | null): MessageAction[] {
   if (item.kind === "tool") return [];
   const out: MessageAction[] = ["fork"];
-  if (item.kind === "user" && item.forkBefore !== null) out.push("edit");
+  if (item.kind === "user") out.push("edit");
   if (item.kind === "answer" && item.id === regenerateOn) out.push("regenerate");
   return out;
 }
@@ -48,8 +47,10 @@ type T = (key: MessageKey, vars?: Record<string, string | number>) => string;
 /** "Forked from …" for a fork's header and list row; `sourceTitle` is null when the
  * source is no longer listed (deleted). */
 export function forkOriginText(origin: ForkedFrom, sourceTitle: string | null, t: T): string {
-  if (sourceTitle === null) return t("forkedFromGone", { n: origin.message_seq });
-  return t("forkedFrom", { title: sourceTitle || t("chatUntitled"), n: origin.message_seq });
+  const start = origin.message_seq === BEFORE_FIRST;
+  if (sourceTitle === null) return start ? t("forkedFromGoneStart") : t("forkedFromGone", { n: origin.message_seq });
+  const title = sourceTitle || t("chatUntitled");
+  return start ? t("forkedFromStart", { title }) : t("forkedFrom", { title, n: origin.message_seq });
 }
 
 const LABELS: Record<MessageAction, MessageKey> = {

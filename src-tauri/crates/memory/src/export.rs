@@ -45,10 +45,14 @@ pub fn to_markdown(export: &ConversationExport) -> String {
         c.updated_at.to_rfc3339()
     );
     if let Some(origin) = &c.forked_from {
-        out.push_str(&format!(
-            "- 分叉自：{} 的第 {} 条消息\n",
-            origin.conversation_id, origin.message_seq
-        ));
+        out.push_str(&if origin.message_seq == crate::fork::BEFORE_FIRST {
+            format!("- 分叉自：{} 的开头\n", origin.conversation_id)
+        } else {
+            format!(
+                "- 分叉自：{} 的第 {} 条消息\n",
+                origin.conversation_id, origin.message_seq
+            )
+        });
     }
     for m in &export.messages {
         let heading = match &m.message {

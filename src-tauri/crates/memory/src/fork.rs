@@ -15,6 +15,10 @@
 //! message that called tools, or at one of its results, also copies the results of its
 //! other calls, so the fork never holds a call the model would see unanswered. While the
 //! round is still running (some results not stored yet) the fork is refused.
+//!
+//! [`BEFORE_FIRST`] forks before the first message: a conversation with no history that
+//! still says where it came from (editing the first question, regenerating the answer of
+//! a one-turn conversation).
 
 use uuid::Uuid;
 use wyckoff_protocol::Message;
@@ -43,10 +47,20 @@ pub struct ForkCut {
     pub round_turn: Option<String>,
 }
 
+/// The fork point before a conversation's first message (messages count from 1).
+pub const BEFORE_FIRST: i64 = 0;
+
 /// The cut for a fork at `at_seq`: that message, extended to the end of its tool round
-/// when it is a tool-calling assistant message or one of the results answering it.
-/// `None` when no message has that seq.
+/// when it is a tool-calling assistant message or one of the results answering it;
+/// nothing at [`BEFORE_FIRST`]. `None` when no message has that seq.
 pub fn fork_cut(messages: &[StoredMessage], at_seq: i64) -> Option<ForkCut> {
+    if at_seq == BEFORE_FIRST {
+        return Some(ForkCut {
+            through_seq: BEFORE_FIRST,
+            unanswered: Vec::new(),
+            round_turn: None,
+        });
+    }
     let at = messages.iter().position(|m| m.seq == at_seq)?;
     // The tool-calling message whose round `at` belongs to: itself, or the one before
     // the run of results `at` sits in.
@@ -260,7 +274,10 @@ mod tests {
             assert_eq!(cut.round_turn.is_some(), !open.is_empty(), "fork at #{at}");
         }
         assert_eq!(fork_cut(&history, 8), None);
-        assert_eq!(fork_cut(&history, 0), None);
+        assert_eq!(fork_cut(&history, -1), None);
+        // Before the first message: nothing is copied.
+        let start = fork_cut(&history, BEFORE_FIRST).unwrap();
+        assert_eq!((start.through_seq, start.unanswered.len()), (0, 0));
     }
 
     #[test]

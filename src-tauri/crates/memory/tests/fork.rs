@@ -220,6 +220,46 @@ async fn a_fork_goes_on_by_itself_and_is_found_by_search() {
 }
 
 #[tokio::test]
+async fn a_fork_before_the_first_message_has_no_history_and_names_its_source() {
+    let (_d, s, clock) = store().await;
+    let source = two_turns(&s, &clock).await;
+    let before = snapshot(&s, &source).await;
+    let fork = s
+        .fork(&source, wyckoff_memory::fork::BEFORE_FIRST)
+        .await
+        .unwrap();
+    assert_eq!((fork.through_seq, fork.message_count), (0, 0));
+    let c = &fork.conversation;
+    assert_eq!(
+        c.forked_from,
+        Some(ForkOrigin {
+            conversation_id: source.clone(),
+            message_seq: 0,
+        })
+    );
+    assert!(s.load_messages(&c.id).await.unwrap().is_empty());
+    // Its first message is #1, as in any new conversation.
+    let turn = s.begin_turn(&c.id).await.unwrap();
+    let seq = s
+        .append_message(&c.id, Some(&turn.id), &Message::user("改过的第一个问题"))
+        .await
+        .unwrap();
+    assert_eq!(seq, 1);
+    let md = s.export_markdown(&c.id).await.unwrap();
+    assert!(md.contains(&format!("- 分叉自：{source} 的开头\n")), "{md}");
+    assert_eq!(
+        snapshot(&s, &source).await,
+        before,
+        "the source is untouched"
+    );
+    // An unknown source is still refused.
+    assert!(matches!(
+        s.fork("no-such-conversation", 0).await,
+        Err(MemoryError::ConversationNotFound(_))
+    ));
+}
+
+#[tokio::test]
 async fn unknown_ids_are_refused_and_nothing_is_written() {
     let (_d, s, clock) = store().await;
     let source = two_turns(&s, &clock).await;
@@ -230,7 +270,7 @@ async fn unknown_ids_are_refused_and_nothing_is_written() {
         s.fork("no-such-conversation", 1).await,
         Err(MemoryError::ConversationNotFound(id)) if id == "no-such-conversation"
     ));
-    for seq in [0, 10, -1] {
+    for seq in [10, -1] {
         let err = s.fork(&source, seq).await.unwrap_err();
         assert!(
             matches!(&err, MemoryError::MessageNotFound { conversation, seq: s } if *conversation == source && *s == seq),
