@@ -62,13 +62,12 @@ pub struct OpenSession {
 
 #[derive(Default)]
 pub struct ChatState {
-    /// Services built from these settings; rebuilt when the settings change.
+    /// Opened once for the process; the settings last applied to them.
     services: Mutex<Option<(Settings, Arc<Services>)>>,
     sessions: StdMutex<HashMap<String, Arc<OpenSession>>>,
     running: StdMutex<HashMap<String, RunningTurn>>,
     next_turn: AtomicU64,
     approvals: Arc<PendingApprovals>,
-    recovered: Mutex<bool>,
     /// The app asked to exit once (memories are being extracted).
     exiting: AtomicBool,
     /// Set at start-up: new services get their background tasks forwarded to the UI.
@@ -86,8 +85,11 @@ impl ChatState {
         &self.approvals
     }
 
-    /// The services for the current settings (opened on first use; turns left
-    /// unfinished by a previous process are marked interrupted then).
+    /// The process's services, with `settings` applied (opened on first use; turns left
+    /// unfinished by a previous process are marked interrupted then). A settings change
+    /// is applied in place — the pool, market data and the background task manager stay
+    /// — and idle sessions, built from the old settings, are dropped so the next turn
+    /// builds one with the new models and limits.
     pub async fn services(
         &self,
         home: &DataHome,
@@ -95,29 +97,24 @@ impl ChatState {
         secrets: Arc<Secrets>,
     ) -> Result<Arc<Services>, SessionError> {
         let mut guard = self.services.lock().await;
-        if let Some((s, services)) = guard.as_ref()
-            && *s == settings
-        {
+        if let Some((applied, services)) = guard.as_mut() {
+            if *applied != settings {
+                services.apply_settings(settings.clone()).await?;
+                *applied = settings;
+                let running = self.running_ids();
+                if let Ok(mut sessions) = self.sessions.lock() {
+                    sessions.retain(|id, _| running.contains(id));
+                }
+            }
             return Ok(services.clone());
         }
         let services = Arc::new(Services::open(home.clone(), settings.clone(), secrets).await?);
-        let mut recovered = self.recovered.lock().await;
-        if !*recovered {
-            match services.recover_interrupted_turns().await {
-                Ok(ids) if !ids.is_empty() => {
-                    tracing::info!(turns = ids.len(), "marked interrupted turns")
-                }
-                Ok(_) => {}
-                Err(e) => tracing::warn!("cannot mark interrupted turns: {e}"),
+        match services.recover_interrupted_turns().await {
+            Ok(ids) if !ids.is_empty() => {
+                tracing::info!(turns = ids.len(), "marked interrupted turns")
             }
-            *recovered = true;
-        }
-        // Sessions hold providers built from the old settings: idle ones are dropped.
-        if guard.is_some() {
-            let running = self.running_ids();
-            if let Ok(mut sessions) = self.sessions.lock() {
-                sessions.retain(|id, _| running.contains(id));
-            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("cannot mark interrupted turns: {e}"),
         }
         if let Some(app) = self.app.get() {
             crate::tasks::watch(app.clone(), services.background().clone());
@@ -269,5 +266,82 @@ mod tests {
         assert!(state.is_running("c1"));
         state.finish("c1", second);
         assert!(!state.is_running("c1"));
+    }
+
+    fn session_options() -> SessionOptions {
+        SessionOptions {
+            overrides: ModelOverrides {
+                provider: Some("openai-compatible".into()),
+                model: Some("mock-model".into()),
+                base_url: Some("http://127.0.0.1:9/v1".into()),
+                ..ModelOverrides::default()
+            },
+            continue_session: None,
+            approver: Arc::new(wyckoff_agent::HeadlessApprover::Never),
+        }
+    }
+
+    /// Changing a setting (the theme, the data sources, the proxy, a timeout) keeps the
+    /// process's services — the same pool, market data and background task manager, so
+    /// running tasks stay listed and cancellable and the cap stays one — and what changed
+    /// takes effect: the market's source order, the next session's tool timeout.
+    #[tokio::test]
+    async fn a_settings_change_keeps_the_services_and_takes_effect() {
+        use wyckoff_config::secrets::MemoryBackend;
+        use wyckoff_config::settings::{DataSourceKind, Theme};
+
+        let dir = tempfile::tempdir().unwrap();
+        let home = DataHome::new(dir.path());
+        let secrets = Arc::new(Secrets::with_backend(
+            Box::new(MemoryBackend::default()),
+            Box::new(|_| None),
+        ));
+        let state = ChatState::default();
+        let settings = Settings {
+            data_sources: vec![DataSourceKind::Eastmoney, DataSourceKind::Tencent],
+            tool_timeout_secs: 60,
+            ..Settings::default()
+        };
+        let first = state
+            .services(&home, settings.clone(), secrets.clone())
+            .await
+            .unwrap();
+        assert_eq!(first.market().source_names(), ["eastmoney", "tencent"]);
+
+        let themed = Settings {
+            theme: Theme::Dark,
+            ..settings.clone()
+        };
+        let after_theme = state
+            .services(&home, themed.clone(), secrets.clone())
+            .await
+            .unwrap();
+        assert!(Arc::ptr_eq(&first, &after_theme));
+        assert!(Arc::ptr_eq(first.background(), after_theme.background()));
+        assert!(Arc::ptr_eq(first.market(), after_theme.market()));
+        assert_eq!(after_theme.settings().theme, Theme::Dark);
+
+        let resourced = Settings {
+            data_sources: vec![DataSourceKind::Tickflow, DataSourceKind::Eastmoney],
+            proxy: Some("http://127.0.0.1:3128".into()),
+            tool_timeout_secs: 7,
+            ..themed
+        };
+        let after_sources = state
+            .services(&home, resourced, secrets.clone())
+            .await
+            .unwrap();
+        assert!(Arc::ptr_eq(&first, &after_sources));
+        assert!(Arc::ptr_eq(first.background(), after_sources.background()));
+        assert!(Arc::ptr_eq(first.market(), after_sources.market()));
+        assert_eq!(
+            after_sources.market().source_names(),
+            ["tickflow", "eastmoney"]
+        );
+        let session = after_sources.session(session_options()).await.unwrap();
+        assert_eq!(
+            session.runtime().config().tool_timeout,
+            Some(Duration::from_secs(7))
+        );
     }
 }

@@ -366,9 +366,45 @@ pub struct MarketData {
     portfolio: PortfolioStore,
     calendar: TradingCalendar,
     directory: RwLock<Arc<StockDirectory>>,
-    chain: SourceChain,
+    /// Replaced as a whole when the settings' sources change; a sync that already took
+    /// the old chain finishes with it.
+    live: RwLock<LiveSources>,
     breakers: BreakerStore,
+    /// As opened; its `sources` and `fetch_on_read` are superseded by `live`.
     cfg: MarketConfig,
+}
+
+/// The source chain in use and whether reads sync through it.
+struct LiveSources {
+    chain: Arc<SourceChain>,
+    fetch_on_read: bool,
+}
+
+/// The chain for `sources`, with what earlier processes learned about them (an unreachable
+/// one is skipped until its cool-down ends); a failed read only costs the retries.
+async fn build_chain(
+    sources: &[SourceSpec],
+    http_timeout: Duration,
+    clock: Arc<dyn Clock>,
+    breakers: &BreakerStore,
+) -> SourceChain {
+    let client = http::client(http_timeout);
+    let mut chain = SourceChain::new(clock);
+    for spec in sources {
+        match spec.clone() {
+            SourceSpec::Eastmoney(c, p) => {
+                chain.push(Arc::new(Eastmoney::new(c, client.clone())), p)
+            }
+            SourceSpec::Tencent(c, p) => chain.push(Arc::new(Tencent::new(c, client.clone())), p),
+            SourceSpec::TickFlow(c, p) => chain.push(Arc::new(TickFlow::new(c, client.clone())), p),
+            SourceSpec::Tushare(c, p) => chain.push(Arc::new(Tushare::new(c, client.clone())), p),
+        }
+    }
+    match breakers.load().await {
+        Ok(saved) => chain.restore_breakers(breakers.clone(), &saved),
+        Err(e) => tracing::warn!(error = %e, "cannot read the stored circuit breakers"),
+    }
+    chain
 }
 
 impl MarketData {
@@ -393,38 +429,18 @@ impl MarketData {
         let calendar = bundled::calendar()?;
         seed_bundled(&store, cfg.clock.as_ref()).await?;
         let directory = StockDirectory::new(store.load_stocks().await?);
-        let client = http::client(cfg.http_timeout);
         let breakers = BreakerStore::new(pool.clone());
-        let mut chain = SourceChain::new(cfg.clock.clone());
-        for spec in &cfg.sources {
-            match spec.clone() {
-                SourceSpec::Eastmoney(c, p) => {
-                    chain.push(Arc::new(Eastmoney::new(c, client.clone())), p)
-                }
-                SourceSpec::Tencent(c, p) => {
-                    chain.push(Arc::new(Tencent::new(c, client.clone())), p)
-                }
-                SourceSpec::TickFlow(c, p) => {
-                    chain.push(Arc::new(TickFlow::new(c, client.clone())), p)
-                }
-                SourceSpec::Tushare(c, p) => {
-                    chain.push(Arc::new(Tushare::new(c, client.clone())), p)
-                }
-            }
-        }
-        // What earlier processes learned about the sources (an unreachable one is skipped
-        // until its cool-down ends); a failed read only costs this process the retries.
-        match breakers.load().await {
-            Ok(saved) => chain.restore_breakers(breakers.clone(), &saved),
-            Err(e) => tracing::warn!(error = %e, "cannot read the stored circuit breakers"),
-        }
+        let chain = build_chain(&cfg.sources, cfg.http_timeout, cfg.clock.clone(), &breakers).await;
         Ok(Self {
             portfolio: PortfolioStore::new(pool),
             breakers,
             store,
             calendar,
             directory: RwLock::new(Arc::new(directory)),
-            chain,
+            live: RwLock::new(LiveSources {
+                chain: Arc::new(chain),
+                fetch_on_read: cfg.fetch_on_read,
+            }),
             cfg,
         })
     }
@@ -445,7 +461,43 @@ impl MarketData {
         self.cfg.clock.as_ref()
     }
     pub fn source_names(&self) -> Vec<&'static str> {
-        self.chain.names()
+        self.chain().names()
+    }
+
+    /// The chain in use now (a reconfiguration swaps it; holders keep theirs).
+    fn chain(&self) -> Arc<SourceChain> {
+        match self.live.read() {
+            Ok(l) => l.chain.clone(),
+            Err(p) => p.into_inner().chain.clone(),
+        }
+    }
+
+    /// Whether reads sync a missing or stale series first (set with the sources).
+    fn fetch_on_read(&self) -> bool {
+        match self.live.read() {
+            Ok(l) => l.fetch_on_read,
+            Err(p) => p.into_inner().fetch_on_read,
+        }
+    }
+
+    /// Uses `sources` (in this order) from now on, in place: the cache, the pool and
+    /// everything else stay open. The breakers start from what is stored.
+    pub async fn reconfigure_sources(&self, sources: &[SourceSpec], fetch_on_read: bool) {
+        let chain = build_chain(
+            sources,
+            self.cfg.http_timeout,
+            self.cfg.clock.clone(),
+            &self.breakers,
+        )
+        .await;
+        let live = LiveSources {
+            chain: Arc::new(chain),
+            fetch_on_read,
+        };
+        match self.live.write() {
+            Ok(mut l) => *l = live,
+            Err(p) => *p.into_inner() = live,
+        }
     }
 
     fn directory(&self) -> Arc<StockDirectory> {
@@ -498,10 +550,10 @@ impl MarketData {
         })
     }
 
-    fn sync_context(&self) -> SyncContext<'_> {
+    fn sync_context<'a>(&'a self, chain: &'a SourceChain) -> SyncContext<'a> {
         SyncContext {
             store: &self.store,
-            chain: &self.chain,
+            chain,
             calendar: &self.calendar,
             clock: self.cfg.clock.as_ref(),
             initial_trading_days: self.cfg.initial_trading_days,
@@ -518,7 +570,7 @@ impl MarketData {
         let code = StockCode::parse(code)?;
         let symbol = code.symbol();
         let mut notes = Vec::new();
-        if self.cfg.fetch_on_read && !self.chain.is_empty() {
+        if self.fetch_on_read() && !self.chain().is_empty() {
             self.refresh_if_needed(&symbol, BarTable::Stocks, as_of, &mut notes)
                 .await?;
         }
@@ -565,7 +617,7 @@ impl MarketData {
         let idx = IndexCode::parse(index)?;
         let symbol = idx.symbol();
         let mut notes = Vec::new();
-        if self.cfg.fetch_on_read && !self.chain.is_empty() {
+        if self.fetch_on_read() && !self.chain().is_empty() {
             self.refresh_if_needed(&symbol, BarTable::Indices, as_of, &mut notes)
                 .await?;
         }
@@ -608,7 +660,8 @@ impl MarketData {
             }
             return Ok(());
         }
-        let out = self.sync_context().sync_symbol(symbol).await?;
+        let chain = self.chain();
+        let out = self.sync_context(&chain).sync_symbol(symbol).await?;
         if let SyncStatus::Failed { error } = out.status {
             notes.push(DataNote::RefreshFailed { error });
             // This failure may just have opened the last breaker: say now, once, until
@@ -625,7 +678,8 @@ impl MarketData {
     /// `Some` when every live source is inside an open period of its breaker, with the
     /// ones whose skip has not been reported yet.
     async fn all_sources_skipped(&self) -> Option<Vec<SkippedSource>> {
-        let states = self.chain.breaker_states();
+        let chain = self.chain();
+        let states = chain.breaker_states();
         let now = self.cfg.clock.now();
         let all_open = !states.is_empty()
             && states
@@ -730,7 +784,8 @@ impl MarketData {
     ) -> Result<SyncReport, MarketError> {
         let (symbols, invalid) = self.resolve(&target).await?;
         let total = symbols.len();
-        let ctx = self.sync_context();
+        let chain = self.chain();
+        let ctx = self.sync_context(&chain);
         let mut outcomes = Vec::with_capacity(total);
         for (index, sym) in symbols.iter().enumerate() {
             progress(SyncEvent::Started {
@@ -843,7 +898,7 @@ impl MarketData {
     pub async fn sync_stock_list(
         &self,
     ) -> Result<(usize, &'static str), crate::sources::ChainError> {
-        let got = self.chain.stock_list().await?;
+        let got = self.chain().stock_list().await?;
         let n = got.value.len();
         if let Err(e) = self
             .store
@@ -925,7 +980,7 @@ impl MarketData {
             stocks: mk(self.store.coverage(BarTable::Stocks).await?, false),
             indices: mk(self.store.coverage(BarTable::Indices).await?, true),
             stock_list_size: dir.len(),
-            sources: self.chain.names(),
+            sources: self.chain().names(),
             calendar_range: (self.calendar.first_day(), self.calendar.last_day()),
         })
     }

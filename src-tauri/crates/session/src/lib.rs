@@ -4,7 +4,7 @@
 //!
 //! - [`Services`]: what a process shares (data home, settings, secrets, one HTTP client,
 //!   the `wyckoff.db` pool with the conversation store, market data and background
-//!   tasks). Open once.
+//!   tasks). Open once; [`Services::apply_settings`] takes changed settings in place.
 //! - [`Services::session`]: a [`Session`] for a new or a stored conversation, with its
 //!   providers ([`providers::resolve`]: settings' main/light/fallback models or explicit
 //!   [`ModelOverrides`]), the tool registry (market tools + `check_background_tasks`),
@@ -50,7 +50,7 @@ pub mod retention;
 mod sub_agent_steps;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -78,12 +78,17 @@ const TITLE_CHARS: usize = 30;
 /// Where compaction archives removed messages (and `query_history` reopens them).
 const CONTEXT_ARCHIVE_DIR: &str = "context-archive";
 
-/// What one process shares between sessions. Cheap to keep for the life of the app.
+/// What one process shares between sessions, opened once for the life of the process.
+/// Changed settings are applied in place ([`Services::apply_settings`]): the pool, the
+/// stores and the background task manager never reopen.
 pub struct Services {
     home: DataHome,
-    settings: Settings,
+    /// The current settings: sessions read their models, tool and approval timeouts,
+    /// file roots and web-fetch reach from here when they are built.
+    settings: RwLock<Settings>,
     secrets: Arc<Secrets>,
-    http: HttpClient,
+    /// Rebuilt when the proxy changes; providers built earlier keep the old one.
+    http: RwLock<HttpClient>,
     conversations: ConversationStore,
     memories: MemoryStore,
     market: Arc<MarketData>,
@@ -125,10 +130,7 @@ impl Services {
         clock: Arc<dyn Clock>,
     ) -> Result<Services, SessionError> {
         home.ensure()?;
-        let http = HttpClient::new(&HttpSettings {
-            proxy: settings.proxy.clone(),
-            ..HttpSettings::default()
-        })?;
+        let http = http_client(&settings)?;
         let lease = ProcessLease::for_process(&home)?;
         let pool = wyckoff_memory::open_pool(home.db_path()).await?;
         let conversations = ConversationStore::new(pool.clone()).with_owner(lease.owner());
@@ -171,9 +173,9 @@ impl Services {
         Ok(Services {
             skills,
             home,
-            settings,
+            settings: RwLock::new(settings),
             secrets,
-            http,
+            http: RwLock::new(http),
             conversations,
             memories,
             market,
@@ -186,8 +188,60 @@ impl Services {
     pub fn home(&self) -> &DataHome {
         &self.home
     }
-    pub fn settings(&self) -> &Settings {
-        &self.settings
+    /// The settings in use now.
+    pub fn settings(&self) -> Settings {
+        match self.settings.read() {
+            Ok(s) => s.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    fn http(&self) -> HttpClient {
+        match self.http.read() {
+            Ok(h) => h.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// Takes new settings in place: a changed proxy rebuilds the shared HTTP client,
+    /// changed data sources reconfigure market data's source chain; everything else
+    /// (models, timeouts, file roots, web-fetch reach, retention) is read from here when
+    /// the next session is built or the next retention pass runs. Nothing reopens.
+    /// Sessions already built keep what they were built with.
+    pub async fn apply_settings(&self, settings: Settings) -> Result<(), SessionError> {
+        let old = self.settings();
+        if old == settings {
+            return Ok(());
+        }
+        if old.proxy != settings.proxy {
+            let http = http_client(&settings)?;
+            match self.http.write() {
+                Ok(mut h) => *h = http,
+                Err(p) => *p.into_inner() = http,
+            }
+        }
+        if old.data_sources != settings.data_sources {
+            self.reload_market_sources_for(&settings).await?;
+        }
+        match self.settings.write() {
+            Ok(mut s) => *s = settings,
+            Err(p) => *p.into_inner() = settings,
+        }
+        Ok(())
+    }
+
+    /// Rebuilds market data's source chain from the current settings and credentials
+    /// (after a data-source token was saved or removed).
+    pub async fn reload_market_sources(&self) -> Result<(), SessionError> {
+        self.reload_market_sources_for(&self.settings()).await
+    }
+
+    async fn reload_market_sources_for(&self, settings: &Settings) -> Result<(), SessionError> {
+        let cfg = market_config(&self.home, settings, &self.secrets)?;
+        self.market
+            .reconfigure_sources(&cfg.sources, cfg.fetch_on_read)
+            .await;
+        Ok(())
     }
     pub fn conversations(&self) -> &ConversationStore {
         &self.conversations
@@ -224,14 +278,15 @@ impl Services {
     /// The tool registry of a session: `query_history`, the market tools and the local
     /// tools (folders and web_fetch's reach from the settings).
     pub fn registry(&self) -> ToolRegistry {
+        let settings = self.settings();
         let mut registry = ToolRegistry::new();
         wyckoff_tools::register_market_tools(&mut registry, self.market.clone());
         wyckoff_tools::register_local_tools(
             &mut registry,
             wyckoff_tools::LocalToolsConfig {
                 workspace: self.home.root().join("workspace"),
-                file_roots: self.settings.file_roots.iter().map(PathBuf::from).collect(),
-                allow_private_web_fetch: self.settings.allow_private_web_fetch,
+                file_roots: settings.file_roots.iter().map(PathBuf::from).collect(),
+                allow_private_web_fetch: settings.allow_private_web_fetch,
             },
         );
         // Reopens offloaded tool results and compaction archives (the previews point here).
@@ -245,12 +300,9 @@ impl Services {
     /// Builds a session. Providers are resolved first, so a bad option or a missing key
     /// fails before anything is written.
     pub async fn session(&self, options: SessionOptions) -> Result<Session, SessionError> {
-        let resolved = providers::resolve(
-            &self.settings,
-            &self.secrets,
-            &self.http,
-            &options.overrides,
-        )?;
+        let settings = self.settings();
+        let resolved =
+            providers::resolve(&settings, &self.secrets, &self.http(), &options.overrides)?;
         let model_label = format!("{}/{}", resolved.main.name(), resolved.main.model());
         let (conversation, messages) = match options.continue_session.as_deref() {
             Some(id) => {
@@ -272,9 +324,9 @@ impl Services {
         };
         let config = RuntimeConfig {
             session_id: conversation.id.clone(),
-            approval_timeout: secs(self.settings.approval_timeout_secs, 120),
+            approval_timeout: secs(settings.approval_timeout_secs, 120),
             tool_timeout: Some(secs(
-                self.settings.tool_timeout_secs,
+                settings.tool_timeout_secs,
                 u64::from(wyckoff_config::settings::DEFAULT_TOOL_TIMEOUT_SECS.unsigned_abs()),
             )),
             ..RuntimeConfig::default()
@@ -327,6 +379,13 @@ impl Services {
             skills: self.skills.clone(),
         })
     }
+}
+
+fn http_client(settings: &Settings) -> Result<HttpClient, SessionError> {
+    Ok(HttpClient::new(&HttpSettings {
+        proxy: settings.proxy.clone(),
+        ..HttpSettings::default()
+    })?)
 }
 
 fn secs(value: i32, default: u64) -> Duration {
