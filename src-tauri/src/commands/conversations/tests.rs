@@ -73,7 +73,8 @@ async fn an_unknown_message_or_conversation_is_not_found() {
     let dir = tempfile::tempdir().unwrap();
     let (store, source) = two_turns(dir.path()).await;
 
-    for (id, seq) in [(source.as_str(), 5), (source.as_str(), 0), ("nope", 1)] {
+    // (#0 is the start: a fork before the first message, see memory::fork::BEFORE_FIRST.)
+    for (id, seq) in [(source.as_str(), 5), (source.as_str(), -1), ("nope", 1)] {
         let r = fork(&store, false, id, seq).await;
         assert!(
             matches!(r, Err(ChatError::NotFound { .. })),
