@@ -123,6 +123,11 @@ impl ChatState {
         Ok(services)
     }
 
+    /// The services if they are open (nothing is opened for the asking).
+    pub async fn opened_services(&self) -> Option<Arc<Services>> {
+        self.services.lock().await.as_ref().map(|(_, s)| s.clone())
+    }
+
     /// The open session for `id`, or a new one (a stored conversation, or a new
     /// conversation when `id` is `None`).
     pub async fn session(
@@ -343,5 +348,42 @@ mod tests {
             session.runtime().config().tool_timeout,
             Some(Duration::from_secs(7))
         );
+    }
+
+    /// A Tushare token saved while the services are open reaches the open market data's
+    /// source chain (a keyed source without its token is skipped).
+    #[tokio::test]
+    async fn a_data_source_token_reaches_the_open_market() {
+        use wyckoff_config::secrets::{DataSecret, MemoryBackend, SecretId};
+        use wyckoff_config::settings::DataSourceKind;
+
+        let dir = tempfile::tempdir().unwrap();
+        let home = DataHome::new(dir.path());
+        let secrets = Arc::new(Secrets::with_backend(
+            Box::new(MemoryBackend::default()),
+            Box::new(|_| None),
+        ));
+        let state = ChatState::default();
+        let settings = Settings {
+            data_sources: vec![DataSourceKind::Tushare, DataSourceKind::Eastmoney],
+            ..Settings::default()
+        };
+        let services = state
+            .services(&home, settings, secrets.clone())
+            .await
+            .unwrap();
+        assert_eq!(services.market().source_names(), ["eastmoney"]);
+        secrets
+            .set_for_session(
+                &SecretId::DataSource {
+                    source: DataSecret::Tushare,
+                },
+                "tushare-token-for-test",
+            )
+            .unwrap();
+        let opened = state.opened_services().await.unwrap();
+        assert!(Arc::ptr_eq(&opened, &services));
+        opened.reload_market_sources().await.unwrap();
+        assert_eq!(services.market().source_names(), ["tushare", "eastmoney"]);
     }
 }

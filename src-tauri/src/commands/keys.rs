@@ -9,6 +9,7 @@ use tauri::State;
 use wyckoff_config::secrets::{KeychainState, SecretId};
 use wyckoff_config::{KeyStatus, SecretError, Secrets};
 
+use crate::chat::ChatState;
 use crate::state::AppState;
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -47,30 +48,51 @@ pub async fn key_statuses(state: State<'_, AppState>) -> Result<KeysReport, Secr
 #[specta::specta]
 pub async fn set_key(
     state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
     id: SecretId,
     value: String,
     session_only: bool,
 ) -> Result<KeyStatus, SecretError> {
-    blocking(&state.secrets, move |s| {
+    let status = blocking(&state.secrets, move |s| {
         if session_only {
             s.set_for_session(&id, &value)
         } else {
             s.set(&id, &value)
         }?;
-        Ok(s.status(&id))
+        let status = s.status(&id);
+        Ok::<_, SecretError>((id, status))
     })
-    .await?
+    .await??;
+    reload_market_sources(&chat, &status.0).await;
+    Ok(status.1)
+}
+
+/// A data-source token changed: the open market data takes it now (the services are
+/// opened once per process, so nothing else would).
+async fn reload_market_sources(chat: &ChatState, id: &SecretId) {
+    if !matches!(id, SecretId::DataSource { .. }) {
+        return;
+    }
+    if let Some(services) = chat.opened_services().await
+        && let Err(e) = services.reload_market_sources().await
+    {
+        tracing::warn!("cannot apply the data-source token: {e}");
+    }
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_key(
     state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
     id: SecretId,
 ) -> Result<KeyStatus, SecretError> {
-    blocking(&state.secrets, move |s| {
+    let status = blocking(&state.secrets, move |s| {
         s.delete(&id)?;
-        Ok(s.status(&id))
+        let status = s.status(&id);
+        Ok::<_, SecretError>((id, status))
     })
-    .await?
+    .await??;
+    reload_market_sources(&chat, &status.0).await;
+    Ok(status.1)
 }
