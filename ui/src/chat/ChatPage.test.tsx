@@ -111,6 +111,30 @@ describe("ChatPage", () => {
     expect(document.querySelector(".recall-disclosure")).toBeNull();
   });
 
+  it("a notification turn that streams before a new conversation's start_turn answers is still shown", async () => {
+    // The turn's task finished (and the app ran its notification turn) before the page
+    // knew the new conversation's id: those events are kept and shown once it does.
+    let answer: (v: unknown) => void = () => {};
+    mocks.startTurn.mockImplementation(() => new Promise((resolve) => (answer = resolve)));
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    await sendMessage("扫描全市场");
+    const task = { task_id: "bg_1", tool_name: "screen_stocks", display_name: "全市场扫描", status: "completed" };
+    const early = [
+      { type: "background_task", task },
+      { type: "text_delta", text: "筛选结果已读" },
+      { type: "done", text: "筛选结果已读", elapsed_ms: 5 },
+    ];
+    const listen = notifications[notifications.length - 1];
+    // Another conversation's notification in the same window is not taken for this one.
+    act(() => listen({ payload: { conversation_id: "other", event: { type: "done", text: "别的对话", elapsed_ms: 1 } } }));
+    for (const event of early) act(() => listen({ payload: { conversation_id: "c-1", event } }));
+    expect(document.querySelector(".msg.system")).toBeNull();
+    await act(async () => answer(ok({ conversation_id: "c-1" })));
+    await waitFor(() => expect(document.querySelector(".msg.system")?.textContent).toContain("后台任务完成：全市场扫描"));
+    await waitFor(() => expect(document.getElementById("transcript")?.textContent).toContain("筛选结果已读"));
+    expect(document.getElementById("transcript")?.textContent).not.toContain("别的对话");
+  });
+
   it("a failed turn names the failure in words, with the backend's message", async () => {
     render(<ChatPage hasModel onOpenSettings={() => {}} />);
     await sendMessage("大盘怎么样");

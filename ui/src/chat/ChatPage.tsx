@@ -7,6 +7,7 @@ import {
   type ChatError,
   type ConversationHistory,
   type ConversationSummary,
+  type NotificationTurnEvent,
   type RuntimeEvent,
   type SearchHit,
   type SkillView,
@@ -221,6 +222,35 @@ export default function ChatPage({
     setCurrentId(id);
   };
 
+  // A turn the app runs on a background-task completion (the conversation was idle): its
+  // events come app-wide; shown when that conversation is the open one.
+  const notifTurn = useRef<number | null>(null);
+  /** Notification-turn events that came while a new conversation's start_turn had not
+   * answered yet (null when no such start is pending). */
+  const earlyNotifications = useRef<NotificationTurnEvent[] | null>(null);
+  const showNotification = useCallback(
+    (payload: NotificationTurnEvent) => {
+      const event = payload.event;
+      if (notifTurn.current === null) {
+        const key = ++keySeq.current;
+        notifTurn.current = key;
+        const task = event.type === "background_task" ? event.task : null;
+        const line = task
+          ? task.status === "completed"
+            ? `✅ 后台任务完成：${task.display_name}`
+            : `✗ 后台任务失败：${task.display_name} ${(task.error ?? "").slice(0, 80)}`
+          : "✅ 后台任务完成";
+        dispatch({ type: "start", key, userText: line, system: true });
+      }
+      dispatch({ type: "event", key: notifTurn.current, event, at: Date.now() });
+      if (event.type === "done" || event.type === "turn_cancelled" || event.type === "turn_failed") {
+        notifTurn.current = null;
+        void refreshList();
+      }
+    },
+    [refreshList],
+  );
+
   /** Reloads the session's always-allowed tools (kept only if still in that conversation). */
   const refreshAllowed = useCallback(async (id: string) => {
     const tools = await commands.alwaysAllowed(id);
@@ -295,17 +325,23 @@ export default function ChatPage({
       }
     };
     const from = currentRef.current;
+    // A new conversation's id is known only when start_turn answers; a task its turn
+    // started can finish, and its notification turn stream, before that.
+    if (from === null) earlyNotifications.current = [];
     const r = await commands.startTurn(from, text, channel);
+    const early = earlyNotifications.current ?? [];
+    earlyNotifications.current = null;
     // The user may have opened another conversation meanwhile: stay there.
     if (currentRef.current !== from) return;
     if (r.status === "ok") {
       setCurrent(r.data.conversation_id);
+      for (const n of early) if (n.conversation_id === r.data.conversation_id) showNotification(n);
       void refreshList();
     } else {
       setError(r.error);
       dispatch({ type: "event", key, event: { type: "turn_failed", kind: "internal", message: errorText(r.error) } });
     }
-  }, [refreshList, refreshAllowed]);
+  }, [refreshList, refreshAllowed, showNotification]);
 
   const send = useCallback(async () => {
     const text = input.trim();
@@ -371,34 +407,16 @@ export default function ChatPage({
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [show]);
 
-  // A turn the app runs on a background-task completion (the conversation was idle): its
-  // events come app-wide; shown when that conversation is the open one.
-  const notifTurn = useRef<number | null>(null);
   useEffect(() => {
     const unlisten = events.notificationTurnEvent.listen(({ payload }) => {
-      if (payload.conversation_id !== currentRef.current) return;
-      const event = payload.event;
-      if (notifTurn.current === null) {
-        const key = ++keySeq.current;
-        notifTurn.current = key;
-        const task = event.type === "background_task" ? event.task : null;
-        const line = task
-          ? task.status === "completed"
-            ? `✅ 后台任务完成：${task.display_name}`
-            : `✗ 后台任务失败：${task.display_name} ${(task.error ?? "").slice(0, 80)}`
-          : "✅ 后台任务完成";
-        dispatch({ type: "start", key, userText: line, system: true });
-      }
-      dispatch({ type: "event", key: notifTurn.current, event, at: Date.now() });
-      if (event.type === "done" || event.type === "turn_cancelled" || event.type === "turn_failed") {
-        notifTurn.current = null;
-        void refreshList();
-      }
+      if (payload.conversation_id === currentRef.current) showNotification(payload);
+      // Before a new conversation's start_turn has answered, its id is not known yet.
+      else if (currentRef.current === null) earlyNotifications.current?.push(payload);
     });
     return () => {
       void unlisten.then((f) => f());
     };
-  }, [refreshList]);
+  }, [showNotification]);
 
   const decide = useCallback(
     async (decision: ApprovalDecision) => {
