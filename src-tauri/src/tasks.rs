@@ -16,20 +16,14 @@ use wyckoff_protocol::{TaskInfo, TaskStatus};
 
 use crate::state::AppState;
 
-/// A task changed (submitted, progress, finished). The result itself is fetched on
-/// demand (`task_result`): progress events stay small.
+/// A task changed (submitted, progress, finished). The manager's events carry no result
+/// body; the panel fetches one on demand (`task_result`), so progress events stay small.
 #[derive(Debug, Clone, Serialize, Deserialize, Type, Event)]
 pub struct TaskChanged {
     pub task: TaskInfo,
 }
 
-/// What the panel lists: the result left out, as in [`TaskChanged`].
-pub fn without_result(mut task: TaskInfo) -> TaskInfo {
-    task.result = None;
-    task
-}
-
-/// Forwards the manager's changes until it is dropped (services rebuilt or app exit).
+/// Forwards the manager's changes until it is dropped (app exit).
 pub fn watch(app: AppHandle, tasks: Arc<BackgroundTaskManager>) {
     let mut rx = tasks.subscribe();
     let weak = Arc::downgrade(&tasks);
@@ -48,11 +42,7 @@ pub fn watch(app: AppHandle, tasks: Arc<BackgroundTaskManager>) {
             // The tray says "N running": queued tasks are not counted until they start.
             crate::tray::set_running_tasks(&app, tasks.running().len(), task.session_id.as_deref());
             let finished = task.status.is_finished();
-            if let Err(e) = (TaskChanged {
-                task: without_result(task.clone()),
-            })
-            .emit(&app)
-            {
+            if let Err(e) = (TaskChanged { task: task.clone() }).emit(&app) {
                 tracing::warn!("cannot emit a task event: {e}");
             }
             if finished {
@@ -264,12 +254,5 @@ mod tests {
         assert_eq!(recorded["summary"], "后台任务已完成");
         assert_eq!(recorded["body"], "全市场扫描 已完成");
         assert_eq!(recorded["actions"], serde_json::json!(["default", "打开"]));
-    }
-
-    #[test]
-    fn panel_events_leave_the_result_out() {
-        let t = without_result(task(TaskStatus::Completed, None));
-        assert!(t.result.is_none());
-        assert_eq!(t.task_id, "bg_1_screen_stocks");
     }
 }

@@ -361,7 +361,6 @@ pub async fn start(
     tasks
         .start_for_user(tool, args)
         .await
-        .map(crate::tasks::without_result)
         .map_err(|e| WorkspaceError::Refused {
             message: e.to_string(),
         })

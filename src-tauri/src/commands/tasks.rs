@@ -7,7 +7,6 @@ use wyckoff_protocol::TaskInfo;
 use crate::chat::ChatState;
 use crate::commands::chat::{ChatError, services};
 use crate::state::AppState;
-use crate::tasks::without_result;
 
 /// Every task the data home knows, newest first (results left out; see `task_result`).
 #[tauri::command]
@@ -17,12 +16,8 @@ pub async fn list_tasks(
     chat: State<'_, ChatState>,
 ) -> Result<Vec<TaskInfo>, ChatError> {
     let services = services(&state, &chat).await?;
-    let mut tasks: Vec<TaskInfo> = services
-        .background()
-        .list()
-        .into_iter()
-        .map(without_result)
-        .collect();
+    // The manager's list carries no result bodies (`task_result` reads one).
+    let mut tasks: Vec<TaskInfo> = services.background().list();
     tasks.reverse();
     Ok(tasks)
 }

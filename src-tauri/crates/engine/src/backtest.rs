@@ -186,12 +186,8 @@ pub struct FunnelSignals<'u> {
 
 impl<'u> FunnelSignals<'u> {
     pub fn new(universe: &'u Universe, board: BoardFilter) -> Self {
-        FunnelSignals {
-            funnel: Funnel::prepare(universe, &FunnelConfig::default()).with_daily_features(),
-            board,
-            cancel: &Never,
-            gated_days: 0,
-        }
+        Self::cancellable(universe, board, &Never)
+            .unwrap_or_else(|Cancelled| unreachable!("Never does not cancel"))
     }
 
     /// [`Self::new`] whose preparation (seconds on the full market) and daily screens stop

@@ -2,19 +2,17 @@
 //! day by day over the local bar cache under A-share rules (the engine's backtest). The
 //! CLI's `wyckoff backtest` and the background tool run this same function.
 
-use std::sync::atomic::AtomicBool;
-
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{ProgressHandle, ToolError};
-use wyckoff_engine::Universe;
 use wyckoff_engine::backtest::{
     BacktestArgs, BacktestError, BacktestResult, FunnelSignals, RawBacktestArgs, SignalSource,
     run_backtest_cancellable,
 };
+use wyckoff_engine::{Cancel, Universe};
 use wyckoff_market::MarketData;
 
 use crate::common::{iso, opt_f64, opt_i64, opt_str, round_tree};
-use crate::screen::StopOnDrop;
 
 pub const NAME: &str = "run_backtest";
 pub const DISPLAY_NAME: &str = "策略回测";
@@ -72,7 +70,7 @@ impl SignalSource for Reporting<'_> {
 fn backtest_worker(
     universe: &Universe,
     args: &BacktestArgs,
-    cancel: &AtomicBool,
+    cancel: &dyn Cancel,
     tx: tokio::sync::mpsc::UnboundedSender<(String, f32)>,
 ) -> Result<(BacktestResult, usize), BacktestError> {
     let total = {
@@ -145,15 +143,15 @@ pub async fn run(
     let bt_args = parsed.clone();
     // CPU-bound: its own thread; progress comes back over a channel. The thread checks
     // the flag every day (and every layer of a day's screen), so once this future is
-    // dropped — a cancelled task — it stops within a day's work.
-    let stop = StopOnDrop::new();
-    let flag = stop.flag();
+    // dropped — a cancelled task, app shutdown, Ctrl-C — it stops within a day's work.
+    let stop = CancellationToken::new();
+    let _stop_when_dropped = stop.clone().drop_guard();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name(NAME.into())
         .spawn(move || {
-            let outcome = backtest_worker(&universe, &bt_args, &flag, tx);
+            let outcome = backtest_worker(&universe, &bt_args, &|| stop.is_cancelled(), tx);
             let _ = done_tx.send(outcome);
         })
         .map_err(|e| ToolError::Failed(format!("无法启动回测线程: {e}")))?;

@@ -59,16 +59,10 @@ fn tool<F>(
 where
     F: Future<Output = Result<Value, ToolError>> + Send + 'static,
 {
-    let md = md.clone();
-    Arc::new(FnTool::new(
-        spec,
-        description,
-        parameters,
-        move |args, _ctx| run(md.clone(), args),
-    ))
+    reporting_tool(spec, description, parameters, md, move |md, args, _| {
+        run(md, args)
+    })
 }
-
-type ReportingHandler<F> = fn(Arc<MarketData>, Value, ProgressHandle) -> F;
 
 /// [`tool`] for the heavy tools, which report progress through the call's handle.
 fn reporting_tool<F>(
@@ -76,7 +70,7 @@ fn reporting_tool<F>(
     description: &str,
     parameters: Value,
     md: &Arc<MarketData>,
-    run: ReportingHandler<F>,
+    run: impl Fn(Arc<MarketData>, Value, ProgressHandle) -> F + Send + Sync + 'static,
 ) -> Arc<dyn Tool>
 where
     F: Future<Output = Result<Value, ToolError>> + Send + 'static,

@@ -2,10 +2,8 @@
 //! funnel L1–L5 over the local bar cache. The CLI's `wyckoff screen` and the background
 //! tool run this same function; only how progress is shown differs.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{ProgressHandle, ToolError};
 use wyckoff_engine::funnel::{Funnel, FunnelConfig, FunnelError, LayerCount, ScreenArgs};
 use wyckoff_market::MarketData;
@@ -41,30 +39,6 @@ pub fn report_layer(progress: &ProgressHandle, number: u8, layer: &LayerCount) {
         &format!("{} → {}", layer.input, layer.passed),
         Some(0.4 + 0.11 * f32::from(number.min(5))),
     );
-}
-
-/// Stops the engine work of a heavy tool when the future waiting for it goes away: the
-/// engine runs on a thread of its own, which a dropped future cannot stop, so the future
-/// holds this guard and its drop sets the flag the engine's loops check (a background
-/// task's cancel drops the future, as do the app shutting down and `wyckoff run`'s Ctrl-C).
-/// Set on every way out, so no path forgets it; after a normal finish it changes nothing.
-pub(crate) struct StopOnDrop(pub(crate) Arc<AtomicBool>);
-
-impl StopOnDrop {
-    pub(crate) fn new() -> Self {
-        StopOnDrop(Arc::new(AtomicBool::new(false)))
-    }
-
-    /// The flag for the worker.
-    pub(crate) fn flag(&self) -> Arc<AtomicBool> {
-        self.0.clone()
-    }
-}
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
 }
 
 pub fn parameters() -> Value {
@@ -137,13 +111,14 @@ pub async fn run(
     );
     let universe = loaded.universe;
     let run_args = screen_args.clone();
-    let stop = StopOnDrop::new();
-    let flag = stop.flag();
+    // Dropping this future (a cancelled task, app shutdown, Ctrl-C) cancels `stop`.
+    let stop = CancellationToken::new();
+    let _stop_when_dropped = stop.clone().drop_guard();
     let layers = progress.clone();
     // CPU-bound (rayon inside): off the async runtime; it stops between chunks of stocks
     // and between layers once this future is dropped, and reports each layer as counted.
     let result = tokio::task::spawn_blocking(move || {
-        let cancel: &AtomicBool = &flag;
+        let cancel = &|| stop.is_cancelled();
         let observer = |number: u8, layer: &LayerCount| report_layer(&layers, number, layer);
         let result = Funnel::prepare_cancellable(&universe, &FunnelConfig::default(), cancel)
             .map_err(FunnelError::from)

@@ -363,9 +363,7 @@ impl Prepared {
             daily: None,
         }
     }
-}
 
-impl Prepared {
     /// Calendar index of each bar (dates in order only). Both ascending: one merge walk;
     /// every bar date is in the calendar.
     fn index_calendar(&mut self, bars: &[Bar], calendar: &[u32]) {
@@ -431,49 +429,30 @@ struct Scored<'a> {
 
 impl<'u> Funnel<'u> {
     pub fn prepare(universe: &'u Universe, cfg: &FunnelConfig) -> Self {
-        // Never cancelled, so always complete.
-        Self::build(universe, cfg, &Never).0
+        Self::prepare_cancellable(universe, cfg, &Never)
+            .unwrap_or_else(|Cancelled| unreachable!("Never does not cancel"))
     }
 
-    /// [`Self::prepare`] that stops between chunks of stocks once `cancel` says so.
+    /// [`Self::prepare`]: the checks and the calendar index chunk by chunk, asking
+    /// `cancel` before each chunk and before the calendar; at the first yes it stops.
     pub fn prepare_cancellable(
         universe: &'u Universe,
         cfg: &FunnelConfig,
         cancel: &dyn Cancel,
     ) -> Result<Self, Cancelled> {
-        match Self::build(universe, cfg, cancel) {
-            (funnel, true) => Ok(funnel),
-            (_, false) => Err(Cancelled),
-        }
-    }
-
-    /// The checks and the calendar index, chunk by chunk, asking `cancel` before each
-    /// chunk. At the first yes it stops: the funnel is then incomplete (`false`) and must
-    /// not be used.
-    fn build(universe: &'u Universe, cfg: &FunnelConfig, cancel: &dyn Cancel) -> (Self, bool) {
-        let mut complete = true;
         let mut stocks: Vec<Prepared> = Vec::with_capacity(universe.stocks.len());
         for chunk in universe.stocks.chunks(STOCK_CHUNK) {
-            if cancel.is_cancelled() {
-                complete = false;
-                break;
-            }
+            check(cancel)?;
             stocks.par_extend(chunk.par_iter().map(|s| Prepared::new(&s.bars)));
         }
-        // The calendar (a sort of every bar date, the longest step without a check) only
-        // for a build that goes on.
-        let stocks_for_calendar = if complete && !cancel.is_cancelled() {
-            &stocks[..]
-        } else {
-            complete = false;
-            &[]
-        };
+        // The calendar is a sort of every bar date, the longest step without a check.
+        check(cancel)?;
         // A series with dates out of order is skipped as corrupt; its dates (perhaps a typo far
         // in the future) must not become trading days either.
         let mut calendar: Vec<u32> = universe
             .stocks
             .iter()
-            .zip(stocks_for_calendar)
+            .zip(&stocks)
             .filter(|(_, p)| p.order_problem.is_none())
             .flat_map(|(s, _)| s.bars.iter().map(|b| b.date))
             .chain(
@@ -481,7 +460,6 @@ impl<'u> Funnel<'u> {
                     .benchmarks
                     .sse
                     .iter()
-                    .filter(|_| complete)
                     .flat_map(|b| b.iter().map(|b| b.date)),
             )
             .collect();
@@ -491,10 +469,7 @@ impl<'u> Funnel<'u> {
             .chunks_mut(STOCK_CHUNK)
             .zip(universe.stocks.chunks(STOCK_CHUNK))
         {
-            if !complete || cancel.is_cancelled() {
-                complete = false;
-                break;
-            }
+            check(cancel)?;
             prepared
                 .par_iter_mut()
                 .zip(series)
@@ -503,54 +478,41 @@ impl<'u> Funnel<'u> {
         let mut cfg = cfg.clone();
         // The dry-volume series and the detectors assume a year of bars in the window.
         cfg.history_window = cfg.history_window.max(MIN_HISTORY_WINDOW);
-        let funnel = Funnel {
+        Ok(Funnel {
             universe,
             cfg,
             stocks,
             calendar,
-        };
-        (funnel, complete)
+        })
     }
 
     /// Precompute per-bar features that make each later screen cheaper (the 地量 volume test
     /// for every bar). Worth it when many days are screened, as a backtest does; a single
     /// screen is faster without. Results are identical either way.
-    pub fn with_daily_features(mut self) -> Self {
-        // Never cancelled, so always complete.
-        self.add_daily_features(&Never);
-        self
+    pub fn with_daily_features(self) -> Self {
+        self.with_daily_features_cancellable(&Never)
+            .unwrap_or_else(|Cancelled| unreachable!("Never does not cancel"))
     }
 
-    /// [`Self::with_daily_features`] that stops between chunks of stocks once `cancel`
-    /// says so (the most expensive step of preparing a backtest).
+    /// [`Self::with_daily_features`] that asks `cancel` before each chunk of stocks (the
+    /// most expensive step of preparing a backtest).
     pub fn with_daily_features_cancellable(
         mut self,
         cancel: &dyn Cancel,
     ) -> Result<Self, Cancelled> {
-        if self.add_daily_features(cancel) {
-            Ok(self)
-        } else {
-            Err(Cancelled)
-        }
-    }
-
-    /// Asks `cancel` before each chunk of stocks; `false` when it stopped part-way.
-    fn add_daily_features(&mut self, cancel: &dyn Cancel) -> bool {
         let universe = self.universe;
         for (prepared, series) in self
             .stocks
             .chunks_mut(STOCK_CHUNK)
             .zip(universe.stocks.chunks(STOCK_CHUNK))
         {
-            if cancel.is_cancelled() {
-                return false;
-            }
+            check(cancel)?;
             prepared
                 .par_iter_mut()
                 .zip(series)
                 .for_each(|(p, s)| p.daily = Some(Daily::new(&s.bars)));
         }
-        true
+        Ok(self)
     }
 
     pub fn config(&self) -> &FunnelConfig {
