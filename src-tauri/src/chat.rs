@@ -63,7 +63,7 @@ pub struct OpenSession {
 #[derive(Default)]
 pub struct ChatState {
     /// Opened once for the process; the settings last applied to them.
-    services: Mutex<Option<(Settings, Arc<Services>)>>,
+    services: Mutex<Option<Arc<Services>>>,
     sessions: StdMutex<HashMap<String, Arc<OpenSession>>>,
     running: StdMutex<HashMap<String, RunningTurn>>,
     next_turn: AtomicU64,
@@ -97,10 +97,8 @@ impl ChatState {
         secrets: Arc<Secrets>,
     ) -> Result<Arc<Services>, SessionError> {
         let mut guard = self.services.lock().await;
-        if let Some((applied, services)) = guard.as_mut() {
-            if *applied != settings {
-                services.apply_settings(settings.clone()).await?;
-                *applied = settings;
+        if let Some(services) = guard.as_ref() {
+            if services.apply_settings(settings).await? {
                 let running = self.running_ids();
                 if let Ok(mut sessions) = self.sessions.lock() {
                     sessions.retain(|id, _| running.contains(id));
@@ -108,7 +106,7 @@ impl ChatState {
             }
             return Ok(services.clone());
         }
-        let services = Arc::new(Services::open(home.clone(), settings.clone(), secrets).await?);
+        let services = Arc::new(Services::open(home.clone(), settings, secrets).await?);
         match services.recover_interrupted_turns().await {
             Ok(ids) if !ids.is_empty() => {
                 tracing::info!(turns = ids.len(), "marked interrupted turns")
@@ -119,13 +117,13 @@ impl ChatState {
         if let Some(app) = self.app.get() {
             crate::tasks::watch(app.clone(), services.background().clone());
         }
-        *guard = Some((settings, services.clone()));
+        *guard = Some(services.clone());
         Ok(services)
     }
 
     /// The services if they are open (nothing is opened for the asking).
     pub async fn opened_services(&self) -> Option<Arc<Services>> {
-        self.services.lock().await.as_ref().map(|(_, s)| s.clone())
+        self.services.lock().await.clone()
     }
 
     /// The open session for `id`, or a new one (a stored conversation, or a new

@@ -745,7 +745,8 @@ export type SubAgentRoleLimits = {
 
 /**
  *  One step of a delegated sub-agent's progress, as its `sub_agent` event carried it
- *  (kind: text | tool_start | tool_result | tool_error | failed | retry | warning). Stored
+ *  (kind: text | tool_round | tool_start | tool_result | tool_error | failed | retry |
+ *  warning; `done`, which repeats the result, is not kept). Stored
  *  beside the delegate call's result, so a reopened conversation's pane shows the
  *  sub-agent's tool rows as they were.
  */
@@ -763,8 +764,8 @@ export type SyncProgress = {
 };
 
 /**
- *  A task changed (submitted, progress, finished). The result itself is fetched on
- *  demand (`task_result`): progress events stay small.
+ *  A task changed (submitted, progress, finished). The manager's events carry no result
+ *  body; the panel fetches one on demand (`task_result`), so progress events stay small.
  */
 export type TaskChanged = {
 	task: TaskInfo,

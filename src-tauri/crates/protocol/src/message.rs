@@ -36,7 +36,8 @@ pub struct SkillUse {
 }
 
 /// One step of a delegated sub-agent's progress, as its `sub_agent` event carried it
-/// (kind: text | tool_start | tool_result | tool_error | failed | retry | warning). Stored
+/// (kind: text | tool_round | tool_start | tool_result | tool_error | failed | retry |
+/// warning; `done`, which repeats the result, is not kept). Stored
 /// beside the delegate call's result, so a reopened conversation's pane shows the
 /// sub-agent's tool rows as they were.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]

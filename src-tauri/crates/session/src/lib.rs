@@ -207,11 +207,11 @@ impl Services {
     /// changed data sources reconfigure market data's source chain; everything else
     /// (models, timeouts, file roots, web-fetch reach, retention) is read from here when
     /// the next session is built or the next retention pass runs. Nothing reopens.
-    /// Sessions already built keep what they were built with.
-    pub async fn apply_settings(&self, settings: Settings) -> Result<(), SessionError> {
+    /// Sessions already built keep what they were built with. `true` when anything changed.
+    pub async fn apply_settings(&self, settings: Settings) -> Result<bool, SessionError> {
         let old = self.settings();
         if old == settings {
-            return Ok(());
+            return Ok(false);
         }
         if old.proxy != settings.proxy {
             let http = http_client(&settings)?;
@@ -227,7 +227,7 @@ impl Services {
             Ok(mut s) => *s = settings,
             Err(p) => *p.into_inner() = settings,
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Rebuilds market data's source chain from the current settings and credentials

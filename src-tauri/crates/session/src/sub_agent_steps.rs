@@ -36,15 +36,9 @@ impl SubAgentSteps {
 /// Adds one step: streamed text joins the text before it (one step, not one per delta);
 /// `done` repeats the text the result already holds and is left out.
 fn push(steps: &mut Vec<SubAgentStep>, kind: &str, text: &str) {
-    match kind {
-        "done" => {}
-        "text" => match steps.last_mut() {
-            Some(last) if last.kind == "text" => last.text.push_str(text),
-            _ => steps.push(SubAgentStep {
-                kind: kind.to_owned(),
-                text: text.to_owned(),
-            }),
-        },
+    match (kind, steps.last_mut()) {
+        ("done", _) => {}
+        ("text", Some(last)) if last.kind == "text" => last.text.push_str(text),
         _ => steps.push(SubAgentStep {
             kind: kind.to_owned(),
             text: text.to_owned(),

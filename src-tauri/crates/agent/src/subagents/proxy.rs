@@ -15,6 +15,9 @@ use super::roles::SubAgentRole;
 use crate::registry::{ExecEnv, ToolOutcome, ToolRegistry};
 use crate::scratchpad::ScratchpadRecord;
 
+/// The `sub_agent` progress kind that says a tool round started (its number in `text`).
+pub const TOOL_ROUND: &str = "tool_round";
+
 pub struct SubAgentToolProxy {
     registry: Arc<ToolRegistry>,
     role: &'static SubAgentRole,
@@ -69,6 +72,15 @@ impl SubAgentToolProxy {
     pub async fn execute_round(&self, calls: &[ToolCall], env: &ExecEnv) -> Vec<ToolOutcome> {
         let round = self.rounds.fetch_add(1, Ordering::SeqCst) + 1;
         let over_cap = round > self.role.max_tool_rounds;
+        if !over_cap {
+            // The pane's "tool rounds n/max"; the forwarding sink tags it with the call.
+            env.sink.emit(RuntimeEvent::SubAgent {
+                agent: self.role.name.to_owned(),
+                call_id: String::new(),
+                kind: TOOL_ROUND.to_owned(),
+                text: round.to_string(),
+            });
+        }
         if over_cap {
             self.exhausted.store(true, Ordering::SeqCst);
             tracing::info!(
@@ -105,6 +117,14 @@ impl SubAgentToolProxy {
             outcomes.push(outcome);
         }
         outcomes
+    }
+
+    /// Tool rounds run: those asked for, up to the role's `max_tool_rounds` (a refused
+    /// round past it ran nothing).
+    pub fn tool_rounds(&self) -> u32 {
+        self.rounds
+            .load(Ordering::SeqCst)
+            .min(self.role.max_tool_rounds)
     }
 
     /// Whether the model asked for a tool round past the role's `max_tool_rounds`.

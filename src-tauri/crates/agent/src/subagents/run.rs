@@ -49,8 +49,6 @@ struct ForwardingSink {
     /// Shown in the approval dialog: which sub-agent asks.
     label: String,
     call_id: String,
-    /// The role's cap, so a refused round past it is not counted as run.
-    max_tool_rounds: u32,
     seen: Mutex<Seen>,
 }
 
@@ -61,26 +59,13 @@ struct Seen {
     /// The mini loop's running totals, so a run that fails still reports what it spent.
     usage: Usage,
     rounds: u32,
-    /// Tool rounds run so far, and the model round the last one answered.
-    tool_rounds: u32,
-    tool_round_of: u32,
 }
 
 impl EventSink for ForwardingSink {
     fn emit(&self, event: RuntimeEvent) {
-        let mut new_tool_round = None;
         if let Ok(mut seen) = self.seen.lock() {
             match &event {
-                RuntimeEvent::ToolStart { name, .. } => {
-                    seen.tool_calls.push(name.clone());
-                    // The first call of a model round starts a tool round.
-                    if seen.tool_round_of != seen.rounds && seen.tool_rounds < self.max_tool_rounds
-                    {
-                        seen.tool_round_of = seen.rounds;
-                        seen.tool_rounds += 1;
-                        new_tool_round = Some(seen.tool_rounds);
-                    }
-                }
+                RuntimeEvent::ToolStart { name, .. } => seen.tool_calls.push(name.clone()),
                 RuntimeEvent::ModelStart { round, .. } => seen.rounds = *round,
                 RuntimeEvent::Usage { turn, .. } => seen.usage = *turn,
                 RuntimeEvent::ToolResult { result, .. }
@@ -105,16 +90,18 @@ impl EventSink for ForwardingSink {
                 self.parent.emit(resolved);
                 return;
             }
+            // The proxy's own progress (a tool round started), tagged with this call.
+            RuntimeEvent::SubAgent { kind, text, .. } => {
+                self.parent.emit(RuntimeEvent::SubAgent {
+                    agent: self.agent.clone(),
+                    call_id: self.call_id.clone(),
+                    kind,
+                    text,
+                });
+                return;
+            }
             other => other,
         };
-        if let Some(n) = new_tool_round {
-            self.parent.emit(RuntimeEvent::SubAgent {
-                agent: self.agent.clone(),
-                call_id: self.call_id.clone(),
-                kind: "tool_round".to_owned(),
-                text: n.to_string(),
-            });
-        }
         let Some((kind, text)) = progress(&event) else {
             return;
         };
@@ -231,7 +218,6 @@ pub async fn run_sub_agent(
         agent: role.name.to_owned(),
         label: role.label.to_owned(),
         call_id: parent.call_id.clone(),
-        max_tool_rounds: role.max_tool_rounds,
         seen: Mutex::new(Seen::default()),
     });
     let cancel = parent.cancel.child_token();
@@ -324,9 +310,9 @@ pub async fn run_sub_agent(
             )
         }
     };
+    run.tool_rounds = proxy.tool_rounds();
     if let Ok(seen) = sink.seen.lock() {
         run.tool_calls = seen.tool_calls.clone();
-        run.tool_rounds = seen.tool_rounds;
         run.background_task_ids = seen.task_ids.clone();
         // A run that did not finish still spent tokens and rounds (the turn's cost and
         // the pane count them); a finished one reported its own totals.
@@ -365,7 +351,6 @@ mod tests {
             agent: "research".into(),
             label: "研究 agent".into(),
             call_id: "call_d".into(),
-            max_tool_rounds: 8,
             seen: Mutex::new(Seen::default()),
         };
         sink.emit(RuntimeEvent::ApprovalRequest {
@@ -412,52 +397,39 @@ mod tests {
     }
 
     #[test]
-    fn tool_rounds_count_model_rounds_with_calls_up_to_the_cap() {
+    fn the_proxys_tool_rounds_reach_the_parent_tagged_with_the_delegate_call() {
         let parent = CollectingSink::new();
         let sink = ForwardingSink {
             parent: parent.clone(),
             agent: "trading".into(),
             label: "交易 agent".into(),
             call_id: "call_t".into(),
-            max_tool_rounds: 2,
             seen: Mutex::new(Seen::default()),
         };
-        let model = |round| RuntimeEvent::ModelStart {
-            provider: "p".into(),
-            model: "m".into(),
-            round,
-            tier: None,
-        };
-        let start = |id: &str| RuntimeEvent::ToolStart {
-            id: id.into(),
-            name: "analyze_stock".into(),
-            display_name: "analyze_stock".into(),
-            args: serde_json::json!({}),
-        };
-        // Round 1: two calls (one tool round); round 2: one; round 3 past the cap of 2
-        // (refused, not counted); round 4 answers without tools.
-        for event in [
-            model(1),
-            start("a"),
-            start("b"),
-            model(2),
-            start("c"),
-            model(3),
-            start("d"),
-            model(4),
-        ] {
-            sink.emit(event);
+        sink.emit(RuntimeEvent::SubAgent {
+            agent: "trading".into(),
+            call_id: String::new(),
+            kind: crate::subagents::proxy::TOOL_ROUND.into(),
+            text: "2".into(),
+        });
+        match &parent.events()[..] {
+            [
+                RuntimeEvent::SubAgent {
+                    agent,
+                    call_id,
+                    kind,
+                    text,
+                },
+            ] => assert_eq!(
+                (
+                    agent.as_str(),
+                    call_id.as_str(),
+                    kind.as_str(),
+                    text.as_str()
+                ),
+                ("trading", "call_t", "tool_round", "2")
+            ),
+            other => panic!("{other:?}"),
         }
-        let rounds: Vec<String> = parent
-            .events()
-            .into_iter()
-            .filter_map(|e| match e {
-                RuntimeEvent::SubAgent { kind, text, .. } if kind == "tool_round" => Some(text),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(rounds, ["1", "2"]);
-        let seen = sink.seen.lock().unwrap();
-        assert_eq!((seen.rounds, seen.tool_rounds), (4, 2));
     }
 }
