@@ -11,6 +11,8 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+
+use crate::market::print_json;
 use serde::Serialize;
 use serde_json::Value;
 use wyckoff_config::DataHome;
@@ -210,10 +212,7 @@ impl From<StoredMessage> for MessageRow {
 }
 
 pub fn run(args: ConversationsArgs) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(execute(args))
+    crate::market::runtime()?.block_on(execute(args))
 }
 
 async fn execute(args: ConversationsArgs) -> anyhow::Result<ExitCode> {
@@ -335,10 +334,6 @@ async fn fork(
         fork.message_count
     );
     Ok(Ok(()))
-}
-
-fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    crate::market::print_json(&serde_json::to_value(value)?)
 }
 
 fn print_list(rows: &[ConversationRow], json: bool) -> anyhow::Result<()> {

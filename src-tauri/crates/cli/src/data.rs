@@ -151,7 +151,7 @@ fn import(path: PathBuf, json: bool) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(failed(e)),
     };
     if json {
-        print_json(&serde_json::to_value(&report)?)?;
+        print_json(&report)?;
     } else {
         print_import(&report);
     }
@@ -233,7 +233,7 @@ fn status(json: bool) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(failed(e)),
     };
     if json {
-        print_json(&serde_json::to_value(&report)?)?;
+        print_json(&report)?;
     } else {
         print_status(&report);
     }

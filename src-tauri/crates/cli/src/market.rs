@@ -51,7 +51,7 @@ pub fn tool_failure(e: ToolError) -> ExitCode {
 }
 
 /// Pretty JSON on stdout; a closed pipe (`| head`) is not an error.
-pub fn print_json(v: &Value) -> anyhow::Result<()> {
+pub fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     use std::io::Write;
     let text = serde_json::to_string_pretty(v)?;
     match writeln!(std::io::stdout().lock(), "{text}") {

@@ -92,7 +92,7 @@ pub fn run(args: ModelArgs) -> anyhow::Result<ExitCode> {
         ModelCommand::List { json } => {
             let list = model_list(&path.display().to_string(), &current, &Secrets::system());
             if json {
-                crate::market::print_json(&serde_json::to_value(&list)?)?;
+                crate::market::print_json(&list)?;
             } else {
                 print_list(&list);
             }
