@@ -5,7 +5,8 @@ import PortfolioTable from "./PortfolioTable";
 import { asPortfolio } from "./portfolio";
 import type { ToolCard } from "./reducer";
 import { InlineChart, StockCodeLink } from "./StockCodeLink";
-import { asOutcome, isDelegate, paneElapsed, roleLabel, roleOf, useRoleLimits, useTickingNow } from "./subagent";
+import { asOutcome, isDelegate, paneElapsed, roleLabel, roleOf, useRoleLimits } from "./subagent";
+import { useTickingNow } from "../useTickingNow";
 import { toolLabel } from "./toolNames";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";

@@ -1,6 +1,6 @@
 // A sub-agent's pane inside its delegate tool card: what its `sub_agent` events say while
 // it works (dimmed text, its tool calls with ✓/✗ and time), then the structured result
-// (status, rounds, policy). Pure, so recorded events replay in tests; a reopened
+// (status, rounds, policy). The fold is pure, so recorded events replay in tests; a reopened
 // conversation replays the steps stored with the result through the same fold.
 import { useEffect, useState } from "react";
 import { commands, type SubAgentStep, type Value } from "../bindings";
@@ -157,18 +157,6 @@ export function useRoleLimits(role: string): RoleLimits | null {
     };
   }, [role]);
   return limits;
-}
-
-/** The current time, ticking each second while `ticking` (a running sub-agent's clock). */
-export function useTickingNow(ticking: boolean): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!ticking) return;
-    setNow(Date.now());
-    const h = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(h);
-  }, [ticking]);
-  return now;
 }
 
 /** The pane's elapsed time: the result's own figure once there is one; while the

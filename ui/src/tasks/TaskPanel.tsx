@@ -9,6 +9,7 @@ import { toolLabel } from "../chat/toolNames";
 import ResultView from "./ResultView";
 import { elapsed, isActive, percent, progressLine, queuedCount, runningCount, upsertTask } from "./tasks";
 import { taskText } from "./text";
+import { useTickingNow } from "../useTickingNow";
 
 export type TaskActions = {
   /** Ask the agent about a stock (prefills the chat). */
@@ -35,7 +36,6 @@ export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
   const t = (k: Parameters<typeof taskText>[1], v?: Record<string, string | number>) => taskText(lang, k, v);
   const [tasks, setTasks] = useState<TaskInfo[]>([]);
   const [open, setOpen] = useState(true);
-  const [now, setNow] = useState(() => Date.now());
   const [viewing, setViewing] = useState<TaskInfo | null>(null);
 
   useEffect(() => {
@@ -52,11 +52,7 @@ export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
 
   const running = runningCount(tasks);
   const queued = queuedCount(tasks);
-  useEffect(() => {
-    if (running + queued === 0) return;
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, [running, queued]);
+  const now = useTickingNow(running + queued > 0);
 
   if (tasks.length === 0) return null;
   return (
