@@ -488,8 +488,8 @@ export default function ChatPage({
   // visit follows it, else the last turn's (when it ran on the user's words).
   const storedRegenerate = live.length === 0 ? (regenerateTarget(items)?.answerId ?? null) : null;
   const lastLive = live.length ? live[live.length - 1] : null;
-  const liveRegenerate =
-    lastLive !== null && !lastLive.system && lastLive.view.terminal?.kind === "done" && (items.some((i) => i.kind === "user") || live.length > 1);
+  // A conversation's first turn too: its fork starts before the first message (#0).
+  const liveRegenerate = lastLive !== null && !lastLive.system && lastLive.view.terminal?.kind === "done";
   const origin = history?.conversation.forked_from ?? null;
   const titleOf = (id: string) => list.find((c) => c.id === id)?.title ?? null;
   // Follows streamed text and new turns; a reopened conversation opens at its end.

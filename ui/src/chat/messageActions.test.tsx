@@ -188,6 +188,20 @@ describe("message actions in the chat", () => {
     await waitFor(() => expect(mocks.startTurn).toHaveBeenCalledWith("fork-1", "改过的第一问", channels[0]));
   });
 
+  it("the first turn of a new conversation offers regenerate, which forks before its first message", async () => {
+    stored = { ...stored, "c-new": history(summary("c-new", "新问题"), [user(1, "新问题"), answer(2, "新答")]) };
+    mocks.startTurn.mockResolvedValue(ok({ conversation_id: "c-new" }));
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    const box = document.getElementById("composer") as HTMLTextAreaElement;
+    fireEvent.change(box, { target: { value: "新问题" } });
+    await act(async () => fireEvent.keyDown(box, { key: "Enter" }));
+    await act(async () => channels[0].onmessage({ type: "done", text: "新答", elapsed_ms: 5 } satisfies RuntimeEvent));
+    const button = document.querySelector(".turn .msg-regenerate") as HTMLElement;
+    expect(button).toBeTruthy();
+    await act(async () => fireEvent.click(button));
+    await waitFor(() => expect(mocks.forkConversation).toHaveBeenCalledWith("c-new", 0));
+  });
+
   it("regenerate forks before the last user message and sends it again", async () => {
     await openSource();
     await act(async () => fireEvent.click(block(4).querySelector(".msg-regenerate") as HTMLElement));
