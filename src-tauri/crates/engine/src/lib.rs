@@ -33,6 +33,7 @@ pub mod events;
 pub mod exits;
 pub mod funnel;
 pub mod indicators;
+pub mod known_on;
 pub mod lanes;
 pub mod phases;
 pub mod regime;

@@ -60,7 +60,7 @@ const LPS_MAX_VOL: f64 = 0.6;
 const MARKUP_BARS: usize = 10;
 const MARKUP_ABOVE: f64 = 1.10;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
 pub enum EventCode {
     SC,
     AR,
@@ -75,6 +75,66 @@ pub enum EventCode {
 }
 
 impl EventCode {
+    /// Why a bar gets this label: the rule it met (the rules above, in brief).
+    pub fn rule(self) -> &'static str {
+        match self {
+            EventCode::SC => {
+                "selling climax: down bar on ≥2× the 20-day mean volume, range ≥1.5× ATR, close in the lowest 35% of the range, ≥20% under the 60-day high"
+            }
+            EventCode::BC => {
+                "buying climax: up bar on ≥2× the 20-day mean volume, wide range, close near the high, after a ≥25% advance"
+            }
+            EventCode::AR => {
+                "automatic rally/reaction: the extreme close within 15 bars after the climax; it sets the other side of the range"
+            }
+            EventCode::ST => {
+                "secondary test: a swing back to within 3% of the climax on under 0.7× its volume"
+            }
+            EventCode::Spring => {
+                "spring: a dip more than 0.5% under support, reclaimed within 3 bars"
+            }
+            EventCode::UTAD => {
+                "upthrust after distribution: a push over resistance that fails back inside within 3 bars"
+            }
+            EventCode::SOS => {
+                "sign of strength: first up close above resistance on ≥1.5× the 20-day mean volume"
+            }
+            EventCode::SOW => {
+                "sign of weakness: first down close below support on ≥1.5× the 20-day mean volume"
+            }
+            EventCode::LPS => {
+                "last point of support: first swing low after the SOS holding ≥95% of resistance on ≤0.6× the SOS volume"
+            }
+            EventCode::LPSY => {
+                "last point of supply: first swing high after the SOW failing near support on ≤0.6× the SOW volume"
+            }
+        }
+    }
+
+    /// [`EventCode::rule`] in Chinese.
+    pub fn rule_zh(self) -> &'static str {
+        match self {
+            EventCode::SC => {
+                "恐慌抛售（SC）：放量 ≥ 20 日均量 2 倍的阴线，振幅 ≥ 1.5 倍 ATR，收在当日区间最低 35% 内，较 60 日高点跌 ≥ 20%"
+            }
+            EventCode::BC => {
+                "抢购高潮（BC）：放量 ≥ 20 日均量 2 倍的阳线，大振幅，收近最高，此前已涨 ≥ 25%"
+            }
+            EventCode::AR => "自动反弹/回落（AR）：高潮后 15 根 K 线内的极端收盘，确定区间的另一边",
+            EventCode::ST => "二次测试（ST）：回到高潮价 3% 以内，成交量不足高潮的 0.7 倍",
+            EventCode::Spring => "弹簧（Spring）：跌破支撑超过 0.5%，3 根 K 线内收回",
+            EventCode::UTAD => "派发后上冲（UTAD）：冲过阻力，3 根 K 线内跌回区间",
+            EventCode::SOS => "强势信号（SOS）：首次放量（≥ 20 日均量 1.5 倍）收在阻力之上",
+            EventCode::SOW => "弱势信号（SOW）：首次放量（≥ 20 日均量 1.5 倍）收在支撑之下",
+            EventCode::LPS => {
+                "最后支撑点（LPS）：SOS 后首个波段低点守住阻力的 95%，成交量 ≤ SOS 的 0.6 倍"
+            }
+            EventCode::LPSY => {
+                "最后供应点（LPSY）：SOW 后首个波段高点在支撑附近受阻，成交量 ≤ SOW 的 0.6 倍"
+            }
+        }
+    }
+
     fn mirrored(self) -> EventCode {
         match self {
             EventCode::SC => EventCode::BC,
@@ -86,7 +146,7 @@ impl EventCode {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
 pub enum Phase {
     A,
     B,
@@ -95,7 +155,7 @@ pub enum Phase {
     E,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum SchematicKind {
     Accumulation,
@@ -133,6 +193,60 @@ pub struct WyckoffStructure {
     pub phase: Option<Phase>,
     pub accumulation: Option<Schematic>,
     pub distribution: Option<Schematic>,
+}
+
+/// One phase as a band of dates: from the event that opened it until the next phase began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct PhaseSpan {
+    pub phase: Phase,
+    pub from: u32,
+    /// The date the next phase began (exclusive); `None` for the current phase.
+    pub until: Option<u32>,
+}
+
+impl Schematic {
+    /// Phase bands from the events that open each phase (A: climax, B: first ST, C: Spring or
+    /// UTAD, D: SOS/SOW or LPS/LPSY, E: since the schematic says so), in date order.
+    pub fn phase_spans(&self) -> Vec<PhaseSpan> {
+        let first = |codes: &[EventCode]| {
+            self.events
+                .iter()
+                .filter(|e| codes.contains(&e.event))
+                .map(|e| e.date)
+                .min()
+        };
+        let mut starts: Vec<(Phase, u32)> = [
+            (Phase::A, first(&[EventCode::SC, EventCode::BC])),
+            (Phase::B, first(&[EventCode::ST])),
+            (Phase::C, first(&[EventCode::Spring, EventCode::UTAD])),
+            (
+                Phase::D,
+                first(&[
+                    EventCode::SOS,
+                    EventCode::SOW,
+                    EventCode::LPS,
+                    EventCode::LPSY,
+                ]),
+            ),
+            (
+                Phase::E,
+                (self.phase == Phase::E).then_some(self.phase_since),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(p, d)| d.map(|d| (p, d)))
+        .collect();
+        starts.sort_by_key(|(_, d)| *d);
+        starts
+            .iter()
+            .enumerate()
+            .map(|(i, &(phase, from))| PhaseSpan {
+                phase,
+                from,
+                until: starts.get(i + 1).map(|(_, next)| *next),
+            })
+            .collect()
+    }
 }
 
 /// Label the schematics as of the last bar.
@@ -317,7 +431,14 @@ fn detect(bars: &[Bar]) -> Option<Found> {
             && bars[tail_start..].iter().all(|b| b.close > resistance)
             && bars[n - 1].close >= resistance * MARKUP_ABOVE;
         if markup {
-            (Phase::E, tail_start)
+            // E runs from the first close of the unbroken run above resistance, so its start
+            // stays put while the markup lasts (the last 10 bars' start would move daily).
+            let run_start = (sos + 1..tail_start)
+                .rev()
+                .take_while(|&i| bars[i].close > resistance)
+                .last()
+                .unwrap_or(tail_start);
+            (Phase::E, run_start)
         } else {
             (Phase::D, sos)
         }
@@ -389,4 +510,4 @@ impl Found {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -12,7 +12,7 @@ use crate::indicators::{
 use crate::trading_range::{TradingRange, identify_trading_range};
 
 /// The trigger kinds. Serialised names are the ones §14.1 `l4_triggers` uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
 pub enum TriggerKind {
     Spring,
     #[serde(rename = "LPS")]

@@ -1,24 +1,24 @@
 use super::*;
 use crate::indicators::test_support::dates;
 
-struct Case {
-    bars: Vec<Bar>,
-    sc: usize,
-    ar: usize,
-    st: usize,
-    spring: usize,
-    sos: usize,
-    lps: usize,
+pub(crate) struct Case {
+    pub(crate) bars: Vec<Bar>,
+    pub(crate) sc: usize,
+    pub(crate) ar: usize,
+    pub(crate) st: usize,
+    pub(crate) spring: usize,
+    pub(crate) sos: usize,
+    pub(crate) lps: usize,
 }
 
-struct Knobs {
+pub(crate) struct Knobs {
     sc_volume: f64,
     st_volume: f64,
     spring_low: f64,
     sos_volume: f64,
 }
 
-const OK: Knobs = Knobs {
+pub(crate) const OK: Knobs = Knobs {
     sc_volume: 4000.0,
     st_volume: 700.0,
     spring_low: 12.3,
@@ -26,7 +26,7 @@ const OK: Knobs = Knobs {
 };
 
 /// A textbook accumulation: decline, SC, AR, range with an ST, Spring, SOS, LPS, markup.
-fn case(k: &Knobs) -> Case {
+pub(crate) fn case(k: &Knobs) -> Case {
     let mut v: Vec<(f64, f64, f64, f64, f64)> = Vec::new(); // o h l c vol
     let plain = |v: &mut Vec<_>, c: f64, vol: f64| v.push((c, c * 1.01, c * 0.99, c, vol));
     for i in 0..60 {
@@ -260,4 +260,22 @@ fn nothing_on_short_or_flat_tape() {
         .collect();
     let st = wyckoff_structure(&flat);
     assert!(st.accumulation.is_none() && st.distribution.is_none());
+}
+
+#[test]
+fn phase_e_start_stays_put_while_the_markup_lasts() {
+    let c = case(&OK);
+    let n = c.bars.len();
+    let now = acc(&c.bars).expect("schematic");
+    let day_before = acc(&c.bars[..n - 1]).expect("schematic");
+    assert_eq!((now.phase, day_before.phase), (Phase::E, Phase::E));
+    // Every close after the SOS is above resistance: E runs from the bar after it.
+    assert_eq!(now.phase_since, c.bars[c.sos + 1].date);
+    assert_eq!(day_before.phase_since, now.phase_since);
+    let spans = now.phase_spans();
+    let e = spans.last().expect("spans");
+    assert_eq!(
+        (e.phase, e.from, e.until),
+        (Phase::E, now.phase_since, None)
+    );
 }
