@@ -81,8 +81,8 @@ impl Mark {
     }
 
     /// Whether `other` is the same kind of mark in the same place (the same event on the same
-    /// bar, the same phase from the same day, the same schematic's lines), so that replacing
-    /// one with the other is a revision rather than a removal.
+    /// bar, the same phase from the same day, the same schematic's lines set on the same bar),
+    /// so that replacing one with the other is a revision rather than a removal.
     pub fn same_place(&self, other: &Mark) -> bool {
         match (self, other) {
             (
@@ -113,9 +113,18 @@ impl Mark {
                     ..
                 },
             ) => (s1, p1, f1) == (s2, p2, f2),
-            (Mark::RangeLines { schematic: s1, .. }, Mark::RangeLines { schematic: s2, .. }) => {
-                s1 == s2
-            }
+            (
+                Mark::RangeLines {
+                    schematic: s1,
+                    since: d1,
+                    ..
+                },
+                Mark::RangeLines {
+                    schematic: s2,
+                    since: d2,
+                    ..
+                },
+            ) => (s1, d1) == (s2, d2),
             _ => self == other,
         }
     }
@@ -259,8 +268,12 @@ pub struct KnownMark {
     pub mark: Mark,
     /// See [`Mark::bar_date`].
     pub bar_date: u32,
-    /// The first as-of date on which the engine, given only the bars up to it, placed it.
+    /// The first as-of date on which the engine, given only the bars up to it, placed it —
+    /// in this form or in an earlier one it revised into this (an open phase band that a new
+    /// phase closed keeps the date the band was first drawn).
     pub known_on: u32,
+    /// The first as-of date of this form; later than `known_on` when it is a revision.
+    pub since: u32,
     /// When a later bar revised or removed it; `None` while it still stands at the last bar
     /// (triggers never end: they are facts about the day they fired).
     pub ended: Option<MarkEnd>,
@@ -269,7 +282,35 @@ pub struct KnownMark {
 impl KnownMark {
     /// Whether the engine showed this mark, in this form, as of `date`.
     pub fn known_at(&self, date: u32) -> bool {
-        self.known_on <= date && self.ended.is_none_or(|e| e.on() > date)
+        self.since <= date && self.ended.is_none_or(|e| e.on() > date)
+    }
+}
+
+/// A known mark with why the engine placed it, as the CLI's `--json` and the app show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+pub struct ExplainedMark {
+    pub mark: Mark,
+    pub bar_date: u32,
+    pub known_on: u32,
+    pub since: u32,
+    pub ended: Option<MarkEnd>,
+    /// [`Mark::why`].
+    pub why: String,
+    /// [`Mark::why_zh`].
+    pub why_zh: String,
+}
+
+impl From<&KnownMark> for ExplainedMark {
+    fn from(k: &KnownMark) -> Self {
+        ExplainedMark {
+            why: k.mark.why(),
+            why_zh: k.mark.why_zh(),
+            mark: k.mark.clone(),
+            bar_date: k.bar_date,
+            known_on: k.known_on,
+            since: k.since,
+            ended: k.ended,
+        }
     }
 }
 
@@ -286,14 +327,13 @@ impl Replay {
         self.marks.iter().filter(move |m| m.known_at(date))
     }
 
-    /// The first date a mark of the same kind in the same place as `mark` was known, in any
-    /// form (a revised AR keeps the date it was first placed on that bar).
-    pub fn first_known_on(&self, mark: &Mark) -> Option<u32> {
+    /// When the engine first placed `mark` (see [`KnownMark::known_on`]), `None` if it never
+    /// placed it in this form.
+    pub fn known_on(&self, mark: &Mark) -> Option<u32> {
         self.marks
             .iter()
-            .filter(|k| k.mark.same_place(mark))
+            .find(|k| k.mark == *mark)
             .map(|k| k.known_on)
-            .min()
     }
 }
 
@@ -376,12 +416,15 @@ pub fn replay(bars: &[Bar], l4: &L4Config) -> Replay {
         let prefix = &bars[..end];
         let date = bars[end - 1].date;
         let now = standing_marks(prefix);
+        // Marks revised today: their replacements keep their known-on date.
+        let mut revised: Vec<usize> = Vec::new();
         standing.retain(|&i| {
             let m = &mut marks[i];
             if now.contains(&m.mark) {
                 return true;
             }
             m.ended = Some(if now.iter().any(|n| n.same_place(&m.mark)) {
+                revised.push(i);
                 MarkEnd::Revised { on: date }
             } else {
                 MarkEnd::Removed { on: date }
@@ -390,11 +433,16 @@ pub fn replay(bars: &[Bar], l4: &L4Config) -> Replay {
         });
         for mark in now {
             if !standing.iter().any(|&i| marks[i].mark == mark) {
+                let known_on = revised
+                    .iter()
+                    .find(|&&i| marks[i].mark.same_place(&mark))
+                    .map_or(date, |&i| marks[i].known_on);
                 standing.push(marks.len());
                 marks.push(KnownMark {
                     bar_date: mark.bar_date(),
                     mark,
-                    known_on: date,
+                    known_on,
+                    since: date,
                     ended: None,
                 });
             }
@@ -406,6 +454,7 @@ pub fn replay(bars: &[Bar], l4: &L4Config) -> Replay {
                     bar_date: mark.bar_date(),
                     mark,
                     known_on: date,
+                    since: date,
                     ended: None,
                 }),
         );

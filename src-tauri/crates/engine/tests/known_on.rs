@@ -30,7 +30,7 @@ fn same_set(what: &str, date: u32, known: &[&Mark], alone: &[Mark]) {
 fn cut(r: &Replay, date: u32) -> Vec<KnownMark> {
     r.marks
         .iter()
-        .filter(|k| k.known_on <= date)
+        .filter(|k| k.since <= date)
         .map(|k| KnownMark {
             ended: k.ended.filter(|e| e.on() <= date),
             ..k.clone()
@@ -45,9 +45,10 @@ fn check(what: &str, bars: &[Bar], checked: &[usize], replayed: &[usize]) {
     let r = replay(bars, &l4);
     for k in &r.marks {
         assert!(k.known_on >= k.bar_date, "{what}: {k:?}");
+        assert!(k.since >= k.known_on, "{what}: {k:?}");
         assert_eq!(k.bar_date, k.mark.bar_date(), "{what}: {k:?}");
         if let Some(e) = k.ended {
-            assert!(e.on() > k.known_on, "{what}: {k:?}");
+            assert!(e.on() > k.since, "{what}: {k:?}");
         }
         if let Mark::Event { dates, .. } | Mark::Trigger { dates, .. } = &k.mark {
             assert!(dates.iter().all(|d| *d <= k.known_on), "{what}: {k:?}");

@@ -31,8 +31,8 @@ fn textbook_accumulation_marks_become_known_when_their_rules_can_see_them() {
     }
     let last = ar[ar.len() - 1];
     assert_eq!(
-        (last.bar_date, last.known_on, last.ended),
-        (d(c.ar), d(c.ar), None)
+        (last.bar_date, last.known_on, last.since, last.ended),
+        (d(c.ar), d(c.ar), d(c.ar), None)
     );
 
     // An ST is a swing low: known two bars after its own.
@@ -63,11 +63,16 @@ fn textbook_accumulation_marks_become_known_when_their_rules_can_see_them() {
         .collect();
     assert_eq!(b_bands[0].known_on, d(c.st + 2));
     assert_eq!(b_bands[0].ended, Some(MarkEnd::Revised { on: d(c.spring) }));
+    // The closed band is the same band: first known when it opened, in this form since C.
     assert!(matches!(
         b_bands[1].mark,
         Mark::PhaseBand { until: Some(u), .. } if u == d(c.spring)
     ));
-    assert_eq!(r.first_known_on(&b_bands[1].mark), Some(d(c.st + 2)));
+    assert_eq!(
+        (b_bands[1].known_on, b_bands[1].since),
+        (d(c.st + 2), d(c.spring))
+    );
+    assert_eq!(r.known_on(&b_bands[1].mark), Some(d(c.st + 2)));
 }
 
 #[test]
@@ -126,6 +131,7 @@ fn marks_serialise_as_tagged_objects() {
         },
         bar_date: 20200301,
         known_on: 20200303,
+        since: 20200305,
         ended: Some(MarkEnd::Revised { on: 20200310 }),
     };
     let v = serde_json::to_value(&k).expect("json");
