@@ -23,7 +23,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
-use wyckoff_protocol::{Message, TaskInfo, TaskProgress, TaskStatus, UserOrigin};
+use wyckoff_protocol::{Message, TaskInfo, TaskNotice, TaskProgress, TaskStatus, UserOrigin};
 
 use crate::clock::Clock;
 use crate::error::AgentError;
@@ -40,12 +40,20 @@ pub const SUMMARY_MAX_CHARS: usize = 3_000;
 /// Error recorded for tasks that were running when the app stopped.
 pub const INTERRUPTED: &str = "interrupted by restart";
 
+/// A finished task's notice waiting for a turn of its conversation: the message the model
+/// reads and the same notice typed, for readers.
+#[derive(Debug, Clone)]
+pub struct PendingNotice {
+    pub notice: TaskNotice,
+    pub message: Message,
+}
+
 #[derive(Default)]
 struct State {
     /// In start order.
     tasks: Vec<TaskInfo>,
     /// Completion notifications waiting for a turn of their session.
-    pending: HashMap<String, Vec<(String, Message)>>,
+    pending: HashMap<String, Vec<PendingNotice>>,
     /// Cancellation of each running task (removed when it finishes).
     cancels: HashMap<String, CancellationToken>,
 }
@@ -177,12 +185,9 @@ impl BackgroundTaskManager {
                 && task.status.is_finished()
                 && let Some(session) = task.session_id.clone()
             {
-                let msg = manager.notification_message(&task);
-                state
-                    .pending
-                    .entry(session)
-                    .or_default()
-                    .push((task.task_id.clone(), msg));
+                if let Some(notice) = pending_notice(&task) {
+                    state.pending.entry(session).or_default().push(notice);
+                }
             }
             state.tasks.push(task);
         }
@@ -260,19 +265,20 @@ impl BackgroundTaskManager {
         self.take_pending(session_id)
             .await
             .into_iter()
-            .map(|(_, m)| m)
+            .map(|p| p.message)
             .collect()
     }
 
-    /// Like `take_notifications`, with the id of the task each message is about.
-    pub async fn take_pending(&self, session_id: &str) -> Vec<(String, Message)> {
+    /// Like `take_notifications`, with each message's notice.
+    pub async fn take_pending(&self, session_id: &str) -> Vec<PendingNotice> {
         let taken = self
             .state
             .lock()
             .ok()
             .and_then(|mut s| s.pending.remove(session_id))
             .unwrap_or_default();
-        for (task_id, _) in &taken {
+        for pending in &taken {
+            let task_id = pending.notice.task_id.as_str();
             if let Err(e) =
                 sqlx::query("UPDATE agent_background_task SET notified = 1 WHERE task_id = ?")
                     .bind(task_id)
@@ -595,12 +601,10 @@ impl BackgroundTaskManager {
                 t.progress = progress.clone();
                 t.clone()
             })?;
-            if let Some(session) = task.session_id.clone() {
-                let msg = self.notification_message(&task);
-                s.pending
-                    .entry(session)
-                    .or_default()
-                    .push((task.task_id.clone(), msg));
+            if let Some(session) = task.session_id.clone()
+                && let Some(notice) = pending_notice(&task)
+            {
+                s.pending.entry(session).or_default().push(notice);
             }
             Some(task)
         });
@@ -629,10 +633,14 @@ impl BackgroundTaskManager {
             content.chars().count()
         )
     }
+}
 
-    fn notification_message(&self, task: &TaskInfo) -> Message {
-        Message::user_with_origin(notification_text(task), UserOrigin::SystemNotification)
-    }
+/// The notice a finished task leaves for its conversation (`None` while it runs).
+fn pending_notice(task: &TaskInfo) -> Option<PendingNotice> {
+    Some(PendingNotice {
+        notice: TaskNotice::of(task)?,
+        message: Message::user_with_origin(notification_text(task), UserOrigin::SystemNotification),
+    })
 }
 
 fn status_str(s: TaskStatus) -> &'static str {

@@ -62,7 +62,7 @@ pub mod transcript;
 pub mod validation;
 
 pub use approval::{ApprovalGate, Approver, GateDecision, HeadlessApprover, PendingApprovals};
-pub use background::{BackgroundTaskManager, TaskOwner};
+pub use background::{BackgroundTaskManager, PendingNotice, TaskOwner};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use compaction::{
     CompactionArchive, CompactionReport, Compactor, FileArchive, LlmCompactor, MemoryFlush,

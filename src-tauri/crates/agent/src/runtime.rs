@@ -17,7 +17,7 @@ use wyckoff_llm::{ChatRequest, FinishReason, LlmError, Provider, StreamChunk};
 use wyckoff_protocol::{ErrorKind, Message, RuntimeEvent, ToolCall, Usage, UserOrigin};
 
 use crate::approval::{ApprovalGate, Approver, DEFAULT_APPROVAL_TIMEOUT};
-use crate::background::BackgroundTaskManager;
+use crate::background::{BackgroundTaskManager, PendingNotice};
 use crate::batch::{self, Batch, MAX_PARALLEL_TOOLS};
 use crate::clock::Clock;
 use crate::compaction::{Compactor, NoCompaction};
@@ -665,15 +665,20 @@ impl<'a> Turn<'a> {
             // Completions belong to the conversation's main agent: a sub-agent shares the
             // session id (its tasks notify the parent) but never takes the notes.
             if let Some(bg) = rt.background.as_ref().filter(|_| rt.tool_proxy.is_none()) {
-                for (task_id, note) in bg.take_pending(&rt.config.session_id).await {
-                    if let Some(task) = bg.get(&task_id) {
+                for PendingNotice { notice, message } in
+                    bg.take_pending(&rt.config.session_id).await
+                {
+                    if let Some(task) = bg.get(&notice.task_id) {
                         self.emit(RuntimeEvent::BackgroundTask { task });
                     }
                     self.record(ScratchpadRecord::Notification {
-                        task_id,
-                        content: note.text().to_owned(),
+                        task_id: notice.task_id.clone(),
+                        content: message.text().to_owned(),
                     });
-                    self.append(messages, note);
+                    // The notice goes out before its message is handed over: the session
+                    // stores the message with it.
+                    self.emit(RuntimeEvent::TaskNotice { notice });
+                    self.append(messages, message);
                 }
             }
             // The schemas go into the estimate and then into the request.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::{AssertSqlSafe, SqlitePool};
 use tracing::info;
 use uuid::Uuid;
-use wyckoff_protocol::{Message, SkillUse, SubAgentStep, Usage, UserOrigin};
+use wyckoff_protocol::{Message, SkillUse, SubAgentStep, TaskNotice, Usage, UserOrigin};
 
 use crate::store::{escape_like, limit_i64, search_expression};
 use crate::tokenize::{index_text, is_cjk, search_terms};
@@ -101,6 +101,19 @@ pub struct StoredMessage {
     pub skill: Option<SkillUse>,
     /// On a delegate call's result: its sub-agent's progress steps (empty otherwise).
     pub sub_agent: Vec<SubAgentStep>,
+    /// On a background task's notification message: the notice, typed.
+    pub task_notice: Option<TaskNotice>,
+}
+
+/// What is stored beside a message (each only on the messages it belongs to).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MessageExtras<'a> {
+    /// A user message a skill expanded.
+    pub skill: Option<&'a SkillUse>,
+    /// A delegate call's result: its sub-agent's progress steps.
+    pub sub_agent: &'a [SubAgentStep],
+    /// A background task's notification message.
+    pub task_notice: Option<&'a TaskNotice>,
 }
 
 /// A message that matched a search.
@@ -185,6 +198,7 @@ struct MessageRow {
     status: String,
     skill: Option<String>,
     sub_agent: Option<String>,
+    task_notice: Option<String>,
 }
 
 impl TryFrom<MessageRow> for StoredMessage {
@@ -214,6 +228,14 @@ impl TryFrom<MessageRow> for StoredMessage {
                 .transpose()
                 .map_err(|e| MemoryError::Corrupt(format!("message #{} sub_agent: {e}", r.seq)))?
                 .unwrap_or_default(),
+            task_notice: r
+                .task_notice
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|e| {
+                    MemoryError::Corrupt(format!("message #{} task_notice: {e}", r.seq))
+                })?,
         })
     }
 }
@@ -543,7 +565,11 @@ impl ConversationStore {
         message: &Message,
         skill: Option<&SkillUse>,
     ) -> Result<i64> {
-        self.append(conversation_id, turn_id, message, skill, &[])
+        let extras = MessageExtras {
+            skill,
+            ..MessageExtras::default()
+        };
+        self.append_message_with(conversation_id, turn_id, message, extras)
             .await
     }
 
@@ -556,18 +582,27 @@ impl ConversationStore {
         message: &Message,
         steps: &[SubAgentStep],
     ) -> Result<i64> {
-        self.append(conversation_id, turn_id, message, None, steps)
+        let extras = MessageExtras {
+            sub_agent: steps,
+            ..MessageExtras::default()
+        };
+        self.append_message_with(conversation_id, turn_id, message, extras)
             .await
     }
 
-    async fn append(
+    /// [`append_message`](Self::append_message) with what belongs beside the message.
+    pub async fn append_message_with(
         &self,
         conversation_id: &str,
         turn_id: Option<&str>,
         message: &Message,
-        skill: Option<&SkillUse>,
-        steps: &[SubAgentStep],
+        extras: MessageExtras<'_>,
     ) -> Result<i64> {
+        let MessageExtras {
+            skill,
+            sub_agent: steps,
+            task_notice,
+        } = extras;
         let json = serde_json::to_string(message)
             .map_err(|e| MemoryError::Corrupt(format!("message: {e}")))?;
         let skill_json = skill
@@ -582,6 +617,10 @@ impl ConversationStore {
                     .map_err(|e| MemoryError::Corrupt(format!("sub_agent: {e}")))?,
             )
         };
+        let notice_json = task_notice
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| MemoryError::Corrupt(format!("task_notice: {e}")))?;
         let now = self.now_db();
         let mut tx = self.pool.begin().await?;
         // Touching the conversation first takes the write lock, so seq allocation below
@@ -599,9 +638,9 @@ impl ConversationStore {
         let seq: i64 = sqlx::query_scalar(
             "INSERT INTO conversation_message
                  (conversation_id, seq, turn_id, role, message, status, created_at, text_tokens,
-                  skill, sub_agent)
+                  skill, sub_agent, task_notice)
              VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_message
-                          WHERE conversation_id = ?1), ?2, ?3, ?4, 'complete', ?5, ?6, ?7, ?8)
+                          WHERE conversation_id = ?1), ?2, ?3, ?4, 'complete', ?5, ?6, ?7, ?8, ?9)
              RETURNING seq",
         )
         .bind(conversation_id)
@@ -612,6 +651,7 @@ impl ConversationStore {
         .bind(index_text(&searchable_text(message), &[]))
         .bind(skill_json)
         .bind(steps_json)
+        .bind(notice_json)
         .fetch_one(&mut *tx)
         .await?;
         if let Message::User {
@@ -641,7 +681,7 @@ impl ConversationStore {
     pub async fn load_messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>> {
         self.get(conversation_id).await?;
         let rows: Vec<MessageRow> = sqlx::query_as(
-            "SELECT seq, message, created_at, turn_id, status, skill, sub_agent FROM conversation_message
+            "SELECT seq, message, created_at, turn_id, status, skill, sub_agent, task_notice FROM conversation_message
              WHERE conversation_id = ? ORDER BY seq",
         )
         .bind(conversation_id)

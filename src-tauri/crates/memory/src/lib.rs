@@ -29,8 +29,8 @@ pub mod tokenize;
 pub use archive::{ArchiveInfo, ArchiveRef, ArchivedMessages};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use conversations::{
-    Conversation, ConversationStore, ForkOrigin, MessageSearchHit, MessageStatus, StoredMessage,
-    Turn, TurnOutcome,
+    Conversation, ConversationStore, ForkOrigin, MessageExtras, MessageSearchHit, MessageStatus,
+    StoredMessage, Turn, TurnOutcome,
 };
 pub use db::{migrate, open_pool};
 pub use error::MemoryError;

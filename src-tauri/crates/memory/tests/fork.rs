@@ -11,10 +11,12 @@ use chrono::Duration;
 use common::conversation_store as store;
 use serde_json::json;
 use wyckoff_memory::{
-    Clock, ConversationStore, ForkOrigin, MemoryError, MessageStatus, StoredMessage, Turn,
-    TurnOutcome,
+    Clock, ConversationStore, ForkOrigin, MemoryError, MessageExtras, MessageStatus, StoredMessage,
+    Turn, TurnOutcome,
 };
-use wyckoff_protocol::{Message, SkillUse, SubAgentStep, ToolCall, UserOrigin};
+use wyckoff_protocol::{
+    Message, SkillUse, SubAgentStep, TaskNotice, TaskOutcome, ToolCall, UserOrigin,
+};
 
 /// Everything stored about a conversation, to compare before and after a fork.
 async fn snapshot(
@@ -92,13 +94,30 @@ async fn two_turns(s: &ConversationStore, clock: &wyckoff_memory::FixedClock) ->
     )
     .await
     .unwrap();
-    for m in [
-        Message::assistant("000001 处于下跌通道。"),
-        Message::user_with_origin("✅ 后台任务完成", UserOrigin::SystemNotification),
-        Message::assistant("扫描也完成了。"),
+    let notice = TaskNotice {
+        task_id: "bg_1_screen_stocks".into(),
+        tool_name: "screen_stocks".into(),
+        display_name: "全市场扫描".into(),
+        outcome: TaskOutcome::Completed,
+        summary: Some(r#"{"candidates":3}"#.into()),
+        error: None,
+    };
+    for (m, task_notice) in [
+        (Message::assistant("000001 处于下跌通道。"), None),
+        (
+            Message::user_with_origin("<task-notification>…", UserOrigin::SystemNotification),
+            Some(&notice),
+        ),
+        (Message::assistant("扫描也完成了。"), None),
     ] {
         clock.advance(Duration::seconds(1));
-        s.append_message(&c.id, Some(&first.id), &m).await.unwrap();
+        let extras = MessageExtras {
+            task_notice,
+            ..MessageExtras::default()
+        };
+        s.append_message_with(&c.id, Some(&first.id), &m, extras)
+            .await
+            .unwrap();
     }
     s.end_turn(&first.id, TurnOutcome::Done, None)
         .await
@@ -147,7 +166,8 @@ async fn a_fork_at_each_kind_of_message_keeps_the_history_through_it_and_nothing
         assert_eq!(c.created_at, clock.now());
         assert_eq!(s.get(&c.id).await.unwrap(), *c);
 
-        // The same messages, seqs, times, statuses, skill and sub-agent steps; no turns.
+        // The same messages, seqs, times, statuses, skill, sub-agent steps and task
+        // notices; no turns.
         let copied = s.load_messages(&c.id).await.unwrap();
         let expected: Vec<StoredMessage> = all
             .iter()

@@ -2,7 +2,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use specta::Type;
 
-use crate::{ApprovalRequest, ErrorKind, TaskInfo, ToolCall, Usage};
+use crate::{ApprovalRequest, ErrorKind, TaskInfo, TaskNotice, ToolCall, Usage};
+
+/// Why a turn runs: the user's message, or a follow-up the conversation's hub starts to
+/// answer finished background tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnKind {
+    User,
+    FollowUp,
+}
 
 /// Which model tier answered a round when heavy/light routing is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
@@ -113,6 +122,11 @@ pub enum RuntimeEvent {
     },
     BackgroundTask {
         task: TaskInfo,
+    },
+    /// A finished background task's notice joins the conversation here (the model reads
+    /// it next); stored with the notice message.
+    TaskNotice {
+        notice: TaskNotice,
     },
     /// Progress of a sub-agent started by a delegate_to_* tool.
     SubAgent {

@@ -17,9 +17,9 @@ pub use approval::{
     AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind,
 };
 pub use error_kind::ErrorKind;
-pub use event::{RecalledItem, RuntimeEvent, Tier};
+pub use event::{RecalledItem, RuntimeEvent, Tier, TurnKind};
 pub use message::{Message, SkillUse, SubAgentStep, ToolCall, ToolSchema, UserOrigin};
 pub use provider::ProviderKind;
 pub use subagent::{SubAgentPolicy, SubAgentResult, SubAgentStatus};
-pub use task::{TaskInfo, TaskProgress, TaskStatus, TaskStep};
+pub use task::{TaskInfo, TaskNotice, TaskOutcome, TaskProgress, TaskStatus, TaskStep};
 pub use usage::Usage;

@@ -44,6 +44,52 @@ pub enum TaskStep {
     ScreenLayer { layer: u8, input: u32, passed: u32 },
 }
 
+/// How a finished task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskOutcome {
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+/// A finished background task's completion notice in the conversation that started it:
+/// the model reads the notification text; readers (the chat, `wyckoff conversations
+/// show`) word the notice themselves from these fields, in their language.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct TaskNotice {
+    pub task_id: String,
+    pub tool_name: String,
+    pub display_name: String,
+    pub outcome: TaskOutcome,
+    /// The result as the model got it (a preview when long); none for a failure.
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// Why it failed or was cancelled.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl TaskNotice {
+    /// The notice of a finished task; `None` while it is queued or running.
+    pub fn of(task: &TaskInfo) -> Option<TaskNotice> {
+        let outcome = match task.status {
+            TaskStatus::Queued | TaskStatus::Running => return None,
+            TaskStatus::Completed => TaskOutcome::Completed,
+            TaskStatus::Failed => TaskOutcome::Failed,
+            TaskStatus::Cancelled => TaskOutcome::Cancelled,
+        };
+        Some(TaskNotice {
+            task_id: task.task_id.clone(),
+            tool_name: task.tool_name.clone(),
+            display_name: task.display_name.clone(),
+            outcome,
+            summary: task.result_summary.clone(),
+            error: task.error.clone(),
+        })
+    }
+}
+
 /// A background task as listeners (UI panel, `check_background_tasks`) see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct TaskInfo {

@@ -34,6 +34,8 @@ pub enum SessionError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Skill(#[from] wyckoff_agent::SkillError),
+    #[error("a turn is already running in conversation '{0}': wait for it or cancel it")]
+    Busy(String),
 }
 
 impl SessionError {
@@ -48,6 +50,7 @@ impl SessionError {
             | SessionError::InvalidOption(_)
             | SessionError::SessionNotFound(_)
             | SessionError::Skill(_)
+            | SessionError::Busy(_)
             | SessionError::Settings(_) => true,
             SessionError::Provider(e) => matches!(
                 e.kind,

@@ -43,11 +43,12 @@
 pub mod beijing;
 pub mod connection;
 mod error;
+pub mod hub;
 pub mod memory;
+mod message_extras;
 pub mod prompt;
 pub mod providers;
 pub mod retention;
-mod sub_agent_steps;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -68,9 +69,10 @@ use wyckoff_market::{MarketConfig, MarketData};
 use wyckoff_memory::{
     Conversation, ConversationStore, ExtractionOutcome, MemoryError, MemoryStore,
 };
-use wyckoff_protocol::{Message, RuntimeEvent, SkillUse};
+use wyckoff_protocol::{Message, RuntimeEvent, SkillUse, UserOrigin};
 
 pub use error::SessionError;
+pub use hub::{ConversationHub, HubOptions, Settled, StartedTurn, TurnEnd, TurnMeta, TurnOutput};
 pub use providers::{ModelOverrides, ResolvedProviders};
 
 /// Characters of the first user message used as a new conversation's title.
@@ -548,8 +550,8 @@ impl Session {
         // while the turn goes on. A delegate call's result goes with its sub-agent's
         // steps, which were all emitted before the result was added.
         let (transcript, mut added) = tokio::sync::mpsc::unbounded_channel::<Message>();
-        let steps = Arc::new(sub_agent_steps::SubAgentSteps::new(sink));
-        let sink: Arc<dyn EventSink> = steps.clone();
+        let extras = Arc::new(message_extras::MessageExtras::new(sink));
+        let sink: Arc<dyn EventSink> = extras.clone();
         let run = async {
             let outcome = self
                 .runtime
@@ -569,12 +571,25 @@ impl Session {
         let write = async {
             let mut first_error = None;
             while let Some(m) = added.recv().await {
-                let sub_agent = match &m {
-                    Message::Tool { tool_call_id, .. } => steps.take(tool_call_id),
-                    _ => Vec::new(),
+                let (sub_agent, task_notice) = match &m {
+                    Message::Tool { tool_call_id, .. } => (extras.take(tool_call_id), None),
+                    Message::User {
+                        origin: UserOrigin::SystemNotification,
+                        ..
+                    } => (Vec::new(), extras.next_notice()),
+                    _ => (Vec::new(), None),
                 };
                 let stored = store
-                    .append_message_with_sub_agent(&id, Some(&turn.id), &m, &sub_agent)
+                    .append_message_with(
+                        &id,
+                        Some(&turn.id),
+                        &m,
+                        wyckoff_memory::MessageExtras {
+                            sub_agent: &sub_agent,
+                            task_notice: task_notice.as_ref(),
+                            ..Default::default()
+                        },
+                    )
                     .await;
                 if let Err(e) = stored {
                     tracing::error!(session = %id, "storing a message failed: {e}");

@@ -1,25 +1,35 @@
-//! A delegate call's sub-agent progress, kept while the turn streams it so the call's
-//! result is stored with it: a reopened conversation's pane shows the sub-agent's tool
-//! rows, not only its final status.
+//! What a turn's events say about the messages it adds, kept while the turn streams so
+//! each message is stored with it: a delegate call's sub-agent progress (a reopened
+//! conversation's pane shows the sub-agent's tool rows, not only its final status) and a
+//! background task's notice (a reopened conversation words it from its fields).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use wyckoff_agent::EventSink;
-use wyckoff_protocol::{RuntimeEvent, SubAgentStep};
+use wyckoff_protocol::{RuntimeEvent, SubAgentStep, TaskNotice};
 
-/// Passes every event on and keeps the `sub_agent` ones per delegate call.
-pub(crate) struct SubAgentSteps {
+/// Passes every event on; keeps the `sub_agent` ones per delegate call and the
+/// `task_notice` ones in order.
+pub(crate) struct MessageExtras {
     inner: Arc<dyn EventSink>,
     steps: Mutex<HashMap<String, Vec<SubAgentStep>>>,
+    notices: Mutex<VecDeque<TaskNotice>>,
 }
 
-impl SubAgentSteps {
+impl MessageExtras {
     pub(crate) fn new(inner: Arc<dyn EventSink>) -> Self {
-        SubAgentSteps {
+        MessageExtras {
             inner,
             steps: Mutex::new(HashMap::new()),
+            notices: Mutex::new(VecDeque::new()),
         }
+    }
+
+    /// The notice of the next notification message: the runtime sends each notice just
+    /// before it adds that message, in the same order.
+    pub(crate) fn next_notice(&self) -> Option<TaskNotice> {
+        self.notices.lock().ok().and_then(|mut n| n.pop_front())
     }
 
     /// The steps of delegate call `call_id` so far (empty for any other call), handed
@@ -46,17 +56,25 @@ fn push(steps: &mut Vec<SubAgentStep>, kind: &str, text: &str) {
     }
 }
 
-impl EventSink for SubAgentSteps {
+impl EventSink for MessageExtras {
     fn emit(&self, event: RuntimeEvent) {
-        if let RuntimeEvent::SubAgent {
-            call_id,
-            kind,
-            text,
-            ..
-        } = &event
-            && let Ok(mut steps) = self.steps.lock()
-        {
-            push(steps.entry(call_id.clone()).or_default(), kind, text);
+        match &event {
+            RuntimeEvent::SubAgent {
+                call_id,
+                kind,
+                text,
+                ..
+            } => {
+                if let Ok(mut steps) = self.steps.lock() {
+                    push(steps.entry(call_id.clone()).or_default(), kind, text);
+                }
+            }
+            RuntimeEvent::TaskNotice { notice } => {
+                if let Ok(mut notices) = self.notices.lock() {
+                    notices.push_back(notice.clone());
+                }
+            }
+            _ => {}
         }
         self.inner.emit(event);
     }
@@ -86,7 +104,7 @@ mod tests {
     #[test]
     fn keeps_each_calls_steps_and_passes_every_event_on() {
         let inner = Arc::new(CollectingSink::default());
-        let sink = SubAgentSteps::new(inner.clone());
+        let sink = MessageExtras::new(inner.clone());
         let events = [
             sub("d1", "tool_start", "analyze_stock"),
             sub("d2", "tool_start", "portfolio"),
@@ -113,5 +131,26 @@ mod tests {
         assert!(sink.take("d1").is_empty(), "handed over once");
         assert_eq!(sink.take("d2"), [step("tool_start", "portfolio")]);
         assert!(sink.take("call_other").is_empty());
+    }
+
+    #[test]
+    fn keeps_task_notices_in_order_and_hands_each_over_once() {
+        let inner = Arc::new(CollectingSink::default());
+        let sink = MessageExtras::new(inner.clone());
+        let notice = |id: &str| TaskNotice {
+            task_id: id.into(),
+            tool_name: "screen_stocks".into(),
+            display_name: "全市场扫描".into(),
+            outcome: wyckoff_protocol::TaskOutcome::Completed,
+            summary: None,
+            error: None,
+        };
+        for id in ["bg_1", "bg_2"] {
+            sink.emit(RuntimeEvent::TaskNotice { notice: notice(id) });
+        }
+        assert_eq!(inner.events().len(), 2, "passed on");
+        assert_eq!(sink.next_notice(), Some(notice("bg_1")));
+        assert_eq!(sink.next_notice(), Some(notice("bg_2")));
+        assert_eq!(sink.next_notice(), None);
     }
 }
