@@ -21,6 +21,14 @@
 //! so cash or a slot freed at a close only serves the next open. Sharpe is the mean over
 //! the standard deviation of daily equity returns, times √242 (trading days a year), with
 //! no risk-free rate. Pure: no I/O, no clock; "today" comes from the caller.
+//!
+//! The stop-loss is a loss: −8 and 8 both mean "sell at −8 %" (a positive stop used to
+//! mean no stop at all, which nobody who types `--stop-loss 8` wants).
+//!
+//! The picks can be limited to a set of L4 triggers ([`TriggerSet`], default the funnel's
+//! Spring, EVR and trend pullback): a candidate keeps only its triggers in the set, is
+//! dropped without one, and is ranked by the sum of the kept scores. [`sweep`] runs many
+//! parameter combinations over one preparation of the funnel.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,8 +36,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::cancel::{Cancel, Cancelled, Never, check};
 use crate::dates::{days_from_civil, parse_date};
-use crate::funnel::{BoardFilter, Funnel, FunnelConfig, FunnelError, ScreenArgs};
+use crate::funnel::{BoardFilter, Funnel, FunnelConfig, ScreenArgs};
+use crate::triggers::{Trigger, TriggerKind};
 use crate::{Bar, Board, StockSeries, Universe, bars_as_of};
+
+pub mod sweep;
 
 pub const INITIAL_CASH: f64 = 100_000.0;
 /// Trading days a year, for annualising.
@@ -55,6 +66,12 @@ pub enum BacktestError {
     BadEntryMode(String),
     #[error("{0} 必须是有限数字")]
     NotANumber(&'static str),
+    #[error(
+        "未知的 L4 触发器 '{0}'，可选: spring / evr / trend_pb / sos / lps / compression（用 + 连接，如 spring+evr）"
+    )]
+    UnknownTrigger(String),
+    #[error("触发器集合为空：至少给一个 L4 触发器，如 spring+evr+trend_pb")]
+    NoTriggers,
     #[error("[{start}, {end}] 内没有任何交易日的K线（本地数据覆盖 {first}–{last}）")]
     NoBarsInRange {
         start: u32,
@@ -101,6 +118,123 @@ pub struct BacktestArgs {
     /// ≥ 0, percent; 0 = no take-profit.
     pub take_profit_pct: f64,
     pub entry_price_mode: EntryMode,
+    /// The L4 triggers a pick may come from; absent from the JSON when it is the funnel's
+    /// default, so a plain backtest reads as it always did.
+    #[serde(default, skip_serializing_if = "TriggerSet::is_default")]
+    pub triggers: TriggerSet,
+}
+
+/// A set of L4 trigger kinds (a bit each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TriggerSet(u8);
+
+/// Every L4 trigger, in the order the funnel detects them (the order scores are summed in).
+pub const ALL_TRIGGERS: [TriggerKind; 6] = [
+    TriggerKind::Spring,
+    TriggerKind::Evr,
+    TriggerKind::TrendPullback,
+    TriggerKind::Sos,
+    TriggerKind::Lps,
+    TriggerKind::Compression,
+];
+
+fn trigger_bit(kind: TriggerKind) -> u8 {
+    match kind {
+        TriggerKind::Spring => 1,
+        TriggerKind::Evr => 2,
+        TriggerKind::TrendPullback => 4,
+        TriggerKind::Sos => 8,
+        TriggerKind::Lps => 16,
+        TriggerKind::Compression => 32,
+    }
+}
+
+impl TriggerSet {
+    /// The funnel's default (0.9.467): Spring, EVR and the trend pullback.
+    pub const FUNNEL_DEFAULT: TriggerSet = TriggerSet(1 | 2 | 4);
+
+    pub fn of(kinds: &[TriggerKind]) -> Self {
+        TriggerSet(kinds.iter().fold(0, |bits, k| bits | trigger_bit(*k)))
+    }
+
+    pub fn contains(self, kind: TriggerKind) -> bool {
+        self.0 & trigger_bit(kind) != 0
+    }
+
+    pub fn union(self, other: TriggerSet) -> Self {
+        TriggerSet(self.0 | other.0)
+    }
+
+    pub fn is_default(&self) -> bool {
+        *self == Self::FUNNEL_DEFAULT
+    }
+
+    /// The kinds in the set, in the funnel's order.
+    pub fn kinds(self) -> impl Iterator<Item = TriggerKind> {
+        ALL_TRIGGERS.into_iter().filter(move |k| self.contains(*k))
+    }
+
+    /// `Spring+EVR+TrendPB`.
+    pub fn label(self) -> String {
+        self.kinds()
+            .map(TriggerKind::as_str)
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    /// `spring+evr+trend_pb` (any case; `trendpb`, `trend_pullback` and the serialised names
+    /// `TrendPB`, `LPS` … are accepted too).
+    pub fn parse(text: &str) -> Result<Self, BacktestError> {
+        let mut set = TriggerSet(0);
+        for name in text.split('+').map(str::trim) {
+            let kind = match name
+                .to_ascii_lowercase()
+                .replace(['_', '-', ' '], "")
+                .as_str()
+            {
+                "spring" => TriggerKind::Spring,
+                "evr" => TriggerKind::Evr,
+                "trendpb" | "trendpullback" => TriggerKind::TrendPullback,
+                "sos" => TriggerKind::Sos,
+                "lps" => TriggerKind::Lps,
+                "compression" => TriggerKind::Compression,
+                "" if text.trim().is_empty() => return Err(BacktestError::NoTriggers),
+                _ => return Err(BacktestError::UnknownTrigger(name.to_owned())),
+            };
+            set = set.union(TriggerSet::of(&[kind]));
+        }
+        Ok(set)
+    }
+
+    /// The funnel configuration that detects every trigger of the set (Spring, EVR and the
+    /// trend pullback always run; the others are switches).
+    pub fn funnel_config(self) -> FunnelConfig {
+        FunnelConfig {
+            enable_sos_trigger: self.contains(TriggerKind::Sos),
+            enable_lps_trigger: self.contains(TriggerKind::Lps),
+            enable_compression_trigger: self.contains(TriggerKind::Compression),
+            ..FunnelConfig::default()
+        }
+    }
+}
+
+impl Default for TriggerSet {
+    fn default() -> Self {
+        Self::FUNNEL_DEFAULT
+    }
+}
+
+impl Serialize for TriggerSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.kinds())
+    }
+}
+
+impl<'de> Deserialize<'de> for TriggerSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let kinds = Vec::<TriggerKind>::deserialize(d)?;
+        Ok(TriggerSet::of(&kinds))
+    }
 }
 
 /// Raw arguments as a tool or the CLI spells them.
@@ -114,6 +248,8 @@ pub struct RawBacktestArgs<'a> {
     pub stop_loss_pct: Option<f64>,
     pub take_profit_pct: Option<f64>,
     pub entry_price_mode: Option<&'a str>,
+    /// `spring+evr+trend_pb`; absent = the funnel's default.
+    pub triggers: Option<&'a str>,
 }
 
 fn shift_days(date: u32, days: i64) -> u32 {
@@ -149,23 +285,48 @@ impl BacktestArgs {
                 .parse()
                 .map_err(|_| BacktestError::UnknownBoard(b.to_owned()))?,
         };
-        let entry_price_mode = match raw.entry_price_mode.map(str::trim) {
-            None | Some("") | Some("open") => EntryMode::Open,
-            // The reference's 14:55 entry is a close on daily bars.
-            Some("close") | Some("tail_1455") => EntryMode::Close,
-            Some(other) => return Err(BacktestError::BadEntryMode(other.to_owned())),
-        };
+        let entry_price_mode = EntryMode::parse(raw.entry_price_mode.unwrap_or(""))?;
         Ok(BacktestArgs {
             start,
             end,
-            hold_days: raw.hold_days.unwrap_or(10).clamp(1, 60) as usize,
-            top_n: raw.top_n.unwrap_or(4).clamp(0, 20) as usize,
+            hold_days: clamp_hold_days(raw.hold_days.unwrap_or(10)),
+            top_n: clamp_top_n(raw.top_n.unwrap_or(4)),
             board,
-            stop_loss_pct: finite(raw.stop_loss_pct, "stop_loss_pct", -8.0)?.min(0.0),
+            stop_loss_pct: as_loss(finite(raw.stop_loss_pct, "stop_loss_pct", -8.0)?),
             take_profit_pct: finite(raw.take_profit_pct, "take_profit_pct", 0.0)?.max(0.0),
             entry_price_mode,
+            triggers: match raw.triggers.map(str::trim).filter(|s| !s.is_empty()) {
+                None => TriggerSet::FUNNEL_DEFAULT,
+                Some(t) => TriggerSet::parse(t)?,
+            },
         })
     }
+}
+
+/// Hold days clamped to 1–60.
+pub fn clamp_hold_days(n: i64) -> usize {
+    n.clamp(1, 60) as usize
+}
+
+/// Picks a day (and slots) clamped to 0–20.
+pub fn clamp_top_n(n: i64) -> usize {
+    n.clamp(0, 20) as usize
+}
+
+impl EntryMode {
+    /// `open` (or empty), `close`, or the reference's `tail_1455` (a close on daily bars).
+    pub fn parse(text: &str) -> Result<Self, BacktestError> {
+        match text.trim() {
+            "" | "open" => Ok(EntryMode::Open),
+            "close" | "tail_1455" => Ok(EntryMode::Close),
+            other => Err(BacktestError::BadEntryMode(other.to_owned())),
+        }
+    }
+}
+
+/// A stop-loss of either sign as the loss it means: −|pct| (0 stays 0, never −0).
+pub fn as_loss(pct: f64) -> f64 {
+    if pct == 0.0 { 0.0 } else { -pct.abs() }
 }
 
 /// Decides, at one close, which stocks to buy: ranked codes, using only bars dated ≤ `day`.
@@ -173,10 +334,11 @@ pub trait SignalSource {
     fn picks(&mut self, day: u32) -> Vec<String>;
 }
 
-/// The funnel as the signal source: its candidates, by score.
+/// The funnel as the signal source: its candidates, by score, limited to a trigger set.
 pub struct FunnelSignals<'u> {
     funnel: Funnel<'u>,
     board: BoardFilter,
+    triggers: TriggerSet,
     /// Asked before each layer of each day's screen; a cancelled screen gives no picks
     /// (and the backtest stops at its next day).
     cancel: &'u dyn Cancel,
@@ -197,11 +359,20 @@ impl<'u> FunnelSignals<'u> {
         board: BoardFilter,
         cancel: &'u dyn Cancel,
     ) -> Result<Self, Cancelled> {
-        let funnel = Funnel::prepare_cancellable(universe, &FunnelConfig::default(), cancel)?
-            .with_daily_features_cancellable(cancel)?;
+        Self::with_triggers(universe, board, TriggerSet::FUNNEL_DEFAULT, cancel)
+    }
+
+    /// [`Self::cancellable`] whose picks come only from the L4 triggers in `triggers`.
+    pub fn with_triggers(
+        universe: &'u Universe,
+        board: BoardFilter,
+        triggers: TriggerSet,
+        cancel: &'u dyn Cancel,
+    ) -> Result<Self, Cancelled> {
         Ok(FunnelSignals {
-            funnel,
+            funnel: prepare_for_days(universe, triggers, cancel)?,
             board,
+            triggers,
             cancel,
             gated_days: 0,
         })
@@ -210,21 +381,81 @@ impl<'u> FunnelSignals<'u> {
 
 impl SignalSource for FunnelSignals<'_> {
     fn picks(&mut self, day: u32) -> Vec<String> {
-        let args = ScreenArgs {
-            board: self.board,
-            limit: 0,
-            as_of: Some(day),
-        };
-        match self.funnel.screen_cancellable(&args, self.cancel) {
-            Err(FunnelError::Cancelled) => Vec::new(),
-            Ok(r) if r.as_of == Some(day) => {
-                if !r.regime.new_buy_allowed {
+        match screen_day(&self.funnel, self.board, day, self.cancel) {
+            Some(screened) => {
+                if !screened.new_buy_allowed {
                     self.gated_days += 1;
                 }
-                r.candidates.into_iter().map(|c| c.code).collect()
+                screened.ranked(self.triggers)
             }
-            _ => Vec::new(),
+            None => Vec::new(),
         }
+    }
+}
+
+/// The funnel prepared for screening many days, detecting every trigger of `triggers`.
+pub(crate) fn prepare_for_days<'u>(
+    universe: &'u Universe,
+    triggers: TriggerSet,
+    cancel: &dyn Cancel,
+) -> Result<Funnel<'u>, Cancelled> {
+    Funnel::prepare_cancellable(universe, &triggers.funnel_config(), cancel)?
+        .with_daily_features_cancellable(cancel)
+}
+
+/// One day's screen as the backtest uses it.
+#[derive(Debug, Clone)]
+pub(crate) struct ScreenedDay {
+    new_buy_allowed: bool,
+    /// The funnel's candidates with their triggers, in the funnel's order.
+    candidates: Vec<(String, Vec<Trigger>)>,
+}
+
+impl ScreenedDay {
+    /// Codes of the candidates with a trigger in `set`, by the sum of those triggers'
+    /// scores, then code — the funnel's own ranking when the set holds every trigger found.
+    pub(crate) fn ranked(&self, set: TriggerSet) -> Vec<String> {
+        let mut kept: Vec<(f64, &str)> = self
+            .candidates
+            .iter()
+            .filter_map(|(code, triggers)| {
+                let mine: Vec<&Trigger> =
+                    triggers.iter().filter(|t| set.contains(t.kind)).collect();
+                (!mine.is_empty()).then(|| (mine.iter().map(|t| t.score).sum(), code.as_str()))
+            })
+            .collect();
+        kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        kept.into_iter().map(|(_, code)| code.to_owned()).collect()
+    }
+
+    pub(crate) fn new_buy_allowed(&self) -> bool {
+        self.new_buy_allowed
+    }
+}
+
+/// The screen of `day`, or `None` when it was cancelled or the day is not a trading day
+/// of the funnel's calendar (no picks either way).
+pub(crate) fn screen_day(
+    funnel: &Funnel<'_>,
+    board: BoardFilter,
+    day: u32,
+    cancel: &dyn Cancel,
+) -> Option<ScreenedDay> {
+    let args = ScreenArgs {
+        board,
+        limit: 0,
+        as_of: Some(day),
+    };
+    match funnel.screen_cancellable(&args, cancel) {
+        Ok(r) if r.as_of == Some(day) => Some(ScreenedDay {
+            new_buy_allowed: r.regime.new_buy_allowed,
+            candidates: r
+                .candidates
+                .into_iter()
+                .map(|c| (c.code, c.triggers))
+                .collect(),
+        }),
+        _ => None,
     }
 }
 
@@ -406,38 +637,78 @@ pub fn run_backtest_cancellable(
     signals: &mut dyn SignalSource,
     cancel: &dyn Cancel,
 ) -> Result<BacktestResult, BacktestError> {
-    if universe.stocks.is_empty() {
-        return Err(BacktestError::EmptyUniverse);
+    simulate(&Tape::new(universe)?, args, signals, cancel)
+}
+
+/// The trading calendar the data implies and the code index: computed once, shared by
+/// every run of a sweep.
+pub(crate) struct Tape<'u> {
+    universe: &'u Universe,
+    /// Every date with a stock bar, ascending (never empty).
+    days: Vec<u32>,
+    index: HashMap<&'u str, usize>,
+}
+
+impl<'u> Tape<'u> {
+    pub(crate) fn new(universe: &'u Universe) -> Result<Self, BacktestError> {
+        if universe.stocks.is_empty() {
+            return Err(BacktestError::EmptyUniverse);
+        }
+        let mut days: Vec<u32> = universe
+            .stocks
+            .iter()
+            .flat_map(|s| s.bars.iter().map(|b| b.date))
+            .collect();
+        days.sort_unstable();
+        days.dedup();
+        if days.is_empty() {
+            return Err(BacktestError::EmptyUniverse);
+        }
+        let index = universe
+            .stocks
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.code.as_str(), i))
+            .collect();
+        Ok(Tape {
+            universe,
+            days,
+            index,
+        })
     }
-    // The trading calendar the data implies.
-    let mut days: Vec<u32> = universe
-        .stocks
-        .iter()
-        .flat_map(|s| s.bars.iter().map(|b| b.date))
-        .collect();
-    days.sort_unstable();
-    days.dedup();
-    let (first, last) = (days[0], days[days.len() - 1]);
-    let in_range: Vec<u32> = days
-        .iter()
-        .copied()
-        .filter(|d| (args.start..=args.end).contains(d))
-        .collect();
-    if in_range.is_empty() {
-        return Err(BacktestError::NoBarsInRange {
-            start: args.start,
-            end: args.end,
-            first,
-            last,
-        });
+
+    /// The trading days of [start, end], or why there are none.
+    pub(crate) fn in_range(&self, start: u32, end: u32) -> Result<Vec<u32>, BacktestError> {
+        let in_range: Vec<u32> = self
+            .days
+            .iter()
+            .copied()
+            .filter(|d| (start..=end).contains(d))
+            .collect();
+        if in_range.is_empty() {
+            return Err(BacktestError::NoBarsInRange {
+                start,
+                end,
+                first: self.days[0],
+                last: self.days[self.days.len() - 1],
+            });
+        }
+        Ok(in_range)
     }
+}
+
+/// The day-by-day simulation over a prepared [`Tape`].
+pub(crate) fn simulate(
+    tape: &Tape<'_>,
+    args: &BacktestArgs,
+    signals: &mut dyn SignalSource,
+    cancel: &dyn Cancel,
+) -> Result<BacktestResult, BacktestError> {
+    let universe = tape.universe;
+    let days = &tape.days;
+    let index = &tape.index;
+    let in_range = tape.in_range(args.start, args.end)?;
     let after: Vec<u32> = days.iter().copied().filter(|d| *d > args.end).collect();
-    let index: HashMap<&str, usize> = universe
-        .stocks
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.code.as_str(), i))
-        .collect();
 
     let mut cash = INITIAL_CASH;
     let mut open: Vec<Position> = Vec::new();

@@ -288,7 +288,9 @@ fn bad_arguments_are_clear_errors() {
     .unwrap();
     assert_eq!((a.start, a.end), (20250705, 20251231));
     assert_eq!((a.hold_days, a.top_n), (60, 0));
-    assert_eq!((a.stop_loss_pct, a.take_profit_pct), (0.0, 0.0));
+    // A positive stop-loss is the same loss (a stop at +5 % would mean no stop at all).
+    assert_eq!((a.stop_loss_pct, a.take_profit_pct), (-5.0, 0.0));
+    assert_eq!(a.triggers, TriggerSet::FUNNEL_DEFAULT);
     assert_eq!(a.entry_price_mode, EntryMode::Close);
     // No bars in the range.
     let u = Universe {
