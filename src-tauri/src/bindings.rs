@@ -59,9 +59,9 @@ pub fn builder() -> Builder<tauri::Wry> {
             settings::SettingsChanged,
             crate::tasks::TaskChanged,
             crate::tray::OpenConversation,
-            chat::NotificationTurnEvent,
+            crate::chat::ConversationEvent,
         ])
-        // Sent over each turn's `Channel`, not as a command result: export it explicitly.
+        // Inside `ConversationEvent` and the CLI's `--json`: exported by name too.
         .typ::<wyckoff_protocol::RuntimeEvent>()
         .typ::<wyckoff_protocol::ApprovalDecision>()
         // One TS type per Rust type: the UI sends back exactly what it received.

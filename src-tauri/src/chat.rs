@@ -1,81 +1,87 @@
-//! Chat state: the shared services, one session per open conversation, the running turns'
-//! cancel tokens and the approval bridge. Assembly and the loop live in `wyckoff-session`
-//! and `wyckoff-agent`; this file only keeps handles.
+//! The app's side of the conversation hub (`wyckoff_session::hub`): the process's hub,
+//! opened on first use, and its output — every turn's events, the user's and the
+//! follow-ups that answer background tasks alike, go out app-wide as one
+//! [`ConversationEvent`] stream. When a turn may run and when a completion is answered
+//! is the hub's to decide; nothing here does.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex as StdMutex, OnceLock};
+use std::sync::Arc;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tauri::ipc::Channel;
-use tokio::sync::Mutex;
-use tokio_util::sync::CancellationToken;
-use wyckoff_agent::{ApprovalGate, EventSink, PendingApprovals};
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use tauri::AppHandle;
+use tokio::sync::OnceCell;
+use wyckoff_agent::{EventSink, NullSink, PendingApprovals};
 use wyckoff_config::{DataHome, Secrets, Settings};
-use wyckoff_protocol::RuntimeEvent;
-use wyckoff_session::{ModelOverrides, Services, Session, SessionError, SessionOptions};
+use wyckoff_protocol::{RuntimeEvent, TurnKind};
+use wyckoff_session::{
+    ConversationHub, HubOptions, ModelOverrides, Services, SessionError, TurnMeta, TurnOutput,
+};
 
-/// Sends each runtime event over the turn's IPC channel; calls `on_terminal` once the
-/// turn's terminal event is out, so the conversation accepts the user's next message at
-/// once (its turn then waits for this one's storage on the session lock).
-pub struct ChannelSink {
-    channel: Channel<RuntimeEvent>,
-    on_terminal: Box<dyn Fn() + Send + Sync>,
+/// One event of a turn, for whichever window shows that conversation.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, tauri_specta::Event)]
+pub struct ConversationEvent {
+    pub conversation_id: String,
+    /// The turn's number in this run of the app (tells a conversation's turns apart).
+    pub turn: u32,
+    pub kind: TurnKind,
+    /// What the window passed to `start_turn`, on its own turn's events.
+    pub client_ref: Option<String>,
+    pub event: RuntimeEvent,
 }
 
-impl ChannelSink {
-    pub fn new(
-        channel: Channel<RuntimeEvent>,
-        on_terminal: impl Fn() + Send + Sync + 'static,
-    ) -> Self {
-        ChannelSink {
-            channel,
-            on_terminal: Box::new(on_terminal),
-        }
-    }
+/// Sends a turn's events app-wide. A closed window means nobody listens; the turn still
+/// runs and is stored.
+struct AppEventSink {
+    app: AppHandle,
+    meta: TurnMeta,
 }
 
-impl EventSink for ChannelSink {
+impl EventSink for AppEventSink {
     fn emit(&self, event: RuntimeEvent) {
-        let terminal = event.is_terminal();
-        // A closed window means nobody listens; the turn still runs and is stored.
-        if let Err(e) = self.channel.send(event) {
-            tracing::debug!("turn channel closed: {e}");
-        }
-        if terminal {
-            (self.on_terminal)();
+        let e = ConversationEvent {
+            conversation_id: self.meta.conversation_id.clone(),
+            turn: self.meta.turn,
+            kind: self.meta.kind,
+            client_ref: self.meta.client_ref.clone(),
+            event,
+        };
+        if let Err(err) = tauri_specta::Event::emit(&e, &self.app) {
+            tracing::debug!("conversation event not sent: {err}");
         }
     }
 }
 
-/// A running turn: its cancel token and a number that tells it from the next turn of the
-/// same conversation.
-struct RunningTurn {
-    turn: u64,
-    cancel: CancellationToken,
-}
+/// The hub's output in the app: app-wide events (none without an app: unit tests).
+struct AppOutput(Option<AppHandle>);
 
-pub struct OpenSession {
-    pub session: Arc<Mutex<Session>>,
-    pub gate: Arc<ApprovalGate>,
+impl TurnOutput for AppOutput {
+    fn sink(&self, turn: &TurnMeta) -> Arc<dyn EventSink> {
+        match &self.0 {
+            Some(app) => Arc::new(AppEventSink {
+                app: app.clone(),
+                meta: turn.clone(),
+            }),
+            None => Arc::new(NullSink),
+        }
+    }
 }
 
 #[derive(Default)]
 pub struct ChatState {
-    /// Opened once for the process; the settings last applied to them.
-    services: Mutex<Option<Arc<Services>>>,
-    sessions: StdMutex<HashMap<String, Arc<OpenSession>>>,
-    running: StdMutex<HashMap<String, RunningTurn>>,
-    next_turn: AtomicU64,
+    /// Opened once for the process, on first use.
+    hub: OnceCell<Arc<ConversationHub>>,
     approvals: Arc<PendingApprovals>,
     /// The app asked to exit once (memories are being extracted).
     exiting: AtomicBool,
-    /// Set at start-up: new services get their background tasks forwarded to the UI.
-    app: OnceLock<tauri::AppHandle>,
+    /// Set at start-up: the hub's turns and the background tasks go out to the UI.
+    app: OnceLock<AppHandle>,
 }
 
 impl ChatState {
-    pub fn new(app: tauri::AppHandle) -> Self {
+    pub fn new(app: AppHandle) -> Self {
         let state = ChatState::default();
         let _ = state.app.set(app);
         state
@@ -85,27 +91,33 @@ impl ChatState {
         &self.approvals
     }
 
-    /// The process's services, with `settings` applied (opened on first use; turns left
-    /// unfinished by a previous process are marked interrupted then). A settings change
-    /// is applied in place — the pool, market data and the background task manager stay
-    /// — and idle sessions, built from the old settings, are dropped so the next turn
-    /// builds one with the new models and limits.
-    pub async fn services(
+    /// The process's hub, with `settings` applied (opened on first use; turns left
+    /// unfinished by a previous process are marked interrupted then). A settings change is
+    /// applied in place: the pool, market data and the background task manager stay.
+    pub async fn hub(
         &self,
         home: &DataHome,
         settings: Settings,
         secrets: Arc<Secrets>,
-    ) -> Result<Arc<Services>, SessionError> {
-        let mut guard = self.services.lock().await;
-        if let Some(services) = guard.as_ref() {
-            if services.apply_settings(settings).await? {
-                let running = self.running_ids();
-                if let Ok(mut sessions) = self.sessions.lock() {
-                    sessions.retain(|id, _| running.contains(id));
-                }
-            }
-            return Ok(services.clone());
+    ) -> Result<Arc<ConversationHub>, SessionError> {
+        if let Some(hub) = self.hub.get() {
+            hub.apply_settings(settings).await?;
+            return Ok(hub.clone());
         }
+        let hub = self
+            .hub
+            .get_or_try_init(|| self.open_hub(home, settings.clone(), secrets))
+            .await?;
+        hub.apply_settings(settings).await?;
+        Ok(hub.clone())
+    }
+
+    async fn open_hub(
+        &self,
+        home: &DataHome,
+        settings: Settings,
+        secrets: Arc<Secrets>,
+    ) -> Result<Arc<ConversationHub>, SessionError> {
         let services = Arc::new(Services::open(home.clone(), settings, secrets).await?);
         match services.recover_interrupted_turns().await {
             Ok(ids) if !ids.is_empty() => {
@@ -117,159 +129,55 @@ impl ChatState {
         if let Some(app) = self.app.get() {
             crate::tasks::watch(app.clone(), services.background().clone());
         }
-        *guard = Some(services.clone());
-        Ok(services)
+        Ok(ConversationHub::new(
+            services,
+            HubOptions {
+                overrides: ModelOverrides::default(),
+                approver: self.approvals.clone(),
+                output: Arc::new(AppOutput(self.app.get().cloned())),
+            },
+        ))
+    }
+
+    /// The process's services, with `settings` applied (see [`ChatState::hub`]).
+    pub async fn services(
+        &self,
+        home: &DataHome,
+        settings: Settings,
+        secrets: Arc<Secrets>,
+    ) -> Result<Arc<Services>, SessionError> {
+        Ok(self.hub(home, settings, secrets).await?.services().clone())
+    }
+
+    /// The hub if it is open (nothing is opened for the asking).
+    pub fn opened_hub(&self) -> Option<&Arc<ConversationHub>> {
+        self.hub.get()
     }
 
     /// The services if they are open (nothing is opened for the asking).
-    pub async fn opened_services(&self) -> Option<Arc<Services>> {
-        self.services.lock().await.clone()
-    }
-
-    /// The open session for `id`, or a new one (a stored conversation, or a new
-    /// conversation when `id` is `None`).
-    pub async fn session(
-        &self,
-        services: &Services,
-        id: Option<&str>,
-    ) -> Result<(String, Arc<OpenSession>), SessionError> {
-        if let Some(id) = id
-            && let Some(open) = self.sessions.lock().ok().and_then(|s| s.get(id).cloned())
-        {
-            return Ok((id.to_owned(), open));
-        }
-        let session = services
-            .session(SessionOptions {
-                overrides: ModelOverrides::default(),
-                continue_session: id.map(str::to_owned),
-                approver: self.approvals.clone(),
-            })
-            .await?;
-        let id = session.id().to_owned();
-        let open = Arc::new(OpenSession {
-            gate: session.runtime().gate().clone(),
-            session: Arc::new(Mutex::new(session)),
-        });
-        if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.insert(id.clone(), open.clone());
-        }
-        Ok((id, open))
-    }
-
-    pub fn open_session(&self, id: &str) -> Option<Arc<OpenSession>> {
-        self.sessions.lock().ok().and_then(|s| s.get(id).cloned())
-    }
-
-    /// Removes a conversation's session from the open set (returning it).
-    pub fn forget_session(&self, id: &str) -> Option<Arc<OpenSession>> {
-        self.sessions.lock().ok().and_then(|mut s| s.remove(id))
+    pub fn opened_services(&self) -> Option<Arc<Services>> {
+        self.opened_hub().map(|h| h.services().clone())
     }
 
     /// True the first time the app asks to exit: the caller then holds the exit for
-    /// [`ChatState::extract_all`]. A second request (the real exit, or the user
-    /// insisting) goes through.
+    /// [`ChatState::leave_all`]. A second request (the real exit, or the user insisting)
+    /// goes through.
     pub fn begin_exit(&self) -> bool {
         !self.exiting.swap(true, Ordering::SeqCst)
     }
 
-    /// Session end for every open conversation: extracts their memories, bounded by
-    /// `deadline` so quitting never hangs on a slow model.
-    pub async fn extract_all(&self, deadline: Duration) {
-        let open: Vec<Arc<OpenSession>> = self
-            .sessions
-            .lock()
-            .map(|mut s| s.drain().map(|(_, o)| o).collect())
-            .unwrap_or_default();
-        let all = futures::future::join_all(open.into_iter().map(extract_memories));
-        if tokio::time::timeout(deadline, all).await.is_err() {
-            tracing::warn!("memory extraction on exit took over {deadline:?}; skipped the rest");
+    /// Session end for every open conversation, bounded by `deadline`.
+    pub async fn leave_all(&self, deadline: Duration) {
+        if let Some(hub) = self.opened_hub() {
+            hub.leave_all(deadline).await;
         }
-    }
-
-    /// Registers a running turn and returns its number; `None` when one is already
-    /// running in that conversation.
-    pub fn begin(&self, id: &str, cancel: CancellationToken) -> Option<u64> {
-        let mut running = self.running.lock().ok()?;
-        if running.contains_key(id) {
-            return None;
-        }
-        let turn = self.next_turn.fetch_add(1, Ordering::Relaxed);
-        running.insert(id.to_owned(), RunningTurn { turn, cancel });
-        Some(turn)
-    }
-
-    /// The turn is over (a later turn of the conversation is left alone).
-    pub fn finish(&self, id: &str, turn: u64) {
-        if let Ok(mut running) = self.running.lock()
-            && running.get(id).is_some_and(|r| r.turn == turn)
-        {
-            running.remove(id);
-        }
-    }
-
-    pub fn cancel(&self, id: &str) -> bool {
-        match self
-            .running
-            .lock()
-            .ok()
-            .and_then(|r| r.get(id).map(|t| t.cancel.clone()))
-        {
-            Some(token) => {
-                token.cancel();
-                true
-            }
-            None => false,
-        }
-    }
-
-    pub fn is_running(&self, id: &str) -> bool {
-        self.running
-            .lock()
-            .map(|r| r.contains_key(id))
-            .unwrap_or(false)
-    }
-
-    fn running_ids(&self) -> Vec<String> {
-        self.running
-            .lock()
-            .map(|r| r.keys().cloned().collect())
-            .unwrap_or_default()
-    }
-}
-
-/// Session end for one conversation: its memories are extracted (failures are logged;
-/// the conversation itself is already stored).
-pub async fn extract_memories(open: Arc<OpenSession>) {
-    let mut session = open.session.lock().await;
-    if let Err(e) = session.extract_memories().await {
-        tracing::warn!(conversation = %session.id(), "memory extraction failed: {e}");
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn one_turn_per_conversation_and_cancel_reaches_it() {
-        let state = ChatState::default();
-        let token = CancellationToken::new();
-        let first = state.begin("c1", token.clone()).unwrap();
-        assert!(state.begin("c1", CancellationToken::new()).is_none());
-        assert!(state.is_running("c1"));
-        assert!(state.cancel("c1"));
-        assert!(token.is_cancelled());
-        state.finish("c1", first);
-        assert!(!state.is_running("c1"));
-        assert!(!state.cancel("c1"));
-        let second = state.begin("c1", CancellationToken::new()).unwrap();
-        // The first turn finishing late (after its terminal event freed the
-        // conversation) does not end the second.
-        state.finish("c1", first);
-        assert!(state.is_running("c1"));
-        state.finish("c1", second);
-        assert!(!state.is_running("c1"));
-    }
+    use wyckoff_session::SessionOptions;
 
     fn session_options() -> SessionOptions {
         SessionOptions {
@@ -379,7 +287,7 @@ mod tests {
                 "tushare-token-for-test",
             )
             .unwrap();
-        let opened = state.opened_services().await.unwrap();
+        let opened = state.opened_services().unwrap();
         assert!(Arc::ptr_eq(&opened, &services));
         opened.reload_market_sources().await.unwrap();
         assert_eq!(services.market().source_names(), ["tushare", "eastmoney"]);

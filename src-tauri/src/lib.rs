@@ -101,7 +101,7 @@ pub fn run() {
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
                 app.state::<chat::ChatState>()
-                    .extract_all(EXIT_EXTRACTION_DEADLINE)
+                    .leave_all(EXIT_EXTRACTION_DEADLINE)
                     .await;
                 app.exit(0);
             });

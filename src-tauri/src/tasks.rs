@@ -1,8 +1,8 @@
 //! Background tasks in the app (seed §7): every change goes out as an app-wide
-//! `TaskChanged` event for the panel, the tray says how many run, a finished task raises a
-//! desktop notification when the window is not in front, and its completion is delivered
-//! into the conversation that started it (REFERENCE §7.4). The manager and the delivery
-//! turn live in the crates; this file only forwards.
+//! `TaskChanged` event for the panel, the tray says how many run, and a finished task
+//! raises a desktop notification when the window is not in front. Answering the
+//! completion in its conversation is the hub's (`wyckoff_session::hub`); this file only
+//! forwards.
 
 use std::sync::Arc;
 
@@ -47,9 +47,6 @@ pub fn watch(app: AppHandle, tasks: Arc<BackgroundTaskManager>) {
             }
             if finished {
                 notify_if_away(&app, &task);
-                if let Some(conversation) = task.session_id.clone() {
-                    crate::commands::chat::deliver_notifications(app.clone(), conversation);
-                }
             }
         }
     });

@@ -26,7 +26,7 @@ vi.mock("./bindings", () => ({
         return Promise.resolve(() => {});
       },
     },
-    notificationTurnEvent: { listen: () => Promise.resolve(() => {}) },
+    conversationEvent: { listen: () => Promise.resolve(() => {}) },
     taskChanged: { listen: () => Promise.resolve(() => {}) },
   },
 }));

@@ -27,10 +27,11 @@ export const commands = {
 	/**  Renders Markdown to sanitised HTML (see [`render`]). */
 	renderMarkdown: (text: string) => __TAURI_INVOKE<string>("render_markdown", { text }),
 	/**
-	 *  Starts a turn in a conversation (a new one when `conversation_id` is `None`). Events
-	 *  stream over `on_event` until exactly one terminal event.
+	 *  Starts the user's turn in a conversation (a new one when `conversation_id` is
+	 *  `None`). Its events go out as `ConversationEvent`s tagged with `client_ref`, until
+	 *  exactly one terminal event; follow-up turns come the same way, untagged.
 	 */
-	startTurn: (conversationId: string | null, text: string, onEvent: Channel<RuntimeEvent>) => typedError<TurnStarted, ChatError>(__TAURI_INVOKE("start_turn", { conversationId, text, onEvent })),
+	startTurn: (conversationId: string | null, text: string, clientRef: string) => typedError<TurnStarted, ChatError>(__TAURI_INVOKE("start_turn", { conversationId, text, clientRef })),
 	/**  Cancels the running turn of a conversation; false when none is running. */
 	cancelTurn: (conversationId: string) => __TAURI_INVOKE<boolean>("cancel_turn", { conversationId }),
 	/**  Answers a pending approval; false when it is no longer pending (answered, timed out). */
@@ -45,7 +46,7 @@ export const commands = {
 	/**
 	 *  The user left a conversation (new chat, another conversation): its session ends and
 	 *  what is worth remembering is extracted in the background. A running turn keeps its
-	 *  session; the next turn in the conversation opens a fresh one.
+	 *  session.
 	 */
 	endSession: (conversationId: string) => __TAURI_INVOKE<void>("end_session", { conversationId }),
 	listConversations: () => typedError<ConversationSummary[], ChatError>(__TAURI_INVOKE("list_conversations")),
@@ -115,7 +116,7 @@ export const commands = {
 
 /** Events */
 export const events = {
-	notificationTurnEvent: makeEvent<NotificationTurnEvent, NotificationTurnEvent>("notification-turn-event"),
+	conversationEvent: makeEvent<ConversationEvent, ConversationEvent>("conversation-event"),
 	openConversation: makeEvent<OpenConversation, OpenConversation>("open-conversation"),
 	settingsChanged: makeEvent<SettingsChanged, SettingsChanged>("settings-changed"),
 	taskChanged: makeEvent<TaskChanged, TaskChanged>("task-changed"),
@@ -258,6 +259,17 @@ export type ConnectionOk = {
 	reply: string,
 };
 
+/**  One event of a turn, for whichever window shows that conversation. */
+export type ConversationEvent = {
+	conversation_id: string,
+	/**  The turn's number in this run of the app (tells a conversation's turns apart). */
+	turn: number,
+	kind: TurnKind,
+	/**  What the window passed to `start_turn`, on its own turn's events. */
+	client_ref: string | null,
+	event: RuntimeEvent,
+};
+
 export type ConversationHistory = {
 	conversation: ConversationSummary,
 	messages: HistoryMessage[],
@@ -344,6 +356,11 @@ export type HistoryMessage = {
 	skill: SkillUse | null,
 	/**  A delegate call's result: its sub-agent's progress steps (the pane's tool rows). */
 	sub_agent?: SubAgentStep[],
+	/**
+	 *  A background task's notification: the notice the chat words (the model's text is
+	 *  `message`).
+	 */
+	task_notice: TaskNotice | null,
 };
 
 export type HoldingLines = {
@@ -454,16 +471,6 @@ export type ModelEntry = {
 	/**  USD per million tokens, for the cost estimate in the status bar. */
 	input_price_per_mtok: number | null,
 	output_price_per_mtok: number | null,
-};
-
-/**
- *  Events of a turn the app started itself to deliver background-task completions
- *  (§7.4): there is no per-turn channel, so they go out app-wide, tagged with the
- *  conversation; the chat shows them if that conversation is open.
- */
-export type NotificationTurnEvent = {
-	conversation_id: string,
-	event: RuntimeEvent,
 };
 
 /**  Asks the UI to show a conversation (from a notification or the tray). */
@@ -589,6 +596,11 @@ export type RuntimeEvent =
 { type: "fallback"; from: string; to: string; reason: string; discard_text: boolean } | { type: "usage"; round: number; usage: Usage; 
 /**  Totals for the turn so far. */
 turn: Usage } | { type: "background_task"; task: TaskInfo } | 
+/**
+ *  A finished background task's notice joins the conversation here (the model reads
+ *  it next); stored with the notice message.
+ */
+{ type: "task_notice"; notice: TaskNotice } | 
 /**  Progress of a sub-agent started by a delegate_to_* tool. */
 { type: "sub_agent"; agent: string; call_id: string; kind: string; text: string } | { type: "warning"; message: string } | { type: "done"; text: string; elapsed_ms: number } | { type: "turn_cancelled" } | { type: "turn_failed"; kind: ErrorKind; message: string };
 
@@ -788,6 +800,25 @@ export type TaskInfo = {
 	error?: string | null,
 };
 
+/**
+ *  A finished background task's completion notice in the conversation that started it:
+ *  the model reads the notification text; readers (the chat, `wyckoff conversations
+ *  show`) word the notice themselves from these fields, in their language.
+ */
+export type TaskNotice = {
+	task_id: string,
+	tool_name: string,
+	display_name: string,
+	outcome: TaskOutcome,
+	/**  The result as the model got it (a preview when long); none for a failure. */
+	summary?: string | null,
+	/**  Why it failed or was cancelled. */
+	error?: string | null,
+};
+
+/**  How a finished task ended. */
+export type TaskOutcome = "completed" | "failed" | "cancelled";
+
 /**  Progress reported by a running background task. */
 export type TaskProgress = {
 	stage: string,
@@ -844,8 +875,15 @@ export type ToolCall = {
 	thought_signature?: string | null,
 };
 
+/**
+ *  Why a turn runs: the user's message, or a follow-up the conversation's hub starts to
+ *  answer finished background tasks.
+ */
+export type TurnKind = "user" | "follow_up";
+
 export type TurnStarted = {
 	conversation_id: string,
+	turn: number,
 };
 
 /**  Token usage for one model call (or a sum of calls). */

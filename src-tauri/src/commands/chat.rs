@@ -1,20 +1,17 @@
-//! Chat commands: one turn = one `Channel<RuntimeEvent>`; conversations from the store.
+//! Chat commands: start, cancel and leave turns through the conversation hub (events go
+//! out as `ConversationEvent`s, see `crate::chat`); conversations from the store.
 //! Thin adapters over `wyckoff-session`, `wyckoff-memory` and `wyckoff-agent`.
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
-use tauri::ipc::Channel;
-use tauri::{AppHandle, Manager, State};
-use tokio_util::sync::CancellationToken;
+use tauri::State;
 use wyckoff_memory::MessageStatus;
-use wyckoff_protocol::{ApprovalDecision, ErrorKind, Message, RuntimeEvent, Usage};
-use wyckoff_session::{Services, SessionError};
+use wyckoff_protocol::{ApprovalDecision, Message, Usage};
+use wyckoff_session::{ConversationHub, Services, SessionError};
 
-use wyckoff_agent::EventSink;
-
-use crate::chat::{ChannelSink, ChatState, OpenSession};
+use crate::chat::ChatState;
 use crate::state::AppState;
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -48,6 +45,7 @@ impl From<SessionError> for ChatError {
             | SessionError::UnknownProvider { .. } => ChatError::Setup { message },
             SessionError::SessionNotFound(_) => ChatError::NotFound { message },
             SessionError::Skill(_) => ChatError::UnknownSkill { message },
+            SessionError::Busy(_) => ChatError::Busy,
             _ => ChatError::Other { message },
         }
     }
@@ -76,190 +74,49 @@ pub(crate) async fn services(
         .await?)
 }
 
+pub(crate) async fn hub(
+    state: &AppState,
+    chat: &ChatState,
+) -> Result<Arc<ConversationHub>, ChatError> {
+    Ok(chat
+        .hub(&state.home, state.settings(), state.secrets.clone())
+        .await?)
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct TurnStarted {
     pub conversation_id: String,
+    pub turn: u32,
 }
 
-/// Starts a turn in a conversation (a new one when `conversation_id` is `None`). Events
-/// stream over `on_event` until exactly one terminal event.
+/// Starts the user's turn in a conversation (a new one when `conversation_id` is
+/// `None`). Its events go out as `ConversationEvent`s tagged with `client_ref`, until
+/// exactly one terminal event; follow-up turns come the same way, untagged.
 #[tauri::command]
 #[specta::specta]
 pub async fn start_turn(
-    app: AppHandle,
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     conversation_id: Option<String>,
     text: String,
-    on_event: Channel<RuntimeEvent>,
+    client_ref: String,
 ) -> Result<TurnStarted, ChatError> {
-    let services = services(&state, &chat).await?;
-    // Refused before a conversation is made for it (the turn expands it again).
-    services
-        .skills()
-        .current()
-        .expand(&text)
-        .map_err(|e| ChatError::UnknownSkill {
-            message: e.to_string(),
-        })?;
-    let (id, open) = chat.session(&services, conversation_id.as_deref()).await?;
-    let token = CancellationToken::new();
-    let Some(turn) = chat.begin(&id, token.clone()) else {
-        return Err(ChatError::Busy);
-    };
-    spawn_turn(
-        app,
-        id.clone(),
-        turn,
-        open,
-        text,
-        TurnOutput::Channel(on_event),
-        token,
-    );
+    let hub = hub(&state, &chat).await?;
+    let started = hub
+        .start_turn(conversation_id.as_deref(), &text, Some(client_ref))
+        .await?;
     Ok(TurnStarted {
-        conversation_id: id,
+        conversation_id: started.meta.conversation_id,
+        turn: started.meta.turn,
     })
-}
-
-/// Events of a turn the app started itself to deliver background-task completions
-/// (§7.4): there is no per-turn channel, so they go out app-wide, tagged with the
-/// conversation; the chat shows them if that conversation is open.
-#[derive(Debug, Clone, Serialize, Deserialize, Type, tauri_specta::Event)]
-pub struct NotificationTurnEvent {
-    pub conversation_id: String,
-    pub event: RuntimeEvent,
-}
-
-/// Where a turn's events go.
-enum TurnOutput {
-    Channel(Channel<RuntimeEvent>),
-    AppEvent,
-}
-
-struct AppEventSink {
-    app: AppHandle,
-    conversation_id: String,
-    on_terminal: Box<dyn Fn() + Send + Sync>,
-}
-
-impl EventSink for AppEventSink {
-    fn emit(&self, event: RuntimeEvent) {
-        let terminal = event.is_terminal();
-        let e = NotificationTurnEvent {
-            conversation_id: self.conversation_id.clone(),
-            event,
-        };
-        if let Err(err) = tauri_specta::Event::emit(&e, &self.app) {
-            tracing::debug!("notification turn event not sent: {err}");
-        }
-        if terminal {
-            (self.on_terminal)();
-        }
-    }
-}
-
-/// Runs a turn registered as `turn` in the background; afterwards delivers any
-/// background-task completions that arrived too late for it.
-fn spawn_turn(
-    app: AppHandle,
-    id: String,
-    turn: u64,
-    open: Arc<OpenSession>,
-    text: String,
-    output: TurnOutput,
-    token: CancellationToken,
-) {
-    let finish = {
-        let (app, id) = (app.clone(), id.clone());
-        move || app.state::<ChatState>().finish(&id, turn)
-    };
-    tauri::async_runtime::spawn(async move {
-        let (sink, channel): (Arc<dyn EventSink>, _) = match output {
-            TurnOutput::Channel(c) => (Arc::new(ChannelSink::new(c.clone(), finish)), Some(c)),
-            TurnOutput::AppEvent => (
-                Arc::new(AppEventSink {
-                    app: app.clone(),
-                    conversation_id: id.clone(),
-                    on_terminal: Box::new(finish),
-                }),
-                None,
-            ),
-        };
-        let result = open
-            .session
-            .lock()
-            .await
-            .run_turn(&text, sink.clone(), token)
-            .await;
-        match result {
-            Ok(report) => {
-                if let Some(e) = report.save_error {
-                    tracing::error!(conversation = %id, "turn not fully stored: {e}");
-                }
-            }
-            Err(e) => {
-                // The turn never started: the UI still gets its one terminal event.
-                let failed = RuntimeEvent::TurnFailed {
-                    kind: ErrorKind::Internal,
-                    message: e.to_string(),
-                };
-                match channel {
-                    Some(c) => {
-                        let _ = c.send(failed);
-                    }
-                    None => sink.emit(failed),
-                }
-            }
-        }
-        app.state::<ChatState>().finish(&id, turn);
-        deliver_notifications(app.clone(), id);
-    });
-}
-
-/// Delivers waiting background-task completions into their conversation (§7.4): at once
-/// when it is idle; a running turn takes them at its next round, or this runs again
-/// when it ends.
-pub(crate) fn deliver_notifications(app: AppHandle, conversation_id: String) {
-    tauri::async_runtime::spawn(async move {
-        let chat = app.state::<ChatState>();
-        let state = app.state::<AppState>();
-        if chat.is_running(&conversation_id) {
-            return;
-        }
-        let Ok(services) = services(&state, &chat).await else {
-            return;
-        };
-        if !services.background().has_notifications(&conversation_id) {
-            return;
-        }
-        let open = match chat.session(&services, Some(&conversation_id)).await {
-            Ok((_, open)) => open,
-            Err(e) => {
-                tracing::warn!(conversation = %conversation_id, "cannot deliver a task completion: {e}");
-                return;
-            }
-        };
-        let token = CancellationToken::new();
-        let Some(turn) = chat.begin(&conversation_id, token.clone()) else {
-            return;
-        };
-        spawn_turn(
-            app.clone(),
-            conversation_id,
-            turn,
-            open,
-            String::new(),
-            TurnOutput::AppEvent,
-            token,
-        );
-    });
 }
 
 /// Cancels the running turn of a conversation; false when none is running.
 #[tauri::command]
 #[specta::specta]
 pub fn cancel_turn(chat: State<'_, ChatState>, conversation_id: String) -> bool {
-    chat.cancel(&conversation_id)
+    chat.opened_hub()
+        .is_some_and(|h| h.cancel(&conversation_id))
 }
 
 /// Answers a pending approval; false when it is no longer pending (answered, timed out).
@@ -278,21 +135,21 @@ pub fn revoke_always_allowed(
     conversation_id: String,
     tool: String,
 ) -> bool {
-    chat.open_session(&conversation_id)
-        .is_some_and(|o| o.gate.revoke(&tool))
+    chat.opened_hub()
+        .and_then(|h| h.gate(&conversation_id))
+        .is_some_and(|g| g.revoke(&tool))
 }
 
 /// The user left a conversation (new chat, another conversation): its session ends and
 /// what is worth remembering is extracted in the background. A running turn keeps its
-/// session; the next turn in the conversation opens a fresh one.
+/// session.
 #[tauri::command]
 #[specta::specta]
 pub fn end_session(chat: State<'_, ChatState>, conversation_id: String) {
-    if chat.is_running(&conversation_id) {
-        return;
-    }
-    if let Some(open) = chat.forget_session(&conversation_id) {
-        tauri::async_runtime::spawn(crate::chat::extract_memories(open));
+    if let Some(hub) = chat.opened_hub().cloned() {
+        tauri::async_runtime::spawn(async move {
+            hub.leave(&conversation_id).await;
+        });
     }
 }
 
@@ -301,8 +158,9 @@ pub fn end_session(chat: State<'_, ChatState>, conversation_id: String) {
 #[specta::specta]
 pub fn always_allowed(chat: State<'_, ChatState>, conversation_id: String) -> Vec<String> {
     let mut tools: Vec<String> = chat
-        .open_session(&conversation_id)
-        .map(|o| o.gate.always_allowed().into_iter().collect())
+        .opened_hub()
+        .and_then(|h| h.gate(&conversation_id))
+        .map(|g| g.always_allowed().into_iter().collect())
         .unwrap_or_default();
     tools.sort();
     tools
@@ -372,12 +230,12 @@ pub async fn delete_conversation(
     chat: State<'_, ChatState>,
     id: String,
 ) -> Result<(), ChatError> {
-    if chat.is_running(&id) {
+    let hub = hub(&state, &chat).await?;
+    if hub.is_running(&id) {
         return Err(ChatError::Busy);
     }
-    let services = services(&state, &chat).await?;
-    services.conversations().delete(&id).await?;
-    chat.forget_session(&id);
+    hub.services().conversations().delete(&id).await?;
+    hub.forget(&id);
     Ok(())
 }
 
@@ -419,6 +277,9 @@ pub struct HistoryMessage {
     /// A delegate call's result: its sub-agent's progress steps (the pane's tool rows).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sub_agent: Vec<wyckoff_protocol::SubAgentStep>,
+    /// A background task's notification: the notice the chat words (the model's text is
+    /// `message`).
+    pub task_notice: Option<wyckoff_protocol::TaskNotice>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -461,6 +322,7 @@ pub async fn load_conversation(
                 interrupted: m.status == MessageStatus::Interrupted,
                 skill: m.skill,
                 sub_agent: m.sub_agent,
+                task_notice: m.task_notice,
                 message: m.message,
             })
             .collect(),

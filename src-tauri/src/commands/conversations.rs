@@ -6,7 +6,7 @@ use tauri::State;
 use wyckoff_memory::{ConversationStore, MemoryError};
 
 use crate::chat::ChatState;
-use crate::commands::chat::{ChatError, ConversationSummary, services};
+use crate::commands::chat::{ChatError, ConversationSummary, hub};
 use crate::state::AppState;
 
 /// Forks `source_id` at its message `from_message` (a seq from `load_conversation`).
@@ -42,10 +42,10 @@ pub async fn fork_conversation(
     id: String,
     from_message: i64,
 ) -> Result<ConversationSummary, ChatError> {
-    let services = services(&state, &chat).await?;
+    let hub = hub(&state, &chat).await?;
     fork(
-        services.conversations(),
-        chat.is_running(&id),
+        hub.services().conversations(),
+        hub.is_running(&id),
         &id,
         from_message,
     )

@@ -73,7 +73,7 @@ async fn reload_market_sources(chat: &ChatState, id: &SecretId) {
     if !matches!(id, SecretId::DataSource { .. }) {
         return;
     }
-    if let Some(services) = chat.opened_services().await
+    if let Some(services) = chat.opened_services()
         && let Err(e) = services.reload_market_sources().await
     {
         tracing::warn!("cannot apply the data-source token: {e}");

@@ -313,7 +313,7 @@ pub fn task_for(
             if md.source_names().is_empty() {
                 return Err(WorkspaceError::Offline);
             }
-            (crate::commands::sync::sync_all_tool(md.clone()), json!({}))
+            (wyckoff_tools::sync::sync_all_tool(md.clone()), json!({}))
         }
         TaskRequest::Import { path } => {
             let path = path.trim();

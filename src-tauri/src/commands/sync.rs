@@ -14,7 +14,7 @@ use crate::chat::ChatState;
 use crate::commands::overview::{WorkspaceError, market};
 use crate::state::AppState;
 
-pub use wyckoff_tools::sync::{SyncProgress, sync_all_tool};
+pub use wyckoff_tools::sync::SyncProgress;
 
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct StockSyncResult {

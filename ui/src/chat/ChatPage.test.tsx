@@ -22,28 +22,18 @@ const mocks = vi.hoisted(() => ({
   endSession: vi.fn(),
   listSkills: vi.fn(),
 }));
-// App-wide notification turns: tests push events through the listener.
-const notifications = vi.hoisted(() => [] as ((e: { payload: unknown }) => void)[]);
+// Every turn's events come app-wide (ConversationEvent): tests push them through the
+// page's listener.
+const listeners = vi.hoisted(() => [] as ((e: { payload: unknown }) => void)[]);
 vi.mock("../bindings", () => ({
   commands: mocks,
   events: {
-    notificationTurnEvent: {
+    conversationEvent: {
       listen: (f: (e: { payload: unknown }) => void) => {
-        notifications.push(f);
+        listeners.push(f);
         return Promise.resolve(() => {});
       },
     },
-  },
-}));
-
-// The channel the page hands to start_turn; tests push events through it.
-const channels = vi.hoisted(() => [] as { onmessage: (e: unknown) => void }[]);
-vi.mock("@tauri-apps/api/core", () => ({
-  Channel: class {
-    onmessage: (e: unknown) => void = () => {};
-    constructor() {
-      channels.push(this);
-    }
   },
 }));
 
@@ -51,10 +41,18 @@ import ChatPage from "./ChatPage";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
 
-async function feed(events: unknown[]) {
-  const ch = channels[channels.length - 1];
-  for (const e of events) {
-    await act(async () => ch.onmessage(e as RuntimeEvent));
+/** Sends `payload` as the hub would, to the page's listener. */
+async function emit(payload: { conversation_id: string; turn: number; kind: "user" | "follow_up"; client_ref: string | null; event: unknown }) {
+  const listen = listeners[listeners.length - 1];
+  await act(async () => listen({ payload }));
+}
+
+/** Events of the page's last own turn (tagged with the ref it sent). */
+async function feed(events: unknown[], conversation = "c-1") {
+  const calls = mocks.startTurn.mock.calls;
+  const ref = calls[calls.length - 1][2] as string;
+  for (const event of events) {
+    await emit({ conversation_id: conversation, turn: calls.length, kind: "user", client_ref: ref, event: event as RuntimeEvent });
   }
 }
 
@@ -70,10 +68,10 @@ describe("ChatPage", () => {
   beforeEach(() => {
     cleanup();
     vi.clearAllMocks();
-    channels.length = 0;
+    listeners.length = 0;
     mocks.listConversations.mockResolvedValue(ok([]));
     mocks.alwaysAllowed.mockResolvedValue([]);
-    mocks.startTurn.mockResolvedValue(ok({ conversation_id: "c-1" }));
+    mocks.startTurn.mockResolvedValue(ok({ conversation_id: "c-1", turn: 1 }));
     mocks.cancelTurn.mockResolvedValue(true);
     mocks.answerApproval.mockResolvedValue(true);
     mocks.revokeAlwaysAllowed.mockResolvedValue(true);
@@ -99,7 +97,7 @@ describe("ChatPage", () => {
     fireEvent.keyDown(box, { key: "Enter", shiftKey: true });
     expect(mocks.startTurn).not.toHaveBeenCalled();
     await sendMessage("大盘怎么样");
-    expect(mocks.startTurn).toHaveBeenCalledWith(null, "大盘怎么样", channels[0]);
+    expect(mocks.startTurn).toHaveBeenCalledWith(null, "大盘怎么样", expect.any(String));
     expect(document.getElementById("chat-stop")).toBeTruthy();
     await feed([{ type: "model_start", round: 1, provider: "mock", model: "m", tier: "heavy" }, { type: "text_delta", text: "结" }]);
     expect(document.getElementById("transcript")?.textContent).toContain("结");
@@ -111,28 +109,31 @@ describe("ChatPage", () => {
     expect(document.querySelector(".recall-disclosure")).toBeNull();
   });
 
-  it("a notification turn that streams before a new conversation's start_turn answers is still shown", async () => {
-    // The turn's task finished (and the app ran its notification turn) before the page
-    // knew the new conversation's id: those events are kept and shown once it does.
+  it("a new conversation's own events are shown before start_turn answers, and its follow-up turn after", async () => {
+    // The turn's events carry the ref the page sent: they are its own even before the
+    // page learns the conversation's id; the follow-up turn then arrives the same way.
     let answer: (v: unknown) => void = () => {};
     mocks.startTurn.mockImplementation(() => new Promise((resolve) => (answer = resolve)));
     render(<ChatPage hasModel onOpenSettings={() => {}} />);
     await sendMessage("扫描全市场");
-    const task = { task_id: "bg_1", tool_name: "screen_stocks", display_name: "全市场扫描", status: "completed" };
-    const early = [
-      { type: "background_task", task },
+    await feed([{ type: "text_delta", text: "已提交" }, { type: "done", text: "已提交。", elapsed_ms: 5 }]);
+    const notice = { task_id: "bg_1", tool_name: "screen_stocks", display_name: "全市场扫描", outcome: "completed", summary: "{}", error: null };
+    const followUp = [
+      { type: "task_notice", notice },
       { type: "text_delta", text: "筛选结果已读" },
       { type: "done", text: "筛选结果已读", elapsed_ms: 5 },
     ];
-    const listen = notifications[notifications.length - 1];
-    // Another conversation's notification in the same window is not taken for this one.
-    act(() => listen({ payload: { conversation_id: "other", event: { type: "done", text: "别的对话", elapsed_ms: 1 } } }));
-    for (const event of early) act(() => listen({ payload: { conversation_id: "c-1", event } }));
-    expect(document.querySelector(".msg.system")).toBeNull();
-    await act(async () => answer(ok({ conversation_id: "c-1" })));
-    await waitFor(() => expect(document.querySelector(".msg.system")?.textContent).toContain("后台任务完成：全市场扫描"));
+    // Another conversation's follow-up in the same window is not taken for this one.
+    await emit({ conversation_id: "other", turn: 7, kind: "follow_up", client_ref: null, event: { type: "done", text: "别的对话", elapsed_ms: 1 } });
+    for (const event of followUp) await emit({ conversation_id: "c-1", turn: 2, kind: "follow_up", client_ref: null, event });
+    await act(async () => answer(ok({ conversation_id: "c-1", turn: 1 })));
+    await waitFor(() => expect(document.querySelector(".msg.system.task-notice")?.textContent).toContain("后台任务完成：全市场扫描"));
+    expect(document.querySelector(".task-notice")?.getAttribute("data-task-id")).toBe("bg_1");
     await waitFor(() => expect(document.getElementById("transcript")?.textContent).toContain("筛选结果已读"));
+    expect(document.getElementById("transcript")?.textContent).toContain("已提交。");
     expect(document.getElementById("transcript")?.textContent).not.toContain("别的对话");
+    // A follow-up turn has no words of the user's.
+    expect(document.querySelectorAll(".msg.user")).toHaveLength(1);
   });
 
   it("a failed turn names the failure in words, with the backend's message", async () => {

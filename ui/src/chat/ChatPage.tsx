@@ -1,4 +1,3 @@
-import { Channel } from "@tauri-apps/api/core";
 import { useCallback, useEffect, useReducer, useRef, useState } from "react";
 import {
   commands,
@@ -6,8 +5,8 @@ import {
   type ApprovalDecision,
   type ChatError,
   type ConversationHistory,
+  type ConversationEvent,
   type ConversationSummary,
-  type NotificationTurnEvent,
   type RuntimeEvent,
   type SearchHit,
   type SkillView,
@@ -19,6 +18,7 @@ import ApprovalDialog from "./ApprovalDialog";
 import Markdown, { type RenderFn } from "./Markdown";
 import RecallDisclosure from "./RecallDisclosure";
 import StatusBar from "./StatusBar";
+import TaskNoticeLine from "./TaskNoticeLine";
 import ToolCardView from "./ToolCardView";
 import { conversationCost, turnCost, type PricingSettings } from "./cost";
 import { historyItems, type HistoryItem } from "./history";
@@ -35,7 +35,8 @@ interface LiveTurn {
   userText: string;
   /** The skill `/name` the text runs as. */
   skill?: string;
-  /** A turn the app ran on a background-task completion: its line is not the user's. */
+  /** A follow-up turn the app ran on a background-task completion: no words of the
+   * user's; its notice shows inside it. */
   system?: boolean;
   view: TurnView;
   seq: number;
@@ -67,10 +68,12 @@ function TurnBlock({ turn, onRegenerate }: { turn: LiveTurn; onRegenerate?: () =
   const v = turn.view;
   return (
     <div className="turn">
-      <div className={turn.system ? "msg system" : "msg user"}>
-        {turn.userText}
-        {turn.skill && <div className="skill-mark">⚡ {t("skillExpandedBy", { name: turn.skill })}</div>}
-      </div>
+      {!turn.system && (
+        <div className="msg user">
+          {turn.userText}
+          {turn.skill && <div className="skill-mark">⚡ {t("skillExpandedBy", { name: turn.skill })}</div>}
+        </div>
+      )}
       {v.thinking !== "" && (
         <details className="thinking">
           <summary>💭 {thinkingSummary(v.thinking)}</summary>
@@ -80,6 +83,8 @@ function TurnBlock({ turn, onRegenerate }: { turn: LiveTurn; onRegenerate?: () =
       {v.items.map((it) =>
         it.kind === "tool" ? (
           <ToolCardView key={it.id} card={it} />
+        ) : it.kind === "task_notice" ? (
+          <TaskNoticeLine key={it.id} notice={it.notice} />
         ) : it.kind === "notice" ? (
           <div key={it.id} className={`turn-notice notice-${it.level}`}>
             {it.level === "fallback" ? "⚡" : it.level === "compaction" ? "📦" : "⚠"} {it.text}
@@ -222,35 +227,20 @@ export default function ChatPage({
     setCurrentId(id);
   };
 
-  // A turn the app runs on a background-task completion (the conversation was idle): its
-  // events come app-wide; shown when that conversation is the open one.
-  const notifTurn = useRef<number | null>(null);
-  /** Notification-turn events that came while a new conversation's start_turn had not
-   * answered yet (null when no such start is pending). */
-  const earlyNotifications = useRef<NotificationTurnEvent[] | null>(null);
-  const showNotification = useCallback(
-    (payload: NotificationTurnEvent) => {
-      const event = payload.event;
-      if (notifTurn.current === null) {
-        const key = ++keySeq.current;
-        notifTurn.current = key;
-        const task = event.type === "background_task" ? event.task : null;
-        const line = task
-          ? task.status === "completed"
-            ? `✅ 后台任务完成：${task.display_name}`
-            : `✗ 后台任务失败：${task.display_name} ${(task.error ?? "").slice(0, 80)}`
-          : "✅ 后台任务完成";
-        dispatch({ type: "start", key, userText: line, system: true });
-      }
-      dispatch({ type: "event", key: notifTurn.current, event, at: Date.now() });
-      if (event.type === "done" || event.type === "turn_cancelled" || event.type === "turn_failed") {
-        notifTurn.current = null;
-        void refreshList();
-      }
-    },
-    [refreshList],
-  );
-
+  // Every turn's events come app-wide (ConversationEvent), the user's and the follow-up
+  // turns that answer background tasks alike: the window's own turns by the ref it sent,
+  // the others when their conversation is the one shown.
+  const turnKeys = useRef(new Map<number, number>());
+  const ownTurns = useRef(new Map<string, { key: number; fromNew: boolean }>());
+  const clientSeq = useRef(0);
+  const windowRef = useRef(Math.random().toString(36).slice(2));
+  /** Leaving the conversation shown: its live turns go (they are stored; reopening
+   * shows them), and so does what routed events to them. */
+  const clearLive = () => {
+    dispatch({ type: "clear" });
+    turnKeys.current.clear();
+    ownTurns.current.clear();
+  };
   /** Reloads the session's always-allowed tools (kept only if still in that conversation). */
   const refreshAllowed = useCallback(async (id: string) => {
     const tools = await commands.alwaysAllowed(id);
@@ -269,7 +259,7 @@ export default function ChatPage({
   const open = useCallback(
     async (id: string) => {
       leave(id);
-      dispatch({ type: "clear" });
+      clearLive();
       setError(null);
       setExported(null);
       setEditing(null);
@@ -288,7 +278,7 @@ export default function ChatPage({
   /** `end` is false when the conversation was deleted: nothing left to remember. */
   const newChat = useCallback((end = true) => {
     if (end) leave(null);
-    dispatch({ type: "clear" });
+    clearLive();
     setCurrent(null);
     setHistory(null);
     setEditing(null);
@@ -315,33 +305,21 @@ export default function ChatPage({
     const word = commandWord(text);
     const key = ++keySeq.current;
     dispatch({ type: "start", key, userText: text, skill: word ?? undefined });
-    const channel = new Channel<RuntimeEvent>();
-    channel.onmessage = (event) => {
-      dispatch({ type: "event", key, event, at: Date.now() });
-      if (event.type === "done" || event.type === "turn_cancelled" || event.type === "turn_failed") {
-        void refreshList();
-        const id = currentRef.current;
-        if (id) void refreshAllowed(id);
-      }
-    };
     const from = currentRef.current;
-    // A new conversation's id is known only when start_turn answers; a task its turn
-    // started can finish, and its notification turn stream, before that.
-    if (from === null) earlyNotifications.current = [];
-    const r = await commands.startTurn(from, text, channel);
-    const early = earlyNotifications.current ?? [];
-    earlyNotifications.current = null;
+    const ref = `${windowRef.current}-${++clientSeq.current}`;
+    ownTurns.current.set(ref, { key, fromNew: from === null });
+    const r = await commands.startTurn(from, text, ref);
+    if (r.status === "error") ownTurns.current.delete(ref);
     // The user may have opened another conversation meanwhile: stay there.
-    if (currentRef.current !== from) return;
+    if (currentRef.current !== from && (r.status === "error" || currentRef.current !== r.data.conversation_id)) return;
     if (r.status === "ok") {
       setCurrent(r.data.conversation_id);
-      for (const n of early) if (n.conversation_id === r.data.conversation_id) showNotification(n);
       void refreshList();
     } else {
       setError(r.error);
       dispatch({ type: "event", key, event: { type: "turn_failed", kind: "internal", message: errorText(r.error) } });
     }
-  }, [refreshList, refreshAllowed, showNotification]);
+  }, [refreshList]);
 
   const send = useCallback(async () => {
     const text = input.trim();
@@ -407,16 +385,40 @@ export default function ChatPage({
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [show]);
 
+  const onConversationEvent = useCallback(
+    (p: ConversationEvent) => {
+      let key = turnKeys.current.get(p.turn);
+      if (key === undefined) {
+        const own = p.client_ref === null ? undefined : ownTurns.current.get(p.client_ref);
+        if (own) {
+          key = own.key;
+          // A new conversation's id, known from its first event (start_turn may answer later).
+          if (own.fromNew && currentRef.current === null) setCurrent(p.conversation_id);
+        } else if (p.kind === "follow_up" && p.conversation_id === currentRef.current) {
+          key = ++keySeq.current;
+          dispatch({ type: "start", key, userText: "", system: true });
+        } else return;
+        turnKeys.current.set(p.turn, key);
+      }
+      dispatch({ type: "event", key, event: p.event, at: Date.now() });
+      const e = p.event;
+      if (e.type === "done" || e.type === "turn_cancelled" || e.type === "turn_failed") {
+        turnKeys.current.delete(p.turn);
+        if (p.client_ref !== null) ownTurns.current.delete(p.client_ref);
+        void refreshList();
+        const id = currentRef.current;
+        if (id) void refreshAllowed(id);
+      }
+    },
+    [refreshList, refreshAllowed],
+  );
+
   useEffect(() => {
-    const unlisten = events.notificationTurnEvent.listen(({ payload }) => {
-      if (payload.conversation_id === currentRef.current) showNotification(payload);
-      // Before a new conversation's start_turn has answered, its id is not known yet.
-      else if (currentRef.current === null) earlyNotifications.current?.push(payload);
-    });
+    const unlisten = events.conversationEvent.listen(({ payload }) => onConversationEvent(payload));
     return () => {
       void unlisten.then((f) => f());
     };
-  }, [showNotification]);
+  }, [onConversationEvent]);
 
   const decide = useCallback(
     async (decision: ApprovalDecision) => {
@@ -607,6 +609,8 @@ export default function ChatPage({
                         </button>
                       </div>
                     </div>
+                  ) : it.kind === "system" ? (
+                    <TaskNoticeLine notice={it.notice} interrupted={it.interrupted} />
                   ) : (
                     <div className={`msg ${it.kind === "answer" ? "assistant final" : it.kind}${it.interrupted ? " interrupted" : ""}`}>
                       {it.kind === "answer" ? <Markdown text={it.text} render={renderMd} /> : it.text}

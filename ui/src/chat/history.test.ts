@@ -7,7 +7,7 @@ import { TOOL_DISPLAY_NAMES, toolDisplayName, toolErrorText } from "./toolNames"
 const denied = '{"code":"not_approved","error":"用户拒绝执行此操作 [update_portfolio]"}';
 
 const msgs: HistoryMessage[] = [
-  { seq: 1, message: { role: "user", content: "把资金改成 9000" }, interrupted: false, skill: null },
+  { seq: 1, message: { role: "user", content: "把资金改成 9000" }, interrupted: false, skill: null, task_notice: null },
   {
     seq: 2,
     message: {
@@ -21,10 +21,11 @@ const msgs: HistoryMessage[] = [
     },
     interrupted: false,
     skill: null,
+    task_notice: null,
   },
-  { seq: 3, message: { role: "tool", tool_call_id: "c1", name: "update_portfolio", content: denied, is_error: true }, interrupted: false, skill: null },
-  { seq: 4, message: { role: "tool", tool_call_id: "c2", name: "portfolio", content: '{"free_cash":1000,"positions":[]}' }, interrupted: false, skill: null },
-  { seq: 5, message: { role: "tool", tool_call_id: "c3", name: "some_future_tool", content: "plain failure text", is_error: true }, interrupted: false, skill: null },
+  { seq: 3, message: { role: "tool", tool_call_id: "c1", name: "update_portfolio", content: denied, is_error: true }, interrupted: false, skill: null, task_notice: null },
+  { seq: 4, message: { role: "tool", tool_call_id: "c2", name: "portfolio", content: '{"free_cash":1000,"positions":[]}' }, interrupted: false, skill: null, task_notice: null },
+  { seq: 5, message: { role: "tool", tool_call_id: "c3", name: "some_future_tool", content: "plain failure text", is_error: true }, interrupted: false, skill: null, task_notice: null },
 ];
 
 describe("a skill's message", () => {
@@ -51,9 +52,9 @@ describe("a skill's message", () => {
 describe("message ids", () => {
   it("carry each stored seq, and a user message the seq it is edited from (the one before it)", () => {
     const items = historyItems([
-      { seq: 7, message: { role: "user", content: "first" }, interrupted: false, skill: null },
-      { seq: 8, message: { role: "assistant", content: "answer" }, interrupted: false, skill: null },
-      { seq: 9, message: { role: "user", content: "second" }, interrupted: false, skill: null },
+      { seq: 7, message: { role: "user", content: "first" }, interrupted: false, skill: null, task_notice: null },
+      { seq: 8, message: { role: "assistant", content: "answer" }, interrupted: false, skill: null, task_notice: null },
+      { seq: 9, message: { role: "user", content: "second" }, interrupted: false, skill: null, task_notice: null },
     ]);
     expect(items.map((i) => (i.kind === "user" ? [i.kind, i.seq, i.forkBefore] : [i.kind, i.kind === "tool" ? null : i.seq]))).toEqual([
       ["user", 7, 0],
@@ -136,17 +137,19 @@ describe("toolNames", () => {
 });
 
 describe("background-task notifications", () => {
-  it("are a system line, never the user's words", async () => {
-    const { historyItems, notificationLine } = await import("./history");
-    const note = "[SYSTEM NOTIFICATION - NOT USER INPUT]\n<task-notification>\n<task-id>bg_1_run_backtest</task-id>\n<tool-name>run_backtest</tool-name>\n<status>completed</status>\n<summary>{}</summary>";
-    expect(notificationLine(note)).toBe("✅ 后台任务完成：策略回测");
-    expect(notificationLine(note.replace("completed", "failed"))).toBe("✗ 后台任务失败：策略回测");
+  it("are a system item carrying their stored notice, never the user's words nor the prompt text", async () => {
+    const { historyItems } = await import("./history");
+    // The text the model read says "completed"; the stored notice (what is shown) says failed.
+    const note = "[SYSTEM NOTIFICATION - NOT USER INPUT]\n<task-notification>\n<tool-name>run_backtest</tool-name>\n<status>completed</status>";
+    const notice = { task_id: "bg_1_run_backtest", tool_name: "run_backtest", display_name: "策略回测", outcome: "failed", summary: null, error: "数据缺失" } as const;
     const items = historyItems([
-      { message: { role: "user", content: "回测", origin: "user" }, interrupted: false, skill: null },
-      { message: { role: "user", content: note, origin: "system_notification" }, interrupted: false, skill: null },
+      { message: { role: "user", content: "回测", origin: "user" }, interrupted: false, skill: null, task_notice: null },
+      { message: { role: "user", content: note, origin: "system_notification" }, interrupted: false, skill: null, task_notice: notice },
+      { message: { role: "user", content: note, origin: "system_notification" }, interrupted: false, skill: null, task_notice: null },
     ] as never);
-    expect(items.map((i) => i.kind)).toEqual(["user", "system"]);
-    expect((items[1] as { text: string }).text).toBe("✅ 后台任务完成：策略回测");
+    expect(items.map((i) => i.kind)).toEqual(["user", "system", "system"]);
+    expect((items[1] as { notice: unknown }).notice).toEqual(notice);
+    // Stored before notices were typed: no notice, and nothing read from the text.
+    expect((items[2] as { notice: unknown }).notice).toBeNull();
   });
 });
-

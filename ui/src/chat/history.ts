@@ -1,5 +1,5 @@
 // Turns stored messages into the items the transcript shows.
-import type { Message, SkillUse, SubAgentStep, Value } from "../bindings";
+import type { Message, SkillUse, SubAgentStep, TaskNotice, Value } from "../bindings";
 import type { ToolCard } from "./reducer";
 import { isDelegate, paneFromSteps, roleOf } from "./subagent";
 import { toolDisplayName, toolErrorText } from "./toolNames";
@@ -20,7 +20,7 @@ export type HistoryItem =
       interrupted: boolean;
       skill?: { name: string; expansion: string };
     }
-  | { kind: "system"; id: string; seq: number; text: string; interrupted: boolean }
+  | { kind: "system"; id: string; seq: number; notice: TaskNotice | null; interrupted: boolean }
   | { kind: "answer"; id: string; seq: number; text: string; interrupted: boolean }
   | ToolCard;
 
@@ -29,14 +29,6 @@ const BEIJING = /\n*\[当前北京时间：[^\]]*\]\s*$/;
 /** The user's words without the Beijing time line the session appends. */
 export function stripBeijingTime(text: string): string {
   return text.replace(BEIJING, "");
-}
-
-/** The line shown for a background-task notification (never shown as the user's words). */
-export function notificationLine(content: string): string {
-  const tool = /<tool-name>([^<]*)<\/tool-name>/.exec(content)?.[1] ?? "";
-  const ok = /<status>completed<\/status>/.test(content);
-  const name = tool ? toolDisplayName(tool) : "";
-  return ok ? `✅ 后台任务完成：${name}` : `✗ 后台任务失败：${name}`;
 }
 
 function parseResult(content: string): Value {
@@ -49,12 +41,19 @@ function parseResult(content: string): Value {
 
 export function historyItems(
   // `seq` is absent only in tests' fixtures: then a message's position (1, 2, …) stands in.
-  messages: { seq?: number; message: Message; interrupted: boolean; skill?: SkillUse | null; sub_agent?: SubAgentStep[] }[],
+  messages: {
+    seq?: number;
+    message: Message;
+    interrupted: boolean;
+    skill?: SkillUse | null;
+    sub_agent?: SubAgentStep[];
+    task_notice?: TaskNotice | null;
+  }[],
 ): HistoryItem[] {
   const out: HistoryItem[] = [];
   const cards = new Map<string, ToolCard>();
   const seqOf = (i: number) => messages[i].seq ?? i + 1;
-  messages.forEach(({ message: m, interrupted, skill, sub_agent }, i) => {
+  messages.forEach(({ message: m, interrupted, skill, sub_agent, task_notice }, i) => {
     const seq = seqOf(i);
     if (m.role === "user") {
       const origin = m.origin ?? "user";
@@ -63,7 +62,8 @@ export function historyItems(
         // What was typed is shown; the expansion the model got stays one click away.
         out.push({ kind: "user", id: `h-${i}`, seq, forkBefore, text: skill.typed, interrupted, skill: { name: skill.name, expansion: stripBeijingTime(m.content) } });
       else if (origin === "user") out.push({ kind: "user", id: `h-${i}`, seq, forkBefore, text: stripBeijingTime(m.content), interrupted });
-      else if (origin === "system_notification") out.push({ kind: "system", id: `h-${i}`, seq, text: notificationLine(m.content), interrupted });
+      // Worded from its stored notice, never from the text the model read.
+      else if (origin === "system_notification") out.push({ kind: "system", id: `h-${i}`, seq, notice: task_notice ?? null, interrupted });
     } else if (m.role === "assistant") {
       for (const c of m.tool_calls ?? []) {
         const card: ToolCard = {

@@ -16,30 +16,37 @@ const mocks = vi.hoisted(() => ({
   endSession: vi.fn(),
   listSkills: vi.fn(),
 }));
+const listeners = vi.hoisted(() => [] as ((e: { payload: unknown }) => void)[]);
 vi.mock("../bindings", () => ({
   commands: mocks,
-  events: { notificationTurnEvent: { listen: () => Promise.resolve(() => {}) } },
-}));
-const channels = vi.hoisted(() => [] as { onmessage: (e: unknown) => void }[]);
-vi.mock("@tauri-apps/api/core", () => ({
-  Channel: class {
-    onmessage: (e: unknown) => void = () => {};
-    constructor() {
-      channels.push(this);
-    }
+  events: {
+    conversationEvent: {
+      listen: (f: (e: { payload: unknown }) => void) => {
+        listeners.push(f);
+        return Promise.resolve(() => {});
+      },
+    },
   },
 }));
+
+/** An event of the page's last own turn, as the hub sends it. */
+async function own(event: RuntimeEvent, conversation: string) {
+  const calls = mocks.startTurn.mock.calls;
+  const payload = { conversation_id: conversation, turn: calls.length, kind: "user", client_ref: calls[calls.length - 1][2], event };
+  await act(async () => listeners[listeners.length - 1]({ payload }));
+}
 
 import ChatPage from "./ChatPage";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
-const user = (seq: number, content: string): HistoryMessage => ({ seq, message: { role: "user", content }, interrupted: false, skill: null });
-const answer = (seq: number, content: string): HistoryMessage => ({ seq, message: { role: "assistant", content }, interrupted: false, skill: null });
+const user = (seq: number, content: string): HistoryMessage => ({ seq, message: { role: "user", content }, interrupted: false, skill: null, task_notice: null });
+const answer = (seq: number, content: string): HistoryMessage => ({ seq, message: { role: "assistant", content }, interrupted: false, skill: null, task_notice: null });
 const notice = (seq: number): HistoryMessage => ({
   seq,
   message: { role: "user", content: "<tool-name>screen_stocks</tool-name><status>completed</status>", origin: "system_notification" },
   interrupted: false,
   skill: null,
+  task_notice: null,
 });
 const summary = (id: string, title: string, forked_from: ConversationSummary["forked_from"] = null): ConversationSummary => ({
   id,
@@ -111,7 +118,7 @@ describe("message actions in the chat", () => {
   beforeEach(() => {
     cleanup();
     vi.clearAllMocks();
-    channels.length = 0;
+    listeners.length = 0;
     stored = { src: history(source, twoTurns), "fork-1": history(fork, twoTurns.slice(0, 2)) };
     mocks.listConversations.mockImplementation(async () => ok([fork, source]));
     mocks.loadConversation.mockImplementation(async (id: string) => ok(stored[id]));
@@ -174,7 +181,7 @@ describe("message actions in the chat", () => {
     fireEvent.change(box, { target: { value: "改过的第二问" } });
     await act(async () => fireEvent.click(block(3).querySelector(".msg-edit-send") as HTMLElement));
     expect(mocks.forkConversation).toHaveBeenCalledWith("src", 2);
-    await waitFor(() => expect(mocks.startTurn).toHaveBeenCalledWith("fork-1", "改过的第二问", channels[0]));
+    await waitFor(() => expect(mocks.startTurn).toHaveBeenCalledWith("fork-1", "改过的第二问", expect.any(String)));
   });
 
   it("edit of the first question forks before everything (#0) and sends the edited text", async () => {
@@ -185,7 +192,7 @@ describe("message actions in the chat", () => {
     fireEvent.change(box, { target: { value: "改过的第一问" } });
     await act(async () => fireEvent.click(block(1).querySelector(".msg-edit-send") as HTMLElement));
     expect(mocks.forkConversation).toHaveBeenCalledWith("src", 0);
-    await waitFor(() => expect(mocks.startTurn).toHaveBeenCalledWith("fork-1", "改过的第一问", channels[0]));
+    await waitFor(() => expect(mocks.startTurn).toHaveBeenCalledWith("fork-1", "改过的第一问", expect.any(String)));
   });
 
   it("the first turn of a new conversation offers regenerate, which forks before its first message", async () => {
@@ -195,7 +202,7 @@ describe("message actions in the chat", () => {
     const box = document.getElementById("composer") as HTMLTextAreaElement;
     fireEvent.change(box, { target: { value: "新问题" } });
     await act(async () => fireEvent.keyDown(box, { key: "Enter" }));
-    await act(async () => channels[0].onmessage({ type: "done", text: "新答", elapsed_ms: 5 } satisfies RuntimeEvent));
+    await own({ type: "done", text: "新答", elapsed_ms: 5 }, "c-new");
     const button = document.querySelector(".turn .msg-regenerate") as HTMLElement;
     expect(button).toBeTruthy();
     await act(async () => fireEvent.click(button));
@@ -205,7 +212,7 @@ describe("message actions in the chat", () => {
   it("regenerate forks before the last user message and sends it again", async () => {
     await openSource();
     await act(async () => fireEvent.click(block(4).querySelector(".msg-regenerate") as HTMLElement));
-    await waitFor(() => expect(mocks.startTurn).toHaveBeenCalledWith("fork-1", "第二问", channels[0]));
+    await waitFor(() => expect(mocks.startTurn).toHaveBeenCalledWith("fork-1", "第二问", expect.any(String)));
     expect(mocks.forkConversation).toHaveBeenCalledWith("src", 2);
   });
 
@@ -220,7 +227,7 @@ describe("message actions in the chat", () => {
     expect(all().every((b) => b.disabled)).toBe(true);
     // While the turn runs, the stored last answer is no longer the last: no regenerate.
     expect(document.querySelector(".msg-regenerate")).toBeNull();
-    await act(async () => channels[0].onmessage({ type: "done", text: "第三答", elapsed_ms: 5 } satisfies RuntimeEvent));
+    await own({ type: "done", text: "第三答", elapsed_ms: 5 }, "src");
     expect(all().every((b) => !b.disabled)).toBe(true);
     expect(document.querySelectorAll(".msg-regenerate")).toHaveLength(1);
     expect(document.querySelector(".turn .msg-regenerate")).toBeTruthy();

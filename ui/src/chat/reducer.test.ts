@@ -221,3 +221,18 @@ describe("splitBlocks", () => {
     expect(blocks.join("") + tail).toBe(text);
   });
 });
+
+describe("a task notice", () => {
+  it("joins the turn where it came, closing the text before it", () => {
+    const notice = { task_id: "bg_1", tool_name: "screen_stocks", display_name: "全市场扫描", outcome: "completed" as const, summary: null, error: null };
+    const v = replay([
+      { type: "text_delta", text: "先看一下" },
+      { type: "task_notice", notice },
+      { type: "text_delta", text: "筛选结果已读" },
+      { type: "done", text: "筛选结果已读", elapsed_ms: 3 },
+    ] as RuntimeEvent[]);
+    expect(v.items.map((i) => i.kind)).toEqual(["text", "task_notice", "text"]);
+    expect(v.items[1]).toMatchObject({ kind: "task_notice", notice });
+    expect((v.items[0] as TextItem).closed).toBe(true);
+  });
+});

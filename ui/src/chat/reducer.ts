@@ -6,6 +6,7 @@ import type {
   RecalledItem,
   Value,
   RuntimeEvent,
+  TaskNotice,
   Tier,
   Usage,
 } from "../bindings";
@@ -55,7 +56,14 @@ export interface NoticeItem {
   text: string;
 }
 
-export type TurnItem = TextItem | ToolCard | NoticeItem;
+/** A finished background task's notice, where it joined the turn. */
+export interface TaskNoticeItem {
+  kind: "task_notice";
+  id: string;
+  notice: TaskNotice;
+}
+
+export type TurnItem = TextItem | ToolCard | NoticeItem | TaskNoticeItem;
 
 export type Terminal =
   | { kind: "done"; text: string; elapsedMs: number }
@@ -345,6 +353,8 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0, now?: n
       };
     case "background_task":
       return view;
+    case "task_notice":
+      return { ...view, items: [...closeOpenText(view.items), { kind: "task_notice", id: `notice-${seq}`, notice: event.notice }] };
     case "done": {
       // The final answer replaces whatever was streamed for it (same text, now whole).
       const items = discardOpenText(view.items);

@@ -182,12 +182,10 @@ impl BackgroundTaskManager {
             let task = row_to_task(&row)?;
             let notified: i64 = row.try_get("notified")?;
             if notified == 0
-                && task.status.is_finished()
                 && let Some(session) = task.session_id.clone()
+                && let Some(notice) = pending_notice(&task)
             {
-                if let Some(notice) = pending_notice(&task) {
-                    state.pending.entry(session).or_default().push(notice);
-                }
+                state.pending.entry(session).or_default().push(notice);
             }
             state.tasks.push(task);
         }

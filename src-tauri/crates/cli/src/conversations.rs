@@ -144,6 +144,9 @@ struct MessageRow {
     /// A delegate result's sub-agent steps.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     sub_agent: Vec<wyckoff_protocol::SubAgentStep>,
+    /// A background task's notification: which task, how it ended, its summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task_notice: Option<wyckoff_protocol::TaskNotice>,
 }
 
 /// `conversations show --json`.
@@ -207,6 +210,7 @@ impl From<StoredMessage> for MessageRow {
             created_at: m.created_at.to_rfc3339(),
             typed: m.skill.map(|s| s.typed),
             sub_agent: m.sub_agent,
+            task_notice: m.task_notice,
         }
     }
 }
@@ -387,6 +391,19 @@ fn brief(text: &str) -> String {
     cut
 }
 
+/// `全市场扫描 [bg_1_screen_stocks] completed`, with why it failed or was cancelled.
+fn notice_text(n: &wyckoff_protocol::TaskNotice) -> String {
+    let outcome = match n.outcome {
+        wyckoff_protocol::TaskOutcome::Completed => "completed",
+        wyckoff_protocol::TaskOutcome::Failed => "failed",
+        wyckoff_protocol::TaskOutcome::Cancelled => "cancelled",
+    };
+    match n.error.as_deref().filter(|e| !e.is_empty()) {
+        Some(e) => format!("{} [{}] {outcome}: {}", n.display_name, n.task_id, brief(e)),
+        None => format!("{} [{}] {outcome}", n.display_name, n.task_id),
+    }
+}
+
 /// `#3 assistant: text` and a `  → tool {args}` line per call; tool results in brief.
 fn message_text(m: &MessageRow) -> String {
     let who = match (m.role, m.origin) {
@@ -400,6 +417,11 @@ fn message_text(m: &MessageRow) -> String {
         head.push_str(" (interrupted)");
     }
     let mut out = match (m.tool_name.as_deref(), m.tool_call_id.as_deref()) {
+        // The notice, not the text the model read.
+        _ if m.task_notice.is_some() => {
+            let n = m.task_notice.as_ref().map(notice_text).unwrap_or_default();
+            format!("{head}: {n}")
+        }
         (Some(name), Some(call)) => {
             let error = if m.is_error { " error" } else { "" };
             format!("{head} ← {name} [{call}]{error}: {}", brief(&m.text))
@@ -455,5 +477,50 @@ mod tests {
             brief(&"字".repeat(BRIEF_CHARS)).chars().count(),
             BRIEF_CHARS
         );
+    }
+
+    #[test]
+    fn a_notification_shows_its_notice_not_the_text_the_model_read() {
+        use wyckoff_protocol::{TaskNotice, TaskOutcome};
+        let notice = |outcome, error: Option<&str>| TaskNotice {
+            task_id: "bg_1_screen_stocks".into(),
+            tool_name: "screen_stocks".into(),
+            display_name: "全市场扫描".into(),
+            outcome,
+            summary: Some("{}".into()),
+            error: error.map(str::to_owned),
+        };
+        let row = |task_notice| MessageRow {
+            id: 5,
+            role: "user",
+            origin: Some(UserOrigin::SystemNotification),
+            text: "[SYSTEM NOTIFICATION - NOT USER INPUT] <status>completed</status>".into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+            is_error: false,
+            interrupted: false,
+            created_at: String::new(),
+            typed: None,
+            sub_agent: Vec::new(),
+            task_notice,
+        };
+        let cases = [
+            (
+                Some(notice(TaskOutcome::Completed, None)),
+                "#5 notification: 全市场扫描 [bg_1_screen_stocks] completed",
+            ),
+            (
+                Some(notice(TaskOutcome::Failed, Some("数据缺失"))),
+                "#5 notification: 全市场扫描 [bg_1_screen_stocks] failed: 数据缺失",
+            ),
+            (
+                None,
+                "#5 notification: [SYSTEM NOTIFICATION - NOT USER INPUT] <status>completed</status>",
+            ),
+        ];
+        for (n, want) in cases {
+            assert_eq!(message_text(&row(n)), want);
+        }
     }
 }

@@ -14,11 +14,13 @@
 //!   (they are cancelled).
 //! - Background tasks the turn starts are waited for (`--wait-timeout`, default 600 s):
 //!   their progress is shown (`background_task` events), and each completion goes to the
-//!   model as a system notification, which it answers before the command exits.
+//!   model as a system notification, which it answers before the command exits. The
+//!   conversation hub (`wyckoff_session::hub`) runs those follow-up turns, as in the app.
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -27,9 +29,29 @@ use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{EventSink, HeadlessApprover, TurnOutcome};
 use wyckoff_config::{DataHome, Secrets};
 use wyckoff_protocol::RuntimeEvent;
-use wyckoff_session::{ModelOverrides, Services, SessionError, SessionOptions, TurnReport};
+use wyckoff_session::{
+    ConversationHub, HubOptions, ModelOverrides, Services, SessionError, Settled, TurnMeta,
+    TurnOutput,
+};
 
-use crate::background::{self, FollowUp};
+use crate::background;
+
+/// Every turn's events to one printer, a `session` event before the first.
+struct PrintOutput {
+    sink: Arc<dyn EventSink>,
+    announced: AtomicBool,
+}
+
+impl TurnOutput for PrintOutput {
+    fn sink(&self, turn: &TurnMeta) -> Arc<dyn EventSink> {
+        if !self.announced.swap(true, Ordering::SeqCst) {
+            self.sink.emit(RuntimeEvent::Session {
+                session_id: turn.conversation_id.clone(),
+            });
+        }
+        self.sink.clone()
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -226,25 +248,12 @@ async fn run_async(
     if let Err(e) = services.recover_interrupted_turns().await {
         eprintln!("wyckoff: warning: cannot mark interrupted turns: {e}");
     }
-    let options = SessionOptions {
-        overrides: ModelOverrides {
-            provider: args.provider.clone(),
-            model: args.model.clone(),
-            base_url: args.base_url.clone(),
-            idle_timeout: args.idle_timeout.map(Duration::from_secs),
-            context_window: args.context_window,
-        },
-        continue_session: args.session.clone(),
-        approver: Arc::new(HeadlessApprover::parse(&args.approve)),
-    };
-    let mut session = match services.session(options).await {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
+    let services = Arc::new(services);
+    let tasks = services.background().clone();
 
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<RuntimeEvent>();
     let json = args.json;
-    // One printer for the user's turn and the notification turns after it; it ends when
+    // One printer for the user's turn and the follow-up turns after it; it ends when
     // every sender is gone.
     let printer = tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
@@ -252,11 +261,25 @@ async fn run_async(
         }
     });
     let sink: Arc<dyn EventSink> = Arc::new(tx);
-    sink.emit(RuntimeEvent::Session {
-        session_id: session.id().to_owned(),
-    });
-    let tasks = services.background().clone();
-    let progress = background::forward_progress(&tasks, session.id(), sink.clone());
+    let hub = ConversationHub::new(
+        services.clone(),
+        HubOptions {
+            overrides: ModelOverrides {
+                provider: args.provider.clone(),
+                model: args.model.clone(),
+                base_url: args.base_url.clone(),
+                idle_timeout: args.idle_timeout.map(Duration::from_secs),
+                context_window: args.context_window,
+            },
+            approver: Arc::new(HeadlessApprover::parse(&args.approve)),
+            output: Arc::new(PrintOutput {
+                sink: sink.clone(),
+                announced: AtomicBool::new(false),
+            }),
+        },
+    );
+    // Only this run's tasks change in this process.
+    let progress = background::forward_progress(&tasks, sink.clone());
 
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
@@ -273,21 +296,35 @@ async fn run_async(
         }
     });
 
-    let mut report = session
-        .run_turn(&prompt, sink.clone(), cancel.clone())
-        .await;
+    let started = match hub.start_turn(args.session.as_deref(), &prompt, None).await {
+        Ok(s) => s,
+        Err(e) => {
+            progress.cancel();
+            return fail(e);
+        }
+    };
+    let id = started.meta.conversation_id.clone();
+    let mut end = started.end;
+    let first = tokio::select! {
+        e = &mut end => e,
+        _ = cancel.cancelled() => {
+            hub.cancel(&id);
+            (&mut end).await
+        }
+    };
+    let first = first.context("the turn ended without a report")?;
+    let (mut outcome, mut save_error) = (first.outcome, first.save_error);
     let mut exit_override = None;
-    if let Ok(TurnReport {
-        outcome: TurnOutcome::Done { .. },
-        ..
-    }) = &report
-    {
+    let mut failure = None;
+    if matches!(outcome, TurnOutcome::Done { .. }) || cancel.is_cancelled() {
         let wait = Duration::from_secs(args.wait_timeout);
-        match background::follow_up(&mut session, &tasks, sink.clone(), wait, cancel.clone()).await
-        {
-            Ok(FollowUp::Settled(Some(last))) => report = Ok(last),
-            Ok(FollowUp::Settled(None)) => {}
-            Ok(FollowUp::TimedOut(still)) => {
+        match hub.settle(&id, wait, &cancel).await {
+            Ok(Settled::Quiet(Some(last))) => {
+                outcome = last.outcome;
+                save_error = last.save_error;
+            }
+            Ok(Settled::Quiet(None)) => {}
+            Ok(Settled::TimedOut(still)) => {
                 for t in &still {
                     eprintln!(
                         "wyckoff: background task {} ({}) still running after {} s; cancelled",
@@ -296,20 +333,17 @@ async fn run_async(
                 }
                 exit_override = Some(124);
             }
-            Ok(FollowUp::Cancelled) => exit_override = Some(130),
-            Err(e) => report = Err(e),
+            Ok(Settled::Cancelled) => exit_override = Some(130),
+            Err(e) => failure = Some(e),
         }
-    } else if cancel.is_cancelled() {
-        tasks.cancel_session(session.id());
     }
     if args.remember
-        && let Ok(TurnReport {
-            outcome: TurnOutcome::Done { .. },
-            ..
-        }) = &report
+        && failure.is_none()
+        && matches!(outcome, TurnOutcome::Done { .. })
+        && let Some(extracted) = hub.leave(&id).await
     {
         // Session end. A failure costs the memories, not the answer already printed.
-        match session.extract_memories().await {
+        match extracted {
             Ok(o) => eprintln!(
                 "wyckoff: remembered {} new memories ({} already known)",
                 o.saved.len(),
@@ -319,22 +353,21 @@ async fn run_async(
         }
     }
     progress.cancel();
-    drop(session);
+    hub.close().await;
+    drop(hub);
     drop(sink);
     // The printer stops when the senders are gone; it never waits on a stuck sink.
     let _ = tokio::time::timeout(Duration::from_secs(5), printer).await;
     signals.abort();
     services.background().shutdown().await;
 
-    let report = match report {
-        Ok(r) => r,
-        Err(e) => return fail(e),
-    };
-    if let Some(e) = &report.save_error {
+    if let Some(e) = failure {
+        return fail(e);
+    }
+    if let Some(e) = &save_error {
         eprintln!("wyckoff: warning: the conversation was not fully saved: {e}");
     }
-    let code =
-        exit_override.unwrap_or_else(|| u8::try_from(report.outcome.exit_code()).unwrap_or(1));
+    let code = exit_override.unwrap_or_else(|| u8::try_from(outcome.exit_code()).unwrap_or(1));
     Ok(ExitCode::from(code))
 }
 
