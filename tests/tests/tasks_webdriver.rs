@@ -6,7 +6,9 @@
 //! - the model calls `generate_ai_report`, whose own model call is held back: the panel
 //!   shows the task running with its stage while a second message is answered; released,
 //!   the task finishes and its report renders;
-//! - a third task is cancelled from the panel and ends as cancelled.
+//! - a third task is cancelled from the panel and ends as cancelled, its notice answered;
+//! - reopened, the conversation words each stored notice from its typed fields, in
+//!   Chinese and, after the language changes, in English.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -52,6 +54,15 @@ async fn background_scenario(d: WebDriver, server: Arc<MockServer>) {
     assert!(
         note.raw_body
             .contains(&format!("<task-id>{task_id}</task-id>"))
+    );
+    // The line is the notice of exactly that task, typed, not text read from the prompt.
+    assert_eq!(
+        system.attr("data-task-id").await.unwrap().as_deref(),
+        Some(task_id.as_str())
+    );
+    assert_eq!(
+        system.attr("data-outcome").await.unwrap().as_deref(),
+        Some("completed")
     );
     // Its result: a sortable table of candidates.
     screen
@@ -120,6 +131,77 @@ async fn background_scenario(d: WebDriver, server: Arc<MockServer>) {
     .await;
     assert!(cancelled.text().await.unwrap().contains("已取消"));
     shot(d, "52-task-cancelled.png").await;
+    // Its notice is answered like the others, in a follow-up turn of its own.
+    wait_for_answer(d, "取消已知悉").await;
+    wait_for(d, By::Css(".task-notice[data-outcome='cancelled']")).await;
+
+    // 4. Reopened, the conversation words each stored notice from its fields, in the
+    // window's language: Chinese, then English after the language changes.
+    let conversation = wait_for(d, By::Css("#chat-conversations li.active"))
+        .await
+        .attr("data-id")
+        .await
+        .unwrap()
+        .unwrap();
+    let reopen = |d: &WebDriver| {
+        let conversation = conversation.clone();
+        let d = d.clone();
+        async move {
+            click(&d, By::Id("chat-new")).await;
+            click(
+                &d,
+                By::Css(format!(
+                    "#chat-conversations li[data-id='{conversation}'] .conv-open"
+                )),
+            )
+            .await;
+            wait_for(&d, By::Css(".msg-block.system .task-notice")).await;
+        }
+    };
+    reopen(d).await;
+    let stored = d
+        .find_all(By::Css(".msg-block.system .task-notice"))
+        .await
+        .unwrap();
+    let mut lines = Vec::new();
+    for n in &stored {
+        lines.push((
+            n.attr("data-outcome").await.unwrap().unwrap_or_default(),
+            n.text().await.unwrap(),
+        ));
+    }
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0].0, "completed");
+    assert!(
+        lines[0].1.starts_with("✅ 后台任务完成：全市场扫描"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[2].0, "cancelled");
+    assert!(lines[2].1.contains("后台任务已取消"), "{lines:?}");
+    assert_eq!(
+        stored[0].attr("data-task-id").await.unwrap().as_deref(),
+        Some(task_id.as_str())
+    );
+
+    click(d, By::Id("nav-settings")).await;
+    click(d, By::Css("#set-language option[value='en']")).await;
+    click(d, By::Id("settings-save")).await;
+    click(d, By::Id("nav-chat")).await;
+    reopen(d).await;
+    let first = wait_for(d, By::Css(".msg-block.system .task-notice")).await;
+    let mut english = String::new();
+    for _ in 0..50 {
+        english = first.text().await.unwrap();
+        if english.starts_with("✅ Background task finished") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        english.starts_with("✅ Background task finished: 全市场扫描"),
+        "{english}"
+    );
+    shot(d, "53-task-notices-reopened-in-english.png").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
