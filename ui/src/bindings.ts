@@ -832,7 +832,7 @@ export type TaskProgress = {
 	step?: TaskStep | null,
 };
 
-/**  A background task the overview's buttons start, without any model. */
+/**  A background task started without any model: the overview's buttons, schedules. */
 export type TaskRequest = 
 /**  `screen_stocks` over the cache; `as_of` YYYY-MM-DD replays a past day. */
 { type: "screen"; as_of: string | null } | 

@@ -4,15 +4,17 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 use specta::Type;
 use tauri::State;
-use wyckoff_agent::{BackgroundTaskManager, Tool};
+use wyckoff_agent::BackgroundTaskManager;
 use wyckoff_engine::RegimeReason;
 use wyckoff_market::universe::SkipReason;
 use wyckoff_market::{Freshness, MarketData};
 use wyckoff_protocol::TaskInfo;
+pub use wyckoff_tools::jobs::TaskRequest;
+use wyckoff_tools::jobs::{self, JobError};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -259,111 +261,22 @@ pub async fn data_status(
     build_data_status(&*market(&state, &chat).await?).await
 }
 
-/// A background task the overview's buttons start, without any model.
-#[derive(Debug, Clone, Serialize, Deserialize, Type, PartialEq)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum TaskRequest {
-    /// `screen_stocks` over the cache; `as_of` YYYY-MM-DD replays a past day.
-    Screen { as_of: Option<String> },
-    /// `run_backtest` from `start` to `end` (YYYY-MM-DD).
-    Backtest {
-        start: String,
-        end: String,
-        hold_days: i64,
-        top_n: i64,
-    },
-    /// Every listed stock and the benchmark indices from the live sources.
-    SyncAll,
-    /// Daily bars from a CSV file or a folder of them (`wyckoff data import`'s format).
-    Import { path: String },
-}
-
-/// The tool and its arguments for a request (the sync-all tool exists only here: the
-/// agent cannot start a 1.5 h sync on its own).
-pub fn task_for(
-    md: &Arc<MarketData>,
-    request: &TaskRequest,
-) -> Result<(Arc<dyn Tool>, Value), WorkspaceError> {
-    let named = |name: &str| {
-        wyckoff_tools::market_tools(md.clone())
-            .into_iter()
-            .find(|t| t.spec().name == name)
-            .ok_or_else(|| WorkspaceError::Other {
-                message: format!("no tool {name}"),
-            })
-    };
-    Ok(match request {
-        TaskRequest::Screen { as_of } => {
-            let mut args = json!({});
-            if let Some(d) = as_of.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
-                args["as_of"] = json!(d);
-            }
-            (named(wyckoff_tools::screen::NAME)?, args)
-        }
-        TaskRequest::Backtest {
-            start,
-            end,
-            hold_days,
-            top_n,
-        } => (
-            named(wyckoff_tools::backtest::NAME)?,
-            json!({"start": start, "end": end, "hold_days": hold_days, "top_n": top_n}),
-        ),
-        TaskRequest::SyncAll => {
-            if md.source_names().is_empty() {
-                return Err(WorkspaceError::Offline);
-            }
-            (wyckoff_tools::sync::sync_all_tool(md.clone()), json!({}))
-        }
-        TaskRequest::Import { path } => {
-            let path = path.trim();
-            if path.is_empty() {
-                return Err(WorkspaceError::Refused {
-                    message: "give the path of a CSV file or of a folder of them".into(),
-                });
-            }
-            // Said before a task starts: a typo should not become a failed task.
-            if !std::path::Path::new(path).exists() {
-                return Err(WorkspaceError::Refused {
-                    message: format!("{path} does not exist"),
-                });
-            }
-            (
-                wyckoff_tools::sync::import_tool(md.clone()),
-                json!({ "path": path }),
-            )
-        }
-    })
-}
-
-/// Starts a request as a background task of no conversation.
+/// Starts a request as a background task of no conversation (`wyckoff_tools::jobs`).
 pub async fn start(
     md: &Arc<MarketData>,
     tasks: &Arc<BackgroundTaskManager>,
     request: &TaskRequest,
 ) -> Result<TaskInfo, WorkspaceError> {
-    let (tool, args) = task_for(md, request)?;
-    if let Some(running) = tasks
-        .active()
-        .into_iter()
-        .find(|t| t.tool_name == tool.spec().name)
-        .filter(|_| matches!(request, TaskRequest::SyncAll | TaskRequest::Import { .. }))
-    {
-        // Two whole-market syncs would only fetch everything twice; two imports would
-        // write the same cache at once.
-        return Err(WorkspaceError::Refused {
-            message: format!(
-                "{} is already running ({})",
-                running.display_name, running.task_id
-            ),
-        });
+    Ok(jobs::start(md, tasks, request).await?)
+}
+
+impl From<JobError> for WorkspaceError {
+    fn from(e: JobError) -> Self {
+        match e {
+            JobError::Offline => WorkspaceError::Offline,
+            JobError::Refused(message) => WorkspaceError::Refused { message },
+        }
     }
-    tasks
-        .start_for_user(tool, args)
-        .await
-        .map_err(|e| WorkspaceError::Refused {
-            message: e.to_string(),
-        })
 }
 
 /// Starts the screen, the backtest, the full-market sync or a CSV import as a background task (shown

@@ -1,0 +1,406 @@
+//! Schedules and their runs in `wyckoff.db`. An occurrence is claimed by inserting its
+//! run row: the unique (schedule, occurrence) key makes "never twice" hold across
+//! processes sharing the data home.
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::sqlite::SqlitePool;
+use wyckoff_tools::jobs::TaskRequest;
+
+use crate::when::{When, WhenError, format_minute, parse_minute};
+
+/// What a schedule does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Job {
+    /// Model-free work as a background task: a screen, a backtest, a full sync.
+    Task { request: TaskRequest },
+    /// A prompt or a `/skill` for the agent, in the schedule's own conversation.
+    Prompt { text: String },
+}
+
+impl Job {
+    pub fn needs_model(&self) -> bool {
+        matches!(self, Job::Prompt { .. })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Schedule {
+    pub name: String,
+    pub when: When,
+    pub job: Job,
+    pub enabled: bool,
+    /// Beijing time it was added: occurrences before it never run.
+    pub created_at: NaiveDateTime,
+    /// A prompt schedule's conversation (after its first run).
+    pub conversation_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Done,
+    Failed,
+    /// The process running it ended mid-run.
+    Interrupted,
+}
+
+impl RunStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    fn parse(s: &str) -> RunStatus {
+        match s {
+            "running" => RunStatus::Running,
+            "done" => RunStatus::Done,
+            "interrupted" => RunStatus::Interrupted,
+            _ => RunStatus::Failed,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleRun {
+    pub id: i64,
+    pub schedule: String,
+    /// The due time it ran for (Beijing, `YYYY-MM-DD HH:MM`); `None` for "run now".
+    pub occurrence: Option<String>,
+    /// It ran late, for a due time the process missed.
+    pub catch_up: bool,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub status: RunStatus,
+    pub summary: Option<String>,
+    pub error: Option<String>,
+    /// The background task it started (a model-free job).
+    pub task_id: Option<String>,
+    /// The conversation it ran in (a prompt).
+    pub conversation_id: Option<String>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunEnd {
+    pub summary: Option<String>,
+    pub error: Option<String>,
+    pub task_id: Option<String>,
+    pub conversation_id: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("a schedule named '{0}' already exists")]
+    Exists(String),
+    #[error("no schedule named '{0}' (see `wyckoff schedule list`)")]
+    NotFound(String),
+    #[error("a schedule name is 1–40 letters, digits, '-' or '_': '{0}'")]
+    BadName(String),
+    #[error(transparent)]
+    When(#[from] WhenError),
+    #[error("stored schedule '{name}' is damaged: {why}")]
+    Corrupt { name: String, why: String },
+    #[error("schedule store: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("schedule store migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+fn valid_name(name: &str) -> bool {
+    (1..=40).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+}
+
+#[derive(Clone)]
+pub struct ScheduleStore {
+    pool: SqlitePool,
+}
+
+type ScheduleRow = (String, String, String, bool, String, Option<String>);
+type RunRow = (
+    i64,
+    String,
+    Option<String>,
+    bool,
+    String,
+    Option<String>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+impl ScheduleStore {
+    /// Uses the shared `wyckoff.db` pool (runs this crate's migrations).
+    pub async fn new(pool: SqlitePool) -> Result<ScheduleStore, StoreError> {
+        let mut migrator = sqlx::migrate!("./migrations");
+        migrator.set_ignore_missing(true);
+        migrator.run(&pool).await?;
+        Ok(ScheduleStore { pool })
+    }
+
+    /// Stores a new schedule (its rule checked first; nothing stored on a bad one).
+    pub async fn add(&self, schedule: &Schedule) -> Result<(), StoreError> {
+        if !valid_name(&schedule.name) {
+            return Err(StoreError::BadName(schedule.name.clone()));
+        }
+        schedule.when.validate()?;
+        let done = sqlx::query(
+            "INSERT OR IGNORE INTO schedule (name, when_json, job_json, enabled, created_at, conversation_id) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&schedule.name)
+        .bind(to_json(&schedule.when))
+        .bind(to_json(&schedule.job))
+        .bind(schedule.enabled)
+        .bind(format_minute(schedule.created_at))
+        .bind(&schedule.conversation_id)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::Exists(schedule.name.clone()));
+        }
+        Ok(())
+    }
+
+    pub async fn list(&self) -> Result<Vec<Schedule>, StoreError> {
+        let rows: Vec<ScheduleRow> = sqlx::query_as(
+            "SELECT name, when_json, job_json, enabled, created_at, conversation_id FROM schedule ORDER BY name",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(schedule_of).collect()
+    }
+
+    pub async fn get(&self, name: &str) -> Result<Schedule, StoreError> {
+        let row: Option<ScheduleRow> = sqlx::query_as(
+            "SELECT name, when_json, job_json, enabled, created_at, conversation_id FROM schedule WHERE name = ?",
+        )
+        .bind(name)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(schedule_of)
+            .transpose()?
+            .ok_or_else(|| StoreError::NotFound(name.to_owned()))
+    }
+
+    /// Removes the schedule and its run history.
+    pub async fn remove(&self, name: &str) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query("DELETE FROM schedule WHERE name = ?")
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(name.to_owned()));
+        }
+        sqlx::query("DELETE FROM schedule_run WHERE schedule = ?")
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE schedule SET enabled = ? WHERE name = ?")
+            .bind(enabled)
+            .bind(name)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    /// Keeps the conversation a prompt schedule's runs continue.
+    pub async fn set_conversation(&self, name: &str, id: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE schedule SET conversation_id = ? WHERE name = ?")
+            .bind(id)
+            .bind(name)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Takes `occurrence` of `name` for this process: the run's id, or `None` when a run
+    /// for it already exists (this process or another took it).
+    pub async fn claim(
+        &self,
+        name: &str,
+        occurrence: NaiveDateTime,
+        catch_up: bool,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<i64>, StoreError> {
+        let id: Option<i64> = sqlx::query_scalar(
+            "INSERT OR IGNORE INTO schedule_run (schedule, occurrence, catch_up, started_at, status, owner) VALUES (?, ?, ?, ?, 'running', ?) RETURNING id",
+        )
+        .bind(name)
+        .bind(format_minute(occurrence))
+        .bind(catch_up)
+        .bind(now.to_rfc3339())
+        .bind(owner)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(id)
+    }
+
+    /// A run outside the schedule ("run now").
+    pub async fn start_manual(
+        &self,
+        name: &str,
+        owner: &str,
+        now: DateTime<Utc>,
+    ) -> Result<i64, StoreError> {
+        self.get(name).await?;
+        Ok(sqlx::query_scalar(
+            "INSERT INTO schedule_run (schedule, occurrence, catch_up, started_at, status, owner) VALUES (?, NULL, 0, ?, 'running', ?) RETURNING id",
+        )
+        .bind(name)
+        .bind(now.to_rfc3339())
+        .bind(owner)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    pub async fn finish(
+        &self,
+        run: i64,
+        status: RunStatus,
+        end: &RunEnd,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE schedule_run SET status = ?, finished_at = ?, summary = ?, error = ?, task_id = ?, conversation_id = ? WHERE id = ?",
+        )
+        .bind(status.as_str())
+        .bind(now.to_rfc3339())
+        .bind(&end.summary)
+        .bind(&end.error)
+        .bind(&end.task_id)
+        .bind(&end.conversation_id)
+        .bind(run)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The schedule's runs, newest first.
+    pub async fn runs(&self, name: &str, limit: u32) -> Result<Vec<ScheduleRun>, StoreError> {
+        let rows: Vec<RunRow> = sqlx::query_as(
+            "SELECT id, schedule, occurrence, catch_up, started_at, finished_at, status, summary, error, task_id, conversation_id FROM schedule_run WHERE schedule = ? ORDER BY id DESC LIMIT ?",
+        )
+        .bind(name)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(run_of).collect()
+    }
+
+    /// Runs still marked running whose process is gone become interrupted (their
+    /// occurrence stays taken: it is not run twice).
+    pub async fn mark_interrupted(
+        &self,
+        is_alive: &dyn Fn(&str) -> bool,
+        now: DateTime<Utc>,
+    ) -> Result<usize, StoreError> {
+        let running: Vec<(i64, Option<String>)> =
+            sqlx::query_as("SELECT id, owner FROM schedule_run WHERE status = 'running'")
+                .fetch_all(&self.pool)
+                .await?;
+        let mut n = 0;
+        for (id, owner) in running {
+            if owner.as_deref().is_some_and(is_alive) {
+                continue;
+            }
+            sqlx::query(
+                "UPDATE schedule_run SET status = 'interrupted', finished_at = ?, error = 'the process running it stopped' WHERE id = ? AND status = 'running'",
+            )
+            .bind(now.to_rfc3339())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+fn to_json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+fn schedule_of(r: ScheduleRow) -> Result<Schedule, StoreError> {
+    let (name, when_json, job_json, enabled, created_at, conversation_id) = r;
+    let corrupt = |why: String| StoreError::Corrupt {
+        name: name.clone(),
+        why,
+    };
+    let when = serde_json::from_str(&when_json).map_err(|e| corrupt(format!("when: {e}")))?;
+    let job = serde_json::from_str(&job_json).map_err(|e| corrupt(format!("job: {e}")))?;
+    let created_at =
+        parse_minute(&created_at).ok_or_else(|| corrupt(format!("created_at {created_at:?}")))?;
+    Ok(Schedule {
+        name,
+        when,
+        job,
+        enabled,
+        created_at,
+        conversation_id,
+    })
+}
+
+fn time_of(name: &str, s: &str) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|d| d.with_timezone(&Utc))
+        .map_err(|e| StoreError::Corrupt {
+            name: name.to_owned(),
+            why: format!("run time {s:?}: {e}"),
+        })
+}
+
+fn run_of(r: RunRow) -> Result<ScheduleRun, StoreError> {
+    let (
+        id,
+        schedule,
+        occurrence,
+        catch_up,
+        started_at,
+        finished_at,
+        status,
+        summary,
+        error,
+        task_id,
+        conversation_id,
+    ) = r;
+    Ok(ScheduleRun {
+        id,
+        started_at: time_of(&schedule, &started_at)?,
+        finished_at: finished_at
+            .as_deref()
+            .map(|f| time_of(&schedule, f))
+            .transpose()?,
+        schedule,
+        occurrence,
+        catch_up,
+        status: RunStatus::parse(&status),
+        summary,
+        error,
+        task_id,
+        conversation_id,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,160 @@
+use chrono::TimeZone;
+
+use super::*;
+use crate::when::Days;
+
+async fn store() -> (tempfile::TempDir, ScheduleStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = wyckoff_memory::open_pool(dir.path().join("wyckoff.db"))
+        .await
+        .unwrap();
+    (dir, ScheduleStore::new(pool).await.unwrap())
+}
+
+fn close_screen(name: &str) -> Schedule {
+    Schedule {
+        name: name.into(),
+        when: When::At {
+            time: "15:05".into(),
+            days: Days::Trading,
+        },
+        job: Job::Task {
+            request: TaskRequest::Screen { as_of: None },
+        },
+        enabled: true,
+        created_at: parse_minute("2026-12-01 09:00").unwrap(),
+        conversation_id: None,
+    }
+}
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 12, 4, 7, 10, 0).unwrap()
+}
+
+#[tokio::test]
+async fn schedules_are_stored_as_given_and_bad_ones_are_refused_storing_nothing() {
+    let (_d, s) = store().await;
+    let mut prompt = close_screen("checkup");
+    prompt.job = Job::Prompt {
+        text: "/checkup".into(),
+    };
+    s.add(&close_screen("close")).await.unwrap();
+    s.add(&prompt).await.unwrap();
+    assert_eq!(
+        s.list().await.unwrap(),
+        [prompt.clone(), close_screen("close")]
+    );
+    assert!(matches!(
+        s.add(&close_screen("close")).await,
+        Err(StoreError::Exists(_))
+    ));
+    let mut bad = close_screen("bad");
+    bad.when = When::Cron {
+        expr: "61 * * * *".into(),
+    };
+    assert!(matches!(s.add(&bad).await, Err(StoreError::When(_))));
+    assert!(matches!(
+        s.add(&close_screen("has space")).await,
+        Err(StoreError::BadName(_))
+    ));
+    assert_eq!(s.list().await.unwrap().len(), 2);
+
+    s.set_enabled("close", false).await.unwrap();
+    assert!(!s.get("close").await.unwrap().enabled);
+    assert!(matches!(
+        s.set_enabled("nope", true).await,
+        Err(StoreError::NotFound(_))
+    ));
+    s.remove("checkup").await.unwrap();
+    assert!(matches!(
+        s.get("checkup").await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+#[tokio::test]
+async fn an_occurrence_is_claimed_once_across_processes() {
+    let (dir, s) = store().await;
+    s.add(&close_screen("close")).await.unwrap();
+    // A second process on the same data home: its own pool and store.
+    let other_pool = wyckoff_memory::open_pool(dir.path().join("wyckoff.db"))
+        .await
+        .unwrap();
+    let other = ScheduleStore::new(other_pool).await.unwrap();
+    let due = parse_minute("2026-12-04 15:05").unwrap();
+    let first = s.claim("close", due, false, "app", now()).await.unwrap();
+    assert!(first.is_some());
+    assert_eq!(
+        other
+            .claim("close", due, false, "daemon", now())
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        s.claim("close", due, false, "app", now()).await.unwrap(),
+        None
+    );
+    let next = parse_minute("2026-12-07 15:05").unwrap();
+    assert!(
+        other
+            .claim("close", next, true, "daemon", now())
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    let end = RunEnd {
+        summary: Some("3 candidates".into()),
+        task_id: Some("bg_1_screen_stocks".into()),
+        ..RunEnd::default()
+    };
+    s.finish(first.unwrap(), RunStatus::Done, &end, now())
+        .await
+        .unwrap();
+    let runs = s.runs("close", 10).await.unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1].occurrence.as_deref(), Some("2026-12-04 15:05"));
+    assert_eq!(runs[1].status, RunStatus::Done);
+    assert_eq!(runs[1].summary.as_deref(), Some("3 candidates"));
+    assert!(!runs[1].catch_up);
+    assert!(runs[0].catch_up);
+
+    // The daemon died mid-run: its run is interrupted, the app's finished one is kept,
+    // and the occurrence stays taken.
+    let marked = s
+        .mark_interrupted(&|owner| owner == "app", now())
+        .await
+        .unwrap();
+    assert_eq!(marked, 1);
+    let runs = s.runs("close", 10).await.unwrap();
+    assert_eq!(runs[0].status, RunStatus::Interrupted);
+    assert_eq!(runs[1].status, RunStatus::Done);
+    assert_eq!(
+        s.claim("close", next, false, "app", now()).await.unwrap(),
+        None
+    );
+
+    let manual = s.start_manual("close", "app", now()).await.unwrap();
+    let again = s.start_manual("close", "app", now()).await.unwrap();
+    assert_ne!(manual, again, "run now may run any number of times");
+    assert!(matches!(
+        s.start_manual("nope", "app", now()).await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_damaged_row_is_named() {
+    let (_d, s) = store().await;
+    s.add(&close_screen("close")).await.unwrap();
+    sqlx::query("UPDATE schedule SET when_json = '{\"type\":\"sometimes\"}'")
+        .execute(&s.pool)
+        .await
+        .unwrap();
+    let err = s.list().await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Corrupt { name, .. } if name == "close"),
+        "{err}"
+    );
+}

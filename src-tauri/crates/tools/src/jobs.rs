@@ -1,0 +1,119 @@
+//! Work started without any model — the overview's buttons, schedules: a screen, a
+//! backtest, a full-market sync or a CSV import as a background task of no conversation.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use specta::Type;
+use wyckoff_agent::{BackgroundTaskManager, Tool};
+use wyckoff_market::MarketData;
+use wyckoff_protocol::TaskInfo;
+
+/// Why a job did not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobError {
+    #[error("no data source is enabled (or WYCKOFF_OFFLINE is set): nothing to sync from")]
+    Offline,
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// A background task started without any model: the overview's buttons, schedules.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TaskRequest {
+    /// `screen_stocks` over the cache; `as_of` YYYY-MM-DD replays a past day.
+    Screen { as_of: Option<String> },
+    /// `run_backtest` from `start` to `end` (YYYY-MM-DD).
+    Backtest {
+        start: String,
+        end: String,
+        hold_days: i64,
+        top_n: i64,
+    },
+    /// Every listed stock and the benchmark indices from the live sources.
+    SyncAll,
+    /// Daily bars from a CSV file or a folder of them (`wyckoff data import`'s format).
+    Import { path: String },
+}
+
+/// The tool and its arguments for a request (the sync-all tool exists only here: the
+/// agent cannot start a 1.5 h sync on its own).
+pub fn task_for(
+    md: &Arc<MarketData>,
+    request: &TaskRequest,
+) -> Result<(Arc<dyn Tool>, Value), JobError> {
+    let named = |name: &str| {
+        crate::market_tools(md.clone())
+            .into_iter()
+            .find(|t| t.spec().name == name)
+            .ok_or_else(|| JobError::Refused(format!("no tool {name}")))
+    };
+    Ok(match request {
+        TaskRequest::Screen { as_of } => {
+            let mut args = json!({});
+            if let Some(d) = as_of.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+                args["as_of"] = json!(d);
+            }
+            (named(crate::screen::NAME)?, args)
+        }
+        TaskRequest::Backtest {
+            start,
+            end,
+            hold_days,
+            top_n,
+        } => (
+            named(crate::backtest::NAME)?,
+            json!({"start": start, "end": end, "hold_days": hold_days, "top_n": top_n}),
+        ),
+        TaskRequest::SyncAll => {
+            if md.source_names().is_empty() {
+                return Err(JobError::Offline);
+            }
+            (crate::sync::sync_all_tool(md.clone()), json!({}))
+        }
+        TaskRequest::Import { path } => {
+            let path = path.trim();
+            if path.is_empty() {
+                return Err(JobError::Refused(
+                    "give the path of a CSV file or of a folder of them".into(),
+                ));
+            }
+            // Said before a task starts: a typo should not become a failed task.
+            if !std::path::Path::new(path).exists() {
+                return Err(JobError::Refused(format!("{path} does not exist")));
+            }
+            (
+                crate::sync::import_tool(md.clone()),
+                json!({ "path": path }),
+            )
+        }
+    })
+}
+
+/// Starts a request as a background task of no conversation.
+pub async fn start(
+    md: &Arc<MarketData>,
+    tasks: &Arc<BackgroundTaskManager>,
+    request: &TaskRequest,
+) -> Result<TaskInfo, JobError> {
+    let (tool, args) = task_for(md, request)?;
+    if let Some(running) = tasks
+        .active()
+        .into_iter()
+        .find(|t| t.tool_name == tool.spec().name)
+        .filter(|_| matches!(request, TaskRequest::SyncAll | TaskRequest::Import { .. }))
+    {
+        // Two whole-market syncs would only fetch everything twice; two imports would
+        // write the same cache at once.
+        return Err(JobError::Refused(format!(
+            "{} is already running ({})",
+            running.display_name, running.task_id
+        )));
+    }
+    tasks
+        .start_for_user(tool, args)
+        .await
+        .map_err(|e| JobError::Refused(e.to_string()))
+}
