@@ -12,6 +12,7 @@ mod market;
 mod memory;
 mod model;
 mod run;
+mod schedule;
 mod screen;
 mod skills;
 
@@ -58,6 +59,10 @@ enum Command {
     Model(model::ModelArgs),
     /// Stored conversations: list, show (messages with their ids), fork at a message.
     Conversations(conversations::ConversationsArgs),
+    /// Schedules on the trading calendar: add, list, remove, enable, disable, run now.
+    Schedule(schedule::ScheduleArgs),
+    /// Run due schedules until stopped (`--once`: one pass; `install`: a systemd user unit).
+    Daemon(schedule::DaemonArgs),
     /// The skills `/name args` invokes (built-in and $WYCKOFF_HOME/skills/*.md), with warnings.
     Skills(skills::SkillsArgs),
 }
@@ -76,6 +81,8 @@ fn main() -> std::process::ExitCode {
         Command::Skills(args) => skills::run(args),
         Command::Model(args) => model::run(args),
         Command::Conversations(args) => conversations::run(args),
+        Command::Schedule(args) => schedule::run(args),
+        Command::Daemon(args) => schedule::daemon(args),
     };
     match result {
         Ok(code) => code,

@@ -49,6 +49,7 @@ mod message_extras;
 pub mod prompt;
 pub mod providers;
 pub mod retention;
+pub mod scheduler;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -91,6 +92,8 @@ pub struct Services {
     secrets: Arc<Secrets>,
     /// Rebuilt when the proxy changes; providers built earlier keep the old one.
     http: RwLock<HttpClient>,
+    /// The `wyckoff.db` pool every store shares.
+    pool: sqlx::SqlitePool,
     conversations: ConversationStore,
     memories: MemoryStore,
     market: Arc<MarketData>,
@@ -159,7 +162,7 @@ impl Services {
         let market_cfg = market_config(&home, &settings, &secrets)?;
         let market = Arc::new(MarketData::open_with_pool(pool.clone(), market_cfg).await?);
         let background = BackgroundTaskManager::with_owner(
-            pool,
+            pool.clone(),
             clock.clone(),
             Some(ResultStore::new(home.tool_results_dir())),
             TaskOwner {
@@ -178,6 +181,7 @@ impl Services {
             settings: RwLock::new(settings),
             secrets,
             http: RwLock::new(http),
+            pool,
             conversations,
             memories,
             market,
@@ -245,6 +249,14 @@ impl Services {
             .await;
         Ok(())
     }
+    /// The shared `wyckoff.db` pool (for stores of other crates: schedules).
+    pub fn pool(&self) -> &sqlx::SqlitePool {
+        &self.pool
+    }
+    /// This process's lease id (what it writes as the owner of its work).
+    pub fn owner(&self) -> &str {
+        self.lease.owner()
+    }
     pub fn conversations(&self) -> &ConversationStore {
         &self.conversations
     }
@@ -275,6 +287,18 @@ impl Services {
             .conversations
             .mark_orphaned_turns_interrupted(&alive)
             .await?)
+    }
+
+    /// The main model `provider/model` a session would use now; an error (no model, no
+    /// key) says what to set up. Nothing is written.
+    pub fn check_model(&self, overrides: &ModelOverrides) -> Result<String, SessionError> {
+        let resolved =
+            providers::resolve(&self.settings(), &self.secrets, &self.http(), overrides)?;
+        Ok(format!(
+            "{}/{}",
+            resolved.main.name(),
+            resolved.main.model()
+        ))
     }
 
     /// The tool registry of a session: `query_history`, the market tools and the local

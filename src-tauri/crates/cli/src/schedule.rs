@@ -1,0 +1,599 @@
+//! `wyckoff schedule …` and `wyckoff daemon` (issue 24): schedules on the trading
+//! calendar, run by a foreground daemon (or one pass of it). Every command takes `--now
+//! "YYYY-MM-DD HH:MM"` (Beijing time) to set the clock, so a setup can be checked without
+//! waiting for the day.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use chrono::{DateTime, Utc};
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Serialize;
+use wyckoff_agent::{EventSink, HeadlessApprover, NullSink};
+use wyckoff_config::{DataHome, Secrets};
+use wyckoff_schedule::when::{format_minute, from_beijing, parse_days, parse_minute, parse_time};
+use wyckoff_schedule::{Days, Job, RunStatus, Schedule, ScheduleRun, StoreError, When};
+use wyckoff_session::scheduler::{RunReport, Scheduler, SchedulerError};
+use wyckoff_session::{
+    ConversationHub, HubOptions, ModelOverrides, Services, TurnMeta, TurnOutput,
+};
+use wyckoff_tools::jobs::TaskRequest;
+
+use crate::market::{EXIT_BAD_INPUT, print_json};
+
+/// How often the daemon looks for due schedules.
+const POLL: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Args)]
+pub struct ScheduleArgs {
+    #[command(subcommand)]
+    command: ScheduleCommand,
+    /// The clock for this command, Beijing time: "YYYY-MM-DD HH:MM".
+    #[arg(long, global = true, value_name = "YYYY-MM-DD HH:MM")]
+    now: Option<String>,
+    /// JSON on stdout.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum JobKind {
+    /// Sync every listed stock and the indices from the live sources.
+    Sync,
+    /// The Wyckoff funnel over the cache, as of the latest close.
+    Screen,
+    /// The funnel strategy backtested from --start to --end.
+    Backtest,
+}
+
+#[derive(Debug, Subcommand)]
+enum ScheduleCommand {
+    /// Add a schedule: --at HH:MM [--days …] or --cron EXPR, and --job or --prompt.
+    Add {
+        name: String,
+        /// Time of day, Beijing time (盘前 09:25, 收盘后 15:05).
+        #[arg(
+            long,
+            value_name = "HH:MM",
+            conflicts_with = "cron",
+            required_unless_present = "cron"
+        )]
+        at: Option<String>,
+        /// trading (default: Shanghai exchange trading days), daily, or mon,tue,…
+        #[arg(long, value_name = "trading|daily|mon,tue,…", requires = "at")]
+        days: Option<String>,
+        /// A five-field cron expression, Beijing time: "minute hour day month weekday".
+        #[arg(long, value_name = "EXPR")]
+        cron: Option<String>,
+        /// A model-free job.
+        #[arg(
+            long,
+            value_enum,
+            conflicts_with = "prompt",
+            required_unless_present = "prompt"
+        )]
+        job: Option<JobKind>,
+        /// What to ask the agent (a prompt or a /skill), in the schedule's own conversation.
+        #[arg(long, value_name = "TEXT")]
+        prompt: Option<String>,
+        /// Backtest: first day (YYYY-MM-DD).
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        start: Option<String>,
+        /// Backtest: last day (YYYY-MM-DD).
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        end: Option<String>,
+        /// Backtest: days each position is held.
+        #[arg(long, default_value_t = 10)]
+        hold_days: i64,
+        /// Backtest: positions bought per signal day.
+        #[arg(long, default_value_t = 5)]
+        top_n: i64,
+    },
+    /// Every schedule with its next due time and recent runs.
+    List,
+    Remove {
+        name: String,
+    },
+    Enable {
+        name: String,
+    },
+    Disable {
+        name: String,
+    },
+    /// Run a schedule now, outside its times.
+    Run {
+        name: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    #[command(subcommand)]
+    command: Option<DaemonCommand>,
+    /// One pass over the schedules, then exit.
+    #[arg(long)]
+    once: bool,
+    /// The clock for one pass, Beijing time: "YYYY-MM-DD HH:MM" (implies --once).
+    #[arg(long, value_name = "YYYY-MM-DD HH:MM")]
+    now: Option<String>,
+    /// One JSON object per run on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum DaemonCommand {
+    /// Write a systemd user unit that runs `wyckoff daemon` (and say how to enable it).
+    Install,
+}
+
+fn clock(now: Option<&str>) -> anyhow::Result<DateTime<Utc>> {
+    match now {
+        None => Ok(Utc::now()),
+        Some(text) => parse_minute(text).map(from_beijing).with_context(|| {
+            format!("--now {text:?}: expected \"YYYY-MM-DD HH:MM\" (Beijing time)")
+        }),
+    }
+}
+
+/// Turns of scheduled prompts go nowhere live: their conversations keep them.
+struct Quiet;
+
+impl TurnOutput for Quiet {
+    fn sink(&self, _turn: &TurnMeta) -> Arc<dyn EventSink> {
+        Arc::new(NullSink)
+    }
+}
+
+async fn open(now: DateTime<Utc>) -> anyhow::Result<(Arc<ConversationHub>, Scheduler)> {
+    let home = DataHome::from_env();
+    let (settings, notes) = wyckoff_config::settings::load(&home.settings_path())
+        .with_context(|| format!("reading {}", home.settings_path().display()))?;
+    for note in notes {
+        eprintln!("wyckoff: settings: {note}");
+    }
+    let services = Services::open(home, settings, Arc::new(Secrets::system())).await?;
+    if let Err(e) = services.recover_interrupted_turns().await {
+        eprintln!("wyckoff: warning: cannot mark interrupted turns: {e}");
+    }
+    let hub = ConversationHub::new(
+        Arc::new(services),
+        HubOptions {
+            overrides: ModelOverrides::default(),
+            // Nobody is at the window: nothing that needs approval runs.
+            approver: Arc::new(HeadlessApprover::Never),
+            output: Arc::new(Quiet),
+        },
+    );
+    let scheduler = Scheduler::open(hub.clone(), now).await?;
+    Ok((hub, scheduler))
+}
+
+async fn close(hub: Arc<ConversationHub>) {
+    hub.close().await;
+    hub.services().background().shutdown().await;
+}
+
+/// Bad input (exit 2) for store errors the user caused; anything else exits 1.
+fn store_failure(e: anyhow::Error) -> anyhow::Result<ExitCode> {
+    let caused_by_user = |s: &StoreError| {
+        matches!(
+            s,
+            StoreError::Exists(_)
+                | StoreError::NotFound(_)
+                | StoreError::BadName(_)
+                | StoreError::When(_)
+        )
+    };
+    let user = e.downcast_ref::<StoreError>().is_some_and(caused_by_user)
+        || matches!(
+            e.downcast_ref::<SchedulerError>(),
+            Some(SchedulerError::Store(s)) if caused_by_user(s)
+        );
+    if user {
+        return Err(e);
+    }
+    eprintln!("wyckoff: {e:#}");
+    Ok(ExitCode::from(1))
+}
+
+pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
+    let now = clock(args.now.as_deref())?;
+    let rt = crate::market::runtime()?;
+    rt.block_on(async move {
+        let add = match &args.command {
+            ScheduleCommand::Add {
+                name,
+                at,
+                days,
+                cron,
+                job,
+                prompt,
+                start,
+                end,
+                hold_days,
+                top_n,
+            } => Some(schedule_of(
+                name, at, days, cron, *job, prompt, start, end, *hold_days, *top_n, now,
+            )?),
+            _ => None,
+        };
+        let (hub, scheduler) = open(now).await?;
+        if let Some(schedule) = add.as_ref().filter(|s| s.job.needs_model()) {
+            // A prompt schedule with no model would only fail later: say so now (bad input).
+            if let Err(e) = hub.services().check_model(&ModelOverrides::default()) {
+                close(hub).await;
+                bail!("schedule {}: a prompt needs a model: {e}", schedule.name);
+            }
+        }
+        let result = command(&args, add, &scheduler, now).await;
+        close(hub).await;
+        match result {
+            Ok(code) => Ok(code),
+            Err(e) => store_failure(e),
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn schedule_of(
+    name: &str,
+    at: &Option<String>,
+    days: &Option<String>,
+    cron: &Option<String>,
+    job: Option<JobKind>,
+    prompt: &Option<String>,
+    start: &Option<String>,
+    end: &Option<String>,
+    hold_days: i64,
+    top_n: i64,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Schedule> {
+    let when = match (at, cron) {
+        (Some(at), None) => {
+            parse_time(at)?;
+            When::At {
+                time: at.trim().to_owned(),
+                days: days
+                    .as_deref()
+                    .map(parse_days)
+                    .transpose()?
+                    .unwrap_or(Days::Trading),
+            }
+        }
+        (None, Some(expr)) => When::Cron {
+            expr: expr.trim().to_owned(),
+        },
+        _ => bail!("give --at HH:MM or --cron EXPR"),
+    };
+    when.validate()?;
+    let job = match (job, prompt) {
+        (_, Some(text)) if text.trim().is_empty() => bail!("--prompt is empty"),
+        (_, Some(text)) => Job::Prompt {
+            text: text.trim().to_owned(),
+        },
+        (Some(JobKind::Sync), None) => Job::Task {
+            request: TaskRequest::SyncAll,
+        },
+        (Some(JobKind::Screen), None) => Job::Task {
+            request: TaskRequest::Screen { as_of: None },
+        },
+        (Some(JobKind::Backtest), None) => {
+            let (Some(start), Some(end)) = (start, end) else {
+                bail!("a backtest job needs --start YYYY-MM-DD and --end YYYY-MM-DD");
+            };
+            for d in [start, end] {
+                if chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").is_err() {
+                    bail!("'{d}' is not a date: use YYYY-MM-DD");
+                }
+            }
+            Job::Task {
+                request: TaskRequest::Backtest {
+                    start: start.clone(),
+                    end: end.clone(),
+                    hold_days,
+                    top_n,
+                },
+            }
+        }
+        (None, None) => bail!("give --job sync|screen|backtest or --prompt TEXT"),
+    };
+    Ok(Schedule {
+        name: name.to_owned(),
+        when,
+        job,
+        enabled: true,
+        created_at: wyckoff_schedule::when::beijing(now),
+        conversation_id: None,
+    })
+}
+
+/// `schedule list --json`: a schedule with its next due time and its runs.
+#[derive(Debug, Serialize)]
+struct Listed {
+    #[serde(flatten)]
+    schedule: Schedule,
+    /// Beijing `YYYY-MM-DD HH:MM`.
+    next_due: Option<String>,
+    /// The next due time is past the bundled calendar's end: a weekday was assumed.
+    next_due_assumed_trading_day: bool,
+    runs: Vec<ScheduleRun>,
+}
+
+async fn command(
+    args: &ScheduleArgs,
+    add: Option<Schedule>,
+    scheduler: &Scheduler,
+    now: DateTime<Utc>,
+) -> anyhow::Result<ExitCode> {
+    let store = scheduler.store();
+    match &args.command {
+        ScheduleCommand::Add { .. } => {
+            let Some(schedule) = add else {
+                bail!("nothing to add");
+            };
+            store.add(&schedule).await?;
+            let next = scheduler.next(&schedule, now)?;
+            if args.json {
+                print_json(&schedule)?;
+            } else {
+                println!(
+                    "added {}; next run {}",
+                    schedule.name,
+                    next.map(|o| describe_due(o.at, o.assumed_trading_day))
+                        .unwrap_or_else(|| "never within a year".into())
+                );
+            }
+        }
+        ScheduleCommand::List => {
+            let mut listed = Vec::new();
+            for schedule in store.list().await? {
+                let next = scheduler.next(&schedule, now)?;
+                let runs = store.runs(&schedule.name, 20).await?;
+                listed.push(Listed {
+                    next_due: next.map(|o| format_minute(o.at)),
+                    next_due_assumed_trading_day: next.is_some_and(|o| o.assumed_trading_day),
+                    schedule,
+                    runs,
+                });
+            }
+            if args.json {
+                print_json(&listed)?;
+            } else if listed.is_empty() {
+                println!("no schedules (add one with `wyckoff schedule add`)");
+            }
+            for l in listed.iter().filter(|_| !args.json) {
+                let next = l
+                    .next_due
+                    .as_deref()
+                    .map(|n| {
+                        if l.next_due_assumed_trading_day {
+                            format!("{n} (past the bundled calendar: a weekday assumed)")
+                        } else {
+                            n.to_owned()
+                        }
+                    })
+                    .unwrap_or_else(|| "—".into());
+                println!(
+                    "{}  {}  {}  {}  next {}",
+                    l.schedule.name,
+                    when_text(&l.schedule.when),
+                    job_text(&l.schedule.job),
+                    if l.schedule.enabled { "on" } else { "off" },
+                    next
+                );
+                for r in &l.runs {
+                    println!("    {}", run_text(r));
+                }
+            }
+        }
+        ScheduleCommand::Remove { name } => {
+            store.remove(name).await?;
+            println!("removed {name}");
+        }
+        ScheduleCommand::Enable { name } => {
+            store.set_enabled(name, true).await?;
+            println!("{name} on");
+        }
+        ScheduleCommand::Disable { name } => {
+            store.set_enabled(name, false).await?;
+            println!("{name} off");
+        }
+        ScheduleCommand::Run { name } => {
+            let report = scheduler.run_now(name, now).await?;
+            print_report(&report, args.json)?;
+            if report.status != RunStatus::Done {
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe_due(at: chrono::NaiveDateTime, assumed: bool) -> String {
+    let text = format_minute(at);
+    if assumed {
+        format!("{text} (past the bundled calendar: a weekday assumed)")
+    } else {
+        text
+    }
+}
+
+fn when_text(w: &When) -> String {
+    match w {
+        When::At { time, days } => {
+            let days = match days {
+                Days::Trading => "trading days".to_owned(),
+                Days::Daily => "daily".to_owned(),
+                Days::Weekdays { days } => {
+                    let names = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+                    days.iter()
+                        .filter_map(|d| names.get(usize::from(*d).saturating_sub(1)))
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(",")
+                }
+            };
+            format!("{time} {days}")
+        }
+        When::Cron { expr } => format!("cron \"{expr}\""),
+    }
+}
+
+fn job_text(j: &Job) -> String {
+    match j {
+        Job::Prompt { text } => format!("prompt \"{text}\""),
+        Job::Task { request } => match request {
+            TaskRequest::Screen { .. } => "screen".into(),
+            TaskRequest::SyncAll => "sync".into(),
+            TaskRequest::Backtest { start, end, .. } => format!("backtest {start}..{end}"),
+            TaskRequest::Import { path } => format!("import {path}"),
+        },
+    }
+}
+
+fn status_text(s: RunStatus) -> &'static str {
+    match s {
+        RunStatus::Running => "running",
+        RunStatus::Done => "done",
+        RunStatus::Failed => "failed",
+        RunStatus::Interrupted => "interrupted",
+    }
+}
+
+fn run_text(r: &ScheduleRun) -> String {
+    let when = r.occurrence.as_deref().unwrap_or("run now");
+    let late = if r.catch_up { " (catch-up)" } else { "" };
+    let what = r
+        .error
+        .as_deref()
+        .or(r.summary.as_deref())
+        .unwrap_or_default();
+    format!("#{} {when}{late} {} {what}", r.id, status_text(r.status))
+}
+
+fn print_report(r: &RunReport, json: bool) -> anyhow::Result<()> {
+    if json {
+        let line = serde_json::to_string(r)?;
+        println!("{line}");
+        return Ok(());
+    }
+    let when = r.occurrence.as_deref().unwrap_or("run now");
+    let late = if r.catch_up { " (catch-up)" } else { "" };
+    let made = r
+        .task_id
+        .as_deref()
+        .map(|t| format!(" task {t}"))
+        .or_else(|| {
+            r.conversation_id
+                .as_deref()
+                .map(|c| format!(" conversation {c}"))
+        })
+        .unwrap_or_default();
+    let what = r
+        .error
+        .as_deref()
+        .or(r.summary.as_deref())
+        .unwrap_or_default();
+    println!(
+        "{} {when}{late}: {}{made} {what}",
+        r.schedule,
+        status_text(r.status)
+    );
+    Ok(())
+}
+
+/// The daemon's lock: one daemon per data home.
+fn daemon_lock(home: &DataHome) -> anyhow::Result<Option<File>> {
+    let dir = home.root().join("run");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("daemon.lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| path.display().to_string())?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(TryLockError::WouldBlock) => Ok(None),
+        Err(TryLockError::Error(e)) => Err(e).context(path.display().to_string()),
+    }
+}
+
+pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
+    if let Some(DaemonCommand::Install) = args.command {
+        return install();
+    }
+    let fixed = args.now.is_some();
+    let first = clock(args.now.as_deref())?;
+    let home = DataHome::from_env();
+    home.ensure()?;
+    let Some(_lock) = daemon_lock(&home)? else {
+        eprintln!(
+            "wyckoff: another daemon is running on {}; this one exits",
+            home.root().display()
+        );
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    };
+    let _log = wyckoff_config::logging::init(&home.logs_dir(), "wyckoff-daemon", false).ok();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(async move {
+        let (hub, scheduler) = open(first).await?;
+        let mut failed = false;
+        loop {
+            let now = if fixed { first } else { Utc::now() };
+            match scheduler.pass(now).await {
+                Ok(reports) => {
+                    for r in &reports {
+                        failed |= r.status != RunStatus::Done;
+                        print_report(r, args.json)?;
+                    }
+                }
+                Err(e) => {
+                    eprintln!("wyckoff: pass failed: {e}");
+                    failed = true;
+                }
+            }
+            if args.once || fixed {
+                break;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(POLL) => {}
+                _ = tokio::signal::ctrl_c() => break,
+            }
+        }
+        close(hub).await;
+        Ok(ExitCode::from(u8::from(failed)))
+    })
+}
+
+/// Writes `~/.config/systemd/user/wyckoff-daemon.service`.
+fn install() -> anyhow::Result<ExitCode> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")))
+        .context("neither XDG_CONFIG_HOME nor HOME is set")?;
+    let dir = config.join("systemd").join("user");
+    std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
+    let exe = std::env::current_exe().context("locating the wyckoff binary")?;
+    let home = DataHome::from_env();
+    let unit = format!(
+        "[Unit]\nDescription=Wyckoff Desk schedules (wyckoff daemon)\n\n[Service]\nExecStart={} daemon\nEnvironment=WYCKOFF_HOME={}\nRestart=on-failure\nRestartSec=30\n\n[Install]\nWantedBy=default.target\n",
+        exe.display(),
+        home.root().display()
+    );
+    let path = dir.join("wyckoff-daemon.service");
+    std::fs::write(&path, unit).with_context(|| path.display().to_string())?;
+    println!("wrote {}", path.display());
+    println!(
+        "enable it with: systemctl --user daemon-reload && systemctl --user enable --now wyckoff-daemon"
+    );
+    Ok(ExitCode::SUCCESS)
+}

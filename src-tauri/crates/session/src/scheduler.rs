@@ -1,0 +1,310 @@
+//! Runs schedules (issue 24): each pass takes every enabled schedule's latest due time
+//! that no process has run yet and runs it — a model-free job as a background task, a
+//! prompt as a turn of the schedule's own conversation through the hub, as a typed message
+//! is. A due time the process missed runs once, late, marked as a catch-up (never one per
+//! missed day); the claim on an occurrence is stored, so the app and a daemon on one data
+//! home never both run it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+use wyckoff_agent::TurnOutcome;
+use wyckoff_market::TradingCalendar;
+use wyckoff_protocol::TaskStatus;
+use wyckoff_schedule::store::RunEnd;
+use wyckoff_schedule::when::{beijing, format_minute};
+use wyckoff_schedule::{Job, Occurrence, RunStatus, Schedule, ScheduleStore, StoreError};
+
+use crate::{ConversationHub, SessionError};
+
+/// How far back a pass looks for a missed due time.
+const LOOKBACK_DAYS: i64 = 31;
+/// A run that starts later than this after its due time is a catch-up (a running daemon
+/// looks every 30 s; a pass this late means the due time found no process running).
+const LATE_AFTER_MINUTES: i64 = 15;
+/// Longest wait for a model-free job's task.
+const TASK_WAIT: Duration = Duration::from_secs(4 * 3600);
+/// Longest wait for the background tasks a prompt run started.
+const SETTLE_WAIT: Duration = Duration::from_secs(600);
+/// Characters of an answer or a task summary kept with the run.
+const SUMMARY_CHARS: usize = 300;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SchedulerError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("bundled trading calendar: {0}")]
+    Calendar(String),
+}
+
+/// One run a pass made (or "run now").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunReport {
+    pub schedule: String,
+    pub run_id: i64,
+    /// Beijing `YYYY-MM-DD HH:MM`; `None` for "run now".
+    pub occurrence: Option<String>,
+    pub catch_up: bool,
+    pub status: RunStatus,
+    pub summary: Option<String>,
+    pub error: Option<String>,
+    pub task_id: Option<String>,
+    pub conversation_id: Option<String>,
+}
+
+pub struct Scheduler {
+    hub: Arc<ConversationHub>,
+    store: ScheduleStore,
+    calendar: TradingCalendar,
+}
+
+impl Scheduler {
+    /// The scheduler over the hub's services; runs left `running` by a process that is
+    /// gone are marked interrupted (their due times are not run again).
+    pub async fn open(
+        hub: Arc<ConversationHub>,
+        now: DateTime<Utc>,
+    ) -> Result<Scheduler, SchedulerError> {
+        let store = ScheduleStore::new(hub.services().pool().clone()).await?;
+        let calendar = wyckoff_market::bundled::calendar()
+            .map_err(|e| SchedulerError::Calendar(e.to_string()))?;
+        let root = hub.services().home().root().to_path_buf();
+        let mine = hub.services().owner().to_owned();
+        let alive =
+            move |owner: &str| owner == mine || wyckoff_config::lease::is_alive_at(&root, owner);
+        let marked = store.mark_interrupted(&alive, now).await?;
+        if marked > 0 {
+            tracing::info!(runs = marked, "scheduled runs marked interrupted");
+        }
+        Ok(Scheduler {
+            hub,
+            store,
+            calendar,
+        })
+    }
+
+    pub fn store(&self) -> &ScheduleStore {
+        &self.store
+    }
+
+    pub fn calendar(&self) -> &TradingCalendar {
+        &self.calendar
+    }
+
+    /// The due time a pass at `now` would run for `schedule`, if any: its latest due time
+    /// at or before `now`, not before the schedule was added.
+    pub fn due(
+        &self,
+        schedule: &Schedule,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Occurrence>, SchedulerError> {
+        if !schedule.enabled {
+            return Ok(None);
+        }
+        let latest = schedule
+            .when
+            .latest_at_or_before(beijing(now), &self.calendar, LOOKBACK_DAYS)
+            .map_err(StoreError::from)?;
+        Ok(latest.filter(|o| o.at >= schedule.created_at))
+    }
+
+    /// The next due time after `now`.
+    pub fn next(
+        &self,
+        schedule: &Schedule,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Occurrence>, SchedulerError> {
+        Ok(schedule
+            .when
+            .next_after(beijing(now), &self.calendar)
+            .map_err(StoreError::from)?)
+    }
+
+    /// One pass at `now`: every schedule due and not yet run, one after the other.
+    pub async fn pass(&self, now: DateTime<Utc>) -> Result<Vec<RunReport>, SchedulerError> {
+        let mut reports = Vec::new();
+        for schedule in self.store.list().await? {
+            let Some(due) = self.due(&schedule, now)? else {
+                continue;
+            };
+            let late = beijing(now) - due.at > chrono::Duration::minutes(LATE_AFTER_MINUTES);
+            let owner = self.hub.services().owner().to_owned();
+            let Some(run_id) = self
+                .store
+                .claim(&schedule.name, due.at, late, &owner, now)
+                .await?
+            else {
+                continue;
+            };
+            tracing::info!(schedule = %schedule.name, due = %format_minute(due.at), catch_up = late, "scheduled run");
+            let mut report = self.execute(&schedule, run_id).await?;
+            report.occurrence = Some(format_minute(due.at));
+            report.catch_up = late;
+            reports.push(report);
+        }
+        Ok(reports)
+    }
+
+    /// Runs `name` now, outside its schedule (enabled or not).
+    pub async fn run_now(
+        &self,
+        name: &str,
+        now: DateTime<Utc>,
+    ) -> Result<RunReport, SchedulerError> {
+        let schedule = self.store.get(name).await?;
+        let run_id = self
+            .store
+            .start_manual(name, self.hub.services().owner(), now)
+            .await?;
+        self.execute(&schedule, run_id).await
+    }
+
+    async fn execute(&self, schedule: &Schedule, run_id: i64) -> Result<RunReport, SchedulerError> {
+        let (status, end) = match &schedule.job {
+            Job::Task { request } => self.run_task(request).await,
+            Job::Prompt { text } => self.run_prompt(schedule, text).await,
+        };
+        // A run's clock is the wall clock: `--now` only chooses which due times run.
+        self.store.finish(run_id, status, &end, Utc::now()).await?;
+        Ok(RunReport {
+            schedule: schedule.name.clone(),
+            run_id,
+            occurrence: None,
+            catch_up: false,
+            status,
+            summary: end.summary,
+            error: end.error,
+            task_id: end.task_id,
+            conversation_id: end.conversation_id,
+        })
+    }
+
+    async fn run_task(&self, request: &wyckoff_tools::jobs::TaskRequest) -> (RunStatus, RunEnd) {
+        let services = self.hub.services();
+        let started =
+            wyckoff_tools::jobs::start(services.market(), services.background(), request).await;
+        let task = match started {
+            Ok(t) => t,
+            Err(e) => {
+                return (
+                    RunStatus::Failed,
+                    RunEnd {
+                        error: Some(e.to_string()),
+                        ..RunEnd::default()
+                    },
+                );
+            }
+        };
+        let finished = services
+            .background()
+            .wait_for(&task.task_id, TASK_WAIT)
+            .await;
+        let mut end = RunEnd {
+            task_id: Some(task.task_id.clone()),
+            ..RunEnd::default()
+        };
+        let status = match finished {
+            Some(t) if t.status == TaskStatus::Completed => {
+                end.summary = t.result_summary.as_deref().map(brief);
+                RunStatus::Done
+            }
+            Some(t) => {
+                end.error = Some(t.error.unwrap_or_else(|| format!("{:?}", t.status)));
+                RunStatus::Failed
+            }
+            None => {
+                end.error = Some(format!(
+                    "still running after {} h",
+                    TASK_WAIT.as_secs() / 3600
+                ));
+                RunStatus::Failed
+            }
+        };
+        (status, end)
+    }
+
+    async fn run_prompt(&self, schedule: &Schedule, text: &str) -> (RunStatus, RunEnd) {
+        let fail = |e: SessionError, conversation_id: Option<String>| {
+            (
+                RunStatus::Failed,
+                RunEnd {
+                    error: Some(e.to_string()),
+                    conversation_id,
+                    ..RunEnd::default()
+                },
+            )
+        };
+        let started = match self
+            .hub
+            .start_turn(schedule.conversation_id.as_deref(), text, None)
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => return fail(e, schedule.conversation_id.clone()),
+        };
+        let id = started.meta.conversation_id.clone();
+        if schedule.conversation_id.as_deref() != Some(id.as_str())
+            && let Err(e) = self.store.set_conversation(&schedule.name, &id).await
+        {
+            tracing::warn!(schedule = %schedule.name, "cannot keep its conversation: {e}");
+        }
+        let Ok(mut end) = started.end.await else {
+            return fail(
+                SessionError::InvalidOption("the turn ended without a report".into()),
+                Some(id),
+            );
+        };
+        if matches!(end.outcome, TurnOutcome::Done { .. }) {
+            // Tasks the turn started are waited for and answered, as `wyckoff run` does.
+            match self
+                .hub
+                .settle(&id, SETTLE_WAIT, &CancellationToken::new())
+                .await
+            {
+                Ok(crate::Settled::Quiet(Some(last))) => end = last,
+                Ok(_) => {}
+                Err(e) => return fail(e, Some(id)),
+            }
+        }
+        let conversation_id = Some(id);
+        match end.outcome {
+            TurnOutcome::Done { text, .. } => (
+                RunStatus::Done,
+                RunEnd {
+                    summary: Some(brief(&text)),
+                    conversation_id,
+                    ..RunEnd::default()
+                },
+            ),
+            TurnOutcome::Cancelled => (
+                RunStatus::Failed,
+                RunEnd {
+                    error: Some("cancelled".into()),
+                    conversation_id,
+                    ..RunEnd::default()
+                },
+            ),
+            TurnOutcome::Failed { message, .. } => (
+                RunStatus::Failed,
+                RunEnd {
+                    error: Some(message),
+                    conversation_id,
+                    ..RunEnd::default()
+                },
+            ),
+        }
+    }
+}
+
+fn brief(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= SUMMARY_CHARS {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(SUMMARY_CHARS).collect();
+    cut.push('…');
+    cut
+}

@@ -1,0 +1,291 @@
+//! End-to-end: schedules through the real `wyckoff` binary (issue 24), the clock set with
+//! `--now` (Beijing time). 2026-12-04 is a Friday; 2026-12-07 … 09 Monday … Wednesday.
+//! Needs `cargo build -p wyckoff-cli` first (scripts/test builds every binary).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use wyckoff_e2e::wyckoff_cli;
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
+
+fn wyckoff(home: &Path, args: &[&str]) -> Output {
+    wyckoff_cli(home).args(args).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// One pass of the daemon at `now`: the runs it made.
+fn pass(home: &Path, now: &str) -> Vec<Value> {
+    let out = wyckoff(home, &["daemon", "--once", "--json", "--now", now]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn listed(home: &Path, now: &str) -> Vec<Value> {
+    let out = wyckoff(home, &["schedule", "list", "--json", "--now", now]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_close_screen_runs_once_a_trading_day_and_catches_up_once() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let add = wyckoff(
+        h,
+        &[
+            "schedule",
+            "add",
+            "close",
+            "--at",
+            "15:05",
+            "--job",
+            "screen",
+            "--now",
+            "2026-12-03 16:00",
+        ],
+    );
+    assert!(add.status.success(), "{}", stderr(&add));
+    assert!(
+        stdout(&add).contains("next run 2026-12-04 15:05"),
+        "{}",
+        stdout(&add)
+    );
+
+    // Friday 15:10: the 15:05 screen runs (not late enough to be a catch-up) …
+    let runs = pass(h, "2026-12-04 15:10");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["schedule"], "close");
+    assert_eq!(runs[0]["occurrence"], "2026-12-04 15:05");
+    assert_eq!(runs[0]["catch_up"], false);
+    assert_eq!(runs[0]["status"], "done", "{runs:?}");
+    assert!(
+        runs[0]["task_id"]
+            .as_str()
+            .unwrap()
+            .ends_with("screen_stocks")
+    );
+    // … once: not again with the same clock, not on the Saturday.
+    assert!(pass(h, "2026-12-04 15:10").is_empty());
+    assert!(pass(h, "2026-12-05 12:00").is_empty());
+    // Monday and Tuesday missed: Wednesday morning runs exactly one catch-up, Tuesday's.
+    let runs = pass(h, "2026-12-09 10:00");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["occurrence"], "2026-12-08 15:05");
+    assert_eq!(runs[0]["catch_up"], true);
+    assert!(pass(h, "2026-12-09 10:00").is_empty());
+
+    let list = listed(h, "2026-12-09 10:00");
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["next_due"], "2026-12-09 15:05");
+    assert_eq!(list[0]["next_due_assumed_trading_day"], false);
+    let runs = list[0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs.iter().all(|r| r["status"] == "done"));
+    // Past the bundled calendar (it ends 2026-12-31) the next weekday is assumed, and said.
+    let late = listed(h, "2026-12-31 16:00");
+    assert_eq!(late[0]["next_due"], "2027-01-01 15:05");
+    assert_eq!(late[0]["next_due_assumed_trading_day"], true);
+    let text = wyckoff(h, &["schedule", "list", "--now", "2026-12-31 16:00"]);
+    assert!(
+        stdout(&text).contains("2027-01-01 15:05 (past the bundled calendar: a weekday assumed)"),
+        "{}",
+        stdout(&text)
+    );
+
+    // Disabled: due times pass by; "run now" still runs it.
+    assert!(
+        wyckoff(h, &["schedule", "disable", "close"])
+            .status
+            .success()
+    );
+    assert!(pass(h, "2026-12-10 15:10").is_empty());
+    let now = wyckoff(h, &["schedule", "run", "close", "--json"]);
+    assert!(now.status.success(), "{}", stderr(&now));
+    let report: Value = serde_json::from_slice(&now.stdout).unwrap();
+    assert_eq!(report["occurrence"], Value::Null);
+    assert_eq!(report["status"], "done");
+    assert!(
+        wyckoff(h, &["schedule", "remove", "close"])
+            .status
+            .success()
+    );
+    assert!(listed(h, "2026-12-10 15:10").is_empty());
+}
+
+#[test]
+fn bad_schedules_are_refused_naming_the_problem_and_nothing_is_stored() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let cases: [(&[&str], &str); 7] = [
+        (&["--at", "9:25", "--job", "screen"], "not a time of day"),
+        (
+            &["--at", "09:25", "--days", "weekend", "--job", "screen"],
+            "names no days",
+        ),
+        (
+            &["--cron", "61 * * * *", "--job", "screen"],
+            "minute: 61 is outside 0–59",
+        ),
+        (&["--cron", "0 9 * *", "--job", "sync"], "expected 5 fields"),
+        (&["--at", "09:25"], "--job <JOB>"),
+        (&["--at", "09:25", "--job", "backtest"], "needs --start"),
+        // no model is configured in this data home
+        (
+            &["--at", "09:25", "--prompt", "/checkup"],
+            "a prompt needs a model",
+        ),
+    ];
+    for (args, why) in cases {
+        let out = wyckoff_cli(h)
+            .args(["schedule", "add", "x"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{args:?}: {}", stderr(&out));
+    }
+    assert!(listed(h, "2026-12-04 10:00").is_empty());
+    let dup = ["schedule", "add", "x", "--at", "09:25", "--job", "screen"];
+    assert!(wyckoff(h, &dup).status.success());
+    let again = wyckoff(h, &dup);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr(&again).contains("already exists"),
+        "{}",
+        stderr(&again)
+    );
+    let missing = wyckoff(h, &["schedule", "run", "nope"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("no schedule named 'nope'"));
+    let clock = wyckoff(h, &["daemon", "--once", "--now", "tomorrow"]);
+    assert_eq!(clock.status.code(), Some(2));
+    assert!(stderr(&clock).contains("YYYY-MM-DD HH:MM"));
+}
+
+fn spawn_daemon(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
+    let mut cmd = wyckoff_cli(home);
+    cmd.arg("daemon").args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_second_daemon_on_one_home_says_so_and_exits_2() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut first = spawn_daemon(h, &[], &[]);
+    let lock = h.join("run/daemon.lock");
+    let started = Instant::now();
+    // The first one holds the lock once it exists; give it a moment to take it.
+    while !lock.exists() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let second = wyckoff(h, &["daemon", "--once"]);
+    let _ = first.kill();
+    let _ = first.wait();
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("another daemon is running"),
+        "{}",
+        stderr(&second)
+    );
+    // With the first gone, a pass runs.
+    assert!(wyckoff(h, &["daemon", "--once"]).status.success());
+}
+
+/// A prompt schedule whose model never answers: the daemon is killed mid-run; the next
+/// pass marks the run interrupted and does not run that due time again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_daemon_killed_mid_run_leaves_it_interrupted_and_not_run_twice() {
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["不会送出"]).gated("never"),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_path_buf();
+    wyckoff_e2e::webdriver::mock_model_settings(&h, &format!("{}/v1", server.url()));
+    let env = [("WYCKOFF_KEY_MOCK", "sk-schedule-e2e-123456")];
+    let mut add = wyckoff_cli(&h);
+    add.args([
+        "schedule",
+        "add",
+        "checkup",
+        "--at",
+        "15:05",
+        "--prompt",
+        "/checkup",
+        "--now",
+        "2026-12-03 16:00",
+    ]);
+    add.env(env[0].0, env[0].1);
+    let added = add.output().unwrap();
+    assert!(added.status.success(), "{}", stderr(&added));
+
+    let mut daemon = spawn_daemon(&h, &["--once", "--now", "2026-12-04 15:10"], &env);
+    let started = Instant::now();
+    while server.requests_to(Route::Openai).is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no model call");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    daemon.kill().unwrap(); // SIGKILL
+    daemon.wait().unwrap();
+
+    let h2 = h.clone();
+    let runs = tokio::task::spawn_blocking(move || {
+        let mut again = wyckoff_cli(&h2);
+        again.args(["daemon", "--once", "--json", "--now", "2026-12-04 15:10"]);
+        again.env("WYCKOFF_KEY_MOCK", "sk-schedule-e2e-123456");
+        again.output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(runs.status.success(), "{}", stderr(&runs));
+    assert_eq!(stdout(&runs).trim(), "", "the due time ran twice");
+    assert_eq!(server.requests_to(Route::Openai).len(), 1);
+    let h3 = h.clone();
+    let list = tokio::task::spawn_blocking(move || listed(&h3, "2026-12-04 15:10"))
+        .await
+        .unwrap();
+    let run = &list[0]["runs"][0];
+    assert_eq!(run["status"], "interrupted", "{list:?}");
+    assert_eq!(run["occurrence"], "2026-12-04 15:05");
+    assert!(run["conversation_id"].is_null() || run["conversation_id"].is_string());
+}
+
+#[test]
+fn install_writes_a_systemd_user_unit() {
+    let home = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let out = wyckoff_cli(home.path())
+        .args(["daemon", "install"])
+        .env("XDG_CONFIG_HOME", config.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let unit =
+        std::fs::read_to_string(config.path().join("systemd/user/wyckoff-daemon.service")).unwrap();
+    assert!(unit.contains(" daemon\n"), "{unit}");
+    assert!(unit.contains(&format!("WYCKOFF_HOME={}", home.path().display())));
+    assert!(stdout(&out).contains("systemctl --user enable --now wyckoff-daemon"));
+}
