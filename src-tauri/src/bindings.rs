@@ -3,8 +3,8 @@
 use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
-    app, chat, conversations, keys, markdown, market, memory, overview, portfolio, settings,
-    skills, subagents, sync, tasks,
+    app, chat, conversations, keys, markdown, market, memory, overview, portfolio, schedules,
+    settings, skills, subagents, sync, tasks,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -54,12 +54,18 @@ pub fn builder() -> Builder<tauri::Wry> {
             skills::list_skills,
             skills::open_skills_folder,
             subagents::sub_agent_roles,
+            schedules::list_schedules,
+            schedules::add_schedule,
+            schedules::set_schedule_enabled,
+            schedules::remove_schedule,
+            schedules::run_schedule_now,
         ])
         .events(collect_events![
             settings::SettingsChanged,
             crate::tasks::TaskChanged,
             crate::tray::OpenConversation,
             crate::chat::ConversationEvent,
+            crate::schedules::ScheduleRan,
         ])
         // Inside `ConversationEvent` and the CLI's `--json`: exported by name too.
         .typ::<wyckoff_protocol::RuntimeEvent>()

@@ -16,6 +16,7 @@ use tokio::sync::OnceCell;
 use wyckoff_agent::{EventSink, NullSink, PendingApprovals};
 use wyckoff_config::{DataHome, Secrets, Settings};
 use wyckoff_protocol::{RuntimeEvent, TurnKind};
+use wyckoff_session::scheduler::Scheduler;
 use wyckoff_session::{
     ConversationHub, HubOptions, ModelOverrides, Services, SessionError, TurnMeta, TurnOutput,
 };
@@ -73,6 +74,8 @@ impl TurnOutput for AppOutput {
 pub struct ChatState {
     /// Opened once for the process, on first use.
     hub: OnceCell<Arc<ConversationHub>>,
+    /// Runs schedules over the hub (opened with it; absent if it could not open).
+    scheduler: std::sync::OnceLock<Arc<Scheduler>>,
     approvals: Arc<PendingApprovals>,
     /// The app asked to exit once (memories are being extracted).
     exiting: AtomicBool,
@@ -129,14 +132,31 @@ impl ChatState {
         if let Some(app) = self.app.get() {
             crate::tasks::watch(app.clone(), services.background().clone());
         }
-        Ok(ConversationHub::new(
+        let hub = ConversationHub::new(
             services,
             HubOptions {
                 overrides: ModelOverrides::default(),
                 approver: self.approvals.clone(),
                 output: Arc::new(AppOutput(self.app.get().cloned())),
             },
-        ))
+        );
+        match Scheduler::open(hub.clone(), chrono::Utc::now()).await {
+            Ok(scheduler) => {
+                let scheduler = Arc::new(scheduler);
+                if let Some(app) = self.app.get() {
+                    crate::schedules::watch(app.clone(), scheduler.clone());
+                }
+                let _ = self.scheduler.set(scheduler);
+            }
+            // The chat and the market work without schedules.
+            Err(e) => tracing::error!("schedules unavailable: {e}"),
+        }
+        Ok(hub)
+    }
+
+    /// The schedules' runner, once the hub is open.
+    pub fn scheduler(&self) -> Option<&Arc<Scheduler>> {
+        self.scheduler.get()
     }
 
     /// The process's services, with `settings` applied (see [`ChatState::hub`]).

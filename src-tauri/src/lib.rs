@@ -6,6 +6,7 @@ mod bindings;
 mod chat;
 mod commands;
 mod rendering;
+mod schedules;
 mod settings_store;
 mod state;
 mod tasks;

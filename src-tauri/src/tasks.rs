@@ -82,6 +82,18 @@ pub fn should_notify(enabled: bool, visible: bool, focused: bool) -> bool {
 /// Raises a desktop notification when the setting is on and the window is hidden or not
 /// focused. A desktop without a notification service is logged; the panel still shows it.
 fn notify_if_away(app: &AppHandle, task: &TaskInfo) {
+    notify_when_away(app, task.session_id.clone(), |zh| {
+        notification_text(task, zh)
+    });
+}
+
+/// The desktop notification `text` words (in the UI language) when the setting is on and
+/// the user is not looking at the window; clicking it opens `conversation`.
+pub fn notify_when_away(
+    app: &AppHandle,
+    conversation: Option<String>,
+    text: impl FnOnce(bool) -> (String, String),
+) {
     let settings = app.state::<AppState>().settings();
     let (visible, focused) = app
         .get_webview_window("main")
@@ -96,8 +108,7 @@ fn notify_if_away(app: &AppHandle, task: &TaskInfo) {
         return;
     }
     let zh = matches!(settings.language, wyckoff_config::settings::Language::Zh);
-    let (title, body) = notification_text(task, zh);
-    let conversation = task.session_id.clone();
+    let (title, body) = text(zh);
     let app = app.clone();
     // notify-rust blocks on D-Bus (and on the user's click): keep it off the runtime.
     std::thread::spawn(move || match send_desktop(&title, &body) {
@@ -105,7 +116,7 @@ fn notify_if_away(app: &AppHandle, task: &TaskInfo) {
             tracing::info!(title, "desktop notification sent");
             sent.on_activate(move || crate::tray::open_conversation(&app, conversation.as_deref()));
         }
-        Err(e) => tracing::warn!("no desktop notification ({e}); the task panel shows it"),
+        Err(e) => tracing::warn!("no desktop notification ({e}); the window shows it"),
     });
 }
 

@@ -112,12 +112,26 @@ export const commands = {
 	openSkillsFolder: () => typedError<string, ChatError>(__TAURI_INVOKE("open_skills_folder")),
 	/**  Every sub-agent role's limits. */
 	subAgentRoles: () => __TAURI_INVOKE<SubAgentRoleLimits[]>("sub_agent_roles"),
+	listSchedules: () => typedError<ScheduleView[], ScheduleError>(__TAURI_INVOKE("list_schedules")),
+	/**
+	 *  Adds a schedule; refused (nothing stored) for a bad rule, a taken name, or a prompt
+	 *  with no model configured.
+	 */
+	addSchedule: (schedule: NewSchedule) => typedError<ScheduleView, ScheduleError>(__TAURI_INVOKE("add_schedule", { schedule })),
+	setScheduleEnabled: (name: string, enabled: boolean) => typedError<null, ScheduleError>(__TAURI_INVOKE("set_schedule_enabled", { name, enabled })),
+	removeSchedule: (name: string) => typedError<null, ScheduleError>(__TAURI_INVOKE("remove_schedule", { name })),
+	/**
+	 *  Runs a schedule now (its task shows in the task panel meanwhile); answers when it has
+	 *  finished, with the run.
+	 */
+	runScheduleNow: (name: string) => typedError<ScheduleRunView, ScheduleError>(__TAURI_INVOKE("run_schedule_now", { name })),
 };
 
 /** Events */
 export const events = {
 	conversationEvent: makeEvent<ConversationEvent, ConversationEvent>("conversation-event"),
 	openConversation: makeEvent<OpenConversation, OpenConversation>("open-conversation"),
+	scheduleRan: makeEvent<ScheduleRan, ScheduleRan>("schedule-ran"),
 	settingsChanged: makeEvent<SettingsChanged, SettingsChanged>("settings-changed"),
 	taskChanged: makeEvent<TaskChanged, TaskChanged>("task-changed"),
 };
@@ -327,6 +341,13 @@ export type DataStatusView = {
 	sources: string[],
 };
 
+/**  Which days a time-of-day schedule runs on. */
+export type Days = 
+/**  Shanghai exchange trading days (the bundled calendar). */
+{ type: "trading" } | { type: "daily" } | 
+/**  These weekdays, Monday = 1 … Sunday = 7. */
+{ type: "weekdays"; days: number[] };
+
 /**  The kinds of answer an approval request may receive. */
 export type DecisionKind = "allow_once" | "allow_always" | "edit" | "deny";
 
@@ -380,6 +401,13 @@ export type IndexQuote = {
 	date: string | null,
 	data_status: string,
 };
+
+/**  What a schedule does. */
+export type Job = 
+/**  Model-free work as a background task: a screen, a backtest, a full sync. */
+{ type: "task"; request: TaskRequest } | 
+/**  A prompt or a `/skill` for the agent, in the schedule's own conversation. */
+{ type: "prompt"; text: string };
 
 /**  Where a key currently comes from. */
 export type KeySource = "environment" | "keychain" | 
@@ -473,6 +501,13 @@ export type ModelEntry = {
 	output_price_per_mtok: number | null,
 };
 
+/**  A new schedule from the form. */
+export type NewSchedule = {
+	name: string,
+	when: When,
+	job: Job,
+};
+
 /**  Asks the UI to show a conversation (from a notification or the tray). */
 export type OpenConversation = {
 	conversation_id: string | null,
@@ -564,6 +599,10 @@ export type RegimeReason =
 /**  No stock bars at all (the funnel had nothing to read). */
 { type: "no_bars" } | { type: "too_few_benchmark_bars"; need: number } | { type: "bear_structure" } | { type: "bull_structure" } | { type: "neutral_structure" } | { type: "breadth_weak"; pct_above_ma20: number | null; threshold: number | null } | { type: "breadth_strong"; pct_above_ma20: number | null; threshold: number | null } | { type: "breadth_collapsed" } | { type: "index_strong_breadth_thin" } | { type: "few_stocks_up"; up_ratio_pct: number | null; threshold: number | null } | { type: "panic_confirmed" } | { type: "panic_price_only" } | { type: "panic_repair" } | { type: "panic_repair_confirmed" } | { type: "bear_rebound" };
 
+export type RunStatus = "running" | "done" | "failed" | 
+/**  The process running it ended mid-run. */
+"interrupted";
+
 /**
  *  Everything the agent runtime tells its listeners during a turn. The same JSON goes
  *  over IPC, out of `wyckoff run --json` (one object per line) and into scratchpads.
@@ -603,6 +642,45 @@ turn: Usage } | { type: "background_task"; task: TaskInfo } |
 { type: "task_notice"; notice: TaskNotice } | 
 /**  Progress of a sub-agent started by a delegate_to_* tool. */
 { type: "sub_agent"; agent: string; call_id: string; kind: string; text: string } | { type: "warning"; message: string } | { type: "done"; text: string; elapsed_ms: number } | { type: "turn_cancelled" } | { type: "turn_failed"; kind: ErrorKind; message: string };
+
+export type ScheduleError = 
+/**  The input is wrong (a bad time, a name taken, no model for a prompt): nothing stored. */
+{ type: "invalid"; message: string } | { type: "not_found"; message: string } | { type: "other"; message: string };
+
+/**  A scheduled run finished (the Schedules page refreshes). */
+export type ScheduleRan = {
+	run: ScheduleRunView,
+};
+
+/**  One run of a schedule, as the window shows it. */
+export type ScheduleRunView = {
+	id: number,
+	schedule: string,
+	/**  Beijing `YYYY-MM-DD HH:MM`; none for "run now". */
+	occurrence: string | null,
+	catch_up: boolean,
+	status: RunStatus,
+	summary: string | null,
+	error: string | null,
+	task_id: string | null,
+	conversation_id: string | null,
+	/**  RFC 3339. */
+	started_at: string | null,
+	finished_at: string | null,
+};
+
+export type ScheduleView = {
+	name: string,
+	when: When,
+	job: Job,
+	enabled: boolean,
+	/**  Beijing `YYYY-MM-DD HH:MM`. */
+	next_due: string | null,
+	/**  Past the bundled calendar's end: a weekday was assumed to trade. */
+	next_due_assumed_trading_day: boolean,
+	/**  Newest first. */
+	runs: ScheduleRunView[],
+};
 
 export type SearchHit = {
 	conversation_id: string,
@@ -925,6 +1003,13 @@ export type WatchlistRow = {
 	/**  RFC 3339. */
 	added_at: string,
 };
+
+/**  When a schedule is due. */
+export type When = 
+/**  `HH:MM` Beijing time on `days`. */
+{ type: "at"; time: string; days: Days } | 
+/**  `minute hour day-of-month month day-of-week`, Beijing time. */
+{ type: "cron"; expr: string };
 
 /**
  *  Errors of the workspace pages (overview, portfolio, sync). Tagged for the UI, which

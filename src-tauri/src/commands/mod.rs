@@ -10,6 +10,7 @@ pub mod market;
 pub mod memory;
 pub mod overview;
 pub mod portfolio;
+pub mod schedules;
 pub mod settings;
 pub mod skills;
 pub mod subagents;

@@ -10,7 +10,7 @@ use wyckoff_tools::jobs::TaskRequest;
 use crate::when::{When, WhenError, format_minute, parse_minute};
 
 /// What a schedule does.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Job {
     /// Model-free work as a background task: a screen, a backtest, a full sync.
@@ -37,7 +37,7 @@ pub struct Schedule {
     pub conversation_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Running,
@@ -312,7 +312,7 @@ impl ScheduleStore {
     /// occurrence stays taken: it is not run twice).
     pub async fn mark_interrupted(
         &self,
-        is_alive: &dyn Fn(&str) -> bool,
+        is_alive: &(dyn Fn(&str) -> bool + Sync),
         now: DateTime<Utc>,
     ) -> Result<usize, StoreError> {
         let running: Vec<(i64, Option<String>)> =

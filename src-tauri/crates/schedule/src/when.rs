@@ -8,7 +8,7 @@ use wyckoff_market::TradingCalendar;
 use wyckoff_market::date::to_yyyymmdd;
 
 /// Which days a time-of-day schedule runs on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Days {
     /// Shanghai exchange trading days (the bundled calendar).
@@ -21,7 +21,7 @@ pub enum Days {
 }
 
 /// When a schedule is due.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum When {
     /// `HH:MM` Beijing time on `days`.

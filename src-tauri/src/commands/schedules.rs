@@ -1,0 +1,206 @@
+//! Settings → Schedules: list (with the next due time and recent runs), add, enable,
+//! remove, run now. Thin adapters over `wyckoff_schedule` and `wyckoff_session::scheduler`.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use tauri::{AppHandle, State};
+use wyckoff_schedule::when::{beijing, format_minute};
+use wyckoff_schedule::{Job, Schedule, StoreError, When};
+use wyckoff_session::ModelOverrides;
+use wyckoff_session::scheduler::{Scheduler, SchedulerError};
+
+use crate::chat::ChatState;
+use crate::commands::chat::{ChatError, hub};
+use crate::schedules::ScheduleRunView;
+use crate::state::AppState;
+
+/// Runs listed per schedule.
+const RUNS_SHOWN: u32 = 20;
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ScheduleError {
+    /// The input is wrong (a bad time, a name taken, no model for a prompt): nothing stored.
+    Invalid {
+        message: String,
+    },
+    NotFound {
+        message: String,
+    },
+    Other {
+        message: String,
+    },
+}
+
+impl From<StoreError> for ScheduleError {
+    fn from(e: StoreError) -> Self {
+        let message = e.to_string();
+        match e {
+            StoreError::NotFound(_) => ScheduleError::NotFound { message },
+            StoreError::Exists(_) | StoreError::BadName(_) | StoreError::When(_) => {
+                ScheduleError::Invalid { message }
+            }
+            _ => ScheduleError::Other { message },
+        }
+    }
+}
+
+impl From<SchedulerError> for ScheduleError {
+    fn from(e: SchedulerError) -> Self {
+        match e {
+            SchedulerError::Store(s) => s.into(),
+            other => ScheduleError::Other {
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+impl From<ChatError> for ScheduleError {
+    fn from(e: ChatError) -> Self {
+        let message = match e {
+            ChatError::Busy => "a turn is running".to_owned(),
+            ChatError::Setup { message }
+            | ChatError::NotFound { message }
+            | ChatError::UnknownSkill { message }
+            | ChatError::Other { message } => message,
+        };
+        ScheduleError::Other { message }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ScheduleView {
+    pub name: String,
+    pub when: When,
+    pub job: Job,
+    pub enabled: bool,
+    /// Beijing `YYYY-MM-DD HH:MM`.
+    pub next_due: Option<String>,
+    /// Past the bundled calendar's end: a weekday was assumed to trade.
+    pub next_due_assumed_trading_day: bool,
+    /// Newest first.
+    pub runs: Vec<ScheduleRunView>,
+}
+
+/// A new schedule from the form.
+#[derive(Debug, Clone, Deserialize, Type)]
+pub struct NewSchedule {
+    pub name: String,
+    pub when: When,
+    pub job: Job,
+}
+
+async fn scheduler(state: &AppState, chat: &ChatState) -> Result<Arc<Scheduler>, ScheduleError> {
+    hub(state, chat).await?;
+    chat.scheduler()
+        .cloned()
+        .ok_or_else(|| ScheduleError::Other {
+            message: "schedules could not be opened (see the log)".into(),
+        })
+}
+
+async fn view(scheduler: &Scheduler, s: Schedule) -> Result<ScheduleView, ScheduleError> {
+    let next = scheduler.next(&s, Utc::now())?;
+    let runs = scheduler.store().runs(&s.name, RUNS_SHOWN).await?;
+    Ok(ScheduleView {
+        next_due: next.map(|o| format_minute(o.at)),
+        next_due_assumed_trading_day: next.is_some_and(|o| o.assumed_trading_day),
+        runs: runs.into_iter().map(Into::into).collect(),
+        name: s.name,
+        when: s.when,
+        job: s.job,
+        enabled: s.enabled,
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn list_schedules(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<Vec<ScheduleView>, ScheduleError> {
+    let scheduler = scheduler(&state, &chat).await?;
+    let mut out = Vec::new();
+    for s in scheduler.store().list().await? {
+        out.push(view(&scheduler, s).await?);
+    }
+    Ok(out)
+}
+
+/// Adds a schedule; refused (nothing stored) for a bad rule, a taken name, or a prompt
+/// with no model configured.
+#[tauri::command]
+#[specta::specta]
+pub async fn add_schedule(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    schedule: NewSchedule,
+) -> Result<ScheduleView, ScheduleError> {
+    let scheduler = scheduler(&state, &chat).await?;
+    if let Job::Prompt { text } = &schedule.job {
+        if text.trim().is_empty() {
+            return Err(ScheduleError::Invalid {
+                message: "the prompt is empty".into(),
+            });
+        }
+        let hub = hub(&state, &chat).await?;
+        hub.services()
+            .check_model(&ModelOverrides::default())
+            .map_err(|e| ScheduleError::Invalid {
+                message: format!("a prompt needs a model: {e}"),
+            })?;
+    }
+    let s = Schedule {
+        name: schedule.name.trim().to_owned(),
+        when: schedule.when,
+        job: schedule.job,
+        enabled: true,
+        created_at: beijing(Utc::now()),
+        conversation_id: None,
+    };
+    scheduler.store().add(&s).await?;
+    view(&scheduler, s).await
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn set_schedule_enabled(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    name: String,
+    enabled: bool,
+) -> Result<(), ScheduleError> {
+    let scheduler = scheduler(&state, &chat).await?;
+    Ok(scheduler.store().set_enabled(&name, enabled).await?)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn remove_schedule(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    name: String,
+) -> Result<(), ScheduleError> {
+    let scheduler = scheduler(&state, &chat).await?;
+    Ok(scheduler.store().remove(&name).await?)
+}
+
+/// Runs a schedule now (its task shows in the task panel meanwhile); answers when it has
+/// finished, with the run.
+#[tauri::command]
+#[specta::specta]
+pub async fn run_schedule_now(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    name: String,
+) -> Result<ScheduleRunView, ScheduleError> {
+    let scheduler = scheduler(&state, &chat).await?;
+    let report = scheduler.run_now(&name, Utc::now()).await?;
+    crate::schedules::announce(&app, &report);
+    Ok((&report).into())
+}
