@@ -1,25 +1,45 @@
 //! `run_backtest` (REFERENCE §14.11, the seed's heavy tool): the funnel's signals replayed
 //! day by day over the local bar cache under A-share rules (the engine's backtest). The
 //! CLI's `wyckoff backtest` and the background tool run this same function.
+//!
+//! Every sweepable argument (hold days, stop-loss, take-profit, top-n, entry, triggers) also
+//! takes several values — a JSON array, or a string `5,10,20` / `5..20:5` — and then every
+//! combination runs as a sweep (the engine's `backtest::sweep`): one preparation of the
+//! funnel and one screen per day shared by all, progress in combinations done / total, the
+//! same cancellation. One value everywhere is the plain backtest, its output unchanged.
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{ProgressHandle, ToolError};
+use wyckoff_engine::backtest::sweep::{
+    Coords, MAX_COMBINATIONS, RawSweepArgs, SweepGrid, SweepMetric, SweepProgress, SweepReport,
+    run_sweep,
+};
 use wyckoff_engine::backtest::{
-    BacktestArgs, BacktestError, BacktestResult, FunnelSignals, RawBacktestArgs, SignalSource,
+    BacktestArgs, BacktestError, BacktestResult, FunnelSignals, SignalSource,
     run_backtest_cancellable,
 };
 use wyckoff_engine::{Cancel, Universe};
-use wyckoff_market::MarketData;
+use wyckoff_market::{MarketData, UniverseReport};
 
-use crate::common::{iso, opt_f64, opt_i64, opt_str, round_tree};
+use crate::common::{iso, opt_str, round_tree};
 
 pub const NAME: &str = "run_backtest";
 pub const DISPLAY_NAME: &str = "策略回测";
 pub const DESCRIPTION: &str = "回测威科夫漏斗策略（后台任务）：在 [start, end] 的每个交易日只用当日收盘前已知的K线重跑漏斗，\
 次日开盘（或当日收盘）买入前 top_n 只候选，持有 hold_days 个交易日，带止损/止盈；按 A 股规则：T+1、100 股一手、\
 涨停不买跌停不卖（按板块与 ST 区分涨跌幅）、佣金万2.5最低5元、卖出印花税（2023-08-28 起减半）、过户费。\
-返回总收益、年化、最大回撤、胜率、盈亏比、夏普、换手、每笔交易、每日净值曲线，以及同期沪深300（缺失时上证）收益。立即返回 task_id。";
+返回总收益、年化、最大回撤、胜率、盈亏比、夏普、换手、每笔交易、每日净值曲线，以及同期沪深300（缺失时上证）收益。\
+参数扫描：hold_days、stop_loss_pct、take_profit_pct、top_n、entry_price_mode、triggers 可给多个取值（数组，或 \"5,10,20\"、\"5..20:5\" 形式的字符串），\
+对所有组合回测（共用每日信号，最多 1000 个组合），返回每个组合的指标表、按 best_by 选出的最佳组合及其稳定性（相邻参数组合的表现，0–1）和最佳组合的完整回测。立即返回 task_id。";
+
+/// A sweepable argument's schema: one value, a list, or a spec string.
+fn sweepable(one: Value, description: &str) -> Value {
+    json!({
+        "anyOf": [one.clone(), {"type": "array", "items": one, "minItems": 1}, {"type": "string"}],
+        "description": description,
+    })
+}
 
 pub fn parameters() -> Value {
     json!({
@@ -27,12 +47,14 @@ pub fn parameters() -> Value {
         "properties": {
             "start": {"type": "string", "description": "开始日期 YYYY-MM-DD，默认 180 天前"},
             "end": {"type": "string", "description": "结束日期 YYYY-MM-DD，默认昨天"},
-            "hold_days": {"type": "integer", "description": "持有交易日数，1–60，默认 10"},
-            "top_n": {"type": "integer", "description": "每日买入候选数（也是持仓上限），0–20，默认 4"},
+            "hold_days": sweepable(json!({"type": "integer"}), "持有交易日数，1–60，默认 10；多个取值则扫描，如 [5,10,20] 或 \"5..20:5\""),
+            "top_n": sweepable(json!({"type": "integer"}), "每日买入候选数（也是持仓上限），0–20，默认 4；可扫描"),
             "board": {"type": "string", "description": "all / main / chinext / star / bse，默认 all"},
-            "stop_loss_pct": {"type": "number", "description": "止损百分比（≤0），默认 -8"},
-            "take_profit_pct": {"type": "number", "description": "止盈百分比（≥0，0 表示不止盈），默认 0"},
-            "entry_price_mode": {"type": "string", "enum": ["open", "close", "tail_1455"], "description": "open 次日开盘买入（默认）；close/tail_1455 信号日收盘买入"}
+            "stop_loss_pct": sweepable(json!({"type": "number"}), "止损百分比，默认 -8（-8 与 8 都表示跌 8% 止损）；可扫描"),
+            "take_profit_pct": sweepable(json!({"type": "number"}), "止盈百分比（≥0，0 表示不止盈），默认 0；可扫描"),
+            "entry_price_mode": sweepable(json!({"type": "string", "enum": ["open", "close", "tail_1455"]}), "open 次日开盘买入（默认）；close/tail_1455 信号日收盘买入；可扫描，如 [\"open\",\"close\"]"),
+            "triggers": sweepable(json!({"type": "string"}), "选股用的 L4 触发器集合，用 + 连接：spring / evr / trend_pb / sos / lps / compression，默认 spring+evr+trend_pb；可扫描，如 [\"spring+evr\",\"spring+evr+sos\"]"),
+            "best_by": {"type": "string", "enum": ["sharpe", "return", "annualized", "max_drawdown", "win_rate", "profit_factor"], "description": "扫描时按哪个指标选最佳组合，默认 sharpe（max_drawdown 取最小）"}
         },
         "additionalProperties": false
     })
@@ -42,11 +64,14 @@ fn today(md: &MarketData) -> u32 {
     wyckoff_market::date::to_yyyymmdd(md.clock().now_shanghai().date())
 }
 
+/// Progress from a worker thread: (stage, detail, fraction), sent to the async side.
+type ProgressTx = tokio::sync::mpsc::UnboundedSender<(&'static str, String, f32)>;
+
 /// Signals with progress: one report every few simulated days, sent to the async side
 /// (the task-local progress reporter lives there, not on the worker thread).
 struct Reporting<'u> {
     inner: FunnelSignals<'u>,
-    tx: tokio::sync::mpsc::UnboundedSender<(String, f32)>,
+    tx: ProgressTx,
     done: usize,
     total: usize,
 }
@@ -57,6 +82,7 @@ impl SignalSource for Reporting<'_> {
         if self.done == 1 || self.done.is_multiple_of(5) || self.done == self.total {
             let fraction = 0.1 + 0.85 * self.done as f32 / self.total.max(1) as f32;
             let _ = self.tx.send((
+                "逐日回测",
                 format!("{} ({}/{})", iso(day), self.done, self.total),
                 fraction,
             ));
@@ -71,7 +97,7 @@ fn backtest_worker(
     universe: &Universe,
     args: &BacktestArgs,
     cancel: &dyn Cancel,
-    tx: tokio::sync::mpsc::UnboundedSender<(String, f32)>,
+    tx: ProgressTx,
 ) -> Result<(BacktestResult, usize), BacktestError> {
     let total = {
         let mut d: Vec<u32> = universe
@@ -85,7 +111,7 @@ fn backtest_worker(
         d.len()
     };
     let mut screened_days = 0;
-    let outcome = FunnelSignals::cancellable(universe, args.board, cancel)
+    let outcome = FunnelSignals::with_triggers(universe, args.board, args.triggers, cancel)
         .map_err(BacktestError::from)
         .and_then(|inner| {
             let mut signals = Reporting {
@@ -109,24 +135,137 @@ fn backtest_worker(
     outcome
 }
 
-/// Runs the backtest on validated arguments.
+/// The sweep's worker thread: every combination, progress in days screened, then
+/// combinations done / total.
+fn sweep_worker(
+    universe: &Universe,
+    grid: &SweepGrid,
+    cancel: &dyn Cancel,
+    tx: ProgressTx,
+) -> Result<Vec<(Coords, BacktestResult, usize)>, BacktestError> {
+    let outcome = run_sweep(universe, grid, cancel, &|p| {
+        let (stage, detail, fraction) = match p {
+            SweepProgress::Signals { done, total } => {
+                if !(done == 1 || done.is_multiple_of(5) || done == total) {
+                    return;
+                }
+                (
+                    "逐日信号",
+                    format!("{done}/{total} 个交易日（所有组合共用）"),
+                    0.1 + 0.6 * done as f32 / total.max(1) as f32,
+                )
+            }
+            SweepProgress::Combinations { done, total } => (
+                "组合回测",
+                format!("{done}/{total} 个组合"),
+                0.7 + 0.28 * done as f32 / total.max(1) as f32,
+            ),
+        };
+        let _ = tx.send((stage, detail, fraction));
+    });
+    tracing::info!(
+        tool = NAME,
+        combinations = grid.len(),
+        cancelled = matches!(outcome, Err(BacktestError::Cancelled)),
+        "sweep worker finished"
+    );
+    outcome.map(|cells| {
+        cells
+            .into_iter()
+            .map(|c| (c.coords, c.result, c.regime_gated_days))
+            .collect()
+    })
+}
+
+/// A sweepable argument as a value spec: a number, a string (`5,10,20`, `5..20:5`), or an
+/// array of numbers and strings (joined with commas); absent, null or empty = the default.
+fn value_spec(args: &Value, key: &str) -> Result<Option<String>, ToolError> {
+    let bad = || {
+        ToolError::InvalidArgs(format!(
+            "{key} 应是一个值、一个数组，或 \"5,10,20\" / \"5..20:5\" 形式的字符串"
+        ))
+    };
+    let one = |v: &Value| match v {
+        Value::Number(n) => Ok(n.to_string()),
+        Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_owned()),
+        _ => Err(bad()),
+    };
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::Array(items)) if !items.is_empty() => items
+            .iter()
+            .map(one)
+            .collect::<Result<Vec<_>, _>>()
+            .map(|v| Some(v.join(","))),
+        Some(v) => one(v).map(Some),
+    }
+}
+
+/// Runs `work` on a thread of its own, forwarding its progress to `progress`. The thread
+/// checks the flag every day (and every layer of a day's screen), so once this future is
+/// dropped — a cancelled task, app shutdown, Ctrl-C — it stops within a day's work.
+async fn on_worker<T: Send + 'static>(
+    progress: &ProgressHandle,
+    work: impl FnOnce(&dyn Cancel, ProgressTx) -> Result<T, BacktestError> + Send + 'static,
+) -> Result<T, ToolError> {
+    let stop = CancellationToken::new();
+    let _stop_when_dropped = stop.clone().drop_guard();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name(NAME.into())
+        .spawn(move || {
+            let _ = done_tx.send(work(&|| stop.is_cancelled(), tx));
+        })
+        .map_err(|e| ToolError::Failed(format!("无法启动回测线程: {e}")))?;
+    while let Some((stage, detail, fraction)) = rx.recv().await {
+        progress.report(stage, &detail, Some(fraction));
+    }
+    match done_rx.await {
+        Err(_) => Err(ToolError::Failed("回测任务异常中止".into())),
+        Ok(Err(BacktestError::Cancelled)) => Err(ToolError::Cancelled),
+        Ok(Err(e)) => Err(ToolError::InvalidArgs(e.to_string())),
+        Ok(Ok(done)) => Ok(done),
+    }
+}
+
+/// Runs the backtest — or the sweep, when an argument has several values — on validated
+/// arguments.
 pub async fn run(
     md: &MarketData,
     args: &Value,
     progress: &ProgressHandle,
 ) -> Result<Value, ToolError> {
-    let raw = RawBacktestArgs {
+    let specs = [
+        "hold_days",
+        "stop_loss_pct",
+        "take_profit_pct",
+        "top_n",
+        "entry_price_mode",
+        "triggers",
+    ]
+    .map(|key| value_spec(args, key));
+    let [hold, stop, take, top, entry, triggers] = specs;
+    let (hold, stop, take, top, entry, triggers) = (hold?, stop?, take?, top?, entry?, triggers?);
+    let raw = RawSweepArgs {
         start: opt_str(args, "start"),
         end: opt_str(args, "end"),
-        hold_days: opt_i64(args, "hold_days"),
-        top_n: opt_i64(args, "top_n"),
         board: opt_str(args, "board"),
-        stop_loss_pct: opt_f64(args, "stop_loss_pct"),
-        take_profit_pct: opt_f64(args, "take_profit_pct"),
-        entry_price_mode: opt_str(args, "entry_price_mode"),
+        hold_days: hold.as_deref(),
+        stop_loss_pct: stop.as_deref(),
+        take_profit_pct: take.as_deref(),
+        top_n: top.as_deref(),
+        entry_price_mode: entry.as_deref(),
+        triggers: triggers.as_deref(),
     };
-    let parsed =
-        BacktestArgs::parse(&raw, today(md)).map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
+    let grid =
+        SweepGrid::parse(&raw, today(md)).map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
+    let best_by = opt_str(args, "best_by")
+        .map(SweepMetric::parse)
+        .transpose()
+        .map_err(|e| ToolError::InvalidArgs(e.to_string()))?
+        .unwrap_or_default();
     progress.report("加载K线", "读取本地缓存", Some(0.02));
     // Everything is loaded; the backtest itself reads only bars known at each day.
     let loaded = md
@@ -140,36 +279,48 @@ pub async fn run(
         &format!("{} 只股票", universe.stocks.len()),
         Some(0.08),
     );
-    let bt_args = parsed.clone();
-    // CPU-bound: its own thread; progress comes back over a channel. The thread checks
-    // the flag every day (and every layer of a day's screen), so once this future is
-    // dropped — a cancelled task, app shutdown, Ctrl-C — it stops within a day's work.
-    let stop = CancellationToken::new();
-    let _stop_when_dropped = stop.clone().drop_guard();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name(NAME.into())
-        .spawn(move || {
-            let outcome = backtest_worker(&universe, &bt_args, &|| stop.is_cancelled(), tx);
-            let _ = done_tx.send(outcome);
+    if grid.is_single() {
+        let bt_args = grid.args([0; wyckoff_engine::backtest::sweep::AXES]);
+        let (result, gated) = on_worker(progress, move |cancel, tx| {
+            backtest_worker(&universe, &bt_args, cancel, tx)
         })
-        .map_err(|e| ToolError::Failed(format!("无法启动回测线程: {e}")))?;
-    while let Some((detail, fraction)) = rx.recv().await {
-        progress.report("逐日回测", &detail, Some(fraction));
+        .await?;
+        progress.report(
+            "汇总",
+            &format!("{} 个交易日", result.trading_days),
+            Some(0.98),
+        );
+        let mut v = single_value(&result, gated, &report)?;
+        round_tree(&mut v);
+        return Ok(v);
     }
-    let (result, gated) = match done_rx.await {
-        Err(_) => return Err(ToolError::Failed("回测任务异常中止".into())),
-        Ok(Err(BacktestError::Cancelled)) => return Err(ToolError::Cancelled),
-        Ok(Err(e)) => return Err(ToolError::InvalidArgs(e.to_string())),
-        Ok(Ok(done)) => done,
-    };
-    progress.report(
-        "汇总",
-        &format!("{} 个交易日", result.trading_days),
-        Some(0.98),
-    );
-    let mut v = serde_json::to_value(&result).map_err(|e| ToolError::Failed(e.to_string()))?;
+    let sweep_grid = grid.clone();
+    let cells = on_worker(progress, move |cancel, tx| {
+        sweep_worker(&universe, &sweep_grid, cancel, tx)
+    })
+    .await?;
+    progress.report("汇总", &format!("{} 个组合", cells.len()), Some(0.98));
+    let mut v = sweep_value(&grid, cells, best_by, &report)?;
+    round_tree(&mut v);
+    Ok(v)
+}
+
+fn to_value(v: &impl serde::Serialize) -> Result<Value, ToolError> {
+    serde_json::to_value(v).map_err(|e| ToolError::Failed(e.to_string()))
+}
+
+fn cache_value(report: &UniverseReport) -> Value {
+    json!({"stocks": report.stocks, "last_date": report.last_date.map(iso), "skipped": report.skipped.len(), "missing_benchmarks": report.missing_benchmarks})
+}
+
+/// A single backtest as the tool reports it: ISO dates, the period, the gated days, the
+/// cache it read.
+fn single_value(
+    result: &BacktestResult,
+    gated: usize,
+    report: &UniverseReport,
+) -> Result<Value, ToolError> {
+    let mut v = to_value(result)?;
     if let Value::Object(o) = &mut v {
         o.insert(
             "period".into(),
@@ -197,11 +348,57 @@ pub async fn run(
             "note".into(),
             json!("信号日若大盘水温不允许新开仓（regime_gated_days），回测仍按候选买入以检验选股本身；数据只来自本地缓存"),
         );
-        o.insert(
-            "cache".into(),
-            json!({"stocks": report.stocks, "last_date": report.last_date.map(iso), "skipped": report.skipped.len(), "missing_benchmarks": report.missing_benchmarks}),
-        );
+        o.insert("cache".into(), cache_value(report));
     }
-    round_tree(&mut v);
+    Ok(v)
+}
+
+/// The sweep's report (`"kind": "sweep"`) with ISO dates, the period, and the best
+/// combination's full run exactly as a single backtest of its parameters reports it.
+fn sweep_value(
+    grid: &SweepGrid,
+    cells: Vec<(Coords, BacktestResult, usize)>,
+    best_by: SweepMetric,
+    report: &UniverseReport,
+) -> Result<Value, ToolError> {
+    let cells: Vec<_> = cells
+        .into_iter()
+        .map(
+            |(coords, result, regime_gated_days)| wyckoff_engine::backtest::sweep::SweepCell {
+                coords,
+                result,
+                regime_gated_days,
+            },
+        )
+        .collect();
+    let sweep = SweepReport::new(grid, &cells, best_by);
+    let mut v = to_value(&sweep)?;
+    if let Value::Object(o) = &mut v {
+        o.insert(
+            "period".into(),
+            json!(format!(
+                "{} ~ {}",
+                iso(sweep.first_day),
+                iso(sweep.last_day)
+            )),
+        );
+        o.insert("first_day".into(), json!(iso(sweep.first_day)));
+        o.insert("last_day".into(), json!(iso(sweep.last_day)));
+        if let Some(Value::Object(g)) = o.get_mut("grid") {
+            g.insert("start".into(), json!(iso(grid.start)));
+            g.insert("end".into(), json!(iso(grid.end)));
+        }
+        let best_run = match sweep.best {
+            Some(b) => single_value(&cells[b].result, cells[b].regime_gated_days, report)?,
+            None => Value::Null,
+        };
+        o.insert("best_run".into(), best_run);
+        o.insert("max_combinations".into(), json!(MAX_COMBINATIONS));
+        o.insert(
+            "note".into(),
+            json!("每个组合与同参数的单次回测完全一致（共用每日信号）；stability 为最佳组合的相邻组合（某一参数相差一档）在全表最差与最佳之间的位置，1 = 与最佳一样好，0 = 与最差一样差；数据只来自本地缓存"),
+        );
+        o.insert("cache".into(), cache_value(report));
+    }
     Ok(v)
 }

@@ -177,3 +177,71 @@ async fn cancelling_a_screen_task_stops_its_worker() {
     let line = logged_line(&log, "screen worker finished").await;
     assert_eq!(field(&line, "cancelled"), "true", "{line}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_sweep_task_stops_its_worker() {
+    let log = log();
+    let h = home().await;
+    let n = h.days.len();
+    let args = json!({
+        "start": iso(h.days[n - 250]), "end": iso(h.days[n - 1]),
+        "hold_days": [5, 10], "stop_loss_pct": "5,8",
+    });
+    // "逐日信号" is reported from the shared daily screens, before any combination runs.
+    h.cancel_at_stage(wyckoff_tools::backtest::NAME, args, "逐日信号")
+        .await;
+    // The log is the process's: the other sweep test's worker has 6 combinations.
+    let line = logged_line(&log, "combinations=4").await;
+    assert!(line.contains("sweep worker finished"), "{line}");
+    assert_eq!(field(&line, "cancelled"), "true", "{line}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_task_reports_combinations_done_of_total_and_a_tagged_report() {
+    let h = home().await;
+    let n = h.days.len();
+    let args = json!({
+        "start": iso(h.days[n - 30]), "end": iso(h.days[n - 1]),
+        "hold_days": "3..9:3", "entry_price_mode": ["open", "close"], "top_n": 20,
+        "best_by": "return",
+    });
+    let mut events = h.tasks.subscribe();
+    let task = h
+        .tasks
+        .start_for_user(h.tool(wyckoff_tools::backtest::NAME), args)
+        .await
+        .unwrap();
+    let mut details = Vec::new();
+    let done = loop {
+        let t = tokio::time::timeout(Duration::from_secs(300), events.recv())
+            .await
+            .expect("progress")
+            .unwrap();
+        if t.task_id != task.task_id {
+            continue;
+        }
+        if t.status.is_finished() {
+            break t;
+        }
+        if t.progress.stage == "组合回测" {
+            details.push(t.progress.detail.clone());
+        }
+    };
+    assert_eq!(done.status, TaskStatus::Completed, "{done:?}");
+    assert_eq!(
+        details.last().map(String::as_str),
+        Some("6/6 个组合"),
+        "{details:?}"
+    );
+    let finished = h
+        .tasks
+        .wait_for(&task.task_id, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let result = finished.result.expect("a result");
+    assert_eq!(result["kind"], "sweep");
+    assert_eq!(result["rows"].as_array().unwrap().len(), 6);
+    assert_eq!(result["best_by"], "return");
+    assert_eq!(result["swept"], json!(["hold_days", "entry_price_mode"]));
+    assert!(result["best_run"]["trades"].is_array());
+}
