@@ -1,6 +1,10 @@
 //! `wyckoff backtest`: the funnel strategy replayed over the local cache under A-share
 //! rules, without any LLM — the same code as the `run_backtest` tool. Progress on stderr
 //! when it is a terminal. Exit status: 0 ok, 1 no data / failure, 2 bad input.
+//!
+//! A sweep: any of --hold-days, --stop-loss, --take-profit, --top-n, --entry and --triggers
+//! given several values (`5,10,20`, `FROM..TO:STEP`, or both) runs every combination (at
+//! most 1,000) and prints a table of them, the best by --best-by and its stability.
 
 use std::process::ExitCode;
 
@@ -17,24 +21,34 @@ pub struct BacktestArgs {
     /// Last day; default yesterday.
     #[arg(long, value_name = "DATE")]
     pub end: Option<String>,
-    /// Trading days to hold (1–60).
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub hold_days: i64,
-    /// Candidates bought a day, and portfolio slots (0–20).
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub top_n: i64,
+    /// Trading days to hold (1–60; default 10). Several values sweep: 5,10,20 or 5..20:5.
+    #[arg(long, value_name = "N|LIST|RANGE", allow_hyphen_values = true)]
+    pub hold_days: Option<String>,
+    /// Candidates bought a day, and portfolio slots (0–20; default 4). Sweepable.
+    #[arg(long, value_name = "N|LIST|RANGE", allow_hyphen_values = true)]
+    pub top_n: Option<String>,
     /// all, main, chinext, star or bse.
     #[arg(long, default_value = "all")]
     pub board: String,
-    /// Stop-loss in percent (≤ 0), e.g. -8.
-    #[arg(long, value_name = "PCT", default_value_t = -8.0, allow_negative_numbers = true)]
-    pub stop_loss: f64,
-    /// Take-profit in percent (≥ 0); 0 = none.
-    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
-    pub take_profit: f64,
-    /// open = the next day's open after the signal; close = the signal day's close.
-    #[arg(long, value_name = "open|close", default_value = "open")]
-    pub entry: String,
+    /// Stop-loss in percent (default -8; 8 and -8 both sell at −8 %). Sweepable: 5,8 or
+    /// 4..10:2.
+    #[arg(long, value_name = "PCT|LIST|RANGE", allow_hyphen_values = true)]
+    pub stop_loss: Option<String>,
+    /// Take-profit in percent (≥ 0; default 0 = none). Sweepable.
+    #[arg(long, value_name = "PCT|LIST|RANGE", allow_hyphen_values = true)]
+    pub take_profit: Option<String>,
+    /// open = the next day's open after the signal (default); close = the signal day's
+    /// close. Sweepable: open,close.
+    #[arg(long, value_name = "open|close|LIST")]
+    pub entry: Option<String>,
+    /// The L4 triggers picks come from, joined with +: spring, evr, trend_pb, sos, lps,
+    /// compression (default spring+evr+trend_pb). Sweepable: spring+evr,spring+evr+sos.
+    #[arg(long, value_name = "SET|LIST")]
+    pub triggers: Option<String>,
+    /// A sweep's best combination by: sharpe (default), return, annualized, max_drawdown
+    /// (the lowest), win_rate or profit_factor.
+    #[arg(long, value_name = "METRIC")]
+    pub best_by: Option<String>,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -103,15 +117,171 @@ fn print_text(r: &Value) {
     }
 }
 
+/// Rows of cells, each column right-aligned to its widest cell.
+fn table(rows: &[Vec<String>]) -> Vec<String> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .zip(&widths)
+                .map(|(s, w)| format!("{s:>w$}"))
+                .collect::<Vec<_>>()
+                .join("  ")
+        })
+        .collect()
+}
+
+/// A parameter of a sweep row as the table shows it.
+fn param(row: &Value, key: &str) -> String {
+    match &row[key] {
+        Value::Array(kinds) => kinds
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("+"),
+        Value::String(s) => s.clone(),
+        // -8.0 reads -8.
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x.fract() == 0.0 => format!("{x:.0}"),
+            _ => n.to_string(),
+        },
+        v => v.to_string(),
+    }
+}
+
+const PARAM_HEADS: [(&str, &str); 6] = [
+    ("hold_days", "hold"),
+    ("stop_loss_pct", "stop%"),
+    ("take_profit_pct", "take%"),
+    ("top_n", "top"),
+    ("entry_price_mode", "entry"),
+    ("triggers", "triggers"),
+];
+
+fn print_sweep(r: &Value) {
+    let swept: Vec<&str> = r["swept"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let rows = r["rows"].as_array().cloned().unwrap_or_default();
+    let best = r["best"].as_u64().map(|b| b as usize);
+    let best_by = r["best_by"].as_str().unwrap_or("");
+    println!(
+        "{}  ·  {} trading days  ·  {} combinations ({})  ·  best by {best_by}",
+        r["period"].as_str().unwrap_or(""),
+        r["trading_days"],
+        r["combinations"],
+        swept.join(" × "),
+    );
+    // What every row shares.
+    if let Some(first) = rows.first() {
+        let fixed: Vec<String> = PARAM_HEADS
+            .iter()
+            .filter(|(key, _)| !swept.contains(key))
+            .map(|(key, head)| format!("{head} {}", param(first, key)))
+            .collect();
+        println!("fixed: {}", fixed.join("  ·  "));
+    }
+    let shown: Vec<(&str, &str)> = PARAM_HEADS
+        .iter()
+        .copied()
+        .filter(|(key, _)| swept.contains(key))
+        .collect();
+    let mut lines: Vec<Vec<String>> = vec![
+        std::iter::once("#".to_owned())
+            .chain(shown.iter().map(|(_, head)| (*head).to_owned()))
+            .chain(
+                [
+                    "return%", "annual%", "maxDD%", "Sharpe", "win%", "PF", "trades", "turnover",
+                ]
+                .map(String::from),
+            )
+            .collect(),
+    ];
+    for (i, row) in rows.iter().enumerate() {
+        let m = &row["metrics"];
+        let mark = if best == Some(i) { "*" } else { "" };
+        lines.push(
+            std::iter::once(format!("{mark}{}", i + 1))
+                .chain(shown.iter().map(|(key, _)| param(row, key)))
+                .chain([
+                    f(&m["total_return_pct"], 2),
+                    f(&m["annualized_return_pct"], 2),
+                    f(&m["max_drawdown_pct"], 2),
+                    f(&m["sharpe"], 2),
+                    f(&m["win_rate_pct"], 1),
+                    f(&m["profit_factor"], 2),
+                    m["trades"].to_string(),
+                    f(&m["turnover"], 2),
+                ])
+                .collect(),
+        );
+    }
+    println!();
+    for line in table(&lines) {
+        println!("{line}");
+    }
+    println!();
+    let Some(b) = best else {
+        println!("best: no combination has a {best_by} value (no trades, or no losing trade)");
+        return;
+    };
+    let row = &rows[b];
+    let described: Vec<String> = shown
+        .iter()
+        .map(|(key, head)| format!("{head} {}", param(row, key)))
+        .collect();
+    println!(
+        "best #{} by {best_by}: {}  —  return {}%, Sharpe {}, max drawdown {}%",
+        b + 1,
+        described.join("  ·  "),
+        f(&row["metrics"]["total_return_pct"], 2),
+        f(&row["metrics"]["sharpe"], 2),
+        f(&row["metrics"]["max_drawdown_pct"], 2),
+    );
+    let st = &r["stability"];
+    if !st.is_null() {
+        println!(
+            "stability {} (0 = its neighbours do as badly as the worst combination, 1 = as well as the best): {} neighbours, {best_by} mean {}, worst {}; worst of all {}",
+            f(&st["score"], 2),
+            st["neighbours"].as_array().map_or(0, Vec::len),
+            f(&st["neighbour_mean"], 2),
+            f(&st["neighbour_worst"], 2),
+            f(&st["grid_worst"], 2),
+        );
+    }
+    match r["benchmark"]["return_pct"].as_f64() {
+        Some(x) => println!(
+            "benchmark {} {x:.2}%",
+            r["benchmark"]["code"].as_str().unwrap_or("")
+        ),
+        None => println!(
+            "benchmark: {}",
+            r["benchmark"]["note"].as_str().unwrap_or("unavailable")
+        ),
+    }
+}
+
 pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let bar = spinner();
     let result = rt.block_on(async {
         let md = open().await?;
+        // Values go to the tool as written: it parses lists and ranges (and says what is
+        // wrong with them) for the agent and the CLI alike.
         let args = json!({
             "start": a.start, "end": a.end, "hold_days": a.hold_days, "top_n": a.top_n,
             "board": a.board, "stop_loss_pct": a.stop_loss, "take_profit_pct": a.take_profit,
-            "entry_price_mode": a.entry,
+            "entry_price_mode": a.entry, "triggers": a.triggers, "best_by": a.best_by,
         });
         let show = crate::screen::spinner_progress(&bar);
         anyhow::Ok(wyckoff_tools::backtest::run(&md, &args, &show).await)
@@ -126,6 +296,8 @@ pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {
     };
     if a.json {
         print_json(&value)?;
+    } else if value["kind"] == "sweep" {
+        print_sweep(&value);
     } else {
         print_text(&value);
     }
