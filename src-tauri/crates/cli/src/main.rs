@@ -8,6 +8,7 @@ mod backtest;
 mod conversations;
 mod data;
 mod doctor;
+mod events;
 mod market;
 mod memory;
 mod model;
@@ -39,6 +40,9 @@ enum Command {
     },
     /// Analyse one A-share without any LLM: a Wyckoff diagnosis or recent bars.
     Analyze(analyze::AnalyzeArgs),
+    /// The Wyckoff marks known as of a close, each with its bar, the date it became known
+    /// and why (the engine replayed over the cached bars up to that close only).
+    Events(events::EventsArgs),
     /// The main indices (what the get_market_overview tool returns).
     Market {
         /// Print the tool's JSON instead of text.
@@ -72,6 +76,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Doctor { json } => doctor::run(json),
         Command::Analyze(args) => analyze::run(args),
+        Command::Events(args) => events::run(args),
         Command::Market { json } => market::run(json),
         Command::Data(args) => data::run(args),
         Command::Memory(args) => memory::run(args),

@@ -1,0 +1,207 @@
+//! `wyckoff events CODE [--as-of DATE] [--json]`: the marks the engine showed as of a close —
+//! schematic events, phase bands, range lines and triggers — each with the bar it points at,
+//! the date it became known and why. The engine is replayed over the cached bars up to that
+//! close only, so nothing later leaks in. Exit status: 0 ok, 1 no data available, 2 bad input
+//! (code format, unknown code, a date that is not real or outside the cached bars).
+
+use std::process::ExitCode;
+
+use serde::Serialize;
+use wyckoff_engine::L4Config;
+use wyckoff_engine::known_on::{ExplainedMark, Mark, MarkEnd, replay};
+use wyckoff_market::StockCode;
+
+use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime};
+
+/// Triggers of this many trading days up to the as-of close are listed in text mode; all of
+/// them are in `--json`.
+const RECENT_TRIGGER_BARS: usize = 20;
+
+#[derive(Debug, clap::Args)]
+pub struct EventsArgs {
+    /// A-share code: 600519, 600519.SH or sh600519.
+    pub code: String,
+    /// The close to read as of (YYYY-MM-DD or YYYYMMDD); a non-trading day means the close
+    /// before it. Default: the newest cached bar.
+    #[arg(long, value_name = "DATE")]
+    pub as_of: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The `--json` output.
+#[derive(Debug, Serialize)]
+struct KnownEvents {
+    code: String,
+    name: Option<String>,
+    /// The as-of close the marks were read on.
+    as_of: u32,
+    /// The first cached bar the replay started from.
+    first_bar: u32,
+    source: Option<String>,
+    /// Standing schematic marks and every trigger fired up to the close, in the order they
+    /// became known.
+    marks: Vec<ExplainedMark>,
+}
+
+fn bad_input(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("wyckoff: {msg}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+fn iso(d: u32) -> String {
+    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
+}
+
+fn describe(m: &Mark) -> String {
+    let kind = |s: &wyckoff_engine::phases::SchematicKind| match s {
+        wyckoff_engine::phases::SchematicKind::Accumulation => "accumulation",
+        wyckoff_engine::phases::SchematicKind::Distribution => "distribution",
+    };
+    match m {
+        Mark::Event {
+            schematic,
+            event,
+            price,
+            ..
+        } => format!("{event:?} @ {price:.2} ({})", kind(schematic)),
+        Mark::PhaseBand {
+            schematic, phase, ..
+        } => format!("phase {phase:?} ({})", kind(schematic)),
+        Mark::RangeLines {
+            schematic,
+            support,
+            resistance,
+            ..
+        } => {
+            let p = |x: &Option<f64>| x.map_or_else(|| "--".to_owned(), |v| format!("{v:.2}"));
+            format!(
+                "range {}–{} ({})",
+                p(support),
+                p(resistance),
+                kind(schematic)
+            )
+        }
+        Mark::Trigger {
+            family, trigger, ..
+        } => format!("{} {family:?}", trigger.as_str()),
+    }
+}
+
+fn row(m: &ExplainedMark) -> String {
+    let ended = match m.ended {
+        Some(MarkEnd::Revised { on }) => format!(" (revised {})", iso(on)),
+        Some(MarkEnd::Removed { on }) => format!(" (removed {})", iso(on)),
+        None if m.since > m.known_on => format!(" (in this form since {})", iso(m.since)),
+        None => String::new(),
+    };
+    format!(
+        "{:<10}  {:<10}  {:<34}  {}{ended}",
+        iso(m.bar_date),
+        iso(m.known_on),
+        describe(&m.mark),
+        m.why
+    )
+}
+
+pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
+    // bad input is refused before the data home is touched
+    let code = match StockCode::parse(&a.code) {
+        Ok(c) => c,
+        Err(e) => return Ok(bad_input(e)),
+    };
+    let as_of = match a.as_of.as_deref() {
+        Some(d) => match wyckoff_market::date::parse_date(d) {
+            Some(v) => Some(v),
+            None => {
+                return Ok(bad_input(format!(
+                    "--as-of must be a real date as YYYY-MM-DD or YYYYMMDD, got {d:?}"
+                )));
+            }
+        },
+        None => None,
+    };
+    let digits = code.digits().to_owned();
+    let rt = runtime()?;
+    let loaded = rt.block_on(async {
+        let md = open().await?;
+        let r = md.daily_bars(&digits, None).await?;
+        anyhow::Ok((r, md.stock_info(&code).is_some()))
+    });
+    let (r, listed) = match loaded {
+        Ok(v) => v,
+        Err(e) => return Ok(failed(e)),
+    };
+    let (Some(first), Some(last)) = (r.bars.first(), r.bars.last()) else {
+        if !listed {
+            return Ok(bad_input(format!(
+                "unknown stock code {digits}: not in the stock list and no cached bars"
+            )));
+        }
+        eprintln!(
+            "wyckoff: no data offline for {digits}: run `wyckoff data sync {digits}` when online"
+        );
+        return Ok(ExitCode::from(EXIT_UNAVAILABLE));
+    };
+    let target = as_of.unwrap_or(last.date);
+    if target < first.date || target > last.date {
+        return Ok(bad_input(format!(
+            "--as-of {} is outside the cached bars of {digits} ({} … {})",
+            iso(target),
+            iso(first.date),
+            iso(last.date)
+        )));
+    }
+    // Only the bars up to the close: what the engine could know then, nothing after.
+    let bars = &r.bars[..r.bars.partition_point(|b| b.date <= target)];
+    let as_of_date = bars.last().map_or(target, |b| b.date);
+    let known = replay(bars, &L4Config::for_code(&digits));
+    let marks: Vec<ExplainedMark> = known
+        .known_at(as_of_date)
+        .map(ExplainedMark::from)
+        .collect();
+    if a.json {
+        print_json(&KnownEvents {
+            code: digits,
+            name: r.name.clone(),
+            as_of: as_of_date,
+            first_bar: first.date,
+            source: r.source.clone(),
+            marks,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{digits} {} — marks known as of {} (the engine replayed over {} bars from {}, source {})",
+        r.name.as_deref().unwrap_or(""),
+        iso(as_of_date),
+        bars.len(),
+        iso(first.date),
+        r.source.as_deref().unwrap_or("--")
+    );
+    let recent_from = bars[bars.len().saturating_sub(RECENT_TRIGGER_BARS)].date;
+    let (triggers, standing): (Vec<&ExplainedMark>, Vec<&ExplainedMark>) = marks
+        .iter()
+        .partition(|m| matches!(m.mark, Mark::Trigger { .. }));
+    println!("\n{:<10}  {:<10}  {:<34}  why", "bar", "known on", "mark");
+    if standing.is_empty() {
+        println!("(no schematic as of this close)");
+    }
+    for m in &standing {
+        println!("{}", row(m));
+    }
+    let recent: Vec<&&ExplainedMark> = triggers
+        .iter()
+        .filter(|m| m.known_on >= recent_from)
+        .collect();
+    println!(
+        "\ntriggers fired in the last {RECENT_TRIGGER_BARS} trading days ({} in all since {}; --json lists every one):",
+        triggers.len(),
+        iso(first.date)
+    );
+    for m in &recent {
+        println!("{}", row(m));
+    }
+    Ok(ExitCode::SUCCESS)
+}
