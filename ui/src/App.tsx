@@ -148,7 +148,16 @@ export default function App() {
                 }}
               />
             )}
-            {page === "settings" && <SettingsPage view={view} onSaved={(settings) => setView({ ...view, settings })} />}
+            {page === "settings" && (
+              <SettingsPage
+                view={view}
+                onSaved={(settings) => setView({ ...view, settings })}
+                onAsk={(text) => {
+                  setChatPrefill({ text });
+                  setPage("chat");
+                }}
+              />
+            )}
           </main>
           <ShortcutsOverlay />
           <ChartWarmUp />

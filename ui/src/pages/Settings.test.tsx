@@ -8,8 +8,9 @@ const mocks = vi.hoisted(() => ({
   testConnection: vi.fn(),
   listSkills: vi.fn(),
   openSkillsFolder: vi.fn(),
+  listSchedules: vi.fn(),
 }));
-vi.mock("../bindings", () => ({ commands: mocks }));
+vi.mock("../bindings", () => ({ commands: mocks, events: { scheduleRan: { listen: () => Promise.resolve(() => {}) } } }));
 
 import SettingsPage from "./Settings";
 
@@ -41,6 +42,7 @@ describe("Settings page", () => {
     cleanup();
     vi.clearAllMocks();
     mocks.keyStatuses.mockResolvedValue({ status: "ok", data: { keychain: { state: "available" }, keys: [] } });
+    mocks.listSchedules.mockResolvedValue({ status: "ok", data: [] });
     mocks.updateSettings.mockImplementation(async (s: Settings) => ({ status: "ok", data: s }));
     mocks.listSkills.mockResolvedValue({
       status: "ok",
@@ -57,7 +59,7 @@ describe("Settings page", () => {
 
   it("saves the light model, fallbacks and context windows", async () => {
     const onSaved = vi.fn();
-    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={onSaved} />);
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={onSaved} onAsk={() => {}} />);
     fireEvent.change(document.getElementById("set-light-model") as HTMLSelectElement, { target: { value: "qw" } });
     fireEvent.change(document.getElementById("fallback-add") as HTMLSelectElement, { target: { value: "qw" } });
     fireEvent.change(document.getElementById("model-context-ds") as HTMLInputElement, { target: { value: "64000" } });
@@ -70,14 +72,14 @@ describe("Settings page", () => {
   });
 
   it("does not save while a context window is invalid", async () => {
-    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} />);
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} onAsk={() => {}} />);
     fireEvent.change(document.getElementById("model-context-qw") as HTMLInputElement, { target: { value: "-1" } });
     await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
     expect(mocks.updateSettings).not.toHaveBeenCalled();
     expect(document.getElementById("settings-message")?.textContent).toBe("qw: 上下文窗口必须是正整数（留空为自动）");
   });
   it("saves the file-tool folders one per line and the private-address switch", async () => {
-    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} />);
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} onAsk={() => {}} />);
     fireEvent.change(document.getElementById("set-file-roots") as HTMLTextAreaElement, {
       target: { value: "/home/me/research\n\n  /mnt/notes  \n" },
     });
@@ -93,7 +95,7 @@ describe("Settings page", () => {
       status: "error",
       error: { type: "invalid", field: "file_roots: 'notes'", reason: "use an absolute path" },
     });
-    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} />);
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} onAsk={() => {}} />);
     fireEvent.change(document.getElementById("set-file-roots") as HTMLTextAreaElement, { target: { value: "notes" } });
     await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
     expect(document.getElementById("settings-message")?.textContent).toContain("use an absolute path");
@@ -101,7 +103,7 @@ describe("Settings page", () => {
   });
   it("lists the skills with their origin, names each skipped file and opens the folder", async () => {
     mocks.openSkillsFolder.mockResolvedValue({ status: "ok", data: "/h/skills" });
-    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} />);
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} onAsk={() => {}} />);
     await waitFor(() => expect(document.querySelectorAll("#skills-panel li[data-skill]")).toHaveLength(2));
     const checkup = document.querySelector("#skills-panel li[data-skill=checkup]") as HTMLElement;
     expect(checkup.dataset.origin).toBe("user");

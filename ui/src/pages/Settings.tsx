@@ -6,10 +6,13 @@ import KeysPanel from "../components/KeysPanel";
 import LocalToolsPanel from "../components/LocalToolsPanel";
 import SkillsPanel from "../components/SkillsPanel";
 import ModelsPanel, { modelsProblem } from "../components/ModelsPanel";
+import SchedulesPanel from "../schedules/SchedulesPanel";
 
 interface Props {
   view: SettingsView;
   onSaved: (s: Settings) => void;
+  /** Ask the agent (prefills the chat): from a scheduled screen's result. */
+  onAsk: (text: string) => void;
 }
 
 function NumberField({ id, label, value, onChange }: { id: string; label: string; value: number; onChange: (n: number) => void }) {
@@ -21,7 +24,7 @@ function NumberField({ id, label, value, onChange }: { id: string; label: string
   );
 }
 
-export default function SettingsPage({ view, onSaved }: Props) {
+export default function SettingsPage({ view, onSaved, onAsk }: Props) {
   const t = useT();
   const [draft, setDraft] = useState<Settings>(view.settings);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
@@ -113,6 +116,7 @@ export default function SettingsPage({ view, onSaved }: Props) {
       </form>
       <KeysPanel />
       <SkillsPanel />
+      <SchedulesPanel onAsk={onAsk} />
     </section>
   );
 }

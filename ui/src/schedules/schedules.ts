@@ -1,0 +1,187 @@
+// Settings → Schedules, the parts without React: how a rule and a job read in words, and
+// what the add form sends. Wording goes through `t` so both languages come from i18n.ts.
+import type { Days, Job, NewSchedule, RunStatus, ScheduleError, When } from "../bindings";
+import type { MessageKey } from "../i18n";
+
+export type Translate = (key: MessageKey, vars?: Record<string, string | number>) => string;
+
+/** Monday = 1 … Sunday = 7, as the backend numbers them. */
+export const WEEKDAYS = [1, 2, 3, 4, 5, 6, 7] as const;
+
+const WEEKDAY_KEYS: Record<number, MessageKey> = {
+  1: "schedWeekday1",
+  2: "schedWeekday2",
+  3: "schedWeekday3",
+  4: "schedWeekday4",
+  5: "schedWeekday5",
+  6: "schedWeekday6",
+  7: "schedWeekday7",
+};
+
+export function weekdayText(day: number, t: Translate): string {
+  const key = WEEKDAY_KEYS[day];
+  return key ? t(key) : String(day);
+}
+
+export function daysText(days: Days, t: Translate): string {
+  switch (days.type) {
+    case "trading":
+      return t("schedDaysTrading");
+    case "daily":
+      return t("schedDaysDaily");
+    case "weekdays":
+      return [...days.days]
+        .sort((a, b) => a - b)
+        .map((d) => weekdayText(d, t))
+        .join(t("schedListSeparator"));
+  }
+}
+
+/** "交易日 15:05" / "Trading days 15:05"; a cron expression as it was written. */
+export function whenText(when: When, t: Translate): string {
+  if (when.type === "cron") return t("schedWhenCron", { expr: when.expr });
+  return t("schedWhenAt", { days: daysText(when.days, t), time: when.time });
+}
+
+/** What a schedule does, in a few words. */
+export function jobText(job: Job, t: Translate): string {
+  if (job.type === "prompt") return t("schedJobPromptText", { text: job.text });
+  const r = job.request;
+  switch (r.type) {
+    case "screen":
+      return r.as_of ? t("schedJobScreenAsOf", { date: r.as_of }) : t("schedJobScreen");
+    case "sync_all":
+      return t("schedJobSync");
+    case "backtest":
+      return t("schedJobBacktestText", { start: r.start, end: r.end });
+    case "import":
+      return t("schedJobImportText", { path: r.path });
+  }
+}
+
+const STATUS_KEYS: Record<RunStatus, MessageKey> = {
+  running: "schedStatus_running",
+  done: "schedStatus_done",
+  failed: "schedStatus_failed",
+  interrupted: "schedStatus_interrupted",
+};
+
+export function runStatusText(status: RunStatus, t: Translate): string {
+  return t(STATUS_KEYS[status]);
+}
+
+/** A backend refusal in words: its kind in the page's language, then what it said. */
+export function scheduleErrorText(e: ScheduleError, t: Translate): string {
+  switch (e.type) {
+    case "invalid":
+      return t("schedErrInvalid", { message: e.message });
+    case "not_found":
+      return t("schedErrNotFound", { message: e.message });
+    case "other":
+      return t("schedErrOther", { message: e.message });
+  }
+}
+
+export type JobKind = "screen" | "sync" | "backtest" | "prompt";
+export type DaysKind = Days["type"];
+
+/** The add form as typed. */
+export type ScheduleForm = {
+  name: string;
+  mode: "at" | "cron";
+  time: string;
+  days: DaysKind;
+  weekdays: number[];
+  cron: string;
+  job: JobKind;
+  start: string;
+  end: string;
+  prompt: string;
+};
+
+export const EMPTY_FORM: ScheduleForm = {
+  name: "",
+  mode: "at",
+  time: "",
+  days: "trading",
+  weekdays: [1, 2, 3, 4, 5],
+  cron: "",
+  job: "screen",
+  start: "",
+  end: "",
+  prompt: "",
+};
+
+/** The trader's two fixed points of the day: before the open, after the close. */
+export const PRESETS: { id: string; label: MessageKey; time: string }[] = [
+  { id: "pre-open", label: "schedPresetPreOpen", time: "09:25" },
+  { id: "after-close", label: "schedPresetAfterClose", time: "15:05" },
+];
+
+/** A preset sets the time on trading days; the rest of the form stays as typed. */
+export function applyPreset(form: ScheduleForm, time: string): ScheduleForm {
+  return { ...form, mode: "at", time, days: "trading" };
+}
+
+/** The overview's backtest defaults, so a scheduled backtest matches a button-started one. */
+export const BACKTEST_HOLD_DAYS = 10;
+export const BACKTEST_TOP_N = 4;
+
+export type FormResult = { ok: true; schedule: NewSchedule } | { ok: false; problem: MessageKey };
+
+/**
+ * The form as the backend takes it. Only what the backend cannot word for the form is
+ * checked here (an empty field, no weekday ticked); the time, the cron expression and the
+ * name's characters are the backend's to judge, so the two never disagree.
+ */
+export function formToNewSchedule(form: ScheduleForm): FormResult {
+  const name = form.name.trim();
+  if (name === "") return { ok: false, problem: "schedNameEmpty" };
+
+  let when: When;
+  if (form.mode === "cron") {
+    const expr = form.cron.trim();
+    if (expr === "") return { ok: false, problem: "schedCronEmpty" };
+    when = { type: "cron", expr };
+  } else {
+    const time = form.time.trim();
+    if (time === "") return { ok: false, problem: "schedTimeEmpty" };
+    let days: Days;
+    if (form.days === "weekdays") {
+      if (form.weekdays.length === 0) return { ok: false, problem: "schedNoWeekday" };
+      days = { type: "weekdays", days: [...form.weekdays].sort((a, b) => a - b) };
+    } else {
+      days = { type: form.days };
+    }
+    when = { type: "at", time, days };
+  }
+
+  let job: Job;
+  switch (form.job) {
+    case "screen":
+      job = { type: "task", request: { type: "screen", as_of: null } };
+      break;
+    case "sync":
+      job = { type: "task", request: { type: "sync_all" } };
+      break;
+    case "backtest": {
+      const start = form.start.trim();
+      const end = form.end.trim();
+      if (start === "" || end === "") return { ok: false, problem: "schedBacktestDates" };
+      job = { type: "task", request: { type: "backtest", start, end, hold_days: BACKTEST_HOLD_DAYS, top_n: BACKTEST_TOP_N } };
+      break;
+    }
+    case "prompt": {
+      const text = form.prompt.trim();
+      if (text === "") return { ok: false, problem: "schedPromptEmpty" };
+      job = { type: "prompt", text };
+      break;
+    }
+  }
+  return { ok: true, schedule: { name, when, job } };
+}
+
+export function toggleWeekday(days: number[], day: number, on: boolean): number[] {
+  const rest = days.filter((d) => d !== day);
+  return on ? [...rest, day].sort((a, b) => a - b) : rest;
+}
