@@ -5,7 +5,7 @@
 //! needs approval without passing here.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -13,7 +13,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use wyckoff_protocol::{
-    AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind, RuntimeEvent,
+    AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, AuditDecision, Decider,
+    DecisionKind, RuntimeEvent,
 };
 
 use crate::clock::Clock;
@@ -51,9 +52,54 @@ impl HeadlessApprover {
     }
 }
 
+impl HeadlessApprover {
+    /// The `--approve` value this policy was parsed from (for the audit log).
+    pub fn label(&self) -> String {
+        match self {
+            HeadlessApprover::Never => "never".to_owned(),
+            HeadlessApprover::All => "all".to_owned(),
+            HeadlessApprover::Only(set) => {
+                let mut tools: Vec<&str> = set.iter().map(String::as_str).collect();
+                tools.sort_unstable();
+                tools.join(",")
+            }
+        }
+    }
+}
+
+/// A call put in the approval inbox instead of being asked about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    pub request_id: String,
+    /// RFC 3339: when the request stops being answerable.
+    pub expires_at: String,
+}
+
 /// Answers approval requests: the desktop dialog, a terminal prompt, or a policy.
 #[async_trait]
 pub trait Approver: Send + Sync {
+    /// Who decides the call `call_id` for this approver, as the audit log names it; `None`
+    /// when the decision was recorded where it was made (an inbox answer replayed through
+    /// the gate).
+    fn decider(&self, _call_id: &str) -> Option<Decider> {
+        match self.headless_policy() {
+            Some(policy) => Some(Decider::Policy {
+                approve: policy.label(),
+            }),
+            None => Some(Decider::Dialog),
+        }
+    }
+
+    /// Approvers of runs with nobody to ask put the request in the approval inbox: the
+    /// request as queued, or why it could not be queued. `None`: this approver asks.
+    async fn enqueue(
+        &self,
+        _conversation_id: &str,
+        _request: &ApprovalRequest,
+    ) -> Option<Result<Queued, String>> {
+        None
+    }
+
     /// Set for approvers that decide by policy without asking anyone; the gate then
     /// decides synchronously and `request` is never called.
     fn headless_policy(&self) -> Option<&HeadlessApprover> {
@@ -206,7 +252,41 @@ pub enum GateOutcome {
     },
     /// Do not run; the message is the tool result the model sees.
     Refused(String),
+    /// Put in the approval inbox; the value is the tool result the model sees.
+    Queued(Value),
     Cancelled,
+}
+
+/// One approval decision, as the gate hands it to the audit log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRecord {
+    pub conversation_id: String,
+    pub call_id: String,
+    pub tool: String,
+    /// As called (the log masks secrets before storing).
+    pub args: Value,
+    pub decision: AuditDecision,
+    pub decided_by: Decider,
+}
+
+/// Where every approval decision is kept (the inbox crate's audit log).
+#[async_trait]
+pub trait ApprovalAudit: Send + Sync {
+    /// Records one decision; a failure is the log's to report, never the call's.
+    async fn record(&self, record: AuditRecord);
+}
+
+/// The tool result of a call queued in the inbox: it neither ran nor was refused.
+pub fn queued_result(tool: &str, queued: &Queued) -> Value {
+    serde_json::json!({
+        "status": "waiting_for_approval",
+        "request_id": queued.request_id,
+        "expires_at": queued.expires_at,
+        "message": format!(
+            "操作 [{tool}] 需要用户批准，已放入审批收件箱等待批准（请求 {}，{} 前有效）。它现在没有执行，也没有被拒绝；用户批准或拒绝后，结果会在后续消息中告诉你。请在回答中说明它在等待批准，不要声称已完成。",
+            queued.request_id, queued.expires_at
+        ),
+    })
 }
 
 /// The per-session gate: the approver, the "always allow" set and the timeout.
@@ -215,6 +295,7 @@ pub struct ApprovalGate {
     always_allowed: Mutex<HashSet<String>>,
     timeout: Duration,
     clock: Arc<dyn Clock>,
+    audit: OnceLock<Arc<dyn ApprovalAudit>>,
 }
 
 impl ApprovalGate {
@@ -224,7 +305,39 @@ impl ApprovalGate {
             always_allowed: Mutex::new(HashSet::new()),
             timeout,
             clock,
+            audit: OnceLock::new(),
         }
+    }
+
+    /// Sends every decision of this gate to `audit` from now on (set once).
+    pub fn set_audit(&self, audit: Arc<dyn ApprovalAudit>) {
+        if self.audit.set(audit).is_err() {
+            tracing::warn!("the approval gate already has an audit log");
+        }
+    }
+
+    async fn audit(
+        &self,
+        conversation_id: &str,
+        call_id: &str,
+        tool: &str,
+        args: &Value,
+        decision: AuditDecision,
+        decided_by: Option<Decider>,
+    ) {
+        let (Some(audit), Some(decided_by)) = (self.audit.get(), decided_by) else {
+            return;
+        };
+        audit
+            .record(AuditRecord {
+                conversation_id: conversation_id.to_owned(),
+                call_id: call_id.to_owned(),
+                tool: tool.to_owned(),
+                args: args.clone(),
+                decision,
+                decided_by,
+            })
+            .await;
     }
 
     /// Tools the user allowed for the rest of the session.
@@ -246,10 +359,12 @@ impl ApprovalGate {
 
     /// Decides whether the call may run, asking the approver when needed.
     /// `has_args`: whether the tool declares arguments (edit is offered only then);
-    /// `preview` goes into the request when the user is asked.
+    /// `preview` goes into the request when the user is asked; `conversation_id` is the
+    /// session's (the inbox and the audit log name it).
     #[allow(clippy::too_many_arguments)]
     pub async fn check(
         &self,
+        conversation_id: &str,
         spec: &ToolSpec,
         has_args: bool,
         call_id: &str,
@@ -274,14 +389,30 @@ impl ApprovalGate {
             &allowed_before,
             self.approver.headless_policy(),
         );
+        // Borrows `args` only where it is used, so the arms can move them afterwards.
+        macro_rules! audit {
+            ($decision:expr, $by:expr) => {
+                self.audit(conversation_id, call_id, tool, &args, $decision, $by)
+                    .await
+            };
+        }
         let available = match decision {
             GateDecision::Run => {
+                if spec.requires_approval {
+                    let by = if allowed_before.is_empty() {
+                        self.approver.decider(call_id)
+                    } else {
+                        Some(Decider::AlwaysAllow)
+                    };
+                    audit!(AuditDecision::Allowed, by);
+                }
                 return GateOutcome::Proceed {
                     args,
                     edited: false,
                 };
             }
             GateDecision::Deny(msg) => {
+                audit!(AuditDecision::Denied, self.approver.decider(call_id));
                 sink.emit(RuntimeEvent::ApprovalResolved {
                     id: call_id.to_owned(),
                     outcome: "denied_by_policy".to_owned(),
@@ -305,6 +436,33 @@ impl ApprovalGate {
             available_decisions: available.clone(),
             preview,
         };
+        // Nobody to ask: the call waits in the inbox (neither run nor refused).
+        if let Some(queued) = self.approver.enqueue(conversation_id, &request).await {
+            let outcome = match queued {
+                Ok(queued) => {
+                    tracing::info!(tool, call_id, request = %queued.request_id, "approval queued");
+                    audit!(AuditDecision::Queued, self.approver.decider(call_id));
+                    GateOutcome::Queued(queued_result(tool, &queued))
+                }
+                Err(why) => {
+                    tracing::warn!(tool, call_id, "cannot queue the approval: {why}");
+                    audit!(AuditDecision::Denied, self.approver.decider(call_id));
+                    GateOutcome::Refused(format!(
+                        "操作 [{tool}] 需要用户批准，但无法放入审批收件箱（{why}）。该操作没有执行。"
+                    ))
+                }
+            };
+            sink.emit(RuntimeEvent::ApprovalResolved {
+                id: call_id.to_owned(),
+                outcome: if matches!(outcome, GateOutcome::Queued(_)) {
+                    "queued"
+                } else {
+                    "denied_by_policy"
+                }
+                .to_owned(),
+            });
+            return outcome;
+        }
         tracing::info!(tool, call_id, "approval requested");
         sink.emit(RuntimeEvent::ApprovalRequest {
             request: request.clone(),
@@ -324,7 +482,9 @@ impl ApprovalGate {
                 outcome: outcome.to_owned(),
             })
         };
+        let decider = self.approver.decider(call_id);
         let Some(answer) = answer else {
+            audit!(AuditDecision::TimedOut, decider);
             resolve("timeout");
             return GateOutcome::Refused(timeout_message(tool));
         };
@@ -336,6 +496,7 @@ impl ApprovalGate {
         }
         match answer {
             ApprovalDecision::AllowOnce => {
+                audit!(AuditDecision::Allowed, decider);
                 resolve("allow_once");
                 GateOutcome::Proceed {
                     args,
@@ -346,17 +507,23 @@ impl ApprovalGate {
                 if let (Ok(mut set), Some(key)) = (self.always_allowed.lock(), key) {
                     set.insert(key);
                 }
+                audit!(AuditDecision::AllowedAlways, decider);
                 resolve("allow_always");
                 GateOutcome::Proceed {
                     args,
                     edited: false,
                 }
             }
-            ApprovalDecision::Edit { args } => {
+            ApprovalDecision::Edit { args: edited } => {
+                audit!(AuditDecision::Edited, decider);
                 resolve("edit");
-                GateOutcome::Proceed { args, edited: true }
+                GateOutcome::Proceed {
+                    args: edited,
+                    edited: true,
+                }
             }
             ApprovalDecision::Deny { reason } => {
+                audit!(AuditDecision::Denied, decider);
                 resolve("deny");
                 GateOutcome::Refused(denial_message(tool, reason.as_deref()))
             }
@@ -539,6 +706,162 @@ mod tests {
         }
     }
 
+    /// Keeps what the gate audits.
+    #[derive(Default)]
+    struct Recorded(Mutex<Vec<(String, AuditDecision, Decider)>>);
+
+    #[async_trait]
+    impl ApprovalAudit for Recorded {
+        async fn record(&self, r: AuditRecord) {
+            assert_eq!(r.conversation_id, "s1");
+            self.0
+                .lock()
+                .unwrap()
+                .push((r.call_id, r.decision, r.decided_by));
+        }
+    }
+
+    /// Queues every request under `q-<call id>`.
+    struct Queueing;
+
+    #[async_trait]
+    impl Approver for Queueing {
+        fn decider(&self, _call_id: &str) -> Option<Decider> {
+            Some(Decider::Policy {
+                approve: "queue".into(),
+            })
+        }
+        async fn enqueue(
+            &self,
+            _conversation_id: &str,
+            request: &ApprovalRequest,
+        ) -> Option<Result<Queued, String>> {
+            Some(Ok(Queued {
+                request_id: format!("q-{}", request.id),
+                expires_at: "2026-12-05T07:00:00Z".into(),
+            }))
+        }
+        async fn request(&self, _request: ApprovalRequest) -> Option<ApprovalDecision> {
+            None
+        }
+    }
+
+    async fn audited_gate(approver: Arc<dyn Approver>) -> (Arc<ApprovalGate>, Arc<Recorded>) {
+        let gate = Arc::new(ApprovalGate::new(
+            approver,
+            DEFAULT_APPROVAL_TIMEOUT,
+            Arc::new(ManualClock::default()),
+        ));
+        let audit = Arc::new(Recorded::default());
+        gate.set_audit(audit.clone());
+        (gate, audit)
+    }
+
+    async fn check_once(gate: &ApprovalGate, spec: &ToolSpec, id: &str) -> GateOutcome {
+        gate.check(
+            "s1",
+            spec,
+            true,
+            id,
+            json!({"path": "a.md"}),
+            None,
+            CollectingSink::new().as_ref(),
+            &CancellationToken::new(),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn every_decision_path_is_audited() {
+        let policy = |approve: &str| Decider::Policy {
+            approve: approve.into(),
+        };
+        // --approve flags.
+        for (approver, decision, by) in [
+            (
+                HeadlessApprover::Never,
+                AuditDecision::Denied,
+                policy("never"),
+            ),
+            (HeadlessApprover::All, AuditDecision::Allowed, policy("all")),
+            (
+                HeadlessApprover::parse("write_file"),
+                AuditDecision::Allowed,
+                policy("write_file"),
+            ),
+            (
+                HeadlessApprover::parse("exec_command"),
+                AuditDecision::Denied,
+                policy("exec_command"),
+            ),
+        ] {
+            let (gate, audit) = audited_gate(Arc::new(approver)).await;
+            check_once(&gate, &spec("write_file"), "p1").await;
+            // A tool that needs no approval is no decision.
+            check_once(&gate, &ToolSpec::new("portfolio", "portfolio"), "p2").await;
+            assert_eq!(*audit.0.lock().unwrap(), vec![("p1".into(), decision, by)]);
+        }
+
+        // The dialog: always, then the always-allow rule, deny, timeout.
+        let pending = PendingApprovals::new();
+        let clock = Arc::new(ManualClock::default());
+        let gate = Arc::new(ApprovalGate::new(
+            pending.clone(),
+            DEFAULT_APPROVAL_TIMEOUT,
+            clock.clone(),
+        ));
+        let audit = Arc::new(Recorded::default());
+        gate.set_audit(audit.clone());
+        for (id, answer) in [("d1", Some(ApprovalDecision::AllowAlways)), ("d2", None)] {
+            let g = gate.clone();
+            let task = tokio::spawn(async move { check_once(&g, &spec("write_file"), id).await });
+            if let Some(answer) = answer {
+                while !pending.answer(id, answer.clone()) {
+                    tokio::task::yield_now().await;
+                }
+            }
+            assert!(matches!(task.await.unwrap(), GateOutcome::Proceed { .. }));
+        }
+        for (id, answer) in [
+            ("d3", Some(ApprovalDecision::Deny { reason: None })),
+            ("d4", None),
+        ] {
+            let g = gate.clone();
+            let task = tokio::spawn(async move { check_once(&g, &spec("exec_command"), id).await });
+            while pending.pending().is_empty() {
+                tokio::task::yield_now().await;
+            }
+            match answer {
+                Some(answer) => assert!(pending.answer(id, answer)),
+                None => clock.advance(Duration::from_secs(121)),
+            }
+            assert!(matches!(task.await.unwrap(), GateOutcome::Refused(_)));
+        }
+        assert_eq!(
+            *audit.0.lock().unwrap(),
+            vec![
+                ("d1".into(), AuditDecision::AllowedAlways, Decider::Dialog),
+                ("d2".into(), AuditDecision::Allowed, Decider::AlwaysAllow),
+                ("d3".into(), AuditDecision::Denied, Decider::Dialog),
+                ("d4".into(), AuditDecision::TimedOut, Decider::Dialog),
+            ]
+        );
+
+        // Nobody to ask: queued, the model told it waits (neither run nor refused).
+        let (gate, audit) = audited_gate(Arc::new(Queueing)).await;
+        match check_once(&gate, &spec("write_file"), "w1").await {
+            GateOutcome::Queued(result) => {
+                assert_eq!(result["status"], "waiting_for_approval");
+                assert_eq!(result["request_id"], "q-w1");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            *audit.0.lock().unwrap(),
+            vec![("w1".into(), AuditDecision::Queued, policy("queue"))]
+        );
+    }
+
     #[test]
     fn parses_cli_policy() {
         assert_eq!(HeadlessApprover::parse("never"), HeadlessApprover::Never);
@@ -562,6 +885,7 @@ mod tests {
         let (g, s) = (gate.clone(), sink.clone());
         let task = tokio::spawn(async move {
             g.check(
+                "s1",
                 &spec("exec_command"),
                 true,
                 "c1",
@@ -605,6 +929,7 @@ mod tests {
         let (g, s) = (gate.clone(), sink.clone());
         let task = tokio::spawn(async move {
             g.check(
+                "s1",
                 &spec("write_file"),
                 true,
                 "c1",
@@ -622,6 +947,7 @@ mod tests {
         // Second call runs without asking.
         let out = gate
             .check(
+                "s1",
                 &spec("write_file"),
                 true,
                 "c2",
@@ -646,6 +972,7 @@ mod tests {
         let (g, s) = (gate.clone(), sink.clone());
         let task = tokio::spawn(async move {
             g.check(
+                "s1",
                 &spec("write_file"),
                 true,
                 "c3",
@@ -740,6 +1067,7 @@ mod tests {
         let call = id.to_owned();
         let task = tokio::spawn(async move {
             g.check(
+                "s1",
                 &spec(EXEC_COMMAND),
                 true,
                 &call,
@@ -781,6 +1109,7 @@ mod tests {
         let (g, s, spec) = (gate.clone(), sink.clone(), spec(tool));
         let task = tokio::spawn(async move {
             g.check(
+                "s1",
                 &spec,
                 true,
                 "r1",

@@ -61,7 +61,10 @@ pub mod tool;
 pub mod transcript;
 pub mod validation;
 
-pub use approval::{ApprovalGate, Approver, GateDecision, HeadlessApprover, PendingApprovals};
+pub use approval::{
+    ApprovalAudit, ApprovalGate, Approver, AuditRecord, GateDecision, HeadlessApprover,
+    PendingApprovals, Queued,
+};
 pub use background::{BackgroundTaskManager, PendingNotice, TaskOwner};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use compaction::{

@@ -249,6 +249,7 @@ impl ToolRegistry {
         match env
             .gate
             .check(
+                &env.session_id,
                 &spec,
                 has_args,
                 &call.id,
@@ -281,6 +282,19 @@ impl ToolRegistry {
                 let mut o = ToolOutcome::error(call, message, "not_approved");
                 o.args = args;
                 return o;
+            }
+            // Waiting in the inbox is the call's result for now, not an error.
+            GateOutcome::Queued(result) => {
+                return ToolOutcome {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    args,
+                    content: result.to_string(),
+                    result,
+                    is_error: false,
+                    aborted: false,
+                    elapsed_ms: 0,
+                };
             }
             GateOutcome::Cancelled => return ToolOutcome::aborted(call),
         }

@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod analyze;
+mod approvals;
 mod background;
 mod backtest;
 mod conversations;
@@ -67,6 +68,8 @@ enum Command {
     Schedule(schedule::ScheduleArgs),
     /// Run due schedules until stopped (`--once`: one pass; `install`: a systemd user unit).
     Daemon(schedule::DaemonArgs),
+    /// The approval inbox: list, allow ID, deny ID, and the audit log of every decision.
+    Approvals(approvals::ApprovalsArgs),
     /// The skills `/name args` invokes (built-in and $WYCKOFF_HOME/skills/*.md), with warnings.
     Skills(skills::SkillsArgs),
 }
@@ -84,6 +87,7 @@ fn main() -> std::process::ExitCode {
         Command::Screen(args) => screen::run(args),
         Command::Backtest(args) => backtest::run(args),
         Command::Skills(args) => skills::run(args),
+        Command::Approvals(args) => approvals::run(args),
         Command::Model(args) => model::run(args),
         Command::Conversations(args) => conversations::run(args),
         Command::Schedule(args) => schedule::run(args),

@@ -2,7 +2,7 @@
 //! tests drive).
 //!
 //! `wyckoff run [--json] [--provider NAME] [--model ID] [--base-url URL]
-//! [--approve never|all|TOOL[,TOOL…]] [--session ID] [--idle-timeout SECS]
+//! [--approve never|all|queue|TOOL[,TOOL…]] [--approval-expiry DURATION] [--session ID] [--idle-timeout SECS]
 //! [--context-window TOKENS] PROMPT`
 //!
 //! - `--json`: every RuntimeEvent as one JSON object per line on stdout, a `session`
@@ -68,9 +68,13 @@ pub struct RunArgs {
     /// Endpoint override, e.g. http://127.0.0.1:8080/v1.
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
-    /// Tools that need approval: never (deny all), all, or a comma-separated list.
-    #[arg(long, value_name = "never|all|TOOL[,TOOL…]", default_value = "never")]
+    /// Tools that need approval: never (deny all), all, a comma-separated list, or queue
+    /// (put each call in the approval inbox: `wyckoff approvals list|allow|deny`).
+    #[arg(long, value_name = "never|all|queue|TOOL[,TOOL…]", default_value = "never")]
     approve: String,
+    /// With --approve queue: how long a queued call waits for an answer (24h, 90m, 30s, 2d).
+    #[arg(long, value_name = "DURATION", default_value = "24h")]
+    approval_expiry: String,
     /// Continue this stored conversation (default: start a new one).
     #[arg(long, value_name = "ID")]
     session: Option<String>,
@@ -192,6 +196,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if prompt.trim().is_empty() {
         anyhow::bail!("PROMPT is empty");
     }
+    wyckoff_inbox::policy::parse_expiry(&args.approval_expiry)
+        .map_err(|e| anyhow::anyhow!("--approval-expiry: {e}"))?;
     if let Some(name) = args.provider.as_deref() {
         // Unknown names fail before the data home is touched.
         wyckoff_session::providers::parse_provider(name)?;
@@ -234,6 +240,22 @@ fn announce_skill(home: &DataHome, prompt: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The run's approval policy: `queue` puts calls in the inbox (nobody is at the window);
+/// anything else is a headless policy.
+fn approver(args: &RunArgs, services: &Services) -> Arc<dyn wyckoff_agent::Approver> {
+    if args.approve.trim() != wyckoff_inbox::QUEUE_POLICY {
+        return Arc::new(HeadlessApprover::parse(&args.approve));
+    }
+    let expiry = wyckoff_inbox::policy::parse_expiry(&args.approval_expiry)
+        .unwrap_or(wyckoff_inbox::policy::DEFAULT_EXPIRY);
+    Arc::new(wyckoff_inbox::QueueApprover::new(
+        services.inbox().clone(),
+        Arc::new(wyckoff_agent::SystemClock),
+        expiry,
+        "conversation",
+    ))
+}
+
 async fn run_async(
     args: RunArgs,
     prompt: String,
@@ -271,7 +293,7 @@ async fn run_async(
                 idle_timeout: args.idle_timeout.map(Duration::from_secs),
                 context_window: args.context_window,
             },
-            approver: Arc::new(HeadlessApprover::parse(&args.approve)),
+            approver: approver(&args, &services),
             output: Arc::new(PrintOutput {
                 sink: sink.clone(),
                 announced: AtomicBool::new(false),

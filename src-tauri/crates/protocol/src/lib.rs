@@ -7,6 +7,7 @@
 mod approval;
 mod error_kind;
 mod event;
+mod inbox;
 mod message;
 mod provider;
 mod subagent;
@@ -17,6 +18,7 @@ pub use approval::{
     AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind,
 };
 pub use error_kind::ErrorKind;
+pub use inbox::{AuditDecision, AuditEntry, Decider, InboxRequest, InboxStatus};
 pub use event::{RecalledItem, RuntimeEvent, Tier, TurnKind};
 pub use message::{Message, SkillUse, SubAgentStep, ToolCall, ToolSchema, UserOrigin};
 pub use provider::ProviderKind;

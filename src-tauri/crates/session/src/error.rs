@@ -28,6 +28,8 @@ pub enum SessionError {
     Storage(#[from] wyckoff_memory::MemoryError),
     #[error("agent runtime: {0}")]
     Agent(#[from] wyckoff_agent::AgentError),
+    #[error("{0}")]
+    Inbox(#[from] wyckoff_inbox::InboxError),
     #[error("market data: {0}")]
     Market(#[from] wyckoff_market::MarketError),
     #[error("data home: {0}")]
@@ -52,6 +54,7 @@ impl SessionError {
             | SessionError::Skill(_)
             | SessionError::Busy(_)
             | SessionError::Settings(_) => true,
+            SessionError::Inbox(e) => e.is_user_error(),
             SessionError::Provider(e) => matches!(
                 e.kind,
                 ErrorKind::InvalidRequest | ErrorKind::Authentication

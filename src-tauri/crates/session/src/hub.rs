@@ -14,10 +14,10 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{Mutex, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use wyckoff_agent::{ApprovalGate, Approver, EventSink, TurnOutcome};
+use wyckoff_agent::{ApprovalGate, Approver, EventSink, ToolOutcome, TurnOutcome};
 use wyckoff_config::Settings;
 use wyckoff_memory::ExtractionOutcome;
-use wyckoff_protocol::{ErrorKind, RuntimeEvent, TaskInfo, TurnKind};
+use wyckoff_protocol::{ErrorKind, Message, RuntimeEvent, TaskInfo, ToolCall, TurnKind};
 
 use crate::{ModelOverrides, Services, Session, SessionError, SessionOptions};
 
@@ -99,6 +99,9 @@ struct Conversations {
     /// Conversations whose completions are no longer answered (a cancelled or timed-out
     /// headless run is on its way out).
     held: HashSet<String>,
+    /// System notifications waiting for a turn of their conversation (decided inbox
+    /// calls), answered like task completions.
+    notices: HashMap<String, Vec<Message>>,
 }
 
 pub struct ConversationHub {
@@ -247,7 +250,7 @@ impl ConversationHub {
             }
             let in_flight = self.in_flight(conversation_id);
             if !in_flight {
-                if tasks.has_notifications(conversation_id) {
+                if tasks.has_notifications(conversation_id) || self.has_notices(conversation_id) {
                     self.deliver_now(conversation_id).await?;
                     continue;
                 }
@@ -276,6 +279,48 @@ impl ConversationHub {
                 }
             }
         }
+    }
+
+    /// Runs one call in the conversation's session through its registry and approval
+    /// gate (an inbox decision replayed: the hub's approver answers it), outside any turn.
+    /// Refused while a turn runs there.
+    pub async fn run_call(
+        &self,
+        conversation_id: &str,
+        call: &ToolCall,
+        sink: Arc<dyn EventSink>,
+        cancel: CancellationToken,
+    ) -> Result<ToolOutcome, SessionError> {
+        if self.is_running(conversation_id) {
+            return Err(SessionError::Busy(conversation_id.to_owned()));
+        }
+        let (_, open) = self.open(Some(conversation_id)).await?;
+        let session = open.session.lock().await;
+        let runtime = session.runtime();
+        let env = runtime.exec_env(sink, cancel);
+        Ok(runtime.registry().execute(call, &env).await)
+    }
+
+    /// Hands the conversation a system notification (a decided inbox call) and answers
+    /// it in a follow-up turn: now when the conversation is idle (the turn is returned),
+    /// else right after its running turn.
+    pub async fn follow_up_with(
+        self: &Arc<Self>,
+        conversation_id: &str,
+        notice: Message,
+    ) -> Result<Option<StartedTurn>, SessionError> {
+        self.with_state(|s| {
+            s.notices
+                .entry(conversation_id.to_owned())
+                .or_default()
+                .push(notice)
+        });
+        self.deliver_now(conversation_id).await
+    }
+
+    fn has_notices(&self, conversation_id: &str) -> bool {
+        self.with_state(|s| s.notices.get(conversation_id).is_some_and(|n| !n.is_empty()))
+            .unwrap_or(false)
     }
 
     /// Stops answering completions, cancels every running turn and waits for them to be
@@ -341,10 +386,11 @@ impl ConversationHub {
         if held
             || self.closed.is_cancelled()
             || self.is_running(conversation_id)
-            || !self
+            || !(self
                 .services
                 .background()
                 .has_notifications(conversation_id)
+                || self.has_notices(conversation_id))
         {
             return Ok(None);
         }
@@ -481,12 +527,18 @@ impl ConversationHub {
             conversation_id: meta.conversation_id.clone(),
             turn: meta.turn,
         });
-        let result = open
-            .session
-            .lock()
-            .await
-            .run_turn(text, sink.clone(), cancel)
-            .await;
+        let result = {
+            let mut session = open.session.lock().await;
+            // Taken under the session lock: the turn that runs is the one that answers.
+            let notices = self
+                .with_state(|s| s.notices.remove(&meta.conversation_id))
+                .flatten()
+                .unwrap_or_default();
+            for notice in notices {
+                session.queue_notice(notice);
+            }
+            session.run_turn(text, sink.clone(), cancel).await
+        };
         let (outcome, save_error) = match result {
             Ok(report) => (report.outcome, report.save_error.map(|e| e.to_string())),
             Err(e) => {

@@ -64,6 +64,7 @@ use wyckoff_agent::{
 use wyckoff_config::secrets::{DataSecret, SecretId};
 use wyckoff_config::settings::{DataSourceKind, Settings};
 use wyckoff_config::{DataHome, ProcessLease, Secrets};
+use wyckoff_inbox::InboxStore;
 use wyckoff_llm::Provider;
 use wyckoff_llm::{HttpClient, HttpSettings};
 use wyckoff_market::{MarketConfig, MarketData};
@@ -104,6 +105,8 @@ pub struct Services {
     lease: Arc<ProcessLease>,
     /// The built-in and user skills, re-read when the skills folder changes.
     skills: Arc<SkillCatalog>,
+    /// The approval inbox; its audit log receives every session gate's decisions.
+    inbox: InboxStore,
 }
 
 /// How to build one session.
@@ -175,8 +178,10 @@ impl Services {
         )
         .await?;
         let skills = Arc::new(SkillCatalog::new(home.skills_dir()));
+        let inbox = InboxStore::new(pool.clone()).await?;
         Ok(Services {
             skills,
+            inbox,
             home,
             settings: RwLock::new(settings),
             secrets,
@@ -267,6 +272,11 @@ impl Services {
     pub fn market(&self) -> &Arc<MarketData> {
         &self.market
     }
+    /// The approval inbox and audit log.
+    pub fn inbox(&self) -> &InboxStore {
+        &self.inbox
+    }
+
     pub fn background(&self) -> &Arc<BackgroundTaskManager> {
         &self.background
     }
@@ -382,6 +392,11 @@ impl Services {
         if let Some(fallback) = resolved.fallback {
             runtime = runtime.with_fallback(fallback);
         }
+        // Every decision of this session's gate, whichever path made it, is audited.
+        runtime.gate().set_audit(Arc::new(wyckoff_inbox::AuditLog::new(
+            self.inbox.clone(),
+            self.clock.clone(),
+        )));
         // Compaction at 25 % of the (possibly overridden) context window; removed
         // messages are archived under the data home. The stored conversation keeps them.
         let archive = FileArchive::new(self.home.root().join(CONTEXT_ARCHIVE_DIR))
@@ -403,6 +418,7 @@ impl Services {
             clock: self.clock.clone(),
             spoke_since_extraction: false,
             skills: self.skills.clone(),
+            notices: Vec::new(),
         })
     }
 }
@@ -486,6 +502,8 @@ pub struct Session {
     /// The user spoke since the last memory extraction.
     spoke_since_extraction: bool,
     skills: Arc<SkillCatalog>,
+    /// System notifications the next turn hands the model first (decided inbox calls).
+    notices: Vec<Message>,
 }
 
 impl Session {
@@ -505,6 +523,12 @@ impl Session {
     }
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
+    }
+
+    /// Queues a system notification (a decided inbox call) for the next turn: stored in
+    /// that turn and given to the model before it answers.
+    pub fn queue_notice(&mut self, notice: Message) {
+        self.notices.push(notice);
     }
 
     /// Runs one turn: `input` (plus the Beijing time) becomes the user message, stored
@@ -567,6 +591,16 @@ impl Session {
                 return Err(e.into());
             }
             self.spoke_since_extraction = true;
+        }
+        for notice in std::mem::take(&mut self.notices) {
+            if let Err(e) = self
+                .store
+                .append_message(&id, Some(&turn.id), &notice)
+                .await
+            {
+                tracing::error!(session = %id, "storing an approval notice failed: {e}");
+            }
+            self.messages.push(notice);
         }
         let system_prompt = self.recall(input, sink.as_ref()).await;
 

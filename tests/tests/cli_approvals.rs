@@ -1,0 +1,351 @@
+//! End-to-end: the approval inbox through the real `wyckoff` binary over real HTTP (the
+//! mock vendor; issue 24 item 4). A `wyckoff run --approve queue` whose model calls
+//! `update_portfolio` leaves the portfolio alone and queues the exact call;
+//! `wyckoff approvals allow|deny` decides it, and the conversation gets the decision as
+//! a follow-up turn; an answer at the expiry is refused; every decision is in
+//! `wyckoff approvals log`.
+//! Needs `cargo build -p wyckoff-cli` first (scripts/test builds every binary).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Output;
+
+use chrono::{DateTime, TimeDelta};
+use serde_json::{Value, json};
+use wyckoff_e2e::wyckoff_cli;
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
+
+const KEY: (&str, &str) = ("WYCKOFF_KEY_MOCK", "sk-approvals-e2e-123456");
+
+fn set_cash_call(id: &str, amount: u32) -> wyckoff_mock_vendor::Response {
+    OpenAiStream::new()
+        .role()
+        .tool_call(
+            0,
+            id,
+            "update_portfolio",
+            &[json!({"action": "set_cash", "free_cash": amount}).to_string()],
+        )
+        .finish("tool_calls")
+        .usage(1200, 30, 0)
+        .done()
+        .response()
+}
+
+async fn wyckoff(home: &Path, args: &[&str]) -> Output {
+    let mut cmd = wyckoff_cli(home);
+    cmd.args(args).env(KEY.0, KEY.1);
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `wyckoff run --json --approve queue [extra] PROMPT`: the conversation id.
+async fn queued_run(home: &Path, extra: &[&str], prompt: &str) -> String {
+    let mut args = vec!["run", "--json", "--approve", "queue"];
+    args.extend_from_slice(extra);
+    args.push(prompt);
+    let out = wyckoff(home, &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let resolved = events
+        .iter()
+        .find(|e| e["type"] == "approval_resolved")
+        .expect("the gate resolved the call");
+    assert_eq!(resolved["outcome"], "queued");
+    // Waiting is the call's result, not an error.
+    assert!(events.iter().any(|e| e["type"] == "tool_result"));
+    assert!(!events.iter().any(|e| e["type"] == "tool_error"));
+    events.iter().find(|e| e["type"] == "session").unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn inbox(home: &Path, now: Option<&str>) -> Vec<Value> {
+    let mut args = vec!["approvals", "list", "--json"];
+    if let Some(now) = now {
+        args.extend(["--now", now]);
+    }
+    let out = wyckoff(home, &args).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+async fn audit_log(home: &Path) -> Vec<Value> {
+    let out = wyckoff(home, &["approvals", "log", "--json"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+async fn free_cash(home: &Path) -> Option<f64> {
+    let url = format!("sqlite://{}?mode=ro", home.join("wyckoff.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let cash: Option<(f64,)> = sqlx::query_as("SELECT free_cash FROM portfolio_cash")
+        .fetch_optional(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    cash.map(|c| c.0)
+}
+
+/// The text of the last message with `role` in request `n` to the model.
+fn last_message(server: &MockServer, n: usize, role: &str) -> String {
+    let requests = server.requests_to(Route::Openai);
+    requests[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == role)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("no {role} message in request {n}"))
+        .to_owned()
+}
+
+fn time(value: &Value) -> DateTime<chrono::Utc> {
+    DateTime::parse_from_rfc3339(value.as_str().unwrap())
+        .unwrap()
+        .to_utc()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queued_call_waits_then_allow_applies_it_and_the_conversation_is_told() {
+    let server = MockServer::start().await.unwrap();
+    server.push(Route::Openai, set_cash_call("call_cash_1", 5000));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["调仓在等待你的批准。"]),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["已批准：现金已设为 5000。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+
+    let conversation = queued_run(h, &[], "把现金设为 5000").await;
+    assert_eq!(
+        free_cash(h).await,
+        None,
+        "the portfolio changed before approval"
+    );
+    // The model was told the call waits, with the request id.
+    let waiting: Value = serde_json::from_str(&last_message(&server, 1, "tool")).unwrap();
+    assert_eq!(waiting["status"], "waiting_for_approval");
+
+    let queued = inbox(h, None).await;
+    assert_eq!(queued.len(), 1, "{queued:?}");
+    let request = &queued[0];
+    let id = request["id"].as_str().unwrap().to_owned();
+    assert_eq!(waiting["request_id"], id.as_str());
+    assert_eq!(request["status"], "pending");
+    assert_eq!(request["tool"], "update_portfolio");
+    assert_eq!(
+        request["args"],
+        json!({"action": "set_cash", "free_cash": 5000})
+    );
+    assert_eq!(request["conversation_id"], conversation.as_str());
+    assert_eq!(request["requested_by"], "conversation");
+    // Default expiry: 24 h.
+    assert_eq!(
+        time(&request["expires_at"]) - time(&request["created_at"]),
+        TimeDelta::hours(24)
+    );
+
+    let out = wyckoff(h, &["approvals", "allow", &id, "--json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["request"]["status"], "allowed");
+    assert_eq!(report["answer"], "已批准：现金已设为 5000。");
+    assert_eq!(free_cash(h).await, Some(5000.0));
+    // The follow-up turn of that conversation carried the result.
+    let requests = server.requests_to(Route::Openai);
+    assert_eq!(requests.len(), 3);
+    let notice = last_message(&server, 2, "user");
+    assert!(notice.contains(&id), "{notice}");
+    assert!(
+        notice.contains("allowed by the user; the call ran"),
+        "{notice}"
+    );
+    let messages = requests[2].body["messages"].as_array().unwrap();
+    assert!(
+        messages.iter().any(|m| m["role"] == "user"
+            && m["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("把现金设为 5000")),
+        "the follow-up is not in the same conversation"
+    );
+
+    // Answered twice, or an unknown id: exit 2, nothing changed.
+    let log_before = audit_log(h).await;
+    for args in [
+        vec!["approvals", "allow", id.as_str()],
+        vec!["approvals", "deny", id.as_str()],
+    ] {
+        let again = wyckoff(h, &args).await;
+        assert_eq!(again.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&again.stderr).contains("already allowed"),
+            "{}",
+            text(&again.stderr)
+        );
+    }
+    let unknown = wyckoff(h, &["approvals", "allow", "apr-unknown"]).await;
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(text(&unknown.stderr).contains("no approval request 'apr-unknown'"));
+    assert_eq!(audit_log(h).await, log_before);
+    assert_eq!(server.requests_to(Route::Openai).len(), 3);
+    assert_eq!(free_cash(h).await, Some(5000.0));
+
+    // Both decisions are in the audit log: queued by the run's policy, allowed from the CLI.
+    let decisions: Vec<(Value, Value)> = log_before
+        .iter()
+        .filter(|e| e["call_id"] == "call_cash_1" || e["call_id"] == id.as_str())
+        .map(|e| (e["decision"].clone(), e["decided_by"].clone()))
+        .collect();
+    assert_eq!(
+        decisions,
+        vec![
+            (
+                json!("queued"),
+                json!({"type": "policy", "approve": "queue"})
+            ),
+            (json!("allowed"), json!({"type": "cli"})),
+        ]
+    );
+    assert!(
+        log_before
+            .iter()
+            .all(|e| e["args"] == json!({"action": "set_cash", "free_cash": 5000}))
+    );
+    let listed = inbox(h, None).await;
+    assert_eq!(listed[0]["status"], "allowed");
+    assert_eq!(listed[0]["decided_by"], json!({"type": "cli"}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deny_leaves_the_portfolio_and_tells_the_model() {
+    let server = MockServer::start().await.unwrap();
+    server.push(Route::Openai, set_cash_call("call_cash_2", 7000));
+    server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["好的，没有调仓。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+
+    queued_run(h, &[], "把现金设为 7000").await;
+    let id = inbox(h, None).await[0]["id"].as_str().unwrap().to_owned();
+    let out = wyckoff(h, &["approvals", "deny", &id, "--reason", "先不动"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(&format!("denied {id}")),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(free_cash(h).await, None);
+    let notice = last_message(&server, 2, "user");
+    assert!(notice.contains("denied by the user"), "{notice}");
+    assert!(notice.contains("先不动"), "{notice}");
+    let log = audit_log(h).await;
+    let last = log.last().unwrap();
+    assert_eq!(last["decision"], "denied");
+    assert_eq!(last["decided_by"], json!({"type": "cli"}));
+    assert_eq!(last["call_id"], id.as_str());
+    let text_log = wyckoff(h, &["approvals", "log"]).await;
+    assert!(text(&text_log.stdout).contains("update_portfolio  denied  by wyckoff approvals"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_at_the_expiry_is_refused_and_one_just_before_it_applies() {
+    let server = MockServer::start().await.unwrap();
+    for (call, amount) in [("call_cash_a", 1000), ("call_cash_b", 2000)] {
+        server.push(Route::Openai, set_cash_call(call, amount));
+        server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
+    }
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["请求已过期，没有调仓。"]),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["现金已设为 2000。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+
+    queued_run(h, &["--approval-expiry", "1h"], "把现金设为 1000").await;
+    queued_run(h, &["--approval-expiry", "1h"], "把现金设为 2000").await;
+    let queued = inbox(h, None).await;
+    let by_amount = |n: u64| {
+        queued
+            .iter()
+            .find(|r| r["args"]["free_cash"] == n)
+            .unwrap()
+            .clone()
+    };
+    let (a, b) = (by_amount(1000), by_amount(2000));
+    assert_eq!(
+        time(&a["expires_at"]) - time(&a["created_at"]),
+        TimeDelta::hours(1)
+    );
+
+    // Exactly at its expiry: shown expired, refused, the model told, nothing run.
+    let at = a["expires_at"].as_str().unwrap();
+    let shown = inbox(h, Some(at)).await;
+    assert_eq!(
+        shown.iter().find(|r| r["id"] == a["id"]).unwrap()["status"],
+        "expired"
+    );
+    let out = wyckoff(
+        h,
+        &["approvals", "allow", a["id"].as_str().unwrap(), "--now", at],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("expired"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(free_cash(h).await, None);
+    let notice = last_message(&server, 4, "user");
+    assert!(
+        notice.contains("expired before anyone answered"),
+        "{notice}"
+    );
+    let log = audit_log(h).await;
+    let last = log.last().unwrap();
+    assert_eq!(last["decision"], "expired");
+    assert_eq!(last["decided_by"], json!({"type": "expiry"}));
+
+    // One second before its expiry: still answerable.
+    let before = (time(&b["expires_at"]) - TimeDelta::seconds(1)).to_rfc3339();
+    let out = wyckoff(
+        h,
+        &[
+            "approvals",
+            "allow",
+            b["id"].as_str().unwrap(),
+            "--now",
+            &before,
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(free_cash(h).await, Some(2000.0));
+}
