@@ -1,7 +1,8 @@
 //! WebDriver test of the market workspace in the real app with no model configured: search
 //! 平安 → open 000001 → the chart is drawn with the engine's events (the page's accessible
-//! list compared with what `stock_chart` computes over the same bundled bars), a screenshot,
-//! the week view lists the same events.
+//! list compared with what `stock_chart` computes over the same bundled bars: as known then
+//! by default, with hindsight after the toggle), a screenshot, the week view lists the same
+//! events.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -20,20 +21,33 @@ struct LastBar {
     date: String,
 }
 
-/// (label, date) of every event the command returns for 000001 on the daily chart, and
-/// its last bar.
-async fn expected() -> (Vec<(String, String)>, LastBar) {
+/// (label, date) of every event the command returns for 000001 on the daily chart, as known
+/// then and with hindsight.
+struct Expected {
+    known: Vec<(String, String)>,
+    hindsight: Vec<(String, String)>,
+}
+
+/// The events of 000001 on the daily chart, and its last bar.
+async fn expected() -> (Expected, LastBar) {
     let home = tempfile::tempdir().unwrap();
     let md = MarketData::open_with(MarketConfig::offline(home.path()))
         .await
         .unwrap();
     let chart = build_chart(&md, "000001", Period::Day).await.unwrap();
-    let events = chart
-        .reading
-        .events
-        .iter()
-        .map(|e| (e.label.clone(), e.date.to_string()))
-        .collect();
+    let r = &chart.reading;
+    let events = Expected {
+        known: r
+            .known_events
+            .iter()
+            .map(|e| (e.label.clone(), e.date.to_string()))
+            .collect(),
+        hindsight: r
+            .events
+            .iter()
+            .map(|e| (e.label.clone(), e.date.to_string()))
+            .collect(),
+    };
     let n = chart.bars.dates.len() - 1;
     let d = chart.bars.dates[n].to_string();
     let last = LastBar {
@@ -73,7 +87,21 @@ async fn assert_chart_painted(d: &WebDriver) {
     );
 }
 
-async fn market_scenario(d: WebDriver, want: Vec<(String, String)>, last: LastBar) {
+/// (label, date) of each item of the page's event list.
+async fn listed(d: &WebDriver) -> Vec<(String, String)> {
+    let list = wait_for(d, By::Id("event-list")).await;
+    let mut got = Vec::new();
+    for li in list.find_all(By::Css("li.event")).await.unwrap() {
+        got.push((
+            li.attr("data-label").await.unwrap().unwrap_or_default(),
+            li.attr("data-date").await.unwrap().unwrap_or_default(),
+        ));
+    }
+    got
+}
+
+async fn market_scenario(d: WebDriver, events: Expected, last: LastBar) {
+    let want = &events.known;
     // Keyboard: ? opens the shortcuts help, Esc closes it, Ctrl+K focuses the search.
     let search = wait_for(&d, By::Id("stock-search")).await;
     let body = wait_for(&d, By::Tag("body")).await;
@@ -97,19 +125,17 @@ async fn market_scenario(d: WebDriver, want: Vec<(String, String)>, last: LastBa
 
     // The canvas is drawn (lightweight-charts puts its canvases in the container).
     wait_for(&d, By::Css("#chart-canvas canvas")).await;
-    let list = wait_for(&d, By::Id("event-list")).await;
+    wait_for(&d, By::Id("event-list")).await;
     let drawn = wait_for(&d, By::Id("drawn-ms")).await;
     let page_ms = drawn.attr("data-ms").await.unwrap().unwrap_or_default();
     let wall_ms = clicked.elapsed().as_millis();
-    let mut got = Vec::new();
-    for li in list.find_all(By::Css("li.event")).await.unwrap() {
-        got.push((
-            li.attr("data-label").await.unwrap().unwrap_or_default(),
-            li.attr("data-date").await.unwrap().unwrap_or_default(),
-        ));
-    }
+    let got = listed(&d).await;
     assert!(!want.is_empty());
-    assert_eq!(got, want, "the page lists exactly the engine's events");
+    assert_eq!(
+        &got, want,
+        "the page lists exactly the engine's events, as known then by default"
+    );
+    wait_attr(&d, By::Id("events-view-note"), "data-view", "known").await;
     let title = wait_for(&d, By::Id("stock-title"))
         .await
         .text()
@@ -141,6 +167,21 @@ async fn market_scenario(d: WebDriver, want: Vec<(String, String)>, last: LastBa
         .unwrap()
         .len();
     assert_eq!(weekly, want.len());
+
+    // With hindsight: the toggle says so and the list is the engine's hindsight reading.
+    click(&d, By::Id("events-view-hindsight")).await;
+    wait_attr(&d, By::Id("events-view-note"), "data-view", "hindsight").await;
+    click(&d, By::Id("period-day")).await;
+    wait_for(&d, By::Css("#period-day[aria-pressed='true']")).await;
+    let deadline = Instant::now() + std::time::Duration::from_secs(20);
+    while listed(&d).await != events.hindsight {
+        assert!(
+            Instant::now() < deadline,
+            "the hindsight list never matched: {:?}",
+            events.hindsight
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 
     // Add to the watchlist: the toggle flips, and the watchlist page has the row with the
     // last close and date of the bundled bars.

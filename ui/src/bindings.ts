@@ -237,6 +237,16 @@ export type ChartEvent = {
 	why: string,
 	/**  The same in Chinese. */
 	why_zh: string,
+	/**
+	 *  The first close as of which the engine, given only the bars up to it, placed this
+	 *  label on this day (`None` only if the replay never saw it, which it always does).
+	 */
+	known_on: number | null,
+	/**
+	 *  As known then: when a later bar first revised or removed the label as it was first
+	 *  placed. Always `None` in the hindsight list.
+	 */
+	ended: MarkEnd | null,
 };
 
 /**  A trigger (entry) or exit signal on the last bar. */
@@ -439,6 +449,13 @@ export type MaLine = {
 	values: (number | null)[],
 };
 
+/**  How a mark stopped being placed. */
+export type MarkEnd = 
+/**  Replaced on `on` by a mark of the same kind in the same place (see [`Mark::same_place`]). */
+{ type: "revised"; on: number } | 
+/**  Gone on `on` with nothing in its place. */
+{ type: "removed"; on: number };
+
 export type MarketCommandError = 
 /**  Not a stock code in any accepted spelling. */
 { type: "invalid_code"; message: string } | 
@@ -521,6 +538,8 @@ export type PhaseBand = {
 	from: number,
 	/**  Inclusive; the last bar for the current phase. */
 	to: number,
+	/**  The first close as of which the engine drew this band (from its opening event). */
+	known_on: number | null,
 };
 
 /**  One edit from the page's form. */
@@ -1035,7 +1054,18 @@ export type WyckoffReading = {
 	support: number | null,
 	resistance: number | null,
 	mid: number | null,
+	/**  The first close as of which the engine drew the current range lines. */
+	range_known_on: number | null,
+	/**
+	 *  With hindsight: every schematic the engine read over the history, each in its latest,
+	 *  most developed form.
+	 */
 	events: ChartEvent[],
+	/**
+	 *  As known then: every label as the engine first placed it, on the close it became
+	 *  known, with when a later bar revised or removed it.
+	 */
+	known_events: ChartEvent[],
 	phases: PhaseBand[],
 };
 

@@ -15,7 +15,11 @@ const chartRenders = vi.hoisted(() => [] as (string | null)[]);
 vi.mock("../components/StockChart", () => ({
   default: ({ chart }: { chart: StockChart }) => {
     chartRenders.push(chart.name);
-    return <div data-testid="chart">{chart.bars.dates.length} bars</div>;
+    return (
+      <div data-testid="chart" data-events={chart.reading.events.map((e) => e.label).join(",")}>
+        {chart.bars.dates.length} bars
+      </div>
+    );
   },
 }));
 
@@ -36,7 +40,26 @@ const data: StockChart = {
     support: 1,
     resistance: 3,
     mid: 2,
-    events: [{ label: "SC", date: 20200102, bar_date: 20200102, price: 1, why: "selling climax rule", why_zh: "恐慌抛售规则" }],
+    range_known_on: 20200103,
+    // With hindsight the AR of 01-02 was the real one; as known then, the first AR placed
+    // was a later bar's, removed when a higher close took the label.
+    events: [
+      { label: "SC", date: 20200102, bar_date: 20200102, price: 1, why: "selling climax rule", why_zh: "恐慌抛售规则", known_on: 20200102, ended: null },
+      { label: "AR", date: 20200103, bar_date: 20200103, price: 3, why: "automatic rally rule", why_zh: "自动反弹规则", known_on: 20200103, ended: null },
+    ],
+    known_events: [
+      { label: "SC", date: 20200102, bar_date: 20200102, price: 1, why: "selling climax rule", why_zh: "恐慌抛售规则", known_on: 20200102, ended: null },
+      {
+        label: "ST",
+        date: 20200102,
+        bar_date: 20200102,
+        price: 1,
+        why: "secondary test rule",
+        why_zh: "二次测试规则",
+        known_on: 20200103,
+        ended: { type: "removed", on: 20200103 },
+      },
+    ],
     phases: [],
   },
   signals: [],
@@ -77,6 +100,34 @@ describe("stock page", () => {
     ]);
   });
 
+  it("lists the events as known then by default, says so, and switches to hindsight", async () => {
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    await screen.findByText(/恐慌抛售规则/);
+    const labels = () => Array.from(document.querySelectorAll("#event-list li")).map((li) => (li as HTMLElement).dataset.label);
+    const note = () => document.getElementById("events-view-note");
+    // default: as known then, on the list and on the chart, and the page says which
+    expect(labels()).toEqual(["SC", "ST"]);
+    expect(screen.getByTestId("chart").dataset.events).toBe("SC,ST");
+    expect(note()?.dataset.view).toBe("known");
+    expect(note()?.textContent).toContain("正在显示：当时所知");
+    expect(document.getElementById("events-view-known")?.getAttribute("aria-pressed")).toBe("true");
+    const st = document.querySelector('#event-list li[data-label="ST"]') as HTMLElement;
+    expect(st.dataset.knownOn).toBe("20200103");
+    expect(st.dataset.ended).toBe("removed");
+    expect(st.textContent).toContain("确认于 2020-01-03；2020-01-03 撤销");
+    expect(document.getElementById("range")?.textContent).toContain("确认于 2020-01-03");
+
+    fireEvent.click(document.getElementById("events-view-hindsight")!);
+    expect(labels()).toEqual(["SC", "AR"]);
+    expect(screen.getByTestId("chart").dataset.events).toBe("SC,AR");
+    expect(note()?.dataset.view).toBe("hindsight");
+    expect(note()?.textContent).toContain("正在显示：事后全貌");
+    expect(document.getElementById("events-view-hindsight")?.getAttribute("aria-pressed")).toBe("true");
+    expect(document.querySelector('#event-list li[data-label="AR"]')?.textContent).toContain("确认于 2020-01-03");
+    // no refetch: both views come with the one reading
+    expect(mocks.stockChart).toHaveBeenCalledTimes(1);
+  });
+
   it("explains the events in English when the app is in English", async () => {
     render(
       <LanguageContext.Provider value="en">
@@ -85,6 +136,8 @@ describe("stock page", () => {
     );
     await screen.findByText(/selling climax rule/);
     expect(screen.queryByText(/恐慌抛售规则/)).toBeNull();
+    expect(document.getElementById("events-view-note")?.textContent).toContain("Showing: as known then");
+    expect(document.querySelector('#event-list li[data-label="ST"]')?.textContent).toContain("known on 2020-01-03; removed 2020-01-03");
     expect(document.querySelector('.data-note[data-note="stale"]')?.textContent).toBe(
       "Data is stale: the last bar is 2020-01-03 but the last closed trading day is 2026-12-02; press Sync when online",
     );

@@ -1,11 +1,12 @@
 // The stock page: the chart with the engine's Wyckoff reading, an accessible list of the
-// events drawn, the diagnosis card, data freshness, sync, watchlist and "ask the agent".
-import { useCallback, useContext, useEffect, useRef, useState } from "react";
+// events drawn (as known then, or with hindsight), the diagnosis card, data freshness, sync,
+// watchlist and "ask the agent".
+import { useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import { commands, type MarketCommandError, type Period, type StockChart as ChartData } from "../bindings";
 import StockChart from "../components/StockChart";
 import { LanguageContext } from "../i18n";
 import { useMarketText } from "./marketText";
-import { askText, isoDate } from "./stockModel";
+import { askText, chartInView, isoDate, knownNote, type EventsView } from "./stockModel";
 import StockSync from "./StockSync";
 import { dataNoteText } from "./dataNotes";
 
@@ -37,13 +38,16 @@ export default function StockPage({ code, onAsk }: Props) {
   // watch state) while the new one loads.
   const [loaded, setLoaded] = useState<{ code: string; chart: ChartData } | null>(null);
   const chart = loaded?.code === code ? loaded.chart : null;
+  // Labels as the engine could place them on each close by default: no hindsight unless asked.
+  const [view, setView] = useState<EventsView>("known");
+  const shown = useMemo(() => (chart ? chartInView(chart, view) : null), [chart, view]);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [watch, setWatch] = useState<{ code: string; on: boolean } | null>(null);
   const watched = watch?.code === code && watch.on;
   // The click → drawn figure belongs to the chart it was measured on.
   const [drawn, setDrawn] = useState<{ chart: ChartData; ms: number; buildMs: number } | null>(null);
-  const drawnMs = drawn && drawn.chart === chart ? drawn.ms : null;
+  const drawnMs = drawn && drawn.chart === shown ? drawn.ms : null;
   const started = useRef(0);
   // Click → data arrived over IPC, apart from the drawing (figures for the app_perf bench).
   const fetchedMs = useRef(0);
@@ -134,10 +138,10 @@ export default function StockPage({ code, onAsk }: Props) {
         </p>
       )}
       {busy && !chart && <p>{t("loading")}</p>}
-      {chart && (
+      {chart && shown && (
         <div className="stock-body">
           <div className="stock-main">
-            <StockChart chart={chart} onDrawn={onDrawn} />
+            <StockChart chart={shown} onDrawn={onDrawn} />
             <div className="chart-facts">
               {chart.reading.phase && (
                 <span id="phase">
@@ -147,6 +151,7 @@ export default function StockPage({ code, onAsk }: Props) {
               {chart.reading.support != null && (
                 <span id="range">
                   {t("range")}: {t("support")} {chart.reading.support} · {t("mid")} {chart.reading.mid} · {t("resistance")} {chart.reading.resistance}
+                  {chart.reading.range_known_on != null && ` (${t("knownOn")} ${isoDate(chart.reading.range_known_on)})`}
                 </span>
               )}
               {drawnMs != null && (
@@ -156,13 +161,32 @@ export default function StockPage({ code, onAsk }: Props) {
               )}
             </div>
             <h2>{t("events")}</h2>
-            {chart.reading.events.length === 0 ? (
+            <div className="period-switch" id="events-view" role="group" aria-label={t("eventsView")}>
+              {(["known", "hindsight"] as const).map((v) => (
+                <button key={v} id={`events-view-${v}`} className={v === view ? "active" : ""} aria-pressed={v === view} onClick={() => setView(v)}>
+                  {v === "known" ? t("asKnown") : t("withHindsight")}
+                </button>
+              ))}
+            </div>
+            <p className="muted" id="events-view-note" data-view={view}>
+              {view === "known" ? t("asKnownNote") : t("withHindsightNote")}
+            </p>
+            {shown.reading.events.length === 0 ? (
               <p id="no-events">{t("noEvents")}</p>
             ) : (
-              <ul id="event-list" aria-label={t("events")}>
-                {chart.reading.events.map((e, i) => (
-                  <li key={i} className="event" data-label={e.label} data-date={e.date} data-bar-date={e.bar_date}>
-                    <strong>{e.label}</strong> {isoDate(e.date)} @ {e.price} — {lang === "en" ? e.why : e.why_zh}
+              <ul id="event-list" aria-label={t("events")} data-view={view}>
+                {shown.reading.events.map((e, i) => (
+                  <li
+                    key={i}
+                    className={e.ended ? "event superseded" : "event"}
+                    data-label={e.label}
+                    data-date={e.date}
+                    data-bar-date={e.bar_date}
+                    data-known-on={e.known_on ?? undefined}
+                    data-ended={e.ended?.type}
+                  >
+                    <strong>{e.label}</strong> {isoDate(e.date)} @ {e.price} — {lang === "en" ? e.why : e.why_zh}{" "}
+                    <span className="known-on">({knownNote(e, lang === "en" ? "en" : "zh")})</span>
                   </li>
                 ))}
               </ul>

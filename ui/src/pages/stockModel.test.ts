@@ -1,7 +1,23 @@
 import { describe, expect, it } from "vitest";
 import type { StockChart, WatchlistRow } from "../bindings";
 import { marketText } from "./marketText";
-import { allMarkers, askText, barAt, candles, isoDate, levels, marksAt, maPoints, phaseColumns, sortRows, volumes, warmUpChart } from "./stockModel";
+import {
+  allMarkers,
+  askText,
+  barAt,
+  candles,
+  chartInView,
+  eventMarkers,
+  isoDate,
+  knownNote,
+  levels,
+  marksAt,
+  maPoints,
+  phaseColumns,
+  sortRows,
+  volumes,
+  warmUpChart,
+} from "./stockModel";
 
 function chart(over: Partial<StockChart> = {}): StockChart {
   return {
@@ -23,14 +39,29 @@ function chart(over: Partial<StockChart> = {}): StockChart {
       support: 9.5,
       resistance: 10.9,
       mid: 10.2,
+      range_known_on: 20200103,
       events: [
-        { label: "ST", date: 20200107, bar_date: 20200107, price: 9.5, why: "secondary test", why_zh: "二次测试" },
-        { label: "SC", date: 20200102, bar_date: 20200102, price: 9.9, why: "selling climax", why_zh: "恐慌抛售" },
-        { label: "AR", date: 20200103, bar_date: 20200103, price: 10.9, why: "automatic rally", why_zh: "自动反弹" },
+        { label: "ST", date: 20200107, bar_date: 20200107, price: 9.5, why: "secondary test", why_zh: "二次测试", known_on: 20200107, ended: null },
+        { label: "SC", date: 20200102, bar_date: 20200102, price: 9.9, why: "selling climax", why_zh: "恐慌抛售", known_on: 20200102, ended: null },
+        { label: "AR", date: 20200103, bar_date: 20200103, price: 10.9, why: "automatic rally", why_zh: "自动反弹", known_on: 20200103, ended: null },
+      ],
+      known_events: [
+        { label: "SC", date: 20200102, bar_date: 20200102, price: 9.9, why: "selling climax", why_zh: "恐慌抛售", known_on: 20200102, ended: null },
+        {
+          label: "AR",
+          date: 20200102,
+          bar_date: 20200102,
+          price: 10.5,
+          why: "automatic rally",
+          why_zh: "自动反弹",
+          known_on: 20200102,
+          ended: { type: "removed", on: 20200103 },
+        },
+        { label: "AR", date: 20200103, bar_date: 20200103, price: 10.9, why: "automatic rally", why_zh: "自动反弹", known_on: 20200103, ended: null },
       ],
       phases: [
-        { phase: "A", from: 20200102, to: 20200106 },
-        { phase: "B", from: 20200107, to: 20200107 },
+        { phase: "A", from: 20200102, to: 20200106, known_on: 20200102 },
+        { phase: "B", from: 20200107, to: 20200107, known_on: 20200107 },
       ],
     },
     signals: [{ kind: "exit", date: 20200107, label: "structure_break" }],
@@ -46,6 +77,34 @@ function chart(over: Partial<StockChart> = {}): StockChart {
 }
 
 describe("stock model", () => {
+  it("draws the labels as known then or with hindsight, and greys the ones a later bar removed", () => {
+    const c = chart();
+    expect(chartInView(c, "hindsight")).toBe(c);
+    const known = chartInView(c, "known");
+    expect(known.reading.events).toBe(c.reading.known_events);
+    expect(known.bars).toBe(c.bars);
+    const markers = eventMarkers(known);
+    expect(markers.map((m) => [m.time, m.text, m.color])).toEqual([
+      ["2020-01-02", "SC", "#2f6fd6"],
+      ["2020-01-02", "AR", "#9ca3af"],
+      ["2020-01-03", "AR", "#c2410c"],
+    ]);
+    // the tooltip says when each label became known, and when it was removed
+    expect(marksAt(known, "2020-01-02", "en")).toEqual([
+      "SC: selling climax (known on 2020-01-02)",
+      "AR: automatic rally (known on 2020-01-02; removed 2020-01-03)",
+    ]);
+    expect(marksAt(known, "2020-01-02", "zh")[1]).toBe("AR: 自动反弹 (确认于 2020-01-02；2020-01-03 撤销)");
+  });
+
+  it("words known-on dates and revisions in both languages", () => {
+    const e = chart().reading.events[0];
+    expect(knownNote(e, "en")).toBe("known on 2020-01-07");
+    expect(knownNote({ ...e, ended: { type: "revised", on: 20200110 } }, "en")).toBe("known on 2020-01-07; revised 2020-01-10");
+    expect(knownNote({ ...e, ended: { type: "revised", on: 20200110 } }, "zh")).toBe("确认于 2020-01-07；2020-01-10 修订");
+    expect(knownNote({ ...e, known_on: null }, "en")).toBe("");
+  });
+
   it("formats engine dates as business days and passes odd values through", () => {
     expect(isoDate(20200616)).toBe("2020-06-16");
     expect(isoDate(202006)).toBe("202006");
@@ -88,8 +147,8 @@ describe("stock model", () => {
       reading: {
         ...chart().reading,
         phases: [
-          { phase: "A", from: 20200102, to: 20200107 },
-          { phase: "C", from: 20200103, to: 20200106 },
+          { phase: "A", from: 20200102, to: 20200107, known_on: 20200102 },
+          { phase: "C", from: 20200103, to: 20200106, known_on: 20200103 },
         ],
       },
     });
@@ -119,8 +178,8 @@ describe("stock model", () => {
   });
 
   it("says what the engine marked on the crosshair bar, with why", () => {
-    expect(marksAt(chart(), "2020-01-07", "en")).toEqual(["ST: secondary test", "EXIT structure_break"]);
-    expect(marksAt(chart(), "2020-01-02", "zh")).toEqual(["SC: 恐慌抛售"]);
+    expect(marksAt(chart(), "2020-01-07", "en")).toEqual(["ST: secondary test (known on 2020-01-07)", "EXIT structure_break"]);
+    expect(marksAt(chart(), "2020-01-02", "zh")).toEqual(["SC: 恐慌抛售 (确认于 2020-01-02)"]);
     expect(marksAt(chart(), "2020-01-06", "en")).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 // Pure shaping of what `stock_chart` / `watchlist` return into what the chart library and
 // the tables draw. Nothing here recomputes the engine's reading: it only reformats it.
-import type { StockChart, WatchlistRow } from "../bindings";
+import type { ChartEvent, StockChart, WatchlistRow } from "../bindings";
 
 /** `20200616` → `"2020-06-16"` (lightweight-charts business-day strings). */
 export function isoDate(d: number): string {
@@ -60,6 +60,32 @@ export interface EventMarker {
   id: string;
 }
 
+/** Which labels the chart and the events list show: "known" — each label as the engine first
+ * placed it, on the close it could (the default, no hindsight); "hindsight" — every schematic
+ * in its latest, most developed form. */
+export type EventsView = "known" | "hindsight";
+
+/** The chart as drawn in a view: "known" swaps in the labels as known then. */
+export function chartInView(c: StockChart, view: EventsView): StockChart {
+  return view === "hindsight" ? c : { ...c, reading: { ...c.reading, events: c.reading.known_events } };
+}
+
+/** "known on 2019-04-16; removed 2019-05-01" — when the engine could first place the label,
+ * and, as known then, when a later bar revised or removed it. */
+export function knownNote(e: ChartEvent, lang: "zh" | "en"): string {
+  const parts: string[] = [];
+  if (e.known_on != null) parts.push(lang === "zh" ? `确认于 ${isoDate(e.known_on)}` : `known on ${isoDate(e.known_on)}`);
+  if (e.ended) {
+    const on = isoDate(e.ended.on);
+    if (e.ended.type === "revised") parts.push(lang === "zh" ? `${on} 修订` : `revised ${on}`);
+    else parts.push(lang === "zh" ? `${on} 撤销` : `removed ${on}`);
+  }
+  return parts.join(lang === "zh" ? "；" : "; ");
+}
+
+/** Labels a later bar revised or removed are drawn grey (as known then). */
+const SUPERSEDED = "#9ca3af";
+
 /** One marker per labelled event, below the bar for accumulation events (lows), above for
  * distribution ones (highs); several on one weekly/monthly bar stay separate. */
 export function eventMarkers(c: StockChart): EventMarker[] {
@@ -69,7 +95,7 @@ export function eventMarkers(c: StockChart): EventMarker[] {
       time: isoDate(e.bar_date),
       position: low ? "belowBar" : "aboveBar",
       shape: low ? "arrowUp" : "arrowDown",
-      color: low ? "#2f6fd6" : "#c2410c",
+      color: e.ended ? SUPERSEDED : low ? "#2f6fd6" : "#c2410c",
       text: e.label,
       id: `event-${i}`,
     };
@@ -145,7 +171,12 @@ export function levels(c: StockChart, title: (id: LevelId) => string = (id) => i
 /** What the engine marked on the bar at a chart time — events with why, and signals —
  * for the crosshair legend (the markers' tooltip). */
 export function marksAt(c: StockChart, time: string, lang: "zh" | "en"): string[] {
-  const events = c.reading.events.filter((e) => isoDate(e.bar_date) === time).map((e) => `${e.label}: ${lang === "zh" ? e.why_zh : e.why}`);
+  const events = c.reading.events
+    .filter((e) => isoDate(e.bar_date) === time)
+    .map((e) => {
+      const note = knownNote(e, lang);
+      return `${e.label}: ${lang === "zh" ? e.why_zh : e.why}${note ? ` (${note})` : ""}`;
+    });
   const signals = c.signals.filter((s) => isoDate(s.date) === time).map((s) => `${s.kind === "exit" ? "EXIT" : "BUY"} ${s.label}`);
   return [...events, ...signals];
 }
@@ -192,7 +223,7 @@ export function warmUpChart(n = 5_000): StockChart {
     dates.push(d.getUTCFullYear() * 10_000 + (d.getUTCMonth() + 1) * 100 + d.getUTCDate());
   }
   const flat = dates.map(() => 1);
-  const event = (label: string, i: number) => ({ label, date: dates[i], bar_date: dates[i], price: 1, why: "", why_zh: "" });
+  const event = (label: string, i: number) => ({ label, date: dates[i], bar_date: dates[i], price: 1, why: "", why_zh: "", known_on: dates[i], ended: null });
   return {
     code: "warm-up",
     name: null,
@@ -205,8 +236,10 @@ export function warmUpChart(n = 5_000): StockChart {
       support: 1,
       resistance: 1,
       mid: 1,
+      range_known_on: dates[n - 200],
       events: ["SC", "AR", "ST", "Spring", "SOS"].map((label, k) => event(label, n - 200 + k * 30)),
-      phases: ["A", "B", "C"].map((phase, k) => ({ phase, from: dates[n - 300 + k * 100], to: dates[n - 201 + k * 100] })),
+      known_events: ["SC", "AR", "ST", "Spring", "SOS"].map((label, k) => event(label, n - 200 + k * 30)),
+      phases: ["A", "B", "C"].map((phase, k) => ({ phase, from: dates[n - 300 + k * 100], to: dates[n - 201 + k * 100], known_on: dates[n - 300 + k * 100] })),
     },
     signals: [{ kind: "trigger", date: dates[n - 1], label: "warm-up" }],
     holding: null,

@@ -337,7 +337,15 @@ impl Replay {
     }
 }
 
-fn schematic_marks(s: &Schematic, out: &mut Vec<Mark>) {
+/// A schematic's marks as the engine places them: its events, its phase bands and its range
+/// lines.
+pub fn schematic_marks(s: &Schematic) -> Vec<Mark> {
+    let mut out = Vec::new();
+    push_schematic_marks(s, &mut out);
+    out
+}
+
+fn push_schematic_marks(s: &Schematic, out: &mut Vec<Mark>) {
     let kind = s.kind;
     out.extend(s.events.iter().map(|e| Mark::Event {
         schematic: kind,
@@ -374,7 +382,7 @@ pub fn standing_marks(bars: &[Bar]) -> Vec<Mark> {
     let st = wyckoff_structure(bars);
     let mut out = Vec::new();
     for s in [&st.accumulation, &st.distribution].into_iter().flatten() {
-        schematic_marks(s, &mut out);
+        push_schematic_marks(s, &mut out);
     }
     out
 }
@@ -409,6 +417,15 @@ pub fn fired_triggers(bars: &[Bar], l4: &L4Config) -> Vec<Mark> {
 /// Replays the engine over every prefix of `bars` (ascending by date): for each as-of close,
 /// the marks placed from the bars up to it alone, diffed against the day before.
 pub fn replay(bars: &[Bar], l4: &L4Config) -> Replay {
+    replay_with(bars, |prefix| fired_triggers(prefix, l4))
+}
+
+/// [`replay`] without the triggers: the schematic marks only (what the stock chart draws).
+pub fn replay_schematics(bars: &[Bar]) -> Replay {
+    replay_with(bars, |_| Vec::new())
+}
+
+fn replay_with(bars: &[Bar], triggers: impl Fn(&[Bar]) -> Vec<Mark>) -> Replay {
     let mut marks: Vec<KnownMark> = Vec::new();
     // Indices into `marks` of the schematic marks standing as of the previous close.
     let mut standing: Vec<usize> = Vec::new();
@@ -447,17 +464,13 @@ pub fn replay(bars: &[Bar], l4: &L4Config) -> Replay {
                 });
             }
         }
-        marks.extend(
-            fired_triggers(prefix, l4)
-                .into_iter()
-                .map(|mark| KnownMark {
-                    bar_date: mark.bar_date(),
-                    mark,
-                    known_on: date,
-                    since: date,
-                    ended: None,
-                }),
-        );
+        marks.extend(triggers(prefix).into_iter().map(|mark| KnownMark {
+            bar_date: mark.bar_date(),
+            mark,
+            known_on: date,
+            since: date,
+            ended: None,
+        }));
     }
     Replay { marks }
 }

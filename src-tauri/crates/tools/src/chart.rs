@@ -7,6 +7,7 @@ use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use specta::Type;
+use wyckoff_engine::known_on::{Mark, MarkEnd, Replay, replay_schematics, schematic_marks};
 use wyckoff_engine::phases::{EventCode, Schematic, SchematicKind};
 use wyckoff_engine::{Bar, wyckoff_structure};
 use wyckoff_market::{DataStatus, MarketData, MarketError, StockCode};
@@ -92,6 +93,12 @@ pub struct ChartEvent {
     pub why: String,
     /// The same in Chinese.
     pub why_zh: String,
+    /// The first close as of which the engine, given only the bars up to it, placed this
+    /// label on this day (`None` only if the replay never saw it, which it always does).
+    pub known_on: Option<u32>,
+    /// As known then: when a later bar first revised or removed the label as it was first
+    /// placed. Always `None` in the hindsight list.
+    pub ended: Option<MarkEnd>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
@@ -101,6 +108,8 @@ pub struct PhaseBand {
     pub from: u32,
     /// Inclusive; the last bar for the current phase.
     pub to: u32,
+    /// The first close as of which the engine drew this band (from its opening event).
+    pub known_on: Option<u32>,
 }
 
 /// A trigger (entry) or exit signal on the last bar.
@@ -128,7 +137,14 @@ pub struct WyckoffReading {
     pub support: Option<f64>,
     pub resistance: Option<f64>,
     pub mid: Option<f64>,
+    /// The first close as of which the engine drew the current range lines.
+    pub range_known_on: Option<u32>,
+    /// With hindsight: every schematic the engine read over the history, each in its latest,
+    /// most developed form.
     pub events: Vec<ChartEvent>,
+    /// As known then: every label as the engine first placed it, on the close it became
+    /// known, with when a later bar revised or removed it.
+    pub known_events: Vec<ChartEvent>,
     pub phases: Vec<PhaseBand>,
 }
 
@@ -255,117 +271,25 @@ pub fn moving_averages(close: &[f64], windows: &[usize]) -> Vec<MaLine> {
         .collect()
 }
 
-/// Why a label was given, from the rules in `wyckoff_engine::phases`.
-fn event_rule(code: EventCode) -> &'static str {
-    match code {
-        EventCode::SC => {
-            "selling climax: down bar on ≥2× the 20-day mean volume, range ≥1.5× ATR, close in the lowest 35% of the range, ≥20% under the 60-day high"
-        }
-        EventCode::BC => {
-            "buying climax: up bar on ≥2× the 20-day mean volume, wide range, close near the high, after a ≥25% advance"
-        }
-        EventCode::AR => {
-            "automatic rally/reaction: the extreme close within 15 bars after the climax; it sets the other side of the range"
-        }
-        EventCode::ST => {
-            "secondary test: a swing back to within 3% of the climax on under 0.7× its volume"
-        }
-        EventCode::Spring => "spring: a dip more than 0.5% under support, reclaimed within 3 bars",
-        EventCode::UTAD => {
-            "upthrust after distribution: a push over resistance that fails back inside within 3 bars"
-        }
-        EventCode::SOS => {
-            "sign of strength: first up close above resistance on ≥1.5× the 20-day mean volume"
-        }
-        EventCode::SOW => {
-            "sign of weakness: first down close below support on ≥1.5× the 20-day mean volume"
-        }
-        EventCode::LPS => {
-            "last point of support: first swing low after the SOS holding ≥95% of resistance on ≤0.6× the SOS volume"
-        }
-        EventCode::LPSY => {
-            "last point of supply: first swing high after the SOW failing near support on ≤0.6× the SOW volume"
-        }
-    }
-}
-
-fn event_rule_zh(code: EventCode) -> &'static str {
-    match code {
-        EventCode::SC => {
-            "恐慌抛售（SC）：放量 ≥ 20 日均量 2 倍的阴线，振幅 ≥ 1.5 倍 ATR，收在当日区间最低 35% 内，较 60 日高点跌 ≥ 20%"
-        }
-        EventCode::BC => {
-            "抢购高潮（BC）：放量 ≥ 20 日均量 2 倍的阳线，大振幅，收近最高，此前已涨 ≥ 25%"
-        }
-        EventCode::AR => "自动反弹/回落（AR）：高潮后 15 根 K 线内的极端收盘，确定区间的另一边",
-        EventCode::ST => "二次测试（ST）：回到高潮价 3% 以内，成交量不足高潮的 0.7 倍",
-        EventCode::Spring => "弹簧（Spring）：跌破支撑超过 0.5%，3 根 K 线内收回",
-        EventCode::UTAD => "派发后上冲（UTAD）：冲过阻力，3 根 K 线内跌回区间",
-        EventCode::SOS => "强势信号（SOS）：首次放量（≥ 20 日均量 1.5 倍）收在阻力之上",
-        EventCode::SOW => "弱势信号（SOW）：首次放量（≥ 20 日均量 1.5 倍）收在支撑之下",
-        EventCode::LPS => {
-            "最后支撑点（LPS）：SOS 后首个波段低点守住阻力的 95%，成交量 ≤ SOS 的 0.6 倍"
-        }
-        EventCode::LPSY => {
-            "最后供应点（LPSY）：SOW 后首个波段高点在支撑附近受阻，成交量 ≤ SOW 的 0.6 倍"
-        }
-    }
-}
-
 fn event_label(code: EventCode) -> String {
     format!("{code:?}")
 }
 
-fn iso(d: u32) -> String {
-    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
-}
-
 /// Phase bands from the events that open each phase (A: climax, B: first ST, C: Spring or
 /// UTAD, D: SOS/SOW or LPS/LPSY, E: since the engine says so), the last one running to the
-/// last bar.
+/// last bar. `known_on` is left for the caller.
 pub fn phase_bands(s: &Schematic, last_date: u32) -> Vec<PhaseBand> {
-    let first = |codes: &[EventCode]| {
-        s.events
-            .iter()
-            .filter(|e| codes.contains(&e.event))
-            .map(|e| e.date)
-            .min()
-    };
-    let mut starts: Vec<(&str, u32)> = Vec::new();
-    if let Some(d) = first(&[EventCode::SC, EventCode::BC]) {
-        starts.push(("A", d));
-    }
-    if let Some(d) = first(&[EventCode::ST]) {
-        starts.push(("B", d));
-    }
-    if let Some(d) = first(&[EventCode::Spring, EventCode::UTAD]) {
-        starts.push(("C", d));
-    }
-    if let Some(d) = first(&[
-        EventCode::SOS,
-        EventCode::SOW,
-        EventCode::LPS,
-        EventCode::LPSY,
-    ]) {
-        starts.push(("D", d));
-    }
-    if s.phase == wyckoff_engine::Phase::E {
-        starts.push(("E", s.phase_since));
-    }
-    starts.sort_by_key(|(_, d)| *d);
-    let mut bands: Vec<PhaseBand> = Vec::with_capacity(starts.len());
-    for (i, (phase, from)) in starts.iter().enumerate() {
-        let to = match starts.get(i + 1) {
-            Some((_, next)) => next.saturating_sub(1).max(*from),
-            None => last_date,
-        };
-        bands.push(PhaseBand {
-            phase: (*phase).to_owned(),
-            from: *from,
-            to,
-        });
-    }
-    bands
+    s.phase_spans()
+        .into_iter()
+        .map(|span| PhaseBand {
+            phase: format!("{:?}", span.phase),
+            from: span.from,
+            to: span
+                .until
+                .map_or(last_date, |next| next.saturating_sub(1).max(span.from)),
+            known_on: None,
+        })
+        .collect()
 }
 
 /// How often (in daily bars) the engine's reading is replayed over the history, so schematics
@@ -408,12 +332,35 @@ pub fn schematic_history(daily: &[Bar]) -> Vec<(Schematic, u32)> {
     out
 }
 
+/// A schematic event as a chart label, placed on the chart bar holding its day.
+fn chart_event(mark: &Mark, chart_dates: &[u32], known_on: Option<u32>) -> Option<ChartEvent> {
+    let Mark::Event {
+        event, date, price, ..
+    } = mark
+    else {
+        return None;
+    };
+    Some(ChartEvent {
+        label: event_label(*event),
+        date: *date,
+        bar_date: bar_date_for(chart_dates, *date)?,
+        price: round3(*price),
+        why: mark.why(),
+        why_zh: mark.why_zh(),
+        known_on,
+        ended: None,
+    })
+}
+
 /// The engine's reading of the daily bars, placed on the chart's (daily/weekly/monthly) bars:
 /// range lines and phase from the reading at the last close; events and phase bands from
-/// every schematic the engine read over the history.
+/// every schematic the engine read over the history (with hindsight), and every label as the
+/// engine first placed it (as known then). Each carries the close it became known on, from a
+/// replay of the engine over every close.
 fn reading(daily: &[Bar], chart_dates: &[u32]) -> WyckoffReading {
     let last = daily.last().map(|b| b.date).unwrap_or(0);
     let history = schematic_history(daily);
+    let known: Replay = replay_schematics(daily);
     let current = history
         .last()
         .filter(|(_, seen_to)| *seen_to == last)
@@ -421,48 +368,56 @@ fn reading(daily: &[Bar], chart_dates: &[u32]) -> WyckoffReading {
     let mut events: Vec<ChartEvent> = Vec::new();
     let mut phases: Vec<PhaseBand> = Vec::new();
     for (s, seen_to) in &history {
-        for e in &s.events {
+        let marks = schematic_marks(s);
+        for m in &marks {
+            let Mark::Event { event, date, .. } = m else {
+                continue;
+            };
             if events
                 .iter()
-                .any(|x| x.date == e.date && x.label == event_label(e.event))
+                .any(|x| x.date == *date && x.label == event_label(*event))
             {
                 continue;
             }
-            let Some(bar_date) = bar_date_for(chart_dates, e.date) else {
-                continue;
-            };
-            let support: Vec<String> = e.dates.iter().skip(1).map(|d| iso(*d)).collect();
-            let (why, why_zh) = if support.is_empty() {
-                (
-                    event_rule(e.event).to_owned(),
-                    event_rule_zh(e.event).to_owned(),
-                )
-            } else {
-                (
-                    format!("{} (with {})", event_rule(e.event), support.join(", ")),
-                    format!("{}（参照 {}）", event_rule_zh(e.event), support.join("、")),
-                )
-            };
-            events.push(ChartEvent {
-                label: event_label(e.event),
-                date: e.date,
-                bar_date,
-                price: round3(e.price),
-                why,
-                why_zh,
-            });
+            events.extend(chart_event(m, chart_dates, known.known_on(m)));
         }
-        phases.extend(phase_bands(s, *seen_to).into_iter().filter_map(|b| {
-            Some(PhaseBand {
-                phase: b.phase,
-                from: bar_date_for(chart_dates, b.from)?,
-                to: bar_date_for(chart_dates, b.to)?,
-            })
-        }));
+        // The engine's phase bands come in the same order as the schematic's spans.
+        let band_marks = marks.iter().filter(|m| matches!(m, Mark::PhaseBand { .. }));
+        phases.extend(
+            phase_bands(s, *seen_to)
+                .into_iter()
+                .zip(band_marks)
+                .filter_map(|(b, m)| {
+                    Some(PhaseBand {
+                        phase: b.phase,
+                        from: bar_date_for(chart_dates, b.from)?,
+                        to: bar_date_for(chart_dates, b.to)?,
+                        known_on: known.known_on(m),
+                    })
+                }),
+        );
     }
     events.sort_by_key(|e| e.date);
     phases.sort_by_key(|b| b.from);
+    // As known then: each label in the form it was first placed (the start of its lineage).
+    let mut known_events: Vec<ChartEvent> = known
+        .marks
+        .iter()
+        .filter(|k| k.since == k.known_on)
+        .filter_map(|k| {
+            let mut e = chart_event(&k.mark, chart_dates, Some(k.known_on))?;
+            e.ended = k.ended;
+            Some(e)
+        })
+        .collect();
+    known_events.sort_by_key(|e| (e.date, e.known_on));
     let (support, resistance) = current.map_or((None, None), |s| (s.support, s.resistance));
+    let range_known_on = current.and_then(|s| {
+        schematic_marks(s)
+            .iter()
+            .find(|m| matches!(m, Mark::RangeLines { .. }))
+            .and_then(|m| known.known_on(m))
+    });
     let mid = match (support, resistance) {
         (Some(lo), Some(hi)) => Some(round3((lo + hi) / 2.0)),
         _ => None,
@@ -479,7 +434,9 @@ fn reading(daily: &[Bar], chart_dates: &[u32]) -> WyckoffReading {
         support: support.map(round3),
         resistance: resistance.map(round3),
         mid,
+        range_known_on,
         events,
+        known_events,
         phases,
     }
 }

@@ -253,3 +253,62 @@ async fn a_held_stock_gets_its_cost_and_stop_lines() {
         assert!(c.holding.is_none());
     }
 }
+
+/// Every label and band on the bundled 平安银行 chart carries the close it became known on:
+/// as known then, the engine given only the bars up to that close places the label and the
+/// close before does not; with hindsight, each label was known on or after its own day.
+#[tokio::test]
+async fn marks_carry_the_close_they_became_known_on() {
+    use wyckoff_engine::known_on::standing_marks;
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    let daily = md.daily_bars("000001", None).await.unwrap().bars;
+    let c = build_chart(&md, "000001", Period::Day).await.unwrap();
+    let r = &c.reading;
+    let placed = |e: &ChartEvent, end: usize| {
+        standing_marks(&daily[..end]).iter().any(|m| {
+            matches!(m, Mark::Event { event, date, .. }
+                if format!("{event:?}") == e.label && *date == e.date)
+        })
+    };
+    assert!(!r.known_events.is_empty());
+    for e in &r.known_events {
+        let k = e.known_on.expect("known");
+        assert!(k >= e.date, "{e:?}");
+        let end = daily.partition_point(|b| b.date <= k);
+        assert!(placed(e, end), "not placed as of its known-on close: {e:?}");
+        if let Some(end) = e.ended {
+            assert!(end.on() > k, "{e:?}");
+        }
+    }
+    // Known-on is the first such close: the close before it did not place that label then
+    // (a label may come back later as a new mark, which is listed again).
+    for e in r
+        .known_events
+        .iter()
+        .filter(|e| e.date < e.known_on.unwrap())
+    {
+        let end = daily.partition_point(|b| b.date < e.known_on.unwrap());
+        let earlier = r
+            .known_events
+            .iter()
+            .any(|o| o.label == e.label && o.date == e.date && o.known_on < e.known_on);
+        assert!(earlier || !placed(e, end), "known earlier than said: {e:?}");
+    }
+    // Provisional labels (an AR a higher close replaced) exist as known then, not in hindsight.
+    assert!(
+        r.known_events
+            .iter()
+            .any(|e| matches!(e.ended, Some(MarkEnd::Removed { .. }))),
+        "{:?}",
+        r.known_events
+    );
+    for e in &r.events {
+        assert!(e.known_on.is_some_and(|k| k >= e.date), "{e:?}");
+        assert_eq!(e.ended, None);
+    }
+    for b in &r.phases {
+        assert!(b.known_on.is_some_and(|k| k >= b.from), "{b:?}");
+    }
+    assert_eq!(r.support.is_some(), r.range_known_on.is_some());
+}
