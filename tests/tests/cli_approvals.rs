@@ -97,6 +97,23 @@ async fn free_cash(home: &Path) -> Option<f64> {
     cash.map(|c| c.0)
 }
 
+/// The approval notices stored with the conversation's messages.
+async fn stored_notices(home: &Path, conversation: &str) -> Vec<Value> {
+    let url = format!("sqlite://{}?mode=ro", home.join("wyckoff.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT approval_notice FROM conversation_message WHERE conversation_id = ? AND approval_notice IS NOT NULL ORDER BY seq",
+    )
+    .bind(conversation)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    rows.iter()
+        .map(|r| serde_json::from_str(&r.0).unwrap())
+        .collect()
+}
+
 /// The text of the last message with `role` in request `n` to the model.
 fn last_message(server: &MockServer, n: usize, role: &str) -> String {
     let requests = server.requests_to(Route::Openai);
@@ -177,6 +194,15 @@ async fn a_queued_call_waits_then_allow_applies_it_and_the_conversation_is_told(
         notice.contains("allowed by the user; the call ran"),
         "{notice}"
     );
+    // Stored with its message, typed.
+    let notices = stored_notices(h, &conversation).await;
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert_eq!(notices[0]["request_id"], id.as_str());
+    assert_eq!(notices[0]["tool_name"], "update_portfolio");
+    assert_eq!(notices[0]["status"], "allowed");
+    assert_eq!(notices[0]["decided_by"], json!({"type": "cli"}));
+    assert_eq!(notices[0]["summary"], report["tool_result"]);
+    assert!(notice.contains(notices[0]["summary"].as_str().unwrap()));
     let messages = requests[2].body["messages"].as_array().unwrap();
     assert!(
         messages.iter().any(|m| m["role"] == "user"
@@ -247,7 +273,7 @@ async fn deny_leaves_the_portfolio_and_tells_the_model() {
     let h = home.path();
     wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
 
-    queued_run(h, &[], "把现金设为 7000").await;
+    let conversation = queued_run(h, &[], "把现金设为 7000").await;
     let id = inbox(h, None).await[0]["id"].as_str().unwrap().to_owned();
     let out = wyckoff(h, &["approvals", "deny", &id, "--reason", "先不动"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -259,7 +285,10 @@ async fn deny_leaves_the_portfolio_and_tells_the_model() {
     assert_eq!(free_cash(h).await, None);
     let notice = last_message(&server, 2, "user");
     assert!(notice.contains("denied by the user"), "{notice}");
-    assert!(notice.contains("先不动"), "{notice}");
+    assert!(notice.contains("<reason>先不动</reason>"), "{notice}");
+    let notices = stored_notices(h, &conversation).await;
+    assert_eq!(notices[0]["status"], "denied");
+    assert_eq!(notices[0]["reason"], "先不动");
     let log = audit_log(h).await;
     let last = log.last().unwrap();
     assert_eq!(last["decision"], "denied");

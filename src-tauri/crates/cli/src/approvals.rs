@@ -22,8 +22,7 @@ use wyckoff_config::{DataHome, Secrets};
 use wyckoff_inbox::policy::{Answer, DEFAULT_EXPIRY};
 use wyckoff_inbox::{InboxAnswer, InboxStore, QueueApprover};
 use wyckoff_protocol::{
-    ApprovalPreview, Decider, InboxRequest, InboxStatus, Message, RuntimeEvent, ToolCall,
-    UserOrigin,
+    ApprovalPreview, Decider, InboxRequest, InboxStatus, RuntimeEvent, ToolCall,
 };
 use wyckoff_session::{
     ConversationHub, HubOptions, ModelOverrides, Services, SessionError, Settled, TurnMeta,
@@ -301,7 +300,8 @@ async fn answer(
         },
     );
     let conversation = request.conversation_id.clone();
-    let (outcome, tool_result, is_error) = match request.status {
+    // What the call returned (allowed), or why it did not run (denied, or it failed to).
+    let (summary, reason, is_error) = match request.status {
         InboxStatus::Allowed => {
             let call = ToolCall::new(
                 request.id.clone(),
@@ -319,42 +319,27 @@ async fn answer(
             {
                 Ok(result) => {
                     inbox.set_result(&request.id, &result.content).await?;
-                    let text = if result.is_error {
-                        format!("the call failed: {}", result.content)
-                    } else {
-                        format!("the call ran; its result: {}", result.content)
-                    };
-                    (text, Some(result.content), result.is_error)
+                    (Some(result.content), None, result.is_error)
                 }
                 Err(e) => {
-                    let text = format!("the call could not run: {e}");
-                    inbox.set_result(&request.id, &text).await?;
-                    (text, None, true)
+                    let why = format!("the call could not run: {e}");
+                    inbox.set_result(&request.id, &why).await?;
+                    (None, Some(why), true)
                 }
             }
         }
         InboxStatus::Denied => (
-            match reason.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
-                Some(r) => format!("the user denied the call: {r}"),
-                None => "the user denied the call".to_owned(),
-            },
             None,
+            reason
+                .map(|r| r.trim().to_owned())
+                .filter(|r| !r.is_empty()),
             false,
         ),
-        InboxStatus::Expired => (
-            format!(
-                "the request expired at {} before anyone answered; it was refused and did not run",
-                request.expires_at
-            ),
-            None,
-            false,
-        ),
+        InboxStatus::Expired => (None, None, false),
         InboxStatus::Pending => anyhow::bail!("request {} is still pending", request.id),
     };
-    let notice = Message::user_with_origin(
-        wyckoff_inbox::notice_text(&request, &outcome),
-        UserOrigin::SystemNotification,
-    );
+    let tool_result = summary.clone();
+    let notice = wyckoff_inbox::decided_notice(&request, summary, reason);
     let follow_up = follow_up(&hub, &conversation, notice).await;
     hub.close().await;
     services.background().shutdown().await;
@@ -383,7 +368,7 @@ async fn answer(
 async fn follow_up(
     hub: &Arc<ConversationHub>,
     conversation: &str,
-    notice: Message,
+    notice: wyckoff_inbox::DecidedNotice,
 ) -> Result<(), SessionError> {
     let Some(started) = hub.follow_up_with(conversation, notice).await? else {
         return Err(SessionError::InvalidOption(format!(

@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use sqlx::{AssertSqlSafe, SqlitePool};
 use tracing::info;
 use uuid::Uuid;
-use wyckoff_protocol::{Message, SkillUse, SubAgentStep, TaskNotice, Usage, UserOrigin};
+use wyckoff_protocol::{
+    ApprovalNotice, Message, SkillUse, SubAgentStep, TaskNotice, Usage, UserOrigin,
+};
 
 use crate::store::{escape_like, limit_i64, search_expression};
 use crate::tokenize::{index_text, is_cjk, search_terms};
@@ -103,6 +105,8 @@ pub struct StoredMessage {
     pub sub_agent: Vec<SubAgentStep>,
     /// On a background task's notification message: the notice, typed.
     pub task_notice: Option<TaskNotice>,
+    /// On a decided approval-inbox request's notification message: the notice, typed.
+    pub approval_notice: Option<ApprovalNotice>,
 }
 
 /// What is stored beside a message (each only on the messages it belongs to).
@@ -114,6 +118,8 @@ pub struct MessageExtras<'a> {
     pub sub_agent: &'a [SubAgentStep],
     /// A background task's notification message.
     pub task_notice: Option<&'a TaskNotice>,
+    /// A decided approval-inbox request's notification message.
+    pub approval_notice: Option<&'a ApprovalNotice>,
 }
 
 /// A message that matched a search.
@@ -199,6 +205,7 @@ struct MessageRow {
     skill: Option<String>,
     sub_agent: Option<String>,
     task_notice: Option<String>,
+    approval_notice: Option<String>,
 }
 
 impl TryFrom<MessageRow> for StoredMessage {
@@ -235,6 +242,14 @@ impl TryFrom<MessageRow> for StoredMessage {
                 .transpose()
                 .map_err(|e| {
                     MemoryError::Corrupt(format!("message #{} task_notice: {e}", r.seq))
+                })?,
+            approval_notice: r
+                .approval_notice
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|e| {
+                    MemoryError::Corrupt(format!("message #{} approval_notice: {e}", r.seq))
                 })?,
         })
     }
@@ -602,6 +617,7 @@ impl ConversationStore {
             skill,
             sub_agent: steps,
             task_notice,
+            approval_notice,
         } = extras;
         let json = serde_json::to_string(message)
             .map_err(|e| MemoryError::Corrupt(format!("message: {e}")))?;
@@ -621,6 +637,10 @@ impl ConversationStore {
             .map(serde_json::to_string)
             .transpose()
             .map_err(|e| MemoryError::Corrupt(format!("task_notice: {e}")))?;
+        let approval_json = approval_notice
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| MemoryError::Corrupt(format!("approval_notice: {e}")))?;
         let now = self.now_db();
         let mut tx = self.pool.begin().await?;
         // Touching the conversation first takes the write lock, so seq allocation below
@@ -638,9 +658,10 @@ impl ConversationStore {
         let seq: i64 = sqlx::query_scalar(
             "INSERT INTO conversation_message
                  (conversation_id, seq, turn_id, role, message, status, created_at, text_tokens,
-                  skill, sub_agent, task_notice)
+                  skill, sub_agent, task_notice, approval_notice)
              VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_message
-                          WHERE conversation_id = ?1), ?2, ?3, ?4, 'complete', ?5, ?6, ?7, ?8, ?9)
+                          WHERE conversation_id = ?1), ?2, ?3, ?4, 'complete', ?5, ?6, ?7, ?8, ?9,
+                     ?10)
              RETURNING seq",
         )
         .bind(conversation_id)
@@ -652,6 +673,7 @@ impl ConversationStore {
         .bind(skill_json)
         .bind(steps_json)
         .bind(notice_json)
+        .bind(approval_json)
         .fetch_one(&mut *tx)
         .await?;
         if let Message::User {
@@ -681,7 +703,7 @@ impl ConversationStore {
     pub async fn load_messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>> {
         self.get(conversation_id).await?;
         let rows: Vec<MessageRow> = sqlx::query_as(
-            "SELECT seq, message, created_at, turn_id, status, skill, sub_agent, task_notice FROM conversation_message
+            "SELECT seq, message, created_at, turn_id, status, skill, sub_agent, task_notice, approval_notice FROM conversation_message
              WHERE conversation_id = ? ORDER BY seq",
         )
         .bind(conversation_id)

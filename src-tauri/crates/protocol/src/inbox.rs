@@ -143,3 +143,22 @@ pub struct AuditEntry {
     pub decision: AuditDecision,
     pub decided_by: Decider,
 }
+
+/// A decided inbox request's notice in the conversation that made the call: the model
+/// reads the notification text; readers word the notice from these fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct ApprovalNotice {
+    pub request_id: String,
+    pub tool_name: String,
+    pub display_name: String,
+    /// Allowed (the call ran), denied or expired.
+    pub status: InboxStatus,
+    #[serde(default)]
+    pub decided_by: Option<Decider>,
+    /// The call's result as the model got it (allowed calls).
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// The user's reason for a denial, or why the call could not run.
+    #[serde(default)]
+    pub reason: Option<String>,
+}

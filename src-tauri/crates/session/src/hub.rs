@@ -16,8 +16,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use wyckoff_agent::{ApprovalGate, Approver, EventSink, ToolOutcome, TurnOutcome};
 use wyckoff_config::Settings;
+use wyckoff_inbox::DecidedNotice;
 use wyckoff_memory::ExtractionOutcome;
-use wyckoff_protocol::{ErrorKind, Message, RuntimeEvent, TaskInfo, ToolCall, TurnKind};
+use wyckoff_protocol::{ErrorKind, RuntimeEvent, TaskInfo, ToolCall, TurnKind};
 
 use crate::{ModelOverrides, Services, Session, SessionError, SessionOptions};
 
@@ -99,9 +100,9 @@ struct Conversations {
     /// Conversations whose completions are no longer answered (a cancelled or timed-out
     /// headless run is on its way out).
     held: HashSet<String>,
-    /// System notifications waiting for a turn of their conversation (decided inbox
-    /// calls), answered like task completions.
-    notices: HashMap<String, Vec<Message>>,
+    /// Decided inbox calls waiting for a turn of their conversation, answered like task
+    /// completions.
+    notices: HashMap<String, Vec<DecidedNotice>>,
 }
 
 pub struct ConversationHub {
@@ -301,13 +302,13 @@ impl ConversationHub {
         Ok(runtime.registry().execute(call, &env).await)
     }
 
-    /// Hands the conversation a system notification (a decided inbox call) and answers
-    /// it in a follow-up turn: now when the conversation is idle (the turn is returned),
-    /// else right after its running turn.
+    /// Hands the conversation a decided inbox call's notice and answers it in a follow-up
+    /// turn: now when the conversation is idle (the turn is returned), else right after
+    /// its running turn.
     pub async fn follow_up_with(
         self: &Arc<Self>,
         conversation_id: &str,
-        notice: Message,
+        notice: DecidedNotice,
     ) -> Result<Option<StartedTurn>, SessionError> {
         self.with_state(|s| {
             s.notices
@@ -319,8 +320,12 @@ impl ConversationHub {
     }
 
     fn has_notices(&self, conversation_id: &str) -> bool {
-        self.with_state(|s| s.notices.get(conversation_id).is_some_and(|n| !n.is_empty()))
-            .unwrap_or(false)
+        self.with_state(|s| {
+            s.notices
+                .get(conversation_id)
+                .is_some_and(|n| !n.is_empty())
+        })
+        .unwrap_or(false)
     }
 
     /// Stops answering completions, cancels every running turn and waits for them to be

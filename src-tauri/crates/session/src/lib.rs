@@ -393,10 +393,12 @@ impl Services {
             runtime = runtime.with_fallback(fallback);
         }
         // Every decision of this session's gate, whichever path made it, is audited.
-        runtime.gate().set_audit(Arc::new(wyckoff_inbox::AuditLog::new(
-            self.inbox.clone(),
-            self.clock.clone(),
-        )));
+        runtime
+            .gate()
+            .set_audit(Arc::new(wyckoff_inbox::AuditLog::new(
+                self.inbox.clone(),
+                self.clock.clone(),
+            )));
         // Compaction at 25 % of the (possibly overridden) context window; removed
         // messages are archived under the data home. The stored conversation keeps them.
         let archive = FileArchive::new(self.home.root().join(CONTEXT_ARCHIVE_DIR))
@@ -502,8 +504,8 @@ pub struct Session {
     /// The user spoke since the last memory extraction.
     spoke_since_extraction: bool,
     skills: Arc<SkillCatalog>,
-    /// System notifications the next turn hands the model first (decided inbox calls).
-    notices: Vec<Message>,
+    /// Decided inbox calls the next turn hands the model first.
+    notices: Vec<wyckoff_inbox::DecidedNotice>,
 }
 
 impl Session {
@@ -525,9 +527,9 @@ impl Session {
         &self.runtime
     }
 
-    /// Queues a system notification (a decided inbox call) for the next turn: stored in
-    /// that turn and given to the model before it answers.
-    pub fn queue_notice(&mut self, notice: Message) {
+    /// Queues a decided inbox call's notice for the next turn: stored in that turn (the
+    /// typed notice with its message) and given to the model before it answers.
+    pub fn queue_notice(&mut self, notice: wyckoff_inbox::DecidedNotice) {
         self.notices.push(notice);
     }
 
@@ -592,15 +594,19 @@ impl Session {
             }
             self.spoke_since_extraction = true;
         }
-        for notice in std::mem::take(&mut self.notices) {
+        for decided in std::mem::take(&mut self.notices) {
+            let extras = wyckoff_memory::MessageExtras {
+                approval_notice: Some(&decided.notice),
+                ..Default::default()
+            };
             if let Err(e) = self
                 .store
-                .append_message(&id, Some(&turn.id), &notice)
+                .append_message_with(&id, Some(&turn.id), &decided.message, extras)
                 .await
             {
                 tracing::error!(session = %id, "storing an approval notice failed: {e}");
             }
-            self.messages.push(notice);
+            self.messages.push(decided.message);
         }
         let system_prompt = self.recall(input, sink.as_ref()).await;
 
