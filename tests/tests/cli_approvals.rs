@@ -275,6 +275,13 @@ async fn deny_leaves_the_portfolio_and_tells_the_model() {
 
     let conversation = queued_run(h, &[], "把现金设为 7000").await;
     let id = inbox(h, None).await[0]["id"].as_str().unwrap().to_owned();
+    let listed = wyckoff(h, &["approvals", "list"]).await;
+    let listed = text(&listed.stdout);
+    assert!(
+        listed.contains(&format!("{id}  pending  update_portfolio"))
+            && listed.contains(r#"args {"action":"set_cash","free_cash":7000}"#),
+        "{listed}"
+    );
     let out = wyckoff(h, &["approvals", "deny", &id, "--reason", "先不动"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
