@@ -384,4 +384,51 @@ async fn an_answer_at_the_expiry_is_refused_and_one_just_before_it_applies() {
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(free_cash(h).await, Some(2000.0));
+
+    // Nobody answers: `approvals expire` refuses what is due and tells the conversation;
+    // one second earlier nothing is due.
+    server.push(Route::Openai, set_cash_call("call_cash_c", 3000));
+    server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["那笔调仓过期了。"]),
+    );
+    let conversation = queued_run(h, &["--approval-expiry", "30s"], "把现金设为 3000").await;
+    let c = inbox(h, None)
+        .await
+        .into_iter()
+        .find(|r| r["status"] == "pending")
+        .unwrap();
+    let due = time(&c["expires_at"]);
+    let early = (due - TimeDelta::seconds(1)).to_rfc3339();
+    let none = wyckoff(h, &["approvals", "expire", "--json", "--now", &early]).await;
+    assert!(none.status.success(), "{}", text(&none.stderr));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&none.stdout).unwrap(),
+        json!([])
+    );
+    let out = wyckoff(
+        h,
+        &[
+            "approvals",
+            "expire",
+            "--json",
+            "--now",
+            c["expires_at"].as_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let expired: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(expired.len(), 1, "{expired:?}");
+    assert_eq!(expired[0]["id"], c["id"]);
+    assert_eq!(expired[0]["status"], "expired");
+    assert_eq!(expired[0]["decided_by"], json!({"type": "expiry"}));
+    assert_eq!(server.requests_to(Route::Openai).len(), 9);
+    assert!(last_message(&server, 8, "user").contains("expired before anyone answered"));
+    assert_eq!(
+        stored_notices(h, &conversation).await[0]["status"],
+        "expired"
+    );
+    assert_eq!(free_cash(h).await, Some(2000.0));
 }

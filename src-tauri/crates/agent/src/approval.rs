@@ -296,6 +296,8 @@ pub struct ApprovalGate {
     timeout: Duration,
     clock: Arc<dyn Clock>,
     audit: OnceLock<Arc<dyn ApprovalAudit>>,
+    /// Call ids the approval inbox allowed: each passes once without asking.
+    preapproved: Mutex<HashSet<String>>,
 }
 
 impl ApprovalGate {
@@ -306,7 +308,23 @@ impl ApprovalGate {
             timeout,
             clock,
             audit: OnceLock::new(),
+            preapproved: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// The approval inbox allowed this call: its next check passes once, without asking
+    /// (the decision is already in the audit log, where the inbox recorded it).
+    pub fn preapprove(&self, call_id: &str) {
+        if let Ok(mut set) = self.preapproved.lock() {
+            set.insert(call_id.to_owned());
+        }
+    }
+
+    fn take_preapproved(&self, call_id: &str) -> bool {
+        self.preapproved
+            .lock()
+            .map(|mut set| set.remove(call_id))
+            .unwrap_or(false)
     }
 
     /// Sends every decision of this gate to `audit` from now on (set once).
@@ -375,6 +393,12 @@ impl ApprovalGate {
     ) -> GateOutcome {
         let tool = spec.name.as_str();
         let display_name = spec.display_name.as_str();
+        if spec.requires_approval && self.take_preapproved(call_id) {
+            return GateOutcome::Proceed {
+                args,
+                edited: false,
+            };
+        }
         let scope = always_allows(tool, &args);
         let key = always_key(tool, &args);
         let allowed_before: HashSet<String> = key
@@ -860,6 +884,25 @@ mod tests {
             *audit.0.lock().unwrap(),
             vec![("w1".into(), AuditDecision::Queued, policy("queue"))]
         );
+    }
+
+    #[tokio::test]
+    async fn an_inbox_approval_passes_its_call_once_without_asking_or_auditing() {
+        let (gate, audit) = audited_gate(Arc::new(HeadlessApprover::Never)).await;
+        gate.preapprove("apr-1");
+        assert!(matches!(
+            check_once(&gate, &spec("update_portfolio"), "apr-1").await,
+            GateOutcome::Proceed { edited: false, .. }
+        ));
+        assert!(audit.0.lock().unwrap().is_empty());
+        // Once only; another call is not covered.
+        for id in ["apr-1", "apr-2"] {
+            assert!(matches!(
+                check_once(&gate, &spec("update_portfolio"), id).await,
+                GateOutcome::Refused(_)
+            ));
+        }
+        assert_eq!(audit.0.lock().unwrap().len(), 2);
     }
 
     #[test]

@@ -17,16 +17,14 @@ use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use wyckoff_agent::{Approver, EventSink, NullSink, SystemClock, TurnOutcome};
+use wyckoff_agent::{EventSink, SystemClock, TurnOutcome};
 use wyckoff_config::{DataHome, Secrets};
 use wyckoff_inbox::policy::{Answer, DEFAULT_EXPIRY};
-use wyckoff_inbox::{InboxAnswer, InboxStore, QueueApprover};
-use wyckoff_protocol::{
-    ApprovalPreview, Decider, InboxRequest, InboxStatus, RuntimeEvent, ToolCall,
-};
+use wyckoff_inbox::{InboxStore, QueueApprover};
+use wyckoff_protocol::{ApprovalPreview, Decider, InboxRequest, InboxStatus, RuntimeEvent};
 use wyckoff_session::{
     ConversationHub, HubOptions, ModelOverrides, Services, SessionError, Settled, TurnMeta,
-    TurnOutput,
+    TurnOutput, approvals,
 };
 
 #[derive(Debug, Args)]
@@ -81,6 +79,15 @@ enum ApprovalsCommand {
         #[command(flatten)]
         model: ModelFlags,
     },
+    /// Refuse every pending request past its expiry and tell each conversation.
+    Expire {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "TIME")]
+        now: Option<String>,
+        #[command(flatten)]
+        model: ModelFlags,
+    },
     /// Every approval decision from every path (dialog, always-allow, --approve, inbox,
     /// expiry), oldest first, secrets masked.
     Log {
@@ -127,6 +134,10 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
                 list(services.inbox(), json, clock(now.as_deref())?).await
             }
             ApprovalsCommand::Log { json } => log(services.inbox(), json).await,
+            ApprovalsCommand::Expire { json, now, model } => {
+                let now = clock(now.as_deref())?;
+                expire(services, json, now, model).await
+            }
             ApprovalsCommand::Allow {
                 id,
                 json,
@@ -257,6 +268,33 @@ impl TurnOutput for FollowUpOutput {
     }
 }
 
+/// A hub for the follow-up turns: nobody is at the window here either, so calls that
+/// need approval in them are queued.
+fn hub(
+    services: Arc<Services>,
+    overrides: ModelOverrides,
+    answer: &AnswerSlot,
+) -> Arc<ConversationHub> {
+    let approver = Arc::new(QueueApprover::new(
+        services.inbox().clone(),
+        Arc::new(SystemClock),
+        DEFAULT_EXPIRY,
+        "conversation",
+    ));
+    ConversationHub::new(
+        services,
+        HubOptions {
+            overrides,
+            approver,
+            output: Arc::new(FollowUpOutput {
+                answer: answer.clone(),
+            }),
+        },
+    )
+}
+
+type AnswerSlot = Arc<std::sync::Mutex<Option<String>>>;
+
 #[allow(clippy::too_many_arguments)]
 async fn answer(
     services: Services,
@@ -274,78 +312,33 @@ async fn answer(
         ..ModelOverrides::default()
     };
     // The follow-up turn needs a model: checked before anything is decided.
-    let inbox = services.inbox().clone();
-    let pending = inbox.get(id).await?;
-    if pending.status == InboxStatus::Pending {
+    if services.inbox().get(id).await?.status == InboxStatus::Pending {
         services.check_model(&overrides)?;
     }
-    let request = inbox.answer(id, answer, Decider::Cli, now).await?;
     let services = Arc::new(services);
-    // Nobody is at the window here either: other calls needing approval are queued.
-    let others: Arc<dyn Approver> = Arc::new(QueueApprover::new(
-        inbox.clone(),
-        Arc::new(SystemClock),
-        DEFAULT_EXPIRY,
-        request.requested_by.clone(),
-    ));
-    let answer_text = Arc::new(std::sync::Mutex::new(None));
-    let hub = ConversationHub::new(
-        services.clone(),
-        HubOptions {
-            overrides,
-            approver: Arc::new(InboxAnswer::new(request.id.clone(), others)),
-            output: Arc::new(FollowUpOutput {
-                answer: answer_text.clone(),
-            }),
-        },
-    );
-    let conversation = request.conversation_id.clone();
-    // What the call returned (allowed), or why it did not run (denied, or it failed to).
-    let (summary, reason, is_error) = match request.status {
-        InboxStatus::Allowed => {
-            let call = ToolCall::new(
-                request.id.clone(),
-                request.tool.clone(),
-                request.args.clone(),
-            );
-            match hub
-                .run_call(
-                    &conversation,
-                    &call,
-                    Arc::new(NullSink),
-                    CancellationToken::new(),
-                )
-                .await
-            {
-                Ok(result) => {
-                    inbox.set_result(&request.id, &result.content).await?;
-                    (Some(result.content), None, result.is_error)
-                }
-                Err(e) => {
-                    let why = format!("the call could not run: {e}");
-                    inbox.set_result(&request.id, &why).await?;
-                    (None, Some(why), true)
-                }
-            }
+    let answer_text: AnswerSlot = Arc::default();
+    let hub = hub(services.clone(), overrides, &answer_text);
+    let decided = approvals::answer(&hub, id, answer, Decider::Cli, reason, now).await;
+    let decided = match decided {
+        Ok(d) => d,
+        Err(e) => {
+            hub.close().await;
+            return Err(e.into());
         }
-        InboxStatus::Denied => (
-            None,
-            reason
-                .map(|r| r.trim().to_owned())
-                .filter(|r| !r.is_empty()),
-            false,
-        ),
-        InboxStatus::Expired => (None, None, false),
-        InboxStatus::Pending => anyhow::bail!("request {} is still pending", request.id),
     };
-    let tool_result = summary.clone();
-    let notice = wyckoff_inbox::decided_notice(&request, summary, reason);
-    let follow_up = follow_up(&hub, &conversation, notice).await;
+    let mut decided = decided;
+    let told = follow_up(&hub, &mut decided).await;
     hub.close().await;
     services.background().shutdown().await;
     let answer = answer_text.lock().ok().and_then(|a| a.clone());
-    report(&request, tool_result.as_deref(), answer.as_deref(), json)?;
-    if let Err(e) = follow_up {
+    let request = &decided.request;
+    report(
+        request,
+        decided.tool_result.as_deref(),
+        answer.as_deref(),
+        json,
+    )?;
+    if let Err(e) = told {
         eprintln!("wyckoff: the conversation was not told: {e}");
         return Ok(ExitCode::from(1));
     }
@@ -356,21 +349,73 @@ async fn answer(
         );
         return Ok(ExitCode::from(2));
     }
-    Ok(if is_error {
+    Ok(if decided.failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
 }
 
-/// The follow-up turn that gives the conversation the decision, settled (its own tasks
-/// answered too).
+/// `approvals expire`: every pending request past its expiry is refused and its
+/// conversation told.
+async fn expire(
+    services: Services,
+    json: bool,
+    now: DateTime<Utc>,
+    model: ModelFlags,
+) -> anyhow::Result<ExitCode> {
+    let overrides = ModelOverrides {
+        provider: model.provider,
+        model: model.model,
+        base_url: model.base_url,
+        ..ModelOverrides::default()
+    };
+    let services = Arc::new(services);
+    let answer_text: AnswerSlot = Arc::default();
+    let hub = hub(services.clone(), overrides, &answer_text);
+    let mut expired = approvals::expire_due(&hub, now).await;
+    let mut failed = false;
+    let mut requests = Vec::new();
+    if let Ok(expired) = &mut expired {
+        for decided in expired.iter_mut() {
+            if let Err(e) = follow_up(&hub, decided).await {
+                eprintln!(
+                    "wyckoff: conversation {} was not told: {e}",
+                    decided.request.conversation_id
+                );
+                failed = true;
+            }
+            requests.push(decided.request.clone());
+        }
+    }
+    hub.close().await;
+    services.background().shutdown().await;
+    expired?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&requests)?);
+    } else {
+        for r in &requests {
+            println!(
+                "expired {} ({}) in conversation {}",
+                r.id, r.tool, r.conversation_id
+            );
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Waits for the follow-up turn that tells the conversation, then settles it (its own
+/// tasks answered too).
 async fn follow_up(
     hub: &Arc<ConversationHub>,
-    conversation: &str,
-    notice: wyckoff_inbox::DecidedNotice,
+    decided: &mut approvals::Decided,
 ) -> Result<(), SessionError> {
-    let Some(started) = hub.follow_up_with(conversation, notice).await? else {
+    let conversation = decided.request.conversation_id.clone();
+    let Some(started) = decided.follow_up.take() else {
         return Err(SessionError::InvalidOption(format!(
             "conversation {conversation} is busy; the decision waits for its next turn"
         )));
@@ -383,23 +428,20 @@ async fn follow_up(
             "the follow-up turn failed: {message}"
         )));
     }
-    match hub
+    if let Settled::TimedOut(still) = hub
         .settle(
-            conversation,
+            &conversation,
             Duration::from_secs(600),
             &CancellationToken::new(),
         )
         .await?
     {
-        Settled::TimedOut(still) => {
-            for t in still {
-                eprintln!(
-                    "wyckoff: background task {} ({}) still running; cancelled",
-                    t.task_id, t.display_name
-                );
-            }
+        for t in still {
+            eprintln!(
+                "wyckoff: background task {} ({}) still running; cancelled",
+                t.task_id, t.display_name
+            );
         }
-        Settled::Quiet(_) | Settled::Cancelled => {}
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! The approvers the inbox brings: one that queues (runs with nobody to ask), one that
-//! replays an inbox decision through the gate, and the audit log every gate writes to.
+//! The approver that queues (runs with nobody to ask) and the audit log every gate
+//! writes to.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,52 +79,6 @@ impl Approver for QueueApprover {
 
     async fn request(&self, _request: ApprovalRequest) -> Option<ApprovalDecision> {
         None
-    }
-}
-
-/// Answers the gate for the one call the inbox allowed (its request id is the call id):
-/// the approval is the inbox decision, already in the audit log. Every other call goes to
-/// `others` (nobody is at the window: a queue).
-pub struct InboxAnswer {
-    request_id: String,
-    others: Arc<dyn Approver>,
-}
-
-impl InboxAnswer {
-    pub fn new(request_id: impl Into<String>, others: Arc<dyn Approver>) -> InboxAnswer {
-        InboxAnswer {
-            request_id: request_id.into(),
-            others,
-        }
-    }
-}
-
-#[async_trait]
-impl Approver for InboxAnswer {
-    fn decider(&self, call_id: &str) -> Option<Decider> {
-        if call_id == self.request_id {
-            None
-        } else {
-            self.others.decider(call_id)
-        }
-    }
-
-    async fn enqueue(
-        &self,
-        conversation_id: &str,
-        request: &ApprovalRequest,
-    ) -> Option<Result<Queued, String>> {
-        if request.id == self.request_id {
-            return None;
-        }
-        self.others.enqueue(conversation_id, request).await
-    }
-
-    async fn request(&self, request: ApprovalRequest) -> Option<ApprovalDecision> {
-        if request.id == self.request_id {
-            return Some(ApprovalDecision::AllowOnce);
-        }
-        self.others.request(request).await
     }
 }
 

@@ -2,9 +2,9 @@
 //!
 //! A run with nobody to ask (`wyckoff run --approve queue`, a schedule, the daemon) gets a
 //! [`QueueApprover`]: a call that needs approval is stored with its exact arguments and an
-//! expiry, and the model is told it waits. `wyckoff approvals allow ID` runs the stored
-//! call through the session's gate with an [`InboxAnswer`] (the inbox decision is the
-//! approval) and hands the result to the conversation as a follow-up turn. Every decision
+//! expiry, and the model is told it waits. An allow runs the stored call through the
+//! session's gate, preapproved (the inbox decision is the approval), and the result goes
+//! to the conversation as a follow-up turn (`wyckoff_session::approvals`). Every decision
 //! of every gate lands in the audit log ([`AuditLog`]). What may be decided when is
 //! [`policy`].
 
@@ -12,7 +12,7 @@ mod approver;
 pub mod policy;
 mod store;
 
-pub use approver::{AuditLog, InboxAnswer, QUEUE_POLICY, QueueApprover};
+pub use approver::{AuditLog, QUEUE_POLICY, QueueApprover};
 pub use store::{InboxError, InboxStore, NewRequest};
 
 use wyckoff_protocol::{ApprovalNotice, InboxRequest, InboxStatus, Message, UserOrigin};

@@ -282,10 +282,11 @@ impl ConversationHub {
         }
     }
 
-    /// Runs one call in the conversation's session through its registry and approval
-    /// gate (an inbox decision replayed: the hub's approver answers it), outside any turn.
+    /// Runs a call the approval inbox allowed in the conversation's session, outside any
+    /// turn: through its registry and approval gate, preapproved for this call id only
+    /// (the inbox decision is the approval; every other rule of the gate still applies).
     /// Refused while a turn runs there.
-    pub async fn run_call(
+    pub async fn run_approved_call(
         &self,
         conversation_id: &str,
         call: &ToolCall,
@@ -298,6 +299,7 @@ impl ConversationHub {
         let (_, open) = self.open(Some(conversation_id)).await?;
         let session = open.session.lock().await;
         let runtime = session.runtime();
+        runtime.gate().preapprove(&call.id);
         let env = runtime.exec_env(sink, cancel);
         Ok(runtime.registry().execute(call, &env).await)
     }

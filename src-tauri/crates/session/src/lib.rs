@@ -40,6 +40,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod approvals;
 pub mod beijing;
 pub mod connection;
 mod error;
