@@ -289,3 +289,104 @@ fn install_writes_a_systemd_user_unit() {
     assert!(unit.contains(&format!("WYCKOFF_HOME={}", home.path().display())));
     assert!(stdout(&out).contains("systemctl --user enable --now wyckoff-daemon"));
 }
+
+/// A prompt schedule whose model calls `update_portfolio`: run by the daemon with nobody
+/// at the window, the call waits in the inbox (the portfolio untouched); allowed, it runs
+/// and the schedule's conversation is told.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scheduled_portfolio_change_waits_in_the_inbox_until_allowed() {
+    let server = MockServer::start().await.unwrap();
+    let set_cash = OpenAiStream::new()
+        .role()
+        .tool_call(
+            0,
+            "call_cash",
+            "update_portfolio",
+            &[serde_json::json!({"action": "set_cash", "free_cash": 7000}).to_string()],
+        )
+        .finish("tool_calls")
+        .usage(1200, 30, 0)
+        .done()
+        .response();
+    server.push(Route::Openai, set_cash);
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["调仓等待批准。"]),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["现金已设为 7000。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_path_buf();
+    wyckoff_e2e::webdriver::mock_model_settings(&h, &format!("{}/v1", server.url()));
+    let run = |args: Vec<&str>| {
+        let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+        let h = h.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                let mut cmd = wyckoff_cli(&h);
+                cmd.args(&args)
+                    .env("WYCKOFF_KEY_MOCK", "sk-schedule-e2e-123456");
+                cmd.output().unwrap()
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let added = run(vec![
+        "schedule",
+        "add",
+        "cash",
+        "--at",
+        "09:25",
+        "--prompt",
+        "把现金设为 7000",
+        "--now",
+        "2026-12-03 16:00",
+    ])
+    .await;
+    assert!(added.status.success(), "{}", stderr(&added));
+    let pass = run(vec![
+        "daemon",
+        "--once",
+        "--json",
+        "--now",
+        "2026-12-04 09:30",
+    ])
+    .await;
+    assert!(pass.status.success(), "{}", stderr(&pass));
+    let report: Value = serde_json::from_str(stdout(&pass).trim()).unwrap();
+    assert_eq!(report["status"], "done", "{report}");
+    assert_eq!(report["summary"], "调仓等待批准。");
+    let conversation = report["conversation_id"].as_str().unwrap().to_owned();
+
+    let cash = || async {
+        let url = format!("sqlite://{}?mode=ro", h.join("wyckoff.db").display());
+        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+        let cash: Option<(f64,)> = sqlx::query_as("SELECT free_cash FROM portfolio_cash")
+            .fetch_optional(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        cash.map(|c| c.0)
+    };
+    assert_eq!(cash().await, None, "changed without approval");
+    let listed = run(vec!["approvals", "list", "--json"]).await;
+    let inbox: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(inbox.len(), 1, "{inbox:?}");
+    assert_eq!(inbox[0]["requested_by"], "schedule");
+    assert_eq!(inbox[0]["conversation_id"], conversation.as_str());
+    assert_eq!(inbox[0]["status"], "pending");
+    let id = inbox[0]["id"].as_str().unwrap().to_owned();
+
+    let allowed = run(vec!["approvals", "allow", &id, "--json"]).await;
+    assert!(allowed.status.success(), "{}", stderr(&allowed));
+    assert_eq!(cash().await, Some(7000.0));
+    let answered: Value = serde_json::from_slice(&allowed.stdout).unwrap();
+    assert_eq!(answered["answer"], "现金已设为 7000。");
+    // The follow-up went to the schedule's conversation.
+    let requests = server.requests_to(Route::Openai);
+    assert_eq!(requests.len(), 3);
+    assert!(requests[2].raw_body.contains("把现金设为 7000"));
+}

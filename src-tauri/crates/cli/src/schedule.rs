@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
-use wyckoff_agent::{EventSink, HeadlessApprover, NullSink};
+use wyckoff_agent::{EventSink, NullSink};
 use wyckoff_config::{DataHome, Secrets};
 use wyckoff_schedule::when::{format_minute, from_beijing, parse_days, parse_minute, parse_time};
 use wyckoff_schedule::{Days, Job, RunStatus, Schedule, ScheduleRun, StoreError, When};
@@ -159,12 +159,19 @@ async fn open(now: DateTime<Utc>) -> anyhow::Result<(Arc<ConversationHub>, Sched
     if let Err(e) = services.recover_interrupted_turns().await {
         eprintln!("wyckoff: warning: cannot mark interrupted turns: {e}");
     }
+    // Nobody is at the window: a call that needs approval waits in the inbox (the run
+    // goes on), answered later with `wyckoff approvals` or in the app.
+    let approver = Arc::new(wyckoff_inbox::QueueApprover::new(
+        services.inbox().clone(),
+        Arc::new(wyckoff_agent::SystemClock),
+        wyckoff_inbox::policy::DEFAULT_EXPIRY,
+        "schedule",
+    ));
     let hub = ConversationHub::new(
         Arc::new(services),
         HubOptions {
             overrides: ModelOverrides::default(),
-            // Nobody is at the window: nothing that needs approval runs.
-            approver: Arc::new(HeadlessApprover::Never),
+            approver,
             output: Arc::new(Quiet),
         },
     );
@@ -549,6 +556,10 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         let mut failed = false;
         loop {
             let now = if fixed { first } else { Utc::now() };
+            // Requests nobody answered in time are refused, and their conversations told.
+            if let Err(e) = wyckoff_session::approvals::expire_due(&hub, now).await {
+                eprintln!("wyckoff: cannot expire approval requests: {e}");
+            }
             match scheduler.pass(now).await {
                 Ok(reports) => {
                     for r in &reports {
