@@ -164,7 +164,7 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
 async fn list(inbox: &InboxStore, json: bool, now: DateTime<Utc>) -> anyhow::Result<ExitCode> {
     let requests = inbox.list(now).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&requests)?);
+        crate::market::print_json(&requests)?;
         return Ok(ExitCode::SUCCESS);
     }
     if requests.is_empty() {
@@ -214,7 +214,7 @@ fn preview_line(preview: &ApprovalPreview) -> String {
 async fn log(inbox: &InboxStore, json: bool) -> anyhow::Result<ExitCode> {
     let entries = inbox.log().await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&entries)?);
+        crate::market::print_json(&entries)?;
         return Ok(ExitCode::SUCCESS);
     }
     if entries.is_empty() {
@@ -392,7 +392,7 @@ async fn expire(
     services.background().shutdown().await;
     expired?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&requests)?);
+        crate::market::print_json(&requests)?;
     } else {
         for r in &requests {
             println!(
@@ -458,7 +458,7 @@ fn report(
             "tool_result": tool_result,
             "answer": answer,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        crate::market::print_json(&value)?;
         return Ok(());
     }
     println!(
