@@ -70,7 +70,11 @@ pub struct RunArgs {
     base_url: Option<String>,
     /// Tools that need approval: never (deny all), all, a comma-separated list, or queue
     /// (put each call in the approval inbox: `wyckoff approvals list|allow|deny`).
-    #[arg(long, value_name = "never|all|queue|TOOL[,TOOL…]", default_value = "never")]
+    #[arg(
+        long,
+        value_name = "never|all|queue|TOOL[,TOOL…]",
+        default_value = "never"
+    )]
     approve: String,
     /// With --approve queue: how long a queued call waits for an answer (24h, 90m, 30s, 2d).
     #[arg(long, value_name = "DURATION", default_value = "24h")]

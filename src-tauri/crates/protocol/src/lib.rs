@@ -18,10 +18,8 @@ pub use approval::{
     AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind,
 };
 pub use error_kind::ErrorKind;
-pub use inbox::{
-    ApprovalNotice, AuditDecision, AuditEntry, Decider, InboxRequest, InboxStatus,
-};
 pub use event::{RecalledItem, RuntimeEvent, Tier, TurnKind};
+pub use inbox::{ApprovalNotice, AuditDecision, AuditEntry, Decider, InboxRequest, InboxStatus};
 pub use message::{Message, SkillUse, SubAgentStep, ToolCall, ToolSchema, UserOrigin};
 pub use provider::ProviderKind;
 pub use subagent::{SubAgentPolicy, SubAgentResult, SubAgentStatus};
