@@ -375,7 +375,7 @@ async fn a_scheduled_portfolio_change_waits_in_the_inbox_until_allowed() {
     let listed = run(vec!["approvals", "list", "--json"]).await;
     let inbox: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(inbox.len(), 1, "{inbox:?}");
-    assert_eq!(inbox[0]["requested_by"], "schedule");
+    assert_eq!(inbox[0]["requested_by"], "schedule:cash");
     assert_eq!(inbox[0]["conversation_id"], conversation.as_str());
     assert_eq!(inbox[0]["status"], "pending");
     let id = inbox[0]["id"].as_str().unwrap().to_owned();

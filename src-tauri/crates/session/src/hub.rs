@@ -22,6 +22,11 @@ use wyckoff_protocol::{ErrorKind, RuntimeEvent, TaskInfo, ToolCall, TurnKind};
 
 use crate::{ModelOverrides, Services, Session, SessionError, SessionOptions};
 
+mod attendance;
+
+pub use attendance::Attendance;
+use attendance::TurnApprover;
+
 /// A turn as its output sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnMeta {
@@ -81,6 +86,7 @@ pub enum Settled {
 struct OpenSession {
     session: Mutex<Session>,
     gate: Arc<ApprovalGate>,
+    approver: Arc<TurnApprover>,
 }
 
 struct RunningTurn {
@@ -146,6 +152,20 @@ impl ConversationHub {
         text: &str,
         client_ref: Option<String>,
     ) -> Result<StartedTurn, SessionError> {
+        self.start_turn_as(conversation, text, client_ref, Attendance::Attended)
+            .await
+    }
+
+    /// [`Self::start_turn`] with who answers its approvals: a schedule's turn runs
+    /// [`Attendance::Unattended`], its calls queued in the inbox. The conversation's
+    /// follow-up turns keep the answerer of its last turn.
+    pub async fn start_turn_as(
+        self: &Arc<Self>,
+        conversation: Option<&str>,
+        text: &str,
+        client_ref: Option<String>,
+        attendance: Attendance,
+    ) -> Result<StartedTurn, SessionError> {
         if text.trim().is_empty() {
             return Err(SessionError::InvalidOption("the message is empty".into()));
         }
@@ -155,8 +175,14 @@ impl ConversationHub {
         {
             return Err(SessionError::Busy(id.to_owned()));
         }
-        self.start(conversation, text, TurnKind::User, client_ref)
-            .await
+        self.start(
+            conversation,
+            text,
+            TurnKind::User,
+            client_ref,
+            Some(attendance),
+        )
+        .await
     }
 
     /// Cancels the conversation's running turn; false when none runs.
@@ -402,7 +428,7 @@ impl ConversationHub {
             return Ok(None);
         }
         match self
-            .start(Some(conversation_id), "", TurnKind::FollowUp, None)
+            .start(Some(conversation_id), "", TurnKind::FollowUp, None, None)
             .await
         {
             Ok(started) => Ok(Some(started)),
@@ -458,30 +484,34 @@ impl ConversationHub {
         {
             return Ok((id.to_owned(), open));
         }
+        let approver = Arc::new(TurnApprover::new(self.options.approver.clone()));
         let session = self
             .services
             .session(SessionOptions {
                 overrides: self.options.overrides.clone(),
                 continue_session: id.map(str::to_owned),
-                approver: self.options.approver.clone(),
+                approver: approver.clone(),
             })
             .await?;
         let id = session.id().to_owned();
         let open = Arc::new(OpenSession {
             gate: session.runtime().gate().clone(),
             session: Mutex::new(session),
+            approver,
         });
         self.with_state(|s| s.open.insert(id.clone(), open.clone()));
         Ok((id, open))
     }
 
-    /// The one rule: a conversation runs one turn at a time.
+    /// The one rule: a conversation runs one turn at a time. `attendance` switches who
+    /// answers its approvals (`None`: as in its last turn).
     async fn start(
         self: &Arc<Self>,
         conversation: Option<&str>,
         text: &str,
         kind: TurnKind,
         client_ref: Option<String>,
+        attendance: Option<Attendance>,
     ) -> Result<StartedTurn, SessionError> {
         let (id, open) = self.open(conversation).await?;
         let cancel = CancellationToken::new();
@@ -503,6 +533,20 @@ impl ConversationHub {
             })
             .flatten()
             .ok_or_else(|| SessionError::Busy(id.clone()))?;
+        // Only once the turn is this one's: a refused start changes nothing.
+        match attendance {
+            Some(Attendance::Attended) => open.approver.set(None),
+            Some(Attendance::Unattended { requested_by }) => {
+                open.approver
+                    .set(Some(Arc::new(wyckoff_inbox::QueueApprover::new(
+                        self.services.inbox().clone(),
+                        self.services.clock().clone(),
+                        wyckoff_inbox::policy::DEFAULT_EXPIRY,
+                        requested_by,
+                    ))))
+            }
+            None => {}
+        }
         self.changed.send_modify(|n| *n += 1);
         let meta = TurnMeta {
             conversation_id: id,

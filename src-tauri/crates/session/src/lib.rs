@@ -75,7 +75,9 @@ use wyckoff_memory::{
 use wyckoff_protocol::{Message, RuntimeEvent, SkillUse, UserOrigin};
 
 pub use error::SessionError;
-pub use hub::{ConversationHub, HubOptions, Settled, StartedTurn, TurnEnd, TurnMeta, TurnOutput};
+pub use hub::{
+    Attendance, ConversationHub, HubOptions, Settled, StartedTurn, TurnEnd, TurnMeta, TurnOutput,
+};
 pub use providers::{ModelOverrides, ResolvedProviders};
 
 /// Characters of the first user message used as a new conversation's title.
@@ -274,6 +276,10 @@ impl Services {
         &self.market
     }
     /// The approval inbox and audit log.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
     pub fn inbox(&self) -> &InboxStore {
         &self.inbox
     }

@@ -18,7 +18,7 @@ use wyckoff_schedule::store::RunEnd;
 use wyckoff_schedule::when::{beijing, format_minute};
 use wyckoff_schedule::{Job, Occurrence, RunStatus, Schedule, ScheduleStore, StoreError};
 
-use crate::{ConversationHub, SessionError};
+use crate::{Attendance, ConversationHub, SessionError};
 
 /// How far back a pass looks for a missed due time.
 const LOOKBACK_DAYS: i64 = 31;
@@ -237,9 +237,13 @@ impl Scheduler {
                 },
             )
         };
+        // Nobody is asked: what needs approval waits in the inbox, named after the schedule.
+        let unattended = Attendance::Unattended {
+            requested_by: format!("schedule:{}", schedule.name),
+        };
         let started = match self
             .hub
-            .start_turn(schedule.conversation_id.as_deref(), text, None)
+            .start_turn_as(schedule.conversation_id.as_deref(), text, None, unattended)
             .await
         {
             Ok(s) => s,

@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use wyckoff_agent::{EventSink, HeadlessApprover, TurnOutcome};
+use wyckoff_agent::{Approver, EventSink, HeadlessApprover, TurnOutcome};
 use wyckoff_config::secrets::MemoryBackend;
 use wyckoff_config::{DataHome, Secrets, Settings};
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route};
 use wyckoff_protocol::{RuntimeEvent, TaskOutcome, TurnKind, UserOrigin};
 use wyckoff_session::{
-    ConversationHub, HubOptions, ModelOverrides, Services, SessionError, Settled, TurnMeta,
-    TurnOutput,
+    Attendance, ConversationHub, HubOptions, ModelOverrides, Services, SessionError, Settled,
+    TurnMeta, TurnOutput,
 };
 
 /// Every turn's events, with the turn they belong to.
@@ -68,6 +68,10 @@ struct Fixture {
 }
 
 async fn fixture() -> Fixture {
+    fixture_answered_by(Arc::new(HeadlessApprover::Never)).await
+}
+
+async fn fixture_answered_by(approver: Arc<dyn Approver>) -> Fixture {
     let home = tempfile::tempdir().unwrap();
     let settings = Settings {
         // No online market source: the bundled data only.
@@ -89,7 +93,7 @@ async fn fixture() -> Fixture {
                 base_url: Some(format!("{}/v1", server.url())),
                 ..ModelOverrides::default()
             },
-            approver: Arc::new(HeadlessApprover::Never),
+            approver,
             output: Arc::new(RecordingOutput(record.clone())),
         },
     );
@@ -348,4 +352,81 @@ async fn cancelling_the_wait_cancels_the_tasks_and_answers_none() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(f.record.of_kind(TurnKind::FollowUp).is_empty());
     assert!(!f.hub.is_running(&id));
+}
+
+fn set_cash(call_id: &str, amount: u32) -> Response {
+    OpenAiStream::new()
+        .role()
+        .tool_call(
+            0,
+            call_id,
+            "update_portfolio",
+            &[json!({"action": "set_cash", "free_cash": amount}).to_string()],
+        )
+        .finish("tool_calls")
+        .done()
+        .response()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unattended_turn_queues_in_the_inbox_and_the_next_attended_turn_is_asked_again() {
+    // The attended answerer allows everything: only the schedule's turn may queue.
+    let f = fixture_answered_by(Arc::new(HeadlessApprover::All)).await;
+    f.server.push(Route::Openai, set_cash("call-sched", 5000));
+    f.server.push(Route::Openai, text("调仓在等待批准。"));
+    f.server.push(Route::Openai, set_cash("call-user", 7000));
+    f.server.push(Route::Openai, text("现金已设为 7000。"));
+    let services = f.hub.services().clone();
+    let cash = || async {
+        services
+            .market()
+            .portfolio()
+            .view()
+            .await
+            .unwrap()
+            .free_cash
+    };
+    let before = cash().await;
+
+    let unattended = Attendance::Unattended {
+        requested_by: "schedule:收盘复盘".into(),
+    };
+    let scheduled = f
+        .hub
+        .start_turn_as(None, "收盘后复盘并调仓", None, unattended)
+        .await
+        .unwrap();
+    let id = scheduled.meta.conversation_id.clone();
+    let end = scheduled.end.await.unwrap();
+    assert!(
+        matches!(end.outcome, TurnOutcome::Done { .. }),
+        "{:?}",
+        end.outcome
+    );
+    assert_eq!(cash().await, before, "an unattended call must not run");
+    let queued = services.inbox().list(chrono::Utc::now()).await.unwrap();
+    assert_eq!(queued.len(), 1, "{queued:?}");
+    assert_eq!(queued[0].requested_by, "schedule:收盘复盘");
+    assert_eq!(queued[0].conversation_id, id);
+    assert_eq!(queued[0].args["free_cash"], 5000);
+
+    // The user's own turn in the same conversation is answered by the hub's approver.
+    let attended = f
+        .hub
+        .start_turn(Some(&id), "把现金设为 7000", None)
+        .await
+        .unwrap();
+    let end = attended.end.await.unwrap();
+    assert!(
+        matches!(end.outcome, TurnOutcome::Done { .. }),
+        "{:?}",
+        end.outcome
+    );
+    assert_eq!(cash().await, 7000.0);
+    let still = services.inbox().list(chrono::Utc::now()).await.unwrap();
+    assert_eq!(
+        still.len(),
+        1,
+        "the attended call was not queued: {still:?}"
+    );
 }
