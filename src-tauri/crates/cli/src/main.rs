@@ -11,6 +11,7 @@ mod data;
 mod doctor;
 mod events;
 mod market;
+mod mcp;
 mod memory;
 mod model;
 mod run;
@@ -70,6 +71,8 @@ enum Command {
     Daemon(schedule::DaemonArgs),
     /// The approval inbox: list, allow ID, deny ID, and the audit log of every decision.
     Approvals(approvals::ApprovalsArgs),
+    /// The engine's read-only tools for other agents over MCP: `wyckoff mcp serve [--http ADDR]`.
+    Mcp(mcp::McpArgs),
     /// The skills `/name args` invokes (built-in and $WYCKOFF_HOME/skills/*.md), with warnings.
     Skills(skills::SkillsArgs),
 }
@@ -87,6 +90,7 @@ fn main() -> std::process::ExitCode {
         Command::Screen(args) => screen::run(args),
         Command::Backtest(args) => backtest::run(args),
         Command::Skills(args) => skills::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Approvals(args) => approvals::run(args),
         Command::Model(args) => model::run(args),
         Command::Conversations(args) => conversations::run(args),
