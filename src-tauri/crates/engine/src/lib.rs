@@ -22,6 +22,7 @@
 //!   [`classify_wyckoff_event`].
 
 pub mod accumulation;
+pub mod alerts;
 pub mod backtest;
 mod bar;
 pub mod board;

@@ -4,6 +4,7 @@
 //! Every enum that goes over a wire is tagged with `type` (or `role` for messages) in
 //! snake_case so the same JSON is produced everywhere.
 
+mod alerts;
 mod approval;
 mod error_kind;
 mod event;
@@ -14,6 +15,10 @@ mod subagent;
 mod task;
 mod usage;
 
+pub use alerts::{
+    AlertCheckReport, AlertCondition, AlertFigures, AlertRule, AlertTarget, DeliveryStatus,
+    FiredAlert, KnownEvent, MissingData, PhaseState, SuppressedAlert, UnevaluatedAlert,
+};
 pub use approval::{
     AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind,
 };
