@@ -56,6 +56,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             subagents::sub_agent_roles,
             schedules::list_schedules,
             schedules::add_schedule,
+            schedules::update_schedule,
             schedules::set_schedule_enabled,
             schedules::remove_schedule,
             schedules::run_schedule_now,

@@ -390,3 +390,32 @@ async fn a_scheduled_portfolio_change_waits_in_the_inbox_until_allowed() {
     assert_eq!(requests.len(), 3);
     assert!(requests[2].raw_body.contains("把现金设为 7000"));
 }
+
+#[test]
+fn switched_back_on_it_does_not_catch_up_what_fell_due_while_off() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let at = |now: &str, args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--now", now]);
+        let out = wyckoff(h, &all);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    at(
+        "2026-12-01 09:00",
+        &[
+            "schedule", "add", "close", "--at", "15:05", "--job", "screen",
+        ],
+    );
+    at("2026-12-01 10:00", &["schedule", "disable", "close"]);
+    // Off over Wednesday's and Thursday's close; on again Thursday evening.
+    at("2026-12-03 16:00", &["schedule", "enable", "close"]);
+    assert!(
+        pass(h, "2026-12-03 16:00").is_empty(),
+        "caught up an occurrence from while it was off"
+    );
+    let friday = pass(h, "2026-12-04 15:10");
+    assert_eq!(friday.len(), 1, "{friday:?}");
+    assert_eq!(friday[0]["occurrence"], "2026-12-04 15:05");
+    assert_eq!(friday[0]["catch_up"], false);
+}

@@ -186,11 +186,60 @@ async fn scenario(d: WebDriver) {
     );
     note.scroll_into_view().await.unwrap();
     shot(d, "83-schedule-bad-cron.png").await;
+
+    // Edit: the form takes the schedule (its name fixed); moved before the open, its
+    // history stays.
+    click(d, By::Css(format!("{ITEM} .sched-edit"))).await;
+    let name = wait_for(d, By::Id("sched-name")).await;
+    assert_eq!(
+        name.prop("value").await.unwrap().as_deref(),
+        Some("after_close")
+    );
+    assert!(!name.is_enabled().await.unwrap());
+    let time = wait_for(d, By::Id("sched-time")).await;
+    assert_eq!(time.prop("value").await.unwrap().as_deref(), Some("15:05"));
+    click(d, By::Id("sched-preset-pre-open")).await;
+    click(d, By::Id("sched-add")).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let item = wait_for(d, By::Css(ITEM)).await;
+        let when = item
+            .find(By::Css(".sched-when"))
+            .await
+            .unwrap()
+            .text()
+            .await;
+        if when.as_deref().ok() == Some("交易日 09:25") {
+            let next = item.find(By::Css(".sched-next")).await.unwrap();
+            let next = next.text().await.unwrap();
+            assert!(next.ends_with(" 09:25"), "{next}");
+            assert_eq!(
+                item.find_all(By::Css(".sched-run-row"))
+                    .await
+                    .unwrap()
+                    .len(),
+                1
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "the edit never showed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let note = wait_for(d, By::Id("sched-form-note")).await;
+    assert!(note.text().await.unwrap().contains("after_close"));
+    assert!(
+        wait_for(d, By::Id("sched-name"))
+            .await
+            .is_enabled()
+            .await
+            .unwrap()
+    );
+    shot(d, "84-schedule-edited.png").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, tauri-driver, WebKitWebDriver and a session bus"]
-async fn a_preset_schedule_runs_now_and_shows_its_history_and_a_bad_cron_is_refused() {
+async fn a_preset_schedule_runs_now_shows_its_history_is_edited_and_a_bad_cron_is_refused() {
     let home = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
     let driver = TauriDriver::start(home.path(), xdg.path(), &[("WYCKOFF_OFFLINE", "1")]);

@@ -118,6 +118,12 @@ export const commands = {
 	 *  with no model configured.
 	 */
 	addSchedule: (schedule: NewSchedule) => typedError<ScheduleView, ScheduleError>(__TAURI_INVOKE("add_schedule", { schedule })),
+	/**
+	 *  Changes a schedule's rule and job (its name, runs and conversation stay); refused
+	 *  like [`add_schedule`]. Due times count from the edit: no catch-up of a time it did not
+	 *  have.
+	 */
+	updateSchedule: (name: string, when: When, job: Job) => typedError<ScheduleView, ScheduleError>(__TAURI_INVOKE("update_schedule", { name, when, job })),
 	setScheduleEnabled: (name: string, enabled: boolean) => typedError<null, ScheduleError>(__TAURI_INVOKE("set_schedule_enabled", { name, enabled })),
 	removeSchedule: (name: string) => typedError<null, ScheduleError>(__TAURI_INVOKE("remove_schedule", { name })),
 	/**

@@ -1,4 +1,4 @@
-//! Settings → Schedules: list (with the next due time and recent runs), add, enable,
+//! Settings → Schedules: list (with the next due time and recent runs), add, edit, enable,
 //! remove, run now. Thin adapters over `wyckoff_schedule` and `wyckoff_session::scheduler`.
 
 use std::sync::Arc;
@@ -103,6 +103,25 @@ async fn scheduler(state: &AppState, chat: &ChatState) -> Result<Arc<Scheduler>,
         })
 }
 
+/// A prompt needs text and a configured model (checked when it is stored, not when it
+/// first falls due with nobody there).
+async fn check_job(state: &AppState, chat: &ChatState, job: &Job) -> Result<(), ScheduleError> {
+    if let Job::Prompt { text } = job {
+        if text.trim().is_empty() {
+            return Err(ScheduleError::Invalid {
+                message: "the prompt is empty".into(),
+            });
+        }
+        let hub = hub(state, chat).await?;
+        hub.services()
+            .check_model(&ModelOverrides::default())
+            .map_err(|e| ScheduleError::Invalid {
+                message: format!("a prompt needs a model: {e}"),
+            })?;
+    }
+    Ok(())
+}
+
 async fn view(scheduler: &Scheduler, s: Schedule) -> Result<ScheduleView, ScheduleError> {
     let next = scheduler.next(&s, Utc::now())?;
     let runs = scheduler.store().runs(&s.name, RUNS_SHOWN).await?;
@@ -141,28 +160,38 @@ pub async fn add_schedule(
     schedule: NewSchedule,
 ) -> Result<ScheduleView, ScheduleError> {
     let scheduler = scheduler(&state, &chat).await?;
-    if let Job::Prompt { text } = &schedule.job {
-        if text.trim().is_empty() {
-            return Err(ScheduleError::Invalid {
-                message: "the prompt is empty".into(),
-            });
-        }
-        let hub = hub(&state, &chat).await?;
-        hub.services()
-            .check_model(&ModelOverrides::default())
-            .map_err(|e| ScheduleError::Invalid {
-                message: format!("a prompt needs a model: {e}"),
-            })?;
-    }
+    check_job(&state, &chat, &schedule.job).await?;
     let s = Schedule {
         name: schedule.name.trim().to_owned(),
         when: schedule.when,
         job: schedule.job,
         enabled: true,
-        created_at: beijing(Utc::now()),
+        counted_from: beijing(Utc::now()),
         conversation_id: None,
     };
     scheduler.store().add(&s).await?;
+    view(&scheduler, s).await
+}
+
+/// Changes a schedule's rule and job (its name, runs and conversation stay); refused
+/// like [`add_schedule`]. Due times count from the edit: no catch-up of a time it did not
+/// have.
+#[tauri::command]
+#[specta::specta]
+pub async fn update_schedule(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    name: String,
+    when: When,
+    job: Job,
+) -> Result<ScheduleView, ScheduleError> {
+    let scheduler = scheduler(&state, &chat).await?;
+    check_job(&state, &chat, &job).await?;
+    let store = scheduler.store();
+    store
+        .update(&name, &when, &job, beijing(Utc::now()))
+        .await?;
+    let s = store.get(&name).await?;
     view(&scheduler, s).await
 }
 
@@ -175,7 +204,10 @@ pub async fn set_schedule_enabled(
     enabled: bool,
 ) -> Result<(), ScheduleError> {
     let scheduler = scheduler(&state, &chat).await?;
-    Ok(scheduler.store().set_enabled(&name, enabled).await?)
+    Ok(scheduler
+        .store()
+        .set_enabled(&name, enabled, beijing(Utc::now()))
+        .await?)
 }
 
 #[tauri::command]

@@ -5,6 +5,7 @@ import type { ScheduleRunView, ScheduleView } from "../bindings";
 const mocks = vi.hoisted(() => ({
   listSchedules: vi.fn(),
   addSchedule: vi.fn(),
+  updateSchedule: vi.fn(),
   setScheduleEnabled: vi.fn(),
   removeSchedule: vi.fn(),
   runScheduleNow: vi.fn(),
@@ -197,5 +198,28 @@ describe("Settings → Schedules", () => {
     fireEvent.click(q(container, ".sched-remove-confirm"));
     expect(mocks.removeSchedule).toHaveBeenCalledWith("close");
     await waitFor(() => expect(q(container, "#sched-empty")).not.toBeNull());
+  });
+  it("edits a schedule in the form, its name fixed, and saves it", async () => {
+    const moved: ScheduleView = { ...close, when: { type: "at", time: "09:25", days: { type: "trading" } }, next_due: "2026-12-07 09:25" };
+    mocks.listSchedules.mockResolvedValueOnce(ok([close])).mockResolvedValue(ok([moved]));
+    mocks.updateSchedule.mockResolvedValue(ok(moved));
+    const { container } = render(<SchedulesPanel onAsk={() => {}} />);
+    await waitFor(() => expect(q(container, ".sched-edit")).not.toBeNull());
+
+    fireEvent.click(q(container, ".sched-edit"));
+    const name = q(container, "#sched-name") as HTMLInputElement;
+    expect(name.value).toBe("close");
+    expect(name.disabled).toBe(true);
+    expect((q(container, "#sched-time") as HTMLInputElement).value).toBe("15:05");
+    fireEvent.click(q(container, "#sched-preset-pre-open"));
+    await act(async () => {
+      fireEvent.submit(q(container, "#sched-form"));
+    });
+
+    expect(mocks.addSchedule).not.toHaveBeenCalled();
+    expect(mocks.updateSchedule).toHaveBeenCalledWith("close", moved.when, close.job);
+    await waitFor(() => expect(q(container, ".sched-next").textContent).toBe("2026-12-07 09:25"));
+    expect(q(container, "#sched-form-note").textContent).toContain("close");
+    expect((q(container, "#sched-name") as HTMLInputElement).disabled).toBe(false);
   });
 });

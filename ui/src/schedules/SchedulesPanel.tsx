@@ -1,6 +1,7 @@
 // Settings → Schedules: each schedule with its rule and job in words, on/off, the next run,
-// run now, remove, and its history (each run linked to the task or conversation it
-// produced); and the add form with the 盘前 / 收盘后 presets. Refreshed on `schedule-ran`.
+// run now, edit, remove, and its history (each run linked to the task or conversation it
+// produced); and the add form with the 盘前 / 收盘后 presets, which also edits a schedule
+// (its name fixed). Refreshed on `schedule-ran`.
 import { useCallback, useContext, useEffect, useState } from "react";
 import { commands, events, type ScheduleError, type ScheduleRunView, type ScheduleView, type TaskInfo } from "../bindings";
 import { useT, type MessageKey } from "../i18n";
@@ -13,6 +14,7 @@ import {
   applyPreset,
   formToNewSchedule,
   jobText,
+  scheduleToForm,
   runStatusText,
   scheduleErrorText,
   toggleWeekday,
@@ -80,8 +82,10 @@ export default function SchedulesPanel({ onAsk }: Props) {
   const [list, setList] = useState<ScheduleView[] | null>(null);
   const [listProblem, setListProblem] = useState<ScheduleError | null>(null);
   const [form, setForm] = useState<ScheduleForm>(EMPTY_FORM);
-  const [formNote, setFormNote] = useState<{ ok: true; name: string } | { ok: false; problem: Problem } | null>(null);
+  const [formNote, setFormNote] = useState<{ ok: true; name: string; edited: boolean } | { ok: false; problem: Problem } | null>(null);
   const [adding, setAdding] = useState(false);
+  /** The schedule the form edits; `null` while it adds one. */
+  const [editing, setEditing] = useState<string | null>(null);
   const [running, setRunning] = useState<Record<string, boolean>>({});
   const [confirming, setConfirming] = useState<string | null>(null);
   const [rowProblem, setRowProblem] = useState<{ name: string; error: ScheduleError } | null>(null);
@@ -116,15 +120,31 @@ export default function SchedulesPanel({ onAsk }: Props) {
       return;
     }
     setAdding(true);
-    const r = await commands.addSchedule(built.schedule);
+    const r = editing === null ? await commands.addSchedule(built.schedule) : await commands.updateSchedule(editing, built.schedule.when, built.schedule.job);
     setAdding(false);
     if (r.status === "ok") {
-      setFormNote({ ok: true, name: r.data.name });
+      setFormNote({ ok: true, name: r.data.name, edited: editing !== null });
       setForm(EMPTY_FORM);
+      setEditing(null);
       await load();
     } else {
       setFormNote({ ok: false, problem: { backend: r.error } });
     }
+  };
+
+  const edit = (s: ScheduleView) => {
+    const filled = scheduleToForm(s);
+    if (!filled) return;
+    setFormNote(null);
+    setEditing(s.name);
+    setForm(filled);
+    document.getElementById("sched-form")?.scrollIntoView?.({ block: "nearest" });
+  };
+
+  const stopEditing = () => {
+    setEditing(null);
+    setForm(EMPTY_FORM);
+    setFormNote(null);
   };
 
   const runNow = async (name: string) => {
@@ -208,6 +228,11 @@ export default function SchedulesPanel({ onAsk }: Props) {
                   <button type="button" className="sched-run-now" disabled={busy} aria-busy={busy} onClick={() => void runNow(s.name)}>
                     {busy ? t("schedRunningNow") : t("schedRunNow")}
                   </button>
+                  {scheduleToForm(s) && (
+                    <button type="button" className="sched-edit" disabled={editing === s.name} onClick={() => edit(s)}>
+                      {t("schedEdit")}
+                    </button>
+                  )}
                   {confirming === s.name ? (
                     <>
                       <span>{t("schedRemoveAsk", { name: s.name })}</span>
@@ -263,7 +288,7 @@ export default function SchedulesPanel({ onAsk }: Props) {
       >
         <label className="field">
           <span>{t("schedName")}</span>
-          <input id="sched-name" value={form.name} onChange={(e) => set("name", e.target.value)} />
+          <input id="sched-name" value={form.name} disabled={editing !== null} onChange={(e) => set("name", e.target.value)} />
         </label>
         <div className="row sched-presets">
           <span className="hint">{t("schedPresets")}:</span>
@@ -346,12 +371,17 @@ export default function SchedulesPanel({ onAsk }: Props) {
         )}
         <div className="actions">
           <button id="sched-add" type="submit" className="primary" disabled={adding}>
-            {t("schedAdd")}
+            {editing === null ? t("schedAdd") : t("schedSave")}
           </button>
+          {editing !== null && (
+            <button id="sched-edit-cancel" type="button" onClick={stopEditing}>
+              {t("cancel")}
+            </button>
+          )}
         </div>
         {formNote && (
           <p id="sched-form-note" className={formNote.ok ? "ok" : "error"} role={formNote.ok ? "status" : "alert"}>
-            {formNote.ok ? t("schedAdded", { name: formNote.name }) : problemText(formNote.problem, t)}
+            {formNote.ok ? t(formNote.edited ? "schedSaved" : "schedAdded", { name: formNote.name }) : problemText(formNote.problem, t)}
           </p>
         )}
       </form>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { translate, type MessageKey } from "../i18n";
-import type { Job, Language, ScheduleError, When } from "../bindings";
-import { EMPTY_FORM, applyPreset, formToNewSchedule, jobText, runStatusText, scheduleErrorText, toggleWeekday, whenText, type ScheduleForm } from "./schedules";
+import type { Job, Language, ScheduleError, ScheduleView, When } from "../bindings";
+import { EMPTY_FORM, applyPreset, formToNewSchedule, jobText, scheduleToForm, runStatusText, scheduleErrorText, toggleWeekday, whenText, type ScheduleForm } from "./schedules";
 
 const tr = (lang: Language) => (k: MessageKey, v?: Record<string, string | number>) => translate(lang, k, v);
 const zh = tr("zh");
@@ -96,5 +96,33 @@ describe("the add form → NewSchedule", () => {
   it("toggles a weekday", () => {
     expect(toggleWeekday([1, 5], 3, true)).toEqual([1, 3, 5]);
     expect(toggleWeekday([1, 3, 5], 3, false)).toEqual([1, 5]);
+  });
+});
+
+describe("editing a stored schedule", () => {
+  const stored = (when: When, job: Job): ScheduleView => ({
+    name: "s",
+    when,
+    job,
+    enabled: true,
+    next_due: null,
+    next_due_assumed_trading_day: false,
+    runs: [],
+  });
+  const cases: [When, Job][] = [
+    [{ type: "at", time: "15:05", days: { type: "trading" } }, { type: "task", request: { type: "screen", as_of: null } }],
+    [{ type: "at", time: "20:00", days: { type: "weekdays", days: [1, 5] } }, { type: "task", request: { type: "sync_all" } }],
+    [{ type: "cron", expr: "5 15 * * 1-5" }, { type: "prompt", text: "/checkup" }],
+    // Made by `wyckoff schedule add` with its own top-n: an edit keeps it.
+    [{ type: "at", time: "16:00", days: { type: "daily" } }, { type: "task", request: { type: "backtest", start: "2024-01-02", end: "2024-06-28", hold_days: 20, top_n: 5 } }],
+  ];
+  it.each(cases)("fills the form so saving it unchanged stores the same: %j", (when, job) => {
+    const form = scheduleToForm(stored(when, job));
+    expect(form).not.toBeNull();
+    expect(formToNewSchedule(form as ScheduleForm)).toEqual({ ok: true, schedule: { name: "s", when, job } });
+  });
+  it("refuses what the form cannot show", () => {
+    expect(scheduleToForm(stored(cases[0][0], { type: "task", request: { type: "screen", as_of: "2024-06-28" } }))).toBeNull();
+    expect(scheduleToForm(stored(cases[0][0], { type: "task", request: { type: "import", path: "/tmp/x.csv" } }))).toBeNull();
   });
 });

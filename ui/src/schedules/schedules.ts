@@ -1,6 +1,6 @@
 // Settings → Schedules, the parts without React: how a rule and a job read in words, and
 // what the add form sends. Wording goes through `t` so both languages come from i18n.ts.
-import type { Days, Job, NewSchedule, RunStatus, ScheduleError, When } from "../bindings";
+import type { Days, Job, NewSchedule, RunStatus, ScheduleError, ScheduleView, When } from "../bindings";
 import type { MessageKey } from "../i18n";
 
 export type Translate = (key: MessageKey, vars?: Record<string, string | number>) => string;
@@ -96,6 +96,9 @@ export type ScheduleForm = {
   job: JobKind;
   start: string;
   end: string;
+  /** A backtest's holding days and positions per day: not on the form, kept on an edit. */
+  holdDays: number;
+  topN: number;
   prompt: string;
 };
 
@@ -109,6 +112,9 @@ export const EMPTY_FORM: ScheduleForm = {
   job: "screen",
   start: "",
   end: "",
+  // The overview's backtest defaults, so a scheduled backtest matches a button-started one.
+  holdDays: 10,
+  topN: 4,
   prompt: "",
 };
 
@@ -122,10 +128,6 @@ export const PRESETS: { id: string; label: MessageKey; time: string }[] = [
 export function applyPreset(form: ScheduleForm, time: string): ScheduleForm {
   return { ...form, mode: "at", time, days: "trading" };
 }
-
-/** The overview's backtest defaults, so a scheduled backtest matches a button-started one. */
-export const BACKTEST_HOLD_DAYS = 10;
-export const BACKTEST_TOP_N = 4;
 
 export type FormResult = { ok: true; schedule: NewSchedule } | { ok: false; problem: MessageKey };
 
@@ -168,7 +170,7 @@ export function formToNewSchedule(form: ScheduleForm): FormResult {
       const start = form.start.trim();
       const end = form.end.trim();
       if (start === "" || end === "") return { ok: false, problem: "schedBacktestDates" };
-      job = { type: "task", request: { type: "backtest", start, end, hold_days: BACKTEST_HOLD_DAYS, top_n: BACKTEST_TOP_N } };
+      job = { type: "task", request: { type: "backtest", start, end, hold_days: form.holdDays, top_n: form.topN } };
       break;
     }
     case "prompt": {
@@ -184,4 +186,33 @@ export function formToNewSchedule(form: ScheduleForm): FormResult {
 export function toggleWeekday(days: number[], day: number, on: boolean): number[] {
   const rest = days.filter((d) => d !== day);
   return on ? [...rest, day].sort((a, b) => a - b) : rest;
+}
+
+/**
+ * The form filled with a stored schedule, to edit it; `null` for a job the form cannot
+ * show (an import, or a screen as of a fixed date, made elsewhere): editing it here would
+ * change what it does.
+ */
+export function scheduleToForm(s: ScheduleView): ScheduleForm | null {
+  const form: ScheduleForm = { ...EMPTY_FORM, name: s.name };
+  if (s.when.type === "cron") {
+    form.mode = "cron";
+    form.cron = s.when.expr;
+  } else {
+    form.time = s.when.time;
+    form.days = s.when.days.type;
+    if (s.when.days.type === "weekdays") form.weekdays = [...s.when.days.days].sort((a, b) => a - b);
+  }
+  if (s.job.type === "prompt") return { ...form, job: "prompt", prompt: s.job.text };
+  const r = s.job.request;
+  switch (r.type) {
+    case "screen":
+      return r.as_of ? null : { ...form, job: "screen" };
+    case "sync_all":
+      return { ...form, job: "sync" };
+    case "backtest":
+      return { ...form, job: "backtest", start: r.start, end: r.end, holdDays: r.hold_days, topN: r.top_n };
+    case "import":
+      return null;
+  }
 }

@@ -313,7 +313,7 @@ fn schedule_of(
         when,
         job,
         enabled: true,
-        created_at: wyckoff_schedule::when::beijing(now),
+        counted_from: wyckoff_schedule::when::beijing(now),
         conversation_id: None,
     })
 }
@@ -402,11 +402,15 @@ async fn command(
             println!("removed {name}");
         }
         ScheduleCommand::Enable { name } => {
-            store.set_enabled(name, true).await?;
+            store
+                .set_enabled(name, true, wyckoff_schedule::when::beijing(now))
+                .await?;
             println!("{name} on");
         }
         ScheduleCommand::Disable { name } => {
-            store.set_enabled(name, false).await?;
+            store
+                .set_enabled(name, false, wyckoff_schedule::when::beijing(now))
+                .await?;
             println!("{name} off");
         }
         ScheduleCommand::Run { name } => {

@@ -31,8 +31,9 @@ pub struct Schedule {
     pub when: When,
     pub job: Job,
     pub enabled: bool,
-    /// Beijing time it was added: occurrences before it never run.
-    pub created_at: NaiveDateTime,
+    /// Beijing time its rule last took effect (added, edited, switched on): occurrences
+    /// before it never run, so a change never brings back a run of a time it did not have.
+    pub counted_from: NaiveDateTime,
     /// A prompt schedule's conversation (after its first run).
     pub conversation_id: Option<String>,
 }
@@ -162,7 +163,7 @@ impl ScheduleStore {
         .bind(to_json(&schedule.when))
         .bind(to_json(&schedule.job))
         .bind(schedule.enabled)
-        .bind(format_minute(schedule.created_at))
+        .bind(format_minute(schedule.counted_from))
         .bind(&schedule.conversation_id)
         .execute(&self.pool)
         .await?;
@@ -211,12 +212,49 @@ impl ScheduleStore {
         Ok(())
     }
 
-    pub async fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE schedule SET enabled = ? WHERE name = ?")
-            .bind(enabled)
-            .bind(name)
-            .execute(&self.pool)
-            .await?;
+    /// Switches the schedule on or off; switched on at `now` (Beijing), it counts due times
+    /// from then: what fell due while it was off is not caught up.
+    pub async fn set_enabled(
+        &self,
+        name: &str,
+        enabled: bool,
+        now: NaiveDateTime,
+    ) -> Result<(), StoreError> {
+        // `created_at` holds `counted_from` (the column predates edits).
+        let done = sqlx::query(
+            "UPDATE schedule SET enabled = ?, created_at = CASE WHEN ? AND NOT enabled THEN ? ELSE created_at END WHERE name = ?",
+        )
+        .bind(enabled)
+        .bind(enabled)
+        .bind(format_minute(now))
+        .bind(name)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    /// Changes the schedule's rule and job at `now` (Beijing), checked first (nothing
+    /// changed on a bad rule). Its runs and conversation stay; due times count from `now`.
+    pub async fn update(
+        &self,
+        name: &str,
+        when: &When,
+        job: &Job,
+        now: NaiveDateTime,
+    ) -> Result<(), StoreError> {
+        when.validate()?;
+        let done = sqlx::query(
+            "UPDATE schedule SET when_json = ?, job_json = ?, created_at = ? WHERE name = ?",
+        )
+        .bind(to_json(when))
+        .bind(to_json(job))
+        .bind(format_minute(now))
+        .bind(name)
+        .execute(&self.pool)
+        .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(name.to_owned()));
         }
@@ -342,21 +380,21 @@ fn to_json<T: Serialize>(v: &T) -> String {
 }
 
 fn schedule_of(r: ScheduleRow) -> Result<Schedule, StoreError> {
-    let (name, when_json, job_json, enabled, created_at, conversation_id) = r;
+    let (name, when_json, job_json, enabled, counted_from, conversation_id) = r;
     let corrupt = |why: String| StoreError::Corrupt {
         name: name.clone(),
         why,
     };
     let when = serde_json::from_str(&when_json).map_err(|e| corrupt(format!("when: {e}")))?;
     let job = serde_json::from_str(&job_json).map_err(|e| corrupt(format!("job: {e}")))?;
-    let created_at =
-        parse_minute(&created_at).ok_or_else(|| corrupt(format!("created_at {created_at:?}")))?;
+    let counted_from = parse_minute(&counted_from)
+        .ok_or_else(|| corrupt(format!("created_at {counted_from:?}")))?;
     Ok(Schedule {
         name,
         when,
         job,
         enabled,
-        created_at,
+        counted_from,
         conversation_id,
     })
 }

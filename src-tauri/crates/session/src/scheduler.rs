@@ -108,7 +108,7 @@ impl Scheduler {
             .when
             .latest_at_or_before(beijing(now), &self.calendar, LOOKBACK_DAYS)
             .map_err(StoreError::from)?;
-        Ok(latest.filter(|o| o.at >= schedule.created_at))
+        Ok(latest.filter(|o| o.at >= schedule.counted_from))
     }
 
     /// The next due time after `now`.

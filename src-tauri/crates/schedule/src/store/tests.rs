@@ -22,7 +22,7 @@ fn close_screen(name: &str) -> Schedule {
             request: TaskRequest::Screen { as_of: None },
         },
         enabled: true,
-        created_at: parse_minute("2026-12-01 09:00").unwrap(),
+        counted_from: parse_minute("2026-12-01 09:00").unwrap(),
         conversation_id: None,
     }
 }
@@ -59,10 +59,13 @@ async fn schedules_are_stored_as_given_and_bad_ones_are_refused_storing_nothing(
     ));
     assert_eq!(s.list().await.unwrap().len(), 2);
 
-    s.set_enabled("close", false).await.unwrap();
+    s.set_enabled("close", false, parse_minute("2026-12-02 09:00").unwrap())
+        .await
+        .unwrap();
     assert!(!s.get("close").await.unwrap().enabled);
     assert!(matches!(
-        s.set_enabled("nope", true).await,
+        s.set_enabled("nope", true, parse_minute("2026-12-02 09:00").unwrap())
+            .await,
         Err(StoreError::NotFound(_))
     ));
     s.remove("checkup").await.unwrap();
@@ -157,4 +160,51 @@ async fn a_damaged_row_is_named() {
         matches!(&err, StoreError::Corrupt { name, .. } if name == "close"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn an_edit_or_switching_on_counts_due_times_from_then_and_keeps_the_runs() {
+    let (_d, s) = store().await;
+    s.add(&close_screen("close")).await.unwrap();
+    let run = s.start_manual("close", "test-owner", now()).await.unwrap();
+    let later = parse_minute("2026-12-04 16:00").unwrap();
+
+    let at_open = When::At {
+        time: "09:25".into(),
+        days: Days::Daily,
+    };
+    let sync = Job::Task {
+        request: TaskRequest::SyncAll,
+    };
+    s.update("close", &at_open, &sync, later).await.unwrap();
+    let edited = s.get("close").await.unwrap();
+    assert_eq!((&edited.when, &edited.job), (&at_open, &sync));
+    assert_eq!(edited.counted_from, later);
+    assert_eq!(s.runs("close", 10).await.unwrap()[0].id, run);
+
+    let bad = When::Cron {
+        expr: "5 25 * * *".into(),
+    };
+    assert!(matches!(
+        s.update("close", &bad, &sync, later).await,
+        Err(StoreError::When(_))
+    ));
+    assert_eq!(s.get("close").await.unwrap(), edited, "nothing changed");
+    assert!(matches!(
+        s.update("nope", &at_open, &sync, later).await,
+        Err(StoreError::NotFound(_))
+    ));
+
+    // Off, then on again two days later: counted from the switch-on.
+    let off_at = parse_minute("2026-12-05 10:00").unwrap();
+    let on_at = parse_minute("2026-12-07 10:00").unwrap();
+    s.set_enabled("close", false, off_at).await.unwrap();
+    assert_eq!(s.get("close").await.unwrap().counted_from, later);
+    s.set_enabled("close", true, on_at).await.unwrap();
+    assert_eq!(s.get("close").await.unwrap().counted_from, on_at);
+    // Switching on what is on changes nothing.
+    s.set_enabled("close", true, parse_minute("2026-12-08 10:00").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(s.get("close").await.unwrap().counted_from, on_at);
 }
