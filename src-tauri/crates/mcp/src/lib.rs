@@ -196,27 +196,57 @@ struct Report {
 }
 
 /// Forwards a tool's progress reports to the client as notifications for `token`, in order.
-fn progress_forwarder(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressHandle {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Report>();
-    tokio::spawn(async move {
-        let mut n = 0u64;
-        while let Some(p) = rx.recv().await {
-            n += 1;
-            let param = progress_param(&token, n, &p.stage, &p.detail, p.fraction);
-            if let Err(e) = peer.notify_progress(param).await {
-                tracing::debug!("progress notification not sent: {e}");
-                break;
+struct ProgressForwarder {
+    sender: Arc<std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedSender<Report>>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ProgressForwarder {
+    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Report>();
+        let task = tokio::spawn(async move {
+            let mut n = 0u64;
+            while let Some(p) = rx.recv().await {
+                n += 1;
+                let param = progress_param(&token, n, &p.stage, &p.detail, p.fraction);
+                if let Err(e) = peer.notify_progress(param).await {
+                    tracing::debug!("progress notification not sent: {e}");
+                    break;
+                }
             }
-        }
-    });
-    ProgressHandle::new(move |p| {
-        // the receiver lives as long as the call's forwarder; a closed one drops the report
-        let _ = tx.send(Report {
-            stage: p.stage,
-            detail: p.detail,
-            fraction: p.fraction,
         });
-    })
+        ProgressForwarder {
+            sender: Arc::new(std::sync::Mutex::new(Some(tx))),
+            task,
+        }
+    }
+
+    fn handle(&self) -> ProgressHandle {
+        let sender = self.sender.clone();
+        ProgressHandle::new(move |p| {
+            let guard = sender
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // after the call has ended, a late report (a worker still winding down) is dropped
+            if let Some(tx) = guard.as_ref() {
+                let _ = tx.send(Report {
+                    stage: p.stage,
+                    detail: p.detail,
+                    fraction: p.fraction,
+                });
+            }
+        })
+    }
+
+    /// Sends what is queued, then stops: every notification goes out before the call's
+    /// response, as clients drop progress for a request that has already been answered.
+    async fn finish(self) {
+        self.sender
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let _ = self.task.await;
+    }
 }
 
 impl ServerHandler for EngineServer {
@@ -262,10 +292,13 @@ impl ServerHandler for EngineServer {
                 return Ok(to_result(Err(ToolError::InvalidArgs(e))).into());
             }
         };
-        let progress = match context.meta.get_progress_token() {
-            Some(token) => progress_forwarder(context.peer.clone(), token),
-            None => ProgressHandle::silent(),
-        };
+        let forwarder = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressForwarder::start(context.peer.clone(), token));
+        let progress = forwarder
+            .as_ref()
+            .map_or_else(ProgressHandle::silent, ProgressForwarder::handle);
         let ctx = ToolContext {
             session_id: "mcp".to_owned(),
             call_id: context.id.to_string(),
@@ -278,6 +311,9 @@ impl ServerHandler for EngineServer {
             r = tool.call(args, ctx) => r,
             () = context.ct.cancelled() => Err(ToolError::Cancelled),
         };
+        if let Some(f) = forwarder {
+            f.finish().await;
+        }
         Ok(to_result(outcome).into())
     }
 }

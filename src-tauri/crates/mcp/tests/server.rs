@@ -138,3 +138,68 @@ async fn bad_arguments_and_missing_data_are_error_results() {
     assert_eq!(r.is_error, Some(true));
     client.cancel().await.unwrap();
 }
+
+/// On the wire: every progress notification of a call comes before its response (clients
+/// drop progress for an answered request), numbered 1, 2, … for the client's token.
+#[tokio::test]
+async fn progress_notifications_precede_the_response() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let dir = tempfile::tempdir().unwrap();
+    let md = Arc::new(
+        MarketData::open_with(MarketConfig::offline(dir.path()))
+            .await
+            .unwrap(),
+    );
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let running = EngineServer::new(md).serve(server_io).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    let (read, mut write) = tokio::io::split(client_io);
+    let mut lines = BufReader::new(read).lines();
+    let mut send = async |v: Value| {
+        write.write_all(format!("{v}\n").as_bytes()).await.unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}}),
+    )
+    .await;
+    let init: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(init["id"], 1, "{init}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "screen_stocks", "arguments": {"board": "all"},
+        "_meta": {"progressToken": "scan-1"}}}),
+    )
+    .await;
+    let mut progress = Vec::new();
+    let response = loop {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["method"] == "notifications/progress" {
+            progress.push(v["params"].clone());
+        } else if v["id"] == 2 {
+            break v;
+        }
+    };
+    assert_eq!(response["result"]["isError"], false, "{response}");
+    assert!(progress.len() >= 2, "{progress:?}");
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p["progressToken"], "scan-1");
+        assert_eq!(p["progress"], json!((i + 1) as f64));
+    }
+    assert!(
+        progress[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("加载K线")
+    );
+}
