@@ -1,0 +1,227 @@
+//! One evaluation pass: every enabled rule on every stock it targets, plus every holding's
+//! stop-loss, as of a date.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use wyckoff_engine::alerts::{AlertInput, Outcome, cooldown_blocker, cut, evaluate};
+use wyckoff_engine::{Bar, Holding};
+use wyckoff_market::cache::BarTable;
+use wyckoff_market::watchlist::WatchlistStore;
+use wyckoff_market::{IndexCode, MarketData, StockCode};
+use wyckoff_protocol::{
+    AlertCheckReport, AlertCondition, AlertTarget, SuppressedAlert, UnevaluatedAlert,
+};
+
+use crate::store::{NewFiring, iso};
+use crate::{AlertStore, AlertsError};
+
+/// The cooldown key of the stop-loss every holding gets without a rule.
+pub const STOP_LOSS_KEY: &str = "stop_loss";
+
+/// The benchmark the health reads relative strength against (as `analyze_stock` does).
+const BENCHMARK: &str = "sse";
+
+/// One rule to check on one stock.
+struct Job {
+    rule_id: Option<i64>,
+    key: String,
+    condition: AlertCondition,
+    cooldown_days: u32,
+}
+
+fn market(e: impl std::fmt::Display) -> AlertsError {
+    AlertsError::Market(e.to_string())
+}
+
+/// Evaluates every enabled rule, and every holding's stop-loss, over the cached daily bars
+/// as of `as_of` (YYYYMMDD; `None`: each stock's latest bar), records what fired (stamped
+/// `now`) and reports it with what the cooldowns held back and what could not be
+/// evaluated for lack of data.
+pub async fn check(
+    md: &MarketData,
+    store: &AlertStore,
+    as_of: Option<u32>,
+    now: DateTime<Utc>,
+) -> Result<AlertCheckReport, AlertsError> {
+    let rules: Vec<_> = store
+        .rules()
+        .await?
+        .into_iter()
+        .filter(|r| r.enabled)
+        .collect();
+    let positions = md.portfolio().view().await.map_err(market)?.positions;
+    let wants_watchlist = rules.iter().any(|r| r.target == AlertTarget::Watchlist);
+    let watchlist = if wants_watchlist {
+        WatchlistStore::new(md.pool().clone())
+            .list()
+            .await
+            .map_err(market)?
+    } else {
+        Vec::new()
+    };
+
+    // Stock → the rules to check on it, in a stable order.
+    let mut jobs: BTreeMap<String, Vec<Job>> = BTreeMap::new();
+    for rule in &rules {
+        let codes: Vec<String> = match &rule.target {
+            AlertTarget::Stock { code } => vec![code.clone()],
+            AlertTarget::Watchlist => watchlist.iter().map(|w| w.code.clone()).collect(),
+            AlertTarget::Portfolio => positions.iter().map(|p| p.code.clone()).collect(),
+        };
+        for code in codes {
+            jobs.entry(code).or_default().push(Job {
+                rule_id: Some(rule.id),
+                key: format!("rule:{}", rule.id),
+                condition: rule.condition.clone(),
+                cooldown_days: rule.cooldown_days,
+            });
+        }
+    }
+    for p in positions.iter().filter(|p| p.stop_loss.is_some()) {
+        jobs.entry(p.code.clone()).or_default().push(Job {
+            rule_id: None,
+            key: STOP_LOSS_KEY.to_owned(),
+            condition: AlertCondition::StopLoss,
+            cooldown_days: 1,
+        });
+    }
+
+    let wants_bench = jobs
+        .values()
+        .flatten()
+        .any(|j| j.condition == AlertCondition::HealthChange);
+    let bench: Vec<Bar> = if wants_bench {
+        let key = IndexCode::parse(BENCHMARK).map_err(market)?.symbol().key();
+        md.store()
+            .load_bars(BarTable::Indices, &key, None)
+            .await
+            .map_err(market)?
+            .bars
+    } else {
+        Vec::new()
+    };
+    let held: HashMap<&str, (Holding, Option<f64>)> = positions
+        .iter()
+        .map(|p| {
+            let holding = Holding {
+                cost: Some(p.cost_price),
+                buy_dt: wyckoff_market::date::parse_date(&p.buy_dt),
+            };
+            (p.code.as_str(), (holding, p.stop_loss))
+        })
+        .collect();
+    let mut fired_on = store.fired_dates().await?;
+
+    let mut report = AlertCheckReport {
+        as_of: as_of.map(iso),
+        data_date: None,
+        rules: rules.len() as u32,
+        stocks: jobs.len() as u32,
+        fired: Vec::new(),
+        suppressed: Vec::new(),
+        unevaluated: Vec::new(),
+    };
+    let mut data_date: Option<u32> = None;
+    for (code, list) in &jobs {
+        let (all, name) = match StockCode::parse(code) {
+            Ok(parsed) => {
+                let loaded = md
+                    .store()
+                    .load_bars(BarTable::Stocks, &parsed.symbol().key(), None)
+                    .await
+                    .map_err(market)?;
+                (loaded.bars, md.stock_info(&parsed).map(|i| i.name))
+            }
+            // A stored code that no longer parses has no bars to read.
+            Err(_) => (Vec::new(), None),
+        };
+        let bars = cut(&all, as_of);
+        let dates: Vec<u32> = all.iter().map(|b| b.date).collect();
+        let holding = held.get(code.as_str());
+        let input = AlertInput {
+            code,
+            name: name.as_deref().unwrap_or(""),
+            bars,
+            holding: holding.map(|(h, _)| h),
+            stop_loss: holding.and_then(|(_, s)| *s),
+            bench: (!bench.is_empty()).then_some(bench.as_slice()),
+        };
+        for job in list {
+            match evaluate(&job.condition, &input) {
+                Outcome::Missing(missing) => report.unevaluated.push(UnevaluatedAlert {
+                    rule_id: job.rule_id,
+                    code: code.clone(),
+                    missing,
+                }),
+                Outcome::Quiet { bar_date } => {
+                    data_date = data_date.max(Some(bar_date));
+                }
+                Outcome::Fired { bar_date, figures } => {
+                    data_date = data_date.max(Some(bar_date));
+                    let key = (job.key.clone(), code.clone());
+                    let earlier = fired_on.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+                    if let Some(blocker) =
+                        cooldown_blocker(&dates, bar_date, earlier, job.cooldown_days)
+                    {
+                        report.suppressed.push(SuppressedAlert {
+                            rule_id: job.rule_id,
+                            code: code.clone(),
+                            bar_date: iso(bar_date),
+                            fired_on: iso(blocker),
+                            cooldown_days: job.cooldown_days,
+                        });
+                        continue;
+                    }
+                    let recorded = store
+                        .record(
+                            NewFiring {
+                                rule_id: job.rule_id,
+                                rule_key: &job.key,
+                                code,
+                                name: name.as_deref(),
+                                bar_date,
+                                condition: &job.condition,
+                                figures: &figures,
+                            },
+                            now,
+                        )
+                        .await?;
+                    match recorded {
+                        Some(alert) => {
+                            fired_on.entry(key).or_default().push(bar_date);
+                            report.fired.push(alert);
+                        }
+                        // Another check recorded it a moment ago.
+                        None => report.suppressed.push(SuppressedAlert {
+                            rule_id: job.rule_id,
+                            code: code.clone(),
+                            bar_date: iso(bar_date),
+                            fired_on: iso(bar_date),
+                            cooldown_days: job.cooldown_days,
+                        }),
+                    }
+                }
+            }
+        }
+    }
+    report.data_date = data_date.map(iso);
+    tracing::info!(
+        rules = report.rules,
+        stocks = report.stocks,
+        fired = report.fired.len(),
+        suppressed = report.suppressed.len(),
+        unevaluated = report.unevaluated.len(),
+        "alerts checked"
+    );
+    Ok(report)
+}
+
+/// Whether a check has anything to evaluate: an enabled rule, or a holding with a stop.
+pub async fn has_work(md: &MarketData, store: &AlertStore) -> Result<bool, AlertsError> {
+    if store.rules().await?.iter().any(|r| r.enabled) {
+        return Ok(true);
+    }
+    let positions = md.portfolio().view().await.map_err(market)?.positions;
+    Ok(positions.iter().any(|p| p.stop_loss.is_some()))
+}

@@ -1,0 +1,25 @@
+//! Alerts on the watchlist and holdings (issue 25).
+//!
+//! Rules (one stock, the watchlist or the portfolio; a condition; a cooldown) and the alerts
+//! they fired live in `wyckoff.db` (migration 7000). [`check`] loads the enabled rules,
+//! expands the watchlist and portfolio targets, adds every holding's stop-loss (from the
+//! portfolio, no rule needed), evaluates them over the bar cache as of a date with the
+//! engine's pure checks ([`wyckoff_engine::alerts`]), applies the cooldowns and records what
+//! fired with its figures.
+
+mod check;
+mod rule;
+mod store;
+
+pub use check::{STOP_LOSS_KEY, check, has_work};
+pub use rule::{MAX_COOLDOWN_DAYS, NewRule, RuleError, validate};
+pub use store::{AlertStore, StoreError};
+
+/// Why a check could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum AlertsError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("market data: {0}")]
+    Market(String),
+}

@@ -1,0 +1,263 @@
+//! Rules and fired alerts in `wyckoff.db` (migration 7000).
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use sqlx::SqlitePool;
+use wyckoff_protocol::{
+    AlertCondition, AlertFigures, AlertRule, AlertTarget, DeliveryStatus, FiredAlert,
+};
+
+use crate::NewRule;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no alert rule {0} (see `wyckoff alerts list`)")]
+    NotFound(i64),
+    #[error("stored alert {what} {id} is damaged: {why}")]
+    Corrupt {
+        what: &'static str,
+        id: i64,
+        why: String,
+    },
+    #[error("alert store: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("alert store migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+/// A firing to record.
+#[derive(Debug, Clone)]
+pub(crate) struct NewFiring<'a> {
+    pub rule_id: Option<i64>,
+    pub rule_key: &'a str,
+    pub code: &'a str,
+    pub name: Option<&'a str>,
+    pub bar_date: u32,
+    pub condition: &'a AlertCondition,
+    pub figures: &'a AlertFigures,
+}
+
+#[derive(Clone)]
+pub struct AlertStore {
+    pool: SqlitePool,
+}
+
+type RuleRow = (i64, String, String, i64, i64, String);
+type FiredRow = (
+    i64,
+    Option<i64>,
+    String,
+    Option<String>,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+);
+
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+pub(crate) fn iso(d: u32) -> String {
+    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
+}
+
+fn date_of(text: &str) -> Option<u32> {
+    text.replace('-', "").parse().ok()
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt {
+        what: "value",
+        id: 0,
+        why: e.to_string(),
+    })
+}
+
+fn parse<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    id: i64,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
+        what,
+        id,
+        why: format!("{e}: {text}"),
+    })
+}
+
+fn rule_of(row: RuleRow) -> Result<AlertRule, StoreError> {
+    let (id, target, condition, cooldown, enabled, created_at) = row;
+    Ok(AlertRule {
+        id,
+        target: parse::<AlertTarget>("rule", id, &target)?,
+        condition: parse::<AlertCondition>("rule", id, &condition)?,
+        cooldown_days: u32::try_from(cooldown).unwrap_or(1),
+        enabled: enabled != 0,
+        created_at,
+    })
+}
+
+fn fired_of(row: FiredRow) -> Result<FiredAlert, StoreError> {
+    let (id, rule_id, code, name, bar_date, condition, figures, delivered_to, delivery, created) =
+        row;
+    Ok(FiredAlert {
+        id,
+        rule_id,
+        code,
+        name,
+        bar_date,
+        condition: parse("alert", id, &condition)?,
+        figures: parse("alert", id, &figures)?,
+        delivered_to: parse("alert", id, &delivered_to)?,
+        delivery: DeliveryStatus::parse(&delivery).ok_or_else(|| StoreError::Corrupt {
+            what: "alert",
+            id,
+            why: format!("delivery status '{delivery}'"),
+        })?,
+        created_at: created,
+    })
+}
+
+const FIRED_BY_ID: &str = "SELECT id, rule_id, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at FROM alert_fired WHERE id = ?";
+const FIRED_NEWEST: &str = "SELECT id, rule_id, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at FROM alert_fired ORDER BY id DESC LIMIT ?";
+
+impl AlertStore {
+    /// Uses the shared `wyckoff.db` pool (runs this crate's migrations).
+    pub async fn new(pool: SqlitePool) -> Result<AlertStore, StoreError> {
+        let mut migrator = sqlx::migrate!("./migrations");
+        migrator.set_ignore_missing(true);
+        migrator.run(&pool).await?;
+        Ok(AlertStore { pool })
+    }
+
+    /// Stores a rule already checked by [`crate::validate`].
+    pub async fn add_rule(
+        &self,
+        rule: &NewRule,
+        now: DateTime<Utc>,
+    ) -> Result<AlertRule, StoreError> {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO alert_rules (target_json, condition_json, cooldown_days, enabled, created_at) VALUES (?, ?, ?, 1, ?) RETURNING id",
+        )
+        .bind(json(&rule.target)?)
+        .bind(json(&rule.condition)?)
+        .bind(i64::from(rule.cooldown_days))
+        .bind(stamp(now))
+        .fetch_one(&self.pool)
+        .await?;
+        self.rule(id).await
+    }
+
+    pub async fn rule(&self, id: i64) -> Result<AlertRule, StoreError> {
+        let row: Option<RuleRow> = sqlx::query_as(
+            "SELECT id, target_json, condition_json, cooldown_days, enabled, created_at FROM alert_rules WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(rule_of)
+            .transpose()?
+            .ok_or(StoreError::NotFound(id))
+    }
+
+    /// Every rule, oldest first.
+    pub async fn rules(&self) -> Result<Vec<AlertRule>, StoreError> {
+        let rows: Vec<RuleRow> = sqlx::query_as(
+            "SELECT id, target_json, condition_json, cooldown_days, enabled, created_at FROM alert_rules ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(rule_of).collect()
+    }
+
+    /// Removes a rule; the alerts it fired stay in the history.
+    pub async fn remove_rule(&self, id: i64) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM alert_rules WHERE id = ?")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(id));
+        }
+        Ok(())
+    }
+
+    pub async fn set_enabled(&self, id: i64, enabled: bool) -> Result<AlertRule, StoreError> {
+        let done = sqlx::query("UPDATE alert_rules SET enabled = ? WHERE id = ?")
+            .bind(i64::from(enabled))
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(id));
+        }
+        self.rule(id).await
+    }
+
+    /// The bar dates each (rule key, code) fired on, for the cooldowns.
+    pub(crate) async fn fired_dates(
+        &self,
+    ) -> Result<HashMap<(String, String), Vec<u32>>, StoreError> {
+        let rows: Vec<(String, String, String)> =
+            sqlx::query_as("SELECT rule_key, code, bar_date FROM alert_fired")
+                .fetch_all(&self.pool)
+                .await?;
+        let mut out: HashMap<(String, String), Vec<u32>> = HashMap::new();
+        for (key, code, date) in rows {
+            if let Some(d) = date_of(&date) {
+                out.entry((key, code)).or_default().push(d);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records a firing; `None` when the same rule already fired on the same stock and bar
+    /// (another process got there first).
+    pub(crate) async fn record(
+        &self,
+        firing: NewFiring<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<FiredAlert>, StoreError> {
+        let id: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO alert_fired (rule_id, rule_key, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, ?) ON CONFLICT (rule_key, code, bar_date) DO NOTHING RETURNING id",
+        )
+        .bind(firing.rule_id)
+        .bind(firing.rule_key)
+        .bind(firing.code)
+        .bind(firing.name)
+        .bind(iso(firing.bar_date))
+        .bind(json(firing.condition)?)
+        .bind(json(firing.figures)?)
+        .bind(DeliveryStatus::Recorded.as_str())
+        .bind(stamp(now))
+        .fetch_optional(&self.pool)
+        .await?;
+        match id {
+            Some(id) => Ok(Some(self.fired(id).await?)),
+            None => Ok(None),
+        }
+    }
+
+    pub async fn fired(&self, id: i64) -> Result<FiredAlert, StoreError> {
+        let row: Option<FiredRow> = sqlx::query_as(FIRED_BY_ID)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(fired_of)
+            .transpose()?
+            .ok_or(StoreError::NotFound(id))
+    }
+
+    /// Fired alerts, newest first (at most `limit`).
+    pub async fn history(&self, limit: u32) -> Result<Vec<FiredAlert>, StoreError> {
+        let rows: Vec<FiredRow> = sqlx::query_as(FIRED_NEWEST)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter().map(fired_of).collect()
+    }
+}
