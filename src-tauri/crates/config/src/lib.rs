@@ -4,11 +4,12 @@
 mod home;
 pub mod lease;
 pub mod logging;
+pub mod mcp;
 pub mod redact;
 pub mod secrets;
 pub mod settings;
 
 pub use home::DataHome;
 pub use lease::ProcessLease;
-pub use secrets::{KeySource, KeyStatus, SecretError, SecretId, Secrets};
+pub use secrets::{KeySource, KeyStatus, NamedSecret, SecretError, SecretId, Secrets};
 pub use settings::{Settings, SettingsError};

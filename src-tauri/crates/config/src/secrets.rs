@@ -178,6 +178,32 @@ fn data_name(d: DataSecret) -> &'static str {
     }
 }
 
+/// A secret referenced by name from the MCP server list (`mcp_servers.json` names it, never
+/// holds it): keychain account `mcp:NAME`, overridden by `WYCKOFF_MCP_SECRET_<NAME>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NamedSecret(pub String);
+
+impl NamedSecret {
+    pub fn account(&self) -> String {
+        format!("mcp:{}", self.0)
+    }
+
+    pub fn env_var(&self) -> String {
+        let upper: String = self
+            .0
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("WYCKOFF_MCP_SECRET_{upper}")
+    }
+}
+
 /// A secret value. `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SecretValue(String);
@@ -406,33 +432,48 @@ impl Secrets {
         }
     }
 
-    fn env_value(&self, id: &SecretId) -> Option<String> {
-        id.env_vars()
-            .iter()
-            .find_map(|var| (self.env)(var).filter(|v| !v.trim().is_empty()))
-    }
-
-    fn session_value(&self, id: &SecretId) -> Option<String> {
-        self.session
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&id.account()).cloned())
-    }
-
     /// The value to use for `id`, with where it came from. Keychain failures are
     /// logged (without the value) and treated as "not set".
     pub fn get(&self, id: &SecretId) -> Option<(SecretValue, KeySource)> {
-        if let Some(v) = self.env_value(id) {
+        self.lookup(&id.account(), &id.env_vars())
+    }
+
+    /// A named secret (an MCP server's environment variable or header), resolved like
+    /// [`Secrets::get`]: its environment variable, then the session, then the keychain.
+    pub fn get_named(&self, secret: &NamedSecret) -> Option<(SecretValue, KeySource)> {
+        self.lookup(&secret.account(), &[secret.env_var()])
+    }
+
+    /// Stores a named secret in the keychain (see [`Secrets::set`]).
+    pub fn set_named(&self, secret: &NamedSecret, value: &str) -> Result<KeySource, SecretError> {
+        self.store(&secret.account(), value)
+    }
+
+    /// Removes a named secret from the keychain.
+    pub fn delete_named(&self, secret: &NamedSecret) -> Result<(), SecretError> {
+        self.remove(&secret.account())
+    }
+
+    fn lookup(&self, account: &str, env_vars: &[String]) -> Option<(SecretValue, KeySource)> {
+        if let Some(v) = env_vars
+            .iter()
+            .find_map(|var| (self.env)(var).filter(|v| !v.trim().is_empty()))
+        {
             return Some((SecretValue(v), KeySource::Environment));
         }
-        if let Some(v) = self.session_value(id) {
+        if let Some(v) = self
+            .session
+            .lock()
+            .ok()
+            .and_then(|m| m.get(account).cloned())
+        {
             return Some((SecretValue(v), KeySource::Session));
         }
-        match self.backend.get(&id.account()) {
+        match self.backend.get(account) {
             Ok(Some(v)) => Some((SecretValue(v), KeySource::Keychain)),
             Ok(None) => None,
             Err(e) => {
-                tracing::warn!(account = %id.account(), error = ?e, "keychain read failed");
+                tracing::warn!(account = %account, error = ?e, "keychain read failed");
                 None
             }
         }
@@ -452,16 +493,20 @@ impl Secrets {
     /// [`SecretError::KeychainUnavailable`]; the caller may then offer
     /// [`Secrets::set_for_session`]. Nothing is ever written to disk in plaintext.
     pub fn set(&self, id: &SecretId, value: &str) -> Result<KeySource, SecretError> {
+        self.store(&id.account(), value)
+    }
+
+    fn store(&self, account: &str, value: &str) -> Result<KeySource, SecretError> {
         let value = value.trim();
         if value.is_empty() {
             return Err(SecretError::Empty);
         }
-        match self.backend.set(&id.account(), value) {
+        match self.backend.set(account, value) {
             Ok(()) => {
                 if let Ok(mut m) = self.session.lock() {
-                    m.remove(&id.account());
+                    m.remove(account);
                 }
-                tracing::info!(account = %id.account(), "key stored in the keychain");
+                tracing::info!(account = %account, "key stored in the keychain");
                 Ok(KeySource::Keychain)
             }
             Err(BackendError::Unavailable(reason)) => Err(SecretError::KeychainUnavailable {
@@ -487,13 +532,17 @@ impl Secrets {
 
     /// Removes the key from the session store and the keychain.
     pub fn delete(&self, id: &SecretId) -> Result<(), SecretError> {
+        self.remove(&id.account())
+    }
+
+    fn remove(&self, account: &str) -> Result<(), SecretError> {
         let in_session = self
             .session
             .lock()
             .ok()
-            .and_then(|mut m| m.remove(&id.account()))
+            .and_then(|mut m| m.remove(account))
             .is_some();
-        match self.backend.delete(&id.account()) {
+        match self.backend.delete(account) {
             Ok(()) => Ok(()),
             Err(BackendError::Unavailable(_)) if in_session => Ok(()),
             Err(BackendError::Unavailable(reason)) => Err(SecretError::KeychainUnavailable {
@@ -545,6 +594,29 @@ mod tests {
         s.delete(&ANTHROPIC).unwrap();
         assert!(s.get(&ANTHROPIC).is_none());
         assert_eq!(s.set(&ANTHROPIC, "  "), Err(SecretError::Empty));
+    }
+
+    #[test]
+    fn named_secrets_live_under_their_own_account_and_env_var() {
+        let token = NamedSecret("tushare-mcp".into());
+        assert_eq!(token.account(), "mcp:tushare-mcp");
+        assert_eq!(token.env_var(), "WYCKOFF_MCP_SECRET_TUSHARE_MCP");
+        let s = Secrets::with_backend(Box::new(MemoryBackend::default()), no_env());
+        assert!(s.get_named(&token).is_none());
+        assert_eq!(s.set_named(&token, " t0k ").unwrap(), KeySource::Keychain);
+        let (v, src) = s.get_named(&token).unwrap();
+        assert_eq!((v.expose(), src), ("t0k", KeySource::Keychain));
+        // no other secret sees it
+        assert!(s.get(&ANTHROPIC).is_none());
+        s.delete_named(&token).unwrap();
+        assert!(s.get_named(&token).is_none());
+
+        let env: EnvLookup =
+            Box::new(|k| (k == "WYCKOFF_MCP_SECRET_TUSHARE_MCP").then(|| "from-env".to_owned()));
+        let s = Secrets::with_backend(Box::new(MemoryBackend::default()), env);
+        s.set_named(&token, "from-keychain").unwrap();
+        let (v, src) = s.get_named(&token).unwrap();
+        assert_eq!((v.expose(), src), ("from-env", KeySource::Environment));
     }
 
     #[test]
