@@ -131,11 +131,22 @@ export const commands = {
 	 *  finished, with the run.
 	 */
 	runScheduleNow: (name: string) => typedError<ScheduleRunView, ScheduleError>(__TAURI_INVOKE("run_schedule_now", { name })),
+	inboxList: () => typedError<InboxView, InboxCommandError>(__TAURI_INVOKE("inbox_list")),
+	/**
+	 *  Allows request `id`: the call runs with the arguments shown and its conversation gets
+	 *  the result in a follow-up turn. Returns the request as stored (with the result).
+	 */
+	inboxAllow: (id: string) => typedError<InboxRequest, InboxCommandError>(__TAURI_INVOKE("inbox_allow", { id })),
+	/**  Denies request `id` (the reason, if any, goes to the model). */
+	inboxDeny: (id: string, reason: string | null) => typedError<InboxRequest, InboxCommandError>(__TAURI_INVOKE("inbox_deny", { id, reason })),
+	/**  The approval audit log (every decision from every path), newest first. */
+	approvalLog: () => typedError<AuditEntry[], InboxCommandError>(__TAURI_INVOKE("approval_log")),
 };
 
 /** Events */
 export const events = {
 	conversationEvent: makeEvent<ConversationEvent, ConversationEvent>("conversation-event"),
+	inboxChanged: makeEvent<InboxChanged, InboxChanged>("inbox-changed"),
 	openConversation: makeEvent<OpenConversation, OpenConversation>("open-conversation"),
 	scheduleRan: makeEvent<ScheduleRan, ScheduleRan>("schedule-ran"),
 	settingsChanged: makeEvent<SettingsChanged, SettingsChanged>("settings-changed"),
@@ -167,6 +178,23 @@ export type ApprovalDecision = { type: "allow_once" } |
 { type: "allow_always" } | 
 /**  Run with these arguments instead (validated again before running). */
 { type: "edit"; args: Value } | { type: "deny"; reason?: string | null };
+
+/**
+ *  A decided inbox request's notice in the conversation that made the call: the model
+ *  reads the notification text; readers word the notice from these fields.
+ */
+export type ApprovalNotice = {
+	request_id: string,
+	tool_name: string,
+	display_name: string,
+	/**  Allowed (the call ran), denied or expired. */
+	status: InboxStatus,
+	decided_by?: Decider | null,
+	/**  The call's result as the model got it (allowed calls). */
+	summary?: string | null,
+	/**  The user's reason for a denial, or why the call could not run. */
+	reason?: string | null,
+};
 
 /**  What an approval dialog shows besides the arguments: the exact effect of the call. */
 export type ApprovalPreview = 
@@ -201,6 +229,26 @@ export type ApprovalRequest = {
 	 *  `available_decisions` offers it, so the dialog can say it beside the button.
 	 */
 	always_allows?: AlwaysAllows | null,
+};
+
+/**  What was decided. */
+export type AuditDecision = "allowed" | "allowed_always" | "edited" | "denied" | "timed_out" | 
+/**  Put in the inbox: neither run nor refused yet. */
+"queued" | "expired";
+
+/**  One line of the approval audit log. */
+export type AuditEntry = {
+	id: number,
+	/**  RFC 3339 (UTC). */
+	at: string,
+	conversation_id?: string | null,
+	/**  The tool call id (also the inbox request id for queued calls). */
+	call_id: string,
+	tool: string,
+	/**  The arguments, secrets masked. */
+	args: Value,
+	decision: AuditDecision,
+	decided_by: Decider,
 };
 
 /**
@@ -364,6 +412,21 @@ export type Days =
 /**  These weekdays, Monday = 1 … Sunday = 7. */
 { type: "weekdays"; days: number[] };
 
+/**  Who made an approval decision. */
+export type Decider = 
+/**  The user in the app's approval dialog (or nobody, when it timed out). */
+{ type: "dialog" } | 
+/**  An earlier "always allow" of this session. */
+{ type: "always_allow" } | 
+/**  A headless run's `--approve` policy (`never`, `all`, a tool list, `queue`). */
+{ type: "policy"; approve: string } | 
+/**  `wyckoff approvals allow|deny`. */
+{ type: "cli" } | 
+/**  The app's inbox. */
+{ type: "app" } | 
+/**  The request passed its expiry. */
+{ type: "expiry" };
+
 /**  The kinds of answer an approval request may receive. */
 export type DecisionKind = "allow_once" | "allow_always" | "edit" | "deny";
 
@@ -398,6 +461,8 @@ export type HistoryMessage = {
 	 *  `message`).
 	 */
 	task_notice: TaskNotice | null,
+	/**  A decided approval-inbox call's notification: the notice the chat words. */
+	approval_notice: ApprovalNotice | null,
 };
 
 export type HoldingLines = {
@@ -405,6 +470,58 @@ export type HoldingLines = {
 	shares: number,
 	stop_loss: number | null,
 	target: number | null,
+};
+
+/**
+ *  The inbox changed (a request queued, answered or expired): the badge shows `pending`
+ *  and an open inbox reloads.
+ */
+export type InboxChanged = {
+	pending: number,
+};
+
+export type InboxCommandError = 
+/**  No request with that id. */
+{ type: "not_found"; message: string } | 
+/**  Answered before (here, from the CLI, or by the expiry): nothing changed. */
+{ type: "already_decided"; message: string } | 
+/**  The answer came at or after the expiry: the request was refused, the model told. */
+{ type: "expired"; message: string } | { type: "other"; message: string };
+
+/**  A tool call waiting in the inbox (or decided there). */
+export type InboxRequest = {
+	id: string,
+	conversation_id: string,
+	tool: string,
+	display_name: string,
+	/**  The exact arguments the model called the tool with; an allow runs these. */
+	args: Value,
+	/**  What the app's approval dialog shows for the same call. */
+	preview?: ApprovalPreview | null,
+	/**  Who asked: `conversation` for a headless run, `schedule:NAME` for a schedule. */
+	requested_by: string,
+	/**  RFC 3339 (UTC). */
+	created_at: string,
+	/**  RFC 3339 (UTC): from this moment on the request can only be refused. */
+	expires_at: string,
+	status: InboxStatus,
+	decided_at?: string | null,
+	decided_by?: Decider | null,
+	/**  What the call returned when it was allowed and ran (as the model got it). */
+	result?: string | null,
+};
+
+/**  Where a queued request stands. */
+export type InboxStatus = "pending" | "allowed" | "denied" | "expired";
+
+/**  The inbox as the window shows it. */
+export type InboxView = {
+	/**
+	 *  Pending first (oldest first: the longest waiting on top), then the most recently
+	 *  decided ones (newest first).
+	 */
+	requests: InboxRequest[],
+	pending: number,
 };
 
 export type IndexQuote = {
@@ -665,6 +782,11 @@ turn: Usage } | { type: "background_task"; task: TaskInfo } |
  *  it next); stored with the notice message.
  */
 { type: "task_notice"; notice: TaskNotice } | 
+/**
+ *  A call queued in the approval inbox was decided (allowed and run, denied,
+ *  expired): its notice joins the conversation here, stored with its message.
+ */
+{ type: "approval_notice"; notice: ApprovalNotice } | 
 /**  Progress of a sub-agent started by a delegate_to_* tool. */
 { type: "sub_agent"; agent: string; call_id: string; kind: string; text: string } | { type: "warning"; message: string } | { type: "done"; text: string; elapsed_ms: number } | { type: "turn_cancelled" } | { type: "turn_failed"; kind: ErrorKind; message: string };
 

@@ -280,6 +280,8 @@ pub struct HistoryMessage {
     /// A background task's notification: the notice the chat words (the model's text is
     /// `message`).
     pub task_notice: Option<wyckoff_protocol::TaskNotice>,
+    /// A decided approval-inbox call's notification: the notice the chat words.
+    pub approval_notice: Option<wyckoff_protocol::ApprovalNotice>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -323,6 +325,7 @@ pub async fn load_conversation(
                 skill: m.skill,
                 sub_agent: m.sub_agent,
                 task_notice: m.task_notice,
+                approval_notice: m.approval_notice,
                 message: m.message,
             })
             .collect(),

@@ -19,6 +19,7 @@ import Markdown, { type RenderFn } from "./Markdown";
 import RecallDisclosure from "./RecallDisclosure";
 import StatusBar from "./StatusBar";
 import TaskNoticeLine from "./TaskNoticeLine";
+import ApprovalNoticeLine from "./ApprovalNoticeLine";
 import ToolCardView from "./ToolCardView";
 import { conversationCost, turnCost, type PricingSettings } from "./cost";
 import { historyItems, type HistoryItem } from "./history";
@@ -85,6 +86,8 @@ function TurnBlock({ turn, onRegenerate }: { turn: LiveTurn; onRegenerate?: () =
           <ToolCardView key={it.id} card={it} />
         ) : it.kind === "task_notice" ? (
           <TaskNoticeLine key={it.id} notice={it.notice} />
+        ) : it.kind === "approval_notice" ? (
+          <ApprovalNoticeLine key={it.id} notice={it.notice} />
         ) : it.kind === "notice" ? (
           <div key={it.id} className={`turn-notice notice-${it.level}`}>
             {it.level === "fallback" ? "⚡" : it.level === "compaction" ? "📦" : "⚠"} {it.text}
@@ -609,6 +612,8 @@ export default function ChatPage({
                         </button>
                       </div>
                     </div>
+                  ) : it.kind === "system" && it.approval ? (
+                    <ApprovalNoticeLine notice={it.approval} interrupted={it.interrupted} />
                   ) : it.kind === "system" ? (
                     <TaskNoticeLine notice={it.notice} interrupted={it.interrupted} />
                   ) : (

@@ -7,7 +7,7 @@ import { TOOL_DISPLAY_NAMES, toolDisplayName, toolErrorText } from "./toolNames"
 const denied = '{"code":"not_approved","error":"用户拒绝执行此操作 [update_portfolio]"}';
 
 const msgs: HistoryMessage[] = [
-  { seq: 1, message: { role: "user", content: "把资金改成 9000" }, interrupted: false, skill: null, task_notice: null },
+  { seq: 1, message: { role: "user", content: "把资金改成 9000" }, interrupted: false, skill: null, task_notice: null, approval_notice: null },
   {
     seq: 2,
     message: {
@@ -21,11 +21,11 @@ const msgs: HistoryMessage[] = [
     },
     interrupted: false,
     skill: null,
-    task_notice: null,
+    task_notice: null, approval_notice: null,
   },
-  { seq: 3, message: { role: "tool", tool_call_id: "c1", name: "update_portfolio", content: denied, is_error: true }, interrupted: false, skill: null, task_notice: null },
-  { seq: 4, message: { role: "tool", tool_call_id: "c2", name: "portfolio", content: '{"free_cash":1000,"positions":[]}' }, interrupted: false, skill: null, task_notice: null },
-  { seq: 5, message: { role: "tool", tool_call_id: "c3", name: "some_future_tool", content: "plain failure text", is_error: true }, interrupted: false, skill: null, task_notice: null },
+  { seq: 3, message: { role: "tool", tool_call_id: "c1", name: "update_portfolio", content: denied, is_error: true }, interrupted: false, skill: null, task_notice: null, approval_notice: null },
+  { seq: 4, message: { role: "tool", tool_call_id: "c2", name: "portfolio", content: '{"free_cash":1000,"positions":[]}' }, interrupted: false, skill: null, task_notice: null, approval_notice: null },
+  { seq: 5, message: { role: "tool", tool_call_id: "c3", name: "some_future_tool", content: "plain failure text", is_error: true }, interrupted: false, skill: null, task_notice: null, approval_notice: null },
 ];
 
 describe("a skill's message", () => {
@@ -52,9 +52,9 @@ describe("a skill's message", () => {
 describe("message ids", () => {
   it("carry each stored seq, and a user message the seq it is edited from (the one before it)", () => {
     const items = historyItems([
-      { seq: 7, message: { role: "user", content: "first" }, interrupted: false, skill: null, task_notice: null },
-      { seq: 8, message: { role: "assistant", content: "answer" }, interrupted: false, skill: null, task_notice: null },
-      { seq: 9, message: { role: "user", content: "second" }, interrupted: false, skill: null, task_notice: null },
+      { seq: 7, message: { role: "user", content: "first" }, interrupted: false, skill: null, task_notice: null, approval_notice: null },
+      { seq: 8, message: { role: "assistant", content: "answer" }, interrupted: false, skill: null, task_notice: null, approval_notice: null },
+      { seq: 9, message: { role: "user", content: "second" }, interrupted: false, skill: null, task_notice: null, approval_notice: null },
     ]);
     expect(items.map((i) => (i.kind === "user" ? [i.kind, i.seq, i.forkBefore] : [i.kind, i.kind === "tool" ? null : i.seq]))).toEqual([
       ["user", 7, 0],
@@ -142,14 +142,18 @@ describe("background-task notifications", () => {
     // The text the model read says "completed"; the stored notice (what is shown) says failed.
     const note = "[SYSTEM NOTIFICATION - NOT USER INPUT]\n<task-notification>\n<tool-name>run_backtest</tool-name>\n<status>completed</status>";
     const notice = { task_id: "bg_1_run_backtest", tool_name: "run_backtest", display_name: "策略回测", outcome: "failed", summary: null, error: "数据缺失" } as const;
+    const approval = { request_id: "call_1", tool_name: "update_portfolio", display_name: "调仓", status: "denied", decided_by: { type: "app" }, summary: null, reason: "不调" } as const;
     const items = historyItems([
-      { message: { role: "user", content: "回测", origin: "user" }, interrupted: false, skill: null, task_notice: null },
+      { message: { role: "user", content: "回测", origin: "user" }, interrupted: false, skill: null, task_notice: null, approval_notice: null },
       { message: { role: "user", content: note, origin: "system_notification" }, interrupted: false, skill: null, task_notice: notice },
-      { message: { role: "user", content: note, origin: "system_notification" }, interrupted: false, skill: null, task_notice: null },
+      { message: { role: "user", content: note, origin: "system_notification" }, interrupted: false, skill: null, task_notice: null, approval_notice: null },
+      { message: { role: "user", content: note, origin: "system_notification" }, interrupted: false, skill: null, task_notice: null, approval_notice: approval },
     ] as never);
-    expect(items.map((i) => i.kind)).toEqual(["user", "system", "system"]);
-    expect((items[1] as { notice: unknown }).notice).toEqual(notice);
+    expect(items.map((i) => i.kind)).toEqual(["user", "system", "system", "system"]);
+    expect(items[1]).toMatchObject({ notice, approval: null });
     // Stored before notices were typed: no notice, and nothing read from the text.
-    expect((items[2] as { notice: unknown }).notice).toBeNull();
+    expect(items[2]).toMatchObject({ notice: null, approval: null });
+    // A decided inbox call: its approval notice.
+    expect(items[3]).toMatchObject({ notice: null, approval });
   });
 });

@@ -1,5 +1,5 @@
 // Turns stored messages into the items the transcript shows.
-import type { Message, SkillUse, SubAgentStep, TaskNotice, Value } from "../bindings";
+import type { ApprovalNotice, Message, SkillUse, SubAgentStep, TaskNotice, Value } from "../bindings";
 import type { ToolCard } from "./reducer";
 import { isDelegate, paneFromSteps, roleOf } from "./subagent";
 import { toolDisplayName, toolErrorText } from "./toolNames";
@@ -20,7 +20,7 @@ export type HistoryItem =
       interrupted: boolean;
       skill?: { name: string; expansion: string };
     }
-  | { kind: "system"; id: string; seq: number; notice: TaskNotice | null; interrupted: boolean }
+  | { kind: "system"; id: string; seq: number; notice: TaskNotice | null; approval: ApprovalNotice | null; interrupted: boolean }
   | { kind: "answer"; id: string; seq: number; text: string; interrupted: boolean }
   | ToolCard;
 
@@ -48,12 +48,13 @@ export function historyItems(
     skill?: SkillUse | null;
     sub_agent?: SubAgentStep[];
     task_notice?: TaskNotice | null;
+    approval_notice?: ApprovalNotice | null;
   }[],
 ): HistoryItem[] {
   const out: HistoryItem[] = [];
   const cards = new Map<string, ToolCard>();
   const seqOf = (i: number) => messages[i].seq ?? i + 1;
-  messages.forEach(({ message: m, interrupted, skill, sub_agent, task_notice }, i) => {
+  messages.forEach(({ message: m, interrupted, skill, sub_agent, task_notice, approval_notice }, i) => {
     const seq = seqOf(i);
     if (m.role === "user") {
       const origin = m.origin ?? "user";
@@ -63,7 +64,7 @@ export function historyItems(
         out.push({ kind: "user", id: `h-${i}`, seq, forkBefore, text: skill.typed, interrupted, skill: { name: skill.name, expansion: stripBeijingTime(m.content) } });
       else if (origin === "user") out.push({ kind: "user", id: `h-${i}`, seq, forkBefore, text: stripBeijingTime(m.content), interrupted });
       // Worded from its stored notice, never from the text the model read.
-      else if (origin === "system_notification") out.push({ kind: "system", id: `h-${i}`, seq, notice: task_notice ?? null, interrupted });
+      else if (origin === "system_notification") out.push({ kind: "system", id: `h-${i}`, seq, notice: task_notice ?? null, approval: approval_notice ?? null, interrupted });
     } else if (m.role === "assistant") {
       for (const c of m.tool_calls ?? []) {
         const card: ToolCard = {

@@ -39,14 +39,14 @@ async function own(event: RuntimeEvent, conversation: string) {
 import ChatPage from "./ChatPage";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
-const user = (seq: number, content: string): HistoryMessage => ({ seq, message: { role: "user", content }, interrupted: false, skill: null, task_notice: null });
-const answer = (seq: number, content: string): HistoryMessage => ({ seq, message: { role: "assistant", content }, interrupted: false, skill: null, task_notice: null });
+const user = (seq: number, content: string): HistoryMessage => ({ seq, message: { role: "user", content }, interrupted: false, skill: null, task_notice: null, approval_notice: null });
+const answer = (seq: number, content: string): HistoryMessage => ({ seq, message: { role: "assistant", content }, interrupted: false, skill: null, task_notice: null, approval_notice: null });
 const notice = (seq: number): HistoryMessage => ({
   seq,
   message: { role: "user", content: "<tool-name>screen_stocks</tool-name><status>completed</status>", origin: "system_notification" },
   interrupted: false,
   skill: null,
-  task_notice: null,
+  task_notice: null, approval_notice: null,
 });
 const summary = (id: string, title: string, forked_from: ConversationSummary["forked_from"] = null): ConversationSummary => ({
   id,

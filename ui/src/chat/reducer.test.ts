@@ -222,6 +222,19 @@ describe("splitBlocks", () => {
   });
 });
 
+describe("an approval notice", () => {
+  it("joins the turn where it came, like a task notice", () => {
+    const notice = { request_id: "call_1", tool_name: "update_portfolio", display_name: "调仓", status: "allowed" as const, decided_by: { type: "app" as const }, summary: "ok", reason: null };
+    const v = replay([
+      { type: "approval_notice", notice },
+      { type: "text_delta", text: "已执行" },
+      { type: "done", text: "已执行", elapsed_ms: 3 },
+    ] as RuntimeEvent[]);
+    expect(v.items.map((i) => i.kind)).toEqual(["approval_notice", "text"]);
+    expect(v.items[0]).toMatchObject({ kind: "approval_notice", notice });
+  });
+});
+
 describe("a task notice", () => {
   it("joins the turn where it came, closing the text before it", () => {
     const notice = { task_id: "bg_1", tool_name: "screen_stocks", display_name: "全市场扫描", outcome: "completed" as const, summary: null, error: null };

@@ -7,6 +7,7 @@ import type {
   Value,
   RuntimeEvent,
   TaskNotice,
+  ApprovalNotice,
   Tier,
   Usage,
 } from "../bindings";
@@ -63,7 +64,14 @@ export interface TaskNoticeItem {
   notice: TaskNotice;
 }
 
-export type TurnItem = TextItem | ToolCard | NoticeItem | TaskNoticeItem;
+/** A decided approval-inbox call's notice, where it joined the turn. */
+export interface ApprovalNoticeItem {
+  kind: "approval_notice";
+  id: string;
+  notice: ApprovalNotice;
+}
+
+export type TurnItem = TextItem | ToolCard | NoticeItem | TaskNoticeItem | ApprovalNoticeItem;
 
 export type Terminal =
   | { kind: "done"; text: string; elapsedMs: number }
@@ -355,6 +363,8 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0, now?: n
       return view;
     case "task_notice":
       return { ...view, items: [...closeOpenText(view.items), { kind: "task_notice", id: `notice-${seq}`, notice: event.notice }] };
+    case "approval_notice":
+      return { ...view, items: [...closeOpenText(view.items), { kind: "approval_notice", id: `approval-${seq}`, notice: event.notice }] };
     case "done": {
       // The final answer replaces whatever was streamed for it (same text, now whole).
       const items = discardOpenText(view.items);

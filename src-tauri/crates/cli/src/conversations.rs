@@ -147,6 +147,9 @@ struct MessageRow {
     /// A background task's notification: which task, how it ended, its summary.
     #[serde(skip_serializing_if = "Option::is_none")]
     task_notice: Option<wyckoff_protocol::TaskNotice>,
+    /// An approval-inbox notification: which queued call, how it was decided, by whom.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    approval_notice: Option<wyckoff_protocol::ApprovalNotice>,
 }
 
 /// `conversations show --json`.
@@ -211,6 +214,7 @@ impl From<StoredMessage> for MessageRow {
             typed: m.skill.map(|s| s.typed),
             sub_agent: m.sub_agent,
             task_notice: m.task_notice,
+            approval_notice: m.approval_notice,
         }
     }
 }
@@ -404,6 +408,37 @@ fn notice_text(n: &wyckoff_protocol::TaskNotice) -> String {
     }
 }
 
+/// `更新持仓 [call_1] allowed by the app: <result>`, with why it did not run.
+fn approval_text(n: &wyckoff_protocol::ApprovalNotice) -> String {
+    use wyckoff_protocol::{Decider, InboxStatus};
+    let by = match &n.decided_by {
+        Some(Decider::App) => " in the app",
+        Some(Decider::Cli) => " with wyckoff approvals",
+        _ => "",
+    };
+    let status = match n.status {
+        InboxStatus::Allowed if n.reason.is_some() => format!("allowed{by}, could not run"),
+        InboxStatus::Allowed => format!("allowed{by}"),
+        InboxStatus::Denied => format!("denied{by}"),
+        InboxStatus::Expired => "expired unanswered".to_owned(),
+        InboxStatus::Pending => "pending".to_owned(),
+    };
+    let detail = n
+        .reason
+        .as_deref()
+        .or(n.summary.as_deref())
+        .filter(|d| !d.is_empty());
+    match detail {
+        Some(d) => format!(
+            "{} [{}] {status}: {}",
+            n.display_name,
+            n.request_id,
+            brief(d)
+        ),
+        None => format!("{} [{}] {status}", n.display_name, n.request_id),
+    }
+}
+
 /// `#3 assistant: text` and a `  → tool {args}` line per call; tool results in brief.
 fn message_text(m: &MessageRow) -> String {
     let who = match (m.role, m.origin) {
@@ -420,6 +455,14 @@ fn message_text(m: &MessageRow) -> String {
         // The notice, not the text the model read.
         _ if m.task_notice.is_some() => {
             let n = m.task_notice.as_ref().map(notice_text).unwrap_or_default();
+            format!("{head}: {n}")
+        }
+        _ if m.approval_notice.is_some() => {
+            let n = m
+                .approval_notice
+                .as_ref()
+                .map(approval_text)
+                .unwrap_or_default();
             format!("{head}: {n}")
         }
         (Some(name), Some(call)) => {
@@ -504,6 +547,7 @@ mod tests {
             typed: None,
             sub_agent: Vec::new(),
             task_notice,
+            approval_notice: None,
         };
         let cases = [
             (
@@ -521,6 +565,51 @@ mod tests {
         ];
         for (n, want) in cases {
             assert_eq!(message_text(&row(n)), want);
+        }
+    }
+
+    #[test]
+    fn an_approval_notification_says_how_the_queued_call_was_decided() {
+        use wyckoff_protocol::{ApprovalNotice, Decider, InboxStatus};
+        let notice = |status, by, summary: Option<&str>, reason: Option<&str>| ApprovalNotice {
+            request_id: "call_1".into(),
+            tool_name: "update_portfolio".into(),
+            display_name: "调仓".into(),
+            status,
+            decided_by: by,
+            summary: summary.map(str::to_owned),
+            reason: reason.map(str::to_owned),
+        };
+        let cases = [
+            (
+                notice(
+                    InboxStatus::Allowed,
+                    Some(Decider::App),
+                    Some("现金 5000"),
+                    None,
+                ),
+                "调仓 [call_1] allowed in the app: 现金 5000",
+            ),
+            (
+                notice(
+                    InboxStatus::Allowed,
+                    Some(Decider::Cli),
+                    None,
+                    Some("持仓表被锁"),
+                ),
+                "调仓 [call_1] allowed with wyckoff approvals, could not run: 持仓表被锁",
+            ),
+            (
+                notice(InboxStatus::Denied, Some(Decider::Cli), None, Some("不调")),
+                "调仓 [call_1] denied with wyckoff approvals: 不调",
+            ),
+            (
+                notice(InboxStatus::Expired, Some(Decider::Expiry), None, None),
+                "调仓 [call_1] expired unanswered",
+            ),
+        ];
+        for (n, want) in cases {
+            assert_eq!(approval_text(&n), want);
         }
     }
 }

@@ -2,7 +2,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use specta::Type;
 
-use crate::{ApprovalRequest, ErrorKind, TaskInfo, TaskNotice, ToolCall, Usage};
+use crate::{ApprovalNotice, ApprovalRequest, ErrorKind, TaskInfo, TaskNotice, ToolCall, Usage};
 
 /// Why a turn runs: the user's message, or a follow-up the conversation's hub starts to
 /// answer finished background tasks.
@@ -127,6 +127,11 @@ pub enum RuntimeEvent {
     /// it next); stored with the notice message.
     TaskNotice {
         notice: TaskNotice,
+    },
+    /// A call queued in the approval inbox was decided (allowed and run, denied,
+    /// expired): its notice joins the conversation here, stored with its message.
+    ApprovalNotice {
+        notice: ApprovalNotice,
     },
     /// Progress of a sub-agent started by a delegate_to_* tool.
     SubAgent {

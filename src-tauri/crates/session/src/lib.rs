@@ -602,6 +602,9 @@ impl Session {
             self.spoke_since_extraction = true;
         }
         for decided in std::mem::take(&mut self.notices) {
+            sink.emit(RuntimeEvent::ApprovalNotice {
+                notice: decided.notice.clone(),
+            });
             let extras = wyckoff_memory::MessageExtras {
                 approval_notice: Some(&decided.notice),
                 ..Default::default()

@@ -12,7 +12,7 @@ use wyckoff_agent::{Approver, EventSink, HeadlessApprover, TurnOutcome};
 use wyckoff_config::secrets::MemoryBackend;
 use wyckoff_config::{DataHome, Secrets, Settings};
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route};
-use wyckoff_protocol::{RuntimeEvent, TaskOutcome, TurnKind, UserOrigin};
+use wyckoff_protocol::{Decider, InboxStatus, RuntimeEvent, TaskOutcome, TurnKind, UserOrigin};
 use wyckoff_session::{
     Attendance, ConversationHub, HubOptions, ModelOverrides, Services, SessionError, Settled,
     TurnMeta, TurnOutput,
@@ -429,4 +429,36 @@ async fn an_unattended_turn_queues_in_the_inbox_and_the_next_attended_turn_is_as
         1,
         "the attended call was not queued: {still:?}"
     );
+
+    // Allowed from the app's inbox: the call runs and the conversation is told in a
+    // follow-up turn whose first event is the typed notice.
+    f.server
+        .push(Route::Openai, text("已按批准把现金设为 5000。"));
+    let decided = wyckoff_session::approvals::answer(
+        &f.hub,
+        &queued[0].id,
+        wyckoff_inbox::policy::Answer::Allow,
+        Decider::App,
+        None,
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(decided.request.status, InboxStatus::Allowed);
+    assert_eq!(cash().await, 5000.0);
+    let follow_up = decided.follow_up.expect("the conversation was idle");
+    assert_eq!(follow_up.meta.conversation_id, id);
+    follow_up.end.await.unwrap();
+    let events: Vec<RuntimeEvent> = f
+        .record
+        .of_kind(TurnKind::FollowUp)
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    let Some(RuntimeEvent::ApprovalNotice { notice }) = events.first() else {
+        panic!("{events:?}");
+    };
+    assert_eq!(notice.request_id, queued[0].id);
+    assert_eq!(notice.status, InboxStatus::Allowed);
+    assert_eq!(notice.decided_by, Some(Decider::App));
 }
