@@ -3,8 +3,8 @@
 use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
-    app, chat, conversations, keys, markdown, market, memory, overview, portfolio, schedules,
-    settings, skills, subagents, sync, tasks,
+    app, chat, conversations, inbox, keys, markdown, market, memory, overview, portfolio,
+    schedules, settings, skills, subagents, sync, tasks,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -60,6 +60,10 @@ pub fn builder() -> Builder<tauri::Wry> {
             schedules::set_schedule_enabled,
             schedules::remove_schedule,
             schedules::run_schedule_now,
+            inbox::inbox_list,
+            inbox::inbox_allow,
+            inbox::inbox_deny,
+            inbox::approval_log,
         ])
         .events(collect_events![
             settings::SettingsChanged,
@@ -67,6 +71,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             crate::tray::OpenConversation,
             crate::chat::ConversationEvent,
             crate::schedules::ScheduleRan,
+            crate::inbox::InboxChanged,
         ])
         // Inside `ConversationEvent` and the CLI's `--json`: exported by name too.
         .typ::<wyckoff_protocol::RuntimeEvent>()

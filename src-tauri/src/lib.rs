@@ -5,6 +5,7 @@ pub mod allocator;
 mod bindings;
 mod chat;
 mod commands;
+mod inbox;
 mod rendering;
 mod schedules;
 mod settings_store;
@@ -67,6 +68,7 @@ pub fn run() {
             let state = AppState::load(app.handle(), home.clone());
             app.manage(state);
             app.manage(chat::ChatState::new(app.handle().clone()));
+            inbox::watch(app.handle().clone());
             if let Err(e) = tray::create(app.handle()) {
                 // A desktop without a tray (some Linux sessions) still gets a window.
                 tracing::warn!("tray icon unavailable: {e}");

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod chat;
 pub mod conversations;
+pub mod inbox;
 pub mod keys;
 pub mod markdown;
 pub mod market;

@@ -1,0 +1,313 @@
+//! The approval inbox and the audit log in the window: list, allow, deny (with a reason).
+//! Answers go through `wyckoff_session::approvals::answer` as `Decider::App`: an allowed
+//! call runs through its conversation's gate and the conversation is told in a follow-up
+//! turn, exactly as `wyckoff approvals allow|deny` does.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use specta::Type;
+use tauri::{AppHandle, State};
+use wyckoff_inbox::InboxError;
+use wyckoff_inbox::policy::Answer;
+use wyckoff_protocol::{AuditEntry, Decider, InboxRequest, InboxStatus};
+use wyckoff_session::{ConversationHub, SessionError};
+
+use crate::chat::ChatState;
+use crate::commands::chat::{ChatError, hub};
+use crate::state::AppState;
+
+/// Decided requests listed under the pending ones.
+const DECIDED_SHOWN: usize = 30;
+/// Audit lines listed (newest first).
+const LOG_SHOWN: usize = 200;
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum InboxCommandError {
+    /// No request with that id.
+    NotFound {
+        message: String,
+    },
+    /// Answered before (here, from the CLI, or by the expiry): nothing changed.
+    AlreadyDecided {
+        message: String,
+    },
+    /// The answer came at or after the expiry: the request was refused, the model told.
+    Expired {
+        message: String,
+    },
+    Other {
+        message: String,
+    },
+}
+
+impl From<SessionError> for InboxCommandError {
+    fn from(e: SessionError) -> Self {
+        let message = e.to_string();
+        match e {
+            SessionError::Inbox(InboxError::NotFound(_)) => InboxCommandError::NotFound { message },
+            SessionError::Inbox(InboxError::AlreadyDecided { .. }) => {
+                InboxCommandError::AlreadyDecided { message }
+            }
+            _ => InboxCommandError::Other { message },
+        }
+    }
+}
+
+impl From<InboxError> for InboxCommandError {
+    fn from(e: InboxError) -> Self {
+        SessionError::from(e).into()
+    }
+}
+
+impl From<ChatError> for InboxCommandError {
+    fn from(e: ChatError) -> Self {
+        InboxCommandError::Other {
+            message: chat_message(e),
+        }
+    }
+}
+
+pub(crate) fn chat_message(e: ChatError) -> String {
+    match e {
+        ChatError::Busy => "a turn is running".to_owned(),
+        ChatError::Setup { message }
+        | ChatError::NotFound { message }
+        | ChatError::UnknownSkill { message }
+        | ChatError::Other { message } => message,
+    }
+}
+
+/// The inbox as the window shows it.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct InboxView {
+    /// Pending first (oldest first: the longest waiting on top), then the most recently
+    /// decided ones (newest first).
+    pub requests: Vec<InboxRequest>,
+    pub pending: u32,
+}
+
+/// Pending requests first, oldest first; then up to `decided_shown` decided ones,
+/// newest decision first.
+pub fn inbox_order(mut requests: Vec<InboxRequest>, decided_shown: usize) -> InboxView {
+    let (mut pending, mut decided): (Vec<_>, Vec<_>) = requests
+        .drain(..)
+        .partition(|r| r.status == InboxStatus::Pending);
+    pending.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+    // A pending request past its expiry but not yet refused shows as expired without a
+    // decision time: its creation orders it then.
+    let when = |r: &InboxRequest| r.decided_at.clone().unwrap_or_else(|| r.created_at.clone());
+    decided.sort_by(|a, b| when(b).cmp(&when(a)).then(a.id.cmp(&b.id)));
+    decided.truncate(decided_shown);
+    let count = pending.len() as u32;
+    pending.extend(decided);
+    InboxView {
+        requests: pending,
+        pending: count,
+    }
+}
+
+/// The audit log newest first, at most `shown` lines.
+pub fn log_order(mut entries: Vec<AuditEntry>, shown: usize) -> Vec<AuditEntry> {
+    entries.sort_by_key(|e| std::cmp::Reverse(e.id));
+    entries.truncate(shown);
+    entries
+}
+
+async fn open(
+    state: &AppState,
+    chat: &ChatState,
+) -> Result<Arc<ConversationHub>, InboxCommandError> {
+    Ok(hub(state, chat).await?)
+}
+
+async fn view(hub: &ConversationHub, now: DateTime<Utc>) -> Result<InboxView, InboxCommandError> {
+    Ok(inbox_order(
+        hub.services().inbox().list(now).await?,
+        DECIDED_SHOWN,
+    ))
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn inbox_list(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<InboxView, InboxCommandError> {
+    let hub = open(&state, &chat).await?;
+    view(&hub, Utc::now()).await
+}
+
+/// Allows request `id`: the call runs with the arguments shown and its conversation gets
+/// the result in a follow-up turn. Returns the request as stored (with the result).
+#[tauri::command]
+#[specta::specta]
+pub async fn inbox_allow(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    id: String,
+) -> Result<InboxRequest, InboxCommandError> {
+    decide(&app, &state, &chat, &id, Answer::Allow, None).await
+}
+
+/// Denies request `id` (the reason, if any, goes to the model).
+#[tauri::command]
+#[specta::specta]
+pub async fn inbox_deny(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    id: String,
+    reason: Option<String>,
+) -> Result<InboxRequest, InboxCommandError> {
+    decide(&app, &state, &chat, &id, Answer::Deny, reason).await
+}
+
+async fn decide(
+    app: &AppHandle,
+    state: &AppState,
+    chat: &ChatState,
+    id: &str,
+    answer: Answer,
+    reason: Option<String>,
+) -> Result<InboxRequest, InboxCommandError> {
+    let hub = open(state, chat).await?;
+    let now = Utc::now();
+    let decided =
+        wyckoff_session::approvals::answer(&hub, id, answer, Decider::App, reason, now).await;
+    // Whatever happened, the badge shows the inbox as it now is.
+    match view(&hub, now).await {
+        Ok(v) => crate::inbox::announce(app, v.pending),
+        Err(e) => tracing::warn!("inbox not re-read after an answer: {e:?}"),
+    }
+    // The follow-up turn runs on its own; its events reach the window like any turn's.
+    let request = decided?.request;
+    if request.status == InboxStatus::Expired {
+        return Err(InboxCommandError::Expired {
+            message: format!(
+                "approval request '{}' expired at {}: it was refused and the conversation told",
+                request.id, request.expires_at
+            ),
+        });
+    }
+    Ok(request)
+}
+
+/// The approval audit log (every decision from every path), newest first.
+#[tauri::command]
+#[specta::specta]
+pub async fn approval_log(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<Vec<AuditEntry>, InboxCommandError> {
+    let hub = open(&state, &chat).await?;
+    Ok(log_order(hub.services().inbox().log().await?, LOG_SHOWN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use wyckoff_protocol::AuditDecision;
+
+    fn request(
+        id: &str,
+        created: &str,
+        status: InboxStatus,
+        decided: Option<&str>,
+    ) -> InboxRequest {
+        InboxRequest {
+            id: id.into(),
+            conversation_id: "c1".into(),
+            tool: "update_portfolio".into(),
+            display_name: "调整持仓".into(),
+            args: json!({}),
+            preview: None,
+            requested_by: "conversation".into(),
+            created_at: created.into(),
+            expires_at: "2026-12-06T00:00:00Z".into(),
+            status,
+            decided_at: decided.map(str::to_owned),
+            decided_by: decided.map(|_| Decider::App),
+            result: None,
+        }
+    }
+
+    #[test]
+    fn pending_come_first_oldest_first_then_the_latest_decisions() {
+        use InboxStatus::*;
+        let requests = vec![
+            request("p2", "2026-12-05T02:00:00Z", Pending, None),
+            request(
+                "d1",
+                "2026-12-05T00:00:00Z",
+                Allowed,
+                Some("2026-12-05T05:00:00Z"),
+            ),
+            request("p1", "2026-12-05T01:00:00Z", Pending, None),
+            request(
+                "d2",
+                "2026-12-05T03:00:00Z",
+                Denied,
+                Some("2026-12-05T04:00:00Z"),
+            ),
+            // Past its expiry, not yet refused: ordered by creation.
+            request("x", "2026-12-05T06:00:00Z", Expired, None),
+            request(
+                "d3",
+                "2026-12-04T00:00:00Z",
+                Expired,
+                Some("2026-12-05T01:00:00Z"),
+            ),
+        ];
+        let cases: [(usize, &[&str]); 3] = [
+            (30, &["p1", "p2", "x", "d1", "d2", "d3"]),
+            (2, &["p1", "p2", "x", "d1"]),
+            (0, &["p1", "p2"]),
+        ];
+        for (shown, want) in cases {
+            let v = inbox_order(requests.clone(), shown);
+            let ids: Vec<&str> = v.requests.iter().map(|r| r.id.as_str()).collect();
+            assert_eq!(ids, want, "shown {shown}");
+            assert_eq!(v.pending, 2);
+        }
+    }
+
+    #[test]
+    fn the_log_is_newest_first_and_capped() {
+        let entry = |id: i64| AuditEntry {
+            id,
+            at: "2026-12-05T00:00:00Z".into(),
+            conversation_id: None,
+            call_id: format!("call_{id}"),
+            tool: "update_portfolio".into(),
+            args: json!({}),
+            decision: AuditDecision::Allowed,
+            decided_by: Decider::App,
+        };
+        let ids = |v: Vec<AuditEntry>| v.iter().map(|e| e.id).collect::<Vec<_>>();
+        let entries: Vec<AuditEntry> = (1..=5).map(entry).collect();
+        assert_eq!(ids(log_order(entries.clone(), 200)), [5, 4, 3, 2, 1]);
+        assert_eq!(ids(log_order(entries.clone(), 5)), [5, 4, 3, 2, 1]);
+        assert_eq!(ids(log_order(entries, 4)), [5, 4, 3, 2]);
+    }
+
+    #[test]
+    fn inbox_errors_are_told_apart() {
+        let not_found: InboxCommandError = InboxError::NotFound("apr-x".into()).into();
+        assert!(
+            matches!(not_found, InboxCommandError::NotFound { ref message } if message.contains("apr-x"))
+        );
+        let decided: InboxCommandError = InboxError::AlreadyDecided {
+            id: "apr-y".into(),
+            status: InboxStatus::Denied,
+        }
+        .into();
+        assert!(
+            matches!(decided, InboxCommandError::AlreadyDecided { ref message } if message.contains("already denied"))
+        );
+    }
+}

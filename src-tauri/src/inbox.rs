@@ -1,0 +1,223 @@
+//! The approval inbox in the app (issue 24 item 4): requests are queued by runs with
+//! nobody to ask — the app's scheduled runs, `wyckoff daemon`, `wyckoff run --approve
+//! queue` — possibly in another process, so a pass every 15 seconds reads the inbox,
+//! refuses what passed its expiry (`wyckoff_session::approvals::expire_due`), tells the
+//! window the pending count (`InboxChanged`) when it changed and, when a new request came
+//! and the window is not in front, raises a desktop notification.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use tauri::{AppHandle, Manager};
+use tauri_specta::Event;
+use wyckoff_protocol::{InboxRequest, InboxStatus};
+
+use crate::chat::ChatState;
+use crate::state::AppState;
+
+/// How often the app reads the inbox.
+const POLL: Duration = Duration::from_secs(15);
+
+/// The inbox changed (a request queued, answered or expired): the badge shows `pending`
+/// and an open inbox reloads.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, Event)]
+pub struct InboxChanged {
+    pub pending: u32,
+}
+
+/// Tells the window how many requests wait.
+pub fn announce(app: &AppHandle, pending: u32) {
+    if let Err(e) = (InboxChanged { pending }).emit(app) {
+        tracing::warn!("cannot emit an inbox event: {e}");
+    }
+}
+
+/// The ids of the requests that wait for an answer (not past their expiry).
+pub fn pending_ids(requests: &[InboxRequest]) -> BTreeSet<String> {
+    requests
+        .iter()
+        .filter(|r| r.status == InboxStatus::Pending)
+        .map(|r| r.id.clone())
+        .collect()
+}
+
+/// The pending requests not in `seen` (oldest first): what a notification is about.
+pub fn newly_pending<'a>(
+    seen: &BTreeSet<String>,
+    requests: &'a [InboxRequest],
+) -> Vec<&'a InboxRequest> {
+    let mut new: Vec<&InboxRequest> = requests
+        .iter()
+        .filter(|r| r.status == InboxStatus::Pending && !seen.contains(&r.id))
+        .collect();
+    new.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+    new
+}
+
+/// The notification's title and body: the first new request's tool, who asked, and how
+/// many more came with it.
+pub fn notification_text(
+    tool: &str,
+    requested_by: &str,
+    more: usize,
+    zh: bool,
+) -> (String, String) {
+    let title = if zh {
+        format!("需要审批：{tool}")
+    } else {
+        format!("Approval needed: {tool}")
+    };
+    let body = match (more, zh) {
+        (0, true) => format!("来自 {requested_by}"),
+        (n, true) => format!("来自 {requested_by}；另有 {n} 个请求"),
+        (0, false) => format!("Requested by {requested_by}"),
+        (n, false) => format!("Requested by {requested_by}; {n} more waiting"),
+    };
+    (title, body.chars().take(200).collect())
+}
+
+/// Reads the inbox every [`POLL`] until the app exits.
+pub fn watch(app: AppHandle) {
+    tauri::async_runtime::spawn(async move {
+        // `None` until the first pass: the count is sent once at start whatever it is.
+        let mut seen: Option<BTreeSet<String>> = None;
+        loop {
+            match pass(&app, seen.as_ref()).await {
+                Ok(now_pending) => seen = Some(now_pending),
+                Err(e) => tracing::warn!("inbox pass failed: {e}"),
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    });
+}
+
+/// One pass: expire what is due, then compare the pending set with the last pass's.
+async fn pass(
+    app: &AppHandle,
+    seen: Option<&BTreeSet<String>>,
+) -> Result<BTreeSet<String>, String> {
+    let state = app.state::<AppState>();
+    let chat = app.state::<ChatState>();
+    let hub = crate::commands::chat::hub(&state, &chat)
+        .await
+        .map_err(crate::commands::inbox::chat_message)?;
+    let now = chrono::Utc::now();
+    match wyckoff_session::approvals::expire_due(&hub, now).await {
+        Ok(expired) if !expired.is_empty() => {
+            tracing::info!(requests = expired.len(), "expired approval requests")
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!("cannot expire approval requests: {e}"),
+    }
+    let requests = hub
+        .services()
+        .inbox()
+        .list(now)
+        .await
+        .map_err(|e| e.to_string())?;
+    let pending = pending_ids(&requests);
+    if seen != Some(&pending) {
+        announce(app, pending.len() as u32);
+    }
+    let empty = BTreeSet::new();
+    let new = newly_pending(seen.unwrap_or(&empty), &requests);
+    if let Some(first) = new.first() {
+        let (tool, by, more) = (
+            first.display_name.clone(),
+            first.requested_by.clone(),
+            new.len() - 1,
+        );
+        crate::tasks::notify_when_away(app, Some(first.conversation_id.clone()), |zh| {
+            notification_text(&tool, &by, more, zh)
+        });
+    }
+    Ok(pending)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(id: &str, created: &str, status: InboxStatus) -> InboxRequest {
+        InboxRequest {
+            id: id.into(),
+            conversation_id: "c1".into(),
+            tool: "update_portfolio".into(),
+            display_name: "调整持仓".into(),
+            args: json!({}),
+            preview: None,
+            requested_by: "schedule:收盘".into(),
+            created_at: created.into(),
+            expires_at: "2026-12-06T00:00:00Z".into(),
+            status,
+            decided_at: None,
+            decided_by: None,
+            result: None,
+        }
+    }
+
+    #[test]
+    fn the_notification_names_the_tool_who_asked_and_the_rest() {
+        let cases = [
+            (0, true, "需要审批：调整持仓", "来自 schedule:收盘"),
+            (
+                2,
+                true,
+                "需要审批：调整持仓",
+                "来自 schedule:收盘；另有 2 个请求",
+            ),
+            (
+                0,
+                false,
+                "Approval needed: 调整持仓",
+                "Requested by schedule:收盘",
+            ),
+            (
+                1,
+                false,
+                "Approval needed: 调整持仓",
+                "Requested by schedule:收盘; 1 more waiting",
+            ),
+        ];
+        for (more, zh, title, body) in cases {
+            let (t, b) = notification_text("调整持仓", "schedule:收盘", more, zh);
+            assert_eq!((t.as_str(), b.as_str()), (title, body), "{more} {zh}");
+        }
+        let (_, long) = notification_text("t", &"x".repeat(300), 0, false);
+        assert_eq!(long.chars().count(), 200);
+    }
+
+    /// Only pending requests count and only unseen ones are new, oldest first; decided
+    /// and expired ones are neither.
+    #[test]
+    fn new_pending_requests_are_the_unseen_pending_ones() {
+        let requests = [
+            request("c", "2026-12-05T03:00:00Z", InboxStatus::Pending),
+            request("a", "2026-12-05T01:00:00Z", InboxStatus::Pending),
+            request("b", "2026-12-05T02:00:00Z", InboxStatus::Pending),
+            request("d", "2026-12-05T00:00:00Z", InboxStatus::Allowed),
+            request("e", "2026-12-05T00:00:00Z", InboxStatus::Expired),
+        ];
+        assert_eq!(
+            pending_ids(&requests).into_iter().collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        let cases: [(&[&str], &[&str]); 4] = [
+            (&[], &["a", "b", "c"]),
+            (&["a"], &["b", "c"]),
+            (&["a", "b", "c"], &[]),
+            (&["d", "e"], &["a", "b", "c"]),
+        ];
+        for (seen, want) in cases {
+            let seen = seen.iter().map(|s| s.to_string()).collect();
+            let got: Vec<&str> = newly_pending(&seen, &requests)
+                .iter()
+                .map(|r| r.id.as_str())
+                .collect();
+            assert_eq!(got, want, "seen {seen:?}");
+        }
+    }
+}
