@@ -2,6 +2,7 @@
 // Printing results is this binary's job; libraries log through `tracing` instead.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod alerts;
 mod analyze;
 mod approvals;
 mod background;
@@ -69,6 +70,8 @@ enum Command {
     Schedule(schedule::ScheduleArgs),
     /// Run due schedules until stopped (`--once`: one pass; `install`: a systemd user unit).
     Daemon(schedule::DaemonArgs),
+    /// Alert rules on a stock, the watchlist or the portfolio: add, list, remove, check, history.
+    Alerts(alerts::AlertsArgs),
     /// The approval inbox: list, allow ID, deny ID, and the audit log of every decision.
     Approvals(approvals::ApprovalsArgs),
     /// The engine's read-only tools for other agents over MCP: `wyckoff mcp serve [--http ADDR]`.
@@ -91,6 +94,7 @@ fn main() -> std::process::ExitCode {
         Command::Backtest(args) => backtest::run(args),
         Command::Skills(args) => skills::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Alerts(args) => alerts::run(args),
         Command::Approvals(args) => approvals::run(args),
         Command::Model(args) => model::run(args),
         Command::Conversations(args) => conversations::run(args),

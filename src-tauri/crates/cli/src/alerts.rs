@@ -1,0 +1,441 @@
+//! `wyckoff alerts …` (issue 25): alert rules on a stock, the watchlist or the portfolio,
+//! checked over the cached daily bars as of a date. `check` records what fired (a holding's
+//! stop-loss from the portfolio is checked without a rule) and prints each alert with the
+//! figures that fired it and the data's date. Exit status: 0 ok, 1 the data home or database
+//! failed, 2 bad input (nothing stored).
+
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use chrono::Utc;
+use clap::{Args, Subcommand};
+use wyckoff_alerts::{AlertStore, NewRule, StoreError, check, validate};
+use wyckoff_market::MarketData;
+use wyckoff_protocol::{
+    AlertCheckReport, AlertCondition, AlertFigures, AlertRule, AlertTarget, FiredAlert,
+    MissingData, PhaseState,
+};
+
+use crate::market::{failed, open, print_json, runtime};
+
+#[derive(Debug, Args)]
+pub struct AlertsArgs {
+    #[command(subcommand)]
+    command: AlertsCommand,
+    /// JSON on stdout.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum AlertsCommand {
+    /// Add a rule on a stock (CODE), every watched stock (--watchlist) or every holding
+    /// (--portfolio), with one condition.
+    Add(AddArgs),
+    /// Every rule with its id.
+    List,
+    /// Remove a rule (the alerts it fired stay in the history).
+    Remove { id: i64 },
+    /// Turn a rule back on.
+    Enable { id: i64 },
+    /// Keep a rule but stop checking it.
+    Disable { id: i64 },
+    /// Evaluate every enabled rule (and every holding's stop-loss) as of a close, record
+    /// and print what fired.
+    Check {
+        /// The close to check as of (YYYY-MM-DD or YYYYMMDD); a non-trading day means the
+        /// close before it. Default: each stock's newest cached bar.
+        #[arg(long, value_name = "DATE")]
+        as_of: Option<String>,
+    },
+    /// Alerts fired so far, newest first.
+    History {
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).multiple(false).args(["code", "watchlist", "portfolio"])))]
+#[command(group(clap::ArgGroup::new("condition").required(true).multiple(false).args([
+    "price_above", "price_below", "change_above", "change_below", "volume_ratio", "event",
+    "phase_change", "health_change",
+])))]
+struct AddArgs {
+    /// A-share code: 600519, 600519.SH or sh600519.
+    code: Option<String>,
+    /// Every stock in the watchlist when the check runs.
+    #[arg(long)]
+    watchlist: bool,
+    /// Every holding in the portfolio when the check runs.
+    #[arg(long)]
+    portfolio: bool,
+    /// The close at or above this price.
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    price_above: Option<String>,
+    /// The close at or below this price.
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    price_below: Option<String>,
+    /// The day's change at or above this percentage (5 = +5 %).
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    change_above: Option<String>,
+    /// The day's change at or below this percentage (-5 = −5 %).
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    change_below: Option<String>,
+    /// The day's volume at least K times the mean of the 20 bars before it.
+    #[arg(long, value_name = "K", allow_negative_numbers = true)]
+    volume_ratio: Option<String>,
+    /// A Wyckoff event that became known on the close: any, or one named (SC, AR, ST,
+    /// Spring, SOS, LPS, BC, UTAD, SOW, LPSY).
+    #[arg(long, value_name = "NAME", num_args = 0..=1)]
+    event: Option<Option<String>>,
+    /// The engine's schematic or phase changed since the close before.
+    #[arg(long)]
+    phase_change: bool,
+    /// The diagnosis' health changed since the close before.
+    #[arg(long)]
+    health_change: bool,
+    /// Trading days before the rule fires again on the same stock (1: once a day).
+    #[arg(long, value_name = "DAYS", default_value_t = 1)]
+    cooldown: u32,
+}
+
+/// A number the user typed after `flag`, or an error naming both.
+fn number(flag: &str, text: &str) -> anyhow::Result<f64> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => bail!("{flag} needs a number, got '{text}'"),
+    }
+}
+
+fn rule_of(a: &AddArgs) -> anyhow::Result<NewRule> {
+    let target = match (&a.code, a.watchlist, a.portfolio) {
+        (Some(code), false, false) => AlertTarget::Stock { code: code.clone() },
+        (None, true, false) => AlertTarget::Watchlist,
+        (None, false, true) => AlertTarget::Portfolio,
+        _ => bail!("give one of CODE, --watchlist or --portfolio"),
+    };
+    let condition = if let Some(x) = &a.price_above {
+        AlertCondition::PriceAbove {
+            level: number("--price-above", x)?,
+        }
+    } else if let Some(x) = &a.price_below {
+        AlertCondition::PriceBelow {
+            level: number("--price-below", x)?,
+        }
+    } else if let Some(x) = &a.change_above {
+        AlertCondition::ChangeAbove {
+            pct: number("--change-above", x)?,
+        }
+    } else if let Some(x) = &a.change_below {
+        AlertCondition::ChangeBelow {
+            pct: number("--change-below", x)?,
+        }
+    } else if let Some(x) = &a.volume_ratio {
+        AlertCondition::VolumeRatio {
+            k: number("--volume-ratio", x)?,
+        }
+    } else if let Some(name) = &a.event {
+        AlertCondition::Event {
+            event: name.clone(),
+        }
+    } else if a.phase_change {
+        AlertCondition::PhaseChange
+    } else if a.health_change {
+        AlertCondition::HealthChange
+    } else {
+        bail!(
+            "give one condition: --price-above, --price-below, --change-above, --change-below, --volume-ratio, --event, --phase-change or --health-change"
+        );
+    };
+    Ok(NewRule {
+        target,
+        condition,
+        cooldown_days: a.cooldown,
+    })
+}
+
+fn as_of(text: Option<&str>) -> anyhow::Result<Option<u32>> {
+    text.map(|t| {
+        wyckoff_market::date::parse_date(t)
+            .with_context(|| format!("--as-of '{t}' is not a date: use YYYY-MM-DD or YYYYMMDD"))
+    })
+    .transpose()
+}
+
+pub fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
+    // Bad input is refused before the data home is touched.
+    let new_rule = match &args.command {
+        AlertsCommand::Add(a) => Some(rule_of(a)?),
+        _ => None,
+    };
+    let as_of = match &args.command {
+        AlertsCommand::Check { as_of: text } => as_of(text.as_deref())?,
+        _ => None,
+    };
+    let rt = runtime()?;
+    rt.block_on(async move {
+        let md = match open().await {
+            Ok(md) => md,
+            Err(e) => return Ok(failed(e)),
+        };
+        let store = match AlertStore::new(md.pool().clone()).await {
+            Ok(s) => s,
+            Err(e) => return Ok(failed(e.into())),
+        };
+        match command(&args, new_rule, as_of, &md, &store).await {
+            // The user's input: exit 2, nothing stored.
+            Err(e) if user_error(&e) => Err(e),
+            Err(e) => Ok(failed(e)),
+            Ok(code) => Ok(code),
+        }
+    })
+}
+
+fn user_error(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<wyckoff_alerts::RuleError>().is_some()
+        || matches!(
+            e.downcast_ref::<StoreError>(),
+            Some(StoreError::NotFound(_))
+        )
+}
+
+async fn command(
+    args: &AlertsArgs,
+    new_rule: Option<NewRule>,
+    as_of: Option<u32>,
+    md: &MarketData,
+    store: &AlertStore,
+) -> anyhow::Result<ExitCode> {
+    let json = args.json;
+    match &args.command {
+        AlertsCommand::Add(_) => {
+            let Some(rule) = new_rule else {
+                bail!("no rule to add");
+            };
+            let rule = validate(md, rule)?;
+            let stored = store.add_rule(&rule, Utc::now()).await?;
+            if json {
+                print_json(&stored)?;
+            } else {
+                println!("added alert rule {}: {}", stored.id, rule_line(&stored));
+            }
+        }
+        AlertsCommand::List => {
+            let rules = store.rules().await?;
+            if json {
+                print_json(&rules)?;
+            } else if rules.is_empty() {
+                println!("no alert rules (add one with `wyckoff alerts add`)");
+            } else {
+                for r in &rules {
+                    println!("{:>4}  {}", r.id, rule_line(r));
+                }
+            }
+        }
+        AlertsCommand::Remove { id } => {
+            let rule = store.rule(*id).await?;
+            store.remove_rule(*id).await?;
+            if json {
+                print_json(&rule)?;
+            } else {
+                println!("removed alert rule {id}: {}", rule_line(&rule));
+            }
+        }
+        AlertsCommand::Enable { id } | AlertsCommand::Disable { id } => {
+            let on = matches!(args.command, AlertsCommand::Enable { .. });
+            let rule = store.set_enabled(*id, on).await?;
+            if json {
+                print_json(&rule)?;
+            } else {
+                println!("alert rule {id}: {}", rule_line(&rule));
+            }
+        }
+        AlertsCommand::Check { .. } => {
+            let report = check(md, store, as_of, Utc::now()).await?;
+            if json {
+                print_json(&report)?;
+            } else {
+                print_report(&report);
+            }
+        }
+        AlertsCommand::History { limit } => {
+            let fired = store.history(*limit).await?;
+            if json {
+                print_json(&fired)?;
+            } else if fired.is_empty() {
+                println!("no alert has fired yet");
+            } else {
+                for f in &fired {
+                    println!("{}", fired_line(f));
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn target_text(t: &AlertTarget) -> String {
+    match t {
+        AlertTarget::Stock { code } => code.clone(),
+        AlertTarget::Watchlist => "watchlist".into(),
+        AlertTarget::Portfolio => "portfolio".into(),
+    }
+}
+
+fn condition_text(c: &AlertCondition) -> String {
+    match c {
+        AlertCondition::PriceAbove { level } => format!("close ≥ {level}"),
+        AlertCondition::PriceBelow { level } => format!("close ≤ {level}"),
+        AlertCondition::ChangeAbove { pct } => format!("day change ≥ {pct:+}%"),
+        AlertCondition::ChangeBelow { pct } => format!("day change ≤ {pct:+}%"),
+        AlertCondition::VolumeRatio { k } => format!("volume ≥ {k}× the 20-day average"),
+        AlertCondition::Event { event: Some(e) } => format!("Wyckoff event {e}"),
+        AlertCondition::Event { event: None } => "any Wyckoff event".into(),
+        AlertCondition::PhaseChange => "phase change".into(),
+        AlertCondition::HealthChange => "health change".into(),
+        AlertCondition::StopLoss => "close ≤ the holding's stop-loss".into(),
+    }
+}
+
+fn rule_line(r: &AlertRule) -> String {
+    let cooldown = match r.cooldown_days {
+        1 => "once a trading day".to_owned(),
+        n => format!("at most once in {n} trading days"),
+    };
+    format!(
+        "{}: {}; {cooldown}{}",
+        target_text(&r.target),
+        condition_text(&r.condition),
+        if r.enabled { "" } else { " (disabled)" }
+    )
+}
+
+fn phase_text(p: &Option<PhaseState>) -> String {
+    p.as_ref()
+        .map_or_else(|| "none".into(), |p| format!("{} {}", p.schematic, p.phase))
+}
+
+fn figures_text(f: &AlertFigures) -> String {
+    match f {
+        AlertFigures::PriceAbove { close, level } => format!("close {close:.2} ≥ {level}"),
+        AlertFigures::PriceBelow { close, level } => format!("close {close:.2} ≤ {level}"),
+        AlertFigures::ChangeAbove {
+            change_pct,
+            threshold_pct,
+            close,
+            prev_close,
+        } => format!(
+            "day change {change_pct:+.2}% ≥ {threshold_pct:+}% (close {close:.2}, previous {prev_close:.2})"
+        ),
+        AlertFigures::ChangeBelow {
+            change_pct,
+            threshold_pct,
+            close,
+            prev_close,
+        } => format!(
+            "day change {change_pct:+.2}% ≤ {threshold_pct:+}% (close {close:.2}, previous {prev_close:.2})"
+        ),
+        AlertFigures::VolumeRatio {
+            volume,
+            avg_volume_20,
+            ratio,
+            k,
+        } => format!(
+            "volume {volume:.0} = {ratio:.2}× the 20-day average {avg_volume_20:.0} (≥ {k}×)"
+        ),
+        AlertFigures::Event { events } => events
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} ({}) on {} at {:.2}, known on {}",
+                    e.event, e.schematic, e.bar_date, e.price, e.known_on
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        AlertFigures::PhaseChange {
+            from,
+            to,
+            prev_date,
+        } => format!(
+            "phase {} → {} (previous close {prev_date})",
+            phase_text(from),
+            phase_text(to)
+        ),
+        AlertFigures::HealthChange {
+            from,
+            to,
+            prev_date,
+            reasons,
+        } => format!(
+            "health {from} → {to} (previous close {prev_date}; {})",
+            reasons.join(", ")
+        ),
+        AlertFigures::StopLoss { close, stop_loss } => {
+            format!("close {close:.2} ≤ stop-loss {stop_loss}")
+        }
+    }
+}
+
+fn fired_line(f: &FiredAlert) -> String {
+    let rule = f
+        .rule_id
+        .map_or_else(|| "stop-loss".to_owned(), |id| format!("rule {id}"));
+    format!(
+        "{:>4}  {}  {} {}  [{rule}] {}",
+        f.id,
+        f.bar_date,
+        f.code,
+        f.name.as_deref().unwrap_or(""),
+        figures_text(&f.figures)
+    )
+}
+
+fn missing_text(m: &MissingData) -> String {
+    match m {
+        MissingData::NoBars => "no cached bar at or before the date".into(),
+        MissingData::TooFewBars { needed, have } => {
+            format!("needs {needed} bars up to the close, the cache has {have}")
+        }
+        MissingData::NoVolume => "no volume traded in the 20 bars before".into(),
+        MissingData::NoPreviousClose => "no previous close".into(),
+    }
+}
+
+fn print_report(r: &AlertCheckReport) {
+    let date = r.data_date.as_deref().unwrap_or("no data");
+    let asked = r
+        .as_of
+        .as_deref()
+        .map_or_else(String::new, |d| format!(" (as of {d})"));
+    println!(
+        "checked {} rule(s) on {} stock(s){asked}; data as of {date}: {} fired",
+        r.rules,
+        r.stocks,
+        r.fired.len()
+    );
+    for f in &r.fired {
+        println!("{}", fired_line(f));
+    }
+    for s in &r.suppressed {
+        let rule = s
+            .rule_id
+            .map_or_else(|| "stop-loss".to_owned(), |id| format!("rule {id}"));
+        println!(
+            "      {}  {}  [{rule}] held back: fired on {} (cooldown {} trading day(s))",
+            s.bar_date, s.code, s.fired_on, s.cooldown_days
+        );
+    }
+    for u in &r.unevaluated {
+        let rule = u
+            .rule_id
+            .map_or_else(|| "stop-loss".to_owned(), |id| format!("rule {id}"));
+        println!(
+            "      {}  [{rule}] not evaluated: {}",
+            u.code,
+            missing_text(&u.missing)
+        );
+    }
+}
