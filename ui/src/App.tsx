@@ -15,8 +15,9 @@ import TaskPanel from "./tasks/TaskPanel";
 import { OpenStockContext } from "./chat/stockLinks";
 import ShortcutsOverlay from "./components/ShortcutsOverlay";
 import { ChartWarmUp } from "./components/StockChart";
+import InboxPage, { InboxNavButton } from "./inbox/InboxPage";
 
-type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio";
+type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox";
 
 function applyTheme(theme: Theme) {
   const root = document.documentElement;
@@ -113,6 +114,7 @@ export default function App() {
             <button id="nav-memory" className={page === "memory" ? "active" : ""} onClick={() => setPage("memory")}>
               {t("navMemory")}
             </button>
+            <InboxNavButton active={page === "inbox"} onClick={() => setPage("inbox")} />
             <button id="nav-home" className={page === "home" ? "active" : ""} onClick={() => setPage("home")}>
               {t("navHome")}
             </button>
@@ -135,6 +137,7 @@ export default function App() {
             )}
             {page === "watchlist" && <WatchlistPage onOpen={openStock} />}
             {page === "memory" && <MemoryPage />}
+            {page === "inbox" && <InboxPage />}
             {page === "portfolio" && <PortfolioPage onOpen={openStock} />}
             {page === "home" && (
               <Home
