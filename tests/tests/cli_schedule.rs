@@ -78,6 +78,18 @@ fn a_close_screen_runs_once_a_trading_day_and_catches_up_once() {
             .unwrap()
             .ends_with("screen_stocks")
     );
+    // Its summary is the screen's figures in a line, as the screen itself finds them.
+    let screened = wyckoff(h, &["screen", "--json"]);
+    assert!(screened.status.success(), "{}", stderr(&screened));
+    let screened: Value = serde_json::from_slice(&screened.stdout).unwrap();
+    let summary = runs[0]["summary"].as_str().unwrap();
+    let want = format!(
+        "as of {}: {} candidates of {} scanned",
+        screened["as_of"].as_str().unwrap(),
+        screened["candidates"].as_array().unwrap().len(),
+        screened["universe_size"]
+    );
+    assert!(summary.starts_with(&want), "{summary} / {want}");
     // … once: not again with the same clock, not on the Saturday.
     assert!(pass(h, "2026-12-04 15:10").is_empty());
     assert!(pass(h, "2026-12-05 12:00").is_empty());

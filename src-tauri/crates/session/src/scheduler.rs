@@ -208,7 +208,13 @@ impl Scheduler {
         };
         let status = match finished {
             Some(t) if t.status == TaskStatus::Completed => {
-                end.summary = t.result_summary.as_deref().map(brief);
+                // The job's figures in a line; the start of the stored result otherwise.
+                let result = services.background().result(&t.task_id).await;
+                let line = match result {
+                    Ok(Some(v)) => wyckoff_tools::job_summary::run_summary(request, &v),
+                    _ => None,
+                };
+                end.summary = line.or_else(|| t.result_summary.as_deref().map(brief));
                 RunStatus::Done
             }
             Some(t) => {

@@ -27,6 +27,7 @@ pub mod chart;
 mod common;
 pub mod exec;
 pub mod files;
+pub mod job_summary;
 pub mod jobs;
 pub mod market;
 pub mod portfolio;

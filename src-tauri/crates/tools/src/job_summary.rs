@@ -1,0 +1,192 @@
+//! One line of what a model-free job produced, for a schedule's run history and its
+//! notification; the whole result stays with the task. Only figures the result holds are
+//! quoted: a field it lacks is left out, never filled in.
+
+use serde_json::Value;
+
+use crate::jobs::TaskRequest;
+
+/// Candidates named in a screen's line.
+const NAMED: usize = 3;
+
+/// The line for `result`, the finished task's JSON; `None` when it holds none of the
+/// figures (the caller keeps its own brief then).
+pub fn run_summary(request: &TaskRequest, result: &Value) -> Option<String> {
+    let line = match request {
+        TaskRequest::Screen { .. } => screen(result),
+        TaskRequest::Backtest { .. } => backtest(result),
+        TaskRequest::SyncAll => sync(result),
+        TaskRequest::Import { .. } => import(result),
+    };
+    line.filter(|l| !l.is_empty())
+}
+
+fn int(v: &Value, key: &str) -> Option<u64> {
+    v.get(key).and_then(Value::as_u64)
+}
+
+fn pct(v: &Value, key: &str) -> Option<String> {
+    v.get(key)
+        .and_then(Value::as_f64)
+        .map(|p| format!("{p:+.1}%"))
+}
+
+/// `as of 2026-12-04: 12 candidates of 5120 scanned (600519 贵州茅台, …)`.
+fn screen(r: &Value) -> Option<String> {
+    let candidates = r.get("candidates").and_then(Value::as_array)?;
+    let mut line = match r.get("as_of").and_then(Value::as_str) {
+        Some(d) => format!("as of {d}: "),
+        None => String::new(),
+    };
+    line.push_str(&format!("{} candidates", candidates.len()));
+    if let Some(total) = int(r, "universe_size") {
+        line.push_str(&format!(" of {total} scanned"));
+    }
+    let named: Vec<String> = candidates
+        .iter()
+        .take(NAMED)
+        .filter_map(|c| {
+            let code = c.get("code")?.as_str()?;
+            let name = c.get("name").and_then(Value::as_str).unwrap_or("");
+            Some(format!("{code} {name}").trim_end().to_owned())
+        })
+        .collect();
+    if !named.is_empty() {
+        let more = if candidates.len() > NAMED {
+            ", …"
+        } else {
+            ""
+        };
+        line.push_str(&format!(" ({}{more})", named.join(", ")));
+    }
+    Some(line)
+}
+
+/// `2024-01-02 ~ 2024-06-28: return +3.2%, max drawdown -5.1%, 14 trades, win rate 57.1%`
+/// (a scheduled backtest is one run, never a sweep).
+fn backtest(r: &Value) -> Option<String> {
+    let m = r.get("metrics")?;
+    let mut parts = Vec::new();
+    if let Some(p) = pct(m, "total_return_pct") {
+        parts.push(format!("return {p}"));
+    }
+    if let Some(p) = pct(m, "max_drawdown_pct") {
+        parts.push(format!("max drawdown {p}"));
+    }
+    if let Some(n) = int(m, "trades") {
+        parts.push(format!("{n} trades"));
+    }
+    if let Some(p) = m.get("win_rate_pct").and_then(Value::as_f64) {
+        parts.push(format!("win rate {p:.1}%"));
+    }
+    let body = parts.join(", ");
+    Some(match (r.get("first_day"), r.get("last_day")) {
+        (Some(Value::String(a)), Some(Value::String(b))) => format!("{a} ~ {b}: {body}"),
+        _ => body,
+    })
+}
+
+/// `5120 stocks: 5100 updated, 18 up to date, 2 failed`.
+fn sync(r: &Value) -> Option<String> {
+    let total = int(r, "total")?;
+    let mut line = format!("{total} stocks");
+    let counts = [
+        ("updated", "updated"),
+        ("up_to_date", "up to date"),
+        ("failed", "failed"),
+    ];
+    let said: Vec<String> = counts
+        .iter()
+        .filter_map(|(key, words)| int(r, key).map(|n| format!("{n} {words}")))
+        .collect();
+    if !said.is_empty() {
+        line.push_str(&format!(": {}", said.join(", ")));
+    }
+    Some(line)
+}
+
+/// `3 of 4 files imported: 120 stocks, 36000 bars, 2 bad rows`.
+fn import(r: &Value) -> Option<String> {
+    let files = int(r, "files")?;
+    let imported = int(r, "files_imported").unwrap_or(0);
+    let mut line = format!("{imported} of {files} files imported");
+    let counts = [
+        ("stocks", "stocks"),
+        ("bars", "bars"),
+        ("bad_rows", "bad rows"),
+    ];
+    let said: Vec<String> = counts
+        .iter()
+        .filter_map(|(key, words)| int(r, key).map(|n| format!("{n} {words}")))
+        .collect();
+    if !said.is_empty() {
+        line.push_str(&format!(": {}", said.join(", ")));
+    }
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn screen_request() -> TaskRequest {
+        TaskRequest::Screen { as_of: None }
+    }
+
+    #[test]
+    fn each_job_is_summed_up_from_the_figures_its_result_holds() {
+        let backtest = TaskRequest::Backtest {
+            start: "2024-01-02".into(),
+            end: "2024-06-28".into(),
+            hold_days: 10,
+            top_n: 4,
+        };
+        let cases = [
+            (
+                screen_request(),
+                json!({"as_of": "2026-12-04", "universe_size": 5120, "candidates": [
+                    {"code": "600519", "name": "贵州茅台"}, {"code": "000001", "name": "平安银行"},
+                    {"code": "300750", "name": "宁德时代"}, {"code": "601318", "name": "中国平安"}]}),
+                Some(
+                    "as of 2026-12-04: 4 candidates of 5120 scanned (600519 贵州茅台, 000001 平安银行, 300750 宁德时代, …)",
+                ),
+            ),
+            (
+                screen_request(),
+                json!({"as_of": "2026-12-04", "universe_size": 5120, "candidates": []}),
+                Some("as of 2026-12-04: 0 candidates of 5120 scanned"),
+            ),
+            (
+                backtest.clone(),
+                json!({"first_day": "2024-01-02", "last_day": "2024-06-28", "metrics": {
+                    "total_return_pct": 3.24, "max_drawdown_pct": -5.06, "trades": 14, "win_rate_pct": 57.14}}),
+                Some(
+                    "2024-01-02 ~ 2024-06-28: return +3.2%, max drawdown -5.1%, 14 trades, win rate 57.1%",
+                ),
+            ),
+            (
+                backtest.clone(),
+                // No closed trade: no win rate, and none is made up.
+                json!({"metrics": {"total_return_pct": 0.0, "max_drawdown_pct": 0.0, "trades": 0, "win_rate_pct": null}}),
+                Some("return +0.0%, max drawdown +0.0%, 0 trades"),
+            ),
+            (
+                TaskRequest::SyncAll,
+                json!({"total": 5120, "updated": 5100, "up_to_date": 18, "failed": 2}),
+                Some("5120 stocks: 5100 updated, 18 up to date, 2 failed"),
+            ),
+            (
+                TaskRequest::Import { path: "/x".into() },
+                json!({"files": 4, "files_imported": 3, "stocks": 120, "bars": 36000, "bad_rows": 2}),
+                Some("3 of 4 files imported: 120 stocks, 36000 bars, 2 bad rows"),
+            ),
+            (backtest, json!({"unexpected": true}), None),
+            (screen_request(), json!("not an object"), None),
+        ];
+        for (request, result, want) in cases {
+            assert_eq!(run_summary(&request, &result).as_deref(), want, "{result}");
+        }
+    }
+}
