@@ -1,13 +1,22 @@
-//! `wyckoff mcp serve [--http ADDR]`: the engine's read-only tools as a Model Context Protocol
-//! server for other agents (Claude Desktop, Cherry Studio, Codex …), over stdio by default or
-//! streamable HTTP on a loopback address. Exit status: 0 the client hung up / stopped,
-//! 1 the data home or transport failed, 2 bad input (a non-loopback or unparsable address).
+//! `wyckoff mcp …`: MCP both ways.
+//!
+//! - `serve [--http ADDR]`: the engine's read-only tools as a Model Context Protocol server for
+//!   other agents (Claude Desktop, Cherry Studio, Codex …), over stdio by default or
+//!   streamable HTTP on a loopback address.
+//! - `add|list|remove|enable|disable|test|secret`: the MCP servers this home's agent may use
+//!   (`mcp_servers.json`; secrets only by name, their values in the keychain).
+//!
+//! Exit status: 0 ok, 1 a server or the data home failed, 2 bad input (an unknown server,
+//! an invalid entry, a non-loopback address).
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
+use wyckoff_config::mcp::{self as config, EnvSecret, HeaderSecret, McpServer, McpTransport};
+use wyckoff_config::{DataHome, NamedSecret, Secrets};
 
-use crate::market::{EXIT_BAD_INPUT, failed, open};
+use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json};
 
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {
@@ -24,6 +33,63 @@ pub enum McpCommand {
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
     },
+    /// Add a server: `add NAME -- COMMAND [ARGS…]` (stdio) or `add NAME --url URL` (HTTP).
+    Add(AddArgs),
+    /// The configured servers (secrets by name, and whether each is set; never values).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a server.
+    Remove { name: String },
+    /// Let the agent use a server again.
+    Enable { name: String },
+    /// Keep a server configured but unused.
+    Disable { name: String },
+    /// Connect to a server (with a time limit) and print its name, version and tools.
+    Test {
+        name: String,
+        #[arg(long)]
+        json: bool,
+        /// Seconds to wait for the server (start, handshake, tool list).
+        #[arg(long, value_name = "SECS", default_value_t = 20)]
+        timeout: u64,
+    },
+    /// Store a named secret in the keychain, read from one line of stdin (`--delete` removes it).
+    Secret {
+        name: String,
+        #[arg(long)]
+        delete: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// 1–32 lowercase letters, digits, '-' or '_'.
+    pub name: String,
+    /// A streamable-HTTP server's endpoint (instead of a command).
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// The secret sent in a header to an HTTP server (its name; the value stays in the keychain).
+    #[arg(long, value_name = "SECRET", requires = "url")]
+    pub header_secret: Option<String>,
+    /// The header --header-secret goes in (`Authorization` gets `Bearer ` before a bare token).
+    #[arg(
+        long,
+        value_name = "HEADER",
+        default_value = "Authorization",
+        requires = "header_secret"
+    )]
+    pub header: String,
+    /// An environment variable of a stdio server from a named secret: VAR=SECRET (repeatable).
+    #[arg(long = "env", value_name = "VAR=SECRET", conflicts_with = "url")]
+    pub env: Vec<String>,
+    /// Ask before every call of this server's tools, even those it marks read-only.
+    #[arg(long)]
+    pub always_ask: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// Several workers: a long screen must not stall a quick call on another request.
@@ -38,7 +104,278 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 pub fn run(a: McpArgs) -> anyhow::Result<ExitCode> {
     match a.command {
         McpCommand::Serve { http } => serve(http),
+        McpCommand::Add(args) => add(args),
+        McpCommand::List { json } => list(json),
+        McpCommand::Remove { name } => edit(&name, |l| l.remove(&name).map(|_| ()), "removed"),
+        McpCommand::Enable { name } => edit(&name, |l| l.set_enabled(&name, true), "enabled"),
+        McpCommand::Disable { name } => edit(&name, |l| l.set_enabled(&name, false), "disabled"),
+        McpCommand::Test {
+            name,
+            json,
+            timeout,
+        } => test(&name, json, timeout),
+        McpCommand::Secret { name, delete } => secret(&name, delete),
     }
+}
+
+fn bad_input(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("wyckoff: {msg}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+fn list_path() -> std::path::PathBuf {
+    config::path_in(DataHome::from_env().root())
+}
+
+/// Bad entries and unknown names are the user's to fix (2); a file that cannot be read or
+/// written is not (1).
+fn config_failure(e: config::McpConfigError) -> ExitCode {
+    match e {
+        config::McpConfigError::Invalid { .. }
+        | config::McpConfigError::NotFound(_)
+        | config::McpConfigError::Exists(_) => bad_input(e),
+        other => failed(other.into()),
+    }
+}
+
+fn entry_from(a: AddArgs) -> Result<McpServer, String> {
+    let transport = match (a.url, a.command.split_first()) {
+        (Some(url), _) => McpTransport::Http {
+            url,
+            header_secret: a.header_secret.map(|secret| HeaderSecret {
+                header: a.header,
+                secret,
+            }),
+        },
+        (None, Some((command, args))) => McpTransport::Stdio {
+            command: command.clone(),
+            args: args.to_vec(),
+            env: a
+                .env
+                .iter()
+                .map(|pair| {
+                    pair.split_once('=')
+                        .map(|(var, secret)| EnvSecret {
+                            var: var.to_owned(),
+                            secret: secret.to_owned(),
+                        })
+                        .ok_or_else(|| format!("--env takes VAR=SECRET, got {pair:?}"))
+                })
+                .collect::<Result<_, _>>()?,
+        },
+        (None, None) => {
+            return Err(
+                "give the server's command after `--` (add NAME -- COMMAND [ARGS…]) or --url URL"
+                    .to_owned(),
+            );
+        }
+    };
+    Ok(McpServer {
+        name: a.name,
+        transport,
+        enabled: true,
+        always_ask: a.always_ask,
+    })
+}
+
+fn add(a: AddArgs) -> anyhow::Result<ExitCode> {
+    let entry = match entry_from(a) {
+        Ok(e) => e,
+        Err(msg) => return Ok(bad_input(msg)),
+    };
+    let path = list_path();
+    let mut servers = match config::load(&path) {
+        Ok(l) => l,
+        Err(e) => return Ok(config_failure(e)),
+    };
+    let name = entry.name.clone();
+    if let Err(e) = servers
+        .add(entry)
+        .and_then(|()| config::save(&path, &servers))
+    {
+        return Ok(config_failure(e));
+    }
+    println!("added MCP server {name} (check it with `wyckoff mcp test {name}`)");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn edit(
+    name: &str,
+    change: impl FnOnce(&mut config::McpServers) -> Result<(), config::McpConfigError>,
+    done: &str,
+) -> anyhow::Result<ExitCode> {
+    let path = list_path();
+    let result = config::load(&path).and_then(|mut servers| {
+        change(&mut servers)?;
+        config::save(&path, &servers)
+    });
+    Ok(match result {
+        Ok(()) => {
+            println!("{done} MCP server {name}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => config_failure(e),
+    })
+}
+
+/// Each secret an entry names, with whether it is set (never its value).
+fn secret_names(s: &McpServer) -> Vec<String> {
+    match &s.transport {
+        McpTransport::Stdio { env, .. } => env.iter().map(|e| e.secret.clone()).collect(),
+        McpTransport::Http { header_secret, .. } => {
+            header_secret.iter().map(|h| h.secret.clone()).collect()
+        }
+    }
+}
+
+fn list(json: bool) -> anyhow::Result<ExitCode> {
+    let servers = match config::load(&list_path()) {
+        Ok(l) => l,
+        Err(e) => return Ok(config_failure(e)),
+    };
+    let secrets = Secrets::system();
+    let is_set = |name: &str| secrets.get_named(&NamedSecret(name.to_owned())).is_some();
+    if json {
+        let rows: Vec<serde_json::Value> = servers
+            .servers
+            .iter()
+            .map(|s| {
+                let named: Vec<serde_json::Value> = secret_names(s)
+                    .iter()
+                    .map(|n| serde_json::json!({"name": n, "set": is_set(n)}))
+                    .collect();
+                let mut v = serde_json::to_value(s).unwrap_or_default();
+                v["secrets"] = serde_json::Value::Array(named);
+                v
+            })
+            .collect();
+        print_json(&rows)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if servers.servers.is_empty() {
+        println!("no MCP servers (add one: wyckoff mcp add NAME -- COMMAND [ARGS…], or --url URL)");
+    }
+    for s in &servers.servers {
+        let what = match &s.transport {
+            McpTransport::Stdio { command, args, .. } => {
+                format!("stdio: {command} {}", args.join(" "))
+            }
+            McpTransport::Http { url, .. } => format!("http: {url}"),
+        };
+        let mut flags = vec![if s.enabled { "enabled" } else { "disabled" }];
+        if s.always_ask {
+            flags.push("always asks");
+        }
+        println!(
+            "{:<16} {:<20} {}",
+            s.name,
+            flags.join(", "),
+            what.trim_end()
+        );
+        for n in secret_names(s) {
+            println!(
+                "{:<16}   secret {n}: {}",
+                "",
+                if is_set(&n) { "set" } else { "NOT SET" }
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn test(name: &str, json: bool, timeout: u64) -> anyhow::Result<ExitCode> {
+    if timeout == 0 {
+        return Ok(bad_input("--timeout must be at least 1 second"));
+    }
+    let servers = match config::load(&list_path()) {
+        Ok(l) => l,
+        Err(e) => return Ok(config_failure(e)),
+    };
+    let Some(entry) = servers.get(name).cloned() else {
+        return Ok(config_failure(config::McpConfigError::NotFound(
+            name.to_owned(),
+        )));
+    };
+    let secrets = Secrets::system();
+    let lookup = |n: &NamedSecret| secrets.get_named(n).map(|(v, _)| v.expose().to_owned());
+    let rt = runtime()?;
+    let report = rt.block_on(wyckoff_mcp::client::probe(
+        &entry,
+        &lookup,
+        Duration::from_secs(timeout),
+    ));
+    // a stdio server that ignores the end of its stdin must not keep us waiting
+    rt.shutdown_timeout(Duration::from_secs(2));
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("wyckoff: {e}");
+            return Ok(ExitCode::from(EXIT_UNAVAILABLE));
+        }
+    };
+    if json {
+        print_json(&report)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{}: {} {} (MCP {}){}, {} tools",
+        report.server,
+        report.name,
+        report.version,
+        report.protocol_version,
+        if entry.enabled { "" } else { ", disabled" },
+        report.tools.len()
+    );
+    for t in &report.tools {
+        let first = t
+            .description
+            .as_deref()
+            .and_then(|d| d.lines().next())
+            .unwrap_or("");
+        let ro = if t.read_only == Some(true) {
+            "read-only"
+        } else {
+            "may write"
+        };
+        println!("  {:<32} {:<10} {first}", t.name, ro);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn secret(name: &str, delete: bool) -> anyhow::Result<ExitCode> {
+    if !config::is_valid_name(name) {
+        return Ok(bad_input(format!(
+            "secret name {name:?}: use 1–32 lowercase letters, digits, '-' or '_'"
+        )));
+    }
+    let named = NamedSecret(name.to_owned());
+    let secrets = Secrets::system();
+    if delete {
+        return Ok(match secrets.delete_named(&named) {
+            Ok(()) => {
+                println!("deleted secret {name}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => failed(e.into()),
+        });
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .context("reading the secret from stdin")?;
+    Ok(
+        match secrets.set_named(&named, line.trim_end_matches(['\r', '\n'])) {
+            Ok(_) => {
+                println!("stored secret {name} in the keychain");
+                ExitCode::SUCCESS
+            }
+            Err(wyckoff_config::SecretError::Empty) => bad_input("the secret is empty"),
+            Err(e) => {
+                eprintln!("wyckoff: {e} (or set {} instead)", named.env_var());
+                ExitCode::from(EXIT_UNAVAILABLE)
+            }
+        },
+    )
 }
 
 fn serve(http: Option<String>) -> anyhow::Result<ExitCode> {

@@ -9,6 +9,7 @@
 //! The long tools (`screen_stocks`, `run_backtest`) send `notifications/progress` when the
 //! client's request carries a progress token.
 
+pub mod client;
 pub mod events;
 
 use std::collections::BTreeMap;
@@ -107,6 +108,22 @@ pub fn engine_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
         .collect()
 }
 
+/// The agent's description of a tool, as an MCP client sees it: the background tools run to
+/// completion in the call here (no task id comes back), so what the agent is told of its
+/// task manager is replaced by how to follow progress.
+pub fn mcp_description(description: &str, background: bool) -> String {
+    if !background {
+        return description.to_owned();
+    }
+    let mut d = description.replace("（后台任务）", "（长任务）");
+    for agent_only in ["立即返回 task_id，完成后会收到通知。", "立即返回 task_id。"]
+    {
+        d = d.replace(agent_only, "");
+    }
+    d.push_str("运行到完成后返回结果；请求带 progressToken 时发送进度通知。");
+    d
+}
+
 /// The MCP definition of one agent tool: its JSON schema as is, read-only annotations.
 pub fn mcp_tool(t: &dyn Tool) -> McpTool {
     let schema = t.schema();
@@ -116,7 +133,7 @@ pub fn mcp_tool(t: &dyn Tool) -> McpTool {
     };
     McpTool::new(
         schema.name.clone(),
-        schema.description.clone(),
+        mcp_description(&schema.description, t.spec().background),
         Arc::new(input),
     )
     .with_title(t.spec().display_name.clone())
@@ -414,6 +431,25 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn background_tools_say_they_run_to_completion_here() {
+        let screen = mcp_description(wyckoff_tools::screen::DESCRIPTION, true);
+        assert!(!screen.contains("task_id"), "{screen}");
+        assert!(!screen.contains("后台任务"), "{screen}");
+        assert!(
+            screen.starts_with("全市场威科夫漏斗筛选（长任务）"),
+            "{screen}"
+        );
+        assert!(
+            screen.ends_with("请求带 progressToken 时发送进度通知。"),
+            "{screen}"
+        );
+        let backtest = mcp_description(wyckoff_tools::backtest::DESCRIPTION, true);
+        assert!(!backtest.contains("task_id"), "{backtest}");
+        let analyze = wyckoff_tools::analyze::DESCRIPTION;
+        assert_eq!(mcp_description(analyze, false), analyze);
     }
 
     #[test]

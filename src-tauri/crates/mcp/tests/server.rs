@@ -56,7 +56,11 @@ async fn tools_are_the_agent_tools_with_their_schemas_and_read_only() {
         }
         let same = agent.iter().find(|s| s.name == t.name).unwrap();
         assert_eq!(t.schema_as_json_value(), same.parameters, "{}", t.name);
-        assert_eq!(t.description.as_deref(), Some(same.description.as_str()));
+        let background = ["screen_stocks", "run_backtest"].contains(&t.name.as_ref());
+        assert_eq!(
+            t.description.as_deref(),
+            Some(wyckoff_mcp::mcp_description(&same.description, background).as_str())
+        );
     }
     // the one agent market tool that writes is not served
     assert!(agent.iter().any(|s| s.name == "update_portfolio"));

@@ -1,0 +1,274 @@
+//! Connecting to a configured MCP server (`wyckoff mcp test NAME`): start it (stdio) or reach
+//! it (streamable HTTP) with the secrets its entry names, within a time limit, and report
+//! what it is and which tools it offers. The server's stderr goes to the log, with the
+//! secrets given to it masked.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::model::Tool as McpTool;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde::Serialize;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use wyckoff_config::NamedSecret;
+use wyckoff_config::mcp::{McpServer, McpTransport};
+
+/// How long `wyckoff mcp test` waits for a server by default (start, handshake, tool list).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error(
+        "MCP server '{server}': secret '{secret}' is not set (store it with `wyckoff mcp secret {secret}`, or set {env_var})"
+    )]
+    MissingSecret {
+        server: String,
+        secret: String,
+        env_var: String,
+    },
+    #[error("MCP server '{server}': cannot start {command:?}: {reason}")]
+    Spawn {
+        server: String,
+        command: String,
+        reason: String,
+    },
+    #[error("MCP server '{server}' did not answer within {secs} s")]
+    Timeout { server: String, secs: u64 },
+    #[error("MCP server '{server}': {reason}")]
+    Protocol { server: String, reason: String },
+}
+
+/// One tool as the server describes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolReport {
+    pub name: String,
+    pub description: Option<String>,
+    /// The server's `readOnlyHint` (`None`: not said, which means "may write").
+    pub read_only: Option<bool>,
+    pub input_schema: serde_json::Value,
+}
+
+/// What `wyckoff mcp test` prints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerReport {
+    /// The configured name.
+    pub server: String,
+    /// The server's own name and version from `initialize`.
+    pub name: String,
+    pub version: String,
+    pub protocol_version: String,
+    pub tools: Vec<ToolReport>,
+}
+
+fn tool_report(t: &McpTool) -> ToolReport {
+    ToolReport {
+        name: t.name.to_string(),
+        description: t.description.as_ref().map(ToString::to_string),
+        read_only: t.annotations.as_ref().and_then(|a| a.read_only_hint),
+        input_schema: t.schema_as_json_value(),
+    }
+}
+
+/// Replaces every secret value in `line` with `***` (the server may print its own key).
+pub fn mask(line: &str, secrets: &[String]) -> String {
+    secrets
+        .iter()
+        .filter(|s| !s.is_empty())
+        .fold(line.to_owned(), |acc, s| acc.replace(s.as_str(), "***"))
+}
+
+/// The value for a `Authorization` header: a bare token gets the Bearer scheme.
+pub fn authorization_value(secret: &str) -> String {
+    if secret.contains(' ') {
+        secret.to_owned()
+    } else {
+        format!("Bearer {secret}")
+    }
+}
+
+/// A live connection to one server.
+pub struct Connection {
+    pub server: String,
+    service: RunningService<RoleClient, ()>,
+}
+
+impl Connection {
+    /// Starts or reaches `entry` and completes the handshake within `timeout`. `secret`
+    /// resolves a named secret (the keychain, or its environment variable).
+    pub async fn open(
+        entry: &McpServer,
+        secret: &(dyn Fn(&NamedSecret) -> Option<String> + Sync),
+        timeout: Duration,
+    ) -> Result<Connection, ClientError> {
+        let server = entry.name.clone();
+        let need = |name: &str| -> Result<String, ClientError> {
+            let named = NamedSecret(name.to_owned());
+            secret(&named).ok_or_else(|| ClientError::MissingSecret {
+                server: server.clone(),
+                secret: name.to_owned(),
+                env_var: named.env_var(),
+            })
+        };
+        let protocol = |e: String| ClientError::Protocol {
+            server: server.clone(),
+            reason: e,
+        };
+        let handshake = async {
+            match &entry.transport {
+                McpTransport::Stdio { command, args, env } => {
+                    let mut values = Vec::new();
+                    let mut cmd = tokio::process::Command::new(command);
+                    cmd.args(args);
+                    for e in env {
+                        let v = need(&e.secret)?;
+                        cmd.env(&e.var, &v);
+                        values.push(v);
+                    }
+                    let (transport, stderr) = TokioChildProcess::builder(cmd)
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .map_err(|e| ClientError::Spawn {
+                            server: server.clone(),
+                            command: command.clone(),
+                            reason: e.to_string(),
+                        })?;
+                    if let Some(stderr) = stderr {
+                        let name = server.clone();
+                        tokio::spawn(async move {
+                            let mut lines = BufReader::new(stderr).lines();
+                            while let Ok(Some(line)) = lines.next_line().await {
+                                tracing::info!(server = %name, "mcp server stderr: {}", mask(&line, &values));
+                            }
+                        });
+                    }
+                    ().serve(transport)
+                        .await
+                        .map_err(|e| protocol(e.to_string()))
+                }
+                McpTransport::Http { url, header_secret } => {
+                    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                    if let Some(h) = header_secret {
+                        let v = need(&h.secret)?;
+                        if h.header.eq_ignore_ascii_case("authorization") {
+                            let token = authorization_value(&v);
+                            // the SDK adds the scheme itself
+                            config = config.auth_header(
+                                token.strip_prefix("Bearer ").unwrap_or(&token).to_owned(),
+                            );
+                        } else {
+                            let name = http::HeaderName::from_bytes(h.header.as_bytes())
+                                .map_err(|e| protocol(e.to_string()))?;
+                            let value = http::HeaderValue::from_str(&v).map_err(|_| {
+                                protocol(format!(
+                                    "secret '{}' is not a valid header value",
+                                    h.secret
+                                ))
+                            })?;
+                            config = config.custom_headers(HashMap::from([(name, value)]));
+                        }
+                    }
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    ().serve(transport)
+                        .await
+                        .map_err(|e| protocol(e.to_string()))
+                }
+            }
+        };
+        let service = tokio::time::timeout(timeout, handshake)
+            .await
+            .map_err(|_| ClientError::Timeout {
+                server: server.clone(),
+                secs: timeout.as_secs(),
+            })??;
+        Ok(Connection { server, service })
+    }
+
+    /// The server's tools, within `timeout`.
+    pub async fn tools(&self, timeout: Duration) -> Result<Vec<ToolReport>, ClientError> {
+        let tools = tokio::time::timeout(timeout, self.service.list_all_tools())
+            .await
+            .map_err(|_| ClientError::Timeout {
+                server: self.server.clone(),
+                secs: timeout.as_secs(),
+            })?
+            .map_err(|e| ClientError::Protocol {
+                server: self.server.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(tools.iter().map(tool_report).collect())
+    }
+
+    /// Name, version and tools of the server.
+    pub async fn report(&self, timeout: Duration) -> Result<ServerReport, ClientError> {
+        let info = self.service.peer_info();
+        let (name, version, protocol_version) = match info.as_deref() {
+            Some(i) => (
+                i.server_info
+                    .as_ref()
+                    .map(|s| s.name.clone())
+                    .unwrap_or_default(),
+                i.server_info
+                    .as_ref()
+                    .map(|s| s.version.clone())
+                    .unwrap_or_default(),
+                i.protocol_version.to_string(),
+            ),
+            None => Default::default(),
+        };
+        Ok(ServerReport {
+            server: self.server.clone(),
+            name,
+            version,
+            protocol_version,
+            tools: self.tools(timeout).await?,
+        })
+    }
+
+    /// Ends the session (a stdio server is stopped).
+    pub async fn close(self) {
+        if let Err(e) = self.service.cancel().await {
+            tracing::debug!(server = %self.server, "closing MCP connection: {e}");
+        }
+    }
+}
+
+/// Connects, reports and disconnects: `wyckoff mcp test`.
+pub async fn probe(
+    entry: &McpServer,
+    secret: &(dyn Fn(&NamedSecret) -> Option<String> + Sync),
+    timeout: Duration,
+) -> Result<ServerReport, ClientError> {
+    let started = tokio::time::Instant::now();
+    let conn = Connection::open(entry, secret, timeout).await?;
+    let left = timeout.saturating_sub(started.elapsed());
+    let report = conn.report(left).await;
+    conn.close().await;
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_masked_in_server_output() {
+        let secrets = vec!["sk-123".to_owned(), String::new()];
+        assert_eq!(
+            mask("auth with sk-123 failed (sk-123)", &secrets),
+            "auth with *** failed (***)"
+        );
+        assert_eq!(mask("nothing here", &secrets), "nothing here");
+    }
+
+    #[test]
+    fn a_bare_token_gets_the_bearer_scheme() {
+        assert_eq!(authorization_value("abc"), "Bearer abc");
+        assert_eq!(authorization_value("Basic Zm9v"), "Basic Zm9v");
+        assert_eq!(authorization_value("Bearer abc"), "Bearer abc");
+    }
+}
