@@ -1,0 +1,448 @@
+//! Channels and the outbox in `wyckoff.db`, and the sends.
+
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::SqlitePool;
+
+use crate::policy::{self, Verdict};
+use crate::target::{UrlError, check_url, pinned_client};
+
+/// Characters of a channel's answer kept with a row.
+const ANSWER_CHARS: usize = 300;
+/// How long a process holds a row it is sending before another may take it.
+const CLAIM: TimeDelta = TimeDelta::seconds(120);
+
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    #[error("a channel name is 1–40 letters, digits, '-' or '_': '{0}'")]
+    BadName(String),
+    #[error("a push channel named '{0}' already exists")]
+    Exists(String),
+    #[error("no push channel named '{0}' (see `wyckoff push list`)")]
+    NotFound(String),
+    #[error("stored push {what} is damaged: {why}")]
+    Corrupt { what: String, why: String },
+    #[error("push store: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("push store migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl PushError {
+    /// The user asked for something that cannot be done (nothing changed).
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            self,
+            PushError::Url(_)
+                | PushError::BadName(_)
+                | PushError::Exists(_)
+                | PushError::NotFound(_)
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelKind {
+    /// A JSON POST of the message to a URL.
+    Webhook,
+}
+
+impl ChannelKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelKind::Webhook => "webhook",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ChannelKind> {
+        match text {
+            "webhook" => Some(ChannelKind::Webhook),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Channel {
+    pub name: String,
+    pub kind: ChannelKind,
+    pub url: String,
+    pub allow_private: bool,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutboxStatus {
+    Pending,
+    Sent,
+    Failed,
+}
+
+impl OutboxStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutboxStatus::Pending => "pending",
+            OutboxStatus::Sent => "sent",
+            OutboxStatus::Failed => "failed",
+        }
+    }
+
+    fn parse(text: &str) -> Option<OutboxStatus> {
+        [
+            OutboxStatus::Pending,
+            OutboxStatus::Sent,
+            OutboxStatus::Failed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// One message for one channel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutboxRow {
+    pub id: i64,
+    pub channel: String,
+    pub alert_id: Option<i64>,
+    pub body: Value,
+    pub status: OutboxStatus,
+    pub attempts: u32,
+    pub next_attempt_at: String,
+    /// The last failure: the channel's status and answer, or why nothing answered.
+    pub last_error: Option<String>,
+    pub created_at: String,
+    pub sent_at: Option<String>,
+}
+
+/// One attempt of [`Outbox::deliver_due`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub id: i64,
+    pub channel: String,
+    pub alert_id: Option<i64>,
+    pub status: OutboxStatus,
+    pub attempts: u32,
+    pub error: Option<String>,
+}
+
+/// What a channel answered to a test message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestOutcome {
+    pub channel: String,
+    /// The HTTP status; `None` when nothing answered.
+    pub http_status: Option<u16>,
+    /// The start of the answer, or why nothing answered.
+    pub answer: String,
+    pub ok: bool,
+}
+
+#[derive(Clone)]
+pub struct Outbox {
+    pool: SqlitePool,
+    timeout: Duration,
+}
+
+type RowTuple = (
+    i64,
+    String,
+    Option<i64>,
+    String,
+    String,
+    i64,
+    String,
+    Option<String>,
+    String,
+    Option<String>,
+);
+
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn valid_name(name: &str) -> bool {
+    (1..=40).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+}
+
+fn snippet(text: &str) -> String {
+    text.trim().chars().take(ANSWER_CHARS).collect()
+}
+
+fn row_of(t: RowTuple) -> Result<OutboxRow, PushError> {
+    let (id, channel, alert_id, body, status, attempts, next, last_error, created, sent) = t;
+    Ok(OutboxRow {
+        id,
+        channel,
+        alert_id,
+        body: serde_json::from_str(&body).map_err(|e| PushError::Corrupt {
+            what: format!("outbox row {id}"),
+            why: e.to_string(),
+        })?,
+        status: OutboxStatus::parse(&status).ok_or_else(|| PushError::Corrupt {
+            what: format!("outbox row {id}"),
+            why: format!("status '{status}'"),
+        })?,
+        attempts: u32::try_from(attempts).unwrap_or(0),
+        next_attempt_at: next,
+        last_error,
+        created_at: created,
+        sent_at: sent,
+    })
+}
+
+/// What one POST got: the status and the start of the answer, or why nothing answered.
+async fn post(channel: &Channel, body: &Value, timeout: Duration) -> (Option<u16>, String) {
+    let url = match check_url(&channel.url, channel.allow_private) {
+        Ok(u) => u,
+        Err(e) => return (None, e.to_string()),
+    };
+    let client = match pinned_client(&url, channel.allow_private, timeout).await {
+        Ok(c) => c,
+        Err(e) => return (None, e.to_string()),
+    };
+    match client.post(url).json(body).send().await {
+        Ok(resp) => {
+            let status = resp.status().as_u16();
+            let text = resp.text().await.unwrap_or_default();
+            (Some(status), snippet(&text))
+        }
+        Err(e) if e.is_timeout() => (None, format!("no answer within {timeout:?}")),
+        Err(e) => (None, format!("cannot reach the channel: {e}")),
+    }
+}
+
+impl Outbox {
+    /// Uses the shared `wyckoff.db` pool (runs this crate's migrations); each send waits
+    /// at most `timeout`.
+    pub async fn new(pool: SqlitePool, timeout: Duration) -> Result<Outbox, PushError> {
+        let mut migrator = sqlx::migrate!("./migrations");
+        migrator.set_ignore_missing(true);
+        migrator.run(&pool).await?;
+        Ok(Outbox { pool, timeout })
+    }
+
+    pub async fn add_channel(
+        &self,
+        name: &str,
+        kind: ChannelKind,
+        url: &str,
+        allow_private: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Channel, PushError> {
+        let name = name.trim();
+        if !valid_name(name) {
+            return Err(PushError::BadName(name.to_owned()));
+        }
+        let url = check_url(url, allow_private)?;
+        let done = sqlx::query(
+            "INSERT INTO push_channels (name, kind, url, allow_private, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(kind.as_str())
+        .bind(url.as_str())
+        .bind(i64::from(allow_private))
+        .bind(stamp(now))
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(PushError::Exists(name.to_owned()));
+        }
+        self.channel(name).await
+    }
+
+    pub async fn channel(&self, name: &str) -> Result<Channel, PushError> {
+        self.channels()
+            .await?
+            .into_iter()
+            .find(|c| c.name == name.trim())
+            .ok_or_else(|| PushError::NotFound(name.trim().to_owned()))
+    }
+
+    pub async fn channels(&self) -> Result<Vec<Channel>, PushError> {
+        let rows: Vec<(String, String, String, i64, String)> = sqlx::query_as(
+            "SELECT name, kind, url, allow_private, created_at FROM push_channels ORDER BY name",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(name, kind, url, allow_private, created_at)| {
+                Ok(Channel {
+                    kind: ChannelKind::parse(&kind).ok_or_else(|| PushError::Corrupt {
+                        what: format!("channel {name}"),
+                        why: format!("kind '{kind}'"),
+                    })?,
+                    name,
+                    url,
+                    allow_private: allow_private != 0,
+                    created_at,
+                })
+            })
+            .collect()
+    }
+
+    /// Removes a channel; its rows still pending fail at their next attempt.
+    pub async fn remove_channel(&self, name: &str) -> Result<(), PushError> {
+        let done = sqlx::query("DELETE FROM push_channels WHERE name = ?")
+            .bind(name.trim())
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(PushError::NotFound(name.trim().to_owned()));
+        }
+        Ok(())
+    }
+
+    /// Queues `body` for every channel; returns their names (none: nothing queued).
+    pub async fn enqueue_all(
+        &self,
+        alert_id: Option<i64>,
+        body: &Value,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>, PushError> {
+        let names: Vec<String> = self.channels().await?.into_iter().map(|c| c.name).collect();
+        let mut tx = self.pool.begin().await?;
+        for name in &names {
+            sqlx::query(
+                "INSERT INTO push_outbox (channel, alert_id, body_json, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, 'pending', 0, ?, ?)",
+            )
+            .bind(name)
+            .bind(alert_id)
+            .bind(body.to_string())
+            .bind(stamp(now))
+            .bind(stamp(now))
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(names)
+    }
+
+    /// Every row, oldest first.
+    pub async fn rows(&self) -> Result<Vec<OutboxRow>, PushError> {
+        let rows: Vec<RowTuple> = sqlx::query_as(
+            "SELECT id, channel, alert_id, body_json, status, attempts, next_attempt_at, last_error, created_at, sent_at FROM push_outbox ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(row_of).collect()
+    }
+
+    /// Sends every pending row due at `now` (those of earlier processes too) and records
+    /// each outcome: sent; retried after the backoff; failed for good with the channel's
+    /// answer (a 4xx, a removed channel, or too many retries).
+    pub async fn deliver_due(&self, now: DateTime<Utc>) -> Result<Vec<Delivery>, PushError> {
+        let due: Vec<RowTuple> = sqlx::query_as(
+            "SELECT id, channel, alert_id, body_json, status, attempts, next_attempt_at, last_error, created_at, sent_at FROM push_outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY id",
+        )
+        .bind(stamp(now))
+        .fetch_all(&self.pool)
+        .await?;
+        let channels = self.channels().await?;
+        let mut out = Vec::new();
+        for row in due {
+            let row = row_of(row)?;
+            // Claim it: a second process delivering at the same moment skips it.
+            let claimed = sqlx::query(
+                "UPDATE push_outbox SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND next_attempt_at = ?",
+            )
+            .bind(stamp(now + CLAIM))
+            .bind(row.id)
+            .bind(&row.next_attempt_at)
+            .execute(&self.pool)
+            .await?;
+            if claimed.rows_affected() == 0 {
+                continue;
+            }
+            let attempts = row.attempts + 1;
+            let (verdict, error) = match channels.iter().find(|c| c.name == row.channel) {
+                None => (
+                    Verdict::Permanent,
+                    Some(format!("the channel '{}' was removed", row.channel)),
+                ),
+                Some(channel) => {
+                    let (status, answer) = post(channel, &row.body, self.timeout).await;
+                    let verdict = policy::verdict(status);
+                    let error = match (verdict, status) {
+                        (Verdict::Sent, _) => None,
+                        (_, Some(s)) => Some(format!("HTTP {s}: {answer}")),
+                        (_, None) => Some(answer),
+                    };
+                    (verdict, error)
+                }
+            };
+            let (status, next) = match verdict {
+                Verdict::Sent => (OutboxStatus::Sent, now),
+                Verdict::Permanent => (OutboxStatus::Failed, now),
+                Verdict::Retry if policy::exhausted(attempts) => (OutboxStatus::Failed, now),
+                Verdict::Retry => {
+                    let wait = TimeDelta::from_std(policy::backoff(attempts))
+                        .unwrap_or(TimeDelta::seconds(30));
+                    (OutboxStatus::Pending, now + wait)
+                }
+            };
+            if let Some(e) = &error {
+                tracing::warn!(row = row.id, channel = %row.channel, attempts, error = %e, "push not delivered");
+            }
+            sqlx::query(
+                "UPDATE push_outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, sent_at = ? WHERE id = ?",
+            )
+            .bind(status.as_str())
+            .bind(i64::from(attempts))
+            .bind(stamp(next))
+            .bind(error.as_deref())
+            .bind((status == OutboxStatus::Sent).then(|| stamp(now)))
+            .bind(row.id)
+            .execute(&self.pool)
+            .await?;
+            out.push(Delivery {
+                id: row.id,
+                channel: row.channel,
+                alert_id: row.alert_id,
+                status,
+                attempts,
+                error,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The rows' statuses for one alert.
+    pub async fn statuses_for(&self, alert_id: i64) -> Result<Vec<OutboxStatus>, PushError> {
+        let rows: Vec<(String,)> =
+            sqlx::query_as("SELECT status FROM push_outbox WHERE alert_id = ? ORDER BY id")
+                .bind(alert_id)
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(s,)| OutboxStatus::parse(&s))
+            .collect())
+    }
+
+    /// Sends a test message to one channel now (not through the outbox) and returns what
+    /// it answered.
+    pub async fn test(&self, name: &str, now: DateTime<Utc>) -> Result<TestOutcome, PushError> {
+        let channel = self.channel(name).await?;
+        let body = serde_json::json!({
+            "type": "test",
+            "text": format!("Wyckoff Desk: test message to '{}'", channel.name),
+            "sent_at": stamp(now),
+        });
+        let (status, answer) = post(&channel, &body, self.timeout).await;
+        Ok(TestOutcome {
+            channel: channel.name,
+            http_status: status,
+            answer,
+            ok: policy::verdict(status) == Verdict::Sent,
+        })
+    }
+}
