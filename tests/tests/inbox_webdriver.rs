@@ -9,6 +9,7 @@
 //! - an `update_portfolio` queued by another process while the app runs: the app's inbox
 //!   watcher brings the badge back to 1; denied with a reason, the portfolio is unchanged,
 //!   the model is told the reason, and the log has the denial by "app".
+//!
 //! Needs `cargo build -p wyckoff-cli` and the app built first.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -156,7 +157,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
         .click()
         .await
         .unwrap();
-    let decided = By::Css(&format!(
+    let decided = By::Css(format!(
         ".inbox-request[data-request-id='{id}'][data-status='allowed']"
     ));
     let card = wait_for(&d, decided).await;
@@ -174,7 +175,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     wait_badge(&d, "0", Duration::from_secs(5)).await;
     let logged = wait_for(
         &d,
-        By::Css(&format!(
+        By::Css(format!(
             "#approval-log .inbox-log-row[data-call-id='{id}'][data-decision='allowed'][data-decided-by='app']"
         )),
     )
@@ -233,7 +234,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
         .unwrap();
     wait_for(
         &d,
-        By::Css(&format!(
+        By::Css(format!(
             ".inbox-request[data-request-id='{id}'][data-status='denied']"
         )),
     )
@@ -247,7 +248,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     );
     wait_for(
         &d,
-        By::Css(&format!(
+        By::Css(format!(
             "#approval-log .inbox-log-row[data-call-id='{id}'][data-decision='denied'][data-decided-by='app']"
         )),
     )
