@@ -5,9 +5,12 @@
 //! expands the watchlist and portfolio targets, adds every holding's stop-loss (from the
 //! portfolio, no rule needed), evaluates them over the bar cache as of a date with the
 //! engine's pure checks ([`wyckoff_engine::alerts`]), applies the cooldowns and records what
-//! fired with its figures.
+//! fired with its figures. [`deliver`] hands what fired to the push outbox
+//! ([`wyckoff_push`]) and keeps each alert's delivery status from it.
 
 mod check;
+pub mod deliver;
+pub mod describe;
 mod rule;
 mod store;
 
@@ -22,4 +25,6 @@ pub enum AlertsError {
     Store(#[from] StoreError),
     #[error("market data: {0}")]
     Market(String),
+    #[error("push: {0}")]
+    Push(String),
 }

@@ -242,6 +242,22 @@ impl AlertStore {
         }
     }
 
+    /// Where an alert was handed and how its delivery stands.
+    pub async fn set_delivery(
+        &self,
+        id: i64,
+        delivered_to: &[String],
+        status: DeliveryStatus,
+    ) -> Result<FiredAlert, StoreError> {
+        sqlx::query("UPDATE alert_fired SET delivered_to_json = ?, delivery = ? WHERE id = ?")
+            .bind(json(&delivered_to)?)
+            .bind(status.as_str())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        self.fired(id).await
+    }
+
     pub async fn fired(&self, id: i64) -> Result<FiredAlert, StoreError> {
         let row: Option<FiredRow> = sqlx::query_as(FIRED_BY_ID)
             .bind(id)

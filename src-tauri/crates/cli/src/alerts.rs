@@ -2,21 +2,29 @@
 //! checked over the cached daily bars as of a date. `check` records what fired (a holding's
 //! stop-loss from the portfolio is checked without a rule) and prints each alert with the
 //! figures that fired it and the data's date. Exit status: 0 ok, 1 the data home or database
-//! failed, 2 bad input (nothing stored).
+//! failed, 2 bad input (nothing stored). What fired goes to every push channel through the
+//! outbox (`wyckoff push`), which `check` also drains of earlier rows that are due.
 
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use chrono::Utc;
 use clap::{Args, Subcommand};
-use wyckoff_alerts::{AlertStore, NewRule, StoreError, check, validate};
+use serde::Serialize;
+use wyckoff_alerts::{AlertStore, NewRule, StoreError, check, deliver, describe, validate};
 use wyckoff_market::MarketData;
-use wyckoff_protocol::{
-    AlertCheckReport, AlertCondition, AlertFigures, AlertRule, AlertTarget, FiredAlert,
-    MissingData, PhaseState,
-};
+use wyckoff_protocol::{AlertCheckReport, AlertCondition, AlertRule, AlertTarget, FiredAlert};
+use wyckoff_push::Delivery;
 
 use crate::market::{failed, open, print_json, runtime};
+
+/// `alerts check --json`: the report and what the push outbox sent.
+#[derive(Debug, Serialize)]
+struct CheckOutput {
+    #[serde(flatten)]
+    report: AlertCheckReport,
+    deliveries: Vec<Delivery>,
+}
 
 #[derive(Debug, Args)]
 pub struct AlertsArgs {
@@ -193,7 +201,7 @@ pub fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn user_error(e: &anyhow::Error) -> bool {
+pub(crate) fn user_error(e: &anyhow::Error) -> bool {
     e.downcast_ref::<wyckoff_alerts::RuleError>().is_some()
         || matches!(
             e.downcast_ref::<StoreError>(),
@@ -253,11 +261,16 @@ async fn command(
             }
         }
         AlertsCommand::Check { .. } => {
-            let report = check(md, store, as_of, Utc::now()).await?;
+            let now = Utc::now();
+            let outbox = crate::push::outbox(md).await?;
+            let mut report = check(md, store, as_of, now).await?;
+            deliver::enqueue(store, &outbox, &mut report, now).await?;
+            let deliveries = deliver::deliver(store, &outbox, Some(&mut report), now).await?;
             if json {
-                print_json(&report)?;
+                print_json(&CheckOutput { report, deliveries })?;
             } else {
                 print_report(&report);
+                crate::push::print_deliveries(&deliveries);
             }
         }
         AlertsCommand::History { limit } => {
@@ -284,21 +297,6 @@ fn target_text(t: &AlertTarget) -> String {
     }
 }
 
-fn condition_text(c: &AlertCondition) -> String {
-    match c {
-        AlertCondition::PriceAbove { level } => format!("close ≥ {level}"),
-        AlertCondition::PriceBelow { level } => format!("close ≤ {level}"),
-        AlertCondition::ChangeAbove { pct } => format!("day change ≥ {pct:+}%"),
-        AlertCondition::ChangeBelow { pct } => format!("day change ≤ {pct:+}%"),
-        AlertCondition::VolumeRatio { k } => format!("volume ≥ {k}× the 20-day average"),
-        AlertCondition::Event { event: Some(e) } => format!("Wyckoff event {e}"),
-        AlertCondition::Event { event: None } => "any Wyckoff event".into(),
-        AlertCondition::PhaseChange => "phase change".into(),
-        AlertCondition::HealthChange => "health change".into(),
-        AlertCondition::StopLoss => "close ≤ the holding's stop-loss".into(),
-    }
-}
-
 fn rule_line(r: &AlertRule) -> String {
     let cooldown = match r.cooldown_days {
         1 => "once a trading day".to_owned(),
@@ -307,76 +305,9 @@ fn rule_line(r: &AlertRule) -> String {
     format!(
         "{}: {}; {cooldown}{}",
         target_text(&r.target),
-        condition_text(&r.condition),
+        describe::condition_text(&r.condition),
         if r.enabled { "" } else { " (disabled)" }
     )
-}
-
-fn phase_text(p: &Option<PhaseState>) -> String {
-    p.as_ref()
-        .map_or_else(|| "none".into(), |p| format!("{} {}", p.schematic, p.phase))
-}
-
-fn figures_text(f: &AlertFigures) -> String {
-    match f {
-        AlertFigures::PriceAbove { close, level } => format!("close {close:.2} ≥ {level}"),
-        AlertFigures::PriceBelow { close, level } => format!("close {close:.2} ≤ {level}"),
-        AlertFigures::ChangeAbove {
-            change_pct,
-            threshold_pct,
-            close,
-            prev_close,
-        } => format!(
-            "day change {change_pct:+.2}% ≥ {threshold_pct:+}% (close {close:.2}, previous {prev_close:.2})"
-        ),
-        AlertFigures::ChangeBelow {
-            change_pct,
-            threshold_pct,
-            close,
-            prev_close,
-        } => format!(
-            "day change {change_pct:+.2}% ≤ {threshold_pct:+}% (close {close:.2}, previous {prev_close:.2})"
-        ),
-        AlertFigures::VolumeRatio {
-            volume,
-            avg_volume_20,
-            ratio,
-            k,
-        } => format!(
-            "volume {volume:.0} = {ratio:.2}× the 20-day average {avg_volume_20:.0} (≥ {k}×)"
-        ),
-        AlertFigures::Event { events } => events
-            .iter()
-            .map(|e| {
-                format!(
-                    "{} ({}) on {} at {:.2}, known on {}",
-                    e.event, e.schematic, e.bar_date, e.price, e.known_on
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        AlertFigures::PhaseChange {
-            from,
-            to,
-            prev_date,
-        } => format!(
-            "phase {} → {} (previous close {prev_date})",
-            phase_text(from),
-            phase_text(to)
-        ),
-        AlertFigures::HealthChange {
-            from,
-            to,
-            prev_date,
-            reasons,
-        } => format!(
-            "health {from} → {to} (previous close {prev_date}; {})",
-            reasons.join(", ")
-        ),
-        AlertFigures::StopLoss { close, stop_loss } => {
-            format!("close {close:.2} ≤ stop-loss {stop_loss}")
-        }
-    }
 }
 
 fn fired_line(f: &FiredAlert) -> String {
@@ -389,19 +320,8 @@ fn fired_line(f: &FiredAlert) -> String {
         f.bar_date,
         f.code,
         f.name.as_deref().unwrap_or(""),
-        figures_text(&f.figures)
+        describe::figures_text(&f.figures)
     )
-}
-
-fn missing_text(m: &MissingData) -> String {
-    match m {
-        MissingData::NoBars => "no cached bar at or before the date".into(),
-        MissingData::TooFewBars { needed, have } => {
-            format!("needs {needed} bars up to the close, the cache has {have}")
-        }
-        MissingData::NoVolume => "no volume traded in the 20 bars before".into(),
-        MissingData::NoPreviousClose => "no previous close".into(),
-    }
 }
 
 fn print_report(r: &AlertCheckReport) {
@@ -435,7 +355,7 @@ fn print_report(r: &AlertCheckReport) {
         println!(
             "      {}  [{rule}] not evaluated: {}",
             u.code,
-            missing_text(&u.missing)
+            describe::missing_text(&u.missing)
         );
     }
 }

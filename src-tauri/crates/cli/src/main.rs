@@ -15,6 +15,7 @@ mod market;
 mod mcp;
 mod memory;
 mod model;
+mod push;
 mod run;
 mod schedule;
 mod screen;
@@ -72,6 +73,8 @@ enum Command {
     Daemon(schedule::DaemonArgs),
     /// Alert rules on a stock, the watchlist or the portfolio: add, list, remove, check, history.
     Alerts(alerts::AlertsArgs),
+    /// Push channels for alerts (a JSON webhook so far) and the outbox: add, list, remove, test, outbox, deliver.
+    Push(push::PushArgs),
     /// The approval inbox: list, allow ID, deny ID, and the audit log of every decision.
     Approvals(approvals::ApprovalsArgs),
     /// The engine's read-only tools for other agents over MCP: `wyckoff mcp serve [--http ADDR]`.
@@ -95,6 +98,7 @@ fn main() -> std::process::ExitCode {
         Command::Skills(args) => skills::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Alerts(args) => alerts::run(args),
+        Command::Push(args) => push::run(args),
         Command::Approvals(args) => approvals::run(args),
         Command::Model(args) => model::run(args),
         Command::Conversations(args) => conversations::run(args),

@@ -1,0 +1,111 @@
+//! Fired alerts into the push outbox, and their delivery status from it.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use wyckoff_protocol::{AlertCheckReport, DeliveryStatus, FiredAlert};
+use wyckoff_push::{Delivery, Outbox, OutboxStatus};
+
+use crate::describe::alert_text;
+use crate::{AlertStore, AlertsError};
+
+/// What a channel receives for one alert: the text (with the data's date) and the alert.
+pub fn message(alert: &FiredAlert) -> Value {
+    json!({
+        "type": "alert",
+        "text": alert_text(alert),
+        "data_date": alert.bar_date,
+        "alert": alert,
+    })
+}
+
+/// The delivery status of an alert from its outbox rows.
+pub fn status_of(rows: &[OutboxStatus]) -> DeliveryStatus {
+    if rows.is_empty() {
+        DeliveryStatus::Recorded
+    } else if rows.contains(&OutboxStatus::Failed) {
+        DeliveryStatus::Failed
+    } else if rows.iter().all(|s| *s == OutboxStatus::Sent) {
+        DeliveryStatus::Delivered
+    } else {
+        DeliveryStatus::Pending
+    }
+}
+
+fn push(e: wyckoff_push::PushError) -> AlertsError {
+    AlertsError::Push(e.to_string())
+}
+
+/// Queues every alert the check fired for every channel (the alerts then read pending,
+/// with the channels' names).
+pub async fn enqueue(
+    store: &AlertStore,
+    outbox: &Outbox,
+    report: &mut AlertCheckReport,
+    now: DateTime<Utc>,
+) -> Result<(), AlertsError> {
+    for alert in &mut report.fired {
+        let names = outbox
+            .enqueue_all(Some(alert.id), &message(alert), now)
+            .await
+            .map_err(push)?;
+        if !names.is_empty() {
+            *alert = store
+                .set_delivery(alert.id, &names, DeliveryStatus::Pending)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Sends what is due in the outbox (earlier checks' rows too) and updates the delivery
+/// status of the alerts concerned (and of those in `report`).
+pub async fn deliver(
+    store: &AlertStore,
+    outbox: &Outbox,
+    report: Option<&mut AlertCheckReport>,
+    now: DateTime<Utc>,
+) -> Result<Vec<Delivery>, AlertsError> {
+    let done = outbox.deliver_due(now).await.map_err(push)?;
+    let ids: BTreeSet<i64> = done.iter().filter_map(|d| d.alert_id).collect();
+    let mut updated = Vec::new();
+    for id in ids {
+        let rows = outbox.statuses_for(id).await.map_err(push)?;
+        let alert = store.fired(id).await?;
+        updated.push(
+            store
+                .set_delivery(id, &alert.delivered_to, status_of(&rows))
+                .await?,
+        );
+    }
+    if let Some(report) = report {
+        for alert in &mut report.fired {
+            if let Some(u) = updated.iter().find(|u| u.id == alert.id) {
+                *alert = u.clone();
+            }
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_alert_is_delivered_when_every_channel_has_it_and_failed_when_one_refused() {
+        use OutboxStatus::{Failed, Pending, Sent};
+        let table: [(&[OutboxStatus], DeliveryStatus); 6] = [
+            (&[], DeliveryStatus::Recorded),
+            (&[Sent], DeliveryStatus::Delivered),
+            (&[Sent, Sent], DeliveryStatus::Delivered),
+            (&[Sent, Pending], DeliveryStatus::Pending),
+            (&[Pending], DeliveryStatus::Pending),
+            (&[Sent, Failed, Pending], DeliveryStatus::Failed),
+        ];
+        for (rows, want) in table {
+            assert_eq!(status_of(rows), want, "{rows:?}");
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! `wyckoff push …` (issue 25 item 3): push channels (a generic webhook so far) and the
+//! durable outbox. `alerts check` queues what fired for every channel and sends what is
+//! due; `push deliver` sends what is due now (retries of earlier failures). Exit status:
+//! 0 ok, 1 the data home failed or a test send was not accepted, 2 bad input.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use clap::{Args, Subcommand, ValueEnum};
+use wyckoff_alerts::{AlertStore, deliver};
+use wyckoff_market::MarketData;
+use wyckoff_push::{ChannelKind, Delivery, Outbox, OutboxStatus, PushError};
+
+use crate::market::{failed, open, print_json, runtime};
+
+/// How long one send may take.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    #[command(subcommand)]
+    command: PushCommand,
+    /// JSON on stdout.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Kind {
+    /// A JSON POST of each alert to the URL.
+    Webhook,
+}
+
+#[derive(Debug, Subcommand)]
+enum PushCommand {
+    /// Add a channel.
+    Add {
+        name: String,
+        #[arg(long, value_enum)]
+        kind: Kind,
+        /// Where to POST (http or https).
+        #[arg(long)]
+        url: String,
+        /// Allow a private, loopback or link-local address (a webhook on your network).
+        #[arg(long)]
+        allow_private: bool,
+    },
+    /// Every channel.
+    List,
+    /// Remove a channel (its queued messages then fail).
+    Remove { name: String },
+    /// Send a test message now and show the channel's answer.
+    Test { name: String },
+    /// Every message in the outbox with its status and last error.
+    Outbox,
+    /// Send every queued message that is due.
+    Deliver {
+        /// The clock, RFC 3339 (e.g. 2026-12-05T08:00:00Z); default now.
+        #[arg(long, value_name = "TIME")]
+        now: Option<String>,
+    },
+}
+
+/// The outbox on the data home's database.
+pub(crate) async fn outbox(md: &MarketData) -> anyhow::Result<Outbox> {
+    Outbox::new(md.pool().clone(), SEND_TIMEOUT)
+        .await
+        .context("opening the push outbox")
+}
+
+pub(crate) fn print_deliveries(done: &[Delivery]) {
+    for d in done {
+        let what = d
+            .alert_id
+            .map_or_else(|| "message".to_owned(), |id| format!("alert {id}"));
+        let how = match (d.status, &d.error) {
+            (OutboxStatus::Sent, _) => "sent".to_owned(),
+            (OutboxStatus::Pending, e) => {
+                format!("not delivered, will retry: {}", e.as_deref().unwrap_or(""))
+            }
+            (OutboxStatus::Failed, e) => format!("failed: {}", e.as_deref().unwrap_or("")),
+        };
+        println!(
+            "pushed {what} to {} (attempt {}): {how}",
+            d.channel, d.attempts
+        );
+    }
+}
+
+fn user_error(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<PushError>()
+        .is_some_and(PushError::is_user_error)
+}
+
+pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
+    let now = match &args.command {
+        PushCommand::Deliver { now: Some(t) } => DateTime::parse_from_rfc3339(t.trim())
+            .map(|t| t.to_utc())
+            .with_context(|| format!("--now '{t}' is not an RFC 3339 time"))?,
+        _ => Utc::now(),
+    };
+    let rt = runtime()?;
+    rt.block_on(async move {
+        let md = match open().await {
+            Ok(md) => md,
+            Err(e) => return Ok(failed(e)),
+        };
+        match command(&args, &md, now).await {
+            Err(e) if user_error(&e) => Err(e),
+            Err(e) => Ok(failed(e)),
+            Ok(code) => Ok(code),
+        }
+    })
+}
+
+async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow::Result<ExitCode> {
+    let json = args.json;
+    let outbox = outbox(md).await?;
+    match &args.command {
+        PushCommand::Add {
+            name,
+            kind,
+            url,
+            allow_private,
+        } => {
+            let kind = match kind {
+                Kind::Webhook => ChannelKind::Webhook,
+            };
+            let channel = outbox
+                .add_channel(name, kind, url, *allow_private, now)
+                .await?;
+            if json {
+                print_json(&channel)?;
+            } else {
+                println!(
+                    "added push channel {} ({}): {}",
+                    channel.name,
+                    kind.as_str(),
+                    channel.url
+                );
+            }
+        }
+        PushCommand::List => {
+            let channels = outbox.channels().await?;
+            if json {
+                print_json(&channels)?;
+            } else if channels.is_empty() {
+                println!("no push channels (add one with `wyckoff push add`)");
+            } else {
+                for c in &channels {
+                    println!(
+                        "{}  {}  {}{}",
+                        c.name,
+                        c.kind.as_str(),
+                        c.url,
+                        if c.allow_private {
+                            "  (private allowed)"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+            }
+        }
+        PushCommand::Remove { name } => {
+            outbox.remove_channel(name).await?;
+            if !json {
+                println!("removed push channel {}", name.trim());
+            } else {
+                print_json(&serde_json::json!({ "removed": name.trim() }))?;
+            }
+        }
+        PushCommand::Test { name } => {
+            let t = outbox.test(name, now).await?;
+            if json {
+                print_json(&t)?;
+            } else {
+                let status = t
+                    .http_status
+                    .map_or_else(|| "no answer".to_owned(), |s| format!("HTTP {s}"));
+                println!("{}: {status}: {}", t.channel, t.answer);
+            }
+            if !t.ok {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        PushCommand::Outbox => {
+            let rows = outbox.rows().await?;
+            if json {
+                print_json(&rows)?;
+            } else if rows.is_empty() {
+                println!("the outbox is empty");
+            } else {
+                for r in &rows {
+                    println!(
+                        "{:>4}  {}  {}  attempts {}  next {}{}",
+                        r.id,
+                        r.channel,
+                        r.status.as_str(),
+                        r.attempts,
+                        r.next_attempt_at,
+                        r.last_error
+                            .as_deref()
+                            .map_or_else(String::new, |e| format!("  last error: {e}"))
+                    );
+                }
+            }
+        }
+        PushCommand::Deliver { .. } => {
+            let store = AlertStore::new(md.pool().clone()).await?;
+            let done = deliver::deliver(&store, &outbox, None, now).await?;
+            if json {
+                print_json(&done)?;
+            } else if done.is_empty() {
+                println!("nothing due in the outbox");
+            } else {
+                print_deliveries(&done);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,237 @@
+//! `wyckoff push …` and `wyckoff alerts check` delivering through the outbox to a local
+//! HTTP server (a plain JSON webhook): the alert arrives as JSON with its figures and the
+//! data's date, a second check on the same close sends nothing, a channel that answers
+//! 503 keeps the message in the outbox until a later process (`push deliver`) gets it
+//! through, a 4xx is kept as failed with the channel's answer, bad URLs are refused.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+struct Home(tempfile::TempDir);
+
+impl Home {
+    fn new() -> Self {
+        Home(tempfile::tempdir().unwrap())
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        wyckoff_e2e::wyckoff_cli(self.0.path())
+            .args(args)
+            .env_remove("WYCKOFF_DATA_SOURCES")
+            .output()
+            .unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
+    }
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A webhook on 127.0.0.1 answering each POST with the next scripted status (200 once
+/// they run out), keeping the JSON bodies.
+struct Hook {
+    url: String,
+    got: Arc<Mutex<Vec<Value>>>,
+}
+
+fn hook(answers: Vec<(u16, &'static str)>) -> Hook {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let seen = got.clone();
+    std::thread::spawn(move || {
+        let mut answers = answers.into_iter();
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let mut reader = BufReader::new(stream);
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; length];
+            reader.read_exact(&mut body).unwrap();
+            seen.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            let (code, text) = answers.next().unwrap_or((200, "ok"));
+            let mut stream = reader.into_inner();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {code} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    });
+    Hook { url, got }
+}
+
+#[test]
+fn a_fired_alert_reaches_the_webhook_once_and_a_503_is_retried_from_the_outbox() {
+    let home = Home::new();
+    let h = hook(vec![(503, "try later")]);
+    let ch = home.json(&[
+        "push",
+        "add",
+        "desk",
+        "--kind",
+        "webhook",
+        "--url",
+        &h.url,
+        "--allow-private",
+        "--json",
+    ]);
+    assert_eq!(ch["kind"], "webhook");
+    // A level every close of 2020-06-16 is at or above: it fires on that close.
+    home.json(&["alerts", "add", "000001", "--price-above", "0.01", "--json"]);
+
+    let first = home.json(&["alerts", "check", "--json"]);
+    assert_eq!(first["fired"].as_array().unwrap().len(), 1, "{first}");
+    let d = &first["deliveries"][0];
+    assert_eq!(
+        (d["status"].as_str(), d["attempts"].as_u64()),
+        (Some("pending"), Some(1))
+    );
+    assert_eq!(d["error"], "HTTP 503: try later");
+    assert_eq!(first["fired"][0]["delivery"], "pending");
+    assert_eq!(
+        first["fired"][0]["delivered_to"],
+        serde_json::json!(["desk"])
+    );
+    // The channel got it once (and said 503); its body is the alert with the data's date.
+    {
+        let got = h.got.lock().unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0]["type"], "alert");
+        assert_eq!(got[0]["data_date"], "2020-06-16");
+        assert_eq!(got[0]["alert"]["code"], "000001");
+        let text = got[0]["text"].as_str().unwrap();
+        assert!(text.contains("000001 平安银行"), "{text}");
+        assert!(text.contains("(data as of 2020-06-16)"), "{text}");
+    }
+    // A second check on the same close fires nothing and sends nothing new (the retry is
+    // not due yet).
+    let second = home.json(&["alerts", "check", "--json"]);
+    assert_eq!(second["fired"], serde_json::json!([]));
+    assert_eq!(second["deliveries"], serde_json::json!([]));
+    let rows = home.json(&["push", "outbox", "--json"]);
+    assert_eq!(rows[0]["status"], "pending");
+    assert_eq!(rows[0]["last_error"], "HTTP 503: try later");
+
+    // A later process, once the backoff is over, gets it through; the alert reads delivered.
+    let later = (chrono::Utc::now() + chrono::TimeDelta::minutes(5)).to_rfc3339();
+    let done = home.json(&["push", "deliver", "--now", &later, "--json"]);
+    assert_eq!(done[0]["status"], "sent", "{done}");
+    assert_eq!(h.got.lock().unwrap().len(), 2);
+    let history = home.json(&["alerts", "history", "--json"]);
+    assert_eq!(history[0]["delivery"], "delivered");
+    let again = home.json(&["push", "deliver", "--now", &later, "--json"]);
+    assert_eq!(again, serde_json::json!([]));
+}
+
+#[test]
+fn a_4xx_is_kept_as_failed_with_the_answer_and_the_test_send_shows_it() {
+    let home = Home::new();
+    let h = hook(vec![(400, "bad token"), (403, "forbidden")]);
+    home.json(&[
+        "push",
+        "add",
+        "desk",
+        "--kind",
+        "webhook",
+        "--url",
+        &h.url,
+        "--allow-private",
+        "--json",
+    ]);
+    home.json(&["alerts", "add", "000001", "--price-above", "0.01", "--json"]);
+    let r = home.json(&["alerts", "check", "--json"]);
+    assert_eq!(r["deliveries"][0]["status"], "failed");
+    assert_eq!(r["fired"][0]["delivery"], "failed");
+    assert_eq!(r["deliveries"][0]["error"], "HTTP 400: bad token");
+    // The test send prints the channel's answer and exits 1 when it was not accepted.
+    let out = home.run(&["push", "test", "desk"]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("desk: HTTP 403: forbidden"));
+    let ok = home.json(&["push", "test", "desk", "--json"]);
+    assert_eq!(
+        (ok["http_status"].as_u64(), ok["ok"].as_bool()),
+        (Some(200), Some(true))
+    );
+    assert_eq!(h.got.lock().unwrap()[2]["type"], "test");
+}
+
+#[test]
+fn bad_push_urls_are_refused_and_nothing_is_stored() {
+    let home = Home::new();
+    let refused = |args: &[&str], says: &str| {
+        let out = home.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    refused(
+        &[
+            "push",
+            "add",
+            "a",
+            "--kind",
+            "webhook",
+            "--url",
+            "ftp://example.com/x",
+        ],
+        "a push URL must be http or https",
+    );
+    refused(
+        &[
+            "push",
+            "add",
+            "a",
+            "--kind",
+            "webhook",
+            "--url",
+            "http://127.0.0.1:9/x",
+        ],
+        "allowed only for a generic webhook added with --allow-private",
+    );
+    refused(
+        &[
+            "push",
+            "add",
+            "a",
+            "--kind",
+            "webhook",
+            "--url",
+            "http://169.254.169.254/x",
+            "--allow-private",
+        ],
+        "never a push target",
+    );
+    refused(&["push", "remove", "a"], "no push channel named 'a'");
+    assert_eq!(
+        home.json(&["push", "list", "--json"]),
+        serde_json::json!([])
+    );
+}
