@@ -175,6 +175,7 @@ fn entry_from(a: AddArgs) -> Result<McpServer, String> {
         transport,
         enabled: true,
         always_ask: a.always_ask,
+        trusted_tools: Vec::new(),
     })
 }
 

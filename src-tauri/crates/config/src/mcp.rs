@@ -57,6 +57,10 @@ pub struct McpServer {
     pub enabled: bool,
     /// Every call of this server's tools asks, even those it marks read-only.
     pub always_ask: bool,
+    /// Tools of this server (their MCP names) the user trusts: they run without asking,
+    /// whatever the server says of them and even when the server always asks.
+    #[serde(default)]
+    pub trusted_tools: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -324,6 +328,7 @@ mod tests {
             },
             enabled: true,
             always_ask: false,
+            trusted_tools: vec![],
         }
     }
 
@@ -339,6 +344,7 @@ mod tests {
             },
             enabled: true,
             always_ask: false,
+            trusted_tools: vec![],
         }
     }
 

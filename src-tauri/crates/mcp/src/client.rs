@@ -41,6 +41,9 @@ pub enum ClientError {
     Timeout { server: String, secs: u64 },
     #[error("MCP server '{server}': {reason}")]
     Protocol { server: String, reason: String },
+    /// The server answered a request with an error (it is alive).
+    #[error("MCP server '{server}' refused: {reason}")]
+    Refused { server: String, reason: String },
 }
 
 /// One tool as the server describes it.
@@ -201,6 +204,24 @@ impl Connection {
                 reason: e.to_string(),
             })?;
         Ok(tools.iter().map(tool_report).collect())
+    }
+
+    /// Calls one tool. A transport failure (a crashed server) is [`ClientError::Protocol`];
+    /// an error answer is [`ClientError::Refused`].
+    pub async fn call(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+    ) -> Result<rmcp::model::CallToolResult, ClientError> {
+        self.service.call_tool(request).await.map_err(|e| match e {
+            rmcp::ServiceError::McpError(err) => ClientError::Refused {
+                server: self.server.clone(),
+                reason: err.message.to_string(),
+            },
+            other => ClientError::Protocol {
+                server: self.server.clone(),
+                reason: other.to_string(),
+            },
+        })
     }
 
     /// Name, version and tools of the server.

@@ -9,6 +9,7 @@
 //! The long tools (`screen_stocks`, `run_backtest`) send `notifications/progress` when the
 //! client's request carries a progress token.
 
+pub mod agent_tools;
 pub mod client;
 pub mod events;
 

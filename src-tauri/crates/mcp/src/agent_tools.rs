@@ -1,0 +1,417 @@
+//! Configured MCP servers' tools as agent tools (`mcp__<server>__<tool>`), behind the same
+//! approval gate as every other tool: the gate reads each tool's `ToolSpec`, so parallel
+//! batches, sub-agents, schedules and the inbox all see the same flags.
+//!
+//! - A tool needs approval unless the server marks it read-only (`readOnlyHint`) and the
+//!   user has not asked to confirm that server's tools; a tool the user trusts never asks
+//!   ([`needs_approval`]). Only read-only tools run concurrently.
+//! - Each server is one [`ServerHandle`]: connected when first needed (within a time limit);
+//!   a server that crashes or hangs gives the model a tool error naming it and is started
+//!   again on the next call, at most [`MAX_RESTARTS`] times in a row, then disabled for the
+//!   rest of the process with the reason.
+//! - The approval dialog names the server (the tool's display name).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use serde_json::{Map, Value, json};
+use tokio::sync::Mutex;
+use wyckoff_agent::{Tool, ToolContext, ToolError, ToolSpec};
+use wyckoff_config::NamedSecret;
+use wyckoff_config::mcp::{McpServer, McpServers};
+use wyckoff_protocol::ToolSchema;
+
+use crate::client::{ClientError, Connection, ToolReport};
+
+/// Failures in a row after which a server is disabled until the process restarts.
+pub const MAX_RESTARTS: u32 = 3;
+/// Longest agent tool name the providers accept (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`).
+pub const MAX_TOOL_NAME: usize = 64;
+
+/// The gate's rule for one MCP tool (pure; see the module docs).
+pub fn needs_approval(read_only_hint: Option<bool>, always_ask: bool, trusted: bool) -> bool {
+    if trusted {
+        return false;
+    }
+    always_ask || read_only_hint != Some(true)
+}
+
+/// `mcp__<server>__<tool>` with anything outside `[A-Za-z0-9_-]` as `_`, cut to
+/// [`MAX_TOOL_NAME`] characters with a short hash of the full name so two long names stay apart.
+pub fn agent_tool_name(server: &str, tool: &str) -> String {
+    let clean: String = format!("mcp__{server}__{tool}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.len() <= MAX_TOOL_NAME {
+        return clean;
+    }
+    // FNV-1a: stable across runs and platforms (the name is stored in conversations)
+    let hash = format!("{server}\u{0}{tool}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let suffix = format!("_{:08x}", hash & 0xffff_ffff);
+    format!("{}{suffix}", &clean[..MAX_TOOL_NAME - suffix.len()])
+}
+
+/// The server's input schema as an agent tool's parameters: an object schema without the
+/// `$schema`/`$id` keys some providers refuse.
+pub fn agent_parameters(input_schema: &Value) -> Value {
+    let mut schema = match input_schema {
+        Value::Object(o) => o.clone(),
+        _ => Map::new(),
+    };
+    schema.remove("$schema");
+    schema.remove("$id");
+    schema.insert("type".into(), json!("object"));
+    schema.entry("properties").or_insert_with(|| json!({}));
+    Value::Object(schema)
+}
+
+/// A tool result as the model reads it: the structured content when there is one, else the
+/// text; an error result is a tool error.
+pub fn result_value(server: &str, r: &CallToolResult) -> Result<Value, ToolError> {
+    let text: Vec<String> = r
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect();
+    let other = r.content.len() - text.len();
+    if r.is_error == Some(true) {
+        let msg = if text.is_empty() {
+            "the tool failed without a message".to_owned()
+        } else {
+            text.join("\n")
+        };
+        return Err(ToolError::Failed(format!("MCP server '{server}': {msg}")));
+    }
+    let mut out = match &r.structured_content {
+        Some(Value::Object(o)) => Value::Object(o.clone()),
+        Some(v) => json!({ "result": v }),
+        None => json!({ "text": text.join("\n") }),
+    };
+    if other > 0
+        && let Value::Object(o) = &mut out
+    {
+        o.insert(
+            "omitted_content".into(),
+            json!(format!("{other} non-text content block(s) not shown")),
+        );
+    }
+    Ok(out)
+}
+
+type SecretFn = dyn Fn(&NamedSecret) -> Option<String> + Send + Sync;
+
+struct State {
+    conn: Option<Connection>,
+    failures: u32,
+    disabled: Option<String>,
+}
+
+/// One configured server: its connection (opened when needed) and its health.
+pub struct ServerHandle {
+    entry: McpServer,
+    secret: Arc<SecretFn>,
+    connect_timeout: Duration,
+    state: Mutex<State>,
+}
+
+impl ServerHandle {
+    pub fn new(entry: McpServer, secret: Arc<SecretFn>, connect_timeout: Duration) -> Self {
+        ServerHandle {
+            entry,
+            secret,
+            connect_timeout,
+            state: Mutex::new(State {
+                conn: None,
+                failures: 0,
+                disabled: None,
+            }),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.entry.name
+    }
+
+    /// Why the server was disabled, once it has been.
+    pub async fn disabled(&self) -> Option<String> {
+        self.state.lock().await.disabled.clone()
+    }
+
+    async fn connected<'a>(&self, state: &'a mut State) -> Result<&'a Connection, ToolError> {
+        if let Some(reason) = &state.disabled {
+            return Err(ToolError::Failed(format!(
+                "MCP server '{}' is disabled for this session: {reason}",
+                self.entry.name
+            )));
+        }
+        if state.conn.is_none() {
+            match Connection::open(&self.entry, self.secret.as_ref(), self.connect_timeout).await {
+                Ok(c) => state.conn = Some(c),
+                Err(e) => return Err(self.failed(state, &e.to_string())),
+            }
+        }
+        state
+            .conn
+            .as_ref()
+            .ok_or_else(|| ToolError::Failed("MCP connection lost".into()))
+    }
+
+    /// Counts a failure: the connection is dropped (the next call starts the server again)
+    /// and after [`MAX_RESTARTS`] in a row the server is disabled.
+    fn failed(&self, state: &mut State, reason: &str) -> ToolError {
+        state.conn = None;
+        state.failures += 1;
+        let name = &self.entry.name;
+        if state.failures >= MAX_RESTARTS {
+            let why = format!("{MAX_RESTARTS} failures in a row, the last: {reason}");
+            tracing::warn!(server = %name, "MCP server disabled: {why}");
+            state.disabled = Some(why.clone());
+            return ToolError::Failed(format!(
+                "MCP server '{name}' failed and is now disabled for this session ({why})"
+            ));
+        }
+        tracing::warn!(server = %name, "MCP server failed: {reason}");
+        ToolError::Failed(format!(
+            "MCP server '{name}' failed: {reason} (it is started again on the next call)"
+        ))
+    }
+
+    /// The server's tools (connecting if needed).
+    pub async fn tools(&self) -> Result<Vec<ToolReport>, ToolError> {
+        let mut state = self.state.lock().await;
+        let conn = self.connected(&mut state).await?;
+        match conn.tools(self.connect_timeout).await {
+            Ok(t) => Ok(t),
+            Err(e) => Err(self.failed(&mut state, &e.to_string())),
+        }
+    }
+
+    /// Calls `tool`; a transport failure, a crash or a hang (the call's cancel token, which
+    /// the registry fires at its time limit) drops the connection.
+    pub async fn call(
+        &self,
+        tool: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
+        // One call at a time per server: a stdio server is one process, and a crash must be
+        // seen by the next call, not raced.
+        let mut state = self.state.lock().await;
+        let arguments = match args {
+            Value::Object(o) => o,
+            _ => Map::new(),
+        };
+        let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let outcome = {
+            let conn = self.connected(&mut state).await?;
+            tokio::select! {
+                r = conn.call(request) => Some(r),
+                () = ctx.cancel.cancelled() => None,
+            }
+        };
+        match outcome {
+            Some(Ok(r)) => {
+                state.failures = 0;
+                result_value(&self.entry.name, &r)
+            }
+            // the server answered with an error: it is alive
+            Some(Err(ClientError::Refused { reason, .. })) => {
+                state.failures = 0;
+                Err(ToolError::Failed(format!(
+                    "MCP server '{}': {reason}",
+                    self.entry.name
+                )))
+            }
+            Some(Err(e)) => Err(self.failed(&mut state, &e.to_string())),
+            None => {
+                // cut off (the registry's time limit, or the turn was cancelled): a hung
+                // server is started again on the next call
+                self.failed(&mut state, "the call was cut off (time limit or cancel)");
+                Err(ToolError::Cancelled)
+            }
+        }
+    }
+}
+
+/// One MCP tool as an agent tool.
+pub struct McpAgentTool {
+    spec: ToolSpec,
+    schema: ToolSchema,
+    mcp_name: String,
+    server: Arc<ServerHandle>,
+}
+
+impl McpAgentTool {
+    pub fn new(server: Arc<ServerHandle>, tool: &ToolReport) -> Self {
+        let entry = &server.entry;
+        let trusted = entry.trusted_tools.iter().any(|t| t == &tool.name);
+        let approval = needs_approval(tool.read_only, entry.always_ask, trusted);
+        let name = agent_tool_name(&entry.name, &tool.name);
+        let mut spec = ToolSpec::new(
+            name.clone(),
+            format!("MCP · {} · {}", entry.name, tool.name),
+        );
+        if approval {
+            spec = spec.requires_approval();
+        }
+        if tool.read_only == Some(true) {
+            spec = spec.concurrency_safe();
+        }
+        let description = format!(
+            "[MCP server {}] {}",
+            entry.name,
+            tool.description.as_deref().unwrap_or(&tool.name)
+        );
+        McpAgentTool {
+            spec,
+            schema: ToolSchema {
+                name,
+                description,
+                parameters: agent_parameters(&tool.input_schema),
+            },
+            mcp_name: tool.name.clone(),
+            server,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for McpAgentTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn schema(&self) -> &ToolSchema {
+        &self.schema
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<Value, ToolError> {
+        self.server.call(&self.mcp_name, args, &ctx).await
+    }
+}
+
+/// The enabled servers' tools, and for each server that could not be reached, why (the
+/// session goes on without it). Sub-agents get none of these unless a role names them.
+pub async fn discover(
+    servers: &McpServers,
+    secret: Arc<SecretFn>,
+    connect_timeout: Duration,
+) -> (Vec<Arc<dyn Tool>>, Vec<(String, String)>) {
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    let mut failed = Vec::new();
+    for entry in servers.servers.iter().filter(|s| s.enabled) {
+        let handle = Arc::new(ServerHandle::new(
+            entry.clone(),
+            secret.clone(),
+            connect_timeout,
+        ));
+        match handle.tools().await {
+            Ok(list) => tools.extend(
+                list.iter()
+                    .map(|t| Arc::new(McpAgentTool::new(handle.clone(), t)) as Arc<dyn Tool>),
+            ),
+            Err(e) => failed.push((entry.name.clone(), e.to_string())),
+        }
+    }
+    (tools, failed)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_gate_rule() {
+        // (readOnlyHint, always ask, trusted) → needs approval
+        let table = [
+            (Some(true), false, false, false),
+            (Some(true), true, false, true),
+            (Some(false), false, false, true),
+            (None, false, false, true),
+            (None, true, false, true),
+            (Some(false), true, true, false),
+            (None, false, true, false),
+            (Some(true), true, true, false),
+        ];
+        for (ro, always, trusted, want) in table {
+            assert_eq!(
+                needs_approval(ro, always, trusted),
+                want,
+                "{ro:?} {always} {trusted}"
+            );
+        }
+    }
+
+    #[test]
+    fn tool_names_fit_every_provider() {
+        assert_eq!(
+            agent_tool_name("time", "get_current_time"),
+            "mcp__time__get_current_time"
+        );
+        assert_eq!(
+            agent_tool_name("fs", "read.file v2"),
+            "mcp__fs__read_file_v2"
+        );
+        let exact = format!("mcp__s__{}", "x".repeat(MAX_TOOL_NAME - 8));
+        assert_eq!(exact.len(), MAX_TOOL_NAME);
+        assert_eq!(agent_tool_name("s", &"x".repeat(MAX_TOOL_NAME - 8)), exact);
+        let long_a = agent_tool_name("s", &format!("{}a", "x".repeat(MAX_TOOL_NAME)));
+        let long_b = agent_tool_name("s", &format!("{}b", "x".repeat(MAX_TOOL_NAME)));
+        assert_eq!(long_a.len(), MAX_TOOL_NAME);
+        assert_eq!(long_b.len(), MAX_TOOL_NAME);
+        assert_ne!(long_a, long_b);
+        assert_eq!(
+            long_a,
+            agent_tool_name("s", &format!("{}a", "x".repeat(MAX_TOOL_NAME)))
+        );
+    }
+
+    #[test]
+    fn schemas_become_object_schemas_without_meta_keys() {
+        let p = agent_parameters(&json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {"tz": {"type": "string"}},
+            "required": ["tz"]
+        }));
+        assert_eq!(
+            p,
+            json!({"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]})
+        );
+        assert_eq!(
+            agent_parameters(&json!(null)),
+            json!({"type": "object", "properties": {}})
+        );
+    }
+
+    #[test]
+    fn results_and_error_results() {
+        let ok = CallToolResult::structured(json!({"time": "12:00"}));
+        assert_eq!(result_value("t", &ok).unwrap(), json!({"time": "12:00"}));
+        let text = CallToolResult::success(vec![ContentBlock::text("hello")]);
+        assert_eq!(result_value("t", &text).unwrap(), json!({"text": "hello"}));
+        let err = CallToolResult::error(vec![ContentBlock::text("bad tz")]);
+        assert_eq!(
+            result_value("t", &err).unwrap_err().to_string(),
+            "MCP server 't': bad tz"
+        );
+    }
+}

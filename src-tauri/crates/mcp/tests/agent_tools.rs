@@ -1,0 +1,260 @@
+//! MCP tools in the agent's registry, through the real runtime (a scripted model) and a real
+//! MCP server on the official Python SDK (tests/mcp/recorder_server.py, which logs every call
+//! it receives): a tool that may write is refused under `--approve never` and the server never
+//! sees the call; allowed, its result reaches the model's next request; a read-only tool runs
+//! unasked unless the server is marked "always ask"; a server that dies mid-call is a tool
+//! error naming it and is started again on the next call; one that keeps failing is disabled.
+//!
+//! Needs target/mcp-venv (scripts/setup): skipped with a message outside CI when missing,
+//! failed in CI.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use wyckoff_agent::scripted::{self, ScriptedProvider};
+use wyckoff_agent::{
+    CollectingSink, HeadlessApprover, Runtime, RuntimeConfig, SystemClock, ToolRegistry,
+};
+use wyckoff_config::mcp::{McpServer, McpServers, McpTransport};
+use wyckoff_mcp::agent_tools::{MAX_RESTARTS, discover};
+use wyckoff_protocol::ToolCall;
+
+fn venv_python() -> Option<PathBuf> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../target"));
+    let python = target.join("mcp-venv/bin/python");
+    if python.is_file() {
+        return Some(python);
+    }
+    let msg = format!("{} is missing: run scripts/setup", python.display());
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{msg}");
+    }
+    eprintln!("SKIPPED: {msg}");
+    None
+}
+
+fn recorder(python: &Path, log: &Path, always_ask: bool) -> McpServers {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/mcp/recorder_server.py");
+    McpServers {
+        version: 1,
+        servers: vec![McpServer {
+            name: "rec".into(),
+            transport: McpTransport::Stdio {
+                command: python.display().to_string(),
+                args: vec![script.display().to_string(), log.display().to_string()],
+                env: vec![],
+            },
+            enabled: true,
+            always_ask,
+            trusted_tools: vec![],
+        }],
+    }
+}
+
+async fn registry(servers: &McpServers) -> ToolRegistry {
+    let (tools, failed) = discover(servers, Arc::new(|_| None), Duration::from_secs(30)).await;
+    assert!(failed.is_empty(), "{failed:?}");
+    let mut registry = ToolRegistry::empty();
+    for t in tools {
+        registry.register(t);
+    }
+    registry
+}
+
+fn call(id: &str, name: &str, args: Value) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        args,
+        args_error: None,
+        thought_signature: None,
+    }
+}
+
+/// One turn: the model calls `calls` (one round each), then answers; returns the provider
+/// (its recorded requests).
+async fn turn(
+    registry: ToolRegistry,
+    approve: HeadlessApprover,
+    rounds: Vec<Vec<ToolCall>>,
+) -> Arc<ScriptedProvider> {
+    let mut script: Vec<_> = rounds
+        .into_iter()
+        .map(|calls| scripted::tool_calls("", calls))
+        .collect();
+    script.push(scripted::text("完成"));
+    let provider = Arc::new(ScriptedProvider::new(script));
+    let runtime = Runtime::new(
+        provider.clone(),
+        Arc::new(registry),
+        RuntimeConfig::default(),
+        Arc::new(approve),
+        None,
+        Arc::new(SystemClock),
+    );
+    let sink = CollectingSink::new();
+    let mut messages = Vec::new();
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        runtime.run_turn(
+            &mut messages,
+            "sys",
+            "go",
+            sink.clone(),
+            CancellationToken::new(),
+        ),
+    )
+    .await
+    .unwrap();
+    provider
+}
+
+fn log_lines(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What the model was sent back for its tool calls, as text.
+fn last_request(provider: &ScriptedProvider) -> String {
+    let requests = provider.requests();
+    serde_json::to_string(&requests.last().unwrap().messages).unwrap()
+}
+
+#[tokio::test]
+async fn the_gate_stops_a_writing_tool_and_lets_an_allowed_call_through() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let servers = recorder(&python, &log, false);
+
+    // the tools carry the server's flags and name it
+    let reg = registry(&servers).await;
+    assert_eq!(
+        reg.names(),
+        ["mcp__rec__record", "mcp__rec__peek", "mcp__rec__crash"]
+    );
+    let record = reg.spec("mcp__rec__record").unwrap();
+    assert!(record.requires_approval && !record.concurrency_safe);
+    assert_eq!(record.display_name, "MCP · rec · record");
+    let peek = reg.spec("mcp__rec__peek").unwrap();
+    assert!(!peek.requires_approval && peek.concurrency_safe);
+
+    // --approve never: refused, and the server never receives the call
+    let provider = turn(
+        reg,
+        HeadlessApprover::Never,
+        vec![vec![call("c1", "mcp__rec__record", json!({"note": "buy"}))]],
+    )
+    .await;
+    assert!(log_lines(&log).is_empty(), "{:?}", log_lines(&log));
+    let sent = last_request(&provider);
+    assert!(!sent.contains("recorded buy"), "{sent}");
+
+    // approved: the call reaches the server and its result the model's next request
+    let provider = turn(
+        registry(&servers).await,
+        HeadlessApprover::parse("mcp__rec__record"),
+        vec![vec![call("c2", "mcp__rec__record", json!({"note": "buy"}))]],
+    )
+    .await;
+    assert_eq!(log_lines(&log), ["record buy"]);
+    assert!(last_request(&provider).contains("recorded buy"));
+
+    // a read-only tool runs without asking, even under --approve never
+    let provider = turn(
+        registry(&servers).await,
+        HeadlessApprover::Never,
+        vec![vec![call("c3", "mcp__rec__peek", json!({}))]],
+    )
+    .await;
+    assert_eq!(log_lines(&log), ["record buy", "peek"]);
+    assert!(last_request(&provider).contains("record buy"));
+}
+
+#[tokio::test]
+async fn an_always_ask_server_asks_even_for_read_only_tools() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let reg = registry(&recorder(&python, &log, true)).await;
+    assert!(reg.spec("mcp__rec__peek").unwrap().requires_approval);
+    turn(
+        reg,
+        HeadlessApprover::Never,
+        vec![vec![call("c1", "mcp__rec__peek", json!({}))]],
+    )
+    .await;
+    assert!(log_lines(&log).is_empty(), "{:?}", log_lines(&log));
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_call_is_an_error_naming_it_and_restarts_next_call() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = turn(
+        registry(&recorder(&python, &log, false)).await,
+        HeadlessApprover::Never,
+        vec![
+            vec![call("c1", "mcp__rec__crash", json!({}))],
+            vec![call("c2", "mcp__rec__peek", json!({}))],
+        ],
+    )
+    .await;
+    let requests = provider.requests();
+    // after the crash round the model was told the server failed, by name
+    let after_crash = serde_json::to_string(&requests[1].messages).unwrap();
+    assert!(
+        after_crash.contains("MCP server 'rec' failed")
+            && after_crash.contains("started again on the next call"),
+        "{after_crash}"
+    );
+    // the next call started it again (a new process) and worked
+    let lines = log_lines(&log);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].starts_with("crash 0 pid "));
+    assert_eq!(lines[1], "peek");
+    assert!(last_request(&provider).contains("crash 0 pid"));
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_failing_is_disabled_with_the_reason() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let rounds: Vec<Vec<ToolCall>> = (0..=MAX_RESTARTS)
+        // different arguments each time: the runtime's doom-loop guard stops identical ones
+        .map(|i| {
+            vec![call(
+                &format!("c{i}"),
+                "mcp__rec__crash",
+                json!({"attempt": i * 1000}),
+            )]
+        })
+        .collect();
+    let provider = turn(
+        registry(&recorder(&python, &log, false)).await,
+        HeadlessApprover::Never,
+        rounds,
+    )
+    .await;
+    // exactly MAX_RESTARTS crashes reached the server; the call after them did not
+    assert_eq!(log_lines(&log).len(), MAX_RESTARTS as usize);
+    let last = last_request(&provider);
+    assert!(
+        last.contains("MCP server 'rec' is disabled for this session")
+            && last.contains("3 failures in a row"),
+        "{last}"
+    );
+}

@@ -1,0 +1,47 @@
+"""A small stdio MCP server on the official Python SDK, for the client tests: it writes every
+call it receives to a log file (argv[1]), so a test can tell whether a call reached it.
+
+    record(note)  not read-only: appends the note (the approval gate must stop it unasked)
+    peek()        read-only: the notes so far
+    crash(attempt) read-only: the process dies mid-call (the client restarts it next call)
+"""
+
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+
+LOG = sys.argv[1]
+server = MCPServer("recorder", version="1.0.0")
+
+
+def log(line):
+    with open(LOG, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+def record(note: str) -> str:
+    """Append a note to the log."""
+    log(f"record {note}")
+    return f"recorded {note}"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def peek() -> str:
+    """The notes recorded so far."""
+    log("peek")
+    with open(LOG, encoding="utf-8") as f:
+        return f.read()
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def crash(attempt: int = 0) -> str:
+    """Dies in the middle of the call."""
+    log(f"crash {attempt} pid {os.getpid()}")
+    os._exit(3)
+
+
+if __name__ == "__main__":
+    server.run()
