@@ -184,6 +184,14 @@ async fn decide(
         Err(e) => tracing::warn!("inbox not re-read after an answer: {e:?}"),
     }
     // The follow-up turn runs on its own; its events reach the window like any turn's.
+    answered(decided)
+}
+
+/// What the window is told of an answer: the request as stored, or why not — unknown,
+/// already decided, or too late (then it was refused and its conversation told).
+pub fn answered(
+    decided: Result<wyckoff_session::approvals::Decided, SessionError>,
+) -> Result<InboxRequest, InboxCommandError> {
     let request = decided?.request;
     if request.status == InboxStatus::Expired {
         return Err(InboxCommandError::Expired {
@@ -293,6 +301,41 @@ mod tests {
         assert_eq!(ids(log_order(entries.clone(), 200)), [5, 4, 3, 2, 1]);
         assert_eq!(ids(log_order(entries.clone(), 5)), [5, 4, 3, 2, 1]);
         assert_eq!(ids(log_order(entries, 4)), [5, 4, 3, 2]);
+    }
+
+    /// An answer that came too late is an error naming the expiry (the request was still
+    /// decided: expired); allowed and denied ones come back as stored.
+    #[test]
+    fn an_answer_is_the_request_or_why_not() {
+        use wyckoff_session::approvals::Decided;
+        let decided = |status: InboxStatus| {
+            Ok(Decided {
+                request: request(
+                    "apr-1",
+                    "2026-12-05T00:00:00Z",
+                    status,
+                    Some("2026-12-06T00:00:00Z"),
+                ),
+                tool_result: None,
+                failed: false,
+                follow_up: None,
+            })
+        };
+        for status in [InboxStatus::Allowed, InboxStatus::Denied] {
+            assert_eq!(answered(decided(status)).unwrap().status, status);
+        }
+        let Err(InboxCommandError::Expired { message }) = answered(decided(InboxStatus::Expired))
+        else {
+            panic!("an expired answer must be an error");
+        };
+        assert!(
+            message.contains("apr-1") && message.contains("2026-12-06T00:00:00Z"),
+            "{message}"
+        );
+        let unknown = answered(Err(SessionError::Inbox(InboxError::NotFound(
+            "apr-2".into(),
+        ))));
+        assert!(matches!(unknown, Err(InboxCommandError::NotFound { .. })));
     }
 
     #[test]
