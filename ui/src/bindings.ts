@@ -1066,7 +1066,12 @@ export type TaskRequest =
 /**  Every listed stock and the benchmark indices from the live sources. */
 { type: "sync_all" } | 
 /**  Daily bars from a CSV file or a folder of them (`wyckoff data import`'s format). */
-{ type: "import"; path: string };
+{ type: "import"; path: string } | 
+/**
+ *  Every alert rule (and holding's stop-loss) checked as of the latest bars; what
+ *  fires is recorded and pushed (`wyckoff alerts check`).
+ */
+{ type: "alerts" };
 
 export type TaskStatus = 
 /**  Accepted, waiting for one of the running slots (at most three run at once). */

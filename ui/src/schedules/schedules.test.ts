@@ -26,6 +26,7 @@ describe("a schedule's job in words", () => {
     [{ type: "task", request: { type: "sync_all" } }, "同步全部行情", "Sync all market data"],
     [{ type: "task", request: { type: "backtest", start: "2024-01-02", end: "2024-06-28", hold_days: 10, top_n: 4 } }, "回测 2024-01-02 至 2024-06-28", "Backtest 2024-01-02 to 2024-06-28"],
     [{ type: "prompt", text: "/checkup" }, "提示词：/checkup", "Prompt: /checkup"],
+    [{ type: "task", request: { type: "alerts" } }, "检查提醒", "Check alerts"],
   ];
   it.each(cases)("%j", (job, inZh, inEn) => {
     expect(jobText(job, zh)).toBe(inZh);

@@ -56,6 +56,8 @@ export function jobText(job: Job, t: Translate): string {
       return t("schedJobBacktestText", { start: r.start, end: r.end });
     case "import":
       return t("schedJobImportText", { path: r.path });
+    case "alerts":
+      return t("schedJobAlerts");
   }
 }
 
@@ -213,6 +215,7 @@ export function scheduleToForm(s: ScheduleView): ScheduleForm | null {
     case "backtest":
       return { ...form, job: "backtest", start: r.start, end: r.end, holdDays: r.hold_days, topN: r.top_n };
     case "import":
+    case "alerts":
       return null;
   }
 }

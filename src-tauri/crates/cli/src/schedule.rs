@@ -47,6 +47,9 @@ enum JobKind {
     Screen,
     /// The funnel strategy backtested from --start to --end.
     Backtest,
+    /// Every alert rule (and holding's stop-loss) checked on the latest bars; what fires is
+    /// recorded and pushed.
+    Alerts,
 }
 
 #[derive(Debug, Subcommand)]
@@ -236,6 +239,31 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
                 bail!("schedule {}: a prompt needs a model: {e}", schedule.name);
             }
         }
+        if let Some(schedule) = add.as_ref().filter(|s| {
+            matches!(
+                s.job,
+                Job::Task {
+                    request: TaskRequest::Alerts
+                }
+            )
+        }) {
+            // An alerts job with no rule would only check nothing, every day: say so now.
+            let md = hub.services().market().clone();
+            let nothing = match wyckoff_alerts::AlertStore::new(md.pool().clone()).await {
+                Ok(store) => !wyckoff_alerts::has_work(&md, &store).await?,
+                Err(e) => {
+                    close(hub).await;
+                    return Err(e.into());
+                }
+            };
+            if nothing {
+                close(hub).await;
+                bail!(
+                    "schedule {}: no alert rule exists (add one with `wyckoff alerts add`) and no holding has a stop-loss: an alerts job would check nothing",
+                    schedule.name
+                );
+            }
+        }
         let result = command(&args, add, &scheduler, now).await;
         close(hub).await;
         match result {
@@ -288,6 +316,9 @@ fn schedule_of(
         (Some(JobKind::Screen), None) => Job::Task {
             request: TaskRequest::Screen { as_of: None },
         },
+        (Some(JobKind::Alerts), None) => Job::Task {
+            request: TaskRequest::Alerts,
+        },
         (Some(JobKind::Backtest), None) => {
             let (Some(start), Some(end)) = (start, end) else {
                 bail!("a backtest job needs --start YYYY-MM-DD and --end YYYY-MM-DD");
@@ -306,7 +337,7 @@ fn schedule_of(
                 },
             }
         }
-        (None, None) => bail!("give --job sync|screen|backtest or --prompt TEXT"),
+        (None, None) => bail!("give --job sync|screen|backtest|alerts or --prompt TEXT"),
     };
     Ok(Schedule {
         name: name.to_owned(),
@@ -462,6 +493,7 @@ fn job_text(j: &Job) -> String {
             TaskRequest::SyncAll => "sync".into(),
             TaskRequest::Backtest { start, end, .. } => format!("backtest {start}..{end}"),
             TaskRequest::Import { path } => format!("import {path}"),
+            TaskRequest::Alerts => "alerts".into(),
         },
     }
 }

@@ -17,6 +17,7 @@ pub fn run_summary(request: &TaskRequest, result: &Value) -> Option<String> {
         TaskRequest::Backtest { .. } => backtest(result),
         TaskRequest::SyncAll => sync(result),
         TaskRequest::Import { .. } => import(result),
+        TaskRequest::Alerts => alerts(result),
     };
     line.filter(|l| !l.is_empty())
 }
@@ -125,6 +126,28 @@ fn import(r: &Value) -> Option<String> {
     Some(line)
 }
 
+/// `as of 2020-06-16: 2 alerts fired (000001 平安银行 — …), 1 held back by its cooldown`.
+fn alerts(r: &Value) -> Option<String> {
+    let fired = int(r, "fired")?;
+    let mut line = match r.get("data_date").and_then(Value::as_str) {
+        Some(d) => format!("as of {d}: "),
+        None => String::new(),
+    };
+    line.push_str(&format!("{fired} alerts fired"));
+    let named: Vec<&str> = r
+        .get("alerts")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().take(NAMED).filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if !named.is_empty() {
+        line.push_str(&format!(" ({})", named.join("; ")));
+    }
+    if let Some(n) = int(r, "suppressed").filter(|n| *n > 0) {
+        line.push_str(&format!(", {n} held back by their cooldown"));
+    }
+    Some(line)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -181,6 +204,20 @@ mod tests {
                 TaskRequest::Import { path: "/x".into() },
                 json!({"files": 4, "files_imported": 3, "stocks": 120, "bars": 36000, "bad_rows": 2}),
                 Some("3 of 4 files imported: 120 stocks, 36000 bars, 2 bad rows"),
+            ),
+            (
+                TaskRequest::Alerts,
+                json!({"data_date": "2020-06-16", "fired": 2, "suppressed": 1, "alerts": [
+                    "000001 平安银行 — close ≥ 10: close 12.60 ≥ 10 (data as of 2020-06-16)",
+                    "000338 潍柴动力 — any Wyckoff event: AR (distribution) on 2020-06-16 at 15.20, known on 2020-06-16 (data as of 2020-06-16)"]}),
+                Some(
+                    "as of 2020-06-16: 2 alerts fired (000001 平安银行 — close ≥ 10: close 12.60 ≥ 10 (data as of 2020-06-16); 000338 潍柴动力 — any Wyckoff event: AR (distribution) on 2020-06-16 at 15.20, known on 2020-06-16 (data as of 2020-06-16)), 1 held back by their cooldown",
+                ),
+            ),
+            (
+                TaskRequest::Alerts,
+                json!({"data_date": null, "fired": 0, "suppressed": 0, "alerts": []}),
+                Some("0 alerts fired"),
             ),
             (backtest, json!({"unexpected": true}), None),
             (screen_request(), json!("not an object"), None),

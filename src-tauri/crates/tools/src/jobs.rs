@@ -1,5 +1,6 @@
 //! Work started without any model — the overview's buttons, schedules: a screen, a
-//! backtest, a full-market sync or a CSV import as a background task of no conversation.
+//! backtest, a full-market sync, a CSV import or an alerts check as a background task of
+//! no conversation.
 
 use std::sync::Arc;
 
@@ -36,6 +37,9 @@ pub enum TaskRequest {
     SyncAll,
     /// Daily bars from a CSV file or a folder of them (`wyckoff data import`'s format).
     Import { path: String },
+    /// Every alert rule (and holding's stop-loss) checked as of the latest bars; what
+    /// fires is recorded and pushed (`wyckoff alerts check`).
+    Alerts,
 }
 
 /// The tool and its arguments for a request (the sync-all tool exists only here: the
@@ -73,6 +77,7 @@ pub fn task_for(
             }
             (crate::sync::sync_all_tool(md.clone()), json!({}))
         }
+        TaskRequest::Alerts => (crate::alerts::check_alerts_tool(md.clone()), json!({})),
         TaskRequest::Import { path } => {
             let path = path.trim();
             if path.is_empty() {

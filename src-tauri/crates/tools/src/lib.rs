@@ -21,6 +21,7 @@
 //! plain async functions ([`analyze::run`], [`market::overview`], …) for the CLI, which
 //! prints what the tools return without any LLM.
 
+pub mod alerts;
 pub mod analyze;
 pub mod backtest;
 pub mod chart;
