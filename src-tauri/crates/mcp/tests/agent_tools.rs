@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::scripted::{self, ScriptedProvider};
 use wyckoff_agent::{
-    CollectingSink, HeadlessApprover, Runtime, RuntimeConfig, SystemClock, ToolRegistry,
+    CollectingSink, HeadlessApprover, ResultStore, Runtime, RuntimeConfig, SystemClock,
+    ToolRegistry,
 };
 use wyckoff_config::mcp::{McpServer, McpServers, McpTransport};
 use wyckoff_mcp::agent_tools::{MAX_RESTARTS, discover};
@@ -86,13 +87,22 @@ async fn turn(
     approve: HeadlessApprover,
     rounds: Vec<Vec<ToolCall>>,
 ) -> Arc<ScriptedProvider> {
+    turn_with(registry, approve, rounds, None).await
+}
+
+async fn turn_with(
+    registry: ToolRegistry,
+    approve: HeadlessApprover,
+    rounds: Vec<Vec<ToolCall>>,
+    results: Option<ResultStore>,
+) -> Arc<ScriptedProvider> {
     let mut script: Vec<_> = rounds
         .into_iter()
         .map(|calls| scripted::tool_calls("", calls))
         .collect();
     script.push(scripted::text("完成"));
     let provider = Arc::new(ScriptedProvider::new(script));
-    let runtime = Runtime::new(
+    let mut runtime = Runtime::new(
         provider.clone(),
         Arc::new(registry),
         RuntimeConfig::default(),
@@ -100,6 +110,9 @@ async fn turn(
         None,
         Arc::new(SystemClock),
     );
+    if let Some(store) = results {
+        runtime = runtime.with_result_store(store);
+    }
     let sink = CollectingSink::new();
     let mut messages = Vec::new();
     tokio::time::timeout(
@@ -257,4 +270,58 @@ async fn a_server_that_keeps_failing_is_disabled_with_the_reason() {
             && last.contains("3 failures in a row"),
         "{last}"
     );
+}
+
+#[tokio::test]
+async fn a_large_result_is_offloaded_like_any_other() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    // each record result fits inline (200 chars); peek's, with both notes, does not
+    let (a, b) = ("甲".repeat(150), "乙".repeat(150));
+    let provider = turn_with(
+        registry(&recorder(&python, &log, false)).await,
+        HeadlessApprover::parse("mcp__rec__record"),
+        vec![
+            vec![call("c1", "mcp__rec__record", json!({"note": a}))],
+            vec![call("c2", "mcp__rec__record", json!({"note": b}))],
+            vec![call("c3", "mcp__rec__peek", json!({}))],
+        ],
+        Some(ResultStore::new(dir.path().join("results")).with_inline_max(200)),
+    )
+    .await;
+    let last = last_request(&provider);
+    assert!(last.contains("tool-result://"), "{last}");
+    assert!(last.contains("exceeds the 200-char cap"), "{last}");
+    let saved: Vec<_> = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .flatten()
+        .collect();
+    let names: Vec<String> = saved
+        .iter()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let peek = saved
+        .iter()
+        .find(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .contains("mcp__rec__peek_c3")
+        })
+        .unwrap_or_else(|| panic!("{names:?}"));
+    assert!(
+        !names.iter().any(|n| n.contains("mcp__rec__record")),
+        "record's results fit inline: {names:?}"
+    );
+    let full = std::fs::read_to_string(peek.path()).unwrap();
+    assert!(full.contains(&a) && full.contains(&b));
+}
+
+#[test]
+fn sub_agents_get_no_mcp_tools() {
+    for role in &wyckoff_agent::subagents::roles::ROLES {
+        for name in ["mcp__rec__peek", "mcp__time__get_current_time"] {
+            assert!(!role.allows(name), "{} allows {name}", role.name);
+        }
+    }
 }
