@@ -171,6 +171,25 @@ fn our_own_server_over_stdio_is_tested_and_the_list_is_managed() {
     assert!(h.ok(&["mcp", "list"]).contains("disabled"));
     h.ok(&["mcp", "enable", "self"]);
     assert_eq!(h.json(&["mcp", "list", "--json"])[0]["enabled"], true);
+    // always ask off/on, trust one tool and take it back
+    h.ok(&["mcp", "always-ask", "self", "off"]);
+    assert_eq!(h.json(&["mcp", "list", "--json"])[0]["always_ask"], false);
+    h.ok(&["mcp", "always-ask", "self", "on"]);
+    assert_eq!(h.json(&["mcp", "list", "--json"])[0]["always_ask"], true);
+    h.ok(&["mcp", "trust", "self", "analyze_stock"]);
+    assert_eq!(
+        h.json(&["mcp", "list", "--json"])[0]["trusted_tools"],
+        serde_json::json!(["analyze_stock"])
+    );
+    assert!(
+        h.ok(&["mcp", "list"])
+            .contains("trusted tools: analyze_stock")
+    );
+    h.ok(&["mcp", "trust", "self", "analyze_stock", "--remove"]);
+    assert_eq!(
+        h.json(&["mcp", "list", "--json"])[0]["trusted_tools"],
+        serde_json::json!([])
+    );
 
     // a name in use, a bad name, an unknown one: exit 2, nothing changed
     for args in [
@@ -180,6 +199,8 @@ fn our_own_server_over_stdio_is_tested_and_the_list_is_managed() {
         &["mcp", "remove", "nope"],
         &["mcp", "enable", "nope"],
         &["mcp", "test", "nope"],
+        &["mcp", "trust", "nope", "analyze_stock"],
+        &["mcp", "always-ask", "nope", "on"],
     ] {
         let out = h.run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", show(&out));

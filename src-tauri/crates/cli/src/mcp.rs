@@ -46,6 +46,20 @@ pub enum McpCommand {
     Enable { name: String },
     /// Keep a server configured but unused.
     Disable { name: String },
+    /// Ask before every call of a server's tools (`on`), or only for tools it does not mark
+    /// read-only (`off`).
+    AlwaysAsk {
+        name: String,
+        #[arg(value_parser = ["on", "off"])]
+        mode: String,
+    },
+    /// Trust one tool of a server: it runs without asking (`--remove`: ask again).
+    Trust {
+        name: String,
+        tool: String,
+        #[arg(long)]
+        remove: bool,
+    },
     /// Connect to a server (with a time limit) and print its name, version and tools.
     Test {
         name: String,
@@ -109,6 +123,26 @@ pub fn run(a: McpArgs) -> anyhow::Result<ExitCode> {
         McpCommand::Remove { name } => edit(&name, |l| l.remove(&name).map(|_| ()), "removed"),
         McpCommand::Enable { name } => edit(&name, |l| l.set_enabled(&name, true), "enabled"),
         McpCommand::Disable { name } => edit(&name, |l| l.set_enabled(&name, false), "disabled"),
+        McpCommand::AlwaysAsk { name, mode } => {
+            let on = mode == "on";
+            let done = if on {
+                "always asks:"
+            } else {
+                "asks only for tools that may write:"
+            };
+            edit(&name, |l| l.set_always_ask(&name, on), done)
+        }
+        McpCommand::Trust { name, tool, remove } => {
+            let done = format!(
+                "{} {tool} of",
+                if remove {
+                    "no longer trusting"
+                } else {
+                    "trusting"
+                }
+            );
+            edit(&name, |l| l.set_trusted(&name, &tool, !remove), &done)
+        }
         McpCommand::Test {
             name,
             json,
@@ -267,12 +301,16 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
         if s.always_ask {
             flags.push("always asks");
         }
+        let trusted = s.trusted_tools.join(", ");
         println!(
             "{:<16} {:<20} {}",
             s.name,
             flags.join(", "),
             what.trim_end()
         );
+        if !trusted.is_empty() {
+            println!("{:<16}   trusted tools: {trusted}", "");
+        }
         for n in secret_names(s) {
             println!(
                 "{:<16}   secret {n}: {}",

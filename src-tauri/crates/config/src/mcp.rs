@@ -15,6 +15,8 @@ pub const MCP_FILE: &str = "mcp_servers.json";
 pub const CURRENT_VERSION: u32 = 1;
 /// Most servers one home may configure.
 pub const MAX_SERVERS: usize = 32;
+/// Longest MCP tool name a server entry may trust.
+pub const MAX_TOOL_NAME: usize = 128;
 
 /// An environment variable of a stdio server, its value read from a named secret.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,6 +239,40 @@ impl McpServers {
         Ok(self.servers.remove(i))
     }
 
+    /// Marks a server "always ask" (every tool call asks) or not.
+    pub fn set_always_ask(&mut self, name: &str, always_ask: bool) -> Result<(), McpConfigError> {
+        self.server_mut(name)?.always_ask = always_ask;
+        Ok(())
+    }
+
+    /// Trusts one tool of a server (it runs without asking) or stops trusting it.
+    pub fn set_trusted(
+        &mut self,
+        name: &str,
+        tool: &str,
+        trusted: bool,
+    ) -> Result<(), McpConfigError> {
+        if tool.is_empty() || tool.len() > MAX_TOOL_NAME || tool.contains(char::is_whitespace) {
+            return Err(invalid(
+                "tool",
+                format!("'{tool}': a tool name of 1–{MAX_TOOL_NAME} characters without spaces"),
+            ));
+        }
+        let s = self.server_mut(name)?;
+        s.trusted_tools.retain(|t| t != tool);
+        if trusted {
+            s.trusted_tools.push(tool.to_owned());
+        }
+        Ok(())
+    }
+
+    fn server_mut(&mut self, name: &str) -> Result<&mut McpServer, McpConfigError> {
+        self.servers
+            .iter_mut()
+            .find(|s| s.name == name)
+            .ok_or_else(|| McpConfigError::NotFound(name.to_owned()))
+    }
+
     pub fn set_enabled(&mut self, name: &str, enabled: bool) -> Result<(), McpConfigError> {
         let s = self
             .servers
@@ -434,6 +470,36 @@ mod tests {
         );
         assert_eq!(list.remove("time").unwrap().name, "time");
         assert!(list.remove("time").is_err());
+    }
+
+    #[test]
+    fn always_ask_and_trusted_tools() {
+        let mut list = McpServers::default();
+        list.add(stdio("time")).unwrap();
+        list.set_always_ask("time", true).unwrap();
+        assert!(list.get("time").unwrap().always_ask);
+        list.set_trusted("time", "get_current_time", true).unwrap();
+        list.set_trusted("time", "get_current_time", true).unwrap();
+        assert_eq!(
+            list.get("time").unwrap().trusted_tools,
+            ["get_current_time"]
+        );
+        list.set_trusted("time", "get_current_time", false).unwrap();
+        assert!(list.get("time").unwrap().trusted_tools.is_empty());
+        assert!(
+            list.set_trusted("time", &"t".repeat(MAX_TOOL_NAME), true)
+                .is_ok()
+        );
+        assert!(
+            list.set_trusted("time", &"t".repeat(MAX_TOOL_NAME + 1), true)
+                .is_err()
+        );
+        assert!(list.set_trusted("time", "a b", true).is_err());
+        assert!(list.set_trusted("time", "", true).is_err());
+        assert_eq!(
+            list.set_always_ask("nope", true),
+            Err(McpConfigError::NotFound("nope".into()))
+        );
     }
 
     #[test]
