@@ -76,9 +76,10 @@ export const commands = {
 	taskResult: (taskId: string) => typedError<Value | null, ChatError>(__TAURI_INVOKE("task_result", { taskId })),
 	/**
 	 *  The stock page's data: bars as columns, MA lines, the Wyckoff reading, signals, a
-	 *  holding's lines, the diagnosis and the data's freshness.
+	 *  holding's lines, the diagnosis and the data's freshness; `as_of` (YYYYMMDD) gives the
+	 *  page as it stood at that close (replay).
 	 */
-	stockChart: (code: string, period: Period) => typedError<StockChart, MarketCommandError>(__TAURI_INVOKE("stock_chart", { code, period })),
+	stockChart: (code: string, period: Period, asOf: number | null) => typedError<StockChart, MarketCommandError>(__TAURI_INVOKE("stock_chart", { code, period, asOf })),
 	/**  Stocks by code, name or pinyin initials (the same search the agent's tool uses). */
 	searchStocks: (query: string) => typedError<StockHit[], MarketCommandError>(__TAURI_INVOKE("search_stocks", { query })),
 	watchlist: () => typedError<WatchlistRow[], MarketCommandError>(__TAURI_INVOKE("watchlist")),

@@ -9,7 +9,7 @@ use tauri::State;
 use wyckoff_market::watchlist::{WatchlistError, WatchlistStore};
 use wyckoff_market::{MarketData, MarketError, StockCode};
 use wyckoff_tools::chart::ChartError;
-pub use wyckoff_tools::chart::{Period, StockChart, build_chart};
+pub use wyckoff_tools::chart::{Period, StockChart, build_chart, build_chart_as_of};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -86,7 +86,8 @@ async fn market(
 }
 
 /// The stock page's data: bars as columns, MA lines, the Wyckoff reading, signals, a
-/// holding's lines, the diagnosis and the data's freshness.
+/// holding's lines, the diagnosis and the data's freshness; `as_of` (YYYYMMDD) gives the
+/// page as it stood at that close (replay).
 #[tauri::command]
 #[specta::specta]
 pub async fn stock_chart(
@@ -94,9 +95,10 @@ pub async fn stock_chart(
     chat: State<'_, ChatState>,
     code: String,
     period: Period,
+    as_of: Option<u32>,
 ) -> Result<StockChart, MarketCommandError> {
     let md = market(&state, &chat).await?;
-    Ok(build_chart(&md, &code, period).await?)
+    Ok(build_chart_as_of(&md, &code, period, as_of).await?)
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

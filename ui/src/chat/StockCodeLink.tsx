@@ -22,7 +22,7 @@ export function InlineChart({ code }: { code: string }) {
   useEffect(() => {
     let live = true;
     commands
-      .stockChart(code, "day")
+      .stockChart(code, "day", null)
       .then((r) => {
         if (!live) return;
         if (r.status === "ok") setChart(r.data);

@@ -92,7 +92,7 @@ describe("stock page", () => {
     expect(screen.getByText("YELLOW")).toBeTruthy();
     expect(document.getElementById("freshness")?.dataset.status).toBe("stale");
     expect(document.getElementById("as-of")?.textContent).toBe("2020-01-03");
-    expect(mocks.stockChart).toHaveBeenCalledWith("000001", "day");
+    expect(mocks.stockChart).toHaveBeenCalledWith("000001", "day", null);
     const notes = Array.from(document.querySelectorAll(".data-note")).map((n) => n.textContent);
     expect(notes).toEqual([
       "数据已陈旧：最新K线是 2020-01-03，而最近收盘的交易日是 2026-12-02；联网后点“同步行情”",
@@ -147,7 +147,7 @@ describe("stock page", () => {
     render(<StockPage code="000001" onAsk={() => {}} />);
     await screen.findByText(/恐慌抛售规则/);
     fireEvent.click(document.getElementById("period-week")!);
-    await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("000001", "week"));
+    await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("000001", "week", null));
   });
 
   it("never shows the previous stock's chart under another code", async () => {
@@ -159,7 +159,7 @@ describe("stock page", () => {
     rerender(<StockPage code="600036" onAsk={() => {}} />);
     // not even for one render
     expect(chartRenders.slice(before)).toEqual([]);
-    await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("600036", "day"));
+    await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("600036", "day", null));
     expect(document.getElementById("stock-title")?.textContent?.trim()).toBe("600036");
     expect(screen.queryByTestId("chart")).toBeNull();
     expect(screen.queryByText(/恐慌抛售规则/)).toBeNull();
@@ -174,7 +174,7 @@ describe("stock page", () => {
     mocks.stockChart.mockReturnValueOnce(new Promise((resolve) => (late = resolve)));
     const { rerender } = render(<StockPage code="000001" onAsk={() => {}} />);
     rerender(<StockPage code="600036" onAsk={() => {}} />);
-    await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("600036", "day"));
+    await waitFor(() => expect(mocks.stockChart).toHaveBeenCalledWith("600036", "day", null));
     await waitFor(() => expect(document.getElementById("stock-title")?.textContent).toBe("600036 招商银行"));
     late(ok(data));
     await new Promise((r) => setTimeout(r, 0));
@@ -196,5 +196,53 @@ describe("stock page", () => {
     await waitFor(() => expect(mocks.watchlistAdd).toHaveBeenCalledWith("000001"));
     fireEvent.click(document.getElementById("ask-agent")!);
     expect(onAsk.mock.calls[0][0]).toContain("000001");
+  });
+  it("replays from a chosen close: the page as of the cursor, → steps, and training scores a label once it is known", async () => {
+    localStorage.clear();
+    const dates = Array.from({ length: 30 }, (_, i) => 20200102 + i);
+    const sc = { label: "SC", date: dates[5], bar_date: dates[5], price: 1, why: "", why_zh: "", known_on: dates[6], ended: null };
+    const whole: StockChart = {
+      ...data,
+      bars: { dates, open: dates.map(() => 1), high: dates.map(() => 2), low: dates.map(() => 1), close: dates.map(() => 2), volume: dates.map(() => 5) },
+      reading: { ...data.reading, events: [sc], known_events: [sc] },
+    };
+    // The backend's chart as of a close: its bars up to it, the marks known by then.
+    const asOf = (d: number): StockChart => {
+      const n = dates.indexOf(d) + 1;
+      const known = whole.reading.known_events.filter((e) => (e.known_on ?? 0) <= d);
+      return { ...whole, bars: { ...whole.bars, dates: dates.slice(0, n) }, reading: { ...whole.reading, events: known, known_events: known }, as_of: d };
+    };
+    mocks.stockChart.mockImplementation((_code: string, _period: string, d: number | null) => Promise.resolve(ok(d == null ? whole : asOf(d))));
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("chart").textContent).toBe("30 bars"));
+
+    fireEvent.change(document.getElementById("replay-start") as HTMLInputElement, { target: { value: "2020-01-07" } });
+    fireEvent.submit(document.getElementById("replay-form") as HTMLElement);
+    await waitFor(() => expect(screen.getByTestId("chart").textContent).toBe("6 bars"));
+    expect(mocks.stockChart).toHaveBeenLastCalledWith("000001", "day", dates[5]);
+    expect(screen.getByTestId("chart").dataset.events).toBe("");
+
+    fireEvent.click(document.getElementById("replay-training") as HTMLElement);
+    fireEvent.click(document.querySelector(".replay-label[data-label='SC']") as HTMLElement);
+    expect((document.getElementById("replay-score") as HTMLElement).dataset).toMatchObject({ hits: "0", misses: "0", pending: "1" });
+
+    fireEvent.keyDown(window, { key: "ArrowRight" });
+    await waitFor(() => expect(screen.getByTestId("chart").textContent).toBe("7 bars"));
+    expect(screen.getByTestId("chart").dataset.events).toBe("SC");
+    expect((document.getElementById("replay-score") as HTMLElement).dataset).toMatchObject({ hits: "1", misses: "0", pending: "0" });
+
+    fireEvent.click(document.getElementById("replay-exit") as HTMLElement);
+    await waitFor(() => expect(screen.getByTestId("chart").textContent).toBe("30 bars"));
+    const kept = JSON.parse(localStorage.getItem("wyckoff.replayTraining") ?? "[]");
+    expect(kept).toMatchObject([{ code: "000001", hits: 1, misses: 0, from: dates[0], to: dates[6] }]);
+  });
+
+  it("refuses a start outside the bars and says so", async () => {
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    await waitFor(() => expect(document.getElementById("replay-start")).not.toBeNull());
+    fireEvent.change(document.getElementById("replay-start") as HTMLInputElement, { target: { value: "2019-05-01" } });
+    fireEvent.submit(document.getElementById("replay-form") as HTMLElement);
+    expect(document.getElementById("replay-bad-start")).not.toBeNull();
+    expect(document.getElementById("replay-bar")).toBeNull();
   });
 });

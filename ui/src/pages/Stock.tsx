@@ -1,6 +1,7 @@
 // The stock page: the chart with the engine's Wyckoff reading, an accessible list of the
 // events drawn (as known then, or with hindsight), the diagnosis card, data freshness, sync,
-// watchlist and "ask the agent".
+// watchlist and "ask the agent"; and replay, the page as it stood at a past close, stepped
+// forward bar by bar (with a training score).
 import { useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import { commands, type MarketCommandError, type Period, type StockChart as ChartData } from "../bindings";
 import StockChart from "../components/StockChart";
@@ -8,6 +9,8 @@ import { LanguageContext } from "../i18n";
 import { useMarketText } from "./marketText";
 import { askText, chartInView, isoDate, knownNote, type EventsView } from "./stockModel";
 import StockSync from "./StockSync";
+import ReplayBar from "./ReplayBar";
+import { keepSession, loadSessions, parseIsoDate, putGuess, score, startAt, stepBar, stepWeek, atEnd, type Cursor, type Guess, type TrainingLabel } from "./replayModel";
 import { dataNoteText } from "./dataNotes";
 
 export function marketErrorText(e: MarketCommandError | string): string {
@@ -37,7 +40,16 @@ export default function StockPage({ code, onAsk }: Props) {
   // after a switch the page shows nothing of the previous stock (not its chart, name or
   // watch state) while the new one loads.
   const [loaded, setLoaded] = useState<{ code: string; chart: ChartData } | null>(null);
-  const chart = loaded?.code === code ? loaded.chart : null;
+  const whole = loaded?.code === code ? loaded.chart : null;
+  // Replay: the cursor over the whole chart's bars, and the page as of the cursor's close.
+  const [cursor, setCursor] = useState<Cursor | null>(null);
+  const [atCursor, setAtCursor] = useState<{ date: number; chart: ChartData } | null>(null);
+  const [playing, setPlaying] = useState(false);
+  const [training, setTraining] = useState(false);
+  const [guesses, setGuesses] = useState<Guess[]>([]);
+  const [past, setPast] = useState(() => loadSessions());
+  // While replaying, nothing past the cursor is shown: the previous step until the next loads.
+  const chart = cursor ? (atCursor?.chart ?? null) : whole;
   // Labels as the engine could place them on each close by default: no hindsight unless asked.
   const [view, setView] = useState<EventsView>("known");
   const shown = useMemo(() => (chart ? chartInView(chart, view) : null), [chart, view]);
@@ -62,7 +74,7 @@ export default function StockPage({ code, onAsk }: Props) {
     setError(null);
     started.current = performance.now();
     try {
-      const [r, w] = await Promise.all([commands.stockChart(code, period), commands.watchlistContains(code)]);
+      const [r, w] = await Promise.all([commands.stockChart(code, period, null), commands.watchlistContains(code)]);
       if (id !== request.current) return;
       fetchedMs.current = Math.round(performance.now() - started.current);
       if (r.status === "ok") setLoaded({ code, chart: r.data });
@@ -82,6 +94,79 @@ export default function StockPage({ code, onAsk }: Props) {
   useEffect(() => {
     void load();
   }, [load]);
+
+  const cursorDate = cursor ? cursor.dates[cursor.index] : null;
+  const marks = whole?.reading.known_events ?? [];
+  const trainingScore = useMemo(() => (cursor ? score(guesses, marks, cursor) : { hits: 0, misses: 0, pending: 0 }), [guesses, marks, cursor]);
+
+  const leaveReplay = useCallback(() => {
+    if (cursor && training && code) {
+      setPast(keepSession({ code, from: cursor.dates[0], to: cursor.dates[cursor.index], hits: trainingScore.hits, misses: trainingScore.misses, at: new Date().toISOString() }));
+    }
+    setCursor(null);
+    setAtCursor(null);
+    setPlaying(false);
+    setGuesses([]);
+  }, [cursor, training, code, trainingScore]);
+
+  // Another stock or period ends the replay.
+  const leaveRef = useRef(leaveReplay);
+  leaveRef.current = leaveReplay;
+  useEffect(() => () => leaveRef.current(), [code, period]);
+
+  // The page as of the cursor's close; only the newest step may land.
+  useEffect(() => {
+    if (!code || cursorDate == null) return;
+    const id = ++request.current;
+    setBusy(true);
+    void commands
+      .stockChart(code, period, cursorDate)
+      .then((r) => {
+        if (id !== request.current) return;
+        if (r.status === "ok") {
+          setAtCursor({ date: cursorDate, chart: r.data });
+          setError(null);
+        } else setError(marketErrorText(r.error));
+      })
+      .finally(() => {
+        if (id === request.current) setBusy(false);
+      });
+  }, [code, period, cursorDate]);
+
+  // → steps a bar while replaying (not while typing).
+  useEffect(() => {
+    if (!cursor) return;
+    const onKey = (e: KeyboardEvent) => {
+      const tag = (e.target as HTMLElement | null)?.tagName;
+      if (e.key !== "ArrowRight" || tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+      e.preventDefault();
+      setCursor((c) => (c ? stepBar(c) : c));
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [cursor]);
+
+  // Play: a bar every 700 ms until the last one.
+  useEffect(() => {
+    if (!playing) return;
+    if (cursor && atEnd(cursor)) {
+      setPlaying(false);
+      return;
+    }
+    const timer = window.setTimeout(() => setCursor((c) => (c ? stepBar(c) : c)), 700);
+    return () => window.clearTimeout(timer);
+  }, [playing, cursor]);
+
+  const startReplay = (iso: string): boolean => {
+    const d = parseIsoDate(iso);
+    const c = whole && d != null ? startAt(whole.bars.dates, d) : null;
+    if (!c) return false;
+    setGuesses([]);
+    setCursor(c);
+    return true;
+  };
+  const defaultStart = whole ? isoDate(whole.bars.dates[Math.max(0, whole.bars.dates.length - 61)]) : "";
+  const guessNow = cursorDate != null ? (guesses.find((g) => g.date === cursorDate)?.label ?? null) : null;
 
   // Of click → drawn, `buildMs` is the part spent building the chart (the rest: IPC,
   // rendering the page, waiting for the frame).
@@ -132,6 +217,25 @@ export default function StockPage({ code, onAsk }: Props) {
           {t("ask")}
         </button>
       </header>
+      {whole && (
+        <ReplayBar
+          key={`${code}-${period}`}
+          cursor={cursor}
+          playing={playing}
+          training={training}
+          guess={guessNow}
+          score={trainingScore}
+          past={past}
+          defaultStart={defaultStart}
+          onStart={startReplay}
+          onExit={leaveReplay}
+          onStepBar={() => setCursor((c) => (c ? stepBar(c) : c))}
+          onStepWeek={() => setCursor((c) => (c ? stepWeek(c) : c))}
+          onPlay={setPlaying}
+          onTraining={setTraining}
+          onGuess={(label: TrainingLabel) => cursorDate != null && setGuesses((g) => putGuess(g, { date: cursorDate, label }))}
+        />
+      )}
       {error && (
         <p className="error" id="stock-error" role="alert">
           {error}
@@ -154,7 +258,7 @@ export default function StockPage({ code, onAsk }: Props) {
                   {chart.reading.range_known_on != null && ` (${t("knownOn")} ${isoDate(chart.reading.range_known_on)})`}
                 </span>
               )}
-              {drawnMs != null && (
+              {drawnMs != null && !cursor && (
                 <span className="muted" id="drawn-ms" data-ms={drawnMs} data-ipc-ms={fetchedMs.current} data-build-ms={drawn?.buildMs}>
                   {t("barsDrawn").replace("{n}", String(chart.bars.dates.length)).replace("{ms}", String(drawnMs))}
                 </span>

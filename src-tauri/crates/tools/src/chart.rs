@@ -482,9 +482,21 @@ pub async fn build_chart(
     code: &str,
     period: Period,
 ) -> Result<StockChart, ChartError> {
+    build_chart_as_of(md, code, period, None).await
+}
+
+/// [`build_chart`] as the chart stood at the close of `as_of` (YYYYMMDD): only the bars up
+/// to it, the reading and diagnosis the engine gives from those alone (the stock page's
+/// replay).
+pub async fn build_chart_as_of(
+    md: &MarketData,
+    code: &str,
+    period: Period,
+    as_of: Option<u32>,
+) -> Result<StockChart, ChartError> {
     let parsed = StockCode::parse(code)?;
     let digits = parsed.digits().to_owned();
-    let r = md.daily_bars(&digits, None).await?;
+    let r = md.daily_bars(&digits, as_of).await?;
     if r.bars.is_empty() {
         if md.stock_info(&parsed).is_none() {
             return Err(ChartError::UnknownCode { code: digits });
@@ -505,6 +517,9 @@ pub async fn build_chart(
         .into_iter()
         .find(|p| p.code == digits);
     let mut args = json!({"code": digits, "mode": "diagnose"});
+    if let Some(d) = as_of {
+        args["as_of"] = json!(d.to_string());
+    }
     if let Some(p) = &held {
         args["cost"] = json!(p.cost_price);
         args["buy_dt"] = json!(p.buy_dt);

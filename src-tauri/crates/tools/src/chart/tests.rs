@@ -312,3 +312,39 @@ async fn marks_carry_the_close_they_became_known_on() {
     }
     assert_eq!(r.support.is_some(), r.range_known_on.is_some());
 }
+
+/// Replay: the chart as of a past close holds only the bars up to it, and its marks are
+/// exactly those the whole chart says were known by then (nothing from later bars).
+#[tokio::test]
+async fn the_chart_as_of_a_close_knows_only_what_was_known_then() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    let whole = build_chart(&md, "000001", Period::Day).await.unwrap();
+    let dates = &whole.bars.dates;
+    let key = |e: &ChartEvent| (e.label.clone(), e.date, e.known_on);
+    let mut checked = 0;
+    for at in [dates.len() / 3, dates.len() / 2, dates.len() - 40] {
+        let d = dates[at];
+        let then = build_chart_as_of(&md, "000001", Period::Day, Some(d))
+            .await
+            .unwrap();
+        assert_eq!(then.bars.dates.last(), Some(&d));
+        assert_eq!(then.bars.dates.len(), at + 1);
+        assert_eq!(then.as_of, Some(d));
+        let iso = format!("{}-{:02}-{:02}", d / 10000, d / 100 % 100, d % 100);
+        assert_eq!(then.diagnosis["as_of"], iso.as_str(), "{}", then.diagnosis);
+        let mut known_then: Vec<_> = then.reading.known_events.iter().map(key).collect();
+        let mut from_whole: Vec<_> = whole
+            .reading
+            .known_events
+            .iter()
+            .filter(|e| e.known_on.is_some_and(|k| k <= d))
+            .map(key)
+            .collect();
+        known_then.sort();
+        from_whole.sort();
+        assert_eq!(known_then, from_whole, "as of {d}");
+        checked += known_then.len();
+    }
+    assert!(checked > 0, "no mark was known at any of the dates tried");
+}
