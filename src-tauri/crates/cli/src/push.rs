@@ -1,17 +1,20 @@
-//! `wyckoff push …` (issue 25 item 3): push channels (a generic webhook so far) and the
-//! durable outbox. `alerts check` queues what fired for every channel and sends what is
+//! `wyckoff push …` (issue 25 item 3): push channels (a JSON webhook, WeCom / DingTalk /
+//! Feishu robots, Telegram bots; tokens in the keychain) and the durable outbox. `alerts check` queues what fired for every channel and sends what is
 //! due; `push deliver` sends what is due now (retries of earlier failures). Exit status:
 //! 0 ok, 1 the data home failed or a test send was not accepted, 2 bad input.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand, ValueEnum};
 use wyckoff_alerts::{AlertStore, deliver};
+use wyckoff_config::{PushSecret, Secrets};
 use wyckoff_market::MarketData;
-use wyckoff_push::{ChannelKind, Delivery, Outbox, OutboxStatus, PushError};
+use wyckoff_push::{ChannelKind, Delivery, KeychainSecrets, Outbox, OutboxStatus, PushError};
 
 use crate::market::{failed, open, print_json, runtime};
 
@@ -31,21 +34,40 @@ pub struct PushArgs {
 enum Kind {
     /// A JSON POST of each alert to the URL.
     Webhook,
+    /// 企业微信 group robot (its key: `wyckoff push secret NAME`).
+    Wecom,
+    /// 钉钉 custom robot (its access token; `--sign` for the signing secret).
+    Dingtalk,
+    /// 飞书 custom bot (its hook token; `--sign` for the signing secret).
+    Feishu,
+    /// Telegram bot (its bot token) to --chat-id.
+    Telegram,
 }
 
 #[derive(Debug, Subcommand)]
 enum PushCommand {
-    /// Add a channel.
+    /// Add a channel; a robot's token goes to the keychain with `wyckoff push secret NAME`.
     Add {
         name: String,
         #[arg(long, value_enum)]
         kind: Kind,
-        /// Where to POST (http or https).
+        /// Where to POST (http or https): the webhook's URL, or a robot API's base address
+        /// (default: the official one).
         #[arg(long)]
-        url: String,
-        /// Allow a private, loopback or link-local address (a webhook on your network).
+        url: Option<String>,
+        /// Allow a private, loopback or link-local address (a generic webhook only).
         #[arg(long)]
         allow_private: bool,
+        /// Telegram: the chat to send to.
+        #[arg(long)]
+        chat_id: Option<String>,
+    },
+    /// Store a channel's token (or with --sign its signing secret) in the keychain, read
+    /// from stdin; `WYCKOFF_PUSH_TOKEN_<NAME>` / `WYCKOFF_PUSH_SIGN_<NAME>` override it.
+    Secret {
+        name: String,
+        #[arg(long)]
+        sign: bool,
     },
     /// Every channel.
     List,
@@ -65,9 +87,10 @@ enum PushCommand {
 
 /// The outbox on the data home's database.
 pub(crate) async fn outbox(md: &MarketData) -> anyhow::Result<Outbox> {
-    Outbox::new(md.pool().clone(), SEND_TIMEOUT)
+    Ok(Outbox::new(md.pool().clone(), SEND_TIMEOUT)
         .await
-        .context("opening the push outbox")
+        .context("opening the push outbox")?
+        .with_secrets(Arc::new(KeychainSecrets::system())))
 }
 
 pub(crate) fn print_deliveries(done: &[Delivery]) {
@@ -124,12 +147,27 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
             kind,
             url,
             allow_private,
+            chat_id,
         } => {
             let kind = match kind {
                 Kind::Webhook => ChannelKind::Webhook,
+                Kind::Wecom => ChannelKind::Wecom,
+                Kind::Dingtalk => ChannelKind::Dingtalk,
+                Kind::Feishu => ChannelKind::Feishu,
+                Kind::Telegram => ChannelKind::Telegram,
             };
+            if *allow_private && kind != ChannelKind::Webhook {
+                bail!("--allow-private is only for a generic webhook (--kind webhook)");
+            }
             let channel = outbox
-                .add_channel(name, kind, url, *allow_private, now)
+                .add_channel(
+                    name,
+                    kind,
+                    url.as_deref(),
+                    *allow_private,
+                    chat_id.as_deref(),
+                    now,
+                )
                 .await?;
             if json {
                 print_json(&channel)?;
@@ -151,10 +189,13 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
             } else {
                 for c in &channels {
                     println!(
-                        "{}  {}  {}{}",
+                        "{}  {}  {}{}{}",
                         c.name,
                         c.kind.as_str(),
                         c.url,
+                        c.chat_id
+                            .as_deref()
+                            .map_or_else(String::new, |id| format!("  chat {id}")),
                         if c.allow_private {
                             "  (private allowed)"
                         } else {
@@ -164,8 +205,41 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
                 }
             }
         }
+        PushCommand::Secret { name, sign } => {
+            let channel = outbox.channel(name).await?;
+            let mut value = String::new();
+            std::io::stdin()
+                .read_line(&mut value)
+                .context("reading the secret from stdin")?;
+            let secret = PushSecret {
+                channel: channel.name.clone(),
+                sign: *sign,
+            };
+            match Secrets::system().set_push(&secret, &value) {
+                Ok(_) => println!(
+                    "stored the {} of {} in the keychain",
+                    if *sign { "signing secret" } else { "token" },
+                    channel.name
+                ),
+                Err(e) => {
+                    eprintln!(
+                        "wyckoff: {e} (or set {} in the environment)",
+                        secret.env_var()
+                    );
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
         PushCommand::Remove { name } => {
             outbox.remove_channel(name).await?;
+            let secrets = Secrets::system();
+            for sign in [false, true] {
+                // Best effort: a keychain that is not there holds nothing to remove.
+                let _ = secrets.delete_push(&PushSecret {
+                    channel: name.trim().to_owned(),
+                    sign,
+                });
+            }
             if !json {
                 println!("removed push channel {}", name.trim());
             } else {

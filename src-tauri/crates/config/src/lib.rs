@@ -11,5 +11,5 @@ pub mod settings;
 
 pub use home::DataHome;
 pub use lease::ProcessLease;
-pub use secrets::{KeySource, KeyStatus, NamedSecret, SecretError, SecretId, Secrets};
+pub use secrets::{KeySource, KeyStatus, NamedSecret, PushSecret, SecretError, SecretId, Secrets};
 pub use settings::{Settings, SettingsError};

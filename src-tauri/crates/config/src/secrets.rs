@@ -204,6 +204,38 @@ impl NamedSecret {
     }
 }
 
+/// A push channel's secret (issue 25): its token (robot key, access token, hook token, bot
+/// token) or, with `sign`, its signing secret. Keychain account `push:NAME` /
+/// `push-sign:NAME`, overridden by `WYCKOFF_PUSH_TOKEN_<NAME>` / `WYCKOFF_PUSH_SIGN_<NAME>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PushSecret {
+    pub channel: String,
+    pub sign: bool,
+}
+
+impl PushSecret {
+    pub fn account(&self) -> String {
+        let kind = if self.sign { "push-sign" } else { "push" };
+        format!("{kind}:{}", self.channel)
+    }
+
+    pub fn env_var(&self) -> String {
+        let upper: String = self
+            .channel
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let kind = if self.sign { "SIGN" } else { "TOKEN" };
+        format!("WYCKOFF_PUSH_{kind}_{upper}")
+    }
+}
+
 /// A secret value. `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SecretValue(String);
@@ -454,6 +486,21 @@ impl Secrets {
         self.remove(&secret.account())
     }
 
+    /// A push channel's secret, resolved like [`Secrets::get`].
+    pub fn get_push(&self, secret: &PushSecret) -> Option<(SecretValue, KeySource)> {
+        self.lookup(&secret.account(), &[secret.env_var()])
+    }
+
+    /// Stores a push channel's secret in the keychain (see [`Secrets::set`]).
+    pub fn set_push(&self, secret: &PushSecret, value: &str) -> Result<KeySource, SecretError> {
+        self.store(&secret.account(), value)
+    }
+
+    /// Removes a push channel's secret from the keychain.
+    pub fn delete_push(&self, secret: &PushSecret) -> Result<(), SecretError> {
+        self.remove(&secret.account())
+    }
+
     fn lookup(&self, account: &str, env_vars: &[String]) -> Option<(SecretValue, KeySource)> {
         if let Some(v) = env_vars
             .iter()
@@ -616,6 +663,34 @@ mod tests {
         let s = Secrets::with_backend(Box::new(MemoryBackend::default()), env);
         s.set_named(&token, "from-keychain").unwrap();
         let (v, src) = s.get_named(&token).unwrap();
+        assert_eq!((v.expose(), src), ("from-env", KeySource::Environment));
+    }
+
+    #[test]
+    fn push_secrets_live_under_their_own_accounts_and_env_vars() {
+        let token = PushSecret {
+            channel: "team-wecom".into(),
+            sign: false,
+        };
+        let sign = PushSecret {
+            channel: "team-wecom".into(),
+            sign: true,
+        };
+        assert_eq!(token.account(), "push:team-wecom");
+        assert_eq!(sign.account(), "push-sign:team-wecom");
+        assert_eq!(token.env_var(), "WYCKOFF_PUSH_TOKEN_TEAM_WECOM");
+        assert_eq!(sign.env_var(), "WYCKOFF_PUSH_SIGN_TEAM_WECOM");
+        let s = Secrets::with_backend(Box::new(MemoryBackend::default()), no_env());
+        s.set_push(&token, " k-1 ").unwrap();
+        assert_eq!(s.get_push(&token).unwrap().0.expose(), "k-1");
+        assert!(s.get_push(&sign).is_none());
+        assert!(s.get_named(&NamedSecret("team-wecom".into())).is_none());
+        s.delete_push(&token).unwrap();
+        assert!(s.get_push(&token).is_none());
+        let env: EnvLookup =
+            Box::new(|k| (k == "WYCKOFF_PUSH_SIGN_TEAM_WECOM").then(|| "from-env".to_owned()));
+        let s = Secrets::with_backend(Box::new(MemoryBackend::default()), env);
+        let (v, src) = s.get_push(&sign).unwrap();
         assert_eq!((v.expose(), src), ("from-env", KeySource::Environment));
     }
 

@@ -40,6 +40,7 @@ pub mod phases;
 pub mod regime;
 #[cfg(feature = "synthetic")]
 pub mod synthetic;
+pub mod track;
 pub mod trading_range;
 pub mod triggers;
 pub mod universe;

@@ -4,15 +4,22 @@
 //! row per channel; [`Outbox::deliver_due`] then sends every row that is due. A send that
 //! times out, cannot connect or gets a 5xx (or 408/429) is retried with backoff
 //! ([`policy`]), so nothing is lost when the process stops; any other 4xx is a permanent
-//! failure kept with the channel's answer. Only the generic webhook (JSON POST) exists so
-//! far; its URL must be http(s) and may point at a private or loopback address only when
-//! the channel allows it (the `web_fetch` rule).
+//! failure kept with the channel's answer (a robot's non-zero `errcode` in a 200 too).
+//! Channels: a generic webhook (the message JSON), WeCom / DingTalk / Feishu robots and
+//! Telegram bots in their own formats ([`render`]); a text longer than a channel takes is
+//! split into numbered parts, never cut. Tokens and signing secrets come from
+//! [`ChannelSecrets`] (the keychain), never from the database. URLs must be http(s) and may
+//! point at a private or loopback address only when the channel allows it.
 
+mod keychain;
 pub mod policy;
+pub mod render;
 mod store;
 mod target;
 
+pub use keychain::KeychainSecrets;
 pub use store::{
-    Channel, ChannelKind, Delivery, Outbox, OutboxRow, OutboxStatus, PushError, TestOutcome,
+    Channel, ChannelKind, ChannelSecrets, Delivery, NoSecrets, Outbox, OutboxRow, OutboxStatus,
+    PushError, TestOutcome,
 };
 pub use target::{UrlError, check_url};

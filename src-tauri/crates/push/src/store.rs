@@ -1,5 +1,6 @@
 //! Channels and the outbox in `wyckoff.db`, and the sends.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
@@ -8,6 +9,7 @@ use serde_json::Value;
 use sqlx::SqlitePool;
 
 use crate::policy::{self, Verdict};
+use crate::render::{self, Credentials, split};
 use crate::target::{UrlError, check_url, pinned_client};
 
 /// Characters of a channel's answer kept with a row.
@@ -25,6 +27,10 @@ pub enum PushError {
     Exists(String),
     #[error("no push channel named '{0}' (see `wyckoff push list`)")]
     NotFound(String),
+    #[error("a {0} channel needs --url")]
+    NeedsUrl(&'static str),
+    #[error("a Telegram channel needs --chat-id")]
+    NeedsChatId,
     #[error("stored push {what} is damaged: {why}")]
     Corrupt { what: String, why: String },
     #[error("push store: {0}")]
@@ -51,20 +57,58 @@ impl PushError {
 pub enum ChannelKind {
     /// A JSON POST of the message to a URL.
     Webhook,
+    /// 企业微信 group robot (markdown).
+    Wecom,
+    /// 钉钉 custom robot (markdown, signed when a secret is set).
+    Dingtalk,
+    /// 飞书 custom bot (text, signed when a secret is set).
+    Feishu,
+    /// Telegram bot `sendMessage`.
+    Telegram,
 }
 
 impl ChannelKind {
+    pub const ALL: [ChannelKind; 5] = [
+        ChannelKind::Webhook,
+        ChannelKind::Wecom,
+        ChannelKind::Dingtalk,
+        ChannelKind::Feishu,
+        ChannelKind::Telegram,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ChannelKind::Webhook => "webhook",
+            ChannelKind::Wecom => "wecom",
+            ChannelKind::Dingtalk => "dingtalk",
+            ChannelKind::Feishu => "feishu",
+            ChannelKind::Telegram => "telegram",
         }
     }
 
     pub fn parse(text: &str) -> Option<ChannelKind> {
-        match text {
-            "webhook" => Some(ChannelKind::Webhook),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// Where a channel's secrets come from (the keychain, or the environment headless); the
+/// outbox never stores them.
+pub trait ChannelSecrets: Send + Sync {
+    /// The robot's key / access token / hook token, or the bot token.
+    fn token(&self, channel: &str) -> Option<String>;
+    /// DingTalk's or Feishu's signing secret, when signing is on.
+    fn sign_secret(&self, channel: &str) -> Option<String>;
+}
+
+/// No secrets at all (a webhook needs none).
+pub struct NoSecrets;
+
+impl ChannelSecrets for NoSecrets {
+    fn token(&self, _channel: &str) -> Option<String> {
+        None
+    }
+    fn sign_secret(&self, _channel: &str) -> Option<String> {
+        None
     }
 }
 
@@ -72,8 +116,11 @@ impl ChannelKind {
 pub struct Channel {
     pub name: String,
     pub kind: ChannelKind,
+    /// The webhook's URL, or the robot API's base address (the official one unless given).
     pub url: String,
     pub allow_private: bool,
+    /// Telegram's chat.
+    pub chat_id: Option<String>,
     pub created_at: String,
 }
 
@@ -147,6 +194,7 @@ pub struct TestOutcome {
 pub struct Outbox {
     pool: SqlitePool,
     timeout: Duration,
+    secrets: Arc<dyn ChannelSecrets>,
 }
 
 type RowTuple = (
@@ -199,24 +247,46 @@ fn row_of(t: RowTuple) -> Result<OutboxRow, PushError> {
     })
 }
 
-/// What one POST got: the status and the start of the answer, or why nothing answered.
-async fn post(channel: &Channel, body: &Value, timeout: Duration) -> (Option<u16>, String) {
-    let url = match check_url(&channel.url, channel.allow_private) {
-        Ok(u) => u,
-        Err(e) => return (None, e.to_string()),
+/// What one POST got: the status and the start of the answer, or why nothing answered
+/// (never the URL: it can hold the token).
+async fn post(
+    channel: &Channel,
+    creds: &Credentials,
+    message: &Value,
+    now: DateTime<Utc>,
+    timeout: Duration,
+) -> (Verdict, Option<u16>, String) {
+    let (url, body) = match render::request(
+        channel.kind,
+        &channel.url,
+        creds,
+        message,
+        now.timestamp_millis(),
+    ) {
+        Ok(r) => r,
+        Err(e) => return (Verdict::Permanent, None, e.to_string()),
     };
     let client = match pinned_client(&url, channel.allow_private, timeout).await {
         Ok(c) => c,
-        Err(e) => return (None, e.to_string()),
+        Err(e) => return (Verdict::Retry, None, e.to_string()),
     };
-    match client.post(url).json(body).send().await {
+    match client.post(url).json(&body).send().await {
         Ok(resp) => {
             let status = resp.status().as_u16();
             let text = resp.text().await.unwrap_or_default();
-            (Some(status), snippet(&text))
+            let verdict = render::verdict(channel.kind, Some(status), &text);
+            (verdict, Some(status), snippet(&text))
         }
-        Err(e) if e.is_timeout() => (None, format!("no answer within {timeout:?}")),
-        Err(e) => (None, format!("cannot reach the channel: {e}")),
+        Err(e) if e.is_timeout() => (
+            Verdict::Retry,
+            None,
+            format!("no answer within {timeout:?}"),
+        ),
+        Err(e) => (
+            Verdict::Retry,
+            None,
+            format!("cannot reach the channel: {}", e.without_url()),
+        ),
     }
 }
 
@@ -227,29 +297,60 @@ impl Outbox {
         let mut migrator = sqlx::migrate!("./migrations");
         migrator.set_ignore_missing(true);
         migrator.run(&pool).await?;
-        Ok(Outbox { pool, timeout })
+        Ok(Outbox {
+            pool,
+            timeout,
+            secrets: Arc::new(NoSecrets),
+        })
     }
 
+    /// Reads channel tokens and signing secrets from `secrets`.
+    pub fn with_secrets(mut self, secrets: Arc<dyn ChannelSecrets>) -> Outbox {
+        self.secrets = secrets;
+        self
+    }
+
+    fn credentials(&self, channel: &Channel) -> Credentials {
+        Credentials {
+            token: self.secrets.token(&channel.name),
+            sign_secret: self.secrets.sign_secret(&channel.name),
+            chat_id: channel.chat_id.clone(),
+        }
+    }
+
+    /// Adds a channel: `url` is the webhook's address, or for a robot its API base (the
+    /// official one when `None`). The user-facing rule that only a generic webhook may
+    /// reach a private address is the caller's (the CLI refuses the flag for other kinds);
+    /// tests point robots at local servers with it.
     pub async fn add_channel(
         &self,
         name: &str,
         kind: ChannelKind,
-        url: &str,
+        url: Option<&str>,
         allow_private: bool,
+        chat_id: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<Channel, PushError> {
         let name = name.trim();
         if !valid_name(name) {
             return Err(PushError::BadName(name.to_owned()));
         }
-        let url = check_url(url, allow_private)?;
+        let url = match url.or(kind.default_base()) {
+            Some(u) => check_url(u, allow_private)?,
+            None => return Err(PushError::NeedsUrl(kind.as_str())),
+        };
+        let chat_id = chat_id.map(str::trim).filter(|c| !c.is_empty());
+        if kind == ChannelKind::Telegram && chat_id.is_none() {
+            return Err(PushError::NeedsChatId);
+        }
         let done = sqlx::query(
-            "INSERT INTO push_channels (name, kind, url, allow_private, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+            "INSERT INTO push_channels (name, kind, url, allow_private, chat_id, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
         )
         .bind(name)
         .bind(kind.as_str())
         .bind(url.as_str())
         .bind(i64::from(allow_private))
+        .bind(chat_id)
         .bind(stamp(now))
         .execute(&self.pool)
         .await?;
@@ -268,13 +369,14 @@ impl Outbox {
     }
 
     pub async fn channels(&self) -> Result<Vec<Channel>, PushError> {
-        let rows: Vec<(String, String, String, i64, String)> = sqlx::query_as(
-            "SELECT name, kind, url, allow_private, created_at FROM push_channels ORDER BY name",
+        type Row = (String, String, String, i64, Option<String>, String);
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT name, kind, url, allow_private, chat_id, created_at FROM push_channels ORDER BY name",
         )
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
-            .map(|(name, kind, url, allow_private, created_at)| {
+            .map(|(name, kind, url, allow_private, chat_id, created_at)| {
                 Ok(Channel {
                     kind: ChannelKind::parse(&kind).ok_or_else(|| PushError::Corrupt {
                         what: format!("channel {name}"),
@@ -283,6 +385,7 @@ impl Outbox {
                     name,
                     url,
                     allow_private: allow_private != 0,
+                    chat_id,
                     created_at,
                 })
             })
@@ -301,29 +404,39 @@ impl Outbox {
         Ok(())
     }
 
-    /// Queues `body` for every channel; returns their names (none: nothing queued).
+    /// Queues `body` (its `text` is what robots show) for every channel, split into
+    /// numbered parts where a channel's limit is shorter, one row per part; returns the
+    /// channels' names (none: nothing queued).
     pub async fn enqueue_all(
         &self,
         alert_id: Option<i64>,
         body: &Value,
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, PushError> {
-        let names: Vec<String> = self.channels().await?.into_iter().map(|c| c.name).collect();
+        let channels = self.channels().await?;
+        let text = body.get("text").and_then(Value::as_str).unwrap_or_default();
         let mut tx = self.pool.begin().await?;
-        for name in &names {
-            sqlx::query(
-                "INSERT INTO push_outbox (channel, alert_id, body_json, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, 'pending', 0, ?, ?)",
-            )
-            .bind(name)
-            .bind(alert_id)
-            .bind(body.to_string())
-            .bind(stamp(now))
-            .bind(stamp(now))
-            .execute(&mut *tx)
-            .await?;
+        for channel in &channels {
+            let parts = split(text, channel.kind.limit());
+            for part in &parts {
+                let mut row = body.clone();
+                if parts.len() > 1 {
+                    row["text"] = Value::String(part.clone());
+                }
+                sqlx::query(
+                    "INSERT INTO push_outbox (channel, alert_id, body_json, status, attempts, next_attempt_at, created_at) VALUES (?, ?, ?, 'pending', 0, ?, ?)",
+                )
+                .bind(&channel.name)
+                .bind(alert_id)
+                .bind(row.to_string())
+                .bind(stamp(now))
+                .bind(stamp(now))
+                .execute(&mut *tx)
+                .await?;
+            }
         }
         tx.commit().await?;
-        Ok(names)
+        Ok(channels.into_iter().map(|c| c.name).collect())
     }
 
     /// Every row, oldest first.
@@ -369,8 +482,9 @@ impl Outbox {
                     Some(format!("the channel '{}' was removed", row.channel)),
                 ),
                 Some(channel) => {
-                    let (status, answer) = post(channel, &row.body, self.timeout).await;
-                    let verdict = policy::verdict(status);
+                    let creds = self.credentials(channel);
+                    let (verdict, status, answer) =
+                        post(channel, &creds, &row.body, now, self.timeout).await;
                     let error = match (verdict, status) {
                         (Verdict::Sent, _) => None,
                         (_, Some(s)) => Some(format!("HTTP {s}: {answer}")),
@@ -434,15 +548,17 @@ impl Outbox {
         let channel = self.channel(name).await?;
         let body = serde_json::json!({
             "type": "test",
+            "title": "Wyckoff Desk",
             "text": format!("Wyckoff Desk: test message to '{}'", channel.name),
             "sent_at": stamp(now),
         });
-        let (status, answer) = post(&channel, &body, self.timeout).await;
+        let creds = self.credentials(&channel);
+        let (verdict, status, answer) = post(&channel, &creds, &body, now, self.timeout).await;
         Ok(TestOutcome {
             channel: channel.name,
             http_status: status,
             answer,
-            ok: policy::verdict(status) == Verdict::Sent,
+            ok: verdict == Verdict::Sent,
         })
     }
 }

@@ -72,7 +72,7 @@ async fn a_message_is_posted_as_json_and_marked_sent() {
     let dir = tempfile::tempdir().unwrap();
     let o = outbox(&dir.path().join("w.db")).await;
     let (url, script) = server(vec![]).await;
-    o.add_channel("hook", ChannelKind::Webhook, &url, true, t0())
+    o.add_channel("hook", ChannelKind::Webhook, Some(&url), true, None, t0())
         .await
         .unwrap();
     let body = json!({"type": "alerts", "text": "000001 volume 3.2×", "data_date": "2020-06-16"});
@@ -104,7 +104,7 @@ async fn a_5xx_is_retried_after_the_backoff_even_by_a_new_process() {
     let db = dir.path().join("w.db");
     let o = outbox(&db).await;
     let (url, script) = server(vec![(503, "busy")]).await;
-    o.add_channel("hook", ChannelKind::Webhook, &url, true, t0())
+    o.add_channel("hook", ChannelKind::Webhook, Some(&url), true, None, t0())
         .await
         .unwrap();
     o.enqueue_all(Some(1), &json!({"text": "x"}), t0())
@@ -142,7 +142,7 @@ async fn a_channel_down_keeps_the_message_until_it_is_up() {
     let addr = listener.local_addr().unwrap();
     drop(listener);
     let url = format!("http://{addr}/hook");
-    o.add_channel("hook", ChannelKind::Webhook, &url, true, t0())
+    o.add_channel("hook", ChannelKind::Webhook, Some(&url), true, None, t0())
         .await
         .unwrap();
     o.enqueue_all(None, &json!({"text": "x"}), t0())
@@ -174,7 +174,7 @@ async fn a_4xx_fails_for_good_with_the_channels_answer() {
         "{\"errcode\":93000,\"errmsg\":\"invalid key\"}",
     )])
     .await;
-    o.add_channel("hook", ChannelKind::Webhook, &url, true, t0())
+    o.add_channel("hook", ChannelKind::Webhook, Some(&url), true, None, t0())
         .await
         .unwrap();
     o.enqueue_all(Some(3), &json!({"text": "x"}), t0())
@@ -202,7 +202,7 @@ async fn retries_stop_after_the_last_attempt() {
     let o = outbox(&dir.path().join("w.db")).await;
     let max = wyckoff_push::policy::MAX_ATTEMPTS as usize;
     let (url, script) = server(vec![(500, "down"); max + 1]).await;
-    o.add_channel("hook", ChannelKind::Webhook, &url, true, t0())
+    o.add_channel("hook", ChannelKind::Webhook, Some(&url), true, None, t0())
         .await
         .unwrap();
     o.enqueue_all(None, &json!({"text": "x"}), t0())
@@ -234,16 +234,24 @@ async fn channels_are_checked_when_added_and_a_removed_one_fails_its_rows() {
         assert!(e.to_string().contains(says), "{e}");
     }
     refused(
-        o.add_channel("a", ChannelKind::Webhook, "ftp://example.com/x", true, t0())
-            .await,
+        o.add_channel(
+            "a",
+            ChannelKind::Webhook,
+            Some("ftp://example.com/x"),
+            true,
+            None,
+            t0(),
+        )
+        .await,
         "must be http or https",
     );
     refused(
         o.add_channel(
             "a",
             ChannelKind::Webhook,
-            "http://127.0.0.1:1/x",
+            Some("http://127.0.0.1:1/x"),
             false,
+            None,
             t0(),
         )
         .await,
@@ -253,8 +261,9 @@ async fn channels_are_checked_when_added_and_a_removed_one_fails_its_rows() {
         o.add_channel(
             "a b",
             ChannelKind::Webhook,
-            "https://example.com/x",
+            Some("https://example.com/x"),
             false,
+            None,
             t0(),
         )
         .await,
@@ -262,11 +271,11 @@ async fn channels_are_checked_when_added_and_a_removed_one_fails_its_rows() {
     );
     assert!(o.channels().await.unwrap().is_empty());
     let (url, _script) = server(vec![]).await;
-    o.add_channel("hook", ChannelKind::Webhook, &url, true, t0())
+    o.add_channel("hook", ChannelKind::Webhook, Some(&url), true, None, t0())
         .await
         .unwrap();
     refused(
-        o.add_channel("hook", ChannelKind::Webhook, &url, true, t0())
+        o.add_channel("hook", ChannelKind::Webhook, Some(&url), true, None, t0())
             .await,
         "already exists",
     );
@@ -290,4 +299,240 @@ async fn channels_are_checked_when_added_and_a_removed_one_fails_its_rows() {
         d[0].error.as_deref(),
         Some("the channel 'hook' was removed")
     );
+}
+
+/// A robot server that records each request's path and query with its JSON body, and
+/// answers the vendor's success (or the scripted answer).
+#[derive(Clone, Default)]
+struct Robot {
+    answers: Arc<Mutex<Vec<(u16, &'static str)>>>,
+    got: Arc<Mutex<Vec<(String, Value)>>>,
+    ok: &'static str,
+}
+
+async fn robot_hook(
+    State(r): State<Robot>,
+    uri: axum::http::Uri,
+    body: axum::Json<Value>,
+) -> (StatusCode, String) {
+    r.got.lock().unwrap().push((uri.to_string(), body.0));
+    let mut answers = r.answers.lock().unwrap();
+    let (code, text) = if answers.is_empty() {
+        (200, r.ok)
+    } else {
+        answers.remove(0)
+    };
+    (StatusCode::from_u16(code).unwrap(), text.to_owned())
+}
+
+async fn robot(ok: &'static str, answers: Vec<(u16, &'static str)>) -> (String, Robot) {
+    let r = Robot {
+        answers: Arc::new(Mutex::new(answers)),
+        got: Arc::default(),
+        ok,
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = Router::new()
+        .fallback(axum::routing::post(robot_hook))
+        .with_state(r.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, r)
+}
+
+struct Keys;
+
+impl wyckoff_push::ChannelSecrets for Keys {
+    fn token(&self, channel: &str) -> Option<String> {
+        Some(format!("{channel}-token"))
+    }
+    fn sign_secret(&self, channel: &str) -> Option<String> {
+        (channel != "wecom").then(|| "SECsign".to_owned())
+    }
+}
+
+#[tokio::test]
+async fn each_robot_gets_its_own_format_with_its_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = outbox(&dir.path().join("w.db"))
+        .await
+        .with_secrets(Arc::new(Keys));
+    let (wecom, wr) = robot(r#"{"errcode":0,"errmsg":"ok"}"#, vec![]).await;
+    let (ding, dr) = robot(r#"{"errcode":0,"errmsg":"ok"}"#, vec![]).await;
+    let (feishu, fr) = robot(r#"{"code":0,"msg":"success","data":{}}"#, vec![]).await;
+    let (tg, tr) = robot(r#"{"ok":true,"result":{}}"#, vec![]).await;
+    let add = |name: &'static str, kind, base: String, chat: Option<&'static str>| {
+        let o = o.clone();
+        async move {
+            o.add_channel(name, kind, Some(&format!("{base}/send")), true, chat, t0())
+                .await
+                .unwrap()
+        }
+    };
+    add("wecom", ChannelKind::Wecom, wecom, None).await;
+    add("dingtalk", ChannelKind::Dingtalk, ding, None).await;
+    add("feishu", ChannelKind::Feishu, feishu, None).await;
+    add("telegram", ChannelKind::Telegram, tg, Some("-100200")).await;
+    let text = "000001 平安银行 — close ≥ 10: close 12.60 ≥ 10 (data as of 2020-06-16)";
+    let body = json!({"type": "alert", "text": text, "title": "提醒", "data_date": "2020-06-16"});
+    o.enqueue_all(Some(1), &body, t0()).await.unwrap();
+    let done = o.deliver_due(t0()).await.unwrap();
+    assert!(
+        done.iter().all(|d| d.status == OutboxStatus::Sent),
+        "{done:?}"
+    );
+    assert_eq!(done.len(), 4);
+
+    let (path, got) = wr.got.lock().unwrap()[0].clone();
+    assert_eq!(path, "/send?key=wecom-token");
+    assert_eq!(
+        got,
+        json!({"msgtype": "markdown", "markdown": {"content": text}})
+    );
+
+    let (path, got) = dr.got.lock().unwrap()[0].clone();
+    let ms = t0().timestamp_millis();
+    let sign = wyckoff_push::render::dingtalk_sign(ms, "SECsign");
+    let query: Vec<(String, String)> =
+        url::form_urlencoded::parse(path.split_once('?').unwrap().1.as_bytes())
+            .into_owned()
+            .collect();
+    assert_eq!(
+        query,
+        vec![
+            ("access_token".into(), "dingtalk-token".into()),
+            ("timestamp".into(), ms.to_string()),
+            ("sign".into(), sign),
+        ]
+    );
+    assert_eq!(
+        got,
+        json!({"msgtype": "markdown", "markdown": {"title": "提醒", "text": text}})
+    );
+
+    let (path, got) = fr.got.lock().unwrap()[0].clone();
+    assert_eq!(path, "/send/feishu-token");
+    let s = t0().timestamp();
+    assert_eq!(
+        got,
+        json!({"msg_type": "text", "content": {"text": text}, "timestamp": s.to_string(),
+               "sign": wyckoff_push::render::feishu_sign(s, "SECsign")})
+    );
+
+    let (path, got) = tr.got.lock().unwrap()[0].clone();
+    assert_eq!(path, "/send/bottelegram-token/sendMessage");
+    assert_eq!(got, json!({"chat_id": "-100200", "text": text}));
+    // No token in any stored row or error.
+    let rows = serde_json::to_string(&o.rows().await.unwrap()).unwrap();
+    assert!(
+        !rows.contains("-token") && !rows.contains("SECsign"),
+        "{rows}"
+    );
+}
+
+#[tokio::test]
+async fn a_refusal_inside_a_200_is_a_failure_and_a_rate_limit_is_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = outbox(&dir.path().join("w.db"))
+        .await
+        .with_secrets(Arc::new(Keys));
+    let (base, r) = robot(
+        r#"{"errcode":0,"errmsg":"ok"}"#,
+        vec![
+            (200, r#"{"errcode":45009,"errmsg":"api freq out of limit"}"#),
+            (200, r#"{"errcode":93000,"errmsg":"invalid webhook url"}"#),
+        ],
+    )
+    .await;
+    o.add_channel("wecom", ChannelKind::Wecom, Some(&base), true, None, t0())
+        .await
+        .unwrap();
+    o.enqueue_all(Some(1), &json!({"text": "a"}), t0())
+        .await
+        .unwrap();
+    let d = o.deliver_due(t0()).await.unwrap();
+    assert_eq!(d[0].status, OutboxStatus::Pending);
+    let d = o.deliver_due(t0() + TimeDelta::minutes(1)).await.unwrap();
+    assert_eq!(d[0].status, OutboxStatus::Failed);
+    assert_eq!(
+        d[0].error.as_deref(),
+        Some(r#"HTTP 200: {"errcode":93000,"errmsg":"invalid webhook url"}"#)
+    );
+    assert_eq!(r.got.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_long_message_goes_to_telegram_in_numbered_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = outbox(&dir.path().join("w.db"))
+        .await
+        .with_secrets(Arc::new(Keys));
+    let (base, r) = robot(r#"{"ok":true}"#, vec![]).await;
+    o.add_channel(
+        "telegram",
+        ChannelKind::Telegram,
+        Some(&base),
+        true,
+        Some("7"),
+        t0(),
+    )
+    .await
+    .unwrap();
+    let lines: Vec<String> = (0..400)
+        .map(|i| format!("line {i:03}: 000001 volume 3.2× the 20-day average"))
+        .collect();
+    let text = lines.join("\n");
+    assert!(text.chars().count() > 4096);
+    o.enqueue_all(Some(1), &json!({"text": text}), t0())
+        .await
+        .unwrap();
+    let done = o.deliver_due(t0()).await.unwrap();
+    let n = done.len();
+    assert!(n >= 4, "{n}");
+    let got = r.got.lock().unwrap();
+    let mut back = Vec::new();
+    for (i, (_, body)) in got.iter().enumerate() {
+        let part = body["text"].as_str().unwrap();
+        assert!(part.chars().count() <= 4096);
+        let (label, rest) = part.split_once('\n').unwrap();
+        assert_eq!(label, format!("({}/{n})", i + 1));
+        back.extend(rest.lines().map(str::to_owned));
+    }
+    assert_eq!(back, lines);
+}
+
+#[tokio::test]
+async fn a_robot_without_its_token_fails_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = outbox(&dir.path().join("w.db")).await;
+    let (base, r) = robot(r#"{"errcode":0}"#, vec![]).await;
+    o.add_channel("wecom", ChannelKind::Wecom, Some(&base), true, None, t0())
+        .await
+        .unwrap();
+    o.enqueue_all(None, &json!({"text": "a"}), t0())
+        .await
+        .unwrap();
+    let d = o.deliver_due(t0()).await.unwrap();
+    assert_eq!(d[0].status, OutboxStatus::Failed);
+    assert!(
+        d[0].error.as_deref().unwrap().contains("no token is set"),
+        "{d:?}"
+    );
+    assert!(r.got.lock().unwrap().is_empty());
+    assert!(matches!(
+        o.add_channel("tg", ChannelKind::Telegram, None, false, None, t0())
+            .await,
+        Err(PushError::NeedsChatId)
+    ));
+    assert!(matches!(
+        o.add_channel("hook", ChannelKind::Webhook, None, false, None, t0())
+            .await,
+        Err(PushError::NeedsUrl("webhook"))
+    ));
+    // A robot added without --url talks to the official address.
+    let c = o
+        .add_channel("wc", ChannelKind::Wecom, None, false, None, t0())
+        .await
+        .unwrap();
+    assert_eq!(c.url, "https://qyapi.weixin.qq.com/cgi-bin/webhook/send");
 }

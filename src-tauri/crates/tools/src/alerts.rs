@@ -10,7 +10,7 @@ use wyckoff_agent::{FnTool, Tool, ToolContext, ToolError, ToolSpec};
 use wyckoff_alerts::{AlertStore, check, deliver, describe};
 use wyckoff_market::MarketData;
 use wyckoff_protocol::AlertCheckReport;
-use wyckoff_push::{Delivery, Outbox, OutboxStatus};
+use wyckoff_push::{Delivery, KeychainSecrets, Outbox, OutboxStatus};
 
 pub const NAME: &str = "check_alerts";
 const DISPLAY: &str = "检查提醒";
@@ -55,7 +55,8 @@ pub fn check_alerts_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
                 let store = AlertStore::new(md.pool().clone()).await.map_err(failed)?;
                 let outbox = Outbox::new(md.pool().clone(), SEND_TIMEOUT)
                     .await
-                    .map_err(failed)?;
+                    .map_err(failed)?
+                    .with_secrets(Arc::new(KeychainSecrets::system()));
                 let mut report = check(&md, &store, None, now).await.map_err(failed)?;
                 deliver::enqueue(&store, &outbox, &mut report, now)
                     .await

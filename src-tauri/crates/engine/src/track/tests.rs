@@ -1,0 +1,282 @@
+use super::*;
+
+fn bar(date: u32, open: f64, high: f64, low: f64, close: f64) -> Bar {
+    Bar {
+        date,
+        open,
+        high,
+        low,
+        close,
+        volume: 1.0e6,
+        amount: 1.0e7,
+        turnover: None,
+    }
+}
+
+/// Fen rounding written out again (half away from zero), so the expectations do not
+/// lean on the code under test.
+fn r2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// Net return of 100·lots shares, the fee rules spelled out: commission 0.025 % (min 5),
+/// transfer 0.001 % both sides, stamp duty on the sell 0.1 % (0.05 % from 2023-08-28).
+fn expected(shares: f64, buy: f64, sell: f64, sell_date: u32) -> (f64, f64) {
+    let cost = buy * shares;
+    let buy_fees = r2((cost * 0.00025).max(5.0)) + r2(cost * 0.00001);
+    let proceeds = sell * shares;
+    let stamp = if sell_date >= 20230828 { 0.0005 } else { 0.001 };
+    let sell_fees =
+        r2((proceeds * 0.00025).max(5.0)) + r2(proceeds * stamp) + r2(proceeds * 0.00001);
+    let pnl = r2(proceeds - sell_fees - cost - buy_fees);
+    (pnl, pnl / (cost + buy_fees) * 100.0)
+}
+
+fn series() -> Vec<Bar> {
+    vec![
+        bar(20240102, 10.0, 10.2, 9.8, 10.0),
+        // screen day
+        bar(20240103, 10.0, 10.3, 9.9, 10.1),
+        // entry at this open
+        bar(20240104, 10.5, 10.9, 10.4, 10.8),
+        bar(20240105, 10.8, 11.6, 10.7, 11.5),
+        bar(20240108, 11.5, 11.5, 9.6, 9.7),
+        bar(20240109, 9.7, 10.0, 9.5, 9.9),
+        bar(20240110, 9.9, 10.4, 9.9, 10.3),
+    ]
+}
+
+#[test]
+fn entry_at_next_open_exit_at_nth_close_net_of_fees() {
+    let out = follow(&series(), 20240103, &[1, 5]);
+    // 25,000 CNY at 10.50 buys 23 lots.
+    let (pnl1, pct1) = expected(2300.0, 10.5, 10.8, 20240104);
+    let (pnl5, pct5) = expected(2300.0, 10.5, 10.3, 20240110);
+    let (_, mfe5) = expected(2300.0, 10.5, 11.6, 20240105);
+    let (_, mae5) = expected(2300.0, 10.5, 9.5, 20240109);
+    match &out[..] {
+        [
+            Outcome::Done {
+                horizon: 1,
+                entry_date: 20240104,
+                entry_price: e1,
+                exit_date: 20240104,
+                exit_price: x1,
+                shares: 2300,
+                pnl: p1,
+                net_return_pct: n1,
+                hit: true,
+                ..
+            },
+            Outcome::Done {
+                horizon: 5,
+                exit_date: 20240110,
+                pnl: p5,
+                net_return_pct: n5,
+                mfe_pct,
+                mae_pct,
+                hit: false,
+                ..
+            },
+        ] => {
+            assert_eq!((*e1, *x1), (10.5, 10.8));
+            assert_eq!(*p1, pnl1);
+            assert!((n1 - pct1).abs() < 1e-9);
+            assert_eq!(*p5, pnl5);
+            assert!(pnl5 < 0.0);
+            assert!((n5 - pct5).abs() < 1e-9);
+            assert!((mfe_pct - mfe5).abs() < 1e-9);
+            assert!((mae_pct - mae5).abs() < 1e-9);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn pending_until_the_exit_bar_exists() {
+    let bars = series();
+    // Screen on the last bar: nothing after it.
+    assert_eq!(
+        follow(&bars, 20240110, &HORIZONS),
+        HORIZONS
+            .iter()
+            .map(|&h| Outcome::Pending {
+                horizon: h,
+                bars_after: 0
+            })
+            .collect::<Vec<_>>()
+    );
+    // Five bars after 20240103: horizon 5 is done exactly, 10 and 20 wait.
+    let out = follow(&bars, 20240103, &HORIZONS);
+    assert!(matches!(out[1], Outcome::Done { horizon: 5, .. }));
+    assert_eq!(
+        out[2],
+        Outcome::Pending {
+            horizon: 10,
+            bars_after: 5
+        }
+    );
+    // One bar fewer: horizon 5 turns pending again.
+    let out = follow(&bars[..6], 20240103, &[5]);
+    assert_eq!(
+        out,
+        vec![Outcome::Pending {
+            horizon: 5,
+            bars_after: 4
+        }]
+    );
+}
+
+#[test]
+fn position_is_whole_lots_of_one_slot_at_least_one() {
+    let cases = [
+        (10.5, 2300),
+        (25.0, 1000),
+        (250.0, 100),
+        (251.0, 100),
+        (1500.0, 100),
+        (0.99, 25200),
+    ];
+    for (price, shares) in cases {
+        assert_eq!(position_shares(price), shares, "price {price}");
+    }
+}
+
+#[test]
+fn stamp_duty_halves_from_2023_08_28() {
+    // Flat price: the loss is the fees alone, larger before the cut.
+    let before = vec![
+        bar(20230824, 10.0, 10.0, 10.0, 10.0),
+        bar(20230825, 10.0, 10.0, 10.0, 10.0),
+    ];
+    let after = vec![
+        bar(20230825, 10.0, 10.0, 10.0, 10.0),
+        bar(20230828, 10.0, 10.0, 10.0, 10.0),
+    ];
+    let fees_of = |o: &Outcome| match o {
+        Outcome::Done { fees, hit, .. } => {
+            assert!(!hit, "fees make a flat trade a miss");
+            *fees
+        }
+        Outcome::Pending { .. } => panic!("pending"),
+    };
+    // 2,500 shares × 10 = 25,000 CNY: commission 6.25 each side, transfer 0.25 each side.
+    assert_eq!(
+        fees_of(&follow(&before, 20230824, &[1])[0]),
+        6.25 * 2.0 + 0.25 * 2.0 + 25.0
+    );
+    assert_eq!(
+        fees_of(&follow(&after, 20230825, &[1])[0]),
+        6.25 * 2.0 + 0.25 * 2.0 + 12.5
+    );
+}
+
+fn done(h: u32, hit: bool, ret: f64) -> Outcome {
+    Outcome::Done {
+        horizon: h,
+        entry_date: 1,
+        entry_price: 1.0,
+        exit_date: 1,
+        exit_price: 1.0,
+        shares: 100,
+        fees: 0.0,
+        pnl: ret,
+        net_return_pct: ret,
+        mfe_pct: 0.0,
+        mae_pct: 0.0,
+        hit,
+    }
+}
+
+fn signal(
+    triggers: &[&str],
+    track: &str,
+    regime: Option<&str>,
+    outcomes: Vec<Outcome>,
+) -> TrackedSignal {
+    TrackedSignal {
+        triggers: triggers.iter().map(|s| s.to_string()).collect(),
+        track: track.into(),
+        regime: regime.map(str::to_owned),
+        outcomes,
+    }
+}
+
+#[test]
+fn hit_rates_per_group_and_horizon() {
+    let signals = vec![
+        signal(
+            &["Spring", "EVR"],
+            "Accum",
+            Some("RISK_ON"),
+            vec![done(1, true, 2.0), done(5, true, 4.0)],
+        ),
+        signal(
+            &["Spring"],
+            "Accum",
+            Some("UNKNOWN"),
+            vec![
+                done(1, false, -1.0),
+                Outcome::Pending {
+                    horizon: 5,
+                    bars_after: 2,
+                },
+            ],
+        ),
+        signal(
+            &["SOS", "SOS"],
+            "Trend",
+            None,
+            vec![done(1, true, 1.0), done(5, false, -3.0)],
+        ),
+    ];
+    let rates = hit_rates(&signals);
+    let find = |g: GroupBy, k: &str, h: u32| {
+        rates
+            .iter()
+            .find(|r| r.group == g && r.key == k && r.horizon == h)
+            .map(|r| (r.signals, r.hits, r.pending, r.hit_rate_pct))
+    };
+    let table = [
+        (
+            GroupBy::All,
+            "all",
+            1,
+            Some((3, 2, 0, Some(2.0 / 3.0 * 100.0))),
+        ),
+        (GroupBy::All, "all", 5, Some((2, 1, 1, Some(50.0)))),
+        (GroupBy::Trigger, "Spring", 1, Some((2, 1, 0, Some(50.0)))),
+        (GroupBy::Trigger, "Spring", 5, Some((1, 1, 1, Some(100.0)))),
+        // A trigger listed twice counts once.
+        (GroupBy::Trigger, "SOS", 1, Some((1, 1, 0, Some(100.0)))),
+        (GroupBy::Trigger, "EVR", 5, Some((1, 1, 0, Some(100.0)))),
+        (GroupBy::Track, "Accum", 1, Some((2, 1, 0, Some(50.0)))),
+        (GroupBy::Track, "Trend", 5, Some((1, 0, 0, Some(0.0)))),
+        (GroupBy::Regime, "RISK_ON", 1, Some((1, 1, 0, Some(100.0)))),
+        // Unknown regimes are not a group.
+        (GroupBy::Regime, "UNKNOWN", 1, None),
+    ];
+    for (g, k, h, want) in table {
+        assert_eq!(find(g, k, h), want, "{g:?} {k} {h}");
+    }
+    // Only pending at a horizon: counted, with no rate.
+    let only_pending = hit_rates(&[signal(
+        &["LPS"],
+        "Accum",
+        None,
+        vec![Outcome::Pending {
+            horizon: 20,
+            bars_after: 3,
+        }],
+    )]);
+    assert!(
+        only_pending
+            .iter()
+            .all(|r| r.signals == 0 && r.pending == 1 && r.hit_rate_pct.is_none())
+    );
+    let mean = rates
+        .iter()
+        .find(|r| r.group == GroupBy::All && r.horizon == 1)
+        .and_then(|r| r.mean_net_return_pct);
+    assert_eq!(mean, Some((2.0 - 1.0 + 1.0) / 3.0));
+}
