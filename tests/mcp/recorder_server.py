@@ -4,12 +4,13 @@ call it receives to a log file (argv[1]), so a test can tell whether a call reac
     record(note)  not read-only: appends the note (the approval gate must stop it unasked)
     peek()        read-only: the notes so far
     crash(attempt) read-only: the process dies mid-call (the client restarts it next call)
+    grow()        adds the tool `extra` and sends notifications/tools/list_changed
 """
 
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
 LOG = sys.argv[1]
@@ -41,6 +42,21 @@ def crash(attempt: int = 0) -> str:
     """Dies in the middle of the call."""
     log(f"crash {attempt} pid {os.getpid()}")
     os._exit(3)
+
+
+def extra() -> str:
+    """A tool that exists only after grow()."""
+    log("extra")
+    return "extra"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def grow(ctx: Context) -> str:
+    """Adds the tool `extra` and says the tool list changed."""
+    log("grow")
+    server.add_tool(extra, annotations=ToolAnnotations(read_only_hint=True))
+    await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 if __name__ == "__main__":

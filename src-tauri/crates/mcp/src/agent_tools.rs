@@ -120,6 +120,8 @@ struct State {
     conn: Option<Connection>,
     failures: u32,
     disabled: Option<String>,
+    /// The last tool list, until the server says it changed (or is started again).
+    tools: Option<Vec<ToolReport>>,
 }
 
 /// One configured server: its connection (opened when needed) and its health.
@@ -140,6 +142,7 @@ impl ServerHandle {
                 conn: None,
                 failures: 0,
                 disabled: None,
+                tools: None,
             }),
         }
     }
@@ -176,6 +179,7 @@ impl ServerHandle {
     /// and after [`MAX_RESTARTS`] in a row the server is disabled.
     fn failed(&self, state: &mut State, reason: &str) -> ToolError {
         state.conn = None;
+        state.tools = None;
         state.failures += 1;
         let name = &self.entry.name;
         if state.failures >= MAX_RESTARTS {
@@ -192,12 +196,23 @@ impl ServerHandle {
         ))
     }
 
-    /// The server's tools (connecting if needed).
+    /// The server's tools (connecting if needed): the list it gave last, asked again once it
+    /// sends `notifications/tools/list_changed`.
     pub async fn tools(&self) -> Result<Vec<ToolReport>, ToolError> {
         let mut state = self.state.lock().await;
-        let conn = self.connected(&mut state).await?;
-        match conn.tools(self.connect_timeout).await {
-            Ok(t) => Ok(t),
+        let changed = self.connected(&mut state).await?.take_tools_changed();
+        if !changed && let Some(t) = &state.tools {
+            return Ok(t.clone());
+        }
+        let listed = {
+            let conn = self.connected(&mut state).await?;
+            conn.tools(self.connect_timeout).await
+        };
+        match listed {
+            Ok(t) => {
+                state.tools = Some(t.clone());
+                Ok(t)
+            }
             Err(e) => Err(self.failed(&mut state, &e.to_string())),
         }
     }
@@ -306,30 +321,70 @@ impl Tool for McpAgentTool {
     }
 }
 
-/// The enabled servers' tools, and for each server that could not be reached, why (the
-/// session goes on without it). Sub-agents get none of these unless a role names them.
+/// The configured servers of one process, each connected when first needed and kept
+/// across sessions: [`McpHub::agent_tools`] is what a session's registry adds.
+pub struct McpHub {
+    secret: Arc<SecretFn>,
+    connect_timeout: Duration,
+    handles: Mutex<Vec<Arc<ServerHandle>>>,
+}
+
+impl McpHub {
+    pub fn new(secret: Arc<SecretFn>, connect_timeout: Duration) -> Self {
+        McpHub {
+            secret,
+            connect_timeout,
+            handles: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Follows the configuration: an unchanged server keeps its connection, a changed one
+    /// is started afresh, a removed or disabled one is dropped (a stdio server is stopped).
+    pub async fn set_servers(&self, servers: &McpServers) {
+        let mut handles = self.handles.lock().await;
+        let mut next = Vec::new();
+        for entry in servers.servers.iter().filter(|s| s.enabled) {
+            let kept = handles.iter().find(|h| h.entry == *entry).cloned();
+            next.push(kept.unwrap_or_else(|| {
+                Arc::new(ServerHandle::new(
+                    entry.clone(),
+                    self.secret.clone(),
+                    self.connect_timeout,
+                ))
+            }));
+        }
+        *handles = next;
+    }
+
+    /// Every enabled server's tools as agent tools, and for each server that could not be
+    /// reached, why (the session goes on without it). Sub-agents get none of these unless a
+    /// role names them.
+    pub async fn agent_tools(&self) -> (Vec<Arc<dyn Tool>>, Vec<(String, String)>) {
+        let handles = self.handles.lock().await.clone();
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut failed = Vec::new();
+        for handle in handles {
+            match handle.tools().await {
+                Ok(list) => tools.extend(
+                    list.iter()
+                        .map(|t| Arc::new(McpAgentTool::new(handle.clone(), t)) as Arc<dyn Tool>),
+                ),
+                Err(e) => failed.push((handle.name().to_owned(), e.to_string())),
+            }
+        }
+        (tools, failed)
+    }
+}
+
+/// [`McpHub::agent_tools`] once, over a fresh hub.
 pub async fn discover(
     servers: &McpServers,
     secret: Arc<SecretFn>,
     connect_timeout: Duration,
 ) -> (Vec<Arc<dyn Tool>>, Vec<(String, String)>) {
-    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-    let mut failed = Vec::new();
-    for entry in servers.servers.iter().filter(|s| s.enabled) {
-        let handle = Arc::new(ServerHandle::new(
-            entry.clone(),
-            secret.clone(),
-            connect_timeout,
-        ));
-        match handle.tools().await {
-            Ok(list) => tools.extend(
-                list.iter()
-                    .map(|t| Arc::new(McpAgentTool::new(handle.clone(), t)) as Arc<dyn Tool>),
-            ),
-            Err(e) => failed.push((entry.name.clone(), e.to_string())),
-        }
-    }
-    (tools, failed)
+    let hub = McpHub::new(secret, connect_timeout);
+    hub.set_servers(servers).await;
+    hub.agent_tools().await
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::Tool as McpTool;
@@ -94,10 +96,30 @@ pub fn authorization_value(secret: &str) -> String {
     }
 }
 
+/// The client side of a connection: names us, and notes `notifications/tools/list_changed`.
+#[derive(Clone, Default)]
+pub struct Watcher {
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl rmcp::ClientHandler for Watcher {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::default(),
+            rmcp::model::Implementation::new("wyckoff-desk", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        self.tools_changed.store(true, Ordering::SeqCst);
+    }
+}
+
 /// A live connection to one server.
 pub struct Connection {
     pub server: String,
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, Watcher>,
+    tools_changed: Arc<AtomicBool>,
 }
 
 impl Connection {
@@ -121,6 +143,8 @@ impl Connection {
             server: server.clone(),
             reason: e,
         };
+        let watcher = Watcher::default();
+        let tools_changed = watcher.tools_changed.clone();
         let handshake = async {
             match &entry.transport {
                 McpTransport::Stdio { command, args, env } => {
@@ -149,7 +173,9 @@ impl Connection {
                             }
                         });
                     }
-                    ().serve(transport)
+                    watcher
+                        .clone()
+                        .serve(transport)
                         .await
                         .map_err(|e| protocol(e.to_string()))
                 }
@@ -176,19 +202,36 @@ impl Connection {
                         }
                     }
                     let transport = StreamableHttpClientTransport::from_config(config);
-                    ().serve(transport)
+                    watcher
+                        .clone()
+                        .serve(transport)
                         .await
                         .map_err(|e| protocol(e.to_string()))
                 }
             }
         };
-        let service = tokio::time::timeout(timeout, handshake)
-            .await
-            .map_err(|_| ClientError::Timeout {
-                server: server.clone(),
-                secs: timeout.as_secs(),
-            })??;
-        Ok(Connection { server, service })
+        let service = match tokio::time::timeout(timeout, handshake).await {
+            Ok(r) => r?,
+            Err(_) => {
+                // Dropping the handshake kills a stdio server from a task of its own; give it
+                // a moment to run, so a caller that ends its runtime now leaves no process.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                return Err(ClientError::Timeout {
+                    server: server.clone(),
+                    secs: timeout.as_secs(),
+                });
+            }
+        };
+        Ok(Connection {
+            server,
+            service,
+            tools_changed,
+        })
+    }
+
+    /// Whether the server said its tool list changed since the last call (and clears it).
+    pub fn take_tools_changed(&self) -> bool {
+        self.tools_changed.swap(false, Ordering::SeqCst)
     }
 
     /// The server's tools, within `timeout`.

@@ -22,7 +22,7 @@ use wyckoff_agent::{
     ToolRegistry,
 };
 use wyckoff_config::mcp::{McpServer, McpServers, McpTransport};
-use wyckoff_mcp::agent_tools::{MAX_RESTARTS, discover};
+use wyckoff_mcp::agent_tools::{MAX_RESTARTS, McpHub, discover};
 use wyckoff_protocol::ToolCall;
 
 fn venv_python() -> Option<PathBuf> {
@@ -155,7 +155,12 @@ async fn the_gate_stops_a_writing_tool_and_lets_an_allowed_call_through() {
     let reg = registry(&servers).await;
     assert_eq!(
         reg.names(),
-        ["mcp__rec__record", "mcp__rec__peek", "mcp__rec__crash"]
+        [
+            "mcp__rec__record",
+            "mcp__rec__peek",
+            "mcp__rec__crash",
+            "mcp__rec__grow"
+        ]
     );
     let record = reg.spec("mcp__rec__record").unwrap();
     assert!(record.requires_approval && !record.concurrency_safe);
@@ -324,4 +329,48 @@ fn sub_agents_get_no_mcp_tools() {
             assert!(!role.allows(name), "{} allows {name}", role.name);
         }
     }
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_is_picked_up() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let hub = McpHub::new(Arc::new(|_| None), Duration::from_secs(30));
+    hub.set_servers(&recorder(&python, &log, false)).await;
+    let names = |tools: &[Arc<dyn wyckoff_agent::Tool>]| -> Vec<String> {
+        tools.iter().map(|t| t.spec().name.clone()).collect()
+    };
+    let (tools, failed) = hub.agent_tools().await;
+    assert!(failed.is_empty(), "{failed:?}");
+    assert!(!names(&tools).contains(&"mcp__rec__extra".to_owned()));
+    let grow = tools
+        .iter()
+        .find(|t| t.spec().name == "mcp__rec__grow")
+        .unwrap()
+        .clone();
+    let ctx = wyckoff_agent::ToolContext {
+        session_id: "s".into(),
+        call_id: "c1".into(),
+        cancel: CancellationToken::new(),
+        background: None,
+        progress: wyckoff_agent::ProgressHandle::silent(),
+    };
+    assert_eq!(grow.call(json!({}), ctx).await.unwrap()["result"], "grown");
+    // the notification arrives on its own task: wait for it, within a bound
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (tools, _) = hub.agent_tools().await;
+        if names(&tools).contains(&"mcp__rec__extra".to_owned()) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?}",
+            names(&tools)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // nothing else reached the server
+    assert_eq!(log_lines(&log), ["grow"]);
 }
