@@ -104,13 +104,19 @@ async fn pass(
         .await
         .map_err(crate::commands::inbox::chat_message)?;
     let now = chrono::Utc::now();
-    match wyckoff_session::approvals::expire_due(&hub, now).await {
-        Ok(expired) if !expired.is_empty() => {
-            tracing::info!(requests = expired.len(), "expired approval requests")
+    // A request can be queued and expire between two passes: the window still reloads.
+    let expired_any = match wyckoff_session::approvals::expire_due(&hub, now).await {
+        Ok(expired) => {
+            if !expired.is_empty() {
+                tracing::info!(requests = expired.len(), "expired approval requests");
+            }
+            !expired.is_empty()
         }
-        Ok(_) => {}
-        Err(e) => tracing::warn!("cannot expire approval requests: {e}"),
-    }
+        Err(e) => {
+            tracing::warn!("cannot expire approval requests: {e}");
+            false
+        }
+    };
     let requests = hub
         .services()
         .inbox()
@@ -118,7 +124,7 @@ async fn pass(
         .await
         .map_err(|e| e.to_string())?;
     let pending = pending_ids(&requests);
-    if seen != Some(&pending) {
+    if expired_any || seen != Some(&pending) {
         announce(app, pending.len() as u32);
     }
     let empty = BTreeSet::new();

@@ -8,7 +8,9 @@
 //!   chat with the follow-up answer;
 //! - an `update_portfolio` queued by another process while the app runs: the app's inbox
 //!   watcher brings the badge back to 1; denied with a reason, the portfolio is unchanged,
-//!   the model is told the reason, and the log has the denial by "app".
+//!   the model is told the reason, and the log has the denial by "app";
+//! - one queued with a 5 s expiry and left alone: the watcher refuses it (expired, by
+//!   "expiry", in the log too) and the model is told; the portfolio is unchanged.
 //!
 //! Needs `cargo build -p wyckoff-cli` and the app built first.
 
@@ -29,9 +31,11 @@ use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 const KEY: (&str, &str) = ("WYCKOFF_KEY_MOCK", "sk-inbox-e2e-123456");
 
 /// `wyckoff run --json --approve queue PROMPT` on `home`: the call is queued, not run.
-async fn queued_run(home: &Path, prompt: &str) {
+async fn queued_run(home: &Path, extra: &[&str], prompt: &str) {
     let mut cmd = wyckoff_cli(home);
-    cmd.args(["run", "--json", "--approve", "queue", prompt])
+    cmd.args(["run", "--json", "--approve", "queue"])
+        .args(extra)
+        .arg(prompt)
         .env(KEY.0, KEY.1);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
@@ -200,7 +204,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     click(&d, By::Id("nav-inbox")).await;
 
     // Queued by another process while the app runs: the watcher finds it.
-    queued_run(&home, "把现金设为 5000").await;
+    queued_run(&home, &[], "把现金设为 5000").await;
     wait_badge(&d, "1", Duration::from_secs(40)).await;
     let pending = By::Css(".inbox-request[data-status='pending'][data-tool='update_portfolio']");
     let card = wait_for(&d, pending.clone()).await;
@@ -258,6 +262,55 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     assert!(told.contains(&id) && told.contains("仓位先不动"), "{told}");
     assert_eq!(free_cash(&home).await, None);
     shot(&d, "inbox-denied-log.png").await;
+
+    // Nobody answers within its expiry: the app's watcher refuses it and tells the model.
+    queued_run(&home, &["--approval-expiry", "5s"], "把现金设为 9000").await;
+    let expired = wait_for_within(
+        &d,
+        By::Css(".inbox-request[data-tool='update_portfolio'][data-status='expired']"),
+        Duration::from_secs(45),
+    )
+    .await;
+    let id = expired.attr("data-request-id").await.unwrap().unwrap();
+    wait_for(
+        &d,
+        By::Css(format!(
+            ".inbox-request[data-request-id='{id}'] .inbox-decided[data-decided-by='expiry']"
+        )),
+    )
+    .await;
+    assert!(
+        expired.find(By::Css(".inbox-allow")).await.is_err(),
+        "an expired request cannot be allowed"
+    );
+    wait_for(
+        &d,
+        By::Css(format!(
+            "#approval-log .inbox-log-row[data-call-id='{id}'][data-decision='expired'][data-decided-by='expiry']"
+        )),
+    )
+    .await;
+    wait_badge(&d, "0", Duration::from_secs(5)).await;
+    wait_requests(&server, 9).await;
+    let told = last_user_message(&server, 8);
+    assert!(
+        told.contains(&id) && told.contains("expired before anyone answered"),
+        "{told}"
+    );
+    assert_eq!(free_cash(&home).await, None);
+}
+
+/// The first element matching `by` within `within` (longer than the usual wait: the
+/// app's watcher passes every 15 s).
+async fn wait_for_within(d: &WebDriver, by: By, within: Duration) -> WebElement {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Ok(e) = d.find(by.clone()).await {
+            return e;
+        }
+        assert!(Instant::now() < deadline, "{by:?} never appeared");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -305,6 +358,24 @@ async fn the_inbox_shows_the_preview_and_answers_from_the_window() {
         Route::Openai,
         OpenAiStream::text_response(&["好的，现金不变。"]),
     );
+    // The third run (while the app runs): update_portfolio, queued for 5 s only.
+    server.push(
+        Route::Openai,
+        OpenAiStream::tool_call_response(
+            "call_cash_late",
+            "update_portfolio",
+            &json!({"action": "set_cash", "free_cash": 9000}),
+        ),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["调仓在等待你的批准。"]),
+    );
+    // The app's follow-up turn after the expiry.
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["请求已过期，现金不变。"]),
+    );
 
     let home = tempfile::tempdir().unwrap();
     let h = home.path().to_path_buf();
@@ -314,7 +385,7 @@ async fn the_inbox_shows_the_preview_and_answers_from_the_window() {
     settings["file_roots"] = json!([research_dir.display().to_string()]);
     std::fs::write(h.join("settings.json"), settings.to_string()).unwrap();
 
-    queued_run(&h, "把计划里的 b 改成 B").await;
+    queued_run(&h, &[], "把计划里的 b 改成 B").await;
     assert_eq!(std::fs::read_to_string(&plan).unwrap(), "a\nb\nc\n");
 
     let xdg = tempfile::tempdir().unwrap();
