@@ -56,6 +56,16 @@ pub fn newly_pending<'a>(
     new
 }
 
+/// Whether a pass tells the window: at the first pass, when the pending set changed, or
+/// when requests expired (queued and expired between two passes, the set looks the same).
+pub fn should_announce(
+    seen: Option<&BTreeSet<String>>,
+    pending: &BTreeSet<String>,
+    expired_any: bool,
+) -> bool {
+    expired_any || seen != Some(pending)
+}
+
 /// The notification's title and body: the first new request's tool, who asked, and how
 /// many more came with it.
 pub fn notification_text(
@@ -124,7 +134,7 @@ async fn pass(
         .await
         .map_err(|e| e.to_string())?;
     let pending = pending_ids(&requests);
-    if expired_any || seen != Some(&pending) {
+    if should_announce(seen, &pending, expired_any) {
         announce(app, pending.len() as u32);
     }
     let empty = BTreeSet::new();
@@ -194,6 +204,28 @@ mod tests {
         }
         let (_, long) = notification_text("t", &"x".repeat(300), 0, false);
         assert_eq!(long.chars().count(), 200);
+    }
+
+    #[test]
+    fn a_pass_tells_the_window_when_something_changed() {
+        let set = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        let (none, a, ab) = (set(&[]), set(&["a"]), set(&["a", "b"]));
+        let cases = [
+            (None, &none, false, true),
+            (Some(&none), &none, false, false),
+            (Some(&none), &none, true, true),
+            (Some(&a), &a, false, false),
+            (Some(&a), &ab, false, true),
+            (Some(&ab), &a, false, true),
+            (Some(&a), &a, true, true),
+        ];
+        for (seen, pending, expired, want) in cases {
+            assert_eq!(
+                should_announce(seen, pending, expired),
+                want,
+                "{seen:?} {pending:?} {expired}"
+            );
+        }
     }
 
     /// Only pending requests count and only unseen ones are new, oldest first; decided
