@@ -64,18 +64,64 @@ pub fn agent_tool_name(server: &str, tool: &str) -> String {
     format!("{}{suffix}", &clean[..MAX_TOOL_NAME - suffix.len()])
 }
 
-/// The server's input schema as an agent tool's parameters: an object schema without the
-/// `$schema`/`$id` keys some providers refuse.
+/// How deep local `$ref`s are inlined; a recursive schema is cut there to "any value".
+const MAX_REF_DEPTH: usize = 8;
+
+/// The server's input schema as an agent tool's parameters, in the subset every provider's
+/// wire form takes (the providers translate from there): an object schema, local `$ref`s to
+/// `$defs`/`definitions` inlined, without `$schema`, `$id` and the definitions themselves.
 pub fn agent_parameters(input_schema: &Value) -> Value {
     let mut schema = match input_schema {
         Value::Object(o) => o.clone(),
         _ => Map::new(),
     };
+    let mut defs = Map::new();
+    for key in ["$defs", "definitions"] {
+        if let Some(Value::Object(d)) = schema.remove(key) {
+            for (name, def) in d {
+                defs.insert(format!("#/{key}/{name}"), def);
+            }
+        }
+    }
     schema.remove("$schema");
     schema.remove("$id");
-    schema.insert("type".into(), json!("object"));
-    schema.entry("properties").or_insert_with(|| json!({}));
-    Value::Object(schema)
+    let mut out = inline_refs(&Value::Object(schema), &defs, 0);
+    if let Value::Object(o) = &mut out {
+        o.insert("type".into(), json!("object"));
+        o.entry("properties").or_insert_with(|| json!({}));
+    }
+    out
+}
+
+fn inline_refs(v: &Value, defs: &Map<String, Value>, depth: usize) -> Value {
+    match v {
+        Value::Object(o) => {
+            if let Some(Value::String(r)) = o.get("$ref") {
+                let resolved = match defs.get(r) {
+                    Some(def) if depth < MAX_REF_DEPTH => inline_refs(def, defs, depth + 1),
+                    _ => json!({}),
+                };
+                // keywords beside the $ref (a description) stay
+                let mut merged = match resolved {
+                    Value::Object(m) => m,
+                    _ => Map::new(),
+                };
+                for (k, val) in o {
+                    if k != "$ref" {
+                        merged.insert(k.clone(), inline_refs(val, defs, depth));
+                    }
+                }
+                return Value::Object(merged);
+            }
+            Value::Object(
+                o.iter()
+                    .map(|(k, val)| (k.clone(), inline_refs(val, defs, depth)))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| inline_refs(x, defs, depth)).collect()),
+        other => other.clone(),
+    }
 }
 
 /// A tool result as the model reads it: the structured content when there is one, else the
