@@ -20,6 +20,7 @@ mod run;
 mod schedule;
 mod screen;
 mod skills;
+mod track;
 
 use clap::{Parser, Subcommand};
 
@@ -61,6 +62,9 @@ enum Command {
     Run(run::RunArgs),
     /// Screen the whole market with the Wyckoff funnel (L1–L5), offline over the cache.
     Screen(screen::ScreenArgs),
+    /// Forward tracking of saved screens: each candidate's figures 1–20 trading days on,
+    /// hit rates (`stats`), and past screens replayed over the cache (`backfill`).
+    Track(track::TrackArgs),
     /// Backtest the funnel strategy under A-share rules, offline over the cache.
     Backtest(backtest::BacktestArgs),
     /// The configured models (roles, whether keys are set) and the light model (seed §12).
@@ -95,6 +99,7 @@ fn main() -> std::process::ExitCode {
         Command::Run(args) => run::run(args),
         Command::Screen(args) => screen::run(args),
         Command::Backtest(args) => backtest::run(args),
+        Command::Track(args) => track::run(args),
         Command::Skills(args) => skills::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Alerts(args) => alerts::run(args),

@@ -5,6 +5,7 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 
@@ -29,6 +30,9 @@ pub struct ScreenArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Save the run with its candidates for forward tracking (`wyckoff track`).
+    #[arg(long)]
+    pub save: bool,
 }
 
 /// A spinner on stderr for a terminal; nothing otherwise (scripts read stdout).
@@ -141,7 +145,21 @@ pub fn run(a: ScreenArgs) -> anyhow::Result<ExitCode> {
         let md = open().await?;
         let args = json!({"board": a.board, "limit": a.limit, "as_of": a.as_of});
         let show = spinner_progress(&bar);
-        anyhow::Ok(wyckoff_tools::screen::run(&md, &args, &show).await)
+        let screened = wyckoff_tools::screen::screen(&md, &args, &show).await;
+        let saved = match (&screened, a.save) {
+            (Ok((result, _)), true) => {
+                wyckoff_tools::screen::save_for_tracking(&md, result, wyckoff_track::Origin::Cli)
+                    .await
+                    .context("saving the screen for tracking")?
+            }
+            _ => None,
+        };
+        anyhow::Ok(screened.map(|(_, mut v)| {
+            if let Some(id) = saved {
+                v["tracked_screen_id"] = json!(id);
+            }
+            (v, saved)
+        }))
     });
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -150,7 +168,7 @@ pub fn run(a: ScreenArgs) -> anyhow::Result<ExitCode> {
         Ok(r) => r,
         Err(e) => return Ok(failed(e)),
     };
-    let value = match result {
+    let (value, saved) = match result {
         Ok(v) => v,
         Err(e) => return Ok(tool_failure(e)),
     };
@@ -158,6 +176,9 @@ pub fn run(a: ScreenArgs) -> anyhow::Result<ExitCode> {
         print_json(&value)?;
     } else {
         print_text(&value);
+        if let Some(id) = saved {
+            println!("\nsaved for tracking as screen #{id} (see `wyckoff track`)");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -130,7 +130,7 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
             screen::DESCRIPTION,
             screen::parameters(),
             &md,
-            |md, args, progress| async move { screen::run(&md, &args, &progress).await },
+            |md, args, progress| async move { screen::run_tracked(&md, &args, &progress).await },
         ),
         reporting_tool(
             ToolSpec::new(backtest::NAME, backtest::DISPLAY_NAME).background(),

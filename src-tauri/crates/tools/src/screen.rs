@@ -5,9 +5,12 @@
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{ProgressHandle, ToolError};
-use wyckoff_engine::funnel::{Funnel, FunnelConfig, FunnelError, LayerCount, ScreenArgs};
+use wyckoff_engine::funnel::{
+    Funnel, FunnelConfig, FunnelError, FunnelResult, LayerCount, ScreenArgs,
+};
 use wyckoff_market::MarketData;
 use wyckoff_protocol::TaskStep;
+use wyckoff_track::{Origin, ScreenRecord, TrackStore};
 
 use crate::common::{iso, opt_i64, opt_str, round_tree};
 
@@ -75,6 +78,46 @@ pub async fn run(
     args: &Value,
     progress: &ProgressHandle,
 ) -> Result<Value, ToolError> {
+    Ok(screen(md, args, progress).await?.1)
+}
+
+/// The tool: [`run`], and the run saved for forward tracking with its candidates —
+/// always, so the window's screens, the agent's and schedules' are all followed. A store
+/// that cannot save does not fail the screen (logged); a saved run's result names it
+/// (`tracked_screen_id`).
+pub async fn run_tracked(
+    md: &MarketData,
+    args: &Value,
+    progress: &ProgressHandle,
+) -> Result<Value, ToolError> {
+    let (result, mut value) = screen(md, args, progress).await?;
+    match save_for_tracking(md, &result, Origin::Tool).await {
+        Ok(Some(id)) => value["tracked_screen_id"] = json!(id),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(tool = NAME, error = %e, "screen not saved for tracking"),
+    }
+    Ok(value)
+}
+
+/// Saves a screen run for forward tracking; `None` when it screened no day.
+pub async fn save_for_tracking(
+    md: &MarketData,
+    result: &FunnelResult,
+    origin: Origin,
+) -> Result<Option<i64>, wyckoff_track::TrackError> {
+    let Some(record) = ScreenRecord::of(result, origin, md.clock().now()) else {
+        return Ok(None);
+    };
+    let store = TrackStore::new(md.pool().clone()).await?;
+    Ok(Some(store.save(&record).await?))
+}
+
+/// Runs the funnel: its typed result and the tool's JSON of it.
+pub async fn screen(
+    md: &MarketData,
+    args: &Value,
+    progress: &ProgressHandle,
+) -> Result<(FunnelResult, Value), ToolError> {
     let screen_args = ScreenArgs::parse(
         opt_str(args, "board").map(board_alias),
         opt_i64(args, "limit"),
@@ -160,5 +203,5 @@ pub async fn run(
         );
     }
     round_tree(&mut v);
-    Ok(v)
+    Ok((result, v))
 }
