@@ -146,7 +146,7 @@ async fn bad_arguments_and_missing_data_are_error_results() {
 /// On the wire: every progress notification of a call comes before its response (clients
 /// drop progress for an answered request), numbered 1, 2, … for the client's token.
 #[tokio::test]
-async fn progress_notifications_precede_the_response() {
+async fn progress_notifications_of_both_long_tools_precede_the_response() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     let dir = tempfile::tempdir().unwrap();
@@ -174,36 +174,48 @@ async fn progress_notifications_precede_the_response() {
     let init: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
     assert_eq!(init["id"], 1, "{init}");
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-    send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "screen_stocks", "arguments": {"board": "all"},
-        "_meta": {"progressToken": "scan-1"}}}),
-    )
-    .await;
-    let mut progress = Vec::new();
-    let response = loop {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(60), lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        let v: Value = serde_json::from_str(&line).unwrap();
-        if v["method"] == "notifications/progress" {
-            progress.push(v["params"].clone());
-        } else if v["id"] == 2 {
-            break v;
+    // both long tools: the funnel over the whole cache, and a backtest over two months
+    let calls = [
+        (
+            2,
+            json!({"name": "screen_stocks", "arguments": {"board": "all"}}),
+        ),
+        (
+            3,
+            json!({"name": "run_backtest",
+                   "arguments": {"start": "2020-03-02", "end": "2020-04-30"}}),
+        ),
+    ];
+    for (id, params) in calls {
+        let mut params = params;
+        params["_meta"] = json!({"progressToken": format!("job-{id}")});
+        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})).await;
+        let mut progress = Vec::new();
+        let response = loop {
+            let line = tokio::time::timeout(std::time::Duration::from_secs(120), lines.next_line())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["method"] == "notifications/progress" {
+                progress.push(v["params"].clone());
+            } else if v["id"] == id {
+                break v;
+            }
+        };
+        assert_eq!(response["result"]["isError"], false, "{response}");
+        assert!(progress.len() >= 2, "{id}: {progress:?}");
+        for (i, p) in progress.iter().enumerate() {
+            assert_eq!(p["progressToken"], format!("job-{id}"));
+            assert_eq!(p["progress"], json!((i + 1) as f64));
         }
-    };
-    assert_eq!(response["result"]["isError"], false, "{response}");
-    assert!(progress.len() >= 2, "{progress:?}");
-    for (i, p) in progress.iter().enumerate() {
-        assert_eq!(p["progressToken"], "scan-1");
-        assert_eq!(p["progress"], json!((i + 1) as f64));
+        assert!(
+            progress[0]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("加载K线"),
+            "{progress:?}"
+        );
     }
-    assert!(
-        progress[0]["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("加载K线")
-    );
 }
