@@ -3,7 +3,7 @@
 use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
-    app, chat, conversations, inbox, keys, markdown, market, memory, overview, portfolio,
+    alerts, app, chat, conversations, inbox, keys, markdown, market, memory, overview, portfolio,
     schedules, settings, skills, subagents, sync, tasks,
 };
 
@@ -64,6 +64,11 @@ pub fn builder() -> Builder<tauri::Wry> {
             inbox::inbox_allow,
             inbox::inbox_deny,
             inbox::approval_log,
+            alerts::alert_rules,
+            alerts::alert_add,
+            alerts::alert_set_enabled,
+            alerts::alert_remove,
+            alerts::alert_history,
         ])
         .events(collect_events![
             settings::SettingsChanged,

@@ -15,6 +15,7 @@ const mocks = vi.hoisted(() => ({
   keyStatuses: vi.fn(),
   listTasks: vi.fn(),
   inboxList: vi.fn(),
+  alertHistory: vi.fn(),
   openConversation: null as null | ((e: { payload: { conversation_id: string | null } }) => void),
 }));
 vi.mock("./bindings", () => ({
@@ -30,6 +31,7 @@ vi.mock("./bindings", () => ({
     conversationEvent: { listen: () => Promise.resolve(() => {}) },
     taskChanged: { listen: () => Promise.resolve(() => {}) },
     inboxChanged: { listen: () => Promise.resolve(() => {}) },
+    scheduleRan: { listen: () => Promise.resolve(() => {}) },
   },
 }));
 vi.mock("@tauri-apps/api/core", () => ({ Channel: class {} }));
@@ -73,6 +75,7 @@ describe("App", () => {
     vi.clearAllMocks();
     mocks.listTasks.mockResolvedValue(ok([]));
     mocks.inboxList.mockResolvedValue(ok({ requests: [], pending: 0 }));
+    mocks.alertHistory.mockResolvedValue(ok([]));
     mocks.appInfo.mockResolvedValue({ version: "0.1.0", data_home: "/tmp/w", settings_path: "", logs_dir: "" });
     mocks.listConversations.mockResolvedValue(ok([{ id: "c-1", title: "茅台", model: "deepseek/deepseek-chat", updated_at: "" }]));
     mocks.loadConversation.mockResolvedValue(
@@ -96,7 +99,7 @@ describe("App", () => {
     render(<App />);
     await screen.findByText("记忆");
     const labels = [...document.querySelectorAll("nav.sidebar button")].map((b) => b.textContent);
-    expect(labels).toEqual(["对话", "个股", "自选", "持仓", "记忆", "审批", "概览", "设置"]);
+    expect(labels).toEqual(["对话", "个股", "自选", "持仓", "记忆", "审批", "提醒", "概览", "设置"]);
     await nav("nav-memory");
     expect(document.getElementById("memory-page")).toBeTruthy();
     expect(document.getElementById("nav-memory")?.className).toBe("active");

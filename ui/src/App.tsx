@@ -16,8 +16,9 @@ import { OpenStockContext } from "./chat/stockLinks";
 import ShortcutsOverlay from "./components/ShortcutsOverlay";
 import { ChartWarmUp } from "./components/StockChart";
 import InboxPage, { InboxNavButton } from "./inbox/InboxPage";
+import AlertsPage, { AlertsNavButton } from "./alerts/AlertsPage";
 
-type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox";
+type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox" | "alerts";
 
 function applyTheme(theme: Theme) {
   const root = document.documentElement;
@@ -33,6 +34,9 @@ export default function App() {
   // (and a running turn) is still there on return.
   const [chatOpened, setChatOpened] = useState(false);
   const [stockCode, setStockCode] = useState<string | null>(null);
+  // An alert opens its stock at the bar it fired on (replayed to that close).
+  const [stockAt, setStockAt] = useState<{ code: string; at: number } | null>(null);
+  const [alertCode, setAlertCode] = useState<string | null>(null);
   const [chatPrefill, setChatPrefill] = useState<{ text: string } | undefined>(undefined);
   const [chatShow, setChatShow] = useState<{ id: string } | undefined>(undefined);
   // A task's notification or the tray leads to the conversation that started the task;
@@ -53,6 +57,12 @@ export default function App() {
   }, []);
   const openStock = useCallback((code: string) => {
     setStockCode(code);
+    setStockAt(null);
+    setPage("stock");
+  }, []);
+  const openStockAt = useCallback((code: string, at: number | null) => {
+    setStockCode(code);
+    setStockAt(at == null ? null : { code, at });
     setPage("stock");
   }, []);
 
@@ -115,6 +125,7 @@ export default function App() {
               {t("navMemory")}
             </button>
             <InboxNavButton active={page === "inbox"} onClick={() => setPage("inbox")} />
+            <AlertsNavButton active={page === "alerts"} onClick={() => setPage("alerts")} />
             <button id="nav-home" className={page === "home" ? "active" : ""} onClick={() => setPage("home")}>
               {t("navHome")}
             </button>
@@ -129,6 +140,11 @@ export default function App() {
             {page === "stock" && (
               <StockPage
                 code={stockCode}
+                replayAt={stockAt?.code === stockCode ? stockAt.at : null}
+                onAlert={(code) => {
+                  setAlertCode(code);
+                  setPage("alerts");
+                }}
                 onAsk={(text) => {
                   setChatPrefill({ text });
                   setPage("chat");
@@ -138,6 +154,7 @@ export default function App() {
             {page === "watchlist" && <WatchlistPage onOpen={openStock} />}
             {page === "memory" && <MemoryPage />}
             {page === "inbox" && <InboxPage />}
+            {page === "alerts" && <AlertsPage code={alertCode} onOpenStock={openStockAt} />}
             {page === "portfolio" && <PortfolioPage onOpen={openStock} />}
             {page === "home" && (
               <Home

@@ -142,6 +142,13 @@ export const commands = {
 	inboxDeny: (id: string, reason: string | null) => typedError<InboxRequest, InboxCommandError>(__TAURI_INVOKE("inbox_deny", { id, reason })),
 	/**  The approval audit log (every decision from every path), newest first. */
 	approvalLog: () => typedError<AuditEntry[], InboxCommandError>(__TAURI_INVOKE("approval_log")),
+	alertRules: () => typedError<AlertRule[], AlertError>(__TAURI_INVOKE("alert_rules")),
+	/**  Adds a rule after checking it (nothing stored when it is wrong). */
+	alertAdd: (target: AlertTarget, condition: AlertCondition, cooldownDays: number | null) => typedError<AlertRule, AlertError>(__TAURI_INVOKE("alert_add", { target, condition, cooldownDays })),
+	alertSetEnabled: (id: number, enabled: boolean) => typedError<AlertRule, AlertError>(__TAURI_INVOKE("alert_set_enabled", { id, enabled })),
+	alertRemove: (id: number) => typedError<null, AlertError>(__TAURI_INVOKE("alert_remove", { id })),
+	/**  What fired, newest first, with the figures and where it was delivered. */
+	alertHistory: () => typedError<FiredAlert[], AlertError>(__TAURI_INVOKE("alert_history")),
 };
 
 /** Events */
@@ -155,6 +162,73 @@ export const events = {
 };
 
 /* Types */
+/**  The condition a rule checks on the evaluated bar. Prices are closes. */
+export type AlertCondition = 
+/**  The close is at or above `level`. */
+{ type: "price_above"; level: number | null } | 
+/**  The close is at or below `level`. */
+{ type: "price_below"; level: number | null } | 
+/**  The day's change (close against the previous close) is at least `pct` percent. */
+{ type: "change_above"; pct: number | null } | 
+/**  The day's change is at most `pct` percent (e.g. −5). */
+{ type: "change_below"; pct: number | null } | 
+/**  The day's volume is at least `k` times the mean of the 20 bars before it. */
+{ type: "volume_ratio"; k: number | null } | 
+/**
+ *  A Wyckoff schematic event became known on the evaluated bar; `event` names one
+ *  (SC, AR, ST, Spring, SOS, LPS, BC, UTAD, SOW, LPSY), `None` for any.
+ */
+{ type: "event"; event: string | null } | 
+/**  The engine's active schematic or phase differs from the previous bar's. */
+{ type: "phase_change" } | 
+/**  The diagnosis' health differs from the previous bar's. */
+{ type: "health_change" } | 
+/**
+ *  A holding's close is at or below the stop-loss set on it in the portfolio (checked
+ *  for every holding with a stop, no rule needed).
+ */
+{ type: "stop_loss" };
+
+export type AlertError = 
+/**
+ *  The rule is wrong (a bad or unlisted code, a non-positive level, an unknown event, a
+ *  cooldown out of range): nothing stored.
+ */
+{ type: "invalid"; message: string } | { type: "not_found"; message: string } | { type: "other"; message: string };
+
+/**  The exact figures that made a rule fire. */
+export type AlertFigures = { type: "price_above"; close: number | null; level: number | null } | { type: "price_below"; close: number | null; level: number | null } | { type: "change_above"; change_pct: number | null; threshold_pct: number | null; close: number | null; prev_close: number | null } | { type: "change_below"; change_pct: number | null; threshold_pct: number | null; close: number | null; prev_close: number | null } | { type: "volume_ratio"; volume: number | null; 
+/**  Mean volume of the 20 bars before the evaluated one. */
+avg_volume_20: number | null; ratio: number | null; k: number | null } | { type: "event"; events: KnownEvent[] } | { type: "phase_change"; 
+/**  The previous bar's reading (`None`: no schematic then). */
+from: PhaseState | null; to: PhaseState | null; prev_date: string } | { type: "health_change"; from: string; to: string; prev_date: string; 
+/**  The engine's reasons for the new health. */
+reasons: string[] } | { type: "stop_loss"; close: number | null; stop_loss: number | null };
+
+/**  A stored rule. */
+export type AlertRule = {
+	id: number,
+	target: AlertTarget,
+	condition: AlertCondition,
+	/**
+	 *  Trading days before the same rule may fire again on the same stock (1: once per
+	 *  trading day).
+	 */
+	cooldown_days: number,
+	enabled: boolean,
+	/**  RFC 3339 (UTC). */
+	created_at: string,
+};
+
+/**  What a rule watches. */
+export type AlertTarget = 
+/**  One stock (six digits). */
+{ type: "stock"; code: string } | 
+/**  Every stock in the watchlist at check time. */
+{ type: "watchlist" } | 
+/**  Every holding in the portfolio at check time. */
+{ type: "portfolio" };
+
 /**  The reach of an "always allow", for the rest of the session. */
 export type AlwaysAllows = 
 /**  Every call of the tool, whatever its arguments. */
@@ -431,6 +505,13 @@ export type Decider =
 /**  The kinds of answer an approval request may receive. */
 export type DecisionKind = "allow_once" | "allow_always" | "edit" | "deny";
 
+/**  Where a fired alert went. */
+export type DeliveryStatus = 
+/**  Recorded only: no push channel is set up. */
+"recorded" | 
+/**  Waiting in the outbox for at least one channel. */
+"pending" | "delivered" | "failed";
+
 /**
  *  Failure categories, classified once where the failure happens (providers, tools,
  *  runtime) and carried unchanged to the UI and the CLI.
@@ -440,6 +521,24 @@ export type ErrorKind = "authentication" | "permission" | "rate_limit" | "overlo
 "protocol" | "cancelled" | "internal";
 
 export type ExportFormat = "markdown" | "json";
+
+/**  A rule that fired on a stock's bar, as stored. */
+export type FiredAlert = {
+	id: number,
+	/**  `None` for a holding's stop-loss (from the portfolio, no rule). */
+	rule_id: number | null,
+	code: string,
+	name: string | null,
+	/**  The bar it fired on (YYYY-MM-DD): the data's date. */
+	bar_date: string,
+	condition: AlertCondition,
+	figures: AlertFigures,
+	/**  Channels it was handed to. */
+	delivered_to: string[],
+	delivery: DeliveryStatus,
+	/**  RFC 3339 (UTC). */
+	created_at: string,
+};
 
 /**  The conversation and message (its seq) a fork was taken at. */
 export type ForkedFrom = {
@@ -564,6 +663,23 @@ export type KeysReport = {
 	keys: KeyStatus[],
 };
 
+/**  One schematic event that became known on the evaluated bar. */
+export type KnownEvent = {
+	/**  SC, AR, ST, Spring, SOS, LPS, BC, UTAD, SOW, LPSY. */
+	event: string,
+	/**  `accumulation` or `distribution`. */
+	schematic: string,
+	/**
+	 *  The bar carrying the label (YYYY-MM-DD); it can be before the evaluated bar (an ST
+	 *  needs two later bars to be known).
+	 */
+	bar_date: string,
+	/**  The price the label points at. */
+	price: number | null,
+	/**  The close it became known on (YYYY-MM-DD): the evaluated bar. */
+	known_on: string,
+};
+
 export type Language = "zh" | "en";
 
 /**  One MA line: `values[i]` belongs to bar `start + i` (no value before the window fills). */
@@ -664,6 +780,14 @@ export type PhaseBand = {
 	to: number,
 	/**  The first close as of which the engine drew this band (from its opening event). */
 	known_on: number | null,
+};
+
+/**  A schematic (accumulation or distribution) and its phase. */
+export type PhaseState = {
+	/**  `accumulation` or `distribution`. */
+	schematic: string,
+	/**  A–E. */
+	phase: string,
 };
 
 /**  One edit from the page's form. */

@@ -1,6 +1,7 @@
 //! IPC commands. Each is a thin adapter over the crates; every type derives
 //! `specta::Type` so `ui/src/bindings.ts` stays exact.
 
+pub mod alerts;
 pub mod app;
 pub mod chat;
 pub mod conversations;

@@ -28,11 +28,15 @@ export function marketErrorText(e: MarketCommandError | string): string {
 
 interface Props {
   code: string | null;
+  /** Opens the page replayed to this close (YYYYMMDD): an alert's bar. */
+  replayAt?: number | null;
+  /** Opens the alert centre with this stock in its form. */
+  onAlert?: (code: string) => void;
   /** Opens the chat with a prefilled message. */
   onAsk: (text: string) => void;
 }
 
-export default function StockPage({ code, onAsk }: Props) {
+export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Props) {
   const t = useMarketText();
   const lang = useContext(LanguageContext);
   const [period, setPeriod] = useState<Period>("day");
@@ -165,6 +169,14 @@ export default function StockPage({ code, onAsk }: Props) {
     setCursor(c);
     return true;
   };
+  // An alert's bar: the page as of that close, once the whole chart is there.
+  const openedAt = useRef<number | null>(null);
+  useEffect(() => {
+    if (!whole || replayAt == null || openedAt.current === replayAt) return;
+    openedAt.current = replayAt;
+    const c = startAt(whole.bars.dates, replayAt);
+    if (c) setCursor(c);
+  }, [whole, replayAt]);
   const defaultStart = whole ? isoDate(whole.bars.dates[Math.max(0, whole.bars.dates.length - 61)]) : "";
   const guessNow = cursorDate != null ? (guesses.find((g) => g.date === cursorDate)?.label ?? null) : null;
 
@@ -213,6 +225,11 @@ export default function StockPage({ code, onAsk }: Props) {
           {watched ? t("removeWatch") : t("addWatch")}
         </button>
         <StockSync code={code} onSynced={() => void load()} />
+        {onAlert && (
+          <button id="stock-alert" onClick={() => onAlert(code)}>
+            {t("alert")}
+          </button>
+        )}
         <button id="ask-agent" disabled={!chart} onClick={() => chart && onAsk(askText(chart, lang === "en" ? "en" : "zh"))}>
           {t("ask")}
         </button>

@@ -1,0 +1,95 @@
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { act, cleanup, fireEvent, render, waitFor } from "@testing-library/react";
+import type { AlertRule, FiredAlert } from "../bindings";
+
+const mocks = vi.hoisted(() => ({
+  alertHistory: vi.fn(),
+  alertRules: vi.fn(),
+  alertAdd: vi.fn(),
+  alertSetEnabled: vi.fn(),
+  alertRemove: vi.fn(),
+  startTask: vi.fn(),
+  taskChanged: null as null | ((e: { payload: { task: unknown } }) => void),
+}));
+vi.mock("../bindings", () => ({
+  commands: mocks,
+  events: {
+    taskChanged: {
+      listen: (f: (e: { payload: { task: unknown } }) => void) => {
+        mocks.taskChanged = f;
+        return Promise.resolve(() => {});
+      },
+    },
+    scheduleRan: { listen: () => Promise.resolve(() => {}) },
+  },
+}));
+
+import AlertsPage from "./AlertsPage";
+
+const ok = <T,>(data: T) => ({ status: "ok", data });
+const fired: FiredAlert = {
+  id: 7,
+  rule_id: 1,
+  code: "000001",
+  name: "平安银行",
+  bar_date: "2020-03-02",
+  condition: { type: "volume_ratio", k: 2 },
+  figures: { type: "volume_ratio", volume: 3e6, avg_volume_20: 1e6, ratio: 3, k: 2 },
+  delivered_to: [],
+  delivery: "recorded",
+  created_at: "2026-12-05T07:00:00Z",
+};
+const rule: AlertRule = { id: 1, target: { type: "stock", code: "000001" }, condition: { type: "volume_ratio", k: 2 }, cooldown_days: 1, enabled: true, created_at: "2026-12-05T07:00:00Z" };
+const q = (c: HTMLElement, sel: string) => c.querySelector(sel) as HTMLElement;
+
+describe("the alert centre", () => {
+  beforeEach(() => {
+    cleanup();
+    vi.clearAllMocks();
+    localStorage.clear();
+    mocks.alertHistory.mockResolvedValue(ok([fired]));
+    mocks.alertRules.mockResolvedValue(ok([rule]));
+  });
+
+  it("lists what fired with its figures, opens its bar, and marks it seen", async () => {
+    const open = vi.fn();
+    const { container } = render(<AlertsPage code={null} onOpenStock={open} />);
+    await waitFor(() => expect(q(container, ".alert-row")).not.toBeNull());
+    expect(q(container, ".alert-condition").textContent).toBe("成交量 ≥ 20 日均量的 2 倍");
+    expect(q(container, ".alert-figures").textContent).toBe("成交量 3000000，为 20 日均量 1000000 的 3 倍");
+    expect(localStorage.getItem("wyckoff.alertsSeen")).toBe("7");
+    fireEvent.click(q(container, ".alert-open"));
+    expect(open).toHaveBeenCalledWith("000001", 20200302);
+  });
+
+  it("adds a rule for the stock it was opened with; a refusal is shown in words", async () => {
+    mocks.alertAdd.mockResolvedValueOnce({ status: "error", error: { type: "invalid", message: "stock 688999 is not in the stock list" } }).mockResolvedValueOnce(ok({ ...rule, id: 2 }));
+    const { container } = render(<AlertsPage code="688999" onOpenStock={() => {}} />);
+    await waitFor(() => expect((q(container, "#alert-code") as HTMLInputElement).value).toBe("688999"));
+    fireEvent.change(q(container, "#alert-value"), { target: { value: "20" } });
+    await act(async () => {
+      fireEvent.submit(q(container, "#alert-form"));
+    });
+    expect(mocks.alertAdd).toHaveBeenCalledWith({ type: "stock", code: "688999" }, { type: "price_above", level: 20 }, 1);
+    expect(q(container, "#alert-note").textContent).toBe("未添加：stock 688999 is not in the stock list");
+    fireEvent.change(q(container, "#alert-code"), { target: { value: "000001" } });
+    await act(async () => {
+      fireEvent.submit(q(container, "#alert-form"));
+    });
+    expect(q(container, "#alert-note").textContent).toBe("已添加规则 #2");
+  });
+
+  it("checks now as a background task and says what the check found when it ends", async () => {
+    mocks.startTask.mockResolvedValue(ok({ task_id: "bg_1_check_alerts" }));
+    const { container } = render(<AlertsPage code={null} onOpenStock={() => {}} />);
+    await act(async () => {
+      fireEvent.click(q(container, "#alerts-check"));
+    });
+    expect(mocks.startTask).toHaveBeenCalledWith({ type: "alerts" });
+    await waitFor(() => expect(mocks.taskChanged).not.toBeNull());
+    await act(async () => {
+      mocks.taskChanged?.({ payload: { task: { task_id: "bg_1_check_alerts", status: "completed", result_summary: JSON.stringify({ data_date: "2020-03-02", fired: 1, suppressed: 2, unevaluated: 0 }) } } });
+    });
+    expect(q(container, "#alerts-checked").textContent).toBe("数据日期 2020-03-02：触发 1 条，冷却中 2 条，缺数据 0 条");
+  });
+});
