@@ -229,9 +229,64 @@ fn bad_push_urls_are_refused_and_nothing_is_stored() {
         ],
         "never a push target",
     );
+    refused(
+        &[
+            "push",
+            "add",
+            "a",
+            "--kind",
+            "wecom",
+            "--url",
+            "http://127.0.0.1:9/x",
+            "--allow-private",
+        ],
+        "--allow-private is only for a generic webhook",
+    );
+    refused(
+        &[
+            "push",
+            "add",
+            "a",
+            "--kind",
+            "wecom",
+            "--url",
+            "http://127.0.0.1:9/x",
+        ],
+        "loopback address",
+    );
+    refused(
+        &["push", "add", "a", "--kind", "telegram"],
+        "a Telegram channel needs --chat-id",
+    );
+    refused(
+        &["push", "add", "a", "--kind", "webhook"],
+        "a webhook channel needs --url",
+    );
     refused(&["push", "remove", "a"], "no push channel named 'a'");
+    refused(&["push", "secret", "a"], "no push channel named 'a'");
     assert_eq!(
         home.json(&["push", "list", "--json"]),
         serde_json::json!([])
+    );
+
+    // A robot added without --url talks to its official address; no secret is stored here.
+    let wc = home.json(&["push", "add", "team", "--kind", "wecom", "--json"]);
+    assert_eq!(
+        wc["url"],
+        "https://qyapi.weixin.qq.com/cgi-bin/webhook/send"
+    );
+    let tg = home.json(&[
+        "push",
+        "add",
+        "phone",
+        "--kind",
+        "telegram",
+        "--chat-id",
+        "-1001",
+        "--json",
+    ]);
+    assert_eq!(
+        (tg["url"].as_str(), tg["chat_id"].as_str()),
+        (Some("https://api.telegram.org/"), Some("-1001"))
     );
 }

@@ -58,8 +58,8 @@ enum PushCommand {
         /// Allow a private, loopback or link-local address (a generic webhook only).
         #[arg(long)]
         allow_private: bool,
-        /// Telegram: the chat to send to.
-        #[arg(long)]
+        /// Telegram: the chat to send to (a group's id is negative: -100…).
+        #[arg(long, allow_hyphen_values = true)]
         chat_id: Option<String>,
     },
     /// Store a channel's token (or with --sign its signing secret) in the keychain, read
@@ -124,6 +124,16 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("--now '{t}' is not an RFC 3339 time"))?,
         _ => Utc::now(),
     };
+    if let PushCommand::Add {
+        kind,
+        allow_private: true,
+        ..
+    } = &args.command
+        && !matches!(kind, Kind::Webhook)
+    {
+        // Same rule as web_fetch: only a webhook the user points at their network.
+        bail!("--allow-private is only for a generic webhook (--kind webhook)");
+    }
     let rt = runtime()?;
     rt.block_on(async move {
         let md = match open().await {
@@ -156,9 +166,6 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
                 Kind::Feishu => ChannelKind::Feishu,
                 Kind::Telegram => ChannelKind::Telegram,
             };
-            if *allow_private && kind != ChannelKind::Webhook {
-                bail!("--allow-private is only for a generic webhook (--kind webhook)");
-            }
             let channel = outbox
                 .add_channel(
                     name,

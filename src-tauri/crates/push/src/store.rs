@@ -48,6 +48,8 @@ impl PushError {
                 | PushError::BadName(_)
                 | PushError::Exists(_)
                 | PushError::NotFound(_)
+                | PushError::NeedsUrl(_)
+                | PushError::NeedsChatId
         )
     }
 }
