@@ -301,17 +301,34 @@ fn an_http_server_with_a_header_secret_is_tested() {
 #[test]
 fn a_dead_or_silent_server_fails_clearly_within_the_limit() {
     let h = Home::new();
-    h.ok(&["mcp", "add", "dead", "--", "false"]);
+    h.ok(&[
+        "mcp",
+        "add",
+        "dead",
+        "--env",
+        "API_KEY=dead-key",
+        "--",
+        "sh",
+        "-c",
+        "echo \"starting with $API_KEY\" >&2; echo 'fatal: no config' >&2; exit 1",
+    ]);
     h.ok(&["mcp", "add", "silent", "--", "sleep", "61.25"]);
     h.ok(&["mcp", "add", "missing", "--", "/nonexistent/mcp-server"]);
 
-    let out = h.run(&["mcp", "test", "dead", "--timeout", "10"]);
+    // it dies at once: the error quotes what it said, its secret masked
+    let out = h
+        .cmd(&["mcp", "test", "dead", "--timeout", "10"])
+        .env("WYCKOFF_MCP_SECRET_DEAD_KEY", "canary-77a1")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("MCP server 'dead'"),
-        "{}",
-        show(&out)
+        err.contains("MCP server 'dead'")
+            && err.contains("the server said: starting with *** | fatal: no config"),
+        "{err}"
     );
+    assert!(!err.contains("canary-77a1"), "{err}");
 
     let out = h.run(&["mcp", "test", "missing"]);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));

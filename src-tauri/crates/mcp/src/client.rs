@@ -79,6 +79,25 @@ fn tool_report(t: &McpTool) -> ToolReport {
     }
 }
 
+/// How long a failed handshake waits for the rest of the server's stderr.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
+/// Lines of a failed server's stderr kept in the error.
+pub const STDERR_TAIL_LINES: usize = 5;
+
+/// A handshake error with the last lines the server wrote on stderr (already masked).
+pub fn with_stderr(error: &str, stderr: &[String]) -> String {
+    let tail: Vec<&str> = stderr
+        .iter()
+        .map(String::as_str)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    if tail.is_empty() {
+        return error.to_owned();
+    }
+    let from = tail.len().saturating_sub(STDERR_TAIL_LINES);
+    format!("{error}; the server said: {}", tail[from..].join(" | "))
+}
+
 /// Replaces every secret value in `line` with `***` (the server may print its own key).
 pub fn mask(line: &str, secrets: &[String]) -> String {
     secrets
@@ -164,20 +183,33 @@ impl Connection {
                             command: command.clone(),
                             reason: e.to_string(),
                         })?;
+                    let (tail_tx, mut tail_rx) = tokio::sync::mpsc::unbounded_channel();
                     if let Some(stderr) = stderr {
                         let name = server.clone();
                         tokio::spawn(async move {
                             let mut lines = BufReader::new(stderr).lines();
                             while let Ok(Some(line)) = lines.next_line().await {
-                                tracing::info!(server = %name, "mcp server stderr: {}", mask(&line, &values));
+                                let line = mask(&line, &values);
+                                tracing::info!(server = %name, "mcp server stderr: {line}");
+                                let _ = tail_tx.send(line);
                             }
                         });
                     }
-                    watcher
-                        .clone()
-                        .serve(transport)
-                        .await
-                        .map_err(|e| protocol(e.to_string()))
+                    match watcher.clone().serve(transport).await {
+                        Ok(service) => Ok(service),
+                        Err(e) => {
+                            // what the server said before it failed is the useful part; its
+                            // last lines arrive as its pipe closes
+                            let mut said = Vec::new();
+                            let deadline = tokio::time::Instant::now() + STDERR_GRACE;
+                            while let Ok(Some(line)) =
+                                tokio::time::timeout_at(deadline, tail_rx.recv()).await
+                            {
+                                said.push(line);
+                            }
+                            Err(protocol(with_stderr(&e.to_string(), &said)))
+                        }
+                    }
                 }
                 McpTransport::Http { url, header_secret } => {
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -327,6 +359,19 @@ mod tests {
             "auth with *** failed (***)"
         );
         assert_eq!(mask("nothing here", &secrets), "nothing here");
+    }
+
+    #[test]
+    fn a_failed_handshake_quotes_the_last_stderr_lines() {
+        assert_eq!(with_stderr("closed", &[]), "closed");
+        assert_eq!(with_stderr("closed", &[" ".into()]), "closed");
+        let lines: Vec<String> = (1..=STDERR_TAIL_LINES + 1)
+            .map(|i| format!("l{i}"))
+            .collect();
+        assert_eq!(
+            with_stderr("closed", &lines),
+            "closed; the server said: l2 | l3 | l4 | l5 | l6"
+        );
     }
 
     #[test]
