@@ -141,15 +141,15 @@ async fn scenario(d: WebDriver) {
         .click()
         .await
         .unwrap();
-    let result = wait_for(
+    // The result loads after the view opens (加载中… first).
+    wait_for(
         d,
         By::Css(format!(
-            "#schedules-panel .task-result[data-task-id='{}']",
+            "#schedules-panel .task-result[data-task-id='{}'] .screen-table",
             task_id.unwrap()
         )),
     )
     .await;
-    result.find(By::Css(".screen-table")).await.unwrap();
     shot(d, "82-schedule-run-result.png").await;
     click(d, By::Css("#schedules-panel .task-result-close")).await;
 
