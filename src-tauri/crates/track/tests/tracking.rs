@@ -1,0 +1,311 @@
+//! Forward tracking over a real `wyckoff.db` seeded with the bundled real bars (8 stocks,
+//! to 2020-06-16): figures of backfilled candidates checked by hand (entry at the next
+//! open, fees to the fen), pending without bars, statistics against a direct count, and
+//! the backfill agreeing with a direct screen of the same day.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use wyckoff_engine::track::{GroupBy, Outcome};
+use wyckoff_engine::{BoardFilter, ScreenArgs};
+use wyckoff_market::{ManualClock, MarketConfig, MarketData};
+use wyckoff_track::{Origin, SavedCandidate, ScreenRecord, TrackStore, TrackedScreen};
+
+async fn open(home: &std::path::Path) -> (MarketData, TrackStore) {
+    let mut cfg = MarketConfig::offline(home);
+    cfg.clock = Arc::new(ManualClock::at_shanghai(
+        NaiveDate::from_ymd_opt(2020, 6, 17)
+            .unwrap()
+            .and_hms_opt(9, 0, 0)
+            .unwrap(),
+    ));
+    let md = MarketData::open_with(cfg).await.unwrap();
+    let store = TrackStore::new(md.pool().clone()).await.unwrap();
+    (md, store)
+}
+
+fn r2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// The backtest's fee rules written out: commission 0.025 % (at least 5 CNY) both sides,
+/// transfer fee 0.001 % both sides, stamp duty 0.1 % on the sell (before 2023-08-28);
+/// each to the fen. Returns (pnl, net return %).
+fn by_hand(shares: f64, buy: f64, sell: f64) -> (f64, f64) {
+    let cost = buy * shares;
+    let buy_fees = r2((cost * 0.00025).max(5.0)) + r2(cost * 0.00001);
+    let proceeds = sell * shares;
+    let sell_fees =
+        r2((proceeds * 0.00025).max(5.0)) + r2(proceeds * 0.001) + r2(proceeds * 0.00001);
+    let pnl = r2(proceeds - sell_fees - cost - buy_fees);
+    (pnl, pnl / (cost + buy_fees) * 100.0)
+}
+
+fn iso_num(s: &str) -> u32 {
+    s.replace('-', "").parse().unwrap()
+}
+
+#[tokio::test]
+async fn backfilled_candidates_figures_by_hand() {
+    let home = tempfile::tempdir().unwrap();
+    let (md, store) = open(home.path()).await;
+    let report = wyckoff_track::backfill(&md, &store, 20190101, 20190331, |_, _, _| {})
+        .await
+        .unwrap();
+    assert_eq!(report.stocks, 8);
+    assert!(report.days > 50, "{report:?}");
+    let screens = wyckoff_track::tracked(&md, &store).await.unwrap();
+    assert_eq!(screens.len(), report.days);
+    assert!(screens.iter().all(|s| s.origin == Origin::Backfill));
+    let mut checked = 0;
+    for s in &screens {
+        for c in &s.candidates {
+            let bars = md.daily_bars(&c.code, None).await.unwrap().bars;
+            let as_of = iso_num(&s.as_of);
+            let next = bars.iter().position(|b| b.date > as_of).unwrap();
+            let entry = bars[next].open;
+            // 25,000 CNY (one of the backtest's four slots) in whole lots.
+            let shares = ((25_000.0 / (entry * 100.0)).floor() * 100.0).max(100.0);
+            for (o, n) in c.outcomes.iter().zip([1usize, 5, 10, 20]) {
+                let exit = bars[next + n - 1];
+                let (pnl, pct) = by_hand(shares, entry, exit.close);
+                let hi = bars[next..next + n]
+                    .iter()
+                    .map(|b| b.high)
+                    .fold(f64::MIN, f64::max);
+                let (_, mfe) = by_hand(shares, entry, hi);
+                match o {
+                    Outcome::Done {
+                        horizon,
+                        entry_date,
+                        entry_price,
+                        exit_date,
+                        shares: got_shares,
+                        pnl: got_pnl,
+                        net_return_pct,
+                        mfe_pct,
+                        hit,
+                        ..
+                    } => {
+                        assert_eq!(*horizon as usize, n);
+                        assert_eq!(*entry_date, bars[next].date);
+                        assert_eq!(*entry_price, entry);
+                        assert_eq!(*exit_date, exit.date);
+                        assert_eq!(f64::from(*got_shares), shares);
+                        assert_eq!(*got_pnl, pnl, "{} {} h{n}", s.as_of, c.code);
+                        assert!((net_return_pct - pct).abs() < 1e-9);
+                        assert!((mfe_pct - mfe).abs() < 1e-9);
+                        assert_eq!(*hit, pnl > 0.0);
+                    }
+                    Outcome::Pending { .. } => panic!("{} {} h{n} pending", s.as_of, c.code),
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "only {checked} candidates in the range");
+}
+
+#[tokio::test]
+async fn pending_stays_pending_without_bars() {
+    let home = tempfile::tempdir().unwrap();
+    let (md, store) = open(home.path()).await;
+    let cand = |code: &str| SavedCandidate {
+        code: code.into(),
+        name: String::new(),
+        triggers: vec!["Spring".into()],
+        track: "Accum".into(),
+        score: 1.0,
+    };
+    let rec = |as_of: u32, code: &str| ScreenRecord {
+        as_of,
+        saved_at: md.clock().now(),
+        origin: Origin::Cli,
+        board: "all".into(),
+        regime: None,
+        candidates: vec![cand(code)],
+    };
+    // The last bundled day: nothing after it. Four bars before it: only horizon 1 done.
+    store.save(&rec(20200616, "000001")).await.unwrap();
+    store.save(&rec(20200610, "000001")).await.unwrap();
+    // A code the cache does not have.
+    store.save(&rec(20200610, "600000")).await.unwrap();
+    let screens = wyckoff_track::tracked(&md, &store).await.unwrap();
+    let outcomes = |as_of: &str, code: &str| {
+        screens
+            .iter()
+            .filter(|s| s.as_of == as_of)
+            .flat_map(|s| &s.candidates)
+            .find(|c| c.code == code)
+            .unwrap()
+            .outcomes
+            .clone()
+    };
+    assert_eq!(
+        outcomes("2020-06-16", "000001"),
+        [1, 5, 10, 20]
+            .map(|h| Outcome::Pending {
+                horizon: h,
+                bars_after: 0
+            })
+            .to_vec()
+    );
+    let mid = outcomes("2020-06-10", "000001");
+    assert!(matches!(mid[0], Outcome::Done { horizon: 1, .. }));
+    assert_eq!(
+        mid[1..],
+        [5, 10, 20].map(|h| Outcome::Pending {
+            horizon: h,
+            bars_after: 4
+        })
+    );
+    assert!(
+        outcomes("2020-06-10", "600000")
+            .iter()
+            .all(|o| matches!(o, Outcome::Pending { bars_after: 0, .. }))
+    );
+    // Pending signals count as pending, never as misses.
+    let st = wyckoff_track::stats_of(&screens);
+    let all20 = st
+        .rates
+        .iter()
+        .find(|r| r.group == GroupBy::All && r.horizon == 20)
+        .unwrap();
+    assert_eq!((all20.signals, all20.pending), (0, 3));
+    assert_eq!(all20.hit_rate_pct, None);
+}
+
+/// Hits per trigger at each horizon counted straight from the tracked screens.
+fn direct_count(screens: &[TrackedScreen]) -> BTreeMap<(String, u32), (u32, u32)> {
+    let mut seen = BTreeSet::new();
+    let mut out: BTreeMap<(String, u32), (u32, u32)> = BTreeMap::new();
+    for s in screens {
+        for c in &s.candidates {
+            if !seen.insert((s.as_of.clone(), c.code.clone())) {
+                continue;
+            }
+            for o in &c.outcomes {
+                if let Outcome::Done {
+                    horizon,
+                    net_return_pct,
+                    ..
+                } = o
+                {
+                    for t in c.triggers.iter().collect::<BTreeSet<_>>() {
+                        let e = out.entry((t.clone(), *horizon)).or_default();
+                        e.0 += 1;
+                        e.1 += u32::from(*net_return_pct > 0.0);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn stats_match_a_direct_count_and_a_second_backfill_replaces_the_first() {
+    let home = tempfile::tempdir().unwrap();
+    let (md, store) = open(home.path()).await;
+    wyckoff_track::backfill(&md, &store, 20190101, 20191231, |_, _, _| {})
+        .await
+        .unwrap();
+    let first = wyckoff_track::tracked(&md, &store).await.unwrap();
+    // Same range again: replaced, not doubled.
+    wyckoff_track::backfill(&md, &store, 20190101, 20191231, |_, _, _| {})
+        .await
+        .unwrap();
+    let screens = wyckoff_track::tracked(&md, &store).await.unwrap();
+    assert_eq!(screens.len(), first.len());
+    // A CLI screen of a backfilled day with a known regime: its signals count once, and
+    // the regime groups them.
+    let day = screens.iter().find(|s| !s.candidates.is_empty()).unwrap();
+    let again = ScreenRecord {
+        as_of: iso_num(&day.as_of),
+        saved_at: md.clock().now(),
+        origin: Origin::Cli,
+        board: "all".into(),
+        regime: Some("RISK_ON".into()),
+        candidates: day
+            .candidates
+            .iter()
+            .map(|c| SavedCandidate {
+                code: c.code.clone(),
+                name: c.name.clone(),
+                triggers: c.triggers.clone(),
+                track: c.track.clone(),
+                score: c.score,
+            })
+            .collect(),
+    };
+    store.save(&again).await.unwrap();
+    let extra = ScreenRecord {
+        as_of: 20200102,
+        regime: Some("RISK_ON".into()),
+        candidates: vec![SavedCandidate {
+            code: "000001".into(),
+            name: "平安银行".into(),
+            triggers: vec!["SOS".into()],
+            track: "Trend".into(),
+            score: 2.0,
+        }],
+        ..again.clone()
+    };
+    store.save(&extra).await.unwrap();
+    let screens = wyckoff_track::tracked(&md, &store).await.unwrap();
+    let st = wyckoff_track::stats_of(&screens);
+    let signals: usize = first.iter().map(|s| s.candidates.len()).sum();
+    assert_eq!(st.signals as usize, signals + 1);
+    assert_eq!(st.screens as usize, first.len() + 2);
+
+    let direct = direct_count(&screens);
+    assert!(!direct.is_empty());
+    for ((trigger, horizon), (n, hits)) in &direct {
+        let r = st
+            .rates
+            .iter()
+            .find(|r| r.group == GroupBy::Trigger && &r.key == trigger && r.horizon == *horizon)
+            .unwrap();
+        assert_eq!((r.signals, r.hits), (*n, *hits), "{trigger} {horizon}");
+    }
+    // The first save of a day's stock wins: the backfill's (no regime), so RISK_ON holds
+    // only the extra signal.
+    let risk_on: Vec<_> = st
+        .rates
+        .iter()
+        .filter(|r| r.group == GroupBy::Regime)
+        .collect();
+    assert!(
+        risk_on
+            .iter()
+            .all(|r| r.key == "RISK_ON" && r.signals + r.pending == 1),
+        "{risk_on:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_backfilled_day_is_the_direct_screen_of_that_day() {
+    let home = tempfile::tempdir().unwrap();
+    let (md, store) = open(home.path()).await;
+    wyckoff_track::backfill(&md, &store, 20190102, 20190131, |_, _, _| {})
+        .await
+        .unwrap();
+    let saved = store.screens().await.unwrap();
+    let universe = md.load_universe(None).await.unwrap().universe;
+    for (_, rec) in &saved {
+        let direct = wyckoff_engine::screen(
+            &universe,
+            &ScreenArgs {
+                board: BoardFilter::All,
+                limit: 0,
+                as_of: Some(rec.as_of),
+            },
+        )
+        .unwrap();
+        let want = ScreenRecord::of(&direct, Origin::Backfill, rec.saved_at).unwrap();
+        assert_eq!(rec, &want, "{}", rec.as_of);
+    }
+}
