@@ -10,6 +10,18 @@
 //!   again on the next call, at most [`MAX_RESTARTS`] times in a row, then disabled for the
 //!   rest of the process with the reason.
 //! - The approval dialog names the server (the tool's display name).
+//!
+//! A session adds them to its registry like this (one hub per process, so connections and
+//! tool lists live across sessions):
+//!
+//! ```ignore
+//! let hub = McpHub::with_secrets(secrets.clone(), DEFAULT_CONNECT_TIMEOUT);
+//! // when a session is built:
+//! hub.reload(home.root()).await?;
+//! let (tools, unreachable) = hub.agent_tools().await;
+//! for t in tools { registry.register(t); }
+//! // unreachable: (server, why) for the log and Settings → MCP
+//! ```
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -382,6 +394,27 @@ impl McpHub {
             connect_timeout,
             handles: Mutex::new(Vec::new()),
         }
+    }
+
+    /// A hub whose secrets come from `secrets` (the keychain, or `WYCKOFF_MCP_SECRET_<NAME>`).
+    pub fn with_secrets(secrets: Arc<wyckoff_config::Secrets>, connect_timeout: Duration) -> Self {
+        Self::new(
+            Arc::new(move |n: &NamedSecret| {
+                secrets.get_named(n).map(|(v, _)| v.expose().to_owned())
+            }),
+            connect_timeout,
+        )
+    }
+
+    /// Follows `mcp_servers.json` under a data home root (see [`McpHub::set_servers`]); a
+    /// file that cannot be read leaves the servers as they were.
+    pub async fn reload(
+        &self,
+        home_root: &std::path::Path,
+    ) -> Result<(), wyckoff_config::mcp::McpConfigError> {
+        let servers = wyckoff_config::mcp::load(&wyckoff_config::mcp::path_in(home_root))?;
+        self.set_servers(&servers).await;
+        Ok(())
     }
 
     /// Follows the configuration: an unchanged server keeps its connection, a changed one

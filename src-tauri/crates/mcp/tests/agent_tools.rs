@@ -374,3 +374,31 @@ async fn a_changed_tool_list_is_picked_up() {
     // nothing else reached the server
     assert_eq!(log_lines(&log), ["grow"]);
 }
+
+#[tokio::test]
+async fn a_hub_follows_the_data_home_list() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let path = wyckoff_config::mcp::path_in(dir.path());
+    let mut servers = recorder(&python, &log, false);
+    wyckoff_config::mcp::save(&path, &servers).unwrap();
+    let secrets = Arc::new(wyckoff_config::Secrets::with_backend(
+        Box::new(wyckoff_config::secrets::MemoryBackend::default()),
+        Box::new(|_| None),
+    ));
+    let hub = McpHub::with_secrets(secrets, Duration::from_secs(30));
+    hub.reload(dir.path()).await.unwrap();
+    let (tools, failed) = hub.agent_tools().await;
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(tools.len(), 4);
+    // disabled in the file: gone at the next reload
+    servers.set_enabled("rec", false).unwrap();
+    wyckoff_config::mcp::save(&path, &servers).unwrap();
+    hub.reload(dir.path()).await.unwrap();
+    assert!(hub.agent_tools().await.0.is_empty());
+    // a broken file is an error and changes nothing
+    std::fs::write(&path, "{broken").unwrap();
+    assert!(hub.reload(dir.path()).await.is_err());
+    assert!(hub.agent_tools().await.0.is_empty());
+}
