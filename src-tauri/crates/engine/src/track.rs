@@ -20,8 +20,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Bar;
 use crate::backtest::{INITIAL_CASH, fees, fen};
+use crate::funnel::{BoardFilter, Funnel, FunnelConfig, FunnelResult, ScreenArgs};
+use crate::{Bar, Universe};
 
 /// Trading days a candidate is followed for.
 pub const HORIZONS: [u32; 4] = [1, 5, 10, 20];
@@ -252,6 +253,34 @@ pub fn hit_rates(signals: &[TrackedSignal]) -> Vec<HitRate> {
             mean_net_return_pct: (t.signals > 0).then(|| t.sum / f64::from(t.signals)),
         })
         .collect()
+}
+
+/// The funnel as of every trading day of the universe's calendar in [from, to] (the
+/// backfill of past screens): prepared once for all days, as the backtest does, then
+/// screened day by day from the bars up to that day. `on_day(done, total, result)` gets
+/// each day's result; a day that fails to screen is skipped (and counted as done).
+pub fn replay_screens(
+    universe: &Universe,
+    from: u32,
+    to: u32,
+    on_day: &mut dyn FnMut(usize, usize, u32, Option<FunnelResult>),
+) {
+    let funnel = Funnel::prepare(universe, &FunnelConfig::default()).with_daily_features();
+    let days: Vec<u32> = funnel
+        .calendar()
+        .iter()
+        .copied()
+        .filter(|d| (from..=to).contains(d))
+        .collect();
+    for (i, &day) in days.iter().enumerate() {
+        let args = ScreenArgs {
+            board: BoardFilter::All,
+            limit: 0,
+            as_of: Some(day),
+        };
+        let result = funnel.screen(&args).ok().filter(|r| r.as_of == Some(day));
+        on_day(i + 1, days.len(), day, result);
+    }
 }
 
 #[cfg(test)]

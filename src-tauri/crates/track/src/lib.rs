@@ -11,8 +11,10 @@ use std::collections::{BTreeSet, HashMap};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::sqlite::SqlitePool;
-use wyckoff_engine::track::{HORIZONS, HitRate, Outcome, TrackedSignal, follow, hit_rates};
-use wyckoff_engine::{Bar, BoardFilter, Funnel, FunnelConfig, FunnelResult, ScreenArgs, Universe};
+use wyckoff_engine::track::{
+    HORIZONS, HitRate, Outcome, TrackedSignal, follow, hit_rates, replay_screens,
+};
+use wyckoff_engine::{Bar, FunnelResult, Universe};
 use wyckoff_market::MarketData;
 use wyckoff_market::cache::BarTable;
 
@@ -354,38 +356,24 @@ pub async fn stats(md: &MarketData, store: &TrackStore) -> Result<TrackStats, Tr
     Ok(stats_of(&tracked(md, store).await?))
 }
 
-/// The funnel as of every trading day of the universe's calendar in [from, to], prepared
-/// once; `progress(done, total, day)` after each day. Pure CPU work.
-pub fn replay_screens(
+/// The funnel as of every trading day of the universe's calendar in [from, to]
+/// ([`wyckoff_engine::track::replay_screens`]) as backfill records; `progress(done,
+/// total, day)` after each day. Pure CPU work.
+pub fn replay_records(
     universe: &Universe,
     from: u32,
     to: u32,
     saved_at: DateTime<Utc>,
     progress: &dyn Fn(usize, usize, u32),
 ) -> Vec<ScreenRecord> {
-    let funnel = Funnel::prepare(universe, &FunnelConfig::default()).with_daily_features();
-    let days: Vec<u32> = funnel
-        .calendar()
-        .iter()
-        .copied()
-        .filter(|d| (from..=to).contains(d))
-        .collect();
-    let mut out = Vec::with_capacity(days.len());
-    for (i, &day) in days.iter().enumerate() {
-        let args = ScreenArgs {
-            board: BoardFilter::All,
-            limit: 0,
-            as_of: Some(day),
-        };
-        match funnel.screen(&args) {
-            Ok(r) if r.as_of == Some(day) => {
-                out.extend(ScreenRecord::of(&r, Origin::Backfill, saved_at));
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(day, error = %e, "backfill screen failed"),
+    let mut out = Vec::new();
+    replay_screens(universe, from, to, &mut |done, total, day, result| {
+        match result {
+            Some(r) => out.extend(ScreenRecord::of(&r, Origin::Backfill, saved_at)),
+            None => tracing::warn!(day, "backfill: no screen for this day"),
         }
-        progress(i + 1, days.len(), day);
-    }
+        progress(done, total, day);
+    });
     out
 }
 
@@ -420,7 +408,7 @@ pub async fn backfill(
     let stocks = loaded.universe.stocks.len();
     let saved_at = md.clock().now();
     let records = tokio::task::spawn_blocking(move || {
-        replay_screens(&loaded.universe, from, to, saved_at, &progress)
+        replay_records(&loaded.universe, from, to, saved_at, &progress)
     })
     .await
     .map_err(|e| TrackError::Worker(e.to_string()))?;
