@@ -4,6 +4,7 @@ call it receives to a log file (argv[1]), so a test can tell whether a call reac
     record(note)  not read-only: appends the note (the approval gate must stop it unasked)
     peek()        read-only: the notes so far
     crash(attempt) read-only: the process dies mid-call (the client restarts it next call)
+    slow(s, tag)  read-only: waits s seconds (two calls overlap)
     grow()        adds the tool `extra` and sends notifications/tools/list_changed
 """
 
@@ -42,6 +43,16 @@ def crash(attempt: int = 0) -> str:
     """Dies in the middle of the call."""
     log(f"crash {attempt} pid {os.getpid()}")
     os._exit(3)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def slow(seconds: float, tag: str) -> str:
+    """Waits, then answers (calls may overlap)."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    log(f"slow {tag}")
+    return f"slow {tag}"
 
 
 def extra() -> str:

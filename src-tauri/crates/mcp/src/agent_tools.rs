@@ -180,6 +180,9 @@ struct State {
     disabled: Option<String>,
     /// The last tool list, until the server says it changed (or is started again).
     tools: Option<Vec<ToolReport>>,
+    /// Counts connections, so a call that fails after the server was already started
+    /// again does not stop the new one.
+    generation: u64,
 }
 
 /// One configured server: its connection (opened when needed) and its health.
@@ -201,6 +204,7 @@ impl ServerHandle {
                 failures: 0,
                 disabled: None,
                 tools: None,
+                generation: 0,
             }),
         }
     }
@@ -223,7 +227,10 @@ impl ServerHandle {
         }
         if state.conn.is_none() {
             match Connection::open(&self.entry, self.secret.as_ref(), self.connect_timeout).await {
-                Ok(c) => state.conn = Some(c),
+                Ok(c) => {
+                    state.conn = Some(c);
+                    state.generation += 1;
+                }
                 Err(e) => return Err(self.failed(state, &e.to_string())),
             }
         }
@@ -283,39 +290,49 @@ impl ServerHandle {
         args: Value,
         ctx: &ToolContext,
     ) -> Result<Value, ToolError> {
-        // One call at a time per server: a stdio server is one process, and a crash must be
-        // seen by the next call, not raced.
-        let mut state = self.state.lock().await;
         let arguments = match args {
             Value::Object(o) => o,
             _ => Map::new(),
         };
         let request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        let outcome = {
-            let conn = self.connected(&mut state).await?;
-            tokio::select! {
-                r = conn.call(request) => Some(r),
-                () = ctx.cancel.cancelled() => None,
-            }
+        // The lock is held to connect, not during the call: the gate lets only read-only
+        // tools overlap, and they may.
+        let (caller, generation) = {
+            let mut state = self.state.lock().await;
+            let caller = self.connected(&mut state).await?.caller();
+            (caller, state.generation)
         };
+        let outcome = tokio::select! {
+            r = caller.call(request) => Some(r),
+            () = ctx.cancel.cancelled() => None,
+        };
+        let mut state = self.state.lock().await;
+        let current = state.generation == generation && state.conn.is_some();
+        let name = &self.entry.name;
         match outcome {
             Some(Ok(r)) => {
-                state.failures = 0;
-                result_value(&self.entry.name, &r)
+                if current {
+                    state.failures = 0;
+                }
+                result_value(name, &r)
             }
             // the server answered with an error: it is alive
             Some(Err(ClientError::Refused { reason, .. })) => {
-                state.failures = 0;
-                Err(ToolError::Failed(format!(
-                    "MCP server '{}': {reason}",
-                    self.entry.name
-                )))
+                if current {
+                    state.failures = 0;
+                }
+                Err(ToolError::Failed(format!("MCP server '{name}': {reason}")))
             }
-            Some(Err(e)) => Err(self.failed(&mut state, &e.to_string())),
+            Some(Err(e)) if current => Err(self.failed(&mut state, &e.to_string())),
+            Some(Err(e)) => Err(ToolError::Failed(format!(
+                "MCP server '{name}' failed: {e} (it has been started again since)"
+            ))),
             None => {
                 // cut off (the registry's time limit, or the turn was cancelled): a hung
                 // server is started again on the next call
-                self.failed(&mut state, "the call was cut off (time limit or cancel)");
+                if current {
+                    self.failed(&mut state, "the call was cut off (time limit or cancel)");
+                }
                 Err(ToolError::Cancelled)
             }
         }

@@ -134,6 +134,33 @@ impl rmcp::ClientHandler for Watcher {
     }
 }
 
+/// Calls tools of one connection; cheap to clone.
+#[derive(Clone)]
+pub struct Caller {
+    server: String,
+    peer: rmcp::Peer<RoleClient>,
+}
+
+impl Caller {
+    /// Calls one tool. A transport failure (a crashed server) is [`ClientError::Protocol`];
+    /// an error answer is [`ClientError::Refused`].
+    pub async fn call(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+    ) -> Result<rmcp::model::CallToolResult, ClientError> {
+        self.peer.call_tool(request).await.map_err(|e| match e {
+            rmcp::ServiceError::McpError(err) => ClientError::Refused {
+                server: self.server.clone(),
+                reason: err.message.to_string(),
+            },
+            other => ClientError::Protocol {
+                server: self.server.clone(),
+                reason: other.to_string(),
+            },
+        })
+    }
+}
+
 /// A live connection to one server.
 pub struct Connection {
     pub server: String,
@@ -281,22 +308,20 @@ impl Connection {
         Ok(tools.iter().map(tool_report).collect())
     }
 
-    /// Calls one tool. A transport failure (a crashed server) is [`ClientError::Protocol`];
-    /// an error answer is [`ClientError::Refused`].
+    /// Calls one tool (see [`Caller::call`]).
     pub async fn call(
         &self,
         request: rmcp::model::CallToolRequestParams,
     ) -> Result<rmcp::model::CallToolResult, ClientError> {
-        self.service.call_tool(request).await.map_err(|e| match e {
-            rmcp::ServiceError::McpError(err) => ClientError::Refused {
-                server: self.server.clone(),
-                reason: err.message.to_string(),
-            },
-            other => ClientError::Protocol {
-                server: self.server.clone(),
-                reason: other.to_string(),
-            },
-        })
+        self.caller().call(request).await
+    }
+
+    /// A handle that calls tools without holding the connection (calls may overlap).
+    pub fn caller(&self) -> Caller {
+        Caller {
+            server: self.server.clone(),
+            peer: self.service.peer().clone(),
+        }
     }
 
     /// Name, version and tools of the server.

@@ -159,6 +159,7 @@ async fn the_gate_stops_a_writing_tool_and_lets_an_allowed_call_through() {
             "mcp__rec__record",
             "mcp__rec__peek",
             "mcp__rec__crash",
+            "mcp__rec__slow",
             "mcp__rec__grow"
         ]
     );
@@ -391,7 +392,7 @@ async fn a_hub_follows_the_data_home_list() {
     hub.reload(dir.path()).await.unwrap();
     let (tools, failed) = hub.agent_tools().await;
     assert!(failed.is_empty(), "{failed:?}");
-    assert_eq!(tools.len(), 4);
+    assert_eq!(tools.len(), 5);
     // disabled in the file: gone at the next reload
     servers.set_enabled("rec", false).unwrap();
     wyckoff_config::mcp::save(&path, &servers).unwrap();
@@ -401,4 +402,42 @@ async fn a_hub_follows_the_data_home_list() {
     std::fs::write(&path, "{broken").unwrap();
     assert!(hub.reload(dir.path()).await.is_err());
     assert!(hub.agent_tools().await.0.is_empty());
+}
+
+#[tokio::test]
+async fn read_only_calls_to_one_server_overlap() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let (tools, _) = discover(
+        &recorder(&python, &log, false),
+        Arc::new(|_| None),
+        Duration::from_secs(30),
+    )
+    .await;
+    let slow = tools
+        .iter()
+        .find(|t| t.spec().name == "mcp__rec__slow")
+        .unwrap()
+        .clone();
+    assert!(slow.spec().concurrency_safe);
+    let ctx = |id: &str| wyckoff_agent::ToolContext {
+        session_id: "s".into(),
+        call_id: id.into(),
+        cancel: CancellationToken::new(),
+        background: None,
+        progress: wyckoff_agent::ProgressHandle::silent(),
+    };
+    let started = std::time::Instant::now();
+    let (a, b) = tokio::join!(
+        slow.call(json!({"seconds": 1.5, "tag": "a"}), ctx("c1")),
+        slow.call(json!({"seconds": 1.5, "tag": "b"}), ctx("c2")),
+    );
+    let took = started.elapsed();
+    assert_eq!(a.unwrap()["result"], "slow a");
+    assert_eq!(b.unwrap()["result"], "slow b");
+    assert!(
+        took < Duration::from_millis(2900),
+        "the calls ran one after the other: {took:?}"
+    );
 }
