@@ -4,7 +4,7 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
     alerts, app, chat, conversations, inbox, keys, markdown, market, memory, overview, portfolio,
-    schedules, settings, skills, subagents, sync, tasks,
+    push, schedules, settings, skills, subagents, sync, tasks,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -69,6 +69,10 @@ pub fn builder() -> Builder<tauri::Wry> {
             alerts::alert_set_enabled,
             alerts::alert_remove,
             alerts::alert_history,
+            push::push_channels,
+            push::push_add,
+            push::push_remove,
+            push::push_test,
         ])
         .events(collect_events![
             settings::SettingsChanged,

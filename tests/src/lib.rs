@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+pub mod hook;
 pub mod webdriver;
 
 /// Cargo's target directory (honours `CARGO_TARGET_DIR`).

@@ -111,7 +111,10 @@ async fn scenario(d: WebDriver, (date, close): (String, f64)) {
         .text()
         .await
         .unwrap();
-    assert!(figures.starts_with(&format!("收盘 {close:.2}，阈值")), "{figures}");
+    assert!(
+        figures.starts_with(&format!("收盘 {close:.2}，阈值")),
+        "{figures}"
+    );
     // Seen here: no badge.
     assert!(d.find(By::Id("alerts-badge")).await.is_err());
     shot(&d, "88-alerts.png").await;

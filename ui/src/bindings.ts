@@ -149,6 +149,18 @@ export const commands = {
 	alertRemove: (id: number) => typedError<null, AlertError>(__TAURI_INVOKE("alert_remove", { id })),
 	/**  What fired, newest first, with the figures and where it was delivered. */
 	alertHistory: () => typedError<FiredAlert[], AlertError>(__TAURI_INVOKE("alert_history")),
+	pushChannels: () => typedError<ChannelView[], PushCommandError>(__TAURI_INVOKE("push_channels")),
+	/**
+	 *  Adds a channel. `url`: the webhook's address, or a robot's API base (the official one
+	 *  when empty). A private or loopback address only for a webhook with `allow_private`.
+	 *  A token or signing secret given goes to the keychain; if the keychain refuses it, the
+	 *  channel is not kept.
+	 */
+	pushAdd: (name: string, kind: string, url: string | null, allowPrivate: boolean, chatId: string | null, token: string | null, signSecret: string | null) => typedError<ChannelView, PushCommandError>(__TAURI_INVOKE("push_add", { name, kind, url, allowPrivate, chatId, token, signSecret })),
+	/**  Removes a channel and its secrets. */
+	pushRemove: (name: string) => typedError<null, PushCommandError>(__TAURI_INVOKE("push_remove", { name })),
+	/**  Sends a test message now and returns what the channel answered. */
+	pushTest: (name: string) => typedError<TestResult, PushCommandError>(__TAURI_INVOKE("push_test", { name })),
 };
 
 /** Events */
@@ -351,6 +363,18 @@ export type Breadth = {
 	 *  (`sample_size` says how many there were; the page words why).
 	 */
 	min_sample: number | null,
+};
+
+export type ChannelView = {
+	name: string,
+	/**  webhook, wecom, dingtalk, feishu or telegram. */
+	kind: string,
+	url: string,
+	chat_id: string | null,
+	/**  A token / signing secret is in the keychain (its value never leaves the backend). */
+	has_token: boolean,
+	has_sign_secret: boolean,
+	last: LastSend | null,
 };
 
 /**  A labelled Wyckoff event, placed on the chart bar that contains its day. */
@@ -682,6 +706,16 @@ export type KnownEvent = {
 
 export type Language = "zh" | "en";
 
+/**  A channel's latest send through the outbox. */
+export type LastSend = {
+	/**  pending, sent or failed. */
+	status: string,
+	/**  The channel's answer or why nothing answered, for a failed or retried send. */
+	error: string | null,
+	/**  RFC 3339: when it was queued. */
+	at: string,
+};
+
 /**  One MA line: `values[i]` belongs to bar `start + i` (no value before the window fills). */
 export type MaLine = {
 	window: number,
@@ -842,6 +876,15 @@ export type PositionRow = {
  *  model and key (those facts live with the providers, in `wyckoff-llm`).
  */
 export type ProviderKind = "claude" | "openai" | "gemini" | "deepseek" | "qwen" | "kimi" | "ollama" | "openai_compatible";
+
+export type PushCommandError = 
+/**
+ *  Nothing changed: a bad name or URL, a taken name, a missing chat id, a private
+ *  address for a robot.
+ */
+{ type: "invalid"; message: string } | { type: "not_found"; message: string } | 
+/**  The keychain would not keep the secret (the channel was not added). */
+{ type: "keychain"; message: string } | { type: "other"; message: string };
 
 /**
  *  One long-term memory recalled for a turn: what the UI shows under "what the agent
@@ -1209,6 +1252,14 @@ export type TaskStep =
  *  went in, `passed` came out.
  */
 { kind: "screen_layer"; layer: number; input: number; passed: number };
+
+/**  What a test send got back. */
+export type TestResult = {
+	ok: boolean,
+	http_status: number | null,
+	/**  The start of the channel's answer, or why nothing answered. */
+	answer: string,
+};
 
 export type Theme = "system" | "light" | "dark";
 

@@ -12,6 +12,7 @@ pub mod market;
 pub mod memory;
 pub mod overview;
 pub mod portfolio;
+pub mod push;
 pub mod schedules;
 pub mod settings;
 pub mod skills;

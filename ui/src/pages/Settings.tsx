@@ -7,6 +7,7 @@ import LocalToolsPanel from "../components/LocalToolsPanel";
 import SkillsPanel from "../components/SkillsPanel";
 import ModelsPanel, { modelsProblem } from "../components/ModelsPanel";
 import SchedulesPanel from "../schedules/SchedulesPanel";
+import PushPanel from "../alerts/PushPanel";
 
 interface Props {
   view: SettingsView;
@@ -117,6 +118,7 @@ export default function SettingsPage({ view, onSaved, onAsk }: Props) {
       <KeysPanel />
       <SkillsPanel />
       <SchedulesPanel onAsk={onAsk} />
+      <PushPanel />
     </section>
   );
 }

@@ -1,0 +1,239 @@
+//! Settings → Push channels (issue 25): list (with each channel's last send), add (a
+//! robot's token and signing secret go to the keychain, never to the database), remove,
+//! send a test. Thin adapters over `wyckoff_push`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use serde::Serialize;
+use specta::Type;
+use tauri::State;
+use wyckoff_config::PushSecret;
+use wyckoff_push::{ChannelKind, KeychainSecrets, Outbox, OutboxStatus, PushError};
+
+use crate::chat::ChatState;
+use crate::commands::chat::services;
+use crate::state::AppState;
+
+/// How long a test send may take.
+const TEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PushCommandError {
+    /// Nothing changed: a bad name or URL, a taken name, a missing chat id, a private
+    /// address for a robot.
+    Invalid {
+        message: String,
+    },
+    NotFound {
+        message: String,
+    },
+    /// The keychain would not keep the secret (the channel was not added).
+    Keychain {
+        message: String,
+    },
+    Other {
+        message: String,
+    },
+}
+
+impl From<PushError> for PushCommandError {
+    fn from(e: PushError) -> Self {
+        let message = e.to_string();
+        match e {
+            PushError::NotFound(_) => PushCommandError::NotFound { message },
+            e if e.is_user_error() => PushCommandError::Invalid { message },
+            _ => PushCommandError::Other { message },
+        }
+    }
+}
+
+impl From<crate::commands::chat::ChatError> for PushCommandError {
+    fn from(e: crate::commands::chat::ChatError) -> Self {
+        PushCommandError::Other {
+            message: crate::commands::inbox::chat_message(e),
+        }
+    }
+}
+
+/// A channel's latest send through the outbox.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct LastSend {
+    /// pending, sent or failed.
+    pub status: String,
+    /// The channel's answer or why nothing answered, for a failed or retried send.
+    pub error: Option<String>,
+    /// RFC 3339: when it was queued.
+    pub at: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ChannelView {
+    pub name: String,
+    /// webhook, wecom, dingtalk, feishu or telegram.
+    pub kind: String,
+    pub url: String,
+    pub chat_id: Option<String>,
+    /// A token / signing secret is in the keychain (its value never leaves the backend).
+    pub has_token: bool,
+    pub has_sign_secret: bool,
+    pub last: Option<LastSend>,
+}
+
+/// What a test send got back.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TestResult {
+    pub ok: bool,
+    pub http_status: Option<u16>,
+    /// The start of the channel's answer, or why nothing answered.
+    pub answer: String,
+}
+
+async fn outbox(state: &AppState, chat: &ChatState) -> Result<Outbox, PushCommandError> {
+    let pool = services(state, chat).await?.pool().clone();
+    Ok(Outbox::new(pool, TEST_TIMEOUT)
+        .await?
+        .with_secrets(Arc::new(KeychainSecrets(state.secrets.clone()))))
+}
+
+fn secret(channel: &str, sign: bool) -> PushSecret {
+    PushSecret {
+        channel: channel.to_owned(),
+        sign,
+    }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn push_channels(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<Vec<ChannelView>, PushCommandError> {
+    let outbox = outbox(&state, &chat).await?;
+    let rows = outbox.rows().await?;
+    let channels = outbox.channels().await?;
+    Ok(channels
+        .into_iter()
+        .map(|c| {
+            // Rows are oldest first: the last one of the channel is its latest send.
+            let last = rows
+                .iter()
+                .rev()
+                .find(|r| r.channel == c.name)
+                .map(|r| LastSend {
+                    status: match r.status {
+                        OutboxStatus::Pending => "pending",
+                        OutboxStatus::Sent => "sent",
+                        OutboxStatus::Failed => "failed",
+                    }
+                    .to_owned(),
+                    error: r.last_error.clone(),
+                    at: r.created_at.clone(),
+                });
+            ChannelView {
+                has_token: state.secrets.get_push(&secret(&c.name, false)).is_some(),
+                has_sign_secret: state.secrets.get_push(&secret(&c.name, true)).is_some(),
+                kind: c.kind.as_str().to_owned(),
+                name: c.name,
+                url: c.url,
+                chat_id: c.chat_id,
+                last,
+            }
+        })
+        .collect())
+}
+
+/// Adds a channel. `url`: the webhook's address, or a robot's API base (the official one
+/// when empty). A private or loopback address only for a webhook with `allow_private`.
+/// A token or signing secret given goes to the keychain; if the keychain refuses it, the
+/// channel is not kept.
+#[tauri::command]
+#[specta::specta]
+#[allow(clippy::too_many_arguments)]
+pub async fn push_add(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    name: String,
+    kind: String,
+    url: Option<String>,
+    allow_private: bool,
+    chat_id: Option<String>,
+    token: Option<String>,
+    sign_secret: Option<String>,
+) -> Result<ChannelView, PushCommandError> {
+    let kind = ChannelKind::parse(&kind).ok_or_else(|| PushCommandError::Invalid {
+        message: format!(
+            "unknown channel kind '{kind}': webhook, wecom, dingtalk, feishu or telegram"
+        ),
+    })?;
+    if allow_private && kind != ChannelKind::Webhook {
+        return Err(PushCommandError::Invalid {
+            message: "only a generic webhook may point at a private or local address".into(),
+        });
+    }
+    let outbox = outbox(&state, &chat).await?;
+    let url = url.as_deref().map(str::trim).filter(|u| !u.is_empty());
+    let channel = outbox
+        .add_channel(
+            &name,
+            kind,
+            url,
+            allow_private,
+            chat_id.as_deref(),
+            Utc::now(),
+        )
+        .await?;
+    let given = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+    for (value, sign) in [(given(token), false), (given(sign_secret), true)] {
+        let Some(value) = value else { continue };
+        if let Err(e) = state.secrets.set_push(&secret(&channel.name, sign), &value) {
+            let _ = outbox.remove_channel(&channel.name).await;
+            let _ = state.secrets.delete_push(&secret(&channel.name, false));
+            return Err(PushCommandError::Keychain {
+                message: e.to_string(),
+            });
+        }
+    }
+    let listed = push_channels(state, chat).await?;
+    listed
+        .into_iter()
+        .find(|c| c.name == channel.name)
+        .ok_or_else(|| PushCommandError::Other {
+            message: format!("channel '{}' vanished after it was added", channel.name),
+        })
+}
+
+/// Removes a channel and its secrets.
+#[tauri::command]
+#[specta::specta]
+pub async fn push_remove(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    name: String,
+) -> Result<(), PushCommandError> {
+    outbox(&state, &chat).await?.remove_channel(&name).await?;
+    for sign in [false, true] {
+        if let Err(e) = state.secrets.delete_push(&secret(&name, sign)) {
+            tracing::warn!(channel = %name, "cannot remove a push secret: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// Sends a test message now and returns what the channel answered.
+#[tauri::command]
+#[specta::specta]
+pub async fn push_test(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    name: String,
+) -> Result<TestResult, PushCommandError> {
+    let outcome = outbox(&state, &chat).await?.test(&name, Utc::now()).await?;
+    Ok(TestResult {
+        ok: outcome.ok,
+        http_status: outcome.http_status,
+        answer: outcome.answer,
+    })
+}

@@ -1,0 +1,59 @@
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { act, cleanup, fireEvent, render, waitFor } from "@testing-library/react";
+import type { ChannelView } from "../bindings";
+
+const mocks = vi.hoisted(() => ({
+  pushChannels: vi.fn(),
+  pushAdd: vi.fn(),
+  pushRemove: vi.fn(),
+  pushTest: vi.fn(),
+}));
+vi.mock("../bindings", () => ({ commands: mocks }));
+
+import { alertsText } from "./alerts";
+import PushPanel, { testText } from "./PushPanel";
+
+const ok = <T,>(data: T) => ({ status: "ok", data });
+const hook: ChannelView = { name: "desk", kind: "webhook", url: "http://127.0.0.1:9/hook", chat_id: null, has_token: false, has_sign_secret: false, last: { status: "failed", error: "HTTP 404: no such hook", at: "2026-12-05T07:00:00Z" } };
+const q = (c: HTMLElement, sel: string) => c.querySelector(sel) as HTMLElement;
+
+describe("Settings → Push channels", () => {
+  beforeEach(() => {
+    cleanup();
+    vi.clearAllMocks();
+    mocks.pushChannels.mockResolvedValue(ok([hook]));
+  });
+
+  it("words a test send's outcome", () => {
+    const en = alertsText("en");
+    expect(testText({ ok: true, http_status: 200, answer: "ok" }, en)).toBe("Test delivered (HTTP 200)");
+    expect(testText({ ok: false, http_status: null, answer: "connection refused" }, en)).toBe("Test failed (—): connection refused");
+  });
+
+  it("shows each channel's last push and what a test got back", async () => {
+    mocks.pushTest.mockResolvedValue(ok({ ok: false, http_status: 404, answer: "no such hook" }));
+    const { container } = render(<PushPanel />);
+    await waitFor(() => expect(q(container, ".push-channel")).not.toBeNull());
+    expect(q(container, ".push-last").textContent).toBe("最近一次推送：失败（HTTP 404: no such hook）");
+    await act(async () => {
+      fireEvent.click(q(container, ".push-test"));
+    });
+    expect(mocks.pushTest).toHaveBeenCalledWith("desk");
+    expect(q(container, ".push-test-result").textContent).toBe("测试失败（404）：no such hook");
+  });
+
+  it("sends a robot's token with the channel, never a webhook's, and clears the form", async () => {
+    mocks.pushAdd.mockResolvedValue(ok({ ...hook, name: "wx", kind: "wecom", has_token: true, last: null }));
+    const { container } = render(<PushPanel />);
+    await waitFor(() => expect(q(container, "#push-form")).not.toBeNull());
+    fireEvent.change(q(container, "#push-name"), { target: { value: "wx" } });
+    fireEvent.change(q(container, "#push-kind"), { target: { value: "wecom" } });
+    fireEvent.change(q(container, "#push-token"), { target: { value: "key-123" } });
+    await act(async () => {
+      fireEvent.submit(q(container, "#push-form"));
+    });
+    expect(mocks.pushAdd).toHaveBeenCalledWith("wx", "wecom", null, false, null, "key-123", null);
+    expect(q(container, "#push-note").textContent).toBe("已添加渠道「wx」");
+    expect((q(container, "#push-name") as HTMLInputElement).value).toBe("");
+  });
+});

@@ -1,0 +1,158 @@
+// Settings → Push channels (issue 25): the channels with their latest push, a test send
+// with what the channel answered, remove; the add form (a robot's token and signing secret
+// go to the keychain through the backend and are never shown again).
+import { useCallback, useEffect, useState } from "react";
+import { commands, type ChannelView, type PushCommandError, type TestResult } from "../bindings";
+import { useAlertsText, type T } from "./alerts";
+
+const KINDS = ["webhook", "wecom", "dingtalk", "feishu", "telegram"] as const;
+type Kind = (typeof KINDS)[number];
+const KIND_NAMES: Record<Kind, string> = { webhook: "Webhook", wecom: "企业微信 WeCom", dingtalk: "钉钉 DingTalk", feishu: "飞书 Feishu", telegram: "Telegram" };
+
+type Form = { name: string; kind: Kind; url: string; chatId: string; token: string; sign: string; allowPrivate: boolean };
+const EMPTY: Form = { name: "", kind: "webhook", url: "", chatId: "", token: "", sign: "", allowPrivate: false };
+
+function errorText(e: PushCommandError | string, t: T): string {
+  if (typeof e === "string") return t("other", { message: e });
+  switch (e.type) {
+    case "invalid":
+      return t("invalid", { message: e.message });
+    case "not_found":
+      return t("notFound", { message: e.message });
+    case "keychain":
+      return t("keychain", { message: e.message });
+    case "other":
+      return t("other", { message: e.message });
+  }
+}
+
+export function testText(r: TestResult, t: T): string {
+  const status = r.http_status == null ? "—" : String(r.http_status);
+  return r.ok ? t("pushTestOk", { status }) : t("pushTestFailed", { status, answer: r.answer });
+}
+
+export default function PushPanel() {
+  const t = useAlertsText();
+  const [channels, setChannels] = useState<ChannelView[] | null>(null);
+  const [form, setForm] = useState<Form>(EMPTY);
+  const [note, setNote] = useState<{ ok: boolean; text: string } | null>(null);
+  const [tests, setTests] = useState<Record<string, { busy: boolean; result?: TestResult; error?: string }>>({});
+
+  const load = useCallback(async () => {
+    const r = await commands.pushChannels();
+    if (r.status === "ok") setChannels(r.data);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const set = <K extends keyof Form>(k: K, v: Form[K]) => setForm((f) => ({ ...f, [k]: v }));
+  const robot = form.kind !== "webhook";
+
+  const add = async () => {
+    setNote(null);
+    const opt = (v: string) => (v.trim() === "" ? null : v.trim());
+    const r = await commands.pushAdd(form.name.trim(), form.kind, opt(form.url), !robot && form.allowPrivate, opt(form.chatId), robot ? opt(form.token) : null, form.kind === "dingtalk" || form.kind === "feishu" ? opt(form.sign) : null);
+    if (r.status === "ok") {
+      setNote({ ok: true, text: t("pushAdded", { name: r.data.name }) });
+      setForm(EMPTY);
+      await load();
+    } else setNote({ ok: false, text: errorText(r.error, t) });
+  };
+
+  const test = async (name: string) => {
+    setTests((m) => ({ ...m, [name]: { busy: true } }));
+    const r = await commands.pushTest(name);
+    setTests((m) => ({ ...m, [name]: r.status === "ok" ? { busy: false, result: r.data } : { busy: false, error: errorText(r.error, t) } }));
+    await load();
+  };
+
+  const remove = async (name: string) => {
+    const r = await commands.pushRemove(name);
+    if (r.status === "error") setNote({ ok: false, text: errorText(r.error, t) });
+    await load();
+  };
+
+  return (
+    <section className="card" id="push-panel">
+      <h2>{t("pushTitle")}</h2>
+      <p className="muted">{t("pushIntro")}</p>
+      {channels !== null && channels.length === 0 && <p className="hint">{t("pushNone")}</p>}
+      {channels !== null && channels.length > 0 && (
+        <ul className="push-list">
+          {channels.map((c) => {
+            const st = tests[c.name];
+            return (
+              <li key={c.name} className="push-channel" data-name={c.name} data-kind={c.kind} data-has-token={c.has_token}>
+                <strong>{c.name}</strong> <span className="muted">{KIND_NAMES[c.kind as Kind] ?? c.kind}</span> <span className="push-url">{c.url}</span>
+                {c.has_token && <span className="badge">{t("pushTokenSet")}</span>}
+                {c.last && (
+                  <span className={`push-last ${c.last.status}`} data-status={c.last.status}>
+                    {c.last.error ? t("pushLastError", { status: t(`s_${c.last.status}` as "s_sent"), error: c.last.error }) : t("pushLast", { status: t(`s_${c.last.status}` as "s_sent") })}
+                  </span>
+                )}
+                <button type="button" className="push-test" disabled={st?.busy} onClick={() => void test(c.name)}>
+                  {st?.busy ? t("pushTesting") : t("pushTest")}
+                </button>
+                <button type="button" className="push-remove" onClick={() => void remove(c.name)}>
+                  {t("pushRemove")}
+                </button>
+                {st?.result && (
+                  <p className={`push-test-result ${st.result.ok ? "ok" : "error"}`} data-ok={st.result.ok} role="status">
+                    {testText(st.result, t)}
+                  </p>
+                )}
+                {st?.error && (
+                  <p className="push-test-result error" role="alert">
+                    {st.error}
+                  </p>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      <form
+        id="push-form"
+        className="alert-form"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void add();
+        }}
+      >
+        <div className="row">
+          <input id="push-name" placeholder={t("pushName")} value={form.name} size={12} onChange={(e) => set("name", e.target.value)} />
+          <select id="push-kind" value={form.kind} onChange={(e) => set("kind", e.target.value as Kind)} aria-label={t("pushKind")}>
+            {KINDS.map((k) => (
+              <option key={k} value={k}>
+                {KIND_NAMES[k]}
+              </option>
+            ))}
+          </select>
+          <input id="push-url" placeholder={robot ? `${t("pushUrl")} (${t("pushUrlOfficial")})` : t("pushUrl")} value={form.url} size={34} onChange={(e) => set("url", e.target.value)} />
+        </div>
+        <div className="row">
+          {robot && <input id="push-token" type="password" autoComplete="off" placeholder={t("pushToken")} value={form.token} onChange={(e) => set("token", e.target.value)} />}
+          {(form.kind === "dingtalk" || form.kind === "feishu") && <input id="push-sign" type="password" autoComplete="off" placeholder={t("pushSign")} value={form.sign} onChange={(e) => set("sign", e.target.value)} />}
+          {form.kind === "telegram" && <input id="push-chat-id" placeholder={t("pushChatId")} value={form.chatId} onChange={(e) => set("chatId", e.target.value)} />}
+          {!robot && (
+            <label className="inline">
+              <input type="checkbox" id="push-private" checked={form.allowPrivate} onChange={(e) => set("allowPrivate", e.target.checked)} />
+              {t("pushPrivate")}
+            </label>
+          )}
+          <button id="push-add" type="submit">
+            {t("pushAdd")}
+          </button>
+        </div>
+        {note && (
+          <p id="push-note" className={note.ok ? "ok" : "error"} role={note.ok ? "status" : "alert"}>
+            {note.text}
+          </p>
+        )}
+      </form>
+    </section>
+  );
+}
