@@ -4,7 +4,7 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
     alerts, app, chat, conversations, inbox, keys, markdown, market, memory, overview, portfolio,
-    push, schedules, settings, skills, subagents, sync, tasks,
+    push, schedules, settings, skills, subagents, sync, tasks, track,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -73,6 +73,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             push::push_add,
             push::push_remove,
             push::push_test,
+            track::track_stats,
         ])
         .events(collect_events![
             settings::SettingsChanged,

@@ -161,6 +161,11 @@ export const commands = {
 	pushRemove: (name: string) => typedError<null, PushCommandError>(__TAURI_INVOKE("push_remove", { name })),
 	/**  Sends a test message now and returns what the channel answered. */
 	pushTest: (name: string) => typedError<TestResult, PushCommandError>(__TAURI_INVOKE("push_test", { name })),
+	/**
+	 *  Hit rates (net return after fees > 0) with counts per trigger, track and 水温 at 1, 5,
+	 *  10 and 20 trading days, over every saved screen, from the cached bars.
+	 */
+	trackStats: () => typedError<TrackStats, TrackCommandError>(__TAURI_INVOKE("track_stats")),
 };
 
 /** Events */
@@ -570,6 +575,9 @@ export type ForkedFrom = {
 	message_seq: number,
 };
 
+/**  Which grouping a hit rate belongs to. */
+export type GroupBy = "all" | "trigger" | "track" | "regime";
+
 export type HistoryMessage = {
 	/**  The message's id in its conversation (its seq: 1, 2, …; a fork keeps them). */
 	seq: number,
@@ -587,6 +595,22 @@ export type HistoryMessage = {
 	task_notice: TaskNotice | null,
 	/**  A decided approval-inbox call's notification: the notice the chat words. */
 	approval_notice: ApprovalNotice | null,
+};
+
+/**  Hit rate of one group at one horizon. */
+export type HitRate = {
+	group: GroupBy,
+	/**  The trigger, track or regime (`all` for every signal). */
+	key: string,
+	horizon: number,
+	/**  Signals with figures at this horizon. */
+	signals: number,
+	hits: number,
+	/**  Signals still waiting for their bars. */
+	pending: number,
+	/**  `hits / signals` in percent; `None` with no signal done. */
+	hit_rate_pct: number | null,
+	mean_net_return_pct: number | null,
 };
 
 export type HoldingLines = {
@@ -1279,6 +1303,17 @@ export type ToolCall = {
 	args_error?: string | null,
 	/**  Gemini thought signature (base64), echoed back on later turns. */
 	thought_signature?: string | null,
+};
+
+export type TrackCommandError = { type: "other"; message: string };
+
+/**  Hit rates over every tracked signal. */
+export type TrackStats = {
+	screens: number,
+	/**  Distinct (day, stock) signals: a stock screened twice on one day counts once. */
+	signals: number,
+	horizons: number[],
+	rates: HitRate[],
 };
 
 /**

@@ -19,3 +19,4 @@ pub mod skills;
 pub mod subagents;
 pub mod sync;
 pub mod tasks;
+pub mod track;

@@ -9,6 +9,8 @@ const mocks = vi.hoisted(() => ({
   startTask: vi.fn(),
   taskResult: vi.fn(),
   renderMarkdown: vi.fn(),
+  // The screen result's tracked hit rates (HitRates.test.tsx covers them).
+  trackStats: vi.fn(() => Promise.resolve({ status: "ok", data: { screens: 0, signals: 0, horizons: [1, 5, 10, 20], rates: [] } })),
 }));
 const listeners = vi.hoisted(() => ({ task: null as null | ((e: { payload: { task: TaskInfo } }) => void) }));
 vi.mock("../bindings", () => ({

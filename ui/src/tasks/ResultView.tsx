@@ -22,6 +22,7 @@ import {
 } from "./tasks";
 import { badRowText, type BadRow } from "./importProblems";
 import { taskText } from "./text";
+import HitRates from "./HitRates";
 
 type Props = {
   task: TaskInfo;
@@ -96,6 +97,7 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
           ))}
         </tbody>
       </table>
+      <HitRates />
     </div>
   );
 }

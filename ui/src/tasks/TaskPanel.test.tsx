@@ -7,10 +7,12 @@ const mocks = vi.hoisted(() => ({
   cancelTask: vi.fn(),
   taskResult: vi.fn(),
   renderMarkdown: vi.fn(),
+  // The screen result's tracked hit rates (HitRates.test.tsx covers them).
+  trackStats: vi.fn(() => Promise.resolve({ status: "ok", data: { screens: 0, signals: 0, horizons: [1, 5, 10, 20], rates: [] } })),
   listeners: [] as ((e: { payload: { task: TaskInfo } }) => void)[],
 }));
 vi.mock("../bindings", () => ({
-  commands: { listTasks: mocks.listTasks, cancelTask: mocks.cancelTask, taskResult: mocks.taskResult, renderMarkdown: mocks.renderMarkdown },
+  commands: { listTasks: mocks.listTasks, cancelTask: mocks.cancelTask, taskResult: mocks.taskResult, renderMarkdown: mocks.renderMarkdown, trackStats: mocks.trackStats },
   events: {
     taskChanged: {
       listen: (f: (e: { payload: { task: TaskInfo } }) => void) => {

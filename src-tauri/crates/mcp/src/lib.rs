@@ -93,6 +93,23 @@ pub fn engine_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
         .filter(|t| !t.spec().requires_approval)
         .map(|t| (t.spec().name.clone(), t))
         .collect();
+    // The agent's screen_stocks also saves the run for forward tracking; served here it
+    // only screens (nothing that writes), with the same name, description and schema.
+    let screen_md = md.clone();
+    let screen: Arc<dyn Tool> = Arc::new(FnTool::new(
+        ToolSpec::new(
+            wyckoff_tools::screen::NAME,
+            wyckoff_tools::screen::DISPLAY_NAME,
+        )
+        .background(),
+        wyckoff_tools::screen::DESCRIPTION,
+        wyckoff_tools::screen::parameters(),
+        move |args, ctx| {
+            let md = screen_md.clone();
+            async move { wyckoff_tools::screen::run(&md, &args, &ctx.progress).await }
+        },
+    ));
+    by_name.insert(wyckoff_tools::screen::NAME.to_owned(), screen);
     let events: Arc<dyn Tool> = Arc::new(FnTool::new(
         ToolSpec::new(events::NAME, events::DISPLAY_NAME).concurrency_safe(),
         events::DESCRIPTION,

@@ -1,0 +1,40 @@
+//! Forward tracking in the window (issue 27 item 3): the hit rates of every saved screen's
+//! candidates, shown under a screen result. A thin adapter over `wyckoff_track`.
+
+use serde::Serialize;
+use specta::Type;
+use tauri::State;
+use wyckoff_track::{TrackStats, TrackStore};
+
+use crate::chat::ChatState;
+use crate::commands::chat::services;
+use crate::state::AppState;
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TrackCommandError {
+    Other { message: String },
+}
+
+fn other(e: impl std::fmt::Display) -> TrackCommandError {
+    TrackCommandError::Other {
+        message: e.to_string(),
+    }
+}
+
+/// Hit rates (net return after fees > 0) with counts per trigger, track and 水温 at 1, 5,
+/// 10 and 20 trading days, over every saved screen, from the cached bars.
+#[tauri::command]
+#[specta::specta]
+pub async fn track_stats(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<TrackStats, TrackCommandError> {
+    let md = services(&state, &chat)
+        .await
+        .map_err(|e| other(format!("{e:?}")))?
+        .market()
+        .clone();
+    let store = TrackStore::new(md.pool().clone()).await.map_err(other)?;
+    wyckoff_track::stats(&md, &store).await.map_err(other)
+}
