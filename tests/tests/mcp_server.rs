@@ -138,6 +138,8 @@ fn python_sdk_over_stdio_lists_calls_reports_progress_and_errors() {
         s["structured"],
         cli_json(home.path(), &["screen", "--json"])
     );
+    // the agent's screen_stocks saves its run for tracking; served over MCP it writes nothing
+    assert!(s["structured"].get("tracked_screen_id").is_none(), "{s}");
     let progress = r["progress"].as_array().unwrap();
     assert!(!progress.is_empty(), "no progress notification: {r}");
     let values: Vec<f64> = progress
