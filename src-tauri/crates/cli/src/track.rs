@@ -48,6 +48,7 @@ fn pct(x: f64) -> String {
 fn outcome_cell(o: &Outcome) -> String {
     match o {
         Outcome::Pending { .. } => "pending".into(),
+        Outcome::NoEntry { .. } => "limit-up".into(),
         Outcome::Done { net_return_pct, .. } => pct(*net_return_pct),
     }
 }
@@ -93,7 +94,9 @@ fn print_screens(screens: &[TrackedScreen]) {
             );
         }
     }
-    println!("\nnet return from the next open to the close N trading days on, after fees");
+    println!(
+        "\nnet return from the next open to the close N trading days on, after fees (limit-up: no entry at that open)"
+    );
 }
 
 fn rate_cell(r: Option<&HitRate>) -> String {

@@ -11,6 +11,8 @@
 //! * Max favourable / adverse excursion: the net return had the position been sold at the
 //!   highest high / lowest low between entry and exit (on that bar's date).
 //! * A horizon whose bars do not exist yet is [`Outcome::Pending`]; nothing is invented.
+//! * An entry open at the limit-up is [`Outcome::NoEntry`], as the backtest does not buy
+//!   there; such a signal is neither a hit nor a miss.
 //! * A hit is a net return above zero (a fen of profit after fees).
 //!
 //! [`hit_rates`] counts hits per trigger, per L2 track, per regime (水温, when known) and
@@ -20,9 +22,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backtest::{INITIAL_CASH, fees, fen};
+use crate::backtest::{INITIAL_CASH, fees, fen, limit_fraction, limit_prices};
 use crate::funnel::{BoardFilter, Funnel, FunnelConfig, FunnelResult, ScreenArgs};
-use crate::{Bar, Universe};
+use crate::{Bar, Board, Universe};
 
 /// Trading days a candidate is followed for.
 pub const HORIZONS: [u32; 4] = [1, 5, 10, 20];
@@ -36,6 +38,8 @@ const LOT: f64 = 100.0;
 pub enum Outcome {
     /// The exit bar does not exist yet: `bars_after` of the `horizon` bars are cached.
     Pending { horizon: u32, bars_after: u32 },
+    /// The next open was at the limit-up: the backtest would not have bought.
+    NoEntry { horizon: u32, entry_date: u32 },
     Done {
         horizon: u32,
         /// `YYYYMMDD` of the entry bar (the first bar after the screen day).
@@ -61,21 +65,23 @@ pub enum Outcome {
 impl Outcome {
     pub fn horizon(&self) -> u32 {
         match self {
-            Outcome::Pending { horizon, .. } | Outcome::Done { horizon, .. } => *horizon,
+            Outcome::Pending { horizon, .. }
+            | Outcome::NoEntry { horizon, .. }
+            | Outcome::Done { horizon, .. } => *horizon,
         }
     }
 
     /// `Some(hit)` once done.
     pub fn hit(&self) -> Option<bool> {
         match self {
-            Outcome::Pending { .. } => None,
+            Outcome::Pending { .. } | Outcome::NoEntry { .. } => None,
             Outcome::Done { hit, .. } => Some(*hit),
         }
     }
 
     pub fn net_return_pct(&self) -> Option<f64> {
         match self {
-            Outcome::Pending { .. } => None,
+            Outcome::Pending { .. } | Outcome::NoEntry { .. } => None,
             Outcome::Done { net_return_pct, .. } => Some(*net_return_pct),
         }
     }
@@ -107,11 +113,35 @@ fn round_trip(shares: u32, buy: f64, buy_date: u32, sell: f64, sell_date: u32) -
     (fen(buy_fees + sell_fees), pnl, pct)
 }
 
+/// ST / *ST / delisting names, as the backtest and the funnel tell them (5 % limit).
+pub fn is_st_name(name: &str) -> bool {
+    name.to_uppercase().contains("ST") || name.contains("退")
+}
+
 /// The figures of a candidate screened on `as_of`, at each of `horizons`, from the stock's
-/// bars (ascending; bars after `as_of` are the future being measured).
-pub fn follow(bars: &[Bar], as_of: u32, horizons: &[u32]) -> Vec<Outcome> {
+/// bars (ascending; bars after `as_of` are the future being measured); `board` and `is_st`
+/// give its price limit.
+pub fn follow(
+    bars: &[Bar],
+    as_of: u32,
+    horizons: &[u32],
+    board: Board,
+    is_st: bool,
+) -> Vec<Outcome> {
     let entry = bars.partition_point(|b| b.date <= as_of);
     let after = &bars[entry..];
+    if let (Some(prev), Some(first)) = (entry.checked_sub(1).map(|i| bars[i]), after.first()) {
+        let (up, _) = limit_prices(prev.close, limit_fraction(board, is_st, first.date));
+        if first.open >= up {
+            return horizons
+                .iter()
+                .map(|&h| Outcome::NoEntry {
+                    horizon: h,
+                    entry_date: first.date,
+                })
+                .collect();
+        }
+    }
     horizons.iter().map(|&h| follow_one(after, h)).collect()
 }
 
@@ -227,6 +257,7 @@ pub fn hit_rates(signals: &[TrackedSignal]) -> Vec<HitRate> {
                 let t = tallies.entry((*g, k.clone(), o.horizon())).or_default();
                 match o {
                     Outcome::Pending { .. } => t.pending += 1,
+                    Outcome::NoEntry { .. } => {}
                     Outcome::Done {
                         hit,
                         net_return_pct,

@@ -12,9 +12,9 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::sqlite::SqlitePool;
 use wyckoff_engine::track::{
-    HORIZONS, HitRate, Outcome, TrackedSignal, follow, hit_rates, replay_screens,
+    HORIZONS, HitRate, Outcome, TrackedSignal, follow, hit_rates, is_st_name, replay_screens,
 };
-use wyckoff_engine::{Bar, FunnelResult, Universe};
+use wyckoff_engine::{Bar, Board, FunnelResult, Universe};
 use wyckoff_market::MarketData;
 use wyckoff_market::cache::BarTable;
 
@@ -320,6 +320,8 @@ pub fn track_screen(id: i64, s: &ScreenRecord, bars: &HashMap<String, Vec<Bar>>)
                     bars.get(&c.code).map(Vec::as_slice).unwrap_or_default(),
                     s.as_of,
                     &HORIZONS,
+                    Board::from_code(&c.code),
+                    is_st_name(&c.name),
                 ),
             })
             .collect(),

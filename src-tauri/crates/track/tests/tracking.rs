@@ -101,6 +101,16 @@ async fn backfilled_candidates_figures_by_hand() {
                         assert_eq!(*hit, pnl > 0.0);
                     }
                     Outcome::Pending { .. } => panic!("{} {} h{n} pending", s.as_of, c.code),
+                    // The bundled stocks are main-board, non-ST: 10 % from the last close.
+                    Outcome::NoEntry { .. } => {
+                        let up = r2(bars[next - 1].close * 1.1);
+                        assert!(
+                            entry >= up,
+                            "{} {} no entry below the limit",
+                            s.as_of,
+                            c.code
+                        );
+                    }
                 }
             }
             checked += 1;

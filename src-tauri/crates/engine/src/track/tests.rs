@@ -48,7 +48,7 @@ fn series() -> Vec<Bar> {
 
 #[test]
 fn entry_at_next_open_exit_at_nth_close_net_of_fees() {
-    let out = follow(&series(), 20240103, &[1, 5]);
+    let out = follow(&series(), 20240103, &[1, 5], Board::Main, false);
     // 25,000 CNY at 10.50 buys 23 lots.
     let (pnl1, pct1) = expected(2300.0, 10.5, 10.8, 20240104);
     let (pnl5, pct5) = expected(2300.0, 10.5, 10.3, 20240110);
@@ -97,7 +97,7 @@ fn pending_until_the_exit_bar_exists() {
     let bars = series();
     // Screen on the last bar: nothing after it.
     assert_eq!(
-        follow(&bars, 20240110, &HORIZONS),
+        follow(&bars, 20240110, &HORIZONS, Board::Main, false),
         HORIZONS
             .iter()
             .map(|&h| Outcome::Pending {
@@ -107,7 +107,7 @@ fn pending_until_the_exit_bar_exists() {
             .collect::<Vec<_>>()
     );
     // Five bars after 20240103: horizon 5 is done exactly, 10 and 20 wait.
-    let out = follow(&bars, 20240103, &HORIZONS);
+    let out = follow(&bars, 20240103, &HORIZONS, Board::Main, false);
     assert!(matches!(out[1], Outcome::Done { horizon: 5, .. }));
     assert_eq!(
         out[2],
@@ -117,7 +117,7 @@ fn pending_until_the_exit_bar_exists() {
         }
     );
     // One bar fewer: horizon 5 turns pending again.
-    let out = follow(&bars[..6], 20240103, &[5]);
+    let out = follow(&bars[..6], 20240103, &[5], Board::Main, false);
     assert_eq!(
         out,
         vec![Outcome::Pending {
@@ -158,15 +158,15 @@ fn stamp_duty_halves_from_2023_08_28() {
             assert!(!hit, "fees make a flat trade a miss");
             *fees
         }
-        Outcome::Pending { .. } => panic!("pending"),
+        other => panic!("{other:?}"),
     };
     // 2,500 shares × 10 = 25,000 CNY: commission 6.25 each side, transfer 0.25 each side.
     assert_eq!(
-        fees_of(&follow(&before, 20230824, &[1])[0]),
+        fees_of(&follow(&before, 20230824, &[1], Board::Main, false)[0]),
         6.25 * 2.0 + 0.25 * 2.0 + 25.0
     );
     assert_eq!(
-        fees_of(&follow(&after, 20230825, &[1])[0]),
+        fees_of(&follow(&after, 20230825, &[1], Board::Main, false)[0]),
         6.25 * 2.0 + 0.25 * 2.0 + 12.5
     );
 }
@@ -279,4 +279,50 @@ fn hit_rates_per_group_and_horizon() {
         .find(|r| r.group == GroupBy::All && r.horizon == 1)
         .and_then(|r| r.mean_net_return_pct);
     assert_eq!(mean, Some((2.0 - 1.0 + 1.0) / 3.0));
+}
+
+#[test]
+fn no_entry_at_a_limit_up_open_as_the_backtest() {
+    // Previous close 10.00: limit-up 11.00 on the main board, 10.50 for an ST name, 12.00
+    // on ChiNext (20 % from 2020-08-24).
+    let bars = |open: f64| {
+        vec![
+            bar(20240102, 10.0, 10.0, 10.0, 10.0),
+            bar(20240103, open, open, open - 0.5, open),
+        ]
+    };
+    let no_entry = |o: &[Outcome]| {
+        matches!(
+            o,
+            [Outcome::NoEntry {
+                horizon: 1,
+                entry_date: 20240103
+            }]
+        )
+    };
+    let cases = [
+        (11.0, Board::Main, false, true),
+        (10.99, Board::Main, false, false),
+        (10.5, Board::Main, true, true),
+        (10.49, Board::Main, true, false),
+        (11.5, Board::Chinext, false, false),
+        (12.0, Board::Chinext, false, true),
+    ];
+    for (open, board, st, blocked) in cases {
+        let out = follow(&bars(open), 20240102, &[1], board, st);
+        assert_eq!(no_entry(&out), blocked, "{open} {board:?} st={st}: {out:?}");
+    }
+    // Not a hit, not a miss, not pending.
+    let rates = hit_rates(&[signal(
+        &["SOS"],
+        "Trend",
+        None,
+        follow(&bars(11.0), 20240102, &[1], Board::Main, false),
+    )]);
+    assert!(
+        rates
+            .iter()
+            .all(|r| r.signals == 0 && r.pending == 0 && r.hit_rate_pct.is_none())
+    );
+    assert!(is_st_name("*ST 海润") && is_st_name("退市美都") && !is_st_name("平安银行"));
 }
