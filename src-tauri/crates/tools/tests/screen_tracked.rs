@@ -47,7 +47,10 @@ async fn a_screen_task_is_saved_with_its_candidates() {
     let store = TrackStore::new(md.pool().clone()).await.unwrap();
     let saved = store.screens().await.unwrap();
     assert_eq!(saved.len(), 1, "{saved:?}");
-    let (_, rec) = &saved[0];
+    let (id, rec) = &saved[0];
+    // The task's result names the saved run.
+    let result = tasks.result(&task.task_id).await.unwrap().unwrap();
+    assert_eq!(result["tracked_screen_id"], *id, "{result}");
     assert_eq!(rec.as_of, 20190116);
     assert_eq!(rec.origin, Origin::Tool);
     assert_eq!(rec.board, "all");
