@@ -144,6 +144,13 @@ async fn scenario(d: WebDriver, (date, close): (String, f64)) {
         .await
         .unwrap();
     assert!(title.contains("000001"), "{title}");
+
+    // From the watchlist: a rule on every stock in it.
+    click(&d, By::Id("nav-watchlist")).await;
+    click(&d, By::Id("watch-alert")).await;
+    let on = wait_for(&d, By::Id("alert-target-watchlist")).await;
+    assert!(on.is_selected().await.unwrap());
+    assert!(d.find(By::Id("alert-code")).await.is_err());
 }
 
 #[tokio::test(flavor = "multi_thread")]

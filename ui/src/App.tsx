@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
-import { commands, events, type AppInfo, type SettingsView, type Theme } from "./bindings";
+import { commands, events, type AlertTarget, type AppInfo, type SettingsView, type Theme } from "./bindings";
 import { LanguageContext, translate } from "./i18n";
 import ChatPage from "./chat/ChatPage";
 import Home from "./pages/Home";
@@ -36,7 +36,8 @@ export default function App() {
   const [stockCode, setStockCode] = useState<string | null>(null);
   // An alert opens its stock at the bar it fired on (replayed to that close).
   const [stockAt, setStockAt] = useState<{ code: string; at: number } | null>(null);
-  const [alertCode, setAlertCode] = useState<string | null>(null);
+  // What the alert centre's form starts with: a stock, or the whole watchlist.
+  const [alertPreset, setAlertPreset] = useState<AlertTarget | null>(null);
   const [chatPrefill, setChatPrefill] = useState<{ text: string } | undefined>(undefined);
   const [chatShow, setChatShow] = useState<{ id: string } | undefined>(undefined);
   // A task's notification or the tray leads to the conversation that started the task;
@@ -142,7 +143,7 @@ export default function App() {
                 code={stockCode}
                 replayAt={stockAt?.code === stockCode ? stockAt.at : null}
                 onAlert={(code) => {
-                  setAlertCode(code);
+                  setAlertPreset({ type: "stock", code });
                   setPage("alerts");
                 }}
                 onAsk={(text) => {
@@ -151,10 +152,18 @@ export default function App() {
                 }}
               />
             )}
-            {page === "watchlist" && <WatchlistPage onOpen={openStock} />}
+            {page === "watchlist" && (
+              <WatchlistPage
+                onOpen={openStock}
+                onAlert={() => {
+                  setAlertPreset({ type: "watchlist" });
+                  setPage("alerts");
+                }}
+              />
+            )}
             {page === "memory" && <MemoryPage />}
             {page === "inbox" && <InboxPage />}
-            {page === "alerts" && <AlertsPage code={alertCode} onOpenStock={openStockAt} />}
+            {page === "alerts" && <AlertsPage preset={alertPreset} onOpenStock={openStockAt} />}
             {page === "portfolio" && <PortfolioPage onOpen={openStock} />}
             {page === "home" && (
               <Home

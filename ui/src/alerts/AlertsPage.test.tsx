@@ -53,7 +53,7 @@ describe("the alert centre", () => {
 
   it("lists what fired with its figures, opens its bar, and marks it seen", async () => {
     const open = vi.fn();
-    const { container } = render(<AlertsPage code={null} onOpenStock={open} />);
+    const { container } = render(<AlertsPage preset={null} onOpenStock={open} />);
     await waitFor(() => expect(q(container, ".alert-row")).not.toBeNull());
     expect(q(container, ".alert-condition").textContent).toBe("成交量 ≥ 20 日均量的 2 倍");
     expect(q(container, ".alert-figures").textContent).toBe("成交量 3000000，为 20 日均量 1000000 的 3 倍");
@@ -64,7 +64,7 @@ describe("the alert centre", () => {
 
   it("adds a rule for the stock it was opened with; a refusal is shown in words", async () => {
     mocks.alertAdd.mockResolvedValueOnce({ status: "error", error: { type: "invalid", message: "stock 688999 is not in the stock list" } }).mockResolvedValueOnce(ok({ ...rule, id: 2 }));
-    const { container } = render(<AlertsPage code="688999" onOpenStock={() => {}} />);
+    const { container } = render(<AlertsPage preset={{ type: "stock", code: "688999" }} onOpenStock={() => {}} />);
     await waitFor(() => expect((q(container, "#alert-code") as HTMLInputElement).value).toBe("688999"));
     fireEvent.change(q(container, "#alert-value"), { target: { value: "20" } });
     await act(async () => {
@@ -81,7 +81,7 @@ describe("the alert centre", () => {
 
   it("checks now as a background task and says what the check found when it ends", async () => {
     mocks.startTask.mockResolvedValue(ok({ task_id: "bg_1_check_alerts" }));
-    const { container } = render(<AlertsPage code={null} onOpenStock={() => {}} />);
+    const { container } = render(<AlertsPage preset={null} onOpenStock={() => {}} />);
     await act(async () => {
       fireEvent.click(q(container, "#alerts-check"));
     });
@@ -91,5 +91,11 @@ describe("the alert centre", () => {
       mocks.taskChanged?.({ payload: { task: { task_id: "bg_1_check_alerts", status: "completed", result_summary: JSON.stringify({ data_date: "2020-03-02", fired: 1, suppressed: 2, unevaluated: 0 }) } } });
     });
     expect(q(container, "#alerts-checked").textContent).toBe("数据日期 2020-03-02：触发 1 条，冷却中 2 条，缺数据 0 条");
+  });
+
+  it("starts a rule on the whole watchlist when opened from the watchlist", async () => {
+    const { container } = render(<AlertsPage preset={{ type: "watchlist" }} onOpenStock={() => {}} />);
+    await waitFor(() => expect((q(container, "#alert-target-watchlist") as HTMLInputElement).checked).toBe(true));
+    expect(q(container, "#alert-code")).toBeNull();
   });
 });

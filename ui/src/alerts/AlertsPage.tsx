@@ -2,7 +2,7 @@
 // rules (switch, remove) and the add form; "check now" runs the alerts job as a background
 // task, the same one schedules run. The nav button carries the count of alerts not seen.
 import { useCallback, useEffect, useState } from "react";
-import { commands, events, type AlertError, type AlertRule, type FiredAlert } from "../bindings";
+import { commands, events, type AlertError, type AlertRule, type AlertTarget, type FiredAlert } from "../bindings";
 import { EMPTY_RULE, EVENTS, RULE_KINDS, barDate, buildRule, conditionText, kindLabel, deliveryText, figuresText, targetText, unseen, useAlertsText, type RuleForm, type T } from "./alerts";
 import "./alerts.css";
 
@@ -28,18 +28,23 @@ function checkedLine(summary: string | null | undefined, t: T): string | null {
   }
 }
 
+function withPreset(f: RuleForm, preset: AlertTarget | null): RuleForm {
+  if (!preset) return f;
+  return preset.type === "stock" ? { ...f, target: "stock", code: preset.code } : { ...f, target: preset.type };
+}
+
 type Props = {
-  /** Prefills the form's code (the stock page's "alert…"). */
-  code: string | null;
+  /** What the form starts with: the stock page's stock, or the watchlist. */
+  preset: AlertTarget | null;
   onOpenStock: (code: string, at: number | null) => void;
 };
 
-export default function AlertsPage({ code, onOpenStock }: Props) {
+export default function AlertsPage({ preset, onOpenStock }: Props) {
   const t = useAlertsText();
   const [history, setHistory] = useState<FiredAlert[] | null>(null);
   const [rules, setRules] = useState<AlertRule[] | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const [form, setForm] = useState<RuleForm>(() => ({ ...EMPTY_RULE, code: code ?? "" }));
+  const [form, setForm] = useState<RuleForm>(() => withPreset(EMPTY_RULE, preset));
   const [note, setNote] = useState<{ ok: boolean; text: string } | null>(null);
   const [check, setCheck] = useState<{ taskId: string | null; line: string | null } | null>(null);
 
@@ -64,8 +69,8 @@ export default function AlertsPage({ code, onOpenStock }: Props) {
   }, [load]);
 
   useEffect(() => {
-    if (code) setForm((f) => ({ ...f, target: "stock", code }));
-  }, [code]);
+    setForm((f) => withPreset(f, preset));
+  }, [preset]);
 
   // The running check's task: when it ends, its summary and the new alerts.
   const checkTask = check?.taskId ?? null;

@@ -6,7 +6,7 @@ import { useMarketText } from "./marketText";
 import { marketErrorText } from "./Stock";
 import { isoDate, sortRows, type SortKey } from "./stockModel";
 
-export default function WatchlistPage({ onOpen }: { onOpen: (code: string) => void }) {
+export default function WatchlistPage({ onOpen, onAlert }: { onOpen: (code: string) => void; /** Opens the alert centre with a rule on the whole watchlist. */ onAlert?: () => void }) {
   const t = useMarketText();
   const [rows, setRows] = useState<WatchlistRow[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -43,6 +43,11 @@ export default function WatchlistPage({ onOpen }: { onOpen: (code: string) => vo
   return (
     <section className="page" id="page-watchlist">
       <h1>{t("watchTitle")}</h1>
+      {onAlert && (
+        <button id="watch-alert" onClick={onAlert}>
+          {t("alertWatchlist")}
+        </button>
+      )}
       {error && (
         <p className="error" role="alert">
           {error}
