@@ -87,43 +87,44 @@ fn backtest(r: &Value) -> Option<String> {
     })
 }
 
+/// `head: 5 a, 3 b` — the counts of `keys` the result holds, each with its words.
+fn with_counts(head: String, r: &Value, keys: &[(&str, &str)]) -> String {
+    let said: Vec<String> = keys
+        .iter()
+        .filter_map(|(key, words)| int(r, key).map(|n| format!("{n} {words}")))
+        .collect();
+    if said.is_empty() {
+        head
+    } else {
+        format!("{head}: {}", said.join(", "))
+    }
+}
+
 /// `5120 stocks: 5100 updated, 18 up to date, 2 failed`.
 fn sync(r: &Value) -> Option<String> {
     let total = int(r, "total")?;
-    let mut line = format!("{total} stocks");
-    let counts = [
+    let keys = [
         ("updated", "updated"),
         ("up_to_date", "up to date"),
         ("failed", "failed"),
     ];
-    let said: Vec<String> = counts
-        .iter()
-        .filter_map(|(key, words)| int(r, key).map(|n| format!("{n} {words}")))
-        .collect();
-    if !said.is_empty() {
-        line.push_str(&format!(": {}", said.join(", ")));
-    }
-    Some(line)
+    Some(with_counts(format!("{total} stocks"), r, &keys))
 }
 
 /// `3 of 4 files imported: 120 stocks, 36000 bars, 2 bad rows`.
 fn import(r: &Value) -> Option<String> {
     let files = int(r, "files")?;
     let imported = int(r, "files_imported").unwrap_or(0);
-    let mut line = format!("{imported} of {files} files imported");
-    let counts = [
+    let keys = [
         ("stocks", "stocks"),
         ("bars", "bars"),
         ("bad_rows", "bad rows"),
     ];
-    let said: Vec<String> = counts
-        .iter()
-        .filter_map(|(key, words)| int(r, key).map(|n| format!("{n} {words}")))
-        .collect();
-    if !said.is_empty() {
-        line.push_str(&format!(": {}", said.join(", ")));
-    }
-    Some(line)
+    Some(with_counts(
+        format!("{imported} of {files} files imported"),
+        r,
+        &keys,
+    ))
 }
 
 /// `as of 2020-06-16: 2 alerts fired (000001 平安银行 — …), 1 held back by its cooldown`.
