@@ -7,6 +7,7 @@ const mocks = vi.hoisted(() => ({
   watchlistContains: vi.fn(),
   watchlistAdd: vi.fn(),
   watchlistRemove: vi.fn(),
+  trackStats: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 /** The name of every chart the page rendered, in order. */
@@ -73,6 +74,7 @@ const data: StockChart = {
 };
 
 beforeEach(() => {
+  mocks.trackStats.mockResolvedValue(ok({ screens: 0, signals: 0, horizons: [1, 5, 10, 20], rates: [] }));
   mocks.stockChart.mockResolvedValue(ok(data));
   mocks.watchlistContains.mockResolvedValue(ok(false));
   mocks.watchlistAdd.mockResolvedValue(ok([]));
@@ -244,5 +246,14 @@ describe("stock page", () => {
     fireEvent.submit(document.getElementById("replay-form") as HTMLElement);
     expect(document.getElementById("replay-bad-start")).not.toBeNull();
     expect(document.getElementById("replay-bar")).toBeNull();
+  });
+
+  it("says how often an event's screen signals worked, from forward tracking", async () => {
+    const rate = (key: string, horizon: number, hits: number, signals: number) => ({ group: "trigger", key, horizon, signals, hits, pending: 0, hit_rate_pct: (hits / signals) * 100, mean_net_return_pct: 1 });
+    mocks.trackStats.mockResolvedValue(ok({ screens: 3, signals: 143, horizons: [1, 20], rates: [rate("SC", 1, 1, 2), rate("SC", 20, 87, 143)] }));
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    await waitFor(() => expect(document.querySelector(".hit-rate[data-label='SC']")?.textContent).toBe(" · 跟踪 20 日命中 61%（143 次）"));
+    // No tracked signal for an event: nothing said.
+    expect(document.querySelector(".hit-rate[data-label='ST']")).toBeNull();
   });
 });

@@ -3,7 +3,8 @@
 // watchlist and "ask the agent"; and replay, the page as it stood at a past close, stepped
 // forward bar by bar (with a training score).
 import { useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
-import { commands, type MarketCommandError, type Period, type StockChart as ChartData } from "../bindings";
+import { commands, type MarketCommandError, type Period, type StockChart as ChartData, type TrackStats } from "../bindings";
+import { hitCell } from "../tasks/HitRates";
 import StockChart from "../components/StockChart";
 import { LanguageContext } from "../i18n";
 import { useMarketText } from "./marketText";
@@ -52,6 +53,22 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
   const [training, setTraining] = useState(false);
   const [guesses, setGuesses] = useState<Guess[]>([]);
   const [past, setPast] = useState(() => loadSessions());
+  // How often each event's screen signals worked (forward tracking), for the event list.
+  const [tracked, setTracked] = useState<TrackStats | null>(null);
+  useEffect(() => {
+    let live = true;
+    void commands.trackStats().then((r) => {
+      if (live && r.status === "ok") setTracked(r.data);
+    });
+    return () => {
+      live = false;
+    };
+  }, []);
+  const hitRate = (label: string) => {
+    const horizon = tracked?.horizons.at(-1);
+    const r = tracked?.rates.find((x) => x.group === "trigger" && x.key === label && x.horizon === horizon);
+    return r && horizon != null ? { horizon, text: hitCell(r, lang === "en" ? "en" : "zh") } : null;
+  };
   // While replaying, nothing past the cursor is shown: the previous step until the next loads.
   const chart = cursor ? (atCursor?.chart ?? null) : whole;
   // Labels as the engine could place them on each close by default: no hindsight unless asked.
@@ -308,6 +325,17 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
                   >
                     <strong>{e.label}</strong> {isoDate(e.date)} @ {e.price} — {lang === "en" ? e.why : e.why_zh}{" "}
                     <span className="known-on">({knownNote(e, lang === "en" ? "en" : "zh")})</span>
+                    {(() => {
+                      const h = hitRate(e.label);
+                      return (
+                        h && (
+                          <span className="hit-rate muted" data-label={e.label}>
+                            {" "}
+                            · {lang === "en" ? `tracked ${h.horizon}-day hit ${h.text}` : `跟踪 ${h.horizon} 日命中 ${h.text}`}
+                          </span>
+                        )
+                      );
+                    })()}
                   </li>
                 ))}
               </ul>
