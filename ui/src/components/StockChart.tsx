@@ -111,11 +111,16 @@ interface Props {
   /** Called once the data is on the canvas (for the click-to-drawn figure), with the
    * milliseconds the chart took to build. */
   onDrawn?: (drawn: ChartData, buildMs: number) => void;
+  /** How often an event's tracked signals worked, for its tooltip line. */
+  hitText?: (label: string) => string | null;
   /** Pixels; the stock page's chart by default, smaller inline in a chat card. */
   height?: number;
 }
 
-export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Props) {
+export default function StockChart({ chart, onDrawn, hitText, height = CHART_HEIGHT }: Props) {
+  // Read at hover time: a new function must not redraw the chart.
+  const hitRef = useRef(hitText);
+  hitRef.current = hitText;
   const box = useRef<HTMLDivElement>(null);
   const [legend, setLegend] = useState<string>("");
   const [marks, setMarks] = useState<string[]>([]);
@@ -138,7 +143,7 @@ export default function StockChart({ chart, onDrawn, height = CHART_HEIGHT }: Pr
       }
       const b = barAt(chart, String(p.time));
       setLegend(b ? `${String(p.time)}  O ${b.open}  H ${b.high}  L ${b.low}  C ${b.close}  V ${b.volume}` : "");
-      setMarks(marksAt(chart, String(p.time), lang === "en" ? "en" : "zh"));
+      setMarks(marksAt(chart, String(p.time), lang === "en" ? "en" : "zh", (label) => hitRef.current?.(label) ?? null));
     });
     requestAnimationFrame(() => onDrawn?.(chart, buildMs));
     return () => {

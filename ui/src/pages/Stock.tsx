@@ -64,6 +64,7 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
       live = false;
     };
   }, []);
+  const hitLine = (h: { horizon: number; text: string } | null) => (h ? (lang === "en" ? `tracked ${h.horizon}-day hit ${h.text}` : `跟踪 ${h.horizon} 日命中 ${h.text}`) : null);
   const hitRate = (label: string) => {
     const horizon = tracked?.horizons.at(-1);
     const r = tracked?.rates.find((x) => x.group === "trigger" && x.key === label && x.horizon === horizon);
@@ -279,7 +280,7 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
       {chart && shown && (
         <div className="stock-body">
           <div className="stock-main">
-            <StockChart chart={shown} onDrawn={onDrawn} />
+            <StockChart chart={shown} onDrawn={onDrawn} hitText={(label) => hitLine(hitRate(label))} />
             <div className="chart-facts">
               {chart.reading.phase && (
                 <span id="phase">
@@ -331,7 +332,7 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
                         h && (
                           <span className="hit-rate muted" data-label={e.label}>
                             {" "}
-                            · {lang === "en" ? `tracked ${h.horizon}-day hit ${h.text}` : `跟踪 ${h.horizon} 日命中 ${h.text}`}
+                            · {hitLine(h)}
                           </span>
                         )
                       );

@@ -95,6 +95,12 @@ describe("stock model", () => {
       "AR: automatic rally (known on 2020-01-02; removed 2020-01-03)",
     ]);
     expect(marksAt(known, "2020-01-02", "zh")[1]).toBe("AR: 自动反弹 (确认于 2020-01-02；2020-01-03 撤销)");
+    // with tracked hit rates, an event that has some says it
+    const hit = (label: string) => (label === "SC" ? "tracked 20-day hit 61% of 143" : null);
+    expect(marksAt(known, "2020-01-02", "en", hit)).toEqual([
+      "SC: selling climax (known on 2020-01-02) · tracked 20-day hit 61% of 143",
+      "AR: automatic rally (known on 2020-01-02; removed 2020-01-03)",
+    ]);
   });
 
   it("words known-on dates and revisions in both languages", () => {

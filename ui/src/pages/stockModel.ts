@@ -168,14 +168,16 @@ export function levels(c: StockChart, title: (id: LevelId) => string = (id) => i
   return out;
 }
 
-/** What the engine marked on the bar at a chart time — events with why, and signals —
- * for the crosshair legend (the markers' tooltip). */
-export function marksAt(c: StockChart, time: string, lang: "zh" | "en"): string[] {
+/** What the engine marked on the bar at a chart time — events with why (and, given
+ * `hit`, how often that event's tracked signals worked), and signals — for the crosshair
+ * legend (the markers' tooltip). */
+export function marksAt(c: StockChart, time: string, lang: "zh" | "en", hit?: (label: string) => string | null): string[] {
   const events = c.reading.events
     .filter((e) => isoDate(e.bar_date) === time)
     .map((e) => {
       const note = knownNote(e, lang);
-      return `${e.label}: ${lang === "zh" ? e.why_zh : e.why}${note ? ` (${note})` : ""}`;
+      const rate = hit?.(e.label);
+      return `${e.label}: ${lang === "zh" ? e.why_zh : e.why}${note ? ` (${note})` : ""}${rate ? ` · ${rate}` : ""}`;
     });
   const signals = c.signals.filter((s) => isoDate(s.date) === time).map((s) => `${s.kind === "exit" ? "EXIT" : "BUY"} ${s.label}`);
   return [...events, ...signals];
