@@ -41,6 +41,7 @@ use crate::triggers::{Trigger, TriggerKind};
 use crate::{Bar, Board, StockSeries, Universe, bars_as_of};
 
 pub mod sweep;
+pub mod walk_forward;
 
 pub const INITIAL_CASH: f64 = 100_000.0;
 /// Trading days a year, for annualising.
@@ -704,11 +705,28 @@ pub(crate) fn simulate(
     signals: &mut dyn SignalSource,
     cancel: &dyn Cancel,
 ) -> Result<BacktestResult, BacktestError> {
+    simulate_seeing(tape, args, signals, cancel, u32::MAX)
+}
+
+/// [`simulate`] that never reads a bar dated after `horizon`: no walk past the period to
+/// sell what limit-downs held, and such positions valued at their last close by `horizon`
+/// (a walk-forward's in-sample run must not see its out-of-sample bars).
+pub(crate) fn simulate_seeing(
+    tape: &Tape<'_>,
+    args: &BacktestArgs,
+    signals: &mut dyn SignalSource,
+    cancel: &dyn Cancel,
+    horizon: u32,
+) -> Result<BacktestResult, BacktestError> {
     let universe = tape.universe;
     let days = &tape.days;
     let index = &tape.index;
     let in_range = tape.in_range(args.start, args.end)?;
-    let after: Vec<u32> = days.iter().copied().filter(|d| *d > args.end).collect();
+    let after: Vec<u32> = days
+        .iter()
+        .copied()
+        .filter(|d| *d > args.end && *d <= horizon)
+        .collect();
 
     let mut cash = INITIAL_CASH;
     let mut open: Vec<Position> = Vec::new();
@@ -916,7 +934,8 @@ pub(crate) fn simulate(
     // What limit-downs still held when the data ran out: valued, not sold.
     for p in open {
         let s = &universe.stocks[p.stock];
-        let close = s.bars.last().map_or(p.entry_price, |b| b.close);
+        let last = bars_as_of(&s.bars, horizon).last();
+        let close = last.map_or(p.entry_price, |b| b.close);
         let cost = p.entry_price * p.shares as f64;
         let pnl = fen(close * p.shares as f64 - cost - p.buy_fees);
         trades.push(Trade {
@@ -925,7 +944,7 @@ pub(crate) fn simulate(
             signal_date: p.signal_date,
             entry_date: p.entry_date,
             entry_price: p.entry_price,
-            exit_date: s.bars.last().map_or(p.entry_date, |b| b.date),
+            exit_date: last.map_or(p.entry_date, |b| b.date),
             exit_price: close,
             shares: p.shares,
             fees: fen(p.buy_fees),

@@ -508,11 +508,11 @@ pub struct SweepCell {
 }
 
 /// The shared screens, replayed for one combination's trigger set.
-struct Replay<'a> {
-    days: &'a [u32],
-    screened: &'a [Option<ScreenedDay>],
-    triggers: TriggerSet,
-    gated_days: usize,
+pub(super) struct Replay<'a> {
+    pub(super) days: &'a [u32],
+    pub(super) screened: &'a [Option<ScreenedDay>],
+    pub(super) triggers: TriggerSet,
+    pub(super) gated_days: usize,
 }
 
 impl SignalSource for Replay<'_> {
@@ -532,17 +532,15 @@ impl SignalSource for Replay<'_> {
     }
 }
 
-/// Runs every combination of `grid` over `universe` (see the module doc). `cancel` is asked
-/// between days and combinations; `progress` is told from the worker threads.
-pub fn run_sweep(
+/// Screens each of `days` once, in parallel, for every trigger of `grid` (the shared
+/// preparation); `progress(done, total)` after each day.
+pub(super) fn screen_days(
     universe: &Universe,
     grid: &SweepGrid,
+    days: &[u32],
     cancel: &dyn Cancel,
-    progress: &(dyn Fn(SweepProgress) + Sync),
-) -> Result<Vec<SweepCell>, BacktestError> {
-    let tape = Tape::new(universe)?;
-    // Bad ranges fail before the expensive preparation.
-    let days = tape.in_range(grid.start, grid.end)?;
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<Option<ScreenedDay>>, BacktestError> {
     let funnel = prepare_for_days(universe, grid.trigger_union(), cancel)?;
     let total = days.len();
     let done = AtomicUsize::new(0);
@@ -554,12 +552,29 @@ pub fn run_sweep(
             }
             let s = screen_day(&funnel, grid.board, day, cancel);
             let done = done.fetch_add(1, Ordering::Relaxed) + 1;
-            progress(SweepProgress::Signals { done, total });
+            progress(done, total);
             s
         })
         .collect();
     // A cancelled screen looks like a day without picks: never keep one.
     check(cancel)?;
+    Ok(screened)
+}
+
+/// Runs every combination of `grid` over `universe` (see the module doc). `cancel` is asked
+/// between days and combinations; `progress` is told from the worker threads.
+pub fn run_sweep(
+    universe: &Universe,
+    grid: &SweepGrid,
+    cancel: &dyn Cancel,
+    progress: &(dyn Fn(SweepProgress) + Sync),
+) -> Result<Vec<SweepCell>, BacktestError> {
+    let tape = Tape::new(universe)?;
+    // Bad ranges fail before the expensive preparation.
+    let days = tape.in_range(grid.start, grid.end)?;
+    let screened = screen_days(universe, grid, &days, cancel, &|done, total| {
+        progress(SweepProgress::Signals { done, total })
+    })?;
     let cells = grid.cells();
     let total = cells.len();
     let done = AtomicUsize::new(0);

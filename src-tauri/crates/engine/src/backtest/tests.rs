@@ -188,6 +188,34 @@ fn a_limit_down_close_holds_the_position_until_it_can_be_sold() {
 }
 
 #[test]
+fn a_run_with_a_horizon_never_reads_a_later_bar() {
+    // Bought D1, stop hit on a limit-down D2 that is also the period's end.
+    let mut bars: Vec<Bar> = D.iter().map(|&d| bar(d, 10.0, 10.0)).collect();
+    bars[2] = bar(D[2], 9.5, 9.0);
+    bars[3] = bar(D[3], 8.5, 8.5);
+    let u = Universe {
+        stocks: vec![stock("600000", "测试", bars)],
+        ..Universe::default()
+    };
+    let a = BacktestArgs {
+        end: D[2],
+        ..args(10, 4, -8.0, 0.0, "open")
+    };
+    let mut picks = Fixed(HashMap::from([(D[0], vec!["600000".to_owned()])]));
+    let tape = Tape::new(&u).unwrap();
+    // Without a horizon the sale waits for D3 (a later bar).
+    let open = simulate(&tape, &a, &mut picks, &Never).unwrap();
+    assert_eq!(open.trades[0].exit_reason, ExitReason::StopLoss);
+    assert_eq!(open.trades[0].exit_date, D[3]);
+    // Seeing only up to D2: still held, valued at D2's close.
+    let blind = simulate_seeing(&tape, &a, &mut picks, &Never, D[2]).unwrap();
+    let t = &blind.trades[0];
+    assert_eq!(t.exit_reason, ExitReason::OpenAtEnd);
+    assert_eq!((t.exit_date, t.exit_price), (D[2], 9.0));
+    assert_eq!(t.limit_down_days, 1);
+}
+
+#[test]
 fn stop_loss_and_take_profit_on_closes() {
     let mut up: Vec<Bar> = D.iter().map(|&d| bar(d, 10.0, 10.0)).collect();
     up[3] = bar(D[3], 10.0, 10.6); // +6 %
