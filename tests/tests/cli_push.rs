@@ -260,7 +260,7 @@ fn bad_push_urls_are_refused_and_nothing_is_stored() {
     );
     refused(
         &["push", "add", "a", "--kind", "webhook"],
-        "a webhook channel needs --url",
+        "webhook channels need --url",
     );
     refused(&["push", "remove", "a"], "no push channel named 'a'");
     refused(&["push", "secret", "a"], "no push channel named 'a'");
@@ -268,6 +268,68 @@ fn bad_push_urls_are_refused_and_nothing_is_stored() {
         home.json(&["push", "list", "--json"]),
         serde_json::json!([])
     );
+
+    refused(
+        &[
+            "push",
+            "add",
+            "m",
+            "--kind",
+            "email",
+            "--url",
+            "smtps://smtp.example.com",
+            "--from",
+            "desk@example.com",
+        ],
+        "at least one recipient",
+    );
+    refused(
+        &[
+            "push",
+            "add",
+            "m",
+            "--kind",
+            "email",
+            "--url",
+            "smtp+plain://127.0.0.1:25",
+            "--from",
+            "desk@example.com",
+            "--to",
+            "me@example.com",
+        ],
+        "loopback address",
+    );
+    refused(
+        &[
+            "push",
+            "add",
+            "m",
+            "--kind",
+            "email",
+            "--to",
+            "me@example.com",
+        ],
+        "e-mail channels need --url",
+    );
+    let mail = home.json(&[
+        "push",
+        "add",
+        "mail",
+        "--kind",
+        "email",
+        "--url",
+        "smtps://smtp.example.com",
+        "--from",
+        "Desk <desk@example.com>",
+        "--to",
+        "me@example.com,you@example.com",
+        "--json",
+    ]);
+    assert_eq!(
+        mail["email"]["to"],
+        serde_json::json!(["me@example.com", "you@example.com"])
+    );
+    home.json(&["push", "remove", "mail", "--json"]);
 
     // A robot added without --url talks to its official address; no secret is stored here.
     let wc = home.json(&["push", "add", "team", "--kind", "wecom", "--json"]);

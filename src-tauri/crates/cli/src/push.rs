@@ -14,7 +14,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use wyckoff_alerts::{AlertStore, deliver};
 use wyckoff_config::{PushSecret, Secrets};
 use wyckoff_market::MarketData;
-use wyckoff_push::{ChannelKind, Delivery, KeychainSecrets, Outbox, OutboxStatus, PushError};
+use wyckoff_push::{
+    ChannelKind, Delivery, EmailSettings, KeychainSecrets, Outbox, OutboxStatus, PushError,
+};
 
 use crate::market::{failed, open, print_json, runtime};
 
@@ -42,6 +44,9 @@ enum Kind {
     Feishu,
     /// Telegram bot (its bot token) to --chat-id.
     Telegram,
+    /// E-mail over SMTP with TLS: --url smtps://host[:465] or smtp://host[:587]
+    /// (STARTTLS), --from, --to; the password: `wyckoff push secret NAME`.
+    Email,
 }
 
 #[derive(Debug, Subcommand)]
@@ -61,6 +66,15 @@ enum PushCommand {
         /// Telegram: the chat to send to (a group's id is negative: -100…).
         #[arg(long, allow_hyphen_values = true)]
         chat_id: Option<String>,
+        /// E-mail: the sender ("Name <a@b.c>" or a@b.c).
+        #[arg(long)]
+        from: Option<String>,
+        /// E-mail: the recipients, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        to: Vec<String>,
+        /// E-mail: the SMTP login (default: the sender's address).
+        #[arg(long)]
+        user: Option<String>,
     },
     /// Store a channel's token (or with --sign its signing secret) in the keychain, read
     /// from stdin; `WYCKOFF_PUSH_TOKEN_<NAME>` / `WYCKOFF_PUSH_SIGN_<NAME>` override it.
@@ -158,6 +172,9 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
             url,
             allow_private,
             chat_id,
+            from,
+            to,
+            user,
         } => {
             let kind = match kind {
                 Kind::Webhook => ChannelKind::Webhook,
@@ -165,17 +182,32 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
                 Kind::Dingtalk => ChannelKind::Dingtalk,
                 Kind::Feishu => ChannelKind::Feishu,
                 Kind::Telegram => ChannelKind::Telegram,
+                Kind::Email => ChannelKind::Email,
             };
-            let channel = outbox
-                .add_channel(
-                    name,
-                    kind,
-                    url.as_deref(),
-                    *allow_private,
-                    chat_id.as_deref(),
-                    now,
-                )
-                .await?;
+            let channel = if kind == ChannelKind::Email {
+                let Some(url) = url else {
+                    return Err(PushError::NeedsUrl("e-mail").into());
+                };
+                let settings = EmailSettings {
+                    from: from.clone().unwrap_or_default(),
+                    to: to.iter().map(|t| t.trim().to_owned()).collect(),
+                    username: user.clone(),
+                };
+                outbox
+                    .add_email_channel(name, url, *allow_private, &settings, now)
+                    .await?
+            } else {
+                outbox
+                    .add_channel(
+                        name,
+                        kind,
+                        url.as_deref(),
+                        *allow_private,
+                        chat_id.as_deref(),
+                        now,
+                    )
+                    .await?
+            };
             if json {
                 print_json(&channel)?;
             } else {

@@ -11,12 +11,14 @@
 //! [`ChannelSecrets`] (the keychain), never from the database. URLs must be http(s) and may
 //! point at a private or loopback address only when the channel allows it.
 
+pub mod email;
 mod keychain;
 pub mod policy;
 pub mod render;
 mod store;
 mod target;
 
+pub use email::EmailSettings;
 pub use keychain::KeychainSecrets;
 pub use store::{
     Channel, ChannelKind, ChannelSecrets, Delivery, NoSecrets, Outbox, OutboxRow, OutboxStatus,

@@ -45,6 +45,7 @@ impl ChannelKind {
             ChannelKind::Dingtalk => Some(DINGTALK_BASE),
             ChannelKind::Feishu => Some(FEISHU_BASE),
             ChannelKind::Telegram => Some(TELEGRAM_BASE),
+            ChannelKind::Email => None,
         }
     }
 
@@ -57,12 +58,13 @@ impl ChannelKind {
             // 20 KB for the whole body: room left for the JSON around the text.
             ChannelKind::Feishu => Limit::Bytes(18_000),
             ChannelKind::Telegram => Limit::Chars(4096),
+            ChannelKind::Email => Limit::None,
         }
     }
 
     /// Whether the kind needs a token (key, access token, hook token, bot token).
     pub fn needs_token(self) -> bool {
-        !matches!(self, ChannelKind::Webhook)
+        !matches!(self, ChannelKind::Webhook | ChannelKind::Email)
     }
 }
 
@@ -189,6 +191,11 @@ pub fn request(
     let token = || creds.token.clone().ok_or(RenderError::NoToken);
     let body = match kind {
         ChannelKind::Webhook => message.clone(),
+        ChannelKind::Email => {
+            return Err(RenderError::BadUrl(
+                "e-mail goes over SMTP, not HTTP".into(),
+            ));
+        }
         ChannelKind::Wecom => {
             url.query_pairs_mut().append_pair("key", &token()?);
             json!({"msgtype": "markdown", "markdown": {"content": text}})
@@ -238,7 +245,7 @@ pub fn verdict(kind: ChannelKind, status: Option<u16>, answer: &str) -> Verdict 
     let body: Value = serde_json::from_str(answer).unwrap_or(Value::Null);
     let code = |key: &str| body.get(key).and_then(Value::as_i64);
     match kind {
-        ChannelKind::Webhook => Verdict::Sent,
+        ChannelKind::Webhook | ChannelKind::Email => Verdict::Sent,
         ChannelKind::Wecom | ChannelKind::Dingtalk => match code("errcode") {
             Some(0) => Verdict::Sent,
             // WeCom "api freq out of limit", DingTalk "send too fast": wait and retry.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::SqlitePool;
 
+use crate::email::{self, EmailSettings};
 use crate::policy::{self, Verdict};
 use crate::render::{self, Credentials, split};
 use crate::target::{UrlError, check_url, pinned_client};
@@ -27,10 +28,12 @@ pub enum PushError {
     Exists(String),
     #[error("no push channel named '{0}' (see `wyckoff push list`)")]
     NotFound(String),
-    #[error("a {0} channel needs --url")]
+    #[error("{0} channels need --url")]
     NeedsUrl(&'static str),
     #[error("a Telegram channel needs --chat-id")]
     NeedsChatId,
+    #[error("e-mail channel: {0}")]
+    Email(String),
     #[error("stored push {what} is damaged: {why}")]
     Corrupt { what: String, why: String },
     #[error("push store: {0}")]
@@ -50,6 +53,7 @@ impl PushError {
                 | PushError::NotFound(_)
                 | PushError::NeedsUrl(_)
                 | PushError::NeedsChatId
+                | PushError::Email(_)
         )
     }
 }
@@ -67,15 +71,18 @@ pub enum ChannelKind {
     Feishu,
     /// Telegram bot `sendMessage`.
     Telegram,
+    /// E-mail over SMTP with TLS.
+    Email,
 }
 
 impl ChannelKind {
-    pub const ALL: [ChannelKind; 5] = [
+    pub const ALL: [ChannelKind; 6] = [
         ChannelKind::Webhook,
         ChannelKind::Wecom,
         ChannelKind::Dingtalk,
         ChannelKind::Feishu,
         ChannelKind::Telegram,
+        ChannelKind::Email,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -85,6 +92,7 @@ impl ChannelKind {
             ChannelKind::Dingtalk => "dingtalk",
             ChannelKind::Feishu => "feishu",
             ChannelKind::Telegram => "telegram",
+            ChannelKind::Email => "email",
         }
     }
 
@@ -123,6 +131,8 @@ pub struct Channel {
     pub allow_private: bool,
     /// Telegram's chat.
     pub chat_id: Option<String>,
+    /// An e-mail channel's sender and recipients.
+    pub email: Option<EmailSettings>,
     pub created_at: String,
 }
 
@@ -258,6 +268,24 @@ async fn post(
     now: DateTime<Utc>,
     timeout: Duration,
 ) -> (Verdict, Option<u16>, String) {
+    if channel.kind == ChannelKind::Email {
+        let Some(settings) = &channel.email else {
+            return (
+                Verdict::Permanent,
+                None,
+                "no sender or recipient set".into(),
+            );
+        };
+        return email::send(
+            &channel.url,
+            channel.allow_private,
+            settings,
+            creds.token.as_deref(),
+            message,
+            timeout,
+        )
+        .await;
+    }
     let (url, body) = match render::request(
         channel.kind,
         &channel.url,
@@ -337,6 +365,11 @@ impl Outbox {
         if !valid_name(name) {
             return Err(PushError::BadName(name.to_owned()));
         }
+        if kind == ChannelKind::Email {
+            return Err(PushError::Email(
+                "an e-mail channel needs its sender and recipients (add_email_channel)".into(),
+            ));
+        }
         let url = match url.or(kind.default_base()) {
             Some(u) => check_url(u, allow_private)?,
             None => return Err(PushError::NeedsUrl(kind.as_str())),
@@ -362,6 +395,38 @@ impl Outbox {
         self.channel(name).await
     }
 
+    /// Adds an e-mail channel: `url` is `smtps://host[:465]` or `smtp://host[:587]`
+    /// (STARTTLS); the SMTP password is the channel's token in the keychain.
+    pub async fn add_email_channel(
+        &self,
+        name: &str,
+        url: &str,
+        allow_private: bool,
+        settings: &EmailSettings,
+        now: DateTime<Utc>,
+    ) -> Result<Channel, PushError> {
+        let name = name.trim();
+        if !valid_name(name) {
+            return Err(PushError::BadName(name.to_owned()));
+        }
+        let url = email::check_smtp_url(url, allow_private)?;
+        email::check_settings(settings).map_err(PushError::Email)?;
+        let done = sqlx::query(
+            "INSERT INTO push_channels (name, kind, url, allow_private, email_json, created_at) VALUES (?, 'email', ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(url.as_str())
+        .bind(i64::from(allow_private))
+        .bind(serde_json::to_string(settings).map_err(|e| PushError::Email(e.to_string()))?)
+        .bind(stamp(now))
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(PushError::Exists(name.to_owned()));
+        }
+        self.channel(name).await
+    }
+
     pub async fn channel(&self, name: &str) -> Result<Channel, PushError> {
         self.channels()
             .await?
@@ -371,26 +436,44 @@ impl Outbox {
     }
 
     pub async fn channels(&self) -> Result<Vec<Channel>, PushError> {
-        type Row = (String, String, String, i64, Option<String>, String);
+        type Row = (
+            String,
+            String,
+            String,
+            i64,
+            Option<String>,
+            Option<String>,
+            String,
+        );
         let rows: Vec<Row> = sqlx::query_as(
-            "SELECT name, kind, url, allow_private, chat_id, created_at FROM push_channels ORDER BY name",
+            "SELECT name, kind, url, allow_private, chat_id, email_json, created_at FROM push_channels ORDER BY name",
         )
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
-            .map(|(name, kind, url, allow_private, chat_id, created_at)| {
-                Ok(Channel {
-                    kind: ChannelKind::parse(&kind).ok_or_else(|| PushError::Corrupt {
-                        what: format!("channel {name}"),
-                        why: format!("kind '{kind}'"),
-                    })?,
-                    name,
-                    url,
-                    allow_private: allow_private != 0,
-                    chat_id,
-                    created_at,
-                })
-            })
+            .map(
+                |(name, kind, url, allow_private, chat_id, email, created_at)| {
+                    let email = email
+                        .map(|e| serde_json::from_str::<EmailSettings>(&e))
+                        .transpose()
+                        .map_err(|e| PushError::Corrupt {
+                            what: format!("channel {name}"),
+                            why: e.to_string(),
+                        })?;
+                    Ok(Channel {
+                        kind: ChannelKind::parse(&kind).ok_or_else(|| PushError::Corrupt {
+                            what: format!("channel {name}"),
+                            why: format!("kind '{kind}'"),
+                        })?,
+                        name,
+                        url,
+                        allow_private: allow_private != 0,
+                        chat_id,
+                        email,
+                        created_at,
+                    })
+                },
+            )
             .collect()
     }
 

@@ -12,7 +12,7 @@ use url::Url;
 pub enum UrlError {
     #[error("'{0}' is not a URL")]
     NotUrl(String),
-    #[error("a push URL must be http or https, got '{0}'")]
+    #[error("a push URL must be http or https (e-mail: smtps or smtp), got '{0}'")]
     Scheme(String),
     #[error("the push URL has no host")]
     NoHost,
@@ -70,7 +70,7 @@ fn private_kind(ip: IpAddr) -> Option<(&'static str, bool)> {
     }
 }
 
-fn check_ip(host: &str, ip: IpAddr, allow_private: bool) -> Result<(), UrlError> {
+pub(crate) fn check_ip(host: &str, ip: IpAddr, allow_private: bool) -> Result<(), UrlError> {
     match private_kind(ip) {
         None => Ok(()),
         Some((_, true)) if allow_private => Ok(()),
