@@ -110,6 +110,9 @@ pub struct Services {
     skills: Arc<SkillCatalog>,
     /// The approval inbox; its audit log receives every session gate's decisions.
     inbox: InboxStore,
+    /// The configured MCP servers, each connected when a session first needs its tools
+    /// and kept for the process.
+    mcp: Arc<wyckoff_mcp::agent_tools::McpHub>,
 }
 
 /// How to build one session.
@@ -182,9 +185,14 @@ impl Services {
         .await?;
         let skills = Arc::new(SkillCatalog::new(home.skills_dir()));
         let inbox = InboxStore::new(pool.clone()).await?;
+        let mcp = Arc::new(wyckoff_mcp::agent_tools::McpHub::with_secrets(
+            secrets.clone(),
+            wyckoff_mcp::client::DEFAULT_CONNECT_TIMEOUT,
+        ));
         Ok(Services {
             skills,
             inbox,
+            mcp,
             home,
             settings: RwLock::new(settings),
             secrets,
@@ -340,6 +348,18 @@ impl Services {
         registry
     }
 
+    /// The enabled MCP servers' tools, as `mcp_servers.json` says now.
+    async fn mcp_tools(&self) -> Vec<Arc<dyn wyckoff_agent::Tool>> {
+        if let Err(e) = self.mcp.reload(self.home.root()).await {
+            tracing::warn!("MCP servers not read: {e}");
+        }
+        let (tools, failed) = self.mcp.agent_tools().await;
+        for (server, why) in failed {
+            tracing::warn!(server = %server, "MCP server left out of this session: {why}");
+        }
+        tools
+    }
+
     /// Builds a session. Providers are resolved first, so a bad option or a missing key
     /// fails before anything is written.
     pub async fn session(&self, options: SessionOptions) -> Result<Session, SessionError> {
@@ -383,6 +403,11 @@ impl Services {
         // Sub-agents (seed 11_07): the parent delegates; the roles' whitelists name no
         // delegate tool, so a sub-agent cannot delegate in turn.
         for tool in wyckoff_agent::subagents::delegate_tools() {
+            registry.register(tool);
+        }
+        // MCP servers' tools (issue 26) as `mcp__<server>__<tool>`, behind the same gate; a
+        // server that cannot be reached is left out of this session and said in the log.
+        for tool in self.mcp_tools().await {
             registry.register(tool);
         }
         let mut runtime = Runtime::new(

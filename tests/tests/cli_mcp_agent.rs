@@ -1,0 +1,164 @@
+//! The agent uses a configured MCP server's tools (issue 26 item 2) through the real
+//! `wyckoff run` over real HTTP (the mock vendor speaks OpenAI's stream): the published
+//! `mcp-server-time` (PyPI, in target/mcp-venv from scripts/setup) joins the registry as
+//! `mcp__time__…`; the server marks its tools read-only, so one runs without asking and its
+//! result reaches the model's next request; once the user sets the server to always ask,
+//! `--approve never` refuses the call and the server never answers one. Outside CI a
+//! machine without the venv skips.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
+
+const KEY: (&str, &str) = ("WYCKOFF_KEY_MOCK", "sk-mcp-agent-e2e-123456");
+const TOOL: &str = "mcp__time__get_current_time";
+
+async fn wyckoff(home: &Path, args: &[&str]) -> Output {
+    let mut cmd = wyckoff_e2e::wyckoff_cli(home);
+    cmd.args(args).env(KEY.0, KEY.1);
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn events(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn time_call() -> wyckoff_mock_vendor::Response {
+    OpenAiStream::new()
+        .role()
+        .tool_call(
+            0,
+            "call_time",
+            TOOL,
+            &[json!({"timezone": "Asia/Shanghai"}).to_string()],
+        )
+        .finish("tool_calls")
+        .done()
+        .response()
+}
+
+/// The content of the last tool message of an OpenAI-format request.
+fn last_tool_result(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .expect("a tool result went back to the model")["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_servers_tool_is_offered_gated_and_its_result_reaches_the_model() {
+    let bin = wyckoff_e2e::target_dir().join("mcp-venv/bin/mcp-server-time");
+    if !bin.is_file() {
+        let msg = format!("{} is missing: run scripts/setup", bin.display());
+        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "{msg}");
+        eprintln!("skipped: {msg}");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let bin = bin.display().to_string();
+    let added = wyckoff(
+        h,
+        &[
+            "mcp",
+            "add",
+            "time",
+            "--",
+            &bin,
+            "--local-timezone",
+            "Asia/Shanghai",
+        ],
+    )
+    .await;
+    assert_eq!(
+        added.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let server = MockServer::start().await.unwrap();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+
+    // The server marks get_current_time read-only: it runs without asking, and what it
+    // answered is the tool result the model reads next.
+    server.push(Route::Openai, time_call());
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["现在是北京时间。"]),
+    );
+    let out = wyckoff(h, &["run", "--json", "--approve", "never", "几点了"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.requests_to(Route::Openai);
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&TOOL), "{offered:?}");
+    let ran = events(&out);
+    assert!(
+        !ran.iter().any(|e| e["type"] == "approval_resolved"),
+        "{ran:?}"
+    );
+    let started = ran.iter().find(|e| e["type"] == "tool_start").unwrap();
+    assert_eq!(started["display_name"], "MCP · time · get_current_time");
+    let tool_result = last_tool_result(&requests[1].body);
+    assert!(tool_result.contains("Asia/Shanghai"), "{tool_result}");
+    assert!(tool_result.contains("datetime"), "{tool_result}");
+
+    // The user asks to confirm that server's tools: now the gate decides, and refused, the
+    // server is never called (the model is told it was denied).
+    let asked = wyckoff(h, &["mcp", "always-ask", "time", "on"]).await;
+    assert_eq!(
+        asked.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&asked.stderr)
+    );
+    server.push(Route::Openai, time_call());
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["不能查时间。"]),
+    );
+    let out = wyckoff(h, &["run", "--json", "--approve", "never", "几点了"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ran = events(&out);
+    let resolved = ran
+        .iter()
+        .find(|e| e["type"] == "approval_resolved")
+        .unwrap_or_else(|| panic!("{ran:?}"));
+    assert_eq!(resolved["outcome"], "denied_by_policy", "{resolved}");
+    assert!(
+        !ran.iter()
+            .any(|e| e["type"] == "tool_result" && e["result"]["datetime"].is_string())
+    );
+    let requests = server.requests_to(Route::Openai);
+    let denied = last_tool_result(&requests[requests.len() - 1].body);
+    assert!(!denied.contains("datetime"), "{denied}");
+}
