@@ -7,6 +7,10 @@
 //! combination runs as a sweep (the engine's `backtest::sweep`): one preparation of the
 //! funnel and one screen per day shared by all, progress in combinations done / total, the
 //! same cancellation. One value everywhere is the plain backtest, its output unchanged.
+//!
+//! `walk_forward` (`{"in_sample": 250, "out_of_sample": 60, "step": 60}` in trading days, or
+//! the CLI's string `"250,60,60"`) runs the grid as a walk-forward instead (the engine's
+//! `backtest::walk_forward`): progress "window i of n", a `"kind": "walk_forward"` report.
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -14,6 +18,9 @@ use wyckoff_agent::{ProgressHandle, ToolError};
 use wyckoff_engine::backtest::sweep::{
     Coords, MAX_COMBINATIONS, RawSweepArgs, SweepGrid, SweepMetric, SweepProgress, SweepReport,
     run_sweep,
+};
+use wyckoff_engine::backtest::walk_forward::{
+    WalkForwardError, WalkForwardProgress, WalkForwardReport, WalkForwardSpec, run_walk_forward,
 };
 use wyckoff_engine::backtest::{
     BacktestArgs, BacktestError, BacktestResult, FunnelSignals, SignalSource,
@@ -31,7 +38,9 @@ pub const DESCRIPTION: &str = "回测威科夫漏斗策略（后台任务）：�
 涨停不买跌停不卖（按板块与 ST 区分涨跌幅）、佣金万2.5最低5元、卖出印花税（2023-08-28 起减半）、过户费。\
 返回总收益、年化、最大回撤、胜率、盈亏比、夏普、换手、每笔交易、每日净值曲线，以及同期沪深300（缺失时上证）收益。\
 参数扫描：hold_days、stop_loss_pct、take_profit_pct、top_n、entry_price_mode、triggers 可给多个取值（数组，或 \"5,10,20\"、\"5..20:5\" 形式的字符串），\
-对所有组合回测（共用每日信号，最多 1000 个组合），返回每个组合的指标表、按 best_by 选出的最佳组合及其稳定性（相邻参数组合的表现，0–1）和最佳组合的完整回测。立即返回 task_id。";
+对所有组合回测（共用每日信号，最多 1000 个组合），返回每个组合的指标表、按 best_by 选出的最佳组合及其稳定性（相邻参数组合的表现，0–1）和最佳组合的完整回测。\
+walk_forward（滚动样本内/样本外检验）：给出 in_sample、out_of_sample、step（交易日数），每个窗口在样本内按 best_by 选最佳组合、再在随后的样本外区间运行，\
+返回每个窗口的选择与样本外指标、拼接的样本外与样本内净值曲线，以及样本外是否失效的结论（如“仅 1/16 个测试窗口为正”）。立即返回 task_id。";
 
 /// A sweepable argument's schema: one value, a list, or a spec string.
 fn sweepable(one: Value, description: &str) -> Value {
@@ -54,7 +63,18 @@ pub fn parameters() -> Value {
             "take_profit_pct": sweepable(json!({"type": "number"}), "止盈百分比（≥0，0 表示不止盈），默认 0；可扫描"),
             "entry_price_mode": sweepable(json!({"type": "string", "enum": ["open", "close", "tail_1455"]}), "open 次日开盘买入（默认）；close/tail_1455 信号日收盘买入；可扫描，如 [\"open\",\"close\"]"),
             "triggers": sweepable(json!({"type": "string"}), "选股用的 L4 触发器集合，用 + 连接：spring / evr / trend_pb / sos / lps / compression，默认 spring+evr+trend_pb；可扫描，如 [\"spring+evr\",\"spring+evr+sos\"]"),
-            "best_by": {"type": "string", "enum": ["sharpe", "return", "annualized", "max_drawdown", "win_rate", "profit_factor"], "description": "扫描时按哪个指标选最佳组合，默认 sharpe（max_drawdown 取最小）"}
+            "best_by": {"type": "string", "enum": ["sharpe", "return", "annualized", "max_drawdown", "win_rate", "profit_factor"], "description": "扫描时按哪个指标选最佳组合，默认 sharpe（max_drawdown 取最小）"},
+            "walk_forward": {
+                "type": "object",
+                "description": "滚动 walk-forward：每个窗口在样本内选最佳组合，再在样本外运行；start~end 至少要有 in_sample + out_of_sample 个交易日",
+                "properties": {
+                    "in_sample": {"type": "integer", "minimum": 1, "description": "样本内交易日数，如 250"},
+                    "out_of_sample": {"type": "integer", "minimum": 1, "description": "样本外交易日数，如 60"},
+                    "step": {"type": "integer", "minimum": 1, "description": "窗口滚动步长（交易日），默认等于 out_of_sample，不得小于它"}
+                },
+                "required": ["in_sample", "out_of_sample"],
+                "additionalProperties": false
+            }
         },
         "additionalProperties": false
     })
@@ -177,6 +197,99 @@ fn sweep_worker(
     })
 }
 
+/// The walk-forward's worker thread: progress in days screened, then window i of n. A
+/// bad window (too short a period…) is the inner error.
+fn walk_forward_worker(
+    universe: &Universe,
+    grid: &SweepGrid,
+    spec: WalkForwardSpec,
+    best_by: SweepMetric,
+    cancel: &dyn Cancel,
+    tx: ProgressTx,
+) -> Result<Result<WalkForwardReport, WalkForwardError>, BacktestError> {
+    let outcome = run_walk_forward(universe, grid, spec, best_by, cancel, &|p| {
+        let (stage, detail, fraction) = match p {
+            WalkForwardProgress::Signals { done, total } => {
+                if !(done == 1 || done.is_multiple_of(5) || done == total) {
+                    return;
+                }
+                (
+                    "逐日信号",
+                    format!("{done}/{total} 个交易日（所有窗口与组合共用）"),
+                    0.1 + 0.4 * done as f32 / total.max(1) as f32,
+                )
+            }
+            WalkForwardProgress::Window { index, total } => (
+                "滚动窗口",
+                format!("第 {index}/{total} 个窗口"),
+                0.5 + 0.48 * (index - 1) as f32 / total.max(1) as f32,
+            ),
+        };
+        let _ = tx.send((stage, detail, fraction));
+    });
+    tracing::info!(
+        tool = NAME,
+        combinations = grid.len(),
+        windows = outcome.as_ref().map_or(0, |r| r.windows.len()),
+        cancelled = matches!(
+            outcome,
+            Err(WalkForwardError::Backtest(BacktestError::Cancelled))
+        ),
+        "walk-forward worker finished"
+    );
+    match outcome {
+        Err(WalkForwardError::Backtest(e)) => Err(e),
+        other => Ok(other),
+    }
+}
+
+/// `walk_forward` as an object `{in_sample, out_of_sample, step?}` or a string
+/// `"IS,OOS[,STEP]"`; absent or null = no walk-forward.
+fn walk_forward_spec(args: &Value) -> Result<Option<WalkForwardSpec>, ToolError> {
+    let bad = || {
+        ToolError::InvalidArgs(
+            "walk_forward 应是 {\"in_sample\": 250, \"out_of_sample\": 60, \"step\": 60}（交易日数，step 可省略）"
+                .into(),
+        )
+    };
+    let spec = match args.get("walk_forward") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) => {
+            WalkForwardSpec::parse(s).map_err(|e| ToolError::InvalidArgs(e.to_string()))?
+        }
+        Some(Value::Object(o)) => {
+            if o.keys()
+                .any(|k| !["in_sample", "out_of_sample", "step"].contains(&k.as_str()))
+            {
+                return Err(bad());
+            }
+            let days = |key: &str| -> Result<Option<usize>, ToolError> {
+                match o.get(key) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(v) => v
+                        .as_u64()
+                        .and_then(|n| usize::try_from(n).ok())
+                        .map(Some)
+                        .ok_or_else(bad),
+                }
+            };
+            let in_sample = days("in_sample")?.ok_or_else(bad)?;
+            let out_of_sample = days("out_of_sample")?.ok_or_else(bad)?;
+            WalkForwardSpec {
+                in_sample,
+                out_of_sample,
+                step: days("step")?.unwrap_or(out_of_sample),
+            }
+        }
+        Some(_) => return Err(bad()),
+    };
+    // Lengths and the step are checked before the cache is read (the period's length once
+    // its trading days are known).
+    spec.check()
+        .map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
+    Ok(Some(spec))
+}
+
 /// A sweepable argument as a value spec: a number, a string (`5,10,20`, `5..20:5`), or an
 /// array of numbers and strings (joined with commas); absent, null or empty = the default.
 fn value_spec(args: &Value, key: &str) -> Result<Option<String>, ToolError> {
@@ -266,6 +379,7 @@ pub async fn run(
         .transpose()
         .map_err(|e| ToolError::InvalidArgs(e.to_string()))?
         .unwrap_or_default();
+    let walk_forward = walk_forward_spec(args)?;
     progress.report("加载K线", "读取本地缓存", Some(0.02));
     // Everything is loaded; the backtest itself reads only bars known at each day.
     let loaded = md
@@ -279,6 +393,18 @@ pub async fn run(
         &format!("{} 只股票", universe.stocks.len()),
         Some(0.08),
     );
+    if let Some(spec) = walk_forward {
+        let wf_grid = grid.clone();
+        let wf = on_worker(progress, move |cancel, tx| {
+            walk_forward_worker(&universe, &wf_grid, spec, best_by, cancel, tx)
+        })
+        .await?
+        .map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
+        progress.report("汇总", &format!("{} 个窗口", wf.windows.len()), Some(0.98));
+        let mut v = walk_forward_value(&wf, &report)?;
+        round_tree(&mut v);
+        return Ok(v);
+    }
     if grid.is_single() {
         let bt_args = grid.args([0; wyckoff_engine::backtest::sweep::AXES]);
         let (result, gated) = on_worker(progress, move |cancel, tx| {
@@ -397,6 +523,48 @@ fn sweep_value(
         o.insert(
             "note".into(),
             json!("每个组合与同参数的单次回测完全一致（共用每日信号）；stability 为最佳组合的相邻组合（某一参数相差一档）在全表最差与最佳之间的位置，1 = 与最佳一样好，0 = 与最差一样差；数据只来自本地缓存"),
+        );
+        o.insert("cache".into(), cache_value(report));
+    }
+    Ok(v)
+}
+
+/// The walk-forward's report (`"kind": "walk_forward"`) with ISO dates and the period.
+fn walk_forward_value(wf: &WalkForwardReport, report: &UniverseReport) -> Result<Value, ToolError> {
+    let mut v = to_value(wf)?;
+    let date = |v: &mut Value, key: &str| {
+        if let Some(d) = v.get(key).and_then(Value::as_u64) {
+            v[key] = json!(iso(d as u32));
+        }
+    };
+    date(&mut v, "first_day");
+    date(&mut v, "last_day");
+    date(&mut v["grid"], "start");
+    date(&mut v["grid"], "end");
+    for key in ["windows", "out_of_sample_curve", "in_sample_curve"] {
+        if let Some(Value::Array(rows)) = v.get_mut(key) {
+            for row in rows.iter_mut() {
+                for field in [
+                    "date",
+                    "in_sample_start",
+                    "in_sample_end",
+                    "out_of_sample_start",
+                    "out_of_sample_end",
+                ] {
+                    date(row, field);
+                }
+            }
+        }
+    }
+    if let Value::Object(o) = &mut v {
+        o.insert(
+            "period".into(),
+            json!(format!("{} ~ {}", iso(wf.first_day), iso(wf.last_day))),
+        );
+        o.insert("max_combinations".into(), json!(MAX_COMBINATIONS));
+        o.insert(
+            "note".into(),
+            json!("每个窗口只用样本内K线选组合（样本外K线在选择时不可见），选中的组合再在样本外区间从初始资金重新运行；样本外曲线把各窗口首尾相接（复利），样本内曲线同样拼接（样本内窗口重叠时日期会重复，以 window 区分）；数据只来自本地缓存"),
         );
         o.insert("cache".into(), cache_value(report));
     }

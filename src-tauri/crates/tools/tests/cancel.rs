@@ -2,7 +2,8 @@
 //! `run_backtest` and `screen_stocks` runs on a thread of its own; cancelling the background
 //! task must make that thread end `cancelled` — for the backtest, having screened fewer days
 //! than the period has — instead of computing to the end. Each worker reports how it ended
-//! (a tracing event), which these tests read.
+//! (a tracing event), which these tests read. The sweep and walk-forward tasks' progress and
+//! reports are checked here too (the same synthetic home).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
@@ -244,4 +245,108 @@ async fn a_sweep_task_reports_combinations_done_of_total_and_a_tagged_report() {
     assert_eq!(result["best_by"], "return");
     assert_eq!(result["swept"], json!(["hold_days", "entry_price_mode"]));
     assert!(result["best_run"]["trades"].is_array());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_walk_forward_task_reports_window_i_of_n_and_a_tagged_report() {
+    let h = home().await;
+    let n = h.days.len();
+    // 120 trading days, 40 in sample / 30 out: windows at 0, 30, 60 (the last one 20 days).
+    let args = json!({
+        "start": iso(h.days[n - 120]), "end": iso(h.days[n - 1]),
+        "hold_days": [3, 5], "top_n": 20, "best_by": "return",
+        "walk_forward": {"in_sample": 40, "out_of_sample": 30},
+    });
+    let mut events = h.tasks.subscribe();
+    let task = h
+        .tasks
+        .start_for_user(h.tool(wyckoff_tools::backtest::NAME), args)
+        .await
+        .unwrap();
+    let mut details = Vec::new();
+    let done = loop {
+        let t = tokio::time::timeout(Duration::from_secs(300), events.recv())
+            .await
+            .expect("progress")
+            .unwrap();
+        if t.task_id != task.task_id {
+            continue;
+        }
+        if t.status.is_finished() {
+            break t;
+        }
+        if t.progress.stage == "滚动窗口" && details.last() != Some(&t.progress.detail) {
+            details.push(t.progress.detail.clone());
+        }
+    };
+    assert_eq!(done.status, TaskStatus::Completed, "{done:?}");
+    assert_eq!(
+        details,
+        ["第 1/3 个窗口", "第 2/3 个窗口", "第 3/3 个窗口"],
+        "{details:?}"
+    );
+    let finished = h
+        .tasks
+        .wait_for(&task.task_id, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let r = finished.result.expect("a result");
+    assert_eq!(r["kind"], "walk_forward");
+    assert_eq!(
+        r["spec"],
+        json!({"in_sample": 40, "out_of_sample": 30, "step": 30})
+    );
+    let windows = r["windows"].as_array().unwrap();
+    assert_eq!(windows.len(), 3);
+    assert_eq!(windows[0]["in_sample_start"], iso(h.days[n - 120]));
+    assert_eq!(windows[0]["out_of_sample_start"], iso(h.days[n - 80]));
+    assert_eq!(windows[2]["out_of_sample_end"], iso(h.days[n - 1]));
+    assert_eq!(windows[2]["partial"], true);
+    assert!(
+        r["verdict"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("个测试窗口为正")
+    );
+    assert!(r["out_of_sample_curve"][0]["date"].is_string());
+}
+
+#[tokio::test]
+async fn bad_walk_forward_arguments_are_invalid_args() {
+    let h = home().await;
+    let n = h.days.len();
+    let run = |wf: Value| {
+        let md = h.md.clone();
+        let args = json!({
+            "start": iso(h.days[n - 50]), "end": iso(h.days[n - 1]), "walk_forward": wf,
+        });
+        async move {
+            wyckoff_tools::backtest::run(&md, &args, &wyckoff_agent::ProgressHandle::silent())
+                .await
+                .unwrap_err()
+        }
+    };
+    for (wf, says) in [
+        (
+            json!({"in_sample": 40, "out_of_sample": 10, "step": 5}),
+            "步长 5 小于样本外长度 10",
+        ),
+        (json!({"in_sample": 0, "out_of_sample": 10}), "样本内长度"),
+        (json!({"in_sample": 40}), "walk_forward 应是"),
+        (
+            json!({"in_sample": 40, "out_of_sample": 10, "size": 3}),
+            "walk_forward 应是",
+        ),
+        (json!("40,x"), "IS,OOS[,STEP]"),
+        // 50 trading days < 40 + 11.
+        (
+            json!({"in_sample": 40, "out_of_sample": 11}),
+            "区间只有 50 个交易日",
+        ),
+    ] {
+        match run(wf.clone()).await {
+            wyckoff_agent::ToolError::InvalidArgs(m) => assert!(m.contains(says), "{wf}: {m}"),
+            e => panic!("{wf}: {e:?}"),
+        }
+    }
 }

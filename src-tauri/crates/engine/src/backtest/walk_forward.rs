@@ -90,6 +90,29 @@ impl WalkForwardSpec {
     }
 }
 
+impl WalkForwardSpec {
+    /// The lengths and step alone (the period's length is checked by [`windows`]).
+    pub fn check(self) -> Result<(), WalkForwardError> {
+        if self.in_sample == 0 {
+            return Err(WalkForwardError::Zero {
+                what: "样本内长度"
+            });
+        }
+        if self.out_of_sample == 0 {
+            return Err(WalkForwardError::Zero {
+                what: "样本外长度"
+            });
+        }
+        if self.step < self.out_of_sample {
+            return Err(WalkForwardError::StepBelowOutOfSample {
+                step: self.step,
+                out_of_sample: self.out_of_sample,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// One window as positions in the period's trading days (ends exclusive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowSpan {
@@ -101,22 +124,7 @@ pub struct WindowSpan {
 
 /// The windows over `days` trading days (module doc), or why there are none.
 pub fn windows(days: usize, spec: WalkForwardSpec) -> Result<Vec<WindowSpan>, WalkForwardError> {
-    if spec.in_sample == 0 {
-        return Err(WalkForwardError::Zero {
-            what: "样本内长度"
-        });
-    }
-    if spec.out_of_sample == 0 {
-        return Err(WalkForwardError::Zero {
-            what: "样本外长度"
-        });
-    }
-    if spec.step < spec.out_of_sample {
-        return Err(WalkForwardError::StepBelowOutOfSample {
-            step: spec.step,
-            out_of_sample: spec.out_of_sample,
-        });
-    }
+    spec.check()?;
     let needed = spec.in_sample + spec.out_of_sample;
     if days < needed {
         return Err(WalkForwardError::TooShort {
