@@ -5,6 +5,10 @@
 //! A sweep: any of --hold-days, --stop-loss, --take-profit, --top-n, --entry and --triggers
 //! given several values (`5,10,20`, `FROM..TO:STEP`, or both) runs every combination (at
 //! most 1,000) and prints a table of them, the best by --best-by and its stability.
+//!
+//! `--walk-forward IS,OOS[,STEP]` (trading days) runs the grid as a walk-forward: in each
+//! rolling window the in-sample best by --best-by runs out of sample; a table of windows and
+//! a plain verdict.
 
 use std::process::ExitCode;
 
@@ -49,6 +53,11 @@ pub struct BacktestArgs {
     /// (the lowest), win_rate or profit_factor.
     #[arg(long, value_name = "METRIC")]
     pub best_by: Option<String>,
+    /// Walk-forward in trading days: in-sample, out-of-sample and the step (default the
+    /// out-of-sample length), e.g. 250,60,60. Each window's in-sample best by --best-by
+    /// runs out of sample.
+    #[arg(long, value_name = "IS,OOS[,STEP]")]
+    pub walk_forward: Option<String>,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -271,6 +280,103 @@ fn print_sweep(r: &Value) {
     }
 }
 
+fn print_walk_forward(r: &Value) {
+    let grid = &r["grid"];
+    let swept: Vec<(&str, &str)> = PARAM_HEADS
+        .iter()
+        .copied()
+        .filter(|(key, _)| grid[*key].as_array().is_some_and(|a| a.len() > 1))
+        .collect();
+    let spec = &r["spec"];
+    let best_by = r["best_by"].as_str().unwrap_or("");
+    println!(
+        "{}  ·  {} trading days  ·  walk-forward in-sample {} / out-of-sample {} / step {}  ·  {} combinations  ·  best in sample by {best_by}",
+        r["period"].as_str().unwrap_or(""),
+        r["trading_days"],
+        spec["in_sample"],
+        spec["out_of_sample"],
+        spec["step"],
+        r["combinations"],
+    );
+    let mut lines: Vec<Vec<String>> = vec![
+        ["#", "in sample", "out of sample"]
+            .into_iter()
+            .map(String::from)
+            .chain(swept.iter().map(|(_, head)| (*head).to_owned()))
+            .chain([
+                format!("IS {best_by}"),
+                "IS return%".into(),
+                "OOS return%".into(),
+                "OOS Sharpe".into(),
+                "OOS maxDD%".into(),
+                "OOS trades".into(),
+            ])
+            .collect(),
+    ];
+    for w in r["windows"].as_array().into_iter().flatten() {
+        let span = |a: &str, b: &str| {
+            format!(
+                "{}~{}",
+                w[a].as_str().unwrap_or(""),
+                w[b].as_str().unwrap_or("")
+            )
+        };
+        let partial = if w["partial"] == true { "*" } else { "" };
+        let oos = &w["out_of_sample"];
+        lines.push(
+            [
+                w["index"].to_string(),
+                span("in_sample_start", "in_sample_end"),
+                format!(
+                    "{}{partial}",
+                    span("out_of_sample_start", "out_of_sample_end")
+                ),
+            ]
+            .into_iter()
+            .chain(swept.iter().map(|(key, _)| {
+                if w["chosen"].is_null() {
+                    "--".to_owned()
+                } else {
+                    param(&w["chosen"], key)
+                }
+            }))
+            .chain([
+                f(&w["in_sample_metric"], 2),
+                f(&w["in_sample"]["total_return_pct"], 2),
+                f(&oos["total_return_pct"], 2),
+                f(&oos["sharpe"], 2),
+                f(&oos["max_drawdown_pct"], 2),
+                if oos.is_null() {
+                    "--".to_owned()
+                } else {
+                    oos["trades"].to_string()
+                },
+            ])
+            .collect(),
+        );
+    }
+    println!();
+    for line in table(&lines) {
+        println!("{line}");
+    }
+    println!();
+    if r["windows"]
+        .as_array()
+        .is_some_and(|ws| ws.iter().any(|w| w["partial"] == true))
+    {
+        println!("* the last out-of-sample window is shorter: the period ended");
+    }
+    let v = &r["verdict"];
+    println!(
+        "out of sample chained: return {}%, annualised {}%  ·  in sample (the choices, mean annualised) {}%  ·  efficiency {}",
+        f(&v["out_of_sample_return_pct"], 2),
+        f(&v["out_of_sample_annualized_pct"], 2),
+        f(&v["in_sample_annualized_pct"], 2),
+        f(&v["efficiency"], 2),
+    );
+    println!("verdict: {}", v["text"].as_str().unwrap_or(""));
+}
+
 pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let bar = spinner();
@@ -282,6 +388,7 @@ pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {
             "start": a.start, "end": a.end, "hold_days": a.hold_days, "top_n": a.top_n,
             "board": a.board, "stop_loss_pct": a.stop_loss, "take_profit_pct": a.take_profit,
             "entry_price_mode": a.entry, "triggers": a.triggers, "best_by": a.best_by,
+            "walk_forward": a.walk_forward,
         });
         let show = crate::screen::spinner_progress(&bar);
         anyhow::Ok(wyckoff_tools::backtest::run(&md, &args, &show).await)
@@ -296,6 +403,8 @@ pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {
     };
     if a.json {
         print_json(&value)?;
+    } else if value["kind"] == "walk_forward" {
+        print_walk_forward(&value);
     } else if value["kind"] == "sweep" {
         print_sweep(&value);
     } else {
