@@ -3,8 +3,8 @@
 use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
-    alerts, app, chat, conversations, inbox, keys, markdown, market, memory, overview, portfolio,
-    push, schedules, settings, skills, subagents, sync, tasks, track,
+    alerts, app, chat, conversations, inbox, keys, markdown, market, mcp, memory, overview,
+    portfolio, push, schedules, settings, skills, subagents, sync, tasks, track,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -73,6 +73,12 @@ pub fn builder() -> Builder<tauri::Wry> {
             push::push_add,
             push::push_remove,
             push::push_test,
+            mcp::mcp_servers,
+            mcp::mcp_add,
+            mcp::mcp_set_enabled,
+            mcp::mcp_set_always_ask,
+            mcp::mcp_remove,
+            mcp::mcp_test,
             track::track_stats,
         ])
         .events(collect_events![

@@ -161,6 +161,22 @@ export const commands = {
 	pushRemove: (name: string) => typedError<null, PushCommandError>(__TAURI_INVOKE("push_remove", { name })),
 	/**  Sends a test message now and returns what the channel answered. */
 	pushTest: (name: string) => typedError<TestResult, PushCommandError>(__TAURI_INVOKE("push_test", { name })),
+	mcpServers: () => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_servers")),
+	/**
+	 *  Adds a server: `target` is an http(s) URL (streamable HTTP) or a command started on
+	 *  demand with `args` (stdio). Secrets for its environment or header are set with
+	 *  `wyckoff mcp add --env/--header-secret` and `wyckoff mcp secret`.
+	 */
+	mcpAdd: (name: string, target: string, args: string[]) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_add", { name, target, args })),
+	mcpSetEnabled: (name: string, enabled: boolean) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_set_enabled", { name, enabled })),
+	/**  Every call of the server's tools asks, even those it marks read-only. */
+	mcpSetAlwaysAsk: (name: string, alwaysAsk: boolean) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_set_always_ask", { name, alwaysAsk })),
+	mcpRemove: (name: string) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_remove", { name })),
+	/**
+	 *  Connects to the server (within 20 s) and lists its tools; a failure says why, with the
+	 *  last lines the server wrote on stderr (secrets masked).
+	 */
+	mcpTest: (name: string) => typedError<McpTestView, McpCommandError>(__TAURI_INVOKE("mcp_test", { name })),
 	/**
 	 *  Hit rates (net return after fees > 0) with counts per trigger, track and 水温 at 1, 5,
 	 *  10 and 20 trading days, over every saved screen, from the cached bars.
@@ -770,6 +786,40 @@ export type MarketOverview = {
 	/**  Why the regime is what it is, or why it is unknown (worded by the page). */
 	regime_reasons: RegimeReason[],
 	breadth: Breadth,
+};
+
+export type McpCommandError = 
+/**  Nothing changed: a bad name, command or URL, a taken name, an unreadable list. */
+{ type: "invalid"; message: string } | { type: "not_found"; message: string } | 
+/**  The server could not be reached or answered wrongly (the test's finding). */
+{ type: "failed"; message: string };
+
+export type McpServerView = {
+	name: string,
+	/**  `stdio` or `http`. */
+	kind: string,
+	/**  The command line, or the URL. */
+	target: string,
+	enabled: boolean,
+	always_ask: boolean,
+	trusted_tools: string[],
+};
+
+export type McpTestView = {
+	/**  The server's own name and version. */
+	name: string,
+	version: string,
+	tools: McpToolView[],
+};
+
+export type McpToolView = {
+	name: string,
+	description: string | null,
+	/**
+	 *  The server's `readOnlyHint`: read-only tools run without asking (unless the server
+	 *  always asks).
+	 */
+	read_only: boolean,
 };
 
 export type MemoryCount = {

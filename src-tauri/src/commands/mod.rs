@@ -9,6 +9,7 @@ pub mod inbox;
 pub mod keys;
 pub mod markdown;
 pub mod market;
+pub mod mcp;
 pub mod memory;
 pub mod overview;
 pub mod portfolio;

@@ -8,6 +8,7 @@ import SkillsPanel from "../components/SkillsPanel";
 import ModelsPanel, { modelsProblem } from "../components/ModelsPanel";
 import SchedulesPanel from "../schedules/SchedulesPanel";
 import PushPanel from "../alerts/PushPanel";
+import McpPanel from "../mcp/McpPanel";
 
 interface Props {
   view: SettingsView;
@@ -119,6 +120,7 @@ export default function SettingsPage({ view, onSaved, onAsk }: Props) {
       <SkillsPanel />
       <SchedulesPanel onAsk={onAsk} />
       <PushPanel />
+      <McpPanel />
     </section>
   );
 }
