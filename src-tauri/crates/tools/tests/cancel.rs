@@ -350,3 +350,22 @@ async fn bad_walk_forward_arguments_are_invalid_args() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_walk_forward_task_stops_its_worker() {
+    let log = log();
+    let h = home().await;
+    let n = h.days.len();
+    let args = json!({
+        "start": iso(h.days[n - 250]), "end": iso(h.days[n - 1]),
+        "hold_days": [5, 10, 15], "walk_forward": {"in_sample": 100, "out_of_sample": 50},
+    });
+    // The shared daily screens come before any window.
+    h.cancel_at_stage(wyckoff_tools::backtest::NAME, args, "逐日信号")
+        .await;
+    // The log is the process's: the other walk-forward task's worker has 2 combinations.
+    let line = logged_line(&log, "combinations=3 windows=").await;
+    assert!(line.contains("walk-forward worker finished"), "{line}");
+    assert_eq!(field(&line, "cancelled"), "true", "{line}");
+    assert_eq!(field(&line, "windows"), "0", "{line}");
+}
