@@ -261,33 +261,39 @@ mod on_a_synthetic_market {
         let u = universe();
         let base = run(&u);
         assert_eq!(base.windows.len(), 3);
-        // Perturb every bar (stocks and indexes) after window 2's in-sample end.
-        let cut = base.windows[1].in_sample_end;
-        let mut changed = u.clone();
-        for s in &mut changed.stocks {
-            perturb(&mut s.bars, cut);
+        // For each window: perturb every bar (stocks and indexes) after its in-sample end;
+        // its choice and every earlier window's stay the same.
+        for cut_at in 0..3 {
+            let cut = base.windows[cut_at].in_sample_end;
+            let mut changed = u.clone();
+            for s in &mut changed.stocks {
+                perturb(&mut s.bars, cut);
+            }
+            let b = &mut changed.benchmarks;
+            for bars in [&mut b.sse, &mut b.csi300, &mut b.chinext]
+                .into_iter()
+                .flatten()
+            {
+                perturb(bars, cut);
+            }
+            let other = run(&changed);
+            for k in 0..=cut_at {
+                let (w0, w1) = (&base.windows[k], &other.windows[k]);
+                let at = format!("window {} (cut after window {})", k + 1, cut_at + 1);
+                assert!(w0.chosen.is_some(), "{at} chose");
+                assert_eq!(w0.chosen_row, w1.chosen_row, "{at}");
+                assert_eq!(w0.chosen, w1.chosen, "{at}");
+                assert_eq!(w0.in_sample_metric, w1.in_sample_metric, "{at}");
+                assert_eq!(w0.in_sample, w1.in_sample, "{at}");
+            }
+            // The perturbation is visible: this window's out-of-sample result changed.
+            assert_ne!(
+                base.windows[cut_at].out_of_sample,
+                other.windows[cut_at].out_of_sample,
+                "cut after window {}",
+                cut_at + 1
+            );
         }
-        let b = &mut changed.benchmarks;
-        for bars in [&mut b.sse, &mut b.csi300, &mut b.chinext]
-            .into_iter()
-            .flatten()
-        {
-            perturb(bars, cut);
-        }
-        let other = run(&changed);
-        for k in 0..2 {
-            let (w0, w1) = (&base.windows[k], &other.windows[k]);
-            assert!(w0.chosen.is_some(), "window {} chose", k + 1);
-            assert_eq!(w0.chosen_row, w1.chosen_row, "window {}", k + 1);
-            assert_eq!(w0.chosen, w1.chosen, "window {}", k + 1);
-            assert_eq!(w0.in_sample_metric, w1.in_sample_metric, "window {}", k + 1);
-            assert_eq!(w0.in_sample, w1.in_sample, "window {}", k + 1);
-        }
-        // The perturbation is visible: window 2's out-of-sample result changed.
-        assert_ne!(
-            base.windows[1].out_of_sample,
-            other.windows[1].out_of_sample
-        );
         // And the choice is not trivial: the combinations differ in sample.
         let cells = crate::backtest::sweep::run_sweep(
             &u,
