@@ -32,18 +32,29 @@ fn events(out: &Output) -> Vec<Value> {
         .collect()
 }
 
-fn time_call() -> wyckoff_mock_vendor::Response {
+fn call(id: &str, tool: &str, args: Value) -> wyckoff_mock_vendor::Response {
     OpenAiStream::new()
         .role()
-        .tool_call(
-            0,
-            "call_time",
-            TOOL,
-            &[json!({"timezone": "Asia/Shanghai"}).to_string()],
-        )
+        .tool_call(0, id, tool, &[args.to_string()])
         .finish("tool_calls")
         .done()
         .response()
+}
+
+fn time_call() -> wyckoff_mock_vendor::Response {
+    call("call_time", TOOL, json!({"timezone": "Asia/Shanghai"}))
+}
+
+/// The venv's executable `name`, or `None` (skip) when the venv is missing outside CI.
+fn venv(name: &str) -> Option<String> {
+    let bin = wyckoff_e2e::target_dir().join("mcp-venv/bin").join(name);
+    if bin.is_file() {
+        return Some(bin.display().to_string());
+    }
+    let msg = format!("{} is missing: run scripts/setup", bin.display());
+    assert!(std::env::var("CI").map_or(true, |v| v != "true"), "{msg}");
+    eprintln!("skipped: {msg}");
+    None
 }
 
 /// The content of the last tool message of an OpenAI-format request.
@@ -62,16 +73,11 @@ fn last_tool_result(body: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_mcp_servers_tool_is_offered_gated_and_its_result_reaches_the_model() {
-    let bin = wyckoff_e2e::target_dir().join("mcp-venv/bin/mcp-server-time");
-    if !bin.is_file() {
-        let msg = format!("{} is missing: run scripts/setup", bin.display());
-        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "{msg}");
-        eprintln!("skipped: {msg}");
+    let Some(bin) = venv("mcp-server-time") else {
         return;
-    }
+    };
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let bin = bin.display().to_string();
     let added = wyckoff(
         h,
         &[
@@ -161,4 +167,74 @@ async fn an_mcp_servers_tool_is_offered_gated_and_its_result_reaches_the_model()
     let requests = server.requests_to(Route::Openai);
     let denied = last_tool_result(&requests[requests.len() - 1].body);
     assert!(!denied.contains("datetime"), "{denied}");
+}
+
+/// A tool its server does not mark read-only (the official Python SDK's server in
+/// tests/mcp/recorder_server.py logs every call it receives): refused with `--approve never`
+/// before the server gets the call; allowed, it runs and its answer reaches the model.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_that_may_write_is_refused_unasked_and_runs_once_allowed() {
+    let Some(python) = venv("python") else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let log = h.join("recorder.log");
+    std::fs::write(&log, "").unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/recorder_server.py");
+    let (script, log_arg) = (script.display().to_string(), log.display().to_string());
+    let added = wyckoff(h, &["mcp", "add", "rec", "--", &python, &script, &log_arg]).await;
+    assert_eq!(
+        added.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let server = MockServer::start().await.unwrap();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+    let record = || {
+        call(
+            "call_rec",
+            "mcp__rec__record",
+            json!({"note": "建仓 600519"}),
+        )
+    };
+
+    server.push(Route::Openai, record());
+    server.push(Route::Openai, OpenAiStream::text_response(&["没有记录。"]));
+    let out = wyckoff(h, &["run", "--json", "--approve", "never", "记一笔"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ran = events(&out);
+    let resolved = ran
+        .iter()
+        .find(|e| e["type"] == "approval_resolved")
+        .unwrap_or_else(|| panic!("{ran:?}"));
+    assert_eq!(resolved["outcome"], "denied_by_policy", "{resolved}");
+    assert!(
+        !std::fs::read_to_string(&log).unwrap().contains("record"),
+        "the server got the refused call"
+    );
+
+    server.push(Route::Openai, record());
+    server.push(Route::Openai, OpenAiStream::text_response(&["已记录。"]));
+    let out = wyckoff(h, &["run", "--json", "--approve", "all", "记一笔"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("record 建仓 600519")
+    );
+    let requests = server.requests_to(Route::Openai);
+    let result = last_tool_result(&requests[requests.len() - 1].body);
+    assert!(result.contains("recorded 建仓 600519"), "{result}");
 }
