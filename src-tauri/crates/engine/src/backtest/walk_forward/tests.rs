@@ -314,6 +314,58 @@ mod on_a_synthetic_market {
     }
 
     #[test]
+    fn a_position_stuck_at_the_in_sample_end_is_valued_there_not_sold_later() {
+        let mut u = universe();
+        let d = days(&u);
+        // Every stock closes at its limit-down on window 1's last in-sample day (day 329):
+        // whatever a combination holds then cannot be sold that day.
+        let cut = d[329];
+        for s in &mut u.stocks {
+            let limit = crate::backtest::limit_fraction(s.board, s.is_st(), cut);
+            if let Some(i) = s.bars.iter().position(|b| b.date == cut)
+                && i > 0
+            {
+                let (_, down) = crate::backtest::limit_prices(s.bars[i - 1].close, limit);
+                let b = &mut s.bars[i];
+                b.close = down;
+                b.low = b.low.min(down);
+                b.high = b.high.max(b.open);
+            }
+        }
+        let base = run(&u);
+        let w = &base.windows[0];
+        assert_eq!(w.in_sample_end, cut);
+        // The choice, run plainly over its in-sample days, sells after the cut.
+        let chosen = w.chosen.as_ref().unwrap();
+        let args = crate::backtest::BacktestArgs {
+            start: w.in_sample_start,
+            end: w.in_sample_end,
+            board: crate::funnel::BoardFilter::All,
+            hold_days: chosen.hold_days,
+            stop_loss_pct: chosen.stop_loss_pct,
+            take_profit_pct: chosen.take_profit_pct,
+            top_n: chosen.top_n,
+            entry_price_mode: chosen.entry_price_mode,
+            triggers: chosen.triggers,
+        };
+        let mut signals = FunnelSignals::new(&u, crate::funnel::BoardFilter::All);
+        let plain = run_backtest(&u, &args, &mut signals).unwrap();
+        assert!(
+            plain.trades.iter().any(|t| t.exit_date > cut),
+            "a position was stuck at the cut: {:?}",
+            plain.trades.last()
+        );
+        // Perturbing what comes after changes nothing in sample.
+        let mut changed = u.clone();
+        for s in &mut changed.stocks {
+            perturb(&mut s.bars, cut);
+        }
+        let other = run(&changed);
+        assert_eq!(other.windows[0].chosen, w.chosen);
+        assert_eq!(other.windows[0].in_sample, w.in_sample);
+    }
+
+    #[test]
     fn each_window_runs_its_choice_out_of_sample_as_a_single_backtest() {
         let u = universe();
         let seen = Mutex::new(Vec::new());
