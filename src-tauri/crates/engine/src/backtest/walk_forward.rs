@@ -215,6 +215,8 @@ pub struct ChainedPoint {
 pub struct Verdict {
     /// Windows that ran out of sample (had a choice).
     pub windows_run: usize,
+    /// Windows where no combination had a value of the metric in sample (not run).
+    pub windows_without_choice: usize,
     /// Of those, windows whose out-of-sample return was above zero.
     pub positive_windows: usize,
     /// The chained out-of-sample return and its annualised rate.
@@ -230,10 +232,12 @@ pub struct Verdict {
     pub text: String,
 }
 
-/// The verdict from each run window's out-of-sample return, the chained out-of-sample
-/// figures and the choices' in-sample annualised returns. Pure.
+/// The verdict from each run window's out-of-sample return, the count of windows without
+/// a choice, the chained out-of-sample figures and the choices' in-sample annualised
+/// returns. Pure.
 pub fn verdict(
     out_of_sample_returns: &[f64],
+    without_choice: usize,
     chained_return_pct: f64,
     chained_annualized_pct: f64,
     in_sample_annualized: &[f64],
@@ -272,13 +276,19 @@ pub fn verdict(
         } else {
             "样本外大体成立"
         };
+        let skipped = if without_choice > 0 {
+            format!("；另有 {without_choice} 个窗口样本内没有可选组合，未做样本外检验")
+        } else {
+            String::new()
+        };
         format!(
-            "{head}。{}（样本外累计 {chained_return_pct:.1}%）",
+            "{head}。{}（样本外累计 {chained_return_pct:.1}%）{skipped}",
             parts.join("；")
         )
     };
     Verdict {
         windows_run: n,
+        windows_without_choice: without_choice,
         positive_windows: positive,
         out_of_sample_return_pct: chained_return_pct,
         out_of_sample_annualized_pct: chained_annualized_pct,
@@ -452,6 +462,7 @@ pub fn run_walk_forward(
         .map_or(0.0, |p| (p.equity / INITIAL_CASH - 1.0) * 100.0);
     let verdict = verdict(
         &oos_returns,
+        reports.len() - oos_returns.len(),
         chained_return,
         annualized(chained_return, oos_chain.len()),
         &is_annualized,

@@ -143,7 +143,7 @@ fn the_verdict_says_when_out_of_sample_falls_apart() {
     // The reference's warning: one window of sixteen positive.
     let mut returns = vec![-1.0; 16];
     returns[3] = 2.0;
-    let v = verdict(&returns, -12.0, -9.5, &[30.0, 40.0]);
+    let v = verdict(&returns, 0, -12.0, -9.5, &[30.0, 40.0]);
     assert!(v.falls_apart);
     assert_eq!((v.windows_run, v.positive_windows), (16, 1));
     assert!(v.text.contains("仅 1/16 个测试窗口为正"), "{}", v.text);
@@ -151,30 +151,42 @@ fn the_verdict_says_when_out_of_sample_falls_apart() {
     assert!(v.text.starts_with("样本外失效"), "{}", v.text);
 
     // Half positive exactly is not "fewer than half"; efficiency exactly 0.5 is not below.
-    let v = verdict(&[1.0, -1.0], 5.0, 10.0, &[20.0]);
+    let v = verdict(&[1.0, -1.0], 0, 5.0, 10.0, &[20.0]);
     assert!(!v.falls_apart, "{v:?}");
     assert_eq!(v.efficiency, Some(0.5));
     assert!(v.text.starts_with("样本外大体成立"), "{}", v.text);
     assert!(v.text.contains("1/2 个测试窗口为正"), "{}", v.text);
 
     // Every window positive, but far below what in-sample promised.
-    let v = verdict(&[1.0, 1.0, 1.0], 3.0, 4.0, &[20.0]);
+    let v = verdict(&[1.0, 1.0, 1.0], 0, 3.0, 4.0, &[20.0]);
     assert!(v.falls_apart);
     assert_eq!(v.efficiency, Some(0.2));
     assert!(v.text.contains("远低于样本内 20.0%"), "{}", v.text);
     assert!(!v.text.contains("仅"), "{}", v.text);
 
     // A losing in-sample gives no efficiency; a third positive falls apart by the count.
-    let v = verdict(&[1.0, -1.0, -1.0], -2.0, -3.0, &[-5.0]);
+    let v = verdict(&[1.0, -1.0, -1.0], 0, -2.0, -3.0, &[-5.0]);
     assert_eq!(v.efficiency, None);
     assert!(v.falls_apart);
     assert!(v.text.contains("仅 1/3"), "{}", v.text);
 
     // No window chose anything.
-    let v = verdict(&[], 0.0, 0.0, &[]);
+    let v = verdict(&[], 3, 0.0, 0.0, &[]);
     assert!(!v.falls_apart);
-    assert_eq!(v.windows_run, 0);
+    assert_eq!((v.windows_run, v.windows_without_choice), (0, 3));
     assert!(v.text.contains("无法做样本外检验"), "{}", v.text);
+
+    // Windows without a choice are said, not counted as tests.
+    let v = verdict(&[1.0, 2.0], 1, 3.0, 4.0, &[5.0]);
+    assert!(v.text.contains("2/2 个测试窗口为正"), "{}", v.text);
+    assert!(
+        v.text
+            .ends_with("另有 1 个窗口样本内没有可选组合，未做样本外检验"),
+        "{}",
+        v.text
+    );
+    let v = verdict(&[1.0, 2.0], 0, 3.0, 4.0, &[5.0]);
+    assert!(!v.text.contains("另有"), "{}", v.text);
 }
 
 #[test]
