@@ -2,14 +2,21 @@
 //! refused in words; the published mcp-server-time (PyPI, in target/mcp-venv from
 //! scripts/setup) is added from the form, tested — its tools listed with which run unasked
 //! — and set to always ask, which the data home's mcp_servers.json then says (the list
-//! `wyckoff mcp` and every session read). Outside CI a machine without the venv skips.
+//! `wyckoff mcp` and every session read); then in chat (the mock vendor over real HTTP)
+//! the model calls that server's tool, the approval dialog names the server, and once
+//! approved the server's answer reaches the model. Outside CI a machine without the venv
+//! skips.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::time::{Duration, Instant};
 
+use serde_json::json;
 use thirtyfour::prelude::*;
-use wyckoff_e2e::webdriver::{TauriDriver, click, run_scenario, shot, wait_for};
+use wyckoff_e2e::webdriver::{
+    TauriDriver, click, mock_model_settings, run_scenario, send, shot, wait_for, wait_for_answer,
+};
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
 async fn type_into(d: &WebDriver, id: &str, value: &str) {
     let el = wait_for(d, By::Id(id)).await;
@@ -32,7 +39,7 @@ async fn wait_text(d: &WebDriver, by: By, starts: &str) -> String {
     }
 }
 
-async fn scenario(d: WebDriver, server: String) {
+async fn scenario(d: WebDriver, server: String, vendor: std::sync::Arc<MockServer>) {
     click(&d, By::Id("nav-settings")).await;
     wait_for(&d, By::Id("mcp-panel")).await;
 
@@ -73,11 +80,34 @@ async fn scenario(d: WebDriver, server: String) {
         By::Css(".mcp-server[data-name='time'][data-always-ask='true']"),
     )
     .await;
+
+    // In chat: the call asks (always ask), the dialog names the server, approved it runs.
+    click(&d, By::Id("nav-chat")).await;
+    send(&d, "北京现在几点？").await;
+    let tool = wait_for(&d, By::Id("approval-tool")).await;
+    assert_eq!(tool.text().await.unwrap(), "MCP · time · get_current_time");
+    shot(&d, "91-mcp-approval.png").await;
+    click(&d, By::Id("approval-allow-once")).await;
+    wait_for_answer(&d, "北京时间已查到。").await;
+    let requests = vendor.requests_to(Route::Openai);
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap()
+        .to_owned();
+    assert!(
+        result.contains("Asia/Shanghai") && result.contains("datetime"),
+        "{result}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs Xvfb, tauri-driver, WebKitWebDriver and a session bus"]
-async fn an_mcp_server_is_added_tested_and_set_to_always_ask_from_settings() {
+async fn an_mcp_server_is_added_tested_set_to_always_ask_and_its_call_approved_in_chat() {
     let bin = wyckoff_e2e::target_dir().join("mcp-venv/bin/mcp-server-time");
     if !bin.is_file() {
         let msg = format!("{} is missing: run scripts/setup", bin.display());
@@ -85,11 +115,32 @@ async fn an_mcp_server_is_added_tested_and_set_to_always_ask_from_settings() {
         eprintln!("skipped: {msg}");
         return;
     }
+    let vendor = std::sync::Arc::new(MockServer::start().await.unwrap());
+    vendor.push(
+        Route::Openai,
+        OpenAiStream::new()
+            .role()
+            .tool_call(
+                0,
+                "call_time",
+                "mcp__time__get_current_time",
+                &[json!({"timezone": "Asia/Shanghai"}).to_string()],
+            )
+            .finish("tool_calls")
+            .done()
+            .response(),
+    );
+    vendor.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["北京时间已查到。"]),
+    );
     let home = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
+    mock_model_settings(home.path(), &format!("{}/v1", vendor.url()));
     let driver = TauriDriver::start(home.path(), xdg.path(), &[("WYCKOFF_OFFLINE", "1")]);
     let server = bin.display().to_string();
-    run_scenario(&driver, "mcp", move |d| scenario(d, server)).await;
+    let v = vendor.clone();
+    run_scenario(&driver, "mcp", move |d| scenario(d, server, v)).await;
     drop(driver);
     let list: serde_json::Value =
         serde_json::from_slice(&std::fs::read(home.path().join("mcp_servers.json")).unwrap())
