@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use wyckoff_engine::L4Config;
-use wyckoff_engine::known_on::{ExplainedMark, Mark, MarkEnd, replay};
+use wyckoff_engine::known_on::{ExplainedMark, Mark, MarkEnd, known_as_of};
 use wyckoff_market::StockCode;
 
 use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime};
@@ -145,22 +145,16 @@ pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_UNAVAILABLE));
     };
     let target = as_of.unwrap_or(last.date);
-    if target < first.date || target > last.date {
+    let Some((as_of_date, marks)) = known_as_of(&r.bars, target, &L4Config::for_code(&digits))
+    else {
         return Ok(bad_input(format!(
             "--as-of {} is outside the cached bars of {digits} ({} … {})",
             iso(target),
             iso(first.date),
             iso(last.date)
         )));
-    }
-    // Only the bars up to the close: what the engine could know then, nothing after.
-    let bars = &r.bars[..r.bars.partition_point(|b| b.date <= target)];
-    let as_of_date = bars.last().map_or(target, |b| b.date);
-    let known = replay(bars, &L4Config::for_code(&digits));
-    let marks: Vec<ExplainedMark> = known
-        .known_at(as_of_date)
-        .map(ExplainedMark::from)
-        .collect();
+    };
+    let bars = &r.bars[..r.bars.partition_point(|b| b.date <= as_of_date)];
     if a.json {
         print_json(&KnownEvents {
             code: digits,

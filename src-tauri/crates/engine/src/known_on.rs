@@ -420,6 +420,25 @@ pub fn replay(bars: &[Bar], l4: &L4Config) -> Replay {
     replay_with(bars, |prefix| fired_triggers(prefix, l4))
 }
 
+/// The marks known at the close of `target` — the last bar on or before it — each
+/// explained, from the bars up to that close alone (`wyckoff events`, the MCP tool
+/// `stock_events`): that close and its marks, or `None` when `target` is before the first
+/// bar or after the last.
+pub fn known_as_of(bars: &[Bar], target: u32, l4: &L4Config) -> Option<(u32, Vec<ExplainedMark>)> {
+    let (first, last) = (bars.first()?, bars.last()?);
+    if target < first.date || target > last.date {
+        return None;
+    }
+    // Only the bars up to the close: what the engine could know then, nothing after.
+    let upto = &bars[..bars.partition_point(|b| b.date <= target)];
+    let close = upto.last().map_or(target, |b| b.date);
+    let marks = replay(upto, l4)
+        .known_at(close)
+        .map(ExplainedMark::from)
+        .collect();
+    Some((close, marks))
+}
+
 /// [`replay`] without the triggers: the schematic marks only (what the stock chart draws).
 pub fn replay_schematics(bars: &[Bar]) -> Replay {
     replay_with(bars, |_| Vec::new())

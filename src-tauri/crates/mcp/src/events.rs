@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_engine::L4Config;
-use wyckoff_engine::known_on::{ExplainedMark, replay};
+use wyckoff_engine::known_on::known_as_of;
 use wyckoff_market::{MarketData, StockCode};
 
 pub const NAME: &str = "stock_events";
@@ -67,29 +67,22 @@ pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
         }));
     };
     let target = as_of.unwrap_or(last.date);
-    if target < first.date || target > last.date {
+    let Some((as_of_date, marks)) = known_as_of(&r.bars, target, &L4Config::for_code(&digits))
+    else {
         return Err(ToolError::InvalidArgs(format!(
             "as_of {} is outside the cached bars of {digits} ({} … {})",
             iso(target),
             iso(first.date),
             iso(last.date)
         )));
-    }
-    // Only the bars up to the close: what the engine could know then, nothing after.
-    let bars = &r.bars[..r.bars.partition_point(|b| b.date <= target)];
-    let as_of_date = bars.last().map_or(target, |b| b.date);
-    let known = replay(bars, &L4Config::for_code(&digits));
-    let marks: Vec<ExplainedMark> = known
-        .known_at(as_of_date)
-        .map(ExplainedMark::from)
-        .collect();
+    };
     let notes: Vec<String> = wyckoff_market::notes::texts(&r.notes);
     Ok(json!({
         "code": digits,
         "name": r.name,
         "as_of": iso(as_of_date),
         "first_bar": iso(first.date),
-        "bars_used": bars.len(),
+        "bars_used": r.bars.partition_point(|b| b.date <= as_of_date),
         "data_status": r.data_status,
         "source": r.source,
         "latest_cached_bar": iso(last.date),
