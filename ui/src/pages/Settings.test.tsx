@@ -9,6 +9,8 @@ const mocks = vi.hoisted(() => ({
   listSkills: vi.fn(),
   openSkillsFolder: vi.fn(),
   listSchedules: vi.fn(),
+  pushChannels: vi.fn(),
+  mcpServers: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks, events: { scheduleRan: { listen: () => Promise.resolve(() => {}) } } }));
 
@@ -43,6 +45,8 @@ describe("Settings page", () => {
     vi.clearAllMocks();
     mocks.keyStatuses.mockResolvedValue({ status: "ok", data: { keychain: { state: "available" }, keys: [] } });
     mocks.listSchedules.mockResolvedValue({ status: "ok", data: [] });
+    mocks.pushChannels.mockResolvedValue({ status: "ok", data: [] });
+    mocks.mcpServers.mockResolvedValue({ status: "ok", data: [] });
     mocks.updateSettings.mockImplementation(async (s: Settings) => ({ status: "ok", data: s }));
     mocks.listSkills.mockResolvedValue({
       status: "ok",
