@@ -112,7 +112,7 @@ async fn pass(
     let chat = app.state::<ChatState>();
     let hub = crate::commands::chat::hub(&state, &chat)
         .await
-        .map_err(crate::commands::inbox::chat_message)?;
+        .map_err(crate::commands::chat::ChatError::into_message)?;
     let now = chrono::Utc::now();
     // A request can be queued and expire between two passes: the window still reloads.
     let expired_any = match wyckoff_session::approvals::expire_due(&hub, now).await {

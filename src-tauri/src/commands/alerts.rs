@@ -55,7 +55,7 @@ impl From<StoreError> for AlertError {
 impl From<ChatError> for AlertError {
     fn from(e: ChatError) -> Self {
         AlertError::Other {
-            message: crate::commands::inbox::chat_message(e),
+            message: e.into_message(),
         }
     }
 }

@@ -35,6 +35,19 @@ pub enum ChatError {
     },
 }
 
+impl ChatError {
+    /// The error in words, for commands that report it as one of their own.
+    pub fn into_message(self) -> String {
+        match self {
+            ChatError::Busy => "a turn is running".to_owned(),
+            ChatError::Setup { message }
+            | ChatError::NotFound { message }
+            | ChatError::UnknownSkill { message }
+            | ChatError::Other { message } => message,
+        }
+    }
+}
+
 impl From<SessionError> for ChatError {
     fn from(e: SessionError) -> Self {
         let message = e.to_string();

@@ -65,18 +65,8 @@ impl From<InboxError> for InboxCommandError {
 impl From<ChatError> for InboxCommandError {
     fn from(e: ChatError) -> Self {
         InboxCommandError::Other {
-            message: chat_message(e),
+            message: e.into_message(),
         }
-    }
-}
-
-pub(crate) fn chat_message(e: ChatError) -> String {
-    match e {
-        ChatError::Busy => "a turn is running".to_owned(),
-        ChatError::Setup { message }
-        | ChatError::NotFound { message }
-        | ChatError::UnknownSkill { message }
-        | ChatError::Other { message } => message,
     }
 }
 

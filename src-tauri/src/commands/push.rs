@@ -53,7 +53,7 @@ impl From<PushError> for PushCommandError {
 impl From<crate::commands::chat::ChatError> for PushCommandError {
     fn from(e: crate::commands::chat::ChatError) -> Self {
         PushCommandError::Other {
-            message: crate::commands::inbox::chat_message(e),
+            message: e.into_message(),
         }
     }
 }

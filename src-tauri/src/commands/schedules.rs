@@ -61,14 +61,9 @@ impl From<SchedulerError> for ScheduleError {
 
 impl From<ChatError> for ScheduleError {
     fn from(e: ChatError) -> Self {
-        let message = match e {
-            ChatError::Busy => "a turn is running".to_owned(),
-            ChatError::Setup { message }
-            | ChatError::NotFound { message }
-            | ChatError::UnknownSkill { message }
-            | ChatError::Other { message } => message,
-        };
-        ScheduleError::Other { message }
+        ScheduleError::Other {
+            message: e.into_message(),
+        }
     }
 }
 
