@@ -103,6 +103,15 @@ async fn scenario(d: WebDriver, server: String, vendor: std::sync::Arc<MockServe
         result.contains("Asia/Shanghai") && result.contains("datetime"),
         "{result}"
     );
+
+    // Settings → MCP now says the chat's session is connected to it.
+    click(&d, By::Id("nav-settings")).await;
+    let status = wait_for(&d, By::Css(".mcp-server[data-name='time'] .mcp-status")).await;
+    assert_eq!(
+        status.attr("data-connected").await.unwrap().as_deref(),
+        Some("true")
+    );
+    assert_eq!(status.text().await.unwrap(), "已连接 · 2 个工具");
 }
 
 #[tokio::test(flavor = "multi_thread")]

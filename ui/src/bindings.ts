@@ -161,6 +161,7 @@ export const commands = {
 	pushRemove: (name: string) => typedError<null, PushCommandError>(__TAURI_INVOKE("push_remove", { name })),
 	/**  Sends a test message now and returns what the channel answered. */
 	pushTest: (name: string) => typedError<TestResult, PushCommandError>(__TAURI_INVOKE("push_test", { name })),
+	/**  The list with how each server stands in this app's sessions. */
 	mcpServers: () => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_servers")),
 	/**
 	 *  Adds a server: `target` is an http(s) URL (streamable HTTP) or a command started on
@@ -803,6 +804,22 @@ export type McpServerView = {
 	enabled: boolean,
 	always_ask: boolean,
 	trusted_tools: string[],
+	/**  `None` until a session of this app has used the server. */
+	status: McpStatusView | null,
+};
+
+/**  How a server stands in this app's sessions. */
+export type McpStatusView = {
+	/**  A connection is open now. */
+	connected: boolean,
+	/**  How many tools it listed last, once a session has asked. */
+	tools: number | null,
+	last_error: string | null,
+	/**
+	 *  Why it was disabled after repeated failures (until the app restarts or the server's
+	 *  settings change).
+	 */
+	disabled: string | null,
 };
 
 export type McpTestView = {

@@ -10,6 +10,8 @@ use tauri::State;
 use wyckoff_config::NamedSecret;
 use wyckoff_config::mcp::{self, McpConfigError, McpServer, McpServers, McpTransport};
 
+use crate::chat::ChatState;
+use crate::commands::chat::services;
 use crate::state::AppState;
 
 /// How long a test may take to connect and list the tools.
@@ -41,6 +43,19 @@ impl From<McpConfigError> for McpCommandError {
     }
 }
 
+/// How a server stands in this app's sessions.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct McpStatusView {
+    /// A connection is open now.
+    pub connected: bool,
+    /// How many tools it listed last, once a session has asked.
+    pub tools: Option<u32>,
+    pub last_error: Option<String>,
+    /// Why it was disabled after repeated failures (until the app restarts or the server's
+    /// settings change).
+    pub disabled: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct McpServerView {
     pub name: String,
@@ -51,6 +66,8 @@ pub struct McpServerView {
     pub enabled: bool,
     pub always_ask: bool,
     pub trusted_tools: Vec<String>,
+    /// `None` until a session of this app has used the server.
+    pub status: Option<McpStatusView>,
 }
 
 impl From<&McpServer> for McpServerView {
@@ -72,6 +89,7 @@ impl From<&McpServer> for McpServerView {
             enabled: s.enabled,
             always_ask: s.always_ask,
             trusted_tools: s.trusted_tools.clone(),
+            status: None,
         }
     }
 }
@@ -113,12 +131,28 @@ fn change(
     Ok(views(&list))
 }
 
+/// The list with how each server stands in this app's sessions.
 #[tauri::command]
 #[specta::specta]
 pub async fn mcp_servers(
     state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
 ) -> Result<Vec<McpServerView>, McpCommandError> {
-    Ok(views(&mcp::load(&path(&state))?))
+    let mut list = views(&mcp::load(&path(&state))?);
+    // Without a model there is no session yet: the list alone is still shown.
+    if let Ok(services) = services(&state, &chat).await {
+        for st in services.mcp().statuses().await {
+            if let Some(v) = list.iter_mut().find(|v| v.name == st.name) {
+                v.status = Some(McpStatusView {
+                    connected: st.connected,
+                    tools: st.tools.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+                    last_error: st.last_error,
+                    disabled: st.disabled,
+                });
+            }
+        }
+    }
+    Ok(list)
 }
 
 /// Adds a server: `target` is an http(s) URL (streamable HTTP) or a command started on

@@ -12,10 +12,10 @@ const mocks = vi.hoisted(() => ({
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 
-import McpPanel, { errorText, mcpText, splitArgs } from "./McpPanel";
+import McpPanel, { errorText, mcpText, splitArgs, statusText } from "./McpPanel";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
-const time: McpServerView = { name: "time", kind: "stdio", target: "mcp-server-time --local-timezone Asia/Shanghai", enabled: true, always_ask: false, trusted_tools: [] };
+const time: McpServerView = { name: "time", kind: "stdio", target: "mcp-server-time --local-timezone Asia/Shanghai", enabled: true, always_ask: false, trusted_tools: [], status: null };
 const q = (c: HTMLElement, sel: string) => c.querySelector(sel) as HTMLElement;
 
 describe("Settings → MCP", () => {
@@ -30,6 +30,17 @@ describe("Settings → MCP", () => {
     const en = mcpText("en");
     expect(errorText({ type: "failed", message: "MCP server 'x' did not answer within 20 s" }, en)).toBe("Connection failed: MCP server 'x' did not answer within 20 s");
     expect(errorText({ type: "invalid", message: "name is invalid" }, en)).toBe("Not saved: name is invalid");
+  });
+
+  it("says how a server stands in this run", () => {
+    const en = mcpText("en");
+    const st = (p: Partial<NonNullable<McpServerView["status"]>>) => ({ connected: false, tools: null, last_error: null, disabled: null, ...p });
+    expect(statusText(null, en)).toBe("not used by this run yet");
+    expect(statusText(st({ connected: true, tools: 2 }), en)).toBe("connected · 2 tools");
+    expect(statusText(st({ last_error: "died" }), en)).toBe("last error: died");
+    // Back up after an error: connected wins.
+    expect(statusText(st({ connected: true, tools: 2, last_error: "died" }), en)).toBe("connected · 2 tools");
+    expect(statusText(st({ disabled: "3 failures in a row" }), en)).toBe("disabled: 3 failures in a row");
   });
 
   it("adds a stdio server with its arguments", async () => {

@@ -26,6 +26,11 @@ const zh = {
   invalid: "未保存：{message}",
   notFound: "找不到：{message}",
   failed: "连接失败：{message}",
+  connected: "已连接 · {n} 个工具",
+  connectedNoList: "已连接",
+  idle: "本次运行尚未使用",
+  lastError: "上次出错：{message}",
+  disabledNow: "已停用：{message}",
 };
 type Key = keyof typeof zh;
 const en: Record<Key, string> = {
@@ -48,6 +53,11 @@ const en: Record<Key, string> = {
   invalid: "Not saved: {message}",
   notFound: "Not found: {message}",
   failed: "Connection failed: {message}",
+  connected: "connected · {n} tools",
+  connectedNoList: "connected",
+  idle: "not used by this run yet",
+  lastError: "last error: {message}",
+  disabledNow: "disabled: {message}",
 };
 type T = (k: Key, vars?: Record<string, string | number>) => string;
 
@@ -59,6 +69,15 @@ export function mcpText(lang: string): T {
 export function errorText(e: McpCommandError | string, t: T): string {
   if (typeof e === "string") return t("failed", { message: e });
   return t(e.type === "invalid" ? "invalid" : e.type === "not_found" ? "notFound" : "failed", { message: e.message });
+}
+
+/** How a server stands in this app's sessions, in a line. */
+export function statusText(s: McpServerView["status"], t: T): string {
+  if (!s) return t("idle");
+  if (s.disabled) return t("disabledNow", { message: s.disabled });
+  if (s.last_error && !s.connected) return t("lastError", { message: s.last_error });
+  if (s.connected) return s.tools == null ? t("connectedNoList") : t("connected", { n: s.tools });
+  return t("idle");
 }
 
 /** "a b  c" → ["a", "b", "c"]. */
@@ -116,6 +135,9 @@ export default function McpPanel() {
             return (
               <li key={s.name} className="mcp-server" data-name={s.name} data-enabled={s.enabled} data-always-ask={s.always_ask}>
                 <strong>{s.name}</strong> <span className="muted">{s.kind}</span> <code className="mcp-target">{s.target}</code>
+                <span className={`mcp-status${s.status?.disabled || (s.status?.last_error && !s.status.connected) ? " error" : ""}`} data-connected={s.status?.connected ?? false}>
+                  {statusText(s.status, t)}
+                </span>
                 <label className="inline">
                   <input type="checkbox" className="mcp-enabled" checked={s.enabled} onChange={(e) => void commands.mcpSetEnabled(s.name, e.target.checked).then(apply)} />
                   {t("enabled")}

@@ -183,6 +183,21 @@ struct State {
     /// Counts connections, so a call that fails after the server was already started
     /// again does not stop the new one.
     generation: u64,
+    /// The last failure, kept for the status line (cleared by a success).
+    last_error: Option<String>,
+}
+
+/// How a server of the process stands, for Settings → MCP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    pub name: String,
+    /// A connection is open now.
+    pub connected: bool,
+    /// How many tools it listed last, once it has.
+    pub tools: Option<usize>,
+    pub last_error: Option<String>,
+    /// Why it was disabled (after repeated failures).
+    pub disabled: Option<String>,
 }
 
 /// One configured server: its connection (opened when needed) and its health.
@@ -205,12 +220,25 @@ impl ServerHandle {
                 disabled: None,
                 tools: None,
                 generation: 0,
+                last_error: None,
             }),
         }
     }
 
     pub fn name(&self) -> &str {
         &self.entry.name
+    }
+
+    /// How it stands now (never connects).
+    pub async fn status(&self) -> ServerStatus {
+        let s = self.state.lock().await;
+        ServerStatus {
+            name: self.entry.name.clone(),
+            connected: s.conn.is_some(),
+            tools: s.tools.as_ref().map(Vec::len),
+            last_error: s.last_error.clone(),
+            disabled: s.disabled.clone(),
+        }
     }
 
     /// Why the server was disabled, once it has been.
@@ -246,6 +274,7 @@ impl ServerHandle {
         state.conn = None;
         state.tools = None;
         state.failures += 1;
+        state.last_error = Some(reason.to_owned());
         let name = &self.entry.name;
         if state.failures >= MAX_RESTARTS {
             let why = format!("{MAX_RESTARTS} failures in a row, the last: {reason}");
@@ -276,6 +305,7 @@ impl ServerHandle {
         match listed {
             Ok(t) => {
                 state.tools = Some(t.clone());
+                state.last_error = None;
                 Ok(t)
             }
             Err(e) => Err(self.failed(&mut state, &e.to_string())),
@@ -450,6 +480,16 @@ impl McpHub {
             }));
         }
         *handles = next;
+    }
+
+    /// How each enabled server of this process stands (nothing is connected for it).
+    pub async fn statuses(&self) -> Vec<ServerStatus> {
+        let handles = self.handles.lock().await.clone();
+        let mut out = Vec::with_capacity(handles.len());
+        for h in handles {
+            out.push(h.status().await);
+        }
+        out
     }
 
     /// Every enabled server's tools as agent tools, and for each server that could not be

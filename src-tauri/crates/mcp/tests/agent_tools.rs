@@ -22,7 +22,7 @@ use wyckoff_agent::{
     ToolRegistry,
 };
 use wyckoff_config::mcp::{McpServer, McpServers, McpTransport};
-use wyckoff_mcp::agent_tools::{MAX_RESTARTS, McpHub, discover};
+use wyckoff_mcp::agent_tools::{MAX_RESTARTS, McpHub, ServerStatus, discover};
 use wyckoff_protocol::ToolCall;
 
 fn venv_python() -> Option<PathBuf> {
@@ -390,14 +390,25 @@ async fn a_hub_follows_the_data_home_list() {
     ));
     let hub = McpHub::with_secrets(secrets, Duration::from_secs(30));
     hub.reload(dir.path()).await.unwrap();
+    let status = |connected, tools| ServerStatus {
+        name: "rec".into(),
+        connected,
+        tools,
+        last_error: None,
+        disabled: None,
+    };
+    // Listed before any session used it: not connected, nothing listed yet.
+    assert_eq!(hub.statuses().await, [status(false, None)]);
     let (tools, failed) = hub.agent_tools().await;
     assert!(failed.is_empty(), "{failed:?}");
     assert_eq!(tools.len(), 5);
+    assert_eq!(hub.statuses().await, [status(true, Some(5))]);
     // disabled in the file: gone at the next reload
     servers.set_enabled("rec", false).unwrap();
     wyckoff_config::mcp::save(&path, &servers).unwrap();
     hub.reload(dir.path()).await.unwrap();
     assert!(hub.agent_tools().await.0.is_empty());
+    assert!(hub.statuses().await.is_empty());
     // a broken file is an error and changes nothing
     std::fs::write(&path, "{broken").unwrap();
     assert!(hub.reload(dir.path()).await.is_err());
@@ -440,4 +451,36 @@ async fn read_only_calls_to_one_server_overlap() {
         took < Duration::from_millis(2900),
         "the calls ran one after the other: {took:?}"
     );
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_shows_its_last_error() {
+    let servers = McpServers {
+        version: 1,
+        servers: vec![McpServer {
+            name: "gone".into(),
+            transport: McpTransport::Stdio {
+                command: "/nonexistent/mcp-server".into(),
+                args: Vec::new(),
+                env: Vec::new(),
+            },
+            enabled: true,
+            always_ask: false,
+            trusted_tools: Vec::new(),
+        }],
+    };
+    let hub = McpHub::new(
+        Arc::new(|_: &wyckoff_config::NamedSecret| None),
+        Duration::from_secs(5),
+    );
+    hub.set_servers(&servers).await;
+    let (tools, failed) = hub.agent_tools().await;
+    assert!(tools.is_empty());
+    assert_eq!(failed.len(), 1);
+    let st = hub.statuses().await;
+    assert_eq!(st.len(), 1);
+    assert!(!st[0].connected);
+    let why = st[0].last_error.as_deref().unwrap_or_default();
+    assert!(why.contains("/nonexistent/mcp-server"), "{why}");
+    assert_eq!(st[0].disabled, None, "one failure does not disable it");
 }

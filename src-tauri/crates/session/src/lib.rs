@@ -288,6 +288,11 @@ impl Services {
         &self.clock
     }
 
+    /// The process's MCP servers (their connections and health).
+    pub fn mcp(&self) -> &Arc<wyckoff_mcp::agent_tools::McpHub> {
+        &self.mcp
+    }
+
     pub fn inbox(&self) -> &InboxStore {
         &self.inbox
     }
