@@ -341,8 +341,11 @@ impl ToolRegistry {
             biased;
             _ = env.cancel.cancelled() => Err(ToolError::Cancelled),
             r = tool.call(args.clone(), ctx) => r,
+            // Named, so the model knows which tool (an MCP tool: which server) hung.
             _ = timeout => Err(ToolError::Failed(format!(
-                "Tool execution timed out after {}s.",
+                "{} ({}) timed out after {}s.",
+                tool.spec().display_name,
+                call.name,
                 limit.map(|t| t.as_secs()).unwrap_or_default()
             ))),
         };

@@ -96,6 +96,16 @@ async fn turn_with(
     rounds: Vec<Vec<ToolCall>>,
     results: Option<ResultStore>,
 ) -> Arc<ScriptedProvider> {
+    turn_configured(registry, approve, rounds, results, RuntimeConfig::default()).await
+}
+
+async fn turn_configured(
+    registry: ToolRegistry,
+    approve: HeadlessApprover,
+    rounds: Vec<Vec<ToolCall>>,
+    results: Option<ResultStore>,
+    config: RuntimeConfig,
+) -> Arc<ScriptedProvider> {
     let mut script: Vec<_> = rounds
         .into_iter()
         .map(|calls| scripted::tool_calls("", calls))
@@ -105,7 +115,7 @@ async fn turn_with(
     let mut runtime = Runtime::new(
         provider.clone(),
         Arc::new(registry),
-        RuntimeConfig::default(),
+        config,
         Arc::new(approve),
         None,
         Arc::new(SystemClock),
@@ -483,4 +493,59 @@ async fn a_server_that_cannot_start_shows_its_last_error() {
     let why = st[0].last_error.as_deref().unwrap_or_default();
     assert!(why.contains("/nonexistent/mcp-server"), "{why}");
     assert_eq!(st[0].disabled, None, "one failure does not disable it");
+}
+
+/// A call that hangs past the session's tool time limit is a tool error naming the server;
+/// the hung process is dropped and the next call starts it again.
+#[tokio::test]
+async fn a_call_that_hangs_past_the_time_limit_is_an_error_and_the_server_restarts() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let config = RuntimeConfig {
+        tool_timeout: Some(Duration::from_secs(2)),
+        ..RuntimeConfig::default()
+    };
+    let started = std::time::Instant::now();
+    let provider = turn_configured(
+        registry(&recorder(&python, &log, false)).await,
+        HeadlessApprover::Never,
+        vec![
+            vec![call(
+                "c1",
+                "mcp__rec__slow",
+                json!({"seconds": 30, "tag": "hang"}),
+            )],
+            vec![call("c2", "mcp__rec__crash", json!({"attempt": 7}))],
+        ],
+        None,
+        config,
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "waited for the hung call"
+    );
+    let requests = provider.requests();
+    let after_hang = serde_json::to_string(&requests[1].messages).unwrap();
+    assert!(
+        after_hang.contains("MCP · rec · slow (mcp__rec__slow) timed out after 2s"),
+        "{after_hang}"
+    );
+    // The next call reached a server again (and it never finished the hung one).
+    let lines = log_lines(&log);
+    assert!(
+        lines.iter().any(|l| l.starts_with("crash 7 pid ")),
+        "{lines:?}"
+    );
+    assert!(!lines.iter().any(|l| l == "slow hang"), "{lines:?}");
+    // The hung process was stopped, not left behind (the second one died in its call).
+    let marker = log.display().to_string();
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(&marker))
+        .count();
+    assert_eq!(left, 0, "a recorder process is still running");
 }
