@@ -329,6 +329,18 @@ fn a_dead_or_silent_server_fails_clearly_within_the_limit() {
         "{err}"
     );
     assert!(!err.contains("canary-77a1"), "{err}");
+    // what it wrote on stderr is in the data home's log too, its secret masked
+    let logs: String = std::fs::read_dir(h.0.path().join("logs"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("wyckoff"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert!(
+        logs.contains("mcp server stderr: starting with ***"),
+        "{logs}"
+    );
+    assert!(!logs.contains("canary-77a1"), "{logs}");
 
     let out = h.run(&["mcp", "test", "missing"]);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));

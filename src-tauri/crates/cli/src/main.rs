@@ -89,6 +89,24 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // Commands that run the agent or talk to other processes log to the data home's
+    // `logs/wyckoff.*.log` (secrets redacted), never to stdout/stderr, which are the
+    // commands' own (and `mcp serve`'s protocol). The others leave the home untouched.
+    let _log = matches!(
+        cli.command,
+        Command::Run(_)
+            | Command::Mcp(_)
+            | Command::Alerts(_)
+            | Command::Push(_)
+            | Command::Approvals(_)
+            | Command::Schedule(_)
+            | Command::Daemon(_)
+    )
+    .then(|| {
+        let home = wyckoff_config::DataHome::from_env();
+        wyckoff_config::logging::init(&home.logs_dir(), "wyckoff", false).ok()
+    })
+    .flatten();
     let result = match cli.command {
         Command::Doctor { json } => doctor::run(json),
         Command::Analyze(args) => analyze::run(args),
