@@ -133,6 +133,26 @@ async fn an_mcp_servers_tool_is_offered_gated_and_its_result_reaches_the_model()
     assert!(tool_result.contains("Asia/Shanghai"), "{tool_result}");
     assert!(tool_result.contains("datetime"), "{tool_result}");
 
+    // A call the server fails (an unknown time zone): the model gets its error, named.
+    server.push(
+        Route::Openai,
+        call("call_bad", TOOL, json!({"timezone": "Mars/Olympus_Mons"})),
+    );
+    server.push(Route::Openai, OpenAiStream::text_response(&["时区不对。"]));
+    let out = wyckoff(h, &["run", "--json", "--approve", "never", "火星几点"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.requests_to(Route::Openai);
+    let failed = last_tool_result(&requests[requests.len() - 1].body);
+    assert!(
+        failed.contains("MCP server 'time'") && failed.contains("Mars/Olympus_Mons"),
+        "{failed}"
+    );
+
     // The user asks to confirm that server's tools: now the gate decides, and refused, the
     // server is never called (the model is told it was denied).
     let asked = wyckoff(h, &["mcp", "always-ask", "time", "on"]).await;
