@@ -208,12 +208,12 @@ impl Scheduler {
         };
         let status = match finished {
             Some(t) if t.status == TaskStatus::Completed => {
-                // The job's figures in a line; the start of the stored result otherwise.
-                let result = services.background().result(&t.task_id).await;
-                let line = match result {
-                    Ok(Some(v)) => wyckoff_tools::job_summary::run_summary(request, &v),
-                    _ => None,
-                };
+                // The job's figures in a line (`wait_for` read the result); the start of
+                // the stored result otherwise.
+                let line = t
+                    .result
+                    .as_ref()
+                    .and_then(|v| wyckoff_tools::job_summary::run_summary(request, v));
                 end.summary = line.or_else(|| t.result_summary.as_deref().map(brief));
                 RunStatus::Done
             }
