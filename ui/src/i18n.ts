@@ -793,10 +793,21 @@ const en: Record<MessageKey, string> = {
 
 const dictionaries: Record<Language, Record<MessageKey, string>> = { zh, en };
 
-export function translate(lang: Language, key: MessageKey, vars?: Record<string, string | number>): string {
-  let text = dictionaries[lang][key];
+/** `text` with each `{name}` of `vars` filled in (others left as they are). */
+export function fill(text: string, vars?: Record<string, string | number>): string {
   for (const [k, v] of Object.entries(vars ?? {})) text = text.replaceAll(`{${k}}`, String(v));
   return text;
+}
+
+export function translate(lang: Language, key: MessageKey, vars?: Record<string, string | number>): string {
+  return fill(dictionaries[lang][key], vars);
+}
+
+/** A page's own zh / en strings (kept beside it): the translator for a language. */
+export function localTexts<K extends string>(zh: Record<K, string>, en: Record<K, string>) {
+  return (lang: string) =>
+    (key: K, vars?: Record<string, string | number>): string =>
+      fill((lang === "en" ? en : zh)[key], vars);
 }
 
 export const LanguageContext = createContext<Language>("zh");

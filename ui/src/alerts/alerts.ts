@@ -3,7 +3,7 @@
 // backend's exact numbers, only formatted here.
 import { useContext } from "react";
 import type { AlertCondition, AlertFigures, AlertTarget, DeliveryStatus, FiredAlert } from "../bindings";
-import { LanguageContext } from "../i18n";
+import { LanguageContext, localTexts } from "../i18n";
 
 const zh = {
   title: "提醒",
@@ -175,10 +175,7 @@ const en: Record<Key, string> = {
 
 export type T = (k: Key, vars?: Record<string, string | number>) => string;
 
-export function alertsText(lang: string): T {
-  const table = lang === "en" ? en : zh;
-  return (k, vars) => table[k].replace(/\{(\w+)\}/g, (m, name: string) => (vars && name in vars ? String(vars[name]) : m));
-}
+export const alertsText: (lang: string) => T = localTexts(zh, en);
 
 export function useAlertsText(): T {
   return alertsText(useContext(LanguageContext));

@@ -4,7 +4,7 @@
 // asking unless the server always asks.
 import { useCallback, useContext, useEffect, useState } from "react";
 import { commands, type McpCommandError, type McpServerView, type McpTestView } from "../bindings";
-import { LanguageContext } from "../i18n";
+import { LanguageContext, localTexts } from "../i18n";
 
 const zh = {
   title: "MCP 服务器",
@@ -61,10 +61,7 @@ const en: Record<Key, string> = {
 };
 type T = (k: Key, vars?: Record<string, string | number>) => string;
 
-export function mcpText(lang: string): T {
-  const table = lang === "en" ? en : zh;
-  return (k, vars) => table[k].replace(/\{(\w+)\}/g, (m, n: string) => (vars && n in vars ? String(vars[n]) : m));
-}
+export const mcpText: (lang: string) => T = localTexts(zh, en);
 
 export function errorText(e: McpCommandError | string, t: T): string {
   if (typeof e === "string") return t("failed", { message: e });
