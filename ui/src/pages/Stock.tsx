@@ -64,11 +64,13 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
       live = false;
     };
   }, []);
-  const hitLine = (h: { horizon: number; text: string } | null) => (h ? (lang === "en" ? `tracked ${h.horizon}-day hit ${h.text}` : `跟踪 ${h.horizon} 日命中 ${h.text}`) : null);
-  const hitRate = (label: string) => {
+  /** "跟踪 20 日命中 61%（143 次）" for an event label with tracked signals, at the longest horizon. */
+  const hitText = (label: string): string | null => {
     const horizon = tracked?.horizons.at(-1);
     const r = tracked?.rates.find((x) => x.group === "trigger" && x.key === label && x.horizon === horizon);
-    return r && horizon != null ? { horizon, text: hitCell(r, lang === "en" ? "en" : "zh") } : null;
+    if (!r || horizon == null) return null;
+    const cell = hitCell(r, lang === "en" ? "en" : "zh");
+    return lang === "en" ? `tracked ${horizon}-day hit ${cell}` : `跟踪 ${horizon} 日命中 ${cell}`;
   };
   // While replaying, nothing past the cursor is shown: the previous step until the next loads.
   const chart = cursor ? (atCursor?.chart ?? null) : whole;
@@ -280,7 +282,7 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
       {chart && shown && (
         <div className="stock-body">
           <div className="stock-main">
-            <StockChart chart={shown} onDrawn={onDrawn} hitText={(label) => hitLine(hitRate(label))} />
+            <StockChart chart={shown} onDrawn={onDrawn} hitText={hitText} />
             <div className="chart-facts">
               {chart.reading.phase && (
                 <span id="phase">
@@ -326,17 +328,12 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
                   >
                     <strong>{e.label}</strong> {isoDate(e.date)} @ {e.price} — {lang === "en" ? e.why : e.why_zh}{" "}
                     <span className="known-on">({knownNote(e, lang === "en" ? "en" : "zh")})</span>
-                    {(() => {
-                      const h = hitRate(e.label);
-                      return (
-                        h && (
-                          <span className="hit-rate muted" data-label={e.label}>
-                            {" "}
-                            · {hitLine(h)}
-                          </span>
-                        )
-                      );
-                    })()}
+                    {hitText(e.label) != null && (
+                      <span className="hit-rate muted" data-label={e.label}>
+                        {" "}
+                        · {hitText(e.label)}
+                      </span>
+                    )}
                   </li>
                 ))}
               </ul>
