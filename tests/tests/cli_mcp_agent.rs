@@ -25,6 +25,23 @@ async fn wyckoff(home: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The command exited 0 (else its stderr is shown).
+fn succeeded(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `wyckoff run --json --approve APPROVE PROMPT`, which must succeed: its events.
+async fn turn(home: &Path, approve: &str, prompt: &str) -> Vec<Value> {
+    let out = wyckoff(home, &["run", "--json", "--approve", approve, prompt]).await;
+    succeeded(&out);
+    events(&out)
+}
+
 fn events(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -91,12 +108,7 @@ async fn an_mcp_servers_tool_is_offered_gated_and_its_result_reaches_the_model()
         ],
     )
     .await;
-    assert_eq!(
-        added.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&added.stderr)
-    );
+    succeeded(&added);
     let server = MockServer::start().await.unwrap();
     wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
 
@@ -107,13 +119,7 @@ async fn an_mcp_servers_tool_is_offered_gated_and_its_result_reaches_the_model()
         Route::Openai,
         OpenAiStream::text_response(&["现在是北京时间。"]),
     );
-    let out = wyckoff(h, &["run", "--json", "--approve", "never", "几点了"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let ran = turn(h, "never", "几点了").await;
     let requests = server.requests_to(Route::Openai);
     let offered: Vec<&str> = requests[0].body["tools"]
         .as_array()
@@ -122,7 +128,6 @@ async fn an_mcp_servers_tool_is_offered_gated_and_its_result_reaches_the_model()
         .filter_map(|t| t["function"]["name"].as_str())
         .collect();
     assert!(offered.contains(&TOOL), "{offered:?}");
-    let ran = events(&out);
     assert!(
         !ran.iter().any(|e| e["type"] == "approval_resolved"),
         "{ran:?}"
@@ -139,13 +144,7 @@ async fn an_mcp_servers_tool_is_offered_gated_and_its_result_reaches_the_model()
         call("call_bad", TOOL, json!({"timezone": "Mars/Olympus_Mons"})),
     );
     server.push(Route::Openai, OpenAiStream::text_response(&["时区不对。"]));
-    let out = wyckoff(h, &["run", "--json", "--approve", "never", "火星几点"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    turn(h, "never", "火星几点").await;
     let requests = server.requests_to(Route::Openai);
     let failed = last_tool_result(&requests[requests.len() - 1].body);
     assert!(
@@ -156,25 +155,13 @@ async fn an_mcp_servers_tool_is_offered_gated_and_its_result_reaches_the_model()
     // The user asks to confirm that server's tools: now the gate decides, and refused, the
     // server is never called (the model is told it was denied).
     let asked = wyckoff(h, &["mcp", "always-ask", "time", "on"]).await;
-    assert_eq!(
-        asked.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&asked.stderr)
-    );
+    succeeded(&asked);
     server.push(Route::Openai, time_call());
     server.push(
         Route::Openai,
         OpenAiStream::text_response(&["不能查时间。"]),
     );
-    let out = wyckoff(h, &["run", "--json", "--approve", "never", "几点了"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ran = events(&out);
+    let ran = turn(h, "never", "几点了").await;
     let resolved = ran
         .iter()
         .find(|e| e["type"] == "approval_resolved")
@@ -204,12 +191,7 @@ async fn a_tool_that_may_write_is_refused_unasked_and_runs_once_allowed() {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/recorder_server.py");
     let (script, log_arg) = (script.display().to_string(), log.display().to_string());
     let added = wyckoff(h, &["mcp", "add", "rec", "--", &python, &script, &log_arg]).await;
-    assert_eq!(
-        added.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&added.stderr)
-    );
+    succeeded(&added);
     let server = MockServer::start().await.unwrap();
     wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
     let record = || {
@@ -222,14 +204,7 @@ async fn a_tool_that_may_write_is_refused_unasked_and_runs_once_allowed() {
 
     server.push(Route::Openai, record());
     server.push(Route::Openai, OpenAiStream::text_response(&["没有记录。"]));
-    let out = wyckoff(h, &["run", "--json", "--approve", "never", "记一笔"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ran = events(&out);
+    let ran = turn(h, "never", "记一笔").await;
     let resolved = ran
         .iter()
         .find(|e| e["type"] == "approval_resolved")
@@ -242,13 +217,7 @@ async fn a_tool_that_may_write_is_refused_unasked_and_runs_once_allowed() {
 
     server.push(Route::Openai, record());
     server.push(Route::Openai, OpenAiStream::text_response(&["已记录。"]));
-    let out = wyckoff(h, &["run", "--json", "--approve", "all", "记一笔"]).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    turn(h, "all", "记一笔").await;
     assert!(
         std::fs::read_to_string(&log)
             .unwrap()
