@@ -48,8 +48,21 @@ async fn scenario(d: WebDriver) {
     // Added with the after-close preset: 15:05 on trading days, the screen job.
     type_into(d, "sched-name", "after_close").await;
     click(d, By::Id("sched-preset-after-close")).await;
-    let time = wait_for(d, By::Id("sched-time")).await;
-    assert_eq!(time.prop("value").await.unwrap().as_deref(), Some("15:05"));
+    // The form takes the preset on its next render.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut value = None;
+    while Instant::now() < deadline {
+        value = wait_for(d, By::Id("sched-time"))
+            .await
+            .prop("value")
+            .await
+            .unwrap();
+        if value.as_deref() == Some("15:05") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(value.as_deref(), Some("15:05"));
     assert!(
         wait_for(d, By::Id("sched-days-trading"))
             .await
