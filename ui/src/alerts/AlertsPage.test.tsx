@@ -9,6 +9,7 @@ const mocks = vi.hoisted(() => ({
   alertSetEnabled: vi.fn(),
   alertRemove: vi.fn(),
   startTask: vi.fn(),
+  listTasks: vi.fn(),
   taskChanged: null as null | ((e: { payload: { task: unknown } }) => void),
 }));
 vi.mock("../bindings", () => ({
@@ -81,6 +82,7 @@ describe("the alert centre", () => {
 
   it("checks now as a background task and says what the check found when it ends", async () => {
     mocks.startTask.mockResolvedValue(ok({ task_id: "bg_1_check_alerts" }));
+    mocks.listTasks.mockResolvedValue(ok([]));
     const { container } = render(<AlertsPage preset={null} onOpenStock={() => {}} />);
     await act(async () => {
       fireEvent.click(q(container, "#alerts-check"));

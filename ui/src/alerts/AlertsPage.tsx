@@ -2,7 +2,7 @@
 // rules (switch, remove) and the add form; "check now" runs the alerts job as a background
 // task, the same one schedules run. The nav button carries the count of alerts not seen.
 import { useCallback, useEffect, useState } from "react";
-import { commands, events, type AlertError, type AlertRule, type AlertTarget, type FiredAlert } from "../bindings";
+import { commands, events, type AlertError, type AlertRule, type AlertTarget, type FiredAlert, type TaskInfo } from "../bindings";
 import { EMPTY_RULE, EVENTS, RULE_KINDS, barDate, buildRule, conditionText, kindLabel, deliveryText, figuresText, targetText, unseen, useAlertsText, type RuleForm, type T } from "./alerts";
 import "./alerts.css";
 
@@ -76,14 +76,23 @@ export default function AlertsPage({ preset, onOpenStock }: Props) {
   const checkTask = check?.taskId ?? null;
   useEffect(() => {
     if (!checkTask) return;
-    const unlisten = events.taskChanged.listen((e) => {
-      const task = e.payload.task;
-      if (task.task_id !== checkTask || !["completed", "failed", "cancelled"].includes(task.status)) return;
+    let done = false;
+    const finish = (task: TaskInfo) => {
+      if (done || task.task_id !== checkTask || !["completed", "failed", "cancelled"].includes(task.status)) return;
+      done = true;
       const line = task.status === "completed" ? checkedLine(task.result_summary, t) : t("checkFailed", { message: task.error ?? task.status });
       setCheck({ taskId: null, line });
       void load();
-    });
+    };
+    const unlisten = events.taskChanged.listen((e) => finish(e.payload.task));
+    // A quick check can end before the listener is in place: look once it is.
+    void unlisten.then(() =>
+      commands.listTasks().then((r) => {
+        if (r.status === "ok") r.data.forEach(finish);
+      }),
+    );
     return () => {
+      done = true;
       void unlisten.then((f) => f());
     };
   }, [checkTask, load, t]);
