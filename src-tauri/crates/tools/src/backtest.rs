@@ -343,13 +343,13 @@ async fn on_worker<T: Send + 'static>(
     }
 }
 
-/// Runs the backtest — or the sweep, when an argument has several values — on validated
-/// arguments.
-pub async fn run(
-    md: &MarketData,
+/// The tool's arguments checked as `run` checks them (the CLI's flags and the app's research
+/// form go through this too, so all three accept and refuse the same specs): the grid, the
+/// metric and the walk-forward windows. Reads no bar.
+fn parse_args(
     args: &Value,
-    progress: &ProgressHandle,
-) -> Result<Value, ToolError> {
+    today: u32,
+) -> Result<(SweepGrid, SweepMetric, Option<WalkForwardSpec>), ToolError> {
     let specs = [
         "hold_days",
         "stop_loss_pct",
@@ -372,14 +372,24 @@ pub async fn run(
         entry_price_mode: entry.as_deref(),
         triggers: triggers.as_deref(),
     };
-    let grid =
-        SweepGrid::parse(&raw, today(md)).map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
+    let grid = SweepGrid::parse(&raw, today).map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
     let best_by = opt_str(args, "best_by")
         .map(SweepMetric::parse)
         .transpose()
         .map_err(|e| ToolError::InvalidArgs(e.to_string()))?
         .unwrap_or_default();
     let walk_forward = walk_forward_spec(args)?;
+    Ok((grid, best_by, walk_forward))
+}
+
+/// Runs the backtest — or the sweep, when an argument has several values — on validated
+/// arguments.
+pub async fn run(
+    md: &MarketData,
+    args: &Value,
+    progress: &ProgressHandle,
+) -> Result<Value, ToolError> {
+    let (grid, best_by, walk_forward) = parse_args(args, today(md))?;
     progress.report("加载K线", "读取本地缓存", Some(0.02));
     // Everything is loaded; the backtest itself reads only bars known at each day.
     let loaded = md
@@ -569,4 +579,174 @@ fn walk_forward_value(wf: &WalkForwardReport, report: &UniverseReport) -> Result
         o.insert("cache".into(), cache_value(report));
     }
     Ok(v)
+}
+
+/// A sweep or walk-forward as the app's research page asks for it: every sweepable
+/// parameter a spec string exactly as the CLI's flag takes it (`5,10,20`, `5..20:5`;
+/// empty = the default), `walk_forward` as `IS,OOS[,STEP]`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct ResearchRequest {
+    pub start: Option<String>,
+    pub end: Option<String>,
+    pub board: Option<String>,
+    pub hold_days: Option<String>,
+    pub stop_loss_pct: Option<String>,
+    pub take_profit_pct: Option<String>,
+    pub top_n: Option<String>,
+    pub entry_price_mode: Option<String>,
+    pub triggers: Option<String>,
+    pub best_by: Option<String>,
+    pub walk_forward: Option<String>,
+}
+
+impl ResearchRequest {
+    /// The tool's arguments: the same strings the CLI passes (blank ones left out).
+    pub fn to_args(&self) -> Value {
+        let mut o = serde_json::Map::new();
+        let fields = [
+            ("start", &self.start),
+            ("end", &self.end),
+            ("board", &self.board),
+            ("hold_days", &self.hold_days),
+            ("stop_loss_pct", &self.stop_loss_pct),
+            ("take_profit_pct", &self.take_profit_pct),
+            ("top_n", &self.top_n),
+            ("entry_price_mode", &self.entry_price_mode),
+            ("triggers", &self.triggers),
+            ("best_by", &self.best_by),
+            ("walk_forward", &self.walk_forward),
+        ];
+        for (key, value) in fields {
+            if let Some(v) = value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+                o.insert(key.into(), json!(v));
+            }
+        }
+        Value::Object(o)
+    }
+}
+
+/// One axis of a planned grid: its values as the report spells them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, specta::Type)]
+pub struct PlanAxis {
+    /// The tool's argument name (`hold_days` …).
+    pub param: String,
+    pub values: Vec<String>,
+}
+
+/// What a research request would run, before anything is read.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, specta::Type)]
+pub struct ResearchPlan {
+    /// YYYY-MM-DD.
+    pub start: String,
+    pub end: String,
+    pub combinations: u32,
+    /// Every axis, in the grid's order (the first varies slowest).
+    pub axes: Vec<PlanAxis>,
+    pub best_by: String,
+    /// `[in_sample, out_of_sample, step]` in trading days, for a walk-forward.
+    pub walk_forward: Option<[u32; 3]>,
+}
+
+/// The plan of `args` (the tool's own checks, see [`parse_args`]); `today` is the caller's.
+pub fn plan(args: &Value, today: u32) -> Result<ResearchPlan, ToolError> {
+    let (grid, best_by, walk_forward) = parse_args(args, today)?;
+    let show = |values: Vec<String>, param: &str| PlanAxis {
+        param: param.to_owned(),
+        values,
+    };
+    let numbers = |v: &[f64]| v.iter().map(|x| format!("{x}")).collect::<Vec<_>>();
+    let counts = |v: &[usize]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let axes = vec![
+        show(counts(&grid.hold_days), "hold_days"),
+        show(numbers(&grid.stop_loss_pct), "stop_loss_pct"),
+        show(numbers(&grid.take_profit_pct), "take_profit_pct"),
+        show(counts(&grid.top_n), "top_n"),
+        show(
+            grid.entry_price_mode
+                .iter()
+                .map(|m| format!("{m:?}").to_lowercase())
+                .collect(),
+            "entry_price_mode",
+        ),
+        show(
+            grid.triggers.iter().map(|t| t.label()).collect(),
+            "triggers",
+        ),
+    ];
+    let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    Ok(ResearchPlan {
+        start: iso(grid.start),
+        end: iso(grid.end),
+        combinations: to_u32(grid.len()),
+        axes,
+        best_by: serde_json::to_value(best_by)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        walk_forward: walk_forward
+            .map(|w| [to_u32(w.in_sample), to_u32(w.out_of_sample), to_u32(w.step)]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TODAY: u32 = 20_240_701;
+
+    fn request(hold: &str, stop: &str) -> ResearchRequest {
+        ResearchRequest {
+            start: Some("2024-01-02".into()),
+            end: Some("2024-03-29".into()),
+            hold_days: Some(hold.into()),
+            stop_loss_pct: Some(stop.into()),
+            ..ResearchRequest::default()
+        }
+    }
+
+    #[test]
+    fn a_plan_counts_the_grid_as_the_cli_parses_it() {
+        let p = plan(&request("5..15:5", "8,5").to_args(), TODAY).unwrap();
+        assert_eq!(p.combinations, 6);
+        assert_eq!(
+            (p.start.as_str(), p.end.as_str()),
+            ("2024-01-02", "2024-03-29")
+        );
+        assert_eq!(p.axes[0].values, ["5", "10", "15"]);
+        // Either sign is a loss; sorted ascending, as the CLI's sweep.
+        assert_eq!(p.axes[1].values, ["-8", "-5"]);
+        assert_eq!(p.axes[5].values, ["Spring+EVR+TrendPB"]);
+        assert_eq!(p.best_by, "sharpe");
+        assert_eq!(p.walk_forward, None);
+    }
+
+    #[test]
+    fn blank_fields_are_the_defaults_and_a_walk_forward_is_planned() {
+        let mut r = request(" ", "");
+        r.walk_forward = Some("40,20".into());
+        r.best_by = Some("return".into());
+        let p = plan(&r.to_args(), TODAY).unwrap();
+        assert_eq!(p.combinations, 1);
+        assert_eq!(p.axes[0].values, ["10"]);
+        assert_eq!(p.walk_forward, Some([40, 20, 20]));
+        assert_eq!(p.best_by, "return");
+    }
+
+    #[test]
+    fn a_bad_spec_is_refused_with_the_cli_s_words() {
+        let cases = [
+            (request("5..20", "8"), "FROM..TO:STEP"),
+            (request("5,5", "8"), "重复"),
+            (request("5,70", "8"), "1–60"),
+            (request("a", "8"), "不是数字"),
+        ];
+        for (r, words) in cases {
+            let e = plan(&r.to_args(), TODAY).unwrap_err().to_string();
+            assert!(e.contains(words), "{e}");
+        }
+        let mut r = request("5", "8");
+        r.walk_forward = Some("40,20,10".into());
+        let e = plan(&r.to_args(), TODAY).unwrap_err().to_string();
+        assert!(e.contains("重叠"), "{e}");
+    }
 }
