@@ -4,7 +4,7 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
     alerts, app, chat, conversations, inbox, keys, markdown, market, mcp, memory, overview,
-    portfolio, push, schedules, settings, skills, subagents, sync, tasks, track,
+    portfolio, push, research, schedules, settings, skills, subagents, sync, tasks, track,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -50,6 +50,9 @@ pub fn builder() -> Builder<tauri::Wry> {
             overview::market_overview,
             overview::data_status,
             overview::start_task,
+            research::research_plan,
+            research::start_research,
+            research::research_runs,
             sync::sync_stock,
             skills::list_skills,
             skills::open_skills_folder,

@@ -17,8 +17,10 @@ import ShortcutsOverlay from "./components/ShortcutsOverlay";
 import { ChartWarmUp } from "./components/StockChart";
 import InboxPage, { InboxNavButton } from "./inbox/InboxPage";
 import AlertsPage, { AlertsNavButton } from "./alerts/AlertsPage";
+import ResearchPage from "./research/ResearchPage";
+import { researchText } from "./research/text";
 
-type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox" | "alerts";
+type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox" | "alerts" | "research";
 
 function applyTheme(theme: Theme) {
   const root = document.documentElement;
@@ -38,6 +40,8 @@ export default function App() {
   const [stockAt, setStockAt] = useState<{ code: string; at: number } | null>(null);
   // What the alert centre's form starts with: a stock, or the whole watchlist.
   const [alertPreset, setAlertPreset] = useState<AlertTarget | null>(null);
+  // A sweep / walk-forward the task panel asked to open on the research page.
+  const [researchTask, setResearchTask] = useState<string | null>(null);
   const [chatPrefill, setChatPrefill] = useState<{ text: string } | undefined>(undefined);
   const [chatShow, setChatShow] = useState<{ id: string } | undefined>(undefined);
   // A task's notification or the tray leads to the conversation that started the task;
@@ -122,6 +126,9 @@ export default function App() {
             <button id="nav-portfolio" className={page === "portfolio" ? "active" : ""} onClick={() => setPage("portfolio")}>
               {workspaceText(lang, "navPortfolio")}
             </button>
+            <button id="nav-research" className={page === "research" ? "active" : ""} onClick={() => setPage("research")}>
+              {researchText(lang)("nav")}
+            </button>
             <button id="nav-memory" className={page === "memory" ? "active" : ""} onClick={() => setPage("memory")}>
               {t("navMemory")}
             </button>
@@ -164,6 +171,7 @@ export default function App() {
             {page === "memory" && <MemoryPage />}
             {page === "inbox" && <InboxPage />}
             {page === "alerts" && <AlertsPage preset={alertPreset} onOpenStock={openStockAt} />}
+            {page === "research" && <ResearchPage openTask={researchTask} />}
             {page === "portfolio" && <PortfolioPage onOpen={openStock} />}
             {page === "home" && (
               <Home
@@ -196,6 +204,10 @@ export default function App() {
               setPage("chat");
             }}
             onOpenStock={openStock}
+            onOpenResearch={(taskId) => {
+              setResearchTask(taskId);
+              setPage("research");
+            }}
           />
         </div>
       </OpenStockContext.Provider>

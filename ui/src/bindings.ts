@@ -102,6 +102,19 @@ export const commands = {
 	 *  in the task panel with progress, cancellable, notified when done).
 	 */
 	startTask: (request: TaskRequest) => typedError<TaskInfo, WorkspaceError>(__TAURI_INVOKE("start_task", { request })),
+	/**  What `request` would run (combinations, each axis's values), or the CLI's error for it. */
+	researchPlan: (request: ResearchRequest) => typedError<ResearchPlan, WorkspaceError>(__TAURI_INVOKE("research_plan", { request })),
+	/**
+	 *  Starts `request` as a `run_backtest` background task of no conversation (progress,
+	 *  cancel and the stored result are the task panel's). Checked first: a typo is said here
+	 *  rather than becoming a failed task.
+	 */
+	startResearch: (request: ResearchRequest) => typedError<TaskInfo, WorkspaceError>(__TAURI_INVOKE("start_research", { request })),
+	/**
+	 *  Every finished `run_backtest` task whose stored result is a sweep or a walk-forward,
+	 *  newest first.
+	 */
+	researchRuns: () => typedError<ResearchRun[], WorkspaceError>(__TAURI_INVOKE("research_runs")),
 	/**  Syncs the stock shown on its page; progress goes out over `on_progress`. */
 	syncStock: (code: string, onProgress: Channel<SyncProgress>) => typedError<StockSyncResult, WorkspaceError>(__TAURI_INVOKE("sync_stock", { code, onProgress })),
 	/**  The skills in effect now (a changed file is read again). */
@@ -915,6 +928,13 @@ export type PhaseState = {
 	phase: string,
 };
 
+/**  One axis of a planned grid: its values as the report spells them. */
+export type PlanAxis = {
+	/**  The tool's argument name (`hold_days` …). */
+	param: string,
+	values: string[],
+};
+
 /**  One edit from the page's form. */
 export type PortfolioEdit = { type: "add"; code: string; shares: number; cost_price: number | null; 
 /**  YYYY-MM-DD or YYYYMMDD. */
@@ -999,6 +1019,48 @@ export type RegimeReason =
 { type: "no_benchmark_bars" } | 
 /**  No stock bars at all (the funnel had nothing to read). */
 { type: "no_bars" } | { type: "too_few_benchmark_bars"; need: number } | { type: "bear_structure" } | { type: "bull_structure" } | { type: "neutral_structure" } | { type: "breadth_weak"; pct_above_ma20: number | null; threshold: number | null } | { type: "breadth_strong"; pct_above_ma20: number | null; threshold: number | null } | { type: "breadth_collapsed" } | { type: "index_strong_breadth_thin" } | { type: "few_stocks_up"; up_ratio_pct: number | null; threshold: number | null } | { type: "panic_confirmed" } | { type: "panic_price_only" } | { type: "panic_repair" } | { type: "panic_repair_confirmed" } | { type: "bear_rebound" };
+
+/**  What a research request would run, before anything is read. */
+export type ResearchPlan = {
+	/**  YYYY-MM-DD. */
+	start: string,
+	end: string,
+	combinations: number,
+	/**  Every axis, in the grid's order (the first varies slowest). */
+	axes: PlanAxis[],
+	best_by: string,
+	/**  `[in_sample, out_of_sample, step]` in trading days, for a walk-forward. */
+	walk_forward: [number, number, number] | null,
+};
+
+/**
+ *  A sweep or walk-forward as the app's research page asks for it: every sweepable
+ *  parameter a spec string exactly as the CLI's flag takes it (`5,10,20`, `5..20:5`;
+ *  empty = the default), `walk_forward` as `IS,OOS[,STEP]`.
+ */
+export type ResearchRequest = {
+	start: string | null,
+	end: string | null,
+	board: string | null,
+	hold_days: string | null,
+	stop_loss_pct: string | null,
+	take_profit_pct: string | null,
+	top_n: string | null,
+	entry_price_mode: string | null,
+	triggers: string | null,
+	best_by: string | null,
+	walk_forward: string | null,
+};
+
+/**  A stored sweep or walk-forward result, for the research page's list. */
+export type ResearchRun = {
+	task: TaskInfo,
+	/**  `sweep` or `walk_forward`. */
+	kind: string,
+	period: string | null,
+	combinations: number | null,
+	best_by: string | null,
+};
 
 export type RunStatus = "running" | "done" | "failed" | 
 /**  The process running it ended mid-run. */

@@ -14,6 +14,7 @@ pub mod memory;
 pub mod overview;
 pub mod portfolio;
 pub mod push;
+pub mod research;
 pub mod schedules;
 pub mod settings;
 pub mod skills;

@@ -23,13 +23,20 @@ import {
 import { badRowText, type BadRow } from "./importProblems";
 import { taskText } from "./text";
 import HitRates from "./HitRates";
+import SweepView from "../research/SweepView";
+import WalkForwardView from "../research/WalkForwardView";
+import { researchText } from "../research/text";
 
 type Props = {
   task: TaskInfo;
   onClose: () => void;
   onAsk: (text: string) => void;
   onOpenStock: (code: string) => void;
+  onOpenResearch?: (taskId: string) => void;
 };
+
+/** A backtest result's `kind` (`sweep`, `walk_forward`; none for a single run). */
+const kindOf = (v: Value): string | null => (v !== null && typeof v === "object" && !Array.isArray(v) && typeof v.kind === "string" ? v.kind : null);
 
 const fmt = (v: Value | undefined, dp = 2): string => (typeof v === "number" ? v.toFixed(dp) : "—");
 
@@ -249,7 +256,7 @@ export function DecisionView({ result, onOpenStock }: { result: Value } & Pick<P
   );
 }
 
-export default function ResultView({ task, onClose, onAsk, onOpenStock }: Props) {
+export default function ResultView({ task, onClose, onAsk, onOpenStock, onOpenResearch }: Props) {
   const lang = useContext(LanguageContext);
   const [result, setResult] = useState<Value | null | undefined>(undefined);
   useEffect(() => {
@@ -265,6 +272,17 @@ export default function ResultView({ task, onClose, onAsk, onOpenStock }: Props)
   if (result === undefined) body = <p>{taskText(lang, "loading")}</p>;
   else if (result === null) body = <p>{taskText(lang, "noResult")}</p>;
   else if (task.tool_name === "screen_stocks") body = <ScreenTable result={result} onAsk={onAsk} onOpenStock={onOpenStock} />;
+  else if (task.tool_name === "run_backtest" && (kindOf(result) === "sweep" || kindOf(result) === "walk_forward"))
+    body = (
+      <>
+        {onOpenResearch && (
+          <button className="link" id="open-in-research" onClick={() => onOpenResearch(task.task_id)}>
+            {researchText(lang)("openInResearch")}
+          </button>
+        )}
+        {kindOf(result) === "sweep" ? <SweepView report={result} /> : <WalkForwardView report={result} />}
+      </>
+    );
   else if (task.tool_name === "run_backtest") body = <BacktestView result={result} />;
   else if (task.tool_name === "import_bars") body = <ImportView result={result} />;
   else if (task.tool_name === "generate_strategy_decision") body = <DecisionView result={result} onOpenStock={onOpenStock} />;

@@ -16,6 +16,8 @@ export type TaskActions = {
   onAsk?: (text: string) => void;
   /** Open a stock's chart page. */
   onOpenStock?: (code: string) => void;
+  /** Open a sweep / walk-forward on the research page. */
+  onOpenResearch?: (taskId: string) => void;
 };
 
 function mark(t: TaskInfo): string {
@@ -31,7 +33,7 @@ function mark(t: TaskInfo): string {
   }
 }
 
-export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
+export default function TaskPanel({ onAsk, onOpenStock, onOpenResearch }: TaskActions) {
   const lang = useContext(LanguageContext);
   const t = (k: Parameters<typeof taskText>[1], v?: Record<string, string | number>) => taskText(lang, k, v);
   const [tasks, setTasks] = useState<TaskInfo[]>([]);
@@ -123,6 +125,13 @@ export default function TaskPanel({ onAsk, onOpenStock }: TaskActions) {
             setViewing(null);
             onOpenStock?.(code);
           }}
+          onOpenResearch={
+            onOpenResearch &&
+            ((taskId) => {
+              setViewing(null);
+              onOpenResearch(taskId);
+            })
+          }
         />
       )}
     </aside>

@@ -1,0 +1,108 @@
+//! The research page (issue 28): sweeps and walk-forwards started without a model, as the
+//! same `run_backtest` background task the agent starts, with the CLI's spec strings.
+
+use serde::Serialize;
+use specta::Type;
+use tauri::State;
+use wyckoff_protocol::TaskInfo;
+use wyckoff_tools::backtest::{self, ResearchPlan, ResearchRequest};
+
+use crate::chat::ChatState;
+use crate::commands::chat::services;
+use crate::commands::overview::WorkspaceError;
+use crate::state::AppState;
+
+fn refused(e: impl std::fmt::Display) -> WorkspaceError {
+    WorkspaceError::Refused {
+        message: e.to_string(),
+    }
+}
+
+fn today(md: &wyckoff_market::MarketData) -> u32 {
+    wyckoff_market::date::to_yyyymmdd(md.clock().now_shanghai().date())
+}
+
+/// What `request` would run (combinations, each axis's values), or the CLI's error for it.
+#[tauri::command]
+#[specta::specta]
+pub async fn research_plan(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    request: ResearchRequest,
+) -> Result<ResearchPlan, WorkspaceError> {
+    let services = services(&state, &chat).await?;
+    backtest::plan(&request.to_args(), today(services.market())).map_err(refused)
+}
+
+/// Starts `request` as a `run_backtest` background task of no conversation (progress,
+/// cancel and the stored result are the task panel's). Checked first: a typo is said here
+/// rather than becoming a failed task.
+#[tauri::command]
+#[specta::specta]
+pub async fn start_research(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    request: ResearchRequest,
+) -> Result<TaskInfo, WorkspaceError> {
+    let services = services(&state, &chat).await?;
+    let md = services.market().clone();
+    let args = request.to_args();
+    backtest::plan(&args, today(&md)).map_err(refused)?;
+    let tool = wyckoff_tools::market_tools(md)
+        .into_iter()
+        .find(|t| t.spec().name == backtest::NAME)
+        .ok_or_else(|| refused(format!("no tool {}", backtest::NAME)))?;
+    services
+        .background()
+        .start_for_user(tool, args)
+        .await
+        .map_err(refused)
+}
+
+/// A stored sweep or walk-forward result, for the research page's list.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct ResearchRun {
+    pub task: TaskInfo,
+    /// `sweep` or `walk_forward`.
+    pub kind: String,
+    pub period: Option<String>,
+    pub combinations: Option<u32>,
+    pub best_by: Option<String>,
+}
+
+/// Every finished `run_backtest` task whose stored result is a sweep or a walk-forward,
+/// newest first.
+#[tauri::command]
+#[specta::specta]
+pub async fn research_runs(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<Vec<ResearchRun>, WorkspaceError> {
+    let services = services(&state, &chat).await?;
+    let tasks = services.background();
+    let mut runs = Vec::new();
+    for task in tasks.list().into_iter().rev() {
+        if task.tool_name != backtest::NAME || !task.status.is_finished() {
+            continue;
+        }
+        let Ok(Some(result)) = tasks.result(&task.task_id).await else {
+            continue;
+        };
+        let kind = result.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+        if kind != "sweep" && kind != "walk_forward" {
+            continue;
+        }
+        let text = |k: &str| result.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+        runs.push(ResearchRun {
+            kind: kind.to_owned(),
+            period: text("period"),
+            combinations: result
+                .get("combinations")
+                .and_then(|v| v.as_u64())
+                .and_then(|n| u32::try_from(n).ok()),
+            best_by: text("best_by"),
+            task,
+        });
+    }
+    Ok(runs)
+}
