@@ -11,6 +11,7 @@
 //! | `screen_stocks` | 全市场扫描 | background |
 //! | `run_backtest` | 策略回测 | background |
 //! | `update_portfolio` | 调仓操作 | requires approval |
+//! | `annotate_chart` | 图表标注 | concurrency-safe (changes only chart notes) |
 //!
 //! Scope is A-shares: the reference's HK/US/ETF, fundamental and `delete_records` parts are
 //! left out (the descriptions say so). Every result is a JSON object carrying
@@ -23,6 +24,7 @@
 
 pub mod alerts;
 pub mod analyze;
+pub mod annotate;
 pub mod backtest;
 pub mod chart;
 mod common;
@@ -146,6 +148,19 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
             &md,
             |md, args| async move { portfolio::update(&md, &args).await },
         ),
+        // The note's author is the conversation the call came from.
+        {
+            let md = md.clone();
+            Arc::new(FnTool::new(
+                ToolSpec::new(annotate::NAME, annotate::DISPLAY_NAME).concurrency_safe(),
+                annotate::DESCRIPTION,
+                annotate::parameters(),
+                move |args, ctx| {
+                    let md = md.clone();
+                    async move { annotate::run(&md, &args, &ctx.session_id).await }
+                },
+            )) as Arc<dyn Tool>
+        },
     ]
 }
 

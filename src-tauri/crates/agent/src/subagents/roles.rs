@@ -91,6 +91,7 @@ pub const ROLES: [SubAgentRole; 3] = [
             "screen_stocks",
             "run_backtest",
             "check_background_tasks",
+            "annotate_chart",
         ],
         fallback_tools: &[
             "get_market_overview",
@@ -115,6 +116,7 @@ pub const ROLES: [SubAgentRole; 3] = [
             "get_market_overview",
             "get_market_history",
             "generate_ai_report",
+            "annotate_chart",
         ],
         fallback_tools: &["analyze_stock", "portfolio", "get_market_overview"],
         description: "个股诊断、持仓体检、AI 研报",
@@ -223,7 +225,8 @@ mod tests {
 
     #[test]
     fn whitelists_and_fallbacks_are_exactly_seed_11_07() {
-        // A tool added to or dropped from a role fails here (seed 11_07 is the authority).
+        // A tool added to or dropped from a role fails here (seed 11_07 is the authority;
+        // issue 27 adds annotate_chart to research and analysis).
         let exact = |name: &str| {
             let r = role(name).unwrap();
             (r.tools.to_vec(), r.fallback_tools.to_vec())
@@ -240,6 +243,7 @@ mod tests {
                     "screen_stocks",
                     "run_backtest",
                     "check_background_tasks",
+                    "annotate_chart",
                 ],
                 vec![
                     "get_market_overview",
@@ -257,6 +261,7 @@ mod tests {
                     "get_market_overview",
                     "get_market_history",
                     "generate_ai_report",
+                    "annotate_chart",
                 ],
                 vec!["analyze_stock", "portfolio", "get_market_overview"],
             )
