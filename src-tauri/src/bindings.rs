@@ -3,8 +3,9 @@
 use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
-    alerts, app, chat, conversations, inbox, keys, markdown, market, mcp, memory, overview,
-    portfolio, push, research, schedules, settings, skills, subagents, sync, tasks, track,
+    alerts, annotations, app, chat, conversations, inbox, keys, markdown, market, mcp, memory,
+    overview, portfolio, push, research, schedules, settings, skills, subagents, sync, tasks,
+    track,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -83,6 +84,10 @@ pub fn builder() -> Builder<tauri::Wry> {
             mcp::mcp_remove,
             mcp::mcp_test,
             track::track_stats,
+            track::track_screens,
+            annotations::chart_notes,
+            annotations::chart_note_add,
+            annotations::chart_note_remove,
         ])
         .events(collect_events![
             settings::SettingsChanged,

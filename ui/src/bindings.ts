@@ -196,6 +196,17 @@ export const commands = {
 	 *  10 and 20 trading days, over every saved screen, from the cached bars.
 	 */
 	trackStats: () => typedError<TrackStats, TrackCommandError>(__TAURI_INVOKE("track_stats")),
+	/**
+	 *  Every saved screen with its candidates' figures so far (pending where the bars are not
+	 *  cached yet), oldest day first: the review page's list.
+	 */
+	trackScreens: () => typedError<TrackedScreen[], TrackCommandError>(__TAURI_INVOKE("track_screens")),
+	/**  The notes on `code`'s chart of `period`, oldest first. */
+	chartNotes: (code: string, period: NotePeriod) => typedError<Annotation[], NoteCommandError>(__TAURI_INVOKE("chart_notes", { code, period })),
+	/**  The user draws a note on `code`'s chart of `period`. */
+	chartNoteAdd: (code: string, period: NotePeriod, shape: Shape) => typedError<Annotation, NoteCommandError>(__TAURI_INVOKE("chart_note_add", { code, period, shape })),
+	/**  The user removes a note, whoever drew it. */
+	chartNoteRemove: (id: number) => typedError<Annotation, NoteCommandError>(__TAURI_INVOKE("chart_note_remove", { id })),
 };
 
 /** Events */
@@ -287,6 +298,18 @@ export type AlwaysAllows =
  */
 { type: "base_command"; base: string };
 
+/**  A stored note. */
+export type Annotation = {
+	id: number,
+	/**  Six digits. */
+	code: string,
+	period: NotePeriod,
+	shape: Shape,
+	author: Author,
+	/**  RFC 3339 UTC. */
+	created_at: string,
+};
+
 export type AppInfo = {
 	version: string,
 	data_home: string,
@@ -372,6 +395,11 @@ export type AuditEntry = {
 	decision: AuditDecision,
 	decided_by: Decider,
 };
+
+/**  Who drew a note. */
+export type Author = { type: "user" } | 
+/**  The agent, in this conversation (a sub-agent's calls carry its parent's). */
+{ type: "agent"; conversation: string };
 
 /**
  *  Bars as parallel columns (one JSON object per bar would triple the payload).
@@ -903,10 +931,48 @@ export type NewSchedule = {
 	job: Job,
 };
 
+export type NoteCommandError = 
+/**
+ *  The note was refused as drawn (unknown code, a bad date, low above high …): the
+ *  message says which; nothing was stored.
+ */
+{ type: "invalid"; message: string } | { type: "other"; message: string };
+
+/**  The chart a note belongs to. */
+export type NotePeriod = "day" | "week" | "month";
+
 /**  Asks the UI to show a conversation (from a notification or the tray). */
 export type OpenConversation = {
 	conversation_id: string | null,
 };
+
+/**  Where a saved screen came from. */
+export type Origin = 
+/**  `wyckoff screen --save`. */
+"cli" | 
+/**  The `screen_stocks` tool: the window's screens, the agent's and schedules'. */
+"tool" | 
+/**  `wyckoff track backfill`. */
+"backfill";
+
+/**  A candidate's figures at one horizon. */
+export type Outcome = 
+/**  The exit bar does not exist yet: `bars_after` of the `horizon` bars are cached. */
+{ status: "pending"; horizon: number; bars_after: number } | 
+/**  The next open was at the limit-up: the backtest would not have bought. */
+{ status: "no_entry"; horizon: number; entry_date: number } | { status: "done"; horizon: number; 
+/**  `YYYYMMDD` of the entry bar (the first bar after the screen day). */
+entry_date: number; entry_price: number | null; exit_date: number; exit_price: number | null; shares: number; 
+/**  Buy and sell fees together, CNY. */
+fees: number | null; 
+/**  Profit after fees, CNY (to the fen). */
+pnl: number | null; 
+/**  `pnl` over the cost with the buy fees, percent. */
+net_return_pct: number | null; 
+/**  Net return had it been sold at the highest high up to the exit, percent. */
+mfe_pct: number | null; 
+/**  Net return had it been sold at the lowest low up to the exit, percent. */
+mae_pct: number | null; hit: boolean };
 
 export type Period = "day" | "week" | "month";
 
@@ -1219,6 +1285,15 @@ export type SettingsView = {
 	migration_notes: string[],
 };
 
+/**  What is drawn. Dates are `YYYYMMDD` (the chart's own), prices in yuan. */
+export type Shape = 
+/**  A trading range: the bars from `from` to `to` between `low` and `high`. */
+{ kind: "box"; from: number; to: number; low: number | null; high: number | null } | 
+/**  Support or resistance at `price`, over [from, to] when given (else the whole chart). */
+{ kind: "line"; price: number | null; from: number | null; to: number | null } | 
+/**  A few words on one bar. */
+{ kind: "text"; date: number; text: string };
+
 export type SkillOrigin = { type: "builtin" } | { type: "user"; path: string };
 
 /**
@@ -1443,6 +1518,30 @@ export type TrackStats = {
 	signals: number,
 	horizons: number[],
 	rates: HitRate[],
+};
+
+/**  A tracked candidate: as saved, with its figures so far. */
+export type TrackedCandidate = {
+	code: string,
+	name: string,
+	triggers: string[],
+	track: string,
+	score: number | null,
+	/**  One per horizon of [`HORIZONS`], in that order. */
+	outcomes: Outcome[],
+};
+
+/**  A saved screen with its candidates' figures. */
+export type TrackedScreen = {
+	id: number,
+	/**  YYYY-MM-DD. */
+	as_of: string,
+	/**  RFC 3339. */
+	saved_at: string,
+	origin: Origin,
+	board: string,
+	regime: string | null,
+	candidates: TrackedCandidate[],
 };
 
 /**

@@ -2,6 +2,7 @@
 //! `specta::Type` so `ui/src/bindings.ts` stays exact.
 
 pub mod alerts;
+pub mod annotations;
 pub mod app;
 pub mod chat;
 pub mod conversations;

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use specta::Type;
 use tauri::State;
-use wyckoff_track::{TrackStats, TrackStore};
+use wyckoff_track::{TrackStats, TrackStore, TrackedScreen};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -37,4 +37,21 @@ pub async fn track_stats(
         .clone();
     let store = TrackStore::new(md.pool().clone()).await.map_err(other)?;
     wyckoff_track::stats(&md, &store).await.map_err(other)
+}
+
+/// Every saved screen with its candidates' figures so far (pending where the bars are not
+/// cached yet), oldest day first: the review page's list.
+#[tauri::command]
+#[specta::specta]
+pub async fn track_screens(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<Vec<TrackedScreen>, TrackCommandError> {
+    let md = services(&state, &chat)
+        .await
+        .map_err(|e| other(format!("{e:?}")))?
+        .market()
+        .clone();
+    let store = TrackStore::new(md.pool().clone()).await.map_err(other)?;
+    wyckoff_track::tracked(&md, &store).await.map_err(other)
 }
