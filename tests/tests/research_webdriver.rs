@@ -89,6 +89,12 @@ async fn research_scenario(d: WebDriver) {
     )
     .await;
     assert!(ret.ends_with(&first), "cell {first}, run {ret}");
+    d.execute(
+        "document.getElementById('cell-run').scrollIntoView()",
+        vec![],
+    )
+    .await
+    .unwrap();
     shot(&d, "91-research-cell.png").await;
 }
 

@@ -82,6 +82,8 @@ export default function SweepView({ report }: { report: Value }) {
 
   const openCell = (i: number) => {
     setCell(i);
+    // The run shows below the map: bring it (and its progress) into view.
+    requestAnimationFrame(() => document.getElementById("cell-detail")?.scrollIntoView?.({ block: "start" }));
     const req = cellRequest(report, i);
     if (req) void run.start(req);
   };

@@ -62,8 +62,9 @@ describe("heatmap model", () => {
     expect(colour(0, 0, 10, "sharpe")).toBe("hsl(0 65% 45%)");
     expect(colour(10, 0, 10, "sharpe")).toBe("hsl(120 65% 45%)");
     expect(colour(5, 0, 10, "total_return_pct")).toBe("hsl(60 65% 45%)");
-    // Drawdowns are negative: -2 is better than -10.
-    expect(colour(-2, -10, -2, "max_drawdown_pct")).toBe("hsl(120 65% 45%)");
+    // A drawdown is a size: 2 is better than 10.
+    expect(colour(2, 2, 10, "max_drawdown_pct")).toBe("hsl(120 65% 45%)");
+    expect(colour(10, 2, 10, "max_drawdown_pct")).toBe("hsl(0 65% 45%)");
     expect(colour(null, 0, 10, "sharpe")).toContain("#9ca3af");
     expect(colour(3, 3, 3, "sharpe")).toBe("hsl(120 65% 45%)");
     expect(colour(10, 0, 10, "trades")).toBe("hsl(210 70% 45%)");

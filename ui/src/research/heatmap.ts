@@ -125,11 +125,12 @@ export function defaultAxes(report: Value): [Param, Param] {
 }
 
 /** A cell's colour: red (worst) → amber → green (best) between `lo` and `hi`; grey when
- * the run has no value. The drawdown is negative, so higher is better for every metric
- * but trades and turnover, which are shown neutral (blue by size). */
+ * the run has no value. The drawdown is a positive size (lower is better, as the engine's
+ * best_by ranks it); trades and turnover are neither good nor bad: neutral blue by size. */
 export function colour(value: number | null, lo: number | null, hi: number | null, metric: Metric): string {
   if (value === null || lo === null || hi === null) return "var(--muted-bg, #9ca3af55)";
-  const t = hi > lo ? (value - lo) / (hi - lo) : 1;
+  const up = hi > lo ? (value - lo) / (hi - lo) : 1;
+  const t = metric === "max_drawdown_pct" && hi > lo ? 1 - up : up;
   if (metric === "trades" || metric === "turnover") return `hsl(210 70% ${Math.round(85 - 40 * t)}%)`;
   return `hsl(${Math.round(120 * t)} 65% 45%)`;
 }
