@@ -11,9 +11,13 @@ import {
   createChart,
   createSeriesMarkers,
   type IChartApi,
+  type ISeriesApi,
+  type SeriesType,
   type Time,
 } from "lightweight-charts";
-import type { StockChart as ChartData, Language } from "../bindings";
+import type { Annotation, StockChart as ChartData, Language } from "../bindings";
+import { place } from "../pages/chartNotes";
+import { NotesPrimitive } from "./notesPrimitive";
 import { LanguageContext } from "../i18n";
 import "./market.css";
 import { marketText } from "../pages/marketText";
@@ -47,7 +51,7 @@ const MA_COLORS: Record<number, string> = { 5: "#f59e0b", 20: "#8b5cf6", 50: "#0
 /** Draws `chart` into `el`: candles, volume, MA lines, markers, levels and phase bands.
  * A chart the library refuses is returned with the reason, to be said plainly rather than
  * left as a blank canvas. */
-function drawChart(el: HTMLElement, chart: ChartData, lang: Language): { api: IChartApi; failure: string | null } {
+function drawChart(el: HTMLElement, chart: ChartData, lang: Language): { api: IChartApi; candle: ISeriesApi<SeriesType, Time> | null; failure: string | null } {
   const c = createChart(el, {
     autoSize: true,
     layout: { background: { type: ColorType.Solid, color: "transparent" }, textColor: cssColor("--muted", "#6b7280") },
@@ -100,9 +104,9 @@ function drawChart(el: HTMLElement, chart: ChartData, lang: Language): { api: IC
     const n = chart.bars.dates.length;
     if (n > 250) c.timeScale().setVisibleLogicalRange({ from: n - 250, to: n + 4 });
     else c.timeScale().fitContent();
-    return { api: c, failure: null };
+    return { api: c, candle, failure: null };
   } catch (e) {
-    return { api: c, failure: e instanceof Error ? e.message : String(e) };
+    return { api: c, candle: null, failure: e instanceof Error ? e.message : String(e) };
   }
 }
 
@@ -115,12 +119,21 @@ interface Props {
   hitText?: (label: string) => string | null;
   /** Pixels; the stock page's chart by default, smaller inline in a chat card. */
   height?: number;
+  /** The agent's and the user's notes, drawn over the bars in their author's colour. */
+  notes?: Annotation[];
+  /** A click on the chart: the bar's date (YYYYMMDD) and the price under the pointer. */
+  onPick?: (date: number, price: number | null) => void;
 }
 
-export default function StockChart({ chart, onDrawn, hitText, height = CHART_HEIGHT }: Props) {
+export default function StockChart({ chart, onDrawn, hitText, height = CHART_HEIGHT, notes, onPick }: Props) {
   // Read at hover time: a new function must not redraw the chart.
   const hitRef = useRef(hitText);
   hitRef.current = hitText;
+  const pickRef = useRef(onPick);
+  pickRef.current = onPick;
+  const candleRef = useRef<ISeriesApi<SeriesType, Time> | null>(null);
+  // Bumped when the chart is built anew, so the notes are attached to the new series.
+  const [built, setBuilt] = useState(0);
   const box = useRef<HTMLDivElement>(null);
   const [legend, setLegend] = useState<string>("");
   const [marks, setMarks] = useState<string[]>([]);
@@ -132,9 +145,16 @@ export default function StockChart({ chart, onDrawn, hitText, height = CHART_HEI
     const el = box.current;
     if (!el) return;
     const building = performance.now();
-    const { api: c, failure } = drawChart(el, chart, lang);
+    const { api: c, candle, failure } = drawChart(el, chart, lang);
     const buildMs = performance.now() - building;
     setFailed(failure);
+    candleRef.current = candle;
+    setBuilt((n) => n + 1);
+    c.subscribeClick((p) => {
+      if (!p.time || !pickRef.current) return;
+      const price = p.point && candle ? candle.coordinateToPrice(p.point.y) : null;
+      pickRef.current(Number(String(p.time).replaceAll("-", "")), price);
+    });
     c.subscribeCrosshairMove((p) => {
       if (!p.time) {
         setLegend("");
@@ -147,9 +167,21 @@ export default function StockChart({ chart, onDrawn, hitText, height = CHART_HEI
     });
     requestAnimationFrame(() => onDrawn?.(chart, buildMs));
     return () => {
+      candleRef.current = null;
       c.remove();
     };
   }, [chart, onDrawn, lang, theme]);
+
+  // Notes are drawn apart from the chart: adding or removing one does not rebuild it.
+  useEffect(() => {
+    const candle = candleRef.current;
+    if (!candle || !notes || notes.length === 0) return;
+    const prim = new NotesPrimitive(place(notes, chart.bars.dates, chart.bars.high, lang));
+    candle.attachPrimitive(prim);
+    return () => {
+      if (candleRef.current === candle) candle.detachPrimitive(prim);
+    };
+  }, [notes, chart, lang, built]);
 
   return (
     <div className="stock-chart">

@@ -8,6 +8,9 @@ const mocks = vi.hoisted(() => ({
   watchlistAdd: vi.fn(),
   watchlistRemove: vi.fn(),
   trackStats: vi.fn(),
+  chartNotes: vi.fn(),
+  chartNoteAdd: vi.fn(),
+  chartNoteRemove: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 /** The name of every chart the page rendered, in order. */
@@ -78,6 +81,7 @@ beforeEach(() => {
   mocks.stockChart.mockResolvedValue(ok(data));
   mocks.watchlistContains.mockResolvedValue(ok(false));
   mocks.watchlistAdd.mockResolvedValue(ok([]));
+  mocks.chartNotes.mockResolvedValue(ok([]));
 });
 afterEach(() => {
   cleanup();
@@ -255,5 +259,35 @@ describe("stock page", () => {
     await waitFor(() => expect(document.querySelector(".hit-rate[data-label='SC']")?.textContent).toBe(" · 跟踪 20 日命中 61%（143 次）"));
     // No tracked signal for an event: nothing said.
     expect(document.querySelector(".hit-rate[data-label='ST']")).toBeNull();
+  });
+
+  it("lists the chart notes with author and time, removes one, and draws the user's from the form", async () => {
+    const agentNote = {
+      id: 7,
+      code: "000001",
+      period: "day",
+      shape: { kind: "box", from: 20200102, to: 20200103, low: 1, high: 3 },
+      author: { type: "agent", conversation: "conv-123456789" },
+      created_at: "2020-01-04T01:02:03Z",
+    };
+    mocks.chartNotes.mockResolvedValueOnce(ok([agentNote])).mockResolvedValue(ok([]));
+    mocks.chartNoteRemove.mockResolvedValue(ok(agentNote));
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    const item = await screen.findByText(/区间框 2020-01-02 → 2020-01-03 · 1–3 — Agent（对话 conv-123）/);
+    expect(item.closest("li")?.getAttribute("data-author")).toBe("agent");
+    fireEvent.click(screen.getByRole("button", { name: "删除 7" }));
+    await waitFor(() => expect(mocks.chartNoteRemove).toHaveBeenCalledWith(7));
+    await screen.findByText("还没有标注。");
+
+    // the form refuses a price that is not a number without calling the app, then draws
+    mocks.chartNoteAdd.mockResolvedValue(ok({ ...agentNote, id: 8 }));
+    fireEvent.click(screen.getByText("标注…"));
+    fireEvent.change(document.getElementById("note-price")!, { target: { value: "abc" } });
+    fireEvent.click(screen.getByText("画上"));
+    expect((await screen.findByRole("alert")).textContent).toBe("价格 不是有效的数字");
+    expect(mocks.chartNoteAdd).not.toHaveBeenCalled();
+    fireEvent.change(document.getElementById("note-price")!, { target: { value: "2.5" } });
+    fireEvent.click(screen.getByText("画上"));
+    await waitFor(() => expect(mocks.chartNoteAdd).toHaveBeenCalledWith("000001", "day", { kind: "line", price: 2.5, from: null, to: null }));
   });
 });

@@ -3,7 +3,8 @@
 // watchlist and "ask the agent"; and replay, the page as it stood at a past close, stepped
 // forward bar by bar (with a training score).
 import { useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
-import { commands, type MarketCommandError, type Period, type StockChart as ChartData, type TrackStats } from "../bindings";
+import { commands, type Annotation, type MarketCommandError, type Period, type Shape, type StockChart as ChartData, type TrackStats } from "../bindings";
+import ChartNotes from "./ChartNotes";
 import { hitCell } from "../tasks/HitRates";
 import StockChart from "../components/StockChart";
 import { LanguageContext } from "../i18n";
@@ -72,6 +73,34 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
     const cell = hitCell(r, lang === "en" ? "en" : "zh");
     return lang === "en" ? `tracked ${horizon}-day hit ${cell}` : `跟踪 ${horizon} 日命中 ${cell}`;
   };
+  // The agent's and the user's chart notes for this stock and period, and the bar last
+  // clicked (the note form's prefill).
+  const [notes, setNotes] = useState<{ key: string; list: Annotation[] } | null>(null);
+  const [picked, setPicked] = useState<{ date: number; price: number | null } | null>(null);
+  const notesKey = `${code}-${period}`;
+  const shownNotes = notes?.key === notesKey ? notes.list : [];
+  const loadNotes = useCallback(async () => {
+    if (!code) return;
+    const key = `${code}-${period}`;
+    const r = await commands.chartNotes(code, period);
+    if (r.status === "ok") setNotes({ key, list: r.data });
+  }, [code, period]);
+  useEffect(() => {
+    void loadNotes();
+  }, [loadNotes]);
+  const addNote = async (shape: Shape): Promise<string | null> => {
+    if (!code) return null;
+    const r = await commands.chartNoteAdd(code, period, shape);
+    if (r.status !== "ok") return r.error.message;
+    await loadNotes();
+    return null;
+  };
+  const removeNote = async (id: number) => {
+    const r = await commands.chartNoteRemove(id);
+    if (r.status !== "ok") setError(r.error.message);
+    await loadNotes();
+  };
+  const onPick = useCallback((date: number, price: number | null) => setPicked({ date, price }), []);
   // While replaying, nothing past the cursor is shown: the previous step until the next loads.
   const chart = cursor ? (atCursor?.chart ?? null) : whole;
   // Labels as the engine could place them on each close by default: no hindsight unless asked.
@@ -282,7 +311,9 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
       {chart && shown && (
         <div className="stock-body">
           <div className="stock-main">
-            <StockChart chart={shown} onDrawn={onDrawn} hitText={hitText} />
+            {/* Notes were drawn later than a replayed close: drawn only outside replay. */}
+            <StockChart chart={shown} onDrawn={onDrawn} hitText={hitText} notes={cursor ? undefined : shownNotes} onPick={onPick} />
+            <ChartNotes notes={shownNotes} lang={lang} picked={picked} onAdd={addNote} onRemove={(id) => void removeNote(id)} />
             <div className="chart-facts">
               {chart.reading.phase && (
                 <span id="phase">
