@@ -19,8 +19,11 @@ import InboxPage, { InboxNavButton } from "./inbox/InboxPage";
 import AlertsPage, { AlertsNavButton } from "./alerts/AlertsPage";
 import ResearchPage from "./research/ResearchPage";
 import { researchText } from "./research/text";
+import ReviewPage from "./review/ReviewPage";
+import { OpenStockAtContext } from "./review/openAt";
+import { reviewText } from "./review/reviewModel";
 
-type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox" | "alerts" | "research";
+type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox" | "alerts" | "research" | "review";
 
 function applyTheme(theme: Theme) {
   const root = document.documentElement;
@@ -110,6 +113,7 @@ export default function App() {
   return (
     <LanguageContext.Provider value={lang}>
       <OpenStockContext.Provider value={openStock}>
+        <OpenStockAtContext.Provider value={openStockAt}>
         <div className="shell">
           <nav className="sidebar" aria-label="main">
             <div className="brand">{t("appName")}</div>
@@ -128,6 +132,9 @@ export default function App() {
             </button>
             <button id="nav-research" className={page === "research" ? "active" : ""} onClick={() => setPage("research")}>
               {researchText(lang)("nav")}
+            </button>
+            <button id="nav-review" className={page === "review" ? "active" : ""} onClick={() => setPage("review")}>
+              {reviewText(lang)("nav")}
             </button>
             <button id="nav-memory" className={page === "memory" ? "active" : ""} onClick={() => setPage("memory")}>
               {t("navMemory")}
@@ -172,6 +179,7 @@ export default function App() {
             {page === "inbox" && <InboxPage />}
             {page === "alerts" && <AlertsPage preset={alertPreset} onOpenStock={openStockAt} />}
             {page === "research" && <ResearchPage openTask={researchTask} />}
+            {page === "review" && <ReviewPage onOpenStock={openStockAt} />}
             {page === "portfolio" && <PortfolioPage onOpen={openStock} />}
             {page === "home" && (
               <Home
@@ -210,6 +218,7 @@ export default function App() {
             }}
           />
         </div>
+        </OpenStockAtContext.Provider>
       </OpenStockContext.Provider>
     </LanguageContext.Provider>
   );

@@ -1,0 +1,91 @@
+// The review page's model (issue 27): every tracked screen signal as a row with its
+// figures 1–20 trading days on, pending marked, each opening the stock at a date.
+import type { Outcome, TrackedScreen } from "../bindings";
+import { localTexts } from "../i18n";
+
+const zh = {
+  nav: "信号复盘",
+  title: "信号复盘：跟踪的筛选信号",
+  lead: "每次保存的筛选（窗口、CLI、Agent、定时任务、回填）的候选，从缓存的 K 线看其后 1–20 个交易日的扣费收益（次日开盘买入）。点一行在个股页打开信号当天；点一个收益打开它的卖出日。",
+  empty: "尚无跟踪的信号：运行一次筛选，或 wyckoff track backfill。",
+  day: "信号日",
+  stock: "股票",
+  triggers: "触发",
+  regime: "水温",
+  pending: "待定 {n}/{h}",
+  noEntry: "涨停未买入",
+  more: "显示更多（还有 {n} 个）",
+  loading: "加载中…",
+  signals: "{n} 个信号",
+};
+const en: typeof zh = {
+  nav: "Signal review",
+  title: "Signal review: tracked screen signals",
+  lead: "Candidates of every saved screen (window, CLI, agent, schedules, backfill), followed from the cached bars 1–20 trading days on: net return after fees, bought at the next open. Click a row to open the stock at the signal day; click a return to open its exit day.",
+  empty: "No tracked signals yet: run a screen, or wyckoff track backfill.",
+  day: "Signal day",
+  stock: "Stock",
+  triggers: "Triggers",
+  regime: "Regime",
+  pending: "pending {n}/{h}",
+  noEntry: "limit-up, not bought",
+  more: "Show more ({n} left)",
+  loading: "Loading…",
+  signals: "{n} signals",
+};
+export const reviewText = localTexts(zh, en);
+
+export interface Cell {
+  text: string;
+  /** The bar the figure came from (its exit day), if any. */
+  at: number | null;
+  status: Outcome["status"];
+}
+
+export interface SignalRow {
+  key: string;
+  /** YYYYMMDD of the screen day. */
+  day: number;
+  code: string;
+  name: string;
+  triggers: string;
+  regime: string;
+  cells: Cell[];
+}
+
+function pct(x: number | null): string {
+  if (x == null) return "—";
+  return `${x > 0 ? "+" : ""}${x.toFixed(2)}%`;
+}
+
+export function outcomeCell(o: Outcome, lang: string): Cell {
+  const t = reviewText(lang);
+  switch (o.status) {
+    case "pending":
+      return { text: t("pending", { n: o.bars_after, h: o.horizon }), at: null, status: o.status };
+    case "no_entry":
+      return { text: t("noEntry"), at: o.entry_date, status: o.status };
+    case "done":
+      return { text: pct(o.net_return_pct), at: o.exit_date, status: o.status };
+  }
+}
+
+/** Newest screen first, candidates in their screen's order. */
+export function signalRows(screens: TrackedScreen[], lang: string): SignalRow[] {
+  const out: SignalRow[] = [];
+  for (const s of [...screens].reverse()) {
+    const day = Number(s.as_of.replaceAll("-", ""));
+    for (const c of s.candidates) {
+      out.push({
+        key: `${s.id}:${c.code}`,
+        day,
+        code: c.code,
+        name: c.name,
+        triggers: c.triggers.join(" "),
+        regime: s.regime ?? "—",
+        cells: c.outcomes.map((o) => outcomeCell(o, lang)),
+      });
+    }
+  }
+  return out;
+}
