@@ -5,6 +5,8 @@
 // holding above its Markdown, anything else as JSON.
 import { useContext, useEffect, useMemo, useState } from "react";
 import { commands, type TaskInfo, type Value } from "../bindings";
+import TradesTable from "../review/TradesTable";
+import { barDate, useOpenStockAt } from "../review/openAt";
 import { LanguageContext } from "../i18n";
 import { toolLabel } from "../chat/toolNames";
 import {
@@ -47,6 +49,8 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
   const r = result as Record<string, Value>;
   const regime = (r.regime ?? {}) as Record<string, Value>;
   const regimeName = ((regime.regime ?? {}) as Record<string, Value>).regime;
+  const openAt = useOpenStockAt();
+  const asOf = barDate(r.as_of);
   const header = (key: SortKey, label: string) => (
     <th>
       <button
@@ -94,7 +98,16 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
               <td>{row.triggers}</td>
               <td>{row.score === null ? "—" : row.score.toFixed(2)}</td>
               <td>{row.stage || "—"}</td>
-              <td>{row.last_close === null ? "—" : row.last_close.toFixed(2)}</td>
+              {/* The close opens the bar it is (the screen's day). */}
+              <td>
+                {row.last_close === null ? "—" : openAt && asOf != null ? (
+                  <button className="link close" data-at={asOf} onClick={() => openAt(row.code, asOf)}>
+                    {row.last_close.toFixed(2)}
+                  </button>
+                ) : (
+                  row.last_close.toFixed(2)
+                )}
+              </td>
               <td>
                 <button className="link ask" onClick={() => onAsk(askAboutCandidate(row, lang))}>
                   {taskText(lang, "ask")}
@@ -182,6 +195,7 @@ function BacktestView({ result }: { result: Value }) {
           <polyline points={polyline(curve, w, h)} fill="none" stroke="currentColor" strokeWidth="1.5" />
         </svg>
       )}
+      <TradesTable result={result} />
     </div>
   );
 }
