@@ -96,6 +96,42 @@ async fn research_scenario(d: WebDriver) {
     .await
     .unwrap();
     shot(&d, "91-research-cell.png").await;
+
+    // A walk-forward of the same grid: 51 trading days in windows of 20 + 10 (step 10) are
+    // 4 windows; each listed with its choice, and the verdict said.
+    d.execute("document.querySelector('.content').scrollTop = 0", vec![])
+        .await
+        .unwrap();
+    let mode = wait_for(&d, By::Id("research-mode")).await;
+    mode.find(By::Css("option[value='walk']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    retype(&d, "research-in_sample", "20").await;
+    retype(&d, "research-out_of_sample", "10").await;
+    wait_text(&d, By::Id("research-plan"), 10, |t| {
+        t.contains("共 4 个组合")
+    })
+    .await;
+    click(&d, By::Id("research-run")).await;
+    // The engine's verdict, as it words it (the grid is too small to promise which one).
+    let verdict = wait_text(&d, By::Id("wf-verdict"), 120, |t| !t.is_empty()).await;
+    assert!(verdict.contains("样本外"), "{verdict}");
+    let windows = d.find_all(By::Css("#wf-windows tbody tr")).await.unwrap();
+    assert_eq!(windows.len(), 4);
+    wait_for(&d, By::Css("#wf-oos-curve canvas")).await;
+    wait_for(&d, By::Css("#wf-is-curve canvas")).await;
+    let listed = d.find_all(By::Css("#research-runs li")).await.unwrap();
+    assert_eq!(listed.len(), 2);
+    d.execute(
+        "document.getElementById('wf-verdict').scrollIntoView()",
+        vec![],
+    )
+    .await
+    .unwrap();
+    shot(&d, "92-research-walk-forward.png").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

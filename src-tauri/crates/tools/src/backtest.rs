@@ -614,12 +614,27 @@ impl ResearchRequest {
             ("entry_price_mode", &self.entry_price_mode),
             ("triggers", &self.triggers),
             ("best_by", &self.best_by),
-            ("walk_forward", &self.walk_forward),
         ];
         for (key, value) in fields {
             if let Some(v) = value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
                 o.insert(key.into(), json!(v));
             }
+        }
+        // The tool's schema takes the windows as an object (a background start checks it);
+        // a spec that does not parse stays a string, for `plan` to refuse in the CLI's words.
+        if let Some(text) = self
+            .walk_forward
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+        {
+            let value = match WalkForwardSpec::parse(text) {
+                Ok(w) => {
+                    json!({"in_sample": w.in_sample, "out_of_sample": w.out_of_sample, "step": w.step})
+                }
+                Err(_) => json!(text),
+            };
+            o.insert("walk_forward".into(), value);
         }
         Value::Object(o)
     }
@@ -729,6 +744,11 @@ mod tests {
         assert_eq!(p.combinations, 1);
         assert_eq!(p.axes[0].values, ["10"]);
         assert_eq!(p.walk_forward, Some([40, 20, 20]));
+        // As the tool's schema wants it (a background start validates the arguments).
+        assert_eq!(
+            r.to_args()["walk_forward"],
+            json!({"in_sample": 40, "out_of_sample": 20, "step": 20})
+        );
         assert_eq!(p.best_by, "return");
     }
 
@@ -748,5 +768,8 @@ mod tests {
         r.walk_forward = Some("40,20,10".into());
         let e = plan(&r.to_args(), TODAY).unwrap_err().to_string();
         assert!(e.contains("重叠"), "{e}");
+        r.walk_forward = Some("40;20".into());
+        let e = plan(&r.to_args(), TODAY).unwrap_err().to_string();
+        assert!(e.contains("IS,OOS[,STEP]"), "{e}");
     }
 }
