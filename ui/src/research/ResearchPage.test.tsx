@@ -124,3 +124,18 @@ describe("research page", () => {
     await waitFor(() => expect(document.querySelectorAll("#cell-trades tbody tr")).toHaveLength(1));
   });
 });
+
+describe("research page, left and reopened", () => {
+  it("follows a run started before the page was left", async () => {
+    const first = render(<ResearchPage />);
+    await act(async () => {
+      fireEvent.click(document.getElementById("research-run") as HTMLButtonElement);
+    });
+    first.unmount();
+    mocks.listTasks.mockResolvedValue(ok([task({ progress: { stage: "滚动窗口", detail: "第 2/5 个窗口", fraction: 0.6 } })]));
+    render(<ResearchPage />);
+    await waitFor(() => expect(document.getElementById("research-progress")?.textContent).toContain("第 2/5 个窗口"));
+    fireEvent.click(document.getElementById("research-cancel") as HTMLButtonElement);
+    expect(mocks.cancelTask).toHaveBeenCalledWith("bg_1_run_backtest");
+  });
+});

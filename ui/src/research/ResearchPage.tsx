@@ -62,8 +62,9 @@ export function requestOf(f: Form): ResearchRequest {
   };
 }
 
-// The viewed result survives leaving the page (the app unmounts it).
+// The viewed result and the running task survive leaving the page (the app unmounts it).
 let lastViewed: string | null = null;
+let running: string | null = null;
 
 export default function ResearchPage({ openTask }: { openTask?: string | null }) {
   const lang = useContext(LanguageContext);
@@ -87,6 +88,21 @@ export default function ResearchPage({ openTask }: { openTask?: string | null })
   useEffect(() => {
     void reload();
   }, [reload]);
+  // Back on the page while a run started here still goes: follow it again.
+  const { attach } = run;
+  useEffect(() => {
+    const id = running;
+    if (!id) return;
+    void commands.listTasks().then((r) => {
+      const t = r.status === "ok" ? r.data.find((x) => x.task_id === id) : undefined;
+      if (t) void attach(t);
+      else running = null;
+    });
+  }, [attach]);
+  useEffect(() => {
+    const t = run.task;
+    if (t) running = t.status === "running" || t.status === "queued" ? t.task_id : null;
+  }, [run.task]);
   useEffect(() => {
     if (openTask) setViewing(openTask);
   }, [openTask]);

@@ -57,9 +57,19 @@ export function useTaskRun(onFinished?: (task: TaskInfo) => void) {
     [follow],
   );
 
+  /** Follows a task started earlier (the page was left while it ran). */
+  const attach = useCallback(
+    async (t: TaskInfo) => {
+      id.current = t.task_id;
+      setTask(t);
+      if (t.status !== "running" && t.status !== "queued") await follow(t);
+    },
+    [follow],
+  );
+
   const cancel = useCallback(() => {
     if (id.current) void commands.cancelTask(id.current);
   }, []);
 
-  return { task, result, error, start, cancel, percent: task ? percent(task.progress.fraction) : null };
+  return { task, result, error, start, attach, cancel, percent: task ? percent(task.progress.fraction) : null };
 }
