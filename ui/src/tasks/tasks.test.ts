@@ -27,6 +27,14 @@ describe("progress wording", () => {
     expect([runningCount(list), queuedCount(list)]).toEqual([1, 1]);
   });
 
+  it("words a sweep's combinations and a walk-forward's windows in the page's language", () => {
+    const bt = (detail: string): TaskInfo => ({ ...task("b", "2026-12-03T06:00:00Z"), tool_name: "run_backtest", progress: { stage: "组合回测", detail, fraction: 0.8 } });
+    expect(progressLine(bt("3/12 个组合"), "en")).toBe("3/12 combinations");
+    expect(progressLine(bt("3/12 个组合"), "zh")).toBe("3/12 个组合");
+    expect(progressLine(bt("第 2/5 个窗口"), "en")).toBe("window 2 of 5");
+    expect(progressLine(bt("2020-03-02 (3/50)"), "en")).toBe("组合回测 2020-03-02 (3/50)");
+  });
+
   it("words each funnel layer of a screen with its counts", () => {
     const table: [number, number, number, string, string][] = [
       [1, 5640, 4980, "L1 基础门槛：5640 → 4980", "L1 basic filters: 5640 → 4980"],

@@ -2,6 +2,8 @@
 // list as change events arrive, elapsed time, and the screen result's sortable rows.
 import type { Language, TaskInfo, Value } from "../bindings";
 import { taskText } from "./text";
+import { researchProgress } from "../research/heatmap";
+import { researchText } from "../research/text";
 
 /** Applies one change (submitted, progress, finished): newest first, one row per task. */
 export function upsertTask(tasks: TaskInfo[], task: TaskInfo): TaskInfo[] {
@@ -36,6 +38,12 @@ export function progressLine(task: TaskInfo, lang: Language): string {
   if (step?.kind === "screen_layer" && step.layer >= 1 && step.layer <= 5) {
     const name = taskText(lang, `layer${step.layer}` as "layer1");
     return taskText(lang, "screenLayer", { layer: step.layer, name, input: step.input, passed: step.passed });
+  }
+  // A sweep's combinations and a walk-forward's windows, worded here (the tool sends Chinese).
+  const research = task.tool_name === "run_backtest" ? researchProgress(task) : null;
+  if (research) {
+    const key = research.kind === "combinations" ? "progressCombinations" : research.kind === "window" ? "progressWindow" : "progressDays";
+    return researchText(lang)(key, { done: research.done, total: research.total });
   }
   return [task.progress.stage, task.progress.detail ?? ""].filter((s) => s !== "").join(" ");
 }
