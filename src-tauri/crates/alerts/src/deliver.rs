@@ -9,6 +9,7 @@ use wyckoff_push::{Delivery, Outbox, OutboxStatus};
 
 use crate::describe::alert_text;
 use crate::{AlertStore, AlertsError};
+use wyckoff_market::MarketData;
 
 /// What a channel receives for one alert: the text (with the data's date) and the alert.
 pub fn message(alert: &FiredAlert) -> Value {
@@ -87,6 +88,37 @@ pub async fn deliver(
         }
     }
     Ok(done)
+}
+
+/// One whole check as `wyckoff alerts check` runs it: evaluate and record as of `as_of`,
+/// queue what fired for every channel, send what is due. The report's alerts carry their
+/// delivery status after the sends.
+pub async fn check_and_push(
+    md: &MarketData,
+    store: &AlertStore,
+    outbox: &Outbox,
+    as_of: Option<u32>,
+    now: DateTime<Utc>,
+) -> Result<(AlertCheckReport, Vec<Delivery>), AlertsError> {
+    let mut report = crate::check(md, store, as_of, now).await?;
+    enqueue(store, outbox, &mut report, now).await?;
+    let done = deliver(store, outbox, Some(&mut report), now).await?;
+    Ok((report, done))
+}
+
+/// The check a sync runs once it has updated bars: the same as [`check_and_push`] as of
+/// the latest bars, when there is anything to check (an enabled rule, or a holding with a
+/// stop-loss or target); `None` when there is not.
+pub async fn after_sync(
+    md: &MarketData,
+    store: &AlertStore,
+    outbox: &Outbox,
+    now: DateTime<Utc>,
+) -> Result<Option<(AlertCheckReport, Vec<Delivery>)>, AlertsError> {
+    if !crate::has_work(md, store).await? {
+        return Ok(None);
+    }
+    check_and_push(md, store, outbox, None, now).await.map(Some)
 }
 
 #[cfg(test)]

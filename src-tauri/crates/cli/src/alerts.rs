@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use chrono::Utc;
 use clap::{Args, Subcommand};
 use serde::Serialize;
-use wyckoff_alerts::{AlertStore, NewRule, StoreError, check, deliver, describe, validate};
+use wyckoff_alerts::{AlertStore, NewRule, StoreError, deliver, describe, validate};
 use wyckoff_market::MarketData;
 use wyckoff_protocol::{AlertCheckReport, AlertCondition, AlertRule, AlertTarget, FiredAlert};
 use wyckoff_push::Delivery;
@@ -20,7 +20,7 @@ use crate::market::{failed, open, print_json, runtime};
 
 /// `alerts check --json`: the report and what the push outbox sent.
 #[derive(Debug, Serialize)]
-struct CheckOutput {
+pub(crate) struct CheckOutput {
     #[serde(flatten)]
     report: AlertCheckReport,
     deliveries: Vec<Delivery>,
@@ -263,14 +263,13 @@ async fn command(
         AlertsCommand::Check { .. } => {
             let now = Utc::now();
             let outbox = crate::push::outbox(md).await?;
-            let mut report = check(md, store, as_of, now).await?;
-            deliver::enqueue(store, &outbox, &mut report, now).await?;
-            let deliveries = deliver::deliver(store, &outbox, Some(&mut report), now).await?;
+            let (report, deliveries) =
+                deliver::check_and_push(md, store, &outbox, as_of, now).await?;
+            let checked = CheckOutput { report, deliveries };
             if json {
-                print_json(&CheckOutput { report, deliveries })?;
+                print_json(&checked)?;
             } else {
-                print_report(&report);
-                crate::push::print_deliveries(&deliveries);
+                print_check(&checked);
             }
         }
         AlertsCommand::History { limit } => {
@@ -287,6 +286,27 @@ async fn command(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `alerts check`'s words for a check (also after `data sync`).
+pub(crate) fn print_check(checked: &CheckOutput) {
+    print_report(&checked.report);
+    crate::push::print_deliveries(&checked.deliveries);
+}
+
+/// The check `data sync` runs after it updated bars (`None`: no rule and no holding with
+/// a stop-loss or target, nothing to check); an error is the check's, the sync stands.
+pub(crate) async fn after_sync(md: &MarketData) -> Option<Result<CheckOutput, String>> {
+    let ran = async {
+        let store = AlertStore::new(md.pool().clone()).await?;
+        let outbox = crate::push::outbox(md).await?;
+        anyhow::Ok(deliver::after_sync(md, &store, &outbox, Utc::now()).await?)
+    };
+    match ran.await {
+        Ok(Some((report, deliveries))) => Some(Ok(CheckOutput { report, deliveries })),
+        Ok(None) => None,
+        Err(e) => Some(Err(format!("{e:#}"))),
+    }
 }
 
 fn target_text(t: &AlertTarget) -> String {

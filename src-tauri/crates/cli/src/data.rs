@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
+use serde_json::{Value, json};
 use wyckoff_market::{
     CodeStatus, FileStatus, Freshness, ImportEvent, ImportReport, IndexCode, StatusReport,
     StockCode, SyncEvent, SyncStatus, SyncTarget,
@@ -346,9 +346,17 @@ fn sync(
         if let Some(pb) = &bar {
             pb.finish_and_clear();
         }
-        anyhow::Ok((list_result, report?, offline, plan))
+        let report = report?;
+        // New bars: the alert rules (and the holdings' stops and targets) are checked on
+        // them, recorded and pushed as `wyckoff alerts check` does.
+        let alerts = if offline || report.failed == report.outcomes.len() {
+            None
+        } else {
+            crate::alerts::after_sync(&md).await
+        };
+        anyhow::Ok((list_result, report, offline, plan, alerts))
     });
-    let (list_result, report, offline, plan) = match synced {
+    let (list_result, report, offline, plan, alerts) = match synced {
         Ok(r) => r,
         Err(e) => return Ok(failed(e)),
     };
@@ -358,6 +366,11 @@ fn sync(
         let mut v = serde_json::to_value(&report)?;
         v["offline"] = json!(offline);
         v["plan"] = serde_json::to_value(&plan)?;
+        v["alerts"] = match &alerts {
+            Some(Ok(checked)) => serde_json::to_value(checked)?,
+            Some(Err(e)) => json!({ "error": e }),
+            None => Value::Null,
+        };
         if let Some(l) = &list_result {
             v["stock_list"] = match l {
                 Ok((n, source)) => json!({"ok": true, "names": n, "source": source}),
@@ -382,6 +395,11 @@ fn sync(
             println!(
                 "offline: no live data source is configured (WYCKOFF_OFFLINE=1?); the local cache was not changed"
             );
+        }
+        match &alerts {
+            Some(Ok(checked)) => crate::alerts::print_check(checked),
+            Some(Err(e)) => println!("alerts: the check after the sync failed: {e}"),
+            None => {}
         }
     }
     Ok(if failed {

@@ -1,13 +1,14 @@
 //! The alerts check as a model-free job (issue 25): a schedule's `alerts` job evaluates
 //! every alert rule (and every holding's stop-loss) over the cache as of the latest bars,
-//! records what fired and hands it to the push outbox, as `wyckoff alerts check` does.
+//! records what fired and hands it to the push outbox, as `wyckoff alerts check` does. A
+//! whole-market sync runs the same check when it is done ([`after_sync`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use wyckoff_agent::{FnTool, Tool, ToolContext, ToolError, ToolSpec};
-use wyckoff_alerts::{AlertStore, check, deliver, describe};
+use wyckoff_alerts::{AlertStore, deliver, describe};
 use wyckoff_market::MarketData;
 use wyckoff_protocol::AlertCheckReport;
 use wyckoff_push::{Delivery, KeychainSecrets, Outbox, OutboxStatus};
@@ -38,6 +39,39 @@ pub fn summary(report: &AlertCheckReport, deliveries: &[Delivery]) -> Value {
     })
 }
 
+/// The alert store and the push outbox on the data home's database.
+async fn open(md: &MarketData) -> Result<(AlertStore, Outbox), String> {
+    let store = AlertStore::new(md.pool().clone())
+        .await
+        .map_err(|e| e.to_string())?;
+    let outbox = Outbox::new(md.pool().clone(), SEND_TIMEOUT)
+        .await
+        .map_err(|e| e.to_string())?
+        .with_secrets(Arc::new(KeychainSecrets::system()));
+    Ok((store, outbox))
+}
+
+/// The alerts check a sync runs once it has updated bars ([`deliver::after_sync`]), for the
+/// sync's result: [`summary`]'s figures, `null` when there was nothing to check, or
+/// `{"error": …}` when the check could not run (the sync itself still succeeded).
+pub async fn after_sync(md: &MarketData) -> Value {
+    let now = md.clock().now();
+    let ran = match open(md).await {
+        Ok((store, outbox)) => deliver::after_sync(md, &store, &outbox, now)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e),
+    };
+    match ran {
+        Ok(Some((report, done))) => summary(&report, &done),
+        Ok(None) => Value::Null,
+        Err(e) => {
+            tracing::warn!("the alerts check after the sync failed: {e}");
+            json!({ "error": e })
+        }
+    }
+}
+
 fn failed(e: impl std::fmt::Display) -> ToolError {
     ToolError::Failed(e.to_string())
 }
@@ -52,16 +86,8 @@ pub fn check_alerts_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
             let md = md.clone();
             async move {
                 let now = md.clock().now();
-                let store = AlertStore::new(md.pool().clone()).await.map_err(failed)?;
-                let outbox = Outbox::new(md.pool().clone(), SEND_TIMEOUT)
-                    .await
-                    .map_err(failed)?
-                    .with_secrets(Arc::new(KeychainSecrets::system()));
-                let mut report = check(&md, &store, None, now).await.map_err(failed)?;
-                deliver::enqueue(&store, &outbox, &mut report, now)
-                    .await
-                    .map_err(failed)?;
-                let done = deliver::deliver(&store, &outbox, Some(&mut report), now)
+                let (store, outbox) = open(&md).await.map_err(failed)?;
+                let (report, done) = deliver::check_and_push(&md, &store, &outbox, None, now)
                     .await
                     .map_err(failed)?;
                 Ok(summary(&report, &done))

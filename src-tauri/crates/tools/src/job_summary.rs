@@ -100,7 +100,8 @@ fn with_counts(head: String, r: &Value, keys: &[(&str, &str)]) -> String {
     }
 }
 
-/// `5120 stocks: 5100 updated, 18 up to date, 2 failed`.
+/// `5120 stocks: 5100 updated, 18 up to date, 2 failed; alerts as of 2026-12-04: 3 alerts
+/// fired (…)` — the alerts part when the sync ran the check.
 fn sync(r: &Value) -> Option<String> {
     let total = int(r, "total")?;
     let keys = [
@@ -108,7 +109,20 @@ fn sync(r: &Value) -> Option<String> {
         ("up_to_date", "up to date"),
         ("failed", "failed"),
     ];
-    Some(with_counts(format!("{total} stocks"), r, &keys))
+    let mut line = with_counts(format!("{total} stocks"), r, &keys);
+    match r.get("alerts") {
+        Some(Value::Object(a)) if a.contains_key("error") => {
+            let why = a.get("error").and_then(Value::as_str).unwrap_or("");
+            line.push_str(&format!("; the alerts check failed: {why}"));
+        }
+        Some(a @ Value::Object(_)) => {
+            if let Some(said) = alerts(a) {
+                line.push_str(&format!("; alerts {said}"));
+            }
+        }
+        _ => {}
+    }
+    Some(line)
 }
 
 /// `3 of 4 files imported: 120 stocks, 36000 bars, 2 bad rows`.
@@ -200,6 +214,27 @@ mod tests {
                 TaskRequest::SyncAll,
                 json!({"total": 5120, "updated": 5100, "up_to_date": 18, "failed": 2}),
                 Some("5120 stocks: 5100 updated, 18 up to date, 2 failed"),
+            ),
+            (
+                TaskRequest::SyncAll,
+                json!({"total": 2, "updated": 2, "up_to_date": 0, "failed": 0, "alerts": {
+                    "data_date": "2020-06-18", "fired": 1, "suppressed": 0, "alerts": [
+                    "000001 平安银行 — close ≥ 10: close 12.60 ≥ 10 (data as of 2020-06-18)"]}}),
+                Some(
+                    "2 stocks: 2 updated, 0 up to date, 0 failed; alerts as of 2020-06-18: 1 alerts fired (000001 平安银行 — close ≥ 10: close 12.60 ≥ 10 (data as of 2020-06-18))",
+                ),
+            ),
+            (
+                TaskRequest::SyncAll,
+                json!({"total": 2, "updated": 2, "up_to_date": 0, "failed": 0, "alerts": {"error": "alert store: disk I/O error"}}),
+                Some(
+                    "2 stocks: 2 updated, 0 up to date, 0 failed; the alerts check failed: alert store: disk I/O error",
+                ),
+            ),
+            (
+                TaskRequest::SyncAll,
+                json!({"total": 2, "updated": 2, "up_to_date": 0, "failed": 0, "alerts": null}),
+                Some("2 stocks: 2 updated, 0 up to date, 0 failed"),
             ),
             (
                 TaskRequest::Import { path: "/x".into() },

@@ -117,7 +117,13 @@ pub fn sync_all_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
                     })
                     .await
                     .map_err(|e| ToolError::Failed(e.to_string()))?;
-                Ok(sync_all_summary(&report))
+                let mut summary = sync_all_summary(&report);
+                // New bars: what the alert rules (and the holdings' stops) say about them.
+                if summary.get("error").is_none() {
+                    ctx.progress.report("检查提醒", "", None);
+                    summary["alerts"] = crate::alerts::after_sync(&md).await;
+                }
+                Ok(summary)
             }
         },
     ))
