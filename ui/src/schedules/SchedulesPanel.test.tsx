@@ -112,6 +112,21 @@ describe("Settings → Schedules", () => {
     expect((q(container, "#sched-cron") as HTMLInputElement).value).toBe("nope");
   });
 
+  it("an alerts check can be scheduled from the form", async () => {
+    mocks.listSchedules.mockResolvedValue(ok([]));
+    mocks.addSchedule.mockResolvedValue({ status: "error", error: { type: "invalid", message: "no alert rule exists" } });
+    const { container } = render(<SchedulesPanel onAsk={() => {}} />);
+    await waitFor(() => expect(q(container, "#sched-empty")).not.toBeNull());
+    expect(q(container, "label[for='sched-job-alerts'], #sched-job-alerts")).not.toBeNull();
+    fireEvent.change(q(container, "#sched-name"), { target: { value: "close-alerts" } });
+    fireEvent.click(q(container, "#sched-mode-cron"));
+    fireEvent.change(q(container, "#sched-cron"), { target: { value: "10 15 * * 1-5" } });
+    fireEvent.click(q(container, "#sched-job-alerts"));
+    fireEvent.click(q(container, "#sched-add"));
+    await waitFor(() => expect(mocks.addSchedule).toHaveBeenCalledWith({ name: "close-alerts", when: { type: "cron", expr: "10 15 * * 1-5" }, job: { type: "task", request: { type: "alerts" } } }));
+    await waitFor(() => expect(q(container, "#sched-form-note").textContent).toBe("未添加：no alert rule exists"));
+  });
+
   it("a form missing a part is not sent", async () => {
     mocks.listSchedules.mockResolvedValue(ok([]));
     const { container } = render(<SchedulesPanel onAsk={() => {}} />);

@@ -184,6 +184,7 @@ export default function SchedulesPanel({ onAsk }: Props) {
     { kind: "screen", label: "schedJobScreen" },
     { kind: "sync", label: "schedJobSync" },
     { kind: "backtest", label: "schedJobBacktest" },
+    { kind: "alerts", label: "schedJobAlerts" },
     { kind: "prompt", label: "schedJobPrompt" },
   ];
 

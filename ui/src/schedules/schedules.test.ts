@@ -58,6 +58,13 @@ describe("the add form → NewSchedule", () => {
     });
   });
 
+  it("an alerts check after the close", () => {
+    expect(formToNewSchedule(applyPreset(form({ name: "close-alerts", job: "alerts" }), "15:05"))).toEqual({
+      ok: true,
+      schedule: { name: "close-alerts", when: { type: "at", time: "15:05", days: { type: "trading" } }, job: { type: "task", request: { type: "alerts" } } },
+    });
+  });
+
   it("a screen before the open, name trimmed", () => {
     expect(formToNewSchedule(applyPreset(form({ name: "  pre_open " }), "09:25"))).toEqual({
       ok: true,
@@ -114,6 +121,7 @@ describe("editing a stored schedule", () => {
     [{ type: "at", time: "15:05", days: { type: "trading" } }, { type: "task", request: { type: "screen", as_of: null } }],
     [{ type: "at", time: "20:00", days: { type: "weekdays", days: [1, 5] } }, { type: "task", request: { type: "sync_all" } }],
     [{ type: "cron", expr: "5 15 * * 1-5" }, { type: "prompt", text: "/checkup" }],
+    [{ type: "at", time: "15:10", days: { type: "trading" } }, { type: "task", request: { type: "alerts" } }],
     // Made by `wyckoff schedule add` with its own top-n: an edit keeps it.
     [{ type: "at", time: "16:00", days: { type: "daily" } }, { type: "task", request: { type: "backtest", start: "2024-01-02", end: "2024-06-28", hold_days: 20, top_n: 5 } }],
   ];

@@ -84,7 +84,7 @@ export function scheduleErrorText(e: ScheduleError, t: Translate): string {
   }
 }
 
-export type JobKind = "screen" | "sync" | "backtest" | "prompt";
+export type JobKind = "screen" | "sync" | "backtest" | "alerts" | "prompt";
 export type DaysKind = Days["type"];
 
 /** The add form as typed. */
@@ -168,6 +168,9 @@ export function formToNewSchedule(form: ScheduleForm): FormResult {
     case "sync":
       job = { type: "task", request: { type: "sync_all" } };
       break;
+    case "alerts":
+      job = { type: "task", request: { type: "alerts" } };
+      break;
     case "backtest": {
       const start = form.start.trim();
       const end = form.end.trim();
@@ -214,8 +217,9 @@ export function scheduleToForm(s: ScheduleView): ScheduleForm | null {
       return { ...form, job: "sync" };
     case "backtest":
       return { ...form, job: "backtest", start: r.start, end: r.end, holdDays: r.hold_days, topN: r.top_n };
-    case "import":
     case "alerts":
+      return { ...form, job: "alerts" };
+    case "import":
       return null;
   }
 }
