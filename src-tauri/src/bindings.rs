@@ -54,6 +54,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             research::research_plan,
             research::start_research,
             research::research_runs,
+            research::sweep_best,
             sync::sync_stock,
             skills::list_skills,
             skills::open_skills_folder,

@@ -115,6 +115,11 @@ export const commands = {
 	 *  newest first.
 	 */
 	researchRuns: () => typedError<ResearchRun[], WorkspaceError>(__TAURI_INVOKE("research_runs")),
+	/**
+	 *  The best row of a stored sweep by `metric` (a `best_by` name) and its stability, by the
+	 *  engine's rule: the heatmap's metric may differ from the one the sweep was run with.
+	 */
+	sweepBest: (dims: number[], values: (number | null)[], metric: string) => typedError<BestOf, WorkspaceError>(__TAURI_INVOKE("sweep_best", { dims, values, metric })),
 	/**  Syncs the stock shown on its page; progress goes out over `on_progress`. */
 	syncStock: (code: string, onProgress: Channel<SyncProgress>) => typedError<StockSyncResult, WorkspaceError>(__TAURI_INVOKE("sync_stock", { code, onProgress })),
 	/**  The skills in effect now (a changed file is read again). */
@@ -412,6 +417,17 @@ export type BarColumns = {
 	low: (number | null)[],
 	close: (number | null)[],
 	volume: (number | null)[],
+};
+
+/**
+ *  The best of a sweep's rows by another metric than the one it was run with, and that
+ *  best's stability — the engine's own rule (`best_and_stability`), for the heatmap.
+ */
+export type BestOf = {
+	/**  Row of the best; `None` when no row has a value. */
+	best: number | null,
+	/**  0–1; `None` without neighbours. */
+	stability: number | null,
 };
 
 export type Breadth = {

@@ -106,3 +106,15 @@ pub async fn research_runs(
     }
     Ok(runs)
 }
+
+/// The best row of a stored sweep by `metric` (a `best_by` name) and its stability, by the
+/// engine's rule: the heatmap's metric may differ from the one the sweep was run with.
+#[tauri::command]
+#[specta::specta]
+pub fn sweep_best(
+    dims: Vec<u32>,
+    values: Vec<Option<f64>>,
+    metric: String,
+) -> Result<backtest::BestOf, WorkspaceError> {
+    backtest::best_of(&dims, &values, &metric).map_err(refused)
+}

@@ -9,6 +9,7 @@ const mocks = vi.hoisted(() => ({
   listTasks: vi.fn(),
   taskResult: vi.fn(),
   cancelTask: vi.fn(),
+  sweepBest: vi.fn(),
 }));
 const listeners = vi.hoisted(() => ({ task: null as null | ((e: { payload: { task: TaskInfo } }) => void) }));
 vi.mock("../bindings", () => ({
@@ -111,6 +112,19 @@ describe("research page", () => {
     expect(cells.map((c) => c.textContent)).toEqual(["0.00", "1.00", "0.50", "1.50"]);
     expect(document.getElementById("sweep-stability")?.textContent).toContain("0.50");
     expect(document.querySelectorAll("#research-runs li")).toHaveLength(1);
+
+    // Another metric: its best and stability by the engine's rule (asked of the backend).
+    mocks.sweepBest.mockResolvedValue(ok({ best: 2, stability: 0.25 }));
+    await act(async () => {
+      fireEvent.change(document.getElementById("heat-metric") as HTMLSelectElement, { target: { value: "total_return_pct" } });
+    });
+    expect(mocks.sweepBest).toHaveBeenCalledWith([2, 2, 1, 1, 1, 1], [0, 1, 2, 3], "return");
+    await waitFor(() => expect(document.getElementById("sweep-stability")?.textContent).toContain("0.25"));
+    expect(document.getElementById("sweep-best")?.dataset.best).toBe("2");
+    await act(async () => {
+      fireEvent.change(document.getElementById("heat-metric") as HTMLSelectElement, { target: { value: "sharpe" } });
+    });
+    expect(document.getElementById("sweep-stability")?.textContent).toContain("0.50");
 
     mocks.startResearch.mockResolvedValue(ok(task({ task_id: "bg_2_run_backtest", progress: { stage: "逐日回测" } })));
     await act(async () => {

@@ -2,11 +2,11 @@
 // the best's values or chosen), the best and its stability; a cell opens its run, run again
 // as the single backtest it equals (the stored sweep keeps metrics, not every curve).
 import { useContext, useEffect, useMemo, useState } from "react";
-import type { Value } from "../bindings";
+import { commands, type Value } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { equityCurve } from "../tasks/tasks";
 import EquityChart from "./EquityChart";
-import { METRICS, PARAMS, axes, bestCoords, cellRequest, colour, defaultAxes, heatGrid, metricOfBestBy, rows, metricValue, type Metric, type Param } from "./heatmap";
+import { METRICS, PARAMS, axes, bestByOf, bestCoords, metricColumn, cellRequest, colour, defaultAxes, heatGrid, metricOfBestBy, rows, metricValue, type Metric, type Param } from "./heatmap";
 import { researchText } from "./text";
 import { useTaskRun } from "./useTaskRun";
 
@@ -74,10 +74,29 @@ export default function SweepView({ report }: { report: Value }) {
   const [cell, setCell] = useState<number | null>(null);
   const run = useTaskRun();
   const grid = useMemo(() => heatGrid(report, x, y, metric, fixed), [report, x, y, metric, fixed]);
-  const best = typeof r.best === "number" ? r.best : null;
+  const runMetric = metricOfBestBy(typeof r.best_by === "string" ? r.best_by : null);
+  // The best by the map's metric: the stored one for the sweep's own metric, else the
+  // engine's rule asked for the other (trades and turnover are not ranked).
+  const [other, setOther] = useState<{ metric: Metric; best: number | null; stability: number | null } | null>(null);
+  useEffect(() => {
+    const name = bestByOf(metric);
+    if (metric === runMetric || name === null) return;
+    let live = true;
+    const { dims, values } = metricColumn(report, metric);
+    void commands.sweepBest(dims, values, name).then((res) => {
+      if (live && res.status === "ok") setOther({ metric, best: res.data.best, stability: res.data.stability });
+    });
+    return () => {
+      live = false;
+    };
+  }, [report, metric, runMetric]);
+  const stored = { best: typeof r.best === "number" ? r.best : null, stability: typeof (r.stability as Obj | null)?.score === "number" ? ((r.stability as Obj).score as number) : null };
+  const ranked = metric === runMetric || bestByOf(metric) === null;
+  const bestMetric = ranked ? runMetric : metric;
+  const shown = ranked ? stored : other?.metric === metric ? other : null;
+  const best = shown?.best ?? null;
   const bestRow = best === null ? null : rows(report)[best];
-  const stability = (r.stability ?? null) as Obj | null;
-  const bestMetric = metricOfBestBy(typeof r.best_by === "string" ? r.best_by : null);
+  const stability = shown?.stability ?? null;
   useEffect(() => setCell(null), [report]);
 
   const openCell = (i: number) => {
@@ -94,7 +113,7 @@ export default function SweepView({ report }: { report: Value }) {
       <p className="result-meta">
         {String(r.period ?? "")} · {t("combinations", { n: Number(r.combinations ?? 0) })}
       </p>
-      <div className="sweep-best" id="sweep-best">
+      <div className="sweep-best" id="sweep-best" data-metric={bestMetric} data-best={best ?? ""}>
         <strong>{t("best", { m: t(bestMetric) })}</strong>:{" "}
         {bestRow ? (
           <>
@@ -104,7 +123,7 @@ export default function SweepView({ report }: { report: Value }) {
           t("noBest")
         )}
         <div id="sweep-stability">
-          {stability && typeof stability.score === "number" ? t("stability", { s: stability.score.toFixed(2) }) : bestRow ? t("noStability") : null}
+          {stability !== null ? t("stability", { s: stability.toFixed(2) }) : bestRow ? t("noStability") : null}
         </div>
       </div>
       <div className="heat-controls">

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TaskInfo, Value } from "../bindings";
-import { axes, bestCoords, cellRequest, colour, defaultAxes, heatGrid, metricOfBestBy, researchProgress, rowCoords } from "./heatmap";
+import { axes, bestByOf, bestCoords, metricColumn, cellRequest, colour, defaultAxes, heatGrid, metricOfBestBy, researchProgress, rowCoords } from "./heatmap";
 
 const metrics = (ret: number, sharpe: number | null) => ({ total_return_pct: ret, sharpe, max_drawdown_pct: -5, trades: 3 });
 // hold 5,10 × stop -8,-5 × entry open,close: 8 rows, the first axis slowest.
@@ -74,6 +74,12 @@ describe("heatmap model", () => {
     expect(defaultAxes(report())).toEqual(["hold_days", "stop_loss_pct"]);
     expect(metricOfBestBy("return")).toBe("total_return_pct");
     expect(metricOfBestBy("sharpe")).toBe("sharpe");
+    expect(bestByOf("max_drawdown_pct")).toBe("max_drawdown");
+    expect(bestByOf("trades")).toBeNull();
+    const col = metricColumn(report(), "sharpe");
+    expect(col.dims).toEqual([2, 2, 1, 1, 2, 1]);
+    expect(col.values[3]).toBeNull();
+    expect(col.values[6]).toBeCloseTo(0.6);
   });
 
   it("gives a cell's single run with its own values and the sweep's period", () => {

@@ -40,6 +40,25 @@ export function metricOfBestBy(bestBy: string | null | undefined): Metric {
   }
 }
 
+/** The `best_by` name of a metric; `null` for trades and turnover (neither good nor bad). */
+export function bestByOf(metric: Metric): string | null {
+  const names: Partial<Record<Metric, string>> = {
+    total_return_pct: "return",
+    annualized_return_pct: "annualized",
+    max_drawdown_pct: "max_drawdown",
+    sharpe: "sharpe",
+    win_rate_pct: "win_rate",
+    profit_factor: "profit_factor",
+  };
+  return names[metric] ?? null;
+}
+
+/** Axis sizes and every row's value of `metric`, in grid order (for the engine's best). */
+export function metricColumn(report: Value, metric: Metric): { dims: number[]; values: (number | null)[] } {
+  const ax = axes(report);
+  return { dims: PARAMS.map((p) => ax[p].length), values: rows(report).map((r) => metricValue(r, metric)) };
+}
+
 /** A value of an axis as the report holds it, for display and for a request. */
 export function valueLabel(param: Param, v: Value): string {
   if (param === "triggers") return Array.isArray(v) ? v.map(String).join("+") : String(v);

@@ -703,9 +703,70 @@ pub fn plan(args: &Value, today: u32) -> Result<ResearchPlan, ToolError> {
     })
 }
 
+/// The best of a sweep's rows by another metric than the one it was run with, and that
+/// best's stability — the engine's own rule (`best_and_stability`), for the heatmap.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, specta::Type)]
+pub struct BestOf {
+    /// Row of the best; `None` when no row has a value.
+    pub best: Option<u32>,
+    /// 0–1; `None` without neighbours.
+    pub stability: Option<f64>,
+}
+
+/// `values` are the rows' metric in grid order over axes of `dims` sizes (the first
+/// slowest); `metric` a `best_by` name (trades and turnover are not ranked: an error).
+pub fn best_of(dims: &[u32], values: &[Option<f64>], metric: &str) -> Result<BestOf, ToolError> {
+    let metric = SweepMetric::parse(metric).map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
+    let dims: Vec<usize> = dims.iter().map(|d| (*d as usize).max(1)).collect();
+    if dims.len() != wyckoff_engine::backtest::sweep::AXES
+        || dims.iter().product::<usize>() != values.len()
+    {
+        return Err(ToolError::InvalidArgs(format!(
+            "{} values do not fill a grid of {dims:?}",
+            values.len()
+        )));
+    }
+    let coords: Vec<Coords> = (0..values.len())
+        .map(|mut k| {
+            let mut c = [0; wyckoff_engine::backtest::sweep::AXES];
+            for axis in (0..c.len()).rev() {
+                c[axis] = k % dims[axis];
+                k /= dims[axis];
+            }
+            c
+        })
+        .collect();
+    let (best, stability) = wyckoff_engine::backtest::sweep::best_and_stability(
+        &coords,
+        values,
+        metric.higher_is_better(),
+    );
+    Ok(BestOf {
+        best: best.and_then(|b| u32::try_from(b).ok()),
+        stability: stability.map(|s| s.score),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_best_by_another_metric_follows_the_engine_s_rule() {
+        // hold 3 values × stop 2 values; the drawdown ranks lower as better.
+        let dims = [3, 2, 1, 1, 1, 1];
+        let dd = [Some(5.0), Some(4.0), Some(1.0), Some(6.0), Some(2.0), None];
+        let b = best_of(&dims, &dd, "max_drawdown").unwrap();
+        assert_eq!(b.best, Some(2));
+        // Neighbours of row 2 (hold 1, stop 0): rows 0, 4 and 3 → mean 13/3 against
+        // best 1 and worst 6 (in the oriented scale): (−13/3 + 6) / (−1 + 6) = 1/3.
+        assert!((b.stability.unwrap() - 1.0 / 3.0).abs() < 1e-9, "{b:?}");
+        let ret = [Some(1.0), Some(9.0), None, None, None, None];
+        assert_eq!(best_of(&dims, &ret, "return").unwrap().best, Some(1));
+        assert_eq!(best_of(&dims, &[None; 6], "sharpe").unwrap().best, None);
+        assert!(best_of(&dims, &ret, "trades").is_err());
+        assert!(best_of(&[2, 1, 1, 1, 1, 1], &ret, "return").is_err());
+    }
 
     const TODAY: u32 = 20_240_701;
 
