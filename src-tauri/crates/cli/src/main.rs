@@ -15,6 +15,7 @@ mod market;
 mod mcp;
 mod memory;
 mod model;
+mod portfolio;
 mod push;
 mod run;
 mod schedule;
@@ -65,6 +66,9 @@ enum Command {
     /// Forward tracking of saved screens: each candidate's figures 1–20 trading days on,
     /// hit rates (`stats`), and past screens replayed over the cache (`backfill`).
     Track(track::TrackArgs),
+    /// The account journal: positions from fills, `fill`, `import FILE` (交割单 CSV),
+    /// `fills`, `value` (daily account value) and `review` (exits 5/10/20 days on).
+    Portfolio(portfolio::PortfolioArgs),
     /// Backtest the funnel strategy under A-share rules, offline over the cache.
     Backtest(backtest::BacktestArgs),
     /// The configured models (roles, whether keys are set) and the light model (seed §12).
@@ -118,6 +122,7 @@ fn main() -> std::process::ExitCode {
         Command::Screen(args) => screen::run(args),
         Command::Backtest(args) => backtest::run(args),
         Command::Track(args) => track::run(args),
+        Command::Portfolio(args) => portfolio::run(args),
         Command::Skills(args) => skills::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Alerts(args) => alerts::run(args),

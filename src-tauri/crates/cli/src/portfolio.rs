@@ -1,0 +1,339 @@
+//! `wyckoff portfolio`: the account journal — positions derived from fills with realised
+//! P/L, `fill` (record a buy or sell; fees by the backtest's rules unless given),
+//! `import FILE` (a broker 交割单 CSV: all rows or none), `value` (daily account value
+//! from the cached closes) and `review` (each sale 5/10/20 trading days on, and the
+//! engine's exit signal at the time). Exit status: 0 ok, 1 failure, 2 bad input.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use wyckoff_journal::money::{fmt_fen, fmt_price, parse_fen, parse_price, price_from_f64};
+use wyckoff_journal::{
+    AfterSale, Fees, JournalError, JournalReport, JournalStore, NewFill, Side, Source,
+};
+
+use crate::market::{EXIT_BAD_INPUT, failed, open, print_json, runtime};
+
+#[derive(Debug, clap::Args)]
+pub struct PortfolioArgs {
+    #[command(subcommand)]
+    pub command: Option<PortfolioCommand>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum FillSide {
+    Buy,
+    Sell,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum PortfolioCommand {
+    /// Record a fill: `wyckoff portfolio fill buy 600519 --shares 100 --price 1700.5`.
+    Fill {
+        side: FillSide,
+        code: String,
+        #[arg(long)]
+        shares: i64,
+        /// Yuan, up to 6 decimals.
+        #[arg(long)]
+        price: String,
+        /// YYYY-MM-DD or YYYYMMDD (default today, Beijing time).
+        #[arg(long)]
+        date: Option<String>,
+        /// Total fees in yuan (default: the backtest's fee rules).
+        #[arg(long)]
+        fees: Option<String>,
+        /// Stock name (default: the stock list's).
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import a broker 交割单 CSV (UTF-8 or GBK); a file with any bad row imports nothing.
+    Import {
+        file: std::path::PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The fills, oldest first.
+    Fills {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Daily account value from the cached closes (the last 20 days unless --all).
+    Value {
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Each sale: the stock 5 / 10 / 20 trading days later and the exit signal at the time.
+    Review {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn bad(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("wyckoff: {msg}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+fn journal_failure(e: JournalError) -> ExitCode {
+    match e {
+        JournalError::Invalid(_) | JournalError::Ledger(_) | JournalError::Csv(_) => {
+            if let Some(rows) = e.bad_rows() {
+                for r in rows {
+                    eprintln!("第 {} 行: {}", r.line, r.message);
+                }
+            }
+            bad(e)
+        }
+        other => failed(anyhow::Error::new(other)),
+    }
+}
+
+pub fn run(a: PortfolioArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async move {
+        let md = match open().await {
+            Ok(md) => md,
+            Err(e) => return Ok(failed(e)),
+        };
+        let now = md.clock().now();
+        let store = match JournalStore::new(md.pool().clone(), now).await {
+            Ok(s) => s,
+            Err(e) => return Ok(journal_failure(e)),
+        };
+        match a.command {
+            None => {
+                let s = match store.summary(now).await {
+                    Ok(s) => s,
+                    Err(e) => return Ok(journal_failure(e)),
+                };
+                if a.json {
+                    print_json(&s)?;
+                } else {
+                    println!(
+                        "{:<7} {:<10} {:>8} {:>12} {:>14}  since",
+                        "code", "name", "shares", "avg cost", "cost basis"
+                    );
+                    for p in &s.positions {
+                        println!(
+                            "{:<7} {:<10} {:>8} {:>12} {:>14}  {}",
+                            p.code,
+                            p.name,
+                            p.shares,
+                            price_from_f64(p.avg_cost).map(fmt_price).unwrap_or_default(),
+                            fmt_fen(p.cost_basis_fen),
+                            p.since
+                        );
+                    }
+                    println!(
+                        "realised P/L {} · fees {} · {} fills",
+                        fmt_fen(s.realised_fen),
+                        fmt_fen(s.fees_fen),
+                        s.fills.len()
+                    );
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Some(PortfolioCommand::Fill {
+                side,
+                code,
+                shares,
+                price,
+                date,
+                fees,
+                name,
+                json,
+            }) => {
+                let Some(price_e6) = parse_price(&price).filter(|p| *p > 0) else {
+                    return Ok(bad(format!("--price「{price}」不是正数（最多 6 位小数）")));
+                };
+                let date = match date {
+                    None => wyckoff_market::date::to_yyyymmdd(md.clock().now_shanghai().date()),
+                    Some(d) => match wyckoff_market::date::parse_date(&d) {
+                        Some(d) => d,
+                        None => return Ok(bad(format!("--date「{d}」无效，请用 YYYY-MM-DD"))),
+                    },
+                };
+                let fees = match fees {
+                    None => None,
+                    Some(f) => match parse_fen(&f).filter(|f| *f >= 0) {
+                        Some(c) => Some(Fees {
+                            commission_fen: c,
+                            stamp_fen: 0,
+                            transfer_fen: 0,
+                        }),
+                        None => return Ok(bad(format!("--fees「{f}」不是金额"))),
+                    },
+                };
+                let name = name.unwrap_or_else(|| {
+                    wyckoff_market::StockCode::parse(&code)
+                        .ok()
+                        .and_then(|c| md.stock_info(&c))
+                        .map(|i| i.name)
+                        .unwrap_or_default()
+                });
+                let fill = NewFill {
+                    code,
+                    name,
+                    side: match side {
+                        FillSide::Buy => Side::Buy,
+                        FillSide::Sell => Side::Sell,
+                    },
+                    date,
+                    price_e6,
+                    shares,
+                    fees,
+                };
+                match store.record(&fill, Source::Cli, now).await {
+                    Ok(out) if json => print_json(&out)?,
+                    Ok(out) => println!("{}", out.message),
+                    Err(e) => return Ok(journal_failure(e)),
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Some(PortfolioCommand::Import { file, json }) => {
+                let bytes = std::fs::read(&file)
+                    .with_context(|| format!("reading {}", file.display()));
+                let bytes = match bytes {
+                    Ok(b) => b,
+                    Err(e) => return Ok(bad(format!("{e:#}"))),
+                };
+                match store.import(&bytes, now).await {
+                    Ok(out) if json => print_json(&out)?,
+                    Ok(out) => {
+                        println!("{}", out.message);
+                        for s in &out.skipped {
+                            println!("  skipped line {}: {}", s.line, s.business);
+                        }
+                    }
+                    Err(e) => return Ok(journal_failure(e)),
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Some(PortfolioCommand::Fills { json }) => {
+                let s = match store.summary(now).await {
+                    Ok(s) => s,
+                    Err(e) => return Ok(journal_failure(e)),
+                };
+                if json {
+                    print_json(&s.fills)?;
+                } else {
+                    for f in &s.fills {
+                        println!(
+                            "#{:<4} {} {:<7} {:<7} {:<10} {:>8} @ {:>10}  amount {:>12}  fees {:>8}{}{}",
+                            f.id,
+                            f.date,
+                            f.side.as_str(),
+                            f.code,
+                            f.name,
+                            f.shares,
+                            price_from_f64(f.price).map(fmt_price).unwrap_or_default(),
+                            fmt_fen(f.amount_fen),
+                            fmt_fen(f.fees_total_fen),
+                            if f.fees_computed { " (rules)" } else { "" },
+                            f.realised_fen
+                                .map(|r| format!("  realised {}", fmt_fen(r)))
+                                .unwrap_or_default()
+                        );
+                    }
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Some(PortfolioCommand::Value { all, json }) => {
+                let r = match wyckoff_journal::report(&md, &store, now).await {
+                    Ok(r) => r,
+                    Err(e) => return Ok(journal_failure(e)),
+                };
+                let skip = if all { 0 } else { r.values.len().saturating_sub(20) };
+                if json {
+                    print_json(&r.values[skip..].to_vec())?;
+                } else {
+                    print_values(&r, skip);
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Some(PortfolioCommand::Review { json }) => {
+                let r = match wyckoff_journal::report(&md, &store, now).await {
+                    Ok(r) => r,
+                    Err(e) => return Ok(journal_failure(e)),
+                };
+                if json {
+                    print_json(&r.reviews)?;
+                } else {
+                    print_reviews(&r);
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    })
+}
+
+fn print_values(r: &JournalReport, skip: usize) {
+    if r.values.is_empty() {
+        println!("no fills with cached bars yet");
+        return;
+    }
+    println!(
+        "{:<10} {:>14} {:>14} {:>12} {:>12}",
+        "date", "market value", "cost basis", "unrealised", "realised"
+    );
+    for d in &r.values[skip..] {
+        println!(
+            "{:<10} {:>14} {:>14} {:>12} {:>12}{}",
+            d.date,
+            fmt_fen(d.market_value_fen),
+            fmt_fen(d.cost_basis_fen),
+            fmt_fen(d.unrealised_fen),
+            fmt_fen(d.realised_fen),
+            if d.missing.is_empty() {
+                String::new()
+            } else {
+                format!("  no close: {}", d.missing.join(","))
+            }
+        );
+    }
+}
+
+fn print_reviews(r: &JournalReport) {
+    if r.reviews.is_empty() {
+        println!("no sales yet");
+        return;
+    }
+    println!(
+        "{:<10} {:<7} {:<10} {:>8} {:>10} {:>10} {:>9} {:>9} {:>9}  exit signal then",
+        "date", "code", "name", "shares", "price", "realised", "+5d", "+10d", "+20d"
+    );
+    for v in &r.reviews {
+        let cells: Vec<String> = v
+            .after
+            .iter()
+            .map(|a| match a {
+                AfterSale::Pending { .. } => "pending".into(),
+                AfterSale::Done { change_pct, .. } => format!("{change_pct:+.2}%"),
+            })
+            .collect();
+        let signal = match (&v.exit_signal, v.signal_unknown) {
+            (_, true) => "unknown (no bars)".to_owned(),
+            (Some(s), _) => format!("{} {}", s.signal, s.reason),
+            (None, _) => "none".to_owned(),
+        };
+        println!(
+            "{:<10} {:<7} {:<10} {:>8} {:>10} {:>10} {:>9} {:>9} {:>9}  {signal}",
+            v.date,
+            v.code,
+            v.name,
+            v.shares,
+            price_from_f64(v.price).map(fmt_price).unwrap_or_default(),
+            fmt_fen(v.realised_fen),
+            cells[0],
+            cells[1],
+            cells[2],
+        );
+    }
+}
