@@ -20,6 +20,9 @@ fn main() {
     let shape = MarketShape::full_market();
     let csv = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
+    // WYCKOFF_BENCH_HOME keeps the imported market for timing the CLI on it (hyperfine)
+    let kept = std::env::var_os("WYCKOFF_BENCH_HOME").map(std::path::PathBuf::from);
+    let home_path = kept.clone().unwrap_or_else(|| home.path().to_path_buf());
     let t = Instant::now();
     let synthetic = market(shape);
     let written = synthetic_csv::write_market_csv(&synthetic, csv.path()).unwrap();
@@ -36,9 +39,11 @@ fn main() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let md = MarketData::open_with(MarketConfig::offline(home.path()))
+        let t = Instant::now();
+        let md = MarketData::open_with(MarketConfig::offline(&home_path))
             .await
             .unwrap();
+        println!("open a fresh data home: {:.2?}", t.elapsed());
         let t = Instant::now();
         let r = md.import_csv(csv.path(), &mut |_| {}).await.unwrap();
         let import = t.elapsed();
@@ -69,7 +74,10 @@ fn main() {
             times[READS / 2],
             times[READS - 1]
         );
-        let db = home.path().join("wyckoff.db");
+        let t = Instant::now();
+        drop(MarketData::open_with(MarketConfig::offline(&home_path)).await.unwrap());
+        println!("open a seeded data home: {:.2?}", t.elapsed());
+        let db = home_path.join("wyckoff.db");
         let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
         println!("database: {:.1} MB", size as f64 / 1e6);
     });

@@ -49,6 +49,51 @@ pub async fn migrate(pool: &SqlitePool) -> Result<(), CacheError> {
     migrator.set_ignore_missing(true);
     migrator.run(pool).await?;
     move_legacy_rows(pool).await?;
+    compact_series(pool).await?;
+    Ok(())
+}
+
+/// Marker left by migration 2400 until every stored series is in the compact layout.
+const SERIES_V2_PENDING: &str = "series_v2_pending";
+
+/// Re-encodes version-1 series blobs as version 2, once (migration 2400 leaves a marker).
+/// The bars are decoded and encoded again, bit for bit; a blob that no longer decodes is
+/// left as it is, so the reader still reports it as damaged.
+async fn compact_series(pool: &SqlitePool) -> Result<(), CacheError> {
+    let pending: Option<String> = sqlx::query_scalar("SELECT value FROM market_meta WHERE key = ?")
+        .bind(SERIES_V2_PENDING)
+        .fetch_optional(pool)
+        .await?;
+    if pending.is_none() {
+        return Ok(());
+    }
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let rows: Vec<(i64, Vec<u8>)> =
+        sqlx::query_as("SELECT rowid, data FROM market_series WHERE substr(data, 1, 1) = x'01'")
+            .fetch_all(&mut *tx)
+            .await?;
+    let mut converted = 0usize;
+    for (rowid, blob) in &rows {
+        match Series::decode(blob) {
+            Ok(series) => {
+                sqlx::query("UPDATE market_series SET data = ? WHERE rowid = ?")
+                    .bind(series.encode())
+                    .bind(rowid)
+                    .execute(&mut *tx)
+                    .await?;
+                converted += 1;
+            }
+            Err(e) => tracing::warn!(rowid, error = %e, "damaged series left as stored"),
+        }
+    }
+    sqlx::query("DELETE FROM market_meta WHERE key = ?")
+        .bind(SERIES_V2_PENDING)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    if converted > 0 {
+        tracing::info!(converted, "series blobs moved to the compact layout");
+    }
     Ok(())
 }
 

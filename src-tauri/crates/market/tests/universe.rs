@@ -201,3 +201,50 @@ async fn damaged_data_is_skipped_and_listed_and_index_bars_become_benchmarks() {
     // deterministic: a second read gives the same universe
     assert_eq!(md.load_universe(None).await.unwrap().universe, got.universe);
 }
+
+/// A home written in the version-1 layout (f64 columns, ~53 bytes a bar) is converted on
+/// open by migration 2400 and reads back the very same universe, in fewer bytes.
+#[tokio::test]
+async fn version_1_series_are_compacted_on_open_and_read_the_same_bars() {
+    use wyckoff_market::series::Series;
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    let before = md.load_universe(None).await.unwrap();
+    let rows: Vec<(i64, Vec<u8>)> = sqlx::query_as("SELECT rowid, data FROM market_series")
+        .fetch_all(md.pool())
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 8);
+    let mut v2_bytes = 0;
+    for (rowid, blob) in &rows {
+        assert_eq!(blob[0], 2, "new writes use the compact layout");
+        v2_bytes += blob.len();
+        let old = Series::decode(blob).unwrap().encode_v1();
+        sqlx::query("UPDATE market_series SET data = ? WHERE rowid = ?")
+            .bind(old)
+            .bind(rowid)
+            .execute(md.pool())
+            .await
+            .unwrap();
+    }
+    // the state an old home is in when migration 2400 first runs
+    md.store().set_meta("series_v2_pending", "1").await.unwrap();
+    drop(md);
+    let md = open(home.path()).await;
+    let versions: Vec<(i64, i64)> =
+        sqlx::query_as("SELECT unicode(substr(data, 1, 1)), length(data) FROM market_series")
+            .fetch_all(md.pool())
+            .await
+            .unwrap();
+    assert!(versions.iter().all(|(v, _)| *v == 2), "{versions:?}");
+    assert_eq!(
+        versions.iter().map(|(_, n)| *n as usize).sum::<usize>(),
+        v2_bytes
+    );
+    assert_eq!(md.store().meta("series_v2_pending").await.unwrap(), None);
+    let after = md.load_universe(None).await.unwrap();
+    assert_eq!(after.report, before.report);
+    for (a, b) in after.universe.stocks.iter().zip(&before.universe.stocks) {
+        assert_eq!(a.bars, b.bars, "{}", a.code);
+    }
+}
