@@ -94,7 +94,8 @@ async fn specs_flags_and_schemas() {
             "get_market_history",
             "screen_stocks",
             "run_backtest",
-            "update_portfolio"
+            "update_portfolio",
+            "annotate_chart"
         ]
     );
     let display: Vec<String> = names.iter().map(|n| h.reg.display_name(n)).collect();
@@ -108,7 +109,8 @@ async fn specs_flags_and_schemas() {
             "大盘回看",
             "全市场扫描",
             "策略回测",
-            "调仓操作"
+            "调仓操作",
+            "图表标注"
         ]
     );
     for n in &names {
