@@ -11,6 +11,7 @@
 //! | `screen_stocks` | 全市场扫描 | background |
 //! | `run_backtest` | 策略回测 | background |
 //! | `update_portfolio` | 调仓操作 | requires approval |
+//! | `record_fill` | 记录成交 | requires approval |
 //! | `annotate_chart` | 图表标注 | concurrency-safe (changes only chart notes) |
 //!
 //! Scope is A-shares: the reference's HK/US/ETF, fundamental and `delete_records` parts are
@@ -30,6 +31,7 @@ pub mod chart;
 mod common;
 pub mod exec;
 pub mod files;
+pub mod journal;
 pub mod job_summary;
 pub mod jobs;
 pub mod market;
@@ -147,6 +149,13 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
             portfolio::update_parameters(),
             &md,
             |md, args| async move { portfolio::update(&md, &args).await },
+        ),
+        tool(
+            ToolSpec::new(journal::NAME, journal::DISPLAY_NAME).requires_approval(),
+            journal::DESCRIPTION,
+            journal::parameters(),
+            &md,
+            |md, args| async move { journal::record(&md, &args).await },
         ),
         // The note's author is the conversation the call came from.
         {

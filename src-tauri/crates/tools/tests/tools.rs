@@ -95,6 +95,7 @@ async fn specs_flags_and_schemas() {
             "screen_stocks",
             "run_backtest",
             "update_portfolio",
+            "record_fill",
             "annotate_chart"
         ]
     );
@@ -110,20 +111,18 @@ async fn specs_flags_and_schemas() {
             "全市场扫描",
             "策略回测",
             "调仓操作",
+            "记录成交",
             "图表标注"
         ]
     );
     for n in &names {
         let spec = h.reg.spec(n).unwrap();
-        assert_eq!(spec.requires_approval, n == "update_portfolio", "{n}");
+        let writes = n == "update_portfolio" || n == "record_fill";
+        assert_eq!(spec.requires_approval, writes, "{n}");
         // the heavy tool runs in the background; it is never part of a parallel batch
         let heavy = n == "screen_stocks" || n == "run_backtest";
         assert_eq!(spec.background, heavy, "{n}");
-        assert_eq!(
-            spec.concurrency_safe,
-            n != "update_portfolio" && !heavy,
-            "{n}"
-        );
+        assert_eq!(spec.concurrency_safe, !writes && !heavy, "{n}");
     }
     for s in h.reg.schemas(None) {
         assert_eq!(s.parameters["type"], "object");
@@ -749,5 +748,37 @@ async fn the_market_regime_comes_from_cached_index_bars_or_says_why_not() {
     assert_eq!(
         r["market_regime"]["regime"], "UNKNOWN",
         "too few index bars by then"
+    );
+}
+
+#[tokio::test]
+async fn record_fill_needs_approval_and_derives_the_position() {
+    let h = home().await;
+    let buy = json!({"side": "buy", "code": "000001", "shares": 1000, "price": 16.0, "date": "2020-01-02"});
+    // headless "never": the gate refuses, nothing is written
+    let o = h
+        .call_with("record_fill", buy.clone(), HeadlessApprover::Never)
+        .await;
+    assert!(o.is_error);
+    assert!(o.content.contains("not_approved"), "{}", o.content);
+    assert!(positions(&h).await.is_empty());
+    // approved: 16,000.00 + 5.00 + 0.16 → 1000 shares at 16.00516
+    let r = h.ok("record_fill", buy).await;
+    assert_eq!(r["fill"]["fees_total_fen"], 516);
+    assert_eq!(r["fill"]["source"], "agent");
+    assert_eq!(r["position"]["avg_cost"], 16.00516);
+    assert_eq!(positions(&h).await.len(), 1);
+    // a sale beyond the holding is refused and writes nothing
+    let o = h
+        .call(
+            "record_fill",
+            json!({"side": "sell", "code": "000001", "shares": 2000, "price": 15.0, "date": "2020-01-03"}),
+        )
+        .await;
+    assert!(o.is_error);
+    assert!(o.content.contains("超过当时持仓"), "{}", o.content);
+    assert_eq!(
+        h.md.portfolio().view().await.unwrap().positions[0].shares,
+        1000
     );
 }

@@ -181,6 +181,7 @@ mod tests {
     fn whitelists_never_hold_update_portfolio_nor_delegation() {
         for r in &ROLES {
             assert!(!r.allows("update_portfolio"), "{}", r.name);
+            assert!(!r.allows("record_fill"), "{}", r.name);
             assert!(
                 r.tools.iter().all(|t| !t.starts_with("delegate_")),
                 "{}",
