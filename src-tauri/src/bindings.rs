@@ -4,8 +4,8 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
     alerts, annotations, app, chat, conversations, inbox, keys, markdown, market, mcp, memory,
-    overview, portfolio, push, research, schedules, settings, skills, subagents, sync, tasks,
-    track,
+    overview, portfolio, portfolio_journal, push, research, schedules, settings, skills, subagents,
+    sync, tasks, track,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -48,6 +48,9 @@ pub fn builder() -> Builder<tauri::Wry> {
             market::watchlist_contains,
             portfolio::portfolio_page,
             portfolio::portfolio_edit,
+            portfolio_journal::journal_report,
+            portfolio_journal::journal_record_fill,
+            portfolio_journal::journal_import,
             overview::market_overview,
             overview::data_status,
             overview::start_task,

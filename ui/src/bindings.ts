@@ -95,6 +95,18 @@ export const commands = {
 	 *  user's); returns the page after the write.
 	 */
 	portfolioEdit: (edit: PortfolioEdit) => typedError<PortfolioPage, WorkspaceError>(__TAURI_INVOKE("portfolio_edit", { edit })),
+	/**  The journal: fills, derived positions, realised P/L, daily value and exit reviews. */
+	journalReport: () => typedError<JournalReport, WorkspaceError>(__TAURI_INVOKE("journal_report")),
+	/**
+	 *  Records the user's own fill; returns the journal after it (the page reloads the
+	 *  positions, which the fill re-derived).
+	 */
+	journalRecordFill: (fill: FillForm) => typedError<JournalReport, WorkspaceError>(__TAURI_INVOKE("journal_record_fill", { fill })),
+	/**
+	 *  Imports a broker 交割单 (the file's bytes): all rows or none; the refusal names
+	 *  every bad line.
+	 */
+	journalImport: (bytes: number[]) => typedError<ImportOutcome, WorkspaceError>(__TAURI_INVOKE("journal_import", { bytes })),
 	marketOverview: () => typedError<MarketOverview, WorkspaceError>(__TAURI_INVOKE("market_overview")),
 	dataStatus: () => typedError<DataStatusView, WorkspaceError>(__TAURI_INVOKE("data_status")),
 	/**
@@ -225,6 +237,15 @@ export const events = {
 };
 
 /* Types */
+/**  One horizon after a sale. */
+export type AfterSale = 
+/**  The bar `days` trading days after the sale is not cached (yet). */
+{ status: "pending"; days: number } | { status: "done"; days: number; 
+/**  YYYY-MM-DD of that bar. */
+date: string; close: number | null; 
+/**  The close against the sale price, percent. */
+change_pct: number | null };
+
 /**  The condition a rule checks on the evaluated bar. Prices are closes. */
 export type AlertCondition = 
 /**  The close is at or above `level`. */
@@ -583,6 +604,19 @@ export type DataStatusView = {
 	sources: string[],
 };
 
+export type DayValue = {
+	/**  YYYY-MM-DD. */
+	date: string,
+	/**  Holdings at the day's close (a suspended stock at its last close before). */
+	market_value_fen: number,
+	cost_basis_fen: number,
+	unrealised_fen: number,
+	/**  Realised P/L of the sales up to and including the day. */
+	realised_fen: number,
+	/**  Held codes without any close up to the day: not in the value. */
+	missing: string[],
+};
+
 /**  Which days a time-of-day schedule runs on. */
 export type Days = 
 /**  Shanghai exchange trading days (the bundled calendar). */
@@ -615,6 +649,18 @@ export type DeliveryStatus =
 /**  Waiting in the outbox for at least one channel. */
 "pending" | "delivered" | "failed";
 
+/**  A position derived from the fills. */
+export type DerivedPosition = {
+	code: string,
+	name: string,
+	shares: number,
+	/**  Average cost per share, yuan (fees included). */
+	avg_cost: number | null,
+	cost_basis_fen: number,
+	/**  YYYY-MM-DD: the first fill since the holding was last flat. */
+	since: string,
+};
+
 /**
  *  Failure categories, classified once where the failure happens (providers, tools,
  *  runtime) and carried unchanged to the UI and the CLI.
@@ -623,7 +669,74 @@ export type ErrorKind = "authentication" | "permission" | "rate_limit" | "overlo
 /**  The stream broke the vendor's protocol (malformed JSON, cut without a final event). */
 "protocol" | "cancelled" | "internal";
 
+export type ExitAtSale = {
+	/**  stop_loss / upthrust_warning / distribution_warning. */
+	signal: string,
+	reason: string,
+};
+
+export type ExitReview = {
+	fill_id: number,
+	code: string,
+	name: string,
+	/**  YYYY-MM-DD. */
+	date: string,
+	price: number | null,
+	shares: number,
+	realised_fen: number,
+	/**  When the holding the sale came out of started (YYYY-MM-DD). */
+	held_since: string,
+	after: AfterSale[],
+	/**  The engine's exit signal as of the sale day's close; `None` when none fired. */
+	exit_signal: ExitAtSale | null,
+	/**  No cached bar up to the sale day: the signal could not be computed. */
+	signal_unknown: boolean,
+};
+
 export type ExportFormat = "markdown" | "json";
+
+/**  One fill's fees in fen. */
+export type Fees = {
+	/**  佣金 (with any 其他费/规费 a broker lists apart). */
+	commission_fen: number,
+	/**  印花税. */
+	stamp_fen: number,
+	/**  过户费. */
+	transfer_fen: number,
+};
+
+/**  One fill from the page's form. */
+export type FillForm = {
+	side: Side,
+	code: string,
+	/**  YYYY-MM-DD or YYYYMMDD. */
+	date: string,
+	price: number | null,
+	shares: number,
+	/**  Total fees in yuan; `None` → the backtest's fee rules. */
+	fees: number | null,
+};
+
+/**  A stored fill as the page, the CLI and the tool show it (money in fen). */
+export type FillRow = {
+	id: number,
+	code: string,
+	name: string,
+	side: Side,
+	/**  YYYY-MM-DD. */
+	date: string,
+	/**  Yuan (exact to the millionth). */
+	price: number | null,
+	shares: number,
+	amount_fen: number,
+	fees: Fees,
+	fees_total_fen: number,
+	/**  The fees came from the backtest's rules, not the user or the broker. */
+	fees_computed: boolean,
+	source: Source,
+	/**  A sell's realised P/L. */
+	realised_fen: number | null,
+};
 
 /**  A rule that fired on a stock's bar, as stored. */
 export type FiredAlert = {
@@ -692,6 +805,13 @@ export type HoldingLines = {
 	shares: number,
 	stop_loss: number | null,
 	target: number | null,
+};
+
+export type ImportOutcome = {
+	imported: number,
+	skipped: SkippedRow[],
+	realised_fen: number,
+	message: string,
 };
 
 /**
@@ -763,6 +883,23 @@ export type Job =
 { type: "task"; request: TaskRequest } | 
 /**  A prompt or a `/skill` for the agent, in the schedule's own conversation. */
 { type: "prompt"; text: string };
+
+/**
+ *  Everything the journal shows: fills, derived positions, realised P/L, the daily value
+ *  and the exit reviews.
+ */
+export type JournalReport = {
+	summary: JournalSummary,
+	values: DayValue[],
+	reviews: ExitReview[],
+};
+
+export type JournalSummary = {
+	fills: FillRow[],
+	positions: DerivedPosition[],
+	realised_fen: number,
+	fees_fen: number,
+};
 
 /**  Where a key currently comes from. */
 export type KeySource = "environment" | "keychain" | 
@@ -1310,6 +1447,10 @@ export type Shape =
 /**  A few words on one bar. */
 { kind: "text"; date: number; text: string };
 
+export type Side = "buy" | "sell" | 
+/**  期初: the holding as it stood (a position from before the journal or edited by hand). */
+"opening";
+
 export type SkillOrigin = { type: "builtin" } | { type: "user"; path: string };
 
 /**
@@ -1341,6 +1482,23 @@ export type SkillsView = {
 	skills: SkillView[],
 	warnings: SkillWarningView[],
 };
+
+export type SkippedRow = {
+	line: number,
+	/**  The row's business, as the file words it (e.g. 银行转证券). */
+	business: string,
+};
+
+/**  Where a fill came from. */
+export type Source = 
+/**  The portfolio page. */
+"manual" | "cli" | 
+/**  The `record_fill` tool (after the user's approval). */
+"agent" | 
+/**  A broker 交割单. */
+"import" | 
+/**  A position stated as it stood (before the journal, or edited directly). */
+"opening";
 
 export type StockChart = {
 	code: string,

@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod memory;
 pub mod overview;
 pub mod portfolio;
+pub mod portfolio_journal;
 pub mod push;
 pub mod research;
 pub mod schedules;

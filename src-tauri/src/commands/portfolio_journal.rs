@@ -1,0 +1,127 @@
+//! The portfolio page's account journal: record a fill (the user's own click, so no
+//! approval dialog; the agent's `record_fill` passes the gate), import a broker 交割单,
+//! and the journal report (fills, realised P/L, daily value, exit reviews).
+
+use serde::Deserialize;
+use specta::Type;
+use tauri::State;
+use wyckoff_journal::money::{fen_from_f64, price_from_f64};
+use wyckoff_journal::{
+    Fees, ImportOutcome, JournalError, JournalReport, JournalStore, NewFill, Side, Source,
+};
+use wyckoff_market::MarketData;
+
+use crate::chat::ChatState;
+use crate::commands::overview::{WorkspaceError, market};
+use crate::state::AppState;
+
+/// One fill from the page's form.
+#[derive(Debug, Clone, Deserialize, Type, PartialEq)]
+pub struct FillForm {
+    pub side: Side,
+    pub code: String,
+    /// YYYY-MM-DD or YYYYMMDD.
+    pub date: String,
+    pub price: f64,
+    pub shares: i64,
+    /// Total fees in yuan; `None` → the backtest's fee rules.
+    pub fees: Option<f64>,
+}
+
+fn refused(e: JournalError) -> WorkspaceError {
+    match e {
+        JournalError::Db(_) | JournalError::Migrate(_) | JournalError::Market(_) => {
+            WorkspaceError::Other {
+                message: e.to_string(),
+            }
+        }
+        other => WorkspaceError::Refused {
+            message: other.to_string(),
+        },
+    }
+}
+
+async fn store(md: &MarketData) -> Result<JournalStore, WorkspaceError> {
+    JournalStore::new(md.pool().clone(), md.clock().now())
+        .await
+        .map_err(refused)
+}
+
+pub async fn load(md: &MarketData) -> Result<JournalReport, WorkspaceError> {
+    let s = store(md).await?;
+    wyckoff_journal::report(md, &s, md.clock().now())
+        .await
+        .map_err(refused)
+}
+
+pub async fn record(md: &MarketData, form: &FillForm) -> Result<JournalReport, WorkspaceError> {
+    let invalid = |m: &str| WorkspaceError::Refused { message: m.into() };
+    let date = wyckoff_market::date::parse_date(&form.date)
+        .ok_or_else(|| invalid("成交日期无效，请用 YYYY-MM-DD"))?;
+    let price_e6 = price_from_f64(form.price).ok_or_else(|| invalid("成交价格必须大于 0"))?;
+    let fees = match form.fees {
+        None => None,
+        Some(f) => Some(Fees {
+            commission_fen: fen_from_f64(f)
+                .filter(|f| *f >= 0)
+                .ok_or_else(|| invalid("费用不能为负数"))?,
+            stamp_fen: 0,
+            transfer_fen: 0,
+        }),
+    };
+    let name = wyckoff_market::StockCode::parse(&form.code)
+        .ok()
+        .and_then(|c| md.stock_info(&c))
+        .map(|i| i.name)
+        .unwrap_or_default();
+    let fill = NewFill {
+        code: form.code.clone(),
+        name,
+        side: form.side,
+        date,
+        price_e6,
+        shares: form.shares,
+        fees,
+    };
+    let s = store(md).await?;
+    s.record(&fill, Source::Manual, md.clock().now())
+        .await
+        .map_err(refused)?;
+    load(md).await
+}
+
+/// The journal: fills, derived positions, realised P/L, daily value and exit reviews.
+#[tauri::command]
+#[specta::specta]
+pub async fn journal_report(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<JournalReport, WorkspaceError> {
+    load(&*market(&state, &chat).await?).await
+}
+
+/// Records the user's own fill; returns the journal after it (the page reloads the
+/// positions, which the fill re-derived).
+#[tauri::command]
+#[specta::specta]
+pub async fn journal_record_fill(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    fill: FillForm,
+) -> Result<JournalReport, WorkspaceError> {
+    record(&*market(&state, &chat).await?, &fill).await
+}
+
+/// Imports a broker 交割单 (the file's bytes): all rows or none; the refusal names
+/// every bad line.
+#[tauri::command]
+#[specta::specta]
+pub async fn journal_import(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    bytes: Vec<u8>,
+) -> Result<ImportOutcome, WorkspaceError> {
+    let md = market(&state, &chat).await?;
+    let s = store(&md).await?;
+    s.import(&bytes, md.clock().now()).await.map_err(refused)
+}
