@@ -22,6 +22,7 @@ mod schedule;
 mod screen;
 mod skills;
 mod track;
+mod notes;
 
 use clap::{Parser, Subcommand};
 
@@ -66,6 +67,9 @@ enum Command {
     /// Forward tracking of saved screens: each candidate's figures 1–20 trading days on,
     /// hit rates (`stats`), and past screens replayed over the cache (`backfill`).
     Track(track::TrackArgs),
+    /// Chart notes (boxes, lines, text) the agent and the user drew on a stock's chart;
+    /// `remove ID` removes one.
+    Notes(notes::NotesArgs),
     /// The account journal: positions from fills, `fill`, `import FILE` (交割单 CSV),
     /// `fills`, `value` (daily account value) and `review` (exits 5/10/20 days on).
     Portfolio(portfolio::PortfolioArgs),
@@ -122,6 +126,7 @@ fn main() -> std::process::ExitCode {
         Command::Screen(args) => screen::run(args),
         Command::Backtest(args) => backtest::run(args),
         Command::Track(args) => track::run(args),
+        Command::Notes(args) => notes::run(args),
         Command::Portfolio(args) => portfolio::run(args),
         Command::Skills(args) => skills::run(args),
         Command::Mcp(args) => mcp::run(args),
