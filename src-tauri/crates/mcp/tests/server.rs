@@ -62,9 +62,11 @@ async fn tools_are_the_agent_tools_with_their_schemas_and_read_only() {
             Some(wyckoff_mcp::mcp_description(&same.description, background).as_str())
         );
     }
-    // the one agent market tool that writes is not served
-    assert!(agent.iter().any(|s| s.name == "update_portfolio"));
-    assert!(!names.contains(&"update_portfolio"));
+    // the agent market tools that write are not served
+    for writer in ["update_portfolio", "record_fill"] {
+        assert!(agent.iter().any(|s| s.name == writer));
+        assert!(!names.contains(&writer));
+    }
     client.cancel().await.unwrap();
 }
 
