@@ -230,7 +230,7 @@ fn parse_code(s: &str) -> Option<String> {
         .map(|c| c.digits().to_owned())
 }
 
-fn cell<'a>(row: &'a [String], i: Option<usize>) -> &'a str {
+fn cell(row: &[String], i: Option<usize>) -> &str {
     i.and_then(|i| row.get(i)).map(String::as_str).unwrap_or("")
 }
 
