@@ -101,6 +101,7 @@ describe("toolNames", () => {
       get_market_overview: "大盘水温",
       get_market_history: "大盘回看",
       update_portfolio: "调仓操作",
+      record_fill: "记录成交",
       annotate_chart: "图表标注",
       query_history: "历史查询",
       check_background_tasks: "任务状态",
