@@ -1,4 +1,4 @@
-import { useContext, useEffect, useState } from "react";
+import { useContext, useEffect, useRef, useState } from "react";
 import { LanguageContext, useT } from "../i18n";
 import { MISSING, asDiagnosis, engineLabel, formatPct, formatPrice, type Diagnosis, type TargetLevel } from "./diagnosis";
 import PortfolioTable from "./PortfolioTable";
@@ -8,6 +8,7 @@ import { InlineChart, StockCodeLink } from "./StockCodeLink";
 import { asOutcome, isDelegate, paneElapsed, roleLabel, roleOf, useRoleLimits } from "./subagent";
 import { useTickingNow } from "../useTickingNow";
 import { toolLabel } from "./toolNames";
+import { barDate, useOpenStockAt } from "../review/openAt";
 
 const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
 
@@ -38,29 +39,38 @@ function targetText(levels: TargetLevel[], t: ReturnType<typeof useT>, sep: stri
     .join(sep);
 }
 
-export function DiagnosisCard({ d }: { d: Diagnosis }) {
+/** A diagnosis as a card. Its figures lead to their source (issue 27 item 5): the stock page
+ * at the diagnosis's bar (its as-of date), or, with no bar to open, the tool result. */
+export function DiagnosisCard({ d, onShowSource }: { d: Diagnosis; onShowSource?: () => void }) {
   const t = useT();
   const lang = useContext(LanguageContext);
   const [chartShown, setChartShown] = useState(false);
+  const openAt = useOpenStockAt();
+  const at = barDate(d.asOf);
+  const code = d.code;
+  const openBar = code && openAt && at !== null ? () => openAt(code, at) : null;
+  const source = openBar ?? onShowSource ?? null;
+  const sourceTitle = openBar && at !== null ? t("diagOpenBar", { date: d.asOf ?? String(at) }) : t("diagFromResult");
   const status = DATA_STATUSES.find((s) => s === d.dataStatus);
   const close =
     d.latestClose === null ? MISSING : d.dayChangePct === null ? formatPrice(d.latestClose) : `${formatPrice(d.latestClose)} (${formatPct(d.dayChangePct)})`;
-  const rows: [string, string][] = [
-    [t("diagHealth"), engineLabel(d.health, lang) ?? MISSING],
-    [t("diagClose"), close],
+  // [label, text, is a figure (a number read off the bar, or the bar's date)]
+  const rows: [string, string, boolean][] = [
+    [t("diagHealth"), engineLabel(d.health, lang) ?? MISSING, false],
+    [t("diagClose"), close, true],
     ...(d.cost !== null || d.pnlPct !== null
       ? ([
-          [t("diagCost"), formatPrice(d.cost)],
-          [t("diagPnl"), formatPct(d.pnlPct)],
-        ] as [string, string][])
+          [t("diagCost"), formatPrice(d.cost), true],
+          [t("diagPnl"), formatPct(d.pnlPct), true],
+        ] as [string, string, boolean][])
       : []),
-    [t("diagMa"), engineLabel(d.maPattern, lang) ?? MISSING],
-    [t("diagChannel"), engineLabel(d.l2Channel, lang) ?? MISSING],
-    [t("diagTriggers"), d.triggers.length ? d.triggers.join(lang === "zh" ? "、" : ", ") : MISSING],
-    [t("diagStop"), formatPrice(d.stop)],
-    [t("diagTargets"), targetText(d.targets, t, " / ")],
-    ...(d.candidates.length ? ([[t("diagCandidates"), targetText(d.candidates, t, " · ")]] as [string, string][]) : []),
-    [t("diagData"), [status ? t(`diagStatus_${status}`) : d.dataStatus, d.asOf].filter(Boolean).join(" · ") || MISSING],
+    [t("diagMa"), engineLabel(d.maPattern, lang) ?? MISSING, false],
+    [t("diagChannel"), engineLabel(d.l2Channel, lang) ?? MISSING, false],
+    [t("diagTriggers"), d.triggers.length ? d.triggers.join(lang === "zh" ? "、" : ", ") : MISSING, false],
+    [t("diagStop"), formatPrice(d.stop), true],
+    [t("diagTargets"), targetText(d.targets, t, " / "), true],
+    ...(d.candidates.length ? ([[t("diagCandidates"), targetText(d.candidates, t, " · "), true]] as [string, string, boolean][]) : []),
+    [t("diagData"), [status ? t(`diagStatus_${status}`) : d.dataStatus, d.asOf].filter(Boolean).join(" · ") || MISSING, true],
   ];
   return (
     <div className="diagnosis">
@@ -71,13 +81,26 @@ export function DiagnosisCard({ d }: { d: Diagnosis }) {
             {chartShown ? t("diagHideChart") : t("diagShowChart")}
           </button>
         )}
+        {onShowSource && (
+          <button type="button" className="link diag-result" onClick={onShowSource}>
+            {t("diagResult")}
+          </button>
+        )}
       </div>
       {chartShown && d.code && <InlineChart code={d.code} />}
       <dl className="facts">
-        {rows.map(([k, v]) => (
+        {rows.map(([k, v, figure]) => (
           <div key={k} className="fact">
             <dt>{k}</dt>
-            <dd>{v}</dd>
+            <dd>
+              {figure && source && v !== MISSING ? (
+                <button type="button" className="link diag-figure" data-at={openBar ? (at ?? undefined) : undefined} title={sourceTitle} onClick={source}>
+                  {v}
+                </button>
+              ) : (
+                v
+              )}
+            </dd>
           </div>
         ))}
       </dl>
@@ -151,6 +174,12 @@ export default function ToolCardView({ card }: { card: ToolCard }) {
   const t = useT();
   const lang = useContext(LanguageContext);
   const [open, setOpen] = useState(false);
+  const body = useRef<HTMLDivElement>(null);
+  // A diagnosis figure with no bar to open shows the result it came from.
+  const showSource = () => {
+    setOpen(true);
+    requestAnimationFrame(() => body.current?.scrollIntoView?.({ block: "nearest" }));
+  };
   const portfolio = card.status === "ok" && card.name === "portfolio" ? asPortfolio(card.result) : null;
   const diagnosis = card.status === "ok" && !portfolio && !isDelegate(card.name) ? asDiagnosis(card.result) : null;
   const status =
@@ -173,9 +202,9 @@ export default function ToolCardView({ card }: { card: ToolCard }) {
       </button>
       {isDelegate(card.name) && <SubAgentPaneView card={card} />}
       {portfolio && <PortfolioTable p={portfolio} />}
-      {diagnosis && <DiagnosisCard d={diagnosis} />}
+      {diagnosis && <DiagnosisCard d={diagnosis} onShowSource={showSource} />}
       {open && (
-        <div className="tool-body">
+        <div className="tool-body" ref={body}>
           <div className="hint">{t("toolArgs")}</div>
           <pre className="json">{JSON.stringify(card.args, null, 2)}</pre>
           {card.result !== null && (
