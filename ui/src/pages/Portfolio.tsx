@@ -9,6 +9,7 @@ import { MISSING, engineLabel, formatPct, formatPrice } from "../chat/diagnosis"
 import { formatCost, formatMoney, formatShares } from "../chat/portfolio";
 import { formToEdit, parseNumber, pnlClass, todayIso, workspaceErrorText, type PositionForm } from "./workspaceModel";
 import { useWorkspaceText } from "./workspaceText";
+import Journal from "../journal/Journal";
 
 // One line per field group; the shared stylesheet has no form layout of its own.
 const FIELD_STYLE = { display: "inline-flex", alignItems: "center", gap: 6, margin: "0 12px 8px 0" } as const;
@@ -245,6 +246,7 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
           {t("pfSetCash")}
         </button>
       </form>
+      <Journal onChanged={() => void load()} refreshKey={page} />
     </section>
   );
 }

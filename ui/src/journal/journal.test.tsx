@@ -1,0 +1,303 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import type { DayValue, ExitReview, FillRow, JournalReport, PortfolioPage, PositionRow } from "../bindings";
+
+const mocks = vi.hoisted(() => ({
+  journalReport: vi.fn(),
+  journalRecordFill: vi.fn(),
+  journalImport: vi.fn(),
+  portfolioPage: vi.fn(),
+  portfolioEdit: vi.fn(),
+}));
+vi.mock("../bindings", () => ({ commands: mocks }));
+
+import { LanguageContext } from "../i18n";
+import { OpenStockContext } from "../chat/stockLinks";
+import { OpenStockAtContext } from "../review/openAt";
+import Portfolio from "../pages/Portfolio";
+import ExitReviews from "./ExitReviews";
+import DailyValue from "./DailyValue";
+import FillsList from "./FillsList";
+import ImportFills from "./ImportFills";
+import RecordFillForm from "./RecordFillForm";
+
+const ok = <T,>(data: T) => ({ status: "ok", data });
+const refused = (message: string) => ({ status: "error", error: { type: "refused", message } });
+
+// buy 1000 × 16.00 on 2020-01-02: fees 5.00 + 0.16 by the rules (cli_journal checks them by hand)
+const buy: FillRow = {
+  id: 1,
+  code: "000001",
+  name: "平安银行",
+  side: "buy",
+  date: "2020-01-02",
+  price: 16,
+  shares: 1000,
+  amount_fen: 1_600_000,
+  fees: { commission_fen: 500, stamp_fen: 0, transfer_fen: 16 },
+  fees_total_fen: 516,
+  fees_computed: true,
+  source: "manual",
+  realised_fen: null,
+};
+// sell 400 × 14.00 on 2020-03-02: 5.00 + 5.60 + 0.06; P/L 5,600 − 10.66 − 6,402.06
+const sell: FillRow = {
+  ...buy,
+  id: 2,
+  side: "sell",
+  date: "2020-03-02",
+  price: 14,
+  shares: 400,
+  amount_fen: 560_000,
+  fees: { commission_fen: 500, stamp_fen: 560, transfer_fen: 6 },
+  fees_total_fen: 1066,
+  realised_fen: -81_272,
+};
+
+const report = (fills: FillRow[], over: Partial<JournalReport> = {}): JournalReport => ({
+  summary: {
+    fills,
+    positions: [],
+    realised_fen: fills.reduce((a, f) => a + (f.realised_fen ?? 0), 0),
+    fees_fen: fills.reduce((a, f) => a + f.fees_total_fen, 0),
+  },
+  values: [],
+  reviews: [],
+  ...over,
+});
+
+const type = (id: string, value: string) => fireEvent.change(document.getElementById(id) as HTMLInputElement, { target: { value } });
+const click = async (el: Element) => {
+  await act(async () => {
+    fireEvent.click(el);
+  });
+};
+const byId = (id: string) => document.getElementById(id) as HTMLElement;
+
+beforeEach(() => {
+  mocks.journalReport.mockResolvedValue(ok(report([])));
+});
+afterEach(() => {
+  cleanup();
+  vi.clearAllMocks();
+});
+
+describe("record a fill", () => {
+  it("sends the form as a FillForm, empty fees meaning the backtest's rules, and says what was recorded", async () => {
+    const onRecorded = vi.fn();
+    const after = report([buy, sell]);
+    mocks.journalRecordFill.mockResolvedValue(ok(after));
+    render(<RecordFillForm onRecorded={onRecorded} />);
+    expect(byId("jf-fees-hint").textContent).toContain("费用留空：按回测的费率计算");
+    await click(byId("jf-side-sell"));
+    expect(byId("jf-side-sell").getAttribute("aria-pressed")).toBe("true");
+    type("jf-code", " 000001 ");
+    type("jf-date", "2020-03-02");
+    type("jf-price", "14.00");
+    type("jf-shares", "400");
+    await click(byId("jf-submit"));
+    expect(mocks.journalRecordFill).toHaveBeenCalledWith({ side: "sell", code: "000001", date: "2020-03-02", price: 14, shares: 400, fees: null });
+    expect(onRecorded).toHaveBeenCalledWith(after);
+    expect(byId("jf-done").textContent).toBe("已记录：卖出 000001 400 股 @ 14，费用 10.66（按回测费率）");
+    expect(document.getElementById("jf-error")).toBeNull();
+
+    // fees given: their total in yuan
+    await click(byId("jf-side-buy"));
+    type("jf-price", "16");
+    type("jf-shares", "1,000");
+    type("jf-fees", "12.34");
+    await click(byId("jf-submit"));
+    expect(mocks.journalRecordFill).toHaveBeenLastCalledWith({ side: "buy", code: "000001", date: "2020-03-02", price: 16, shares: 1000, fees: 12.34 });
+  });
+
+  it("shows the backend's refusal beside the form, and text that is no number without sending", async () => {
+    const onRecorded = vi.fn();
+    mocks.journalRecordFill.mockResolvedValue(refused("卖出 500 股超过当时持仓 400 股"));
+    render(<RecordFillForm onRecorded={onRecorded} />);
+    await click(byId("jf-side-sell"));
+    type("jf-code", "000001");
+    type("jf-price", "14");
+    type("jf-shares", "500");
+    await click(byId("jf-submit"));
+    expect(byId("jf-error").textContent).toBe("卖出 500 股超过当时持仓 400 股");
+    expect(onRecorded).not.toHaveBeenCalled();
+    // the typed figures stay for correcting
+    expect((byId("jf-shares") as HTMLInputElement).value).toBe("500");
+
+    mocks.journalRecordFill.mockClear();
+    type("jf-price", "abc");
+    await click(byId("jf-submit"));
+    expect(mocks.journalRecordFill).not.toHaveBeenCalled();
+    expect(byId("jf-error").textContent).toBe("成交价 必须是数字");
+  });
+
+  it("says a fixed refusal in English on the English page", async () => {
+    mocks.journalRecordFill.mockResolvedValue(refused("成交价格必须大于 0"));
+    render(
+      <LanguageContext.Provider value="en">
+        <RecordFillForm onRecorded={() => {}} />
+      </LanguageContext.Provider>,
+    );
+    type("jf-code", "000001");
+    type("jf-price", "0");
+    type("jf-shares", "100");
+    await click(byId("jf-submit"));
+    expect(byId("jf-error").textContent).toBe("The price must be greater than 0");
+  });
+});
+
+describe("import a 交割单", () => {
+  const choose = async (text: string) => {
+    const file = new File([new TextEncoder().encode(text)], "jiaogedan.csv", { type: "text/csv" });
+    await act(async () => {
+      fireEvent.change(byId("ji-file"), { target: { files: [file] } });
+    });
+  };
+
+  it("sends the file's bytes and lists every bad line, saying nothing was imported", async () => {
+    const onImported = vi.fn();
+    mocks.journalImport.mockResolvedValue(refused("2 行有错误，未导入任何记录：第 5 行 成交价格无效：abc；第 7 行 卖出 100 股超过当时持仓 0 股"));
+    render(<ImportFills onImported={onImported} />);
+    await choose("成交日期,证券代码\n");
+    await waitFor(() => expect(document.getElementById("ji-error")).toBeTruthy());
+    expect(mocks.journalImport).toHaveBeenCalledWith(Array.from(new TextEncoder().encode("成交日期,证券代码\n")));
+    const lines = [...document.querySelectorAll(".ji-bad-line")];
+    expect(lines.map((l) => l.getAttribute("data-line"))).toEqual(["5", "7"]);
+    expect(lines[0].textContent).toBe("第 5 行 成交价格无效：abc");
+    expect(lines[1].textContent).toBe("第 7 行 卖出 100 股超过当时持仓 0 股");
+    expect(byId("ji-error").textContent).toContain("jiaogedan.csv 未导入任何记录");
+    expect(byId("ji-nothing").textContent).toContain("没有导入任何一行");
+    expect(onImported).not.toHaveBeenCalled();
+  });
+
+  it("a refusal about the whole file is shown as it came", async () => {
+    mocks.journalImport.mockResolvedValue(refused("找不到表头：需要 成交日期、证券代码、操作/买卖标志、成交数量、成交价格 等列"));
+    render(<ImportFills onImported={() => {}} />);
+    await choose("hello\n");
+    await waitFor(() => expect(document.getElementById("ji-error-message")).toBeTruthy());
+    expect(byId("ji-error-message").textContent).toContain("找不到表头");
+    expect(document.querySelectorAll(".ji-bad-line")).toHaveLength(0);
+  });
+
+  it("says how many fills came in and which rows were skipped", async () => {
+    const onImported = vi.fn();
+    mocks.journalImport.mockResolvedValue(ok({ imported: 2, skipped: [{ line: 3, business: "银行转证券" }], realised_fen: -121_658, message: "" }));
+    render(<ImportFills onImported={onImported} />);
+    await choose("x");
+    await waitFor(() => expect(document.getElementById("ji-done")).toBeTruthy());
+    expect(byId("ji-done").textContent).toContain("已导入 2 笔成交（jiaogedan.csv），已实现盈亏 -1,216.58");
+    expect(byId("ji-skipped").textContent).toBe("第 3 行 银行转证券");
+    expect(onImported).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("fills, value and review", () => {
+  it("lists the fills newest first with the sale's realised P/L, and codes open the stock page", async () => {
+    const open = vi.fn();
+    render(
+      <OpenStockContext.Provider value={open}>
+        <FillsList summary={report([buy, sell]).summary} />
+      </OpenStockContext.Provider>,
+    );
+    const rows = [...document.querySelectorAll("tr.jr-fill")];
+    expect(rows.map((r) => r.getAttribute("data-id"))).toEqual(["2", "1"]);
+    expect(rows[0].querySelector(".jr-fill-realised")?.textContent).toBe("-812.72");
+    expect(rows[0].querySelector(".jr-fill-realised")?.className).toContain("down");
+    expect(rows[1].querySelector(".jr-fill-realised")?.textContent).toBe("");
+    expect(rows[1].querySelector(".jr-fill-fees")?.textContent).toBe("5.16 (按费率)");
+    expect(byId("jr-realised").textContent).toBe("-812.72");
+    expect(byId("jr-fees").textContent).toBe("15.82");
+    await click(rows[0].querySelector(".stock-link") as HTMLElement);
+    expect(open).toHaveBeenCalledWith("000001");
+  });
+
+  it("the daily value says the data's date and the holdings without a close", () => {
+    const day = (date: string, mv: number, missing: string[] = []): DayValue => ({ date, market_value_fen: mv, cost_basis_fen: 1_600_516, unrealised_fen: mv - 1_600_516, realised_fen: 0, missing });
+    render(<DailyValue held values={[day("2020-06-15", 1_300_000), day("2020-06-16", 1_291_000, ["600519"])]} />);
+    expect(byId("jr-value-asof").textContent).toContain("数据截至 2020-06-16");
+    expect(byId("jr-value-missing").textContent).toBe("2020-06-16 无收盘价、未计入市值：600519");
+    expect(byId("jr-spark").querySelector("polyline")?.getAttribute("points")).toBe("0.0,0.0 320.0,48.0");
+    const rows = [...document.querySelectorAll("tr.jr-day")];
+    expect(rows.map((r) => r.getAttribute("data-date"))).toEqual(["2020-06-16", "2020-06-15"]);
+    cleanup();
+    render(<DailyValue held values={[]} />);
+    expect(byId("jr-value-none").textContent).toContain("没有缓存的收盘价");
+  });
+
+  it("the exit review shows pending horizons as pending, done ones against the sale, and the signal then", async () => {
+    const openAt = vi.fn();
+    const review = (over: Partial<ExitReview>): ExitReview => ({
+      fill_id: 2,
+      code: "000001",
+      name: "平安银行",
+      date: "2020-06-10",
+      price: 14,
+      shares: 400,
+      realised_fen: -81_272,
+      held_since: "2020-01-02",
+      after: [{ status: "done", days: 5, date: "2020-06-17", close: 14.7, change_pct: 5 }, { status: "pending", days: 10 }, { status: "pending", days: 20 }],
+      exit_signal: null,
+      signal_unknown: false,
+      ...over,
+    });
+    render(
+      <OpenStockAtContext.Provider value={openAt}>
+        <ExitReviews reviews={[review({}), review({ fill_id: 3, exit_signal: { signal: "stop_loss", reason: "跌破止损" } }), review({ fill_id: 4, signal_unknown: true })]} />
+      </OpenStockAtContext.Provider>,
+    );
+    const first = document.querySelector('tr.jr-review-row[data-id="2"]') as HTMLElement;
+    const cells = [...first.querySelectorAll(".jr-after")];
+    expect(cells.map((c) => c.getAttribute("data-status"))).toEqual(["done", "pending", "pending"]);
+    expect(cells[0].textContent).toBe("14.70 (+5.00%)");
+    expect(cells[1].textContent).toBe("待定");
+    expect(first.querySelector(".jr-signal")?.textContent).toBe("无离场信号");
+    expect(document.querySelector('tr[data-id="3"] .jr-signal')?.textContent).toBe("止损: 跌破止损");
+    expect(document.querySelector('tr[data-id="4"] .jr-signal')?.textContent).toBe("无缓存K线，无法判断");
+    await click(first.querySelector(".jr-sale-at") as HTMLElement);
+    expect(openAt).toHaveBeenCalledWith("000001", 20200610);
+  });
+});
+
+describe("on the portfolio page", () => {
+  const position = (over: Partial<PositionRow>): PositionRow => ({
+    code: "000001",
+    name: "平安银行",
+    shares: 1000,
+    cost: 16.00516,
+    buy_dt: "2020-01-02",
+    stop_loss: null,
+    last: 12.91,
+    last_date: "2020-06-16",
+    data_status: "stale",
+    market_value: 12910,
+    pnl_amount: -3095.16,
+    pnl_pct: -19.34,
+    weight_pct: 100,
+    health: null,
+    health_reasons: [],
+    verdict: null,
+    error: null,
+    ...over,
+  });
+  const page = (positions: PositionRow[]): PortfolioPage => ({ positions, free_cash: 0, total_market_value: null, total_assets: null, data_status: "stale", as_of: null, without_quotes: 0 });
+
+  it("a recorded fill reloads the positions table, which shows the derived shares and average cost", async () => {
+    mocks.portfolioPage.mockResolvedValueOnce(ok(page([])));
+    render(<Portfolio onOpen={() => {}} />);
+    await screen.findByText("还没有持仓。用下面的表单添加一笔。");
+    await waitFor(() => expect(document.getElementById("jr-no-fills")).toBeTruthy());
+    mocks.portfolioPage.mockResolvedValue(ok(page([position({})])));
+    mocks.journalRecordFill.mockResolvedValue(ok(report([buy])));
+    mocks.journalReport.mockResolvedValue(ok(report([buy])));
+    type("jf-code", "000001");
+    type("jf-date", "2020-01-02");
+    type("jf-price", "16");
+    type("jf-shares", "1000");
+    await click(byId("jf-submit"));
+    await waitFor(() => expect(document.querySelector('.pf-row[data-code="000001"]')).toBeTruthy());
+    const row = document.querySelector('.pf-row[data-code="000001"]') as HTMLElement;
+    expect(row.querySelector(".pf-shares")?.textContent).toBe("1,000");
+    expect(row.querySelector(".pf-cost")?.textContent).toBe("16.005");
+    expect(document.querySelectorAll("tr.jr-fill")).toHaveLength(1);
+  });
+});

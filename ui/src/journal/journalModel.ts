@@ -1,0 +1,109 @@
+// The journal's page logic, pure so it is tested without a webview: the fill form → the
+// command's FillForm (numbers only; every rule is the backend's), money in fen as yuan,
+// the bad lines of a refused import, and the sparkline of the daily value.
+import type { DayValue, FillForm, FillRow, WorkspaceError } from "../bindings";
+import { formatMoney } from "../chat/portfolio";
+import type { JournalKey } from "./text";
+
+type T = (k: JournalKey, vars?: Record<string, string | number>) => string;
+
+export type FillDraft = { side: "buy" | "sell"; code: string; date: string; price: string; shares: string; fees: string };
+
+/** A number typed by the user; `null` when empty, `NaN` when it is not one. */
+function parsed(s: string): number | null {
+  const v = s.trim().replace(/,/g, "");
+  if (v === "") return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : Number.NaN;
+}
+
+/**
+ * The fill a draft stands for, or what is wrong with its text. Empty fees → `null`: the
+ * backend computes them by the backtest's rules. Whether a figure is allowed (a positive
+ * price, whole shares, a sale within the holding) is the backend's call.
+ */
+export function draftToFill(d: FillDraft, t: T): FillForm | string {
+  if (d.code.trim() === "") return t("needField", { field: t("code") });
+  if (d.date.trim() === "") return t("needField", { field: t("date") });
+  const price = parsed(d.price);
+  const shares = parsed(d.shares);
+  const fees = parsed(d.fees);
+  if (price === null) return t("needField", { field: t("price") });
+  if (Number.isNaN(price)) return t("notNumber", { field: t("price") });
+  if (shares === null) return t("needField", { field: t("shares") });
+  if (Number.isNaN(shares)) return t("notNumber", { field: t("shares") });
+  if (fees !== null && Number.isNaN(fees)) return t("notNumber", { field: t("fees") });
+  return { side: d.side, code: d.code.trim(), date: d.date.trim(), price, shares: Math.trunc(shares), fees };
+}
+
+/** Fen as yuan with two decimals and separators; "—" when unknown. */
+export function fen(n: number | null | undefined): string {
+  return n == null ? "—" : formatMoney(n / 100);
+}
+
+/** The journal's refusals are worded in Chinese (for the CLI and the model); the English page says the fixed ones in English. */
+const REFUSALS_EN: Record<string, string> = {
+  "成交数量必须是正整数": "Shares must be a positive whole number",
+  "成交价格必须大于 0": "The price must be greater than 0",
+  "费用不能为负数": "Fees cannot be negative",
+  "成交日期无效，请用 YYYY-MM-DD": "Not a date: use YYYY-MM-DD",
+  "无效的股票代码：A股用6位数字，如 600519": "Not a stock code: A-shares use 6 digits, e.g. 600519",
+  "缺少股票名称 name": "The stock's name is unknown (not in the stock list)",
+  "只能记录买入或卖出": "Only a buy or a sell can be recorded",
+};
+
+export function journalErrorText(err: WorkspaceError, lang: string): string {
+  switch (err.type) {
+    case "refused":
+      return lang === "en" && Object.hasOwn(REFUSALS_EN, err.message) ? REFUSALS_EN[err.message] : err.message;
+    case "offline":
+      return lang === "en" ? "Offline" : "离线";
+    case "unknown_code":
+      return lang === "en" ? `Unknown stock code ${err.code}` : `未知股票代码 ${err.code}`;
+    case "sync_failed":
+    case "other":
+      return err.message;
+  }
+}
+
+export interface BadLine {
+  line: number;
+  message: string;
+}
+
+/**
+ * The lines a refused import names ("N 行有错误，未导入任何记录：第 4 行 …；第 5 行 …");
+ * empty when the refusal is about the whole file (no header, not a text file).
+ */
+export function badLines(message: string): BadLine[] {
+  const start = message.indexOf("第 ");
+  if (start < 0) return [];
+  return message
+    .slice(start)
+    .split(/；(?=第 \d+ 行)/)
+    .flatMap((part) => {
+      const m = /^第 (\d+) 行\s*([\s\S]*)$/.exec(part.trim());
+      return m ? [{ line: Number(m[1]), message: m[2] }] : [];
+    });
+}
+
+/** The fills newest first (the report lists them oldest first); same-day fills by id. */
+export function newestFirst(fills: FillRow[]): FillRow[] {
+  return [...fills].sort((a, b) => (a.date === b.date ? b.id - a.id : a.date < b.date ? 1 : -1));
+}
+
+/** Polyline points of the daily market value in a `w`×`h` box (empty below two days). */
+export function sparkPoints(values: DayValue[], w: number, h: number): string {
+  if (values.length < 2) return "";
+  const ys = values.map((v) => v.market_value_fen);
+  const lo = Math.min(...ys);
+  const hi = Math.max(...ys);
+  const span = hi - lo || 1;
+  return ys
+    .map((y, i) => {
+      const x = (i / (ys.length - 1)) * w;
+      const py = h - ((y - lo) / span) * h;
+      return `${x.toFixed(1)},${py.toFixed(1)}`;
+    })
+    .join(" ");
+}
