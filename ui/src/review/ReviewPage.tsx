@@ -1,12 +1,12 @@
 // The review page (issue 27 item 3): the tracked screen signals with their figures and the
 // hit rates per trigger and 水温; every row opens the stock at its signal day, every return
-// at the bar it was sold on.
+// at the bar it was sold on; a hit-rate cell filters the list to the signals it counts.
 import { useContext, useEffect, useState } from "react";
 import { commands, type TrackedScreen } from "../bindings";
 import { LanguageContext } from "../i18n";
 import HitRates from "../tasks/HitRates";
 import { isoDate } from "../pages/stockModel";
-import { reviewText, signalRows } from "./reviewModel";
+import { countedRows, countedSummary, reviewText, signalRows, type SignalFilter } from "./reviewModel";
 
 const PAGE = 200;
 
@@ -16,6 +16,7 @@ export default function ReviewPage({ onOpenStock }: { onOpenStock: (code: string
   const [screens, setScreens] = useState<TrackedScreen[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [limit, setLimit] = useState(PAGE);
+  const [pick, setPick] = useState<SignalFilter | null>(null);
   useEffect(() => {
     let live = true;
     void commands.trackScreens().then((r) => {
@@ -27,7 +28,7 @@ export default function ReviewPage({ onOpenStock }: { onOpenStock: (code: string
       live = false;
     };
   }, []);
-  const rows = screens ? signalRows(screens, lang) : [];
+  const rows = screens ? (pick ? countedRows(screens, pick, lang) : signalRows(screens, lang)) : [];
   const horizons = screens?.find((s) => s.candidates.length > 0)?.candidates[0].outcomes.map((o) => o.horizon) ?? [];
   return (
     <section className="page" id="page-review">
@@ -38,12 +39,20 @@ export default function ReviewPage({ onOpenStock }: { onOpenStock: (code: string
           {error}
         </p>
       )}
-      <HitRates />
+      <HitRates onPick={(f) => setPick(f)} picked={pick} />
+      {pick && screens && (
+        <p className="result-meta" id="review-filter">
+          {countedSummary(screens, pick, rows, lang)}{" "}
+          <button id="review-show-all" className="link" onClick={() => setPick(null)}>
+            {t("showAll")}
+          </button>
+        </p>
+      )}
       {screens == null && !error && <p>{t("loading")}</p>}
-      {screens != null && rows.length === 0 && <p id="review-empty">{t("empty")}</p>}
+      {screens != null && rows.length === 0 && !pick && <p id="review-empty">{t("empty")}</p>}
       {rows.length > 0 && (
         <>
-          <p className="result-meta">{t("signals", { n: rows.length })}</p>
+          {!pick && <p className="result-meta">{t("signals", { n: rows.length })}</p>}
           <table className="screen-table" id="review-signals">
             <thead>
               <tr>

@@ -1,6 +1,6 @@
 // The review page's model (issue 27): every tracked screen signal as a row with its
 // figures 1–20 trading days on, pending marked, each opening the stock at a date.
-import type { Outcome, TrackedScreen } from "../bindings";
+import type { GroupBy, Outcome, TrackedCandidate, TrackedScreen } from "../bindings";
 import { localTexts } from "../i18n";
 
 const zh = {
@@ -17,6 +17,11 @@ const zh = {
   more: "显示更多（还有 {n} 个）",
   loading: "加载中…",
   signals: "{n} 个信号",
+  counted: "{what} · {h}日：计入命中率的 {n} 个信号，其中 {hits} 个扣费后盈利",
+  countedPending: "{what} · {h}日：{n} 个信号还在等 K 线",
+  showAll: "显示全部信号",
+  pickCell: "列出这个格子计入的信号",
+  all: "全部信号",
 };
 const en: typeof zh = {
   nav: "Signal review",
@@ -32,6 +37,11 @@ const en: typeof zh = {
   more: "Show more ({n} left)",
   loading: "Loading…",
   signals: "{n} signals",
+  counted: "{what} · {h}d: the {n} signals this hit rate counts, {hits} of them up after fees",
+  countedPending: "{what} · {h}d: {n} signals still waiting for their bars",
+  showAll: "Show all signals",
+  pickCell: "List the signals this cell counts",
+  all: "All signals",
 };
 export const reviewText = localTexts(zh, en);
 
@@ -88,4 +98,67 @@ export function signalRows(screens: TrackedScreen[], lang: string): SignalRow[] 
     }
   }
   return out;
+}
+
+/** What a hit-rate cell counts: one group at one horizon, its finished signals (the rate's
+ * count) or, for a cell that only has pending ones, those. */
+export interface SignalFilter {
+  group: GroupBy;
+  key: string;
+  horizon: number;
+  status: "done" | "pending";
+}
+
+function inGroup(s: TrackedScreen, c: TrackedCandidate, f: SignalFilter): boolean {
+  switch (f.group) {
+    case "all":
+      return true;
+    case "trigger":
+      return c.triggers.includes(f.key);
+    case "track":
+      return c.track === f.key;
+    case "regime":
+      return s.regime === f.key;
+  }
+}
+
+/** The signals a hit-rate cell counts, counted as the backend's stats do (wyckoff_track
+ * stats_of): a stock on a day once, as first saved; in the group; with that status at the
+ * horizon. Newest first, as the review list. */
+export function countedRows(screens: TrackedScreen[], f: SignalFilter, lang: string): SignalRow[] {
+  const seen = new Set<string>();
+  const keep = new Set<string>();
+  for (const s of screens) {
+    for (const c of s.candidates) {
+      const signal = `${s.as_of}:${c.code}`;
+      if (seen.has(signal)) continue;
+      seen.add(signal);
+      if (inGroup(s, c, f) && c.outcomes.some((o) => o.horizon === f.horizon && o.status === f.status)) keep.add(`${s.id}:${c.code}`);
+    }
+  }
+  return signalRows(screens, lang).filter((r) => keep.has(r.key));
+}
+
+/** How many of the counted signals gained after fees at the filter's horizon. */
+export function countedHits(screens: TrackedScreen[], rows: SignalRow[], horizon: number): number {
+  const keys = new Set(rows.map((r) => r.key));
+  let hits = 0;
+  for (const s of screens)
+    for (const c of s.candidates)
+      if (keys.has(`${s.id}:${c.code}`) && c.outcomes.some((o) => o.horizon === horizon && o.status === "done" && o.hit)) hits += 1;
+  return hits;
+}
+
+/** The label of a hit-rate group, as its row is headed. */
+export function groupLabel(group: GroupBy, key: string, lang: string): string {
+  return group === "all" ? reviewText(lang)("all") : group === "regime" ? `水温 ${key}` : key;
+}
+
+/** The line above a cell's counted signals: what it counts, how many, how many hit. */
+export function countedSummary(screens: TrackedScreen[], f: SignalFilter, rows: SignalRow[], lang: string): string {
+  const t = reviewText(lang);
+  const what = groupLabel(f.group, f.key, lang);
+  return f.status === "pending"
+    ? t("countedPending", { what, h: f.horizon, n: rows.length })
+    : t("counted", { what, h: f.horizon, n: rows.length, hits: countedHits(screens, rows, f.horizon) });
 }
