@@ -123,6 +123,8 @@ pub async fn check(
         unevaluated: Vec::new(),
     };
     let mut data_date: Option<u32> = None;
+    // What fired, recorded together after the loop (one transaction).
+    let mut firings: Vec<(NewFiring, u32)> = Vec::new();
     for (code, list) in &jobs {
         let (all, name) = match StockCode::parse(code) {
             Ok(parsed) => {
@@ -173,36 +175,38 @@ pub async fn check(
                         });
                         continue;
                     }
-                    let recorded = store
-                        .record(
-                            NewFiring {
-                                rule_id: job.rule_id,
-                                rule_key: &job.key,
-                                code,
-                                name: name.as_deref(),
-                                bar_date,
-                                condition: &job.condition,
-                                figures: &figures,
-                            },
-                            now,
-                        )
-                        .await?;
-                    match recorded {
-                        Some(alert) => {
-                            fired_on.entry(key).or_default().push(bar_date);
-                            report.fired.push(alert);
-                        }
-                        // Another check recorded it a moment ago.
-                        None => report.suppressed.push(SuppressedAlert {
+                    fired_on.entry(key).or_default().push(bar_date);
+                    firings.push((
+                        NewFiring {
                             rule_id: job.rule_id,
+                            rule_key: job.key.clone(),
                             code: code.clone(),
-                            bar_date: iso(bar_date),
-                            fired_on: iso(bar_date),
-                            cooldown_days: job.cooldown_days,
-                        }),
-                    }
+                            name: name.clone(),
+                            bar_date,
+                            condition: job.condition.clone(),
+                            figures,
+                        },
+                        job.cooldown_days,
+                    ));
                 }
             }
+        }
+    }
+    let cooldowns: Vec<u32> = firings.iter().map(|(_, c)| *c).collect();
+    let recorded = store
+        .record_all(firings.into_iter().map(|(f, _)| f).collect(), now)
+        .await?;
+    for ((firing, alert), cooldown_days) in recorded.into_iter().zip(cooldowns) {
+        match alert {
+            Some(alert) => report.fired.push(alert),
+            // Another check recorded it a moment ago.
+            None => report.suppressed.push(SuppressedAlert {
+                rule_id: firing.rule_id,
+                code: firing.code,
+                bar_date: iso(firing.bar_date),
+                fired_on: iso(firing.bar_date),
+                cooldown_days,
+            }),
         }
     }
     report.data_date = data_date.map(iso);

@@ -28,14 +28,14 @@ pub enum StoreError {
 
 /// A firing to record.
 #[derive(Debug, Clone)]
-pub(crate) struct NewFiring<'a> {
+pub(crate) struct NewFiring {
     pub rule_id: Option<i64>,
-    pub rule_key: &'a str,
-    pub code: &'a str,
-    pub name: Option<&'a str>,
+    pub rule_key: String,
+    pub code: String,
+    pub name: Option<String>,
     pub bar_date: u32,
-    pub condition: &'a AlertCondition,
-    pub figures: &'a AlertFigures,
+    pub condition: AlertCondition,
+    pub figures: AlertFigures,
 }
 
 #[derive(Clone)]
@@ -215,31 +215,51 @@ impl AlertStore {
         Ok(out)
     }
 
-    /// Records a firing; `None` when the same rule already fired on the same stock and bar
-    /// (another process got there first).
-    pub(crate) async fn record(
+    /// Records the firings of one check in one transaction (one commit, not one per alert:
+    /// a first check over the whole market records thousands); `None` in place of a firing
+    /// when the same rule already fired on the same stock and bar (another process got
+    /// there first).
+    pub(crate) async fn record_all(
         &self,
-        firing: NewFiring<'_>,
+        firings: Vec<NewFiring>,
         now: DateTime<Utc>,
-    ) -> Result<Option<FiredAlert>, StoreError> {
-        let id: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO alert_fired (rule_id, rule_key, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, ?) ON CONFLICT (rule_key, code, bar_date) DO NOTHING RETURNING id",
-        )
-        .bind(firing.rule_id)
-        .bind(firing.rule_key)
-        .bind(firing.code)
-        .bind(firing.name)
-        .bind(iso(firing.bar_date))
-        .bind(json(firing.condition)?)
-        .bind(json(firing.figures)?)
-        .bind(DeliveryStatus::Recorded.as_str())
-        .bind(stamp(now))
-        .fetch_optional(&self.pool)
-        .await?;
-        match id {
-            Some(id) => Ok(Some(self.fired(id).await?)),
-            None => Ok(None),
+    ) -> Result<Vec<(NewFiring, Option<FiredAlert>)>, StoreError> {
+        let created_at = stamp(now);
+        let mut tx = self.pool.begin().await?;
+        let mut out = Vec::with_capacity(firings.len());
+        for f in firings {
+            let bar_date = iso(f.bar_date);
+            let id: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO alert_fired (rule_id, rule_key, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, ?) ON CONFLICT (rule_key, code, bar_date) DO NOTHING RETURNING id",
+            )
+            .bind(f.rule_id)
+            .bind(&f.rule_key)
+            .bind(&f.code)
+            .bind(&f.name)
+            .bind(&bar_date)
+            .bind(json(&f.condition)?)
+            .bind(json(&f.figures)?)
+            .bind(DeliveryStatus::Recorded.as_str())
+            .bind(&created_at)
+            .fetch_optional(&mut *tx)
+            .await?;
+            // The row as just written (no read back per alert).
+            let alert = id.map(|id| FiredAlert {
+                id,
+                rule_id: f.rule_id,
+                code: f.code.clone(),
+                name: f.name.clone(),
+                bar_date,
+                condition: f.condition.clone(),
+                figures: f.figures.clone(),
+                delivered_to: Vec::new(),
+                delivery: DeliveryStatus::Recorded,
+                created_at: created_at.clone(),
+            });
+            out.push((f, alert));
         }
+        tx.commit().await?;
+        Ok(out)
     }
 
     /// Where an alert was handed and how its delivery stands.
