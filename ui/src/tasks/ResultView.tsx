@@ -51,6 +51,8 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
   const regimeName = ((regime.regime ?? {}) as Record<string, Value>).regime;
   const openAt = useOpenStockAt();
   const asOf = barDate(r.as_of);
+  // A row's close is its stock's last bar: the screen's day, or earlier when suspended.
+  const barOf = (row: { bars_as_of: string }) => barDate(row.bars_as_of) ?? asOf;
   const header = (key: SortKey, label: string) => (
     <th>
       <button
@@ -98,10 +100,10 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
               <td>{row.triggers}</td>
               <td>{row.score === null ? "—" : row.score.toFixed(2)}</td>
               <td>{row.stage || "—"}</td>
-              {/* The close opens the bar it is (the screen's day). */}
+              {/* The close opens the bar it is (the screen's day; a suspended stock's last bar before it). */}
               <td>
-                {row.last_close === null ? "—" : openAt && asOf != null ? (
-                  <button className="link close" data-at={asOf} onClick={() => openAt(row.code, asOf)}>
+                {row.last_close === null ? "—" : openAt && barOf(row) != null ? (
+                  <button className="link close" data-at={barOf(row) ?? undefined} onClick={() => openAt(row.code, barOf(row))}>
                     {row.last_close.toFixed(2)}
                   </button>
                 ) : (
