@@ -28,6 +28,13 @@ pub enum CacheError {
 /// Opens (creating if needed) the SQLite file with WAL and a busy timeout, and runs this
 /// crate's migrations. Other crates' migrations in the same file are left alone.
 pub async fn open_db(path: &Path) -> Result<SqlitePool, CacheError> {
+    let pool = connect_db(path).await?;
+    migrate(&pool).await?;
+    Ok(pool)
+}
+
+/// `open_db` without the migrations, for callers that run them next themselves.
+pub async fn connect_db(path: &Path) -> Result<SqlitePool, CacheError> {
     let opts = SqliteConnectOptions::new()
         .filename(path)
         .create_if_missing(true)
@@ -39,7 +46,6 @@ pub async fn open_db(path: &Path) -> Result<SqlitePool, CacheError> {
         .max_connections(4)
         .connect_with(opts)
         .await?;
-    migrate(&pool).await?;
     Ok(pool)
 }
 

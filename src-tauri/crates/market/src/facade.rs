@@ -388,8 +388,12 @@ async fn build_chain(
     clock: Arc<dyn Clock>,
     breakers: &BreakerStore,
 ) -> SourceChain {
-    let client = http::client(http_timeout);
     let mut chain = SourceChain::new(clock);
+    if sources.is_empty() {
+        // building an HTTP client loads the system's TLS roots (~half of an offline open)
+        return chain;
+    }
+    let client = http::client(http_timeout);
     for spec in sources {
         match spec.clone() {
             SourceSpec::Eastmoney(c, p) => {
@@ -418,7 +422,8 @@ impl MarketData {
             path: cfg.data_home.clone(),
             source,
         })?;
-        let pool = crate::cache::open_db(&cfg.db_path()).await?;
+        // open_with_pool runs the migrations (once, not twice)
+        let pool = crate::cache::connect_db(&cfg.db_path()).await?;
         Self::open_with_pool(pool, cfg).await
     }
 
