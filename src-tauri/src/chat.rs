@@ -132,6 +132,8 @@ impl ChatState {
         if let Some(app) = self.app.get() {
             crate::tasks::watch(app.clone(), services.background().clone());
         }
+        let warming = services.clone();
+        tauri::async_runtime::spawn(async move { warming.warm_mcp_servers().await });
         let hub = ConversationHub::new(
             services,
             HubOptions {

@@ -39,6 +39,9 @@ use crate::client::{ClientError, Connection, ToolReport};
 
 /// Failures in a row after which a server is disabled until the process restarts.
 pub const MAX_RESTARTS: u32 = 3;
+/// How long a server that just failed is left out of new sessions without being started
+/// again: a dead server must not hold every session build for its connect time limit.
+pub const SESSION_RETRY_AFTER: Duration = Duration::from_secs(30);
 /// Longest agent tool name the providers accept (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`).
 pub const MAX_TOOL_NAME: usize = 64;
 
@@ -185,6 +188,8 @@ struct State {
     generation: u64,
     /// The last failure, kept for the status line (cleared by a success).
     last_error: Option<String>,
+    /// When the last failure happened (see [`SESSION_RETRY_AFTER`]).
+    failed_at: Option<tokio::time::Instant>,
 }
 
 /// How a server of the process stands, for Settings → MCP.
@@ -221,6 +226,7 @@ impl ServerHandle {
                 tools: None,
                 generation: 0,
                 last_error: None,
+                failed_at: None,
             }),
         }
     }
@@ -275,6 +281,7 @@ impl ServerHandle {
         state.tools = None;
         state.failures += 1;
         state.last_error = Some(reason.to_owned());
+        state.failed_at = Some(tokio::time::Instant::now());
         let name = &self.entry.name;
         if state.failures >= MAX_RESTARTS {
             let why = format!("{MAX_RESTARTS} failures in a row, the last: {reason}");
@@ -310,6 +317,29 @@ impl ServerHandle {
             }
             Err(e) => Err(self.failed(&mut state, &e.to_string())),
         }
+    }
+
+    /// [`ServerHandle::tools`] for a new session: a server that failed less than
+    /// [`SESSION_RETRY_AFTER`] ago and has no connection is not started again for it.
+    async fn tools_for_session(&self) -> Result<Vec<ToolReport>, ToolError> {
+        {
+            let state = self.state.lock().await;
+            if state.conn.is_none()
+                && let Some(at) = state.failed_at
+                && at.elapsed() < SESSION_RETRY_AFTER
+            {
+                let why = state.last_error.as_deref().unwrap_or("it failed");
+                return Err(ToolError::Failed(format!(
+                    "MCP server '{}' failed moments ago ({why}); it is tried again in {} s at most",
+                    self.entry.name,
+                    SESSION_RETRY_AFTER
+                        .saturating_sub(at.elapsed())
+                        .as_secs()
+                        .max(1)
+                )));
+            }
+        }
+        self.tools().await
     }
 
     /// Calls `tool`; a transport failure, a crash or a hang (the call's cancel token, which
@@ -493,14 +523,29 @@ impl McpHub {
     }
 
     /// Every enabled server's tools as agent tools, and for each server that could not be
-    /// reached, why (the session goes on without it). Sub-agents get none of these unless a
+    /// reached, why (the session goes on without it). Servers are connected side by side,
+    /// so the wait is the slowest one's, not the sum. Sub-agents get none of these unless a
     /// role names them.
     pub async fn agent_tools(&self) -> (Vec<Arc<dyn Tool>>, Vec<(String, String)>) {
         let handles = self.handles.lock().await.clone();
+        let mut connecting = tokio::task::JoinSet::new();
+        for (i, handle) in handles.iter().cloned().enumerate() {
+            connecting.spawn(async move { (i, handle.tools_for_session().await) });
+        }
+        let mut listed: Vec<Option<Result<Vec<ToolReport>, ToolError>>> =
+            handles.iter().map(|_| None).collect();
+        while let Some(joined) = connecting.join_next().await {
+            match joined {
+                Ok((i, result)) => listed[i] = Some(result),
+                Err(e) => tracing::error!("MCP connect task failed: {e}"),
+            }
+        }
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
         let mut failed = Vec::new();
-        for handle in handles {
-            match handle.tools().await {
+        for (handle, result) in handles.into_iter().zip(listed) {
+            let result = result
+                .unwrap_or_else(|| Err(ToolError::Failed("the connect task was lost".into())));
+            match result {
                 Ok(list) => tools.extend(
                     list.iter()
                         .map(|t| Arc::new(McpAgentTool::new(handle.clone(), t)) as Arc<dyn Tool>),

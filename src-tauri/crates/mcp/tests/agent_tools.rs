@@ -549,3 +549,106 @@ async fn a_call_that_hangs_past_the_time_limit_is_an_error_and_the_server_restar
         .count();
     assert_eq!(left, 0, "a recorder process is still running");
 }
+
+fn stdio_server(name: &str, command: &str, args: Vec<String>) -> McpServer {
+    McpServer {
+        name: name.into(),
+        transport: McpTransport::Stdio {
+            command: command.into(),
+            args,
+            env: Vec::new(),
+        },
+        enabled: true,
+        always_ask: false,
+        trusted_tools: Vec::new(),
+    }
+}
+
+/// Servers connect side by side: "first" only answers once "second" has been started, so
+/// connecting them one after the other would leave "first" waiting out its time limit.
+#[tokio::test]
+async fn servers_are_connected_side_by_side() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/mcp/recorder_server.py");
+    let marker = dir.path().join("second-started");
+    let (py, script, marker_s) = (
+        python.display().to_string(),
+        script.display().to_string(),
+        marker.display().to_string(),
+    );
+    let log = |n: &str| dir.path().join(n).display().to_string();
+    let first = format!(
+        "for i in $(seq 200); do [ -f '{marker_s}' ] && exec '{py}' '{script}' '{}'; sleep 0.05; done; exit 1",
+        log("first.log")
+    );
+    let second = format!(
+        "touch '{marker_s}'; exec '{py}' '{script}' '{}'",
+        log("second.log")
+    );
+    let servers = McpServers {
+        version: 1,
+        servers: vec![
+            stdio_server("first", "sh", vec!["-c".into(), first]),
+            stdio_server("second", "sh", vec!["-c".into(), second]),
+        ],
+    };
+    let hub = McpHub::new(
+        Arc::new(|_: &wyckoff_config::NamedSecret| None),
+        Duration::from_secs(8),
+    );
+    hub.set_servers(&servers).await;
+    let (tools, failed) = hub.agent_tools().await;
+    assert!(failed.is_empty(), "{failed:?}");
+    let names: Vec<String> = tools.iter().map(|t| t.spec().name.clone()).collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("mcp__first__")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.starts_with("mcp__second__")),
+        "{names:?}"
+    );
+}
+
+/// A server that just failed is left out of the next session without being started again
+/// (a dead server must not hold every session build for its connect time limit).
+#[tokio::test]
+async fn a_server_that_just_failed_is_not_started_again_for_the_next_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts.log");
+    let servers = McpServers {
+        version: 1,
+        servers: vec![stdio_server(
+            "dead",
+            "sh",
+            vec![
+                "-c".into(),
+                format!("echo start >> '{}'; exit 1", starts.display()),
+            ],
+        )],
+    };
+    let hub = McpHub::new(
+        Arc::new(|_: &wyckoff_config::NamedSecret| None),
+        Duration::from_secs(5),
+    );
+    hub.set_servers(&servers).await;
+    let (_, first) = hub.agent_tools().await;
+    assert_eq!(first.len(), 1, "{first:?}");
+    let (tools, second) = hub.agent_tools().await;
+    assert!(tools.is_empty());
+    assert_eq!(second.len(), 1);
+    assert!(
+        second[0].1.contains("MCP server 'dead' failed moments ago"),
+        "{second:?}"
+    );
+    assert_eq!(log_lines(&starts).len(), 1, "started once, not twice");
+    // a changed configuration is a new server: it is started at once
+    let mut changed = servers.clone();
+    changed.servers[0].always_ask = true;
+    hub.set_servers(&changed).await;
+    let (_, third) = hub.agent_tools().await;
+    assert_eq!(third.len(), 1);
+    assert_eq!(log_lines(&starts).len(), 2);
+}

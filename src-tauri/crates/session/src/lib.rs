@@ -353,6 +353,12 @@ impl Services {
         registry
     }
 
+    /// Connects the enabled MCP servers ahead of the first session (the app does this at
+    /// start-up in the background), so a turn does not wait for a server to start.
+    pub async fn warm_mcp_servers(&self) {
+        let _ = self.mcp_tools().await;
+    }
+
     /// The enabled MCP servers' tools, as `mcp_servers.json` says now.
     async fn mcp_tools(&self) -> Vec<Arc<dyn wyckoff_agent::Tool>> {
         if let Err(e) = self.mcp.reload(self.home.root()).await {
