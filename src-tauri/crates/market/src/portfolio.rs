@@ -54,6 +54,9 @@ pub struct Position {
     pub buy_dt: String,
     /// None when unset (never 0).
     pub stop_loss: Option<f64>,
+    /// The target (take-profit) price; None when unset.
+    #[serde(default)]
+    pub target_price: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -254,6 +257,48 @@ impl PortfolioStore {
         }
         Ok(())
     }
+
+    /// Sets a position's stop-loss and target price together (`None` clears one); a
+    /// target must lie above the stop.
+    pub async fn set_levels(
+        &self,
+        code: &str,
+        stop_loss: Option<f64>,
+        target_price: Option<f64>,
+        now: DateTime<Utc>,
+    ) -> Result<(), PortfolioError> {
+        let code = norm_code(code)?;
+        if let Some(p) = stop_loss
+            && !(p.is_finite() && p > 0.0)
+        {
+            return Err(invalid("stop_loss 必须大于 0"));
+        }
+        if let Some(p) = target_price
+            && !(p.is_finite() && p > 0.0)
+        {
+            return Err(invalid("target_price 必须大于 0"));
+        }
+        if let (Some(stop), Some(target)) = (stop_loss, target_price)
+            && target <= stop
+        {
+            return Err(invalid("目标价必须高于止损价"));
+        }
+        let n = sqlx::query(
+            "UPDATE portfolio_positions SET stop_loss = ?, target_price = ?, updated_at = ? WHERE portfolio_id = ? AND code = ?",
+        )
+        .bind(stop_loss)
+        .bind(target_price)
+        .bind(now.to_rfc3339())
+        .bind(&self.id)
+        .bind(&code)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        if n == 0 {
+            return Err(invalid("持仓不存在，无法设置止损/目标价"));
+        }
+        Ok(())
+    }
 }
 
 async fn ensure_portfolio(
@@ -420,8 +465,9 @@ async fn view_on(
             .bind(id)
             .fetch_optional(&mut *conn)
             .await?;
-    let rows: Vec<(String, String, i64, f64, String, Option<f64>)> = sqlx::query_as(
-        "SELECT code, name, shares, cost_price, buy_dt, stop_loss FROM portfolio_positions
+    type Row = (String, String, i64, f64, String, Option<f64>, Option<f64>);
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT code, name, shares, cost_price, buy_dt, stop_loss, target_price FROM portfolio_positions
          WHERE portfolio_id = ? ORDER BY code",
     )
     .bind(id)
@@ -430,13 +476,14 @@ async fn view_on(
     let positions: Vec<Position> = rows
         .into_iter()
         .map(
-            |(code, name, shares, cost_price, buy_dt, stop_loss)| Position {
+            |(code, name, shares, cost_price, buy_dt, stop_loss, target_price)| Position {
                 code,
                 name,
                 shares,
                 cost_price,
                 buy_dt,
                 stop_loss: stop_loss.filter(|s| *s > 0.0),
+                target_price: target_price.filter(|s| *s > 0.0),
             },
         )
         .collect();

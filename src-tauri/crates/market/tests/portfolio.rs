@@ -72,6 +72,35 @@ async fn add_update_remove_set_cash() {
     s.set_stop_loss("000001", Some(11.46), now()).await.unwrap();
     assert_eq!(s.view().await.unwrap().positions[0].stop_loss, Some(11.46));
 
+    // stop and target together; a target at or under the stop, a zero or a missing
+    // holding is refused and changes nothing
+    s.set_levels("000001", Some(11.46), Some(14.0), now())
+        .await
+        .unwrap();
+    let p = &s.view().await.unwrap().positions[0];
+    assert_eq!((p.stop_loss, p.target_price), (Some(11.46), Some(14.0)));
+    for (stop, target) in [
+        (Some(11.46), Some(11.46)),
+        (None, Some(0.0)),
+        (Some(-1.0), None),
+    ] {
+        assert!(s.set_levels("000001", stop, target, now()).await.is_err());
+    }
+    assert!(
+        s.set_levels("600000", None, Some(9.0), now())
+            .await
+            .is_err()
+    );
+    let p = &s.view().await.unwrap().positions[0];
+    assert_eq!((p.stop_loss, p.target_price), (Some(11.46), Some(14.0)));
+    // clearing the stop keeps nothing of it; the target stays as given
+    s.set_levels("000001", None, Some(14.0), now())
+        .await
+        .unwrap();
+    let p = &s.view().await.unwrap().positions[0];
+    assert_eq!((p.stop_loss, p.target_price), (None, Some(14.0)));
+    s.set_stop_loss("000001", Some(11.46), now()).await.unwrap();
+
     let v = s
         .apply(PortfolioOp::SetCash { free_cash: 5000.5 }, now())
         .await
