@@ -1,5 +1,5 @@
 //! One evaluation pass: every enabled rule on every stock it targets, plus every holding's
-//! stop-loss, as of a date.
+//! stop-loss and target price, as of a date.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -18,6 +18,8 @@ use crate::{AlertStore, AlertsError};
 
 /// The cooldown key of the stop-loss every holding gets without a rule.
 pub const STOP_LOSS_KEY: &str = "stop_loss";
+/// The cooldown key of the target price every holding gets without a rule.
+pub const TARGET_KEY: &str = "target";
 
 /// The benchmark the health reads relative strength against (as `analyze_stock` does).
 const BENCHMARK: &str = "sse";
@@ -34,7 +36,7 @@ fn market(e: impl std::fmt::Display) -> AlertsError {
     AlertsError::Market(e.to_string())
 }
 
-/// Evaluates every enabled rule, and every holding's stop-loss, over the cached daily bars
+/// Evaluates every enabled rule, and every holding's stop-loss and target, over the cached daily bars
 /// as of `as_of` (YYYYMMDD; `None`: each stock's latest bar), records what fired (stamped
 /// `now`) and reports it with what the cooldowns held back and what could not be
 /// evaluated for lack of data.
@@ -86,6 +88,14 @@ pub async fn check(
             cooldown_days: 1,
         });
     }
+    for p in positions.iter().filter(|p| p.target_price.is_some()) {
+        jobs.entry(p.code.clone()).or_default().push(Job {
+            rule_id: None,
+            key: TARGET_KEY.to_owned(),
+            condition: AlertCondition::TargetReached,
+            cooldown_days: 1,
+        });
+    }
 
     let wants_bench = jobs
         .values()
@@ -101,14 +111,16 @@ pub async fn check(
     } else {
         Vec::new()
     };
-    let held: HashMap<&str, (Holding, Option<f64>)> = positions
+    // A holding, its stop-loss and its target.
+    type Held = (Holding, Option<f64>, Option<f64>);
+    let held: HashMap<&str, Held> = positions
         .iter()
         .map(|p| {
             let holding = Holding {
                 cost: Some(p.cost_price),
                 buy_dt: wyckoff_market::date::parse_date(&p.buy_dt),
             };
-            (p.code.as_str(), (holding, p.stop_loss))
+            (p.code.as_str(), (holding, p.stop_loss, p.target_price))
         })
         .collect();
     let mut fired_on = store.fired_dates().await?;
@@ -145,8 +157,9 @@ pub async fn check(
             code,
             name: name.as_deref().unwrap_or(""),
             bars,
-            holding: holding.map(|(h, _)| h),
-            stop_loss: holding.and_then(|(_, s)| *s),
+            holding: holding.map(|(h, _, _)| h),
+            stop_loss: holding.and_then(|(_, s, _)| *s),
+            target: holding.and_then(|(_, _, t)| *t),
             bench: (!bench.is_empty()).then_some(bench.as_slice()),
         };
         for job in list {
@@ -221,11 +234,14 @@ pub async fn check(
     Ok(report)
 }
 
-/// Whether a check has anything to evaluate: an enabled rule, or a holding with a stop.
+/// Whether a check has anything to evaluate: an enabled rule, or a holding with a stop or
+/// a target.
 pub async fn has_work(md: &MarketData, store: &AlertStore) -> Result<bool, AlertsError> {
     if store.rules().await?.iter().any(|r| r.enabled) {
         return Ok(true);
     }
     let positions = md.portfolio().view().await.map_err(market)?.positions;
-    Ok(positions.iter().any(|p| p.stop_loss.is_some()))
+    Ok(positions
+        .iter()
+        .any(|p| p.stop_loss.is_some() || p.target_price.is_some()))
 }

@@ -14,6 +14,7 @@ pub fn condition_text(c: &AlertCondition) -> String {
         AlertCondition::PhaseChange => "phase change".into(),
         AlertCondition::HealthChange => "health change".into(),
         AlertCondition::StopLoss => "close ≤ the holding's stop-loss".into(),
+        AlertCondition::TargetReached => "close ≥ the holding's target".into(),
     }
 }
 
@@ -80,6 +81,9 @@ pub fn figures_text(f: &AlertFigures) -> String {
         ),
         AlertFigures::StopLoss { close, stop_loss } => {
             format!("close {close:.2} ≤ stop-loss {stop_loss}")
+        }
+        AlertFigures::TargetReached { close, target } => {
+            format!("close {close:.2} ≥ target {target}")
         }
     }
 }

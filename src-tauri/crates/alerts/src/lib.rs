@@ -2,8 +2,8 @@
 //!
 //! Rules (one stock, the watchlist or the portfolio; a condition; a cooldown) and the alerts
 //! they fired live in `wyckoff.db` (migration 7000). [`check`] loads the enabled rules,
-//! expands the watchlist and portfolio targets, adds every holding's stop-loss (from the
-//! portfolio, no rule needed), evaluates them over the bar cache as of a date with the
+//! expands the watchlist and portfolio targets, adds every holding's stop-loss and target
+//! price (from the portfolio, no rule needed), evaluates them over the bar cache as of a date with the
 //! engine's pure checks ([`wyckoff_engine::alerts`]), applies the cooldowns and records what
 //! fired with its figures. [`deliver`] hands what fired to the push outbox
 //! ([`wyckoff_push`]) and keeps each alert's delivery status from it.
@@ -14,7 +14,7 @@ pub mod describe;
 mod rule;
 mod store;
 
-pub use check::{STOP_LOSS_KEY, check, has_work};
+pub use check::{STOP_LOSS_KEY, TARGET_KEY, check, has_work};
 pub use rule::{MAX_COOLDOWN_DAYS, NewRule, RuleError, validate};
 pub use store::{AlertStore, StoreError};
 

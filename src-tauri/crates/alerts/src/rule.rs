@@ -30,7 +30,7 @@ pub enum RuleError {
     #[error("the cooldown is 1 to {MAX_COOLDOWN_DAYS} trading days, got {0}")]
     BadCooldown(u32),
     #[error(
-        "a holding's stop-loss is checked from the portfolio without a rule: set the stop on the position"
+        "a holding's stop-loss and target are checked from the portfolio without a rule: set them on the position (wyckoff portfolio levels CODE --stop X --target Y)"
     )]
     StopLossRule,
 }
@@ -96,7 +96,9 @@ pub fn validate(md: &MarketData, rule: NewRule) -> Result<NewRule, RuleError> {
                 event: Some(wyckoff_engine::alerts::event_name(e)),
             }
         }
-        AlertCondition::StopLoss => return Err(RuleError::StopLossRule),
+        AlertCondition::StopLoss | AlertCondition::TargetReached => {
+            return Err(RuleError::StopLossRule);
+        }
         AlertCondition::Event { event: None }
         | AlertCondition::PhaseChange
         | AlertCondition::HealthChange => rule.condition,

@@ -524,3 +524,72 @@ async fn rules_list_remove_and_disable_and_history_survives_removal() {
     .await;
     assert!(next > id);
 }
+
+#[tokio::test]
+async fn a_holdings_target_fires_on_the_close_that_reaches_it_and_only_once() {
+    let e = env().await;
+    e.md.portfolio()
+        .apply(
+            PortfolioOp::Add {
+                code: "002572".into(),
+                name: "索菲亚".into(),
+                shares: 100,
+                cost_price: 20.0,
+                buy_dt: Some("2020-01-02".into()),
+            },
+            now(),
+        )
+        .await
+        .unwrap();
+    // The bundled closes of 索菲亚 (read off the data file by hand): 2020-06-12 22.56,
+    // 2020-06-15 22.04, 2020-06-16 23.22. A target of 23 and a stop of 21 sit outside the
+    // close of the 15th and the target is reached on the 16th.
+    e.md.portfolio()
+        .set_levels("002572", Some(21.0), Some(23.0), now())
+        .await
+        .unwrap();
+    assert!(has_work(&e.md, &e.store).await.unwrap(), "a target is work");
+    let quiet = check(&e.md, &e.store, Some(20200615), now()).await.unwrap();
+    assert!(quiet.fired.is_empty(), "{quiet:?}");
+    assert_eq!(quiet.data_date.as_deref(), Some("2020-06-15"));
+
+    let r = check(&e.md, &e.store, Some(20200616), now()).await.unwrap();
+    assert_eq!(r.fired.len(), 1, "{r:?}");
+    let hit = &r.fired[0];
+    assert_eq!(
+        (hit.rule_id, hit.code.as_str(), hit.bar_date.as_str()),
+        (None, "002572", "2020-06-16")
+    );
+    assert_eq!(hit.condition, AlertCondition::TargetReached);
+    assert_eq!(
+        hit.figures,
+        AlertFigures::TargetReached {
+            close: 23.22,
+            target: 23.0
+        }
+    );
+    assert_eq!(
+        wyckoff_alerts::describe::alert_text(hit),
+        "002572 索菲亚 — close ≥ the holding's target: close 23.22 ≥ target 23 (data as of 2020-06-16)"
+    );
+    // The same close again: held back by the once-a-day cooldown.
+    let again = check(&e.md, &e.store, Some(20200616), now()).await.unwrap();
+    assert!(again.fired.is_empty(), "{again:?}");
+    assert_eq!(again.suppressed.len(), 1, "{again:?}");
+
+    // A target is no rule.
+    let e2 = env().await;
+    assert!(!has_work(&e2.md, &e2.store).await.unwrap());
+    assert_eq!(
+        validate(
+            &e2.md,
+            NewRule {
+                target: AlertTarget::Portfolio,
+                condition: AlertCondition::TargetReached,
+                cooldown_days: 1,
+            }
+        )
+        .err(),
+        Some(RuleError::StopLossRule)
+    );
+}

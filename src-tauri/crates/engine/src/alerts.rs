@@ -56,6 +56,8 @@ pub struct AlertInput<'a> {
     pub holding: Option<&'a Holding>,
     /// The holding's stop-loss from the portfolio.
     pub stop_loss: Option<f64>,
+    /// The holding's target (take-profit) price from the portfolio.
+    pub target: Option<f64>,
     /// The benchmark index's bars (any length; cut at each evaluated date here).
     pub bench: Option<&'a [Bar]>,
 }
@@ -229,6 +231,10 @@ pub fn evaluate(condition: &AlertCondition, input: &AlertInput) -> Outcome {
             Some(stop_loss) if close <= stop_loss => {
                 fired(AlertFigures::StopLoss { close, stop_loss })
             }
+            _ => quiet,
+        },
+        AlertCondition::TargetReached => match input.target {
+            Some(target) if close >= target => fired(AlertFigures::TargetReached { close, target }),
             _ => quiet,
         },
     }

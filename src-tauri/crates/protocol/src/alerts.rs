@@ -40,6 +40,9 @@ pub enum AlertCondition {
     /// A holding's close is at or below the stop-loss set on it in the portfolio (checked
     /// for every holding with a stop, no rule needed).
     StopLoss,
+    /// A holding's close is at or above the target (take-profit) price set on it in the
+    /// portfolio (checked for every holding with a target, no rule needed).
+    TargetReached,
 }
 
 impl AlertCondition {
@@ -55,6 +58,7 @@ impl AlertCondition {
             AlertCondition::PhaseChange => "phase_change",
             AlertCondition::HealthChange => "health_change",
             AlertCondition::StopLoss => "stop_loss",
+            AlertCondition::TargetReached => "target_reached",
         }
     }
 }
@@ -149,6 +153,10 @@ pub enum AlertFigures {
         close: f64,
         stop_loss: f64,
     },
+    TargetReached {
+        close: f64,
+        target: f64,
+    },
 }
 
 /// Where a fired alert went.
@@ -189,7 +197,7 @@ impl DeliveryStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct FiredAlert {
     pub id: i64,
-    /// `None` for a holding's stop-loss (from the portfolio, no rule).
+    /// `None` for a holding's stop-loss or target (from the portfolio, no rule).
     pub rule_id: Option<i64>,
     pub code: String,
     pub name: Option<String>,

@@ -11,6 +11,7 @@ fn input(bars: &[Bar]) -> AlertInput<'_> {
         bars,
         holding: None,
         stop_loss: None,
+        target: None,
         bench: None,
     }
 }
@@ -174,6 +175,7 @@ fn missing_data_is_said_never_guessed() {
         AlertCondition::PhaseChange,
         AlertCondition::HealthChange,
         AlertCondition::StopLoss,
+        AlertCondition::TargetReached,
     ];
     for c in &every {
         assert_eq!(
@@ -225,6 +227,58 @@ fn stop_loss_fires_when_the_close_reaches_the_holding_stop() {
     );
     assert_eq!(
         evaluate(&AlertCondition::StopLoss, &with_stop(None)),
+        Outcome::Quiet { bar_date: d }
+    );
+}
+
+#[test]
+fn target_fires_when_the_close_reaches_the_holding_target() {
+    let bars = from_closes(&[10.0, 12.5], 100.0);
+    let d = bars[1].date;
+    let with_target = |target| AlertInput {
+        target,
+        // a stop set beside it does not make the target fire or stay quiet
+        stop_loss: Some(9.0),
+        ..input(&bars)
+    };
+    let table = [
+        // at the target: fires (close ≥ target)
+        (
+            Some(12.5),
+            Outcome::Fired {
+                bar_date: d,
+                figures: AlertFigures::TargetReached {
+                    close: 12.5,
+                    target: 12.5,
+                },
+            },
+        ),
+        // past it
+        (
+            Some(12.0),
+            Outcome::Fired {
+                bar_date: d,
+                figures: AlertFigures::TargetReached {
+                    close: 12.5,
+                    target: 12.0,
+                },
+            },
+        ),
+        // a fen short
+        (Some(12.51), Outcome::Quiet { bar_date: d }),
+        // no target set
+        (None, Outcome::Quiet { bar_date: d }),
+    ];
+    for (target, want) in table {
+        assert_eq!(
+            evaluate(&AlertCondition::TargetReached, &with_target(target)),
+            want,
+            "{target:?}"
+        );
+    }
+    // the stop-loss stays quiet at the same close (12.5 > 9)
+    assert_eq!(
+        evaluate(&AlertCondition::StopLoss, &with_target(Some(12.0))),
         Outcome::Quiet { bar_date: d }
     );
 }
