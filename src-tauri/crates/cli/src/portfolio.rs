@@ -2,7 +2,8 @@
 //! P/L, `fill` (record a buy or sell; fees by the backtest's rules unless given),
 //! `import FILE` (a broker 交割单 CSV: all rows or none), `value` (daily account value
 //! from the cached closes) and `review` (each sale 5/10/20 trading days on, and the
-//! engine's exit signal at the time). Exit status: 0 ok, 1 failure, 2 bad input.
+//! engine's exit signal at the time) and `levels` (a holding's stop-loss and target price,
+//! which the alerts check watches). Exit status: 0 ok, 1 failure, 2 bad input.
 
 use std::process::ExitCode;
 
@@ -75,6 +76,83 @@ pub enum PortfolioCommand {
         #[arg(long)]
         json: bool,
     },
+    /// A holding's stop-loss and target (take-profit) price: `wyckoff portfolio levels
+    /// 600519 --stop 1500 --target 1900`. `none` clears one; a flag not given keeps its
+    /// value; no flag shows them. `wyckoff alerts check` fires when a close reaches either.
+    Levels {
+        code: String,
+        /// Yuan, or `none`.
+        #[arg(long)]
+        stop: Option<String>,
+        /// Yuan, or `none`.
+        #[arg(long)]
+        target: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A `--stop` / `--target` value: `Some(None)` clears it.
+fn level(flag: &str, text: Option<&str>) -> Result<Option<Option<f64>>, String> {
+    match text.map(str::trim) {
+        None => Ok(None),
+        Some(t) if t.eq_ignore_ascii_case("none") => Ok(Some(None)),
+        Some(t) => match t.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(Some(Some(v))),
+            _ => Err(format!("--{flag}「{t}」不是正数（或 none 清除）")),
+        },
+    }
+}
+
+async fn levels(
+    md: &wyckoff_market::MarketData,
+    code: &str,
+    stop: Option<&str>,
+    target: Option<&str>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let (stop, target) = match (level("stop", stop), level("target", target)) {
+        (Ok(s), Ok(t)) => (s, t),
+        (Err(e), _) | (_, Err(e)) => return Ok(bad(e)),
+    };
+    let Ok(parsed) = wyckoff_market::StockCode::parse(code) else {
+        return Ok(bad(format!("股票代码「{code}」无效")));
+    };
+    let digits = parsed.digits().to_owned();
+    let portfolio = md.portfolio();
+    let find =
+        |view: wyckoff_market::PortfolioView| view.positions.into_iter().find(|p| p.code == digits);
+    let Some(held) = find(portfolio.view().await?) else {
+        return Ok(bad(format!("{digits} 不在持仓中")));
+    };
+    if stop.is_some() || target.is_some() {
+        let stop = stop.unwrap_or(held.stop_loss);
+        let target = target.unwrap_or(held.target_price);
+        match portfolio
+            .set_levels(&digits, stop, target, md.clock().now())
+            .await
+        {
+            Ok(()) => {}
+            Err(wyckoff_market::PortfolioError::Db(e)) => return Ok(failed(e.into())),
+            Err(e) => return Ok(bad(e)),
+        }
+    }
+    let Some(p) = find(portfolio.view().await?) else {
+        return Ok(bad(format!("{digits} 不在持仓中")));
+    };
+    if json {
+        print_json(&p)?;
+    } else {
+        let show = |v: Option<f64>| v.map_or_else(|| "—".to_owned(), |v| v.to_string());
+        println!(
+            "{} {} stop-loss {} · target {}",
+            p.code,
+            p.name,
+            show(p.stop_loss),
+            show(p.target_price)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
@@ -108,6 +186,12 @@ pub fn run(a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             Err(e) => return Ok(journal_failure(e)),
         };
         match a.command {
+            Some(PortfolioCommand::Levels {
+                code,
+                stop,
+                target,
+                json,
+            }) => return levels(&md, &code, stop.as_deref(), target.as_deref(), json).await,
             None => {
                 let s = match store.summary(now).await {
                     Ok(s) => s,
