@@ -5,7 +5,7 @@ import { LanguageContext } from "../i18n";
 import { formatShares } from "../chat/portfolio";
 import { StockCodeLink } from "../chat/StockCodeLink";
 import { pnlClass } from "../pages/workspaceModel";
-import { fen, newestFirst } from "./journalModel";
+import { fen, newestFirst, priceText } from "./journalModel";
 import { journalText, type JournalKey } from "./text";
 
 const SIDE: Record<Side, JournalKey> = { buy: "sideBuy", sell: "sideSell", opening: "sideOpening" };
@@ -58,7 +58,7 @@ export default function FillsList({ summary }: { summary: JournalSummary }) {
                     <StockCodeLink code={f.code} />
                   </td>
                   <td>{f.name}</td>
-                  <td className="num">{f.price ?? "—"}</td>
+                  <td className="num">{priceText(f.price)}</td>
                   <td className="num jr-fill-shares">{formatShares(f.shares)}</td>
                   <td className="num">{fen(f.amount_fen)}</td>
                   <td className="num jr-fill-fees" data-value={f.fees_total_fen} title={`${fen(f.fees.commission_fen)} + ${fen(f.fees.stamp_fen)} + ${fen(f.fees.transfer_fen)}`}>

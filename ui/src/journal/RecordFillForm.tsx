@@ -7,7 +7,7 @@ import { commands, type JournalReport } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { formatShares } from "../chat/portfolio";
 import { todayIso } from "../pages/workspaceModel";
-import { draftToFill, fen, journalErrorText, type FillDraft } from "./journalModel";
+import { draftToFill, fen, journalErrorText, priceText, type FillDraft } from "./journalModel";
 import { journalText } from "./text";
 
 const FIELD_STYLE = { display: "inline-flex", alignItems: "center", gap: 6, margin: "0 12px 8px 0" } as const;
@@ -43,7 +43,7 @@ export default function RecordFillForm({ onRecorded }: { onRecorded: (report: Jo
             side: last.side === "sell" ? t("sell") : t("buy"),
             code: last.code,
             shares: formatShares(last.shares),
-            price: last.price ?? "—",
+            price: priceText(last.price),
             fees: fen(last.fees_total_fen),
             computed: last.fees_computed ? t("feesComputed") : "",
           }),

@@ -98,7 +98,7 @@ describe("record a fill", () => {
     await click(byId("jf-submit"));
     expect(mocks.journalRecordFill).toHaveBeenCalledWith({ side: "sell", code: "000001", date: "2020-03-02", price: 14, shares: 400, fees: null });
     expect(onRecorded).toHaveBeenCalledWith(after);
-    expect(byId("jf-done").textContent).toBe("已记录：卖出 000001 400 股 @ 14，费用 10.66（按回测费率）");
+    expect(byId("jf-done").textContent).toBe("已记录：卖出 000001 400 股 @ 14.00，费用 10.66（按回测费率）");
     expect(document.getElementById("jf-error")).toBeNull();
 
     // fees given: their total in yuan
@@ -205,6 +205,7 @@ describe("fills, value and review", () => {
     expect(rows[0].querySelector(".jr-fill-realised")?.className).toContain("down");
     expect(rows[1].querySelector(".jr-fill-realised")?.textContent).toBe("");
     expect(rows[1].querySelector(".jr-fill-fees")?.textContent).toBe("5.16 (按费率)");
+    expect(rows[1].querySelectorAll("td")[4].textContent).toBe("16.00");
     expect(byId("jr-realised").textContent).toBe("-812.72");
     expect(byId("jr-fees").textContent).toBe("15.82");
     await click(rows[0].querySelector(".stock-link") as HTMLElement);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { FillRow } from "../bindings";
-import { badLines, draftToFill, newestFirst } from "./journalModel";
+import { badLines, draftToFill, newestFirst, priceText } from "./journalModel";
 import { journalText } from "./text";
 
 const t = journalText("zh");
@@ -27,5 +27,12 @@ describe("journal model", () => {
   it("orders the fills newest first, same-day fills by the later id", () => {
     const f = (id: number, date: string) => ({ id, date }) as FillRow;
     expect(newestFirst([f(1, "2020-01-02"), f(3, "2020-03-02"), f(2, "2020-03-02")]).map((x) => x.id)).toEqual([3, 2, 1]);
+  });
+
+  it("shows a fill price to the decimals it has, at least two", () => {
+    expect(priceText(14)).toBe("14.00");
+    expect(priceText(3.456)).toBe("3.456");
+    expect(priceText(1234.5)).toBe("1234.50");
+    expect(priceText(null)).toBe("—");
   });
 });

@@ -41,6 +41,11 @@ export function fen(n: number | null | undefined): string {
   return n == null ? "—" : formatMoney(n / 100);
 }
 
+/** A fill price: at least two decimals, up to the millionth it is stored to (14 → "14.00", 3.456 → "3.456"). */
+export function priceText(n: number | null): string {
+  return n === null ? "—" : n.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6, useGrouping: false });
+}
+
 /** The journal's refusals are worded in Chinese (for the CLI and the model); the English page says the fixed ones in English. */
 const REFUSALS_EN: Record<string, string> = {
   "成交数量必须是正整数": "Shares must be a positive whole number",
