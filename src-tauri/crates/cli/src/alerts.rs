@@ -1,6 +1,6 @@
 //! `wyckoff alerts …` (issue 25): alert rules on a stock, the watchlist or the portfolio,
 //! checked over the cached daily bars as of a date. `check` records what fired (a holding's
-//! stop-loss from the portfolio is checked without a rule) and prints each alert with the
+//! stop-loss and target price from the portfolio are checked without a rule) and prints each alert with the
 //! figures that fired it and the data's date. Exit status: 0 ok, 1 the data home or database
 //! failed, 2 bad input (nothing stored). What fired goes to every push channel through the
 //! outbox (`wyckoff push`), which `check` also drains of earlier rows that are due.
@@ -48,7 +48,7 @@ enum AlertsCommand {
     Enable { id: i64 },
     /// Keep a rule but stop checking it.
     Disable { id: i64 },
-    /// Evaluate every enabled rule (and every holding's stop-loss) as of a close, record
+    /// Evaluate every enabled rule (and every holding's stop-loss and target) as of a close, record
     /// and print what fired.
     Check {
         /// The close to check as of (YYYY-MM-DD or YYYYMMDD); a non-trading day means the
@@ -331,9 +331,11 @@ fn rule_line(r: &AlertRule) -> String {
 }
 
 fn fired_line(f: &FiredAlert) -> String {
-    let rule = f
-        .rule_id
-        .map_or_else(|| "stop-loss".to_owned(), |id| format!("rule {id}"));
+    let rule = match (f.rule_id, &f.condition) {
+        (Some(id), _) => format!("rule {id}"),
+        (None, AlertCondition::TargetReached) => "target".to_owned(),
+        (None, _) => "stop-loss".to_owned(),
+    };
     format!(
         "{:>4}  {}  {} {}  [{rule}] {}",
         f.id,
@@ -362,7 +364,7 @@ fn print_report(r: &AlertCheckReport) {
     for s in &r.suppressed {
         let rule = s
             .rule_id
-            .map_or_else(|| "stop-loss".to_owned(), |id| format!("rule {id}"));
+            .map_or_else(|| "stop-loss/target".to_owned(), |id| format!("rule {id}"));
         println!(
             "      {}  {}  [{rule}] held back: fired on {} (cooldown {} trading day(s))",
             s.bar_date, s.code, s.fired_on, s.cooldown_days
@@ -371,7 +373,7 @@ fn print_report(r: &AlertCheckReport) {
     for u in &r.unevaluated {
         let rule = u
             .rule_id
-            .map_or_else(|| "stop-loss".to_owned(), |id| format!("rule {id}"));
+            .map_or_else(|| "stop-loss/target".to_owned(), |id| format!("rule {id}"));
         println!(
             "      {}  [{rule}] not evaluated: {}",
             u.code,

@@ -259,7 +259,7 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
             if nothing {
                 close(hub).await;
                 bail!(
-                    "schedule {}: no alert rule exists (add one with `wyckoff alerts add`) and no holding has a stop-loss: an alerts job would check nothing",
+                    "schedule {}: no alert rule exists (add one with `wyckoff alerts add`) and no holding has a stop-loss or target: an alerts job would check nothing",
                     schedule.name
                 );
             }
