@@ -9,9 +9,12 @@
 //! Telegram bots in their own formats ([`render`]); a text longer than a channel takes is
 //! split into numbered parts, never cut. Tokens and signing secrets come from
 //! [`ChannelSecrets`] (the keychain), never from the database. URLs must be http(s) and may
-//! point at a private or loopback address only when the channel allows it.
+//! point at a private or loopback address only when the channel allows it. Each channel says
+//! which [`PushEvent`]s it is sent (alerts by default; finished tasks, finished schedule
+//! runs and approvals waiting in the inbox when asked for).
 
 pub mod email;
+pub mod events;
 mod keychain;
 pub mod policy;
 pub mod render;
@@ -19,6 +22,7 @@ mod store;
 mod target;
 
 pub use email::EmailSettings;
+pub use events::{EventsError, PushEvent, parse_events};
 pub use keychain::KeychainSecrets;
 pub use store::{
     Channel, ChannelKind, ChannelSecrets, Delivery, NoSecrets, Outbox, OutboxRow, OutboxStatus,

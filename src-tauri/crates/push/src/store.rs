@@ -9,6 +9,7 @@ use serde_json::Value;
 use sqlx::SqlitePool;
 
 use crate::email::{self, EmailSettings};
+use crate::events::{self, EventsError, PushEvent};
 use crate::policy::{self, Verdict};
 use crate::render::{self, Credentials, split};
 use crate::target::{UrlError, check_url, pinned_client};
@@ -34,6 +35,8 @@ pub enum PushError {
     NeedsChatId,
     #[error("e-mail channel: {0}")]
     Email(String),
+    #[error(transparent)]
+    Events(#[from] EventsError),
     #[error("stored push {what} is damaged: {why}")]
     Corrupt { what: String, why: String },
     #[error("push store: {0}")]
@@ -54,6 +57,7 @@ impl PushError {
                 | PushError::NeedsUrl(_)
                 | PushError::NeedsChatId
                 | PushError::Email(_)
+                | PushError::Events(_)
         )
     }
 }
@@ -133,6 +137,8 @@ pub struct Channel {
     pub chat_id: Option<String>,
     /// An e-mail channel's sender and recipients.
     pub email: Option<EmailSettings>,
+    /// What it is sent (alerts unless the user said otherwise).
+    pub events: Vec<PushEvent>,
     pub created_at: String,
 }
 
@@ -444,15 +450,16 @@ impl Outbox {
             Option<String>,
             Option<String>,
             String,
+            String,
         );
         let rows: Vec<Row> = sqlx::query_as(
-            "SELECT name, kind, url, allow_private, chat_id, email_json, created_at FROM push_channels ORDER BY name",
+            "SELECT name, kind, url, allow_private, chat_id, email_json, events, created_at FROM push_channels ORDER BY name",
         )
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
             .map(
-                |(name, kind, url, allow_private, chat_id, email, created_at)| {
+                |(name, kind, url, allow_private, chat_id, email, events, created_at)| {
                     let email = email
                         .map(|e| serde_json::from_str::<EmailSettings>(&e))
                         .transpose()
@@ -470,6 +477,7 @@ impl Outbox {
                         allow_private: allow_private != 0,
                         chat_id,
                         email,
+                        events: events::stored_events(&events),
                         created_at,
                     })
                 },
@@ -489,16 +497,61 @@ impl Outbox {
         Ok(())
     }
 
-    /// Queues `body` (its `text` is what robots show) for every channel, split into
-    /// numbered parts where a channel's limit is shorter, one row per part; returns the
-    /// channels' names (none: nothing queued).
+    /// Sets which events a channel is sent (at least one).
+    pub async fn set_events(
+        &self,
+        name: &str,
+        events: Vec<PushEvent>,
+    ) -> Result<Channel, PushError> {
+        let events = events::normalise(events)?;
+        let done = sqlx::query("UPDATE push_channels SET events = ? WHERE name = ?")
+            .bind(events::events_text(&events))
+            .bind(name.trim())
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(PushError::NotFound(name.trim().to_owned()));
+        }
+        self.channel(name).await
+    }
+
+    /// Queues a fired alert's `body` for every channel that takes alerts (see
+    /// [`Outbox::enqueue_event`]).
     pub async fn enqueue_all(
         &self,
         alert_id: Option<i64>,
         body: &Value,
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, PushError> {
-        let channels = self.channels().await?;
+        self.enqueue_for(PushEvent::Alerts, alert_id, body, now)
+            .await
+    }
+
+    /// Queues `body` (its `text` is what robots show) for every channel that takes
+    /// `event`, split into numbered parts where a channel's limit is shorter, one row per
+    /// part; returns the channels' names (none: nothing queued).
+    pub async fn enqueue_event(
+        &self,
+        event: PushEvent,
+        body: &Value,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>, PushError> {
+        self.enqueue_for(event, None, body, now).await
+    }
+
+    async fn enqueue_for(
+        &self,
+        event: PushEvent,
+        alert_id: Option<i64>,
+        body: &Value,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>, PushError> {
+        let channels: Vec<Channel> = self
+            .channels()
+            .await?
+            .into_iter()
+            .filter(|c| c.events.contains(&event))
+            .collect();
         let text = body.get("text").and_then(Value::as_str).unwrap_or_default();
         let mut tx = self.pool.begin().await?;
         for channel in &channels {
@@ -538,10 +591,29 @@ impl Outbox {
     /// each outcome: sent; retried after the backoff; failed for good with the channel's
     /// answer (a 4xx, a removed channel, or too many retries).
     pub async fn deliver_due(&self, now: DateTime<Utc>) -> Result<Vec<Delivery>, PushError> {
+        self.deliver(now, false).await
+    }
+
+    /// [`Outbox::deliver_due`] for the rows that carry no alert (finished tasks and
+    /// schedules, approvals waiting): alert rows are left to the alerts check, which keeps
+    /// each alert's delivery status from them.
+    pub async fn deliver_due_messages(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Delivery>, PushError> {
+        self.deliver(now, true).await
+    }
+
+    async fn deliver(
+        &self,
+        now: DateTime<Utc>,
+        messages_only: bool,
+    ) -> Result<Vec<Delivery>, PushError> {
         let due: Vec<RowTuple> = sqlx::query_as(
-            "SELECT id, channel, alert_id, body_json, status, attempts, next_attempt_at, last_error, created_at, sent_at FROM push_outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY id",
+            "SELECT id, channel, alert_id, body_json, status, attempts, next_attempt_at, last_error, created_at, sent_at FROM push_outbox WHERE status = 'pending' AND next_attempt_at <= ? AND (alert_id IS NULL OR ? = 0) ORDER BY id",
         )
         .bind(stamp(now))
+        .bind(i64::from(messages_only))
         .fetch_all(&self.pool)
         .await?;
         let channels = self.channels().await?;

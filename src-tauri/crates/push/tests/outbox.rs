@@ -536,3 +536,83 @@ async fn a_robot_without_its_token_fails_saying_so() {
         .unwrap();
     assert_eq!(c.url, "https://qyapi.weixin.qq.com/cgi-bin/webhook/send");
 }
+
+#[tokio::test]
+async fn each_channel_is_sent_only_the_events_it_takes() {
+    use wyckoff_push::PushEvent;
+    let dir = tempfile::tempdir().unwrap();
+    let o = outbox(&dir.path().join("w.db")).await;
+    let (tasks_url, tasks_got) = server(vec![]).await;
+    let (alerts_url, alerts_got) = server(vec![]).await;
+    o.add_channel(
+        "ops",
+        ChannelKind::Webhook,
+        Some(&tasks_url),
+        true,
+        None,
+        t0(),
+    )
+    .await
+    .unwrap();
+    let plain = o
+        .add_channel(
+            "desk",
+            ChannelKind::Webhook,
+            Some(&alerts_url),
+            true,
+            None,
+            t0(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(plain.events, vec![PushEvent::Alerts], "alerts by default");
+    let ops = o
+        .set_events(
+            "ops",
+            vec![PushEvent::Schedules, PushEvent::Tasks, PushEvent::Tasks],
+        )
+        .await
+        .unwrap();
+    assert_eq!(ops.events, vec![PushEvent::Tasks, PushEvent::Schedules]);
+    assert_eq!(o.channel("ops").await.unwrap().events, ops.events);
+    // None, or an unknown channel: refused, nothing changed.
+    assert!(matches!(
+        o.set_events("ops", vec![]).await,
+        Err(PushError::Events(_))
+    ));
+    assert!(matches!(
+        o.set_events("nobody", vec![PushEvent::Tasks]).await,
+        Err(PushError::NotFound(_))
+    ));
+    assert_eq!(o.channel("ops").await.unwrap().events, ops.events);
+
+    let task = json!({"type": "task", "text": "task done"});
+    let approval = json!({"type": "approval", "text": "waiting"});
+    let alert = json!({"type": "alert", "text": "000001 close ≥ 10"});
+    assert_eq!(
+        o.enqueue_event(PushEvent::Tasks, &task, t0())
+            .await
+            .unwrap(),
+        vec!["ops"]
+    );
+    assert!(
+        o.enqueue_event(PushEvent::Approvals, &approval, t0())
+            .await
+            .unwrap()
+            .is_empty(),
+        "nobody takes approvals"
+    );
+    assert_eq!(
+        o.enqueue_all(Some(4), &alert, t0()).await.unwrap(),
+        vec!["desk"]
+    );
+    // Messages only: the alert's row is left to the alerts check.
+    let d = o.deliver_due_messages(t0()).await.unwrap();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!((d[0].channel.as_str(), d[0].alert_id), ("ops", None));
+    assert_eq!(*tasks_got.got.lock().unwrap(), vec![task]);
+    assert!(alerts_got.got.lock().unwrap().is_empty());
+    let d = o.deliver_due(t0()).await.unwrap();
+    assert_eq!((d.len(), d[0].alert_id), (1, Some(4)));
+    assert_eq!(*alerts_got.got.lock().unwrap(), vec![alert]);
+}
