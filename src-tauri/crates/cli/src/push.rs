@@ -1,5 +1,7 @@
 //! `wyckoff push …` (issue 25 item 3): push channels (a JSON webhook, WeCom / DingTalk /
-//! Feishu robots, Telegram bots; tokens in the keychain) and the durable outbox. `alerts check` queues what fired for every channel and sends what is
+//! Feishu robots, Telegram bots; tokens in the keychain) and the durable outbox. Each channel
+//! takes the events it is set to (`--events alerts,tasks,schedules,approvals`; alerts by
+//! default). `alerts check` queues what fired for every channel taking alerts and sends what is
 //! due; `push deliver` sends what is due now (retries of earlier failures). Exit status:
 //! 0 ok, 1 the data home failed or a test send was not accepted, 2 bad input.
 
@@ -16,6 +18,7 @@ use wyckoff_config::{PushSecret, Secrets};
 use wyckoff_market::MarketData;
 use wyckoff_push::{
     ChannelKind, Delivery, EmailSettings, KeychainSecrets, Outbox, OutboxStatus, PushError,
+    PushEvent, parse_events,
 };
 
 use crate::market::{failed, open, print_json, runtime};
@@ -75,7 +78,14 @@ enum PushCommand {
         /// E-mail: the SMTP login (default: the sender's address).
         #[arg(long)]
         user: Option<String>,
+        /// What the channel is sent, comma-separated: alerts (fired alerts), tasks
+        /// (finished background tasks), schedules (finished schedule runs), approvals
+        /// (calls waiting in the inbox). Default: alerts.
+        #[arg(long, default_value = "alerts")]
+        events: String,
     },
+    /// Set what a channel is sent: `wyckoff push events NAME alerts,tasks`.
+    Events { name: String, events: String },
     /// Store a channel's token (or with --sign its signing secret) in the keychain, read
     /// from stdin; `WYCKOFF_PUSH_TOKEN_<NAME>` / `WYCKOFF_PUSH_SIGN_<NAME>` override it.
     Secret {
@@ -97,6 +107,10 @@ enum PushCommand {
         #[arg(long, value_name = "TIME")]
         now: Option<String>,
     },
+}
+
+fn events_list(events: &[PushEvent]) -> String {
+    wyckoff_push::events::events_text(events)
 }
 
 /// The outbox on the data home's database.
@@ -175,7 +189,10 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
             from,
             to,
             user,
+            events,
         } => {
+            // Checked before anything is stored.
+            let events = parse_events(events).map_err(PushError::from)?;
             let kind = match kind {
                 Kind::Webhook => ChannelKind::Webhook,
                 Kind::Wecom => ChannelKind::Wecom,
@@ -208,14 +225,33 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
                     )
                     .await?
             };
+            let channel = if channel.events == events {
+                channel
+            } else {
+                outbox.set_events(&channel.name, events).await?
+            };
             if json {
                 print_json(&channel)?;
             } else {
                 println!(
-                    "added push channel {} ({}): {}",
+                    "added push channel {} ({}): {}; sent {}",
                     channel.name,
                     kind.as_str(),
-                    channel.url
+                    channel.url,
+                    events_list(&channel.events)
+                );
+            }
+        }
+        PushCommand::Events { name, events } => {
+            let events = parse_events(events).map_err(PushError::from)?;
+            let channel = outbox.set_events(name, events).await?;
+            if json {
+                print_json(&channel)?;
+            } else {
+                println!(
+                    "push channel {} is sent {}",
+                    channel.name,
+                    events_list(&channel.events)
                 );
             }
         }
@@ -228,10 +264,11 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
             } else {
                 for c in &channels {
                     println!(
-                        "{}  {}  {}{}{}",
+                        "{}  {}  {}  [{}]{}{}",
                         c.name,
                         c.kind.as_str(),
                         c.url,
+                        events_list(&c.events),
                         c.chat_id
                             .as_deref()
                             .map_or_else(String::new, |id| format!("  chat {id}")),
