@@ -35,6 +35,12 @@ use crate::tool::{ProgressHandle, Tool, ToolContext, ToolError};
 /// makes all of them slower).
 pub const MAX_RUNNING_TASKS: usize = 3;
 
+/// Called with a task as it finishes, before anyone can see it finished: what the hook does
+/// (the push relay queues a message for the channels that take finished tasks) is done by
+/// the time a waiter sees the task end.
+pub type FinishHook =
+    Arc<dyn Fn(TaskInfo) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
 /// Characters of a task result included in its completion notification.
 pub const SUMMARY_MAX_CHARS: usize = 3_000;
 /// Error recorded for tasks that were running when the app stopped.
@@ -77,9 +83,17 @@ pub struct BackgroundTaskManager {
     results: Option<ResultStore>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
+    on_finish: Mutex<Option<FinishHook>>,
 }
 
 impl BackgroundTaskManager {
+    /// Runs `hook` for every task that finishes from now on (replacing an earlier hook).
+    pub fn on_finish(&self, hook: FinishHook) {
+        if let Ok(mut h) = self.on_finish.lock() {
+            *h = Some(hook);
+        }
+    }
+
     /// Opens (or creates) the database file and loads the task history.
     pub async fn open(
         db_path: &Path,
@@ -175,6 +189,7 @@ impl BackgroundTaskManager {
             results,
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
+            on_finish: Mutex::new(None),
             slots: Arc::new(tokio::sync::Semaphore::new(MAX_RUNNING_TASKS)),
         });
         let mut state = State::default();
@@ -586,6 +601,17 @@ impl BackgroundTaskManager {
         .await;
         if let Err(e) = stored {
             tracing::error!(task_id, "could not persist background task result: {e}");
+        }
+        let hook = self.on_finish.lock().ok().and_then(|h| h.clone());
+        if let Some(hook) = hook
+            && let Some(mut task) = self.get(task_id)
+        {
+            task.status = status;
+            task.finished_at = Some(now.clone());
+            task.result_summary = summary.clone();
+            task.error = error.clone();
+            task.progress = progress.clone();
+            hook(task).await;
         }
         // Status and notification change under one lock, so whoever sees the task
         // finished also finds its notification.

@@ -65,7 +65,7 @@ pub use approval::{
     ApprovalAudit, ApprovalGate, Approver, AuditRecord, GateDecision, HeadlessApprover,
     PendingApprovals, Queued,
 };
-pub use background::{BackgroundTaskManager, PendingNotice, TaskOwner};
+pub use background::{BackgroundTaskManager, FinishHook, PendingNotice, TaskOwner};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use compaction::{
     CompactionArchive, CompactionReport, Compactor, FileArchive, LlmCompactor, MemoryFlush,

@@ -608,6 +608,9 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
                     failed = true;
                 }
             }
+            // Push messages a channel refused for a while (5xx, timeouts) go out again
+            // once due (the rows stay in the outbox until then).
+            hub.services().push().deliver(Utc::now()).await;
             if args.once || fixed {
                 break;
             }

@@ -13,7 +13,7 @@ pub mod policy;
 mod store;
 
 pub use approver::{AuditLog, QUEUE_POLICY, QueueApprover};
-pub use store::{InboxError, InboxStore, NewRequest};
+pub use store::{InboxError, InboxStore, NewRequest, QueuedHook};
 
 use wyckoff_protocol::{ApprovalNotice, InboxRequest, InboxStatus, Message, UserOrigin};
 

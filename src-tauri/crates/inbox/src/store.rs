@@ -50,9 +50,18 @@ pub struct NewRequest {
     pub requested_by: String,
 }
 
+/// Called with each request just queued (the push relay tells the channels that take
+/// approvals), before `queue` returns.
+pub type QueuedHook = std::sync::Arc<
+    dyn Fn(InboxRequest) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+        + Send
+        + Sync,
+>;
+
 #[derive(Clone)]
 pub struct InboxStore {
     pool: SqlitePool,
+    on_queued: Option<QueuedHook>,
 }
 
 type RequestRow = (
@@ -105,7 +114,16 @@ impl InboxStore {
         let mut migrator = sqlx::migrate!("./migrations");
         migrator.set_ignore_missing(true);
         migrator.run(&pool).await?;
-        Ok(InboxStore { pool })
+        Ok(InboxStore {
+            pool,
+            on_queued: None,
+        })
+    }
+
+    /// Runs `hook` for every request this store (and its clones) queues.
+    pub fn with_on_queued(mut self, hook: QueuedHook) -> InboxStore {
+        self.on_queued = Some(hook);
+        self
     }
 
     /// Stores a call as pending until `now + expiry`.
@@ -132,7 +150,11 @@ impl InboxStore {
         .bind(stamp(expires))
         .execute(&self.pool)
         .await?;
-        self.get(&id).await
+        let queued = self.get(&id).await?;
+        if let Some(hook) = &self.on_queued {
+            hook(queued.clone()).await;
+        }
+        Ok(queued)
     }
 
     pub async fn get(&self, id: &str) -> Result<InboxRequest, InboxError> {

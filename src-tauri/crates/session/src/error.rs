@@ -34,6 +34,8 @@ pub enum SessionError {
     Market(#[from] wyckoff_market::MarketError),
     #[error("data home: {0}")]
     Io(#[from] std::io::Error),
+    #[error("push outbox: {0}")]
+    Push(#[from] wyckoff_push::PushError),
     #[error("{0}")]
     Skill(#[from] wyckoff_agent::SkillError),
     #[error("a turn is already running in conversation '{0}': wait for it or cancel it")]

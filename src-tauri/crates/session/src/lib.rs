@@ -49,6 +49,7 @@ pub mod memory;
 mod message_extras;
 pub mod prompt;
 pub mod providers;
+pub mod push_relay;
 pub mod retention;
 pub mod scheduler;
 
@@ -113,6 +114,9 @@ pub struct Services {
     /// The configured MCP servers, each connected when a session first needs its tools
     /// and kept for the process.
     mcp: Arc<wyckoff_mcp::agent_tools::McpHub>,
+    /// Finished tasks and schedule runs, approvals waiting: to the push channels that
+    /// take them.
+    push: Arc<push_relay::PushRelay>,
 }
 
 /// How to build one session.
@@ -184,7 +188,21 @@ impl Services {
         )
         .await?;
         let skills = Arc::new(SkillCatalog::new(home.skills_dir()));
-        let inbox = InboxStore::new(pool.clone()).await?;
+        let push = Arc::new(push_relay::PushRelay::open(pool.clone(), secrets.clone()).await?);
+        {
+            let (relay, clock) = (push.clone(), clock.clone());
+            background.on_finish(Arc::new(move |task| {
+                let (relay, now) = (relay.clone(), clock.now());
+                Box::pin(async move { relay.task_finished(&task, now).await })
+            }));
+        }
+        let inbox = InboxStore::new(pool.clone()).await?.with_on_queued({
+            let (relay, clock) = (push.clone(), clock.clone());
+            Arc::new(move |request| {
+                let (relay, now) = (relay.clone(), clock.now());
+                Box::pin(async move { relay.approval_queued(&request, now).await })
+            })
+        });
         let mcp = Arc::new(wyckoff_mcp::agent_tools::McpHub::with_secrets(
             secrets.clone(),
             wyckoff_mcp::client::DEFAULT_CONNECT_TIMEOUT,
@@ -193,6 +211,7 @@ impl Services {
             skills,
             inbox,
             mcp,
+            push,
             home,
             settings: RwLock::new(settings),
             secrets,
@@ -295,6 +314,12 @@ impl Services {
 
     pub fn inbox(&self) -> &InboxStore {
         &self.inbox
+    }
+
+    /// Pushes finished tasks and schedule runs and approvals waiting to the channels
+    /// that take them.
+    pub fn push(&self) -> &Arc<push_relay::PushRelay> {
+        &self.push
     }
 
     pub fn background(&self) -> &Arc<BackgroundTaskManager> {

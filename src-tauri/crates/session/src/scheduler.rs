@@ -143,7 +143,7 @@ impl Scheduler {
             let mut report = self.execute(&schedule, run_id).await?;
             report.occurrence = Some(format_minute(due.at));
             report.catch_up = late;
-            reports.push(report);
+            reports.push(self.pushed(report).await);
         }
         Ok(reports)
     }
@@ -159,7 +159,8 @@ impl Scheduler {
             .store
             .start_manual(name, self.hub.services().owner(), now)
             .await?;
-        self.execute(&schedule, run_id).await
+        let report = self.execute(&schedule, run_id).await?;
+        Ok(self.pushed(report).await)
     }
 
     async fn execute(&self, schedule: &Schedule, run_id: i64) -> Result<RunReport, SchedulerError> {
@@ -180,6 +181,17 @@ impl Scheduler {
             task_id: end.task_id,
             conversation_id: end.conversation_id,
         })
+    }
+
+    /// Tells the push channels that take finished schedules (queued and sent before the
+    /// run is reported).
+    async fn pushed(&self, report: RunReport) -> RunReport {
+        self.hub
+            .services()
+            .push()
+            .schedule_finished(&report, Utc::now())
+            .await;
+        report
     }
 
     async fn run_task(&self, request: &wyckoff_tools::jobs::TaskRequest) -> (RunStatus, RunEnd) {
