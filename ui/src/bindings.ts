@@ -95,6 +95,12 @@ export const commands = {
 	 *  user's); returns the page after the write.
 	 */
 	portfolioEdit: (edit: PortfolioEdit) => typedError<PortfolioPage, WorkspaceError>(__TAURI_INVOKE("portfolio_edit", { edit })),
+	/**
+	 *  The user's own stop-loss and target price on a holding (`None` clears one; a target
+	 *  must lie above the stop); the alerts check fires when a close reaches either. A refused
+	 *  pair writes nothing. Returns the page after the write.
+	 */
+	portfolioSetLevels: (code: string, stopLoss: number | null, targetPrice: number | null) => typedError<PortfolioPage, WorkspaceError>(__TAURI_INVOKE("portfolio_set_levels", { code, stopLoss, targetPrice })),
 	/**  The journal: fills, derived positions, realised P/L, daily value and exit reviews. */
 	journalReport: () => typedError<JournalReport, WorkspaceError>(__TAURI_INVOKE("journal_report")),
 	/**
@@ -191,6 +197,8 @@ export const commands = {
 	pushRemove: (name: string) => typedError<null, PushCommandError>(__TAURI_INVOKE("push_remove", { name })),
 	/**  Sends a test message now and returns what the channel answered. */
 	pushTest: (name: string) => typedError<TestResult, PushCommandError>(__TAURI_INVOKE("push_test", { name })),
+	/**  Sets which events a channel is sent (alerts, tasks, schedules, approvals; at least one). */
+	pushSetEvents: (name: string, events: string[]) => typedError<ChannelView, PushCommandError>(__TAURI_INVOKE("push_set_events", { name, events })),
 	/**  The list with how each server stands in this app's sessions. */
 	mcpServers: () => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_servers")),
 	/**
@@ -271,7 +279,12 @@ export type AlertCondition =
  *  A holding's close is at or below the stop-loss set on it in the portfolio (checked
  *  for every holding with a stop, no rule needed).
  */
-{ type: "stop_loss" };
+{ type: "stop_loss" } | 
+/**
+ *  A holding's close is at or above the target (take-profit) price set on it in the
+ *  portfolio (checked for every holding with a target, no rule needed).
+ */
+{ type: "target_reached" };
 
 export type AlertError = 
 /**
@@ -287,7 +300,7 @@ avg_volume_20: number | null; ratio: number | null; k: number | null } | { type:
 /**  The previous bar's reading (`None`: no schematic then). */
 from: PhaseState | null; to: PhaseState | null; prev_date: string } | { type: "health_change"; from: string; to: string; prev_date: string; 
 /**  The engine's reasons for the new health. */
-reasons: string[] } | { type: "stop_loss"; close: number | null; stop_loss: number | null };
+reasons: string[] } | { type: "stop_loss"; close: number | null; stop_loss: number | null } | { type: "target_reached"; close: number | null; target: number | null };
 
 /**  A stored rule. */
 export type AlertRule = {
@@ -475,6 +488,8 @@ export type ChannelView = {
 	has_token: boolean,
 	has_sign_secret: boolean,
 	last: LastSend | null,
+	/**  What it is sent: alerts, tasks, schedules, approvals (in that order). */
+	events: string[],
 };
 
 /**  A labelled Wyckoff event, placed on the chart bar that contains its day. */
@@ -741,7 +756,7 @@ export type FillRow = {
 /**  A rule that fired on a stock's bar, as stored. */
 export type FiredAlert = {
 	id: number,
-	/**  `None` for a holding's stop-loss (from the portfolio, no rule). */
+	/**  `None` for a holding's stop-loss or target (from the portfolio, no rule). */
 	rule_id: number | null,
 	code: string,
 	name: string | null,
@@ -1183,6 +1198,8 @@ export type PositionRow = {
 	/**  YYYY-MM-DD. */
 	buy_dt: string,
 	stop_loss: number | null,
+	/**  The target (take-profit) price; the alerts check fires when a close reaches it. */
+	target_price: number | null,
 	last: number | null,
 	/**  The date of the bar `last` comes from (YYYY-MM-DD). */
 	last_date: string | null,

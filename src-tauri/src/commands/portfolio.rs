@@ -24,6 +24,8 @@ pub struct PositionRow {
     /// YYYY-MM-DD.
     pub buy_dt: String,
     pub stop_loss: Option<f64>,
+    /// The target (take-profit) price; the alerts check fires when a close reaches it.
+    pub target_price: Option<f64>,
     pub last: Option<f64>,
     /// The date of the bar `last` comes from (YYYY-MM-DD).
     pub last_date: Option<String>,
@@ -111,6 +113,7 @@ fn row(r: &Value) -> PositionRow {
             .unwrap_or(0.0),
         buy_dt: text(r, "buy_dt").unwrap_or_default(),
         stop_loss: number(r, "stop_loss"),
+        target_price: number(r, "target_price"),
         last: number(r, "latest_close"),
         last_date: text(r, "as_of"),
         data_status: text(r, "data_status").unwrap_or_else(|| "unavailable".into()),
@@ -218,6 +221,43 @@ pub async fn portfolio_edit(
     edit: PortfolioEdit,
 ) -> Result<PortfolioPage, WorkspaceError> {
     apply(&*market(&state, &chat).await?, &edit).await
+}
+
+/// The user's own stop-loss and target price on a holding (`None` clears one; a target
+/// must lie above the stop); the alerts check fires when a close reaches either. A refused
+/// pair writes nothing. Returns the page after the write.
+#[tauri::command]
+#[specta::specta]
+pub async fn portfolio_set_levels(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    code: String,
+    stop_loss: Option<f64>,
+    target_price: Option<f64>,
+) -> Result<PortfolioPage, WorkspaceError> {
+    set_levels(
+        &*market(&state, &chat).await?,
+        &code,
+        stop_loss,
+        target_price,
+    )
+    .await
+}
+
+/// [`portfolio_set_levels`]'s write and the page after it.
+pub async fn set_levels(
+    md: &MarketData,
+    code: &str,
+    stop_loss: Option<f64>,
+    target_price: Option<f64>,
+) -> Result<PortfolioPage, WorkspaceError> {
+    md.portfolio()
+        .set_levels(code, stop_loss, target_price, md.clock().now())
+        .await
+        .map_err(|e| WorkspaceError::Refused {
+            message: e.to_string(),
+        })?;
+    load(md).await
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Settings → Push channels (issue 25): list (with each channel's last send), add (a
 //! robot's token and signing secret go to the keychain, never to the database), remove,
-//! send a test. Thin adapters over `wyckoff_push`.
+//! send a test, choose which events a channel is sent. Thin adapters over `wyckoff_push`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +10,7 @@ use serde::Serialize;
 use specta::Type;
 use tauri::State;
 use wyckoff_config::PushSecret;
-use wyckoff_push::{ChannelKind, KeychainSecrets, Outbox, OutboxStatus, PushError};
+use wyckoff_push::{ChannelKind, KeychainSecrets, Outbox, OutboxStatus, PushError, PushEvent};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -80,6 +80,8 @@ pub struct ChannelView {
     pub has_token: bool,
     pub has_sign_secret: bool,
     pub last: Option<LastSend>,
+    /// What it is sent: alerts, tasks, schedules, approvals (in that order).
+    pub events: Vec<String>,
 }
 
 /// What a test send got back.
@@ -140,6 +142,7 @@ pub async fn push_channels(
                 url: c.url,
                 chat_id: c.chat_id,
                 last,
+                events: c.events.iter().map(|e| e.as_str().to_owned()).collect(),
             }
         })
         .collect())
@@ -202,6 +205,36 @@ pub async fn push_add(
         .find(|c| c.name == channel.name)
         .ok_or_else(|| PushCommandError::Other {
             message: format!("channel '{}' vanished after it was added", channel.name),
+        })
+}
+
+/// Sets which events a channel is sent (alerts, tasks, schedules, approvals; at least one).
+#[tauri::command]
+#[specta::specta]
+pub async fn push_set_events(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    name: String,
+    events: Vec<String>,
+) -> Result<ChannelView, PushCommandError> {
+    let events = events
+        .iter()
+        .map(|e| {
+            PushEvent::parse(e).ok_or_else(|| PushCommandError::Invalid {
+                message: format!("unknown push event '{e}': alerts, tasks, schedules or approvals"),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let channel = outbox(&state, &chat)
+        .await?
+        .set_events(&name, events)
+        .await?;
+    push_channels(state, chat)
+        .await?
+        .into_iter()
+        .find(|c| c.name == channel.name)
+        .ok_or_else(|| PushCommandError::NotFound {
+            message: format!("no push channel named '{}'", channel.name),
         })
 }
 

@@ -14,6 +14,7 @@ describe("alerts in words", () => {
       [{ type: "event", event: "Spring" }, "威科夫事件 Spring", "Wyckoff event Spring"],
       [{ type: "event", event: null }, "出现任意威科夫事件", "any Wyckoff event"],
       [{ type: "phase_change" }, "阶段变化", "phase change"],
+      [{ type: "target_reached" }, "收盘价达到持仓目标价", "close at or above the holding's target"],
     ];
     for (const [c, inZh, inEn] of cases) {
       expect(conditionText(c, zh)).toBe(inZh);
@@ -27,6 +28,7 @@ describe("alerts in words", () => {
       [{ type: "change_above", change_pct: 9.98, threshold_pct: 5, close: 11.02, prev_close: 10.02 }, "day change 9.98% (close 11.02, previous 10.02)"],
       [{ type: "event", events: [{ event: "SOS", schematic: "accumulation", bar_date: "2020-03-02", price: 14.1, known_on: "2020-03-02" }] }, "SOS (2020-03-02) known on 2020-03-02 at 14.10"],
       [{ type: "phase_change", from: null, to: { schematic: "accumulation", phase: "B" }, prev_date: "2020-03-01" }, "none → accumulation B (previous close 2020-03-01)"],
+      [{ type: "target_reached", close: 23.22, target: 23 }, "close 23.22, target 23"],
     ];
     for (const [f, want] of cases) expect(figuresText(f, en)).toBe(want);
   });

@@ -50,6 +50,7 @@ const zh = {
   c_phase_change: "阶段变化",
   c_health_change: "健康度变化",
   c_stop_loss: "收盘价跌破持仓止损价",
+  c_target_reached: "收盘价达到持仓目标价",
   f_price: "收盘 {close}，阈值 {level}",
   f_change: "涨跌幅 {pct}%（收盘 {close}，前收 {prev}）",
   f_volume: "成交量 {volume}，为 20 日均量 {avg} 的 {ratio} 倍",
@@ -57,6 +58,7 @@ const zh = {
   f_phase: "{from} → {to}（前一日 {prev}）",
   f_health: "{from} → {to}（前一日 {prev}）",
   f_stop: "收盘 {close}，止损 {stop}",
+  f_target: "收盘 {close}，目标 {target}",
   none: "无",
   d_recorded: "仅记录",
   d_pending: "待推送",
@@ -81,6 +83,11 @@ const zh = {
   pushTestFailed: "测试失败（{status}）：{answer}",
   pushRemove: "删除",
   pushTokenSet: "令牌已存入钥匙串",
+  pushEvents: "推送内容",
+  ev_alerts: "提醒",
+  ev_tasks: "后台任务完成",
+  ev_schedules: "定时任务完成",
+  ev_approvals: "待审批",
   pushLast: "最近一次推送：{status}",
   pushLastError: "最近一次推送：{status}（{error}）",
   s_pending: "待发送",
@@ -134,6 +141,7 @@ const en: Record<Key, string> = {
   c_phase_change: "phase change",
   c_health_change: "health change",
   c_stop_loss: "close at or below the holding's stop-loss",
+  c_target_reached: "close at or above the holding's target",
   f_price: "close {close}, level {level}",
   f_change: "day change {pct}% (close {close}, previous {prev})",
   f_volume: "volume {volume} = {ratio}× the 20-day average {avg}",
@@ -141,6 +149,7 @@ const en: Record<Key, string> = {
   f_phase: "{from} → {to} (previous close {prev})",
   f_health: "{from} → {to} (previous close {prev})",
   f_stop: "close {close}, stop {stop}",
+  f_target: "close {close}, target {target}",
   none: "none",
   d_recorded: "recorded only",
   d_pending: "waiting to push",
@@ -165,6 +174,11 @@ const en: Record<Key, string> = {
   pushTestFailed: "Test failed ({status}): {answer}",
   pushRemove: "Remove",
   pushTokenSet: "token in the keychain",
+  pushEvents: "Sends",
+  ev_alerts: "alerts",
+  ev_tasks: "finished tasks",
+  ev_schedules: "finished schedules",
+  ev_approvals: "approvals waiting",
   pushLast: "Last push: {status}",
   pushLastError: "Last push: {status} ({error})",
   s_pending: "pending",
@@ -201,12 +215,13 @@ export function conditionText(c: AlertCondition, t: T): string {
     case "phase_change":
     case "health_change":
     case "stop_loss":
+    case "target_reached":
       return t(`c_${c.type}`);
   }
 }
 
 /** A condition kind in the form's list, its value left as "…". */
-export function kindLabel(kind: Exclude<ConditionKind, "stop_loss">, t: T): string {
+export function kindLabel(kind: RuleKind, t: T): string {
   return kind === "event" ? t("c_event_any") : t(`c_${kind}`, { v: "…" });
 }
 
@@ -244,6 +259,8 @@ export function figuresText(f: AlertFigures, t: T): string {
       return t("f_health", { from: f.from, to: f.to, prev: f.prev_date });
     case "stop_loss":
       return t("f_stop", { close: num(f.close), stop: num(f.stop_loss) });
+    case "target_reached":
+      return t("f_target", { close: num(f.close), target: num(f.target) });
   }
 }
 
@@ -263,10 +280,11 @@ export function unseen(history: FiredAlert[], lastSeenId: number): number {
 }
 
 export type ConditionKind = AlertCondition["type"];
-/** Kinds a user rule can have (a stop-loss comes from the portfolio). */
-export const RULE_KINDS: Exclude<ConditionKind, "stop_loss">[] = ["price_above", "price_below", "change_above", "change_below", "volume_ratio", "event", "phase_change", "health_change"];
+/** Kinds a user rule can have (a stop-loss and a target come from the portfolio). */
+export type RuleKind = Exclude<ConditionKind, "stop_loss" | "target_reached">;
+export const RULE_KINDS: RuleKind[] = ["price_above", "price_below", "change_above", "change_below", "volume_ratio", "event", "phase_change", "health_change"];
 
-export type RuleForm = { target: AlertTarget["type"]; code: string; kind: Exclude<ConditionKind, "stop_loss">; value: string; event: string; cooldown: string };
+export type RuleForm = { target: AlertTarget["type"]; code: string; kind: RuleKind; value: string; event: string; cooldown: string };
 
 export const EMPTY_RULE: RuleForm = { target: "stock", code: "", kind: "price_above", value: "", event: "", cooldown: "1" };
 

@@ -267,6 +267,7 @@ describe("on the portfolio page", () => {
     cost: 16.00516,
     buy_dt: "2020-01-02",
     stop_loss: null,
+    target_price: null,
     last: 12.91,
     last_date: "2020-06-16",
     data_status: "stale",

@@ -17,6 +17,7 @@ const row = (over: Partial<PositionRow> = {}): PositionRow => ({
   cost: 12.5,
   buy_dt: "2020-01-02",
   stop_loss: null,
+  target_price: null,
   last: 12.91,
   last_date: "2020-06-16",
   data_status: "stale",

@@ -154,6 +154,7 @@ async fn diagnose_all(md: &MarketData, view: &PortfolioView) -> Result<Value, To
         row.insert("cost".into(), json!(round(p.cost_price, 3)));
         row.insert("buy_dt".into(), json!(p.buy_dt));
         row.insert("stop_loss".into(), json!(p.stop_loss));
+        row.insert("target_price".into(), json!(p.target_price));
         let Some(last) = r.bars.last() else {
             failed += 1;
             row.insert("error".into(), json!("无行情数据"));

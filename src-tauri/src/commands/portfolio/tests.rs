@@ -179,3 +179,31 @@ async fn a_holding_without_bars_is_counted_not_priced() {
     let unpriced = page.positions.iter().find(|p| p.code == "600519").unwrap();
     assert_eq!(unpriced.last, None);
 }
+
+#[tokio::test]
+async fn a_holdings_stop_and_target_are_set_from_the_page_and_a_bad_pair_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = offline(tmp.path()).await;
+    apply(&md, &add("002572", 100, 20.0, "2020-01-02"))
+        .await
+        .unwrap();
+    let page = set_levels(&md, "002572", Some(21.0), Some(23.0))
+        .await
+        .unwrap();
+    let row = &page.positions[0];
+    assert_eq!((row.stop_loss, row.target_price), (Some(21.0), Some(23.0)));
+    // A target at or under the stop, or no such holding: refused, nothing changed.
+    for (code, stop, target) in [
+        ("002572", Some(21.0), Some(21.0)),
+        ("600519", None, Some(9.0)),
+    ] {
+        assert!(matches!(
+            set_levels(&md, code, stop, target).await,
+            Err(WorkspaceError::Refused { .. })
+        ));
+    }
+    let row = &load(&md).await.unwrap().positions[0];
+    assert_eq!((row.stop_loss, row.target_price), (Some(21.0), Some(23.0)));
+    let cleared = set_levels(&md, "002572", Some(21.0), None).await.unwrap();
+    assert_eq!(cleared.positions[0].target_price, None);
+}
