@@ -7,14 +7,15 @@ const mocks = vi.hoisted(() => ({
   pushAdd: vi.fn(),
   pushRemove: vi.fn(),
   pushTest: vi.fn(),
+  pushSetEvents: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 
 import { alertsText } from "./alerts";
-import PushPanel, { testText } from "./PushPanel";
+import PushPanel, { testText, toggled } from "./PushPanel";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
-const hook: ChannelView = { name: "desk", kind: "webhook", url: "http://127.0.0.1:9/hook", chat_id: null, has_token: false, has_sign_secret: false, last: { status: "failed", error: "HTTP 404: no such hook", at: "2026-12-05T07:00:00Z" } };
+const hook: ChannelView = { name: "desk", kind: "webhook", url: "http://127.0.0.1:9/hook", chat_id: null, has_token: false, has_sign_secret: false, last: { status: "failed", error: "HTTP 404: no such hook", at: "2026-12-05T07:00:00Z" }, events: ["alerts"] };
 const q = (c: HTMLElement, sel: string) => c.querySelector(sel) as HTMLElement;
 
 describe("Settings → Push channels", () => {
@@ -40,6 +41,32 @@ describe("Settings → Push channels", () => {
     });
     expect(mocks.pushTest).toHaveBeenCalledWith("desk");
     expect(q(container, ".push-test-result").textContent).toBe("测试失败（404）：no such hook");
+  });
+
+  it("turns one event on or off, keeping the others in order", () => {
+    expect(toggled(["alerts"], "tasks", true)).toEqual(["alerts", "tasks"]);
+    expect(toggled(["approvals", "alerts"], "schedules", true)).toEqual(["alerts", "schedules", "approvals"]);
+    expect(toggled(["alerts", "tasks"], "alerts", false)).toEqual(["tasks"]);
+    expect(toggled(["tasks"], "tasks", false)).toEqual([]);
+  });
+
+  it("shows each channel's events and saves a ticked one; the backend's refusal is shown", async () => {
+    mocks.pushSetEvents.mockResolvedValueOnce(ok({ ...hook, events: ["alerts", "tasks"] }));
+    const { container } = render(<PushPanel />);
+    await waitFor(() => expect(q(container, ".push-channel")).not.toBeNull());
+    const box = (e: string) => q(container, `.push-event-${e}`) as HTMLInputElement;
+    expect([box("alerts").checked, box("tasks").checked, box("schedules").checked, box("approvals").checked]).toEqual([true, false, false, false]);
+    await act(async () => {
+      fireEvent.click(box("tasks"));
+    });
+    expect(mocks.pushSetEvents).toHaveBeenCalledWith("desk", ["alerts", "tasks"]);
+    expect(box("tasks").checked).toBe(true);
+    mocks.pushSetEvents.mockResolvedValueOnce({ status: "error", error: { type: "invalid", message: "name at least one push event" } });
+    await act(async () => {
+      fireEvent.click(box("alerts"));
+    });
+    expect(mocks.pushSetEvents).toHaveBeenLastCalledWith("desk", ["tasks"]);
+    expect(q(container, "#push-note").textContent).toContain("name at least one push event");
   });
 
   it("sends a robot's token with the channel, never a webhook's, and clears the form", async () => {

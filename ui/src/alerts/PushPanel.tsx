@@ -1,12 +1,22 @@
 // Settings → Push channels (issue 25): the channels with their latest push, a test send
 // with what the channel answered, remove; the add form (a robot's token and signing secret
-// go to the keychain through the backend and are never shown again).
+// go to the keychain through the backend and are never shown again). Each channel's
+// events — alerts, finished tasks, finished schedules, approvals waiting — are checkboxes.
 import { useCallback, useEffect, useState } from "react";
 import { commands, type ChannelView, type PushCommandError, type TestResult } from "../bindings";
 import { useAlertsText, type T } from "./alerts";
 
 const KINDS = ["webhook", "wecom", "dingtalk", "feishu", "telegram"] as const;
 type Kind = (typeof KINDS)[number];
+/** What a channel can be sent, in the backend's order. */
+export const EVENTS = ["alerts", "tasks", "schedules", "approvals"] as const;
+type PushEventName = (typeof EVENTS)[number];
+
+/** The channel's events with `e` turned on or off, in the fixed order. */
+export function toggled(events: string[], e: PushEventName, on: boolean): PushEventName[] {
+  return EVENTS.filter((x) => (x === e ? on : events.includes(x)));
+}
+
 const KIND_NAMES: Record<Kind, string> = { webhook: "Webhook", wecom: "企业微信 WeCom", dingtalk: "钉钉 DingTalk", feishu: "飞书 Feishu", telegram: "Telegram" };
 
 type Form = { name: string; kind: Kind; url: string; chatId: string; token: string; sign: string; allowPrivate: boolean };
@@ -68,6 +78,13 @@ export default function PushPanel() {
     await load();
   };
 
+  const setEvents = async (c: ChannelView, e: PushEventName, on: boolean) => {
+    setNote(null);
+    const r = await commands.pushSetEvents(c.name, toggled(c.events, e, on));
+    if (r.status === "ok") setChannels((list) => list?.map((x) => (x.name === c.name ? r.data : x)) ?? null);
+    else setNote({ ok: false, text: errorText(r.error, t) });
+  };
+
   const remove = async (name: string) => {
     const r = await commands.pushRemove(name);
     if (r.status === "error") setNote({ ok: false, text: errorText(r.error, t) });
@@ -92,6 +109,15 @@ export default function PushPanel() {
                     {c.last.error ? t("pushLastError", { status: t(`s_${c.last.status}` as "s_sent"), error: c.last.error }) : t("pushLast", { status: t(`s_${c.last.status}` as "s_sent") })}
                   </span>
                 )}
+                <span className="push-events" role="group" aria-label={t("pushEvents")}>
+                  {t("pushEvents")}:
+                  {EVENTS.map((e) => (
+                    <label key={e} className="inline">
+                      <input type="checkbox" className={`push-event-${e}`} checked={c.events.includes(e)} onChange={(ev) => void setEvents(c, e, ev.target.checked)} />
+                      {t(`ev_${e}`)}
+                    </label>
+                  ))}
+                </span>
                 <button type="button" className="push-test" disabled={st?.busy} onClick={() => void test(c.name)}>
                   {st?.busy ? t("pushTesting") : t("pushTest")}
                 </button>
