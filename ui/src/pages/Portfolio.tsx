@@ -10,6 +10,7 @@ import { formatCost, formatMoney, formatShares } from "../chat/portfolio";
 import { formToEdit, parseNumber, pnlClass, todayIso, workspaceErrorText, type PositionForm } from "./workspaceModel";
 import { useWorkspaceText } from "./workspaceText";
 import Journal from "../journal/Journal";
+import PositionLevels from "./PositionLevels";
 
 // One line per field group; the shared stylesheet has no form layout of its own.
 const FIELD_STYLE = { display: "inline-flex", alignItems: "center", gap: 6, margin: "0 12px 8px 0" } as const;
@@ -231,6 +232,7 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
           </p>
         )}
       </form>
+      {editing && page?.positions.some((p) => p.code === editing) && <PositionLevels row={page.positions.find((p) => p.code === editing) as PositionRow} onSaved={setPage} />}
       <form
         className="pf-cash-form"
         onSubmit={(e) => {
