@@ -316,3 +316,84 @@ async fn a_refused_connection_leaves_its_cause_chain_in_the_scratchpad() {
         "the OS's reason comes last: {causes:?}"
     );
 }
+
+/// OpenAI's strict mode makes optional arguments nullable; the model then sends `null`
+/// for one it leaves out, and the tool must see it absent, as with any other provider.
+#[tokio::test]
+async fn a_null_for_an_optional_argument_under_strict_mode_reaches_the_tool_absent() {
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Route::Openai,
+        OpenAiStream::new()
+            .role()
+            .tool_call(
+                0,
+                "call_s",
+                "analyze_stock",
+                &["{\"code\": \"600519\", \"days\": null}"],
+            )
+            .finish("tool_calls")
+            .done()
+            .response(),
+    );
+    server.push(Route::Openai, OpenAiStream::text_response(&["好。"]));
+    let http = HttpClient::new(&HttpSettings::default()).unwrap();
+    let provider = OpenAiProvider::new(
+        ProviderConfig {
+            name: "openai".into(),
+            model: "gpt-4o".into(),
+            base_url: format!("{}/v1", server.url()),
+            api_key: Some("sk-test-0000000000".into()),
+            context_window: 128_000,
+            idle_timeout: Duration::from_secs(10),
+        },
+        http,
+    )
+    .with_strict_tools(true);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let rt = Runtime::new(
+        Arc::new(provider),
+        Arc::new(registry(seen.clone())),
+        RuntimeConfig::default(),
+        Arc::new(HeadlessApprover::Never),
+        None,
+        Arc::new(SystemClock),
+    );
+    let mut messages = Vec::new();
+    let out = rt
+        .run_turn(
+            &mut messages,
+            "sys",
+            "分析 600519",
+            CollectingSink::new(),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(
+        matches!(out, TurnOutcome::Done { rounds: 2, .. }),
+        "{out:?}"
+    );
+    assert_eq!(*seen.lock().unwrap(), vec![json!({"code": "600519"})]);
+    let first = &server.requests_to(Route::Openai)[0].body;
+    let f = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["function"])
+        .find(|f| f["name"] == "analyze_stock")
+        .unwrap();
+    assert_eq!(f["strict"], true);
+    assert_eq!(f["parameters"]["required"], json!(["code", "days"]));
+    // The call as recorded in the conversation carries no null either.
+    let second = &server.requests_to(Route::Openai)[1].body;
+    let call = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    assert_eq!(
+        call["tool_calls"][0]["function"]["arguments"],
+        "{\"code\":\"600519\"}"
+    );
+}

@@ -86,6 +86,9 @@ pub struct ProviderSpec {
     pub context_window: Option<u32>,
     /// Time allowed between two chunks (users: 10–600 s, see `user_idle_timeout`).
     pub idle_timeout: Duration,
+    /// Tools in OpenAI strict form; `None`: only on OpenAI's own API
+    /// ([`crate::strict_by_default`]).
+    pub strict_tools: Option<bool>,
 }
 
 // Hand-written so a key never appears in debug output or logs.
@@ -98,6 +101,7 @@ impl fmt::Debug for ProviderSpec {
             .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
             .field("context_window", &self.context_window)
             .field("idle_timeout", &self.idle_timeout)
+            .field("strict_tools", &self.strict_tools)
             .finish()
     }
 }
@@ -112,7 +116,14 @@ impl ProviderSpec {
             api_key: None,
             context_window: None,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            strict_tools: None,
         }
+    }
+
+    /// Forces strict tool schemas on or off (OpenAI-format endpoints only).
+    pub fn strict_tools(mut self, on: bool) -> Self {
+        self.strict_tools = Some(on);
+        self
     }
 
     pub fn model(mut self, model: impl Into<String>) -> Self {
@@ -204,6 +215,9 @@ pub fn build(spec: &ProviderSpec, http: &HttpClient) -> Result<Arc<dyn Provider>
         ));
     }
     let window = context_window(&model, spec.context_window);
+    let strict = spec
+        .strict_tools
+        .unwrap_or_else(|| crate::strict::strict_by_default(kind, &base_url));
     let provider: Arc<dyn Provider> = match kind {
         ProviderKind::Claude => Arc::new(ClaudeProvider::new(
             ProviderConfig {
@@ -227,17 +241,20 @@ pub fn build(spec: &ProviderSpec, http: &HttpClient) -> Result<Arc<dyn Provider>
             },
             http.clone(),
         )),
-        _ => Arc::new(OpenAiProvider::new(
-            ProviderConfig {
-                name,
-                model,
-                base_url,
-                api_key,
-                context_window: window,
-                idle_timeout: spec.idle_timeout,
-            },
-            http.clone(),
-        )),
+        _ => Arc::new(
+            OpenAiProvider::new(
+                ProviderConfig {
+                    name,
+                    model,
+                    base_url,
+                    api_key,
+                    context_window: window,
+                    idle_timeout: spec.idle_timeout,
+                },
+                http.clone(),
+            )
+            .with_strict_tools(strict),
+        ),
     };
     Ok(provider)
 }

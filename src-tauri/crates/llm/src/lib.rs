@@ -57,6 +57,7 @@ mod provider;
 pub mod router;
 pub mod sse;
 mod stream;
+pub mod strict;
 mod tagged;
 mod timeout;
 
@@ -73,6 +74,9 @@ pub use openai::{OpenAiDecoder, OpenAiProvider};
 pub use provider::{ChatRequest, ChunkStream, Provider, ProviderConfig, Serving};
 pub use router::{RoutingProvider, classify_turn};
 pub use stream::{Decoder, decode_all};
+pub use strict::{
+    NotStrict, NullPlan, StrictSchema, strict_by_default, strict_schema, strip_added_nulls,
+};
 pub use tagged::{Segment, TagFilter};
 pub use timeout::{
     DEFAULT_IDLE_TIMEOUT, USER_IDLE_TIMEOUT_RANGE, user_idle_timeout, with_idle_timeout,

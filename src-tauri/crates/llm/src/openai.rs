@@ -1,7 +1,8 @@
 //! OpenAI-compatible chat completions (GPT, DeepSeek, Qwen, Kimi, Zhipu, OpenRouter,
 //! Ollama, LM Studio, llama.cpp, any base URL).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -13,6 +14,7 @@ use crate::classify;
 use crate::http::{HttpClient, Opened};
 use crate::sse::SseEvent;
 use crate::stream::Decoder;
+use crate::strict::{NullPlan, strict_schema, strip_added_nulls};
 use crate::tagged::{Segment, TagFilter, short_id};
 use crate::{
     ChatRequest, ChunkStream, FinishReason, LlmError, Provider, ProviderConfig, StreamChunk,
@@ -28,6 +30,8 @@ pub mod degrade {
     pub const REASONING_CONTENT: u32 = 1 << 4;
     /// Newer OpenAI models take `max_completion_tokens` instead of `max_tokens`.
     pub const MAX_COMPLETION_TOKENS: u32 = 1 << 5;
+    /// Tools go without `strict` (the endpoint refused a strict schema).
+    pub const STRICT_TOOLS: u32 = 1 << 6;
 }
 
 /// Penalty sent by default (the reference's setting; curbs repetitive output).
@@ -39,6 +43,8 @@ pub struct OpenAiProvider {
     http: HttpClient,
     url: String,
     endpoint_key: String,
+    /// Tools go out in strict form where their schema allows (OpenAI's own API).
+    strict_tools: bool,
 }
 
 impl OpenAiProvider {
@@ -55,7 +61,20 @@ impl OpenAiProvider {
             http,
             url,
             endpoint_key,
+            strict_tools: false,
         }
+    }
+
+    /// Sends each tool whose schema strict mode can express with `"strict": true` and its
+    /// schema in strict form (see [`crate::strict`]). Off by default: OpenAI-compatible
+    /// vendors take the schema as it is.
+    pub fn with_strict_tools(mut self, on: bool) -> Self {
+        self.strict_tools = on;
+        self
+    }
+
+    pub fn strict_tools(&self) -> bool {
+        self.strict_tools
     }
 
     fn secret(&self) -> Option<&str> {
@@ -90,7 +109,8 @@ impl OpenAiProvider {
             body.insert("frequency_penalty".into(), json!(FREQUENCY_PENALTY));
         }
         if !req.tools.is_empty() {
-            body.insert("tools".into(), Value::Array(wire_tools(&req.tools)));
+            let strict = self.strict_tools && flags & degrade::STRICT_TOOLS == 0;
+            body.insert("tools".into(), Value::Array(wire_tools(&req.tools, strict)));
             if flags & degrade::TOOL_CHOICE == 0 {
                 body.insert("tool_choice".into(), json!("auto"));
             }
@@ -141,6 +161,16 @@ pub fn next_degradation(flags: u32, body: &Value, error_text: &str) -> Option<u3
     if named != 0 {
         return Some(flags | named);
     }
+    let sends_strict = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|ts| {
+            ts.iter()
+                .any(|t| t.pointer("/function/strict") == Some(&json!(true)))
+        });
+    if sends_strict && (text.contains("strict") || text.contains("schema")) {
+        return Some(flags | degrade::STRICT_TOOLS);
+    }
     if has("max_tokens") && text.contains("max_completion_tokens") {
         return Some(flags | degrade::MAX_COMPLETION_TOKENS);
     }
@@ -160,7 +190,7 @@ pub fn next_degradation(flags: u32, body: &Value, error_text: &str) -> Option<u3
     None
 }
 
-fn wire_tools(tools: &[ToolSchema]) -> Vec<Value> {
+fn wire_tools(tools: &[ToolSchema], strict: bool) -> Vec<Value> {
     tools
         .iter()
         .map(|t| {
@@ -169,9 +199,27 @@ fn wire_tools(tools: &[ToolSchema]) -> Vec<Value> {
             } else {
                 json!({"type": "object", "properties": {}})
             };
+            if strict {
+                match strict_schema(&params) {
+                    Ok(s) => {
+                        return json!({"type": "function", "function": {
+                            "name": t.name, "description": t.description,
+                            "parameters": s.schema, "strict": true}});
+                    }
+                    Err(e) => tracing::debug!(tool = %t.name, "tool sent non-strict: {e}"),
+                }
+            }
             json!({"type": "function", "function": {
                 "name": t.name, "description": t.description, "parameters": params}})
         })
+        .collect()
+}
+
+/// The null plans of the tools that go out strict, by tool name.
+fn null_plans(tools: &[ToolSchema]) -> HashMap<String, NullPlan> {
+    tools
+        .iter()
+        .filter_map(|t| Some((t.name.clone(), strict_schema(&t.parameters).ok()?.plan)))
         .collect()
 }
 
@@ -257,10 +305,18 @@ impl Provider for OpenAiProvider {
         let call = self.cfg.sse_call(&self.url, &headers);
         let mut flags = remembered;
         let mut steps = 0;
+        let plans = Arc::new(if self.strict_tools {
+            null_plans(&req.tools)
+        } else {
+            HashMap::new()
+        });
         loop {
             let body = self.request_body(req, flags);
             tracing::debug!(provider = %self.cfg.name, model = %self.cfg.model, url = %self.url, flags, "model request");
-            let decoder = OpenAiDecoder::new(&self.cfg.name, self.secret());
+            let mut decoder = OpenAiDecoder::new(&self.cfg.name, self.secret());
+            if flags & degrade::STRICT_TOOLS == 0 {
+                decoder = decoder.with_null_plans(plans.clone());
+            }
             match self.http.open_sse(&call, &body, decoder).await? {
                 Opened::Stream(stream) => {
                     if flags != remembered {
@@ -386,6 +442,7 @@ pub struct OpenAiDecoder {
     text_calls: Vec<ToolCall>,
     usage: Option<Usage>,
     finish: Option<String>,
+    null_plans: Arc<HashMap<String, NullPlan>>,
 }
 
 impl OpenAiDecoder {
@@ -400,7 +457,15 @@ impl OpenAiDecoder {
             text_calls: Vec::new(),
             usage: None,
             finish: None,
+            null_plans: Arc::default(),
         }
+    }
+
+    /// The tools that went out strict: a `null` for an argument their strict form made
+    /// nullable is removed, so the tool sees it absent.
+    pub fn with_null_plans(mut self, plans: Arc<HashMap<String, NullPlan>>) -> Self {
+        self.null_plans = plans;
+        self
     }
 
     fn emit_segments(&mut self, out: &mut VecDeque<StreamChunk>) {
@@ -471,6 +536,11 @@ impl OpenAiDecoder {
             .collect();
         if calls.is_empty() {
             calls = std::mem::take(&mut self.text_calls);
+        }
+        for c in &mut calls {
+            if let Some(plan) = self.null_plans.get(&c.name) {
+                strip_added_nulls(&mut c.args, plan);
+            }
         }
         let has_calls = !calls.is_empty();
         if has_calls {

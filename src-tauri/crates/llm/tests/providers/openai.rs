@@ -632,3 +632,133 @@ async fn crlf_framing_comments_and_split_events() {
         Some(&StreamChunk::Finish(FinishReason::Stop))
     );
 }
+
+/// The request's tools plus one whose open object strict mode cannot express.
+fn strict_req() -> wyckoff_llm::ChatRequest {
+    let mut r = req("诊断 600519");
+    r.tools.push(wyckoff_protocol::ToolSchema {
+        name: "mcp__kv__put".into(),
+        description: "[MCP server kv] store any object".into(),
+        parameters: json!({"type": "object",
+            "properties": {"value": {"type": "object", "additionalProperties": true}},
+            "required": ["value"]}),
+    });
+    r
+}
+
+fn strict_provider(
+    kind: ProviderKind,
+    s: &wyckoff_mock_vendor::MockServer,
+    strict: Option<bool>,
+) -> std::sync::Arc<dyn wyckoff_llm::Provider> {
+    let mut spec = wyckoff_llm::ProviderSpec::new(kind)
+        .base_url(format!("{}/v1", s.url()))
+        .api_key("k");
+    if let Some(on) = strict {
+        spec = spec.strict_tools(on);
+    }
+    wyckoff_llm::build(&spec, &http()).unwrap()
+}
+
+fn null_days_call() -> Response {
+    OpenAiStream::new()
+        .role()
+        .tool_call(
+            0,
+            "call_n",
+            "analyze_stock",
+            &[r#"{"code": "600519", "days": null}"#],
+        )
+        .finish("tool_calls")
+        .done()
+        .response()
+}
+
+#[tokio::test]
+async fn openai_gets_strict_tools_and_its_nulls_for_optional_arguments_go() {
+    let s = server().await;
+    s.push(Route::Openai, null_days_call());
+    // The mock's URL is not api.openai.com, so strict is asked for here; which endpoints
+    // get it by default is `strict_by_default`'s table test.
+    let p = strict_provider(ProviderKind::Openai, &s, Some(true));
+    let (chunks, err) = collect(p.as_ref(), &strict_req()).await;
+    assert!(err.is_none(), "{err:?}");
+    let c = calls(&chunks);
+    assert_eq!(
+        c[0].args,
+        json!({"code": "600519"}),
+        "the null the strict form made possible is gone"
+    );
+
+    let body = &s.requests_to(Route::Openai)[0].body;
+    let f = |i: usize| body["tools"][i]["function"].clone();
+    assert_eq!(f(0)["strict"], true);
+    assert_eq!(
+        f(0)["parameters"],
+        json!({"type": "object",
+            "properties": {"code": {"type": "string"}, "days": {"type": ["integer", "null"]}},
+            "required": ["code", "days"], "additionalProperties": false})
+    );
+    assert_eq!(f(1)["strict"], true);
+    assert_eq!(f(1)["parameters"]["required"], json!(["mode"]));
+    // The open object goes as it is, without strict.
+    assert!(f(2).get("strict").is_none(), "{}", f(2));
+    assert_eq!(f(2)["parameters"], strict_req().tools[2].parameters);
+}
+
+#[tokio::test]
+async fn compatible_vendors_get_the_schema_as_it_is() {
+    for kind in [ProviderKind::Deepseek, ProviderKind::Openai] {
+        let s = server().await;
+        s.push(Route::Openai, null_days_call());
+        // No override: neither DeepSeek nor OpenAI-format at a non-OpenAI URL is strict.
+        let p = strict_provider(kind, &s, None);
+        let (chunks, err) = collect(p.as_ref(), &strict_req()).await;
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(
+            calls(&chunks)[0].args,
+            json!({"code": "600519", "days": null})
+        );
+        let body = &s.requests_to(Route::Openai)[0].body;
+        let tools = strict_req().tools;
+        for (i, t) in tools.iter().enumerate() {
+            let f = &body["tools"][i]["function"];
+            assert!(f.get("strict").is_none(), "{kind:?}: {f}");
+            assert_eq!(f["parameters"], t.parameters, "{kind:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refused_strict_schema_is_sent_again_without_strict() {
+    let s = server().await;
+    s.push(
+        Route::Openai,
+        Response::error(
+            400,
+            openai_error(
+                "Invalid schema for function 'analyze_stock': In context=(), 'minimum' is not permitted.",
+                "invalid_request_error",
+                Some("tools[0].function.parameters"),
+            ),
+        ),
+    );
+    s.push(Route::Openai, null_days_call());
+    let p = strict_provider(ProviderKind::Openai, &s, Some(true));
+    let (chunks, err) = collect(p.as_ref(), &strict_req()).await;
+    assert!(err.is_none(), "{err:?}");
+    let sent = s.requests_to(Route::Openai);
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[0].body["tools"][0]["function"]["strict"], true);
+    assert!(sent[1].body["tools"][0]["function"].get("strict").is_none());
+    assert_eq!(
+        sent[1].body["stream_options"],
+        json!({"include_usage": true}),
+        "only strict was dropped"
+    );
+    // Sent non-strict, the null is the model's own and stays for the registry to judge.
+    assert_eq!(
+        calls(&chunks)[0].args,
+        json!({"code": "600519", "days": null})
+    );
+}
