@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use wyckoff_e2e::wyckoff_cli;
-use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route, openai_error};
 
 fn wyckoff(home: &Path, args: &[&str]) -> Output {
     wyckoff_cli(home).args(args).output().unwrap()
@@ -32,6 +32,46 @@ fn pass(home: &Path, now: &str) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// The key the mock model settings name (`mock_model_settings`).
+const MOCK_KEY: (&str, &str) = ("WYCKOFF_KEY_MOCK", "sk-schedule-e2e-123456");
+
+/// `wyckoff ARGS` with the mock model's key, off the async runtime (the mock vendor runs
+/// on it).
+async fn with_key(home: &Path, args: &[&str]) -> Output {
+    let home = home.to_path_buf();
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        wyckoff_cli(&home)
+            .args(&args)
+            .env(MOCK_KEY.0, MOCK_KEY.1)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// A prompt schedule over the mock vendor at `url`, added the day before the tests' Friday.
+async fn add_prompt_schedule(home: &Path, url: &str, name: &str, at: &str, prompt: &str) {
+    wyckoff_e2e::webdriver::mock_model_settings(home, &format!("{url}/v1"));
+    let added = with_key(
+        home,
+        &[
+            "schedule",
+            "add",
+            name,
+            "--at",
+            at,
+            "--prompt",
+            prompt,
+            "--now",
+            "2026-12-03 16:00",
+        ],
+    )
+    .await;
+    assert!(added.status.success(), "{}", stderr(&added));
 }
 
 fn listed(home: &Path, now: &str) -> Vec<Value> {
@@ -430,4 +470,87 @@ fn switched_back_on_it_does_not_catch_up_what_fell_due_while_off() {
     assert_eq!(friday.len(), 1, "{friday:?}");
     assert_eq!(friday[0]["occurrence"], "2026-12-04 15:05");
     assert_eq!(friday[0]["catch_up"], false);
+}
+
+/// A run that fails (the vendor refuses the key) records why; that due time is not run
+/// again, and the next one runs as usual.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_run_records_why_and_the_next_due_time_still_runs() {
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Route::Openai,
+        Response::error(
+            401,
+            openai_error("Incorrect API key provided", "invalid_request_error", None),
+        ),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["收盘检查完成。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    add_prompt_schedule(h, &server.url(), "close", "15:05", "收盘后看一眼大盘").await;
+
+    let friday = with_key(
+        h,
+        &["daemon", "--once", "--json", "--now", "2026-12-04 15:10"],
+    )
+    .await;
+    // A failed run makes the pass exit 1, and it says which and why.
+    assert_eq!(friday.status.code(), Some(1), "{}", stderr(&friday));
+    let report: Value = serde_json::from_str(stdout(&friday).trim()).unwrap();
+    assert_eq!(report["status"], "failed", "{report}");
+    assert_eq!(report["occurrence"], "2026-12-04 15:05");
+    let why = report["error"].as_str().unwrap();
+    assert!(why.contains("401"), "{why}");
+
+    // The run list keeps it: failed, with the reason.
+    let text = with_key(h, &["schedule", "list", "--now", "2026-12-04 15:20"]).await;
+    assert!(text.status.success(), "{}", stderr(&text));
+    let line = stdout(&text)
+        .lines()
+        .find(|l| l.contains("2026-12-04 15:05"))
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("{}", stdout(&text)));
+    assert!(line.contains("failed") && line.contains("401"), "{line}");
+    let list = listed(h, "2026-12-04 15:20");
+    let runs = list[0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["status"], "failed");
+    assert_eq!(runs[0]["error"].as_str(), Some(why));
+    assert!(runs[0]["finished_at"].is_string(), "{runs:?}");
+    // Still enabled, its next time is Monday's close.
+    assert_eq!(list[0]["enabled"], true);
+    assert_eq!(list[0]["next_due"], "2026-12-07 15:05");
+
+    // The failed due time is not tried again in a later pass of the same day …
+    let again = with_key(
+        h,
+        &["daemon", "--once", "--json", "--now", "2026-12-04 15:20"],
+    )
+    .await;
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again).trim(), "");
+    assert_eq!(server.requests_to(Route::Openai).len(), 1);
+    // … and Monday's runs, and succeeds.
+    let monday = with_key(
+        h,
+        &["daemon", "--once", "--json", "--now", "2026-12-07 15:10"],
+    )
+    .await;
+    assert!(monday.status.success(), "{}", stdout(&monday));
+    let report: Value = serde_json::from_str(stdout(&monday).trim()).unwrap();
+    assert_eq!(report["occurrence"], "2026-12-07 15:05");
+    assert_eq!(report["status"], "done", "{report}");
+    assert_eq!(report["summary"], "收盘检查完成。");
+    assert_eq!(server.requests_to(Route::Openai).len(), 2);
+    let runs = listed(h, "2026-12-07 15:20")[0]["runs"].clone();
+    let statuses: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["done", "failed"], "{runs}");
 }
