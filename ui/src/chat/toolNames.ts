@@ -61,9 +61,22 @@ export function toolLabel(name: string, displayName: string, lang: string): stri
   return lang === "en" && Object.hasOwn(TOOL_NAMES_EN, name) ? TOOL_NAMES_EN[name] : displayName;
 }
 
+/** "MCP · server · tool" for an MCP server's tool (`mcp__<server>__<tool>`), as the runtime
+ * names it live, so a reopened conversation's card reads the same; null for other names.
+ * Split at the first "__" after the server name's first character: a server named with "__"
+ * inside (allowed, rare) reads differently than live, never as a bare identifier. */
+export function mcpDisplayName(name: string): string | null {
+  if (!name.startsWith("mcp__")) return null;
+  const rest = name.slice("mcp__".length);
+  const cut = rest.indexOf("__", 1);
+  if (cut < 1 || cut + 2 >= rest.length) return null;
+  return `MCP · ${rest.slice(0, cut)} · ${rest.slice(cut + 2)}`;
+}
+
 /** The display name of a tool, or its name when it is not a known one. */
 export function toolDisplayName(name: string): string {
-  return Object.hasOwn(TOOL_DISPLAY_NAMES, name) ? TOOL_DISPLAY_NAMES[name] : name;
+  if (Object.hasOwn(TOOL_DISPLAY_NAMES, name)) return TOOL_DISPLAY_NAMES[name];
+  return mcpDisplayName(name) ?? name;
 }
 
 /** The error text of a failed call's stored result, as the live `tool_error` event carries
