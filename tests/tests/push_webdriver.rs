@@ -1,7 +1,8 @@
 //! WebDriver test of Settings → Push channels (issue 25) in the real app: a webhook on this
 //! machine is refused until a private address is allowed, then a test send reaches it and
 //! the panel shows the answer; a robot cannot point at a local address; a WeCom robot's key
-//! goes to the keychain (a real Secret Service here), never to the database.
+//! goes to the keychain (a real Secret Service here), never to the database; ticking
+//! "finished tasks" on a channel stores it with the channel (read back by `wyckoff push list`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -77,6 +78,38 @@ async fn scenario(d: WebDriver, url: String, got: wyckoff_e2e::hook::Hook) {
     assert_eq!(bodies.len(), 1, "{bodies:?}");
     assert_eq!(bodies[0]["type"], "test");
 
+    // Alerts by default; "finished tasks" ticked is saved with the channel.
+    let ev = |e: &str| By::Css(format!(".push-channel[data-name='desk'] .push-event-{e}"));
+    assert!(
+        d.find(ev("alerts"))
+            .await
+            .unwrap()
+            .is_selected()
+            .await
+            .unwrap()
+    );
+    assert!(
+        !d.find(ev("tasks"))
+            .await
+            .unwrap()
+            .is_selected()
+            .await
+            .unwrap()
+    );
+    click(&d, ev("tasks")).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !d
+        .find(ev("tasks"))
+        .await
+        .unwrap()
+        .is_selected()
+        .await
+        .unwrap()
+    {
+        assert!(Instant::now() < deadline, "the tasks box stayed unticked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
     // A robot may not point at a local address (only a generic webhook may).
     type_into(&d, "push-name", "wx").await;
     select_kind(&d, "wecom").await;
@@ -108,6 +141,18 @@ async fn push_channels_are_added_tested_and_keep_their_keys_in_the_keychain() {
     let driver = TauriDriver::start(home.path(), xdg.path(), &[("WYCKOFF_OFFLINE", "1")]);
     run_scenario(&driver, "push", move |d| scenario(d, url, hook)).await;
     drop(driver);
+    let listed = wyckoff_e2e::wyckoff_cli(home.path())
+        .args(["push", "list", "--json"])
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let desk = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "desk")
+        .unwrap();
+    assert_eq!(desk["events"], serde_json::json!(["alerts", "tasks"]));
     // The key is in the keychain, not in any file of the data home.
     let key = wyckoff_config::Secrets::system()
         .get_push(&wyckoff_config::PushSecret {
