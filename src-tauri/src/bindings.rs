@@ -87,6 +87,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             mcp::mcp_add,
             mcp::mcp_set_enabled,
             mcp::mcp_set_always_ask,
+            mcp::mcp_set_trusted,
             mcp::mcp_remove,
             mcp::mcp_test,
             track::track_stats,

@@ -4,8 +4,10 @@
 //! — and set to always ask, which the data home's mcp_servers.json then says (the list
 //! `wyckoff mcp` and every session read); then in chat (the mock vendor over real HTTP)
 //! the model calls that server's tool, the approval dialog names the server, and once
-//! approved the server's answer reaches the model. Outside CI a machine without the venv
-//! skips.
+//! approved the server's answer reaches the model. The server is added with an environment
+//! variable from a named secret whose value is typed in the form: the keychain gets it,
+//! mcp_servers.json names it only, and the row says it is set; one tool is trusted from
+//! the test's tool list. Outside CI a machine without the venv skips.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
@@ -24,6 +26,13 @@ async fn type_into(d: &WebDriver, id: &str, value: &str) {
     el.send_keys(Key::Backspace).await.unwrap();
     el.send_keys(value).await.unwrap();
 }
+
+async fn type_css(d: &WebDriver, css: &str, value: &str) {
+    let el = wait_for(d, By::Css(css)).await;
+    el.send_keys(value).await.unwrap();
+}
+
+const SECRET_VALUE: &str = "probe-CANARY-7319";
 
 async fn wait_text(d: &WebDriver, by: By, starts: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -51,9 +60,23 @@ async fn scenario(d: WebDriver, server: String, vendor: std::sync::Arc<MockServe
 
     type_into(&d, "mcp-name", "time").await;
     type_into(&d, "mcp-args", "--local-timezone Asia/Shanghai").await;
+    click(&d, By::Id("mcp-env-add")).await;
+    type_css(&d, ".mcp-env-row .mcp-env-var", "WYCKOFF_PROBE").await;
+    type_css(&d, ".mcp-env-row .mcp-env-secret", "probe-key").await;
+    type_css(&d, ".mcp-env-row .mcp-env-value", SECRET_VALUE).await;
     click(&d, By::Id("mcp-add")).await;
     wait_text(&d, By::Id("mcp-note"), "已添加").await;
     let row = wait_for(&d, By::Css(".mcp-server[data-name='time']")).await;
+    let secret = wait_for(
+        &d,
+        By::Css(".mcp-server[data-name='time'] .mcp-secret[data-secret='probe-key']"),
+    )
+    .await;
+    assert_eq!(
+        secret.text().await.unwrap(),
+        "WYCKOFF_PROBE ← 密钥 probe-key · 已设置"
+    );
+    assert!(!d.source().await.unwrap().contains(SECRET_VALUE));
     row.find(By::Css(".mcp-test"))
         .await
         .unwrap()
@@ -73,6 +96,17 @@ async fn scenario(d: WebDriver, server: String, vendor: std::sync::Arc<MockServe
         Some("true")
     );
     shot(&d, "90-mcp-servers.png").await;
+
+    click(
+        &d,
+        By::Css(".mcp-tool[data-tool='convert_time'] .mcp-trust"),
+    )
+    .await;
+    wait_for(
+        &d,
+        By::Css(".mcp-tool[data-tool='convert_time'][data-trusted='true']"),
+    )
+    .await;
 
     click(&d, By::Css(".mcp-server[data-name='time'] .mcp-always-ask")).await;
     wait_for(
@@ -158,4 +192,11 @@ async fn an_mcp_server_is_added_tested_set_to_always_ask_and_its_call_approved_i
     assert_eq!(time["name"], "time");
     assert_eq!(time["always_ask"], true);
     assert_eq!(time["transport"]["args"][1], "Asia/Shanghai");
+    assert_eq!(
+        time["transport"]["env"],
+        json!([{"var": "WYCKOFF_PROBE", "secret": "probe-key"}])
+    );
+    assert_eq!(time["trusted_tools"], json!(["convert_time"]));
+    let file = std::fs::read_to_string(home.path().join("mcp_servers.json")).unwrap();
+    assert!(!file.contains(SECRET_VALUE), "{file}");
 }

@@ -202,14 +202,20 @@ export const commands = {
 	/**  The list with how each server stands in this app's sessions. */
 	mcpServers: () => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_servers")),
 	/**
-	 *  Adds a server: `target` is an http(s) URL (streamable HTTP) or a command started on
-	 *  demand with `args` (stdio). Secrets for its environment or header are set with
-	 *  `wyckoff mcp add --env/--header-secret` and `wyckoff mcp secret`.
+	 *  Adds a server: `target` is an http(s) URL (streamable HTTP, optionally with a header
+	 *  from a named secret) or a command started on demand with `args` (stdio, optionally with
+	 *  environment variables from named secrets). Secret values given here are stored in the
+	 *  keychain, as `wyckoff mcp secret` does; the list keeps only their names.
 	 */
-	mcpAdd: (name: string, target: string, args: string[]) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_add", { name, target, args })),
+	mcpAdd: (name: string, target: string, args: string[], env: McpEnvInput[], header: McpHeaderInput | null) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_add", { name, target, args, env, header })),
 	mcpSetEnabled: (name: string, enabled: boolean) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_set_enabled", { name, enabled })),
 	/**  Every call of the server's tools asks, even those it marks read-only. */
 	mcpSetAlwaysAsk: (name: string, alwaysAsk: boolean) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_set_always_ask", { name, alwaysAsk })),
+	/**
+	 *  Trusts one of the server's tools (it runs without asking) or asks for it again, as
+	 *  `wyckoff mcp trust NAME TOOL [--remove]`.
+	 */
+	mcpSetTrusted: (name: string, tool: string, trusted: boolean) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_set_trusted", { name, tool, trusted })),
 	mcpRemove: (name: string) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_remove", { name })),
 	/**
 	 *  Connects to the server (within 20 s) and lists its tools; a failure says why, with the
@@ -1004,6 +1010,34 @@ export type McpCommandError =
 /**  The server could not be reached or answered wrongly (the test's finding). */
 { type: "failed"; message: string };
 
+/**
+ *  An environment variable of a new stdio server, read from the named secret. `value`, when
+ *  given, is stored in the keychain under that name first.
+ */
+export type McpEnvInput = {
+	var: string,
+	secret: string,
+	value: string | null,
+};
+
+/**
+ *  The header a new HTTP server gets from the named secret (`Authorization` gets `Bearer `
+ *  before a bare token). `value`, when given, is stored in the keychain first.
+ */
+export type McpHeaderInput = {
+	header: string,
+	secret: string,
+	value: string | null,
+};
+
+export type McpSecretView = {
+	/**  The secret's name (`wyckoff mcp secret NAME`). */
+	name: string,
+	/**  Where it goes: the environment variable or the HTTP header. */
+	into: string,
+	set: boolean,
+};
+
 export type McpServerView = {
 	name: string,
 	/**  `stdio` or `http`. */
@@ -1013,6 +1047,8 @@ export type McpServerView = {
 	enabled: boolean,
 	always_ask: boolean,
 	trusted_tools: string[],
+	/**  The named secrets the server reads, each with whether a value is set (never the value). */
+	secrets: McpSecretView[],
 	/**  `None` until a session of this app has used the server. */
 	status: McpStatusView | null,
 };

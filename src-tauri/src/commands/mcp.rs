@@ -1,14 +1,21 @@
 //! Settings → MCP (issue 26 item 5): the configured MCP servers (`mcp_servers.json` in the
-//! data home, the list `wyckoff mcp` edits), add, switch, always-ask, remove, and a test
-//! that connects and lists the server's tools. Each session picks the list up as it is.
+//! data home, the list `wyckoff mcp` edits), add (with environment variables or a header
+//! from named secrets), switch, always-ask, trust single tools, remove, and a test that
+//! connects and lists the server's tools. Each session picks the list up as it is.
+//!
+//! Secret values the window is given go to the keychain by name, as `wyckoff mcp secret`
+//! stores them; the list holds only the names and no command sends a value back.
 
+use std::path::Path;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::State;
-use wyckoff_config::NamedSecret;
-use wyckoff_config::mcp::{self, McpConfigError, McpServer, McpServers, McpTransport};
+use wyckoff_config::mcp::{
+    self, EnvSecret, HeaderSecret, McpConfigError, McpServer, McpServers, McpTransport,
+};
+use wyckoff_config::{NamedSecret, Secrets};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -66,8 +73,37 @@ pub struct McpServerView {
     pub enabled: bool,
     pub always_ask: bool,
     pub trusted_tools: Vec<String>,
+    /// The named secrets the server reads, each with whether a value is set (never the value).
+    pub secrets: Vec<McpSecretView>,
     /// `None` until a session of this app has used the server.
     pub status: Option<McpStatusView>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct McpSecretView {
+    /// The secret's name (`wyckoff mcp secret NAME`).
+    pub name: String,
+    /// Where it goes: the environment variable or the HTTP header.
+    pub into: String,
+    pub set: bool,
+}
+
+/// An environment variable of a new stdio server, read from the named secret. `value`, when
+/// given, is stored in the keychain under that name first.
+#[derive(Clone, Deserialize, Type)]
+pub struct McpEnvInput {
+    pub var: String,
+    pub secret: String,
+    pub value: Option<String>,
+}
+
+/// The header a new HTTP server gets from the named secret (`Authorization` gets `Bearer `
+/// before a bare token). `value`, when given, is stored in the keychain first.
+#[derive(Clone, Deserialize, Type)]
+pub struct McpHeaderInput {
+    pub header: String,
+    pub secret: String,
+    pub value: Option<String>,
 }
 
 impl From<&McpServer> for McpServerView {
@@ -89,8 +125,23 @@ impl From<&McpServer> for McpServerView {
             enabled: s.enabled,
             always_ask: s.always_ask,
             trusted_tools: s.trusted_tools.clone(),
+            secrets: Vec::new(),
             status: None,
         }
+    }
+}
+
+/// Each secret an entry names, with where it goes.
+fn secret_refs(s: &McpServer) -> Vec<(String, String)> {
+    match &s.transport {
+        McpTransport::Stdio { env, .. } => env
+            .iter()
+            .map(|e| (e.secret.clone(), e.var.clone()))
+            .collect(),
+        McpTransport::Http { header_secret, .. } => header_secret
+            .iter()
+            .map(|h| (h.secret.clone(), h.header.clone()))
+            .collect(),
     }
 }
 
@@ -115,20 +166,139 @@ fn path(state: &AppState) -> std::path::PathBuf {
     mcp::path_in(state.home.root())
 }
 
-fn views(list: &McpServers) -> Vec<McpServerView> {
-    list.servers.iter().map(McpServerView::from).collect()
+fn views(list: &McpServers, secrets: &Secrets) -> Vec<McpServerView> {
+    list.servers
+        .iter()
+        .map(|s| {
+            let mut v = McpServerView::from(s);
+            v.secrets = secret_refs(s)
+                .into_iter()
+                .map(|(name, into)| McpSecretView {
+                    set: secrets.get_named(&NamedSecret(name.clone())).is_some(),
+                    name,
+                    into,
+                })
+                .collect();
+            v
+        })
+        .collect()
 }
 
 /// Loads the list, changes it, validates and saves it whole (nothing written on an error).
+fn change_at(
+    path: &Path,
+    secrets: &Secrets,
+    edit: impl FnOnce(&mut McpServers) -> Result<(), McpConfigError>,
+) -> Result<Vec<McpServerView>, McpCommandError> {
+    let mut list = mcp::load(path)?;
+    edit(&mut list)?;
+    mcp::save(path, &list)?;
+    Ok(views(&list, secrets))
+}
+
 fn change(
     state: &AppState,
     edit: impl FnOnce(&mut McpServers) -> Result<(), McpConfigError>,
 ) -> Result<Vec<McpServerView>, McpCommandError> {
-    let path = path(state);
-    let mut list = mcp::load(&path)?;
-    edit(&mut list)?;
-    mcp::save(&path, &list)?;
-    Ok(views(&list))
+    change_at(&path(state), &state.secrets, edit)
+}
+
+/// The entry the window's add form describes, with the secret values to store.
+fn new_entry(
+    name: &str,
+    target: &str,
+    args: Vec<String>,
+    env: Vec<McpEnvInput>,
+    header: Option<McpHeaderInput>,
+) -> Result<(McpServer, Vec<(String, String)>), McpCommandError> {
+    let target = target.trim().to_owned();
+    let mut values = Vec::new();
+    let mut keep = |secret: &str, value: Option<String>| {
+        if let Some(v) = value.filter(|v| !v.trim().is_empty()) {
+            values.push((secret.to_owned(), v.trim().to_owned()));
+        }
+    };
+    let transport = if target.starts_with("http://") || target.starts_with("https://") {
+        if !env.is_empty() {
+            return Err(McpCommandError::Invalid {
+                message: "environment variables are for a command (stdio) server, not a URL".into(),
+            });
+        }
+        let header_secret = header.map(|h| {
+            let secret = h.secret.trim().to_owned();
+            keep(&secret, h.value);
+            let header = h.header.trim();
+            HeaderSecret {
+                header: if header.is_empty() {
+                    "Authorization".to_owned()
+                } else {
+                    header.to_owned()
+                },
+                secret,
+            }
+        });
+        McpTransport::Http {
+            url: target,
+            header_secret,
+        }
+    } else {
+        if header.is_some() {
+            return Err(McpCommandError::Invalid {
+                message: "a header secret is for an http(s) server, not a command".into(),
+            });
+        }
+        let env = env
+            .into_iter()
+            .map(|e| {
+                let secret = e.secret.trim().to_owned();
+                keep(&secret, e.value);
+                EnvSecret {
+                    var: e.var.trim().to_owned(),
+                    secret,
+                }
+            })
+            .collect();
+        McpTransport::Stdio {
+            command: target,
+            args: args.into_iter().filter(|a| !a.is_empty()).collect(),
+            env,
+        }
+    };
+    let server = McpServer {
+        name: name.trim().to_owned(),
+        transport,
+        enabled: true,
+        always_ask: false,
+        trusted_tools: Vec::new(),
+    };
+    Ok((server, values))
+}
+
+/// Adds `server` to the list at `path`: the entry is checked first, then the secret values
+/// go to the keychain by name, then the list is saved (a keychain failure saves nothing).
+fn add_at(
+    path: &Path,
+    secrets: &Secrets,
+    server: McpServer,
+    values: Vec<(String, String)>,
+) -> Result<Vec<McpServerView>, McpCommandError> {
+    let mut list = mcp::load(path)?;
+    list.add(server)?;
+    list.validate()?;
+    for (name, value) in values {
+        let named = NamedSecret(name);
+        secrets
+            .set_named(&named, &value)
+            .map_err(|e| McpCommandError::Failed {
+                message: format!(
+                    "secret {}: {e} (or set {} instead)",
+                    named.0,
+                    named.env_var()
+                ),
+            })?;
+    }
+    mcp::save(path, &list)?;
+    Ok(views(&list, secrets))
 }
 
 /// The list with how each server stands in this app's sessions.
@@ -138,7 +308,7 @@ pub async fn mcp_servers(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
 ) -> Result<Vec<McpServerView>, McpCommandError> {
-    let mut list = views(&mcp::load(&path(&state))?);
+    let mut list = views(&mcp::load(&path(&state))?, &state.secrets);
     // Without a model there is no session yet: the list alone is still shown.
     if let Ok(services) = services(&state, &chat).await {
         for st in services.mcp().statuses().await {
@@ -155,9 +325,10 @@ pub async fn mcp_servers(
     Ok(list)
 }
 
-/// Adds a server: `target` is an http(s) URL (streamable HTTP) or a command started on
-/// demand with `args` (stdio). Secrets for its environment or header are set with
-/// `wyckoff mcp add --env/--header-secret` and `wyckoff mcp secret`.
+/// Adds a server: `target` is an http(s) URL (streamable HTTP, optionally with a header
+/// from a named secret) or a command started on demand with `args` (stdio, optionally with
+/// environment variables from named secrets). Secret values given here are stored in the
+/// keychain, as `wyckoff mcp secret` does; the list keeps only their names.
 #[tauri::command]
 #[specta::specta]
 pub async fn mcp_add(
@@ -165,28 +336,24 @@ pub async fn mcp_add(
     name: String,
     target: String,
     args: Vec<String>,
+    env: Vec<McpEnvInput>,
+    header: Option<McpHeaderInput>,
 ) -> Result<Vec<McpServerView>, McpCommandError> {
-    let target = target.trim().to_owned();
-    let transport = if target.starts_with("http://") || target.starts_with("https://") {
-        McpTransport::Http {
-            url: target,
-            header_secret: None,
-        }
-    } else {
-        McpTransport::Stdio {
-            command: target,
-            args: args.into_iter().filter(|a| !a.is_empty()).collect(),
-            env: Vec::new(),
-        }
-    };
-    let server = McpServer {
-        name: name.trim().to_owned(),
-        transport,
-        enabled: true,
-        always_ask: false,
-        trusted_tools: Vec::new(),
-    };
-    change(&state, |list| list.add(server))
+    let (server, values) = new_entry(&name, &target, args, env, header)?;
+    add_at(&path(&state), &state.secrets, server, values)
+}
+
+/// Trusts one of the server's tools (it runs without asking) or asks for it again, as
+/// `wyckoff mcp trust NAME TOOL [--remove]`.
+#[tauri::command]
+#[specta::specta]
+pub async fn mcp_set_trusted(
+    state: State<'_, AppState>,
+    name: String,
+    tool: String,
+    trusted: bool,
+) -> Result<Vec<McpServerView>, McpCommandError> {
+    change(&state, |list| list.set_trusted(&name, &tool, trusted))
 }
 
 #[tauri::command]
@@ -251,4 +418,160 @@ pub async fn mcp_test(
             })
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use wyckoff_config::secrets::MemoryBackend;
+
+    use super::*;
+
+    fn secrets() -> Secrets {
+        Secrets::with_backend(Box::new(MemoryBackend::default()), Box::new(|_| None))
+    }
+
+    fn env(var: &str, secret: &str, value: Option<&str>) -> McpEnvInput {
+        McpEnvInput {
+            var: var.into(),
+            secret: secret.into(),
+            value: value.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn secrets_go_to_the_keychain_by_name_and_never_into_the_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = mcp::path_in(dir.path());
+        let keys = secrets();
+        let (server, values) = new_entry(
+            "gh",
+            "npx",
+            vec!["-y".into(), "server-github".into()],
+            vec![
+                env("GITHUB_TOKEN", "gh-token", Some("ghp_CANARY123456")),
+                env("OTHER", "other", None),
+            ],
+            None,
+        )
+        .unwrap();
+        let views = add_at(&path, &keys, server, values).unwrap();
+        let file = std::fs::read_to_string(&path).unwrap();
+        assert!(!file.contains("CANARY"), "{file}");
+        assert!(
+            file.contains("gh-token") && file.contains("GITHUB_TOKEN"),
+            "{file}"
+        );
+        let got = keys.get_named(&NamedSecret("gh-token".into())).unwrap().0;
+        assert_eq!(got.expose(), "ghp_CANARY123456");
+        // The view names the secrets and whether each is set, never a value.
+        let shown = serde_json::to_string(&views).unwrap();
+        assert!(!shown.contains("CANARY"), "{shown}");
+        let s = &views[0].secrets;
+        assert_eq!(
+            s.iter()
+                .map(|v| (v.name.as_str(), v.into.as_str(), v.set))
+                .collect::<Vec<_>>(),
+            [
+                ("gh-token", "GITHUB_TOKEN", true),
+                ("other", "OTHER", false)
+            ]
+        );
+
+        let (server, values) = new_entry(
+            "remote",
+            "https://mcp.example.com/mcp",
+            vec![],
+            vec![],
+            Some(McpHeaderInput {
+                header: String::new(),
+                secret: "remote-key".into(),
+                value: Some("sk-CANARY-HTTP".into()),
+            }),
+        )
+        .unwrap();
+        let views = add_at(&path, &keys, server, values).unwrap();
+        let file = std::fs::read_to_string(&path).unwrap();
+        assert!(!file.contains("CANARY"), "{file}");
+        let list = mcp::load(&path).unwrap();
+        assert_eq!(
+            list.get("remote").unwrap().transport,
+            McpTransport::Http {
+                url: "https://mcp.example.com/mcp".into(),
+                header_secret: Some(HeaderSecret {
+                    header: "Authorization".into(),
+                    secret: "remote-key".into()
+                })
+            }
+        );
+        assert!(views[1].secrets[0].set);
+    }
+
+    #[test]
+    fn a_bad_entry_stores_no_secret_and_saves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = mcp::path_in(dir.path());
+        let keys = secrets();
+        for (env_in, header) in [
+            (vec![env("1BAD", "ok-name", Some("v1"))], None),
+            (vec![env("GOOD", "Bad Name", Some("v2"))], None),
+        ] {
+            let (server, values) = new_entry("srv", "cmd", vec![], env_in, header).unwrap();
+            let e = add_at(&path, &keys, server, values).unwrap_err();
+            assert!(matches!(e, McpCommandError::Invalid { .. }), "{e:?}");
+        }
+        assert!(keys.get_named(&NamedSecret("ok-name".into())).is_none());
+        assert!(!path.exists() || mcp::load(&path).unwrap().servers.is_empty());
+        // A header on a command, or env on a URL, is refused outright.
+        assert!(
+            new_entry(
+                "x",
+                "cmd",
+                vec![],
+                vec![],
+                Some(McpHeaderInput {
+                    header: "X-Key".into(),
+                    secret: "k".into(),
+                    value: None
+                })
+            )
+            .is_err()
+        );
+        assert!(
+            new_entry(
+                "x",
+                "https://h/mcp",
+                vec![],
+                vec![env("A", "a", None)],
+                None
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn single_tools_are_trusted_and_untrusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = mcp::path_in(dir.path());
+        let keys = secrets();
+        let (server, values) = new_entry("time", "uvx", vec![], vec![], None).unwrap();
+        add_at(&path, &keys, server, values).unwrap();
+        let v = change_at(&path, &keys, |l| {
+            l.set_trusted("time", "convert_time", true)
+        })
+        .unwrap();
+        assert_eq!(v[0].trusted_tools, ["convert_time"]);
+        assert_eq!(
+            mcp::load(&path).unwrap().servers[0].trusted_tools,
+            ["convert_time"]
+        );
+        let v = change_at(&path, &keys, |l| {
+            l.set_trusted("time", "convert_time", false)
+        })
+        .unwrap();
+        assert!(v[0].trusted_tools.is_empty());
+        let e = change_at(&path, &keys, |l| l.set_trusted("nope", "t", true)).unwrap_err();
+        assert!(matches!(e, McpCommandError::NotFound { .. }));
+    }
 }

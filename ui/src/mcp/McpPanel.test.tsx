@@ -7,6 +7,7 @@ const mocks = vi.hoisted(() => ({
   mcpAdd: vi.fn(),
   mcpSetEnabled: vi.fn(),
   mcpSetAlwaysAsk: vi.fn(),
+  mcpSetTrusted: vi.fn(),
   mcpRemove: vi.fn(),
   mcpTest: vi.fn(),
 }));
@@ -15,7 +16,7 @@ vi.mock("../bindings", () => ({ commands: mocks }));
 import McpPanel, { errorText, mcpText, splitArgs, statusText } from "./McpPanel";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
-const time: McpServerView = { name: "time", kind: "stdio", target: "mcp-server-time --local-timezone Asia/Shanghai", enabled: true, always_ask: false, trusted_tools: [], status: null };
+const time: McpServerView = { name: "time", kind: "stdio", target: "mcp-server-time --local-timezone Asia/Shanghai", enabled: true, always_ask: false, trusted_tools: [], secrets: [], status: null };
 const q = (c: HTMLElement, sel: string) => c.querySelector(sel) as HTMLElement;
 
 describe("Settings → MCP", () => {
@@ -53,7 +54,7 @@ describe("Settings → MCP", () => {
     await act(async () => {
       fireEvent.submit(q(container, "#mcp-form"));
     });
-    expect(mocks.mcpAdd).toHaveBeenCalledWith("self", "wyckoff", ["mcp", "serve"]);
+    expect(mocks.mcpAdd).toHaveBeenCalledWith("self", "wyckoff", ["mcp", "serve"], [], null);
     expect(container.querySelectorAll(".mcp-server")).toHaveLength(2);
     expect(q(container, "#mcp-note").textContent).toBe("已添加「self」");
   });
@@ -74,5 +75,87 @@ describe("Settings → MCP", () => {
       fireEvent.click(q(container, ".mcp-test"));
     });
     expect(q(container, ".mcp-report.error").textContent).toBe("连接失败：MCP server 'time' did not answer within 20 s");
+  });
+
+  it("adds a stdio server with environment variables from named secrets", async () => {
+    const gh: McpServerView = { ...time, name: "gh", target: "npx -y server-github", secrets: [{ name: "gh-token", into: "GITHUB_TOKEN", set: true }, { name: "other", into: "OTHER", set: false }] };
+    mocks.mcpAdd.mockResolvedValue(ok([time, gh]));
+    const { container } = render(<McpPanel />);
+    await waitFor(() => expect(q(container, ".mcp-server")).not.toBeNull());
+    fireEvent.change(q(container, "#mcp-name"), { target: { value: "gh" } });
+    fireEvent.change(q(container, "#mcp-target"), { target: { value: "npx" } });
+    fireEvent.change(q(container, "#mcp-args"), { target: { value: "-y server-github" } });
+    expect(q(container, "#mcp-header-secret")).toBeNull();
+    fireEvent.click(q(container, "#mcp-env-add"));
+    fireEvent.click(q(container, "#mcp-env-add"));
+    fireEvent.click(q(container, "#mcp-env-add"));
+    const rows = container.querySelectorAll(".mcp-env-row");
+    const set = (row: Element, sel: string, value: string) => fireEvent.change(row.querySelector(sel) as HTMLElement, { target: { value } });
+    set(rows[0], ".mcp-env-var", "GITHUB_TOKEN");
+    set(rows[0], ".mcp-env-secret", "gh-token");
+    set(rows[0], ".mcp-env-value", "ghp_secret");
+    expect((rows[0].querySelector(".mcp-env-value") as HTMLInputElement).type).toBe("password");
+    set(rows[1], ".mcp-env-var", "OTHER");
+    set(rows[1], ".mcp-env-secret", "other");
+    // the third row stays blank and is not sent
+    await act(async () => {
+      fireEvent.submit(q(container, "#mcp-form"));
+    });
+    expect(mocks.mcpAdd).toHaveBeenCalledWith(
+      "gh",
+      "npx",
+      ["-y", "server-github"],
+      [
+        { var: "GITHUB_TOKEN", secret: "gh-token", value: "ghp_secret" },
+        { var: "OTHER", secret: "other", value: null },
+      ],
+      null,
+    );
+    // The form is emptied (the value gone from the page); the list names the secrets only.
+    expect(container.querySelectorAll(".mcp-env-row")).toHaveLength(0);
+    expect(container.innerHTML).not.toContain("ghp_secret");
+    expect(q(container, ".mcp-server[data-name='gh'] .mcp-secret[data-secret='gh-token']").textContent).toBe("GITHUB_TOKEN ← 密钥 gh-token · 已设置");
+    expect(q(container, ".mcp-server[data-name='gh'] .mcp-secret[data-secret='other']").dataset.set).toBe("false");
+  });
+
+  it("adds an http server with a header secret", async () => {
+    mocks.mcpAdd.mockResolvedValue(ok([time]));
+    const { container } = render(<McpPanel />);
+    await waitFor(() => expect(q(container, ".mcp-server")).not.toBeNull());
+    fireEvent.change(q(container, "#mcp-name"), { target: { value: "remote" } });
+    fireEvent.change(q(container, "#mcp-target"), { target: { value: "https://mcp.example.com/mcp" } });
+    expect(q(container, "#mcp-env-add")).toBeNull();
+    expect(q(container, "#mcp-args")).toBeNull();
+    fireEvent.change(q(container, "#mcp-header-secret"), { target: { value: "remote-key" } });
+    fireEvent.change(q(container, "#mcp-header-value"), { target: { value: "sk-1" } });
+    await act(async () => {
+      fireEvent.submit(q(container, "#mcp-form"));
+    });
+    expect(mocks.mcpAdd).toHaveBeenCalledWith("remote", "https://mcp.example.com/mcp", [], [], { header: "", secret: "remote-key", value: "sk-1" });
+  });
+
+  it("trusts a single tool after a test, and stops trusting it", async () => {
+    mocks.mcpTest.mockResolvedValue(ok({ name: "mcp-time", version: "1.0", tools: [{ name: "get_current_time", description: null, read_only: true }, { name: "convert_time", description: null, read_only: false }] }));
+    mocks.mcpSetTrusted.mockResolvedValueOnce(ok([{ ...time, trusted_tools: ["convert_time"] }])).mockResolvedValueOnce(ok([time]));
+    const { container } = render(<McpPanel />);
+    await waitFor(() => expect(q(container, ".mcp-test")).not.toBeNull());
+    await act(async () => {
+      fireEvent.click(q(container, ".mcp-test"));
+    });
+    const convert = () => q(container, ".mcp-tool[data-tool='convert_time']");
+    expect((convert().querySelector(".mcp-trust") as HTMLInputElement).checked).toBe(false);
+    await act(async () => {
+      fireEvent.click(convert().querySelector(".mcp-trust") as HTMLElement);
+    });
+    expect(mocks.mcpSetTrusted).toHaveBeenLastCalledWith("time", "convert_time", true);
+    expect(convert().dataset.trusted).toBe("true");
+    expect((convert().querySelector(".mcp-trust") as HTMLInputElement).checked).toBe(true);
+    expect(convert().querySelector(".badge")?.textContent).toBe("已信任");
+    await act(async () => {
+      fireEvent.click(convert().querySelector(".mcp-trust") as HTMLElement);
+    });
+    expect(mocks.mcpSetTrusted).toHaveBeenLastCalledWith("time", "convert_time", false);
+    expect(convert().dataset.trusted).toBe("false");
+    expect(convert().querySelector(".badge")?.textContent).toBe("需批准");
   });
 });

@@ -1,14 +1,17 @@
 // Settings → MCP (issue 26): the MCP servers whose tools the agent may use (as
 // mcp__<server>__<tool>, behind the approval gate), with add, on/off, "always ask", remove,
 // and a test that connects and lists the server's tools — read-only ones run without
-// asking unless the server always asks.
+// asking unless the server always asks; single tools can be trusted (run unasked), as with
+// `wyckoff mcp trust`. A new server's environment variables (stdio) or header (http) come
+// from named secrets: values typed here go to the keychain by name (`mcp_add`), never into
+// mcp_servers.json, and are never read back — the list only says whether each is set.
 import { useCallback, useContext, useEffect, useState } from "react";
-import { commands, type McpCommandError, type McpServerView, type McpTestView } from "../bindings";
+import { commands, type McpCommandError, type McpEnvInput, type McpHeaderInput, type McpServerView, type McpTestView } from "../bindings";
 import { LanguageContext, localTexts } from "../i18n";
 
 const zh = {
   title: "MCP 服务器",
-  intro: "智能体可调用这些 MCP 服务器的工具（名为 mcp__服务器__工具）。服务器标为只读的工具直接运行，其余的每次都先请你批准；设为“总是询问”后只读工具也要批准。密钥用 wyckoff mcp secret 存入钥匙串。",
+  intro: "智能体可调用这些 MCP 服务器的工具（名为 mcp__服务器__工具）。服务器标为只读的工具直接运行，其余的每次都先请你批准；设为“总是询问”后只读工具也要批准；测试后可信任单个工具（不再询问）。密钥按名称存入钥匙串（此处或 wyckoff mcp secret），不写入配置文件。",
   none: "还没有 MCP 服务器。",
   name: "名称",
   target: "命令或 URL",
@@ -31,11 +34,22 @@ const zh = {
   idle: "本次运行尚未使用",
   lastError: "上次出错：{message}",
   disabledNow: "已停用：{message}",
+  trust: "信任（直接运行）",
+  trusted: "已信任",
+  envAdd: "添加环境变量",
+  envVar: "变量名",
+  secretName: "密钥名称",
+  secretValue: "密钥值（存入钥匙串）",
+  envRemove: "移除",
+  header: "请求头（默认 Authorization）",
+  secretLine: "{into} ← 密钥 {name}",
+  secretSet: "已设置",
+  secretMissing: "未设置",
 };
 type Key = keyof typeof zh;
 const en: Record<Key, string> = {
   title: "MCP servers",
-  intro: "The agent may call these MCP servers' tools (named mcp__server__tool). Tools the server marks read-only run at once; the others ask for your approval each time; with “always ask” the read-only ones ask too. Secrets go to the keychain with wyckoff mcp secret.",
+  intro: "The agent may call these MCP servers' tools (named mcp__server__tool). Tools the server marks read-only run at once; the others ask for your approval each time; with “always ask” the read-only ones ask too; after a test you can trust single tools (they stop asking). Secrets go to the keychain by name (here or with wyckoff mcp secret), never into the settings file.",
   none: "No MCP server yet.",
   name: "Name",
   target: "Command or URL",
@@ -58,6 +72,17 @@ const en: Record<Key, string> = {
   idle: "not used by this run yet",
   lastError: "last error: {message}",
   disabledNow: "disabled: {message}",
+  trust: "Trust (run without asking)",
+  trusted: "trusted",
+  envAdd: "Add environment variable",
+  envVar: "Variable",
+  secretName: "Secret name",
+  secretValue: "Secret value (to the keychain)",
+  envRemove: "Remove",
+  header: "Header (default Authorization)",
+  secretLine: "{into} ← secret {name}",
+  secretSet: "set",
+  secretMissing: "not set",
 };
 type T = (k: Key, vars?: Record<string, string | number>) => string;
 
@@ -82,10 +107,30 @@ export function splitArgs(text: string): string[] {
   return text.split(/\s+/).filter((a) => a !== "");
 }
 
+export const isUrl = (target: string) => /^https?:\/\//.test(target.trim());
+
+type EnvRow = { var: string; secret: string; value: string };
+type Form = { name: string; target: string; args: string; env: EnvRow[]; header: string; headerSecret: string; headerValue: string };
+const emptyForm: Form = { name: "", target: "", args: "", env: [], header: "", headerSecret: "", headerValue: "" };
+
+/** The add form's secrets as the command takes them: blank rows dropped, an empty value
+ *  means "already in the keychain or the environment". */
+export function secretInputs(form: Form): { env: McpEnvInput[]; header: McpHeaderInput | null } {
+  const value = (v: string) => (v.trim() === "" ? null : v);
+  if (isUrl(form.target)) {
+    const header = form.headerSecret.trim() === "" ? null : { header: form.header.trim(), secret: form.headerSecret.trim(), value: value(form.headerValue) };
+    return { env: [], header };
+  }
+  const env = form.env.filter((r) => r.var.trim() !== "" || r.secret.trim() !== "").map((r) => ({ var: r.var.trim(), secret: r.secret.trim(), value: value(r.value) }));
+  return { env, header: null };
+}
+
 export default function McpPanel() {
   const t = mcpText(useContext(LanguageContext));
   const [servers, setServers] = useState<McpServerView[] | null>(null);
-  const [form, setForm] = useState({ name: "", target: "", args: "" });
+  const [form, setForm] = useState<Form>(emptyForm);
+  const url = isUrl(form.target);
+  const setRow = (i: number, patch: Partial<EnvRow>) => setForm((f) => ({ ...f, env: f.env.map((r, j) => (j === i ? { ...r, ...patch } : r)) }));
   const [note, setNote] = useState<{ ok: boolean; text: string } | null>(null);
   const [tests, setTests] = useState<Record<string, { busy: boolean; report?: McpTestView; error?: string }>>({});
 
@@ -108,9 +153,11 @@ export default function McpPanel() {
   const add = async () => {
     setNote(null);
     const name = form.name.trim();
-    if (await apply(await commands.mcpAdd(name, form.target, splitArgs(form.args)))) {
+    const { env, header } = secretInputs(form);
+    const r = await commands.mcpAdd(name, form.target, url ? [] : splitArgs(form.args), env, header);
+    if (await apply(r)) {
       setNote({ ok: true, text: t("added", { name }) });
-      setForm({ name: "", target: "", args: "" });
+      setForm(emptyForm);
     }
   };
 
@@ -149,15 +196,31 @@ export default function McpPanel() {
                 <button type="button" className="mcp-remove" onClick={() => void commands.mcpRemove(s.name).then(apply)}>
                   {t("remove")}
                 </button>
+                {s.secrets.length > 0 && (
+                  <ul className="mcp-secrets">
+                    {s.secrets.map((sec) => (
+                      <li key={sec.name + sec.into} className={`mcp-secret${sec.set ? "" : " error"}`} data-secret={sec.name} data-set={sec.set}>
+                        {t("secretLine", { into: sec.into, name: sec.name })} · {sec.set ? t("secretSet") : t("secretMissing")}
+                      </li>
+                    ))}
+                  </ul>
+                )}
                 {st?.report && (
                   <div className="mcp-report ok" role="status">
                     {t("tools", { name: st.report.name, version: st.report.version, n: st.report.tools.length })}
                     <ul className="mcp-tools">
-                      {st.report.tools.map((tool) => (
-                        <li key={tool.name} className="mcp-tool" data-tool={tool.name} data-read-only={tool.read_only} title={tool.description ?? ""}>
-                          <code>{tool.name}</code> <span className="badge">{tool.read_only ? t("readOnly") : t("writes")}</span>
-                        </li>
-                      ))}
+                      {st.report.tools.map((tool) => {
+                        const trusted = s.trusted_tools.includes(tool.name);
+                        return (
+                          <li key={tool.name} className="mcp-tool" data-tool={tool.name} data-read-only={tool.read_only} data-trusted={trusted} title={tool.description ?? ""}>
+                            <code>{tool.name}</code> <span className="badge">{trusted ? t("trusted") : tool.read_only ? t("readOnly") : t("writes")}</span>
+                            <label className="inline">
+                              <input type="checkbox" className="mcp-trust" checked={trusted} onChange={(e) => void commands.mcpSetTrusted(s.name, tool.name, e.target.checked).then(apply)} />
+                              {t("trust")}
+                            </label>
+                          </li>
+                        );
+                      })}
                     </ul>
                   </div>
                 )}
@@ -183,11 +246,34 @@ export default function McpPanel() {
         <div className="row">
           <input id="mcp-name" placeholder={t("name")} value={form.name} size={10} onChange={(e) => setForm((f) => ({ ...f, name: e.target.value }))} />
           <input id="mcp-target" placeholder={t("target")} value={form.target} size={30} onChange={(e) => setForm((f) => ({ ...f, target: e.target.value }))} />
-          <input id="mcp-args" placeholder={t("args")} value={form.args} size={24} onChange={(e) => setForm((f) => ({ ...f, args: e.target.value }))} />
+          {!url && <input id="mcp-args" placeholder={t("args")} value={form.args} size={24} onChange={(e) => setForm((f) => ({ ...f, args: e.target.value }))} />}
           <button id="mcp-add" type="submit">
             {t("add")}
           </button>
         </div>
+        {url ? (
+          <div className="row mcp-header-row">
+            <input id="mcp-header" placeholder={t("header")} value={form.header} size={16} onChange={(e) => setForm((f) => ({ ...f, header: e.target.value }))} />
+            <input id="mcp-header-secret" placeholder={t("secretName")} value={form.headerSecret} size={14} onChange={(e) => setForm((f) => ({ ...f, headerSecret: e.target.value }))} />
+            <input id="mcp-header-value" type="password" autoComplete="off" placeholder={t("secretValue")} value={form.headerValue} size={20} onChange={(e) => setForm((f) => ({ ...f, headerValue: e.target.value }))} />
+          </div>
+        ) : (
+          <>
+            {form.env.map((r, i) => (
+              <div className="row mcp-env-row" key={i}>
+                <input className="mcp-env-var" placeholder={t("envVar")} value={r.var} size={16} onChange={(e) => setRow(i, { var: e.target.value })} />
+                <input className="mcp-env-secret" placeholder={t("secretName")} value={r.secret} size={14} onChange={(e) => setRow(i, { secret: e.target.value })} />
+                <input className="mcp-env-value" type="password" autoComplete="off" placeholder={t("secretValue")} value={r.value} size={20} onChange={(e) => setRow(i, { value: e.target.value })} />
+                <button type="button" className="mcp-env-remove" onClick={() => setForm((f) => ({ ...f, env: f.env.filter((_, j) => j !== i) }))}>
+                  {t("envRemove")}
+                </button>
+              </div>
+            ))}
+            <button type="button" id="mcp-env-add" onClick={() => setForm((f) => ({ ...f, env: [...f.env, { var: "", secret: "", value: "" }] }))}>
+              {t("envAdd")}
+            </button>
+          </>
+        )}
         {note && (
           <p id="mcp-note" className={note.ok ? "ok" : "error"} role={note.ok ? "status" : "alert"}>
             {note.text}
