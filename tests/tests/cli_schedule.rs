@@ -53,24 +53,14 @@ async fn with_key(home: &Path, args: &[&str]) -> Output {
     .unwrap()
 }
 
-/// A prompt schedule over the mock vendor at `url`, added the day before the tests' Friday.
-async fn add_prompt_schedule(home: &Path, url: &str, name: &str, at: &str, prompt: &str) {
+/// A prompt schedule over the mock vendor at `url` (`when`: `--at …` or `--cron …`),
+/// added the day before the tests' Friday.
+async fn add_prompt_schedule(home: &Path, url: &str, name: &str, when: &[&str], prompt: &str) {
     wyckoff_e2e::webdriver::mock_model_settings(home, &format!("{url}/v1"));
-    let added = with_key(
-        home,
-        &[
-            "schedule",
-            "add",
-            name,
-            "--at",
-            at,
-            "--prompt",
-            prompt,
-            "--now",
-            "2026-12-03 16:00",
-        ],
-    )
-    .await;
+    let mut args = vec!["schedule", "add", name];
+    args.extend(when);
+    args.extend(["--prompt", prompt, "--now", "2026-12-03 16:00"]);
+    let added = with_key(home, &args).await;
     assert!(added.status.success(), "{}", stderr(&added));
 }
 
@@ -338,6 +328,8 @@ fn install_writes_a_systemd_user_unit() {
     let unit =
         std::fs::read_to_string(config.path().join("systemd/user/wyckoff-daemon.service")).unwrap();
     assert!(unit.contains(" daemon\n"), "{unit}");
+    // systemd waits longer than the daemon's default stop grace (60 s) before SIGKILL.
+    assert!(unit.contains("TimeoutStopSec=90\n"), "{unit}");
     assert!(unit.contains(&format!("WYCKOFF_HOME={}", home.path().display())));
     assert!(stdout(&out).contains("systemctl --user enable --now wyckoff-daemon"));
 }
@@ -490,7 +482,14 @@ async fn a_failed_run_records_why_and_the_next_due_time_still_runs() {
     );
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    add_prompt_schedule(h, &server.url(), "close", "15:05", "收盘后看一眼大盘").await;
+    add_prompt_schedule(
+        h,
+        &server.url(),
+        "close",
+        &["--at", "15:05"],
+        "收盘后看一眼大盘",
+    )
+    .await;
 
     let friday = with_key(
         h,
@@ -553,4 +552,149 @@ async fn a_failed_run_records_why_and_the_next_due_time_still_runs() {
         .map(|r| r["status"].as_str().unwrap())
         .collect();
     assert_eq!(statuses, ["done", "failed"], "{runs}");
+}
+
+/// Lock files of live-process leases `pid` left in the data home's `run/`.
+fn leases_of(home: &Path, pid: u32) -> Vec<String> {
+    std::fs::read_dir(home.join("run"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!("{pid}-")))
+        .collect()
+}
+
+/// `wyckoff daemon --json ARGS` (its own clock) over a schedule due every minute, whose
+/// model call the mock holds; SIGTERM once the call is made, `then` run after it. The
+/// daemon's exit code, its run reports and its pid.
+async fn sigterm_mid_run(
+    server: &MockServer,
+    home: &Path,
+    args: &[&str],
+    then: impl FnOnce(),
+) -> (Option<i32>, Vec<Value>, u32) {
+    add_prompt_schedule(
+        home,
+        &server.url(),
+        "minutely",
+        &["--cron", "* * * * *"],
+        "收盘后看一眼大盘",
+    )
+    .await;
+    let mut all = vec!["--json"];
+    all.extend(args);
+    let mut daemon = spawn_daemon(home, &all, &[MOCK_KEY]);
+    let pid = daemon.id();
+    let started = Instant::now();
+    while server.requests_to(Route::Openai).is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no model call");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // What `systemctl stop` sends.
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    then();
+    let stopping = Instant::now();
+    let status = loop {
+        if let Some(status) = daemon.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            stopping.elapsed() < Duration::from_secs(45),
+            "the daemon did not stop on SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut daemon.stdout.take().unwrap(), &mut out).unwrap();
+    let reports = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (status.code(), reports, pid)
+}
+
+/// `systemctl stop` sends SIGTERM: the run in flight finishes and is recorded, nothing
+/// new starts, the lease goes, exit 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_lets_the_run_in_flight_finish_and_exits_0() {
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["大盘已看过。"]).gated("hold"),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let (code, reports, pid) = sigterm_mid_run(&server, h, &[], || {
+        std::thread::sleep(Duration::from_millis(500));
+        server.open_gate("hold");
+    })
+    .await;
+    assert_eq!(code, Some(0), "{reports:?}");
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0]["status"], "done", "{reports:?}");
+    assert_eq!(reports[0]["summary"], "大盘已看过。");
+    assert_eq!(server.requests_to(Route::Openai).len(), 1);
+    assert!(leases_of(h, pid).is_empty(), "{:?}", leases_of(h, pid));
+    let list = listed(h, "2026-12-04 15:10");
+    let runs = list[0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["status"], "done");
+    assert!(runs[0]["finished_at"].is_string());
+}
+
+/// A run still going when the grace runs out is cancelled and recorded interrupted with
+/// why; its due time is not run again, the next one runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_past_the_grace_cancels_the_run_and_records_why() {
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["不会送出"]).gated("never"),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let stopping = Instant::now();
+    let (code, reports, pid) = sigterm_mid_run(&server, h, &["--stop-grace", "1"], || {}).await;
+    assert!(
+        stopping.elapsed() < Duration::from_secs(40),
+        "{:?}",
+        stopping.elapsed()
+    );
+    assert_eq!(code, Some(0), "{reports:?}");
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let report = &reports[0];
+    assert_eq!(report["status"], "interrupted", "{report}");
+    let why = report["error"].as_str().unwrap();
+    assert!(why.contains("asked to stop (SIGTERM"), "{why}");
+    let occurrence = report["occurrence"].as_str().unwrap().to_owned();
+    assert!(leases_of(h, pid).is_empty(), "{:?}", leases_of(h, pid));
+
+    // A new pass at that due time runs nothing and keeps the reason as recorded …
+    let again = with_key(h, &["daemon", "--once", "--json", "--now", &occurrence]).await;
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again).trim(), "", "the due time ran twice");
+    assert_eq!(server.requests_to(Route::Openai).len(), 1);
+    let list = listed(h, &occurrence);
+    let run = &list[0]["runs"][0];
+    assert_eq!(run["status"], "interrupted");
+    assert_eq!(run["error"].as_str(), Some(why));
+    assert!(run["finished_at"].is_string());
+    // … and the next due time runs.
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["大盘已看过。"]),
+    );
+    let next = with_key(
+        h,
+        &["daemon", "--once", "--json", "--now", "2027-01-04 10:00"],
+    )
+    .await;
+    assert!(next.status.success(), "{}", stderr(&next));
+    let report: Value = serde_json::from_str(stdout(&next).trim()).unwrap();
+    assert_eq!(report["occurrence"], "2027-01-04 10:00");
+    assert_eq!(report["status"], "done", "{report}");
 }

@@ -16,7 +16,7 @@ use wyckoff_agent::{EventSink, NullSink};
 use wyckoff_config::{DataHome, Secrets};
 use wyckoff_schedule::when::{format_minute, from_beijing, parse_days, parse_minute, parse_time};
 use wyckoff_schedule::{Days, Job, RunStatus, Schedule, ScheduleRun, StoreError, When};
-use wyckoff_session::scheduler::{RunReport, Scheduler, SchedulerError};
+use wyckoff_session::scheduler::{RunReport, Scheduler, SchedulerError, Stop};
 use wyckoff_session::{
     ConversationHub, HubOptions, ModelOverrides, Services, TurnMeta, TurnOutput,
 };
@@ -125,6 +125,10 @@ pub struct DaemonArgs {
     /// One JSON object per run on stdout.
     #[arg(long)]
     json: bool,
+    /// On SIGTERM or Ctrl-C, how long a run in flight may go on before it is cancelled
+    /// (recorded interrupted); a second signal cancels it at once.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    stop_grace: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -588,6 +592,9 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async move {
+        // Before anything runs, so a stop at any moment ends the daemon cleanly.
+        let stop = Stop::default();
+        watch_stop_signals(stop.clone(), Duration::from_secs(args.stop_grace))?;
         let (hub, scheduler) = open(first).await?;
         let mut failed = false;
         loop {
@@ -596,10 +603,11 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
             if let Err(e) = wyckoff_session::approvals::expire_due(&hub, now).await {
                 eprintln!("wyckoff: cannot expire approval requests: {e}");
             }
-            match scheduler.pass(now).await {
+            match scheduler.pass_until(now, &stop).await {
                 Ok(reports) => {
                     for r in &reports {
-                        failed |= r.status != RunStatus::Done;
+                        // A run a stop cut short is no failure of the daemon's.
+                        failed |= r.status == RunStatus::Failed;
                         print_report(r, args.json)?;
                     }
                 }
@@ -608,20 +616,61 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
                     failed = true;
                 }
             }
-            // Push messages a channel refused for a while (5xx, timeouts) go out again
-            // once due (the rows stay in the outbox until then).
-            hub.services().push().deliver(Utc::now()).await;
-            if args.once || fixed {
+            if args.once || fixed || stop.draining.is_cancelled() {
                 break;
             }
             tokio::select! {
                 _ = tokio::time::sleep(POLL) => {}
-                _ = tokio::signal::ctrl_c() => break,
+                _ = stop.draining.cancelled() => break,
             }
         }
         close(hub).await;
+        drop(scheduler);
+        // Everything it ran has ended and is recorded: the lease goes with the daemon.
+        wyckoff_config::lease::release(&home);
+        if stop.draining.is_cancelled() {
+            tracing::info!("daemon stopped");
+        }
         Ok(ExitCode::from(u8::from(failed)))
     })
+}
+
+/// SIGTERM (`systemctl stop`) and SIGINT (Ctrl-C) stop the daemon: no new run is claimed,
+/// the run in flight gets `grace` to finish, then it is cancelled; a second signal
+/// cancels it at once.
+fn watch_stop_signals(stop: Stop, grace: Duration) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+    tokio::spawn(async move {
+        loop {
+            let name = tokio::select! {
+                Some(()) = term.recv() => "SIGTERM",
+                Some(()) = int.recv() => "SIGINT",
+                else => return,
+            };
+            if stop.draining.is_cancelled() {
+                tracing::info!(
+                    signal = name,
+                    "second stop signal: cancelling the run in flight"
+                );
+                stop.abort.cancel();
+                continue;
+            }
+            tracing::info!(
+                signal = name,
+                ?grace,
+                "stopping: no new runs; a run in flight may finish"
+            );
+            stop.draining.cancel();
+            let abort = stop.abort.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(grace).await;
+                abort.cancel();
+            });
+        }
+    });
+    Ok(())
 }
 
 /// Writes `~/.config/systemd/user/wyckoff-daemon.service`.
@@ -635,7 +684,7 @@ fn install() -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("locating the wyckoff binary")?;
     let home = DataHome::from_env();
     let unit = format!(
-        "[Unit]\nDescription=Wyckoff Desk schedules (wyckoff daemon)\n\n[Service]\nExecStart={} daemon\nEnvironment=WYCKOFF_HOME={}\nRestart=on-failure\nRestartSec=30\n\n[Install]\nWantedBy=default.target\n",
+        "[Unit]\nDescription=Wyckoff Desk schedules (wyckoff daemon)\n\n[Service]\nExecStart={} daemon\nEnvironment=WYCKOFF_HOME={}\nRestart=on-failure\nRestartSec=30\nTimeoutStopSec=90\n\n[Install]\nWantedBy=default.target\n",
         exe.display(),
         home.root().display()
     );

@@ -78,6 +78,22 @@ impl ProcessLease {
     }
 }
 
+/// Gives up this process's lease on `home` (a daemon stopping cleanly, its work ended and
+/// recorded): the lock file goes now, not at the next start-up's liveness check. Use
+/// only when nothing this process started on `home` still runs.
+pub fn release(home: &DataHome) {
+    let lease = LEASES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_mut()
+        .and_then(|map| map.remove(home.root()));
+    if let Some(lease) = lease {
+        // Still shared (a service not yet dropped): the file goes anyway, the process is
+        // leaving; the later drop finds it gone.
+        let _ = std::fs::remove_file(&lease.path);
+    }
+}
+
 impl Drop for ProcessLease {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
@@ -131,6 +147,23 @@ mod tests {
         drop(lease);
         assert!(!is_alive(&home, &owner));
         assert!(is_alive(&home, other.owner()));
+    }
+
+    #[test]
+    fn a_released_process_lease_leaves_no_lock_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = DataHome::new(dir.path());
+        let lease = ProcessLease::for_process(&home).unwrap();
+        let path = lease.path.clone();
+        assert!(path.is_file());
+        release(&home);
+        assert!(!path.exists());
+        drop(lease);
+        // The next use takes a new one.
+        let again = ProcessLease::for_process(&home).unwrap();
+        assert_ne!(again.owner(), "");
+        assert!(again.path.is_file());
+        release(&home);
     }
 
     #[test]

@@ -31,6 +31,20 @@ const TASK_WAIT: Duration = Duration::from_secs(4 * 3600);
 const SETTLE_WAIT: Duration = Duration::from_secs(600);
 /// Characters of an answer or a task summary kept with the run.
 const SUMMARY_CHARS: usize = 300;
+/// Longest wait for a cancelled run (turn or task) to record its end.
+const CANCEL_WAIT: Duration = Duration::from_secs(15);
+/// The reason kept with a run the process cancelled because it was asked to stop.
+pub const STOPPED: &str =
+    "cancelled: the process was asked to stop (SIGTERM or Ctrl-C) before the run finished";
+
+/// How a pass is asked to stop (the daemon got SIGTERM or Ctrl-C): first no new run is
+/// claimed (`draining`), then the run in flight is cancelled (`abort`) — the caller
+/// chooses how long a run may go on in between.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    pub draining: CancellationToken,
+    pub abort: CancellationToken,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SchedulerError {
@@ -123,10 +137,25 @@ impl Scheduler {
             .map_err(StoreError::from)?)
     }
 
-    /// One pass at `now`: every schedule due and not yet run, one after the other.
+    /// One pass at `now`: every schedule due and not yet run, one after the other; then the
+    /// push messages (not alerts) that are due.
     pub async fn pass(&self, now: DateTime<Utc>) -> Result<Vec<RunReport>, SchedulerError> {
+        self.pass_until(now, &Stop::default()).await
+    }
+
+    /// [`Scheduler::pass`] that claims nothing more once `stop.draining` is cancelled and
+    /// cancels its run in flight once `stop.abort` is; that run is recorded interrupted
+    /// with [`STOPPED`] as its reason (its due time is not run again).
+    pub async fn pass_until(
+        &self,
+        now: DateTime<Utc>,
+        stop: &Stop,
+    ) -> Result<Vec<RunReport>, SchedulerError> {
         let mut reports = Vec::new();
         for schedule in self.store.list().await? {
+            if stop.draining.is_cancelled() {
+                break;
+            }
             let Some(due) = self.due(&schedule, now)? else {
                 continue;
             };
@@ -140,11 +169,14 @@ impl Scheduler {
                 continue;
             };
             tracing::info!(schedule = %schedule.name, due = %format_minute(due.at), catch_up = late, "scheduled run");
-            let mut report = self.execute(&schedule, run_id).await?;
+            let mut report = self.execute(&schedule, run_id, &stop.abort).await?;
             report.occurrence = Some(format_minute(due.at));
             report.catch_up = late;
             reports.push(self.pushed(report).await);
         }
+        // Push messages a channel refused for a while (5xx, timeouts) go out again once
+        // due, in the app's loop and the daemon's alike (the rows wait in the outbox).
+        self.hub.services().push().deliver(Utc::now()).await;
         Ok(reports)
     }
 
@@ -159,15 +191,27 @@ impl Scheduler {
             .store
             .start_manual(name, self.hub.services().owner(), now)
             .await?;
-        let report = self.execute(&schedule, run_id).await?;
+        let report = self
+            .execute(&schedule, run_id, &CancellationToken::new())
+            .await?;
         Ok(self.pushed(report).await)
     }
 
-    async fn execute(&self, schedule: &Schedule, run_id: i64) -> Result<RunReport, SchedulerError> {
-        let (status, end) = match &schedule.job {
-            Job::Task { request } => self.run_task(request).await,
-            Job::Prompt { text } => self.run_prompt(schedule, text).await,
+    async fn execute(
+        &self,
+        schedule: &Schedule,
+        run_id: i64,
+        abort: &CancellationToken,
+    ) -> Result<RunReport, SchedulerError> {
+        let (mut status, mut end) = match &schedule.job {
+            Job::Task { request } => self.run_task(request, abort).await,
+            Job::Prompt { text } => self.run_prompt(schedule, text, abort).await,
         };
+        if abort.is_cancelled() && status != RunStatus::Done {
+            // Cut short by a stop, not by a fault of the job: said as such.
+            status = RunStatus::Interrupted;
+            end.error = Some(STOPPED.to_owned());
+        }
         // A run's clock is the wall clock: `--now` only chooses which due times run.
         self.store.finish(run_id, status, &end, Utc::now()).await?;
         Ok(RunReport {
@@ -194,7 +238,11 @@ impl Scheduler {
         report
     }
 
-    async fn run_task(&self, request: &wyckoff_tools::jobs::TaskRequest) -> (RunStatus, RunEnd) {
+    async fn run_task(
+        &self,
+        request: &wyckoff_tools::jobs::TaskRequest,
+        abort: &CancellationToken,
+    ) -> (RunStatus, RunEnd) {
         let services = self.hub.services();
         let started =
             wyckoff_tools::jobs::start(services.market(), services.background(), request).await;
@@ -210,10 +258,14 @@ impl Scheduler {
                 );
             }
         };
-        let finished = services
-            .background()
-            .wait_for(&task.task_id, TASK_WAIT)
-            .await;
+        let background = services.background();
+        let finished = tokio::select! {
+            finished = background.wait_for(&task.task_id, TASK_WAIT) => finished,
+            () = abort.cancelled() => {
+                background.cancel(&task.task_id);
+                background.wait_for(&task.task_id, CANCEL_WAIT).await
+            }
+        };
         let mut end = RunEnd {
             task_id: Some(task.task_id.clone()),
             ..RunEnd::default()
@@ -244,7 +296,12 @@ impl Scheduler {
         (status, end)
     }
 
-    async fn run_prompt(&self, schedule: &Schedule, text: &str) -> (RunStatus, RunEnd) {
+    async fn run_prompt(
+        &self,
+        schedule: &Schedule,
+        text: &str,
+        abort: &CancellationToken,
+    ) -> (RunStatus, RunEnd) {
         let fail = |e: SessionError, conversation_id: Option<String>| {
             (
                 RunStatus::Failed,
@@ -273,7 +330,22 @@ impl Scheduler {
         {
             tracing::warn!(schedule = %schedule.name, "cannot keep its conversation: {e}");
         }
-        let Ok(mut end) = started.end.await else {
+        let mut ended = started.end;
+        let ended = tokio::select! {
+            ended = &mut ended => ended,
+            () = abort.cancelled() => {
+                // The turn stops at its next step and is stored as cancelled.
+                self.hub.cancel(&id);
+                match tokio::time::timeout(CANCEL_WAIT, &mut ended).await {
+                    Ok(ended) => ended,
+                    Err(_) => return fail(
+                        SessionError::InvalidOption("the cancelled turn did not end".into()),
+                        Some(id),
+                    ),
+                }
+            }
+        };
+        let Ok(mut end) = ended else {
             return fail(
                 SessionError::InvalidOption("the turn ended without a report".into()),
                 Some(id),
@@ -281,11 +353,7 @@ impl Scheduler {
         };
         if matches!(end.outcome, TurnOutcome::Done { .. }) {
             // Tasks the turn started are waited for and answered, as `wyckoff run` does.
-            match self
-                .hub
-                .settle(&id, SETTLE_WAIT, &CancellationToken::new())
-                .await
-            {
+            match self.hub.settle(&id, SETTLE_WAIT, abort).await {
                 Ok(crate::Settled::Quiet(Some(last))) => end = last,
                 Ok(_) => {}
                 Err(e) => return fail(e, Some(id)),
