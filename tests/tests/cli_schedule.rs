@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use wyckoff_e2e::wyckoff_cli;
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route, openai_error};
 
@@ -697,4 +697,206 @@ async fn sigterm_past_the_grace_cancels_the_run_and_records_why() {
     let report: Value = serde_json::from_str(stdout(&next).trim()).unwrap();
     assert_eq!(report["occurrence"], "2027-01-04 10:00");
     assert_eq!(report["status"], "done", "{report}");
+}
+
+/// A tool call `update_portfolio` setting the free cash to `amount`.
+fn set_cash_call(id: &str, amount: u32) -> Response {
+    OpenAiStream::new()
+        .role()
+        .tool_call(
+            0,
+            id,
+            "update_portfolio",
+            &[serde_json::json!({"action": "set_cash", "free_cash": amount}).to_string()],
+        )
+        .finish("tool_calls")
+        .usage(1200, 30, 0)
+        .done()
+        .response()
+}
+
+/// The last user message of request `n` to the model.
+fn last_user_message(server: &MockServer, n: usize) -> String {
+    let requests = server.requests_to(Route::Openai);
+    requests[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("no user message in request {n}"))
+        .to_owned()
+}
+
+async fn inbox_of(home: &Path) -> Vec<Value> {
+    let out = with_key(home, &["approvals", "list", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The audit log's entries for a call (the model's call id when queued, the request's
+/// after): (decision, decided_by).
+async fn decisions_on(home: &Path, model_call: &str, request: &str) -> Vec<(Value, Value)> {
+    let out = with_key(home, &["approvals", "log", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice::<Vec<Value>>(&out.stdout)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e["call_id"] == model_call || e["call_id"] == request)
+        .map(|e| (e["decision"].clone(), e["decided_by"].clone()))
+        .collect()
+}
+
+fn rfc3339(v: &Value) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap())
+        .unwrap()
+        .to_utc()
+}
+
+/// A scheduled `update_portfolio` the user denies: the portfolio stays, the schedule's
+/// conversation is told why, the log keeps queue and denial. The next day's one nobody
+/// answers: a daemon pass past its 24 h expiry refuses it and the conversation is told;
+/// answering it later is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scheduled_call_denied_or_left_to_expire_is_refused_told_and_audited() {
+    let server = MockServer::start().await.unwrap();
+    server.push(Route::Openai, set_cash_call("call_cash_fri", 7000));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["调仓等待批准。"]),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["好的，没有调仓。"]),
+    );
+    server.push(Route::Openai, set_cash_call("call_cash_mon", 8000));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["调仓等待批准。"]),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["那笔调仓过期了。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    add_prompt_schedule(
+        h,
+        &server.url(),
+        "cash",
+        &["--at", "09:25"],
+        "把现金设为 7000",
+    )
+    .await;
+    let free_cash = || async {
+        let url = format!("sqlite://{}?mode=ro", h.join("wyckoff.db").display());
+        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+        let cash: Option<(f64,)> = sqlx::query_as("SELECT free_cash FROM portfolio_cash")
+            .fetch_optional(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        cash.map(|c| c.0)
+    };
+
+    // Friday: queued by the schedule, denied from the CLI.
+    let friday = with_key(
+        h,
+        &["daemon", "--once", "--json", "--now", "2026-12-04 09:30"],
+    )
+    .await;
+    assert!(friday.status.success(), "{}", stderr(&friday));
+    let report: Value = serde_json::from_str(stdout(&friday).trim()).unwrap();
+    let conversation = report["conversation_id"].as_str().unwrap().to_owned();
+    let inbox = inbox_of(h).await;
+    assert_eq!(inbox.len(), 1, "{inbox:?}");
+    let fri = inbox[0].clone();
+    assert_eq!(fri["requested_by"], "schedule:cash");
+    assert_eq!(fri["conversation_id"], conversation.as_str());
+    assert_eq!(fri["args"]["free_cash"], 7000);
+    assert_eq!(
+        rfc3339(&fri["expires_at"]) - rfc3339(&fri["created_at"]),
+        chrono::TimeDelta::hours(24)
+    );
+    let id = fri["id"].as_str().unwrap().to_owned();
+    let denied = with_key(
+        h,
+        &["approvals", "deny", &id, "--reason", "先不动", "--json"],
+    )
+    .await;
+    assert!(denied.status.success(), "{}", stderr(&denied));
+    assert_eq!(free_cash().await, None, "denied, yet changed");
+    // The refusal went to the schedule's conversation as a follow-up turn.
+    let requests = server.requests_to(Route::Openai);
+    assert_eq!(requests.len(), 3);
+    assert!(requests[2].raw_body.contains("把现金设为 7000"));
+    let notice = last_user_message(&server, 2);
+    assert!(notice.contains("denied by the user"), "{notice}");
+    assert!(notice.contains("<reason>先不动</reason>"), "{notice}");
+    let fri_log = decisions_on(h, "call_cash_fri", &id).await;
+    assert_eq!(fri_log.len(), 2, "{fri_log:?}");
+    assert_eq!(fri_log[0].0, "queued");
+    assert_eq!(fri_log[1], (json!("denied"), json!({"type": "cli"})));
+
+    // Monday: queued again; nobody answers. The schedule is switched off so that the
+    // pass past the expiry only expires (its clock is a day after the request's).
+    let monday = with_key(
+        h,
+        &["daemon", "--once", "--json", "--now", "2026-12-07 09:30"],
+    )
+    .await;
+    assert!(monday.status.success(), "{}", stderr(&monday));
+    let mon = inbox_of(h)
+        .await
+        .into_iter()
+        .find(|r| r["status"] == "pending")
+        .unwrap();
+    assert_eq!(mon["requested_by"], "schedule:cash");
+    assert_eq!(mon["args"]["free_cash"], 8000);
+    let mon_id = mon["id"].as_str().unwrap().to_owned();
+    assert!(
+        with_key(h, &["schedule", "disable", "cash"])
+            .await
+            .status
+            .success()
+    );
+    let beijing = chrono::FixedOffset::east_opt(8 * 3600).unwrap();
+    let due = rfc3339(&mon["expires_at"]).with_timezone(&beijing);
+    let before = (due - chrono::TimeDelta::minutes(1))
+        .format("%Y-%m-%d %H:%M")
+        .to_string();
+    let after = (due + chrono::TimeDelta::minutes(1))
+        .format("%Y-%m-%d %H:%M")
+        .to_string();
+    let early = with_key(h, &["daemon", "--once", "--now", &before]).await;
+    assert!(early.status.success(), "{}", stderr(&early));
+    assert_eq!(server.requests_to(Route::Openai).len(), 5, "expired early");
+    let late = with_key(h, &["daemon", "--once", "--now", &after]).await;
+    assert!(late.status.success(), "{}", stderr(&late));
+    // The conversation was told, in a turn of its own, and the model answered.
+    let requests = server.requests_to(Route::Openai);
+    assert_eq!(requests.len(), 6);
+    let notice = last_user_message(&server, 5);
+    assert!(
+        notice.contains("expired before anyone answered"),
+        "{notice}"
+    );
+    let expired = inbox_of(h)
+        .await
+        .into_iter()
+        .find(|r| r["id"] == mon_id.as_str())
+        .unwrap();
+    assert_eq!(expired["status"], "expired");
+    assert_eq!(expired["decided_by"], json!({"type": "expiry"}));
+    // An answer after it is refused, and nothing runs.
+    let allow = with_key(h, &["approvals", "allow", &mon_id, "--now", &after]).await;
+    assert_eq!(allow.status.code(), Some(2), "{}", stderr(&allow));
+    assert!(stderr(&allow).contains("expired"), "{}", stderr(&allow));
+    assert_eq!(free_cash().await, None);
+    assert_eq!(server.requests_to(Route::Openai).len(), 6);
+    let mon_log = decisions_on(h, "call_cash_mon", &mon_id).await;
+    assert_eq!(mon_log.len(), 2, "{mon_log:?}");
+    assert_eq!(mon_log[0].0, "queued");
+    assert_eq!(mon_log[1], (json!("expired"), json!({"type": "expiry"})));
 }

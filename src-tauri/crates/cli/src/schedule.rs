@@ -600,8 +600,9 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         loop {
             let now = if fixed { first } else { Utc::now() };
             // Requests nobody answered in time are refused, and their conversations told.
-            if let Err(e) = wyckoff_session::approvals::expire_due(&hub, now).await {
-                eprintln!("wyckoff: cannot expire approval requests: {e}");
+            match wyckoff_session::approvals::expire_due(&hub, now).await {
+                Ok(expired) => tell_expired(expired, &stop).await,
+                Err(e) => eprintln!("wyckoff: cannot expire approval requests: {e}"),
             }
             match scheduler.pass_until(now, &stop).await {
                 Ok(reports) => {
@@ -633,6 +634,27 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(ExitCode::from(u8::from(failed)))
     })
+}
+
+/// Waits for the turns that tell each conversation its request expired: closing the hub
+/// (a `--once` pass ends) would cancel them before the model is told. A stop cuts the wait.
+async fn tell_expired(expired: Vec<wyckoff_session::approvals::Decided>, stop: &Stop) {
+    for decided in expired {
+        let conversation = &decided.request.conversation_id;
+        let Some(turn) = decided.follow_up else {
+            // Busy: the conversation's running turn takes the notice at its next step.
+            continue;
+        };
+        let told = tokio::select! {
+            ended = turn.end => ended,
+            () = stop.abort.cancelled() => return,
+        };
+        if let Ok(end) = told
+            && let wyckoff_agent::TurnOutcome::Failed { message, .. } = end.outcome
+        {
+            eprintln!("wyckoff: conversation {conversation} was not told of an expiry: {message}");
+        }
+    }
 }
 
 /// SIGTERM (`systemctl stop`) and SIGINT (Ctrl-C) stop the daemon: no new run is claimed,
