@@ -1,15 +1,20 @@
 """A small stdio MCP server on the official Python SDK, for the client tests: it writes every
 call it receives to a log file (argv[1]), so a test can tell whether a call reached it.
 
-    record(note)  not read-only: appends the note (the approval gate must stop it unasked)
+    record(note, seconds=0) not read-only: appends the note (the approval gate must stop it
+                  unasked), after waiting `seconds`
     peek()        read-only: the notes so far
     crash(attempt) read-only: the process dies mid-call (the client restarts it next call)
     slow(s, tag)  read-only: waits s seconds (two calls overlap)
     grow()        adds the tool `extra` and sends notifications/tools/list_changed
+
+record and slow also write when each call started and ended to LOG.spans
+("TOOL TAG START END", seconds since the epoch), so a test can tell which calls overlapped.
 """
 
 import os
 import sys
+import time
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
@@ -23,10 +28,20 @@ def log(line):
         f.write(line + "\n")
 
 
+def span(tool, tag, start):
+    with open(LOG + ".spans", "a", encoding="utf-8") as f:
+        f.write(f"{tool} {tag} {start:.6f} {time.time():.6f}\n")
+
+
 @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
-def record(note: str) -> str:
-    """Append a note to the log."""
+async def record(note: str, seconds: float = 0) -> str:
+    """Append a note to the log (after waiting `seconds`)."""
+    import anyio
+
+    start = time.time()
+    await anyio.sleep(seconds)
     log(f"record {note}")
+    span("record", note, start)
     return f"recorded {note}"
 
 
@@ -50,8 +65,10 @@ async def slow(seconds: float, tag: str) -> str:
     """Waits, then answers (calls may overlap)."""
     import anyio
 
+    start = time.time()
     await anyio.sleep(seconds)
     log(f"slow {tag}")
+    span("slow", tag, start)
     return f"slow {tag}"
 
 

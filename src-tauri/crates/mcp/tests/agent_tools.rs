@@ -652,3 +652,79 @@ async fn a_server_that_just_failed_is_not_started_again_for_the_next_session() {
     assert_eq!(third.len(), 1);
     assert_eq!(log_lines(&starts).len(), 2);
 }
+
+/// When each `tool tag` call ran at the recorder (its LOG.spans lines): (start, end).
+fn spans(log: &Path) -> std::collections::HashMap<String, (f64, f64)> {
+    let path = format!("{}.spans", log.display());
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            let mut parts = l.rsplitn(3, ' ');
+            let end: f64 = parts.next().unwrap().parse().unwrap();
+            let start: f64 = parts.next().unwrap().parse().unwrap();
+            (parts.next().unwrap().to_owned(), (start, end))
+        })
+        .collect()
+}
+
+/// One round asks for two calls of a tool that may write and two of a read-only one, all
+/// allowed: the read-only calls run side by side, each writing call runs alone (it overlaps
+/// no other call), in the order asked.
+#[tokio::test]
+async fn in_a_parallel_batch_only_read_only_calls_overlap() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let round = vec![
+        call(
+            "w1",
+            "mcp__rec__record",
+            json!({"note": "w1", "seconds": 0.8}),
+        ),
+        call("r1", "mcp__rec__slow", json!({"seconds": 1.5, "tag": "r1"})),
+        call("r2", "mcp__rec__slow", json!({"seconds": 1.5, "tag": "r2"})),
+        call(
+            "w2",
+            "mcp__rec__record",
+            json!({"note": "w2", "seconds": 0.8}),
+        ),
+    ];
+    let provider = turn(
+        registry(&recorder(&python, &log, false)).await,
+        HeadlessApprover::All,
+        vec![round],
+    )
+    .await;
+    let sent = last_request(&provider);
+    for answer in ["recorded w1", "slow r1", "slow r2", "recorded w2"] {
+        assert!(sent.contains(answer), "{answer} missing: {sent}");
+    }
+    let spans = spans(&log);
+    let names = ["record w1", "slow r1", "slow r2", "record w2"];
+    let [w1, r1, r2, w2] = names.map(|n| *spans.get(n).unwrap_or_else(|| panic!("{spans:?}")));
+    let overlap = |a: (f64, f64), b: (f64, f64)| a.0 < b.1 && b.0 < a.1;
+    assert!(
+        overlap(r1, r2),
+        "the read-only calls ran one after the other: {spans:?}"
+    );
+    for (name, w) in [("w1", w1), ("w2", w2)] {
+        for (other, o) in [("w1", w1), ("r1", r1), ("r2", r2), ("w2", w2)] {
+            if other != name {
+                assert!(!overlap(w, o), "{name} overlapped {other}: {spans:?}");
+            }
+        }
+    }
+    // in the order asked: w1, then both reads, then w2
+    assert!(
+        w1.1 <= r1.0.min(r2.0) && r1.1.max(r2.1) <= w2.0,
+        "{spans:?}"
+    );
+    assert_eq!(
+        log_lines(&log)
+            .iter()
+            .filter(|l| l.starts_with("record"))
+            .count(),
+        2
+    );
+}
