@@ -3,8 +3,10 @@
 //! `mcp-server-time` (PyPI, in target/mcp-venv from scripts/setup) joins the registry as
 //! `mcp__time__…`; the server marks its tools read-only, so one runs without asking and its
 //! result reaches the model's next request; once the user sets the server to always ask,
-//! `--approve never` refuses the call and the server never answers one. Outside CI a
-//! machine without the venv skips.
+//! `--approve never` refuses the call and the server never answers one. A tool that may
+//! write (tests/mcp/recorder_server.py) is refused unasked, runs allowed, and under
+//! `--approve queue` (the unattended path schedules use) waits in the inbox until
+//! `wyckoff approvals allow` runs it. Outside CI a machine without the venv skips.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
@@ -176,31 +178,44 @@ async fn an_mcp_servers_tool_is_offered_gated_and_its_result_reaches_the_model()
     assert!(!denied.contains("datetime"), "{denied}");
 }
 
+/// Adds the recorder (tests/mcp/recorder_server.py, on the official Python SDK; it logs
+/// every call it receives) as server `rec`: the log's path, or `None` (skip) without the venv.
+async fn add_recorder(home: &Path) -> Option<std::path::PathBuf> {
+    let python = venv("python")?;
+    let log = home.join("recorder.log");
+    std::fs::write(&log, "").unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/recorder_server.py");
+    let (script, log_arg) = (script.display().to_string(), log.display().to_string());
+    let added = wyckoff(
+        home,
+        &["mcp", "add", "rec", "--", &python, &script, &log_arg],
+    )
+    .await;
+    succeeded(&added);
+    Some(log)
+}
+
+/// The model's call of the recorder's `record`, which may write (not read-only).
+fn record() -> wyckoff_mock_vendor::Response {
+    call(
+        "call_rec",
+        "mcp__rec__record",
+        json!({"note": "建仓 600519"}),
+    )
+}
+
 /// A tool its server does not mark read-only (the official Python SDK's server in
 /// tests/mcp/recorder_server.py logs every call it receives): refused with `--approve never`
 /// before the server gets the call; allowed, it runs and its answer reaches the model.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tool_that_may_write_is_refused_unasked_and_runs_once_allowed() {
-    let Some(python) = venv("python") else {
-        return;
-    };
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let log = h.join("recorder.log");
-    std::fs::write(&log, "").unwrap();
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/recorder_server.py");
-    let (script, log_arg) = (script.display().to_string(), log.display().to_string());
-    let added = wyckoff(h, &["mcp", "add", "rec", "--", &python, &script, &log_arg]).await;
-    succeeded(&added);
+    let Some(log) = add_recorder(h).await else {
+        return;
+    };
     let server = MockServer::start().await.unwrap();
     wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
-    let record = || {
-        call(
-            "call_rec",
-            "mcp__rec__record",
-            json!({"note": "建仓 600519"}),
-        )
-    };
 
     server.push(Route::Openai, record());
     server.push(Route::Openai, OpenAiStream::text_response(&["没有记录。"]));
@@ -226,4 +241,89 @@ async fn a_tool_that_may_write_is_refused_unasked_and_runs_once_allowed() {
     let requests = server.requests_to(Route::Openai);
     let result = last_tool_result(&requests[requests.len() - 1].body);
     assert!(result.contains("recorded 建仓 600519"), "{result}");
+}
+
+/// The unattended path schedules use (`--approve queue`): a call of a tool that may write is
+/// queued in the inbox, not run; `wyckoff approvals list` shows it with its exact arguments
+/// under the server-named tool; `wyckoff approvals allow` runs it once (in a new process,
+/// which starts the server again) and the conversation's follow-up turn gets its result.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queued_call_waits_in_the_inbox_and_allow_runs_it_once() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let Some(log) = add_recorder(h).await else {
+        return;
+    };
+    let server = MockServer::start().await.unwrap();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+    server.push(Route::Openai, record());
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["记录在等待你的批准。"]),
+    );
+    server.push(Route::Openai, OpenAiStream::text_response(&["已记录。"]));
+
+    let ran = turn(h, "queue", "记一笔").await;
+    let resolved = ran
+        .iter()
+        .find(|e| e["type"] == "approval_resolved")
+        .unwrap_or_else(|| panic!("{ran:?}"));
+    assert_eq!(resolved["outcome"], "queued", "{resolved}");
+    let conversation = ran.iter().find(|e| e["type"] == "session").unwrap()["session_id"].clone();
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "",
+        "the server got the queued call"
+    );
+    let waiting: Value = serde_json::from_str(&last_tool_result(
+        &server.requests_to(Route::Openai)[1].body,
+    ))
+    .unwrap();
+    assert_eq!(waiting["status"], "waiting_for_approval", "{waiting}");
+
+    let listed = wyckoff(h, &["approvals", "list", "--json"]).await;
+    succeeded(&listed);
+    let inbox: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(inbox.len(), 1, "{inbox:?}");
+    let request = &inbox[0];
+    assert_eq!(request["status"], "pending");
+    assert_eq!(request["tool"], "mcp__rec__record");
+    assert_eq!(request["args"], json!({"note": "建仓 600519"}));
+    assert_eq!(request["conversation_id"], conversation);
+    let id = request["id"].as_str().unwrap();
+    assert_eq!(waiting["request_id"], id);
+
+    let allowed = wyckoff(h, &["approvals", "allow", id, "--json"]).await;
+    succeeded(&allowed);
+    let report: Value = serde_json::from_slice(&allowed.stdout).unwrap();
+    assert_eq!(report["request"]["status"], "allowed", "{report}");
+    assert!(
+        report["tool_result"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("recorded 建仓 600519"),
+        "{report}"
+    );
+    assert_eq!(report["answer"], "已记录。");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "record 建仓 600519\n",
+        "the allowed call reached the server exactly once"
+    );
+    // The follow-up turn of that conversation was told the result.
+    let requests = server.requests_to(Route::Openai);
+    assert_eq!(requests.len(), 3);
+    let notice = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap()
+        .to_owned();
+    assert!(
+        notice.contains(id) && notice.contains("recorded 建仓 600519"),
+        "{notice}"
+    );
 }
