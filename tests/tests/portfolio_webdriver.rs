@@ -1,7 +1,8 @@
 //! WebDriver test of the portfolio page in the real app with no model configured
 //! (offline, bundled bars): add 000001 × 1000 @ 12.5 → the row shows the last close and
 //! date of the bundled bars and the P/L they give (computed here from the same bars);
-//! edit; a refused entry shows the backend's reason and changes nothing; the code opens
+//! edit; a stop-loss and target set while editing are kept (a target under the stop is
+//! refused with the backend's reason); a refused entry shows the backend's reason and changes nothing; the code opens
 //! the stock page, whose sync button says plainly that the app is offline; remove.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -119,6 +120,38 @@ async fn portfolio_scenario(d: WebDriver, close: f64, date: String) {
         (close - 12.5) * 1500.0,
         "P/L after the edit",
     );
+
+    // While editing: a stop-loss and a target; a target under the stop is refused.
+    let edit = |d: WebDriver| async move {
+        click(&d, By::Css(".pf-row[data-code='000001'] .pf-edit")).await;
+        wait_for(&d, By::Id("pf-levels")).await;
+    };
+    edit(d.clone()).await;
+    retype(&d, "pf-stop-input", "11.5").await;
+    retype(&d, "pf-target-input", "13.5").await;
+    click(&d, By::Id("pf-levels-save")).await;
+    let saved = wait_for(&d, By::Css("#pf-levels-note.ok")).await;
+    assert_eq!(saved.text().await.unwrap(), "已保存");
+    retype(&d, "pf-target-input", "11").await;
+    click(&d, By::Id("pf-levels-save")).await;
+    let refused = wait_for(&d, By::Css("#pf-levels-note.error")).await;
+    assert_eq!(refused.text().await.unwrap(), "目标价必须高于止损价");
+    click(&d, By::Id("pf-cancel")).await;
+    edit(d.clone()).await;
+    let value = |id: &'static str| {
+        let d = d.clone();
+        async move {
+            d.find(By::Id(id))
+                .await
+                .unwrap()
+                .prop("value")
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(value("pf-stop-input").await.as_deref(), Some("11.5"));
+    assert_eq!(value("pf-target-input").await.as_deref(), Some("13.5"));
+    click(&d, By::Id("pf-cancel")).await;
 
     // A negative cost: the backend's reason beside the form, nothing written.
     retype(&d, "pf-code", "000338").await;

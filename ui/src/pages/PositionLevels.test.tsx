@@ -27,7 +27,12 @@ describe("a holding's stop-loss and target", () => {
     const onSaved = vi.fn();
     const page = { positions: [{ ...row, target_price: 23 }] };
     mocks.portfolioSetLevels.mockResolvedValueOnce({ status: "ok", data: page });
-    const { container } = render(<PositionLevels row={row} onSaved={onSaved} />);
+    // The page re-renders with the saved row, as the portfolio page does.
+    let rerender = (_: unknown) => {};
+    onSaved.mockImplementation((p: { positions: PositionRow[] }) => rerender(<PositionLevels row={p.positions[0]} onSaved={onSaved} />));
+    const r = render(<PositionLevels row={row} onSaved={onSaved} />);
+    rerender = r.rerender as (_: unknown) => void;
+    const { container } = r;
     expect(q(container, "#pf-stop-input").value).toBe("21");
     expect(q(container, "#pf-target-input").value).toBe("");
     fireEvent.change(q(container, "#pf-target-input"), { target: { value: "23" } });
@@ -36,6 +41,7 @@ describe("a holding's stop-loss and target", () => {
     });
     expect(mocks.portfolioSetLevels).toHaveBeenCalledWith("002572", 21, 23);
     expect(onSaved).toHaveBeenCalledWith(page);
+    expect(q(container, "#pf-levels-note").textContent).toBe("已保存");
 
     mocks.portfolioSetLevels.mockResolvedValueOnce({ status: "error", error: { type: "refused", message: "目标价必须高于止损价" } });
     fireEvent.change(q(container, "#pf-target-input"), { target: { value: "20" } });

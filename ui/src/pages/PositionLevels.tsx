@@ -32,11 +32,14 @@ export default function PositionLevels({ row, onSaved }: { row: PositionRow; onS
   const [stop, setStop] = useState(shown(row.stop_loss));
   const [target, setTarget] = useState(shown(row.target_price));
   const [note, setNote] = useState<{ ok: boolean; text: string } | null>(null);
+  // Another holding: its own levels. (Not on a change of this row's levels: that is the
+  // save just made, whose note stays.)
   useEffect(() => {
     setStop(shown(row.stop_loss));
     setTarget(shown(row.target_price));
     setNote(null);
-  }, [row.code, row.stop_loss, row.target_price]);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [row.code]);
 
   const save = async () => {
     const levels = parseLevels(stop, target);
