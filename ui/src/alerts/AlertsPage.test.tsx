@@ -63,6 +63,15 @@ describe("the alert centre", () => {
     expect(open).toHaveBeenCalledWith("000001", 20200302);
   });
 
+  it("names a holding's target (no rule) and quotes its close and target", async () => {
+    const target: FiredAlert = { ...fired, id: 8, rule_id: null, code: "002572", name: "索菲亚", bar_date: "2020-06-16", condition: { type: "target_reached" }, figures: { type: "target_reached", close: 23.22, target: 23 } };
+    mocks.alertHistory.mockResolvedValue(ok([target]));
+    const { container } = render(<AlertsPage preset={null} onOpenStock={vi.fn()} />);
+    await waitFor(() => expect(q(container, ".alert-row")).not.toBeNull());
+    expect(q(container, ".alert-condition").textContent).toBe("持仓目标价");
+    expect(q(container, ".alert-figures").textContent).toBe("收盘 23.22，目标 23");
+  });
+
   it("adds a rule for the stock it was opened with; a refusal is shown in words", async () => {
     mocks.alertAdd.mockResolvedValueOnce({ status: "error", error: { type: "invalid", message: "stock 688999 is not in the stock list" } }).mockResolvedValueOnce(ok({ ...rule, id: 2 }));
     const { container } = render(<AlertsPage preset={{ type: "stock", code: "688999" }} onOpenStock={() => {}} />);
