@@ -172,7 +172,7 @@ fn a_close_screen_runs_once_a_trading_day_and_catches_up_once() {
 fn bad_schedules_are_refused_naming_the_problem_and_nothing_is_stored() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["--at", "9:25", "--job", "screen"], "not a time of day"),
         (
             &["--at", "09:25", "--days", "weekend", "--job", "screen"],
@@ -185,6 +185,19 @@ fn bad_schedules_are_refused_naming_the_problem_and_nothing_is_stored() {
         (&["--cron", "0 9 * *", "--job", "sync"], "expected 5 fields"),
         (&["--at", "09:25"], "--job <JOB>"),
         (&["--at", "09:25", "--job", "backtest"], "needs --start"),
+        (&["--at", "09:25", "--job", "nope"], "invalid value 'nope'"),
+        (
+            &["--at", "15:05", "--job", "screen", "--board", "weekend"],
+            "screen job: ",
+        ),
+        (
+            &["--at", "15:05", "--job", "screen", "--limit", "5000"],
+            "screen job: ",
+        ),
+        (
+            &["--at", "15:05", "--job", "sync", "--board", "main"],
+            "--board and --limit are for --job screen",
+        ),
         // no model is configured in this data home
         (
             &["--at", "09:25", "--prompt", "/checkup"],
@@ -899,4 +912,67 @@ async fn a_scheduled_call_denied_or_left_to_expire_is_refused_told_and_audited()
     assert_eq!(mon_log.len(), 2, "{mon_log:?}");
     assert_eq!(mon_log[0].0, "queued");
     assert_eq!(mon_log[1], (json!("expired"), json!({"type": "expiry"})));
+}
+
+/// A screen schedule carries `wyckoff screen`'s board and limit: stored, listed, and the
+/// scheduled screen scans what they choose.
+#[test]
+fn a_screen_schedule_carries_its_board_and_limit() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let add = wyckoff(
+        h,
+        &[
+            "schedule",
+            "add",
+            "main2",
+            "--at",
+            "15:05",
+            "--job",
+            "screen",
+            "--board",
+            "main",
+            "--limit",
+            "2",
+            "--now",
+            "2026-12-03 16:00",
+        ],
+    );
+    assert!(add.status.success(), "{}", stderr(&add));
+    let list = listed(h, "2026-12-03 16:00");
+    assert_eq!(
+        list[0]["job"]["request"],
+        json!({"type": "screen", "as_of": null, "board": "main", "limit": 2})
+    );
+    let text = wyckoff(h, &["schedule", "list", "--now", "2026-12-03 16:00"]);
+    assert!(
+        stdout(&text).contains("screen --board main --limit 2"),
+        "{}",
+        stdout(&text)
+    );
+
+    let runs = pass(h, "2026-12-04 15:10");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["status"], "done", "{runs:?}");
+    // The task ran the screen with them, as `wyckoff screen --board main --limit 2` does.
+    let task_id = runs[0]["task_id"].as_str().unwrap().to_owned();
+    let result: Value = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let url = format!("sqlite://{}?mode=ro", h.join("wyckoff.db").display());
+        let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+        let (json,): (String,) =
+            sqlx::query_as("SELECT result_json FROM agent_background_task WHERE task_id = ?")
+                .bind(&task_id)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        pool.close().await;
+        serde_json::from_str(&json).unwrap()
+    });
+    let by_hand = wyckoff(h, &["screen", "--board", "main", "--limit", "2", "--json"]);
+    assert!(by_hand.status.success(), "{}", stderr(&by_hand));
+    let by_hand: Value = serde_json::from_slice(&by_hand.stdout).unwrap();
+    assert_eq!(result["args"]["board"], "main");
+    assert_eq!(result["args"]["limit"], 2);
+    assert_eq!(result["layers"][0]["input"], by_hand["layers"][0]["input"]);
+    assert_eq!(result["layers"][0]["input"], 2);
 }

@@ -1682,8 +1682,12 @@ export type TaskProgress = {
 
 /**  A background task started without any model: the overview's buttons, schedules. */
 export type TaskRequest = 
-/**  `screen_stocks` over the cache; `as_of` YYYY-MM-DD replays a past day. */
-{ type: "screen"; as_of: string | null } | 
+/**
+ *  `screen_stocks` over the cache; `as_of` YYYY-MM-DD replays a past day; `board`
+ *  (all|main|chinext|star|bse) and `limit` (the N most liquid, 0 = all) as
+ *  `wyckoff screen` takes them (absent in schedules stored before they existed).
+ */
+{ type: "screen"; as_of: string | null; board?: string | null; limit?: number | null } | 
 /**  `run_backtest` from `start` to `end` (YYYY-MM-DD). */
 { type: "backtest"; start: string; end: string; hold_days: number; top_n: number } | 
 /**  Every listed stock and the benchmark indices from the live sources. */

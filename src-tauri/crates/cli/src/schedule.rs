@@ -52,6 +52,8 @@ enum JobKind {
     Alerts,
 }
 
+// Parsed once per process: the size of `Add` costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum ScheduleCommand {
     /// Add a schedule: --at HH:MM [--days …] or --cron EXPR, and --job or --prompt.
@@ -94,6 +96,12 @@ enum ScheduleCommand {
         /// Backtest: positions bought per signal day.
         #[arg(long, default_value_t = 5)]
         top_n: i64,
+        /// Screen: all (default), main, chinext, star or bse.
+        #[arg(long)]
+        board: Option<String>,
+        /// Screen: scan the N most liquid stocks (at most 3000); 0 = the whole board.
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        limit: Option<i64>,
     },
     /// Every schedule with its next due time and recent runs.
     List,
@@ -230,8 +238,18 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
                 end,
                 hold_days,
                 top_n,
+                board,
+                limit,
             } => Some(schedule_of(
-                name, at, days, cron, *job, prompt, start, end, *hold_days, *top_n, now,
+                name,
+                at,
+                days,
+                cron,
+                *job,
+                prompt,
+                (start, end, *hold_days, *top_n),
+                (board, *limit),
+                now,
             )?),
             _ => None,
         };
@@ -285,10 +303,8 @@ fn schedule_of(
     cron: &Option<String>,
     job: Option<JobKind>,
     prompt: &Option<String>,
-    start: &Option<String>,
-    end: &Option<String>,
-    hold_days: i64,
-    top_n: i64,
+    (start, end, hold_days, top_n): (&Option<String>, &Option<String>, i64, i64),
+    (board, limit): (&Option<String>, Option<i64>),
     now: DateTime<Utc>,
 ) -> anyhow::Result<Schedule> {
     let when = match (at, cron) {
@@ -309,6 +325,11 @@ fn schedule_of(
         _ => bail!("give --at HH:MM or --cron EXPR"),
     };
     when.validate()?;
+    if (board.is_some() || limit.is_some())
+        && (prompt.is_some() || !matches!(job, Some(JobKind::Screen)))
+    {
+        bail!("--board and --limit are for --job screen");
+    }
     let job = match (job, prompt) {
         (_, Some(text)) if text.trim().is_empty() => bail!("--prompt is empty"),
         (_, Some(text)) => Job::Prompt {
@@ -317,9 +338,19 @@ fn schedule_of(
         (Some(JobKind::Sync), None) => Job::Task {
             request: TaskRequest::SyncAll,
         },
-        (Some(JobKind::Screen), None) => Job::Task {
-            request: TaskRequest::Screen { as_of: None },
-        },
+        (Some(JobKind::Screen), None) => {
+            let board = board.as_deref().map(str::trim).map(str::to_owned);
+            // Refused now as `wyckoff screen` would refuse it, not at every run.
+            wyckoff_engine::funnel::ScreenArgs::parse(board.as_deref(), limit, None)
+                .map_err(|e| anyhow::anyhow!("screen job: {e}"))?;
+            Job::Task {
+                request: TaskRequest::Screen {
+                    as_of: None,
+                    board,
+                    limit,
+                },
+            }
+        }
         (Some(JobKind::Alerts), None) => Job::Task {
             request: TaskRequest::Alerts,
         },
@@ -493,7 +524,16 @@ fn job_text(j: &Job) -> String {
     match j {
         Job::Prompt { text } => format!("prompt \"{text}\""),
         Job::Task { request } => match request {
-            TaskRequest::Screen { .. } => "screen".into(),
+            TaskRequest::Screen { board, limit, .. } => {
+                let mut text = "screen".to_owned();
+                if let Some(b) = board {
+                    text.push_str(&format!(" --board {b}"));
+                }
+                if let Some(n) = limit {
+                    text.push_str(&format!(" --limit {n}"));
+                }
+                text
+            }
             TaskRequest::SyncAll => "sync".into(),
             TaskRequest::Backtest { start, end, .. } => format!("backtest {start}..{end}"),
             TaskRequest::Import { path } => format!("import {path}"),

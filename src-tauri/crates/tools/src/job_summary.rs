@@ -170,7 +170,11 @@ mod tests {
     use super::*;
 
     fn screen_request() -> TaskRequest {
-        TaskRequest::Screen { as_of: None }
+        TaskRequest::Screen {
+            as_of: None,
+            board: None,
+            limit: None,
+        }
     }
 
     #[test]

@@ -24,8 +24,16 @@ pub enum JobError {
 #[derive(Debug, Clone, Serialize, Deserialize, Type, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TaskRequest {
-    /// `screen_stocks` over the cache; `as_of` YYYY-MM-DD replays a past day.
-    Screen { as_of: Option<String> },
+    /// `screen_stocks` over the cache; `as_of` YYYY-MM-DD replays a past day; `board`
+    /// (all|main|chinext|star|bse) and `limit` (the N most liquid, 0 = all) as
+    /// `wyckoff screen` takes them (absent in schedules stored before they existed).
+    Screen {
+        as_of: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        board: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<i64>,
+    },
     /// `run_backtest` from `start` to `end` (YYYY-MM-DD).
     Backtest {
         start: String,
@@ -55,10 +63,20 @@ pub fn task_for(
             .ok_or_else(|| JobError::Refused(format!("no tool {name}")))
     };
     Ok(match request {
-        TaskRequest::Screen { as_of } => {
+        TaskRequest::Screen {
+            as_of,
+            board,
+            limit,
+        } => {
             let mut args = json!({});
             if let Some(d) = as_of.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
                 args["as_of"] = json!(d);
+            }
+            if let Some(b) = board.as_deref().map(str::trim).filter(|b| !b.is_empty()) {
+                args["board"] = json!(b);
+            }
+            if let Some(n) = limit {
+                args["limit"] = json!(n);
             }
             (named(crate::screen::NAME)?, args)
         }

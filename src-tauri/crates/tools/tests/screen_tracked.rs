@@ -28,6 +28,8 @@ async fn a_screen_task_is_saved_with_its_candidates() {
     let mut events = tasks.subscribe();
     let request = TaskRequest::Screen {
         as_of: Some("2019-01-16".into()),
+        board: None,
+        limit: None,
     };
     let task = wyckoff_tools::jobs::start(&md, &tasks, &request)
         .await

@@ -99,9 +99,17 @@ async fn buttons_start_screen_and_backtest_as_tasks_of_no_conversation() {
         .await
         .unwrap();
 
-    let screen = start(&md, &tasks, &TaskRequest::Screen { as_of: None })
-        .await
-        .unwrap();
+    let screen = start(
+        &md,
+        &tasks,
+        &TaskRequest::Screen {
+            as_of: None,
+            board: None,
+            limit: None,
+        },
+    )
+    .await
+    .unwrap();
     assert_eq!(screen.tool_name, "screen_stocks");
     assert_eq!(screen.session_id, None);
     let done = tasks

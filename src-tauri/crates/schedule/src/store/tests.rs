@@ -19,7 +19,11 @@ fn close_screen(name: &str) -> Schedule {
             days: Days::Trading,
         },
         job: Job::Task {
-            request: TaskRequest::Screen { as_of: None },
+            request: TaskRequest::Screen {
+                as_of: None,
+                board: None,
+                limit: None,
+            },
         },
         enabled: true,
         counted_from: parse_minute("2026-12-01 09:00").unwrap(),
