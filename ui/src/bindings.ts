@@ -187,12 +187,14 @@ export const commands = {
 	alertHistory: () => typedError<FiredAlert[], AlertError>(__TAURI_INVOKE("alert_history")),
 	pushChannels: () => typedError<ChannelView[], PushCommandError>(__TAURI_INVOKE("push_channels")),
 	/**
-	 *  Adds a channel. `url`: the webhook's address, or a robot's API base (the official one
-	 *  when empty). A private or loopback address only for a webhook with `allow_private`.
-	 *  A token or signing secret given goes to the keychain; if the keychain refuses it, the
-	 *  channel is not kept.
+	 *  Adds a channel. `url`: the webhook's address, a robot's API base (the official one
+	 *  when empty), or an e-mail channel's `smtps://host[:465]` / `smtp://host[:587]`
+	 *  (STARTTLS). A private or loopback address only for a webhook with `allow_private`.
+	 *  `email`: an e-mail channel's addresses. A token, signing secret or SMTP password (as
+	 *  `token`, stored like `wyckoff push secret NAME`) goes to the keychain; if the keychain
+	 *  refuses it, the channel is not kept.
 	 */
-	pushAdd: (name: string, kind: string, url: string | null, allowPrivate: boolean, chatId: string | null, token: string | null, signSecret: string | null) => typedError<ChannelView, PushCommandError>(__TAURI_INVOKE("push_add", { name, kind, url, allowPrivate, chatId, token, signSecret })),
+	pushAdd: (name: string, kind: string, url: string | null, allowPrivate: boolean, chatId: string | null, email: EmailAddresses | null, token: string | null, signSecret: string | null) => typedError<ChannelView, PushCommandError>(__TAURI_INVOKE("push_add", { name, kind, url, allowPrivate, chatId, email, token, signSecret })),
 	/**  Removes a channel and its secrets. */
 	pushRemove: (name: string) => typedError<null, PushCommandError>(__TAURI_INVOKE("push_remove", { name })),
 	/**  Sends a test message now and returns what the channel answered. */
@@ -486,11 +488,16 @@ export type Breadth = {
 
 export type ChannelView = {
 	name: string,
-	/**  webhook, wecom, dingtalk, feishu or telegram. */
+	/**  webhook, wecom, dingtalk, feishu, telegram or email. */
 	kind: string,
 	url: string,
 	chat_id: string | null,
-	/**  A token / signing secret is in the keychain (its value never leaves the backend). */
+	/**  An e-mail channel's addresses. */
+	email: EmailAddresses | null,
+	/**
+	 *  A token / signing secret (an e-mail channel: its SMTP password) is in the keychain
+	 *  (its value never leaves the backend).
+	 */
 	has_token: boolean,
 	has_sign_secret: boolean,
 	last: LastSend | null,
@@ -680,6 +687,16 @@ export type DerivedPosition = {
 	cost_basis_fen: number,
 	/**  YYYY-MM-DD: the first fill since the holding was last flat. */
 	since: string,
+};
+
+/**
+ *  An e-mail channel's sender, recipients and SMTP login (default: the sender's address).
+ *  Its password is passed as the channel's token and kept in the keychain only.
+ */
+export type EmailAddresses = {
+	from: string,
+	to: string[],
+	user: string | null,
 };
 
 /**

@@ -1,16 +1,20 @@
 //! Settings → Push channels (issue 25): list (with each channel's last send), add (a
-//! robot's token and signing secret go to the keychain, never to the database), remove,
-//! send a test, choose which events a channel is sent. Thin adapters over `wyckoff_push`.
+//! robot's token and signing secret, or an e-mail channel's SMTP password, go to the
+//! keychain, never to the database), remove, send a test, choose which events a channel is
+//! sent. Thin adapters over `wyckoff_push`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::State;
-use wyckoff_config::PushSecret;
-use wyckoff_push::{ChannelKind, KeychainSecrets, Outbox, OutboxStatus, PushError, PushEvent};
+use wyckoff_config::{PushSecret, Secrets};
+use wyckoff_push::{
+    Channel, ChannelKind, EmailSettings, KeychainSecrets, Outbox, OutboxRow, OutboxStatus,
+    PushError, PushEvent,
+};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -69,14 +73,26 @@ pub struct LastSend {
     pub at: String,
 }
 
+/// An e-mail channel's sender, recipients and SMTP login (default: the sender's address).
+/// Its password is passed as the channel's token and kept in the keychain only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct EmailAddresses {
+    pub from: String,
+    pub to: Vec<String>,
+    pub user: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct ChannelView {
     pub name: String,
-    /// webhook, wecom, dingtalk, feishu or telegram.
+    /// webhook, wecom, dingtalk, feishu, telegram or email.
     pub kind: String,
     pub url: String,
     pub chat_id: Option<String>,
-    /// A token / signing secret is in the keychain (its value never leaves the backend).
+    /// An e-mail channel's addresses.
+    pub email: Option<EmailAddresses>,
+    /// A token / signing secret (an e-mail channel: its SMTP password) is in the keychain
+    /// (its value never leaves the backend).
     pub has_token: bool,
     pub has_sign_secret: bool,
     pub last: Option<LastSend>,
@@ -107,16 +123,9 @@ fn secret(channel: &str, sign: bool) -> PushSecret {
     }
 }
 
-#[tauri::command]
-#[specta::specta]
-pub async fn push_channels(
-    state: State<'_, AppState>,
-    chat: State<'_, ChatState>,
-) -> Result<Vec<ChannelView>, PushCommandError> {
-    let outbox = outbox(&state, &chat).await?;
-    let rows = outbox.rows().await?;
-    let channels = outbox.channels().await?;
-    Ok(channels
+/// The channels as the panel shows them, each with its latest send in `rows`.
+fn views(channels: Vec<Channel>, rows: &[OutboxRow], secrets: &Secrets) -> Vec<ChannelView> {
+    channels
         .into_iter()
         .map(|c| {
             // Rows are oldest first: the last one of the channel is its latest send.
@@ -135,9 +144,14 @@ pub async fn push_channels(
                     at: r.created_at.clone(),
                 });
             ChannelView {
-                has_token: state.secrets.get_push(&secret(&c.name, false)).is_some(),
-                has_sign_secret: state.secrets.get_push(&secret(&c.name, true)).is_some(),
+                has_token: secrets.get_push(&secret(&c.name, false)).is_some(),
+                has_sign_secret: secrets.get_push(&secret(&c.name, true)).is_some(),
                 kind: c.kind.as_str().to_owned(),
+                email: c.email.map(|e| EmailAddresses {
+                    from: e.from,
+                    to: e.to,
+                    user: e.username,
+                }),
                 name: c.name,
                 url: c.url,
                 chat_id: c.chat_id,
@@ -145,13 +159,26 @@ pub async fn push_channels(
                 events: c.events.iter().map(|e| e.as_str().to_owned()).collect(),
             }
         })
-        .collect())
+        .collect()
 }
 
-/// Adds a channel. `url`: the webhook's address, or a robot's API base (the official one
-/// when empty). A private or loopback address only for a webhook with `allow_private`.
-/// A token or signing secret given goes to the keychain; if the keychain refuses it, the
-/// channel is not kept.
+#[tauri::command]
+#[specta::specta]
+pub async fn push_channels(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<Vec<ChannelView>, PushCommandError> {
+    let outbox = outbox(&state, &chat).await?;
+    let rows = outbox.rows().await?;
+    Ok(views(outbox.channels().await?, &rows, &state.secrets))
+}
+
+/// Adds a channel. `url`: the webhook's address, a robot's API base (the official one
+/// when empty), or an e-mail channel's `smtps://host[:465]` / `smtp://host[:587]`
+/// (STARTTLS). A private or loopback address only for a webhook with `allow_private`.
+/// `email`: an e-mail channel's addresses. A token, signing secret or SMTP password (as
+/// `token`, stored like `wyckoff push secret NAME`) goes to the keychain; if the keychain
+/// refuses it, the channel is not kept.
 #[tauri::command]
 #[specta::specta]
 #[allow(clippy::too_many_arguments)]
@@ -163,49 +190,120 @@ pub async fn push_add(
     url: Option<String>,
     allow_private: bool,
     chat_id: Option<String>,
+    email: Option<EmailAddresses>,
     token: Option<String>,
     sign_secret: Option<String>,
 ) -> Result<ChannelView, PushCommandError> {
-    let kind = ChannelKind::parse(&kind).ok_or_else(|| PushCommandError::Invalid {
+    let outbox = outbox(&state, &chat).await?;
+    let request = AddRequest {
+        name,
+        kind,
+        url,
+        allow_private,
+        chat_id,
+        email,
+        token,
+        sign_secret,
+    };
+    let name = add(&outbox, &state.secrets, request, Utc::now()).await?;
+    let listed = push_channels(state, chat).await?;
+    listed
+        .into_iter()
+        .find(|c| c.name == name)
+        .ok_or_else(|| PushCommandError::Other {
+            message: format!("channel '{name}' vanished after it was added"),
+        })
+}
+
+/// What the add form sends.
+struct AddRequest {
+    name: String,
+    kind: String,
+    url: Option<String>,
+    allow_private: bool,
+    chat_id: Option<String>,
+    email: Option<EmailAddresses>,
+    token: Option<String>,
+    sign_secret: Option<String>,
+}
+
+/// Checks and stores a channel and its secrets; the channel's name.
+async fn add(
+    outbox: &Outbox,
+    secrets: &Secrets,
+    r: AddRequest,
+    now: chrono::DateTime<Utc>,
+) -> Result<String, PushCommandError> {
+    let invalid = |message: &str| PushCommandError::Invalid {
+        message: message.to_owned(),
+    };
+    let kind = ChannelKind::parse(&r.kind).ok_or_else(|| PushCommandError::Invalid {
         message: format!(
-            "unknown channel kind '{kind}': webhook, wecom, dingtalk, feishu or telegram"
+            "unknown channel kind '{}': webhook, wecom, dingtalk, feishu, telegram or email",
+            r.kind
         ),
     })?;
-    if allow_private && kind != ChannelKind::Webhook {
-        return Err(PushCommandError::Invalid {
-            message: "only a generic webhook may point at a private or local address".into(),
-        });
+    if r.allow_private && kind != ChannelKind::Webhook {
+        return Err(invalid(
+            "only a generic webhook may point at a private or local address",
+        ));
     }
-    let outbox = outbox(&state, &chat).await?;
-    let url = url.as_deref().map(str::trim).filter(|u| !u.is_empty());
-    let channel = outbox
-        .add_channel(
-            &name,
-            kind,
-            url,
-            allow_private,
-            chat_id.as_deref(),
-            Utc::now(),
-        )
-        .await?;
+    let url = r.url.as_deref().map(str::trim).filter(|u| !u.is_empty());
     let given = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
-    for (value, sign) in [(given(token), false), (given(sign_secret), true)] {
+    let channel = if kind == ChannelKind::Email {
+        let Some(email) = r.email else {
+            return Err(invalid(
+                "an e-mail channel needs its sender and at least one recipient",
+            ));
+        };
+        let Some(url) = url else {
+            return Err(PushError::NeedsUrl("e-mail").into());
+        };
+        if given(r.sign_secret.clone()).is_some() {
+            return Err(invalid("an e-mail channel has no signing secret"));
+        }
+        let settings = EmailSettings {
+            from: email.from.trim().to_owned(),
+            to: email
+                .to
+                .iter()
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty())
+                .collect(),
+            username: email
+                .user
+                .map(|u| u.trim().to_owned())
+                .filter(|u| !u.is_empty()),
+        };
+        outbox
+            .add_email_channel(&r.name, url, r.allow_private, &settings, now)
+            .await?
+    } else {
+        if r.email.is_some() {
+            return Err(invalid("only an e-mail channel has addresses"));
+        }
+        outbox
+            .add_channel(
+                &r.name,
+                kind,
+                url,
+                r.allow_private,
+                r.chat_id.as_deref(),
+                now,
+            )
+            .await?
+    };
+    for (value, sign) in [(given(r.token), false), (given(r.sign_secret), true)] {
         let Some(value) = value else { continue };
-        if let Err(e) = state.secrets.set_push(&secret(&channel.name, sign), &value) {
+        if let Err(e) = secrets.set_push(&secret(&channel.name, sign), &value) {
             let _ = outbox.remove_channel(&channel.name).await;
-            let _ = state.secrets.delete_push(&secret(&channel.name, false));
+            let _ = secrets.delete_push(&secret(&channel.name, false));
             return Err(PushCommandError::Keychain {
                 message: e.to_string(),
             });
         }
     }
-    let listed = push_channels(state, chat).await?;
-    listed
-        .into_iter()
-        .find(|c| c.name == channel.name)
-        .ok_or_else(|| PushCommandError::Other {
-            message: format!("channel '{}' vanished after it was added", channel.name),
-        })
+    Ok(channel.name)
 }
 
 /// Sets which events a channel is sent (alerts, tasks, schedules, approvals; at least one).
@@ -270,3 +368,6 @@ pub async fn push_test(
         answer: outcome.answer,
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -12,10 +12,10 @@ const mocks = vi.hoisted(() => ({
 vi.mock("../bindings", () => ({ commands: mocks }));
 
 import { alertsText } from "./alerts";
-import PushPanel, { testText, toggled } from "./PushPanel";
+import PushPanel, { recipients, testText, toggled } from "./PushPanel";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
-const hook: ChannelView = { name: "desk", kind: "webhook", url: "http://127.0.0.1:9/hook", chat_id: null, has_token: false, has_sign_secret: false, last: { status: "failed", error: "HTTP 404: no such hook", at: "2026-12-05T07:00:00Z" }, events: ["alerts"] };
+const hook: ChannelView = { name: "desk", kind: "webhook", url: "http://127.0.0.1:9/hook", chat_id: null, email: null, has_token: false, has_sign_secret: false, last: { status: "failed", error: "HTTP 404: no such hook", at: "2026-12-05T07:00:00Z" }, events: ["alerts"] };
 const q = (c: HTMLElement, sel: string) => c.querySelector(sel) as HTMLElement;
 
 describe("Settings → Push channels", () => {
@@ -79,8 +79,72 @@ describe("Settings → Push channels", () => {
     await act(async () => {
       fireEvent.submit(q(container, "#push-form"));
     });
-    expect(mocks.pushAdd).toHaveBeenCalledWith("wx", "wecom", null, false, null, "key-123", null);
+    expect(mocks.pushAdd).toHaveBeenCalledWith("wx", "wecom", null, false, null, null, "key-123", null);
     expect(q(container, "#push-note").textContent).toBe("已添加渠道「wx」");
     expect((q(container, "#push-name") as HTMLInputElement).value).toBe("");
+  });
+
+  it("reads the recipients typed in one field", () => {
+    expect(recipients(" a@x.cn, b@x.cn;c@x.cn，d@x.cn\n ,")).toEqual(["a@x.cn", "b@x.cn", "c@x.cn", "d@x.cn"]);
+    expect(recipients(" ")).toEqual([]);
+    expect(testText({ ok: true, http_status: null, answer: "250 Message accepted" }, alertsText("en"))).toBe("Test delivered: 250 Message accepted");
+  });
+
+  it("adds an e-mail channel: its addresses, its password as the token, no private address", async () => {
+    const mail: ChannelView = { ...hook, name: "mail", kind: "email", url: "smtps://smtp.example.com", email: { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null }, has_token: true, last: null };
+    mocks.pushAdd.mockResolvedValue(ok(mail));
+    const { container } = render(<PushPanel />);
+    await waitFor(() => expect(q(container, "#push-form")).not.toBeNull());
+    expect(q(container, "#push-from")).toBeNull();
+    fireEvent.change(q(container, "#push-kind"), { target: { value: "email" } });
+    expect(q(container, "#push-private")).toBeNull();
+    expect(q(container, "#push-token")).toBeNull();
+    expect((q(container, "#push-password") as HTMLInputElement).type).toBe("password");
+    fireEvent.change(q(container, "#push-name"), { target: { value: "mail" } });
+    fireEvent.change(q(container, "#push-url"), { target: { value: " smtps://smtp.example.com " } });
+    fireEvent.change(q(container, "#push-from"), { target: { value: "desk@example.com" } });
+    fireEvent.change(q(container, "#push-to"), { target: { value: "a@example.com, b@example.com" } });
+    fireEvent.change(q(container, "#push-password"), { target: { value: "pw-1" } });
+    await act(async () => {
+      fireEvent.submit(q(container, "#push-form"));
+    });
+    expect(mocks.pushAdd).toHaveBeenCalledWith("mail", "email", "smtps://smtp.example.com", false, null, { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null }, "pw-1", null);
+    expect(q(container, "#push-note").textContent).toBe("已添加渠道「mail」");
+    expect((q(container, "#push-kind") as HTMLSelectElement).value).toBe("webhook");
+  });
+
+  it("sends a login when given; shows the backend's refusal and keeps the form", async () => {
+    mocks.pushAdd.mockResolvedValue({ status: "error", error: { type: "invalid", message: "recipient 'a@': Missing domain or user" } });
+    const { container } = render(<PushPanel />);
+    await waitFor(() => expect(q(container, "#push-form")).not.toBeNull());
+    fireEvent.change(q(container, "#push-kind"), { target: { value: "email" } });
+    fireEvent.change(q(container, "#push-name"), { target: { value: "mail" } });
+    fireEvent.change(q(container, "#push-url"), { target: { value: "smtp://smtp.example.com:587" } });
+    fireEvent.change(q(container, "#push-from"), { target: { value: "Desk <desk@example.com>" } });
+    fireEvent.change(q(container, "#push-to"), { target: { value: "a@" } });
+    fireEvent.change(q(container, "#push-user"), { target: { value: " login " } });
+    await act(async () => {
+      fireEvent.submit(q(container, "#push-form"));
+    });
+    expect(mocks.pushAdd).toHaveBeenCalledWith("mail", "email", "smtp://smtp.example.com:587", false, null, { from: "Desk <desk@example.com>", to: ["a@"], user: "login" }, null, null);
+    const shown = q(container, "#push-note");
+    expect(shown.getAttribute("role")).toBe("alert");
+    expect(shown.textContent).toContain("recipient 'a@': Missing domain or user");
+    expect((q(container, "#push-to") as HTMLInputElement).value).toBe("a@");
+  });
+
+  it("lists an e-mail channel with its recipients and shows the mail server's answer to a test", async () => {
+    const mail: ChannelView = { ...hook, name: "mail", kind: "email", url: "smtps://smtp.example.com", email: { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null }, has_token: true, last: null };
+    mocks.pushChannels.mockResolvedValue(ok([mail]));
+    mocks.pushTest.mockResolvedValue(ok({ ok: true, http_status: null, answer: "250 Message accepted for delivery" }));
+    const { container } = render(<PushPanel />);
+    await waitFor(() => expect(q(container, ".push-channel[data-kind='email']")).not.toBeNull());
+    expect(q(container, ".push-to").textContent).toBe("收件人：a@example.com, b@example.com");
+    expect(q(container, ".push-channel .badge").textContent).toBe("密码已存入钥匙串");
+    await act(async () => {
+      fireEvent.click(q(container, ".push-test"));
+    });
+    expect(mocks.pushTest).toHaveBeenCalledWith("mail");
+    expect(q(container, ".push-test-result").textContent).toBe("测试成功：250 Message accepted for delivery");
   });
 });

@@ -1,12 +1,13 @@
 // Settings → Push channels (issue 25): the channels with their latest push, a test send
-// with what the channel answered, remove; the add form (a robot's token and signing secret
-// go to the keychain through the backend and are never shown again). Each channel's
+// with what the channel answered, remove; the add form (a robot's token and signing secret,
+// an e-mail channel's SMTP password, go to the keychain through the backend and are never
+// shown again). Each channel's
 // events — alerts, finished tasks, finished schedules, approvals waiting — are checkboxes.
 import { useCallback, useEffect, useState } from "react";
 import { commands, type ChannelView, type PushCommandError, type TestResult } from "../bindings";
 import { useAlertsText, type T } from "./alerts";
 
-const KINDS = ["webhook", "wecom", "dingtalk", "feishu", "telegram"] as const;
+const KINDS = ["webhook", "wecom", "dingtalk", "feishu", "telegram", "email"] as const;
 type Kind = (typeof KINDS)[number];
 /** What a channel can be sent, in the backend's order. */
 export const EVENTS = ["alerts", "tasks", "schedules", "approvals"] as const;
@@ -17,10 +18,18 @@ export function toggled(events: string[], e: PushEventName, on: boolean): PushEv
   return EVENTS.filter((x) => (x === e ? on : events.includes(x)));
 }
 
-const KIND_NAMES: Record<Kind, string> = { webhook: "Webhook", wecom: "企业微信 WeCom", dingtalk: "钉钉 DingTalk", feishu: "飞书 Feishu", telegram: "Telegram" };
+const KIND_NAMES: Record<Kind, string> = { webhook: "Webhook", wecom: "企业微信 WeCom", dingtalk: "钉钉 DingTalk", feishu: "飞书 Feishu", telegram: "Telegram", email: "电子邮件 E-mail" };
 
-type Form = { name: string; kind: Kind; url: string; chatId: string; token: string; sign: string; allowPrivate: boolean };
-const EMPTY: Form = { name: "", kind: "webhook", url: "", chatId: "", token: "", sign: "", allowPrivate: false };
+type Form = { name: string; kind: Kind; url: string; chatId: string; token: string; sign: string; allowPrivate: boolean; from: string; to: string; user: string };
+const EMPTY: Form = { name: "", kind: "webhook", url: "", chatId: "", token: "", sign: "", allowPrivate: false, from: "", to: "", user: "" };
+
+/** The recipients typed in one field: separated by commas, semicolons or new lines. */
+export function recipients(text: string): string[] {
+  return text
+    .split(/[,;，；\n]/)
+    .map((a) => a.trim())
+    .filter((a) => a !== "");
+}
 
 function errorText(e: PushCommandError | string, t: T): string {
   if (typeof e === "string") return t("other", { message: e });
@@ -38,6 +47,8 @@ function errorText(e: PushCommandError | string, t: T): string {
 
 export function testText(r: TestResult, t: T): string {
   const status = r.http_status == null ? "—" : String(r.http_status);
+  // A mail server answers with an SMTP reply, not an HTTP status.
+  if (r.ok && r.http_status == null) return t("pushTestOkAnswer", { answer: r.answer });
   return r.ok ? t("pushTestOk", { status }) : t("pushTestFailed", { status, answer: r.answer });
 }
 
@@ -58,12 +69,23 @@ export default function PushPanel() {
   }, [load]);
 
   const set = <K extends keyof Form>(k: K, v: Form[K]) => setForm((f) => ({ ...f, [k]: v }));
-  const robot = form.kind !== "webhook";
+  const email = form.kind === "email";
+  const robot = form.kind !== "webhook" && !email;
 
   const add = async () => {
     setNote(null);
     const opt = (v: string) => (v.trim() === "" ? null : v.trim());
-    const r = await commands.pushAdd(form.name.trim(), form.kind, opt(form.url), !robot && form.allowPrivate, opt(form.chatId), robot ? opt(form.token) : null, form.kind === "dingtalk" || form.kind === "feishu" ? opt(form.sign) : null);
+    const addresses = email ? { from: form.from.trim(), to: recipients(form.to), user: opt(form.user) } : null;
+    const r = await commands.pushAdd(
+      form.name.trim(),
+      form.kind,
+      opt(form.url),
+      form.kind === "webhook" && form.allowPrivate,
+      form.kind === "telegram" ? opt(form.chatId) : null,
+      addresses,
+      robot || email ? opt(form.token) : null,
+      form.kind === "dingtalk" || form.kind === "feishu" ? opt(form.sign) : null,
+    );
     if (r.status === "ok") {
       setNote({ ok: true, text: t("pushAdded", { name: r.data.name }) });
       setForm(EMPTY);
@@ -103,7 +125,8 @@ export default function PushPanel() {
             return (
               <li key={c.name} className="push-channel" data-name={c.name} data-kind={c.kind} data-has-token={c.has_token}>
                 <strong>{c.name}</strong> <span className="muted">{KIND_NAMES[c.kind as Kind] ?? c.kind}</span> <span className="push-url">{c.url}</span>
-                {c.has_token && <span className="badge">{t("pushTokenSet")}</span>}
+                {c.email && <span className="push-to">{t("pushRecipients", { to: c.email.to.join(", ") })}</span>}
+                {c.has_token && <span className="badge">{c.kind === "email" ? t("pushPasswordSet") : t("pushTokenSet")}</span>}
                 {c.last && (
                   <span className={`push-last ${c.last.status}`} data-status={c.last.status}>
                     {c.last.error ? t("pushLastError", { status: t(`s_${c.last.status}` as "s_sent"), error: c.last.error }) : t("pushLast", { status: t(`s_${c.last.status}` as "s_sent") })}
@@ -157,13 +180,21 @@ export default function PushPanel() {
               </option>
             ))}
           </select>
-          <input id="push-url" placeholder={robot ? `${t("pushUrl")} (${t("pushUrlOfficial")})` : t("pushUrl")} value={form.url} size={34} onChange={(e) => set("url", e.target.value)} />
+          <input id="push-url" placeholder={email ? t("pushUrlSmtp") : robot ? `${t("pushUrl")} (${t("pushUrlOfficial")})` : t("pushUrl")} value={form.url} size={34} onChange={(e) => set("url", e.target.value)} />
         </div>
+        {email && (
+          <div className="row">
+            <input id="push-from" placeholder={t("pushFrom")} aria-label={t("pushFrom")} value={form.from} onChange={(e) => set("from", e.target.value)} />
+            <input id="push-to" placeholder={t("pushTo")} aria-label={t("pushTo")} value={form.to} size={30} onChange={(e) => set("to", e.target.value)} />
+            <input id="push-user" placeholder={t("pushUser")} aria-label={t("pushUser")} autoComplete="off" value={form.user} onChange={(e) => set("user", e.target.value)} />
+            <input id="push-password" type="password" autoComplete="off" placeholder={t("pushPassword")} aria-label={t("pushPassword")} value={form.token} onChange={(e) => set("token", e.target.value)} />
+          </div>
+        )}
         <div className="row">
           {robot && <input id="push-token" type="password" autoComplete="off" placeholder={t("pushToken")} value={form.token} onChange={(e) => set("token", e.target.value)} />}
           {(form.kind === "dingtalk" || form.kind === "feishu") && <input id="push-sign" type="password" autoComplete="off" placeholder={t("pushSign")} value={form.sign} onChange={(e) => set("sign", e.target.value)} />}
           {form.kind === "telegram" && <input id="push-chat-id" placeholder={t("pushChatId")} value={form.chatId} onChange={(e) => set("chatId", e.target.value)} />}
-          {!robot && (
+          {form.kind === "webhook" && (
             <label className="inline">
               <input type="checkbox" id="push-private" checked={form.allowPrivate} onChange={(e) => set("allowPrivate", e.target.checked)} />
               {t("pushPrivate")}
