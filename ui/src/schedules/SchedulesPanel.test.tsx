@@ -95,6 +95,31 @@ describe("Settings → Schedules", () => {
     expect(q(item, ".sched-assumed")).toBeNull();
   });
 
+  it("a screen's board and limit go with it; a bad limit is said and nothing is sent", async () => {
+    mocks.listSchedules.mockResolvedValue(ok([]));
+    mocks.addSchedule.mockResolvedValue({ status: "error", error: { type: "invalid", message: "stop here" } });
+    const { container } = render(<SchedulesPanel onAsk={() => {}} />);
+    await waitFor(() => expect(q(container, "#sched-empty")).not.toBeNull());
+    fireEvent.change(q(container, "#sched-name"), { target: { value: "gem" } });
+    fireEvent.click(q(container, "#sched-preset-after-close"));
+    fireEvent.change(q(container, "#sched-screen-board"), { target: { value: "chinext" } });
+    fireEvent.change(q(container, "#sched-screen-limit"), { target: { value: "5000" } });
+    fireEvent.click(q(container, "#sched-add"));
+    await waitFor(() => expect(q(container, "#sched-form-note").textContent).toBe("扫描只数须为 0–3000 的整数"));
+    expect(mocks.addSchedule).not.toHaveBeenCalled();
+    fireEvent.change(q(container, "#sched-screen-limit"), { target: { value: "300" } });
+    fireEvent.click(q(container, "#sched-add"));
+    await waitFor(() => expect(mocks.addSchedule).toHaveBeenCalledTimes(1));
+    expect(mocks.addSchedule).toHaveBeenCalledWith({
+      name: "gem",
+      when: { type: "at", time: "15:05", days: { type: "trading" } },
+      job: { type: "task", request: { type: "screen", as_of: null, board: "chinext", limit: 300 } },
+    });
+    // Another job has no board to choose.
+    fireEvent.click(q(container, "#sched-job-sync"));
+    expect(q(container, "#sched-screen-board")).toBeNull();
+  });
+
   it("shows the backend's refusal under the form, nothing listed", async () => {
     mocks.listSchedules.mockResolvedValue(ok([]));
     mocks.addSchedule.mockResolvedValue({ status: "error", error: { type: "invalid", message: "bad cron expression 'nope'" } });

@@ -8,6 +8,8 @@ import { useT, type MessageKey } from "../i18n";
 import { OpenStockContext } from "../chat/stockLinks";
 import ResultView from "../tasks/ResultView";
 import {
+  BOARDS,
+  BOARD_KEYS,
   EMPTY_FORM,
   PRESETS,
   WEEKDAYS,
@@ -20,6 +22,7 @@ import {
   toggleWeekday,
   weekdayText,
   whenText,
+  type Board,
   type JobKind,
   type ScheduleForm,
   type Translate,
@@ -355,6 +358,24 @@ export default function SchedulesPanel({ onAsk }: Props) {
             </label>
           ))}
         </div>
+        {form.job === "screen" && (
+          <>
+            <label className="field">
+              <span>{t("schedScreenBoard")}</span>
+              <select id="sched-screen-board" value={form.board} onChange={(e) => set("board", e.target.value as Board)}>
+                {BOARDS.map((b) => (
+                  <option key={b} value={b}>
+                    {t(BOARD_KEYS[b])}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label className="field">
+              <span>{t("schedScreenLimit")}</span>
+              <input id="sched-screen-limit" inputMode="numeric" placeholder="300" value={form.limit} onChange={(e) => set("limit", e.target.value)} />
+            </label>
+          </>
+        )}
         {form.job === "backtest" && (
           <>
             <label className="field">

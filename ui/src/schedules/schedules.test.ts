@@ -27,6 +27,8 @@ describe("a schedule's job in words", () => {
     [{ type: "task", request: { type: "backtest", start: "2024-01-02", end: "2024-06-28", hold_days: 10, top_n: 4 } }, "回测 2024-01-02 至 2024-06-28", "Backtest 2024-01-02 to 2024-06-28"],
     [{ type: "prompt", text: "/checkup" }, "提示词：/checkup", "Prompt: /checkup"],
     [{ type: "task", request: { type: "alerts" } }, "检查提醒", "Check alerts"],
+    [{ type: "task", request: { type: "screen", as_of: null, board: "chinext", limit: 300 } }, "选股（创业板 · 流动性前 300 只）", "Screen (ChiNext · the 300 most liquid)"],
+    [{ type: "task", request: { type: "screen", as_of: null, board: "all", limit: 0 } }, "全市场选股", "Screen the market"],
   ];
   it.each(cases)("%j", (job, inZh, inEn) => {
     expect(jobText(job, zh)).toBe(inZh);
@@ -70,6 +72,16 @@ describe("the add form → NewSchedule", () => {
       ok: true,
       schedule: { name: "pre_open", when: { type: "at", time: "09:25", days: { type: "trading" } }, job: { type: "task", request: { type: "screen", as_of: null } } },
     });
+  });
+
+  it("a screen's board and limit, left out when not chosen; a bad limit is refused", () => {
+    const r = formToNewSchedule(form({ name: "s", time: "15:05", board: "star", limit: " 300 " }));
+    expect(r.ok && r.schedule.job).toEqual({ type: "task", request: { type: "screen", as_of: null, board: "star", limit: 300 } });
+    const all = formToNewSchedule(form({ name: "s", time: "15:05", board: "all", limit: "0" }));
+    expect(all.ok && all.schedule.job).toEqual({ type: "task", request: { type: "screen", as_of: null, limit: 0 } });
+    for (const limit of ["-1", "3001", "1.5", "abc"]) {
+      expect(formToNewSchedule(form({ name: "s", time: "15:05", limit }))).toEqual({ ok: false, problem: "schedScreenLimitBad" });
+    }
   });
 
   it("chosen weekdays go sorted; none chosen is refused", () => {
@@ -122,6 +134,8 @@ describe("editing a stored schedule", () => {
     [{ type: "at", time: "20:00", days: { type: "weekdays", days: [1, 5] } }, { type: "task", request: { type: "sync_all" } }],
     [{ type: "cron", expr: "5 15 * * 1-5" }, { type: "prompt", text: "/checkup" }],
     [{ type: "at", time: "15:10", days: { type: "trading" } }, { type: "task", request: { type: "alerts" } }],
+    // Made by `wyckoff schedule add --job screen --board main --limit 300`: an edit keeps them.
+    [{ type: "at", time: "15:05", days: { type: "trading" } }, { type: "task", request: { type: "screen", as_of: null, board: "main", limit: 300 } }],
     // Made by `wyckoff schedule add` with its own top-n: an edit keeps it.
     [{ type: "at", time: "16:00", days: { type: "daily" } }, { type: "task", request: { type: "backtest", start: "2024-01-02", end: "2024-06-28", hold_days: 20, top_n: 5 } }],
   ];
@@ -133,5 +147,6 @@ describe("editing a stored schedule", () => {
   it("refuses what the form cannot show", () => {
     expect(scheduleToForm(stored(cases[0][0], { type: "task", request: { type: "screen", as_of: "2024-06-28" } }))).toBeNull();
     expect(scheduleToForm(stored(cases[0][0], { type: "task", request: { type: "import", path: "/tmp/x.csv" } }))).toBeNull();
+    expect(scheduleToForm(stored(cases[0][0], { type: "task", request: { type: "screen", as_of: null, board: "hk" } }))).toBeNull();
   });
 });

@@ -48,8 +48,13 @@ export function jobText(job: Job, t: Translate): string {
   if (job.type === "prompt") return t("schedJobPromptText", { text: job.text });
   const r = job.request;
   switch (r.type) {
-    case "screen":
-      return r.as_of ? t("schedJobScreenAsOf", { date: r.as_of }) : t("schedJobScreen");
+    case "screen": {
+      if (r.as_of) return t("schedJobScreenAsOf", { date: r.as_of });
+      const scope: string[] = [];
+      if (r.board && r.board !== "all") scope.push(isBoard(r.board) ? t(BOARD_KEYS[r.board]) : r.board);
+      if (r.limit) scope.push(t("schedScreenTop", { n: r.limit }));
+      return scope.length === 0 ? t("schedJobScreen") : t("schedJobScreenScope", { scope: scope.join(" · ") });
+    }
     case "sync_all":
       return t("schedJobSync");
     case "backtest":
@@ -85,6 +90,22 @@ export function scheduleErrorText(e: ScheduleError, t: Translate): string {
 }
 
 export type JobKind = "screen" | "sync" | "backtest" | "alerts" | "prompt";
+
+/** The boards `wyckoff screen --board` takes. */
+export const BOARDS = ["all", "main", "chinext", "star", "bse"] as const;
+export type Board = (typeof BOARDS)[number];
+export const BOARD_KEYS: Record<Board, MessageKey> = {
+  all: "schedBoard_all",
+  main: "schedBoard_main",
+  chinext: "schedBoard_chinext",
+  star: "schedBoard_star",
+  bse: "schedBoard_bse",
+};
+function isBoard(b: string): b is Board {
+  return (BOARDS as readonly string[]).includes(b);
+}
+/** The screen's cap on how many stocks it scans. */
+const MAX_SCREEN_LIMIT = 3000;
 export type DaysKind = Days["type"];
 
 /** The add form as typed. */
@@ -101,6 +122,9 @@ export type ScheduleForm = {
   /** A backtest's holding days and positions per day: not on the form, kept on an edit. */
   holdDays: number;
   topN: number;
+  /** A screen's board and how many of the most liquid it scans ("" = all). */
+  board: Board;
+  limit: string;
   prompt: string;
 };
 
@@ -117,6 +141,8 @@ export const EMPTY_FORM: ScheduleForm = {
   // The overview's backtest defaults, so a scheduled backtest matches a button-started one.
   holdDays: 10,
   topN: 4,
+  board: "all",
+  limit: "",
   prompt: "",
 };
 
@@ -162,9 +188,15 @@ export function formToNewSchedule(form: ScheduleForm): FormResult {
 
   let job: Job;
   switch (form.job) {
-    case "screen":
-      job = { type: "task", request: { type: "screen", as_of: null } };
+    case "screen": {
+      const raw = form.limit.trim();
+      const limit = raw === "" ? null : Number(raw);
+      if (limit !== null && !(/^\d+$/.test(raw) && limit <= MAX_SCREEN_LIMIT)) return { ok: false, problem: "schedScreenLimitBad" };
+      // Left out when not chosen, as the CLI stores a screen without them.
+      const board = form.board === "all" ? {} : { board: form.board };
+      job = { type: "task", request: { type: "screen", as_of: null, ...board, ...(limit === null ? {} : { limit }) } };
       break;
+    }
     case "sync":
       job = { type: "task", request: { type: "sync_all" } };
       break;
@@ -212,7 +244,9 @@ export function scheduleToForm(s: ScheduleView): ScheduleForm | null {
   const r = s.job.request;
   switch (r.type) {
     case "screen":
-      return r.as_of ? null : { ...form, job: "screen" };
+      // A board the form has no choice for would be lost on save.
+      if (r.as_of || (r.board && !isBoard(r.board))) return null;
+      return { ...form, job: "screen", board: (r.board ?? "all") as Board, limit: r.limit == null ? "" : String(r.limit) };
     case "sync_all":
       return { ...form, job: "sync" };
     case "backtest":
