@@ -98,9 +98,16 @@ async fn scheduler(state: &AppState, chat: &ChatState) -> Result<Arc<Scheduler>,
         })
 }
 
-/// A prompt needs text and a configured model (checked when it is stored, not when it
-/// first falls due with nobody there).
+/// A screen's board and limit must be ones the screen takes; a prompt needs text and a
+/// configured model (checked when it is stored, not when it first falls due with nobody
+/// there).
 async fn check_job(state: &AppState, chat: &ChatState, job: &Job) -> Result<(), ScheduleError> {
+    if let Job::Task { request } = job {
+        // A screen's board and limit as `wyckoff screen` checks them.
+        wyckoff_tools::jobs::check(request).map_err(|e| ScheduleError::Invalid {
+            message: e.to_string(),
+        })?;
+    }
     if let Job::Prompt { text } = job {
         if text.trim().is_empty() {
             return Err(ScheduleError::Invalid {

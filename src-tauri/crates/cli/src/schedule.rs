@@ -339,17 +339,14 @@ fn schedule_of(
             request: TaskRequest::SyncAll,
         },
         (Some(JobKind::Screen), None) => {
-            let board = board.as_deref().map(str::trim).map(str::to_owned);
+            let request = TaskRequest::Screen {
+                as_of: None,
+                board: board.as_deref().map(str::trim).map(str::to_owned),
+                limit,
+            };
             // Refused now as `wyckoff screen` would refuse it, not at every run.
-            wyckoff_engine::funnel::ScreenArgs::parse(board.as_deref(), limit, None)
-                .map_err(|e| anyhow::anyhow!("screen job: {e}"))?;
-            Job::Task {
-                request: TaskRequest::Screen {
-                    as_of: None,
-                    board,
-                    limit,
-                },
-            }
+            wyckoff_tools::jobs::check(&request)?;
+            Job::Task { request }
         }
         (Some(JobKind::Alerts), None) => Job::Task {
             request: TaskRequest::Alerts,

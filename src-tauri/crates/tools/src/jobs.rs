@@ -115,6 +115,16 @@ pub fn task_for(
     })
 }
 
+/// Arguments the request's tool would refuse at every run, refused when it is stored
+/// (a schedule): a screen's board and limit, as `wyckoff screen` checks them.
+pub fn check(request: &TaskRequest) -> Result<(), JobError> {
+    if let TaskRequest::Screen { board, limit, .. } = request {
+        wyckoff_engine::funnel::ScreenArgs::parse(board.as_deref().map(str::trim), *limit, None)
+            .map_err(|e| JobError::Refused(format!("screen job: {e}")))?;
+    }
+    Ok(())
+}
+
 /// Starts a request as a background task of no conversation.
 pub async fn start(
     md: &Arc<MarketData>,
@@ -139,4 +149,31 @@ pub async fn start(
         .start_for_user(tool, args)
         .await
         .map_err(|e| JobError::Refused(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_screen_board_and_limit_are_checked_as_the_screen_checks_them() {
+        let screen = |board: Option<&str>, limit: Option<i64>| TaskRequest::Screen {
+            as_of: None,
+            board: board.map(str::to_owned),
+            limit,
+        };
+        assert_eq!(check(&screen(None, None)), Ok(()));
+        assert_eq!(check(&screen(Some("chinext"), Some(300))), Ok(()));
+        for bad in [
+            screen(Some("weekend"), None),
+            screen(None, Some(-1)),
+            screen(None, Some(3001)),
+        ] {
+            let Err(JobError::Refused(why)) = check(&bad) else {
+                panic!("{bad:?} was not refused");
+            };
+            assert!(why.starts_with("screen job: "), "{why}");
+        }
+        assert_eq!(check(&TaskRequest::SyncAll), Ok(()));
+    }
 }
