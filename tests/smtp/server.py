@@ -1,11 +1,14 @@
 """A real SMTP server (aiosmtpd) for the e-mail push tests: it requires AUTH LOGIN/PLAIN
 with the user and password given, keeps every message it accepts as one JSON line in the
 record file, answers 451 (try later) for a recipient named busy@… and 550 for reject@….
-Prints "listening HOST:PORT" once it accepts connections; runs until killed."""
+With a certificate and key (PEM files) as 4th and 5th arguments it speaks TLS from the
+first byte (SMTPS) with that certificate. Prints "listening HOST:PORT" once it accepts
+connections; runs until killed."""
 
 import asyncio
 import json
 import socket
+import ssl
 import sys
 
 from aiosmtpd.controller import Controller
@@ -37,6 +40,10 @@ class Handler:
 
 def main():
     record, user, password = sys.argv[1], sys.argv[2], sys.argv[3]
+    tls = None
+    if len(sys.argv) > 5:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(sys.argv[4], sys.argv[5])
 
     def authenticator(server, session, envelope, mechanism, auth_data):
         ok = (isinstance(auth_data, LoginPassword)
@@ -53,6 +60,7 @@ def main():
     controller = Controller(
         Handler(record), hostname="127.0.0.1", port=port,
         authenticator=authenticator, auth_required=True, auth_require_tls=False,
+        ssl_context=tls,
     )
     controller.start()
     print(f"listening 127.0.0.1:{port}", flush=True)

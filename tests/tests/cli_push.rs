@@ -285,6 +285,69 @@ fn bad_push_urls_are_refused_and_nothing_is_stored() {
     );
     home.json(&["push", "remove", "mail", "--json"]);
 
+    // An own CA to trust: a PEM certificate, kept by its full path (a relative one is read
+    // where the command runs); anything else is refused.
+    let certs = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new("openssl")
+        .current_dir(certs.path())
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=Wyckoff Test CA",
+        ])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", show(&made));
+    std::fs::write(certs.path().join("junk.pem"), "not a certificate").unwrap();
+    let email_with_ca = |ca: &str| {
+        wyckoff_e2e::wyckoff_cli(home.0.path())
+            .current_dir(certs.path())
+            .env_remove("WYCKOFF_DATA_SOURCES")
+            .args([
+                "push",
+                "add",
+                "corp",
+                "--kind",
+                "email",
+                "--url",
+                "smtps://smtp.example.com",
+                "--from",
+                "desk@example.com",
+                "--to",
+                "me@example.com",
+                "--ca-cert",
+                ca,
+                "--json",
+            ])
+            .output()
+            .unwrap()
+    };
+    let junk = email_with_ca("junk.pem");
+    assert_eq!(junk.status.code(), Some(2), "{}", show(&junk));
+    assert!(
+        String::from_utf8_lossy(&junk.stderr).contains("is not a PEM certificate"),
+        "{}",
+        show(&junk)
+    );
+    let corp = email_with_ca("ca.pem");
+    assert_eq!(corp.status.code(), Some(0), "{}", show(&corp));
+    let corp: Value = serde_json::from_slice(&corp.stdout).unwrap();
+    assert_eq!(
+        corp["email"]["ca_cert"],
+        certs.path().join("ca.pem").to_string_lossy().as_ref()
+    );
+    home.json(&["push", "remove", "corp", "--json"]);
+
     // A robot added without --url talks to its official address; no secret is stored here.
     let wc = home.json(&["push", "add", "team", "--kind", "wecom", "--json"]);
     assert_eq!(

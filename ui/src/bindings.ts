@@ -697,6 +697,11 @@ export type EmailAddresses = {
 	from: string,
 	to: string[],
 	user: string | null,
+	/**
+	 *  The full path of a CA certificate (PEM) to trust besides the system's, for a server
+	 *  whose certificate an own (company) CA signed.
+	 */
+	ca_cert: string | null,
 };
 
 /**

@@ -80,6 +80,9 @@ pub struct EmailAddresses {
     pub from: String,
     pub to: Vec<String>,
     pub user: Option<String>,
+    /// The full path of a CA certificate (PEM) to trust besides the system's, for a server
+    /// whose certificate an own (company) CA signed.
+    pub ca_cert: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -151,6 +154,7 @@ fn views(channels: Vec<Channel>, rows: &[OutboxRow], secrets: &Secrets) -> Vec<C
                     from: e.from,
                     to: e.to,
                     user: e.username,
+                    ca_cert: e.ca_cert,
                 }),
                 name: c.name,
                 url: c.url,
@@ -272,6 +276,10 @@ async fn add(
                 .collect(),
             username: email
                 .user
+                .map(|u| u.trim().to_owned())
+                .filter(|u| !u.is_empty()),
+            ca_cert: email
+                .ca_cert
                 .map(|u| u.trim().to_owned())
                 .filter(|u| !u.is_empty()),
         };

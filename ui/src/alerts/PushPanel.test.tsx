@@ -91,7 +91,7 @@ describe("Settings → Push channels", () => {
   });
 
   it("adds an e-mail channel: its addresses, its password as the token, no private address", async () => {
-    const mail: ChannelView = { ...hook, name: "mail", kind: "email", url: "smtps://smtp.example.com", email: { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null }, has_token: true, last: null };
+    const mail: ChannelView = { ...hook, name: "mail", kind: "email", url: "smtps://smtp.example.com", email: { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null, ca_cert: null }, has_token: true, last: null };
     mocks.pushAdd.mockResolvedValue(ok(mail));
     const { container } = render(<PushPanel />);
     await waitFor(() => expect(q(container, "#push-form")).not.toBeNull());
@@ -108,7 +108,7 @@ describe("Settings → Push channels", () => {
     await act(async () => {
       fireEvent.submit(q(container, "#push-form"));
     });
-    expect(mocks.pushAdd).toHaveBeenCalledWith("mail", "email", "smtps://smtp.example.com", false, null, { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null }, "pw-1", null);
+    expect(mocks.pushAdd).toHaveBeenCalledWith("mail", "email", "smtps://smtp.example.com", false, null, { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null, ca_cert: null }, "pw-1", null);
     expect(q(container, "#push-note").textContent).toBe("已添加渠道「mail」");
     expect((q(container, "#push-kind") as HTMLSelectElement).value).toBe("webhook");
   });
@@ -123,10 +123,11 @@ describe("Settings → Push channels", () => {
     fireEvent.change(q(container, "#push-from"), { target: { value: "Desk <desk@example.com>" } });
     fireEvent.change(q(container, "#push-to"), { target: { value: "a@" } });
     fireEvent.change(q(container, "#push-user"), { target: { value: " login " } });
+    fireEvent.change(q(container, "#push-ca"), { target: { value: " /etc/corp/ca.pem " } });
     await act(async () => {
       fireEvent.submit(q(container, "#push-form"));
     });
-    expect(mocks.pushAdd).toHaveBeenCalledWith("mail", "email", "smtp://smtp.example.com:587", false, null, { from: "Desk <desk@example.com>", to: ["a@"], user: "login" }, null, null);
+    expect(mocks.pushAdd).toHaveBeenCalledWith("mail", "email", "smtp://smtp.example.com:587", false, null, { from: "Desk <desk@example.com>", to: ["a@"], user: "login", ca_cert: "/etc/corp/ca.pem" }, null, null);
     const shown = q(container, "#push-note");
     expect(shown.getAttribute("role")).toBe("alert");
     expect(shown.textContent).toContain("recipient 'a@': Missing domain or user");
@@ -134,13 +135,14 @@ describe("Settings → Push channels", () => {
   });
 
   it("lists an e-mail channel with its recipients and shows the mail server's answer to a test", async () => {
-    const mail: ChannelView = { ...hook, name: "mail", kind: "email", url: "smtps://smtp.example.com", email: { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null }, has_token: true, last: null };
+    const mail: ChannelView = { ...hook, name: "mail", kind: "email", url: "smtps://smtp.example.com", email: { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null, ca_cert: "/etc/corp/ca.pem" }, has_token: true, last: null };
     mocks.pushChannels.mockResolvedValue(ok([mail]));
     mocks.pushTest.mockResolvedValue(ok({ ok: true, http_status: null, answer: "250 Message accepted for delivery" }));
     const { container } = render(<PushPanel />);
     await waitFor(() => expect(q(container, ".push-channel[data-kind='email']")).not.toBeNull());
     expect(q(container, ".push-to").textContent).toBe("收件人：a@example.com, b@example.com");
     expect(q(container, ".push-channel .badge").textContent).toBe("密码已存入钥匙串");
+    expect(q(container, ".push-ca").textContent).toBe("信任 CA：/etc/corp/ca.pem");
     await act(async () => {
       fireEvent.click(q(container, ".push-test"));
     });

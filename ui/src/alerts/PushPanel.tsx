@@ -20,8 +20,8 @@ export function toggled(events: string[], e: PushEventName, on: boolean): PushEv
 
 const KIND_NAMES: Record<Kind, string> = { webhook: "Webhook", wecom: "企业微信 WeCom", dingtalk: "钉钉 DingTalk", feishu: "飞书 Feishu", telegram: "Telegram", email: "电子邮件 E-mail" };
 
-type Form = { name: string; kind: Kind; url: string; chatId: string; token: string; sign: string; allowPrivate: boolean; from: string; to: string; user: string };
-const EMPTY: Form = { name: "", kind: "webhook", url: "", chatId: "", token: "", sign: "", allowPrivate: false, from: "", to: "", user: "" };
+type Form = { name: string; kind: Kind; url: string; chatId: string; token: string; sign: string; allowPrivate: boolean; from: string; to: string; user: string; ca: string };
+const EMPTY: Form = { name: "", kind: "webhook", url: "", chatId: "", token: "", sign: "", allowPrivate: false, from: "", to: "", user: "", ca: "" };
 
 /** The recipients typed in one field: separated by commas, semicolons or new lines. */
 export function recipients(text: string): string[] {
@@ -75,7 +75,7 @@ export default function PushPanel() {
   const add = async () => {
     setNote(null);
     const opt = (v: string) => (v.trim() === "" ? null : v.trim());
-    const addresses = email ? { from: form.from.trim(), to: recipients(form.to), user: opt(form.user) } : null;
+    const addresses = email ? { from: form.from.trim(), to: recipients(form.to), user: opt(form.user), ca_cert: opt(form.ca) } : null;
     const r = await commands.pushAdd(
       form.name.trim(),
       form.kind,
@@ -126,6 +126,11 @@ export default function PushPanel() {
               <li key={c.name} className="push-channel" data-name={c.name} data-kind={c.kind} data-has-token={c.has_token}>
                 <strong>{c.name}</strong> <span className="muted">{KIND_NAMES[c.kind as Kind] ?? c.kind}</span> <span className="push-url">{c.url}</span>
                 {c.email && <span className="push-to">{t("pushRecipients", { to: c.email.to.join(", ") })}</span>}
+                {c.email?.ca_cert && (
+                  <span className="push-ca" title={c.email.ca_cert}>
+                    {t("pushCaTrusted", { path: c.email.ca_cert })}
+                  </span>
+                )}
                 {c.has_token && <span className="badge">{c.kind === "email" ? t("pushPasswordSet") : t("pushTokenSet")}</span>}
                 {c.last && (
                   <span className={`push-last ${c.last.status}`} data-status={c.last.status}>
@@ -188,6 +193,7 @@ export default function PushPanel() {
             <input id="push-to" placeholder={t("pushTo")} aria-label={t("pushTo")} value={form.to} size={30} onChange={(e) => set("to", e.target.value)} />
             <input id="push-user" placeholder={t("pushUser")} aria-label={t("pushUser")} autoComplete="off" value={form.user} onChange={(e) => set("user", e.target.value)} />
             <input id="push-password" type="password" autoComplete="off" placeholder={t("pushPassword")} aria-label={t("pushPassword")} value={form.token} onChange={(e) => set("token", e.target.value)} />
+            <input id="push-ca" placeholder={t("pushCa")} aria-label={t("pushCa")} value={form.ca} size={30} onChange={(e) => set("ca", e.target.value)} />
           </div>
         )}
         <div className="row">

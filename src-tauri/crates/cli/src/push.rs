@@ -78,6 +78,10 @@ enum PushCommand {
         /// E-mail: the SMTP login (default: the sender's address).
         #[arg(long)]
         user: Option<String>,
+        /// E-mail: also trust this CA certificate (PEM file), for a server whose
+        /// certificate an own (company) CA signed.
+        #[arg(long, value_name = "PEM")]
+        ca_cert: Option<std::path::PathBuf>,
         /// What the channel is sent, comma-separated: alerts (fired alerts), tasks
         /// (finished background tasks), schedules (finished schedule runs), approvals
         /// (calls waiting in the inbox). Default: alerts.
@@ -189,6 +193,7 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
             from,
             to,
             user,
+            ca_cert,
             events,
         } => {
             // Checked before anything is stored.
@@ -205,10 +210,23 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
                 let Some(url) = url else {
                     return Err(PushError::NeedsUrl("e-mail").into());
                 };
+                // Kept as a full path: a send does not run where the channel was added.
+                let ca_cert = match ca_cert {
+                    Some(p) => Some(
+                        std::path::absolute(p)
+                            .map_err(|e| {
+                                PushError::Email(format!("CA certificate '{}': {e}", p.display()))
+                            })?
+                            .to_string_lossy()
+                            .into_owned(),
+                    ),
+                    None => None,
+                };
                 let settings = EmailSettings {
                     from: from.clone().unwrap_or_default(),
                     to: to.iter().map(|t| t.trim().to_owned()).collect(),
                     username: user.clone(),
+                    ca_cert,
                 };
                 outbox
                     .add_email_channel(name, url, *allow_private, &settings, now)

@@ -1,14 +1,16 @@
 //! E-mail over SMTP: `smtps://host[:465]` (TLS from the first byte) or `smtp://host[:587]`
 //! (STARTTLS, required). The password is the channel's token (keychain). Plain SMTP
 //! (`smtp+plain://`) only reaches a loopback or private address the channel allows — a
-//! local relay — and the CLI never offers it.
+//! local relay — and the CLI never offers it. A server whose certificate is signed by the
+//! user's own CA (a company mail server) is trusted when the channel names that CA's PEM
+//! file; the system's roots are trusted as well.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use lettre::message::{Mailbox, header::ContentType};
 use lettre::transport::smtp::authentication::Credentials as SmtpCredentials;
-use lettre::transport::smtp::client::{Tls, TlsParameters};
+use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,6 +26,20 @@ pub struct EmailSettings {
     pub to: Vec<String>,
     /// The SMTP login (default: the sender's address).
     pub username: Option<String>,
+    /// The full path of a CA certificate (PEM) to trust besides the system's roots, for a
+    /// server whose certificate an own CA signed. Read at every send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_cert: Option<String>,
+}
+
+/// Reads and parses the CA certificate at `path` (a full path).
+fn ca_certificate(path: &str) -> Result<Certificate, String> {
+    if !std::path::Path::new(path).is_absolute() {
+        return Err(format!("CA certificate '{path}': give its full path"));
+    }
+    let pem = std::fs::read(path).map_err(|e| format!("CA certificate '{path}': {e}"))?;
+    Certificate::from_pem(&pem)
+        .map_err(|e| format!("CA certificate '{path}' is not a PEM certificate: {e}"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +88,9 @@ pub fn check_settings(s: &EmailSettings) -> Result<(), String> {
     for to in &s.to {
         to.parse::<Mailbox>()
             .map_err(|e| format!("recipient '{to}': {e}"))?;
+    }
+    if let Some(path) = &s.ca_cert {
+        ca_certificate(path)?;
     }
     Ok(())
 }
@@ -129,8 +148,17 @@ async fn try_send(
     for a in &addrs {
         check_ip(&host, a.ip(), allow_private).map_err(|e| permanent(e.to_string()))?;
     }
+    let ca = match &settings.ca_cert {
+        Some(path) => Some(ca_certificate(path).map_err(permanent)?),
+        None => None,
+    };
     let tls = |wrap: bool| {
-        TlsParameters::new(bare.clone())
+        let mut params = TlsParameters::builder(bare.clone());
+        if let Some(ca) = ca.clone() {
+            params = params.add_root_certificate(ca);
+        }
+        params
+            .build()
             .map(|p| {
                 if wrap {
                     Tls::Wrapper(p)
@@ -190,9 +218,16 @@ async fn try_send(
             } else {
                 Verdict::Retry
             };
+            let text = e.to_string();
+            // Sending again will not make the server's certificate trusted.
+            if code.is_none() && text.to_ascii_lowercase().contains("certificate") {
+                return Err(permanent(format!(
+                    "the mail server's TLS certificate is not trusted (a server with its own CA needs that CA's certificate on the channel): {text}"
+                )));
+            }
             let why = match code {
-                Some(c) => format!("SMTP {c}: {e}"),
-                None => format!("cannot reach the mail server: {e}"),
+                Some(c) => format!("SMTP {c}: {text}"),
+                None => format!("cannot reach the mail server: {text}"),
             };
             Err((verdict, None, why))
         }

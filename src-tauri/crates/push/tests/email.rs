@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,6 +35,15 @@ impl Drop for Smtp {
 }
 
 fn smtp(user: &str, password: &str) -> Smtp {
+    start(user, password, None)
+}
+
+/// The server speaking TLS from the first byte with `cert` and `key` (PEM files).
+fn smtps(user: &str, password: &str, cert: &Path, key: &Path) -> Smtp {
+    start(user, password, Some((cert, key)))
+}
+
+fn start(user: &str, password: &str, tls: Option<(&Path, &Path)>) -> Smtp {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace().join("target"));
@@ -51,6 +60,7 @@ fn smtp(user: &str, password: &str) -> Smtp {
         .arg(&record)
         .arg(user)
         .arg(password)
+        .args(tls.map(|(c, k)| [c, k]).into_iter().flatten())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -115,6 +125,7 @@ fn settings(to: &[&str]) -> EmailSettings {
         from: "Wyckoff Desk <desk@example.com>".into(),
         to: to.iter().map(|t| (*t).to_owned()).collect(),
         username: Some("trader".into()),
+        ca_cert: None,
     }
 }
 
@@ -234,4 +245,181 @@ async fn smtp_urls_and_addresses_are_checked_when_added() {
         .await
         .unwrap();
     assert_eq!(c.email, Some(s));
+}
+
+/// Runs openssl in `dir`.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the openssl command (package openssl) makes the test certificates");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A CA of our own (ca.pem) and a certificate it signed for 127.0.0.1 (server.pem,
+/// server.key), as a company mail server has.
+fn own_ca(dir: &Path) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=Wyckoff Test CA",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+    );
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ],
+    );
+}
+
+#[tokio::test]
+async fn a_mail_goes_over_tls_to_a_server_an_own_ca_signed_only_when_that_ca_is_trusted() {
+    let certs = tempfile::tempdir().unwrap();
+    own_ca(certs.path());
+    let server = smtps(
+        "trader",
+        "pa55",
+        &certs.path().join("server.pem"),
+        &certs.path().join("server.key"),
+    );
+    let (o, _dir) = outbox("pa55").await;
+    let url = format!("smtps://{}", server.addr);
+    let trusted = EmailSettings {
+        ca_cert: Some(certs.path().join("ca.pem").to_string_lossy().into_owned()),
+        ..settings(&["me@example.com"])
+    };
+    o.add_email_channel("company", &url, true, &trusted, t0())
+        .await
+        .unwrap();
+    o.add_email_channel("plain", &url, true, &settings(&["me@example.com"]), t0())
+        .await
+        .unwrap();
+
+    let t = o.test("company", t0()).await.unwrap();
+    assert!(t.ok, "{t:?}");
+    assert!(t.answer.contains("queued"), "{t:?}");
+    let mails = server.mails();
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    assert_eq!(mails[0]["login"], "trader");
+
+    // Without the CA the server's certificate is not trusted: nothing is sent, and the
+    // message stays in the outbox as failed with the reason (sending again cannot help).
+    o.enqueue_all(Some(9), &json!({"text": "over TLS", "title": "t"}), t0())
+        .await
+        .unwrap();
+    let d = o.deliver_due(t0()).await.unwrap();
+    let by = |name: &str| d.iter().find(|x| x.channel == name).unwrap().clone();
+    assert_eq!(by("company").status, OutboxStatus::Sent, "{d:?}");
+    let plain = by("plain");
+    assert_eq!(plain.status, OutboxStatus::Failed, "{d:?}");
+    let why = plain.error.unwrap();
+    assert!(
+        why.starts_with("the mail server's TLS certificate is not trusted")
+            && why.contains("certificate verify failed"),
+        "{why}"
+    );
+    let mails = server.mails();
+    assert_eq!(mails.len(), 2, "{mails:?}");
+    assert!(mails[1]["data"].as_str().unwrap().contains("over TLS"));
+    let rows = o.rows().await.unwrap();
+    let kept = rows.iter().find(|r| r.channel == "plain").unwrap();
+    assert_eq!(kept.status, OutboxStatus::Failed);
+    assert!(
+        kept.last_error.as_deref().unwrap().contains("not trusted"),
+        "{kept:?}"
+    );
+    let t = o.test("plain", t0()).await.unwrap();
+    assert!(!t.ok && t.answer.contains("not trusted"), "{t:?}");
+}
+
+#[tokio::test]
+async fn a_ca_certificate_must_be_a_readable_pem_file_given_by_its_full_path() {
+    let (o, dir) = outbox("p").await;
+    let not_pem = dir.path().join("ca.pem");
+    std::fs::write(&not_pem, "not a certificate").unwrap();
+    let cases = [
+        ("ca.pem".to_owned(), "full path"),
+        (
+            dir.path()
+                .join("missing.pem")
+                .to_string_lossy()
+                .into_owned(),
+            "missing.pem",
+        ),
+        (
+            not_pem.to_string_lossy().into_owned(),
+            "is not a PEM certificate",
+        ),
+    ];
+    for (path, says) in cases {
+        let s = EmailSettings {
+            ca_cert: Some(path.clone()),
+            ..settings(&["me@example.com"])
+        };
+        let e = o
+            .add_email_channel("mail", "smtps://smtp.example.com", false, &s, t0())
+            .await
+            .unwrap_err();
+        assert!(
+            e.is_user_error() && e.to_string().contains(says),
+            "{path}: {e}"
+        );
+    }
+    assert!(o.channels().await.unwrap().is_empty());
 }

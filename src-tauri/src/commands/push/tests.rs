@@ -31,6 +31,7 @@ fn email(url: &str, to: &[&str]) -> AddRequest {
             from: "Desk <desk@example.com>".into(),
             to: to.iter().map(|t| (*t).to_owned()).collect(),
             user: Some(" login@example.com ".into()),
+            ca_cert: None,
         }),
         token: Some(PASSWORD.into()),
         sign_secret: None,
@@ -101,6 +102,7 @@ async fn an_email_channel_keeps_its_addresses_and_its_password_only_in_the_keych
             from: "Desk <desk@example.com>".into(),
             to: vec!["a@example.com".into(), "b@example.com".into()],
             user: Some("login@example.com".into()),
+            ca_cert: None,
         })
     );
     // Neither what goes to the webview nor the database holds the password.
@@ -120,6 +122,10 @@ async fn a_bad_email_channel_is_refused_and_nothing_is_kept() {
     private.allow_private = true;
     let mut signed = email("smtps://mail.example.com", &["a@example.com"]);
     signed.sign_secret = Some("s".into());
+    let mut relative_ca = email("smtps://mail.example.com", &["a@example.com"]);
+    if let Some(e) = relative_ca.email.as_mut() {
+        e.ca_cert = Some("ca.pem".into());
+    }
     let cases = [
         (
             email("https://mail.example.com", &["a@example.com"]),
@@ -137,6 +143,7 @@ async fn a_bad_email_channel_is_refused_and_nothing_is_kept() {
         (no_addresses, "sender"),
         (private, "only a generic webhook"),
         (signed, "signing secret"),
+        (relative_ca, "full path"),
     ];
     for (request, says) in cases {
         let url = request.url.clone();
