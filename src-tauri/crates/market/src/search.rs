@@ -1,5 +1,5 @@
 //! Name search over the stock list: code, name substring, pinyin initials and full pinyin.
-//! Pinyin readings are computed once when the directory is built (no network).
+//! Pinyin readings are computed on the first search that needs them (no network).
 
 use pinyin::ToPinyinMulti;
 use serde::Serialize;
@@ -54,7 +54,9 @@ impl Readings {
 #[derive(Debug, Clone)]
 struct Entry {
     info: StockInfo,
-    readings: Readings,
+    /// Spelled out on the first pinyin search, not on every open (thousands of names
+    /// cost milliseconds that a command which never searches should not pay).
+    readings: std::sync::OnceLock<Readings>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -80,7 +82,7 @@ impl StockDirectory {
         let entries = list
             .into_iter()
             .map(|info| Entry {
-                readings: Readings::of(&info.name),
+                readings: std::sync::OnceLock::new(),
                 info,
             })
             .collect::<Vec<Entry>>();
@@ -138,7 +140,9 @@ impl StockDirectory {
                 Some(4)
             } else if ascii
                 && lower.bytes().any(|b| b.is_ascii_alphabetic())
-                && e.readings.matches(&lower)
+                && e.readings
+                    .get_or_init(|| Readings::of(&e.info.name))
+                    .matches(&lower)
             {
                 Some(5)
             } else {
