@@ -74,11 +74,26 @@ fn main() {
             times[READS / 2],
             times[READS - 1]
         );
+        // what a long-lived process (the app) pays for the second screen's read: the
+        // universe it holds, checked against the store's write generation
+        let t = Instant::now();
+        let first = md.universe(None).await.unwrap();
+        let cold = t.elapsed();
+        let t = Instant::now();
+        let again = md.universe(None).await.unwrap();
+        let warm = t.elapsed();
+        assert!(std::sync::Arc::ptr_eq(&first, &again));
+        println!("universe (kept warm): first {cold:.2?}, again {warm:.2?}");
+        drop((first, again));
         let t = Instant::now();
         drop(MarketData::open_with(MarketConfig::offline(&home_path)).await.unwrap());
         println!("open a seeded data home: {:.2?}", t.elapsed());
         let db = home_path.join("wyckoff.db");
         let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
-        println!("database: {:.1} MB", size as f64 / 1e6);
+        println!(
+            "database: {:.1} MB, {:.1} bytes a bar",
+            size as f64 / 1e6,
+            size as f64 / bars.max(1) as f64
+        );
     });
 }

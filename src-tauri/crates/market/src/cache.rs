@@ -677,6 +677,17 @@ impl CacheStore {
             .collect())
     }
 
+    /// Moves on every write to the bars or the stock list, by any process (migration
+    /// 2600's triggers): equal numbers mean nothing a universe is built from changed.
+    pub async fn write_generation(&self) -> Result<i64, CacheError> {
+        Ok(
+            sqlx::query_scalar("SELECT n FROM market_generation WHERE id = 1")
+                .fetch_optional(&self.pool)
+                .await?
+                .unwrap_or(0),
+        )
+    }
+
     pub async fn meta(&self, key: &str) -> Result<Option<String>, CacheError> {
         Ok(
             sqlx::query_scalar("SELECT value FROM market_meta WHERE key = ?")

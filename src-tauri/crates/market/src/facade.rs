@@ -372,6 +372,15 @@ pub struct MarketData {
     breakers: BreakerStore,
     /// As opened; its `sources` and `fetch_on_read` are superseded by `live`.
     cfg: MarketConfig,
+    /// The last universe built by [`MarketData::universe`], kept while the store's write
+    /// generation stays the same (a long-lived process screens again without a re-read).
+    warm: tokio::sync::Mutex<Option<WarmUniverse>>,
+}
+
+struct WarmUniverse {
+    generation: i64,
+    as_of: Option<u32>,
+    loaded: Arc<crate::universe::LoadedUniverse>,
 }
 
 /// The source chain in use and whether reads sync through it.
@@ -447,6 +456,7 @@ impl MarketData {
                 fetch_on_read: cfg.fetch_on_read,
             }),
             cfg,
+            warm: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -934,6 +944,34 @@ impl MarketData {
         as_of: Option<u32>,
     ) -> Result<crate::universe::LoadedUniverse, MarketError> {
         Ok(crate::universe::load_universe(&self.store, as_of).await?)
+    }
+
+    /// [`MarketData::load_universe`], shared: the last one built is handed out again while
+    /// nothing was written to the bars or the stock list since (by this process or any
+    /// other: one query on the store's write generation), so a second screen skips the
+    /// read. Only the newest is kept.
+    pub async fn universe(
+        &self,
+        as_of: Option<u32>,
+    ) -> Result<Arc<crate::universe::LoadedUniverse>, MarketError> {
+        // held across the load: two screens at once read the market once
+        let mut warm = self.warm.lock().await;
+        let generation = self.store.write_generation().await?;
+        if let Some(w) = warm.as_ref()
+            && w.generation == generation
+            && w.as_of == as_of
+        {
+            return Ok(w.loaded.clone());
+        }
+        // free the old one before building the next: two whole markets at once is a lot
+        *warm = None;
+        let loaded = Arc::new(self.load_universe(as_of).await?);
+        *warm = Some(WarmUniverse {
+            generation,
+            as_of,
+            loaded: loaded.clone(),
+        });
+        Ok(loaded)
     }
 
     /// Imports a CSV file or a folder of them (see `import`); bars dated after today

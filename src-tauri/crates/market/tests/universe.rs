@@ -248,3 +248,73 @@ async fn version_1_series_are_compacted_on_open_and_read_the_same_bars() {
         assert_eq!(a.bars, b.bars, "{}", a.code);
     }
 }
+
+/// The app screens again on the universe it holds; any write to the bars or the stock
+/// list (by this process or another one on the same home) makes the next read a real one,
+/// and damage written since is reported, not served from memory.
+#[tokio::test]
+async fn the_warm_universe_is_handed_out_again_until_anything_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    let first = md.universe(None).await.unwrap();
+    assert!(Arc::ptr_eq(&first, &md.universe(None).await.unwrap()));
+    assert_eq!(
+        first.universe,
+        md.load_universe(None).await.unwrap().universe
+    );
+    // another as-of date is another universe (only the newest is kept)
+    let past = md.universe(Some(20100104)).await.unwrap();
+    assert_eq!(past.report.last_date, Some(20100104));
+    let first = md.universe(None).await.unwrap();
+    assert_eq!(first.report.last_date, Some(20200616));
+
+    // another process appends a bar to 平安银行
+    let other = open(home.path()).await;
+    other
+        .store()
+        .upsert_bars(
+            BarTable::Stocks,
+            "000001.SZ",
+            &[bar(20200617, 15.0)],
+            "test",
+            true,
+        )
+        .await
+        .unwrap();
+    let after = md.universe(None).await.unwrap();
+    assert!(!Arc::ptr_eq(&first, &after));
+    assert_eq!(after.report.bars, first.report.bars + 1);
+    assert_eq!(after.report.last_date, Some(20200617));
+    assert!(Arc::ptr_eq(&after, &md.universe(None).await.unwrap()));
+
+    // a stock-list change (a rename) is seen too
+    let mut pingan = other.stock_info(&"000001".parse().unwrap()).unwrap();
+    pingan.name = "平安银行改".into();
+    other
+        .store()
+        .upsert_stocks(&[pingan], "test", chrono::Utc::now())
+        .await
+        .unwrap();
+    let renamed = md.universe(None).await.unwrap();
+    assert_eq!(renamed.universe.stocks[0].name, "平安银行改");
+
+    // a series damaged on disk afterwards is left out and listed, as on a cold read
+    sqlx::query(
+        "UPDATE market_series SET data = substr(data, 1, length(data) - 1)
+         WHERE kind = 'stock' AND code = '000338.SZ'",
+    )
+    .execute(other.pool())
+    .await
+    .unwrap();
+    let damaged = md.universe(None).await.unwrap();
+    assert!(
+        damaged
+            .report
+            .skipped
+            .iter()
+            .any(|s| s.code == "000338" && matches!(s.reason, SkipReason::DamagedSeries { .. })),
+        "{:?}",
+        damaged.report.skipped
+    );
+    assert_eq!(damaged.report.stocks, renamed.report.stocks - 1);
+}

@@ -125,8 +125,9 @@ pub async fn screen(
     )
     .map_err(err)?;
     progress.report("加载K线", "读取本地缓存", Some(0.05));
+    // the app keeps the last universe warm between screens (until anything is written)
     let loaded = md
-        .load_universe(screen_args.as_of)
+        .universe(screen_args.as_of)
         .await
         .map_err(|e| ToolError::Failed(format!("读取本地K线缓存失败: {e}")))?;
     let stocks = loaded.universe.stocks.len();
@@ -152,7 +153,7 @@ pub async fn screen(
         &format!("{stocks} 只股票，{} 根K线", loaded.report.bars),
         Some(0.4),
     );
-    let universe = loaded.universe;
+    let shared = loaded.clone();
     let run_args = screen_args.clone();
     // Dropping this future (a cancelled task, app shutdown, Ctrl-C) cancels `stop`.
     let stop = CancellationToken::new();
@@ -163,9 +164,10 @@ pub async fn screen(
     let result = tokio::task::spawn_blocking(move || {
         let cancel = &|| stop.is_cancelled();
         let observer = |number: u8, layer: &LayerCount| report_layer(&layers, number, layer);
-        let result = Funnel::prepare_cancellable(&universe, &FunnelConfig::default(), cancel)
-            .map_err(FunnelError::from)
-            .and_then(|funnel| funnel.screen_observed(&run_args, cancel, &observer));
+        let result =
+            Funnel::prepare_cancellable(&shared.universe, &FunnelConfig::default(), cancel)
+                .map_err(FunnelError::from)
+                .and_then(|funnel| funnel.screen_observed(&run_args, cancel, &observer));
         let cancelled = matches!(result, Err(FunnelError::Cancelled));
         tracing::info!(tool = NAME, stocks, cancelled, "screen worker finished");
         result
