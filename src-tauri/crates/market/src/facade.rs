@@ -992,7 +992,12 @@ impl MarketData {
     pub async fn status(&self) -> Result<StatusReport, MarketError> {
         let now = self.cfg.clock.now_shanghai();
         let expected = expected_last_bar(&self.calendar, now, None);
-        let syncs = self.store.sync_entries().await?;
+        // grouped once: a filter per code is codes × entries (~32 M comparisons over a whole market)
+        let mut syncs: std::collections::HashMap<String, Vec<SyncEntry>> =
+            std::collections::HashMap::new();
+        for s in self.store.sync_entries().await? {
+            syncs.entry(s.code.clone()).or_default().push(s);
+        }
         let dir = self.directory();
         let mk = |table_codes: Vec<crate::cache::Coverage>, index: bool| -> Vec<CodeStatus> {
             table_codes
@@ -1006,7 +1011,7 @@ impl MarketData {
                     };
                     CodeStatus {
                         freshness: freshness(Some(c.last_date), expected),
-                        sources: syncs.iter().filter(|s| s.code == c.code).cloned().collect(),
+                        sources: syncs.get(&c.code).cloned().unwrap_or_default(),
                         code: if index { c.code.clone() } else { digits },
                         name,
                         first_date: c.first_date,
