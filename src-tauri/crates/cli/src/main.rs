@@ -15,6 +15,7 @@ mod market;
 mod mcp;
 mod memory;
 mod model;
+mod notes;
 mod portfolio;
 mod push;
 mod run;
@@ -22,7 +23,6 @@ mod schedule;
 mod screen;
 mod skills;
 mod track;
-mod notes;
 
 use clap::{Parser, Subcommand};
 
