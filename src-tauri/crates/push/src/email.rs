@@ -225,6 +225,15 @@ async fn try_send(
                     "the mail server's TLS certificate is not trusted (a server with its own CA needs that CA's certificate on the channel): {text}"
                 )));
             }
+            // lettre's "internal client error: STARTTLS is not supported on this server"
+            // reads like a bug and would be retried; nothing went out (no AUTH, no mail)
+            // and sending again cannot help until the server or the channel's URL changes.
+            if security == Security::StartTls && e.is_client() && text.contains("STARTTLS") {
+                return Err(permanent(
+                    "the mail server does not offer STARTTLS, so nothing was sent (the password and the mail would have gone in clear); use smtps:// if it speaks TLS from the first byte (usually port 465)"
+                        .to_owned(),
+                ));
+            }
             let why = match code {
                 Some(c) => format!("SMTP {c}: {text}"),
                 None => format!("cannot reach the mail server: {text}"),

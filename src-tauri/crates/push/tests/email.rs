@@ -1,7 +1,9 @@
 //! E-mail channels against a real SMTP server: aiosmtpd from PyPI (installed by
 //! scripts/setup into target/smtp-venv), run by tests/smtp/server.py on 127.0.0.1 with
-//! AUTH required. A message is accepted with the login from the keychain, a wrong password
-//! fails for good with the server's answer, a 451 is retried, a 550 fails.
+//! AUTH required, in clear, over TLS from the first byte (smtps://) or with STARTTLS
+//! required (smtp://). A message is accepted with the login from the keychain, a wrong
+//! password fails for good with the server's answer, a 451 is retried, a 550 fails; an
+//! smtp:// channel logs in only after STARTTLS and refuses a server that does not offer it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -40,10 +42,16 @@ fn smtp(user: &str, password: &str) -> Smtp {
 
 /// The server speaking TLS from the first byte with `cert` and `key` (PEM files).
 fn smtps(user: &str, password: &str, cert: &Path, key: &Path) -> Smtp {
-    start(user, password, Some((cert, key)))
+    start(user, password, Some((cert, key, "smtps")))
 }
 
-fn start(user: &str, password: &str, tls: Option<(&Path, &Path)>) -> Smtp {
+/// The server starting in clear and requiring STARTTLS (with `cert` and `key`) before
+/// AUTH or a mail.
+fn starttls(user: &str, password: &str, cert: &Path, key: &Path) -> Smtp {
+    start(user, password, Some((cert, key, "starttls")))
+}
+
+fn start(user: &str, password: &str, tls: Option<(&Path, &Path, &str)>) -> Smtp {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace().join("target"));
@@ -60,7 +68,11 @@ fn start(user: &str, password: &str, tls: Option<(&Path, &Path)>) -> Smtp {
         .arg(&record)
         .arg(user)
         .arg(password)
-        .args(tls.map(|(c, k)| [c, k]).into_iter().flatten())
+        .args(
+            tls.map(|(c, k, mode)| [c.as_os_str(), k.as_os_str(), mode.as_ref()])
+                .into_iter()
+                .flatten(),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -79,12 +91,23 @@ fn start(user: &str, password: &str, tls: Option<(&Path, &Path)>) -> Smtp {
 }
 
 impl Smtp {
-    fn mails(&self) -> Vec<Value> {
+    /// The server's record lines of one kind: "mail" (accepted messages) or "auth" (every
+    /// AUTH command received, noted before any check).
+    fn record(&self, kind: &str) -> Vec<Value> {
         std::fs::read_to_string(&self.record)
             .unwrap_or_default()
             .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|l| l["kind"] == kind)
             .collect()
+    }
+
+    fn mails(&self) -> Vec<Value> {
+        self.record("mail")
+    }
+
+    fn auths(&self) -> Vec<Value> {
+        self.record("auth")
     }
 }
 
@@ -152,6 +175,7 @@ async fn an_alert_is_mailed_with_the_login_from_the_keychain() {
     assert_eq!(mails[0]["from"], "desk@example.com");
     assert_eq!(mails[0]["to"], json!(["me@example.com"]));
     assert_eq!(mails[0]["login"], "trader");
+    assert_eq!(mails[0]["tls"], Value::Null, "smtp+plain stays in clear");
     let data = mails[0]["data"].as_str().unwrap();
     assert!(data.contains("Subject: Wyckoff alert 000001"), "{data}");
     assert!(data.contains(text), "{data}");
@@ -357,6 +381,7 @@ async fn a_mail_goes_over_tls_to_a_server_an_own_ca_signed_only_when_that_ca_is_
     let mails = server.mails();
     assert_eq!(mails.len(), 1, "{mails:?}");
     assert_eq!(mails[0]["login"], "trader");
+    assert_eq!(mails[0]["tls"], "smtps");
 
     // Without the CA the server's certificate is not trusted: nothing is sent, and the
     // message stays in the outbox as failed with the reason (sending again cannot help).
@@ -422,4 +447,112 @@ async fn a_ca_certificate_must_be_a_readable_pem_file_given_by_its_full_path() {
         );
     }
     assert!(o.channels().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_smtp_url_sends_after_starttls_to_a_server_an_own_ca_signed() {
+    let certs = tempfile::tempdir().unwrap();
+    own_ca(certs.path());
+    let server = starttls(
+        "trader",
+        "pa55",
+        &certs.path().join("server.pem"),
+        &certs.path().join("server.key"),
+    );
+    let (o, _dir) = outbox("pa55").await;
+    let url = format!("smtp://{}", server.addr);
+    let trusted = EmailSettings {
+        ca_cert: Some(certs.path().join("ca.pem").to_string_lossy().into_owned()),
+        ..settings(&["me@example.com"])
+    };
+    o.add_email_channel("company", &url, true, &trusted, t0())
+        .await
+        .unwrap();
+    o.enqueue_all(
+        Some(3),
+        &json!({"text": "after STARTTLS", "title": "t"}),
+        t0(),
+    )
+    .await
+    .unwrap();
+    let d = o.deliver_due(t0()).await.unwrap();
+    assert_eq!(d[0].status, OutboxStatus::Sent, "{d:?}");
+    let t = o.test("company", t0()).await.unwrap();
+    assert!(t.ok && t.answer.contains("queued"), "{t:?}");
+
+    let mails = server.mails();
+    assert_eq!(mails.len(), 2, "{mails:?}");
+    assert!(
+        mails[0]["data"]
+            .as_str()
+            .unwrap()
+            .contains("after STARTTLS")
+    );
+    for m in &mails {
+        assert_eq!(m["login"], "trader", "{m}");
+        assert_eq!(m["tls"], "starttls", "{m}");
+    }
+    // The login went only over the upgraded connection, once per send.
+    let auths = server.auths();
+    assert_eq!(auths.len(), 2, "{auths:?}");
+    assert!(auths.iter().all(|a| a["tls"] == "starttls"), "{auths:?}");
+}
+
+#[tokio::test]
+async fn an_smtp_url_refuses_a_server_without_starttls_and_never_sends_the_password() {
+    // The plain server offers AUTH in clear but no STARTTLS.
+    let server = smtp("trader", "pa55");
+    let (o, _dir) = outbox("pa55").await;
+    let url = format!("smtp://{}", server.addr);
+    o.add_email_channel("mail", &url, true, &settings(&["me@example.com"]), t0())
+        .await
+        .unwrap();
+    o.enqueue_all(Some(5), &json!({"text": "x", "title": "t"}), t0())
+        .await
+        .unwrap();
+    let d = o.deliver_due(t0()).await.unwrap();
+    // Sending again cannot help until the server (or the channel's URL) changes.
+    assert_eq!(d[0].status, OutboxStatus::Failed, "{d:?}");
+    let why = d[0].error.clone().unwrap();
+    assert!(
+        why.starts_with("the mail server does not offer STARTTLS") && why.contains("smtps://"),
+        "{why}"
+    );
+    let t = o.test("mail", t0()).await.unwrap();
+    assert!(!t.ok && t.answer == why, "{t:?}");
+    assert!(server.mails().is_empty());
+    assert!(server.auths().is_empty(), "{:?}", server.auths());
+}
+
+#[tokio::test]
+async fn an_smtp_url_fails_for_good_when_the_starttls_certificate_is_not_trusted() {
+    let certs = tempfile::tempdir().unwrap();
+    own_ca(certs.path());
+    let server = starttls(
+        "trader",
+        "pa55",
+        &certs.path().join("server.pem"),
+        &certs.path().join("server.key"),
+    );
+    let (o, _dir) = outbox("pa55").await;
+    let url = format!("smtp://{}", server.addr);
+    // No ca_cert: only the system's roots, which did not sign this server.
+    o.add_email_channel("mail", &url, true, &settings(&["me@example.com"]), t0())
+        .await
+        .unwrap();
+    o.enqueue_all(Some(6), &json!({"text": "x", "title": "t"}), t0())
+        .await
+        .unwrap();
+    let d = o.deliver_due(t0()).await.unwrap();
+    assert_eq!(d[0].status, OutboxStatus::Failed, "{d:?}");
+    let why = d[0].error.clone().unwrap();
+    assert!(
+        why.starts_with("the mail server's TLS certificate is not trusted")
+            && why.contains("certificate verify failed"),
+        "{why}"
+    );
+    let rows = o.rows().await.unwrap();
+    assert_eq!(rows[0].status, OutboxStatus::Failed, "{rows:?}");
+    assert!(server.mails().is_empty());
+    assert!(server.auths().is_empty(), "{:?}", server.auths());
 }
