@@ -23,6 +23,8 @@ pub enum CacheError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error(transparent)]
     Series(#[from] SeriesError),
+    #[error("reading the cached series stopped before it was done")]
+    Interrupted,
 }
 
 /// Opens (creating if needed) the SQLite file with WAL and a busy timeout, and runs this
@@ -253,7 +255,12 @@ async fn record_sync_in(
 }
 
 /// Splits a decoded series into usable bars and corrupt ones, up to `end`.
-fn loaded_from(key: &str, decoded: Result<Series, SeriesError>, end: Option<u32>) -> LoadedBars {
+/// A stored series checked bar by bar: the damaged ones listed, never handed out.
+pub(crate) fn loaded_from(
+    key: &str,
+    decoded: Result<Series, SeriesError>,
+    end: Option<u32>,
+) -> LoadedBars {
     let mut out = LoadedBars::default();
     let mut series = match decoded {
         Ok(s) => s,
@@ -270,7 +277,6 @@ fn loaded_from(key: &str, decoded: Result<Series, SeriesError>, end: Option<u32>
         series.truncate_after(end);
     }
     let mut seen = vec![false; series.sources.len()];
-    out.bars.reserve(series.bars.len());
     for (i, bar) in series.bars.iter().enumerate() {
         if let Some(why) = crate::sanity::check_bar(bar) {
             out.corrupt.push(CorruptRow {
@@ -288,7 +294,12 @@ fn loaded_from(key: &str, decoded: Result<Series, SeriesError>, end: Option<u32>
             seen[src] = true;
             out.sources.push(series.sources[src].clone());
         }
-        out.bars.push(*bar);
+    }
+    // The bars are handed over, not copied (the whole market is millions of them); the
+    // rare bad ones are dropped in place.
+    out.bars = series.bars;
+    if !out.corrupt.is_empty() {
+        out.bars.retain(|b| crate::sanity::check_bar(b).is_none());
     }
     // the freshest bar's source is the one worth reporting first
     out.sources.reverse();
@@ -550,13 +561,15 @@ impl CacheStore {
 
     /// Every stored series of `table` whose key is after `after`, by key, at most `limit`:
     /// the whole-market read pages through this.
+    /// Up to `limit` stored series after the code `after`, in code order, still encoded:
+    /// the caller decodes them (on every core, while the next page is read).
     pub async fn series_page(
         &self,
         table: BarTable,
         after: &str,
         limit: u32,
-    ) -> Result<Vec<(String, LoadedBars)>, CacheError> {
-        let rows: Vec<(String, Vec<u8>)> = sqlx::query_as(
+    ) -> Result<Vec<(String, Vec<u8>)>, CacheError> {
+        Ok(sqlx::query_as(
             "SELECT code, data FROM market_series WHERE kind = ? AND code > ?
              ORDER BY code LIMIT ?",
         )
@@ -564,14 +577,7 @@ impl CacheStore {
         .bind(after)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(code, blob)| {
-                let loaded = loaded_from(&code, Series::decode(&blob), None);
-                (code, loaded)
-            })
-            .collect())
+        .await?)
     }
 
     pub async fn upsert_stocks(

@@ -13,6 +13,22 @@ pub fn from_yyyymmdd(v: u32) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt((v / 10_000) as i32, (v / 100) % 100, v % 100)
 }
 
+/// Whether `YYYYMMDD` is a real date, exactly as [`from_yyyymmdd`] decides, in plain
+/// arithmetic: every cached bar's date is checked on each whole-market read.
+pub fn is_valid_yyyymmdd(v: u32) -> bool {
+    let (y, m, d) = (v / 10_000, (v / 100) % 100, v % 100);
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    // chrono's last representable year
+    y <= 262_142 && (1..=days).contains(&d)
+}
+
 /// `2024-01-02` for display and for sources that want dashes.
 pub fn iso(v: u32) -> String {
     format!("{:04}-{:02}-{:02}", v / 10_000, (v / 100) % 100, v % 100)
@@ -40,6 +56,27 @@ pub fn parse_date(s: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_date_check_agrees_with_chrono_everywhere_it_is_asked() {
+        let mut checked = 0u32;
+        let years = (0u32..=3000).chain([262_140, 262_141, 262_142, 262_143, 262_144, 429_496]);
+        for y in years {
+            for m in 0..=13 {
+                for d in 0..=32 {
+                    let Some(v) = y.checked_mul(10_000).map(|x| x + m * 100 + d) else {
+                        continue;
+                    };
+                    assert_eq!(is_valid_yyyymmdd(v), from_yyyymmdd(v).is_some(), "{v}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(is_valid_yyyymmdd(20240229) && !is_valid_yyyymmdd(20230229));
+        assert!(!is_valid_yyyymmdd(19000229) && is_valid_yyyymmdd(20000229));
+        assert!(!is_valid_yyyymmdd(u32::MAX));
+        assert_eq!(checked, 3007 * 14 * 33);
+    }
 
     #[test]
     fn parses_both_shapes_strictly() {

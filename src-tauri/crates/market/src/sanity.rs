@@ -35,7 +35,7 @@ impl std::fmt::Display for BarFault {
 
 /// Why a bar is rejected; `None` when it is usable.
 pub fn check_bar(b: &Bar) -> Option<BarFault> {
-    if crate::date::from_yyyymmdd(b.date).is_none() {
+    if !crate::date::is_valid_yyyymmdd(b.date) {
         return Some(BarFault::InvalidDate);
     }
     let prices = [b.open, b.high, b.low, b.close];

@@ -276,6 +276,11 @@ impl Series {
         }
         r.buf = &blob[..body];
         let n = r.u32()? as usize;
+        // Strictly ascending dates take at least a byte a bar: a larger count is damage,
+        // refused before anything is allocated for it.
+        if n > body {
+            return Err(SeriesError::Truncated(blob.len()));
+        }
         let source_count = r.u8()?;
         let mut sources = Vec::with_capacity(usize::from(source_count));
         for _ in 0..source_count {
@@ -283,9 +288,58 @@ impl Series {
             let bytes = r.take(len)?;
             sources.push(String::from_utf8(bytes.to_vec()).map_err(|_| SeriesError::SourceName)?);
         }
-        let mut cols: [Vec<f64>; 11] = Default::default();
-        for c in &mut cols {
-            decode_column(&mut r, n, c)?;
+        // Each column is written straight into its field: no column is buffered, since
+        // reading the whole market decodes millions of bars.
+        let mut bars = vec![
+            Bar {
+                date: 0,
+                open: 0.0,
+                high: 0.0,
+                low: 0.0,
+                close: 0.0,
+                volume: 0.0,
+                amount: 0.0,
+                turnover: None,
+            };
+            n
+        ];
+        let mut bad_date = None;
+        let mut prev = 0u32;
+        decode_column(&mut r, n, |i, v| {
+            let d = v as u32;
+            if bad_date.is_none() && (f64::from(d) != v || (i > 0 && d <= prev)) {
+                bad_date = Some(d);
+            }
+            prev = d;
+            bars[i].date = d;
+        })?;
+        if let Some(d) = bad_date {
+            return Err(SeriesError::Order(d));
+        }
+        decode_column(&mut r, n, |i, v| bars[i].open = v)?;
+        decode_column(&mut r, n, |i, v| bars[i].high = v)?;
+        decode_column(&mut r, n, |i, v| bars[i].low = v)?;
+        decode_column(&mut r, n, |i, v| bars[i].close = v)?;
+        decode_column(&mut r, n, |i, v| bars[i].volume = v)?;
+        decode_column(&mut r, n, |i, v| bars[i].amount = v)?;
+        let mut amount_known = vec![false; n];
+        decode_column(&mut r, n, |i, v| amount_known[i] = v != 0.0)?;
+        let mut has_turnover = vec![false; n];
+        decode_column(&mut r, n, |i, v| has_turnover[i] = v != 0.0)?;
+        decode_column(&mut r, n, |i, v| {
+            bars[i].turnover = has_turnover[i].then_some(v);
+        })?;
+        let mut source_of = vec![0u8; n];
+        let mut bad_source = None;
+        decode_column(&mut r, n, |i, v| {
+            let s = v as u8;
+            if f64::from(s) != v || usize::from(s) >= sources.len() {
+                bad_source.get_or_insert(s);
+            }
+            source_of[i] = s;
+        })?;
+        if let Some(s) = bad_source {
+            return Err(SeriesError::SourceIndex(s));
         }
         if r.pos != body {
             return Err(SeriesError::Length {
@@ -293,49 +347,9 @@ impl Series {
                 want: r.pos + 8,
             });
         }
-        let [
-            date,
-            open,
-            high,
-            low,
-            close,
-            volume,
-            amount,
-            known,
-            has_turn,
-            turn,
-            src,
-        ] = cols;
-        let mut source_of = Vec::with_capacity(n);
-        for s in &src {
-            let i = *s as u8;
-            if f64::from(i) != *s || usize::from(i) >= sources.len() {
-                return Err(SeriesError::SourceIndex(i));
-            }
-            source_of.push(i);
-        }
-        let mut bars = Vec::with_capacity(n);
-        let mut prev = 0u32;
-        for i in 0..n {
-            let d = date[i] as u32;
-            if f64::from(d) != date[i] || (i > 0 && d <= prev) {
-                return Err(SeriesError::Order(d));
-            }
-            prev = d;
-            bars.push(Bar {
-                date: d,
-                open: open[i],
-                high: high[i],
-                low: low[i],
-                close: close[i],
-                volume: volume[i],
-                amount: amount[i],
-                turnover: (has_turn[i] != 0.0).then_some(turn[i]),
-            });
-        }
         Ok(Series {
             bars,
-            amount_known: known.iter().map(|k| *k != 0.0).collect(),
+            amount_known,
             source_of,
             sources,
         })
@@ -495,9 +509,12 @@ fn encode_column(out: &mut Vec<u8>, col: &[f64]) {
     }
 }
 
-fn decode_column(r: &mut Reader<'_>, n: usize, out: &mut Vec<f64>) -> Result<(), SeriesError> {
-    out.clear();
-    out.reserve(n);
+/// Decodes one column of `n` values, handing each to `put` with its index.
+fn decode_column(
+    r: &mut Reader<'_>,
+    n: usize,
+    mut put: impl FnMut(usize, f64),
+) -> Result<(), SeriesError> {
     match r.u8()? {
         TAG_INT => {
             let e = r.u8()? as i8;
@@ -513,32 +530,41 @@ fn decode_column(r: &mut Reader<'_>, n: usize, out: &mut Vec<f64>) -> Result<(),
                 return Err(SeriesError::Column(width as u8));
             }
             let bytes = r.take(n * width)?;
-            let put = |off: u64| scaled(base.wrapping_add(off as i64), e);
+            let value = |off: u64| scaled(base.wrapping_add(off as i64), e);
             match width {
-                0 => out.resize(n, put(0)),
-                1 => out.extend(bytes.iter().map(|b| put(u64::from(*b)))),
-                2 => out.extend(
-                    bytes
-                        .chunks_exact(2)
-                        .map(|c| put(u64::from(u16::from_le_bytes([c[0], c[1]])))),
-                ),
-                4 => out.extend(
-                    bytes
-                        .chunks_exact(4)
-                        .map(|c| put(u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))),
-                ),
-                w => out.extend(bytes.chunks_exact(w).map(|c| {
+                0 => {
+                    let v = value(0);
+                    (0..n).for_each(|i| put(i, v));
+                }
+                1 => bytes
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, b)| put(i, value(u64::from(*b)))),
+                2 => bytes.chunks_exact(2).enumerate().for_each(|(i, c)| {
+                    put(i, value(u64::from(u16::from_le_bytes([c[0], c[1]]))));
+                }),
+                4 => bytes.chunks_exact(4).enumerate().for_each(|(i, c)| {
+                    put(
+                        i,
+                        value(u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+                    );
+                }),
+                w => bytes.chunks_exact(w).enumerate().for_each(|(i, c)| {
                     let mut v = [0u8; 8];
                     v[..w].copy_from_slice(c);
-                    put(u64::from_le_bytes(v))
-                })),
+                    put(i, value(u64::from_le_bytes(v)));
+                }),
             }
         }
-        TAG_F64 => out.extend(r.take(n * 8)?.chunks_exact(8).map(|c| {
-            let mut v = [0u8; 8];
-            v.copy_from_slice(c);
-            f64::from_le_bytes(v)
-        })),
+        TAG_F64 => r
+            .take(n * 8)?
+            .chunks_exact(8)
+            .enumerate()
+            .for_each(|(i, c)| {
+                let mut v = [0u8; 8];
+                v.copy_from_slice(c);
+                put(i, f64::from_le_bytes(v));
+            }),
         tag => return Err(SeriesError::Column(tag)),
     }
     Ok(())

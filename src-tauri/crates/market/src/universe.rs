@@ -7,9 +7,12 @@ use std::collections::HashMap;
 use serde::Serialize;
 use wyckoff_engine::{Bar, Benchmarks, StockSeries, Universe};
 
-use crate::cache::{BarTable, CacheError, CacheStore, CorruptRow};
+use rayon::prelude::*;
+
+use crate::cache::{BarTable, CacheError, CacheStore, CorruptRow, LoadedBars, loaded_from};
 use crate::code::{Board, IndexCode, StockCode};
 use crate::meta::StockInfo;
+use crate::series::Series;
 
 /// Series read per query: large enough to amortise the round trip, small enough to keep
 /// memory near one page of blobs.
@@ -86,6 +89,8 @@ pub async fn load_universe(
         .collect();
     let mut out = LoadedUniverse::default();
     let mut seen_listed = 0usize;
+    // Pages are decoded on every core while the next one is read.
+    let mut decoding = Vec::new();
     let mut after = String::new();
     loop {
         let page = store.series_page(BarTable::Stocks, &after, PAGE).await?;
@@ -93,6 +98,21 @@ pub async fn load_universe(
             break;
         };
         after = last_key.clone();
+        let (done, decoded) = tokio::sync::oneshot::channel();
+        rayon::spawn(move || {
+            let page: Vec<(String, LoadedBars)> = page
+                .into_par_iter()
+                .map(|(code, blob)| {
+                    let loaded = loaded_from(&code, Series::decode(&blob), None);
+                    (code, loaded)
+                })
+                .collect();
+            let _ = done.send(page);
+        });
+        decoding.push(decoded);
+    }
+    for decoded in decoding {
+        let page = decoded.await.map_err(|_| CacheError::Interrupted)?;
         for (key, loaded) in page {
             let Ok(code) = StockCode::parse(&key) else {
                 out.report.skipped.push(SkippedStock {
