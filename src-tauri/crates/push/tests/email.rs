@@ -352,22 +352,34 @@ fn own_ca(dir: &Path) {
     );
 }
 
-#[tokio::test]
-async fn a_mail_goes_over_tls_to_a_server_an_own_ca_signed_only_when_that_ca_is_trusted() {
+/// A mail server (SMTPS or STARTTLS, login trader / pa55) holding the certificate our own
+/// CA signed, that CA's files kept in the returned directory.
+fn own_ca_server(start: fn(&str, &str, &Path, &Path) -> Smtp) -> (Smtp, tempfile::TempDir) {
     let certs = tempfile::tempdir().unwrap();
     own_ca(certs.path());
-    let server = smtps(
+    let server = start(
         "trader",
         "pa55",
         &certs.path().join("server.pem"),
         &certs.path().join("server.key"),
     );
-    let (o, _dir) = outbox("pa55").await;
-    let url = format!("smtps://{}", server.addr);
-    let trusted = EmailSettings {
+    (server, certs)
+}
+
+/// Settings for me@example.com that trust the CA in `certs`.
+fn trusting(certs: &tempfile::TempDir) -> EmailSettings {
+    EmailSettings {
         ca_cert: Some(certs.path().join("ca.pem").to_string_lossy().into_owned()),
         ..settings(&["me@example.com"])
-    };
+    }
+}
+
+#[tokio::test]
+async fn a_mail_goes_over_tls_to_a_server_an_own_ca_signed_only_when_that_ca_is_trusted() {
+    let (server, certs) = own_ca_server(smtps);
+    let (o, _dir) = outbox("pa55").await;
+    let url = format!("smtps://{}", server.addr);
+    let trusted = trusting(&certs);
     o.add_email_channel("company", &url, true, &trusted, t0())
         .await
         .unwrap();
@@ -451,20 +463,10 @@ async fn a_ca_certificate_must_be_a_readable_pem_file_given_by_its_full_path() {
 
 #[tokio::test]
 async fn an_smtp_url_sends_after_starttls_to_a_server_an_own_ca_signed() {
-    let certs = tempfile::tempdir().unwrap();
-    own_ca(certs.path());
-    let server = starttls(
-        "trader",
-        "pa55",
-        &certs.path().join("server.pem"),
-        &certs.path().join("server.key"),
-    );
+    let (server, certs) = own_ca_server(starttls);
     let (o, _dir) = outbox("pa55").await;
     let url = format!("smtp://{}", server.addr);
-    let trusted = EmailSettings {
-        ca_cert: Some(certs.path().join("ca.pem").to_string_lossy().into_owned()),
-        ..settings(&["me@example.com"])
-    };
+    let trusted = trusting(&certs);
     o.add_email_channel("company", &url, true, &trusted, t0())
         .await
         .unwrap();
@@ -498,22 +500,28 @@ async fn an_smtp_url_sends_after_starttls_to_a_server_an_own_ca_signed() {
     assert!(auths.iter().all(|a| a["tls"] == "starttls"), "{auths:?}");
 }
 
-#[tokio::test]
-async fn an_smtp_url_refuses_a_server_without_starttls_and_never_sends_the_password() {
-    // The plain server offers AUTH in clear but no STARTTLS.
-    let server = smtp("trader", "pa55");
-    let (o, _dir) = outbox("pa55").await;
+/// One alert sent to an `smtp://` channel "mail" at `server` trusting only the system's
+/// roots, which fails for good: the outbox, why, and the outbox's directory.
+async fn one_failed_send(server: &Smtp, alert: i64) -> (Outbox, String, tempfile::TempDir) {
+    let (o, dir) = outbox("pa55").await;
     let url = format!("smtp://{}", server.addr);
     o.add_email_channel("mail", &url, true, &settings(&["me@example.com"]), t0())
         .await
         .unwrap();
-    o.enqueue_all(Some(5), &json!({"text": "x", "title": "t"}), t0())
+    o.enqueue_all(Some(alert), &json!({"text": "x", "title": "t"}), t0())
         .await
         .unwrap();
     let d = o.deliver_due(t0()).await.unwrap();
-    // Sending again cannot help until the server (or the channel's URL) changes.
     assert_eq!(d[0].status, OutboxStatus::Failed, "{d:?}");
-    let why = d[0].error.clone().unwrap();
+    (o, d[0].error.clone().unwrap(), dir)
+}
+
+#[tokio::test]
+async fn an_smtp_url_refuses_a_server_without_starttls_and_never_sends_the_password() {
+    // The plain server offers AUTH in clear but no STARTTLS.
+    let server = smtp("trader", "pa55");
+    // Sending again cannot help until the server (or the channel's URL) changes.
+    let (o, why, _dir) = one_failed_send(&server, 5).await;
     assert!(
         why.starts_with("the mail server does not offer STARTTLS") && why.contains("smtps://"),
         "{why}"
@@ -526,26 +534,9 @@ async fn an_smtp_url_refuses_a_server_without_starttls_and_never_sends_the_passw
 
 #[tokio::test]
 async fn an_smtp_url_fails_for_good_when_the_starttls_certificate_is_not_trusted() {
-    let certs = tempfile::tempdir().unwrap();
-    own_ca(certs.path());
-    let server = starttls(
-        "trader",
-        "pa55",
-        &certs.path().join("server.pem"),
-        &certs.path().join("server.key"),
-    );
-    let (o, _dir) = outbox("pa55").await;
-    let url = format!("smtp://{}", server.addr);
+    let (server, _certs) = own_ca_server(starttls);
     // No ca_cert: only the system's roots, which did not sign this server.
-    o.add_email_channel("mail", &url, true, &settings(&["me@example.com"]), t0())
-        .await
-        .unwrap();
-    o.enqueue_all(Some(6), &json!({"text": "x", "title": "t"}), t0())
-        .await
-        .unwrap();
-    let d = o.deliver_due(t0()).await.unwrap();
-    assert_eq!(d[0].status, OutboxStatus::Failed, "{d:?}");
-    let why = d[0].error.clone().unwrap();
+    let (o, why, _dir) = one_failed_send(&server, 6).await;
     assert!(
         why.starts_with("the mail server's TLS certificate is not trusted")
             && why.contains("certificate verify failed"),
