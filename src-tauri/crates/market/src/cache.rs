@@ -254,8 +254,8 @@ async fn record_sync_in(
     Ok(())
 }
 
-/// Splits a decoded series into usable bars and corrupt ones, up to `end`.
-/// A stored series checked bar by bar: the damaged ones listed, never handed out.
+/// Splits a decoded series into usable bars and corrupt ones (listed, never handed
+/// out), up to `end`.
 pub(crate) fn loaded_from(
     key: &str,
     decoded: Result<Series, SeriesError>,
@@ -559,10 +559,9 @@ impl CacheStore {
             .collect())
     }
 
-    /// Every stored series of `table` whose key is after `after`, by key, at most `limit`:
-    /// the whole-market read pages through this.
-    /// Up to `limit` stored series after the code `after`, in code order, still encoded:
-    /// the caller decodes them (on every core, while the next page is read).
+    /// Every stored series of `table` whose key is after `after`, by key, at most `limit`,
+    /// still encoded: the whole-market read pages through this and decodes each page on
+    /// every core while the next is read.
     pub async fn series_page(
         &self,
         table: BarTable,
