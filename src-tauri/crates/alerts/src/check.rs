@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
-use wyckoff_engine::alerts::{AlertInput, Outcome, cooldown_blocker, cut, evaluate};
+use rayon::prelude::*;
+use wyckoff_engine::alerts::{AlertInput, Outcome, StockCheck, cooldown_blocker, cut};
 use wyckoff_engine::{Bar, Holding};
 use wyckoff_market::cache::BarTable;
 use wyckoff_market::watchlist::WatchlistStore;
@@ -30,6 +31,58 @@ struct Job {
     key: String,
     condition: AlertCondition,
     cooldown_days: u32,
+}
+
+/// A stock's rules with what they are checked against.
+struct Stock {
+    code: String,
+    name: Option<String>,
+    /// All cached bars (the cooldowns count trading days on them), cut at the as-of date
+    /// for the rules.
+    bars: Vec<Bar>,
+    jobs: Vec<Job>,
+}
+
+/// A holding, its stop-loss and its target.
+type Held = (Holding, Option<f64>, Option<f64>);
+
+/// Every stock's rules evaluated, stocks on every core (the engine's structure and diagnosis
+/// are most of a check), off the async runtime; outcomes in the order of each stock's jobs.
+async fn evaluate_all(
+    stocks: Vec<Stock>,
+    bench: Vec<Bar>,
+    held: HashMap<String, Held>,
+    as_of: Option<u32>,
+) -> Result<Vec<(Stock, Vec<Outcome>)>, AlertsError> {
+    let (done, evaluated) = tokio::sync::oneshot::channel();
+    rayon::spawn(move || {
+        let bench = (!bench.is_empty()).then_some(bench.as_slice());
+        let out = stocks
+            .into_par_iter()
+            .map(|stock| {
+                let outcomes = {
+                    let holding = held.get(&stock.code);
+                    let check = StockCheck::new(AlertInput {
+                        code: &stock.code,
+                        name: stock.name.as_deref().unwrap_or(""),
+                        bars: cut(&stock.bars, as_of),
+                        holding: holding.map(|(h, _, _)| h),
+                        stop_loss: holding.and_then(|(_, s, _)| *s),
+                        target: holding.and_then(|(_, _, t)| *t),
+                        bench,
+                    });
+                    stock
+                        .jobs
+                        .iter()
+                        .map(|j| check.evaluate(&j.condition))
+                        .collect()
+                };
+                (stock, outcomes)
+            })
+            .collect();
+        let _ = done.send(out);
+    });
+    evaluated.await.map_err(|_| AlertsError::Interrupted)
 }
 
 fn market(e: impl std::fmt::Display) -> AlertsError {
@@ -112,15 +165,14 @@ pub async fn check(
         Vec::new()
     };
     // A holding, its stop-loss and its target.
-    type Held = (Holding, Option<f64>, Option<f64>);
-    let held: HashMap<&str, Held> = positions
+    let held: HashMap<String, Held> = positions
         .iter()
         .map(|p| {
             let holding = Holding {
                 cost: Some(p.cost_price),
                 buy_dt: wyckoff_market::date::parse_date(&p.buy_dt),
             };
-            (p.code.as_str(), (holding, p.stop_loss, p.target_price))
+            (p.code.clone(), (holding, p.stop_loss, p.target_price))
         })
         .collect();
     let mut fired_on = store.fired_dates().await?;
@@ -134,36 +186,52 @@ pub async fn check(
         suppressed: Vec::new(),
         unevaluated: Vec::new(),
     };
+    // Every checked stock's bars in a few queries, not one a stock.
+    let parsed: Vec<Option<StockCode>> = jobs.keys().map(|c| StockCode::parse(c).ok()).collect();
+    let keys: Vec<String> = parsed.iter().flatten().map(|c| c.symbol().key()).collect();
+    let mut loaded: HashMap<String, Vec<Bar>> = md
+        .store()
+        .load_many(BarTable::Stocks, &keys, None)
+        .await
+        .map_err(market)?
+        .into_iter()
+        .map(|(key, l)| (key, l.bars))
+        .collect();
+    let stocks: Vec<Stock> = jobs
+        .into_iter()
+        .zip(parsed)
+        .map(|((code, jobs), parsed)| {
+            // A stored code that no longer parses has no bars to read.
+            let (bars, name) = match parsed {
+                Some(c) => (
+                    loaded.remove(&c.symbol().key()).unwrap_or_default(),
+                    md.stock_info(&c).map(|i| i.name),
+                ),
+                None => (Vec::new(), None),
+            };
+            Stock {
+                code,
+                name,
+                bars,
+                jobs,
+            }
+        })
+        .collect();
+    let evaluated = evaluate_all(stocks, bench, held, as_of).await?;
+
     let mut data_date: Option<u32> = None;
     // What fired, recorded together after the loop (one transaction).
     let mut firings: Vec<(NewFiring, u32)> = Vec::new();
-    for (code, list) in &jobs {
-        let (all, name) = match StockCode::parse(code) {
-            Ok(parsed) => {
-                let loaded = md
-                    .store()
-                    .load_bars(BarTable::Stocks, &parsed.symbol().key(), None)
-                    .await
-                    .map_err(market)?;
-                (loaded.bars, md.stock_info(&parsed).map(|i| i.name))
-            }
-            // A stored code that no longer parses has no bars to read.
-            Err(_) => (Vec::new(), None),
-        };
-        let bars = cut(&all, as_of);
-        let dates: Vec<u32> = all.iter().map(|b| b.date).collect();
-        let holding = held.get(code.as_str());
-        let input = AlertInput {
+    for (stock, outcomes) in evaluated {
+        let Stock {
             code,
-            name: name.as_deref().unwrap_or(""),
+            name,
             bars,
-            holding: holding.map(|(h, _, _)| h),
-            stop_loss: holding.and_then(|(_, s, _)| *s),
-            target: holding.and_then(|(_, _, t)| *t),
-            bench: (!bench.is_empty()).then_some(bench.as_slice()),
-        };
-        for job in list {
-            match evaluate(&job.condition, &input) {
+            jobs,
+        } = stock;
+        let dates: Vec<u32> = bars.iter().map(|b| b.date).collect();
+        for (job, outcome) in jobs.into_iter().zip(outcomes) {
+            match outcome {
                 Outcome::Missing(missing) => report.unevaluated.push(UnevaluatedAlert {
                     rule_id: job.rule_id,
                     code: code.clone(),
@@ -192,11 +260,11 @@ pub async fn check(
                     firings.push((
                         NewFiring {
                             rule_id: job.rule_id,
-                            rule_key: job.key.clone(),
+                            rule_key: job.key,
                             code: code.clone(),
                             name: name.clone(),
                             bar_date,
-                            condition: job.condition.clone(),
+                            condition: job.condition,
                             figures,
                         },
                         job.cooldown_days,

@@ -27,4 +27,6 @@ pub enum AlertsError {
     Market(String),
     #[error("push: {0}")]
     Push(String),
+    #[error("the check stopped before every stock was evaluated")]
+    Interrupted,
 }

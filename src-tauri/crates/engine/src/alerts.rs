@@ -10,8 +10,10 @@
 use wyckoff_protocol::{AlertCondition, AlertFigures, KnownEvent, MissingData, PhaseState};
 
 use crate::diagnosis::{DiagnosisConfig, Holding, diagnose_with};
-use crate::known_on::{Mark, standing_marks};
-use crate::phases::{EventCode, SchematicKind, wyckoff_structure};
+use std::cell::OnceCell;
+
+use crate::known_on::{Mark, structure_marks};
+use crate::phases::{EventCode, SchematicKind, WyckoffStructure, wyckoff_structure};
 use crate::{Bar, dates};
 
 /// Bars in the volume average the volume rule compares the evaluated bar with (the bars
@@ -95,160 +97,198 @@ fn schematic_name(k: SchematicKind) -> &'static str {
 
 /// Checks `condition` on the last bar of `input.bars`.
 pub fn evaluate(condition: &AlertCondition, input: &AlertInput) -> Outcome {
-    let bars = input.bars;
-    let Some(last) = bars.last() else {
-        return Outcome::Missing(MissingData::NoBars);
-    };
-    let bar_date = last.date;
-    let fired = |figures| Outcome::Fired { bar_date, figures };
-    let quiet = Outcome::Quiet { bar_date };
-    let close = last.close;
-    match condition {
-        AlertCondition::PriceAbove { level } if close >= *level => {
-            fired(AlertFigures::PriceAbove {
-                close,
-                level: *level,
-            })
+    StockCheck::new(*input).evaluate(condition)
+}
+
+/// Every rule on one stock, checked against the same bars: the Wyckoff structure as of the
+/// evaluated close and as of the close before is built once, however many event and phase
+/// rules read it (each would otherwise build both again).
+#[derive(Debug)]
+pub struct StockCheck<'a> {
+    input: AlertInput<'a>,
+    /// As of the close before the evaluated one, and as of the evaluated one.
+    structures: OnceCell<[WyckoffStructure; 2]>,
+}
+
+impl<'a> StockCheck<'a> {
+    pub fn new(input: AlertInput<'a>) -> Self {
+        Self {
+            input,
+            structures: OnceCell::new(),
         }
-        AlertCondition::PriceBelow { level } if close <= *level => {
-            fired(AlertFigures::PriceBelow {
-                close,
-                level: *level,
-            })
-        }
-        AlertCondition::PriceAbove { .. } | AlertCondition::PriceBelow { .. } => quiet,
-        AlertCondition::ChangeAbove { pct } | AlertCondition::ChangeBelow { pct } => {
-            if bars.len() < 2 {
-                return too_few(2, bars.len());
+    }
+
+    fn structures(&self) -> &[WyckoffStructure; 2] {
+        self.structures.get_or_init(|| {
+            let bars = self.input.bars;
+            let before = &bars[..bars.len().saturating_sub(1)];
+            [wyckoff_structure(before), wyckoff_structure(bars)]
+        })
+    }
+
+    /// Checks `condition` on the last bar of the input's bars.
+    pub fn evaluate(&self, condition: &AlertCondition) -> Outcome {
+        let input = &self.input;
+        let bars = input.bars;
+        let Some(last) = bars.last() else {
+            return Outcome::Missing(MissingData::NoBars);
+        };
+        let bar_date = last.date;
+        let fired = |figures| Outcome::Fired { bar_date, figures };
+        let quiet = Outcome::Quiet { bar_date };
+        let close = last.close;
+        match condition {
+            AlertCondition::PriceAbove { level } if close >= *level => {
+                fired(AlertFigures::PriceAbove {
+                    close,
+                    level: *level,
+                })
             }
-            let prev_close = bars[bars.len() - 2].close;
-            let Some(change_pct) = last.pct_change(prev_close) else {
-                return Outcome::Missing(MissingData::NoPreviousClose);
-            };
-            match condition {
-                AlertCondition::ChangeAbove { .. } if change_pct >= *pct => {
-                    fired(AlertFigures::ChangeAbove {
-                        change_pct,
-                        threshold_pct: *pct,
-                        close,
-                        prev_close,
+            AlertCondition::PriceBelow { level } if close <= *level => {
+                fired(AlertFigures::PriceBelow {
+                    close,
+                    level: *level,
+                })
+            }
+            AlertCondition::PriceAbove { .. } | AlertCondition::PriceBelow { .. } => quiet,
+            AlertCondition::ChangeAbove { pct } | AlertCondition::ChangeBelow { pct } => {
+                if bars.len() < 2 {
+                    return too_few(2, bars.len());
+                }
+                let prev_close = bars[bars.len() - 2].close;
+                let Some(change_pct) = last.pct_change(prev_close) else {
+                    return Outcome::Missing(MissingData::NoPreviousClose);
+                };
+                match condition {
+                    AlertCondition::ChangeAbove { .. } if change_pct >= *pct => {
+                        fired(AlertFigures::ChangeAbove {
+                            change_pct,
+                            threshold_pct: *pct,
+                            close,
+                            prev_close,
+                        })
+                    }
+                    AlertCondition::ChangeBelow { .. } if change_pct <= *pct => {
+                        fired(AlertFigures::ChangeBelow {
+                            change_pct,
+                            threshold_pct: *pct,
+                            close,
+                            prev_close,
+                        })
+                    }
+                    _ => quiet,
+                }
+            }
+            AlertCondition::VolumeRatio { k } => {
+                if bars.len() < VOLUME_WINDOW + 1 {
+                    return too_few(VOLUME_WINDOW + 1, bars.len());
+                }
+                let window = &bars[bars.len() - 1 - VOLUME_WINDOW..bars.len() - 1];
+                let avg = window.iter().map(|b| b.volume).sum::<f64>() / VOLUME_WINDOW as f64;
+                if !(avg.is_finite() && avg > 0.0) {
+                    return Outcome::Missing(MissingData::NoVolume);
+                }
+                let ratio = last.volume / avg;
+                if ratio >= *k {
+                    fired(AlertFigures::VolumeRatio {
+                        volume: last.volume,
+                        avg_volume_20: avg,
+                        ratio,
+                        k: *k,
+                    })
+                } else {
+                    quiet
+                }
+            }
+            AlertCondition::Event { event } => {
+                let wanted = match event.as_deref() {
+                    None => None,
+                    Some(name) => match parse_event(name) {
+                        Some(e) => Some(e),
+                        // An unknown name is refused when the rule is added; one stored anyway
+                        // matches nothing.
+                        None => return quiet,
+                    },
+                };
+                let [before, now] = self.structures();
+                let events: Vec<KnownEvent> = new_events(before, now)
+                    .into_iter()
+                    .filter(|(e, ..)| wanted.is_none_or(|w| w == *e))
+                    .map(|(e, schematic, date, price)| KnownEvent {
+                        event: event_name(e),
+                        schematic: schematic_name(schematic).to_owned(),
+                        bar_date: iso(date),
+                        price,
+                        known_on: iso(bar_date),
+                    })
+                    .collect();
+                if events.is_empty() {
+                    quiet
+                } else {
+                    fired(AlertFigures::Event { events })
+                }
+            }
+            AlertCondition::PhaseChange => {
+                if bars.len() < 2 {
+                    return too_few(2, bars.len());
+                }
+                let prev = &bars[..bars.len() - 1];
+                let [before, now] = self.structures();
+                let (from, to) = (phase_state(before), phase_state(now));
+                if from == to {
+                    quiet
+                } else {
+                    fired(AlertFigures::PhaseChange {
+                        from,
+                        to,
+                        prev_date: iso(prev[prev.len() - 1].date),
                     })
                 }
-                AlertCondition::ChangeBelow { .. } if change_pct <= *pct => {
-                    fired(AlertFigures::ChangeBelow {
-                        change_pct,
-                        threshold_pct: *pct,
-                        close,
-                        prev_close,
+            }
+            AlertCondition::HealthChange => {
+                if bars.len() < 2 {
+                    return too_few(2, bars.len());
+                }
+                let prev = &bars[..bars.len() - 1];
+                let before = health(input, prev);
+                let now = health(input, bars);
+                if before.0 == now.0 {
+                    quiet
+                } else {
+                    fired(AlertFigures::HealthChange {
+                        from: before.0,
+                        to: now.0,
+                        prev_date: iso(prev[prev.len() - 1].date),
+                        reasons: now.1,
                     })
+                }
+            }
+            AlertCondition::StopLoss => match input.stop_loss {
+                Some(stop_loss) if close <= stop_loss => {
+                    fired(AlertFigures::StopLoss { close, stop_loss })
                 }
                 _ => quiet,
-            }
+            },
+            AlertCondition::TargetReached => match input.target {
+                Some(target) if close >= target => {
+                    fired(AlertFigures::TargetReached { close, target })
+                }
+                _ => quiet,
+            },
         }
-        AlertCondition::VolumeRatio { k } => {
-            if bars.len() < VOLUME_WINDOW + 1 {
-                return too_few(VOLUME_WINDOW + 1, bars.len());
-            }
-            let window = &bars[bars.len() - 1 - VOLUME_WINDOW..bars.len() - 1];
-            let avg = window.iter().map(|b| b.volume).sum::<f64>() / VOLUME_WINDOW as f64;
-            if !(avg.is_finite() && avg > 0.0) {
-                return Outcome::Missing(MissingData::NoVolume);
-            }
-            let ratio = last.volume / avg;
-            if ratio >= *k {
-                fired(AlertFigures::VolumeRatio {
-                    volume: last.volume,
-                    avg_volume_20: avg,
-                    ratio,
-                    k: *k,
-                })
-            } else {
-                quiet
-            }
-        }
-        AlertCondition::Event { event } => {
-            let wanted = match event.as_deref() {
-                None => None,
-                Some(name) => match parse_event(name) {
-                    Some(e) => Some(e),
-                    // An unknown name is refused when the rule is added; one stored anyway
-                    // matches nothing.
-                    None => return quiet,
-                },
-            };
-            let events: Vec<KnownEvent> = new_events(bars)
-                .into_iter()
-                .filter(|(e, ..)| wanted.is_none_or(|w| w == *e))
-                .map(|(e, schematic, date, price)| KnownEvent {
-                    event: event_name(e),
-                    schematic: schematic_name(schematic).to_owned(),
-                    bar_date: iso(date),
-                    price,
-                    known_on: iso(bar_date),
-                })
-                .collect();
-            if events.is_empty() {
-                quiet
-            } else {
-                fired(AlertFigures::Event { events })
-            }
-        }
-        AlertCondition::PhaseChange => {
-            if bars.len() < 2 {
-                return too_few(2, bars.len());
-            }
-            let prev = &bars[..bars.len() - 1];
-            let (from, to) = (phase_state(prev), phase_state(bars));
-            if from == to {
-                quiet
-            } else {
-                fired(AlertFigures::PhaseChange {
-                    from,
-                    to,
-                    prev_date: iso(prev[prev.len() - 1].date),
-                })
-            }
-        }
-        AlertCondition::HealthChange => {
-            if bars.len() < 2 {
-                return too_few(2, bars.len());
-            }
-            let prev = &bars[..bars.len() - 1];
-            let before = health(input, prev);
-            let now = health(input, bars);
-            if before.0 == now.0 {
-                quiet
-            } else {
-                fired(AlertFigures::HealthChange {
-                    from: before.0,
-                    to: now.0,
-                    prev_date: iso(prev[prev.len() - 1].date),
-                    reasons: now.1,
-                })
-            }
-        }
-        AlertCondition::StopLoss => match input.stop_loss {
-            Some(stop_loss) if close <= stop_loss => {
-                fired(AlertFigures::StopLoss { close, stop_loss })
-            }
-            _ => quiet,
-        },
-        AlertCondition::TargetReached => match input.target {
-            Some(target) if close >= target => fired(AlertFigures::TargetReached { close, target }),
-            _ => quiet,
-        },
     }
 }
 
-/// Schematic events placed from `bars` that the close before did not place in the same
-/// place (the same event of the same schematic on the same bar): what became known on the
-/// last close. A revision of an event already shown (its price moved) is not new.
-pub fn new_events(bars: &[Bar]) -> Vec<(EventCode, SchematicKind, u32, f64)> {
-    if bars.is_empty() {
-        return Vec::new();
-    }
-    let before = standing_marks(&bars[..bars.len() - 1]);
-    standing_marks(bars)
+/// Schematic events placed in the structure as of the evaluated close (`now`) that the
+/// structure as of the close before (`before`) did not place in the same place (the same
+/// event of the same schematic on the same bar): what became known on the evaluated close.
+/// A revision of an event already shown (its price moved) is not new.
+pub fn new_events(
+    before: &WyckoffStructure,
+    now: &WyckoffStructure,
+) -> Vec<(EventCode, SchematicKind, u32, f64)> {
+    let before = structure_marks(before);
+    structure_marks(now)
         .into_iter()
         .filter(|m| !before.iter().any(|b| b.same_place(m)))
         .filter_map(|m| match m {
@@ -264,12 +304,8 @@ pub fn new_events(bars: &[Bar]) -> Vec<(EventCode, SchematicKind, u32, f64)> {
         .collect()
 }
 
-/// The active schematic and its phase as of the last bar.
-pub fn phase_state(bars: &[Bar]) -> Option<PhaseState> {
-    if bars.is_empty() {
-        return None;
-    }
-    let st = wyckoff_structure(bars);
+/// The active schematic and its phase in a structure.
+pub fn phase_state(st: &WyckoffStructure) -> Option<PhaseState> {
     match (st.active, st.phase) {
         (Some(kind), Some(phase)) => Some(PhaseState {
             schematic: schematic_name(kind).to_owned(),

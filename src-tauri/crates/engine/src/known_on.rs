@@ -18,7 +18,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Bar;
-use crate::phases::{EventCode, Phase, Schematic, SchematicKind, wyckoff_structure};
+use crate::phases::{
+    EventCode, Phase, Schematic, SchematicKind, WyckoffStructure, wyckoff_structure,
+};
 use crate::triggers::{L4Config, TriggerKind, l4_triggers, structure_triggers};
 
 /// Which trigger family fired: the structure triggers over the trading range (§15.4, the
@@ -379,7 +381,11 @@ fn push_schematic_marks(s: &Schematic, out: &mut Vec<Mark>) {
 /// The schematic marks (events, phase bands, range lines of both schematics) the engine places
 /// from these bars alone, as of the last bar.
 pub fn standing_marks(bars: &[Bar]) -> Vec<Mark> {
-    let st = wyckoff_structure(bars);
+    structure_marks(&wyckoff_structure(bars))
+}
+
+/// The schematic marks of a structure already built (see [`standing_marks`]).
+pub fn structure_marks(st: &WyckoffStructure) -> Vec<Mark> {
     let mut out = Vec::new();
     for s in [&st.accumulation, &st.distribution].into_iter().flatten() {
         push_schematic_marks(s, &mut out);

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use rayon::prelude::*;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 // table names in formatted SQL come only from the closed `BarTable` enum
 use sqlx::{AssertSqlSafe, QueryBuilder, Row, Sqlite, SqliteConnection, SqlitePool};
@@ -306,6 +307,33 @@ pub(crate) fn loaded_from(
     out
 }
 
+/// Decoded stored series, as `load_bars` hands out each.
+pub(crate) type DecodedPage = Vec<(String, LoadedBars)>;
+
+/// Decodes `rows` (key, stored series) on every core, off the async runtime, so the caller
+/// can read the next rows meanwhile. A dropped receiver (a cancelled read) skips the work
+/// if it has not started.
+pub(crate) fn decode_in_background(
+    rows: Vec<(String, Vec<u8>)>,
+    end: Option<u32>,
+) -> tokio::sync::oneshot::Receiver<DecodedPage> {
+    let (done, decoded) = tokio::sync::oneshot::channel();
+    rayon::spawn(move || {
+        if done.is_closed() {
+            return;
+        }
+        let page: DecodedPage = rows
+            .into_par_iter()
+            .map(|(key, blob)| {
+                let loaded = loaded_from(&key, Series::decode(&blob), end);
+                (key, loaded)
+            })
+            .collect();
+        let _ = done.send(page);
+    });
+    decoded
+}
+
 fn coverage_row(code: String, first: i64, last: i64, bars: i64) -> Coverage {
     Coverage {
         code,
@@ -314,6 +342,10 @@ fn coverage_row(code: String, first: i64, last: i64, bars: i64) -> Coverage {
         bars: u32::try_from(bars).unwrap_or(0),
     }
 }
+
+/// Keys bound per `load_many` query: one round trip for many series, far below SQLite's
+/// limit on bound parameters.
+const KEYS_PER_QUERY: usize = 500;
 
 /// (code, name, board, list_date, industry, market_cap)
 type StockRow = (
@@ -497,6 +529,39 @@ impl CacheStore {
                 count = out.corrupt.len(),
                 "corrupt cached bars skipped"
             );
+        }
+        Ok(out)
+    }
+
+    /// The bars of every key in `keys` that has a stored series, each as `load_bars` gives
+    /// it, in no particular order: many keys a query (one round trip each, not one a key),
+    /// decoded on every core while the next keys are read.
+    pub async fn load_many(
+        &self,
+        table: BarTable,
+        keys: &[String],
+        end: Option<u32>,
+    ) -> Result<Vec<(String, LoadedBars)>, CacheError> {
+        let mut decoding = Vec::new();
+        for chunk in keys.chunks(KEYS_PER_QUERY) {
+            let mut query =
+                QueryBuilder::<Sqlite>::new("SELECT code, data FROM market_series WHERE kind = ");
+            query.push_bind(table.kind()).push(" AND code IN (");
+            let mut list = query.separated(", ");
+            for key in chunk {
+                list.push_bind(key.as_str());
+            }
+            list.push_unseparated(")");
+            let rows: Vec<(String, Vec<u8>)> = query.build_query_as().fetch_all(&self.pool).await?;
+            decoding.push(decode_in_background(rows, end));
+        }
+        let mut out = Vec::with_capacity(keys.len());
+        for decoded in decoding {
+            out.extend(decoded.await.map_err(|_| CacheError::Interrupted)?);
+        }
+        let corrupt: usize = out.iter().map(|(_, l)| l.corrupt.len()).sum();
+        if corrupt > 0 {
+            tracing::warn!(count = corrupt, "corrupt cached bars skipped");
         }
         Ok(out)
     }

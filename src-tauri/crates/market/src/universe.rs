@@ -7,12 +7,9 @@ use std::collections::HashMap;
 use serde::Serialize;
 use wyckoff_engine::{Bar, Benchmarks, StockSeries, Universe};
 
-use rayon::prelude::*;
-
-use crate::cache::{BarTable, CacheError, CacheStore, CorruptRow, LoadedBars, loaded_from};
+use crate::cache::{BarTable, CacheError, CacheStore, CorruptRow, decode_in_background};
 use crate::code::{Board, IndexCode, StockCode};
 use crate::meta::StockInfo;
-use crate::series::Series;
 
 /// Series read per query: large enough to amortise the round trip, small enough to keep
 /// memory near one page of blobs.
@@ -98,18 +95,7 @@ pub async fn load_universe(
             break;
         };
         after = last_key.clone();
-        let (done, decoded) = tokio::sync::oneshot::channel();
-        rayon::spawn(move || {
-            let page: Vec<(String, LoadedBars)> = page
-                .into_par_iter()
-                .map(|(code, blob)| {
-                    let loaded = loaded_from(&code, Series::decode(&blob), None);
-                    (code, loaded)
-                })
-                .collect();
-            let _ = done.send(page);
-        });
-        decoding.push(decoded);
+        decoding.push(decode_in_background(page, None));
     }
     for decoded in decoding {
         let page = decoded.await.map_err(|_| CacheError::Interrupted)?;

@@ -318,3 +318,61 @@ async fn the_warm_universe_is_handed_out_again_until_anything_is_written() {
     );
     assert_eq!(damaged.report.stocks, renamed.report.stocks - 1);
 }
+
+#[tokio::test]
+async fn many_series_read_together_are_each_what_a_single_read_gives() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    let store = md.store();
+    // an insane bar in one series, and keys with no series at all
+    let mut b = bar(20200612, 5.0);
+    b.low = 6.0;
+    store
+        .upsert_bars(BarTable::Stocks, "000778.SZ", &[b], "test", true)
+        .await
+        .unwrap();
+    let stored: Vec<String> = store
+        .coverage(BarTable::Stocks)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.code)
+        .collect();
+    assert_eq!(stored.len(), 8);
+    // more keys than one query binds, the stored ones spread over every query
+    let mut keys: Vec<String> = (0..1_200)
+        .map(|i| format!("{:06}.SZ", 900_000 + i))
+        .collect();
+    for (i, key) in stored.iter().enumerate() {
+        keys.insert(i * 150, key.clone());
+    }
+    let many = store
+        .load_many(BarTable::Stocks, &keys, Some(20200615))
+        .await
+        .unwrap();
+    let mut got: Vec<&str> = many.iter().map(|(k, _)| k.as_str()).collect();
+    got.sort_unstable();
+    assert_eq!(got, stored);
+    for (key, loaded) in &many {
+        let one = store
+            .load_bars(BarTable::Stocks, key, Some(20200615))
+            .await
+            .unwrap();
+        assert_eq!(loaded.bars, one.bars, "{key}");
+        assert_eq!(loaded.corrupt, one.corrupt, "{key}");
+        assert_eq!(loaded.sources, one.sources, "{key}");
+        assert_eq!(loaded.amount_missing, one.amount_missing, "{key}");
+        assert!(loaded.bars.last().unwrap().date <= 20200615, "{key}");
+    }
+    let insane = &many.iter().find(|(k, _)| k == "000778.SZ").unwrap().1;
+    assert_eq!(insane.corrupt.len(), 1);
+    assert_eq!(insane.corrupt[0].date, 20200612);
+    // the indices are another table
+    assert!(
+        store
+            .load_many(BarTable::Indices, &stored, None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -480,3 +480,26 @@ fn cut_takes_the_bars_up_to_the_as_of_date() {
     assert_eq!(cut(&bars, Some(bars[0].date - 1)).len(), 0);
     assert_eq!(cut(&bars, Some(20201340)).len(), 0);
 }
+
+#[test]
+fn one_stock_check_answers_every_rule_as_each_alone_does() {
+    let c = case(&OK);
+    let rules = [
+        AlertCondition::PhaseChange,
+        AlertCondition::Event { event: None },
+        AlertCondition::Event {
+            event: Some("Spring".into()),
+        },
+        AlertCondition::PriceAbove { level: 1.0 },
+        AlertCondition::PhaseChange,
+    ];
+    for end in [c.sc, c.st + 2, c.spring, c.spring + 1, c.sos] {
+        let bars = &c.bars[..=end];
+        let together = StockCheck::new(input(bars));
+        for rule in &rules {
+            // a fresh check for each rule: nothing one rule reads leaks into another
+            let alone = check(rule.clone(), bars);
+            assert_eq!(together.evaluate(rule), alone, "{rule:?} as of {end}");
+        }
+    }
+}
