@@ -859,3 +859,58 @@ fn daily_features_change_nothing_on_a_synthetic_market() {
     }
     assert!(l2_passes > 100, "{l2_passes}");
 }
+
+#[test]
+fn the_calendar_is_every_date_of_the_in_order_series_and_the_index_once() {
+    let base = real_universe();
+    let template = base.stocks[0].bars[0];
+    let series = |code: &str, dates: &[u32]| StockSeries {
+        code: code.into(),
+        bars: dates
+            .iter()
+            .map(|&date| Bar {
+                date,
+                ..template
+            })
+            .collect(),
+        ..base.stocks[0].clone()
+    };
+    let mut u = Universe {
+        stocks: vec![
+            series("600001", &[20200102, 20200106, 20200108]),
+            series("600002", &[20200103, 20200106, 20200109, 20200110]),
+            series("600003", &[]),
+            // out of order: none of its dates is a trading day
+            series("600004", &[20200107, 20991231, 20200105]),
+            series("600005", &[20200101]),
+        ],
+        benchmarks: Benchmarks::default(),
+    };
+    // the index's bars are not trusted to be in order or unique
+    let sse: Vec<Bar> = [20200113, 20200102, 20200113]
+        .into_iter()
+        .map(|date| Bar {
+            date,
+            ..template
+        })
+        .collect();
+    u.benchmarks.sse = Some(sse);
+    let f = Funnel::prepare(&u, &FunnelConfig::default());
+    assert_eq!(
+        f.calendar(),
+        [
+            20200101, 20200102, 20200103, 20200106, 20200108, 20200109, 20200110, 20200113
+        ]
+    );
+    // the real bundle: the same as sorting every date of every series
+    let f = Funnel::prepare(&base, &FunnelConfig::default());
+    let mut all: Vec<u32> = base
+        .stocks
+        .iter()
+        .flat_map(|s| s.bars.iter().map(|b| b.date))
+        .chain(base.benchmarks.sse.iter().flatten().map(|b| b.date))
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(f.calendar(), all);
+}

@@ -336,25 +336,25 @@ impl Daily {
 
 impl Prepared {
     fn new(bars: &[Bar]) -> Self {
-        let order_problem = bars
-            .windows(2)
-            .find(|w| w[1].date <= w[0].date)
-            .map(|w| w[1].date);
-        let bad = bars
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| bar_problem(b).map(|p| (i, p)))
-            .collect();
-        let amounts = bars
-            .iter()
-            .map(|b| {
-                if b.amount.is_finite() && b.amount > 0.0 {
-                    b.amount
-                } else {
-                    b.close * b.volume
-                }
-            })
-            .collect();
+        // One walk over the bars (the whole market is millions of them).
+        let mut order_problem = None;
+        let mut bad = Vec::new();
+        let mut amounts = Vec::with_capacity(bars.len());
+        let mut prev = None;
+        for (i, b) in bars.iter().enumerate() {
+            if order_problem.is_none() && prev.is_some_and(|p| b.date <= p) {
+                order_problem = Some(b.date);
+            }
+            prev = Some(b.date);
+            if let Some(p) = bar_problem(b) {
+                bad.push((i, p));
+            }
+            amounts.push(if b.amount.is_finite() && b.amount > 0.0 {
+                b.amount
+            } else {
+                b.close * b.volume
+            });
+        }
         Prepared {
             order_problem,
             bad,
@@ -381,6 +381,60 @@ impl Prepared {
             })
             .collect();
     }
+}
+
+/// Every date with a bar, ascending: the union of the stocks' series (each already
+/// ascending, merged pairwise on every core rather than millions of dates sorted) and the
+/// SSE index. A series with dates out of order is skipped as corrupt; its dates (perhaps a
+/// typo far in the future) must not become trading days either.
+fn trading_calendar(universe: &Universe, stocks: &[Prepared]) -> Vec<u32> {
+    let merged = universe
+        .stocks
+        .par_iter()
+        .zip(stocks)
+        .filter(|(_, p)| p.order_problem.is_none())
+        .fold(
+            || (Vec::new(), Vec::new()),
+            |(calendar, mut scratch), (s, _)| {
+                union_ascending(&calendar, s.bars.iter().map(|b| b.date), &mut scratch);
+                (scratch, calendar)
+            },
+        )
+        .map(|(calendar, _)| calendar)
+        .reduce(Vec::new, |a, b| {
+            let mut out = Vec::new();
+            union_ascending(&a, b.into_iter(), &mut out);
+            out
+        });
+    // The index comes from elsewhere: not trusted to be in order.
+    let mut index: Vec<u32> = universe
+        .benchmarks
+        .sse
+        .iter()
+        .flat_map(|b| b.iter().map(|b| b.date))
+        .collect();
+    index.sort_unstable();
+    index.dedup();
+    let mut calendar = Vec::new();
+    union_ascending(&merged, index.into_iter(), &mut calendar);
+    calendar
+}
+
+/// `out` becomes the union of `a` and `b`, both strictly ascending, ascending.
+fn union_ascending(a: &[u32], b: impl Iterator<Item = u32>, out: &mut Vec<u32>) {
+    out.clear();
+    let mut i = 0;
+    for d in b {
+        while i < a.len() && a[i] < d {
+            out.push(a[i]);
+            i += 1;
+        }
+        if i < a.len() && a[i] == d {
+            i += 1;
+        }
+        out.push(d);
+    }
+    out.extend_from_slice(&a[i..]);
 }
 
 fn bar_problem(b: &Bar) -> Option<&'static str> {
@@ -445,26 +499,8 @@ impl<'u> Funnel<'u> {
             check(cancel)?;
             stocks.par_extend(chunk.par_iter().map(|s| Prepared::new(&s.bars)));
         }
-        // The calendar is a sort of every bar date, the longest step without a check.
         check(cancel)?;
-        // A series with dates out of order is skipped as corrupt; its dates (perhaps a typo far
-        // in the future) must not become trading days either.
-        let mut calendar: Vec<u32> = universe
-            .stocks
-            .iter()
-            .zip(&stocks)
-            .filter(|(_, p)| p.order_problem.is_none())
-            .flat_map(|(s, _)| s.bars.iter().map(|b| b.date))
-            .chain(
-                universe
-                    .benchmarks
-                    .sse
-                    .iter()
-                    .flat_map(|b| b.iter().map(|b| b.date)),
-            )
-            .collect();
-        calendar.par_sort_unstable();
-        calendar.dedup();
+        let calendar = trading_calendar(universe, &stocks);
         for (prepared, series) in stocks
             .chunks_mut(STOCK_CHUNK)
             .zip(universe.stocks.chunks(STOCK_CHUNK))
