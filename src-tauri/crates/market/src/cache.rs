@@ -26,6 +26,8 @@ pub enum CacheError {
     Series(#[from] SeriesError),
     #[error("reading the cached series stopped before it was done")]
     Interrupted,
+    #[error("the cached stock list does not read back: {0}")]
+    StockList(String),
 }
 
 /// Opens (creating if needed) the SQLite file with WAL and a busy timeout, and runs this
@@ -347,14 +349,15 @@ fn coverage_row(code: String, first: i64, last: i64, bars: i64) -> Coverage {
 /// limit on bound parameters.
 const KEYS_PER_QUERY: usize = 500;
 
-/// (code, name, board, list_date, industry, market_cap)
-type StockRow = (
+/// A stock-list row as `load_stocks` reads it: (code, name, board, list_date, industry,
+/// market_cap as text).
+type StockJsonRow = (
     String,
     String,
     String,
     Option<i64>,
     Option<String>,
-    Option<f64>,
+    Option<String>,
 );
 /// (code, source, first_date, last_date, synced_at)
 type SyncRow = (String, String, Option<i64>, Option<i64>, String);
@@ -685,13 +688,26 @@ impl CacheStore {
 
     /// The cached stock list; rows whose code no longer parses are logged and skipped.
     pub async fn load_stocks(&self) -> Result<Vec<StockInfo>, CacheError> {
-        let rows: Vec<StockRow> = sqlx::query_as(
-                "SELECT code, name, board, list_date, industry, market_cap FROM market_stocks ORDER BY code",
-            )
-            .fetch_all(&self.pool)
-            .await?;
+        // The whole list as one JSON value: one row, not thousands (sqlx's cost per row was
+        // most of opening a data home). The market cap travels as text with 17 significant
+        // digits, which reads back bit for bit.
+        let json: String = sqlx::query_scalar(
+            "SELECT json_group_array(json_array(code, name, board, list_date, industry,
+                 CASE WHEN market_cap IS NULL THEN NULL ELSE printf('%!.17g', market_cap) END))
+             FROM market_stocks",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        let mut rows: Vec<StockJsonRow> =
+            serde_json::from_str(&json).map_err(|e| CacheError::StockList(e.to_string()))?;
+        // by code; sorted here, where it costs less than SQLite's sorter
+        rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut out = Vec::with_capacity(rows.len());
         for (code, name, board, list_date, industry, market_cap) in rows {
+            let market_cap = match market_cap.map(|m| m.parse::<f64>()).transpose() {
+                Ok(m) => m,
+                Err(e) => return Err(CacheError::StockList(format!("{code}: market cap {e}"))),
+            };
             let Ok(c) = StockCode::from_str(&code) else {
                 tracing::warn!(code, "cached stock with invalid code skipped");
                 continue;

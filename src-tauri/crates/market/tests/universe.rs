@@ -376,3 +376,57 @@ async fn many_series_read_together_are_each_what_a_single_read_gives() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn the_stock_list_reads_back_exactly_what_was_written() {
+    use std::str::FromStr;
+    use wyckoff_market::StockCode;
+    use wyckoff_market::meta::StockInfo;
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    let store = md.store();
+    let mut odd = StockInfo::new(
+        StockCode::from_str("600000").unwrap(),
+        "浦发\"银行\"\\ \u{1f}😀",
+    );
+    odd.list_date = Some(19991110);
+    odd.industry = Some("银行, \"股份制\"".into());
+    // values with no short decimal form, the largest and the smallest
+    odd.market_cap = Some(0.1 + 0.2);
+    let mut big = StockInfo::new(StockCode::from_str("600001").unwrap(), "大");
+    big.market_cap = Some(f64::MAX);
+    let mut tiny = StockInfo::new(StockCode::from_str("600002").unwrap(), "");
+    tiny.market_cap = Some(1e11 / 3.0);
+    tiny.list_date = None;
+    store
+        .upsert_stocks(
+            &[odd.clone(), big.clone(), tiny.clone()],
+            "test",
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+    let list = store.load_stocks().await.unwrap();
+    // ordered by code, the bundled list included
+    assert!(
+        list.windows(2)
+            .all(|w| w[0].code.digits() < w[1].code.digits())
+    );
+    for want in [odd, big, tiny] {
+        let got = list.iter().find(|s| s.code == want.code).unwrap();
+        assert_eq!(got.name, want.name);
+        assert_eq!(got.board, want.board);
+        assert_eq!(got.list_date, want.list_date);
+        assert_eq!(got.industry, want.industry);
+        assert_eq!(
+            got.market_cap.map(f64::to_bits),
+            want.market_cap.map(f64::to_bits),
+            "{}",
+            want.name
+        );
+    }
+    assert!(
+        list.iter()
+            .any(|s| s.code.digits() == "000001" && s.market_cap.is_none())
+    );
+}
