@@ -26,6 +26,12 @@ mod track;
 
 use clap::{Parser, Subcommand};
 
+/// Reading the whole market allocates millions of bars at once: with mimalloc a cold
+/// `wyckoff screen` takes a twentieth of the page faults of the system allocator (3 k, not
+/// 64 k), and a cold `wyckoff analyze` a third less time.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "wyckoff",
