@@ -46,6 +46,69 @@ pub fn wyckoff_cli(home: &std::path::Path) -> std::process::Command {
     cmd
 }
 
+/// A command's exit status and both outputs, for an assertion message.
+pub fn show(out: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A test's own `wyckoff` data home: every command runs as [`wyckoff_cli`] does, with no
+/// data sources or vendor keys taken from the environment.
+pub struct CliHome(tempfile::TempDir);
+
+impl Default for CliHome {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CliHome {
+    pub fn new() -> Self {
+        CliHome(tempfile::tempdir().expect("a temporary data home"))
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        self.0.path()
+    }
+
+    /// The command, not yet run (to add environment or stdin).
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = wyckoff_cli(self.0.path());
+        cmd.args(args)
+            .env_remove("WYCKOFF_DATA_SOURCES")
+            .env_remove("TICKFLOW_API_KEY")
+            .env_remove("TUSHARE_TOKEN");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> std::process::Output {
+        self.command(args).output().expect("run wyckoff")
+    }
+
+    /// Stdout as JSON of a command that must exit with `code`.
+    pub fn json_exit(&self, args: &[&str], code: i32) -> serde_json::Value {
+        let out = self.run(args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", show(&out));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
+    }
+
+    /// Stdout as JSON of a command that must succeed.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        self.json_exit(args, 0)
+    }
+
+    /// Stdout of a command that must succeed.
+    pub fn text(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
 /// TCP ports that were free a moment ago (held together while picking, so they differ).
 /// Each WebDriver test starts its own tauri-driver on them, so concurrent runs on one
 /// machine never reach each other's app.

@@ -6,49 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Output;
-
 use serde_json::Value;
+use wyckoff_e2e::show;
 use wyckoff_market::Bar;
 
-struct Home(tempfile::TempDir);
-
-impl Home {
-    fn new() -> Self {
-        Home(tempfile::tempdir().unwrap())
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        wyckoff_e2e::wyckoff_cli(self.0.path())
-            .args(args)
-            .env_remove("WYCKOFF_DATA_SOURCES")
-            .env_remove("TICKFLOW_API_KEY")
-            .env_remove("TUSHARE_TOKEN")
-            .output()
-            .unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
-    }
-
-    fn text(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
-        String::from_utf8(out.stdout).unwrap()
-    }
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+type Home = wyckoff_e2e::CliHome;
 
 fn iso(d: u32) -> String {
     format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)

@@ -7,42 +7,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Output;
-
 use serde_json::{Value, json};
+use wyckoff_e2e::show;
 
-struct Home(tempfile::TempDir);
-
-impl Home {
-    fn run(&self, args: &[&str]) -> Output {
-        wyckoff_e2e::wyckoff_cli(self.0.path())
-            .args(args)
-            .env_remove("WYCKOFF_DATA_SOURCES")
-            .env_remove("TICKFLOW_API_KEY")
-            .env_remove("TUSHARE_TOKEN")
-            .output()
-            .unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
-    }
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+type Home = wyckoff_e2e::CliHome;
 
 #[test]
 fn a_holdings_target_fires_on_the_close_that_reaches_it() {
-    let home = Home(tempfile::tempdir().unwrap());
+    let home = Home::new();
     home.json(&[
         "portfolio",
         "fill",

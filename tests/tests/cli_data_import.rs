@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
+use wyckoff_e2e::show;
 
 fn run(home: &Path, args: &[&str]) -> Output {
     Command::new(wyckoff_e2e::binary("wyckoff"))
@@ -17,15 +18,6 @@ fn run(home: &Path, args: &[&str]) -> Output {
         .env_remove("WYCKOFF_DATA_SOURCES")
         .output()
         .unwrap()
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 const GOOD: &str = "date,code,open,high,low,close,volume,amount\n\

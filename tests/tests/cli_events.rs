@@ -5,45 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
+use wyckoff_e2e::show;
 
 /// A fresh data home per test, never the user's; no network.
-struct Home(tempfile::TempDir);
-
-impl Home {
-    fn new() -> Self {
-        Home(tempfile::tempdir().unwrap())
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(wyckoff_e2e::binary("wyckoff"))
-            .args(args)
-            .env("WYCKOFF_HOME", self.0.path())
-            .env("WYCKOFF_OFFLINE", "1")
-            .env_remove("WYCKOFF_DATA_SOURCES")
-            .env_remove("TICKFLOW_API_KEY")
-            .env_remove("TUSHARE_TOKEN")
-            .output()
-            .unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
-    }
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+type Home = wyckoff_e2e::CliHome;
 
 fn marks(v: &Value) -> &Vec<Value> {
     v["marks"].as_array().unwrap()

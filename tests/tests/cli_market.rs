@@ -3,45 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
+use wyckoff_e2e::show;
 
 /// A fresh data home per test, never the user's; no network.
-struct Home(tempfile::TempDir);
-
-impl Home {
-    fn new() -> Self {
-        Home(tempfile::tempdir().unwrap())
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(wyckoff_e2e::binary("wyckoff"))
-            .args(args)
-            .env("WYCKOFF_HOME", self.0.path())
-            .env("WYCKOFF_OFFLINE", "1")
-            .env_remove("WYCKOFF_DATA_SOURCES")
-            .env_remove("TICKFLOW_API_KEY")
-            .env_remove("TUSHARE_TOKEN")
-            .output()
-            .unwrap()
-    }
-
-    fn json(&self, args: &[&str], code: i32) -> Value {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", show(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
-    }
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+type Home = wyckoff_e2e::CliHome;
 
 /// REFERENCE §14.1 diagnosis fields, plus our freshness fields and Wyckoff labels.
 const FIELDS: &[&str] = &[
@@ -81,7 +49,7 @@ const FIELDS: &[&str] = &[
 #[test]
 fn analyze_bundled_stock_returns_a_full_diagnosis() {
     let h = Home::new();
-    let d = h.json(&["analyze", "000001", "--json"], 0);
+    let d = h.json_exit(&["analyze", "000001", "--json"], 0);
     for f in FIELDS {
         assert!(d.get(*f).is_some(), "missing {f}");
     }
@@ -112,18 +80,18 @@ fn analyze_bundled_stock_returns_a_full_diagnosis() {
 #[test]
 fn as_of_replays_only_bars_up_to_that_close() {
     let h = Home::new();
-    let d = h.json(
+    let d = h.json_exit(
         &["analyze", "sz000001", "--json", "--as-of", "2019-12-31"],
         0,
     );
     assert_eq!(d["as_of"], "2019-12-31");
     assert_eq!(d["latest_date"], "2019-12-31");
     assert_eq!(d["data_status"], "ok");
-    let full = h.json(&["analyze", "000001", "--json"], 0);
+    let full = h.json_exit(&["analyze", "000001", "--json"], 0);
     assert!(d["bar_count"].as_u64().unwrap() < full["bar_count"].as_u64().unwrap());
 
     // a Sunday → the Friday before; price rows end there
-    let p = h.json(
+    let p = h.json_exit(
         &[
             "analyze", "000001", "--json", "--as-of", "20200614", "--mode", "price", "--days", "5",
         ],
@@ -139,7 +107,7 @@ fn as_of_replays_only_bars_up_to_that_close() {
     assert_eq!(rows[4]["date"], "2020-06-12");
 
     // a holding: cost and entry date shape the P&L and the stop
-    let d = h.json(
+    let d = h.json_exit(
         &[
             "analyze",
             "000001",
@@ -174,7 +142,7 @@ fn analyze_without_offline_data_says_so_and_how_to_sync() {
         show(&out)
     );
 
-    let v = h.json(&["analyze", "600519", "--json"], 1);
+    let v = h.json_exit(&["analyze", "600519", "--json"], 1);
     assert_eq!(v["data_status"], "unavailable");
     assert_eq!(v["name"], "贵州茅台");
     assert!(v.get("health").is_none());
@@ -207,7 +175,7 @@ fn bad_input_exits_2_with_a_clear_message() {
 #[test]
 fn market_overview_is_unavailable_offline() {
     let h = Home::new();
-    let v = h.json(&["market", "--json"], 1);
+    let v = h.json_exit(&["market", "--json"], 1);
     assert_eq!(v["data_status"], "unavailable");
     assert_eq!(v["as_of"], Value::Null);
     assert!(v["reason"].as_str().unwrap().contains("wyckoff data sync"));
@@ -225,9 +193,9 @@ fn market_overview_is_unavailable_offline() {
 #[test]
 fn data_status_and_offline_sync() {
     let h = Home::new();
-    let v = h.json(&["data", "status", "--json"], 0);
+    let v = h.json_exit(&["data", "status", "--json"], 0);
     assert!(v["db_path"].as_str().unwrap().ends_with("wyckoff.db"));
-    assert!(h.0.path().join("wyckoff.db").is_file());
+    assert!(h.path().join("wyckoff.db").is_file());
     assert_eq!(v["sources"], serde_json::json!([]));
     assert_eq!(v["stock_list_size"], 5640);
     let stocks = v["stocks"].as_array().unwrap();
@@ -255,10 +223,10 @@ fn data_status_and_offline_sync() {
         text.contains("synced 2 code(s): 0 updated, 0 up to date, 2 failed"),
         "{text}"
     );
-    let r = h.json(&["data", "sync", "--json"], 1);
+    let r = h.json_exit(&["data", "sync", "--json"], 1);
     assert_eq!(r["failed"], 8, "no codes = every cached stock");
     assert_eq!(r["offline"], true);
-    let after = h.json(&["data", "status", "--json"], 0);
+    let after = h.json_exit(&["data", "status", "--json"], 0);
     assert_eq!(after["stocks"], v["stocks"]);
 }
 

@@ -15,6 +15,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use wyckoff_e2e::show;
 
 struct Home(tempfile::TempDir);
 
@@ -42,15 +43,6 @@ impl Home {
     fn json(&self, args: &[&str]) -> Value {
         serde_json::from_str(&self.ok(args)).unwrap()
     }
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn wyckoff() -> String {

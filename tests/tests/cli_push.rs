@@ -6,41 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Output;
-
 use serde_json::Value;
 use wyckoff_e2e::hook::hook;
+use wyckoff_e2e::show;
 
-struct Home(tempfile::TempDir);
-
-impl Home {
-    fn new() -> Self {
-        Home(tempfile::tempdir().unwrap())
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        wyckoff_e2e::wyckoff_cli(self.0.path())
-            .args(args)
-            .env_remove("WYCKOFF_DATA_SOURCES")
-            .output()
-            .unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
-    }
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+type Home = wyckoff_e2e::CliHome;
 
 #[test]
 fn a_fired_alert_reaches_the_webhook_once_and_a_503_is_retried_from_the_outbox() {
@@ -310,7 +280,7 @@ fn bad_push_urls_are_refused_and_nothing_is_stored() {
     assert!(made.status.success(), "{}", show(&made));
     std::fs::write(certs.path().join("junk.pem"), "not a certificate").unwrap();
     let email_with_ca = |ca: &str| {
-        wyckoff_e2e::wyckoff_cli(home.0.path())
+        wyckoff_e2e::wyckoff_cli(home.path())
             .current_dir(certs.path())
             .env_remove("WYCKOFF_DATA_SOURCES")
             .args([

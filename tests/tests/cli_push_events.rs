@@ -6,41 +6,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Output;
-
 use serde_json::{Value, json};
 use wyckoff_e2e::hook::hook;
+use wyckoff_e2e::show;
 
-struct Home(tempfile::TempDir);
-
-impl Home {
-    fn run(&self, args: &[&str]) -> Output {
-        wyckoff_e2e::wyckoff_cli(self.0.path())
-            .args(args)
-            .env_remove("WYCKOFF_DATA_SOURCES")
-            .output()
-            .unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
-    }
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+type Home = wyckoff_e2e::CliHome;
 
 #[test]
 fn a_channel_taking_tasks_gets_the_finished_task_and_one_without_gets_nothing() {
-    let home = Home(tempfile::tempdir().unwrap());
+    let home = Home::new();
     let ops = hook(vec![]);
     let desk = hook(vec![]);
     let ch = home.json(&[

@@ -15,6 +15,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use wyckoff_e2e::show;
 
 /// A bundled stock (the seeded zvt bars) and a code no exchange has.
 const CODE: &str = "000001";
@@ -58,15 +59,6 @@ fn venv_python() -> Option<PathBuf> {
     }
     eprintln!("SKIPPED: {msg}");
     None
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn report(out: Output) -> Value {
