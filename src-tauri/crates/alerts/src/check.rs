@@ -2,6 +2,7 @@
 //! stop-loss and target price, as of a date.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use rayon::prelude::*;
@@ -38,8 +39,8 @@ struct Stock {
     code: String,
     name: Option<String>,
     /// All cached bars (the cooldowns count trading days on them), cut at the as-of date
-    /// for the rules.
-    bars: Vec<Bar>,
+    /// for the rules; shared by codes written differently for the same stock.
+    bars: Arc<Vec<Bar>>,
     jobs: Vec<Job>,
 }
 
@@ -189,13 +190,13 @@ pub async fn check(
     // Every checked stock's bars in a few queries, not one a stock.
     let parsed: Vec<Option<StockCode>> = jobs.keys().map(|c| StockCode::parse(c).ok()).collect();
     let keys: Vec<String> = parsed.iter().flatten().map(|c| c.symbol().key()).collect();
-    let mut loaded: HashMap<String, Vec<Bar>> = md
+    let loaded: HashMap<String, Arc<Vec<Bar>>> = md
         .store()
         .load_many(BarTable::Stocks, &keys, None)
         .await
         .map_err(market)?
         .into_iter()
-        .map(|(key, l)| (key, l.bars))
+        .map(|(key, l)| (key, Arc::new(l.bars)))
         .collect();
     let stocks: Vec<Stock> = jobs
         .into_iter()
@@ -204,10 +205,10 @@ pub async fn check(
             // A stored code that no longer parses has no bars to read.
             let (bars, name) = match parsed {
                 Some(c) => (
-                    loaded.remove(&c.symbol().key()).unwrap_or_default(),
+                    loaded.get(&c.symbol().key()).cloned().unwrap_or_default(),
                     md.stock_info(&c).map(|i| i.name),
                 ),
-                None => (Vec::new(), None),
+                None => (Arc::default(), None),
             };
             Stock {
                 code,

@@ -866,13 +866,7 @@ fn the_calendar_is_every_date_of_the_in_order_series_and_the_index_once() {
     let template = base.stocks[0].bars[0];
     let series = |code: &str, dates: &[u32]| StockSeries {
         code: code.into(),
-        bars: dates
-            .iter()
-            .map(|&date| Bar {
-                date,
-                ..template
-            })
-            .collect(),
+        bars: dates.iter().map(|&date| Bar { date, ..template }).collect(),
         ..base.stocks[0].clone()
     };
     let mut u = Universe {
@@ -889,10 +883,7 @@ fn the_calendar_is_every_date_of_the_in_order_series_and_the_index_once() {
     // the index's bars are not trusted to be in order or unique
     let sse: Vec<Bar> = [20200113, 20200102, 20200113]
         .into_iter()
-        .map(|date| Bar {
-            date,
-            ..template
-        })
+        .map(|date| Bar { date, ..template })
         .collect();
     u.benchmarks.sse = Some(sse);
     let f = Funnel::prepare(&u, &FunnelConfig::default());
