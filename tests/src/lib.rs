@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+pub mod approvals;
 pub mod hook;
 pub mod webdriver;
 

@@ -9,28 +9,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use thirtyfour::prelude::*;
+use wyckoff_e2e::approvals::set_cash_call;
 use wyckoff_e2e::webdriver::{
     TauriDriver, click, mock_model_settings, run_scenario, send, shot, wait_attr, wait_for,
     wait_for_answer, wait_gone,
 };
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
-
-fn set_cash_call(id: &str, amount: u32) -> wyckoff_mock_vendor::Response {
-    OpenAiStream::new()
-        .role()
-        .tool_call(
-            0,
-            id,
-            "update_portfolio",
-            &[json!({"action": "set_cash", "free_cash": amount}).to_string()],
-        )
-        .finish("tool_calls")
-        .usage(1200, 30, 0)
-        .done()
-        .response()
-}
 
 /// The content of the last tool message the model was sent in request `n`.
 fn last_tool_result(server: &MockServer, n: usize) -> String {

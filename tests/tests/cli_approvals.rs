@@ -13,25 +13,11 @@ use std::process::Output;
 
 use chrono::{DateTime, TimeDelta};
 use serde_json::{Value, json};
+use wyckoff_e2e::approvals::{free_cash, last_message, queued_run, set_cash_call};
 use wyckoff_e2e::wyckoff_cli;
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
 const KEY: (&str, &str) = ("WYCKOFF_KEY_MOCK", "sk-approvals-e2e-123456");
-
-fn set_cash_call(id: &str, amount: u32) -> wyckoff_mock_vendor::Response {
-    OpenAiStream::new()
-        .role()
-        .tool_call(
-            0,
-            id,
-            "update_portfolio",
-            &[json!({"action": "set_cash", "free_cash": amount}).to_string()],
-        )
-        .finish("tool_calls")
-        .usage(1200, 30, 0)
-        .done()
-        .response()
-}
 
 async fn wyckoff(home: &Path, args: &[&str]) -> Output {
     let mut cmd = wyckoff_cli(home);
@@ -43,31 +29,6 @@ async fn wyckoff(home: &Path, args: &[&str]) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// `wyckoff run --json --approve queue [extra] PROMPT`: the conversation id.
-async fn queued_run(home: &Path, extra: &[&str], prompt: &str) -> String {
-    let mut args = vec!["run", "--json", "--approve", "queue"];
-    args.extend_from_slice(extra);
-    args.push(prompt);
-    let out = wyckoff(home, &args).await;
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let events: Vec<Value> = text(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let resolved = events
-        .iter()
-        .find(|e| e["type"] == "approval_resolved")
-        .expect("the gate resolved the call");
-    assert_eq!(resolved["outcome"], "queued");
-    // Waiting is the call's result, not an error.
-    assert!(events.iter().any(|e| e["type"] == "tool_result"));
-    assert!(!events.iter().any(|e| e["type"] == "tool_error"));
-    events.iter().find(|e| e["type"] == "session").unwrap()["session_id"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 async fn inbox(home: &Path, now: Option<&str>) -> Vec<Value> {
@@ -86,17 +47,6 @@ async fn audit_log(home: &Path) -> Vec<Value> {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-async fn free_cash(home: &Path) -> Option<f64> {
-    let url = format!("sqlite://{}?mode=ro", home.join("wyckoff.db").display());
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let cash: Option<(f64,)> = sqlx::query_as("SELECT free_cash FROM portfolio_cash")
-        .fetch_optional(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    cash.map(|c| c.0)
-}
-
 /// The approval notices stored with the conversation's messages.
 async fn stored_notices(home: &Path, conversation: &str) -> Vec<Value> {
     let url = format!("sqlite://{}?mode=ro", home.join("wyckoff.db").display());
@@ -112,20 +62,6 @@ async fn stored_notices(home: &Path, conversation: &str) -> Vec<Value> {
     rows.iter()
         .map(|r| serde_json::from_str(&r.0).unwrap())
         .collect()
-}
-
-/// The text of the last message with `role` in request `n` to the model.
-fn last_message(server: &MockServer, n: usize, role: &str) -> String {
-    let requests = server.requests_to(Route::Openai);
-    requests[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == role)
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no {role} message in request {n}"))
-        .to_owned()
 }
 
 fn time(value: &Value) -> DateTime<chrono::Utc> {
@@ -150,7 +86,7 @@ async fn a_queued_call_waits_then_allow_applies_it_and_the_conversation_is_told(
     let h = home.path();
     wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
 
-    let conversation = queued_run(h, &[], "把现金设为 5000").await;
+    let conversation = queued_run(h, KEY, &[], "把现金设为 5000").await;
     assert_eq!(
         free_cash(h).await,
         None,
@@ -273,7 +209,7 @@ async fn deny_leaves_the_portfolio_and_tells_the_model() {
     let h = home.path();
     wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
 
-    let conversation = queued_run(h, &[], "把现金设为 7000").await;
+    let conversation = queued_run(h, KEY, &[], "把现金设为 7000").await;
     let id = inbox(h, None).await[0]["id"].as_str().unwrap().to_owned();
     let listed = wyckoff(h, &["approvals", "list"]).await;
     let listed = text(&listed.stdout);
@@ -324,8 +260,8 @@ async fn an_answer_at_the_expiry_is_refused_and_one_just_before_it_applies() {
     let h = home.path();
     wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
 
-    queued_run(h, &["--approval-expiry", "1h"], "把现金设为 1000").await;
-    queued_run(h, &["--approval-expiry", "1h"], "把现金设为 2000").await;
+    queued_run(h, KEY, &["--approval-expiry", "1h"], "把现金设为 1000").await;
+    queued_run(h, KEY, &["--approval-expiry", "1h"], "把现金设为 2000").await;
     let queued = inbox(h, None).await;
     let by_amount = |n: u64| {
         queued
@@ -393,7 +329,7 @@ async fn an_answer_at_the_expiry_is_refused_and_one_just_before_it_applies() {
         Route::Openai,
         OpenAiStream::text_response(&["那笔调仓过期了。"]),
     );
-    let conversation = queued_run(h, &["--approval-expiry", "30s"], "把现金设为 3000").await;
+    let conversation = queued_run(h, KEY, &["--approval-expiry", "30s"], "把现金设为 3000").await;
     let c = inbox(h, None)
         .await
         .into_iter()

@@ -9,6 +9,7 @@ use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use wyckoff_e2e::approvals::{last_message, set_cash_call};
 use wyckoff_e2e::wyckoff_cli;
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route, openai_error};
 
@@ -712,36 +713,6 @@ async fn sigterm_past_the_grace_cancels_the_run_and_records_why() {
     assert_eq!(report["status"], "done", "{report}");
 }
 
-/// A tool call `update_portfolio` setting the free cash to `amount`.
-fn set_cash_call(id: &str, amount: u32) -> Response {
-    OpenAiStream::new()
-        .role()
-        .tool_call(
-            0,
-            id,
-            "update_portfolio",
-            &[serde_json::json!({"action": "set_cash", "free_cash": amount}).to_string()],
-        )
-        .finish("tool_calls")
-        .usage(1200, 30, 0)
-        .done()
-        .response()
-}
-
-/// The last user message of request `n` to the model.
-fn last_user_message(server: &MockServer, n: usize) -> String {
-    let requests = server.requests_to(Route::Openai);
-    requests[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no user message in request {n}"))
-        .to_owned()
-}
-
 async fn inbox_of(home: &Path) -> Vec<Value> {
     let out = with_key(home, &["approvals", "list", "--json"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
@@ -844,7 +815,7 @@ async fn a_scheduled_call_denied_or_left_to_expire_is_refused_told_and_audited()
     let requests = server.requests_to(Route::Openai);
     assert_eq!(requests.len(), 3);
     assert!(requests[2].raw_body.contains("把现金设为 7000"));
-    let notice = last_user_message(&server, 2);
+    let notice = last_message(&server, 2, "user");
     assert!(notice.contains("denied by the user"), "{notice}");
     assert!(notice.contains("<reason>先不动</reason>"), "{notice}");
     let fri_log = decisions_on(h, "call_cash_fri", &id).await;
@@ -890,7 +861,7 @@ async fn a_scheduled_call_denied_or_left_to_expire_is_refused_told_and_audited()
     // The conversation was told, in a turn of its own, and the model answered.
     let requests = server.requests_to(Route::Openai);
     assert_eq!(requests.len(), 6);
-    let notice = last_user_message(&server, 5);
+    let notice = last_message(&server, 5, "user");
     assert!(
         notice.contains("expired before anyone answered"),
         "{notice}"

@@ -16,50 +16,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use thirtyfour::prelude::*;
+use wyckoff_e2e::approvals::{free_cash, last_message, queued_run};
 use wyckoff_e2e::webdriver::{
     TauriDriver, click, mock_model_settings, run_scenario, shot, wait_attr, wait_for,
     wait_for_answer, wait_gone,
 };
-use wyckoff_e2e::wyckoff_cli;
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
 const KEY: (&str, &str) = ("WYCKOFF_KEY_MOCK", "sk-inbox-e2e-123456");
-
-/// `wyckoff run --json --approve queue PROMPT` on `home`: the call is queued, not run.
-async fn queued_run(home: &Path, extra: &[&str], prompt: &str) {
-    let mut cmd = wyckoff_cli(home);
-    cmd.args(["run", "--json", "--approve", "queue"])
-        .args(extra)
-        .arg(prompt)
-        .env(KEY.0, KEY.1);
-    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("\"outcome\":\"queued\""), "{stdout}");
-}
-
-async fn free_cash(home: &Path) -> Option<f64> {
-    let url = format!("sqlite://{}?mode=ro", home.join("wyckoff.db").display());
-    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    let cash: Option<(f64,)> = sqlx::query_as("SELECT free_cash FROM portfolio_cash")
-        .fetch_optional(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    cash.map(|c| c.0)
-}
 
 /// Waits until the model has been sent `n` requests (a follow-up turn reached it).
 async fn wait_requests(server: &MockServer, n: usize) {
@@ -72,20 +41,6 @@ async fn wait_requests(server: &MockServer, n: usize) {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// The last user message the model was sent in request `n`.
-fn last_user_message(server: &MockServer, n: usize) -> String {
-    let requests = server.requests_to(Route::Openai);
-    requests[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no user message in request {n}"))
-        .to_owned()
 }
 
 /// The badge's count, waiting up to `within` (the app's watcher reads the inbox every 15 s).
@@ -188,7 +143,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     assert!(logged.text().await.unwrap().contains("应用"));
     // The conversation was told in a follow-up turn.
     wait_requests(&server, 3).await;
-    let told = last_user_message(&server, 2);
+    let told = last_message(&server, 2, "user");
     assert!(told.contains(&id), "{told}");
     shot(&d, "inbox-allowed.png").await;
 
@@ -204,7 +159,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     click(&d, By::Id("nav-inbox")).await;
 
     // Queued by another process while the app runs: the watcher finds it.
-    queued_run(&home, &[], "把现金设为 5000").await;
+    queued_run(&home, KEY, &[], "把现金设为 5000").await;
     wait_badge(&d, "1", Duration::from_secs(40)).await;
     let pending = By::Css(".inbox-request[data-status='pending'][data-tool='update_portfolio']");
     let card = wait_for(&d, pending.clone()).await;
@@ -258,13 +213,13 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     )
     .await;
     wait_requests(&server, 6).await;
-    let told = last_user_message(&server, 5);
+    let told = last_message(&server, 5, "user");
     assert!(told.contains(&id) && told.contains("仓位先不动"), "{told}");
     assert_eq!(free_cash(&home).await, None);
     shot(&d, "inbox-denied-log.png").await;
 
     // Nobody answers within its expiry: the app's watcher refuses it and tells the model.
-    queued_run(&home, &["--approval-expiry", "5s"], "把现金设为 9000").await;
+    queued_run(&home, KEY, &["--approval-expiry", "5s"], "把现金设为 9000").await;
     let expired = wait_for_within(
         &d,
         By::Css(".inbox-request[data-tool='update_portfolio'][data-status='expired']"),
@@ -292,7 +247,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     .await;
     wait_badge(&d, "0", Duration::from_secs(5)).await;
     wait_requests(&server, 9).await;
-    let told = last_user_message(&server, 8);
+    let told = last_message(&server, 8, "user");
     assert!(
         told.contains(&id) && told.contains("expired before anyone answered"),
         "{told}"
@@ -385,7 +340,7 @@ async fn the_inbox_shows_the_preview_and_answers_from_the_window() {
     settings["file_roots"] = json!([research_dir.display().to_string()]);
     std::fs::write(h.join("settings.json"), settings.to_string()).unwrap();
 
-    queued_run(&h, &[], "把计划里的 b 改成 B").await;
+    queued_run(&h, KEY, &[], "把计划里的 b 改成 B").await;
     assert_eq!(std::fs::read_to_string(&plan).unwrap(), "a\nb\nc\n");
 
     let xdg = tempfile::tempdir().unwrap();

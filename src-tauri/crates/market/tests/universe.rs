@@ -101,6 +101,16 @@ fn bar(date: u32, close: f64) -> Bar {
     }
 }
 
+/// Merges a bar whose low is above its high into 000778 on 2020-06-12.
+async fn insane_bar_in_000778(store: &wyckoff_market::cache::CacheStore) {
+    let mut b = bar(20200612, 5.0);
+    b.low = 6.0;
+    store
+        .upsert_bars(BarTable::Stocks, "000778.SZ", &[b], "test", true)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn damaged_data_is_skipped_and_listed_and_index_bars_become_benchmarks() {
     let home = tempfile::tempdir().unwrap();
@@ -119,12 +129,7 @@ async fn damaged_data_is_skipped_and_listed_and_index_bars_become_benchmarks() {
         .execute(md.pool())
         .await
         .unwrap();
-    let mut b = bar(20200612, 5.0);
-    b.low = 6.0;
-    store
-        .upsert_bars(BarTable::Stocks, "000778.SZ", &[b], "test", true)
-        .await
-        .unwrap();
+    insane_bar_in_000778(store).await;
     // a stock with bars but no stock-list entry, and two of the three indices
     store
         .upsert_bars(
@@ -325,12 +330,7 @@ async fn many_series_read_together_are_each_what_a_single_read_gives() {
     let md = open(home.path()).await;
     let store = md.store();
     // an insane bar in one series, and keys with no series at all
-    let mut b = bar(20200612, 5.0);
-    b.low = 6.0;
-    store
-        .upsert_bars(BarTable::Stocks, "000778.SZ", &[b], "test", true)
-        .await
-        .unwrap();
+    insane_bar_in_000778(store).await;
     let stored: Vec<String> = store
         .coverage(BarTable::Stocks)
         .await
