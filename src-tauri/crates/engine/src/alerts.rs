@@ -7,11 +7,11 @@
 //! as the engine knew them on the evaluated close — placed from the bars up to it and not
 //! placed (in that place) the close before — never with hindsight (see [`crate::known_on`]).
 
+use std::cell::OnceCell;
+
 use wyckoff_protocol::{AlertCondition, AlertFigures, KnownEvent, MissingData, PhaseState};
 
 use crate::diagnosis::{DiagnosisConfig, Holding, diagnose_with};
-use std::cell::OnceCell;
-
 use crate::known_on::{Mark, structure_marks};
 use crate::phases::{EventCode, SchematicKind, WyckoffStructure, wyckoff_structure};
 use crate::{Bar, dates};

@@ -49,6 +49,9 @@ pub async fn connect_db(path: &Path) -> Result<SqlitePool, CacheError> {
         .foreign_keys(true);
     let pool = SqlitePoolOptions::new()
         .max_connections(4)
+        // A connection to a local file does not go stale like a network one: pinging it
+        // before every query was a round trip to its worker thread each time.
+        .test_before_acquire(false)
         .connect_with(opts)
         .await?;
     Ok(pool)
