@@ -55,10 +55,9 @@ async fn evaluate_all(
     held: HashMap<String, Held>,
     as_of: Option<u32>,
 ) -> Result<Vec<(Stock, Vec<Outcome>)>, AlertsError> {
-    let (done, evaluated) = tokio::sync::oneshot::channel();
-    rayon::spawn(move || {
+    tokio::task::spawn_blocking(move || {
         let bench = (!bench.is_empty()).then_some(bench.as_slice());
-        let out = stocks
+        stocks
             .into_par_iter()
             .map(|stock| {
                 let outcomes = {
@@ -80,10 +79,10 @@ async fn evaluate_all(
                 };
                 (stock, outcomes)
             })
-            .collect();
-        let _ = done.send(out);
-    });
-    evaluated.await.map_err(|_| AlertsError::Interrupted)
+            .collect()
+    })
+    .await
+    .map_err(|_| AlertsError::Interrupted)
 }
 
 fn market(e: impl std::fmt::Display) -> AlertsError {

@@ -19,6 +19,9 @@ pub async fn open_pool(path: impl AsRef<Path>) -> Result<SqlitePool> {
         .foreign_keys(true);
     let pool = SqlitePoolOptions::new()
         .max_connections(4)
+        // A connection to a local file does not go stale like a network one: pinging it
+        // before every query was a round trip to its worker thread each time.
+        .test_before_acquire(false)
         .connect_with(options)
         .await?;
     migrate(&pool).await?;
