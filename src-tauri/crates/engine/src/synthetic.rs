@@ -186,7 +186,11 @@ pub fn market(shape: MarketShape) -> Universe {
         csi300: Some(random_walk(&mut rng, &dates, 3_900.0, 1.5e10)),
         chinext: Some(random_walk(&mut rng, &dates, 2_100.0, 1.0e10)),
     };
-    Universe { stocks, benchmarks }
+    Universe {
+        stocks,
+        benchmarks,
+        trading_days: None,
+    }
 }
 
 #[cfg(test)]

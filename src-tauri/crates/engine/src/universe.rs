@@ -59,6 +59,11 @@ pub struct Universe {
     /// In a deterministic order (by code).
     pub stocks: Vec<StockSeries>,
     pub benchmarks: Benchmarks,
+    /// Every date of the stocks' full series, ascending, when `stocks` hold only the tail of
+    /// each (a one-day screen reads no more bars than its window): the trading calendar, so
+    /// a stale stock's lag still counts every trading day. `None`: the calendar comes from
+    /// the bars themselves. A tail universe is for screening one day, never a backtest.
+    pub trading_days: Option<Vec<u32>>,
 }
 
 #[cfg(test)]

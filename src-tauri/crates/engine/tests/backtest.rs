@@ -11,7 +11,7 @@ use wyckoff_engine::backtest::{
     BacktestArgs, BacktestError, BacktestResult, EntryMode, ExitReason, FunnelSignals,
     RawBacktestArgs, fees, fen, run_backtest,
 };
-use wyckoff_engine::{Bar, Benchmarks, BoardFilter, Universe};
+use wyckoff_engine::{Bar, BoardFilter, Universe};
 
 fn args(start: &str, end: &str, entry: &str) -> BacktestArgs {
     let raw = RawBacktestArgs {
@@ -157,7 +157,7 @@ fn bad_input_is_a_clear_error() {
     assert!(matches!(e, BacktestError::NoBarsInRange { .. }), "{e}");
     let empty = Universe {
         stocks: Vec::new(),
-        benchmarks: Benchmarks::default(),
+        ..Universe::default()
     };
     let mut signals = FunnelSignals::new(&empty, BoardFilter::All);
     assert_eq!(

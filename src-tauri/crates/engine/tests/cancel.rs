@@ -62,6 +62,7 @@ fn wide_universe(n: usize) -> Universe {
     Universe {
         stocks,
         benchmarks: real.benchmarks.clone(),
+        trading_days: None,
     }
 }
 

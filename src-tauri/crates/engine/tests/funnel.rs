@@ -779,6 +779,7 @@ fn breadth_comes_from_the_universe_bars_of_the_day() {
             sse: Some(real.stocks[0].bars.clone()),
             ..Benchmarks::default()
         },
+        trading_days: None,
     };
     for k in 0..15 {
         for s in &real.stocks {
@@ -878,7 +879,7 @@ fn the_calendar_is_every_date_of_the_in_order_series_and_the_index_once() {
             series("600004", &[20200107, 20991231, 20200105]),
             series("600005", &[20200101]),
         ],
-        benchmarks: Benchmarks::default(),
+        ..Universe::default()
     };
     // the index's bars are not trusted to be in order or unique
     let sse: Vec<Bar> = [20200113, 20200102, 20200113]
@@ -904,4 +905,72 @@ fn the_calendar_is_every_date_of_the_in_order_series_and_the_index_once() {
     all.sort_unstable();
     all.dedup();
     assert_eq!(f.calendar(), all);
+}
+
+#[test]
+fn a_universe_of_tails_with_its_trading_days_screens_a_day_as_the_whole_one_does() {
+    let real = real_universe();
+    let mut full = Universe {
+        benchmarks: real.benchmarks.clone(),
+        ..Universe::default()
+    };
+    // 120 stocks, so breadth (over ≥ 100) takes part, and one that stopped trading long ago
+    for k in 0..15 {
+        for s in &real.stocks {
+            let mut c = s.clone();
+            c.code = format!("{}{k:02}", &s.code[..4]);
+            full.stocks.push(c);
+        }
+    }
+    let mut stale = real.stocks[0].clone();
+    stale.code = "688999".into();
+    stale.bars.truncate(100);
+    full.stocks.push(stale);
+    full.stocks.sort_by(|a, b| a.code.cmp(&b.code));
+    let cfg = FunnelConfig::default();
+    let calendar = Funnel::prepare(&full, &cfg).calendar().to_vec();
+    let long_after = real.stocks[0].bars[500].date;
+    let days: Vec<u32> = sample_days(&real, 700)
+        .into_iter()
+        .filter(|d| *d >= long_after)
+        .collect();
+    assert!(days.len() >= 4, "{days:?}");
+    let mut with_breadth = 0;
+    for day in days {
+        let tails = |trading_days: Option<Vec<u32>>| Universe {
+            stocks: full
+                .stocks
+                .iter()
+                .map(|s| {
+                    let bars = s.bars_as_of(day);
+                    StockSeries {
+                        bars: bars[bars.len().saturating_sub(cfg.screen_bars())..].to_vec(),
+                        ..s.clone()
+                    }
+                })
+                .collect(),
+            benchmarks: full.benchmarks.clone(),
+            trading_days,
+        };
+        let known: Vec<u32> = calendar.iter().copied().filter(|d| *d <= day).collect();
+        let whole = screen(&full, &at(day)).unwrap();
+        let tail = screen(&tails(Some(known)), &at(day)).unwrap();
+        assert_eq!(tail, whole, "{day}");
+        with_breadth += usize::from(whole.regime.breadth.is_some());
+        let stale = |r: &FunnelResult| {
+            r.skipped
+                .iter()
+                .find(|s| s.code == "688999")
+                .map(|s| s.reason.clone())
+        };
+        assert!(
+            matches!(stale(&whole), Some(SkipReason::Stale { lag_trading_days, .. }) if lag_trading_days > cfg.screen_bars()),
+            "{:?}",
+            stale(&whole)
+        );
+        // without the full calendar the long-stale stock's lag is counted on gaps
+        let guessed = screen(&tails(None), &at(day)).unwrap();
+        assert_ne!(stale(&guessed), stale(&whole), "{day}");
+    }
+    assert!(with_breadth > 0);
 }

@@ -91,6 +91,14 @@ pub struct FunnelConfig {
     pub breadth_min_stocks: usize,
 }
 
+impl FunnelConfig {
+    /// The bars up to the screened day that a screen looks at: a read for one day's screen
+    /// needs no more of each stock (see [`Universe::trading_days`]).
+    pub fn screen_bars(&self) -> usize {
+        self.history_window.max(MIN_HISTORY_WINDOW)
+    }
+}
+
 impl Default for FunnelConfig {
     fn default() -> Self {
         FunnelConfig {
@@ -386,9 +394,29 @@ impl Prepared {
 /// Every date with a bar, ascending: the union of the stocks' series (each already
 /// ascending, merged pairwise on every core rather than millions of dates sorted) and the
 /// SSE index. A series with dates out of order is skipped as corrupt; its dates (perhaps a
-/// typo far in the future) must not become trading days either.
+/// typo far in the future) must not become trading days either. A universe of tails brings
+/// its full series' dates ([`Universe::trading_days`]) instead.
 fn trading_calendar(universe: &Universe, stocks: &[Prepared]) -> Vec<u32> {
-    let merged = universe
+    let merged = match &universe.trading_days {
+        Some(days) => days.clone(),
+        None => stock_dates(universe, stocks),
+    };
+    // The index comes from elsewhere: not trusted to be in order.
+    let mut index: Vec<u32> = universe
+        .benchmarks
+        .sse
+        .iter()
+        .flat_map(|b| b.iter().map(|b| b.date))
+        .collect();
+    index.sort_unstable();
+    index.dedup();
+    let mut calendar = Vec::new();
+    union_ascending(&merged, index.into_iter(), &mut calendar);
+    calendar
+}
+
+fn stock_dates(universe: &Universe, stocks: &[Prepared]) -> Vec<u32> {
+    universe
         .stocks
         .par_iter()
         .zip(stocks)
@@ -405,19 +433,7 @@ fn trading_calendar(universe: &Universe, stocks: &[Prepared]) -> Vec<u32> {
             let mut out = Vec::new();
             union_ascending(&a, b.into_iter(), &mut out);
             out
-        });
-    // The index comes from elsewhere: not trusted to be in order.
-    let mut index: Vec<u32> = universe
-        .benchmarks
-        .sse
-        .iter()
-        .flat_map(|b| b.iter().map(|b| b.date))
-        .collect();
-    index.sort_unstable();
-    index.dedup();
-    let mut calendar = Vec::new();
-    union_ascending(&merged, index.into_iter(), &mut calendar);
-    calendar
+        })
 }
 
 /// `out` becomes the union of `a` and `b`, both strictly ascending, ascending.
@@ -513,7 +529,7 @@ impl<'u> Funnel<'u> {
         }
         let mut cfg = cfg.clone();
         // The dry-volume series and the detectors assume a year of bars in the window.
-        cfg.history_window = cfg.history_window.max(MIN_HISTORY_WINDOW);
+        cfg.history_window = cfg.screen_bars();
         Ok(Funnel {
             universe,
             cfg,

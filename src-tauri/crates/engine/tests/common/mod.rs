@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use wyckoff_engine::dates::parse_date;
-use wyckoff_engine::{Bar, Benchmarks, Board, StockSeries, Universe};
+use wyckoff_engine::{Bar, Board, StockSeries, Universe};
 
 /// Fails when a Debug dump contains a NaN or an infinity. serde_json would silently turn those
 /// into `null`, so the check runs on the Debug form, which prints them as `NaN` / `inf`.
@@ -60,6 +60,6 @@ pub fn real_universe() -> Universe {
         .collect();
     Universe {
         stocks,
-        benchmarks: Benchmarks::default(),
+        ..Universe::default()
     }
 }
