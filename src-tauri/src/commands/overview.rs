@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use specta::Type;
 use tauri::State;
 use wyckoff_agent::BackgroundTaskManager;
-use wyckoff_engine::RegimeReason;
+use wyckoff_engine::{FunnelConfig, RegimeReason};
 use wyckoff_market::universe::SkipReason;
 use wyckoff_market::{Freshness, MarketData};
 use wyckoff_protocol::TaskInfo;
@@ -215,7 +215,11 @@ fn count(n: usize) -> u32 {
 
 pub async fn build_data_status(md: &MarketData) -> Result<DataStatusView, WorkspaceError> {
     let s = md.status().await?;
-    let loaded = md.load_universe(None).await?;
+    // the screen's view of the market: the same skipped series, and a screen after this
+    // finds it warm
+    let loaded = md
+        .universe(None, Some(FunnelConfig::default().screen_bars()))
+        .await?;
     let damaged = loaded
         .report
         .skipped

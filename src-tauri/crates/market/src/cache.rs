@@ -1,6 +1,7 @@
 //! The local store in `wyckoff.db`: bars by (symbol, date), the stock list, sync metadata.
 //! Rows that fail decoding or sanity checks are returned as `CorruptRow`s, never used.
 
+use std::cell::RefCell;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
@@ -267,23 +268,73 @@ pub(crate) fn loaded_from(
     decoded: Result<Series, SeriesError>,
     end: Option<u32>,
 ) -> LoadedBars {
-    let mut out = LoadedBars::default();
     let mut series = match decoded {
         Ok(s) => s,
-        Err(e) => {
-            out.corrupt.push(CorruptRow {
-                code: key.to_string(),
-                date: 0,
-                reason: e.to_string(),
-            });
-            return out;
-        }
+        Err(e) => return damaged(key, e),
     };
     if let Some(end) = end {
         series.truncate_after(end);
     }
+    let mut out = checked(key, &series, series.bars.len());
+    // The bars are handed over, not copied (the whole market is millions of them); the
+    // rare bad ones are dropped in place.
+    out.bars = series.bars;
+    if !out.corrupt.is_empty() {
+        out.bars.retain(|b| crate::sanity::check_bar(b).is_none());
+    }
+    out
+}
+
+/// [`loaded_from`] that checks every bar but hands out only the last `keep` usable ones
+/// dated on or before `as_of` (copied out of a scratch series), and the dates of the usable
+/// ones before them.
+fn loaded_tail_from(
+    key: &str,
+    decoded: Result<&Series, SeriesError>,
+    as_of: Option<u32>,
+    keep: usize,
+) -> LoadedBars {
+    let series = match decoded {
+        Ok(s) => s,
+        Err(e) => return damaged(key, e),
+    };
+    let mut out = checked(key, series, series.bars.len());
+    let filtered: Vec<Bar>;
+    let mut usable = series.bars.as_slice();
+    if !out.corrupt.is_empty() {
+        filtered = usable
+            .iter()
+            .filter(|b| crate::sanity::check_bar(b).is_none())
+            .copied()
+            .collect();
+        usable = &filtered;
+    }
+    if let Some(as_of) = as_of {
+        usable = &usable[..usable.partition_point(|b| b.date <= as_of)];
+    }
+    let (earlier, tail) = usable.split_at(usable.len().saturating_sub(keep));
+    out.earlier_dates = earlier.iter().map(|b| b.date).collect();
+    out.bars = tail.to_vec();
+    out
+}
+
+fn damaged(key: &str, e: SeriesError) -> LoadedBars {
+    LoadedBars {
+        corrupt: vec![CorruptRow {
+            code: key.to_string(),
+            date: 0,
+            reason: e.to_string(),
+        }],
+        ..LoadedBars::default()
+    }
+}
+
+/// The corrupt bars among the first `cut` of `series`, and the missing amounts and the
+/// sources of the usable ones; the bars themselves are left to the caller.
+fn checked(key: &str, series: &Series, cut: usize) -> LoadedBars {
+    let mut out = LoadedBars::default();
     let mut seen = vec![false; series.sources.len()];
-    for (i, bar) in series.bars.iter().enumerate() {
+    for (i, bar) in series.bars[..cut].iter().enumerate() {
         if let Some(why) = crate::sanity::check_bar(bar) {
             out.corrupt.push(CorruptRow {
                 code: key.to_string(),
@@ -301,12 +352,6 @@ pub(crate) fn loaded_from(
             out.sources.push(series.sources[src].clone());
         }
     }
-    // The bars are handed over, not copied (the whole market is millions of them); the
-    // rare bad ones are dropped in place.
-    out.bars = series.bars;
-    if !out.corrupt.is_empty() {
-        out.bars.retain(|b| crate::sanity::check_bar(b).is_none());
-    }
     // the freshest bar's source is the one worth reporting first
     out.sources.reverse();
     out
@@ -315,12 +360,29 @@ pub(crate) fn loaded_from(
 /// Decoded stored series, as `load_bars` hands out each.
 pub(crate) type DecodedPage = Vec<(String, LoadedBars)>;
 
+thread_local! {
+    /// Each decoding thread's series buffers, for reads that keep only a tail: the bars
+    /// they drop are never allocated.
+    static SCRATCH: RefCell<Series> = RefCell::default();
+}
+
+/// What a decode hands out of each series.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Keep {
+    /// The usable bars dated on or before the date (all when `None`); later bars are not
+    /// checked.
+    UpTo(Option<u32>),
+    /// Every bar is checked; the last `bars` usable ones dated on or before `as_of` are
+    /// handed out (see [`LoadedBars::earlier_dates`]).
+    Tail { as_of: Option<u32>, bars: usize },
+}
+
 /// Decodes `rows` (key, stored series) on every core, off the async runtime, so the caller
 /// can read the next rows meanwhile. A dropped receiver (a cancelled read) skips the work
 /// if it has not started.
 pub(crate) fn decode_in_background(
     rows: Vec<(String, Vec<u8>)>,
-    end: Option<u32>,
+    keep: Keep,
 ) -> tokio::sync::oneshot::Receiver<DecodedPage> {
     let (done, decoded) = tokio::sync::oneshot::channel();
     rayon::spawn(move || {
@@ -330,7 +392,13 @@ pub(crate) fn decode_in_background(
         let page: DecodedPage = rows
             .into_par_iter()
             .map(|(key, blob)| {
-                let loaded = loaded_from(&key, Series::decode(&blob), end);
+                let loaded = match keep {
+                    Keep::UpTo(end) => loaded_from(&key, Series::decode(&blob), end),
+                    Keep::Tail { as_of, bars } => SCRATCH.with_borrow_mut(|scratch| {
+                        let decoded = scratch.decode_into(&blob).map(|()| &*scratch);
+                        loaded_tail_from(&key, decoded, as_of, bars)
+                    }),
+                };
                 (key, loaded)
             })
             .collect();
@@ -402,8 +470,11 @@ pub struct LoadedBars {
     pub corrupt: Vec<CorruptRow>,
     /// Bars whose source gave no traded amount (stored NULL, handed out as 0.0).
     pub amount_missing: usize,
-    /// Distinct sources of the returned bars, most recent bar's source first.
+    /// Distinct sources of the usable bars, most recent bar's source first.
     pub sources: Vec<String>,
+    /// When only a tail was asked for: the dates of the usable bars before `bars`
+    /// (otherwise empty).
+    pub earlier_dates: Vec<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -559,7 +630,7 @@ impl CacheStore {
             }
             list.push_unseparated(")");
             let rows: Vec<(String, Vec<u8>)> = query.build_query_as().fetch_all(&self.pool).await?;
-            decoding.push(decode_in_background(rows, end));
+            decoding.push(decode_in_background(rows, Keep::UpTo(end)));
         }
         let mut out = Vec::with_capacity(keys.len());
         for decoded in decoding {

@@ -380,6 +380,7 @@ pub struct MarketData {
 struct WarmUniverse {
     generation: i64,
     as_of: Option<u32>,
+    tail: Option<usize>,
     loaded: Arc<crate::universe::LoadedUniverse>,
 }
 
@@ -943,16 +944,18 @@ impl MarketData {
         &self,
         as_of: Option<u32>,
     ) -> Result<crate::universe::LoadedUniverse, MarketError> {
-        Ok(crate::universe::load_universe(&self.store, as_of).await?)
+        Ok(crate::universe::load_universe(&self.store, as_of, None).await?)
     }
 
-    /// [`MarketData::load_universe`], shared: the last one built is handed out again while
+    /// [`crate::universe::load_universe`] (with `tail`, only each stock's last bars: what a
+    /// screen of the day needs), shared: the last one built is handed out again while
     /// nothing was written to the bars or the stock list since (by this process or any
     /// other: one query on the store's write generation), so a second screen skips the
     /// read. Only the newest is kept.
     pub async fn universe(
         &self,
         as_of: Option<u32>,
+        tail: Option<usize>,
     ) -> Result<Arc<crate::universe::LoadedUniverse>, MarketError> {
         // held across the load: two screens at once read the market once
         let mut warm = self.warm.lock().await;
@@ -960,15 +963,17 @@ impl MarketData {
         if let Some(w) = warm.as_ref()
             && w.generation == generation
             && w.as_of == as_of
+            && w.tail == tail
         {
             return Ok(w.loaded.clone());
         }
         // free the old one before building the next: two whole markets at once is a lot
         *warm = None;
-        let loaded = Arc::new(self.load_universe(as_of).await?);
+        let loaded = Arc::new(crate::universe::load_universe(&self.store, as_of, tail).await?);
         *warm = Some(WarmUniverse {
             generation,
             as_of,
+            tail,
             loaded: loaded.clone(),
         });
         Ok(loaded)

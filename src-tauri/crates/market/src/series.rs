@@ -209,10 +209,22 @@ impl Series {
     }
 
     pub fn decode(blob: &[u8]) -> Result<Self, SeriesError> {
+        let mut series = Series::default();
+        series.decode_into(blob)?;
+        Ok(series)
+    }
+
+    /// [`Series::decode`] into this series' buffers, reusing their memory: a whole-market
+    /// read that keeps only each stock's tail decodes every series into one scratch
+    /// series per thread. On error the contents are unspecified.
+    pub fn decode_into(&mut self, blob: &[u8]) -> Result<(), SeriesError> {
         match blob.first() {
             None => Err(SeriesError::Truncated(0)),
-            Some(&VERSION) => Self::decode_v2(blob),
-            Some(&VERSION_1) => Self::decode_v1(blob),
+            Some(&VERSION) => self.decode_v2(blob),
+            Some(&VERSION_1) => {
+                *self = Self::decode_v1(blob)?;
+                Ok(())
+            }
             Some(&v) => Err(SeriesError::Version(v)),
         }
     }
@@ -259,7 +271,7 @@ impl Series {
         out
     }
 
-    fn decode_v2(blob: &[u8]) -> Result<Self, SeriesError> {
+    fn decode_v2(&mut self, blob: &[u8]) -> Result<(), SeriesError> {
         let mut r = Reader { buf: blob, pos: 1 };
         let want = r.u32()? as usize;
         if blob.len() != want {
@@ -282,7 +294,13 @@ impl Series {
             return Err(SeriesError::Truncated(blob.len()));
         }
         let source_count = r.u8()?;
-        let mut sources = Vec::with_capacity(usize::from(source_count));
+        let Series {
+            bars,
+            amount_known,
+            source_of,
+            sources,
+        } = self;
+        sources.clear();
         for _ in 0..source_count {
             let len = usize::from(r.u16()?);
             let bytes = r.take(len)?;
@@ -290,7 +308,9 @@ impl Series {
         }
         // Each column is written straight into its field: no column is buffered, since
         // reading the whole market decodes millions of bars.
-        let mut bars = vec![
+        bars.clear();
+        bars.resize(
+            n,
             Bar {
                 date: 0,
                 open: 0.0,
@@ -300,9 +320,8 @@ impl Series {
                 volume: 0.0,
                 amount: 0.0,
                 turnover: None,
-            };
-            n
-        ];
+            },
+        );
         let mut bad_date = None;
         let mut prev = 0u32;
         decode_column(&mut r, n, |i, v| {
@@ -322,14 +341,20 @@ impl Series {
         decode_column(&mut r, n, |i, v| bars[i].close = v)?;
         decode_column(&mut r, n, |i, v| bars[i].volume = v)?;
         decode_column(&mut r, n, |i, v| bars[i].amount = v)?;
-        let mut amount_known = vec![false; n];
+        amount_known.clear();
+        amount_known.resize(n, false);
         decode_column(&mut r, n, |i, v| amount_known[i] = v != 0.0)?;
-        let mut has_turnover = vec![false; n];
-        decode_column(&mut r, n, |i, v| has_turnover[i] = v != 0.0)?;
+        // the flag column marks the bars that have one; the next column fills them in
         decode_column(&mut r, n, |i, v| {
-            bars[i].turnover = has_turnover[i].then_some(v);
+            bars[i].turnover = (v != 0.0).then_some(0.0)
         })?;
-        let mut source_of = vec![0u8; n];
+        decode_column(&mut r, n, |i, v| {
+            if let Some(t) = &mut bars[i].turnover {
+                *t = v;
+            }
+        })?;
+        source_of.clear();
+        source_of.resize(n, 0);
         let mut bad_source = None;
         decode_column(&mut r, n, |i, v| {
             let s = v as u8;
@@ -347,12 +372,7 @@ impl Series {
                 want: r.pos + 8,
             });
         }
-        Ok(Series {
-            bars,
-            amount_known,
-            source_of,
-            sources,
-        })
+        Ok(())
     }
 
     fn decode_v1(blob: &[u8]) -> Result<Self, SeriesError> {

@@ -2,18 +2,23 @@
 //! stored series per stock, paged by code), its facts from the stock list, and the three
 //! benchmark indices. Stocks whose data is damaged are skipped and listed, never patched.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
+use rayon::prelude::*;
 use serde::Serialize;
 use wyckoff_engine::{Bar, Benchmarks, StockSeries, Universe};
 
-use crate::cache::{BarTable, CacheError, CacheStore, CorruptRow, decode_in_background};
+use crate::cache::{
+    BarTable, CacheError, CacheStore, CorruptRow, DecodedPage, Keep, decode_in_background,
+};
 use crate::code::{Board, IndexCode, StockCode};
+use crate::date::DateSet;
 use crate::meta::StockInfo;
 
 /// Series read per query: large enough to amortise the round trip, small enough to keep
 /// memory near one page of blobs.
 const PAGE: u32 = 512;
+const PAGES_IN_FLIGHT: usize = 2;
 
 /// Why a cached stock is not in the universe.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -74,10 +79,14 @@ fn engine_board(b: Board) -> wyckoff_engine::Board {
 }
 
 /// The whole cache as of `as_of` (bars dated on or before it; all when `None`), stocks
-/// ordered by code.
+/// ordered by code. With `tail`, each stock keeps only its last `tail` bars as of then and
+/// the universe carries every date of the full series as its
+/// [`Universe::trading_days`]: enough to screen that one day, at a fraction of the memory.
+/// Every bar is still checked, and the report counts them all.
 pub async fn load_universe(
     store: &CacheStore,
     as_of: Option<u32>,
+    tail: Option<usize>,
 ) -> Result<LoadedUniverse, CacheError> {
     let list = store.load_stocks().await?;
     let listed: HashMap<String, &StockInfo> = list
@@ -86,19 +95,18 @@ pub async fn load_universe(
         .collect();
     let mut out = LoadedUniverse::default();
     let mut seen_listed = 0usize;
-    // Pages are decoded on every core while the next one is read.
-    let mut decoding = Vec::new();
-    let mut after = String::new();
-    loop {
-        let page = store.series_page(BarTable::Stocks, &after, PAGE).await?;
-        let Some((last_key, _)) = page.last() else {
-            break;
-        };
-        after = last_key.clone();
-        decoding.push(decode_in_background(page, None));
-    }
-    for decoded in decoding {
-        let page = decoded.await.map_err(|_| CacheError::Interrupted)?;
+    // per stock kept, when a tail is read: the dates before it
+    let mut earlier_dates: Vec<Vec<u32>> = Vec::new();
+    // Every bar is checked, also those after `as_of`: a damaged series is left out whole.
+    let keep = match tail {
+        // a stock's last bar says whether it traded by then
+        Some(bars) => Keep::Tail {
+            as_of,
+            bars: bars.max(1),
+        },
+        None => Keep::UpTo(None),
+    };
+    let mut take = |page: DecodedPage| {
         for (key, loaded) in page {
             let Ok(code) = StockCode::parse(&key) else {
                 out.report.skipped.push(SkippedStock {
@@ -140,7 +148,10 @@ pub async fn load_universe(
                 continue;
             };
             out.report.last_date = out.report.last_date.max(Some(last));
-            out.report.bars += bars.len();
+            out.report.bars += loaded.earlier_dates.len() + bars.len();
+            if tail.is_some() {
+                earlier_dates.push(loaded.earlier_dates);
+            }
             if info.is_none() {
                 out.report.not_in_stock_list.push(digits.clone());
             }
@@ -155,6 +166,29 @@ pub async fn load_universe(
                 bars,
             });
         }
+    };
+    // Pages are decoded on every core while the next one is read. A few are in flight at
+    // once: enough to keep every core busy, while the memory of those taken is reused.
+    let mut decoding = VecDeque::new();
+    let mut after = String::new();
+    loop {
+        let page = store.series_page(BarTable::Stocks, &after, PAGE).await?;
+        let Some((last_key, _)) = page.last() else {
+            break;
+        };
+        after = last_key.clone();
+        decoding.push_back(decode_in_background(page, keep));
+        if decoding.len() > PAGES_IN_FLIGHT
+            && let Some(decoded) = decoding.pop_front()
+        {
+            take(decoded.await.map_err(|_| CacheError::Interrupted)?);
+        }
+    }
+    for decoded in decoding {
+        take(decoded.await.map_err(|_| CacheError::Interrupted)?);
+    }
+    if tail.is_some() {
+        out.universe.trading_days = Some(every_date(&out.universe.stocks, &earlier_dates));
     }
     out.report.stocks = out.universe.stocks.len();
     out.report.listed_without_bars = list.len().saturating_sub(seen_listed);
@@ -182,6 +216,22 @@ pub async fn load_universe(
     };
     out.universe.benchmarks = benchmarks;
     Ok(out)
+}
+
+/// The dates of the kept stocks' whole series, ascending, gathered on every core.
+fn every_date(stocks: &[StockSeries], earlier_dates: &[Vec<u32>]) -> Vec<u32> {
+    stocks
+        .par_iter()
+        .zip(earlier_dates)
+        .fold(DateSet::default, |mut set, (stock, earlier)| {
+            let tail = stock.bars.iter().map(|b| b.date);
+            for date in earlier.iter().copied().chain(tail) {
+                set.insert(date);
+            }
+            set
+        })
+        .reduce(DateSet::default, DateSet::union)
+        .into_sorted()
 }
 
 async fn load_benchmark(

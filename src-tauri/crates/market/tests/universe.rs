@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use chrono::NaiveDate;
 use wyckoff_market::cache::BarTable;
-use wyckoff_market::{Bar, ManualClock, MarketConfig, MarketData, SkipReason};
+use wyckoff_market::{Bar, ManualClock, MarketConfig, MarketData, SkipReason, load_universe};
 
 async fn open(home: &std::path::Path) -> MarketData {
     let mut cfg = MarketConfig::offline(home);
@@ -209,6 +209,58 @@ async fn damaged_data_is_skipped_and_listed_and_index_bars_become_benchmarks() {
 
 /// A home written in the version-1 layout (f64 columns, ~53 bytes a bar) is converted on
 /// open by migration 2400 and reads back the very same universe, in fewer bytes.
+/// A screen reads only each stock's last bars: the same stocks, the end of the same
+/// series, the same report (every bar still checked, damage anywhere still found) and
+/// every date of the full series as the trading days.
+#[tokio::test]
+async fn a_tail_read_is_the_end_of_each_whole_series_with_all_its_dates() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    let store = md.store();
+    // damage after an early as-of date, and long before any tail
+    insane_bar_in_000778(store).await;
+    let mut early = bar(20070104, 5.0);
+    early.high = 4.0;
+    store
+        .upsert_bars(BarTable::Stocks, "000783.SZ", &[early], "test", true)
+        .await
+        .unwrap();
+    for as_of in [None, Some(20150105), Some(20100104), Some(20050101)] {
+        let whole = load_universe(store, as_of, None).await.unwrap();
+        assert_eq!(whole.universe.trading_days, None);
+        let skipped: Vec<&str> = whole
+            .report
+            .skipped
+            .iter()
+            .map(|s| s.code.as_str())
+            .collect();
+        assert!(
+            skipped.contains(&"000778") && skipped.contains(&"000783"),
+            "{skipped:?}"
+        );
+        let mut dates: Vec<u32> = whole
+            .universe
+            .stocks
+            .iter()
+            .flat_map(|s| s.bars.iter().map(|b| b.date))
+            .collect();
+        dates.sort_unstable();
+        dates.dedup();
+        for keep in [1, 320, 100_000] {
+            let tail = load_universe(store, as_of, Some(keep)).await.unwrap();
+            assert_eq!(tail.report, whole.report, "{as_of:?} {keep}");
+            assert_eq!(tail.universe.benchmarks, whole.universe.benchmarks);
+            assert_eq!(tail.universe.trading_days.as_ref(), Some(&dates));
+            assert_eq!(tail.universe.stocks.len(), whole.universe.stocks.len());
+            for (t, w) in tail.universe.stocks.iter().zip(&whole.universe.stocks) {
+                let end = &w.bars[w.bars.len().saturating_sub(keep)..];
+                assert_eq!(t.bars, end, "{} {as_of:?} {keep}", w.code);
+                assert_eq!((&t.code, &t.name, t.board), (&w.code, &w.name, w.board));
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn version_1_series_are_compacted_on_open_and_read_the_same_bars() {
     use wyckoff_market::series::Series;
@@ -261,16 +313,22 @@ async fn version_1_series_are_compacted_on_open_and_read_the_same_bars() {
 async fn the_warm_universe_is_handed_out_again_until_anything_is_written() {
     let home = tempfile::tempdir().unwrap();
     let md = open(home.path()).await;
-    let first = md.universe(None).await.unwrap();
-    assert!(Arc::ptr_eq(&first, &md.universe(None).await.unwrap()));
+    let first = md.universe(None, None).await.unwrap();
+    assert!(Arc::ptr_eq(&first, &md.universe(None, None).await.unwrap()));
     assert_eq!(
         first.universe,
         md.load_universe(None).await.unwrap().universe
     );
-    // another as-of date is another universe (only the newest is kept)
-    let past = md.universe(Some(20100104)).await.unwrap();
+    // another as-of date or tail is another universe (only the newest is kept)
+    let past = md.universe(Some(20100104), None).await.unwrap();
     assert_eq!(past.report.last_date, Some(20100104));
-    let first = md.universe(None).await.unwrap();
+    let tail = md.universe(None, Some(320)).await.unwrap();
+    assert!(tail.universe.stocks.iter().all(|s| s.bars.len() <= 320));
+    assert!(Arc::ptr_eq(
+        &tail,
+        &md.universe(None, Some(320)).await.unwrap()
+    ));
+    let first = md.universe(None, None).await.unwrap();
     assert_eq!(first.report.last_date, Some(20200616));
 
     // another process appends a bar to 平安银行
@@ -286,11 +344,11 @@ async fn the_warm_universe_is_handed_out_again_until_anything_is_written() {
         )
         .await
         .unwrap();
-    let after = md.universe(None).await.unwrap();
+    let after = md.universe(None, None).await.unwrap();
     assert!(!Arc::ptr_eq(&first, &after));
     assert_eq!(after.report.bars, first.report.bars + 1);
     assert_eq!(after.report.last_date, Some(20200617));
-    assert!(Arc::ptr_eq(&after, &md.universe(None).await.unwrap()));
+    assert!(Arc::ptr_eq(&after, &md.universe(None, None).await.unwrap()));
 
     // a stock-list change (a rename) is seen too
     let mut pingan = other.stock_info(&"000001".parse().unwrap()).unwrap();
@@ -300,7 +358,7 @@ async fn the_warm_universe_is_handed_out_again_until_anything_is_written() {
         .upsert_stocks(&[pingan], "test", chrono::Utc::now())
         .await
         .unwrap();
-    let renamed = md.universe(None).await.unwrap();
+    let renamed = md.universe(None, None).await.unwrap();
     assert_eq!(renamed.universe.stocks[0].name, "平安银行改");
 
     // a series damaged on disk afterwards is left out and listed, as on a cold read
@@ -311,7 +369,7 @@ async fn the_warm_universe_is_handed_out_again_until_anything_is_written() {
     .execute(other.pool())
     .await
     .unwrap();
-    let damaged = md.universe(None).await.unwrap();
+    let damaged = md.universe(None, None).await.unwrap();
     assert!(
         damaged
             .report

@@ -159,19 +159,20 @@ pub async fn overview(md: &MarketData, args: &Value) -> Result<Value, ToolError>
 /// above MA20, up ratio, median change — when enough stocks traded that day; otherwise
 /// unavailable with how many there were.
 async fn breadth_of(md: &MarketData, date: Option<u32>) -> Result<Value, ToolError> {
+    let cfg = FunnelConfig::default();
+    // the day's screen view, shared with the screens (warm in the app)
     let loaded = md
-        .load_universe(date)
+        .universe(date, Some(cfg.screen_bars()))
         .await
         .map_err(|e| ToolError::Failed(format!("读取本地K线缓存失败: {e}")))?;
-    let cfg = FunnelConfig::default();
     let need = cfg.breadth_min_stocks;
-    let universe = loaded.universe;
     let args = ScreenArgs {
         as_of: date,
         ..ScreenArgs::default()
     };
     let screened = tokio::task::spawn_blocking(move || {
-        (!universe.stocks.is_empty()).then(|| Funnel::prepare(&universe, &cfg).screen(&args))
+        let universe = &loaded.universe;
+        (!universe.stocks.is_empty()).then(|| Funnel::prepare(universe, &cfg).screen(&args))
     })
     .await
     .map_err(|e| ToolError::Failed(format!("宽度计算异常中止: {e}")))?;

@@ -125,9 +125,11 @@ pub async fn screen(
     )
     .map_err(err)?;
     progress.report("加载K线", "读取本地缓存", Some(0.05));
-    // the app keeps the last universe warm between screens (until anything is written)
+    let config = FunnelConfig::default();
+    // only the bars the day's screen looks at; the app keeps them warm between screens
+    // (until anything is written)
     let loaded = md
-        .universe(screen_args.as_of)
+        .universe(screen_args.as_of, Some(config.screen_bars()))
         .await
         .map_err(|e| ToolError::Failed(format!("读取本地K线缓存失败: {e}")))?;
     let stocks = loaded.universe.stocks.len();
@@ -164,10 +166,9 @@ pub async fn screen(
     let result = tokio::task::spawn_blocking(move || {
         let cancel = &|| stop.is_cancelled();
         let observer = |number: u8, layer: &LayerCount| report_layer(&layers, number, layer);
-        let result =
-            Funnel::prepare_cancellable(&shared.universe, &FunnelConfig::default(), cancel)
-                .map_err(FunnelError::from)
-                .and_then(|funnel| funnel.screen_observed(&run_args, cancel, &observer));
+        let result = Funnel::prepare_cancellable(&shared.universe, &config, cancel)
+            .map_err(FunnelError::from)
+            .and_then(|funnel| funnel.screen_observed(&run_args, cancel, &observer));
         let cancelled = matches!(result, Err(FunnelError::Cancelled));
         tracing::info!(tool = NAME, stocks, cancelled, "screen worker finished");
         result
