@@ -3,6 +3,7 @@
 //! A synthetic 5,640-stock × 500-bar market (wyckoff-engine feature `synthetic`: made-up
 //! test data, never shipped) is written as one CSV file per stock, imported through the
 //! same path a user's CSV takes, then read back whole into a Universe several times.
+//! `WYCKOFF_BENCH_BARS=N` makes each stock's history N bars deep instead.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -18,7 +19,17 @@ use wyckoff_market::{MarketConfig, MarketData};
 const READS: usize = 7;
 
 fn main() {
-    let shape = MarketShape::full_market();
+    let mut shape = MarketShape::full_market();
+    // WYCKOFF_BENCH_BARS: a deeper history (ending no later), as a real home holds years
+    if let Some(bars) = std::env::var("WYCKOFF_BENCH_BARS")
+        .ok()
+        .and_then(|b| b.parse::<usize>().ok())
+        .filter(|b| *b > shape.bars)
+    {
+        let years_earlier = (bars - shape.bars).div_ceil(250) as u32;
+        shape.start -= years_earlier * 10_000;
+        shape.bars = bars;
+    }
     let csv = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     // WYCKOFF_BENCH_HOME keeps the imported market for timing the CLI on it (hyperfine)
