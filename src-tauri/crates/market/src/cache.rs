@@ -4,11 +4,9 @@
 use std::cell::RefCell;
 use std::path::Path;
 use std::str::FromStr;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use rayon::prelude::*;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 // table names in formatted SQL come only from the closed `BarTable` enum
 use sqlx::{AssertSqlSafe, QueryBuilder, Row, Sqlite, SqliteConnection, SqlitePool};
 use wyckoff_engine::Bar;
@@ -41,21 +39,7 @@ pub async fn open_db(path: &Path) -> Result<SqlitePool, CacheError> {
 
 /// `open_db` without the migrations, for callers that run them next themselves.
 pub async fn connect_db(path: &Path) -> Result<SqlitePool, CacheError> {
-    let opts = SqliteConnectOptions::new()
-        .filename(path)
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Normal)
-        .busy_timeout(Duration::from_secs(5))
-        .foreign_keys(true);
-    let pool = SqlitePoolOptions::new()
-        .max_connections(4)
-        // A connection to a local file does not go stale like a network one: pinging it
-        // before every query was a round trip to its worker thread each time.
-        .test_before_acquire(false)
-        .connect_with(opts)
-        .await?;
-    Ok(pool)
+    Ok(wyckoff_db::open(path).await?)
 }
 
 pub async fn migrate(pool: &SqlitePool) -> Result<(), CacheError> {
