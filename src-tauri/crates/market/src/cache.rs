@@ -259,7 +259,7 @@ pub(crate) fn loaded_from(
     if let Some(end) = end {
         series.truncate_after(end);
     }
-    let mut out = checked(key, &series, series.bars.len());
+    let mut out = checked(key, &series, 0..series.bars.len());
     // The bars are handed over, not copied (the whole market is millions of them); the
     // rare bad ones are dropped in place.
     out.bars = series.bars;
@@ -269,27 +269,29 @@ pub(crate) fn loaded_from(
     out
 }
 
-/// [`loaded_from`] that checks every bar but hands out only the last `keep` usable ones
-/// dated on or before `as_of` (copied out of a scratch series), and the dates of the usable
-/// ones before them.
+/// [`loaded_from`] that hands out only the last `keep` usable bars dated on or before
+/// `as_of` (copied out of a scratch series), and the dates of the usable ones before them.
+/// Every bar is checked, except the first `sound` ones, which the stored series was
+/// sealed with as passing the same checks.
 fn loaded_tail_from(
     key: &str,
-    decoded: Result<&Series, SeriesError>,
+    decoded: Result<(&Series, usize), SeriesError>,
     as_of: Option<u32>,
     keep: usize,
 ) -> LoadedBars {
-    let series = match decoded {
+    let (series, sound) = match decoded {
         Ok(s) => s,
         Err(e) => return damaged(key, e),
     };
-    let mut out = checked(key, series, series.bars.len());
+    let mut out = checked(key, series, sound..series.bars.len());
     let filtered: Vec<Bar>;
     let mut usable = series.bars.as_slice();
     if !out.corrupt.is_empty() {
         filtered = usable
             .iter()
-            .filter(|b| crate::sanity::check_bar(b).is_none())
-            .copied()
+            .enumerate()
+            .filter(|(i, b)| *i < sound || crate::sanity::check_bar(b).is_none())
+            .map(|(_, b)| *b)
             .collect();
         usable = &filtered;
     }
@@ -313,12 +315,13 @@ fn damaged(key: &str, e: SeriesError) -> LoadedBars {
     }
 }
 
-/// The corrupt bars among the first `cut` of `series`, and the missing amounts and the
-/// sources of the usable ones; the bars themselves are left to the caller.
-fn checked(key: &str, series: &Series, cut: usize) -> LoadedBars {
+/// The corrupt bars among `range` of `series`' bars, and the missing amounts and the
+/// sources of the usable ones there; the bars themselves are left to the caller.
+fn checked(key: &str, series: &Series, range: std::ops::Range<usize>) -> LoadedBars {
     let mut out = LoadedBars::default();
     let mut seen = vec![false; series.sources.len()];
-    for (i, bar) in series.bars[..cut].iter().enumerate() {
+    for i in range {
+        let bar = &series.bars[i];
         if let Some(why) = crate::sanity::check_bar(bar) {
             out.corrupt.push(CorruptRow {
                 code: key.to_string(),
@@ -379,8 +382,8 @@ pub(crate) fn decode_in_background(
                 let loaded = match keep {
                     Keep::UpTo(end) => loaded_from(&key, Series::decode(&blob), end),
                     Keep::Tail { as_of, bars } => SCRATCH.with_borrow_mut(|scratch| {
-                        let decoded = scratch.decode_into(&blob).map(|()| &*scratch);
-                        loaded_tail_from(&key, decoded, as_of, bars)
+                        let sound = scratch.decode_tail_into(&blob, as_of, bars);
+                        loaded_tail_from(&key, sound.map(|sound| (&*scratch, sound)), as_of, bars)
                     }),
                 };
                 (key, loaded)
@@ -457,7 +460,8 @@ pub struct LoadedBars {
     /// Distinct sources of the usable bars, most recent bar's source first.
     pub sources: Vec<String>,
     /// When only a tail was asked for: the dates of the usable bars before `bars`
-    /// (otherwise empty).
+    /// (otherwise empty). Then `amount_missing` and `sources` cover only the bars that
+    /// were checked: a series sealed as sound is not checked before its tail.
     pub earlier_dates: Vec<u32>,
 }
 

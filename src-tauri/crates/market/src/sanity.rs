@@ -33,6 +33,11 @@ impl std::fmt::Display for BarFault {
     }
 }
 
+/// The version of the rules [`check_bar`] applies, stored with each series whose bars all
+/// passed them when it was written (see `series`). Whatever changes what `check_bar`
+/// rejects must raise it, so that series sealed under the old rules are checked again.
+pub const RULES: u8 = 1;
+
 /// Why a bar is rejected; `None` when it is usable.
 pub fn check_bar(b: &Bar) -> Option<BarFault> {
     // every cached bar is checked on each whole-market read: the usual good bar is

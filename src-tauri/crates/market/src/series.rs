@@ -25,12 +25,19 @@
 //! u64 checksum of every byte before it
 //! ```
 //!
+//! Version 3 (written since) is version 2 with one byte after the source names: the
+//! version of the bar sanity rules (`sanity::RULES`) every bar passed when the series was
+//! written, or 0 when some bar did not. The checksum seals it, so a read that wants only
+//! the last bars need not decode and check the older ones again (their dates are still
+//! decoded, in order); a series written under other rules is checked in full.
+//!
 //! A blob whose length, checksum, version, source index or date order is wrong is
 //! rejected as a whole: its bars are never handed out.
 
 use wyckoff_engine::Bar;
 
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
+const VERSION_2: u8 = 2;
 const VERSION_1: u8 = 1;
 const TAG_INT: u8 = 0;
 const TAG_F64: u8 = 1;
@@ -218,12 +225,26 @@ impl Series {
     /// read that keeps only each stock's tail decodes every series into one scratch
     /// series per thread. On error the contents are unspecified.
     pub fn decode_into(&mut self, blob: &[u8]) -> Result<(), SeriesError> {
+        self.decode_tail_into(blob, None, usize::MAX).map(|_| ())
+    }
+
+    /// [`Series::decode_into`] for a read that wants only the last `keep` bars dated on or
+    /// before `as_of`: when the blob is sealed as sound under today's sanity rules, the
+    /// bars before those have only their dates decoded. Returns how many leading bars
+    /// that is (they need no check; 0 when everything was decoded).
+    pub fn decode_tail_into(
+        &mut self,
+        blob: &[u8],
+        as_of: Option<u32>,
+        keep: usize,
+    ) -> Result<usize, SeriesError> {
         match blob.first() {
             None => Err(SeriesError::Truncated(0)),
-            Some(&VERSION) => self.decode_v2(blob),
+            Some(&VERSION) => self.decode_v2(blob, true, as_of, keep),
+            Some(&VERSION_2) => self.decode_v2(blob, false, as_of, keep),
             Some(&VERSION_1) => {
                 *self = Self::decode_v1(blob)?;
-                Ok(())
+                Ok(0)
             }
             Some(&v) => Err(SeriesError::Version(v)),
         }
@@ -240,6 +261,11 @@ impl Series {
             out.extend_from_slice(&(s.len().min(usize::from(u16::MAX)) as u16).to_le_bytes());
             out.extend_from_slice(&s.as_bytes()[..s.len().min(usize::from(u16::MAX))]);
         }
+        let sound = self
+            .bars
+            .iter()
+            .all(|b| crate::sanity::check_bar(b).is_none());
+        out.push(if sound { crate::sanity::RULES } else { 0 });
         let b = &self.bars;
         let mut col = Vec::with_capacity(n);
         let mut put = |out: &mut Vec<u8>, f: &dyn Fn(usize) -> f64| {
@@ -271,7 +297,15 @@ impl Series {
         out
     }
 
-    fn decode_v2(&mut self, blob: &[u8]) -> Result<(), SeriesError> {
+    /// Versions 2 and 3 (`sealed`: with the sanity byte); see
+    /// [`Series::decode_tail_into`] for `as_of`, `keep` and what it returns.
+    fn decode_v2(
+        &mut self,
+        blob: &[u8],
+        sealed: bool,
+        as_of: Option<u32>,
+        keep: usize,
+    ) -> Result<usize, SeriesError> {
         let mut r = Reader { buf: blob, pos: 1 };
         let want = r.u32()? as usize;
         if blob.len() != want {
@@ -306,6 +340,7 @@ impl Series {
             let bytes = r.take(len)?;
             sources.push(String::from_utf8(bytes.to_vec()).map_err(|_| SeriesError::SourceName)?);
         }
+        let sound = sealed && r.u8()? == crate::sanity::RULES;
         // Each column is written straight into its field: no column is buffered, since
         // reading the whole market decodes millions of bars.
         bars.clear();
@@ -324,7 +359,7 @@ impl Series {
         );
         let mut bad_date = None;
         let mut prev = 0u32;
-        decode_column(&mut r, n, |i, v| {
+        decode_column(&mut r, n, 0, |i, v| {
             let d = v as u32;
             if bad_date.is_none() && (f64::from(d) != v || (i > 0 && d <= prev)) {
                 bad_date = Some(d);
@@ -335,20 +370,27 @@ impl Series {
         if let Some(d) = bad_date {
             return Err(SeriesError::Order(d));
         }
-        decode_column(&mut r, n, |i, v| bars[i].open = v)?;
-        decode_column(&mut r, n, |i, v| bars[i].high = v)?;
-        decode_column(&mut r, n, |i, v| bars[i].low = v)?;
-        decode_column(&mut r, n, |i, v| bars[i].close = v)?;
-        decode_column(&mut r, n, |i, v| bars[i].volume = v)?;
-        decode_column(&mut r, n, |i, v| bars[i].amount = v)?;
+        // sealed sound: the bars before the wanted ones are neither decoded nor checked
+        let from = match sound {
+            true => as_of
+                .map_or(n, |a| bars.partition_point(|b| b.date <= a))
+                .saturating_sub(keep),
+            false => 0,
+        };
+        decode_column(&mut r, n, from, |i, v| bars[i].open = v)?;
+        decode_column(&mut r, n, from, |i, v| bars[i].high = v)?;
+        decode_column(&mut r, n, from, |i, v| bars[i].low = v)?;
+        decode_column(&mut r, n, from, |i, v| bars[i].close = v)?;
+        decode_column(&mut r, n, from, |i, v| bars[i].volume = v)?;
+        decode_column(&mut r, n, from, |i, v| bars[i].amount = v)?;
         amount_known.clear();
         amount_known.resize(n, false);
-        decode_column(&mut r, n, |i, v| amount_known[i] = v != 0.0)?;
+        decode_column(&mut r, n, from, |i, v| amount_known[i] = v != 0.0)?;
         // the flag column marks the bars that have one; the next column fills them in
-        decode_column(&mut r, n, |i, v| {
-            bars[i].turnover = (v != 0.0).then_some(0.0)
+        decode_column(&mut r, n, from, |i, v| {
+            bars[i].turnover = (v != 0.0).then_some(0.0);
         })?;
-        decode_column(&mut r, n, |i, v| {
+        decode_column(&mut r, n, from, |i, v| {
             if let Some(t) = &mut bars[i].turnover {
                 *t = v;
             }
@@ -356,7 +398,7 @@ impl Series {
         source_of.clear();
         source_of.resize(n, 0);
         let mut bad_source = None;
-        decode_column(&mut r, n, |i, v| {
+        decode_column(&mut r, n, 0, |i, v| {
             let s = v as u8;
             if f64::from(s) != v || usize::from(s) >= sources.len() {
                 bad_source.get_or_insert(s);
@@ -372,7 +414,7 @@ impl Series {
                 want: r.pos + 8,
             });
         }
-        Ok(())
+        Ok(from)
     }
 
     fn decode_v1(blob: &[u8]) -> Result<Self, SeriesError> {
@@ -529,10 +571,12 @@ fn encode_column(out: &mut Vec<u8>, col: &[f64]) {
     }
 }
 
-/// Decodes one column of `n` values, handing each to `put` with its index.
+/// Decodes one column of `n` values, handing each from index `from` on to `put` with its
+/// index (the ones before are skipped, not read).
 fn decode_column(
     r: &mut Reader<'_>,
     n: usize,
+    from: usize,
     mut put: impl FnMut(usize, f64),
 ) -> Result<(), SeriesError> {
     match r.u8()? {
@@ -554,32 +598,46 @@ fn decode_column(
             match width {
                 0 => {
                     let v = value(0);
-                    (0..n).for_each(|i| put(i, v));
+                    (from..n).for_each(|i| put(i, v));
                 }
                 1 => bytes
                     .iter()
                     .enumerate()
+                    .skip(from)
                     .for_each(|(i, b)| put(i, value(u64::from(*b)))),
-                2 => bytes.chunks_exact(2).enumerate().for_each(|(i, c)| {
-                    put(i, value(u64::from(u16::from_le_bytes([c[0], c[1]]))));
-                }),
-                4 => bytes.chunks_exact(4).enumerate().for_each(|(i, c)| {
-                    put(
-                        i,
-                        value(u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
-                    );
-                }),
-                w => bytes.chunks_exact(w).enumerate().for_each(|(i, c)| {
-                    let mut v = [0u8; 8];
-                    v[..w].copy_from_slice(c);
-                    put(i, value(u64::from_le_bytes(v)));
-                }),
+                2 => bytes
+                    .chunks_exact(2)
+                    .enumerate()
+                    .skip(from)
+                    .for_each(|(i, c)| {
+                        put(i, value(u64::from(u16::from_le_bytes([c[0], c[1]]))));
+                    }),
+                4 => bytes
+                    .chunks_exact(4)
+                    .enumerate()
+                    .skip(from)
+                    .for_each(|(i, c)| {
+                        put(
+                            i,
+                            value(u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+                        );
+                    }),
+                w => bytes
+                    .chunks_exact(w)
+                    .enumerate()
+                    .skip(from)
+                    .for_each(|(i, c)| {
+                        let mut v = [0u8; 8];
+                        v[..w].copy_from_slice(c);
+                        put(i, value(u64::from_le_bytes(v)));
+                    }),
             }
         }
         TAG_F64 => r
             .take(n * 8)?
             .chunks_exact(8)
             .enumerate()
+            .skip(from)
             .for_each(|(i, c)| {
                 let mut v = [0u8; 8];
                 v.copy_from_slice(c);
@@ -786,6 +844,76 @@ mod tests {
         assert!(bars > 10_000);
         let per_bar = bytes as f64 / bars as f64;
         assert!(per_bar < 40.0, "{per_bar:.1} bytes a bar");
+    }
+
+    /// `body` (a blob without its checksum) with its length and checksum made right.
+    fn resealed(mut body: Vec<u8>) -> Vec<u8> {
+        let total = (body.len() + 8) as u32;
+        body[1..5].copy_from_slice(&total.to_le_bytes());
+        let sum = checksum(&body);
+        body.extend_from_slice(&sum.to_le_bytes());
+        body
+    }
+
+    /// Where a version-3 blob keeps the sanity rules its bars passed.
+    fn rules_byte(s: &Series) -> usize {
+        10 + s.sources.iter().map(|n| 2 + n.len()).sum::<usize>()
+    }
+
+    #[test]
+    fn a_series_sealed_sound_decodes_only_the_wanted_tail_and_every_date() {
+        let bundled = crate::bundled::daily_bars().unwrap();
+        let mut s = Series::default();
+        s.merge(&bundled[0].bars, crate::bundled::BARS_SOURCE, true)
+            .unwrap();
+        let n = s.bars.len();
+        assert!(n > 3000, "{n}");
+        let blob = s.encode();
+        let at = rules_byte(&s);
+        assert_eq!(blob[at], crate::sanity::RULES);
+        let dates = |x: &Series| x.bars.iter().map(|b| b.date).collect::<Vec<_>>();
+        let mut scratch = Series::default();
+        for (as_of, keep) in [(None, 320), (Some(s.bars[1000].date), 320), (None, 1)] {
+            let from = scratch.decode_tail_into(&blob, as_of, keep).unwrap();
+            let cut = as_of.map_or(n, |a| s.bars.partition_point(|b| b.date <= a));
+            assert_eq!(from, cut - keep);
+            assert_eq!(dates(&scratch), dates(&s));
+            assert_eq!(scratch.bars[from..], s.bars[from..]);
+            assert_eq!(scratch.amount_known[from..], s.amount_known[from..]);
+            assert_eq!(scratch.source_of, s.source_of);
+            // the older bars were not decoded
+            assert!(scratch.bars[..from].iter().all(|b| b.close == 0.0));
+        }
+        // wanting more than there is decodes it all
+        assert_eq!(scratch.decode_tail_into(&blob, None, n).unwrap(), 0);
+        assert_eq!(scratch, s);
+
+        // a bar that fails the checks: not sealed, decoded and left to be checked in full
+        let mut insane = s.clone();
+        insane.bars[10].low = insane.bars[10].high * 2.0;
+        let blob = insane.encode();
+        assert_eq!(blob[at], 0);
+        assert_eq!(scratch.decode_tail_into(&blob, None, 320).unwrap(), 0);
+        assert_eq!(scratch, insane);
+
+        // sealed under other rules: checked in full again
+        let mut body = s.encode();
+        body.truncate(body.len() - 8);
+        body[at] = crate::sanity::RULES + 1;
+        let other_rules = resealed(body.clone());
+        assert_eq!(
+            scratch.decode_tail_into(&other_rules, None, 320).unwrap(),
+            0
+        );
+        assert_eq!(scratch, s);
+
+        // version 2 (no such byte) still reads, in full
+        body.remove(at);
+        body[0] = VERSION_2;
+        let v2 = resealed(body);
+        assert_eq!(scratch.decode_tail_into(&v2, None, 320).unwrap(), 0);
+        assert_eq!(scratch, s);
+        assert_eq!(Series::decode(&v2).unwrap(), s);
     }
 
     #[test]

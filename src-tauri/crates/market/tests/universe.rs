@@ -263,7 +263,7 @@ async fn a_tail_read_is_the_end_of_each_whole_series_with_all_its_dates() {
 
 #[tokio::test]
 async fn version_1_series_are_compacted_on_open_and_read_the_same_bars() {
-    use wyckoff_market::series::Series;
+    use wyckoff_market::series::{self, Series};
     let home = tempfile::tempdir().unwrap();
     let md = open(home.path()).await;
     let before = md.load_universe(None).await.unwrap();
@@ -272,10 +272,14 @@ async fn version_1_series_are_compacted_on_open_and_read_the_same_bars() {
         .await
         .unwrap();
     assert_eq!(rows.len(), 8);
-    let mut v2_bytes = 0;
+    let mut compact_bytes = 0;
     for (rowid, blob) in &rows {
-        assert_eq!(blob[0], 2, "new writes use the compact layout");
-        v2_bytes += blob.len();
+        assert_eq!(
+            blob[0],
+            series::VERSION,
+            "new writes use the compact layout"
+        );
+        compact_bytes += blob.len();
         let old = Series::decode(blob).unwrap().encode_v1();
         sqlx::query("UPDATE market_series SET data = ? WHERE rowid = ?")
             .bind(old)
@@ -293,10 +297,11 @@ async fn version_1_series_are_compacted_on_open_and_read_the_same_bars() {
             .fetch_all(md.pool())
             .await
             .unwrap();
-    assert!(versions.iter().all(|(v, _)| *v == 2), "{versions:?}");
+    let current = i64::from(series::VERSION);
+    assert!(versions.iter().all(|(v, _)| *v == current), "{versions:?}");
     assert_eq!(
         versions.iter().map(|(_, n)| *n as usize).sum::<usize>(),
-        v2_bytes
+        compact_bytes
     );
     assert_eq!(md.store().meta("series_v2_pending").await.unwrap(), None);
     let after = md.load_universe(None).await.unwrap();
@@ -487,4 +492,31 @@ async fn the_stock_list_reads_back_exactly_what_was_written() {
         list.iter()
             .any(|s| s.code.digits() == "000001" && s.market_cap.is_none())
     );
+}
+
+/// A stored key that is not a stock code (a comma, multi-byte characters) is named as
+/// skipped, and every other stock still reads as it is.
+#[tokio::test]
+async fn an_odd_key_in_the_store_is_named_and_shifts_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    md.store()
+        .upsert_bars(
+            BarTable::Stocks,
+            "0,中文",
+            &[bar(20200615, 3.0)],
+            "test",
+            true,
+        )
+        .await
+        .unwrap();
+    let whole = md.load_universe(None).await.unwrap();
+    assert_eq!(whole.report.stocks, 8);
+    assert_eq!(whole.report.skipped.len(), 1);
+    assert_eq!(whole.report.skipped[0].code, "0,中文");
+    assert_eq!(whole.report.skipped[0].reason, SkipReason::InvalidCode);
+    for s in &whole.universe.stocks {
+        let one = md.daily_bars(&s.code, None).await.unwrap();
+        assert_eq!(s.bars, one.bars, "{}", s.code);
+    }
 }
