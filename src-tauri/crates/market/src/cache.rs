@@ -689,24 +689,53 @@ impl CacheStore {
             .collect())
     }
 
-    /// Every stored series of `table` whose key is after `after`, by key, at most `limit`,
-    /// still encoded: the whole-market read pages through this and decodes each page on
-    /// every core while the next is read.
+    /// Every stored series of `table` whose key is after `after` (and not after `through`,
+    /// when given), by key, at most `limit`, still encoded: the whole-market read pages
+    /// through this and decodes each page on every core while the next is read.
     pub async fn series_page(
         &self,
         table: BarTable,
         after: &str,
+        through: Option<&str>,
         limit: u32,
     ) -> Result<Vec<(String, Vec<u8>)>, CacheError> {
         Ok(sqlx::query_as(
-            "SELECT code, data FROM market_series WHERE kind = ? AND code > ?
-             ORDER BY code LIMIT ?",
+            "SELECT code, data FROM market_series WHERE kind = ?1 AND code > ?2
+             AND (?3 IS NULL OR code <= ?3) ORDER BY code LIMIT ?4",
         )
         .bind(table.kind())
         .bind(after)
+        .bind(through)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?)
+    }
+
+    /// The keys that cut `table`'s stored series (by key) into `parts` parts of about the
+    /// same size, ascending: each is the last key of its part. A whole-market read reads the
+    /// parts on separate connections at once.
+    pub async fn series_cut_keys(
+        &self,
+        table: BarTable,
+        parts: u32,
+    ) -> Result<Vec<String>, CacheError> {
+        let count: i64 = sqlx::query_scalar("SELECT count(*) FROM market_series WHERE kind = ?")
+            .bind(table.kind())
+            .fetch_one(&self.pool)
+            .await?;
+        let mut cuts: Vec<String> = Vec::new();
+        for k in 1..i64::from(parts) {
+            let offset = count * k / i64::from(parts);
+            let key: Option<String> = sqlx::query_scalar(
+                "SELECT code FROM market_series WHERE kind = ? ORDER BY code LIMIT 1 OFFSET ?",
+            )
+            .bind(table.kind())
+            .bind(offset)
+            .fetch_optional(&self.pool)
+            .await?;
+            cuts.extend(key.filter(|k| cuts.last() < Some(k)));
+        }
+        Ok(cuts)
     }
 
     pub async fn upsert_stocks(

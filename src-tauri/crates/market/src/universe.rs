@@ -19,6 +19,8 @@ use crate::meta::StockInfo;
 /// memory near one page of blobs.
 const PAGE: u32 = 512;
 const PAGES_IN_FLIGHT: usize = 2;
+/// Connections a whole-market read uses at once.
+const READERS: u32 = 2;
 
 /// Why a cached stock is not in the universe.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -167,25 +169,19 @@ pub async fn load_universe(
             });
         }
     };
-    // Pages are decoded on every core while the next one is read. A few are in flight at
-    // once: enough to keep every core busy, while the memory of those taken is reused.
-    let mut decoding = VecDeque::new();
-    let mut after = String::new();
-    loop {
-        let page = store.series_page(BarTable::Stocks, &after, PAGE).await?;
-        let Some((last_key, _)) = page.last() else {
-            break;
-        };
-        after = last_key.clone();
-        decoding.push_back(decode_in_background(page, keep));
-        if decoding.len() > PAGES_IN_FLIGHT
-            && let Some(decoded) = decoding.pop_front()
-        {
-            take(decoded.await.map_err(|_| CacheError::Interrupted)?);
-        }
-    }
-    for decoded in decoding {
-        take(decoded.await.map_err(|_| CacheError::Interrupted)?);
+    // The market is read in parts on separate connections at once (the fetch is the
+    // slower side), each page decoded on every core while the next one is read.
+    let cuts = store.series_cut_keys(BarTable::Stocks, READERS).await?;
+    let starts = std::iter::once(String::new()).chain(cuts.iter().cloned());
+    let ends = cuts.iter().cloned().map(Some).chain(std::iter::once(None));
+    let parts = futures::future::try_join_all(
+        starts
+            .zip(ends)
+            .map(|(after, through)| read_pages(store, after, through, keep)),
+    )
+    .await?;
+    for page in parts.into_iter().flatten() {
+        take(page);
     }
     if tail.is_some() {
         out.universe.trading_days = Some(every_date(&out.universe.stocks, &earlier_dates));
@@ -216,6 +212,38 @@ pub async fn load_universe(
     };
     out.universe.benchmarks = benchmarks;
     Ok(out)
+}
+
+/// The decoded pages of the stored stock series after `after` (through `through`), in key
+/// order. A few pages wait for decoding at once: enough to keep every core busy without
+/// reading far ahead of it.
+async fn read_pages(
+    store: &CacheStore,
+    mut after: String,
+    through: Option<String>,
+    keep: Keep,
+) -> Result<Vec<DecodedPage>, CacheError> {
+    let mut decoding = VecDeque::new();
+    let mut pages = Vec::new();
+    loop {
+        let page = store
+            .series_page(BarTable::Stocks, &after, through.as_deref(), PAGE)
+            .await?;
+        let Some((last_key, _)) = page.last() else {
+            break;
+        };
+        after = last_key.clone();
+        decoding.push_back(decode_in_background(page, keep));
+        if decoding.len() > PAGES_IN_FLIGHT
+            && let Some(decoded) = decoding.pop_front()
+        {
+            pages.push(decoded.await.map_err(|_| CacheError::Interrupted)?);
+        }
+    }
+    for decoded in decoding {
+        pages.push(decoded.await.map_err(|_| CacheError::Interrupted)?);
+    }
+    Ok(pages)
 }
 
 /// The dates of the kept stocks' whole series, ascending, gathered on every core.

@@ -520,3 +520,49 @@ async fn an_odd_key_in_the_store_is_named_and_shifts_nothing() {
         assert_eq!(s.bars, one.bars, "{}", s.code);
     }
 }
+
+/// The whole-market read reads parts of the store at once: the parts' cut keys split the
+/// stored series so that each is read exactly once, in order, for any number of parts.
+#[tokio::test]
+async fn the_cut_keys_split_the_stored_series_into_parts_read_once_each() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    let store = md.store();
+    let all: Vec<String> = store
+        .series_page(BarTable::Stocks, "", None, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(all.len(), 8);
+    assert_eq!(
+        store.series_cut_keys(BarTable::Stocks, 2).await.unwrap(),
+        ["002572.SZ"]
+    );
+    for parts in 1..=12 {
+        let cuts = store
+            .series_cut_keys(BarTable::Stocks, parts)
+            .await
+            .unwrap();
+        assert!(cuts.windows(2).all(|w| w[0] < w[1]), "{cuts:?}");
+        assert!(cuts.len() < parts as usize, "{cuts:?}");
+        let starts = std::iter::once(String::new()).chain(cuts.iter().cloned());
+        let ends = cuts.iter().cloned().map(Some).chain(std::iter::once(None));
+        let mut read = Vec::new();
+        for (after, through) in starts.zip(ends) {
+            // pages of 3 inside each part
+            let mut after = after;
+            loop {
+                let page = store
+                    .series_page(BarTable::Stocks, &after, through.as_deref(), 3)
+                    .await
+                    .unwrap();
+                let Some((last, _)) = page.last() else { break };
+                after = last.clone();
+                read.extend(page.into_iter().map(|(k, _)| k));
+            }
+        }
+        assert_eq!(read, all, "{parts} parts");
+    }
+}
