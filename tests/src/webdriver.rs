@@ -148,6 +148,35 @@ pub async fn wait_for(d: &WebDriver, by: By) -> WebElement {
     }
 }
 
+/// Waits until the page (its scrolling `.content`) has kept the same height for half a
+/// second. Panels that load their data after the page appears grow it and move whatever
+/// is below them: a click aimed at an element down there can land on what moved into its
+/// place (how the settings page's push and MCP tests flaked).
+pub async fn wait_layout_settled(d: &WebDriver) {
+    const STILL: Duration = Duration::from_millis(500);
+    let deadline = Instant::now() + FIND_TIMEOUT;
+    let mut last = None;
+    let mut since = Instant::now();
+    loop {
+        let height = d
+            .execute(
+                "const c = document.querySelector('.content'); return c ? c.scrollHeight : 0",
+                vec![],
+            )
+            .await
+            .ok()
+            .and_then(|r| r.json().as_f64());
+        if height != last {
+            last = height;
+            since = Instant::now();
+        } else if since.elapsed() >= STILL {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the page kept changing height");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Clicks the first element matching `by` once it appears.
 pub async fn click(d: &WebDriver, by: By) {
     let what = format!("{by:?}");

@@ -17,6 +17,7 @@ use serde_json::json;
 use thirtyfour::prelude::*;
 use wyckoff_e2e::webdriver::{
     TauriDriver, click, mock_model_settings, run_scenario, send, shot, wait_for, wait_for_answer,
+    wait_layout_settled,
 };
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
@@ -51,6 +52,7 @@ async fn wait_text(d: &WebDriver, by: By, starts: &str) -> String {
 async fn scenario(d: WebDriver, server: String, vendor: std::sync::Arc<MockServer>) {
     click(&d, By::Id("nav-settings")).await;
     wait_for(&d, By::Id("mcp-panel")).await;
+    wait_layout_settled(&d).await;
 
     type_into(&d, "mcp-name", "Bad Name").await;
     type_into(&d, "mcp-target", &server).await;

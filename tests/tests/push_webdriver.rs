@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use thirtyfour::prelude::*;
 use wyckoff_e2e::hook::hook;
-use wyckoff_e2e::webdriver::{TauriDriver, click, run_scenario, shot, wait_for};
+use wyckoff_e2e::webdriver::{
+    TauriDriver, click, run_scenario, shot, wait_for, wait_layout_settled,
+};
 
 const KEY: &str = "wecom-robot-key-5f1c";
 
@@ -45,6 +47,7 @@ async fn select_kind(d: &WebDriver, kind: &str) {
 async fn scenario(d: WebDriver, url: String, got: wyckoff_e2e::hook::Hook) {
     click(&d, By::Id("nav-settings")).await;
     wait_for(&d, By::Id("push-panel")).await;
+    wait_layout_settled(&d).await;
 
     // A local webhook without "allow a private address": refused, nothing listed.
     type_into(&d, "push-name", "desk").await;
