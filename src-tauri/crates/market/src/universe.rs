@@ -15,9 +15,10 @@ use crate::code::{Board, IndexCode, StockCode};
 use crate::date::DateSet;
 use crate::meta::StockInfo;
 
-/// Series read per query: large enough to amortise the round trip, small enough to keep
-/// memory near one page of blobs.
+/// Series read per query: large enough to amortise the round trip, small enough that the
+/// few pages waiting for decoding stay a small part of the market.
 const PAGE: u32 = 512;
+/// Pages a reader lets wait for decoding before it reads on.
 const PAGES_IN_FLIGHT: usize = 2;
 /// Connections a whole-market read uses at once.
 const READERS: u32 = 2;
@@ -108,67 +109,6 @@ pub async fn load_universe(
         },
         None => Keep::UpTo(None),
     };
-    let mut take = |page: DecodedPage| {
-        for (key, loaded) in page {
-            let Ok(code) = StockCode::parse(&key) else {
-                out.report.skipped.push(SkippedStock {
-                    code: key,
-                    reason: SkipReason::InvalidCode,
-                });
-                continue;
-            };
-            let digits = code.digits().to_string();
-            let info = listed.get(&digits).copied();
-            if info.is_some() {
-                seen_listed += 1;
-            }
-            let reason = match loaded.corrupt.first() {
-                Some(c) if c.date == 0 => Some(SkipReason::DamagedSeries {
-                    detail: c.reason.clone(),
-                }),
-                Some(_) => Some(SkipReason::CorruptBars {
-                    rows: loaded.corrupt.clone(),
-                }),
-                None => None,
-            };
-            if let Some(reason) = reason {
-                out.report.skipped.push(SkippedStock {
-                    code: digits,
-                    reason,
-                });
-                continue;
-            }
-            let mut bars = loaded.bars;
-            if let Some(a) = as_of {
-                bars.truncate(bars.partition_point(|b| b.date <= a));
-            }
-            let Some(last) = bars.last().map(|b| b.date) else {
-                out.report.skipped.push(SkippedStock {
-                    code: digits,
-                    reason: SkipReason::NoBarsAsOf,
-                });
-                continue;
-            };
-            out.report.last_date = out.report.last_date.max(Some(last));
-            out.report.bars += loaded.earlier_dates.len() + bars.len();
-            if tail.is_some() {
-                earlier_dates.push(loaded.earlier_dates);
-            }
-            if info.is_none() {
-                out.report.not_in_stock_list.push(digits.clone());
-            }
-            out.universe.stocks.push(StockSeries {
-                name: info.map(|i| i.name.clone()).unwrap_or_default(),
-                board: engine_board(info.map_or(code.board(), |i| i.board)),
-                industry: info.and_then(|i| i.industry.clone()),
-                // the list stores CNY; the funnel thinks in 亿元
-                market_cap_yi: info.and_then(|i| i.market_cap).map(|c| c / 1e8),
-                list_date: info.and_then(|i| i.list_date),
-                code: digits,
-                bars,
-            });
-        }
-    };
     // The market is read in parts on separate connections at once (the fetch is the
     // slower side), each page decoded on every core while the next one is read.
     let cuts = store.series_cut_keys(BarTable::Stocks, READERS).await?;
@@ -180,8 +120,64 @@ pub async fn load_universe(
             .map(|(after, through)| read_pages(store, after, through, keep)),
     )
     .await?;
-    for page in parts.into_iter().flatten() {
-        take(page);
+    for (key, loaded) in parts.into_iter().flatten().flatten() {
+        let Ok(code) = StockCode::parse(&key) else {
+            out.report.skipped.push(SkippedStock {
+                code: key,
+                reason: SkipReason::InvalidCode,
+            });
+            continue;
+        };
+        let digits = code.digits().to_string();
+        let info = listed.get(&digits).copied();
+        if info.is_some() {
+            seen_listed += 1;
+        }
+        let reason = match loaded.corrupt.first() {
+            Some(c) if c.date == 0 => Some(SkipReason::DamagedSeries {
+                detail: c.reason.clone(),
+            }),
+            Some(_) => Some(SkipReason::CorruptBars {
+                rows: loaded.corrupt.clone(),
+            }),
+            None => None,
+        };
+        if let Some(reason) = reason {
+            out.report.skipped.push(SkippedStock {
+                code: digits,
+                reason,
+            });
+            continue;
+        }
+        let mut bars = loaded.bars;
+        if let Some(a) = as_of {
+            bars.truncate(bars.partition_point(|b| b.date <= a));
+        }
+        let Some(last) = bars.last().map(|b| b.date) else {
+            out.report.skipped.push(SkippedStock {
+                code: digits,
+                reason: SkipReason::NoBarsAsOf,
+            });
+            continue;
+        };
+        out.report.last_date = out.report.last_date.max(Some(last));
+        out.report.bars += loaded.earlier_dates.len() + bars.len();
+        if tail.is_some() {
+            earlier_dates.push(loaded.earlier_dates);
+        }
+        if info.is_none() {
+            out.report.not_in_stock_list.push(digits.clone());
+        }
+        out.universe.stocks.push(StockSeries {
+            name: info.map(|i| i.name.clone()).unwrap_or_default(),
+            board: engine_board(info.map_or(code.board(), |i| i.board)),
+            industry: info.and_then(|i| i.industry.clone()),
+            // the list stores CNY; the funnel thinks in 亿元
+            market_cap_yi: info.and_then(|i| i.market_cap).map(|c| c / 1e8),
+            list_date: info.and_then(|i| i.list_date),
+            code: digits,
+            bars,
+        });
     }
     if tail.is_some() {
         out.universe.trading_days = Some(every_date(&out.universe.stocks, &earlier_dates));
