@@ -12,6 +12,7 @@ use sqlx::{AssertSqlSafe, QueryBuilder, Row, Sqlite, SqliteConnection, SqlitePoo
 use wyckoff_engine::Bar;
 
 use crate::code::{Board, StockCode};
+use crate::date::DateSet;
 use crate::meta::StockInfo;
 use crate::series::{Series, SeriesError};
 
@@ -270,7 +271,7 @@ pub(crate) fn loaded_from(
 }
 
 /// [`loaded_from`] that hands out only the last `keep` usable bars dated on or before
-/// `as_of` (copied out of a scratch series), and the dates of the usable ones before them.
+/// `as_of` (copied out of a scratch series), and how many usable ones came before them.
 /// Every bar is checked, except the first `sound` ones, which the stored series was
 /// sealed with as passing the same checks.
 fn loaded_tail_from(
@@ -299,7 +300,7 @@ fn loaded_tail_from(
         usable = &usable[..usable.partition_point(|b| b.date <= as_of)];
     }
     let (earlier, tail) = usable.split_at(usable.len().saturating_sub(keep));
-    out.earlier_dates = earlier.iter().map(|b| b.date).collect();
+    out.earlier = earlier.len();
     out.bars = tail.to_vec();
     out
 }
@@ -344,8 +345,14 @@ fn checked(key: &str, series: &Series, range: std::ops::Range<usize>) -> LoadedB
     out
 }
 
-/// Decoded stored series, as `load_bars` hands out each.
-pub(crate) type DecodedPage = Vec<(String, LoadedBars)>;
+/// Decoded stored series, as `load_bars` hands out each, in the order they were read.
+#[derive(Default)]
+pub(crate) struct DecodedPage {
+    pub rows: Vec<(String, LoadedBars)>,
+    /// For a tail read ([`Keep::Tail`]): every usable date of the admitted series, the
+    /// bars before their tails included (empty otherwise).
+    pub dates: DateSet,
+}
 
 thread_local! {
     /// Each decoding thread's series buffers, for reads that keep only a tail: the bars
@@ -360,8 +367,14 @@ pub(crate) enum Keep {
     /// checked.
     UpTo(Option<u32>),
     /// Every bar is checked; the last `bars` usable ones dated on or before `as_of` are
-    /// handed out (see [`LoadedBars::earlier_dates`]).
-    Tail { as_of: Option<u32>, bars: usize },
+    /// handed out (see [`LoadedBars::earlier`]). The dates of every series that has no
+    /// corrupt bar and whose key `admit`s go into [`DecodedPage::dates`], gathered while
+    /// the series is at hand.
+    Tail {
+        as_of: Option<u32>,
+        bars: usize,
+        admit: fn(&str) -> bool,
+    },
 }
 
 /// Decodes `rows` (key, stored series) on every core, off the async runtime, so the caller
@@ -376,19 +389,36 @@ pub(crate) fn decode_in_background(
         if done.is_closed() {
             return;
         }
-        let page: DecodedPage = rows
+        // folded in pieces and joined in order: the rows keep the order they were read in
+        let page = rows
             .into_par_iter()
-            .map(|(key, blob)| {
+            .fold(DecodedPage::default, |mut page, (key, blob)| {
                 let loaded = match keep {
                     Keep::UpTo(end) => loaded_from(&key, Series::decode(&blob), end),
-                    Keep::Tail { as_of, bars } => SCRATCH.with_borrow_mut(|scratch| {
+                    Keep::Tail { as_of, bars, admit } => SCRATCH.with_borrow_mut(|scratch| {
                         let sound = scratch.decode_tail_into(&blob, as_of, bars);
-                        loaded_tail_from(&key, sound.map(|sound| (&*scratch, sound)), as_of, bars)
+                        let loaded = loaded_tail_from(
+                            &key,
+                            sound.map(|sound| (&*scratch, sound)),
+                            as_of,
+                            bars,
+                        );
+                        if loaded.corrupt.is_empty() && admit(&key) {
+                            // no bar was dropped: the usable ones lead the series
+                            let usable = &scratch.bars[..loaded.earlier + loaded.bars.len()];
+                            page.dates.extend(usable.iter().map(|b| b.date));
+                        }
+                        loaded
                     }),
                 };
-                (key, loaded)
+                page.rows.push((key, loaded));
+                page
             })
-            .collect();
+            .reduce(DecodedPage::default, |mut left, right| {
+                left.rows.extend(right.rows);
+                left.dates = left.dates.union(right.dates);
+                left
+            });
         let _ = done.send(page);
     });
     decoded
@@ -459,10 +489,10 @@ pub struct LoadedBars {
     pub amount_missing: usize,
     /// Distinct sources of the usable bars, most recent bar's source first.
     pub sources: Vec<String>,
-    /// When only a tail was asked for: the dates of the usable bars before `bars`
-    /// (otherwise empty). Then `amount_missing` and `sources` cover only the bars that
-    /// were checked: a series sealed as sound is not checked before its tail.
-    pub earlier_dates: Vec<u32>,
+    /// When only a tail was asked for: how many usable bars came before `bars` (otherwise
+    /// 0). Then `amount_missing` and `sources` cover only the bars that were checked: a
+    /// series sealed as sound is not checked before its tail.
+    pub earlier: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -622,7 +652,7 @@ impl CacheStore {
         }
         let mut out = Vec::with_capacity(keys.len());
         for decoded in decoding {
-            out.extend(decoded.await.map_err(|_| CacheError::Interrupted)?);
+            out.extend(decoded.await.map_err(|_| CacheError::Interrupted)?.rows);
         }
         let corrupt: usize = out.iter().map(|(_, l)| l.corrupt.len()).sum();
         if corrupt > 0 {

@@ -75,13 +75,57 @@ impl Default for DateSet {
     }
 }
 
+/// Dates that come in order (a series') mostly share their month and their word with the
+/// one before: the month's first slot is worked out once a month, and the bits are
+/// gathered in a register and stored once a word.
+impl Extend<u32> for DateSet {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, dates: I) {
+        let mut month = None;
+        let mut word = None;
+        let mut bits = 0u64;
+        for v in dates {
+            let ym = v / 100;
+            let first = match month {
+                Some((m, first)) if m == ym => first,
+                _ => {
+                    let first = Self::month_slot(ym);
+                    month = Some((ym, first));
+                    first
+                }
+            };
+            let Some(s) = first.and_then(|f| Self::day_slot(f, v - ym * 100)) else {
+                self.other.push(v);
+                continue;
+            };
+            if word != Some(s / 64) {
+                if let Some(w) = word {
+                    self.bits[w] |= bits;
+                }
+                word = Some(s / 64);
+                bits = 0;
+            }
+            bits |= 1 << (s % 64);
+        }
+        if let Some(w) = word {
+            self.bits[w] |= bits;
+        }
+    }
+}
+
 impl DateSet {
     fn slot(v: u32) -> Option<usize> {
-        let (y, m, d) = (v / 10_000, (v / 100) % 100, v % 100);
-        let in_range = (FIRST_YEAR..FIRST_YEAR + YEARS).contains(&y)
-            && (1..=12).contains(&m)
-            && (1..=31).contains(&d);
-        in_range.then(|| ((y - FIRST_YEAR) * SLOTS_A_YEAR + (m - 1) * 31 + (d - 1)) as usize)
+        Self::month_slot(v / 100).and_then(|first| Self::day_slot(first, v % 100))
+    }
+
+    /// The first slot of month `YYYYMM`, when it is in range.
+    fn month_slot(ym: u32) -> Option<usize> {
+        let (y, m) = (ym / 100, ym % 100);
+        let in_range = (FIRST_YEAR..FIRST_YEAR + YEARS).contains(&y) && (1..=12).contains(&m);
+        in_range.then(|| ((y - FIRST_YEAR) * SLOTS_A_YEAR + (m - 1) * 31) as usize)
+    }
+
+    fn day_slot(month_first: usize, d: u32) -> Option<usize> {
+        (1..=31).contains(&d).then(|| month_first + d as usize - 1)
     }
 
     pub fn insert(&mut self, v: u32) {
@@ -175,6 +219,22 @@ mod tests {
             }
         }
         assert_eq!(left.union(right).into_sorted(), want);
+        // in bulk, in any order, and in order (runs that share a word)
+        let mut bulk = DateSet::default();
+        bulk.extend(dates);
+        assert_eq!(bulk.into_sorted(), want);
+        let days: Vec<u32> = (1..=12)
+            .flat_map(|m| (1..=28).map(move |d| 20240000 + m * 100 + d))
+            .chain([20250101, 20991231, 21000101])
+            .collect();
+        let mut run = DateSet::default();
+        run.extend(days.iter().copied());
+        // days out of range in a month just seen
+        run.extend([days[5], 20240132, 20240100, 30000101]);
+        let mut want_run = days.clone();
+        want_run.extend([20240100, 20240132, 30000101]);
+        want_run.sort_unstable();
+        assert_eq!(run.into_sorted(), want_run);
     }
 
     #[test]

@@ -4,7 +4,6 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use rayon::prelude::*;
 use serde::Serialize;
 use wyckoff_engine::{Bar, Benchmarks, StockSeries, Universe};
 
@@ -98,14 +97,14 @@ pub async fn load_universe(
         .collect();
     let mut out = LoadedUniverse::default();
     let mut seen_listed = 0usize;
-    // per stock kept, when a tail is read: the dates before it
-    let mut earlier_dates: Vec<Vec<u32>> = Vec::new();
     // Every bar is checked, also those after `as_of`: a damaged series is left out whole.
     let keep = match tail {
         // a stock's last bar says whether it traded by then
         Some(bars) => Keep::Tail {
             as_of,
             bars: bars.max(1),
+            // the series the loop below keeps (besides having no corrupt bar)
+            admit: |key| StockCode::parse(key).is_ok(),
         },
         None => Keep::UpTo(None),
     };
@@ -120,67 +119,69 @@ pub async fn load_universe(
             .map(|(after, through)| read_pages(store, after, through, keep)),
     )
     .await?;
-    for (key, loaded) in parts.into_iter().flatten().flatten() {
-        let Ok(code) = StockCode::parse(&key) else {
-            out.report.skipped.push(SkippedStock {
-                code: key,
-                reason: SkipReason::InvalidCode,
-            });
-            continue;
-        };
-        let digits = code.digits().to_string();
-        let info = listed.get(&digits).copied();
-        if info.is_some() {
-            seen_listed += 1;
-        }
-        let reason = match loaded.corrupt.first() {
-            Some(c) if c.date == 0 => Some(SkipReason::DamagedSeries {
-                detail: c.reason.clone(),
-            }),
-            Some(_) => Some(SkipReason::CorruptBars {
-                rows: loaded.corrupt.clone(),
-            }),
-            None => None,
-        };
-        if let Some(reason) = reason {
-            out.report.skipped.push(SkippedStock {
+    // the pages bring the dates of the series kept below: every bar of theirs, not just the tail
+    let mut dates = DateSet::default();
+    for page in parts.into_iter().flatten() {
+        dates = dates.union(page.dates);
+        for (key, loaded) in page.rows {
+            let Ok(code) = StockCode::parse(&key) else {
+                out.report.skipped.push(SkippedStock {
+                    code: key,
+                    reason: SkipReason::InvalidCode,
+                });
+                continue;
+            };
+            let digits = code.digits().to_string();
+            let info = listed.get(&digits).copied();
+            if info.is_some() {
+                seen_listed += 1;
+            }
+            let reason = match loaded.corrupt.first() {
+                Some(c) if c.date == 0 => Some(SkipReason::DamagedSeries {
+                    detail: c.reason.clone(),
+                }),
+                Some(_) => Some(SkipReason::CorruptBars {
+                    rows: loaded.corrupt.clone(),
+                }),
+                None => None,
+            };
+            if let Some(reason) = reason {
+                out.report.skipped.push(SkippedStock {
+                    code: digits,
+                    reason,
+                });
+                continue;
+            }
+            let mut bars = loaded.bars;
+            if let Some(a) = as_of {
+                bars.truncate(bars.partition_point(|b| b.date <= a));
+            }
+            let Some(last) = bars.last().map(|b| b.date) else {
+                out.report.skipped.push(SkippedStock {
+                    code: digits,
+                    reason: SkipReason::NoBarsAsOf,
+                });
+                continue;
+            };
+            out.report.last_date = out.report.last_date.max(Some(last));
+            out.report.bars += loaded.earlier + bars.len();
+            if info.is_none() {
+                out.report.not_in_stock_list.push(digits.clone());
+            }
+            out.universe.stocks.push(StockSeries {
+                name: info.map(|i| i.name.clone()).unwrap_or_default(),
+                board: engine_board(info.map_or(code.board(), |i| i.board)),
+                industry: info.and_then(|i| i.industry.clone()),
+                // the list stores CNY; the funnel thinks in 亿元
+                market_cap_yi: info.and_then(|i| i.market_cap).map(|c| c / 1e8),
+                list_date: info.and_then(|i| i.list_date),
                 code: digits,
-                reason,
+                bars,
             });
-            continue;
         }
-        let mut bars = loaded.bars;
-        if let Some(a) = as_of {
-            bars.truncate(bars.partition_point(|b| b.date <= a));
-        }
-        let Some(last) = bars.last().map(|b| b.date) else {
-            out.report.skipped.push(SkippedStock {
-                code: digits,
-                reason: SkipReason::NoBarsAsOf,
-            });
-            continue;
-        };
-        out.report.last_date = out.report.last_date.max(Some(last));
-        out.report.bars += loaded.earlier_dates.len() + bars.len();
-        if tail.is_some() {
-            earlier_dates.push(loaded.earlier_dates);
-        }
-        if info.is_none() {
-            out.report.not_in_stock_list.push(digits.clone());
-        }
-        out.universe.stocks.push(StockSeries {
-            name: info.map(|i| i.name.clone()).unwrap_or_default(),
-            board: engine_board(info.map_or(code.board(), |i| i.board)),
-            industry: info.and_then(|i| i.industry.clone()),
-            // the list stores CNY; the funnel thinks in 亿元
-            market_cap_yi: info.and_then(|i| i.market_cap).map(|c| c / 1e8),
-            list_date: info.and_then(|i| i.list_date),
-            code: digits,
-            bars,
-        });
     }
     if tail.is_some() {
-        out.universe.trading_days = Some(every_date(&out.universe.stocks, &earlier_dates));
+        out.universe.trading_days = Some(dates.into_sorted());
     }
     out.report.stocks = out.universe.stocks.len();
     out.report.listed_without_bars = list.len().saturating_sub(seen_listed);
@@ -240,22 +241,6 @@ async fn read_pages(
         pages.push(decoded.await.map_err(|_| CacheError::Interrupted)?);
     }
     Ok(pages)
-}
-
-/// The dates of the kept stocks' whole series, ascending, gathered on every core.
-fn every_date(stocks: &[StockSeries], earlier_dates: &[Vec<u32>]) -> Vec<u32> {
-    stocks
-        .par_iter()
-        .zip(earlier_dates)
-        .fold(DateSet::default, |mut set, (stock, earlier)| {
-            let tail = stock.bars.iter().map(|b| b.date);
-            for date in earlier.iter().copied().chain(tail) {
-                set.insert(date);
-            }
-            set
-        })
-        .reduce(DateSet::default, DateSet::union)
-        .into_sorted()
 }
 
 async fn load_benchmark(
