@@ -361,11 +361,18 @@ pub enum SyncTarget {
     All,
 }
 
+/// The stock list as read at a write generation of the store: still the list while the
+/// generation is unchanged, whichever process writes.
+struct Listed {
+    generation: i64,
+    directory: Arc<StockDirectory>,
+}
+
 pub struct MarketData {
     store: CacheStore,
     portfolio: PortfolioStore,
     calendar: TradingCalendar,
-    directory: RwLock<Arc<StockDirectory>>,
+    directory: RwLock<Listed>,
     /// Replaced as a whole when the settings' sources change; a sync that already took
     /// the old chain finishes with it.
     live: RwLock<LiveSources>,
@@ -443,7 +450,9 @@ impl MarketData {
         let store = CacheStore::new(pool.clone());
         let calendar = bundled::calendar()?;
         seed_bundled(&store, cfg.clock.as_ref()).await?;
-        let directory = StockDirectory::new(store.load_stocks().await?);
+        // read before the list: a write in between makes the list look older, never newer
+        let generation = store.write_generation().await?;
+        let directory = Arc::new(StockDirectory::new(store.load_stocks().await?));
         let breakers = BreakerStore::new(pool.clone());
         let chain = build_chain(&cfg.sources, cfg.http_timeout, cfg.clock.clone(), &breakers).await;
         Ok(Self {
@@ -451,7 +460,10 @@ impl MarketData {
             breakers,
             store,
             calendar,
-            directory: RwLock::new(Arc::new(directory)),
+            directory: RwLock::new(Listed {
+                generation,
+                directory,
+            }),
             live: RwLock::new(LiveSources {
                 chain: Arc::new(chain),
                 fetch_on_read: cfg.fetch_on_read,
@@ -517,10 +529,41 @@ impl MarketData {
     }
 
     fn directory(&self) -> Arc<StockDirectory> {
-        match self.directory.read() {
-            Ok(d) => d.clone(),
-            Err(p) => p.into_inner().clone(),
+        self.listed().1
+    }
+
+    /// The stock list and the write generation it was read at.
+    fn listed(&self) -> (i64, Arc<StockDirectory>) {
+        let l = match self.directory.read() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        };
+        (l.generation, l.directory.clone())
+    }
+
+    /// The stock list as of write generation `generation` (read now): the one held when
+    /// nothing was written since it was read, else read again (another process may have
+    /// renamed a stock) and held from now on.
+    async fn directory_at(&self, generation: i64) -> Result<Arc<StockDirectory>, CacheError> {
+        let (held, directory) = self.listed();
+        if held == generation {
+            return Ok(directory);
         }
+        self.reload_directory(generation).await
+    }
+
+    /// Reads the stock list again; `generation` was read before it.
+    async fn reload_directory(&self, generation: i64) -> Result<Arc<StockDirectory>, CacheError> {
+        let directory = Arc::new(StockDirectory::new(self.store.load_stocks().await?));
+        let mut l = match self.directory.write() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        };
+        *l = Listed {
+            generation,
+            directory: directory.clone(),
+        };
+        Ok(directory)
     }
 
     /// Name search over the cached stock list (code, name, pinyin); at most `limit` hits.
@@ -930,10 +973,9 @@ impl MarketData {
                 }],
             });
         }
-        if let Ok(list) = self.store.load_stocks().await
-            && let Ok(mut d) = self.directory.write()
-        {
-            *d = Arc::new(StockDirectory::new(list));
+        if let Ok(generation) = self.store.write_generation().await {
+            // a list that cannot be read now is read again at the next use
+            let _ = self.reload_directory(generation).await;
         }
         Ok((n, got.source))
     }
@@ -944,7 +986,10 @@ impl MarketData {
         &self,
         as_of: Option<u32>,
     ) -> Result<crate::universe::LoadedUniverse, MarketError> {
-        Ok(crate::universe::load_universe(&self.store, as_of, None).await?)
+        let listed = self
+            .directory_at(self.store.write_generation().await?)
+            .await?;
+        Ok(crate::universe::load_universe_listed(&self.store, &listed, as_of, None).await?)
     }
 
     /// [`crate::universe::load_universe`] (with `tail`, only each stock's last bars: what a
@@ -969,7 +1014,10 @@ impl MarketData {
         }
         // free the old one before building the next: two whole markets at once is a lot
         *warm = None;
-        let loaded = Arc::new(crate::universe::load_universe(&self.store, as_of, tail).await?);
+        let listed = self.directory_at(generation).await?;
+        let loaded = Arc::new(
+            crate::universe::load_universe_listed(&self.store, &listed, as_of, tail).await?,
+        );
         *warm = Some(WarmUniverse {
             generation,
             as_of,

@@ -2,7 +2,7 @@
 //! stored series per stock, paged by code), its facts from the stock list, and the three
 //! benchmark indices. Stocks whose data is damaged are skipped and listed, never patched.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use serde::Serialize;
 use wyckoff_engine::{Bar, Benchmarks, StockSeries, Universe};
@@ -12,7 +12,7 @@ use crate::cache::{
 };
 use crate::code::{Board, IndexCode, StockCode};
 use crate::date::DateSet;
-use crate::meta::StockInfo;
+use crate::search::StockDirectory;
 
 /// Series read per query: large enough to amortise the round trip, small enough that the
 /// few pages waiting for decoding stay a small part of the market.
@@ -90,11 +90,17 @@ pub async fn load_universe(
     as_of: Option<u32>,
     tail: Option<usize>,
 ) -> Result<LoadedUniverse, CacheError> {
-    let list = store.load_stocks().await?;
-    let listed: HashMap<String, &StockInfo> = list
-        .iter()
-        .map(|s| (s.code.digits().to_string(), s))
-        .collect();
+    let listed = StockDirectory::new(store.load_stocks().await?);
+    load_universe_listed(store, &listed, as_of, tail).await
+}
+
+/// [`load_universe`] with the stock list already at hand (read since the last write).
+pub async fn load_universe_listed(
+    store: &CacheStore,
+    listed: &StockDirectory,
+    as_of: Option<u32>,
+    tail: Option<usize>,
+) -> Result<LoadedUniverse, CacheError> {
     let mut out = LoadedUniverse::default();
     let mut seen_listed = 0usize;
     // Every bar is checked, also those after `as_of`: a damaged series is left out whole.
@@ -132,7 +138,7 @@ pub async fn load_universe(
                 continue;
             };
             let digits = code.digits().to_string();
-            let info = listed.get(&digits).copied();
+            let info = listed.get(&digits);
             if info.is_some() {
                 seen_listed += 1;
             }
@@ -184,7 +190,7 @@ pub async fn load_universe(
         out.universe.trading_days = Some(dates.into_sorted());
     }
     out.report.stocks = out.universe.stocks.len();
-    out.report.listed_without_bars = list.len().saturating_sub(seen_listed);
+    out.report.listed_without_bars = listed.len().saturating_sub(seen_listed);
     if !out.report.skipped.is_empty() {
         tracing::warn!(
             skipped = out.report.skipped.len(),

@@ -365,6 +365,12 @@ async fn the_warm_universe_is_handed_out_again_until_anything_is_written() {
         .unwrap();
     let renamed = md.universe(None, None).await.unwrap();
     assert_eq!(renamed.universe.stocks[0].name, "平安银行改");
+    // the list read for it is the one names are looked up in from then on
+    let code = "000001".parse().unwrap();
+    assert_eq!(md.stock_info(&code).unwrap().name, "平安银行改");
+    // and a whole read finds it current
+    let whole = md.load_universe(None).await.unwrap();
+    assert_eq!(whole.universe.stocks[0].name, "平安银行改");
 
     // a series damaged on disk afterwards is left out and listed, as on a cold read
     sqlx::query(
