@@ -974,3 +974,49 @@ fn a_universe_of_tails_with_its_trading_days_screens_a_day_as_the_whole_one_does
     }
     assert!(with_breadth > 0);
 }
+
+/// Given its calendar, the funnel checks and indexes each stock in one walk: the same
+/// screen as when it gathers the calendar itself, stocks with bars out of order or corrupt
+/// included.
+#[test]
+fn a_given_calendar_screens_as_the_gathered_one_with_damaged_stocks() {
+    let real = real_universe();
+    let mut u = real.clone();
+    let mut disordered = real.stocks[0].clone();
+    disordered.code = "600997".into();
+    let n = disordered.bars.len();
+    disordered.bars.swap(n - 3, n - 2);
+    let mut corrupt = real.stocks[1].clone();
+    corrupt.code = "600998".into();
+    let n = corrupt.bars.len();
+    corrupt.bars[n - 5].close = f64::NAN;
+    u.stocks.push(disordered);
+    u.stocks.push(corrupt);
+    let calendar = Funnel::prepare(&u, &FunnelConfig::default())
+        .calendar()
+        .to_vec();
+    let given = Universe {
+        trading_days: Some(calendar.clone()),
+        ..u.clone()
+    };
+    assert_eq!(
+        Funnel::prepare(&given, &FunnelConfig::default()).calendar(),
+        calendar
+    );
+    let last = *calendar.last().unwrap();
+    for day in sample_days(&real, 500).into_iter().chain([last]) {
+        let gathered = screen(&u, &at(day)).unwrap();
+        assert_eq!(screen(&given, &at(day)).unwrap(), gathered, "{day}");
+        if day == last {
+            let reason = |code: &str| {
+                gathered
+                    .skipped
+                    .iter()
+                    .find(|s| s.code == code)
+                    .map(|s| s.reason.key())
+            };
+            assert_eq!(reason("600997"), Some("corrupt"));
+            assert_eq!(reason("600998"), Some("corrupt"));
+        }
+    }
+}

@@ -343,13 +343,21 @@ impl Daily {
 }
 
 impl Prepared {
-    fn new(bars: &[Bar]) -> Self {
+    /// With the `calendar` known up front, the bars are indexed on it in the same walk
+    /// ([`Self::index_calendar`] otherwise).
+    fn new(bars: &[Bar], calendar: Option<&[u32]>) -> Self {
         // One walk over the bars (the whole market is millions of them).
         let mut order_problem = None;
         let mut bad = Vec::new();
         let mut amounts = Vec::with_capacity(bars.len());
+        let mut cal = Vec::with_capacity(if calendar.is_some() { bars.len() } else { 0 });
+        let mut j = 0usize;
         let mut prev = None;
         for (i, b) in bars.iter().enumerate() {
+            if let Some(calendar) = calendar {
+                j = calendar_index(calendar, j, b.date);
+                cal.push(j as u32);
+            }
             if order_problem.is_none() && prev.is_some_and(|p| b.date <= p) {
                 order_problem = Some(b.date);
             }
@@ -363,11 +371,14 @@ impl Prepared {
                 b.close * b.volume
             });
         }
+        if order_problem.is_some() {
+            cal = Vec::new();
+        }
         Prepared {
             order_problem,
             bad,
             amounts,
-            cal: Vec::new(),
+            cal,
             daily: None,
         }
     }
@@ -382,25 +393,24 @@ impl Prepared {
         self.cal = bars
             .iter()
             .map(|b| {
-                while j < calendar.len() && calendar[j] < b.date {
-                    j += 1;
-                }
+                j = calendar_index(calendar, j, b.date);
                 j as u32
             })
             .collect();
     }
 }
 
-/// Every date with a bar, ascending: the union of the stocks' series (each already
-/// ascending, merged pairwise on every core rather than millions of dates sorted) and the
-/// SSE index. A series with dates out of order is skipped as corrupt; its dates (perhaps a
-/// typo far in the future) must not become trading days either. A universe of tails brings
-/// its full series' dates ([`Universe::trading_days`]) instead.
-fn trading_calendar(universe: &Universe, stocks: &[Prepared]) -> Vec<u32> {
-    let merged = match &universe.trading_days {
-        Some(days) => days.clone(),
-        None => stock_dates(universe, stocks),
-    };
+/// Where `date` is in `calendar`, looking on from `from` (the previous bar's index).
+fn calendar_index(calendar: &[u32], mut from: usize, date: u32) -> usize {
+    while from < calendar.len() && calendar[from] < date {
+        from += 1;
+    }
+    from
+}
+
+/// The trading calendar, ascending: every date with a bar in the stocks' series (`days`:
+/// [`stock_dates`], or a universe of tails' [`Universe::trading_days`]) or the SSE index.
+fn with_index_days(days: Vec<u32>, universe: &Universe) -> Vec<u32> {
     // The index comes from elsewhere: not trusted to be in order.
     let mut index: Vec<u32> = universe
         .benchmarks
@@ -411,10 +421,14 @@ fn trading_calendar(universe: &Universe, stocks: &[Prepared]) -> Vec<u32> {
     index.sort_unstable();
     index.dedup();
     let mut calendar = Vec::new();
-    union_ascending(&merged, index.into_iter(), &mut calendar);
+    union_ascending(&days, index.into_iter(), &mut calendar);
     calendar
 }
 
+/// The dates of the stocks' series, ascending (each already ascending, merged pairwise on
+/// every core rather than millions of dates sorted). A series with dates out of order is
+/// skipped as corrupt; its dates (perhaps a typo far in the future) must not become trading
+/// days either.
 fn stock_dates(universe: &Universe, stocks: &[Prepared]) -> Vec<u32> {
     universe
         .stocks
@@ -510,23 +524,38 @@ impl<'u> Funnel<'u> {
         cfg: &FunnelConfig,
         cancel: &dyn Cancel,
     ) -> Result<Self, Cancelled> {
+        // A universe of tails brings its calendar: each stock is checked and indexed in one walk.
+        let given = universe
+            .trading_days
+            .as_ref()
+            .map(|days| with_index_days(days.clone(), universe));
         let mut stocks: Vec<Prepared> = Vec::with_capacity(universe.stocks.len());
         for chunk in universe.stocks.chunks(STOCK_CHUNK) {
             check(cancel)?;
-            stocks.par_extend(chunk.par_iter().map(|s| Prepared::new(&s.bars)));
+            stocks.par_extend(
+                chunk
+                    .par_iter()
+                    .map(|s| Prepared::new(&s.bars, given.as_deref())),
+            );
         }
         check(cancel)?;
-        let calendar = trading_calendar(universe, &stocks);
-        for (prepared, series) in stocks
-            .chunks_mut(STOCK_CHUNK)
-            .zip(universe.stocks.chunks(STOCK_CHUNK))
-        {
-            check(cancel)?;
-            prepared
-                .par_iter_mut()
-                .zip(series)
-                .for_each(|(p, s)| p.index_calendar(&s.bars, &calendar));
-        }
+        let calendar = match given {
+            Some(calendar) => calendar,
+            None => {
+                let calendar = with_index_days(stock_dates(universe, &stocks), universe);
+                for (prepared, series) in stocks
+                    .chunks_mut(STOCK_CHUNK)
+                    .zip(universe.stocks.chunks(STOCK_CHUNK))
+                {
+                    check(cancel)?;
+                    prepared
+                        .par_iter_mut()
+                        .zip(series)
+                        .for_each(|(p, s)| p.index_calendar(&s.bars, &calendar));
+                }
+                calendar
+            }
+        };
         let mut cfg = cfg.clone();
         // The dry-volume series and the detectors assume a year of bars in the window.
         cfg.history_window = cfg.screen_bars();
