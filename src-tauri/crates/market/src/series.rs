@@ -217,21 +217,17 @@ impl Series {
 
     pub fn decode(blob: &[u8]) -> Result<Self, SeriesError> {
         let mut series = Series::default();
-        series.decode_into(blob)?;
+        series.decode_tail_into(blob, None, usize::MAX)?;
         Ok(series)
     }
 
-    /// [`Series::decode`] into this series' buffers, reusing their memory: a whole-market
-    /// read that keeps only each stock's tail decodes every series into one scratch
-    /// series per thread. On error the contents are unspecified.
-    pub fn decode_into(&mut self, blob: &[u8]) -> Result<(), SeriesError> {
-        self.decode_tail_into(blob, None, usize::MAX).map(|_| ())
-    }
-
-    /// [`Series::decode_into`] for a read that wants only the last `keep` bars dated on or
-    /// before `as_of`: when the blob is sealed as sound under today's sanity rules, the
-    /// bars before those have only their dates decoded. Returns how many leading bars
-    /// that is (they need no check; 0 when everything was decoded).
+    /// [`Series::decode`] into this series' buffers, reusing their memory (a whole-market
+    /// read that keeps only each stock's tail decodes every series into one scratch series
+    /// per thread), for a read that wants only the last `keep` bars dated on or before
+    /// `as_of`: when the blob is sealed as sound under today's sanity rules, the bars
+    /// before those have only their dates decoded. Returns how many leading bars that is
+    /// (they need no check; 0 when everything was decoded). On error the contents are
+    /// unspecified.
     pub fn decode_tail_into(
         &mut self,
         blob: &[u8],
