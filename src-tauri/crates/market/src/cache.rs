@@ -14,7 +14,7 @@ use wyckoff_engine::Bar;
 use crate::code::{Board, StockCode};
 use crate::date::DateSet;
 use crate::meta::StockInfo;
-use crate::series::{Series, SeriesError};
+use crate::series::{Decoded, Series, SeriesError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
@@ -247,20 +247,20 @@ async fn record_sync_in(
 }
 
 /// Splits a decoded series into usable bars and corrupt ones (listed, never handed
-/// out), up to `end`.
+/// out), up to `end`. A series sealed as sound (the `bool`) is not checked again.
 pub(crate) fn loaded_from(
     key: &str,
-    decoded: Result<Series, SeriesError>,
+    decoded: Result<(Series, bool), SeriesError>,
     end: Option<u32>,
 ) -> LoadedBars {
-    let mut series = match decoded {
+    let (mut series, sound) = match decoded {
         Ok(s) => s,
         Err(e) => return damaged(key, e),
     };
     if let Some(end) = end {
         series.truncate_after(end);
     }
-    let mut out = checked(key, &series, 0..series.bars.len());
+    let mut out = checked(key, &series, 0..series.bars.len(), !sound);
     // The bars are handed over, not copied (the whole market is millions of them); the
     // rare bad ones are dropped in place.
     out.bars = series.bars;
@@ -272,27 +272,28 @@ pub(crate) fn loaded_from(
 
 /// [`loaded_from`] that hands out only the last `keep` usable bars dated on or before
 /// `as_of` (copied out of a scratch series), and how many usable ones came before them.
-/// Every bar is checked, except the first `sound` ones, which the stored series was
-/// sealed with as passing the same checks.
+/// Every bar is checked unless the stored series was sealed as sound; the bars of which
+/// only the dates were decoded are not looked at (only a sound series has such bars).
 fn loaded_tail_from(
     key: &str,
-    decoded: Result<(&Series, usize), SeriesError>,
+    decoded: Result<(&Series, Decoded), SeriesError>,
     as_of: Option<u32>,
     keep: usize,
 ) -> LoadedBars {
-    let (series, sound) = match decoded {
+    let (series, decoded) = match decoded {
         Ok(s) => s,
         Err(e) => return damaged(key, e),
     };
-    let mut out = checked(key, series, sound..series.bars.len());
+    let len = series.bars.len();
+    let mut out = checked(key, series, decoded.dates_only..len, !decoded.sound);
     let filtered: Vec<Bar>;
     let mut usable = series.bars.as_slice();
     if !out.corrupt.is_empty() {
+        // not sealed sound: every bar was decoded
         filtered = usable
             .iter()
-            .enumerate()
-            .filter(|(i, b)| *i < sound || crate::sanity::check_bar(b).is_none())
-            .map(|(_, b)| *b)
+            .filter(|b| crate::sanity::check_bar(b).is_none())
+            .copied()
             .collect();
         usable = &filtered;
     }
@@ -316,14 +317,15 @@ fn damaged(key: &str, e: SeriesError) -> LoadedBars {
     }
 }
 
-/// The corrupt bars among `range` of `series`' bars, and the missing amounts and the
-/// sources of the usable ones there; the bars themselves are left to the caller.
-fn checked(key: &str, series: &Series, range: std::ops::Range<usize>) -> LoadedBars {
+/// The corrupt bars among `range` of `series`' bars (none looked for unless `check`), and
+/// the missing amounts and the sources of the usable ones there; the bars themselves are
+/// left to the caller.
+fn checked(key: &str, series: &Series, range: std::ops::Range<usize>, check: bool) -> LoadedBars {
     let mut out = LoadedBars::default();
     let mut seen = vec![false; series.sources.len()];
     for i in range {
         let bar = &series.bars[i];
-        if let Some(why) = crate::sanity::check_bar(bar) {
+        if let Some(why) = check.then(|| crate::sanity::check_bar(bar)).flatten() {
             out.corrupt.push(CorruptRow {
                 code: key.to_string(),
                 date: i64::from(bar.date),
@@ -394,15 +396,11 @@ pub(crate) fn decode_in_background(
             .into_par_iter()
             .fold(DecodedPage::default, |mut page, (key, blob)| {
                 let loaded = match keep {
-                    Keep::UpTo(end) => loaded_from(&key, Series::decode(&blob), end),
+                    Keep::UpTo(end) => loaded_from(&key, Series::decode_sealed(&blob), end),
                     Keep::Tail { as_of, bars, admit } => SCRATCH.with_borrow_mut(|scratch| {
-                        let sound = scratch.decode_tail_into(&blob, as_of, bars);
-                        let loaded = loaded_tail_from(
-                            &key,
-                            sound.map(|sound| (&*scratch, sound)),
-                            as_of,
-                            bars,
-                        );
+                        let decoded = scratch.decode_tail_into(&blob, as_of, bars);
+                        let loaded =
+                            loaded_tail_from(&key, decoded.map(|d| (&*scratch, d)), as_of, bars);
                         if loaded.corrupt.is_empty() && admit(&key) {
                             // no bar was dropped: the usable ones lead the series
                             let usable = &scratch.bars[..loaded.earlier + loaded.bars.len()];
@@ -596,14 +594,14 @@ impl CacheStore {
         &self,
         table: BarTable,
         key: &str,
-    ) -> Result<Option<Result<Series, SeriesError>>, CacheError> {
+    ) -> Result<Option<Result<(Series, bool), SeriesError>>, CacheError> {
         let blob: Option<Vec<u8>> =
             sqlx::query_scalar("SELECT data FROM market_series WHERE kind = ? AND code = ?")
                 .bind(table.kind())
                 .bind(key)
                 .fetch_optional(&self.pool)
                 .await?;
-        Ok(blob.map(|b| Series::decode(&b)))
+        Ok(blob.map(|b| Series::decode_sealed(&b)))
     }
 
     /// Bars of `key` up to `end` (inclusive), ascending; corrupt data is split out: a
@@ -679,7 +677,7 @@ impl CacheStore {
         date: u32,
     ) -> Result<Option<f64>, CacheError> {
         Ok(match self.read_series(table, key).await? {
-            Some(Ok(s)) => s
+            Some(Ok((s, _))) => s
                 .bars
                 .binary_search_by_key(&date, |b| b.date)
                 .ok()
@@ -943,4 +941,73 @@ fn decode_bar(row: &sqlx::sqlite::SqliteRow) -> Result<(Bar, bool, String), Stri
         turnover,
     };
     Ok((bar, amount.is_some(), source))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::series::checksum;
+
+    /// The real 000001 bundle with one bar whose low is above its high.
+    fn with_a_bad_bar() -> (Series, u32) {
+        let bundled = crate::bundled::daily_bars().unwrap();
+        let mut s = Series::default();
+        s.merge(&bundled[0].bars, crate::bundled::BARS_SOURCE, true)
+            .unwrap();
+        let n = s.bars.len();
+        let bad = &mut s.bars[n - 10];
+        bad.low = bad.high * 2.0;
+        let date = bad.date;
+        (s, date)
+    }
+
+    /// Sealed as sound over its bad bar: the seal byte set and the checksum made again.
+    fn forged(s: &Series) -> Vec<u8> {
+        let mut blob = s.encode();
+        let at = 10 + s.sources.iter().map(|n| 2 + n.len()).sum::<usize>();
+        assert_eq!(blob[at], 0);
+        blob[at] = crate::sanity::RULES;
+        blob.truncate(blob.len() - 8);
+        let sum = checksum(&blob);
+        blob.extend_from_slice(&sum.to_le_bytes());
+        blob
+    }
+
+    /// A series that does not say every bar passed is checked bar by bar on both reads; one
+    /// sealed as sound is taken at its seal, which its checksum covers (so a seal can only
+    /// be wrong if the checks at writing were: that is what the seal saves re-doing).
+    #[test]
+    fn an_unsealed_series_is_checked_and_a_sealed_one_is_taken_at_its_seal() {
+        let (s, bad_date) = with_a_bad_bar();
+        let n = s.bars.len();
+        let blob = s.encode();
+        let whole = loaded_from("000001.SZ", Series::decode_sealed(&blob), None);
+        assert_eq!(whole.corrupt.len(), 1);
+        assert_eq!(whole.corrupt[0].date, i64::from(bad_date));
+        assert_eq!(whole.bars.len(), n - 1);
+        let mut scratch = Series::default();
+        let decoded = scratch.decode_tail_into(&blob, None, 320);
+        let tail = loaded_tail_from("000001.SZ", decoded.map(|d| (&scratch, d)), None, 320);
+        assert_eq!(tail.corrupt, whole.corrupt);
+        assert_eq!(tail.amount_missing, whole.amount_missing);
+        assert_eq!(tail.sources, whole.sources);
+
+        let blob = forged(&s);
+        let whole = loaded_from("000001.SZ", Series::decode_sealed(&blob), None);
+        assert!(whole.corrupt.is_empty());
+        assert_eq!(whole.bars, s.bars);
+        let decoded = scratch.decode_tail_into(&blob, None, 320);
+        let tail = loaded_tail_from("000001.SZ", decoded.map(|d| (&scratch, d)), None, 320);
+        assert!(tail.corrupt.is_empty());
+        assert_eq!(tail.bars, s.bars[n - 320..]);
+        assert_eq!(tail.earlier, n - 320);
+        // what the checks count besides is still counted over the bars handed out
+        let bundled = vec![crate::bundled::BARS_SOURCE.to_string()];
+        assert_eq!((&whole.sources, &tail.sources), (&bundled, &bundled));
+        let missing = |bars: std::ops::Range<usize>| bars.filter(|&i| !s.amount_known[i]).count();
+        assert_eq!(whole.amount_missing, missing(0..n));
+        assert_eq!(tail.amount_missing, missing(n - 320..n));
+    }
 }

@@ -47,6 +47,16 @@ const POW10: [f64; 7] = [1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6];
 const FLAG_TURNOVER: u8 = 1;
 const F64_COLUMNS: usize = 6;
 
+/// What a decode can tell its reader beyond the bars.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Decoded {
+    /// Leading bars of which only the dates were decoded.
+    pub dates_only: usize,
+    /// Every bar passed today's sanity rules ([`crate::sanity::RULES`]) when the series
+    /// was sealed, and the checksum says it is as sealed: no bar needs checking again.
+    pub sound: bool,
+}
+
 /// Bars plus, per bar, an index into `sources` (where the bar came from).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Series {
@@ -216,31 +226,35 @@ impl Series {
     }
 
     pub fn decode(blob: &[u8]) -> Result<Self, SeriesError> {
+        Ok(Self::decode_sealed(blob)?.0)
+    }
+
+    /// [`Series::decode`], and whether the series was sealed as sound under today's sanity
+    /// rules (see [`Decoded::sound`]).
+    pub fn decode_sealed(blob: &[u8]) -> Result<(Self, bool), SeriesError> {
         let mut series = Series::default();
-        series.decode_tail_into(blob, None, usize::MAX)?;
-        Ok(series)
+        let decoded = series.decode_tail_into(blob, None, usize::MAX)?;
+        Ok((series, decoded.sound))
     }
 
     /// [`Series::decode`] into this series' buffers, reusing their memory (a whole-market
     /// read that keeps only each stock's tail decodes every series into one scratch series
     /// per thread), for a read that wants only the last `keep` bars dated on or before
     /// `as_of`: when the blob is sealed as sound under today's sanity rules, the bars
-    /// before those have only their dates decoded. Returns how many leading bars that is
-    /// (they need no check; 0 when everything was decoded). On error the contents are
-    /// unspecified.
+    /// before those have only their dates decoded. On error the contents are unspecified.
     pub fn decode_tail_into(
         &mut self,
         blob: &[u8],
         as_of: Option<u32>,
         keep: usize,
-    ) -> Result<usize, SeriesError> {
+    ) -> Result<Decoded, SeriesError> {
         match blob.first() {
             None => Err(SeriesError::Truncated(0)),
             Some(&VERSION) => self.decode_v2(blob, true, as_of, keep),
             Some(&VERSION_2) => self.decode_v2(blob, false, as_of, keep),
             Some(&VERSION_1) => {
                 *self = Self::decode_v1(blob)?;
-                Ok(0)
+                Ok(Decoded::default())
             }
             Some(&v) => Err(SeriesError::Version(v)),
         }
@@ -301,7 +315,7 @@ impl Series {
         sealed: bool,
         as_of: Option<u32>,
         keep: usize,
-    ) -> Result<usize, SeriesError> {
+    ) -> Result<Decoded, SeriesError> {
         let mut r = Reader { buf: blob, pos: 1 };
         let want = r.u32()? as usize;
         if blob.len() != want {
@@ -410,7 +424,10 @@ impl Series {
                 want: r.pos + 8,
             });
         }
-        Ok(from)
+        Ok(Decoded {
+            dates_only: from,
+            sound,
+        })
     }
 
     fn decode_v1(blob: &[u8]) -> Result<Self, SeriesError> {
@@ -870,9 +887,11 @@ mod tests {
         let dates = |x: &Series| x.bars.iter().map(|b| b.date).collect::<Vec<_>>();
         let mut scratch = Series::default();
         for (as_of, keep) in [(None, 320), (Some(s.bars[1000].date), 320), (None, 1)] {
-            let from = scratch.decode_tail_into(&blob, as_of, keep).unwrap();
+            let decoded = scratch.decode_tail_into(&blob, as_of, keep).unwrap();
+            let from = decoded.dates_only;
             let cut = as_of.map_or(n, |a| s.bars.partition_point(|b| b.date <= a));
             assert_eq!(from, cut - keep);
+            assert!(decoded.sound);
             assert_eq!(dates(&scratch), dates(&s));
             assert_eq!(scratch.bars[from..], s.bars[from..]);
             assert_eq!(scratch.amount_known[from..], s.amount_known[from..]);
@@ -881,7 +900,15 @@ mod tests {
             assert!(scratch.bars[..from].iter().all(|b| b.close == 0.0));
         }
         // wanting more than there is decodes it all
-        assert_eq!(scratch.decode_tail_into(&blob, None, n).unwrap(), 0);
+        let sound_in_full = Decoded {
+            dates_only: 0,
+            sound: true,
+        };
+        assert_eq!(
+            scratch.decode_tail_into(&blob, None, n).unwrap(),
+            sound_in_full
+        );
+        assert_eq!(Series::decode_sealed(&blob).unwrap(), (s.clone(), true));
         assert_eq!(scratch, s);
 
         // a bar that fails the checks: not sealed, decoded and left to be checked in full
@@ -889,8 +916,13 @@ mod tests {
         insane.bars[10].low = insane.bars[10].high * 2.0;
         let blob = insane.encode();
         assert_eq!(blob[at], 0);
-        assert_eq!(scratch.decode_tail_into(&blob, None, 320).unwrap(), 0);
+        let unsealed = Decoded::default();
+        assert_eq!(
+            scratch.decode_tail_into(&blob, None, 320).unwrap(),
+            unsealed
+        );
         assert_eq!(scratch, insane);
+        assert_eq!(Series::decode_sealed(&blob).unwrap(), (insane, false));
 
         // sealed under other rules: checked in full again
         let mut body = s.encode();
@@ -899,7 +931,7 @@ mod tests {
         let other_rules = resealed(body.clone());
         assert_eq!(
             scratch.decode_tail_into(&other_rules, None, 320).unwrap(),
-            0
+            unsealed
         );
         assert_eq!(scratch, s);
 
@@ -907,7 +939,7 @@ mod tests {
         body.remove(at);
         body[0] = VERSION_2;
         let v2 = resealed(body);
-        assert_eq!(scratch.decode_tail_into(&v2, None, 320).unwrap(), 0);
+        assert_eq!(scratch.decode_tail_into(&v2, None, 320).unwrap(), unsealed);
         assert_eq!(scratch, s);
         assert_eq!(Series::decode(&v2).unwrap(), s);
     }
