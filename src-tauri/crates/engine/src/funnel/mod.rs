@@ -408,6 +408,27 @@ fn calendar_index(calendar: &[u32], mut from: usize, date: u32) -> usize {
     from
 }
 
+/// Runs `f` on every prepared stock and its series, on every core, chunk by chunk, asking
+/// `cancel` before each chunk.
+fn each_stock(
+    stocks: &mut [Prepared],
+    universe: &Universe,
+    cancel: &dyn Cancel,
+    f: impl Fn(&mut Prepared, &StockSeries) + Sync,
+) -> Result<(), Cancelled> {
+    for (prepared, series) in stocks
+        .chunks_mut(STOCK_CHUNK)
+        .zip(universe.stocks.chunks(STOCK_CHUNK))
+    {
+        check(cancel)?;
+        prepared
+            .par_iter_mut()
+            .zip(series)
+            .for_each(|(p, s)| f(p, s));
+    }
+    Ok(())
+}
+
 /// The trading calendar, ascending: every date with a bar in the stocks' series (`days`:
 /// [`stock_dates`], or a universe of tails' [`Universe::trading_days`]) or the SSE index.
 fn with_index_days(days: Vec<u32>, universe: &Universe) -> Vec<u32> {
@@ -543,16 +564,9 @@ impl<'u> Funnel<'u> {
             Some(calendar) => calendar,
             None => {
                 let calendar = with_index_days(stock_dates(universe, &stocks), universe);
-                for (prepared, series) in stocks
-                    .chunks_mut(STOCK_CHUNK)
-                    .zip(universe.stocks.chunks(STOCK_CHUNK))
-                {
-                    check(cancel)?;
-                    prepared
-                        .par_iter_mut()
-                        .zip(series)
-                        .for_each(|(p, s)| p.index_calendar(&s.bars, &calendar));
-                }
+                each_stock(&mut stocks, universe, cancel, |p, s| {
+                    p.index_calendar(&s.bars, &calendar);
+                })?;
                 calendar
             }
         };
@@ -581,18 +595,9 @@ impl<'u> Funnel<'u> {
         mut self,
         cancel: &dyn Cancel,
     ) -> Result<Self, Cancelled> {
-        let universe = self.universe;
-        for (prepared, series) in self
-            .stocks
-            .chunks_mut(STOCK_CHUNK)
-            .zip(universe.stocks.chunks(STOCK_CHUNK))
-        {
-            check(cancel)?;
-            prepared
-                .par_iter_mut()
-                .zip(series)
-                .for_each(|(p, s)| p.daily = Some(Daily::new(&s.bars)));
-        }
+        each_stock(&mut self.stocks, self.universe, cancel, |p, s| {
+            p.daily = Some(Daily::new(&s.bars));
+        })?;
         Ok(self)
     }
 
