@@ -368,10 +368,10 @@ pub(crate) enum Keep {
     /// The usable bars dated on or before the date (all when `None`); later bars are not
     /// checked.
     UpTo(Option<u32>),
-    /// Every bar is checked; the last `bars` usable ones dated on or before `as_of` are
-    /// handed out (see [`LoadedBars::earlier`]). The dates of every series that has no
-    /// corrupt bar and whose key `admit`s go into [`DecodedPage::dates`], gathered while
-    /// the series is at hand.
+    /// Every bar is checked, as [`loaded_tail_from`] says; the last `bars` usable ones
+    /// dated on or before `as_of` are handed out (see [`LoadedBars::earlier`]). The dates
+    /// of every series that has no corrupt bar and whose key `admit`s go into
+    /// [`DecodedPage::dates`], gathered while the series is at hand.
     Tail {
         as_of: Option<u32>,
         bars: usize,
@@ -488,8 +488,8 @@ pub struct LoadedBars {
     /// Distinct sources of the usable bars, most recent bar's source first.
     pub sources: Vec<String>,
     /// When only a tail was asked for: how many usable bars came before `bars` (otherwise
-    /// 0). Then `amount_missing` and `sources` cover only the bars that were checked: a
-    /// series sealed as sound is not checked before its tail.
+    /// 0). Then `amount_missing` and `sources` cover only the bars from the tail on: the
+    /// bars before it in a series sealed as sound are not decoded.
     pub earlier: usize,
 }
 

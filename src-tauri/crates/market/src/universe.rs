@@ -84,7 +84,8 @@ fn engine_board(b: Board) -> wyckoff_engine::Board {
 /// ordered by code. With `tail`, each stock keeps only its last `tail` bars as of then and
 /// the universe carries every date of the full series as its
 /// [`Universe::trading_days`]: enough to screen that one day, at a fraction of the memory.
-/// Every bar is still checked, and the report counts them all.
+/// Every bar is still checked (or was, when its series was sealed as sound), and the report
+/// counts them all.
 pub async fn load_universe(
     store: &CacheStore,
     as_of: Option<u32>,
@@ -103,7 +104,7 @@ pub async fn load_universe_listed(
 ) -> Result<LoadedUniverse, CacheError> {
     let mut out = LoadedUniverse::default();
     let mut seen_listed = 0usize;
-    // Every bar is checked, also those after `as_of`: a damaged series is left out whole.
+    // Bars after `as_of` count too: a damaged series is left out whole.
     let keep = match tail {
         // a stock's last bar says whether it traded by then
         Some(bars) => Keep::Tail {
