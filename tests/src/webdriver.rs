@@ -177,6 +177,27 @@ pub async fn wait_layout_settled(d: &WebDriver) {
     }
 }
 
+/// Replaces the text of the input matching `by` with `text`, again until it holds exactly
+/// that: a form that renders again as its page's data arrives can put its default back
+/// between the clear and the typing (how the replay test flaked, the date typed in front of
+/// the default).
+pub async fn fill(d: &WebDriver, by: By, text: &str) {
+    let deadline = Instant::now() + FIND_TIMEOUT;
+    loop {
+        let input = wait_for(d, by.clone()).await;
+        let typed = async {
+            input.clear().await?;
+            input.send_keys(text).await?;
+            input.prop("value").await
+        };
+        if typed.await.ok().flatten().as_deref() == Some(text) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{by:?} never held {text:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Clicks the first element matching `by` once it appears.
 pub async fn click(d: &WebDriver, by: By) {
     let what = format!("{by:?}");

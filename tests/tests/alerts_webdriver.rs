@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use thirtyfour::prelude::*;
 use wyckoff_desk_lib::{Period, build_chart};
-use wyckoff_e2e::webdriver::{TauriDriver, click, run_scenario, shot, wait_for};
+use wyckoff_e2e::webdriver::{TauriDriver, click, fill, run_scenario, shot, wait_for};
 use wyckoff_market::{MarketConfig, MarketData};
 
 /// 000001's last bundled bar: its date (YYYY-MM-DD) and close.
@@ -42,12 +42,6 @@ async fn wait_text(d: &WebDriver, by: By, want: impl Fn(&str) -> bool, what: &st
     }
 }
 
-async fn type_into(d: &WebDriver, id: &str, value: &str) {
-    let el = wait_for(d, By::Id(id)).await;
-    el.clear().await.unwrap();
-    el.send_keys(value).await.unwrap();
-}
-
 async fn scenario(d: WebDriver, (date, close): (String, f64)) {
     let search = wait_for(&d, By::Id("stock-search")).await;
     search.send_keys("000001").await.unwrap();
@@ -58,8 +52,8 @@ async fn scenario(d: WebDriver, (date, close): (String, f64)) {
     assert_eq!(code.prop("value").await.unwrap().as_deref(), Some("000001"));
 
     // A code not in the stock list: refused in words, nothing stored.
-    type_into(&d, "alert-code", "688999").await;
-    type_into(&d, "alert-value", "1").await;
+    fill(&d, By::Id("alert-code"), "688999").await;
+    fill(&d, By::Id("alert-value"), "1").await;
     click(&d, By::Id("alert-add")).await;
     let refused = wait_text(
         &d,
@@ -73,8 +67,8 @@ async fn scenario(d: WebDriver, (date, close): (String, f64)) {
 
     // Close at or above half the last close: fires on the last bar, with its real close.
     let level = format!("{:.2}", close / 2.0);
-    type_into(&d, "alert-code", "000001").await;
-    type_into(&d, "alert-value", &level).await;
+    fill(&d, By::Id("alert-code"), "000001").await;
+    fill(&d, By::Id("alert-value"), &level).await;
     click(&d, By::Id("alert-add")).await;
     wait_text(
         &d,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use thirtyfour::prelude::*;
 use wyckoff_desk_lib::{Period, build_chart};
-use wyckoff_e2e::webdriver::{TauriDriver, click, run_scenario, shot, wait_attr, wait_for};
+use wyckoff_e2e::webdriver::{TauriDriver, click, fill, run_scenario, shot, wait_attr, wait_for};
 use wyckoff_market::{MarketConfig, MarketData};
 
 /// A mark of 000001's daily chart placed after its own bar: label, bar date, the dates of
@@ -93,9 +93,7 @@ async fn scenario(d: WebDriver, mark: Late) {
     click(&d, By::Css(".search-hit[data-code='000001']")).await;
     wait_for(&d, By::Css("#chart-canvas canvas")).await;
 
-    let start = wait_for(&d, By::Id("replay-start")).await;
-    start.clear().await.unwrap();
-    start.send_keys(iso(mark.date)).await.unwrap();
+    fill(&d, By::Id("replay-start"), &iso(mark.date)).await;
     click(&d, By::Id("replay-begin")).await;
     let first = mark.steps[0].to_string();
     wait_attr(&d, By::Id("replay-bar"), "data-cursor", &first).await;
