@@ -40,8 +40,9 @@ pub const RULES: u8 = 1;
 
 /// Why a bar is rejected; `None` when it is usable.
 pub fn check_bar(b: &Bar) -> Option<BarFault> {
-    // every cached bar is checked on each whole-market read: the usual good bar is
-    // recognised in one pass without branches, and only a doubtful one is diagnosed
+    // every bar is checked as its series is written, and again on reads of series not
+    // sealed as sound (millions of bars): the usual good bar is recognised in one pass
+    // without branches, and only a doubtful one is diagnosed
     if looks_sound(b) {
         return None;
     }
