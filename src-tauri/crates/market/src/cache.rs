@@ -368,7 +368,7 @@ pub(crate) enum Keep {
     /// The usable bars dated on or before the date (all when `None`); later bars are not
     /// checked.
     UpTo(Option<u32>),
-    /// Every bar is checked, as [`loaded_tail_from`] says; the last `bars` usable ones
+    /// The bars are checked as [`loaded_tail_from`] says; the last `bars` usable ones
     /// dated on or before `as_of` are handed out (see [`LoadedBars::earlier`]). The dates
     /// of every series that has no corrupt bar and whose key `admit`s go into
     /// [`DecodedPage::dates`], gathered while the series is at hand.
@@ -488,8 +488,8 @@ pub struct LoadedBars {
     /// Distinct sources of the usable bars, most recent bar's source first.
     pub sources: Vec<String>,
     /// When only a tail was asked for: how many usable bars came before `bars` (otherwise
-    /// 0). Then `amount_missing` and `sources` cover only the bars from the tail on: the
-    /// bars before it in a series sealed as sound are not decoded.
+    /// 0). Then `amount_missing` and `sources` of a series sealed as sound cover only the
+    /// bars from the tail on: the ones before it are not decoded.
     pub earlier: usize,
 }
 
@@ -948,14 +948,11 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::series::checksum;
+    use crate::series::tests::{bundled_series, resealed, rules_byte};
 
     /// The real 000001 bundle with one bar whose low is above its high.
     fn with_a_bad_bar() -> (Series, u32) {
-        let bundled = crate::bundled::daily_bars().unwrap();
-        let mut s = Series::default();
-        s.merge(&bundled[0].bars, crate::bundled::BARS_SOURCE, true)
-            .unwrap();
+        let mut s = bundled_series();
         let n = s.bars.len();
         let bad = &mut s.bars[n - 10];
         bad.low = bad.high * 2.0;
@@ -965,14 +962,12 @@ mod tests {
 
     /// Sealed as sound over its bad bar: the seal byte set and the checksum made again.
     fn forged(s: &Series) -> Vec<u8> {
-        let mut blob = s.encode();
-        let at = 10 + s.sources.iter().map(|n| 2 + n.len()).sum::<usize>();
-        assert_eq!(blob[at], 0);
-        blob[at] = crate::sanity::RULES;
-        blob.truncate(blob.len() - 8);
-        let sum = checksum(&blob);
-        blob.extend_from_slice(&sum.to_le_bytes());
-        blob
+        let mut body = s.encode();
+        body.truncate(body.len() - 8);
+        let at = rules_byte(s);
+        assert_eq!(body[at], 0);
+        body[at] = crate::sanity::RULES;
+        resealed(body)
     }
 
     /// A series that does not say every bar passed is checked bar by bar on both reads; one

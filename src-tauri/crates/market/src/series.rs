@@ -27,9 +27,10 @@
 //!
 //! Version 3 (written since) is version 2 with one byte after the source names: the
 //! version of the bar sanity rules (`sanity::RULES`) every bar passed when the series was
-//! written, or 0 when some bar did not. The checksum seals it, so a read that wants only
-//! the last bars need not decode and check the older ones again (their dates are still
-//! decoded, in order); a series written under other rules is checked in full.
+//! written, or 0 when some bar did not. The checksum seals it, so no read checks the bars of
+//! a series sealed under today's rules again, and a read that wants only the last bars
+//! decodes just the dates of the older ones (still in order); a series sealed under other
+//! rules, or not at all, is decoded and checked in full.
 //!
 //! A blob whose length, checksum, version, source index or date order is wrong is
 //! rejected as a whole: its bars are never handed out.
@@ -707,7 +708,7 @@ pub fn checksum(bytes: &[u8]) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn bar(date: u32, close: f64, turnover: Option<f64>) -> Bar {
@@ -860,7 +861,7 @@ mod tests {
     }
 
     /// `body` (a blob without its checksum) with its length and checksum made right.
-    fn resealed(mut body: Vec<u8>) -> Vec<u8> {
+    pub(crate) fn resealed(mut body: Vec<u8>) -> Vec<u8> {
         let total = (body.len() + 8) as u32;
         body[1..5].copy_from_slice(&total.to_le_bytes());
         let sum = checksum(&body);
@@ -869,16 +870,22 @@ mod tests {
     }
 
     /// Where a version-3 blob keeps the sanity rules its bars passed.
-    fn rules_byte(s: &Series) -> usize {
+    pub(crate) fn rules_byte(s: &Series) -> usize {
         10 + s.sources.iter().map(|n| 2 + n.len()).sum::<usize>()
     }
 
-    #[test]
-    fn a_series_sealed_sound_decodes_only_the_wanted_tail_and_every_date() {
+    /// The real 000001 bundle (3,700+ bars) as one stored series.
+    pub(crate) fn bundled_series() -> Series {
         let bundled = crate::bundled::daily_bars().unwrap();
         let mut s = Series::default();
         s.merge(&bundled[0].bars, crate::bundled::BARS_SOURCE, true)
             .unwrap();
+        s
+    }
+
+    #[test]
+    fn a_series_sealed_sound_decodes_only_the_wanted_tail_and_every_date() {
+        let s = bundled_series();
         let n = s.bars.len();
         assert!(n > 3000, "{n}");
         let blob = s.encode();
