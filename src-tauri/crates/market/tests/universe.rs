@@ -527,6 +527,35 @@ async fn an_odd_key_in_the_store_is_named_and_shifts_nothing() {
     }
 }
 
+/// A screen's tail read gathers its trading days only from the series it keeps: the dates
+/// of a key that is not a stock code (skipped) are not trading days.
+#[tokio::test]
+async fn a_skipped_key_brings_no_trading_days_to_a_tail_read() {
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path()).await;
+    // a Sunday, on which nothing else traded
+    let sunday = 20200614;
+    md.store()
+        .upsert_bars(
+            BarTable::Stocks,
+            "0,中文",
+            &[bar(sunday, 3.0)],
+            "test",
+            true,
+        )
+        .await
+        .unwrap();
+    let tail = load_universe(md.store(), None, Some(320)).await.unwrap();
+    assert_eq!(tail.report.skipped.len(), 1);
+    assert_eq!(tail.report.skipped[0].reason, SkipReason::InvalidCode);
+    let days = tail.universe.trading_days.unwrap();
+    assert!(
+        days.contains(&20200612) && days.contains(&20200615),
+        "{days:?}"
+    );
+    assert!(!days.contains(&sunday));
+}
+
 /// The whole-market read reads parts of the store at once: the parts' cut keys split the
 /// stored series so that each is read exactly once, in order, for any number of parts.
 #[tokio::test]
