@@ -587,12 +587,96 @@ pub struct BacktestResult {
 struct Position {
     stock: usize,
     signal_date: u32,
-    entry_date: u32,
     entry_price: f64,
     shares: u64,
     buy_fees: f64,
-    held: usize,
-    limit_down_days: usize,
+    hold: Holding,
+}
+
+/// One position's days under T+1, as the backtest holds it and forward tracking follows
+/// it: the entry day's close is no selling day, a day the stock has no bar (suspended) is
+/// no day held, and a sale due on a limit-down close (no buyers) waits for the next close
+/// that is not one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Holding {
+    pub entry_date: u32,
+    /// Closes after the entry day on which the stock traded.
+    pub held: usize,
+    /// Closes a due sale waited through at the limit-down.
+    pub limit_down_days: usize,
+}
+
+impl Holding {
+    pub fn new(entry_date: u32) -> Self {
+        Holding {
+            entry_date,
+            held: 0,
+            limit_down_days: 0,
+        }
+    }
+
+    /// Counts the close of `date`, a day the stock traded; false on the entry day, whose
+    /// shares T+1 does not let go until the next trading day.
+    pub fn count_close(&mut self, date: u32) -> bool {
+        if date == self.entry_date {
+            return false;
+        }
+        self.held += 1;
+        true
+    }
+
+    /// Whether `hold_days` closes have been held, so the holding period is over.
+    pub fn expired(&self, hold_days: usize) -> bool {
+        self.held >= hold_days
+    }
+
+    /// Whether a sale due at the close of `bars[i]` goes through: not at a limit-down
+    /// close, which is counted and carried to the next close.
+    pub fn sell_at(&mut self, board: Board, is_st: bool, bars: &[Bar], i: usize) -> bool {
+        if at_limit_down(board, is_st, bars, i) {
+            self.limit_down_days += 1;
+            return false;
+        }
+        true
+    }
+}
+
+/// What a sale books, as a trade of the backtest: every figure to the fen the way its
+/// trades carry them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sale {
+    /// Proceeds before fees, CNY.
+    pub amount: f64,
+    /// Commission, stamp duty and transfer fee of the sell.
+    pub sell_fees: f64,
+    /// Both sides' fees.
+    pub fees: f64,
+    /// Profit after both sides' fees.
+    pub pnl: f64,
+    /// `pnl` over the cost with the buy fees, percent.
+    pub pnl_pct: f64,
+}
+
+/// Fees of a buy of `amount` CNY on `date` (commission and transfer fee; no stamp duty).
+pub fn buy_fees(amount: f64, date: u32) -> f64 {
+    let (c, _, t) = fees(amount, false, date);
+    c + t
+}
+
+/// The sale of `shares` bought at `entry_price` (paying `buy_fees`) at `price` on `date`.
+pub fn sale(entry_price: f64, shares: u64, buy_fees: f64, price: f64, date: u32) -> Sale {
+    let amount = price * shares as f64;
+    let (c, st, t) = fees(amount, true, date);
+    let sell_fees = c + st + t;
+    let cost = entry_price * shares as f64;
+    let pnl = fen(amount - sell_fees - cost - buy_fees);
+    Sale {
+        amount,
+        sell_fees,
+        fees: fen(buy_fees + sell_fees),
+        pnl,
+        pnl_pct: pnl / (cost + buy_fees) * 100.0,
+    }
 }
 
 /// Index of `date`'s bar in `bars`, if the stock traded that day.
@@ -604,20 +688,28 @@ fn last_close(bars: &[Bar], date: u32) -> Option<f64> {
     bars_as_of(bars, date).last().map(|b| b.close)
 }
 
-fn is_at_limit_down(s: &StockSeries, i: usize) -> bool {
-    i > 0 && {
-        let limit = limit_fraction(s.board, s.is_st(), s.bars[i].date);
-        let (_, down) = limit_prices(s.bars[i - 1].close, limit);
-        s.bars[i].close <= down
+/// Whether `bars[i]` closed at its limit-down (from the previous close; the first bar has
+/// no limit).
+pub fn at_limit_down(board: Board, is_st: bool, bars: &[Bar], i: usize) -> bool {
+    i > 0 && i < bars.len() && {
+        let limit = limit_fraction(board, is_st, bars[i].date);
+        let (_, down) = limit_prices(bars[i - 1].close, limit);
+        bars[i].close <= down
+    }
+}
+
+/// Whether a buy at `price` on `bars[i]`'s day is at its limit-up, where the backtest does
+/// not buy (from the previous close; the first bar has no limit).
+pub fn at_limit_up(board: Board, is_st: bool, bars: &[Bar], i: usize, price: f64) -> bool {
+    i > 0 && i < bars.len() && {
+        let limit = limit_fraction(board, is_st, bars[i].date);
+        let (up, _) = limit_prices(bars[i - 1].close, limit);
+        price >= up
     }
 }
 
 fn is_at_limit_up(s: &StockSeries, i: usize, price: f64) -> bool {
-    i > 0 && {
-        let limit = limit_fraction(s.board, s.is_st(), s.bars[i].date);
-        let (up, _) = limit_prices(s.bars[i - 1].close, limit);
-        price >= up
-    }
+    at_limit_up(s.board, s.is_st(), &s.bars, i, price)
 }
 
 /// Runs the backtest over `universe` with `signals` deciding the picks.
@@ -776,18 +868,17 @@ pub(crate) fn simulate_seeing(
                         still.push(p); // suspended: nothing trades
                         continue;
                     };
-                    if day == p.entry_date {
+                    if !p.hold.count_close(day) {
                         still.push(p);
                         continue;
                     }
-                    p.held += 1;
                     let close = s.bars[i].close;
                     let change = (close / p.entry_price - 1.0) * 100.0;
                     let reason = if args.stop_loss_pct < 0.0 && change <= args.stop_loss_pct {
                         Some(ExitReason::StopLoss)
                     } else if args.take_profit_pct > 0.0 && change >= args.take_profit_pct {
                         Some(ExitReason::TakeProfit)
-                    } else if p.held >= args.hold_days {
+                    } else if p.hold.expired(args.hold_days) {
                         Some(ExitReason::HoldExpired)
                     } else if last_in_period || !in_period {
                         Some(ExitReason::EndOfPeriod)
@@ -798,34 +889,29 @@ pub(crate) fn simulate_seeing(
                         still.push(p);
                         continue;
                     };
-                    if is_at_limit_down(s, i) {
-                        p.limit_down_days += 1;
+                    if !p.hold.sell_at(s.board, s.is_st(), &s.bars, i) {
                         still.push(p);
                         continue;
                     }
-                    let amount = close * p.shares as f64;
-                    let (c, st, t) = fees(amount, true, day);
-                    let sell_fees = c + st + t;
-                    cash += amount - sell_fees;
-                    traded_value += amount;
-                    total_fees += sell_fees;
-                    let cost = p.entry_price * p.shares as f64;
-                    let pnl = fen(amount - sell_fees - cost - p.buy_fees);
+                    let sold = sale(p.entry_price, p.shares, p.buy_fees, close, day);
+                    cash += sold.amount - sold.sell_fees;
+                    traded_value += sold.amount;
+                    total_fees += sold.sell_fees;
                     trades.push(Trade {
                         code: s.code.clone(),
                         name: s.name.clone(),
                         signal_date: p.signal_date,
-                        entry_date: p.entry_date,
+                        entry_date: p.hold.entry_date,
                         entry_price: p.entry_price,
                         exit_date: day,
                         exit_price: close,
                         shares: p.shares,
-                        fees: fen(p.buy_fees + sell_fees),
-                        pnl,
-                        pnl_pct: pnl / (cost + p.buy_fees) * 100.0,
+                        fees: sold.fees,
+                        pnl: sold.pnl,
+                        pnl_pct: sold.pnl_pct,
                         exit_reason: reason,
-                        limit_down_days: p.limit_down_days,
-                        held_days: p.held,
+                        limit_down_days: p.hold.limit_down_days,
+                        held_days: p.hold.held,
                     });
                 }
                 open = still;
@@ -911,12 +997,10 @@ pub(crate) fn simulate_seeing(
                     open.push(Position {
                         stock: k,
                         signal_date,
-                        entry_date: day,
                         entry_price: price,
                         shares,
                         buy_fees: c + t,
-                        held: 0,
-                        limit_down_days: 0,
+                        hold: Holding::new(day),
                     });
                 }
             }
@@ -942,17 +1026,17 @@ pub(crate) fn simulate_seeing(
             code: s.code.clone(),
             name: s.name.clone(),
             signal_date: p.signal_date,
-            entry_date: p.entry_date,
+            entry_date: p.hold.entry_date,
             entry_price: p.entry_price,
-            exit_date: last.map_or(p.entry_date, |b| b.date),
+            exit_date: last.map_or(p.hold.entry_date, |b| b.date),
             exit_price: close,
             shares: p.shares,
             fees: fen(p.buy_fees),
             pnl,
             pnl_pct: pnl / (cost + p.buy_fees) * 100.0,
             exit_reason: ExitReason::OpenAtEnd,
-            limit_down_days: p.limit_down_days,
-            held_days: p.held,
+            limit_down_days: p.hold.limit_down_days,
+            held_days: p.hold.held,
         });
     }
     let first_day = in_range[0];
