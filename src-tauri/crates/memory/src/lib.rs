@@ -13,6 +13,7 @@
 pub mod archive;
 pub mod capacity;
 mod clock;
+mod conversation_lease;
 mod conversations;
 mod db;
 mod error;
@@ -28,6 +29,7 @@ pub mod tokenize;
 
 pub use archive::{ArchiveInfo, ArchiveRef, ArchivedMessages};
 pub use clock::{Clock, FixedClock, SystemClock};
+pub use conversation_lease::LeaseHolder;
 pub use conversations::{
     Conversation, ConversationStore, ForkOrigin, MessageExtras, MessageSearchHit, MessageStatus,
     StoredMessage, Turn, TurnOutcome,
