@@ -113,9 +113,19 @@ async fn a_delegation_refuses_a_forbidden_tool_runs_an_allowed_one_and_returns_a
     assert_eq!(result["status"], "completed");
     assert_eq!(result["policy"]["next_action"], "use_result");
     assert_eq!(result["policy"]["retryable"], false);
-    assert_eq!(
-        result["tool_calls"],
-        json!(["update_portfolio", "analyze_stock"])
+    // What ran is listed; the refused call is listed as refused, not as run.
+    assert_eq!(result["tool_calls"], json!(["analyze_stock"]));
+    assert_eq!(result["refused_calls"], json!(["update_portfolio"]));
+    assert!(
+        !subs
+            .iter()
+            .any(|e| e["kind"] == "tool_start" && e["text"] == "update_portfolio"),
+        "a refused call never starts: {subs:?}"
+    );
+    assert!(
+        subs.iter().any(|e| e["kind"] == "tool_error"
+            && e["text"].as_str().unwrap().starts_with("update_portfolio: ")),
+        "{subs:?}"
     );
     assert!(result["result"].as_str().unwrap().contains("下跌通道"));
     assert_eq!(result["context_truncated"], false);
@@ -194,8 +204,9 @@ async fn the_trading_role_runs_exactly_six_tool_rounds() {
         .filter(|e| e["type"] == "sub_agent" && e["agent"] == "trading")
         .collect();
     let kinds = |kind: &str| subs.iter().filter(|e| e["kind"] == kind).count();
-    // every round's call started; six ran (a result or the tool's own error), one refused
-    assert_eq!(kinds("tool_start"), 7, "{subs:?}");
+    // six rounds' calls started and ran (a result or the tool's own error); the seventh
+    // never started and is refused as such
+    assert_eq!(kinds("tool_start"), 6, "{subs:?}");
     let refused: Vec<&&Value> = subs
         .iter()
         .filter(|e| {
@@ -211,6 +222,9 @@ async fn the_trading_role_runs_exactly_six_tool_rounds() {
         .unwrap()["result"];
     assert_eq!(result["status"], "timeout", "{result}");
     assert_eq!(result["rounds"], 7);
+    assert_eq!(result["tool_rounds"], 6);
+    assert_eq!(result["tool_calls"].as_array().unwrap().len(), 6, "{result}");
+    assert_eq!(result["refused_calls"], json!(["get_market_history"]));
     assert_eq!(result["policy"]["next_action"], "fallback_to_direct_tools");
     assert_eq!(
         result["policy"]["fallback_tools"],

@@ -36,7 +36,12 @@ pub struct SubAgentResult {
     /// Tool rounds run, out of the role's `max_tool_rounds` (a refused round past the
     /// cap is not counted).
     pub tool_rounds: u32,
+    /// The tools that ran, in order.
     pub tool_calls: Vec<String>,
+    /// Calls refused without running (outside the role's tools, past its tool rounds or
+    /// its deadline), in order.
+    #[serde(default)]
+    pub refused_calls: Vec<String>,
     pub background_task_ids: Vec<String>,
     pub context_truncated: bool,
     pub result_truncated: bool,

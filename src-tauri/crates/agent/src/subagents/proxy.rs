@@ -176,13 +176,9 @@ impl SubAgentToolProxy {
         }
     }
 
+    /// A call that never runs: no `tool_start`, only the error that says why, so the
+    /// pane shows it refused and the result lists it apart from what ran.
     fn refuse(&self, call: &ToolCall, env: &ExecEnv, message: String, code: &str) -> ToolOutcome {
-        env.sink.emit(RuntimeEvent::ToolStart {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            display_name: call.name.clone(),
-            args: call.args.clone(),
-        });
         env.sink.emit(RuntimeEvent::ToolError {
             id: call.id.clone(),
             name: call.name.clone(),

@@ -54,7 +54,10 @@ struct ForwardingSink {
 
 #[derive(Default)]
 struct Seen {
+    /// Calls that started (a refused call ends in an error without starting).
+    started: Vec<String>,
     tool_calls: Vec<String>,
+    refused_calls: Vec<String>,
     task_ids: Vec<String>,
     /// The mini loop's running totals, so a run that fails still reports what it spent.
     usage: Usage,
@@ -65,7 +68,13 @@ impl EventSink for ForwardingSink {
     fn emit(&self, event: RuntimeEvent) {
         if let Ok(mut seen) = self.seen.lock() {
             match &event {
-                RuntimeEvent::ToolStart { name, .. } => seen.tool_calls.push(name.clone()),
+                RuntimeEvent::ToolStart { id, name, .. } => {
+                    seen.started.push(id.clone());
+                    seen.tool_calls.push(name.clone());
+                }
+                RuntimeEvent::ToolError { id, name, .. } if !seen.started.contains(id) => {
+                    seen.refused_calls.push(name.clone());
+                }
                 RuntimeEvent::ModelStart { round, .. } => seen.rounds = *round,
                 RuntimeEvent::Usage { turn, .. } => seen.usage = *turn,
                 RuntimeEvent::ToolResult { result, .. }
@@ -313,6 +322,7 @@ pub async fn run_sub_agent(
     run.tool_rounds = proxy.tool_rounds();
     if let Ok(seen) = sink.seen.lock() {
         run.tool_calls = seen.tool_calls.clone();
+        run.refused_calls = seen.refused_calls.clone();
         run.background_task_ids = seen.task_ids.clone();
         // A run that did not finish still spent tokens and rounds (the turn's cost and
         // the pane count them); a finished one reported its own totals.
