@@ -1185,7 +1185,7 @@ export type Origin =
 export type Outcome = 
 /**  The exit bar does not exist yet: `bars_after` of the `horizon` bars are cached. */
 { status: "pending"; horizon: number; bars_after: number } | 
-/**  The next open was at the limit-up: the backtest would not have bought. */
+/**  Not bought at the entry day's open: at the limit-up, or the stock did not trade. */
 { status: "no_entry"; horizon: number; entry_date: number } | { status: "done"; horizon: number; 
 /**  `YYYYMMDD` of the entry bar (the first bar after the screen day). */
 entry_date: number; entry_price: number | null; exit_date: number; exit_price: number | null; shares: number; 

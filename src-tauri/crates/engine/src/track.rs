@@ -1,18 +1,24 @@
 //! Forward tracking of screen candidates (issue 27 item 3): each candidate of a screen run
-//! on day D is followed 1, 5, 10 and 20 trading days on, from its own cached bars.
+//! on day D is followed 1, 5, 10 and 20 trading days on, from its own cached bars, as a
+//! one-trade backtest of that stock would trade it — through the backtest's own rules
+//! ([`crate::backtest::Holding`], [`crate::backtest::at_limit_up`],
+//! [`crate::backtest::sale`]), so the two cannot drift apart:
 //!
-//! * Entry at the open of the stock's first bar after D — the backtest's default entry
-//!   rule ([`crate::backtest::EntryMode::Open`]); exit at the close of the N-th bar after D
-//!   (N = 1 is the entry day's own close). A suspended stock's days are its own bars.
+//! * Entry at the open of the market's first trading day after D — the backtest's default
+//!   entry rule ([`crate::backtest::EntryMode::Open`]). Not bought
+//!   ([`Outcome::NoEntry`]) when that open is at the limit-up or the stock does not trade
+//!   that day; such a signal is neither a hit nor a miss.
+//! * A horizon of h days sells at the close of the h-th day after the entry day on which
+//!   the stock traded: T+1 makes the entry day's close no selling day, a suspension is no
+//!   day held, and a limit-down close carries the sale to the next close that is not one.
 //! * One position of a backtest slot ([`POSITION_CNY`], the whole portfolio over the
 //!   default four slots) in whole 100-share lots, at least one lot; fees are the
-//!   backtest's ([`fees`]: commission with its minimum, stamp duty on the sell by date,
-//!   transfer fee), each to the fen, so a return is what the backtest would have booked.
+//!   backtest's (commission with its minimum, stamp duty on the sell by date, transfer
+//!   fee), each to the fen, so a return is what the backtest would have booked.
 //! * Max favourable / adverse excursion: the net return had the position been sold at the
-//!   highest high / lowest low between entry and exit (on that bar's date).
+//!   highest high / lowest low of the days it could have been sold — after the entry day
+//!   up to the exit (on that bar's date).
 //! * A horizon whose bars do not exist yet is [`Outcome::Pending`]; nothing is invented.
-//! * An entry open at the limit-up is [`Outcome::NoEntry`], as the backtest does not buy
-//!   there; such a signal is neither a hit nor a miss.
 //! * A hit is a net return above zero (a fen of profit after fees).
 //!
 //! [`hit_rates`] counts hits per trigger, per L2 track, per regime (水温, when known) and
@@ -22,7 +28,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backtest::{INITIAL_CASH, fees, fen, limit_fraction, limit_prices};
+use crate::backtest::{Holding, INITIAL_CASH, at_limit_up, buy_fees, sale};
 use crate::funnel::{BoardFilter, Funnel, FunnelConfig, FunnelResult, ScreenArgs};
 use crate::{Bar, Board, Universe};
 
@@ -38,7 +44,7 @@ const LOT: f64 = 100.0;
 pub enum Outcome {
     /// The exit bar does not exist yet: `bars_after` of the `horizon` bars are cached.
     Pending { horizon: u32, bars_after: u32 },
-    /// The next open was at the limit-up: the backtest would not have bought.
+    /// Not bought at the entry day's open: at the limit-up, or the stock did not trade.
     NoEntry { horizon: u32, entry_date: u32 },
     Done {
         horizon: u32,
@@ -97,87 +103,94 @@ pub fn position_shares(price: f64) -> u32 {
     }
 }
 
-/// (fees of both sides, pnl, net return %) of `shares` bought at `buy` on `buy_date` and
-/// sold at `sell` on `sell_date`, as the backtest books a trade.
-fn round_trip(shares: u32, buy: f64, buy_date: u32, sell: f64, sell_date: u32) -> (f64, f64, f64) {
-    let n = f64::from(shares);
-    let cost = buy * n;
-    let (bc, _, bt) = fees(cost, false, buy_date);
-    let proceeds = sell * n;
-    let (sc, ss, st) = fees(proceeds, true, sell_date);
-    let buy_fees = bc + bt;
-    let sell_fees = sc + ss + st;
-    let pnl = fen(proceeds - sell_fees - cost - buy_fees);
-    let base = cost + buy_fees;
-    let pct = if base > 0.0 { pnl / base * 100.0 } else { 0.0 };
-    (fen(buy_fees + sell_fees), pnl, pct)
-}
-
 /// ST / *ST / delisting names, as the backtest and the funnel tell them (5 % limit).
 pub fn is_st_name(name: &str) -> bool {
     name.to_uppercase().contains("ST") || name.contains("退")
 }
 
 /// The figures of a candidate screened on `as_of`, at each of `horizons`, from the stock's
-/// bars (ascending; bars after `as_of` are the future being measured); `board` and `is_st`
-/// give its price limit.
+/// bars (ascending; bars after `as_of` are the future being measured). `next_session` is
+/// the market's first trading day after `as_of` (`None` when the calendar cannot tell:
+/// the stock's own next bar is taken); `board` and `is_st` give its price limit.
 pub fn follow(
     bars: &[Bar],
     as_of: u32,
+    next_session: Option<u32>,
     horizons: &[u32],
     board: Board,
     is_st: bool,
 ) -> Vec<Outcome> {
     let entry = bars.partition_point(|b| b.date <= as_of);
-    let after = &bars[entry..];
-    if let (Some(prev), Some(first)) = (entry.checked_sub(1).map(|i| bars[i]), after.first()) {
-        let (up, _) = limit_prices(prev.close, limit_fraction(board, is_st, first.date));
-        if first.open >= up {
-            return horizons
-                .iter()
-                .map(|&h| Outcome::NoEntry {
-                    horizon: h,
-                    entry_date: first.date,
-                })
-                .collect();
-        }
+    let Some(first) = bars.get(entry) else {
+        return horizons
+            .iter()
+            .map(|&h| Outcome::Pending {
+                horizon: h,
+                bars_after: 0,
+            })
+            .collect();
+    };
+    // The backtest buys on the next trading day or not at all: a stock suspended that day
+    // is skipped, not bought at whatever day it trades again. A calendar that misses a
+    // day the stock traded is wrong about that day, so the bar wins.
+    let entry_date = next_session.map_or(first.date, |d| d.min(first.date));
+    if first.date != entry_date || at_limit_up(board, is_st, bars, entry, first.open) {
+        return horizons
+            .iter()
+            .map(|&h| Outcome::NoEntry {
+                horizon: h,
+                entry_date,
+            })
+            .collect();
     }
-    horizons.iter().map(|&h| follow_one(after, h)).collect()
+    horizons
+        .iter()
+        .map(|&h| follow_one(bars, entry, h, board, is_st))
+        .collect()
 }
 
-fn follow_one(after: &[Bar], horizon: u32) -> Outcome {
-    let n = horizon.max(1) as usize;
-    let (Some(first), Some(exit)) = (after.first(), after.get(n - 1)) else {
+/// One horizon of a position bought at the open of `bars[entry]`.
+fn follow_one(bars: &[Bar], entry: usize, horizon: u32, board: Board, is_st: bool) -> Outcome {
+    let days = horizon.max(1) as usize;
+    let first = bars[entry];
+    let mut hold = Holding::new(first.date);
+    let exit = (entry..bars.len()).find(|&i| {
+        hold.count_close(bars[i].date) && hold.expired(days) && hold.sell_at(board, is_st, bars, i)
+    });
+    let Some(exit) = exit else {
         return Outcome::Pending {
             horizon,
-            bars_after: u32::try_from(after.len().min(n)).unwrap_or(u32::MAX),
+            bars_after: u32::try_from(hold.held.min(days)).unwrap_or(u32::MAX),
         };
     };
-    let held = &after[..n];
     let price = first.open;
     let shares = position_shares(price);
-    let (fees, pnl, net) = round_trip(shares, price, first.date, exit.close, exit.date);
-    let best = held
+    let n = u64::from(shares);
+    let paid = buy_fees(price * n as f64, first.date);
+    let sell = |b: &Bar, at: f64| sale(price, n, paid, at, b.date);
+    let out = bars[exit];
+    let sold = sell(&out, out.close);
+    // Only the days after the entry day could have been sold on.
+    let sellable = &bars[entry + 1..=exit];
+    let best = sellable
         .iter()
-        .fold(first, |a, b| if b.high > a.high { b } else { a });
-    let worst = held
+        .fold(&sellable[0], |a, b| if b.high > a.high { b } else { a });
+    let worst = sellable
         .iter()
-        .fold(first, |a, b| if b.low < a.low { b } else { a });
-    let (_, _, mfe) = round_trip(shares, price, first.date, best.high, best.date);
-    let (_, _, mae) = round_trip(shares, price, first.date, worst.low, worst.date);
+        .fold(&sellable[0], |a, b| if b.low < a.low { b } else { a });
     Outcome::Done {
         horizon,
         entry_date: first.date,
         entry_price: price,
-        exit_date: exit.date,
-        exit_price: exit.close,
+        exit_date: out.date,
+        exit_price: out.close,
         shares,
-        fees,
-        pnl,
-        net_return_pct: net,
-        mfe_pct: mfe,
-        mae_pct: mae,
-        hit: pnl > 0.0,
+        fees: sold.fees,
+        pnl: sold.pnl,
+        net_return_pct: sold.pnl_pct,
+        mfe_pct: sell(best, best.high).pnl_pct,
+        mae_pct: sell(worst, worst.low).pnl_pct,
+        hit: sold.pnl > 0.0,
     }
 }
 

@@ -1,10 +1,13 @@
 //! Forward tracking (issue 27 item 3): every saved screen run with its candidates in
 //! `wyckoff.db`, the candidates' figures 1, 5, 10 and 20 trading days on from the cached
-//! bars ([`wyckoff_engine::track`]), hit rates over all tracked signals, and the backfill
-//! that replays the funnel as of each past trading day.
+//! bars ([`wyckoff_engine::track`]: bought at the next trading day's open, sold at the close
+//! of the N-th trading day after that, under the backtest's T+1, limit and fee rules), hit
+//! rates over all tracked signals, and the backfill that replays the funnel as of each
+//! past trading day.
 //!
 //! Figures are never stored: they are computed from the bars each time, so a horizon stays
-//! pending until its bar is cached and fills in after the next sync.
+//! pending until its bar is cached and fills in after the next sync, and a change of the
+//! rules reaches every saved screen on its next read — there is no stale figure to redo.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -292,14 +295,22 @@ pub async fn tracked(
         .flat_map(|(_, s)| s.candidates.iter().map(|c| c.code.as_str()))
         .collect();
     let bars = bars_of(md, codes).await?;
+    let calendar = md.calendar();
     Ok(screens
         .iter()
-        .map(|(id, s)| track_screen(*id, s, &bars))
+        .map(|(id, s)| track_screen(*id, s, calendar.next_trading_day(s.as_of), &bars))
         .collect())
 }
 
-/// Figures of one saved screen from the given bars (a code without bars stays pending).
-pub fn track_screen(id: i64, s: &ScreenRecord, bars: &HashMap<String, Vec<Bar>>) -> TrackedScreen {
+/// Figures of one saved screen from the given bars (a code without bars stays pending);
+/// `next_session` is the market's first trading day after the screen's day, the day its
+/// candidates are bought.
+pub fn track_screen(
+    id: i64,
+    s: &ScreenRecord,
+    next_session: Option<u32>,
+    bars: &HashMap<String, Vec<Bar>>,
+) -> TrackedScreen {
     TrackedScreen {
         id: i32::try_from(id).unwrap_or(i32::MAX),
         as_of: iso(s.as_of),
@@ -319,6 +330,7 @@ pub fn track_screen(id: i64, s: &ScreenRecord, bars: &HashMap<String, Vec<Bar>>)
                 outcomes: follow(
                     bars.get(&c.code).map(Vec::as_slice).unwrap_or_default(),
                     s.as_of,
+                    next_session,
                     &HORIZONS,
                     Board::from_code(&c.code),
                     is_st_name(&c.name),

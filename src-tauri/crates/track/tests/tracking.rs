@@ -1,7 +1,9 @@
 //! Forward tracking over a real `wyckoff.db` seeded with the bundled real bars (8 stocks,
 //! to 2020-06-16): figures of backfilled candidates checked by hand (entry at the next
-//! open, fees to the fen), pending without bars, statistics against a direct count, and
-//! the backfill agreeing with a direct screen of the same day.
+//! open, exit at the close N trading days after the entry day, a limit-down close carried,
+//! fees to the fen) and against a one-trade backtest of the same stock and dates, pending
+//! without bars, statistics against a direct count, and the backfill agreeing with a
+//! direct screen of the same day.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
@@ -9,6 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use chrono::NaiveDate;
+use wyckoff_engine::backtest::{
+    BacktestArgs, EntryMode, ExitReason, SignalSource, TriggerSet, run_backtest,
+};
 use wyckoff_engine::track::{GroupBy, Outcome};
 use wyckoff_engine::{BoardFilter, ScreenArgs};
 use wyckoff_market::{ManualClock, MarketConfig, MarketData};
@@ -70,9 +75,15 @@ async fn backfilled_candidates_figures_by_hand() {
             // 25,000 CNY (one of the backtest's four slots) in whole lots.
             let shares = ((25_000.0 / (entry * 100.0)).floor() * 100.0).max(100.0);
             for (o, n) in c.outcomes.iter().zip([1usize, 5, 10, 20]) {
-                let exit = bars[next + n - 1];
+                // T+1: the n-th close after the entry day's; a limit-down close (10 % on
+                // these main-board, non-ST stocks) cannot be sold and waits a day.
+                let mut x = next + n;
+                while bars[x].close <= r2(bars[x - 1].close * 0.9) {
+                    x += 1;
+                }
+                let exit = bars[x];
                 let (pnl, pct) = by_hand(shares, entry, exit.close);
-                let hi = bars[next..next + n]
+                let hi = bars[next + 1..=x]
                     .iter()
                     .map(|b| b.high)
                     .fold(f64::MIN, f64::max);
@@ -101,11 +112,13 @@ async fn backfilled_candidates_figures_by_hand() {
                         assert_eq!(*hit, pnl > 0.0);
                     }
                     Outcome::Pending { .. } => panic!("{} {} h{n} pending", s.as_of, c.code),
-                    // The bundled stocks are main-board, non-ST: 10 % from the last close.
+                    // The bundled stocks are main-board, non-ST: 10 % from the last close;
+                    // or the stock did not trade on the next trading day.
                     Outcome::NoEntry { .. } => {
                         let up = r2(bars[next - 1].close * 1.1);
                         assert!(
-                            entry >= up,
+                            entry >= up
+                                || Some(bars[next].date) != md.calendar().next_trading_day(as_of),
                             "{} {} no entry below the limit",
                             s.as_of,
                             c.code
@@ -138,7 +151,8 @@ async fn pending_stays_pending_without_bars() {
         regime: None,
         candidates: vec![cand(code)],
     };
-    // The last bundled day: nothing after it. Four bars before it: only horizon 1 done.
+    // The last bundled day: nothing after it. Four bars before it: bought on the first,
+    // three days held, so only horizon 1 is done.
     store.save(&rec(20200616, "000001")).await.unwrap();
     store.save(&rec(20200610, "000001")).await.unwrap();
     // A code the cache does not have.
@@ -169,7 +183,7 @@ async fn pending_stays_pending_without_bars() {
         mid[1..],
         [5, 10, 20].map(|h| Outcome::Pending {
             horizon: h,
-            bars_after: 4
+            bars_after: 3
         })
     );
     assert!(
@@ -318,4 +332,118 @@ async fn a_backfilled_day_is_the_direct_screen_of_that_day() {
         let want = ScreenRecord::of(&direct, Origin::Backfill, rec.saved_at).unwrap();
         assert_eq!(rec, &want, "{}", rec.as_of);
     }
+}
+
+/// The backtest's signal source for one trade: `code` picked at `day`'s close, nothing else.
+struct Once {
+    day: u32,
+    code: String,
+}
+
+impl SignalSource for Once {
+    fn picks(&mut self, day: u32) -> Vec<String> {
+        if day == self.day {
+            vec![self.code.clone()]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// Every tracked horizon against a one-trade backtest of the same stock from the same
+/// screen day, held for the horizon (no stop-loss, no take-profit, four slots, to the last
+/// bundled day): the same entry, the same exit (a limit-down close carried), the same
+/// shares, fees and profit to the fen; not bought where the backtest skipped the pick;
+/// pending where the holding period outlives the data. The ranges take in the limit-down
+/// closes of January 2019 and of 2020-02-03, and the last bundled days.
+#[tokio::test]
+async fn every_outcome_is_a_one_trade_backtest_of_the_same_stock_and_dates() {
+    let home = tempfile::tempdir().unwrap();
+    let (md, store) = open(home.path()).await;
+    wyckoff_track::backfill(&md, &store, 20180101, 20200616, |_, _, _| {})
+        .await
+        .unwrap();
+    let universe = md.load_universe(None).await.unwrap().universe;
+    let screens = wyckoff_track::tracked(&md, &store).await.unwrap();
+    let (mut done, mut no_entry, mut pending, mut carried) = (0, 0, 0, 0);
+    for s in &screens {
+        let as_of = iso_num(&s.as_of);
+        for c in &s.candidates {
+            for o in &c.outcomes {
+                let args = BacktestArgs {
+                    start: as_of,
+                    end: 20200616,
+                    hold_days: o.horizon() as usize,
+                    top_n: 4,
+                    board: BoardFilter::All,
+                    stop_loss_pct: 0.0,
+                    take_profit_pct: 0.0,
+                    entry_price_mode: EntryMode::Open,
+                    triggers: TriggerSet::default(),
+                };
+                let mut once = Once {
+                    day: as_of,
+                    code: c.code.clone(),
+                };
+                let bt = run_backtest(&universe, &args, &mut once).unwrap();
+                let at = format!("{} {} h{}", s.as_of, c.code, o.horizon());
+                match o {
+                    Outcome::Done {
+                        entry_date,
+                        entry_price,
+                        exit_date,
+                        exit_price,
+                        shares,
+                        fees,
+                        pnl,
+                        net_return_pct,
+                        ..
+                    } => {
+                        let [t] = &bt.trades[..] else {
+                            panic!("{at}: {:?}", bt.trades)
+                        };
+                        assert_eq!(t.exit_reason, ExitReason::HoldExpired, "{at}");
+                        assert_eq!(
+                            (t.entry_date, t.entry_price, t.exit_date, t.exit_price),
+                            (*entry_date, *entry_price, *exit_date, *exit_price),
+                            "{at}"
+                        );
+                        assert_eq!(
+                            (t.shares, t.fees, t.pnl, t.pnl_pct),
+                            (u64::from(*shares), *fees, *pnl, *net_return_pct),
+                            "{at}"
+                        );
+                        done += 1;
+                        carried += usize::from(t.limit_down_days > 0);
+                    }
+                    Outcome::NoEntry { .. } => {
+                        assert!(bt.trades.is_empty(), "{at}: {:?}", bt.trades);
+                        let skipped: usize = ["limit_up", "no_bar"]
+                            .iter()
+                            .filter_map(|k| bt.skipped_entries.get(*k))
+                            .sum();
+                        assert_eq!(skipped, 1, "{at}: {:?}", bt.skipped_entries);
+                        no_entry += 1;
+                    }
+                    Outcome::Pending { .. } => {
+                        let [t] = &bt.trades[..] else {
+                            panic!("{at}: {:?}", bt.trades)
+                        };
+                        assert!(
+                            matches!(
+                                t.exit_reason,
+                                ExitReason::EndOfPeriod | ExitReason::OpenAtEnd
+                            ),
+                            "{at}: {t:?}"
+                        );
+                        pending += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        done > 100 && pending > 0 && carried > 0,
+        "done {done}, not bought {no_entry}, pending {pending}, carried {carried}"
+    );
 }

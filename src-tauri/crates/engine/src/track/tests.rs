@@ -48,9 +48,16 @@ fn series() -> Vec<Bar> {
 
 #[test]
 fn entry_at_next_open_exit_at_nth_close_net_of_fees() {
-    let out = follow(&series(), 20240103, &[1, 5], Board::Main, false);
+    let out = follow(
+        &series(),
+        20240103,
+        Some(20240104),
+        &[1, 4],
+        Board::Main,
+        false,
+    );
     // 25,000 CNY at 10.50 buys 23 lots.
-    let (pnl1, pct1) = expected(2300.0, 10.5, 10.8, 20240104);
+    let (pnl1, pct1) = expected(2300.0, 10.5, 11.5, 20240105);
     let (pnl5, pct5) = expected(2300.0, 10.5, 10.3, 20240110);
     let (_, mfe5) = expected(2300.0, 10.5, 11.6, 20240105);
     let (_, mae5) = expected(2300.0, 10.5, 9.5, 20240109);
@@ -60,7 +67,7 @@ fn entry_at_next_open_exit_at_nth_close_net_of_fees() {
                 horizon: 1,
                 entry_date: 20240104,
                 entry_price: e1,
-                exit_date: 20240104,
+                exit_date: 20240105,
                 exit_price: x1,
                 shares: 2300,
                 pnl: p1,
@@ -69,7 +76,7 @@ fn entry_at_next_open_exit_at_nth_close_net_of_fees() {
                 ..
             },
             Outcome::Done {
-                horizon: 5,
+                horizon: 4,
                 exit_date: 20240110,
                 pnl: p5,
                 net_return_pct: n5,
@@ -79,7 +86,7 @@ fn entry_at_next_open_exit_at_nth_close_net_of_fees() {
                 ..
             },
         ] => {
-            assert_eq!((*e1, *x1), (10.5, 10.8));
+            assert_eq!((*e1, *x1), (10.5, 11.5));
             assert_eq!(*p1, pnl1);
             assert!((n1 - pct1).abs() < 1e-9);
             assert_eq!(*p5, pnl5);
@@ -97,7 +104,7 @@ fn pending_until_the_exit_bar_exists() {
     let bars = series();
     // Screen on the last bar: nothing after it.
     assert_eq!(
-        follow(&bars, 20240110, &HORIZONS, Board::Main, false),
+        follow(&bars, 20240110, None, &HORIZONS, Board::Main, false),
         HORIZONS
             .iter()
             .map(|&h| Outcome::Pending {
@@ -106,23 +113,23 @@ fn pending_until_the_exit_bar_exists() {
             })
             .collect::<Vec<_>>()
     );
-    // Five bars after 20240103: horizon 5 is done exactly, 10 and 20 wait.
-    let out = follow(&bars, 20240103, &HORIZONS, Board::Main, false);
-    assert!(matches!(out[1], Outcome::Done { horizon: 5, .. }));
+    // Bought on 01-04, then four days held: horizon 4 is done exactly, 5 and 10 wait.
+    let out = follow(&bars, 20240103, None, &[4, 5, 10], Board::Main, false);
+    assert!(matches!(out[0], Outcome::Done { horizon: 4, .. }));
     assert_eq!(
-        out[2],
-        Outcome::Pending {
-            horizon: 10,
-            bars_after: 5
-        }
+        out[1..],
+        [5, 10].map(|horizon| Outcome::Pending {
+            horizon,
+            bars_after: 4
+        })
     );
-    // One bar fewer: horizon 5 turns pending again.
-    let out = follow(&bars[..6], 20240103, &[5], Board::Main, false);
+    // One bar fewer: horizon 4 turns pending again.
+    let out = follow(&bars[..6], 20240103, None, &[4], Board::Main, false);
     assert_eq!(
         out,
         vec![Outcome::Pending {
-            horizon: 5,
-            bars_after: 4
+            horizon: 4,
+            bars_after: 3
         }]
     );
 }
@@ -145,11 +152,14 @@ fn position_is_whole_lots_of_one_slot_at_least_one() {
 #[test]
 fn stamp_duty_halves_from_2023_08_28() {
     // Flat price: the loss is the fees alone, larger before the cut.
+    // Bought on the second bar, sold on the third.
     let before = vec![
+        bar(20230823, 10.0, 10.0, 10.0, 10.0),
         bar(20230824, 10.0, 10.0, 10.0, 10.0),
         bar(20230825, 10.0, 10.0, 10.0, 10.0),
     ];
     let after = vec![
+        bar(20230824, 10.0, 10.0, 10.0, 10.0),
         bar(20230825, 10.0, 10.0, 10.0, 10.0),
         bar(20230828, 10.0, 10.0, 10.0, 10.0),
     ];
@@ -162,11 +172,11 @@ fn stamp_duty_halves_from_2023_08_28() {
     };
     // 2,500 shares × 10 = 25,000 CNY: commission 6.25 each side, transfer 0.25 each side.
     assert_eq!(
-        fees_of(&follow(&before, 20230824, &[1], Board::Main, false)[0]),
+        fees_of(&follow(&before, 20230823, None, &[1], Board::Main, false)[0]),
         6.25 * 2.0 + 0.25 * 2.0 + 25.0
     );
     assert_eq!(
-        fees_of(&follow(&after, 20230825, &[1], Board::Main, false)[0]),
+        fees_of(&follow(&after, 20230824, None, &[1], Board::Main, false)[0]),
         6.25 * 2.0 + 0.25 * 2.0 + 12.5
     );
 }
@@ -309,7 +319,7 @@ fn no_entry_at_a_limit_up_open_as_the_backtest() {
         (12.0, Board::Chinext, false, true),
     ];
     for (open, board, st, blocked) in cases {
-        let out = follow(&bars(open), 20240102, &[1], board, st);
+        let out = follow(&bars(open), 20240102, None, &[1], board, st);
         assert_eq!(no_entry(&out), blocked, "{open} {board:?} st={st}: {out:?}");
     }
     // Not a hit, not a miss, not pending.
@@ -317,7 +327,7 @@ fn no_entry_at_a_limit_up_open_as_the_backtest() {
         &["SOS"],
         "Trend",
         None,
-        follow(&bars(11.0), 20240102, &[1], Board::Main, false),
+        follow(&bars(11.0), 20240102, None, &[1], Board::Main, false),
     )]);
     assert!(
         rates
@@ -325,4 +335,156 @@ fn no_entry_at_a_limit_up_open_as_the_backtest() {
             .all(|r| r.signals == 0 && r.pending == 0 && r.hit_rate_pct.is_none())
     );
     assert!(is_st_name("*ST 海润") && is_st_name("退市美都") && !is_st_name("平安银行"));
+}
+
+/// A main-board stock screened on 2024-01-03: bought at the open of 01-04, a limit-down
+/// close on 01-08 (10 % under 01-05's close), suspended on 01-10 (no bar).
+fn held_series() -> Vec<Bar> {
+    vec![
+        bar(20240102, 10.0, 10.1, 9.9, 10.0),
+        // screen day
+        bar(20240103, 10.0, 10.1, 9.9, 10.0),
+        // entry day: its close is no selling day (T+1)
+        bar(20240104, 10.2, 11.0, 10.1, 10.4),
+        bar(20240105, 10.4, 10.8, 10.3, 10.6),
+        // limit-down close: 10.60 × 0.9 = 9.54
+        bar(20240108, 10.0, 10.2, 9.54, 9.54),
+        bar(20240109, 9.5, 9.6, 8.9, 9.0),
+        bar(20240111, 9.1, 9.3, 9.0, 9.2),
+        bar(20240112, 9.2, 9.6, 9.1, 9.5),
+    ]
+}
+
+#[test]
+fn a_horizon_sells_at_the_close_of_its_nth_trading_day_after_the_entry_day() {
+    let bars = held_series();
+    // 25,000 CNY at 10.20 buys 24 lots.
+    let shares = 2400.0;
+    // (horizon, exit date, exit close, highest high and lowest low of the days it could
+    // have been sold: after the entry day up to the exit)
+    let table = [
+        // T+1: one day on is the next trading day's close, not the entry day's.
+        (1, 20240105, 10.6, 10.8, 10.3),
+        // Due on 01-08's limit-down close: carried to the next close.
+        (2, 20240109, 9.0, 10.8, 8.9),
+        (3, 20240109, 9.0, 10.8, 8.9),
+        // 01-10 is a suspension: no day held.
+        (4, 20240111, 9.2, 10.8, 8.9),
+        (5, 20240112, 9.5, 10.8, 8.9),
+    ];
+    let horizons: Vec<u32> = table.iter().map(|r| r.0).chain([6]).collect();
+    let out = follow(
+        &bars,
+        20240103,
+        Some(20240104),
+        &horizons,
+        Board::Main,
+        false,
+    );
+    for ((h, exit, close, hi, lo), o) in table.iter().zip(&out) {
+        let (pnl, pct) = expected(shares, 10.2, *close, *exit);
+        let (_, mfe) = expected(shares, 10.2, *hi, *exit);
+        let (_, mae) = expected(shares, 10.2, *lo, *exit);
+        match o {
+            Outcome::Done {
+                horizon,
+                entry_date,
+                entry_price,
+                exit_date,
+                exit_price,
+                shares: got_shares,
+                pnl: got_pnl,
+                net_return_pct,
+                mfe_pct,
+                mae_pct,
+                ..
+            } => {
+                assert_eq!(
+                    (*horizon, *entry_date, *exit_date),
+                    (*h, 20240104, *exit),
+                    "h{h}"
+                );
+                assert_eq!((*entry_price, *exit_price), (10.2, *close), "h{h}");
+                assert_eq!(f64::from(*got_shares), shares);
+                assert_eq!(*got_pnl, pnl, "h{h}");
+                assert!((net_return_pct - pct).abs() < 1e-9, "h{h}");
+                assert!((mfe_pct - mfe).abs() < 1e-9, "h{h} mfe");
+                assert!((mae_pct - mae).abs() < 1e-9, "h{h} mae");
+            }
+            other => panic!("h{h}: {other:?}"),
+        }
+    }
+    // Five days held of six: pending.
+    assert_eq!(
+        out[5],
+        Outcome::Pending {
+            horizon: 6,
+            bars_after: 5
+        }
+    );
+    // Only the entry day cached: nothing held yet, even at one day.
+    assert_eq!(
+        follow(&bars[..3], 20240103, None, &[1], Board::Main, false),
+        [Outcome::Pending {
+            horizon: 1,
+            bars_after: 0
+        }]
+    );
+    // Due on the limit-down close with nothing after it: pending, not sold there.
+    assert_eq!(
+        follow(&bars[..5], 20240103, None, &[2], Board::Main, false),
+        [Outcome::Pending {
+            horizon: 2,
+            bars_after: 2
+        }]
+    );
+}
+
+#[test]
+fn a_stock_suspended_on_the_next_trading_day_is_not_bought() {
+    // The market's next trading day after 01-03 is 01-04; the stock trades again only on
+    // 01-05. The backtest skips the pick rather than buying it late.
+    let bars = vec![
+        bar(20240103, 10.0, 10.1, 9.9, 10.0),
+        bar(20240105, 10.0, 10.2, 9.9, 10.1),
+        bar(20240108, 10.1, 10.3, 10.0, 10.2),
+    ];
+    let table = [
+        // (next trading day, what the 1-day horizon is)
+        (
+            Some(20240104),
+            Outcome::NoEntry {
+                horizon: 1,
+                entry_date: 20240104,
+            },
+        ),
+        // The stock's own next bar is the next trading day: bought, sold a day on.
+        (Some(20240105), {
+            let o = follow(&bars, 20240103, None, &[1], Board::Main, false);
+            assert!(
+                matches!(
+                    o[0],
+                    Outcome::Done {
+                        entry_date: 20240105,
+                        exit_date: 20240108,
+                        ..
+                    }
+                ),
+                "{o:?}"
+            );
+            o[0].clone()
+        }),
+        // A calendar later than the stock's own bar is wrong about that day.
+        (
+            Some(20240108),
+            follow(&bars, 20240103, None, &[1], Board::Main, false)[0].clone(),
+        ),
+    ];
+    for (next, want) in table {
+        assert_eq!(
+            follow(&bars, 20240103, next, &[1], Board::Main, false),
+            [want],
+            "{next:?}"
+        );
+    }
 }
