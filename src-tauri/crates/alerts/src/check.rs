@@ -15,6 +15,8 @@ use wyckoff_protocol::{
     AlertCheckReport, AlertCondition, AlertTarget, SuppressedAlert, UnevaluatedAlert,
 };
 
+use wyckoff_push::Channel;
+
 use crate::store::{NewFiring, iso};
 use crate::{AlertStore, AlertsError};
 
@@ -96,6 +98,18 @@ fn market(e: impl std::fmt::Display) -> AlertsError {
 pub async fn check(
     md: &MarketData,
     store: &AlertStore,
+    as_of: Option<u32>,
+    now: DateTime<Utc>,
+) -> Result<AlertCheckReport, AlertsError> {
+    check_for(md, store, &[], as_of, now).await
+}
+
+/// [`check`], queueing what fired for each of `channels` in the same transaction that
+/// records it.
+pub(crate) async fn check_for(
+    md: &MarketData,
+    store: &AlertStore,
+    channels: &[Channel],
     as_of: Option<u32>,
     now: DateTime<Utc>,
 ) -> Result<AlertCheckReport, AlertsError> {
@@ -275,7 +289,7 @@ pub async fn check(
     }
     let cooldowns: Vec<u32> = firings.iter().map(|(_, c)| *c).collect();
     let recorded = store
-        .record_all(firings.into_iter().map(|(f, _)| f).collect(), now)
+        .record_all(firings.into_iter().map(|(f, _)| f).collect(), channels, now)
         .await?;
     for ((firing, alert), cooldown_days) in recorded.into_iter().zip(cooldowns) {
         match alert {

@@ -3,9 +3,10 @@
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
+use serde::Serialize;
 use serde_json::{Value, json};
 use wyckoff_protocol::{AlertCheckReport, DeliveryStatus, FiredAlert};
-use wyckoff_push::{Delivery, Outbox, OutboxStatus};
+use wyckoff_push::{DamagedChannel, Delivery, Outbox, OutboxStatus, PushEvent};
 
 use crate::describe::alert_text;
 use crate::{AlertStore, AlertsError};
@@ -38,26 +39,13 @@ fn push(e: wyckoff_push::PushError) -> AlertsError {
     AlertsError::Push(e.to_string())
 }
 
-/// Queues every alert the check fired for every channel (the alerts then read pending,
-/// with the channels' names).
-pub async fn enqueue(
-    store: &AlertStore,
-    outbox: &Outbox,
-    report: &mut AlertCheckReport,
-    now: DateTime<Utc>,
-) -> Result<(), AlertsError> {
-    for alert in &mut report.fired {
-        let names = outbox
-            .enqueue_all(Some(alert.id), &message(alert), now)
-            .await
-            .map_err(push)?;
-        if !names.is_empty() {
-            *alert = store
-                .set_delivery(alert.id, &names, DeliveryStatus::Pending)
-                .await?;
-        }
-    }
-    Ok(())
+/// One whole check: what it found, what was sent, and the stored push channels that could
+/// not be read (they were skipped; every other channel got its alerts).
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckRun {
+    pub report: AlertCheckReport,
+    pub deliveries: Vec<Delivery>,
+    pub damaged_channels: Vec<DamagedChannel>,
 }
 
 /// Sends what is due in the outbox (earlier checks' rows too) and updates the delivery
@@ -90,20 +78,25 @@ pub async fn deliver(
     Ok(done)
 }
 
-/// One whole check as `wyckoff alerts check` runs it: evaluate and record as of `as_of`,
-/// queue what fired for every channel, send what is due. The report's alerts carry their
-/// delivery status after the sends.
+/// One whole check as `wyckoff alerts check` runs it: evaluate as of `as_of`, record what
+/// fired and queue it for every channel taking alerts (one transaction), send what is due.
+/// The report's alerts carry their delivery status after the sends.
 pub async fn check_and_push(
     md: &MarketData,
     store: &AlertStore,
     outbox: &Outbox,
     as_of: Option<u32>,
     now: DateTime<Utc>,
-) -> Result<(AlertCheckReport, Vec<Delivery>), AlertsError> {
-    let mut report = crate::check(md, store, as_of, now).await?;
-    enqueue(store, outbox, &mut report, now).await?;
-    let done = deliver(store, outbox, Some(&mut report), now).await?;
-    Ok((report, done))
+) -> Result<CheckRun, AlertsError> {
+    let (channels, damaged_channels) =
+        outbox.channels_for(PushEvent::Alerts).await.map_err(push)?;
+    let mut report = crate::check::check_for(md, store, &channels, as_of, now).await?;
+    let deliveries = deliver(store, outbox, Some(&mut report), now).await?;
+    Ok(CheckRun {
+        report,
+        deliveries,
+        damaged_channels,
+    })
 }
 
 /// The check a sync runs once it has updated bars: the same as [`check_and_push`] as of
@@ -114,7 +107,7 @@ pub async fn after_sync(
     store: &AlertStore,
     outbox: &Outbox,
     now: DateTime<Utc>,
-) -> Result<Option<(AlertCheckReport, Vec<Delivery>)>, AlertsError> {
+) -> Result<Option<CheckRun>, AlertsError> {
     if !crate::has_work(md, store).await? {
         return Ok(None);
     }

@@ -8,7 +8,10 @@ use wyckoff_protocol::{
     AlertCondition, AlertFigures, AlertRule, AlertTarget, DeliveryStatus, FiredAlert,
 };
 
+use wyckoff_push::{Channel, Outbox};
+
 use crate::NewRule;
+use crate::deliver::message;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -22,6 +25,8 @@ pub enum StoreError {
     },
     #[error("alert store: {0}")]
     Db(#[from] sqlx::Error),
+    #[error("queueing alerts for push: {0}")]
+    Push(String),
     #[error("alert store migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
 }
@@ -215,22 +220,32 @@ impl AlertStore {
         Ok(out)
     }
 
-    /// Records the firings of one check in one transaction (one commit, not one per alert:
-    /// a first check over the whole market records thousands); `None` in place of a firing
-    /// when the same rule already fired on the same stock and bar (another process got
-    /// there first).
+    /// Records the firings of one check and queues each for every one of `channels` in
+    /// one transaction (one commit, not one per alert: a first check over the whole market
+    /// records thousands). Recording and queueing are one step because a recorded alert
+    /// starts its cooldown: one recorded but never queued would be held back from every
+    /// later check and never reach anyone. `None` in place of a firing when the same rule
+    /// already fired on the same stock and bar (another process got there first).
     pub(crate) async fn record_all(
         &self,
         firings: Vec<NewFiring>,
+        channels: &[Channel],
         now: DateTime<Utc>,
     ) -> Result<Vec<(NewFiring, Option<FiredAlert>)>, StoreError> {
         let created_at = stamp(now);
+        let names: Vec<String> = channels.iter().map(|c| c.name.clone()).collect();
+        let delivery = if names.is_empty() {
+            DeliveryStatus::Recorded
+        } else {
+            DeliveryStatus::Pending
+        };
+        let delivered_to = json(&names)?;
         let mut tx = self.pool.begin().await?;
         let mut out = Vec::with_capacity(firings.len());
         for f in firings {
             let bar_date = iso(f.bar_date);
             let id: Option<i64> = sqlx::query_scalar(
-                "INSERT INTO alert_fired (rule_id, rule_key, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, ?) ON CONFLICT (rule_key, code, bar_date) DO NOTHING RETURNING id",
+                "INSERT INTO alert_fired (rule_id, rule_key, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rule_key, code, bar_date) DO NOTHING RETURNING id",
             )
             .bind(f.rule_id)
             .bind(&f.rule_key)
@@ -239,7 +254,8 @@ impl AlertStore {
             .bind(&bar_date)
             .bind(json(&f.condition)?)
             .bind(json(&f.figures)?)
-            .bind(DeliveryStatus::Recorded.as_str())
+            .bind(&delivered_to)
+            .bind(delivery.as_str())
             .bind(&created_at)
             .fetch_optional(&mut *tx)
             .await?;
@@ -252,10 +268,15 @@ impl AlertStore {
                 bar_date,
                 condition: f.condition.clone(),
                 figures: f.figures.clone(),
-                delivered_to: Vec::new(),
-                delivery: DeliveryStatus::Recorded,
+                delivered_to: names.clone(),
+                delivery,
                 created_at: created_at.clone(),
             });
+            if let Some(alert) = &alert {
+                Outbox::enqueue_on(&mut tx, channels, Some(alert.id), &message(alert), now)
+                    .await
+                    .map_err(|e| StoreError::Push(e.to_string()))?;
+            }
             out.push((f, alert));
         }
         tx.commit().await?;

@@ -14,7 +14,7 @@ use serde::Serialize;
 use wyckoff_alerts::{AlertStore, NewRule, StoreError, deliver, describe, validate};
 use wyckoff_market::MarketData;
 use wyckoff_protocol::{AlertCheckReport, AlertCondition, AlertRule, AlertTarget, FiredAlert};
-use wyckoff_push::Delivery;
+use wyckoff_push::{DamagedChannel, Delivery};
 
 use crate::market::{failed, open, print_json, runtime};
 
@@ -24,6 +24,19 @@ pub(crate) struct CheckOutput {
     #[serde(flatten)]
     report: AlertCheckReport,
     deliveries: Vec<Delivery>,
+    /// Stored push channels that could not be read: skipped, every other channel served.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    damaged_channels: Vec<DamagedChannel>,
+}
+
+impl From<deliver::CheckRun> for CheckOutput {
+    fn from(run: deliver::CheckRun) -> Self {
+        CheckOutput {
+            report: run.report,
+            deliveries: run.deliveries,
+            damaged_channels: run.damaged_channels,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -263,9 +276,9 @@ async fn command(
         AlertsCommand::Check { .. } => {
             let now = Utc::now();
             let outbox = crate::push::outbox(md).await?;
-            let (report, deliveries) =
-                deliver::check_and_push(md, store, &outbox, as_of, now).await?;
-            let checked = CheckOutput { report, deliveries };
+            let checked: CheckOutput = deliver::check_and_push(md, store, &outbox, as_of, now)
+                .await?
+                .into();
             if json {
                 print_json(&checked)?;
             } else {
@@ -291,6 +304,7 @@ async fn command(
 /// `alerts check`'s words for a check (also after `data sync`).
 pub(crate) fn print_check(checked: &CheckOutput) {
     print_report(&checked.report);
+    crate::push::print_damaged(&checked.damaged_channels);
     crate::push::print_deliveries(&checked.deliveries);
 }
 
@@ -303,7 +317,7 @@ pub(crate) async fn after_sync(md: &MarketData) -> Option<Result<CheckOutput, St
         anyhow::Ok(deliver::after_sync(md, &store, &outbox, Utc::now()).await?)
     };
     match ran.await {
-        Ok(Some((report, deliveries))) => Some(Ok(CheckOutput { report, deliveries })),
+        Ok(Some(run)) => Some(Ok(run.into())),
         Ok(None) => None,
         Err(e) => Some(Err(format!("{e:#}"))),
     }

@@ -17,8 +17,8 @@ use wyckoff_alerts::{AlertStore, deliver};
 use wyckoff_config::{PushSecret, Secrets};
 use wyckoff_market::MarketData;
 use wyckoff_push::{
-    ChannelKind, Delivery, EmailSettings, KeychainSecrets, Outbox, OutboxStatus, PushError,
-    PushEvent, parse_events,
+    ChannelKind, DamagedChannel, Delivery, EmailSettings, KeychainSecrets, Outbox, OutboxStatus,
+    PushError, PushEvent, SecretIn, parse_events, split_pasted,
 };
 
 use crate::market::{failed, open, print_json, runtime};
@@ -37,7 +37,7 @@ pub struct PushArgs {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Kind {
-    /// A JSON POST of each alert to the URL.
+    /// A JSON POST of each alert to the URL (its secret, if any: `wyckoff push secret NAME`).
     Webhook,
     /// 企业微信 group robot (its key: `wyckoff push secret NAME`).
     Wecom,
@@ -82,6 +82,14 @@ enum PushCommand {
         /// certificate an own (company) CA signed.
         #[arg(long, value_name = "PEM")]
         ca_cert: Option<std::path::PathBuf>,
+        /// A generic webhook: send its secret (`wyckoff push secret NAME`) in this header
+        /// (default: `Authorization: Bearer SECRET`).
+        #[arg(long, value_name = "HEADER", conflicts_with = "secret_query")]
+        secret_header: Option<String>,
+        /// A generic webhook: send its secret as this query parameter; a URL given with
+        /// the parameter in it is stored without it and the secret goes to the keychain.
+        #[arg(long, value_name = "PARAM")]
+        secret_query: Option<String>,
         /// What the channel is sent, comma-separated: alerts (fired alerts), tasks
         /// (finished background tasks), schedules (finished schedule runs), approvals
         /// (calls waiting in the inbox). Default: alerts.
@@ -125,6 +133,16 @@ pub(crate) async fn outbox(md: &MarketData) -> anyhow::Result<Outbox> {
         .with_secrets(Arc::new(KeychainSecrets::system())))
 }
 
+/// Names the stored channels that could not be read (each was skipped, no other was).
+pub(crate) fn print_damaged(damaged: &[DamagedChannel]) {
+    for d in damaged {
+        println!(
+            "push channel {} is damaged and was skipped: {} (remove it and add it again)",
+            d.name, d.why
+        );
+    }
+}
+
 pub(crate) fn print_deliveries(done: &[Delivery]) {
     for d in done {
         let what = d
@@ -137,11 +155,42 @@ pub(crate) fn print_deliveries(done: &[Delivery]) {
             }
             (OutboxStatus::Failed, e) => format!("failed: {}", e.as_deref().unwrap_or("")),
         };
+        let repeat = if d.repeat {
+            format!(
+                " (an earlier send was interrupted and may have arrived: same delivery id {})",
+                d.delivery_id
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "pushed {what} to {} (attempt {}): {how}",
+            "pushed {what} to {} (attempt {}): {how}{repeat}",
             d.channel, d.attempts
         );
     }
+}
+
+/// Keeps a key split off a pasted URL: in the keychain, unless the environment already
+/// gives the channel this very key. The error says how to go on without a keychain, and
+/// never holds the key.
+fn keep_pasted_key(channel: &str, key: &str) -> Result<(), String> {
+    let secret = PushSecret {
+        channel: channel.to_owned(),
+        sign: false,
+    };
+    let secrets = Secrets::system();
+    if secrets
+        .get_push(&secret)
+        .is_some_and(|(v, _)| v.expose() == key.trim())
+    {
+        return Ok(());
+    }
+    secrets.set_push(&secret, key).map(|_| ()).map_err(|e| {
+        format!(
+            "the URL holds the channel's key, which is kept in the keychain, never in the URL: {e}. Nothing was added: set {} to the key in the environment and add the channel again",
+            secret.env_var()
+        )
+    })
 }
 
 fn user_error(e: &anyhow::Error) -> bool {
@@ -194,10 +243,25 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
             to,
             user,
             ca_cert,
+            secret_header,
+            secret_query,
             events,
         } => {
             // Checked before anything is stored.
             let events = parse_events(events).map_err(PushError::from)?;
+            let secret_in = match (secret_header, secret_query) {
+                (Some(h), _) => Some(SecretIn::Header(h.trim().to_owned())),
+                (None, Some(q)) => Some(SecretIn::Query(q.trim().to_owned())),
+                (None, None) => None,
+            };
+            if secret_in.is_some() && !matches!(kind, Kind::Webhook) {
+                return Err(PushError::SecretInNotWebhook.into());
+            }
+            if let Some(SecretIn::Header(h)) = &secret_in
+                && !wyckoff_push::valid_header(h)
+            {
+                return Err(PushError::BadHeader(h.clone()).into());
+            }
             let kind = match kind {
                 Kind::Webhook => ChannelKind::Webhook,
                 Kind::Wecom => ChannelKind::Wecom,
@@ -232,16 +296,38 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
                     .add_email_channel(name, url, *allow_private, &settings, now)
                     .await?
             } else {
-                outbox
+                // A robot's URL as its vendor hands it out holds the key: the key goes to
+                // the keychain, the URL is stored without it.
+                let (base, key) = match url {
+                    Some(u) => {
+                        let (b, k) = split_pasted(kind, u, secret_in.as_ref());
+                        (Some(b), k)
+                    }
+                    None => (None, None),
+                };
+                let channel = outbox
                     .add_channel(
                         name,
                         kind,
-                        url.as_deref(),
+                        base.as_deref(),
                         *allow_private,
                         chat_id.as_deref(),
                         now,
                     )
-                    .await?
+                    .await?;
+                let channel = match secret_in {
+                    Some(s) => outbox.set_secret_in(&channel.name, Some(s)).await?,
+                    None => channel,
+                };
+                if let Some(key) = key
+                    && let Err(e) = keep_pasted_key(&channel.name, &key)
+                {
+                    // Not kept without its key: every send would fail for want of it.
+                    outbox.remove_channel(&channel.name).await?;
+                    eprintln!("wyckoff: {e}");
+                    return Ok(ExitCode::from(1));
+                }
+                channel
             };
             let channel = if channel.events == events {
                 channel
@@ -274,7 +360,13 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
             }
         }
         PushCommand::List => {
-            let channels = outbox.channels().await?;
+            let (channels, damaged) = outbox.channels_checked().await?;
+            for d in &damaged {
+                eprintln!(
+                    "wyckoff: push channel {} is damaged and skipped: {} (remove it and add it again)",
+                    d.name, d.why
+                );
+            }
             if json {
                 print_json(&channels)?;
             } else if channels.is_empty() {
@@ -363,12 +455,16 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
             } else {
                 for r in &rows {
                     println!(
-                        "{:>4}  {}  {}  attempts {}  next {}{}",
+                        "{:>4}  {}  {}  attempts {}  next {}  id {}{}{}",
                         r.id,
                         r.channel,
                         r.status.as_str(),
                         r.attempts,
                         r.next_attempt_at,
+                        r.delivery_id,
+                        r.in_flight_since.as_deref().map_or_else(String::new, |t| format!(
+                            "  in flight since {t} (if that send was interrupted, it may have arrived)"
+                        )),
                         r.last_error
                             .as_deref()
                             .map_or_else(String::new, |e| format!("  last error: {e}"))

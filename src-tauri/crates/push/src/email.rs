@@ -95,17 +95,30 @@ pub fn check_settings(s: &EmailSettings) -> Result<(), String> {
     Ok(())
 }
 
-/// Sends `message` (its `title` as the subject, its `text` as the body); the verdict, no
-/// HTTP status, and the server's answer with its SMTP code (or why nothing answered).
+/// Sends `message` (its `title` as the subject, its `text` as the body) with the delivery
+/// id as its Message-ID (a repeat after an interrupted send is the same message to a mail
+/// client); the verdict, no HTTP status, and the server's answer with its SMTP code (or why
+/// nothing answered).
 pub async fn send(
     url: &str,
     allow_private: bool,
     settings: &EmailSettings,
     password: Option<&str>,
     message: &Value,
+    delivery_id: &str,
     timeout: Duration,
 ) -> (Verdict, Option<u16>, String) {
-    match try_send(url, allow_private, settings, password, message, timeout).await {
+    match try_send(
+        url,
+        allow_private,
+        settings,
+        password,
+        message,
+        delivery_id,
+        timeout,
+    )
+    .await
+    {
         // No HTTP status: the SMTP reply code is in the answer.
         Ok(answer) => (Verdict::Sent, None, answer),
         Err(e) => e,
@@ -118,6 +131,7 @@ async fn try_send(
     settings: &EmailSettings,
     password: Option<&str>,
     message: &Value,
+    delivery_id: &str,
     timeout: Duration,
 ) -> Result<String, (Verdict, Option<u16>, String)> {
     let permanent = |why: String| (Verdict::Permanent, None, why);
@@ -199,7 +213,10 @@ async fn try_send(
         .from
         .parse()
         .map_err(|e| permanent(format!("sender: {e}")))?;
-    let mut mail = Message::builder().from(from).subject(title);
+    let mut mail = Message::builder()
+        .from(from)
+        .subject(title)
+        .message_id(Some(format!("<{delivery_id}@wyckoff-desk>")));
     for to in &settings.to {
         mail = mail.to(to
             .parse()

@@ -18,14 +18,16 @@ pub mod events;
 mod keychain;
 pub mod policy;
 pub mod render;
+mod secret;
 mod store;
 mod target;
 
 pub use email::EmailSettings;
 pub use events::{EventsError, PushEvent, parse_events};
 pub use keychain::KeychainSecrets;
+pub use secret::{SecretIn, mask, split_pasted, valid_header};
 pub use store::{
-    Channel, ChannelKind, ChannelSecrets, Delivery, NoSecrets, Outbox, OutboxRow, OutboxStatus,
-    PushError, TestOutcome,
+    ANSWER_BYTES, Channel, ChannelKind, ChannelSecrets, DELIVERY_HEADER, DamagedChannel, Delivery,
+    NoSecrets, Outbox, OutboxRow, OutboxStatus, PushError, TestOutcome,
 };
 pub use target::{UrlError, check_url};

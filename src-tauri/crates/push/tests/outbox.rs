@@ -63,6 +63,17 @@ async fn outbox(db: &Path) -> Outbox {
     Outbox::new(pool, Duration::from_secs(5)).await.unwrap()
 }
 
+/// A message as a webhook receives it: with its row's delivery id.
+fn with_id(mut body: Value, id: &str) -> Value {
+    body["delivery_id"] = json!(id);
+    body
+}
+
+/// A robot's text as sent: the message's text, then the delivery id's footer.
+fn footed(text: &str, id: &str) -> String {
+    format!("{text}\n\nWyckoff delivery {id}")
+}
+
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 12, 5, 7, 0, 0).unwrap()
 }
@@ -86,7 +97,10 @@ async fn a_message_is_posted_as_json_and_marked_sent() {
         (d[0].status, d[0].alert_id, d[0].attempts),
         (OutboxStatus::Sent, Some(7), 1)
     );
-    assert_eq!(*script.got.lock().unwrap(), vec![body]);
+    assert_eq!(
+        *script.got.lock().unwrap(),
+        vec![with_id(body, &d[0].delivery_id)]
+    );
     assert_eq!(o.statuses_for(7).await.unwrap(), vec![OutboxStatus::Sent]);
     // Nothing is sent twice.
     assert!(
@@ -382,12 +396,19 @@ async fn each_robot_gets_its_own_format_with_its_credentials() {
         "{done:?}"
     );
     assert_eq!(done.len(), 4);
+    let id = |channel: &str| {
+        done.iter()
+            .find(|d| d.channel == channel)
+            .unwrap()
+            .delivery_id
+            .clone()
+    };
 
     let (path, got) = wr.got.lock().unwrap()[0].clone();
     assert_eq!(path, "/send?key=wecom-token");
     assert_eq!(
         got,
-        json!({"msgtype": "markdown", "markdown": {"content": text}})
+        json!({"msgtype": "markdown", "markdown": {"content": footed(text, &id("wecom"))}})
     );
 
     let (path, got) = dr.got.lock().unwrap()[0].clone();
@@ -407,7 +428,7 @@ async fn each_robot_gets_its_own_format_with_its_credentials() {
     );
     assert_eq!(
         got,
-        json!({"msgtype": "markdown", "markdown": {"title": "提醒", "text": text}})
+        json!({"msgtype": "markdown", "markdown": {"title": "提醒", "text": footed(text, &id("dingtalk"))}})
     );
 
     let (path, got) = fr.got.lock().unwrap()[0].clone();
@@ -415,13 +436,16 @@ async fn each_robot_gets_its_own_format_with_its_credentials() {
     let s = t0().timestamp();
     assert_eq!(
         got,
-        json!({"msg_type": "text", "content": {"text": text}, "timestamp": s.to_string(),
+        json!({"msg_type": "text", "content": {"text": footed(text, &id("feishu"))}, "timestamp": s.to_string(),
                "sign": wyckoff_push::render::feishu_sign(s, "SECsign")})
     );
 
     let (path, got) = tr.got.lock().unwrap()[0].clone();
     assert_eq!(path, "/send/bottelegram-token/sendMessage");
-    assert_eq!(got, json!({"chat_id": "-100200", "text": text}));
+    assert_eq!(
+        got,
+        json!({"chat_id": "-100200", "text": footed(text, &id("telegram"))})
+    );
     // No token in any stored row or error.
     let rows = serde_json::to_string(&o.rows().await.unwrap()).unwrap();
     assert!(
@@ -494,6 +518,10 @@ async fn a_long_message_goes_to_telegram_in_numbered_parts() {
     for (i, (_, body)) in got.iter().enumerate() {
         let part = body["text"].as_str().unwrap();
         assert!(part.chars().count() <= 4096);
+        // Each part carries its own row's delivery id in its footer, within the limit.
+        let part = part
+            .strip_suffix(&format!("\n\nWyckoff delivery {}", done[i].delivery_id))
+            .unwrap();
         let (label, rest) = part.split_once('\n').unwrap();
         assert_eq!(label, format!("({}/{n})", i + 1));
         back.extend(rest.lines().map(str::to_owned));
@@ -610,9 +638,15 @@ async fn each_channel_is_sent_only_the_events_it_takes() {
     let d = o.deliver_due_messages(t0()).await.unwrap();
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!((d[0].channel.as_str(), d[0].alert_id), ("ops", None));
-    assert_eq!(*tasks_got.got.lock().unwrap(), vec![task]);
+    assert_eq!(
+        *tasks_got.got.lock().unwrap(),
+        vec![with_id(task, &d[0].delivery_id)]
+    );
     assert!(alerts_got.got.lock().unwrap().is_empty());
     let d = o.deliver_due(t0()).await.unwrap();
     assert_eq!((d.len(), d[0].alert_id), (1, Some(4)));
-    assert_eq!(*alerts_got.got.lock().unwrap(), vec![alert]);
+    assert_eq!(
+        *alerts_got.got.lock().unwrap(),
+        vec![with_id(alert, &d[0].delivery_id)]
+    );
 }

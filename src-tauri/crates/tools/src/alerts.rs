@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use wyckoff_agent::{FnTool, Tool, ToolContext, ToolError, ToolSpec};
+use wyckoff_alerts::deliver::CheckRun;
 use wyckoff_alerts::{AlertStore, deliver, describe};
 use wyckoff_market::MarketData;
-use wyckoff_protocol::AlertCheckReport;
-use wyckoff_push::{Delivery, KeychainSecrets, Outbox, OutboxStatus};
+use wyckoff_push::{KeychainSecrets, Outbox, OutboxStatus};
 
 pub const NAME: &str = "check_alerts";
 const DISPLAY: &str = "检查提醒";
@@ -20,8 +20,10 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Alerts named in the result (all of them are stored).
 const LISTED: usize = 50;
 
-/// The task's result: the counts, the data's date and each alert in words.
-pub fn summary(report: &AlertCheckReport, deliveries: &[Delivery]) -> Value {
+/// The task's result: the counts, the data's date, each alert in words, and any stored
+/// push channel that could not be read (skipped).
+pub fn summary(run: &CheckRun) -> Value {
+    let (report, deliveries) = (&run.report, &run.deliveries);
     let count = |s: OutboxStatus| deliveries.iter().filter(|d| d.status == s).count();
     json!({
         "data_date": report.data_date,
@@ -36,6 +38,7 @@ pub fn summary(report: &AlertCheckReport, deliveries: &[Delivery]) -> Value {
             "pending": count(OutboxStatus::Pending),
             "failed": count(OutboxStatus::Failed),
         },
+        "damaged_channels": run.damaged_channels,
     })
 }
 
@@ -63,7 +66,7 @@ pub async fn after_sync(md: &MarketData) -> Value {
         Err(e) => Err(e),
     };
     match ran {
-        Ok(Some((report, done))) => summary(&report, &done),
+        Ok(Some(run)) => summary(&run),
         Ok(None) => Value::Null,
         Err(e) => {
             tracing::warn!("the alerts check after the sync failed: {e}");
@@ -87,10 +90,10 @@ pub fn check_alerts_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
             async move {
                 let now = md.clock().now();
                 let (store, outbox) = open(&md).await.map_err(failed)?;
-                let (report, done) = deliver::check_and_push(&md, &store, &outbox, None, now)
+                let run = deliver::check_and_push(&md, &store, &outbox, None, now)
                     .await
                     .map_err(failed)?;
-                Ok(summary(&report, &done))
+                Ok(summary(&run))
             }
         },
     ))
