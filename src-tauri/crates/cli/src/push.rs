@@ -187,7 +187,8 @@ fn keep_pasted_key(channel: &str, key: &str) -> Result<(), String> {
     }
     secrets.set_push(&secret, key).map(|_| ()).map_err(|e| {
         format!(
-            "the URL holds the channel's key, which is kept in the keychain, never in the URL: {e}. Nothing was added: set {} to the key in the environment and add the channel again",
+            "the URL holds the channel's key, which is kept in the keychain, never in the URL: {}. Nothing was added: set {} to the key in the environment and add the channel again",
+            e.to_string().trim_end_matches('.'),
             secret.env_var()
         )
     })
