@@ -328,6 +328,8 @@ pub struct StatusReport {
     pub stock_list_size: usize,
     pub sources: Vec<&'static str>,
     pub calendar_range: (u32, u32),
+    /// What the trading calendar knows and from where; later days are assumed.
+    pub calendar: crate::calendar_store::CalendarInfo,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -448,7 +450,7 @@ impl MarketData {
     pub async fn open_with_pool(pool: SqlitePool, cfg: MarketConfig) -> Result<Self, MarketError> {
         crate::cache::migrate(&pool).await?;
         let store = CacheStore::new(pool.clone());
-        let calendar = bundled::calendar()?;
+        let (calendar, _) = crate::calendar_store::load(&pool).await?;
         seed_bundled(&store, cfg.clock.as_ref()).await?;
         // read before the list: a write in between makes the list look older, never newer
         let generation = store.write_generation().await?;
@@ -473,8 +475,29 @@ impl MarketData {
         })
     }
 
+    /// The trading calendar as it was when this was opened (bundled, extended by the
+    /// learned days then stored).
     pub fn calendar(&self) -> &TradingCalendar {
         &self.calendar
+    }
+
+    /// The trading calendar as stored now, with what it knows and from where: a
+    /// long-running process sees days another process learned since it opened.
+    pub async fn current_calendar(
+        &self,
+    ) -> Result<(TradingCalendar, crate::calendar_store::CalendarInfo), MarketError> {
+        crate::calendar_store::load(self.store.pool()).await
+    }
+
+    /// Extends the stored calendar with what the cached SSE Composite bars settle (`data
+    /// sync` calls it after fetching them).
+    pub async fn learn_calendar(&self) -> Result<crate::calendar_store::CalendarInfo, MarketError> {
+        crate::calendar_store::learn_from_index(
+            self.store.pool(),
+            &self.store,
+            self.cfg.clock.now(),
+        )
+        .await
     }
     pub fn store(&self) -> &CacheStore {
         &self.store
@@ -1083,6 +1106,7 @@ impl MarketData {
             stock_list_size: dir.len(),
             sources: self.chain().names(),
             calendar_range: (self.calendar.first_day(), self.calendar.last_day()),
+            calendar: self.current_calendar().await?.1,
         })
     }
 }

@@ -25,6 +25,7 @@ pub mod breaker;
 pub mod bundled;
 pub mod cache;
 pub mod calendar;
+pub mod calendar_store;
 pub mod clock;
 pub mod code;
 pub mod date;
