@@ -24,7 +24,10 @@ fn sql(home: &Path, statement: &str) {
             .filename(home.join("wyckoff.db"))
             .busy_timeout(Duration::from_secs(5));
         let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
-        sqlx::query(statement).execute(&pool).await.unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(statement.to_owned()))
+            .execute(&pool)
+            .await
+            .unwrap();
         pool.close().await;
     });
 }
