@@ -270,6 +270,8 @@ fn new_entry(
         enabled: true,
         always_ask: false,
         trusted_tools: Vec::new(),
+        max_tools: None,
+        offered_tools: None,
     };
     Ok((server, values))
 }

@@ -73,7 +73,7 @@ pub use compaction::{
 };
 pub use error::AgentError;
 pub use history::QueryHistory;
-pub use registry::{ExecEnv, ToolOutcome, ToolRegistry};
+pub use registry::{ExecEnv, ToolOutcome, ToolRegistry, ToolSource};
 pub use results::{ResultStore, load_offloaded};
 pub use runtime::{Runtime, RuntimeConfig, TurnOutcome};
 pub use sink::{CollectingSink, EventSink, FnSink, NullSink};

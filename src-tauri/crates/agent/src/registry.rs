@@ -109,10 +109,18 @@ impl ToolOutcome {
     }
 }
 
+/// Tools that may change while a session is open (an MCP server's list can): the registry
+/// asks for them at every model request and every call, after its own tools.
+pub trait ToolSource: Send + Sync {
+    /// The tools now, in the order the model is offered them.
+    fn tools(&self) -> Arc<Vec<Arc<dyn Tool>>>;
+}
+
 #[derive(Default)]
 pub struct ToolRegistry {
     order: Vec<String>,
     tools: HashMap<String, Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl ToolRegistry {
@@ -135,24 +143,55 @@ impl ToolRegistry {
         }
     }
 
-    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
-        self.tools.get(name).map(|t| t.spec())
+    /// Adds tools that come and go (see [`ToolSource`]); a name registered here wins.
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
+    }
+
+    /// Every tool now: the registered ones in order, then the sources'.
+    fn all(&self) -> Vec<Arc<dyn Tool>> {
+        let mut all: Vec<Arc<dyn Tool>> = self
+            .order
+            .iter()
+            .filter_map(|n| self.tools.get(n).cloned())
+            .collect();
+        for source in &self.sources {
+            all.extend(
+                source
+                    .tools()
+                    .iter()
+                    .filter(|t| !self.tools.contains_key(&t.spec().name))
+                    .cloned(),
+            );
+        }
+        all
+    }
+
+    fn tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.get(name).cloned().or_else(|| {
+            self.sources
+                .iter()
+                .find_map(|s| s.tools().iter().find(|t| t.spec().name == name).cloned())
+        })
+    }
+
+    pub fn spec(&self, name: &str) -> Option<ToolSpec> {
+        self.tool(name).map(|t| t.spec().clone())
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.tools.contains_key(name)
+        self.tool(name).is_some()
     }
 
     pub fn names(&self) -> Vec<String> {
-        self.order.clone()
+        self.all().iter().map(|t| t.spec().name.clone()).collect()
     }
 
     /// Definitions for the model, in registration order; `allowed` filters by name.
     pub fn schemas(&self, allowed: Option<&[String]>) -> Vec<ToolSchema> {
-        self.order
+        self.all()
             .iter()
-            .filter(|n| allowed.is_none_or(|a| a.iter().any(|x| x == *n)))
-            .filter_map(|n| self.tools.get(n))
+            .filter(|t| allowed.is_none_or(|a| a.iter().any(|x| *x == t.spec().name)))
             .map(|t| t.schema().clone())
             .collect()
     }
@@ -164,7 +203,7 @@ impl ToolRegistry {
 
     pub fn display_name(&self, name: &str) -> String {
         self.spec(name)
-            .map(|s| s.display_name.clone())
+            .map(|s| s.display_name)
             .unwrap_or_else(|| name.to_owned())
     }
 
@@ -216,8 +255,8 @@ impl ToolRegistry {
                 "invalid_json",
             );
         }
-        let Some(tool) = self.tools.get(&call.name).cloned() else {
-            let known = self.order.join(", ");
+        let Some(tool) = self.tool(&call.name) else {
+            let known = self.names().join(", ");
             return ToolOutcome::error(
                 call,
                 format!("未知工具: {}（可用工具: {known}）", call.name),
@@ -398,4 +437,50 @@ impl ToolRegistry {
 
 fn elapsed_ms(since: Instant) -> u32 {
     u32::try_from(since.elapsed().as_millis()).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::tool::FnTool;
+
+    struct Changing(Mutex<Arc<Vec<Arc<dyn Tool>>>>);
+
+    impl ToolSource for Changing {
+        fn tools(&self) -> Arc<Vec<Arc<dyn Tool>>> {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    fn tool(name: &str, display: &str) -> Arc<dyn Tool> {
+        Arc::new(FnTool::new(
+            ToolSpec::new(name, display),
+            "d",
+            json!({"type": "object", "properties": {}}),
+            |_, _| async { Ok(json!({})) },
+        ))
+    }
+
+    #[test]
+    fn a_sources_tools_are_seen_as_they_are_at_each_look() {
+        let source = Arc::new(Changing(Mutex::new(Arc::new(vec![
+            tool("mcp__a__x", "source x"),
+            tool("own", "source own"),
+        ]))));
+        let mut reg = ToolRegistry::empty();
+        reg.register(tool("own", "registered own"));
+        reg.add_source(source.clone());
+        assert_eq!(reg.names(), ["own", "mcp__a__x"]);
+        // a registered name wins over a source's
+        assert_eq!(reg.display_name("own"), "registered own");
+        *source.0.lock().unwrap() = Arc::new(vec![tool("mcp__a__y", "source y")]);
+        assert_eq!(reg.names(), ["own", "mcp__a__y"]);
+        assert!(reg.contains("mcp__a__y") && !reg.contains("mcp__a__x"));
+        let schemas: Vec<String> = reg.schemas(None).into_iter().map(|s| s.name).collect();
+        assert_eq!(schemas, ["own", "mcp__a__y"]);
+    }
 }

@@ -5,6 +5,8 @@
 //!   streamable HTTP on a loopback address.
 //! - `add|list|remove|enable|disable|test|secret`: the MCP servers this home's agent may use
 //!   (`mcp_servers.json`; secrets only by name, their values in the keychain).
+//! - `tools|pick|max-tools`: which of their tools the model is offered, under which names,
+//!   and why any is left out (a cap per server and in total); the user picks.
 //!
 //! Exit status: 0 ok, 1 a server or the data home failed, 2 bad input (an unknown server,
 //! an invalid entry, a non-loopback address).
@@ -74,6 +76,31 @@ pub enum McpCommand {
         name: String,
         #[arg(long)]
         delete: bool,
+    },
+    /// Connect the enabled servers and show which tools the model is offered, under which
+    /// names, and why any is left out.
+    Tools {
+        #[arg(long)]
+        json: bool,
+        /// Seconds to wait for the servers (start, handshake, tool list).
+        #[arg(long, value_name = "SECS", default_value_t = 20)]
+        timeout: u64,
+    },
+    /// Offer only these tools of a server (their MCP names), or `--all`: its tools in its
+    /// order, up to its cap.
+    Pick {
+        name: String,
+        #[arg(required_unless_present = "all")]
+        tools: Vec<String>,
+        #[arg(long, conflicts_with = "tools")]
+        all: bool,
+    },
+    /// Cap the tools offered: of one server (`--server NAME`) or of all together; VALUE is
+    /// a number or `default`.
+    MaxTools {
+        value: String,
+        #[arg(long, value_name = "NAME")]
+        server: Option<String>,
     },
 }
 
@@ -149,6 +176,16 @@ pub fn run(a: McpArgs) -> anyhow::Result<ExitCode> {
             timeout,
         } => test(&name, json, timeout),
         McpCommand::Secret { name, delete } => secret(&name, delete),
+        McpCommand::Tools { json, timeout } => tools(json, timeout),
+        McpCommand::Pick { name, tools, all } => {
+            let picked = (!all).then_some(tools);
+            let done = match &picked {
+                Some(t) => format!("offering only {} of", t.join(", ")),
+                None => "offering every tool (up to its cap) of".to_owned(),
+            };
+            edit(&name, |l| l.set_offered(&name, picked), &done)
+        }
+        McpCommand::MaxTools { value, server } => max_tools(&value, server.as_deref()),
     }
 }
 
@@ -210,6 +247,8 @@ fn entry_from(a: AddArgs) -> Result<McpServer, String> {
         enabled: true,
         always_ask: a.always_ask,
         trusted_tools: Vec::new(),
+        max_tools: None,
+        offered_tools: None,
     })
 }
 
@@ -311,6 +350,12 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
         if !trusted.is_empty() {
             println!("{:<16}   trusted tools: {trusted}", "");
         }
+        if let Some(cap) = s.max_tools {
+            println!("{:<16}   offers at most {cap} tools", "");
+        }
+        if let Some(picked) = &s.offered_tools {
+            println!("{:<16}   offers only: {}", "", picked.join(", "));
+        }
         for n in secret_names(s) {
             println!(
                 "{:<16}   secret {n}: {}",
@@ -377,6 +422,124 @@ fn test(name: &str, json: bool, timeout: u64) -> anyhow::Result<ExitCode> {
             "may write"
         };
         println!("  {:<32} {:<10} {first}", t.name, ro);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn max_tools(value: &str, server: Option<&str>) -> anyhow::Result<ExitCode> {
+    let max = match value {
+        "default" => None,
+        n => match n.parse::<u32>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                return Ok(bad_input(format!(
+                    "max-tools takes a number or `default`, got {n:?}"
+                )));
+            }
+        },
+    };
+    let path = list_path();
+    let result = config::load(&path).and_then(|mut servers| {
+        servers.set_max_tools(server, max)?;
+        config::save(&path, &servers)?;
+        Ok(servers)
+    });
+    let servers = match result {
+        Ok(s) => s,
+        Err(e) => return Ok(config_failure(e)),
+    };
+    match server {
+        Some(name) => {
+            let cap = servers.get(name).map_or(0, McpServer::tool_cap);
+            println!("MCP server {name} offers at most {cap} tools");
+        }
+        None => println!(
+            "MCP servers offer at most {} tools in all",
+            servers.total_tool_cap()
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `wyckoff mcp tools --json` prints.
+#[derive(serde::Serialize)]
+struct ToolsReport {
+    /// The cap on all servers' tools together.
+    max_tools: u32,
+    offered: usize,
+    tools: Vec<wyckoff_mcp::offer::Placed>,
+    /// Servers that could not be reached, with why.
+    unreachable: Vec<Unreachable>,
+}
+
+#[derive(serde::Serialize)]
+struct Unreachable {
+    server: String,
+    error: String,
+}
+
+fn tools(json: bool, timeout: u64) -> anyhow::Result<ExitCode> {
+    if timeout == 0 {
+        return Ok(bad_input("--timeout must be at least 1 second"));
+    }
+    let servers = match config::load(&list_path()) {
+        Ok(l) => l,
+        Err(e) => return Ok(config_failure(e)),
+    };
+    let secrets = std::sync::Arc::new(Secrets::system());
+    let rt = runtime()?;
+    let (placed, failed) = rt.block_on(async {
+        let hub =
+            wyckoff_mcp::agent_tools::McpHub::with_secrets(secrets, Duration::from_secs(timeout));
+        hub.set_servers(&servers).await;
+        let (_, failed) = hub.agent_tools().await;
+        (hub.placed(), failed)
+    });
+    rt.shutdown_timeout(Duration::from_secs(2));
+    let report = ToolsReport {
+        max_tools: servers.total_tool_cap(),
+        offered: placed.iter().filter(|p| p.left_out.is_none()).count(),
+        tools: placed,
+        unreachable: failed
+            .into_iter()
+            .map(|(server, error)| Unreachable { server, error })
+            .collect(),
+    };
+    if json {
+        print_json(&report)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} MCP tools offered to the model (at most {} in all)",
+        report.offered, report.max_tools
+    );
+    for s in servers.servers.iter().filter(|s| s.enabled) {
+        let mine: Vec<&wyckoff_mcp::offer::Placed> =
+            report.tools.iter().filter(|p| p.server == s.name).collect();
+        if let Some(u) = report.unreachable.iter().find(|u| u.server == s.name) {
+            println!("{}: not reached: {}", s.name, u.error);
+            continue;
+        }
+        let offered = mine.iter().filter(|p| p.left_out.is_none()).count();
+        let pick = if s.offered_tools.is_some() {
+            ", picked by you"
+        } else {
+            ""
+        };
+        println!(
+            "{}: {offered} of {} tools offered (at most {}{pick})",
+            s.name,
+            mine.len(),
+            s.tool_cap()
+        );
+        for p in mine {
+            let how = match &p.left_out {
+                None if p.renamed => "offered, renamed: another tool has its name".to_owned(),
+                None => "offered".to_owned(),
+                Some(why) => format!("left out: {why}"),
+            };
+            println!("  {:<32} {:<40} {how}", p.tool, p.name);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

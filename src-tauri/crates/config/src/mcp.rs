@@ -17,6 +17,14 @@ pub const CURRENT_VERSION: u32 = 1;
 pub const MAX_SERVERS: usize = 32;
 /// Longest MCP tool name a server entry may trust.
 pub const MAX_TOOL_NAME: usize = 128;
+/// Tools of one server offered to the model when its entry sets no cap: a server with
+/// thousands of tools would otherwise put all their schemas in every model request.
+pub const DEFAULT_MAX_TOOLS_PER_SERVER: u32 = 40;
+/// Tools of all servers together offered to the model when the list sets no cap (the
+/// providers take about 128 tools in a request, and the desk has its own).
+pub const DEFAULT_MAX_TOOLS_TOTAL: u32 = 80;
+/// The range a cap (per server or in total) may be set in.
+pub const MAX_TOOLS_RANGE: (u32, u32) = (1, 128);
 
 /// An environment variable of a stdio server, its value read from a named secret.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,12 +71,31 @@ pub struct McpServer {
     /// whatever the server says of them and even when the server always asks.
     #[serde(default)]
     pub trusted_tools: Vec<String>,
+    /// Most tools of this server offered to the model (none: [`DEFAULT_MAX_TOOLS_PER_SERVER`]);
+    /// the rest are left out and named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tools: Option<u32>,
+    /// The tools the user picked (MCP names): only these are offered. None: the server's
+    /// first tools, in its order, up to the cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_tools: Option<Vec<String>>,
+}
+
+impl McpServer {
+    /// The cap on this server's tools in effect.
+    pub fn tool_cap(&self) -> u32 {
+        self.max_tools.unwrap_or(DEFAULT_MAX_TOOLS_PER_SERVER)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct McpServers {
     pub version: u32,
     pub servers: Vec<McpServer>,
+    /// Most tools of all servers together offered to the model (none:
+    /// [`DEFAULT_MAX_TOOLS_TOTAL`]); servers are served in their order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tools: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -120,6 +147,27 @@ fn is_header_name(h: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
 }
 
+fn check_cap(field: String, cap: Option<u32>) -> Result<(), McpConfigError> {
+    let (lo, hi) = MAX_TOOLS_RANGE;
+    match cap {
+        Some(n) if !(lo..=hi).contains(&n) => Err(invalid(
+            field,
+            format!("must be between {lo} and {hi} (got {n})"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn check_tool_name(field: &str, tool: &str) -> Result<(), McpConfigError> {
+    if tool.is_empty() || tool.len() > MAX_TOOL_NAME || tool.contains(char::is_whitespace) {
+        return Err(invalid(
+            field,
+            format!("'{tool}': a tool name of 1–{MAX_TOOL_NAME} characters without spaces"),
+        ));
+    }
+    Ok(())
+}
+
 fn is_http_url(s: &str) -> bool {
     let rest = s
         .strip_prefix("https://")
@@ -139,6 +187,29 @@ impl McpServer {
             ));
         }
         let field = |f: &str| format!("{}.{f}", self.name);
+        check_cap(field("max_tools"), self.max_tools)?;
+        if let Some(picked) = &self.offered_tools {
+            let mut seen = HashSet::new();
+            for t in picked {
+                check_tool_name(&field("offered_tools"), t)?;
+                if !seen.insert(t.as_str()) {
+                    return Err(invalid(
+                        field("offered_tools"),
+                        format!("'{t}' given twice"),
+                    ));
+                }
+            }
+            if picked.len() > self.tool_cap() as usize {
+                return Err(invalid(
+                    field("offered_tools"),
+                    format!(
+                        "{} tools picked, over this server's cap of {}; pick fewer or raise the cap",
+                        picked.len(),
+                        self.tool_cap()
+                    ),
+                ));
+            }
+        }
         match &self.transport {
             McpTransport::Stdio { command, env, .. } => {
                 if command.trim().is_empty() || command.contains('\0') {
@@ -204,6 +275,7 @@ impl McpServers {
                 format!("at most {MAX_SERVERS} (got {})", self.servers.len()),
             ));
         }
+        check_cap("max_tools".to_owned(), self.max_tools)?;
         let mut names = HashSet::new();
         for s in &self.servers {
             s.validate()?;
@@ -252,18 +324,49 @@ impl McpServers {
         tool: &str,
         trusted: bool,
     ) -> Result<(), McpConfigError> {
-        if tool.is_empty() || tool.len() > MAX_TOOL_NAME || tool.contains(char::is_whitespace) {
-            return Err(invalid(
-                "tool",
-                format!("'{tool}': a tool name of 1–{MAX_TOOL_NAME} characters without spaces"),
-            ));
-        }
+        check_tool_name("tool", tool)?;
         let s = self.server_mut(name)?;
         s.trusted_tools.retain(|t| t != tool);
         if trusted {
             s.trusted_tools.push(tool.to_owned());
         }
         Ok(())
+    }
+
+    /// The tools of a server the user picks to offer (None: its first ones up to the cap);
+    /// an invalid pick changes nothing.
+    pub fn set_offered(
+        &mut self,
+        name: &str,
+        tools: Option<Vec<String>>,
+    ) -> Result<(), McpConfigError> {
+        let mut next = self.clone();
+        next.server_mut(name)?.offered_tools = tools;
+        next.validate()?;
+        *self = next;
+        Ok(())
+    }
+
+    /// The cap on one server's tools (`Some(name)`) or on all together (`None`); `max`
+    /// None goes back to the default. An invalid cap changes nothing.
+    pub fn set_max_tools(
+        &mut self,
+        server: Option<&str>,
+        max: Option<u32>,
+    ) -> Result<(), McpConfigError> {
+        let mut next = self.clone();
+        match server {
+            Some(name) => next.server_mut(name)?.max_tools = max,
+            None => next.max_tools = max,
+        }
+        next.validate()?;
+        *self = next;
+        Ok(())
+    }
+
+    /// The cap on all servers' tools together in effect.
+    pub fn total_tool_cap(&self) -> u32 {
+        self.max_tools.unwrap_or(DEFAULT_MAX_TOOLS_TOTAL)
     }
 
     fn server_mut(&mut self, name: &str) -> Result<&mut McpServer, McpConfigError> {
@@ -298,6 +401,7 @@ pub fn load(path: &Path) -> Result<McpServers, McpConfigError> {
             return Ok(McpServers {
                 version: CURRENT_VERSION,
                 servers: Vec::new(),
+                max_tools: None,
             });
         }
         Err(e) => {
@@ -337,7 +441,7 @@ pub fn save(path: &Path, list: &McpServers) -> Result<(), McpConfigError> {
     };
     let doc = McpServers {
         version: CURRENT_VERSION,
-        servers: list.servers.clone(),
+        ..list.clone()
     };
     let text = serde_json::to_string_pretty(&doc).map_err(|e| invalid("servers", e.to_string()))?;
     if let Some(dir) = path.parent() {
@@ -365,6 +469,8 @@ mod tests {
             enabled: true,
             always_ask: false,
             trusted_tools: vec![],
+            max_tools: None,
+            offered_tools: None,
         }
     }
 
@@ -381,6 +487,8 @@ mod tests {
             enabled: true,
             always_ask: false,
             trusted_tools: vec![],
+            max_tools: None,
+            offered_tools: None,
         }
     }
 
@@ -500,6 +608,46 @@ mod tests {
             list.set_always_ask("nope", true),
             Err(McpConfigError::NotFound("nope".into()))
         );
+    }
+
+    #[test]
+    fn caps_and_picks_are_checked_exactly_at_their_limits() {
+        let (lo, hi) = MAX_TOOLS_RANGE;
+        let mut list = McpServers::default();
+        list.add(stdio("time")).unwrap();
+        // (server or total, cap) → accepted
+        for (server, cap, ok) in [
+            (Some("time"), Some(lo), true),
+            (Some("time"), Some(hi), true),
+            (Some("time"), Some(lo - 1), false),
+            (Some("time"), Some(hi + 1), false),
+            (None, Some(hi), true),
+            (None, Some(hi + 1), false),
+            (None, None, true),
+        ] {
+            let before = list.clone();
+            assert_eq!(
+                list.set_max_tools(server, cap).is_ok(),
+                ok,
+                "{server:?} {cap:?}"
+            );
+            if !ok {
+                assert_eq!(list, before, "a refused cap changes nothing");
+            }
+        }
+        assert_eq!(list.total_tool_cap(), DEFAULT_MAX_TOOLS_TOTAL);
+        list.set_max_tools(Some("time"), Some(2)).unwrap();
+        let pick = |names: &[&str]| Some(names.iter().map(|n| (*n).to_owned()).collect());
+        list.set_offered("time", pick(&["a", "b"])).unwrap();
+        // a pick over the server's cap, a name twice, a bad name: refused, nothing changed
+        for bad in [&["a", "b", "c"][..], &["a", "a"], &["a b"]] {
+            assert!(list.set_offered("time", pick(bad)).is_err(), "{bad:?}");
+            assert_eq!(list.get("time").unwrap().offered_tools, pick(&["a", "b"]));
+        }
+        // a cap below the pick is refused too
+        assert!(list.set_max_tools(Some("time"), Some(1)).is_err());
+        list.set_offered("time", None).unwrap();
+        assert!(list.set_offered("nope", None).is_err());
     }
 
     #[test]

@@ -35,48 +35,20 @@ use wyckoff_config::NamedSecret;
 use wyckoff_config::mcp::{McpServer, McpServers};
 use wyckoff_protocol::ToolSchema;
 
-use crate::client::{ClientError, Connection, ToolReport};
+use crate::client::{ClientError, Connection, OnToolsChanged, ToolReport};
+pub use crate::offer::{LeftOut, MAX_TOOL_NAME, Placed, agent_tool_name};
 
 /// Failures in a row after which a server is disabled until the process restarts.
 pub const MAX_RESTARTS: u32 = 3;
 /// How long a server that just failed is left out of new sessions without being started
 /// again: a dead server must not hold every session build for its connect time limit.
 pub const SESSION_RETRY_AFTER: Duration = Duration::from_secs(30);
-/// Longest agent tool name the providers accept (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`).
-pub const MAX_TOOL_NAME: usize = 64;
-
 /// The gate's rule for one MCP tool (pure; see the module docs).
 pub fn needs_approval(read_only_hint: Option<bool>, always_ask: bool, trusted: bool) -> bool {
     if trusted {
         return false;
     }
     always_ask || read_only_hint != Some(true)
-}
-
-/// `mcp__<server>__<tool>` with anything outside `[A-Za-z0-9_-]` as `_`, cut to
-/// [`MAX_TOOL_NAME`] characters with a short hash of the full name so two long names stay apart.
-pub fn agent_tool_name(server: &str, tool: &str) -> String {
-    let clean: String = format!("mcp__{server}__{tool}")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if clean.len() <= MAX_TOOL_NAME {
-        return clean;
-    }
-    // FNV-1a: stable across runs and platforms (the name is stored in conversations)
-    let hash = format!("{server}\u{0}{tool}")
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-    let suffix = format!("_{:08x}", hash & 0xffff_ffff);
-    format!("{}{suffix}", &clean[..MAX_TOOL_NAME - suffix.len()])
 }
 
 /// How deep local `$ref`s are inlined; a recursive schema is cut there to "any value".
@@ -211,14 +183,26 @@ pub struct ServerHandle {
     secret: Arc<SecretFn>,
     connect_timeout: Duration,
     state: Mutex<State>,
+    on_change: Option<OnToolsChanged>,
 }
 
 impl ServerHandle {
     pub fn new(entry: McpServer, secret: Arc<SecretFn>, connect_timeout: Duration) -> Self {
+        Self::watching(entry, secret, connect_timeout, None)
+    }
+
+    /// A handle whose connections call `on_change` when the server's tool list changes.
+    pub fn watching(
+        entry: McpServer,
+        secret: Arc<SecretFn>,
+        connect_timeout: Duration,
+        on_change: Option<OnToolsChanged>,
+    ) -> Self {
         ServerHandle {
             entry,
             secret,
             connect_timeout,
+            on_change,
             state: Mutex::new(State {
                 conn: None,
                 failures: 0,
@@ -260,7 +244,14 @@ impl ServerHandle {
             )));
         }
         if state.conn.is_none() {
-            match Connection::open(&self.entry, self.secret.as_ref(), self.connect_timeout).await {
+            match Connection::open_watching(
+                &self.entry,
+                self.secret.as_ref(),
+                self.connect_timeout,
+                self.on_change.clone(),
+            )
+            .await
+            {
                 Ok(c) => {
                     state.conn = Some(c);
                     state.generation += 1;
@@ -317,6 +308,32 @@ impl ServerHandle {
             }
             Err(e) => Err(self.failed(&mut state, &e.to_string())),
         }
+    }
+
+    /// The tools as known without starting the server: listed again when it said they
+    /// changed, else the last list (none before the first).
+    async fn known_tools(&self) -> Option<Vec<ToolReport>> {
+        let mut state = self.state.lock().await;
+        let changed = state
+            .conn
+            .as_ref()
+            .is_some_and(Connection::take_tools_changed);
+        if changed {
+            let listed = match state.conn.as_ref() {
+                Some(conn) => conn.tools(self.connect_timeout).await,
+                None => return state.tools.clone(),
+            };
+            match listed {
+                Ok(t) => {
+                    state.tools = Some(t);
+                    state.last_error = None;
+                }
+                Err(e) => {
+                    self.failed(&mut state, &e.to_string());
+                }
+            }
+        }
+        state.tools.clone()
     }
 
     /// [`ServerHandle::tools`] for a new session: a server that failed less than
@@ -383,6 +400,13 @@ impl ServerHandle {
                 }
                 Err(ToolError::Failed(format!("MCP server '{name}': {reason}")))
             }
+            // it answered, too much: alive too
+            Some(Err(e @ ClientError::TooLarge { .. })) => {
+                if current {
+                    state.failures = 0;
+                }
+                Err(ToolError::Failed(e.to_string()))
+            }
             Some(Err(e)) if current => Err(self.failed(&mut state, &e.to_string())),
             Some(Err(e)) => Err(ToolError::Failed(format!(
                 "MCP server '{name}' failed: {e} (it has been started again since)"
@@ -408,11 +432,12 @@ pub struct McpAgentTool {
 }
 
 impl McpAgentTool {
-    pub fn new(server: Arc<ServerHandle>, tool: &ToolReport) -> Self {
+    /// The agent tool for `tool` of `server`, named as `placed` says.
+    pub fn new(server: Arc<ServerHandle>, tool: &ToolReport, placed: &Placed) -> Self {
         let entry = &server.entry;
         let trusted = entry.trusted_tools.iter().any(|t| t == &tool.name);
         let approval = needs_approval(tool.read_only, entry.always_ask, trusted);
-        let name = agent_tool_name(&entry.name, &tool.name);
+        let name = placed.name.clone();
         let mut spec = ToolSpec::new(
             name.clone(),
             format!("MCP · {} · {}", entry.name, tool.name),
@@ -423,11 +448,13 @@ impl McpAgentTool {
         if tool.read_only == Some(true) {
             spec = spec.concurrency_safe();
         }
-        let description = format!(
-            "[MCP server {}] {}",
-            entry.name,
-            tool.description.as_deref().unwrap_or(&tool.name)
-        );
+        let what = tool.description.as_deref().unwrap_or(&tool.name);
+        // a renamed tool says its real name: another tool of the server has the plain one
+        let description = if placed.renamed {
+            format!("[MCP server {}, tool \"{}\"] {what}", entry.name, tool.name)
+        } else {
+            format!("[MCP server {}] {what}", entry.name)
+        };
         McpAgentTool {
             spec,
             schema: ToolSchema {
@@ -456,20 +483,165 @@ impl Tool for McpAgentTool {
     }
 }
 
-/// The configured servers of one process, each connected when first needed and kept
-/// across sessions: [`McpHub::agent_tools`] is what a session's registry adds.
-pub struct McpHub {
+/// What the servers offer a session now: the tools, and where every listed tool stands.
+#[derive(Default)]
+struct Offer {
+    tools: Arc<Vec<Arc<dyn Tool>>>,
+    placed: Vec<Placed>,
+}
+
+struct HubInner {
     secret: Arc<SecretFn>,
     connect_timeout: Duration,
     handles: Mutex<Vec<Arc<ServerHandle>>>,
+    /// The cap on all servers' tools together, from the list.
+    max_total: std::sync::atomic::AtomicU32,
+    /// Each server's last list that went into the offer, kept while it is not connected.
+    lists: Mutex<std::collections::HashMap<String, Vec<ToolReport>>>,
+    offer: std::sync::RwLock<Arc<Offer>>,
+    /// Counts offers made, for whoever waits on a change.
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl HubInner {
+    fn current(&self) -> Arc<Offer> {
+        self.offer
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Places the listed tools, builds the offered ones and makes them the offer; what
+    /// changed in what is left out or renamed goes to the log.
+    async fn make_offer(&self, lists: Vec<(Arc<ServerHandle>, Vec<ToolReport>)>) -> Arc<Offer> {
+        let max_total = self.max_total.load(std::sync::atomic::Ordering::SeqCst);
+        let refs: Vec<(&McpServer, &[ToolReport])> = lists
+            .iter()
+            .map(|(h, t)| (&h.entry, t.as_slice()))
+            .collect();
+        let placed = crate::offer::place(&refs, max_total);
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut at = placed.iter();
+        for (handle, listed) in &lists {
+            for (t, p) in listed.iter().zip(at.by_ref()) {
+                if p.left_out.is_none() {
+                    tools.push(Arc::new(McpAgentTool::new(handle.clone(), t, p)));
+                }
+            }
+        }
+        log_changes(&self.current().placed, &placed);
+        {
+            let mut kept = self.lists.lock().await;
+            kept.clear();
+            for (h, listed) in &lists {
+                kept.insert(h.name().to_owned(), listed.clone());
+            }
+        }
+        let offer = Arc::new(Offer {
+            tools: Arc::new(tools),
+            placed,
+        });
+        *self
+            .offer
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = offer.clone();
+        self.changed.send_modify(|n| *n += 1);
+        offer
+    }
+
+    /// A server said its tools changed: the offer is made again from what each server has
+    /// now (no server is started for it), so open sessions see the new list.
+    async fn refresh(&self) {
+        let handles = self.handles.lock().await.clone();
+        let kept = self.lists.lock().await.clone();
+        let mut lists = Vec::new();
+        for h in handles {
+            let listed = match h.known_tools().await {
+                Some(t) => Some(t),
+                None => kept.get(h.name()).cloned(),
+            };
+            if let Some(t) = listed {
+                lists.push((h, t));
+            }
+        }
+        self.make_offer(lists).await;
+    }
+}
+
+/// Tools named in one log line at most (a server may list thousands).
+const LOGGED_NAMES: usize = 10;
+
+/// Says in the log what is newly left out (one line per server and reason) or renamed.
+fn log_changes(before: &[Placed], now: &[Placed]) {
+    let new: Vec<&Placed> = now
+        .iter()
+        .filter(|p| {
+            !before
+                .iter()
+                .any(|b| b.server == p.server && b.tool == p.tool && b == *p)
+        })
+        .collect();
+    let mut groups: Vec<(&str, &LeftOut, Vec<&str>)> = Vec::new();
+    for p in &new {
+        if let Some(why) = &p.left_out {
+            match groups
+                .iter_mut()
+                .find(|(s, w, _)| *s == p.server && *w == why)
+            {
+                Some((_, _, tools)) => tools.push(&p.tool),
+                None => groups.push((&p.server, why, vec![&p.tool])),
+            }
+        } else if p.renamed {
+            tracing::warn!(
+                server = %p.server, tool = %p.tool,
+                "MCP tool offered as {} (another tool has its name after cleaning)", p.name
+            );
+        }
+    }
+    for (server, why, tools) in groups {
+        let more = tools.len().saturating_sub(LOGGED_NAMES);
+        let mut names = tools[..tools.len().min(LOGGED_NAMES)].join(", ");
+        if more > 0 {
+            names.push_str(&format!(" and {more} more"));
+        }
+        tracing::warn!(
+            server = %server,
+            "{} MCP tool(s) left out ({why}): {names}; see `wyckoff mcp tools`",
+            tools.len()
+        );
+    }
+}
+
+/// The configured servers of one process, each connected when first needed and kept
+/// across sessions. A session's registry takes [`McpHub::source`]: the offered tools as
+/// they are at each model request, so a server's changed tool list reaches open sessions.
+pub struct McpHub {
+    inner: Arc<HubInner>,
+}
+
+/// The hub's offered tools, for a session's registry.
+struct HubSource(Arc<HubInner>);
+
+impl wyckoff_agent::ToolSource for HubSource {
+    fn tools(&self) -> Arc<Vec<Arc<dyn Tool>>> {
+        self.0.current().tools.clone()
+    }
 }
 
 impl McpHub {
     pub fn new(secret: Arc<SecretFn>, connect_timeout: Duration) -> Self {
         McpHub {
-            secret,
-            connect_timeout,
-            handles: Mutex::new(Vec::new()),
+            inner: Arc::new(HubInner {
+                secret,
+                connect_timeout,
+                handles: Mutex::new(Vec::new()),
+                max_total: std::sync::atomic::AtomicU32::new(
+                    wyckoff_config::mcp::DEFAULT_MAX_TOOLS_TOTAL,
+                ),
+                lists: Mutex::new(std::collections::HashMap::new()),
+                offer: std::sync::RwLock::new(Arc::new(Offer::default())),
+                changed: tokio::sync::watch::Sender::new(0),
+            }),
         }
     }
 
@@ -497,15 +669,29 @@ impl McpHub {
     /// Follows the configuration: an unchanged server keeps its connection, a changed one
     /// is started afresh, a removed or disabled one is dropped (a stdio server is stopped).
     pub async fn set_servers(&self, servers: &McpServers) {
-        let mut handles = self.handles.lock().await;
+        self.inner.max_total.store(
+            servers.total_tool_cap(),
+            std::sync::atomic::Ordering::SeqCst,
+        );
+        let mut handles = self.inner.handles.lock().await;
         let mut next = Vec::new();
         for entry in servers.servers.iter().filter(|s| s.enabled) {
             let kept = handles.iter().find(|h| h.entry == *entry).cloned();
             next.push(kept.unwrap_or_else(|| {
-                Arc::new(ServerHandle::new(
+                let hub = Arc::downgrade(&self.inner);
+                let on_change: OnToolsChanged = Arc::new(move || {
+                    let hub = hub.clone();
+                    tokio::spawn(async move {
+                        if let Some(hub) = hub.upgrade() {
+                            hub.refresh().await;
+                        }
+                    });
+                });
+                Arc::new(ServerHandle::watching(
                     entry.clone(),
-                    self.secret.clone(),
-                    self.connect_timeout,
+                    self.inner.secret.clone(),
+                    self.inner.connect_timeout,
+                    Some(on_change),
                 ))
             }));
         }
@@ -514,7 +700,7 @@ impl McpHub {
 
     /// How each enabled server of this process stands (nothing is connected for it).
     pub async fn statuses(&self) -> Vec<ServerStatus> {
-        let handles = self.handles.lock().await.clone();
+        let handles = self.inner.handles.lock().await.clone();
         let mut out = Vec::with_capacity(handles.len());
         for h in handles {
             out.push(h.status().await);
@@ -522,12 +708,28 @@ impl McpHub {
         out
     }
 
-    /// Every enabled server's tools as agent tools, and for each server that could not be
-    /// reached, why (the session goes on without it). Servers are connected side by side,
-    /// so the wait is the slowest one's, not the sum. Sub-agents get none of these unless a
-    /// role names them.
+    /// The offered tools as they are at each look (for a session's registry).
+    pub fn source(&self) -> Arc<dyn wyckoff_agent::ToolSource> {
+        Arc::new(HubSource(self.inner.clone()))
+    }
+
+    /// Where every tool the servers listed stands in the offer now: its agent name, whether
+    /// it was renamed, and why it is left out.
+    pub fn placed(&self) -> Vec<Placed> {
+        self.inner.current().placed.clone()
+    }
+
+    /// Changes whenever the offer is made again.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.changed.subscribe()
+    }
+
+    /// Every enabled server's offered tools as agent tools, and for each server that could
+    /// not be reached, why (the session goes on without it). Servers are connected side by
+    /// side, so the wait is the slowest one's, not the sum. Sub-agents get none of these
+    /// unless a role names them.
     pub async fn agent_tools(&self) -> (Vec<Arc<dyn Tool>>, Vec<(String, String)>) {
-        let handles = self.handles.lock().await.clone();
+        let handles = self.inner.handles.lock().await.clone();
         let mut connecting = tokio::task::JoinSet::new();
         for (i, handle) in handles.iter().cloned().enumerate() {
             connecting.spawn(async move { (i, handle.tools_for_session().await) });
@@ -540,20 +742,18 @@ impl McpHub {
                 Err(e) => tracing::error!("MCP connect task failed: {e}"),
             }
         }
-        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut lists = Vec::new();
         let mut failed = Vec::new();
         for (handle, result) in handles.into_iter().zip(listed) {
             let result = result
                 .unwrap_or_else(|| Err(ToolError::Failed("the connect task was lost".into())));
             match result {
-                Ok(list) => tools.extend(
-                    list.iter()
-                        .map(|t| Arc::new(McpAgentTool::new(handle.clone(), t)) as Arc<dyn Tool>),
-                ),
+                Ok(list) => lists.push((handle, list)),
                 Err(e) => failed.push((handle.name().to_owned(), e.to_string())),
             }
         }
-        (tools, failed)
+        let offer = self.inner.make_offer(lists).await;
+        (offer.tools.as_ref().clone(), failed)
     }
 }
 
@@ -594,30 +794,6 @@ mod tests {
                 "{ro:?} {always} {trusted}"
             );
         }
-    }
-
-    #[test]
-    fn tool_names_fit_every_provider() {
-        assert_eq!(
-            agent_tool_name("time", "get_current_time"),
-            "mcp__time__get_current_time"
-        );
-        assert_eq!(
-            agent_tool_name("fs", "read.file v2"),
-            "mcp__fs__read_file_v2"
-        );
-        let exact = format!("mcp__s__{}", "x".repeat(MAX_TOOL_NAME - 8));
-        assert_eq!(exact.len(), MAX_TOOL_NAME);
-        assert_eq!(agent_tool_name("s", &"x".repeat(MAX_TOOL_NAME - 8)), exact);
-        let long_a = agent_tool_name("s", &format!("{}a", "x".repeat(MAX_TOOL_NAME)));
-        let long_b = agent_tool_name("s", &format!("{}b", "x".repeat(MAX_TOOL_NAME)));
-        assert_eq!(long_a.len(), MAX_TOOL_NAME);
-        assert_eq!(long_b.len(), MAX_TOOL_NAME);
-        assert_ne!(long_a, long_b);
-        assert_eq!(
-            long_a,
-            agent_tool_name("s", &format!("{}a", "x".repeat(MAX_TOOL_NAME)))
-        );
     }
 
     #[test]

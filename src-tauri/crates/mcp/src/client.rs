@@ -4,7 +4,6 @@
 //! secrets given to it masked.
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -12,13 +11,14 @@ use std::time::Duration;
 use rmcp::model::Tool as McpTool;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::TokioChildProcess;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
 use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use wyckoff_config::NamedSecret;
 use wyckoff_config::mcp::{McpServer, McpTransport};
+
+use crate::stdio::{ChildTransport, MAX_MESSAGE_BYTES, too_large_bytes};
 
 /// How long `wyckoff mcp test` waits for a server by default (start, handshake, tool list).
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -43,6 +43,15 @@ pub enum ClientError {
     Timeout { server: String, secs: u64 },
     #[error("MCP server '{server}': {reason}")]
     Protocol { server: String, reason: String },
+    /// The server's answer was over the size a message may have (it is alive).
+    #[error(
+        "MCP server '{server}' answered a message too large: {bytes} bytes, over the {limit_mib} MiB a message may have"
+    )]
+    TooLarge {
+        server: String,
+        bytes: u64,
+        limit_mib: usize,
+    },
     /// The server answered a request with an error (it is alive).
     #[error("MCP server '{server}' refused: {reason}")]
     Refused { server: String, reason: String },
@@ -115,10 +124,15 @@ pub fn authorization_value(secret: &str) -> String {
     }
 }
 
-/// The client side of a connection: names us, and notes `notifications/tools/list_changed`.
+/// Called when a server says its tool list changed.
+pub type OnToolsChanged = Arc<dyn Fn() + Send + Sync>;
+
+/// The client side of a connection: names us, and notes `notifications/tools/list_changed`
+/// (and says so to whoever asked to hear it).
 #[derive(Clone, Default)]
 pub struct Watcher {
     tools_changed: Arc<AtomicBool>,
+    on_change: Option<OnToolsChanged>,
 }
 
 impl rmcp::ClientHandler for Watcher {
@@ -131,6 +145,9 @@ impl rmcp::ClientHandler for Watcher {
 
     async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
         self.tools_changed.store(true, Ordering::SeqCst);
+        if let Some(on_change) = &self.on_change {
+            on_change();
+        }
     }
 }
 
@@ -148,16 +165,33 @@ impl Caller {
         &self,
         request: rmcp::model::CallToolRequestParams,
     ) -> Result<rmcp::model::CallToolResult, ClientError> {
-        self.peer.call_tool(request).await.map_err(|e| match e {
-            rmcp::ServiceError::McpError(err) => ClientError::Refused {
-                server: self.server.clone(),
+        self.peer
+            .call_tool(request)
+            .await
+            .map_err(|e| classify(&self.server, e))
+    }
+}
+
+/// A request's failure: an error answer is [`ClientError::Refused`] (or
+/// [`ClientError::TooLarge`] when it stands for a message over the limit), anything else
+/// [`ClientError::Protocol`].
+fn classify(server: &str, e: rmcp::ServiceError) -> ClientError {
+    match e {
+        rmcp::ServiceError::McpError(err) => match too_large_bytes(&err) {
+            Some(bytes) => ClientError::TooLarge {
+                server: server.to_owned(),
+                bytes,
+                limit_mib: MAX_MESSAGE_BYTES / (1024 * 1024),
+            },
+            None => ClientError::Refused {
+                server: server.to_owned(),
                 reason: err.message.to_string(),
             },
-            other => ClientError::Protocol {
-                server: self.server.clone(),
-                reason: other.to_string(),
-            },
-        })
+        },
+        other => ClientError::Protocol {
+            server: server.to_owned(),
+            reason: other.to_string(),
+        },
     }
 }
 
@@ -176,6 +210,17 @@ impl Connection {
         secret: &(dyn Fn(&NamedSecret) -> Option<String> + Sync),
         timeout: Duration,
     ) -> Result<Connection, ClientError> {
+        Self::open_watching(entry, secret, timeout, None).await
+    }
+
+    /// [`Connection::open`], calling `on_change` whenever the server says its tool list
+    /// changed (from the connection's own task: it must not wait on the connection).
+    pub async fn open_watching(
+        entry: &McpServer,
+        secret: &(dyn Fn(&NamedSecret) -> Option<String> + Sync),
+        timeout: Duration,
+        on_change: Option<OnToolsChanged>,
+    ) -> Result<Connection, ClientError> {
         let server = entry.name.clone();
         let need = |name: &str| -> Result<String, ClientError> {
             let named = NamedSecret(name.to_owned());
@@ -189,7 +234,10 @@ impl Connection {
             server: server.clone(),
             reason: e,
         };
-        let watcher = Watcher::default();
+        let watcher = Watcher {
+            tools_changed: Arc::default(),
+            on_change,
+        };
         let tools_changed = watcher.tools_changed.clone();
         let handshake = async {
             match &entry.transport {
@@ -202,10 +250,8 @@ impl Connection {
                         cmd.env(&e.var, &v);
                         values.push(v);
                     }
-                    let (transport, stderr) = TokioChildProcess::builder(cmd)
-                        .stderr(Stdio::piped())
-                        .spawn()
-                        .map_err(|e| ClientError::Spawn {
+                    let (transport, stderr) =
+                        ChildTransport::spawn(cmd).map_err(|e| ClientError::Spawn {
                             server: server.clone(),
                             command: command.clone(),
                             reason: e.to_string(),
@@ -242,23 +288,21 @@ impl Connection {
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                     if let Some(h) = header_secret {
                         let v = need(&h.secret)?;
-                        if h.header.eq_ignore_ascii_case("authorization") {
-                            let token = authorization_value(&v);
-                            // the SDK adds the scheme itself
-                            config = config.auth_header(
-                                token.strip_prefix("Bearer ").unwrap_or(&token).to_owned(),
-                            );
+                        // Authorization goes as a header of our own, whole: the SDK's
+                        // auth header always puts `Bearer ` in front, which would turn a
+                        // `Basic …` secret into `Bearer Basic …`.
+                        let v = if h.header.eq_ignore_ascii_case("authorization") {
+                            authorization_value(&v)
                         } else {
-                            let name = http::HeaderName::from_bytes(h.header.as_bytes())
-                                .map_err(|e| protocol(e.to_string()))?;
-                            let value = http::HeaderValue::from_str(&v).map_err(|_| {
-                                protocol(format!(
-                                    "secret '{}' is not a valid header value",
-                                    h.secret
-                                ))
-                            })?;
-                            config = config.custom_headers(HashMap::from([(name, value)]));
-                        }
+                            v
+                        };
+                        let name = http::HeaderName::from_bytes(h.header.as_bytes())
+                            .map_err(|e| protocol(e.to_string()))?;
+                        let mut value = http::HeaderValue::from_str(&v).map_err(|_| {
+                            protocol(format!("secret '{}' is not a valid header value", h.secret))
+                        })?;
+                        value.set_sensitive(true);
+                        config = config.custom_headers(HashMap::from([(name, value)]));
                     }
                     let transport = StreamableHttpClientTransport::from_config(config);
                     watcher
@@ -301,10 +345,7 @@ impl Connection {
                 server: self.server.clone(),
                 secs: timeout.as_secs(),
             })?
-            .map_err(|e| ClientError::Protocol {
-                server: self.server.clone(),
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| classify(&self.server, e))?;
         Ok(tools.iter().map(tool_report).collect())
     }
 

@@ -12,6 +12,8 @@
 pub mod agent_tools;
 pub mod client;
 pub mod events;
+pub mod offer;
+pub mod stdio;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

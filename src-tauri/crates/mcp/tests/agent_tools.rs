@@ -22,7 +22,7 @@ use wyckoff_agent::{
     ToolRegistry,
 };
 use wyckoff_config::mcp::{McpServer, McpServers, McpTransport};
-use wyckoff_mcp::agent_tools::{MAX_RESTARTS, McpHub, ServerStatus, discover};
+use wyckoff_mcp::agent_tools::{LeftOut, MAX_RESTARTS, McpHub, ServerStatus, discover};
 use wyckoff_protocol::ToolCall;
 
 fn venv_python() -> Option<PathBuf> {
@@ -46,6 +46,7 @@ fn recorder(python: &Path, log: &Path, always_ask: bool) -> McpServers {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/mcp/recorder_server.py");
     McpServers {
         version: 1,
+        max_tools: None,
         servers: vec![McpServer {
             name: "rec".into(),
             transport: McpTransport::Stdio {
@@ -56,6 +57,8 @@ fn recorder(python: &Path, log: &Path, always_ask: bool) -> McpServers {
             enabled: true,
             always_ask,
             trusted_tools: vec![],
+            max_tools: None,
+            offered_tools: None,
         }],
     }
 }
@@ -467,6 +470,7 @@ async fn read_only_calls_to_one_server_overlap() {
 async fn a_server_that_cannot_start_shows_its_last_error() {
     let servers = McpServers {
         version: 1,
+        max_tools: None,
         servers: vec![McpServer {
             name: "gone".into(),
             transport: McpTransport::Stdio {
@@ -477,6 +481,8 @@ async fn a_server_that_cannot_start_shows_its_last_error() {
             enabled: true,
             always_ask: false,
             trusted_tools: Vec::new(),
+            max_tools: None,
+            offered_tools: None,
         }],
     };
     let hub = McpHub::new(
@@ -561,6 +567,8 @@ fn stdio_server(name: &str, command: &str, args: Vec<String>) -> McpServer {
         enabled: true,
         always_ask: false,
         trusted_tools: Vec::new(),
+        max_tools: None,
+        offered_tools: None,
     }
 }
 
@@ -589,6 +597,7 @@ async fn servers_are_connected_side_by_side() {
     );
     let servers = McpServers {
         version: 1,
+        max_tools: None,
         servers: vec![
             stdio_server("first", "sh", vec!["-c".into(), first]),
             stdio_server("second", "sh", vec!["-c".into(), second]),
@@ -620,6 +629,7 @@ async fn a_server_that_just_failed_is_not_started_again_for_the_next_session() {
     let starts = dir.path().join("starts.log");
     let servers = McpServers {
         version: 1,
+        max_tools: None,
         servers: vec![stdio_server(
             "dead",
             "sh",
@@ -727,4 +737,251 @@ async fn in_a_parallel_batch_only_read_only_calls_overlap() {
             .count(),
         2
     );
+}
+
+fn wide_server(python: &Path, name: &str, args: &[&str]) -> McpServer {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/mcp/wide_server.py");
+    let mut all = vec![script.display().to_string()];
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    stdio_server(name, &python.display().to_string(), all)
+}
+
+fn ctx(id: &str) -> wyckoff_agent::ToolContext {
+    wyckoff_agent::ToolContext {
+        session_id: "s".into(),
+        call_id: id.into(),
+        cancel: CancellationToken::new(),
+        background: None,
+        progress: wyckoff_agent::ProgressHandle::silent(),
+    }
+}
+
+/// A server whose tool list changes while a session is open: the session's next model
+/// request offers the new tool, and calling it reaches the server (no new session).
+#[tokio::test]
+async fn an_open_session_sees_a_changed_tool_list() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let hub = McpHub::new(Arc::new(|_| None), Duration::from_secs(30));
+    hub.set_servers(&recorder(&python, &log, false)).await;
+    let (_, failed) = hub.agent_tools().await;
+    assert!(failed.is_empty(), "{failed:?}");
+    let mut registry = ToolRegistry::empty();
+    registry.add_source(hub.source());
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        scripted::tool_calls("", vec![call("c1", "mcp__rec__grow", json!({}))]),
+        scripted::text("grown"),
+    ]));
+    let runtime = Runtime::new(
+        provider.clone(),
+        Arc::new(registry),
+        RuntimeConfig::default(),
+        Arc::new(HeadlessApprover::Never),
+        None,
+        Arc::new(SystemClock),
+    );
+    let offered = |n: usize| -> Vec<String> {
+        provider.requests()[n]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    let mut changes = hub.changes();
+    let mut messages = Vec::new();
+    let go = |text: &'static str| {
+        let sink = CollectingSink::new();
+        (text, sink)
+    };
+    let (input, sink) = go("grow");
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        runtime.run_turn(&mut messages, "sys", input, sink, CancellationToken::new()),
+    )
+    .await
+    .unwrap();
+    assert!(!offered(0).contains(&"mcp__rec__extra".to_owned()));
+    // the server's notification makes the offer again on its own task: wait for it
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !hub.placed().iter().any(|p| p.name == "mcp__rec__extra") {
+            changes.changed().await.unwrap();
+        }
+    })
+    .await
+    .unwrap();
+    // the same session, its next turn
+    provider.push(scripted::tool_calls(
+        "",
+        vec![call("c2", "mcp__rec__extra", json!({}))],
+    ));
+    provider.push(scripted::text("done"));
+    let (input, sink) = go("use it");
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        runtime.run_turn(&mut messages, "sys", input, sink, CancellationToken::new()),
+    )
+    .await
+    .unwrap();
+    assert!(
+        offered(2).contains(&"mcp__rec__extra".to_owned()),
+        "{:?}",
+        offered(2)
+    );
+    assert_eq!(log_lines(&log), ["grow", "extra"]);
+    assert!(last_request(&provider).contains("extra"));
+}
+
+/// `get.quote` and `get_quote` are one name after cleaning: both are offered, told apart,
+/// and each call reaches its own tool.
+#[tokio::test]
+async fn tools_of_one_name_after_cleaning_are_told_apart() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let servers = McpServers {
+        version: 1,
+        max_tools: None,
+        servers: vec![wide_server(
+            &python,
+            "wide",
+            &["--clash", "--log", &log.display().to_string()],
+        )],
+    };
+    let hub = McpHub::new(Arc::new(|_| None), Duration::from_secs(30));
+    hub.set_servers(&servers).await;
+    let (tools, failed) = hub.agent_tools().await;
+    assert!(failed.is_empty(), "{failed:?}");
+    let names: Vec<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
+    let renamed = wyckoff_mcp::offer::distinct_tool_name("wide", "get.quote");
+    assert_eq!(names, [renamed.as_str(), "mcp__wide__get_quote"]);
+    // the renamed one says its real name to the model
+    assert!(
+        tools[0].schema().description.contains("tool \"get.quote\""),
+        "{}",
+        tools[0].schema().description
+    );
+    let placed = hub.placed();
+    assert!(placed[0].renamed && !placed[1].renamed, "{placed:?}");
+    for t in tools.iter().rev() {
+        t.call(json!({}), ctx("c")).await.unwrap();
+    }
+    assert_eq!(log_lines(&log), ["call get_quote", "call get.quote"]);
+}
+
+/// Caps at the limit: a server's first N tools are offered and the N+1th is left out and
+/// named; then the total cap across two servers; then the user's pick.
+#[tokio::test]
+async fn tools_are_capped_per_server_and_in_total_and_the_user_picks() {
+    let Some(python) = venv_python() else { return };
+    let mut servers = McpServers {
+        version: 1,
+        max_tools: None,
+        servers: vec![
+            wide_server(&python, "one", &["--tools", "5"]),
+            wide_server(&python, "two", &["--tools", "5"]),
+        ],
+    };
+    servers.set_max_tools(Some("one"), Some(3)).unwrap();
+    servers.set_max_tools(Some("two"), Some(3)).unwrap();
+    servers.set_max_tools(None, Some(4)).unwrap();
+    let hub = McpHub::new(Arc::new(|_| None), Duration::from_secs(30));
+    hub.set_servers(&servers).await;
+    let (tools, failed) = hub.agent_tools().await;
+    assert!(failed.is_empty(), "{failed:?}");
+    let names: Vec<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "mcp__one__t0001",
+            "mcp__one__t0002",
+            "mcp__one__t0003",
+            "mcp__two__t0001"
+        ]
+    );
+    let why = |server: &str, tool: &str| {
+        hub.placed()
+            .into_iter()
+            .find(|p| p.server == server && p.tool == tool)
+            .unwrap()
+            .left_out
+    };
+    assert_eq!(why("one", "t0003"), None);
+    assert_eq!(why("one", "t0004"), Some(LeftOut::ServerCap { cap: 3 }));
+    assert_eq!(why("two", "t0001"), None);
+    assert_eq!(why("two", "t0002"), Some(LeftOut::TotalCap { cap: 4 }));
+    // the user picks two tools of "one": just those, and "two" gets the room left
+    servers
+        .set_offered("one", Some(vec!["t0005".into(), "t0002".into()]))
+        .unwrap();
+    hub.set_servers(&servers).await;
+    let (tools, _) = hub.agent_tools().await;
+    let names: Vec<&str> = tools.iter().map(|t| t.spec().name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "mcp__one__t0002",
+            "mcp__one__t0005",
+            "mcp__two__t0001",
+            "mcp__two__t0002"
+        ]
+    );
+    assert_eq!(why("one", "t0001"), Some(LeftOut::NotPicked));
+}
+
+/// An answer over the SDK's 16 MiB limit is an error saying it is too large, at once (not
+/// a timeout), and the server stays up for the next call.
+#[tokio::test]
+async fn an_answer_over_the_size_limit_is_said_too_large() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let servers = McpServers {
+        version: 1,
+        max_tools: None,
+        servers: vec![wide_server(
+            &python,
+            "wide",
+            &["--tools", "1", "--big", "--log", &log.display().to_string()],
+        )],
+    };
+    let hub = McpHub::new(Arc::new(|_| None), Duration::from_secs(30));
+    hub.set_servers(&servers).await;
+    let (tools, failed) = hub.agent_tools().await;
+    assert!(failed.is_empty(), "{failed:?}");
+    let tool = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.spec().name == name)
+            .unwrap()
+            .clone()
+    };
+    // a bound so a regression fails instead of hanging; the error comes long before it
+    let err = tokio::time::timeout(
+        Duration::from_secs(120),
+        tool("mcp__wide__big").call(json!({"mib": 20}), ctx("c1")),
+    )
+    .await
+    .expect("the call was not answered")
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("MCP server 'wide' answered a message too large")
+            && err.contains("over the 16 MiB a message may have"),
+        "{err}"
+    );
+    // the same process answers the next call (it was not taken for dead)
+    let ok = tool("mcp__wide__t0001")
+        .call(json!({}), ctx("c2"))
+        .await
+        .unwrap();
+    assert_eq!(ok["result"], "t0001", "{ok}");
+    let below = tool("mcp__wide__big")
+        .call(json!({"mib": 1}), ctx("c3"))
+        .await
+        .unwrap();
+    assert!(below.to_string().len() > 1024 * 1024);
+    assert_eq!(log_lines(&log), ["call big 20", "call t0001", "call big 1"]);
+    let status = &hub.statuses().await[0];
+    assert!(status.connected && status.disabled.is_none(), "{status:?}");
 }

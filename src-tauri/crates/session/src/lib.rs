@@ -381,19 +381,18 @@ impl Services {
     /// Connects the enabled MCP servers ahead of the first session (the app does this at
     /// start-up in the background), so a turn does not wait for a server to start.
     pub async fn warm_mcp_servers(&self) {
-        let _ = self.mcp_tools().await;
+        self.offer_mcp_tools().await;
     }
 
-    /// The enabled MCP servers' tools, as `mcp_servers.json` says now.
-    async fn mcp_tools(&self) -> Vec<Arc<dyn wyckoff_agent::Tool>> {
+    /// Makes the enabled MCP servers' offer as `mcp_servers.json` says now.
+    async fn offer_mcp_tools(&self) {
         if let Err(e) = self.mcp.reload(self.home.root()).await {
             tracing::warn!("MCP servers not read: {e}");
         }
-        let (tools, failed) = self.mcp.agent_tools().await;
+        let (_, failed) = self.mcp.agent_tools().await;
         for (server, why) in failed {
             tracing::warn!(server = %server, "MCP server left out of this session: {why}");
         }
-        tools
     }
 
     /// Builds a session. Providers are resolved first, so a bad option or a missing key
@@ -441,11 +440,12 @@ impl Services {
         for tool in wyckoff_agent::subagents::delegate_tools() {
             registry.register(tool);
         }
-        // MCP servers' tools (issue 26) as `mcp__<server>__<tool>`, behind the same gate; a
+        // MCP servers' tools as `mcp__<server>__<tool>`, behind the same gate; a
         // server that cannot be reached is left out of this session and said in the log.
-        for tool in self.mcp_tools().await {
-            registry.register(tool);
-        }
+        // They are the hub's offer at each model request, so a server's changed tool list
+        // reaches this open session too.
+        self.offer_mcp_tools().await;
+        registry.add_source(self.mcp.source());
         let mut runtime = Runtime::new(
             resolved.main.clone(),
             Arc::new(registry),
