@@ -192,9 +192,12 @@ export const commands = {
 	 *  (STARTTLS). A private or loopback address only for a webhook with `allow_private`.
 	 *  `email`: an e-mail channel's addresses. A token, signing secret or SMTP password (as
 	 *  `token`, stored like `wyckoff push secret NAME`) goes to the keychain; if the keychain
-	 *  refuses it, the channel is not kept.
+	 *  refuses it, the channel is not kept. A robot's URL pasted with its key (or a webhook's
+	 *  with its secret in `secret_query`) is stored without it, the key kept as the token.
+	 *  A webhook's `token` is its secret, sent in the `secret_header` header or as the
+	 *  `secret_query` parameter (neither: `Authorization: Bearer`).
 	 */
-	pushAdd: (name: string, kind: string, url: string | null, allowPrivate: boolean, chatId: string | null, email: EmailAddresses | null, token: string | null, signSecret: string | null) => typedError<ChannelView, PushCommandError>(__TAURI_INVOKE("push_add", { name, kind, url, allowPrivate, chatId, email, token, signSecret })),
+	pushAdd: (name: string, kind: string, url: string | null, allowPrivate: boolean, chatId: string | null, email: EmailAddresses | null, secrets: AddSecrets | null) => typedError<ChannelView, PushCommandError>(__TAURI_INVOKE("push_add", { name, kind, url, allowPrivate, chatId, email, secrets })),
 	/**  Removes a channel and its secrets. */
 	pushRemove: (name: string) => typedError<null, PushCommandError>(__TAURI_INVOKE("push_remove", { name })),
 	/**  Sends a test message now and returns what the channel answered. */
@@ -253,6 +256,21 @@ export const events = {
 };
 
 /* Types */
+/**
+ *  A new channel's secrets (each goes to the keychain) and, for a generic webhook, where
+ *  its secret goes with every send.
+ */
+export type AddSecrets = {
+	/**  A robot's key / token, a webhook's secret, an e-mail channel's SMTP password. */
+	token: string | null,
+	/**  DingTalk's or Feishu's signing secret. */
+	sign_secret: string | null,
+	/**  A webhook: the header its secret goes in (neither: `Authorization: Bearer`). */
+	secret_header: string | null,
+	/**  A webhook: the query parameter its secret goes in. */
+	secret_query: string | null,
+};
+
 /**  One horizon after a sale. */
 export type AfterSale = 
 /**  The bar `days` trading days after the sale is not cached (yet). */
@@ -500,6 +518,11 @@ export type ChannelView = {
 	 */
 	has_token: boolean,
 	has_sign_secret: boolean,
+	/**
+	 *  A generic webhook's secret placement: `header:NAME` or `query:NAME` (none:
+	 *  `Authorization: Bearer`).
+	 */
+	secret_in: string | null,
 	last: LastSend | null,
 	/**  What it is sent: alerts, tasks, schedules, approvals (in that order). */
 	events: string[],

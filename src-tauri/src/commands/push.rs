@@ -13,7 +13,7 @@ use tauri::State;
 use wyckoff_config::{PushSecret, Secrets};
 use wyckoff_push::{
     Channel, ChannelKind, EmailSettings, KeychainSecrets, Outbox, OutboxRow, OutboxStatus,
-    PushError, PushEvent,
+    PushError, PushEvent, SecretIn, split_pasted,
 };
 
 use crate::chat::ChatState;
@@ -98,6 +98,9 @@ pub struct ChannelView {
     /// (its value never leaves the backend).
     pub has_token: bool,
     pub has_sign_secret: bool,
+    /// A generic webhook's secret placement: `header:NAME` or `query:NAME` (none:
+    /// `Authorization: Bearer`).
+    pub secret_in: Option<String>,
     pub last: Option<LastSend>,
     /// What it is sent: alerts, tasks, schedules, approvals (in that order).
     pub events: Vec<String>,
@@ -156,6 +159,7 @@ fn views(channels: Vec<Channel>, rows: &[OutboxRow], secrets: &Secrets) -> Vec<C
                     user: e.username,
                     ca_cert: e.ca_cert,
                 }),
+                secret_in: c.secret_in.as_ref().map(SecretIn::stored),
                 name: c.name,
                 url: c.url,
                 chat_id: c.chat_id,
@@ -182,7 +186,10 @@ pub async fn push_channels(
 /// (STARTTLS). A private or loopback address only for a webhook with `allow_private`.
 /// `email`: an e-mail channel's addresses. A token, signing secret or SMTP password (as
 /// `token`, stored like `wyckoff push secret NAME`) goes to the keychain; if the keychain
-/// refuses it, the channel is not kept.
+/// refuses it, the channel is not kept. A robot's URL pasted with its key (or a webhook's
+/// with its secret in `secret_query`) is stored without it, the key kept as the token.
+/// A webhook's `token` is its secret, sent in the `secret_header` header or as the
+/// `secret_query` parameter (neither: `Authorization: Bearer`).
 #[tauri::command]
 #[specta::specta]
 #[allow(clippy::too_many_arguments)]
@@ -195,10 +202,10 @@ pub async fn push_add(
     allow_private: bool,
     chat_id: Option<String>,
     email: Option<EmailAddresses>,
-    token: Option<String>,
-    sign_secret: Option<String>,
+    secrets: Option<AddSecrets>,
 ) -> Result<ChannelView, PushCommandError> {
     let outbox = outbox(&state, &chat).await?;
+    let secrets_given = secrets.unwrap_or_default();
     let request = AddRequest {
         name,
         kind,
@@ -206,8 +213,10 @@ pub async fn push_add(
         allow_private,
         chat_id,
         email,
-        token,
-        sign_secret,
+        token: secrets_given.token,
+        sign_secret: secrets_given.sign_secret,
+        secret_header: secrets_given.secret_header,
+        secret_query: secrets_given.secret_query,
     };
     let name = add(&outbox, &state.secrets, request, Utc::now()).await?;
     let listed = push_channels(state, chat).await?;
@@ -217,6 +226,20 @@ pub async fn push_add(
         .ok_or_else(|| PushCommandError::Other {
             message: format!("channel '{name}' vanished after it was added"),
         })
+}
+
+/// A new channel's secrets (each goes to the keychain) and, for a generic webhook, where
+/// its secret goes with every send.
+#[derive(Debug, Clone, Default, Deserialize, Type)]
+pub struct AddSecrets {
+    /// A robot's key / token, a webhook's secret, an e-mail channel's SMTP password.
+    pub token: Option<String>,
+    /// DingTalk's or Feishu's signing secret.
+    pub sign_secret: Option<String>,
+    /// A webhook: the header its secret goes in (neither: `Authorization: Bearer`).
+    pub secret_header: Option<String>,
+    /// A webhook: the query parameter its secret goes in.
+    pub secret_query: Option<String>,
 }
 
 /// What the add form sends.
@@ -229,6 +252,8 @@ struct AddRequest {
     email: Option<EmailAddresses>,
     token: Option<String>,
     sign_secret: Option<String>,
+    secret_header: Option<String>,
+    secret_query: Option<String>,
 }
 
 /// Checks and stores a channel and its secrets; the channel's name.
@@ -254,6 +279,25 @@ async fn add(
     }
     let url = r.url.as_deref().map(str::trim).filter(|u| !u.is_empty());
     let given = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+    let secret_in = match (given(r.secret_header), given(r.secret_query)) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                "a webhook's secret goes in a header or a query parameter, not both",
+            ));
+        }
+        (Some(h), None) => Some(SecretIn::Header(h)),
+        (None, Some(q)) => Some(SecretIn::Query(q)),
+        (None, None) => None,
+    };
+    if secret_in.is_some() && kind != ChannelKind::Webhook {
+        return Err(PushError::SecretInNotWebhook.into());
+    }
+    if let Some(SecretIn::Header(h)) = &secret_in
+        && !wyckoff_push::valid_header(h)
+    {
+        return Err(PushError::BadHeader(h.clone()).into());
+    }
+    let mut token = given(r.token);
     let channel = if kind == ChannelKind::Email {
         let Some(email) = r.email else {
             return Err(invalid(
@@ -290,18 +334,33 @@ async fn add(
         if r.email.is_some() {
             return Err(invalid("only an e-mail channel has addresses"));
         }
-        outbox
+        // A key pasted inside the URL is kept as the token (one typed as well wins).
+        let (base, key) = match url {
+            Some(u) => {
+                let (b, k) = split_pasted(kind, u, secret_in.as_ref());
+                (Some(b), k)
+            }
+            None => (None, None),
+        };
+        if token.is_none() {
+            token = key;
+        }
+        let channel = outbox
             .add_channel(
                 &r.name,
                 kind,
-                url,
+                base.as_deref(),
                 r.allow_private,
                 r.chat_id.as_deref(),
                 now,
             )
-            .await?
+            .await?;
+        match secret_in {
+            Some(s) => outbox.set_secret_in(&channel.name, Some(s)).await?,
+            None => channel,
+        }
     };
-    for (value, sign) in [(given(r.token), false), (given(r.sign_secret), true)] {
+    for (value, sign) in [(token, false), (given(r.sign_secret), true)] {
         let Some(value) = value else { continue };
         if let Err(e) = secrets.set_push(&secret(&channel.name, sign), &value) {
             let _ = outbox.remove_channel(&channel.name).await;

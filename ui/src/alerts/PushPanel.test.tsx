@@ -15,7 +15,7 @@ import { alertsText } from "./alerts";
 import PushPanel, { recipients, testText, toggled } from "./PushPanel";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
-const hook: ChannelView = { name: "desk", kind: "webhook", url: "http://127.0.0.1:9/hook", chat_id: null, email: null, has_token: false, has_sign_secret: false, last: { status: "failed", error: "HTTP 404: no such hook", at: "2026-12-05T07:00:00Z" }, events: ["alerts"] };
+const hook: ChannelView = { name: "desk", kind: "webhook", url: "http://127.0.0.1:9/hook", chat_id: null, email: null, has_token: false, has_sign_secret: false, secret_in: null, last: { status: "failed", error: "HTTP 404: no such hook", at: "2026-12-05T07:00:00Z" }, events: ["alerts"] };
 const q = (c: HTMLElement, sel: string) => c.querySelector(sel) as HTMLElement;
 
 describe("Settings → Push channels", () => {
@@ -69,7 +69,28 @@ describe("Settings → Push channels", () => {
     expect(q(container, "#push-note").textContent).toContain("name at least one push event");
   });
 
-  it("sends a robot's token with the channel, never a webhook's, and clears the form", async () => {
+  it("sends a webhook's secret with the header or query parameter it goes in", async () => {
+    mocks.pushAdd.mockResolvedValue(ok({ ...hook, name: "ci", has_token: true, secret_in: "header:X-Token", last: null }));
+    const { container } = render(<PushPanel />);
+    await waitFor(() => expect(q(container, "#push-form")).not.toBeNull());
+    fireEvent.change(q(container, "#push-name"), { target: { value: "ci" } });
+    fireEvent.change(q(container, "#push-url"), { target: { value: "https://ci.example.com/hook" } });
+    fireEvent.change(q(container, "#push-webhook-secret"), { target: { value: "s3cret" } });
+    fireEvent.change(q(container, "#push-secret-name"), { target: { value: "X-Token" } });
+    await act(async () => {
+      fireEvent.submit(q(container, "#push-form"));
+    });
+    expect(mocks.pushAdd).toHaveBeenLastCalledWith("ci", "webhook", "https://ci.example.com/hook", false, null, null, { token: "s3cret", sign_secret: null, secret_header: "X-Token", secret_query: null });
+    fireEvent.change(q(container, "#push-name"), { target: { value: "q" } });
+    fireEvent.change(q(container, "#push-url"), { target: { value: "https://q.example.com/hook?token=abc" } });
+    fireEvent.change(q(container, "#push-secret-in"), { target: { value: "query" } });
+    await act(async () => {
+      fireEvent.submit(q(container, "#push-form"));
+    });
+    expect(mocks.pushAdd).toHaveBeenLastCalledWith("q", "webhook", "https://q.example.com/hook?token=abc", false, null, null, { token: null, sign_secret: null, secret_header: null, secret_query: "token" });
+  });
+
+  it("sends a robot's token with the channel and clears the form", async () => {
     mocks.pushAdd.mockResolvedValue(ok({ ...hook, name: "wx", kind: "wecom", has_token: true, last: null }));
     const { container } = render(<PushPanel />);
     await waitFor(() => expect(q(container, "#push-form")).not.toBeNull());
@@ -79,7 +100,7 @@ describe("Settings → Push channels", () => {
     await act(async () => {
       fireEvent.submit(q(container, "#push-form"));
     });
-    expect(mocks.pushAdd).toHaveBeenCalledWith("wx", "wecom", null, false, null, null, "key-123", null);
+    expect(mocks.pushAdd).toHaveBeenCalledWith("wx", "wecom", null, false, null, null, { token: "key-123", sign_secret: null, secret_header: null, secret_query: null });
     expect(q(container, "#push-note").textContent).toBe("已添加渠道「wx」");
     expect((q(container, "#push-name") as HTMLInputElement).value).toBe("");
   });
@@ -108,7 +129,7 @@ describe("Settings → Push channels", () => {
     await act(async () => {
       fireEvent.submit(q(container, "#push-form"));
     });
-    expect(mocks.pushAdd).toHaveBeenCalledWith("mail", "email", "smtps://smtp.example.com", false, null, { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null, ca_cert: null }, "pw-1", null);
+    expect(mocks.pushAdd).toHaveBeenCalledWith("mail", "email", "smtps://smtp.example.com", false, null, { from: "desk@example.com", to: ["a@example.com", "b@example.com"], user: null, ca_cert: null }, { token: "pw-1", sign_secret: null, secret_header: null, secret_query: null });
     expect(q(container, "#push-note").textContent).toBe("已添加渠道「mail」");
     expect((q(container, "#push-kind") as HTMLSelectElement).value).toBe("webhook");
   });
@@ -127,7 +148,7 @@ describe("Settings → Push channels", () => {
     await act(async () => {
       fireEvent.submit(q(container, "#push-form"));
     });
-    expect(mocks.pushAdd).toHaveBeenCalledWith("mail", "email", "smtp://smtp.example.com:587", false, null, { from: "Desk <desk@example.com>", to: ["a@"], user: "login", ca_cert: "/etc/corp/ca.pem" }, null, null);
+    expect(mocks.pushAdd).toHaveBeenCalledWith("mail", "email", "smtp://smtp.example.com:587", false, null, { from: "Desk <desk@example.com>", to: ["a@"], user: "login", ca_cert: "/etc/corp/ca.pem" }, { token: null, sign_secret: null, secret_header: null, secret_query: null });
     const shown = q(container, "#push-note");
     expect(shown.getAttribute("role")).toBe("alert");
     expect(shown.textContent).toContain("recipient 'a@': Missing domain or user");

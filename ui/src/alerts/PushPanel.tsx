@@ -1,5 +1,5 @@
 // Settings → Push channels (issue 25): the channels with their latest push, a test send
-// with what the channel answered, remove; the add form (a robot's token and signing secret,
+// with what the channel answered, remove; the add form (a robot's token and signing secret, a webhook's secret with the header or query parameter it goes in,
 // an e-mail channel's SMTP password, go to the keychain through the backend and are never
 // shown again). Each channel's
 // events — alerts, finished tasks, finished schedules, approvals waiting — are checkboxes.
@@ -20,8 +20,9 @@ export function toggled(events: string[], e: PushEventName, on: boolean): PushEv
 
 const KIND_NAMES: Record<Kind, string> = { webhook: "Webhook", wecom: "企业微信 WeCom", dingtalk: "钉钉 DingTalk", feishu: "飞书 Feishu", telegram: "Telegram", email: "电子邮件 E-mail" };
 
-type Form = { name: string; kind: Kind; url: string; chatId: string; token: string; sign: string; allowPrivate: boolean; from: string; to: string; user: string; ca: string };
-const EMPTY: Form = { name: "", kind: "webhook", url: "", chatId: "", token: "", sign: "", allowPrivate: false, from: "", to: "", user: "", ca: "" };
+type SecretIn = "header" | "query";
+type Form = { name: string; kind: Kind; url: string; chatId: string; token: string; sign: string; allowPrivate: boolean; from: string; to: string; user: string; ca: string; secretIn: SecretIn; secretName: string };
+const EMPTY: Form = { name: "", kind: "webhook", url: "", chatId: "", token: "", sign: "", allowPrivate: false, from: "", to: "", user: "", ca: "", secretIn: "header", secretName: "" };
 
 /** The recipients typed in one field: separated by commas, semicolons or new lines. */
 export function recipients(text: string): string[] {
@@ -71,6 +72,7 @@ export default function PushPanel() {
   const set = <K extends keyof Form>(k: K, v: Form[K]) => setForm((f) => ({ ...f, [k]: v }));
   const email = form.kind === "email";
   const robot = form.kind !== "webhook" && !email;
+  const webhook = form.kind === "webhook";
 
   const add = async () => {
     setNote(null);
@@ -83,8 +85,13 @@ export default function PushPanel() {
       form.kind === "webhook" && form.allowPrivate,
       form.kind === "telegram" ? opt(form.chatId) : null,
       addresses,
-      robot || email ? opt(form.token) : null,
-      form.kind === "dingtalk" || form.kind === "feishu" ? opt(form.sign) : null,
+      {
+        token: opt(form.token),
+        sign_secret: form.kind === "dingtalk" || form.kind === "feishu" ? opt(form.sign) : null,
+        // A webhook's secret goes in the named header (none named: Authorization: Bearer) or query parameter.
+        secret_header: webhook && form.secretIn === "header" ? opt(form.secretName) : null,
+        secret_query: webhook && form.secretIn === "query" ? opt(form.secretName) || "token" : null,
+      },
     );
     if (r.status === "ok") {
       setNote({ ok: true, text: t("pushAdded", { name: r.data.name }) });
@@ -132,6 +139,7 @@ export default function PushPanel() {
                   </span>
                 )}
                 {c.has_token && <span className="badge">{c.kind === "email" ? t("pushPasswordSet") : t("pushTokenSet")}</span>}
+                {c.secret_in && <span className="push-secret-in muted">{c.secret_in}</span>}
                 {c.last && (
                   <span className={`push-last ${c.last.status}`} data-status={c.last.status}>
                     {c.last.error ? t("pushLastError", { status: t(`s_${c.last.status}` as "s_sent"), error: c.last.error }) : t("pushLast", { status: t(`s_${c.last.status}` as "s_sent") })}
@@ -200,7 +208,17 @@ export default function PushPanel() {
           {robot && <input id="push-token" type="password" autoComplete="off" placeholder={t("pushToken")} value={form.token} onChange={(e) => set("token", e.target.value)} />}
           {(form.kind === "dingtalk" || form.kind === "feishu") && <input id="push-sign" type="password" autoComplete="off" placeholder={t("pushSign")} value={form.sign} onChange={(e) => set("sign", e.target.value)} />}
           {form.kind === "telegram" && <input id="push-chat-id" placeholder={t("pushChatId")} value={form.chatId} onChange={(e) => set("chatId", e.target.value)} />}
-          {form.kind === "webhook" && (
+          {webhook && (
+            <>
+              <input id="push-webhook-secret" type="password" autoComplete="off" placeholder={t("pushWebhookSecret")} aria-label={t("pushWebhookSecret")} value={form.token} onChange={(e) => set("token", e.target.value)} />
+              <select id="push-secret-in" aria-label={t("pushSecretIn")} value={form.secretIn} onChange={(e) => set("secretIn", e.target.value as SecretIn)}>
+                <option value="header">{t("pushSecretHeader")}</option>
+                <option value="query">{t("pushSecretQuery")}</option>
+              </select>
+              <input id="push-secret-name" placeholder={form.secretIn === "header" ? "Authorization: Bearer" : "token"} aria-label={t("pushSecretName")} value={form.secretName} size={16} onChange={(e) => set("secretName", e.target.value)} />
+            </>
+          )}
+          {webhook && (
             <label className="inline">
               <input type="checkbox" id="push-private" checked={form.allowPrivate} onChange={(e) => set("allowPrivate", e.target.checked)} />
               {t("pushPrivate")}

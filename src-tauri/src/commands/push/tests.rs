@@ -35,6 +35,8 @@ fn email(url: &str, to: &[&str]) -> AddRequest {
         }),
         token: Some(PASSWORD.into()),
         sign_secret: None,
+        secret_header: None,
+        secret_query: None,
     }
 }
 
