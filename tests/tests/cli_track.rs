@@ -1,6 +1,7 @@
 //! `wyckoff track` end to end through the real binary, offline on a fresh data home over
 //! the bundled real bars (8 stocks, to 2020-06-16): `screen --save` then `track` shows the
-//! saved candidates with their figures; a screen without `--save` is not kept; a backfill
+//! saved candidates with their figures (a horizon of N days sells at the close of the N-th
+//! trading day after the entry day); a screen without `--save` is not kept; a backfill
 //! over a short range reports progress on stderr and fills `track stats`; bad dates are
 //! refused (exit 2). Needs `cargo build -p wyckoff-cli` first.
 
@@ -93,6 +94,56 @@ fn screen_save_then_track_shows_the_candidates() {
     assert!(text.contains("000001") && text.contains("Spring"), "{text}");
     let (_, text, _) = wyckoff(home.path(), &["screen", "--as-of", "2019-01-16", "--save"]);
     assert!(text.contains("saved for tracking as screen #"), "{text}");
+}
+
+/// The entry and exit days of a done outcome.
+fn dates(o: &Value) -> (i64, i64) {
+    assert_eq!(o["status"], "done", "{o}");
+    (
+        o["entry_date"].as_i64().unwrap(),
+        o["exit_date"].as_i64().unwrap(),
+    )
+}
+
+#[test]
+fn a_one_day_horizon_sells_on_the_next_trading_day() {
+    let home = tempfile::tempdir().unwrap();
+    // 中国平安 screened at the close of 2019-01-07: bought at the open of 01-08, which T+1
+    // does not let it sell before the close of 01-09.
+    let r = json(
+        home.path(),
+        &["screen", "--as-of", "2019-01-07", "--save", "--json"],
+    );
+    assert!(
+        r["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["code"] == "601318"),
+        "{r}"
+    );
+    let tracked = json(home.path(), &["track", "--json"]);
+    let pingan = tracked[0]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["code"] == "601318")
+        .unwrap();
+    let outcomes = pingan["outcomes"].as_array().unwrap();
+    // 1, 5, 10 and 20 trading days after the entry day (the market shut 02-04 to 02-08
+    // for the Spring Festival).
+    let want = [(1, 20190109), (5, 20190115), (10, 20190122), (20, 20190212)];
+    for (o, (h, exit)) in outcomes.iter().zip(want) {
+        assert_eq!(o["horizon"], h, "{o}");
+        assert_eq!(dates(o), (20190108, exit), "h{h}: {o}");
+    }
+    // The text says how a horizon is counted.
+    let (code, text, _) = wyckoff(home.path(), &["track"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        text.contains("sold at the close N trading days after it (T+1"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -48,7 +48,7 @@ fn pct(x: f64) -> String {
 fn outcome_cell(o: &Outcome) -> String {
     match o {
         Outcome::Pending { .. } => "pending".into(),
-        Outcome::NoEntry { .. } => "limit-up".into(),
+        Outcome::NoEntry { .. } => "not bought".into(),
         Outcome::Done { net_return_pct, .. } => pct(*net_return_pct),
     }
 }
@@ -95,7 +95,7 @@ fn print_screens(screens: &[TrackedScreen]) {
         }
     }
     println!(
-        "\nnet return from the next open to the close N trading days on, after fees (limit-up: no entry at that open)"
+        "\nnet return after fees, bought at the next trading day's open and sold at the close N trading days after it (T+1; a limit-down close waits for the next); not bought: a limit-up open or suspended"
     );
 }
 
