@@ -2,8 +2,10 @@
 //! nobody to ask — the app's scheduled runs, `wyckoff daemon`, `wyckoff run --approve
 //! queue` — possibly in another process, so a pass every 15 seconds reads the inbox,
 //! refuses what passed its expiry (`wyckoff_session::approvals::expire_due`), tells the
-//! window the pending count (`InboxChanged`) when it changed and, when a new request came
-//! and the window is not in front, raises a desktop notification.
+//! conversations of decisions they have not heard of (decided with no model, or by a
+//! process that ended first: `tell_waiting`, once a model is set), tells the window the
+//! pending count (`InboxChanged`) when it changed and, when a new request came and the
+//! window is not in front, raises a desktop notification.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -115,18 +117,31 @@ async fn pass(
         .map_err(crate::commands::chat::ChatError::into_message)?;
     let now = chrono::Utc::now();
     // A request can be queued and expire between two passes: the window still reloads.
-    let expired_any = match wyckoff_session::approvals::expire_due(&hub, now).await {
-        Ok(expired) => {
-            if !expired.is_empty() {
-                tracing::info!(requests = expired.len(), "expired approval requests");
+    let app_models = wyckoff_session::ModelOverrides::default();
+    let expired_any =
+        match wyckoff_session::approvals::expire_due_with(&hub, now, Some(&app_models)).await {
+            Ok(expired) => {
+                if !expired.is_empty() {
+                    tracing::info!(requests = expired.len(), "expired approval requests");
+                }
+                !expired.is_empty()
             }
-            !expired.is_empty()
+            Err(e) => {
+                tracing::warn!("cannot expire approval requests: {e}");
+                false
+            }
+        };
+    // Decisions whose conversations were not told yet; with no model they keep waiting.
+    match wyckoff_session::approvals::tell_waiting(&hub, &app_models).await {
+        Ok(w) if !w.told.is_empty() => {
+            tracing::info!(
+                decisions = w.told.len(),
+                "told conversations of earlier decisions"
+            )
         }
-        Err(e) => {
-            tracing::warn!("cannot expire approval requests: {e}");
-            false
-        }
-    };
+        Ok(_) => {}
+        Err(e) => tracing::warn!("cannot tell conversations of earlier decisions: {e}"),
+    }
     let requests = hub
         .services()
         .inbox()

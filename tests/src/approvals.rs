@@ -1,6 +1,6 @@
 //! The queue → inbox → answer scenario's pieces, shared by the approval, schedule and inbox
-//! tests: the model's `update_portfolio` call, a queued `wyckoff run`, the free cash read
-//! back from the data home's file, and what the model was sent.
+//! tests: the model's `update_portfolio` call (or any tool call), a queued `wyckoff run`,
+//! the free cash read back from the data home's file, and what the model was sent.
 
 use std::path::Path;
 
@@ -9,14 +9,18 @@ use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route};
 
 /// The model's `update_portfolio` call setting the free cash to `amount`.
 pub fn set_cash_call(id: &str, amount: u32) -> Response {
+    tool_call(
+        id,
+        "update_portfolio",
+        json!({"action": "set_cash", "free_cash": amount}),
+    )
+}
+
+/// The model's call `id` of `tool` with `args`.
+pub fn tool_call(id: &str, tool: &str, args: Value) -> Response {
     OpenAiStream::new()
         .role()
-        .tool_call(
-            0,
-            id,
-            "update_portfolio",
-            &[json!({"action": "set_cash", "free_cash": amount}).to_string()],
-        )
+        .tool_call(0, id, tool, &[args.to_string()])
         .finish("tool_calls")
         .usage(1200, 30, 0)
         .done()

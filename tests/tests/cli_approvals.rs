@@ -13,7 +13,7 @@ use std::process::Output;
 
 use chrono::{DateTime, TimeDelta};
 use serde_json::{Value, json};
-use wyckoff_e2e::approvals::{free_cash, last_message, queued_run, set_cash_call};
+use wyckoff_e2e::approvals::{free_cash, last_message, queued_run, set_cash_call, tool_call};
 use wyckoff_e2e::wyckoff_cli;
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
@@ -170,20 +170,34 @@ async fn a_queued_call_waits_then_allow_applies_it_and_the_conversation_is_told(
     assert_eq!(server.requests_to(Route::Openai).len(), 3);
     assert_eq!(free_cash(h).await, Some(5000.0));
 
-    // Both decisions are in the audit log: queued by the run's policy, allowed from the CLI.
-    let decisions: Vec<(Value, Value)> = log_before
+    // Both decisions are in the audit log: queued by the run's policy, allowed from the CLI,
+    // each line naming the request and the model's call.
+    let decisions: Vec<(Value, Value, Value, Value)> = log_before
         .iter()
-        .filter(|e| e["call_id"] == "call_cash_1" || e["call_id"] == id.as_str())
-        .map(|e| (e["decision"].clone(), e["decided_by"].clone()))
+        .map(|e| {
+            (
+                e["decision"].clone(),
+                e["decided_by"].clone(),
+                e["request_id"].clone(),
+                e["call_id"].clone(),
+            )
+        })
         .collect();
     assert_eq!(
         decisions,
         vec![
             (
                 json!("queued"),
-                json!({"type": "policy", "approve": "queue"})
+                json!({"type": "policy", "approve": "queue"}),
+                json!(id),
+                json!("call_cash_1"),
             ),
-            (json!("allowed"), json!({"type": "cli"})),
+            (
+                json!("allowed"),
+                json!({"type": "cli"}),
+                json!(id),
+                json!("call_cash_1"),
+            ),
         ]
     );
     assert!(
@@ -236,9 +250,16 @@ async fn deny_leaves_the_portfolio_and_tells_the_model() {
     let last = log.last().unwrap();
     assert_eq!(last["decision"], "denied");
     assert_eq!(last["decided_by"], json!({"type": "cli"}));
-    assert_eq!(last["call_id"], id.as_str());
+    assert_eq!(last["call_id"], "call_cash_2");
+    assert_eq!(last["request_id"], id.as_str());
     let text_log = wyckoff(h, &["approvals", "log"]).await;
-    assert!(text(&text_log.stdout).contains("update_portfolio  denied  by wyckoff approvals"));
+    let text_log = text(&text_log.stdout);
+    assert!(
+        text_log.contains(&format!(
+            "update_portfolio  denied  by wyckoff approvals  call call_cash_2  request {id}"
+        )),
+        "{text_log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -367,4 +388,227 @@ async fn an_answer_at_the_expiry_is_refused_and_one_just_before_it_applies() {
         "expired"
     );
     assert_eq!(free_cash(h).await, Some(2000.0));
+}
+
+/// Runs SQL on the data home's database (the test's stand-in for what another process or
+/// an earlier day left there).
+async fn sql(home: &Path, statement: &'static str, binds: &[&str]) {
+    let url = format!("sqlite://{}", home.join("wyckoff.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let mut query = sqlx::query(statement);
+    for b in binds {
+        query = query.bind(*b);
+    }
+    query.execute(&pool).await.unwrap();
+    pool.close().await;
+}
+
+/// A request that expired yesterday cannot be allowed by claiming an earlier clock, and
+/// the refusal is recorded at the real time, not the claimed one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_back_dated_allow_of_an_expired_request_is_refused_at_the_real_time() {
+    let server = MockServer::start().await.unwrap();
+    server.push(Route::Openai, set_cash_call("call_cash_old", 4000));
+    server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["那笔调仓过期了。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+    queued_run(h, KEY, &[], "把现金设为 4000").await;
+    let id = inbox(h, None).await[0]["id"].as_str().unwrap().to_owned();
+    // Queued in 2021 with a day to answer: long expired.
+    sql(
+        h,
+        "UPDATE approval_inbox SET created_at = '2021-03-01T00:00:00Z', expires_at = '2021-03-02T00:00:00Z' WHERE id = ?",
+        &[&id],
+    )
+    .await;
+    let out = wyckoff(h, &["approvals", "allow", &id, "--now", "2020-01-01 00:00"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("expired"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(free_cash(h).await, None, "an expired call ran");
+    let request = &inbox(h, None).await[0];
+    assert_eq!(request["status"], "expired");
+    assert_eq!(request["decided_by"], json!({"type": "expiry"}));
+    let last = audit_log(h).await.pop().unwrap();
+    assert_eq!(last["decision"], "expired");
+    // The real time: after the expiry, not the claimed 2020 clock.
+    assert!(time(&last["at"]) > time(&request["expires_at"]), "{last}");
+    assert_eq!(last["at"], request["decided_at"]);
+}
+
+/// What the call would do changed after it was queued: the allow shows what it would do
+/// now and asks again; nothing is written until it is allowed again.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_allow_whose_preview_changed_shows_the_new_one_and_asks_again() {
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Route::Openai,
+        tool_call(
+            "call_notes",
+            "write_file",
+            json!({"path": "notes.md", "content": "模型的笔记\n"}),
+        ),
+    );
+    server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["笔记已写入。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+    queued_run(h, KEY, &[], "记一条笔记").await;
+    let queued = inbox(h, None).await;
+    let id = queued[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(queued[0]["preview"]["type"], "file_write");
+    assert_eq!(queued[0]["preview"]["created"], true);
+
+    // Meanwhile the user wrote the file.
+    let notes = h.join("workspace").join("notes.md");
+    std::fs::create_dir_all(notes.parent().unwrap()).unwrap();
+    std::fs::write(&notes, "我自己的笔记\n").unwrap();
+
+    let out = wyckoff(h, &["approvals", "allow", &id]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("what it would do changed") && stderr.contains("changes "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("-我自己的笔记"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "我自己的笔记\n");
+    let request = &inbox(h, None).await[0];
+    assert_eq!(request["status"], "pending");
+    assert_eq!(request["preview"]["created"], false, "{request}");
+    assert_eq!(server.requests_to(Route::Openai).len(), 2);
+    assert!(
+        audit_log(h).await.iter().all(|e| e["decision"] == "queued"),
+        "a refused allow was logged"
+    );
+
+    // Asked again with the new preview shown: allowed, written, the conversation told.
+    let out = wyckoff(h, &["approvals", "allow", &id]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "模型的笔记\n");
+    assert_eq!(inbox(h, None).await[0]["status"], "allowed");
+    assert_eq!(server.requests_to(Route::Openai).len(), 3);
+}
+
+/// An allow that cannot run because another process runs a turn in the conversation is
+/// refused with why, and the request stays pending to be allowed later.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_allow_refused_as_busy_leaves_the_request_pending() {
+    let server = MockServer::start().await.unwrap();
+    server.push(Route::Openai, set_cash_call("call_cash_busy", 6000));
+    server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["现金已设为 6000。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+    let conversation = queued_run(h, KEY, &[], "把现金设为 6000").await;
+    let id = inbox(h, None).await[0]["id"].as_str().unwrap().to_owned();
+
+    // This test process stands in for another one running a turn there.
+    let other =
+        wyckoff_config::lease::ProcessLease::acquire(&wyckoff_config::DataHome::new(h)).unwrap();
+    sql(
+        h,
+        "INSERT INTO conversation_lease (conversation_id, owner, turn, taken_at) VALUES (?, ?, 1, '2026-12-05T00:00:00Z')",
+        &[&conversation, other.owner()],
+    )
+    .await;
+    let out = wyckoff(h, &["approvals", "allow", &id]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("still pending") && stderr.contains("another process"),
+        "{stderr}"
+    );
+    assert_eq!(free_cash(h).await, None);
+    let request = &inbox(h, None).await[0];
+    assert_eq!(request["status"], "pending", "{request}");
+    assert!(audit_log(h).await.iter().all(|e| e["decision"] == "queued"));
+
+    // The other turn ended: the same allow now runs.
+    sql(h, "DELETE FROM conversation_lease", &[]).await;
+    drop(other);
+    let out = wyckoff(h, &["approvals", "allow", &id]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(free_cash(h).await, Some(6000.0));
+}
+
+/// A denial needs no model: it is recorded, and the conversation is told once a model is
+/// configured again, by `approvals tell`, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denial_without_a_model_is_recorded_and_told_once_a_model_is_back() {
+    let server = MockServer::start().await.unwrap();
+    server.push(Route::Openai, set_cash_call("call_cash_nomodel", 8000));
+    server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["好的，没有调仓。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let base_url = format!("{}/v1", server.url());
+    wyckoff_e2e::webdriver::mock_model_settings(h, &base_url);
+    let conversation = queued_run(h, KEY, &[], "把现金设为 8000").await;
+    let id = inbox(h, None).await[0]["id"].as_str().unwrap().to_owned();
+
+    // The model is gone from the settings.
+    std::fs::write(h.join("settings.json"), json!({"version": 1}).to_string()).unwrap();
+    let out = wyckoff(h, &["approvals", "deny", &id, "--reason", "不调"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("told once a model is available"),
+        "{}",
+        text(&out.stderr)
+    );
+    let request = &inbox(h, None).await[0];
+    assert_eq!(request["status"], "denied");
+    assert_eq!(audit_log(h).await.last().unwrap()["decision"], "denied");
+    assert_eq!(server.requests_to(Route::Openai).len(), 2);
+    assert!(stored_notices(h, &conversation).await.is_empty());
+    let listed = wyckoff(h, &["approvals", "list"]).await;
+    assert!(
+        text(&listed.stdout).contains("not told yet"),
+        "{}",
+        text(&listed.stdout)
+    );
+    // Still no model: nothing to tell with.
+    let out = wyckoff(h, &["approvals", "tell"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(server.requests_to(Route::Openai).len(), 2);
+
+    // A model again: the conversation is told, with the reason, once.
+    wyckoff_e2e::webdriver::mock_model_settings(h, &base_url);
+    let out = wyckoff(h, &["approvals", "tell"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(&format!("told conversation {conversation}")),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(server.requests_to(Route::Openai).len(), 3);
+    let notice = last_message(&server, 2, "user");
+    assert!(notice.contains("denied by the user"), "{notice}");
+    assert!(notice.contains("<reason>不调</reason>"), "{notice}");
+    let notices = stored_notices(h, &conversation).await;
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert_eq!(notices[0]["request_id"], id.as_str());
+    let out = wyckoff(h, &["approvals", "tell"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("no decision waits to be told"));
+    assert_eq!(server.requests_to(Route::Openai).len(), 3);
 }

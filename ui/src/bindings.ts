@@ -173,9 +173,9 @@ export const commands = {
 	 *  Allows request `id`: the call runs with the arguments shown and its conversation gets
 	 *  the result in a follow-up turn. Returns the request as stored (with the result).
 	 */
-	inboxAllow: (id: string) => typedError<InboxRequest, InboxCommandError>(__TAURI_INVOKE("inbox_allow", { id })),
+	inboxAllow: (id: string) => typedError<InboxAnswer, InboxCommandError>(__TAURI_INVOKE("inbox_allow", { id })),
 	/**  Denies request `id` (the reason, if any, goes to the model). */
-	inboxDeny: (id: string, reason: string | null) => typedError<InboxRequest, InboxCommandError>(__TAURI_INVOKE("inbox_deny", { id, reason })),
+	inboxDeny: (id: string, reason: string | null) => typedError<InboxAnswer, InboxCommandError>(__TAURI_INVOKE("inbox_deny", { id, reason })),
 	/**  The approval audit log (every decision from every path), newest first. */
 	approvalLog: () => typedError<AuditEntry[], InboxCommandError>(__TAURI_INVOKE("approval_log")),
 	alertRules: () => typedError<AlertRule[], AlertError>(__TAURI_INVOKE("alert_rules")),
@@ -452,7 +452,12 @@ export type AuditEntry = {
 	/**  RFC 3339 (UTC). */
 	at: string,
 	conversation_id?: string | null,
-	/**  The tool call id (also the inbox request id for queued calls). */
+	/**
+	 *  The inbox request, on every line of a call that went through the inbox (queued,
+	 *  then allowed, denied or expired); `None` for decisions made at once.
+	 */
+	request_id?: string | null,
+	/**  The model's tool call id. */
 	call_id: string,
 	tool: string,
 	/**  The arguments, secrets masked. */
@@ -881,6 +886,19 @@ export type ImportOutcome = {
 };
 
 /**
+ *  An answer as the window gets it: the request as stored, and, when its conversation
+ *  is told later (no model now), why.
+ */
+export type InboxAnswer = {
+	request: InboxRequest,
+	/**
+	 *  Set when the conversation is not told now: it waits for a model (the app tells
+	 *  it by itself once one is set).
+	 */
+	told_later: string | null,
+};
+
+/**
  *  The inbox changed (a request queued, answered or expired): the badge shows `pending`
  *  and an open inbox reloads.
  */
@@ -894,7 +912,17 @@ export type InboxCommandError =
 /**  Answered before (here, from the CLI, or by the expiry): nothing changed. */
 { type: "already_decided"; message: string } | 
 /**  The answer came at or after the expiry: the request was refused, the model told. */
-{ type: "expired"; message: string } | { type: "other"; message: string };
+{ type: "expired"; message: string } | 
+/**
+ *  The allowed call cannot run now (its conversation runs a turn, no model): nothing
+ *  was decided, the request is still pending.
+ */
+{ type: "not_run"; message: string } | 
+/**
+ *  What the call would do changed since it was queued: the request now shows
+ *  `preview`, still pending, to be allowed again if still wanted.
+ */
+{ type: "preview_changed"; message: string; preview: ApprovalPreview | null } | { type: "other"; message: string };
 
 /**  A tool call waiting in the inbox (or decided there). */
 export type InboxRequest = {

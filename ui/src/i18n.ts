@@ -406,6 +406,9 @@ const zh = {
   inboxErrNotFound: "找不到这个请求：{message}",
   inboxErrAlreadyDecided: "这个请求已经被处理过：{message}",
   inboxErrExpired: "这个请求已过期，已拒绝并告知对话：{message}",
+  inboxErrNotRun: "现在无法执行，请求仍在等待（没有做出决定）：{message}",
+  inboxErrPreviewChanged: "自排队以来，这个调用的实际效果变了：上面显示的是它现在会做的事。如果仍然同意，请再次批准。",
+  inboxToldLater: "决定已记录；对话会在有可用模型后收到通知：{why}",
 };
 
 export type MessageKey = keyof typeof zh;
@@ -815,6 +818,9 @@ const en: Record<MessageKey, string> = {
   inboxErrNotFound: "No such request: {message}",
   inboxErrAlreadyDecided: "This request was already decided: {message}",
   inboxErrExpired: "This request has expired; it was refused and its conversation told: {message}",
+  inboxErrNotRun: "It cannot run now and is still pending (nothing was decided): {message}",
+  inboxErrPreviewChanged: "What this call would do changed since it was queued: the preview above shows what it would do now. Allow it again if you still want that.",
+  inboxToldLater: "Decision recorded; the conversation is told once a model is available: {why}",
 };
 
 const dictionaries: Record<Language, Record<MessageKey, string>> = { zh, en };

@@ -1,7 +1,9 @@
 //! The approval inbox and the audit log in the window: list, allow, deny (with a reason).
 //! Answers go through `wyckoff_session::approvals::answer` as `Decider::App`: an allowed
 //! call runs through its conversation's gate and the conversation is told in a follow-up
-//! turn, exactly as `wyckoff approvals allow|deny` does.
+//! turn, exactly as `wyckoff approvals allow|deny` does. An allow that cannot run now is
+//! refused with why and the request stays pending; one whose preview changed comes back
+//! with the new preview to be looked at and allowed again.
 
 use std::sync::Arc;
 
@@ -11,7 +13,8 @@ use specta::Type;
 use tauri::{AppHandle, State};
 use wyckoff_inbox::InboxError;
 use wyckoff_inbox::policy::Answer;
-use wyckoff_protocol::{AuditEntry, Decider, InboxRequest, InboxStatus};
+use wyckoff_protocol::{ApprovalPreview, AuditEntry, Decider, InboxRequest, InboxStatus};
+use wyckoff_session::approvals::Telling;
 use wyckoff_session::{ConversationHub, SessionError};
 
 use crate::chat::ChatState;
@@ -38,6 +41,17 @@ pub enum InboxCommandError {
     Expired {
         message: String,
     },
+    /// The allowed call cannot run now (its conversation runs a turn, no model): nothing
+    /// was decided, the request is still pending.
+    NotRun {
+        message: String,
+    },
+    /// What the call would do changed since it was queued: the request now shows
+    /// `preview`, still pending, to be allowed again if still wanted.
+    PreviewChanged {
+        message: String,
+        preview: Option<ApprovalPreview>,
+    },
     Other {
         message: String,
     },
@@ -50,6 +64,10 @@ impl From<SessionError> for InboxCommandError {
             SessionError::Inbox(InboxError::NotFound(_)) => InboxCommandError::NotFound { message },
             SessionError::Inbox(InboxError::AlreadyDecided { .. }) => {
                 InboxCommandError::AlreadyDecided { message }
+            }
+            SessionError::Inbox(InboxError::NotRun { .. }) => InboxCommandError::NotRun { message },
+            SessionError::Inbox(InboxError::PreviewChanged { preview, .. }) => {
+                InboxCommandError::PreviewChanged { message, preview }
             }
             _ => InboxCommandError::Other { message },
         }
@@ -99,6 +117,16 @@ pub fn inbox_order(mut requests: Vec<InboxRequest>, decided_shown: usize) -> Inb
     }
 }
 
+/// An answer as the window gets it: the request as stored, and, when its conversation
+/// is told later (no model now), why.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct InboxAnswer {
+    pub request: InboxRequest,
+    /// Set when the conversation is not told now: it waits for a model (the app tells
+    /// it by itself once one is set).
+    pub told_later: Option<String>,
+}
+
 /// The audit log newest first, at most `shown` lines.
 pub fn log_order(mut entries: Vec<AuditEntry>, shown: usize) -> Vec<AuditEntry> {
     entries.sort_by_key(|e| std::cmp::Reverse(e.id));
@@ -139,7 +167,7 @@ pub async fn inbox_allow(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     id: String,
-) -> Result<InboxRequest, InboxCommandError> {
+) -> Result<InboxAnswer, InboxCommandError> {
     decide(&app, &state, &chat, &id, Answer::Allow, None).await
 }
 
@@ -152,7 +180,7 @@ pub async fn inbox_deny(
     chat: State<'_, ChatState>,
     id: String,
     reason: Option<String>,
-) -> Result<InboxRequest, InboxCommandError> {
+) -> Result<InboxAnswer, InboxCommandError> {
     decide(&app, &state, &chat, &id, Answer::Deny, reason).await
 }
 
@@ -163,11 +191,21 @@ async fn decide(
     id: &str,
     answer: Answer,
     reason: Option<String>,
-) -> Result<InboxRequest, InboxCommandError> {
+) -> Result<InboxAnswer, InboxCommandError> {
     let hub = open(state, chat).await?;
     let now = Utc::now();
     let decided =
-        wyckoff_session::approvals::answer(&hub, id, answer, Decider::App, reason, now).await;
+        // The app's hub runs the settings' models: no flags.
+        wyckoff_session::approvals::answer_with(
+            &hub,
+            id,
+            answer,
+            Decider::App,
+            reason,
+            now,
+            Some(&Default::default()),
+        )
+        .await;
     // Whatever happened, the badge shows the inbox as it now is.
     match view(&hub, now).await {
         Ok(v) => crate::inbox::announce(app, v.pending),
@@ -178,20 +216,29 @@ async fn decide(
 }
 
 /// What the window is told of an answer: the request as stored, or why not — unknown,
-/// already decided, or too late (then it was refused and its conversation told).
+/// already decided, cannot run now, preview changed, or too late (then it was refused
+/// and its conversation told).
 pub fn answered(
     decided: Result<wyckoff_session::approvals::Decided, SessionError>,
-) -> Result<InboxRequest, InboxCommandError> {
-    let request = decided?.request;
+) -> Result<InboxAnswer, InboxCommandError> {
+    let decided = decided?;
+    let told_later = match decided.told {
+        Telling::WaitsForModel(why) => Some(why),
+        Telling::Now | Telling::AfterTurn | Telling::Failed(_) => None,
+    };
+    let request = decided.request;
     if request.status == InboxStatus::Expired {
         return Err(InboxCommandError::Expired {
             message: format!(
-                "approval request '{}' expired at {}: it was refused and the conversation told",
+                "approval request '{}' expired at {}: it was refused",
                 request.id, request.expires_at
             ),
         });
     }
-    Ok(request)
+    Ok(InboxAnswer {
+        request,
+        told_later,
+    })
 }
 
 /// The approval audit log (every decision from every path), newest first.
@@ -280,6 +327,7 @@ mod tests {
             id,
             at: "2026-12-05T00:00:00Z".into(),
             conversation_id: None,
+            request_id: None,
             call_id: format!("call_{id}"),
             tool: "update_portfolio".into(),
             args: json!({}),
@@ -309,10 +357,11 @@ mod tests {
                 tool_result: None,
                 failed: false,
                 follow_up: None,
+                told: Telling::Now,
             })
         };
         for status in [InboxStatus::Allowed, InboxStatus::Denied] {
-            assert_eq!(answered(decided(status)).unwrap().status, status);
+            assert_eq!(answered(decided(status)).unwrap().request.status, status);
         }
         let Err(InboxCommandError::Expired { message }) = answered(decided(InboxStatus::Expired))
         else {
@@ -328,6 +377,28 @@ mod tests {
         assert!(matches!(unknown, Err(InboxCommandError::NotFound { .. })));
     }
 
+    /// A decision with no model to tell it is still the request as stored, with why the
+    /// conversation hears of it later.
+    #[test]
+    fn a_decision_told_later_says_why() {
+        use wyckoff_session::approvals::Decided;
+        let r = answered(Ok(Decided {
+            request: request(
+                "apr-3",
+                "2026-12-05T00:00:00Z",
+                InboxStatus::Denied,
+                Some("2026-12-05T01:00:00Z"),
+            ),
+            tool_result: None,
+            failed: false,
+            follow_up: None,
+            told: Telling::WaitsForModel("no model".into()),
+        }))
+        .unwrap();
+        assert_eq!(r.request.status, InboxStatus::Denied);
+        assert_eq!(r.told_later.as_deref(), Some("no model"));
+    }
+
     #[test]
     fn inbox_errors_are_told_apart() {
         let not_found: InboxCommandError = InboxError::NotFound("apr-x".into()).into();
@@ -341,6 +412,25 @@ mod tests {
         .into();
         assert!(
             matches!(decided, InboxCommandError::AlreadyDecided { ref message } if message.contains("already denied"))
+        );
+        let preview = Some(ApprovalPreview::Invalid {
+            reason: "gone".into(),
+        });
+        let changed: InboxCommandError = InboxError::PreviewChanged {
+            id: "apr-z".into(),
+            preview: preview.clone(),
+        }
+        .into();
+        assert!(
+            matches!(changed, InboxCommandError::PreviewChanged { ref message, preview: ref p } if message.contains("apr-z") && *p == preview)
+        );
+        let not_run: InboxCommandError = InboxError::NotRun {
+            id: "apr-w".into(),
+            why: "busy".into(),
+        }
+        .into();
+        assert!(
+            matches!(not_run, InboxCommandError::NotRun { ref message } if message.contains("still pending"))
         );
     }
 }

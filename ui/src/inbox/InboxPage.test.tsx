@@ -70,7 +70,8 @@ const logEntry: AuditEntry = {
   id: 7,
   at: "2026-12-05T08:00:00Z",
   conversation_id: "conv-2",
-  call_id: "apr-cash",
+  request_id: "apr-cash",
+  call_id: "call_cash_1",
   tool: "update_portfolio",
   args: { action: "set_cash", free_cash: 5000 },
   decision: "allowed",
@@ -119,7 +120,7 @@ describe("InboxPage", () => {
   });
 
   it("allows through the backend and reloads", async () => {
-    mocks.inboxAllow.mockResolvedValue(ok({ ...write, status: "allowed" }));
+    mocks.inboxAllow.mockResolvedValue(ok({ request: { ...write, status: "allowed" }, told_later: null }));
     const { container } = render(<InboxPage />);
     const allow = await found(container, ".inbox-request[data-request-id='apr-write'] .inbox-allow");
     mocks.inboxList.mockResolvedValue(ok({ requests: [{ ...write, status: "allowed", decided_by: { type: "app" }, decided_at: "2026-12-05T08:10:00Z" }], pending: 0 }));
@@ -133,7 +134,7 @@ describe("InboxPage", () => {
   });
 
   it("denies with the reason typed, or none when blank, and words a refusal", async () => {
-    mocks.inboxDeny.mockResolvedValueOnce(ok({ ...write, status: "denied" }));
+    mocks.inboxDeny.mockResolvedValueOnce(ok({ request: { ...write, status: "denied" }, told_later: "no model is set" }));
     const { container } = render(<InboxPage />);
     const card = await found(container, ".inbox-request[data-request-id='apr-write']");
     fireEvent.click(card.querySelector(".inbox-deny") as HTMLElement);
@@ -142,6 +143,8 @@ describe("InboxPage", () => {
       fireEvent.click(card.querySelector(".inbox-deny-confirm") as HTMLElement);
     });
     expect(mocks.inboxDeny).toHaveBeenLastCalledWith("apr-write", "仓位过重");
+    // Recorded with no model: the page says the conversation hears of it later.
+    await waitFor(() => expect(container.querySelector(".inbox-told-later")?.textContent).toBe("决定已记录；对话会在有可用模型后收到通知：no model is set"));
 
     mocks.inboxDeny.mockResolvedValueOnce({ status: "error", error: { type: "already_decided", message: "approval request 'apr-write' was already denied; nothing changed" } });
     fireEvent.change(card.querySelector(".inbox-deny-reason") as HTMLElement, { target: { value: "   " } });
@@ -152,6 +155,22 @@ describe("InboxPage", () => {
     await waitFor(() =>
       expect(card.querySelector(".inbox-error")?.textContent).toBe("这个请求已经被处理过：approval request 'apr-write' was already denied; nothing changed"),
     );
+  });
+
+  it("shows the new preview and asks again when what the call would do changed", async () => {
+    const changed = { type: "file_write" as const, path: "/r/plan.md", created: false, diff: "--- a\n+++ b\n@@ -1 +1,2 @@\n-mine\n+a\n+B\n" };
+    mocks.inboxAllow.mockResolvedValueOnce({ status: "error", error: { type: "preview_changed", message: "m", preview: changed } });
+    const { container } = render(<InboxPage />);
+    const allow = await found(container, ".inbox-request[data-request-id='apr-write'] .inbox-allow");
+    mocks.inboxList.mockResolvedValue(ok({ requests: [{ ...write, preview: changed }], pending: 1 }));
+    await act(async () => {
+      fireEvent.click(allow);
+    });
+    const card = await found(container, ".inbox-request[data-request-id='apr-write']");
+    expect(card.getAttribute("data-status")).toBe("pending");
+    await waitFor(() => expect(card.textContent).toContain("-mine"));
+    expect(card.querySelector(".inbox-error")?.textContent).toContain("再次批准");
+    expect(card.querySelector(".inbox-allow")).not.toBeNull();
   });
 
   it("lists the approval log with time, tool, masked arguments, decision and who decided", async () => {

@@ -2,7 +2,9 @@
 // who asked, its expiry, the same preview the approval dialog shows (diff, command,
 // folder) and the exact arguments; Allow / Deny (with an optional reason). Decided ones
 // show their status, who decided and what the call returned. Below, the approval log.
-// Reloaded on `inbox-changed` (an answer here, or the app's inbox watcher).
+// Reloaded on `inbox-changed` (an answer here, or the app's inbox watcher). An allow whose
+// preview changed since the request was queued comes back refused: the card then shows the
+// new preview (reloaded) with why, to be allowed again.
 import { useCallback, useEffect, useState } from "react";
 import { commands, events, type AuditEntry, type InboxCommandError, type InboxRequest, type InboxView } from "../bindings";
 import { useT } from "../i18n";
@@ -188,6 +190,8 @@ export default function InboxPage() {
   const [view, setView] = useState<InboxView | null>(null);
   const [log, setLog] = useState<AuditEntry[]>([]);
   const [problem, setProblem] = useState<InboxCommandError | null>(null);
+  // A decision whose conversation is told later (no model now), and why.
+  const [toldLater, setToldLater] = useState<string | null>(null);
   // Minutes are enough for an expiry; the ticking hook counts seconds.
   const now = useTickingNow(true);
 
@@ -210,6 +214,7 @@ export default function InboxPage() {
     async (id: string, allow: boolean, reason: string | null): Promise<InboxCommandError | null> => {
       const r = allow ? await commands.inboxAllow(id) : await commands.inboxDeny(id, reason);
       await reload();
+      setToldLater(r.status === "ok" ? r.data.told_later : null);
       return r.status === "error" ? r.error : null;
     },
     [reload],
@@ -222,6 +227,7 @@ export default function InboxPage() {
       <h1>{t("inboxTitle")}</h1>
       <p className="muted">{t("inboxIntro")}</p>
       {problem && <div className="error inbox-problem">{inboxErrorText(problem, t)}</div>}
+      {toldLater && <div className="muted inbox-told-later">{t("inboxToldLater", { why: toldLater })}</div>}
       {view === null ? (
         <p className="muted">{t("inboxLoading")}</p>
       ) : (

@@ -71,6 +71,8 @@ describe("inbox wording", () => {
     expect(inboxErrorText({ type: "already_decided", message: "m" }, en)).toBe("This request was already decided: m");
     expect(inboxErrorText({ type: "expired", message: "m" }, en)).toContain("has expired");
     expect(inboxErrorText({ type: "other", message: "disk full" }, en)).toBe("disk full");
+    expect(inboxErrorText({ type: "not_run", message: "busy" }, en)).toBe("It cannot run now and is still pending (nothing was decided): busy");
+    expect(inboxErrorText({ type: "preview_changed", message: "m", preview: null }, zh)).toContain("再次批准");
     expect(reasonOrNull("   ")).toBeNull();
     expect(reasonOrNull(" 仓位过重 ")).toBe("仓位过重");
   });

@@ -93,6 +93,10 @@ export function inboxErrorText(e: InboxCommandError, t: Translate): string {
       return t("inboxErrAlreadyDecided", { message: e.message });
     case "expired":
       return t("inboxErrExpired", { message: e.message });
+    case "not_run":
+      return t("inboxErrNotRun", { message: e.message });
+    case "preview_changed":
+      return t("inboxErrPreviewChanged");
     case "other":
       return e.message;
   }

@@ -4,9 +4,14 @@
 //! `allow` runs the queued call with its stored arguments through the conversation's
 //! session (registry and approval gate; the inbox decision is the approval) and hands its
 //! result to that conversation as a follow-up turn; `deny` tells the model likewise. An
-//! answer at or after the request's expiry expires it: refused (exit 2), the model told.
-//! Unknown or already decided ids: a clear error, exit 2, nothing changed. `--now` sets
-//! the clock ("YYYY-MM-DD HH:MM[:SS]" Beijing time, or RFC 3339).
+//! allow that cannot run now (the conversation runs a turn, no model, what the call would
+//! do changed since it was queued) is refused with why, exit 2, the request left pending.
+//! An answer at or after the request's expiry expires it: refused (exit 2), the model
+//! told. A decision needs no model: with none, it is recorded and the conversation is
+//! told by a later `approvals tell` (or the app). Unknown or already decided ids: a clear
+//! error, exit 2, nothing changed. `--now` judges the expiry at a later time ("YYYY-MM-DD
+//! HH:MM[:SS]" Beijing time, or RFC 3339), never an earlier one; decisions are recorded
+//! at the real time.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -20,11 +25,12 @@ use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{EventSink, SystemClock, TurnOutcome};
 use wyckoff_config::{DataHome, Secrets};
 use wyckoff_inbox::policy::{Answer, DEFAULT_EXPIRY};
-use wyckoff_inbox::{InboxStore, QueueApprover};
+use wyckoff_inbox::{InboxError, InboxStore, QueueApprover};
 use wyckoff_protocol::{ApprovalPreview, Decider, InboxRequest, InboxStatus, RuntimeEvent};
+use wyckoff_session::approvals::{self, Telling};
 use wyckoff_session::{
-    ConversationHub, HubOptions, ModelOverrides, Services, SessionError, Settled, TurnMeta,
-    TurnOutput, approvals,
+    ConversationHub, HubOptions, ModelOverrides, Services, SessionError, Settled, StartedTurn,
+    TurnMeta, TurnOutput,
 };
 
 #[derive(Debug, Args)]
@@ -79,6 +85,14 @@ enum ApprovalsCommand {
         #[command(flatten)]
         model: ModelFlags,
     },
+    /// Tell the conversations of decisions they have not heard of yet (made with no model
+    /// to run the follow-up turn, or by a process that ended first).
+    Tell {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        model: ModelFlags,
+    },
     /// Refuse every pending request past its expiry and tell each conversation.
     Expire {
         #[arg(long)]
@@ -96,7 +110,8 @@ enum ApprovalsCommand {
     },
 }
 
-/// Parses `--now`: RFC 3339, or a Beijing wall time to the minute or second.
+/// Parses `--now`: RFC 3339, or a Beijing wall time to the minute or second. Answers are
+/// judged at it only when it is later than the clock (see `AnswerTime`).
 fn clock(now: Option<&str>) -> anyhow::Result<DateTime<Utc>> {
     let Some(text) = now.map(str::trim) else {
         return Ok(Utc::now());
@@ -134,6 +149,7 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
                 list(services.inbox(), json, clock(now.as_deref())?).await
             }
             ApprovalsCommand::Log { json } => log(services.inbox(), json).await,
+            ApprovalsCommand::Tell { json, model } => tell(services, json, model).await,
             ApprovalsCommand::Expire { json, now, model } => {
                 let now = clock(now.as_deref())?;
                 expire(services, json, now, model).await
@@ -163,6 +179,12 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
 
 async fn list(inbox: &InboxStore, json: bool, now: DateTime<Utc>) -> anyhow::Result<ExitCode> {
     let requests = inbox.list(now).await?;
+    let untold: Vec<String> = inbox
+        .untold()
+        .await?
+        .into_iter()
+        .map(|u| u.request.id)
+        .collect();
     if json {
         crate::market::print_json(&requests)?;
         return Ok(ExitCode::SUCCESS);
@@ -185,6 +207,11 @@ async fn list(inbox: &InboxStore, json: bool, now: DateTime<Utc>) -> anyhow::Res
         println!("    args {}", r.args);
         if let Some(preview) = &r.preview {
             println!("    {}", preview_line(preview));
+        }
+        if untold.contains(&r.id) {
+            println!(
+                "    its conversation was not told yet (no model then): `wyckoff approvals tell`"
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -222,12 +249,16 @@ async fn log(inbox: &InboxStore, json: bool) -> anyhow::Result<ExitCode> {
     }
     for e in &entries {
         println!(
-            "{}  {}  {}  by {}  call {}{}  args {}",
+            "{}  {}  {}  by {}  call {}{}{}  args {}",
             e.at,
             e.tool,
             e.decision.as_str(),
             decider_label(&e.decided_by),
             e.call_id,
+            e.request_id
+                .as_deref()
+                .map(|r| format!("  request {r}"))
+                .unwrap_or_default(),
             e.conversation_id
                 .as_deref()
                 .map(|c| format!("  conversation {c}"))
@@ -295,6 +326,15 @@ fn hub(
 
 type AnswerSlot = Arc<std::sync::Mutex<Option<String>>>;
 
+fn overrides_of(model: ModelFlags) -> ModelOverrides {
+    ModelOverrides {
+        provider: model.provider,
+        model: model.model,
+        base_url: model.base_url,
+        ..ModelOverrides::default()
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn answer(
     services: Services,
@@ -305,29 +345,31 @@ async fn answer(
     now: DateTime<Utc>,
     model: ModelFlags,
 ) -> anyhow::Result<ExitCode> {
-    let overrides = ModelOverrides {
-        provider: model.provider,
-        model: model.model,
-        base_url: model.base_url,
-        ..ModelOverrides::default()
-    };
-    // The follow-up turn needs a model: checked before anything is decided.
-    if services.inbox().get(id).await?.status == InboxStatus::Pending {
-        services.check_model(&overrides)?;
-    }
+    let overrides = overrides_of(model);
     let services = Arc::new(services);
     let answer_text: AnswerSlot = Arc::default();
-    let hub = hub(services.clone(), overrides, &answer_text);
-    let decided = approvals::answer(&hub, id, answer, Decider::Cli, reason, now).await;
-    let decided = match decided {
+    let hub = hub(services.clone(), overrides.clone(), &answer_text);
+    let decided = approvals::answer_with(
+        &hub,
+        id,
+        answer,
+        Decider::Cli,
+        reason,
+        now,
+        Some(&overrides),
+    )
+    .await;
+    let mut decided = match decided {
         Ok(d) => d,
         Err(e) => {
             hub.close().await;
+            if let SessionError::Inbox(InboxError::PreviewChanged { id, preview }) = &e {
+                return preview_changed(services.inbox(), id, preview.as_ref(), json).await;
+            }
             return Err(e.into());
         }
     };
-    let mut decided = decided;
-    let told = follow_up(&hub, &mut decided).await;
+    let told = follow_up(&hub, &decided.request, decided.follow_up.take()).await;
     hub.close().await;
     services.background().shutdown().await;
     let answer = answer_text.lock().ok().and_then(|a| a.clone());
@@ -338,18 +380,123 @@ async fn answer(
         answer.as_deref(),
         json,
     )?;
-    if let Err(e) = told {
-        eprintln!("wyckoff: the conversation was not told: {e}");
-        return Ok(ExitCode::from(1));
+    let mut code = if decided.failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
+    match (&decided.told, told) {
+        (_, Err(e)) => {
+            eprintln!("wyckoff: the conversation was not told: {e}");
+            code = ExitCode::from(1);
+        }
+        (Telling::WaitsForModel(why), Ok(())) => eprintln!(
+            "wyckoff: the decision is recorded; conversation {} is told once a model is available (run `wyckoff approvals tell` then; the app does it by itself): {why}",
+            request.conversation_id
+        ),
+        (Telling::AfterTurn, Ok(())) => eprintln!(
+            "wyckoff: the decision is recorded; conversation {} runs a turn elsewhere and is told after it (`wyckoff approvals tell`, or the app by itself)",
+            request.conversation_id
+        ),
+        (Telling::Failed(why), Ok(())) => {
+            eprintln!(
+                "wyckoff: the decision is recorded, but the conversation was not told: {why} (`wyckoff approvals tell` tries again)"
+            );
+            code = ExitCode::from(1);
+        }
+        (Telling::Now, Ok(())) => {}
     }
     if request.status == InboxStatus::Expired {
         eprintln!(
-            "wyckoff: approval request {} expired at {}: refused (the conversation was told)",
+            "wyckoff: approval request {} expired at {}: refused",
             request.id, request.expires_at
         );
         return Ok(ExitCode::from(2));
     }
-    Ok(if decided.failed {
+    Ok(code)
+}
+
+/// An allow refused because what the call would do changed: the new preview, to be
+/// looked at and allowed again (exit 2, the request still pending).
+async fn preview_changed(
+    inbox: &InboxStore,
+    id: &str,
+    preview: Option<&ApprovalPreview>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if json {
+        let request = inbox.get(id).await?;
+        crate::market::print_json(&json!({
+            "request": request,
+            "preview_changed": true,
+        }))?;
+    }
+    let now = preview
+        .map(preview_line)
+        .unwrap_or_else(|| "no preview".to_owned());
+    eprintln!(
+        "wyckoff: approval request {id} is still pending: what it would do changed since it was queued. Now it\n    {}\nAllow it again (`wyckoff approvals allow {id}`) if you still want that.",
+        now.replace('\n', "\n    ")
+    );
+    Ok(ExitCode::from(2))
+}
+
+/// `approvals tell`: the conversations of decisions not told yet get their follow-up
+/// turns now (exit 2 when there is no model to run them).
+async fn tell(services: Services, json: bool, model: ModelFlags) -> anyhow::Result<ExitCode> {
+    let overrides = overrides_of(model);
+    let services = Arc::new(services);
+    let answer_text: AnswerSlot = Arc::default();
+    let hub = hub(services.clone(), overrides.clone(), &answer_text);
+    let mut waiting = approvals::tell_waiting(&hub, &overrides).await;
+    let mut failed = false;
+    let mut told = Vec::new();
+    if let Ok(waiting) = &mut waiting {
+        for (request, how, started) in waiting.told.iter_mut() {
+            let ended = follow_up(&hub, request, started.take()).await;
+            let ok = ended.is_ok() && matches!(how, Telling::Now);
+            if let Err(e) = ended {
+                eprintln!(
+                    "wyckoff: conversation {} was not told: {e}",
+                    request.conversation_id
+                );
+            }
+            failed |= !ok;
+            told.push((request.clone(), ok));
+        }
+    }
+    hub.close().await;
+    services.background().shutdown().await;
+    let waiting = waiting?;
+    if json {
+        crate::market::print_json(&json!({
+            "told": told.iter().filter(|(_, ok)| *ok).map(|(r, _)| r).collect::<Vec<_>>(),
+            "waiting": waiting.still_waiting,
+            "no_model": waiting.no_model,
+        }))?;
+    } else {
+        for (r, ok) in &told {
+            let verb = if *ok { "told" } else { "could not tell" };
+            println!(
+                "{verb} conversation {} that {} ({}) was {}",
+                r.conversation_id,
+                r.id,
+                r.tool,
+                r.status.as_str()
+            );
+        }
+        if told.is_empty() && waiting.still_waiting.is_empty() {
+            println!("no decision waits to be told");
+        }
+    }
+    if let Some(why) = &waiting.no_model {
+        eprintln!(
+            "wyckoff: {} decision(s) wait to be told, and there is no model to tell them: {why}",
+            waiting.still_waiting.len()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    Ok(if failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -364,26 +511,32 @@ async fn expire(
     now: DateTime<Utc>,
     model: ModelFlags,
 ) -> anyhow::Result<ExitCode> {
-    let overrides = ModelOverrides {
-        provider: model.provider,
-        model: model.model,
-        base_url: model.base_url,
-        ..ModelOverrides::default()
-    };
+    let overrides = overrides_of(model);
     let services = Arc::new(services);
     let answer_text: AnswerSlot = Arc::default();
-    let hub = hub(services.clone(), overrides, &answer_text);
-    let mut expired = approvals::expire_due(&hub, now).await;
+    let hub = hub(services.clone(), overrides.clone(), &answer_text);
+    let mut expired = approvals::expire_due_with(&hub, now, Some(&overrides)).await;
     let mut failed = false;
     let mut requests = Vec::new();
     if let Ok(expired) = &mut expired {
         for decided in expired.iter_mut() {
-            if let Err(e) = follow_up(&hub, decided).await {
-                eprintln!(
-                    "wyckoff: conversation {} was not told: {e}",
+            let started = decided.follow_up.take();
+            let ended = follow_up(&hub, &decided.request, started)
+                .await
+                .map_err(|e| e.to_string());
+            match (decided.told.clone(), ended) {
+                (_, Err(e)) | (Telling::Failed(e), Ok(())) => {
+                    eprintln!(
+                        "wyckoff: conversation {} was not told: {e}",
+                        decided.request.conversation_id
+                    );
+                    failed = true;
+                }
+                (Telling::WaitsForModel(why), Ok(())) => eprintln!(
+                    "wyckoff: conversation {} is told once a model is available (`wyckoff approvals tell`): {why}",
                     decided.request.conversation_id
-                );
-                failed = true;
+                ),
+                (Telling::Now | Telling::AfterTurn, Ok(())) => {}
             }
             requests.push(decided.request.clone());
         }
@@ -408,17 +561,16 @@ async fn expire(
     })
 }
 
-/// Waits for the follow-up turn that tells the conversation, then settles it (its own
-/// tasks answered too).
+/// Waits for the follow-up turn that tells the conversation, if one started, then
+/// settles it (its own tasks answered too).
 async fn follow_up(
     hub: &Arc<ConversationHub>,
-    decided: &mut approvals::Decided,
+    request: &InboxRequest,
+    started: Option<StartedTurn>,
 ) -> Result<(), SessionError> {
-    let conversation = decided.request.conversation_id.clone();
-    let Some(started) = decided.follow_up.take() else {
-        return Err(SessionError::InvalidOption(format!(
-            "conversation {conversation} is busy; the decision waits for its next turn"
-        )));
+    let conversation = request.conversation_id.clone();
+    let Some(started) = started else {
+        return Ok(());
     };
     let end = started.end.await.map_err(|_| {
         SessionError::InvalidOption("the follow-up turn ended without a report".into())

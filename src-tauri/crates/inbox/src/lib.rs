@@ -13,7 +13,7 @@ pub mod policy;
 mod store;
 
 pub use approver::{AuditLog, QUEUE_POLICY, QueueApprover};
-pub use store::{InboxError, InboxStore, NewRequest, QueuedHook};
+pub use store::{Answered, InboxError, InboxStore, NewRequest, QueuedHook, Untold};
 
 use wyckoff_protocol::{ApprovalNotice, InboxRequest, InboxStatus, Message, UserOrigin};
 

@@ -30,6 +30,27 @@ pub enum Verdict {
     AlreadyDecided(InboxStatus),
 }
 
+/// When an answer is given: `recorded` is the clock's time (stored as the decision time
+/// and in the audit log), `judged` the time the expiry is judged at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerTime {
+    pub recorded: DateTime<Utc>,
+    pub judged: DateTime<Utc>,
+}
+
+impl AnswerTime {
+    /// An answer at `clock`, the real time. `asked` (`--now`) may move the judged time
+    /// later (to see what happens at an expiry) but never earlier: a back-dated answer
+    /// would allow a request that has already expired. The record keeps the real time
+    /// either way.
+    pub fn new(clock: DateTime<Utc>, asked: Option<DateTime<Utc>>) -> AnswerTime {
+        AnswerTime {
+            recorded: clock,
+            judged: asked.map_or(clock, |asked| asked.max(clock)),
+        }
+    }
+}
+
 /// The moment a request made at `created` expires.
 pub fn expires_at(created: DateTime<Utc>, expiry: Duration) -> DateTime<Utc> {
     created + TimeDelta::from_std(expiry).unwrap_or(TimeDelta::MAX)
@@ -167,6 +188,34 @@ mod tests {
                 "{status:?} {now} {answer:?}"
             );
         }
+    }
+
+    #[test]
+    fn an_answer_is_judged_no_earlier_than_the_clock_and_recorded_at_it() {
+        let clock = at("2026-12-05T07:00:00Z");
+        let cases = [
+            (None, clock),
+            (Some(at("2020-01-01T00:00:00Z")), clock),
+            (Some(clock), clock),
+            (Some(at("2026-12-06T07:00:00Z")), at("2026-12-06T07:00:00Z")),
+        ];
+        for (asked, judged) in cases {
+            assert_eq!(
+                AnswerTime::new(clock, asked),
+                AnswerTime {
+                    recorded: clock,
+                    judged
+                },
+                "{asked:?}"
+            );
+        }
+        // A back-dated answer to an expired request is still too late.
+        let expires = at("2026-12-05T06:00:00Z");
+        let back = AnswerTime::new(clock, Some(at("2020-01-01T00:00:00Z")));
+        assert_eq!(
+            verdict(Pending, expires, back.judged, Answer::Allow),
+            Verdict::Expire
+        );
     }
 
     #[test]

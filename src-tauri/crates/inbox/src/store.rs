@@ -12,7 +12,7 @@ use wyckoff_protocol::{
     ApprovalPreview, AuditDecision, AuditEntry, Decider, InboxRequest, InboxStatus,
 };
 
-use crate::policy::{self, Answer, Verdict};
+use crate::policy::{self, Answer, AnswerTime, Verdict};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InboxError {
@@ -20,6 +20,20 @@ pub enum InboxError {
     NotFound(String),
     #[error("approval request '{id}' was already {}; nothing changed", status.as_str())]
     AlreadyDecided { id: String, status: InboxStatus },
+    /// A precondition of running the allowed call failed: nothing was decided.
+    #[error(
+        "approval request '{id}' is still pending: the call cannot run now ({why}); nothing was decided, allow it again later"
+    )]
+    NotRun { id: String, why: String },
+    /// What the call would do is not what was shown when it was queued: the request now
+    /// shows what it would do, to be looked at and answered again.
+    #[error(
+        "approval request '{id}' is still pending: what it would do changed since it was queued; look at the new preview and allow it again if you still want it"
+    )]
+    PreviewChanged {
+        id: String,
+        preview: Option<ApprovalPreview>,
+    },
     #[error("stored approval request '{id}' is damaged: {why}")]
     Corrupt { id: String, why: String },
     #[error("approval inbox: {0}")]
@@ -33,7 +47,10 @@ impl InboxError {
     pub fn is_user_error(&self) -> bool {
         matches!(
             self,
-            InboxError::NotFound(_) | InboxError::AlreadyDecided { .. }
+            InboxError::NotFound(_)
+                | InboxError::AlreadyDecided { .. }
+                | InboxError::NotRun { .. }
+                | InboxError::PreviewChanged { .. }
         )
     }
 }
@@ -80,9 +97,27 @@ type RequestRow = (
     Option<String>,
 );
 
+type UntoldRow = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
 type AuditRow = (
     i64,
     String,
+    Option<String>,
     Option<String>,
     String,
     String,
@@ -90,6 +125,22 @@ type AuditRow = (
     String,
     String,
 );
+
+/// A decision as stored: the request after it, and the audit line it wrote (an allow
+/// whose call could not run is taken back with it, see [`InboxStore::release`]).
+#[derive(Debug, Clone)]
+pub struct Answered {
+    pub request: InboxRequest,
+    audit_row: i64,
+}
+
+/// A decided request whose conversation has not been told yet.
+#[derive(Debug, Clone)]
+pub struct Untold {
+    pub request: InboxRequest,
+    /// Why it was denied, as the user said.
+    pub reason: Option<String>,
+}
 
 pub(crate) fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
@@ -187,19 +238,40 @@ impl InboxStore {
             .collect()
     }
 
-    /// Answers a request at `now` by `by`: the new status (allowed, denied, or expired
-    /// when the answer came too late) is stored with its audit line in one transaction.
-    /// Unknown or already decided: an error, nothing changed.
+    /// What answering request `id` would do at `at`, changing nothing: the request and
+    /// the verdict. Unknown or already decided: an error.
+    pub async fn verdict(
+        &self,
+        id: &str,
+        answer: Answer,
+        at: AnswerTime,
+    ) -> Result<(InboxRequest, Verdict), InboxError> {
+        let request = self.get(id).await?;
+        let expires = parse_time(&request.id, &request.expires_at)?;
+        match policy::verdict(request.status, expires, at.judged, answer) {
+            Verdict::AlreadyDecided(status) => Err(InboxError::AlreadyDecided {
+                id: request.id,
+                status,
+            }),
+            verdict => Ok((request, verdict)),
+        }
+    }
+
+    /// Answers a request by `by`: the new status (allowed, denied, or expired when the
+    /// answer came too late, judged at `at.judged`) is stored with its audit line, both
+    /// at the real time `at.recorded`, in one transaction. `reason`: why it was denied
+    /// (kept for the conversation's notice). Unknown or already decided: an error,
+    /// nothing changed.
     pub async fn answer(
         &self,
         id: &str,
         answer: Answer,
         by: Decider,
-        now: DateTime<Utc>,
-    ) -> Result<InboxRequest, InboxError> {
-        let request = self.get(id).await?;
-        let expires = parse_time(&request.id, &request.expires_at)?;
-        let (status, by) = match policy::verdict(request.status, expires, now, answer) {
+        reason: Option<&str>,
+        at: AnswerTime,
+    ) -> Result<Answered, InboxError> {
+        let (request, verdict) = self.verdict(id, answer, at).await?;
+        let (status, by) = match verdict {
             Verdict::AlreadyDecided(status) => {
                 return Err(InboxError::AlreadyDecided {
                     id: request.id,
@@ -214,14 +286,18 @@ impl InboxStore {
             InboxStatus::Denied => AuditDecision::Denied,
             InboxStatus::Expired | InboxStatus::Pending => AuditDecision::Expired,
         };
+        let reason = reason
+            .map(str::trim)
+            .filter(|r| !r.is_empty() && status == InboxStatus::Denied);
         let mut tx = self.pool.begin().await?;
         // Only a pending row moves: a second process answering at the same time loses.
         let moved = sqlx::query(
-            "UPDATE approval_inbox SET status = ?, decided_at = ?, decided_by_json = ? WHERE id = ? AND status = 'pending'",
+            "UPDATE approval_inbox SET status = ?, decided_at = ?, decided_by_json = ?, reason = ? WHERE id = ? AND status = 'pending'",
         )
         .bind(status.as_str())
-        .bind(stamp(now))
+        .bind(stamp(at.recorded))
         .bind(to_json(&by))
+        .bind(reason)
         .bind(&request.id)
         .execute(&mut *tx)
         .await?;
@@ -233,11 +309,13 @@ impl InboxStore {
                 status: now_status,
             });
         }
-        insert_audit(
+        let call_id = self.call_id_in(&mut tx, &request.id).await?;
+        let audit_row = insert_audit(
             &mut tx,
-            now,
+            at.recorded,
             Some(&request.conversation_id),
-            &request.id,
+            Some(&request.id),
+            &call_id,
             &request.tool,
             &request.args,
             decision,
@@ -245,7 +323,122 @@ impl InboxStore {
         )
         .await?;
         tx.commit().await?;
-        self.get(&request.id).await
+        Ok(Answered {
+            request: self.get(&request.id).await?,
+            audit_row,
+        })
+    }
+
+    /// Takes back an allow whose call could not run (its conversation was busy, its
+    /// session could not be opened): the request is pending again and the allow leaves
+    /// the audit log, which records what took effect. Only an allow that has no result
+    /// yet moves back.
+    pub async fn release(&self, answered: &Answered) -> Result<(), InboxError> {
+        let mut tx = self.pool.begin().await?;
+        let moved = sqlx::query(
+            "UPDATE approval_inbox SET status = 'pending', decided_at = NULL, decided_by_json = NULL, reason = NULL WHERE id = ? AND status = 'allowed' AND result IS NULL",
+        )
+        .bind(&answered.request.id)
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() == 1 {
+            sqlx::query("DELETE FROM approval_audit WHERE id = ?")
+                .bind(answered.audit_row)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Shows `preview` with a pending request from now on (what it would do changed).
+    pub async fn set_preview(
+        &self,
+        id: &str,
+        preview: Option<&ApprovalPreview>,
+    ) -> Result<(), InboxError> {
+        sqlx::query(
+            "UPDATE approval_inbox SET preview_json = ? WHERE id = ? AND status = 'pending'",
+        )
+        .bind(preview.map(to_json))
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Decided requests whose conversation has not been told yet, oldest decision first.
+    /// Told means the conversation holds the notice (the follow-up turn stores it before
+    /// the model is called), so this survives the process that decided: a decision made
+    /// with no model to tell it, or whose process ended before its follow-up turn ran.
+    /// An allowed call still running (no result yet) and deleted conversations are left
+    /// out.
+    pub async fn untold(&self) -> Result<Vec<Untold>, InboxError> {
+        let rows: Vec<UntoldRow> = sqlx::query_as(
+            "SELECT id, conversation_id, tool, display_name, args_json, preview_json, requested_by, created_at, expires_at, status, decided_at, decided_by_json, result, reason \
+             FROM approval_inbox i \
+             WHERE i.status <> 'pending' AND i.decided_at IS NOT NULL \
+             AND (i.status <> 'allowed' OR i.result IS NOT NULL) \
+             AND EXISTS (SELECT 1 FROM conversation c WHERE c.id = i.conversation_id) \
+             AND NOT EXISTS (SELECT 1 FROM conversation_message m \
+                 WHERE m.conversation_id = i.conversation_id AND m.approval_notice IS NOT NULL \
+                 AND json_extract(m.approval_notice, '$.request_id') = i.id) \
+             ORDER BY i.decided_at, i.id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                let (
+                    id,
+                    conversation_id,
+                    tool,
+                    display_name,
+                    args,
+                    preview,
+                    requested_by,
+                    created_at,
+                    expires_at,
+                    status,
+                    decided_at,
+                    decided_by,
+                    result,
+                    reason,
+                ) = row;
+                Ok(Untold {
+                    request: request_of((
+                        id,
+                        conversation_id,
+                        tool,
+                        display_name,
+                        args,
+                        preview,
+                        requested_by,
+                        created_at,
+                        expires_at,
+                        status,
+                        decided_at,
+                        decided_by,
+                        result,
+                    ))?,
+                    reason,
+                })
+            })
+            .collect()
+    }
+
+    /// The model's call id of request `id`.
+    async fn call_id_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+        id: &str,
+    ) -> Result<String, InboxError> {
+        let (call_id,): (String,) =
+            sqlx::query_as("SELECT call_id FROM approval_inbox WHERE id = ?")
+                .bind(id)
+                .fetch_one(&mut **tx)
+                .await?;
+        Ok(call_id)
     }
 
     /// Keeps what an allowed call returned (as the model got it).
@@ -258,13 +451,27 @@ impl InboxStore {
         Ok(())
     }
 
-    /// Adds one decision to the audit log (arguments masked).
+    /// Adds one decision of a gate to the audit log (arguments masked). A queued call's
+    /// line names the inbox request it became (queued just before, by this gate).
     pub async fn record(&self, record: &AuditRecord, now: DateTime<Utc>) -> Result<(), InboxError> {
         let mut tx = self.pool.begin().await?;
+        let request_id: Option<String> = if record.decision == AuditDecision::Queued {
+            sqlx::query_as::<_, (String,)>(
+                "SELECT id FROM approval_inbox WHERE conversation_id = ? AND call_id = ? ORDER BY rowid DESC LIMIT 1",
+            )
+            .bind(&record.conversation_id)
+            .bind(&record.call_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.0)
+        } else {
+            None
+        };
         insert_audit(
             &mut tx,
             now,
             Some(&record.conversation_id),
+            request_id.as_deref(),
             &record.call_id,
             &record.tool,
             &record.args,
@@ -279,13 +486,13 @@ impl InboxStore {
     /// The audit log, oldest first.
     pub async fn log(&self) -> Result<Vec<AuditEntry>, InboxError> {
         let rows: Vec<AuditRow> = sqlx::query_as(
-            "SELECT id, at, conversation_id, call_id, tool, args_json, decision, decided_by_json FROM approval_audit ORDER BY id",
+            "SELECT id, at, conversation_id, request_id, call_id, tool, args_json, decision, decided_by_json FROM approval_audit ORDER BY id",
         )
         .fetch_all(&self.pool)
         .await?;
         rows.into_iter()
             .map(
-                |(id, at, conversation_id, call_id, tool, args, decision, by)| {
+                |(id, at, conversation_id, request_id, call_id, tool, args, decision, by)| {
                     let corrupt = |why: String| InboxError::Corrupt {
                         id: format!("audit #{id}"),
                         why,
@@ -294,6 +501,7 @@ impl InboxStore {
                         id,
                         at,
                         conversation_id,
+                        request_id,
                         call_id,
                         tool,
                         args: serde_json::from_str(&args).map_err(|e| corrupt(e.to_string()))?,
@@ -308,24 +516,27 @@ impl InboxStore {
     }
 }
 
+/// One audit line; its row id.
 #[allow(clippy::too_many_arguments)]
 async fn insert_audit(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
     now: DateTime<Utc>,
     conversation_id: Option<&str>,
+    request_id: Option<&str>,
     call_id: &str,
     tool: &str,
     args: &Value,
     decision: AuditDecision,
     by: &Decider,
-) -> Result<(), InboxError> {
+) -> Result<i64, InboxError> {
     let mut masked = args.clone();
     wyckoff_config::redact::redact_json(&mut masked);
-    sqlx::query(
-        "INSERT INTO approval_audit (at, conversation_id, call_id, tool, args_json, decision, decided_by_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    let row = sqlx::query(
+        "INSERT INTO approval_audit (at, conversation_id, request_id, call_id, tool, args_json, decision, decided_by_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(stamp(now))
     .bind(conversation_id)
+    .bind(request_id)
     .bind(call_id)
     .bind(tool)
     .bind(to_json(&masked))
@@ -333,7 +544,7 @@ async fn insert_audit(
     .bind(to_json(by))
     .execute(&mut **tx)
     .await?;
-    Ok(())
+    Ok(row.last_insert_rowid())
 }
 
 fn request_of(row: RequestRow) -> Result<InboxRequest, InboxError> {
@@ -437,9 +648,16 @@ mod tests {
             Some(ApprovalPreview::Command { .. })
         ));
         let denied = store
-            .answer(&queued.id, Answer::Deny, Decider::App, now)
+            .answer(
+                &queued.id,
+                Answer::Deny,
+                Decider::App,
+                None,
+                AnswerTime::new(now, None),
+            )
             .await
-            .unwrap();
+            .unwrap()
+            .request;
         assert_eq!(denied.status, InboxStatus::Denied);
         assert_eq!(denied.decided_by, Some(Decider::App));
         let log = store.log().await.unwrap();
@@ -470,9 +688,16 @@ mod tests {
             vec![InboxStatus::Expired, InboxStatus::Expired]
         );
         let expired = store
-            .answer(&a.id, Answer::Allow, Decider::Cli, limit)
+            .answer(
+                &a.id,
+                Answer::Allow,
+                Decider::Cli,
+                None,
+                AnswerTime::new(limit, None),
+            )
             .await
-            .unwrap();
+            .unwrap()
+            .request;
         assert_eq!(expired.status, InboxStatus::Expired);
         assert_eq!(expired.decided_by, Some(Decider::Expiry));
         let allowed = store
@@ -480,20 +705,36 @@ mod tests {
                 &b.id,
                 Answer::Allow,
                 Decider::Cli,
-                limit - TimeDelta::seconds(1),
+                None,
+                AnswerTime::new(limit - TimeDelta::seconds(1), None),
             )
             .await
-            .unwrap();
+            .unwrap()
+            .request;
         assert_eq!(allowed.status, InboxStatus::Allowed);
         for id in [&a.id, &b.id] {
             assert!(matches!(
-                store.answer(id, Answer::Deny, Decider::Cli, now).await,
+                store
+                    .answer(
+                        id,
+                        Answer::Deny,
+                        Decider::Cli,
+                        None,
+                        AnswerTime::new(now, None)
+                    )
+                    .await,
                 Err(InboxError::AlreadyDecided { .. })
             ));
         }
         assert!(matches!(
             store
-                .answer("apr-none", Answer::Allow, Decider::Cli, now)
+                .answer(
+                    "apr-none",
+                    Answer::Allow,
+                    Decider::Cli,
+                    None,
+                    AnswerTime::new(now, None)
+                )
                 .await,
             Err(InboxError::NotFound(_))
         ));
@@ -511,5 +752,161 @@ mod tests {
                 (AuditDecision::Allowed, Decider::Cli)
             ]
         );
+    }
+
+    /// The gate's queued line and the inbox's decision line of one call both name the
+    /// request and the model's call.
+    #[tokio::test]
+    async fn every_audit_line_of_a_call_names_its_request_and_its_call() {
+        let (_dir, store) = store().await;
+        let now = at("2026-12-04T07:00:00Z");
+        let queued = store
+            .queue(call(json!({"command": "ls"})), now, policy::DEFAULT_EXPIRY)
+            .await
+            .unwrap();
+        let gate_line = AuditRecord {
+            conversation_id: "c1".into(),
+            call_id: "call_1".into(),
+            tool: "exec_command".into(),
+            args: json!({"command": "ls"}),
+            decision: AuditDecision::Queued,
+            decided_by: Decider::Policy {
+                approve: "queue".into(),
+            },
+        };
+        store.record(&gate_line, now).await.unwrap();
+        // A dialog's decision has no request.
+        let dialog = AuditRecord {
+            call_id: "call_2".into(),
+            decision: AuditDecision::Allowed,
+            decided_by: Decider::Dialog,
+            ..gate_line.clone()
+        };
+        store.record(&dialog, now).await.unwrap();
+        store
+            .answer(
+                &queued.id,
+                Answer::Deny,
+                Decider::Cli,
+                None,
+                AnswerTime::new(now, None),
+            )
+            .await
+            .unwrap();
+        let ids: Vec<(Option<String>, String, AuditDecision)> = store
+            .log()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.request_id, e.call_id, e.decision))
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                (
+                    Some(queued.id.clone()),
+                    "call_1".into(),
+                    AuditDecision::Queued
+                ),
+                (None, "call_2".into(), AuditDecision::Allowed),
+                (Some(queued.id), "call_1".into(), AuditDecision::Denied),
+            ]
+        );
+    }
+
+    /// A back-dated answer is judged and recorded at the clock's time.
+    #[tokio::test]
+    async fn a_back_dated_answer_is_refused_and_recorded_at_the_real_time() {
+        let (_dir, store) = store().await;
+        let created = at("2026-12-04T07:00:00Z");
+        let hour = std::time::Duration::from_secs(3600);
+        let queued = store.queue(call(json!({})), created, hour).await.unwrap();
+        let clock = at("2026-12-04T09:00:00Z");
+        let back = AnswerTime::new(clock, Some(at("2020-01-01T00:00:00Z")));
+        let (_, verdict) = store
+            .verdict(&queued.id, Answer::Allow, back)
+            .await
+            .unwrap();
+        assert_eq!(verdict, Verdict::Expire);
+        let answered = store
+            .answer(&queued.id, Answer::Allow, Decider::Cli, None, back)
+            .await
+            .unwrap()
+            .request;
+        assert_eq!(answered.status, InboxStatus::Expired);
+        assert_eq!(answered.decided_at.as_deref(), Some("2026-12-04T09:00:00Z"));
+        assert_eq!(store.log().await.unwrap()[0].at, "2026-12-04T09:00:00Z");
+    }
+
+    /// An allow whose call could not run goes back to pending and out of the log; a
+    /// denial keeps its reason.
+    #[tokio::test]
+    async fn a_released_allow_is_pending_again_and_a_reason_is_kept() {
+        let (_dir, store) = store().await;
+        let now = at("2026-12-04T07:00:00Z");
+        let time = AnswerTime::new(now, None);
+        let a = store
+            .queue(call(json!({})), now, policy::DEFAULT_EXPIRY)
+            .await
+            .unwrap();
+        let allowed = store
+            .answer(&a.id, Answer::Allow, Decider::Cli, None, time)
+            .await
+            .unwrap();
+        store.release(&allowed).await.unwrap();
+        let again = store.get(&a.id).await.unwrap();
+        assert_eq!(again.status, InboxStatus::Pending);
+        assert_eq!(again.decided_at, None);
+        assert!(store.log().await.unwrap().is_empty());
+        // Allowed again, it holds; a release after the call ran changes nothing.
+        let allowed = store
+            .answer(&a.id, Answer::Allow, Decider::Cli, None, time)
+            .await
+            .unwrap();
+        store.set_result(&a.id, "ran").await.unwrap();
+        store.release(&allowed).await.unwrap();
+        assert_eq!(store.get(&a.id).await.unwrap().status, InboxStatus::Allowed);
+        assert_eq!(store.log().await.unwrap().len(), 1);
+
+        let b = store
+            .queue(call(json!({})), now, policy::DEFAULT_EXPIRY)
+            .await
+            .unwrap();
+        store
+            .answer(&b.id, Answer::Deny, Decider::Cli, Some(" 先不动 "), time)
+            .await
+            .unwrap();
+        // No conversation `c1` exists: nothing to tell.
+        assert!(store.untold().await.unwrap().is_empty());
+        sqlx::query("INSERT INTO conversation (id, created_at, updated_at) VALUES ('c1', '', '')")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let untold: Vec<(String, Option<String>)> = store
+            .untold()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|u| (u.request.id, u.reason))
+            .collect();
+        assert_eq!(
+            untold,
+            vec![(a.id.clone(), None), (b.id.clone(), Some("先不动".into()))]
+        );
+        // Told: the conversation holds the notice.
+        let notice = serde_json::json!({"request_id": b.id});
+        sqlx::query("INSERT INTO conversation_message (conversation_id, seq, role, message, created_at, approval_notice) VALUES ('c1', 1, 'user', '{}', '', ?)")
+            .bind(notice.to_string())
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let untold: Vec<String> = store
+            .untold()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|u| u.request.id)
+            .collect();
+        assert_eq!(untold, vec![a.id]);
     }
 }

@@ -135,7 +135,11 @@ pub struct AuditEntry {
     pub at: String,
     #[serde(default)]
     pub conversation_id: Option<String>,
-    /// The tool call id (also the inbox request id for queued calls).
+    /// The inbox request, on every line of a call that went through the inbox (queued,
+    /// then allowed, denied or expired); `None` for decisions made at once.
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// The model's tool call id.
     pub call_id: String,
     pub tool: String,
     /// The arguments, secrets masked.

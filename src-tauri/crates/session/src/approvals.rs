@@ -1,16 +1,37 @@
-//! Answers to the approval inbox, wherever they come from (`wyckoff approvals`, later the
-//! app's inbox and the daemon): the decision is stored and audited, an allowed call runs
-//! through its conversation's gate, and the conversation is told in a follow-up turn.
+//! Answers to the approval inbox, wherever they come from (`wyckoff approvals`, the app's
+//! inbox, expiry): every precondition of an allow is checked before anything is decided,
+//! the decision is stored and audited, an allowed call runs through its conversation's
+//! gate, and the conversation is told in a follow-up turn — at once when a model is
+//! available, else later by [`tell_waiting`] (the stored decision is what waits).
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::NullSink;
-use wyckoff_inbox::policy::Answer;
-use wyckoff_protocol::{Decider, InboxRequest, InboxStatus, ToolCall};
+use wyckoff_inbox::policy::{Answer, AnswerTime, Verdict};
+use wyckoff_inbox::{DecidedNotice, InboxError};
+use wyckoff_protocol::{ApprovalPreview, Decider, InboxRequest, InboxStatus, ToolCall};
 
-use crate::{ConversationHub, SessionError, StartedTurn};
+use crate::{ConversationHub, ModelOverrides, Services, SessionError, StartedTurn};
+
+/// How a decision reaches its conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Telling {
+    /// The follow-up turn started.
+    Now,
+    /// A turn runs in the conversation: it takes the notice right after (in another
+    /// process, a later [`tell_waiting`] does).
+    AfterTurn,
+    /// No model to run the follow-up turn: the decision is stored, and a later
+    /// [`tell_waiting`] with a model tells the conversation. Why there is no model.
+    WaitsForModel(String),
+    /// The follow-up turn could not start; the notice waits for the conversation's next
+    /// turn here, or a later [`tell_waiting`].
+    Failed(String),
+}
 
 /// An answered request.
 #[derive(Debug)]
@@ -19,27 +40,88 @@ pub struct Decided {
     pub request: InboxRequest,
     /// What the allowed call returned, as the model got it.
     pub tool_result: Option<String>,
-    /// The allowed call failed or could not run.
+    /// The allowed call ran and failed.
     pub failed: bool,
-    /// The follow-up turn telling the conversation; `None` when a turn runs there (it
-    /// takes the notice right after).
+    /// The follow-up turn telling the conversation, when it started now.
     pub follow_up: Option<StartedTurn>,
+    pub told: Telling,
 }
 
-/// Answers request `id` at `now` by `by`. Unknown or already decided: an error, nothing
-/// changed. At or after its expiry the request becomes expired whatever the answer.
+/// Requests whose notices this process handed to a hub: the hub delivers them, so
+/// [`tell_waiting`] must not hand them over again (the conversation would read the notice
+/// twice). Ids are unique across processes, so one set serves every hub of the process.
+static HANDED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+fn handed(id: &str) -> bool {
+    HANDED.lock().map(|s| s.contains(id)).unwrap_or(true)
+}
+
+fn set_handed(id: &str, on: bool) {
+    if let Ok(mut set) = HANDED.lock() {
+        if on {
+            set.insert(id.to_owned());
+        } else {
+            set.remove(id);
+        }
+    }
+}
+
+/// [`answer_with`] where the hub's model flags are not known here: the model is not
+/// checked ahead (an allow whose session cannot be opened is taken back all the same, and
+/// a follow-up turn that cannot start leaves the notice with the hub).
 pub async fn answer(
     hub: &Arc<ConversationHub>,
     id: &str,
     answer: Answer,
     by: Decider,
     reason: Option<String>,
-    now: DateTime<Utc>,
+    at: DateTime<Utc>,
 ) -> Result<Decided, SessionError> {
-    let inbox = hub.services().inbox().clone();
-    let request = inbox.answer(id, answer, by, now).await?;
+    answer_with(hub, id, answer, by, reason, at, None).await
+}
+
+/// Answers request `id` by `by`. `at` (`--now`) may judge the expiry later than the
+/// clock, never earlier; the decision is recorded at the clock's time. `overrides`: the
+/// model flags the hub's sessions were built with (the follow-up turn and an allowed
+/// call's session need a model), checked before anything is decided or handed over.
+///
+/// Unknown or already decided: an error, nothing changed. At or after its expiry the
+/// request becomes expired whatever the answer. An allow is refused, the request left
+/// pending, when its conversation runs a turn, when no model can open its session, when
+/// what the call would do changed since it was queued (the request then shows the new
+/// preview) or when the call could not start (busy in another process).
+pub async fn answer_with(
+    hub: &Arc<ConversationHub>,
+    id: &str,
+    answer: Answer,
+    by: Decider,
+    reason: Option<String>,
+    at: DateTime<Utc>,
+    overrides: Option<&ModelOverrides>,
+) -> Result<Decided, SessionError> {
+    let services = hub.services().clone();
+    let inbox = services.inbox().clone();
+    let time = AnswerTime::new(services.clock().now(), Some(at));
+    let (request, verdict) = inbox.verdict(id, answer, time).await?;
+    if verdict == Verdict::Apply(InboxStatus::Allowed) {
+        check_allow(hub, &request, overrides).await?;
+    }
+    // Handed before it is stored: a pass of `tell_waiting` between the two must not tell
+    // the conversation as well.
+    set_handed(&request.id, true);
+    let answered = match inbox
+        .answer(&request.id, answer, by, reason.as_deref(), time)
+        .await
+    {
+        Ok(a) => a,
+        Err(e) => {
+            set_handed(&request.id, false);
+            return Err(e.into());
+        }
+    };
+    let request = answered.request.clone();
     let conversation = request.conversation_id.clone();
-    // What the call returned (allowed), or why it did not run.
+    // What the call returned (allowed), or why it was denied.
     let (summary, why, failed) = match request.status {
         InboxStatus::Allowed => {
             let call = ToolCall::new(
@@ -60,10 +142,16 @@ pub async fn answer(
                     inbox.set_result(&request.id, &result.content).await?;
                     (Some(result.content), None, result.is_error)
                 }
+                // Nothing ran (the conversation was taken meanwhile, its session could
+                // not be opened): the allow is taken back, the request waits again.
                 Err(e) => {
-                    let why = format!("the call could not run: {e}");
-                    inbox.set_result(&request.id, &why).await?;
-                    (None, Some(why), true)
+                    set_handed(&request.id, false);
+                    inbox.release(&answered).await?;
+                    return Err(InboxError::NotRun {
+                        id: request.id,
+                        why: e.to_string(),
+                    }
+                    .into());
                 }
             }
         }
@@ -77,24 +165,179 @@ pub async fn answer(
         InboxStatus::Expired | InboxStatus::Pending => (None, None, false),
     };
     let notice = wyckoff_inbox::decided_notice(&request, summary.clone(), why);
-    let follow_up = hub.follow_up_with(&conversation, notice).await?;
+    let (follow_up, told) = tell(hub, &request, notice, overrides).await;
     Ok(Decided {
         request,
         tool_result: summary,
         failed,
         follow_up,
+        told,
     })
 }
 
-/// Expires every pending request past its expiry at `now` and tells each conversation.
+/// Everything that must hold for an allowed call to run, checked before the allow is
+/// stored so a refusal leaves the request pending.
+async fn check_allow(
+    hub: &Arc<ConversationHub>,
+    request: &InboxRequest,
+    overrides: Option<&ModelOverrides>,
+) -> Result<(), SessionError> {
+    let not_run = |why: String| InboxError::NotRun {
+        id: request.id.clone(),
+        why,
+    };
+    if hub.is_running(&request.conversation_id) {
+        return Err(not_run(format!(
+            "a turn is running in conversation '{}'; allow it once that turn has ended",
+            request.conversation_id
+        ))
+        .into());
+    }
+    if let Some(Err(e)) = overrides.map(|o| hub.services().check_model(o)) {
+        return Err(not_run(format!(
+            "the call runs in its conversation's session, which needs a model: {e}"
+        ))
+        .into());
+    }
+    let now = current_preview(hub.services(), &request.tool, &request.args).await;
+    if now != request.preview {
+        hub.services()
+            .inbox()
+            .set_preview(&request.id, now.as_ref())
+            .await?;
+        return Err(InboxError::PreviewChanged {
+            id: request.id.clone(),
+            preview: now,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// What the call would do now, as the approval dialog shows it: the files and commands
+/// of the local tools depend on the disk and the settings, which may have changed since
+/// the call was queued. Other tools show no preview.
+pub async fn current_preview(
+    services: &Services,
+    tool: &str,
+    args: &serde_json::Value,
+) -> Option<ApprovalPreview> {
+    let settings = services.settings();
+    // The local tools as the session's registry builds them (`Services::registry`).
+    let tools = wyckoff_tools::local_tools(wyckoff_tools::LocalToolsConfig {
+        workspace: services.home().root().join("workspace"),
+        file_roots: settings.file_roots.iter().map(PathBuf::from).collect(),
+        allow_private_web_fetch: settings.allow_private_web_fetch,
+    });
+    let tool = tools.into_iter().find(|t| t.spec().name == tool)?;
+    if !tool.spec().requires_approval {
+        return None;
+    }
+    match wyckoff_agent::validation::validate_args(&tool.schema().parameters, args) {
+        Ok(valid) => tool.approval_preview(&valid).await,
+        Err(e) => Some(ApprovalPreview::Invalid { reason: e }),
+    }
+}
+
+/// Hands the conversation its notice when a model can run the follow-up turn.
+async fn tell(
+    hub: &Arc<ConversationHub>,
+    request: &InboxRequest,
+    notice: DecidedNotice,
+    overrides: Option<&ModelOverrides>,
+) -> (Option<StartedTurn>, Telling) {
+    if let Some(Err(e)) = overrides.map(|o| hub.services().check_model(o)) {
+        // Not handed: the stored decision waits for `tell_waiting`.
+        set_handed(&request.id, false);
+        tracing::info!(request = %request.id, "the conversation is told once a model is available: {e}");
+        return (None, Telling::WaitsForModel(e.to_string()));
+    }
+    set_handed(&request.id, true);
+    match hub.follow_up_with(&request.conversation_id, notice).await {
+        Ok(Some(started)) => (Some(started), Telling::Now),
+        Ok(None) => (None, Telling::AfterTurn),
+        Err(e) => {
+            tracing::warn!(request = %request.id, "the conversation was not told: {e}");
+            (None, Telling::Failed(e.to_string()))
+        }
+    }
+}
+
+/// What [`tell_waiting`] did.
+#[derive(Debug, Default)]
+pub struct Waiting {
+    /// Requests handed to their conversations now, each with how and its follow-up turn
+    /// when it started.
+    pub told: Vec<(InboxRequest, Telling, Option<StartedTurn>)>,
+    /// Decided requests whose conversations were not told and still wait (no model, or
+    /// a turn runs there).
+    pub still_waiting: Vec<InboxRequest>,
+    /// Why nothing was told: no model.
+    pub no_model: Option<String>,
+}
+
+/// Tells the conversations of decided requests that were not told yet — decided with no
+/// model to run the follow-up turn, or by a process that ended before its follow-up ran
+/// — now that a model is available. The stored decision is the fact that waits; the
+/// conversation is told once (its notice stored marks it told).
+pub async fn tell_waiting(
+    hub: &Arc<ConversationHub>,
+    overrides: &ModelOverrides,
+) -> Result<Waiting, SessionError> {
+    let untold: Vec<_> = hub
+        .services()
+        .inbox()
+        .untold()
+        .await?
+        .into_iter()
+        .filter(|u| !handed(&u.request.id))
+        .collect();
+    let mut waiting = Waiting::default();
+    if untold.is_empty() {
+        return Ok(waiting);
+    }
+    if let Err(e) = hub.services().check_model(overrides) {
+        waiting.no_model = Some(e.to_string());
+        waiting.still_waiting = untold.into_iter().map(|u| u.request).collect();
+        return Ok(waiting);
+    }
+    for u in untold {
+        // A turn of this process runs there: it is told after, by the next pass.
+        if hub.is_running(&u.request.conversation_id) {
+            waiting.still_waiting.push(u.request);
+            continue;
+        }
+        let summary = match u.request.status {
+            InboxStatus::Allowed => u.request.result.clone(),
+            _ => None,
+        };
+        let notice = wyckoff_inbox::decided_notice(&u.request, summary, u.reason.clone());
+        let (follow_up, told) = tell(hub, &u.request, notice, Some(overrides)).await;
+        waiting.told.push((u.request, told, follow_up));
+    }
+    Ok(waiting)
+}
+
+/// [`expire_due_with`] where the hub's model flags are not known here (see [`answer`]).
 pub async fn expire_due(
     hub: &Arc<ConversationHub>,
     now: DateTime<Utc>,
 ) -> Result<Vec<Decided>, SessionError> {
+    expire_due_with(hub, now, None).await
+}
+
+/// Expires every pending request past its expiry at `now` (never earlier than the
+/// clock) and tells each conversation.
+pub async fn expire_due_with(
+    hub: &Arc<ConversationHub>,
+    now: DateTime<Utc>,
+    overrides: Option<&ModelOverrides>,
+) -> Result<Vec<Decided>, SessionError> {
+    let time = AnswerTime::new(hub.services().clock().now(), Some(now));
     let due: Vec<String> = hub
         .services()
         .inbox()
-        .list(now)
+        .list(time.judged)
         .await?
         .into_iter()
         .filter(|r| r.status == InboxStatus::Expired && r.decided_at.is_none())
@@ -102,7 +345,22 @@ pub async fn expire_due(
         .collect();
     let mut expired = Vec::with_capacity(due.len());
     for id in due {
-        expired.push(answer(hub, &id, Answer::Deny, Decider::Expiry, None, now).await?);
+        match answer_with(
+            hub,
+            &id,
+            Answer::Deny,
+            Decider::Expiry,
+            None,
+            time.judged,
+            overrides,
+        )
+        .await
+        {
+            Ok(decided) => expired.push(decided),
+            // Another process expired it meanwhile.
+            Err(SessionError::Inbox(InboxError::AlreadyDecided { .. })) => {}
+            Err(e) => return Err(e),
+        }
     }
     Ok(expired)
 }
