@@ -90,6 +90,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             mcp::mcp_set_trusted,
             mcp::mcp_remove,
             mcp::mcp_test,
+            mcp::mcp_pick_tools,
+            mcp::mcp_set_max_tools,
             track::track_stats,
             track::track_screens,
             annotations::chart_notes,

@@ -224,9 +224,20 @@ export const commands = {
 	mcpRemove: (name: string) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_remove", { name })),
 	/**
 	 *  Connects to the server (within 20 s) and lists its tools; a failure says why, with the
-	 *  last lines the server wrote on stderr (secrets masked).
+	 *  last lines the server wrote on stderr (secrets masked). Each tool says whether the model
+	 *  is offered it, under which name, as this server's cap and pick say.
 	 */
 	mcpTest: (name: string) => typedError<McpTestView, McpCommandError>(__TAURI_INVOKE("mcp_test", { name })),
+	/**
+	 *  Offers the model only `tools` of the server (their MCP names), or with none its tools in
+	 *  its order up to its cap, as `wyckoff mcp pick`.
+	 */
+	mcpPickTools: (name: string, tools: string[] | null) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_pick_tools", { name, tools })),
+	/**
+	 *  Caps the tools offered to the model: of one server (`name`) or of all together; `max`
+	 *  none goes back to the default, as `wyckoff mcp max-tools`.
+	 */
+	mcpSetMaxTools: (name: string | null, max: number | null) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_set_max_tools", { name, max })),
 	/**
 	 *  Hit rates (net return after fees > 0) with counts per trigger, track and 水温 at 1, 5,
 	 *  10 and 20 trading days, over every saved screen, from the cached bars.
@@ -1103,6 +1114,12 @@ export type McpHeaderInput = {
 	value: string | null,
 };
 
+/**  A tool not offered to the model, and why (a cap, the user's pick, a name clash). */
+export type McpLeftOutView = {
+	tool: string,
+	why: string,
+};
+
 export type McpSecretView = {
 	/**  The secret's name (`wyckoff mcp secret NAME`). */
 	name: string,
@@ -1120,6 +1137,10 @@ export type McpServerView = {
 	enabled: boolean,
 	always_ask: boolean,
 	trusted_tools: string[],
+	/**  Most of its tools offered to the model (its own cap, or the default). */
+	max_tools: number,
+	/**  The tools the user picked to offer; none: its tools in its order, up to the cap. */
+	offered_tools: string[] | null,
 	/**  The named secrets the server reads, each with whether a value is set (never the value). */
 	secrets: McpSecretView[],
 	/**  `None` until a session of this app has used the server. */
@@ -1138,6 +1159,10 @@ export type McpStatusView = {
 	 *  settings change).
 	 */
 	disabled: string | null,
+	/**  How many of its tools the model is offered now. */
+	offered: number,
+	/**  Its tools left out of the model's requests, each with why. */
+	left_out: McpLeftOutView[],
 };
 
 export type McpTestView = {
@@ -1155,6 +1180,12 @@ export type McpToolView = {
 	 *  always asks).
 	 */
 	read_only: boolean,
+	/**  The name the model knows it by (`mcp__…`). */
+	agent_name: string,
+	/**  Told apart from another tool of the same name after cleaning (its name has a hash). */
+	renamed: boolean,
+	/**  Why the model is not offered it (none: offered), as this server's cap and pick say. */
+	left_out: string | null,
 };
 
 export type MemoryCount = {

@@ -61,6 +61,17 @@ pub struct McpStatusView {
     /// Why it was disabled after repeated failures (until the app restarts or the server's
     /// settings change).
     pub disabled: Option<String>,
+    /// How many of its tools the model is offered now.
+    pub offered: u32,
+    /// Its tools left out of the model's requests, each with why.
+    pub left_out: Vec<McpLeftOutView>,
+}
+
+/// A tool not offered to the model, and why (a cap, the user's pick, a name clash).
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct McpLeftOutView {
+    pub tool: String,
+    pub why: String,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -73,6 +84,10 @@ pub struct McpServerView {
     pub enabled: bool,
     pub always_ask: bool,
     pub trusted_tools: Vec<String>,
+    /// Most of its tools offered to the model (its own cap, or the default).
+    pub max_tools: u32,
+    /// The tools the user picked to offer; none: its tools in its order, up to the cap.
+    pub offered_tools: Option<Vec<String>>,
     /// The named secrets the server reads, each with whether a value is set (never the value).
     pub secrets: Vec<McpSecretView>,
     /// `None` until a session of this app has used the server.
@@ -125,6 +140,8 @@ impl From<&McpServer> for McpServerView {
             enabled: s.enabled,
             always_ask: s.always_ask,
             trusted_tools: s.trusted_tools.clone(),
+            max_tools: s.tool_cap(),
+            offered_tools: s.offered_tools.clone(),
             secrets: Vec::new(),
             status: None,
         }
@@ -152,6 +169,12 @@ pub struct McpToolView {
     /// The server's `readOnlyHint`: read-only tools run without asking (unless the server
     /// always asks).
     pub read_only: bool,
+    /// The name the model knows it by (`mcp__…`).
+    pub agent_name: String,
+    /// Told apart from another tool of the same name after cleaning (its name has a hash).
+    pub renamed: bool,
+    /// Why the model is not offered it (none: offered), as this server's cap and pick say.
+    pub left_out: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -313,13 +336,25 @@ pub async fn mcp_servers(
     let mut list = views(&mcp::load(&path(&state))?, &state.secrets);
     // Without a model there is no session yet: the list alone is still shown.
     if let Ok(services) = services(&state, &chat).await {
+        let placed = services.mcp().placed();
         for st in services.mcp().statuses().await {
             if let Some(v) = list.iter_mut().find(|v| v.name == st.name) {
+                let mine = placed.iter().filter(|p| p.server == st.name);
                 v.status = Some(McpStatusView {
                     connected: st.connected,
                     tools: st.tools.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
                     last_error: st.last_error,
                     disabled: st.disabled,
+                    offered: u32::try_from(mine.clone().filter(|p| p.left_out.is_none()).count())
+                        .unwrap_or(u32::MAX),
+                    left_out: mine
+                        .filter_map(|p| {
+                            p.left_out.as_ref().map(|why| McpLeftOutView {
+                                tool: p.tool.clone(),
+                                why: why.to_string(),
+                            })
+                        })
+                        .collect(),
                 });
             }
         }
@@ -388,8 +423,33 @@ pub async fn mcp_remove(
     change(&state, |list| list.remove(&name).map(|_| ()))
 }
 
+/// Offers the model only `tools` of the server (their MCP names), or with none its tools in
+/// its order up to its cap, as `wyckoff mcp pick`.
+#[tauri::command]
+#[specta::specta]
+pub async fn mcp_pick_tools(
+    state: State<'_, AppState>,
+    name: String,
+    tools: Option<Vec<String>>,
+) -> Result<Vec<McpServerView>, McpCommandError> {
+    change(&state, |list| list.set_offered(&name, tools))
+}
+
+/// Caps the tools offered to the model: of one server (`name`) or of all together; `max`
+/// none goes back to the default, as `wyckoff mcp max-tools`.
+#[tauri::command]
+#[specta::specta]
+pub async fn mcp_set_max_tools(
+    state: State<'_, AppState>,
+    name: Option<String>,
+    max: Option<u32>,
+) -> Result<Vec<McpServerView>, McpCommandError> {
+    change(&state, |list| list.set_max_tools(name.as_deref(), max))
+}
+
 /// Connects to the server (within 20 s) and lists its tools; a failure says why, with the
-/// last lines the server wrote on stderr (secrets masked).
+/// last lines the server wrote on stderr (secrets masked). Each tool says whether the model
+/// is offered it, under which name, as this server's cap and pick say.
 #[tauri::command]
 #[specta::specta]
 pub async fn mcp_test(
@@ -407,16 +467,21 @@ pub async fn mcp_test(
         .map_err(|e| McpCommandError::Failed {
             message: e.to_string(),
         })?;
+    let placed = wyckoff_mcp::offer::place(&[(entry, &report.tools)], list.total_tool_cap());
     Ok(McpTestView {
         name: report.name,
         version: report.version,
         tools: report
             .tools
             .into_iter()
-            .map(|t| McpToolView {
+            .zip(placed)
+            .map(|(t, p)| McpToolView {
                 name: t.name,
                 description: t.description,
                 read_only: t.read_only == Some(true),
+                agent_name: p.name,
+                renamed: p.renamed,
+                left_out: p.left_out.map(|why| why.to_string()),
             })
             .collect(),
     })

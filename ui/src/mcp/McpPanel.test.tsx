@@ -10,13 +10,15 @@ const mocks = vi.hoisted(() => ({
   mcpSetTrusted: vi.fn(),
   mcpRemove: vi.fn(),
   mcpTest: vi.fn(),
+  mcpPickTools: vi.fn(),
+  mcpSetMaxTools: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 
-import McpPanel, { errorText, mcpText, splitArgs, statusText } from "./McpPanel";
+import McpPanel, { errorText, leftOutText, mcpText, nextPick, splitArgs, statusText } from "./McpPanel";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
-const time: McpServerView = { name: "time", kind: "stdio", target: "mcp-server-time --local-timezone Asia/Shanghai", enabled: true, always_ask: false, trusted_tools: [], secrets: [], status: null };
+const time: McpServerView = { name: "time", kind: "stdio", target: "mcp-server-time --local-timezone Asia/Shanghai", enabled: true, always_ask: false, trusted_tools: [], max_tools: 40, offered_tools: null, secrets: [], status: null };
 const q = (c: HTMLElement, sel: string) => c.querySelector(sel) as HTMLElement;
 
 describe("Settings → MCP", () => {
@@ -35,12 +37,19 @@ describe("Settings → MCP", () => {
 
   it("says how a server stands in this run", () => {
     const en = mcpText("en");
-    const st = (p: Partial<NonNullable<McpServerView["status"]>>) => ({ connected: false, tools: null, last_error: null, disabled: null, ...p });
+    const st = (p: Partial<NonNullable<McpServerView["status"]>>) => ({ connected: false, tools: null, last_error: null, disabled: null, offered: 0, left_out: [], ...p });
     expect(statusText(null, en)).toBe("not used by this run yet");
-    expect(statusText(st({ connected: true, tools: 2 }), en)).toBe("connected · 2 tools");
+    expect(statusText(st({ connected: true, tools: 2, offered: 2 }), en)).toBe("connected · 2 tools");
+    // a cap: how many the model is offered, and what is left out with why
+    const capped = st({ connected: true, tools: 8, offered: 1, left_out: Array.from({ length: 7 }, (_, i) => ({ tool: `t${i + 2}`, why: "over the server's cap of 1 tools" })) });
+    expect(statusText(capped, en)).toBe("connected · 8 tools, 1 offered to the model");
+    expect(leftOutText(capped, en)).toBe(
+      "Left out of the model's requests: t2 (over the server's cap of 1 tools), t3 (over the server's cap of 1 tools), t4 (over the server's cap of 1 tools), t5 (over the server's cap of 1 tools), t6 (over the server's cap of 1 tools), and 2 more",
+    );
+    expect(leftOutText(st({ connected: true, tools: 2, offered: 2 }), en)).toBeNull();
     expect(statusText(st({ last_error: "died" }), en)).toBe("last error: died");
     // Back up after an error: connected wins.
-    expect(statusText(st({ connected: true, tools: 2, last_error: "died" }), en)).toBe("connected · 2 tools");
+    expect(statusText(st({ connected: true, tools: 2, offered: 2, last_error: "died" }), en)).toBe("connected · 2 tools");
     expect(statusText(st({ disabled: "3 failures in a row" }), en)).toBe("disabled: 3 failures in a row");
   });
 
@@ -157,5 +166,39 @@ describe("Settings → MCP", () => {
     expect(mocks.mcpSetTrusted).toHaveBeenLastCalledWith("time", "convert_time", false);
     expect(convert().dataset.trusted).toBe("false");
     expect(convert().querySelector(".badge")?.textContent).toBe("需批准");
+  });
+
+  it("lets the user pick the tools offered to the model and cap them", async () => {
+    const tool = (name: string, left_out: string | null) => ({ name, description: null, read_only: true, agent_name: `mcp__time__${name}`, renamed: false, left_out });
+    const report = { name: "time", version: "1", tools: [tool("a", null), tool("b", null), tool("c", "over the server's cap of 2 tools")] };
+    mocks.mcpTest.mockResolvedValue(ok(report));
+    mocks.mcpPickTools.mockResolvedValue(ok([{ ...time, offered_tools: ["a", "c"] }]));
+    mocks.mcpSetMaxTools.mockResolvedValue(ok([{ ...time, max_tools: 2 }]));
+    expect(nextPick(report.tools, "b", false)).toEqual(["a"]);
+    expect(nextPick(report.tools, "c", true)).toEqual(["a", "b", "c"]);
+    const { container } = render(<McpPanel />);
+    await waitFor(() => expect(q(container, ".mcp-server")).not.toBeNull());
+    await act(async () => {
+      fireEvent.click(q(container, ".mcp-test"));
+    });
+    const row = (name: string) => q(container, `.mcp-tool[data-tool="${name}"]`);
+    expect(row("c").dataset.offered).toBe("false");
+    expect(row("c").textContent).toContain("over the server's cap of 2 tools");
+    await act(async () => {
+      fireEvent.click(row("b").querySelector(".mcp-offer") as HTMLElement);
+    });
+    expect(mocks.mcpPickTools).toHaveBeenCalledWith("time", ["a"]);
+    expect(mocks.mcpTest).toHaveBeenCalledTimes(2);
+    // with a pick, "offer all" goes back to the cap
+    await act(async () => {
+      fireEvent.click(q(container, ".mcp-offer-all"));
+    });
+    expect(mocks.mcpPickTools).toHaveBeenLastCalledWith("time", null);
+    const max = q(container, ".mcp-max-tools") as HTMLInputElement;
+    fireEvent.change(max, { target: { value: "2" } });
+    await act(async () => {
+      fireEvent.blur(max);
+    });
+    expect(mocks.mcpSetMaxTools).toHaveBeenCalledWith("time", 2);
   });
 });

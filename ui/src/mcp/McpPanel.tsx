@@ -2,11 +2,13 @@
 // mcp__<server>__<tool>, behind the approval gate), with add, on/off, "always ask", remove,
 // and a test that connects and lists the server's tools — read-only ones run without
 // asking unless the server always asks; single tools can be trusted (run unasked), as with
-// `wyckoff mcp trust`. A new server's environment variables (stdio) or header (http) come
+// `wyckoff mcp trust`. The model is offered at most a capped number of each server's tools
+// (`wyckoff mcp max-tools`); a test shows which are offered, under which name, and why any
+// is left out, and the user picks which to offer (`wyckoff mcp pick`). A new server's environment variables (stdio) or header (http) come
 // from named secrets: values typed here go to the keychain by name (`mcp_add`), never into
 // mcp_servers.json, and are never read back — the list only says whether each is set.
 import { useCallback, useContext, useEffect, useState } from "react";
-import { commands, type McpCommandError, type McpEnvInput, type McpHeaderInput, type McpServerView, type McpTestView } from "../bindings";
+import { commands, type McpCommandError, type McpEnvInput, type McpHeaderInput, type McpServerView, type McpTestView, type McpToolView } from "../bindings";
 import { LanguageContext, localTexts } from "../i18n";
 
 const zh = {
@@ -30,6 +32,13 @@ const zh = {
   notFound: "找不到：{message}",
   failed: "连接失败：{message}",
   connected: "已连接 · {n} 个工具",
+  offeredOf: "，提供给模型 {m} 个",
+  leftOut: "未提供给模型：{list}",
+  more: "等另 {n} 个",
+  maxTools: "最多提供工具数",
+  offer: "提供给模型",
+  offerAll: "全部提供（不超过上限）",
+  renamedAs: "名为 {name}",
   connectedNoList: "已连接",
   idle: "本次运行尚未使用",
   lastError: "上次出错：{message}",
@@ -68,6 +77,13 @@ const en: Record<Key, string> = {
   notFound: "Not found: {message}",
   failed: "Connection failed: {message}",
   connected: "connected · {n} tools",
+  offeredOf: ", {m} offered to the model",
+  leftOut: "Left out of the model's requests: {list}",
+  more: "and {n} more",
+  maxTools: "Most tools offered",
+  offer: "Offer to the model",
+  offerAll: "Offer all (up to the cap)",
+  renamedAs: "named {name}",
   connectedNoList: "connected",
   idle: "not used by this run yet",
   lastError: "last error: {message}",
@@ -98,8 +114,21 @@ export function statusText(s: McpServerView["status"], t: T): string {
   if (!s) return t("idle");
   if (s.disabled) return t("disabledNow", { message: s.disabled });
   if (s.last_error && !s.connected) return t("lastError", { message: s.last_error });
-  if (s.connected) return s.tools == null ? t("connectedNoList") : t("connected", { n: s.tools });
+  if (s.connected) return s.tools == null ? t("connectedNoList") : t("connected", { n: s.tools }) + (s.offered < s.tools ? t("offeredOf", { m: s.offered }) : "");
   return t("idle");
+}
+
+/** The tools left out of the model's requests, with why: the first few, then how many more. */
+export function leftOutText(s: McpServerView["status"], t: T): string | null {
+  if (!s || s.left_out.length === 0) return null;
+  const shown = s.left_out.slice(0, 5).map((l) => `${l.tool} (${l.why})`);
+  if (s.left_out.length > 5) shown.push(t("more", { n: s.left_out.length - 5 }));
+  return t("leftOut", { list: shown.join(", ") });
+}
+
+/** The pick after `tool` is (un)checked: the offered tools, in the server's order. */
+export function nextPick(tools: McpToolView[], tool: string, offer: boolean): string[] {
+  return tools.filter((x) => (x.name === tool ? offer : x.left_out == null)).map((x) => x.name);
 }
 
 /** "a b  c" → ["a", "b", "c"]. */
@@ -161,6 +190,17 @@ export default function McpPanel() {
     }
   };
 
+  const pick = async (name: string, tools: string[] | null) => {
+    if (await apply(await commands.mcpPickTools(name, tools))) await test(name);
+  };
+
+  const setMax = async (name: string, value: string) => {
+    const n = Number.parseInt(value, 10);
+    if (await apply(await commands.mcpSetMaxTools(name, Number.isNaN(n) ? null : n))) {
+      if (tests[name]?.report) await test(name);
+    }
+  };
+
   const test = async (name: string) => {
     setTests((m) => ({ ...m, [name]: { busy: true } }));
     const r = await commands.mcpTest(name);
@@ -183,6 +223,10 @@ export default function McpPanel() {
                   {statusText(s.status, t)}
                 </span>
                 <label className="inline">
+                  {t("maxTools")}
+                  <input type="number" className="mcp-max-tools" min={1} max={128} size={4} key={s.max_tools} defaultValue={s.max_tools} onBlur={(e) => void setMax(s.name, e.target.value)} />
+                </label>
+                <label className="inline">
                   <input type="checkbox" className="mcp-enabled" checked={s.enabled} onChange={(e) => void commands.mcpSetEnabled(s.name, e.target.checked).then(apply)} />
                   {t("enabled")}
                 </label>
@@ -196,6 +240,7 @@ export default function McpPanel() {
                 <button type="button" className="mcp-remove" onClick={() => void commands.mcpRemove(s.name).then(apply)}>
                   {t("remove")}
                 </button>
+                {leftOutText(s.status, t) && <p className="mcp-left-out muted">{leftOutText(s.status, t)}</p>}
                 {s.secrets.length > 0 && (
                   <ul className="mcp-secrets">
                     {s.secrets.map((sec) => (
@@ -208,12 +253,23 @@ export default function McpPanel() {
                 {st?.report && (
                   <div className="mcp-report ok" role="status">
                     {t("tools", { name: st.report.name, version: st.report.version, n: st.report.tools.length })}
+                    {s.offered_tools !== null && (
+                      <button type="button" className="mcp-offer-all" onClick={() => void pick(s.name, null)}>
+                        {t("offerAll")}
+                      </button>
+                    )}
                     <ul className="mcp-tools">
                       {st.report.tools.map((tool) => {
                         const trusted = s.trusted_tools.includes(tool.name);
                         return (
-                          <li key={tool.name} className="mcp-tool" data-tool={tool.name} data-read-only={tool.read_only} data-trusted={trusted} title={tool.description ?? ""}>
+                          <li key={tool.name} className="mcp-tool" data-tool={tool.name} data-read-only={tool.read_only} data-trusted={trusted} data-offered={tool.left_out == null} title={tool.description ?? ""}>
                             <code>{tool.name}</code> <span className="badge">{trusted ? t("trusted") : tool.read_only ? t("readOnly") : t("writes")}</span>
+                            {tool.renamed && <span className="muted mcp-renamed"> {t("renamedAs", { name: tool.agent_name })}</span>}
+                            <label className="inline">
+                              <input type="checkbox" className="mcp-offer" checked={tool.left_out == null} onChange={(e) => void pick(s.name, nextPick(st.report?.tools ?? [], tool.name, e.target.checked))} />
+                              {t("offer")}
+                            </label>
+                            {tool.left_out && <span className="muted mcp-why"> {tool.left_out}</span>}
                             <label className="inline">
                               <input type="checkbox" className="mcp-trust" checked={trusted} onChange={(e) => void commands.mcpSetTrusted(s.name, tool.name, e.target.checked).then(apply)} />
                               {t("trust")}
