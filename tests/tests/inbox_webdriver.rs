@@ -135,7 +135,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     let logged = wait_for(
         &d,
         By::Css(format!(
-            "#approval-log .inbox-log-row[data-call-id='{id}'][data-decision='allowed'][data-decided-by='app']"
+            "#approval-log .inbox-log-row[data-request-id='{id}'][data-decision='allowed'][data-decided-by='app']"
         )),
     )
     .await;
@@ -208,7 +208,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     wait_for(
         &d,
         By::Css(format!(
-            "#approval-log .inbox-log-row[data-call-id='{id}'][data-decision='denied'][data-decided-by='app']"
+            "#approval-log .inbox-log-row[data-request-id='{id}'][data-decision='denied'][data-decided-by='app']"
         )),
     )
     .await;
@@ -241,7 +241,7 @@ async fn scenario(d: WebDriver, server: std::sync::Arc<MockServer>, home: PathBu
     wait_for(
         &d,
         By::Css(format!(
-            "#approval-log .inbox-log-row[data-call-id='{id}'][data-decision='expired'][data-decided-by='expiry']"
+            "#approval-log .inbox-log-row[data-request-id='{id}'][data-decision='expired'][data-decided-by='expiry']"
         )),
     )
     .await;

@@ -183,6 +183,8 @@ describe("InboxPage", () => {
     const cells = [...row.querySelectorAll("td")].map((td) => td.textContent);
     expect(cells).toEqual(["2026-12-05 16:00", "update_portfolio", '{"action":"set_cash","free_cash":5000}', "允许", "命令行"]);
     expect(row.getAttribute("data-decided-by")).toBe("cli");
+    expect(row.getAttribute("data-request-id")).toBe("apr-cash");
+    expect(row.getAttribute("data-call-id")).toBe("call_cash_1");
   });
 
   it("reloads when the inbox changes", async () => {

@@ -166,7 +166,14 @@ export function AuditLog({ entries }: { entries: AuditEntry[] }) {
           </thead>
           <tbody>
             {entries.map((e) => (
-              <tr key={e.id} className="inbox-log-row" data-call-id={e.call_id} data-decision={e.decision} data-decided-by={e.decided_by.type}>
+              <tr
+                key={e.id}
+                className="inbox-log-row"
+                data-call-id={e.call_id}
+                data-request-id={e.request_id ?? undefined}
+                data-decision={e.decision}
+                data-decided-by={e.decided_by.type}
+              >
                 <td>{beijingTime(e.at)}</td>
                 <td>
                   <code>{e.tool}</code>
