@@ -327,3 +327,93 @@ async fn a_queued_call_waits_in_the_inbox_and_allow_runs_it_once() {
         "{notice}"
     );
 }
+
+/// The model's request through `wyckoff run`: a server's tools up to its cap exactly (the
+/// N+1th is not in the request), two tools of one name after cleaning both offered under
+/// distinct names, and each call reaching its own tool (tests/mcp/wide_server.py).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_model_is_offered_a_servers_tools_up_to_its_cap_under_distinct_names() {
+    let Some(python) = venv("python") else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let log = h.join("wide.log");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/wide_server.py");
+    let (script, log_arg) = (script.display().to_string(), log.display().to_string());
+    let added = wyckoff(
+        h,
+        &[
+            "mcp", "add", "wide", "--", &python, &script, "--tools", "5", "--clash", "--log",
+            &log_arg,
+        ],
+    )
+    .await;
+    succeeded(&added);
+    succeeded(&wyckoff(h, &["mcp", "max-tools", "6", "--server", "wide"]).await);
+    let server = MockServer::start().await.unwrap();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+
+    // the name `get.quote` is offered under, as `wyckoff mcp tools` says
+    let listed = wyckoff(h, &["mcp", "tools", "--json"]).await;
+    succeeded(&listed);
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let dotted = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "get.quote")
+        .unwrap();
+    assert_eq!(dotted["renamed"], true, "{listed}");
+    let renamed = dotted["name"].as_str().unwrap().to_owned();
+    assert!(renamed.starts_with("mcp__wide__get_quote_"), "{renamed}");
+    server.push(Route::Openai, call("c1", &renamed, json!({})));
+    server.push(Route::Openai, call("c2", "mcp__wide__get_quote", json!({})));
+    server.push(Route::Openai, OpenAiStream::text_response(&["好。"]));
+    turn(h, "never", "报价").await;
+    let requests = server.requests_to(Route::Openai);
+    let offered: Vec<String> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .filter(|n| n.starts_with("mcp__"))
+        .map(str::to_owned)
+        .collect();
+    // 7 listed, 6 offered: t0001…t0005 and the first of the two quote tools in the
+    // server's order; the other is the 7th, left out
+    assert_eq!(
+        offered,
+        [
+            "mcp__wide__t0001",
+            "mcp__wide__t0002",
+            "mcp__wide__t0003",
+            "mcp__wide__t0004",
+            "mcp__wide__t0005",
+            renamed.as_str(),
+        ]
+    );
+    // the call of a tool not offered is an unknown tool; the offered one reached the server
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "call get.quote\n",
+        "{offered:?}"
+    );
+
+    // room for all 7: both quote tools offered, each call reaching its own
+    succeeded(&wyckoff(h, &["mcp", "max-tools", "7", "--server", "wide"]).await);
+    server.push(Route::Openai, call("c3", &renamed, json!({})));
+    server.push(Route::Openai, call("c4", "mcp__wide__get_quote", json!({})));
+    server.push(Route::Openai, OpenAiStream::text_response(&["好。"]));
+    turn(h, "never", "报价").await;
+    let requests = server.requests_to(Route::Openai);
+    let offered = requests[3].body["tools"].as_array().unwrap().len();
+    assert_eq!(
+        offered,
+        requests[0].body["tools"].as_array().unwrap().len() + 1
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "call get.quote\ncall get.quote\ncall get_quote\n"
+    );
+}

@@ -367,3 +367,248 @@ fn a_dead_or_silent_server_fails_clearly_within_the_limit() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// The venv's Python (with the MCP SDK), or `None` (skip) when the venv is missing outside CI.
+fn venv_python() -> Option<PathBuf> {
+    let bin = wyckoff_e2e::target_dir().join("mcp-venv/bin/python");
+    if bin.is_file() {
+        return Some(bin);
+    }
+    let msg = format!("{} is missing: run scripts/setup", bin.display());
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{msg}");
+    }
+    eprintln!("SKIPPED: {msg}");
+    None
+}
+
+fn wide_server_script() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("mcp/wide_server.py")
+        .display()
+        .to_string()
+}
+
+/// tests/mcp/wide_server.py over streamable HTTP, answering only requests whose
+/// Authorization is exactly `auth`; every header it receives goes to `log`.
+fn wide_http(python: &Path, auth: &str, log: &Path) -> (Server, String) {
+    let [port] = wyckoff_e2e::free_ports::<1>();
+    let mut server = Server(
+        Command::new(python)
+            .args([
+                &wide_server_script(),
+                "--http",
+                &port.to_string(),
+                "--auth",
+                auth,
+                "--log",
+                &log.display().to_string(),
+            ])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stderr = server.0.stderr.take().unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut lines = BufReader::new(stderr).lines();
+    loop {
+        let line = lines
+            .next()
+            .expect("the server never said it listens")
+            .unwrap();
+        if line.contains(&url) {
+            break;
+        }
+    }
+    (server, url)
+}
+
+/// A secret that carries its own scheme (`Basic …`) goes in the Authorization header as it
+/// is; a bare token gets `Bearer `. Each server refuses anything else with 401.
+#[test]
+fn an_authorization_secret_with_a_scheme_is_sent_as_it_is() {
+    let Some(python) = venv_python() else { return };
+    let h = Home::new();
+    let basic_log = h.0.path().join("basic.log");
+    let bearer_log = h.0.path().join("bearer.log");
+    let (_basic, basic_url) = wide_http(&python, "Basic dXNlcjpwYXNz", &basic_log);
+    let (_bearer, bearer_url) = wide_http(&python, "Bearer tok-31c", &bearer_log);
+    h.ok(&[
+        "mcp",
+        "add",
+        "basic",
+        "--url",
+        &basic_url,
+        "--header-secret",
+        "basic-cred",
+    ]);
+    h.ok(&[
+        "mcp",
+        "add",
+        "bearer",
+        "--url",
+        &bearer_url,
+        "--header-secret",
+        "bearer-cred",
+    ]);
+    for (name, var, value, log, sent) in [
+        (
+            "basic",
+            "WYCKOFF_MCP_SECRET_BASIC_CRED",
+            "Basic dXNlcjpwYXNz",
+            &basic_log,
+            "auth Basic dXNlcjpwYXNz",
+        ),
+        (
+            "bearer",
+            "WYCKOFF_MCP_SECRET_BEARER_CRED",
+            "tok-31c",
+            &bearer_log,
+            "auth Bearer tok-31c",
+        ),
+    ] {
+        let out = h
+            .cmd(&["mcp", "test", name, "--json", "--timeout", "30"])
+            .env(var, value)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", show(&out));
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["name"], "wide", "{r}");
+        let received = std::fs::read_to_string(log).unwrap();
+        assert!(
+            received.lines().all(|l| l == sent),
+            "{name} received: {received}"
+        );
+    }
+}
+
+/// A tool list over the SDK's 16 MiB message limit is said to be too large, not taken for a
+/// server that did not answer.
+#[test]
+fn a_tool_list_over_the_size_limit_is_said_too_large() {
+    let Some(python) = venv_python() else { return };
+    let h = Home::new();
+    let py = python.display().to_string();
+    let script = wide_server_script();
+    // 20 tools of 1 MiB each: about 20 MiB in one tools/list answer
+    h.ok(&[
+        "mcp",
+        "add",
+        "wide",
+        "--",
+        &py,
+        &script,
+        "--tools",
+        "20",
+        "--pad-kib",
+        "1024",
+    ]);
+    let out = h.run(&["mcp", "test", "wide", "--timeout", "120"]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("MCP server 'wide' answered a message too large")
+            && err.contains("over the 16 MiB a message may have"),
+        "{err}"
+    );
+    // a list under the limit is read whole
+    h.ok(&["mcp", "remove", "wide"]);
+    h.ok(&[
+        "mcp",
+        "add",
+        "wide",
+        "--",
+        &py,
+        &script,
+        "--tools",
+        "12",
+        "--pad-kib",
+        "1024",
+    ]);
+    let r = h.json(&["mcp", "test", "wide", "--json", "--timeout", "120"]);
+    assert_eq!(tool_names(&r).len(), 12);
+}
+
+/// `wyckoff mcp tools` names what is offered and what is left out, and why: a server's cap
+/// exactly at the limit, the cap on all servers, the user's pick, and two tools of one
+/// name after cleaning, told apart.
+#[test]
+fn mcp_tools_says_what_is_offered_and_what_is_left_out() {
+    let Some(python) = venv_python() else { return };
+    let h = Home::new();
+    let py = python.display().to_string();
+    let script = wide_server_script();
+    h.ok(&["mcp", "add", "one", "--", &py, &script, "--tools", "5"]);
+    h.ok(&[
+        "mcp", "add", "two", "--", &py, &script, "--tools", "5", "--clash",
+    ]);
+    h.ok(&["mcp", "max-tools", "3", "--server", "one"]);
+    let state = |r: &Value, server: &str, tool: &str| -> Value {
+        r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["server"] == server && t["tool"] == tool)
+            .unwrap_or_else(|| panic!("{server} {tool}: {r}"))
+            .clone()
+    };
+    let r = h.json(&["mcp", "tools", "--json"]);
+    assert_eq!(r["offered"], 3 + 7, "{r}");
+    assert_eq!(state(&r, "one", "t0003")["left_out"], Value::Null);
+    assert_eq!(
+        state(&r, "one", "t0004")["left_out"],
+        serde_json::json!({"reason": "server_cap", "cap": 3})
+    );
+    let dotted = state(&r, "two", "get.quote");
+    assert_eq!(dotted["renamed"], true);
+    assert_ne!(dotted["name"], state(&r, "two", "get_quote")["name"]);
+    assert_eq!(state(&r, "two", "get_quote")["name"], "mcp__two__get_quote");
+    // the text names them too
+    let text = h.ok(&["mcp", "tools"]);
+    assert!(
+        text.contains("one: 3 of 5 tools offered (at most 3)"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(
+            |l| l.contains("t0004") && l.contains("left out: over the server's cap of 3 tools")
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("renamed: another tool has its name"),
+        "{text}"
+    );
+
+    // the cap on all servers: "one" takes 3, "two" the 1 left
+    h.ok(&["mcp", "max-tools", "4"]);
+    let r = h.json(&["mcp", "tools", "--json"]);
+    assert_eq!(r["offered"], 4, "{r}");
+    assert_eq!(state(&r, "two", "t0001")["left_out"], Value::Null);
+    assert_eq!(
+        state(&r, "two", "t0002")["left_out"],
+        serde_json::json!({"reason": "total_cap", "cap": 4})
+    );
+    // a cap out of range is refused (exit 2) and changes nothing
+    let out = h.run(&["mcp", "max-tools", "129"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert_eq!(h.json(&["mcp", "tools", "--json"])["max_tools"], 4);
+
+    // the user picks: only those, in the server's order
+    h.ok(&["mcp", "pick", "one", "t0005", "t0002"]);
+    h.ok(&["mcp", "max-tools", "default"]);
+    let r = h.json(&["mcp", "tools", "--json"]);
+    assert_eq!(state(&r, "one", "t0002")["left_out"], Value::Null);
+    assert_eq!(state(&r, "one", "t0005")["left_out"], Value::Null);
+    assert_eq!(
+        state(&r, "one", "t0001")["left_out"],
+        serde_json::json!({"reason": "not_picked"})
+    );
+    // a pick over the server's cap is refused
+    let out = h.run(&["mcp", "pick", "one", "t0001", "t0002", "t0003", "t0004"]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    h.ok(&["mcp", "pick", "one", "--all"]);
+    let r = h.json(&["mcp", "tools", "--json"]);
+    assert_eq!(state(&r, "one", "t0001")["left_out"], Value::Null);
+}
