@@ -7,7 +7,8 @@
 //! approved the server's answer reaches the model. The server is added with an environment
 //! variable from a named secret whose value is typed in the form: the keychain gets it,
 //! mcp_servers.json names it only, and the row says it is set; one tool is trusted from
-//! the test's tool list. Outside CI a machine without the venv skips.
+//! the test's tool list, and one is taken out of the model's requests (the user's pick).
+//! Outside CI a machine without the venv skips.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
@@ -110,6 +111,29 @@ async fn scenario(d: WebDriver, server: String, vendor: std::sync::Arc<MockServe
     )
     .await;
 
+    // The user takes convert_time out of the model's requests: the list keeps the pick, the
+    // test shows it left out, and chat offers only get_current_time.
+    click(
+        &d,
+        By::Css(".mcp-tool[data-tool='convert_time'] .mcp-offer"),
+    )
+    .await;
+    let left_out = wait_for(
+        &d,
+        By::Css(".mcp-tool[data-tool='convert_time'][data-offered='false']"),
+    )
+    .await;
+    assert!(
+        left_out.text().await.unwrap().contains("not picked"),
+        "{}",
+        left_out.text().await.unwrap()
+    );
+    wait_for(
+        &d,
+        By::Css(".mcp-tool[data-tool='get_current_time'][data-offered='true']"),
+    )
+    .await;
+
     click(&d, By::Css(".mcp-server[data-name='time'] .mcp-always-ask")).await;
     wait_for(
         &d,
@@ -126,6 +150,14 @@ async fn scenario(d: WebDriver, server: String, vendor: std::sync::Arc<MockServe
     click(&d, By::Id("approval-allow-once")).await;
     wait_for_answer(&d, "北京时间已查到。").await;
     let requests = vendor.requests_to(Route::Openai);
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .filter(|n| n.starts_with("mcp__"))
+        .collect();
+    assert_eq!(offered, ["mcp__time__get_current_time"]);
     let result = requests[1].body["messages"]
         .as_array()
         .unwrap()
@@ -147,7 +179,15 @@ async fn scenario(d: WebDriver, server: String, vendor: std::sync::Arc<MockServe
         status.attr("data-connected").await.unwrap().as_deref(),
         Some("true")
     );
-    assert_eq!(status.text().await.unwrap(), "已连接 · 2 个工具");
+    assert_eq!(
+        status.text().await.unwrap(),
+        "已连接 · 2 个工具，提供给模型 1 个"
+    );
+    let left_out = wait_for(&d, By::Css(".mcp-server[data-name='time'] .mcp-left-out")).await;
+    assert_eq!(
+        left_out.text().await.unwrap(),
+        "未提供给模型：convert_time (not picked)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -199,6 +239,7 @@ async fn an_mcp_server_is_added_tested_set_to_always_ask_and_its_call_approved_i
         json!([{"var": "WYCKOFF_PROBE", "secret": "probe-key"}])
     );
     assert_eq!(time["trusted_tools"], json!(["convert_time"]));
+    assert_eq!(time["offered_tools"], json!(["get_current_time"]));
     let file = std::fs::read_to_string(home.path().join("mcp_servers.json")).unwrap();
     assert!(!file.contains(SECRET_VALUE), "{file}");
 }
