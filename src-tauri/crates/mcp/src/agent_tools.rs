@@ -556,6 +556,9 @@ impl HubInner {
         let kept = self.lists.lock().await.clone();
         let mut lists = Vec::new();
         for h in handles {
+            if h.disabled().await.is_some() {
+                continue;
+            }
             let listed = match h.known_tools().await {
                 Some(t) => Some(t),
                 None => kept.get(h.name()).cloned(),
@@ -725,7 +728,8 @@ impl McpHub {
     }
 
     /// Every enabled server's offered tools as agent tools, and for each server that could
-    /// not be reached, why (the session goes on without it). Servers are connected side by
+    /// not be reached, why (the session goes on without it, unless it listed its tools
+    /// before and is not disabled: they stay offered). Servers are connected side by
     /// side, so the wait is the slowest one's, not the sum. Sub-agents get none of these
     /// unless a role names them.
     pub async fn agent_tools(&self) -> (Vec<Arc<dyn Tool>>, Vec<(String, String)>) {
@@ -742,6 +746,7 @@ impl McpHub {
                 Err(e) => tracing::error!("MCP connect task failed: {e}"),
             }
         }
+        let kept = self.inner.lists.lock().await.clone();
         let mut lists = Vec::new();
         let mut failed = Vec::new();
         for (handle, result) in handles.into_iter().zip(listed) {
@@ -749,7 +754,17 @@ impl McpHub {
                 .unwrap_or_else(|| Err(ToolError::Failed("the connect task was lost".into())));
             match result {
                 Ok(list) => lists.push((handle, list)),
-                Err(e) => failed.push((handle.name().to_owned(), e.to_string())),
+                Err(e) => {
+                    failed.push((handle.name().to_owned(), e.to_string()));
+                    // the offer is every open session's too: a server that failed but is not
+                    // disabled keeps the tools it listed, so a session that had them can
+                    // still call them (the call starts it again, or says why not)
+                    if handle.disabled().await.is_none()
+                        && let Some(list) = kept.get(handle.name())
+                    {
+                        lists.push((handle, list.clone()));
+                    }
+                }
             }
         }
         let offer = self.inner.make_offer(lists).await;

@@ -985,3 +985,34 @@ async fn an_answer_over_the_size_limit_is_said_too_large() {
     let status = &hub.statuses().await[0];
     assert!(status.connected && status.disabled.is_none(), "{status:?}");
 }
+
+/// A server that crashed is not started again for a session built moments later, but an
+/// open session keeps its tools: the next call starts it again.
+#[tokio::test]
+async fn an_open_session_keeps_a_crashed_servers_tools_across_a_new_session() {
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let hub = McpHub::new(Arc::new(|_| None), Duration::from_secs(30));
+    hub.set_servers(&recorder(&python, &log, false)).await;
+    let (_, failed) = hub.agent_tools().await;
+    assert!(failed.is_empty(), "{failed:?}");
+    let mut registry = ToolRegistry::empty();
+    registry.add_source(hub.source());
+    let crash = call("c1", "mcp__rec__crash", json!({"attempt": 1}));
+    let provider = turn(registry, HeadlessApprover::Never, vec![vec![crash]]).await;
+    assert!(last_request(&provider).contains("MCP server 'rec'"));
+    // a new session: the server failed moments ago, so it is not started for it
+    let (_, failed) = hub.agent_tools().await;
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    // the open session (the hub's offer) still has the tools, and a call starts it again
+    let peek = hub
+        .source()
+        .tools()
+        .iter()
+        .find(|t| t.spec().name == "mcp__rec__peek")
+        .cloned()
+        .expect("the crashed server's tools are still offered");
+    peek.call(json!({}), ctx("c2")).await.unwrap();
+    assert_eq!(log_lines(&log).last().map(String::as_str), Some("peek"));
+}
