@@ -124,7 +124,10 @@ async fn a_delegation_refuses_a_forbidden_tool_runs_an_allowed_one_and_returns_a
     );
     assert!(
         subs.iter().any(|e| e["kind"] == "tool_error"
-            && e["text"].as_str().unwrap().starts_with("update_portfolio: ")),
+            && e["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("update_portfolio: ")),
         "{subs:?}"
     );
     assert!(result["result"].as_str().unwrap().contains("下跌通道"));
@@ -223,7 +226,11 @@ async fn the_trading_role_runs_exactly_six_tool_rounds() {
     assert_eq!(result["status"], "timeout", "{result}");
     assert_eq!(result["rounds"], 7);
     assert_eq!(result["tool_rounds"], 6);
-    assert_eq!(result["tool_calls"].as_array().unwrap().len(), 6, "{result}");
+    assert_eq!(
+        result["tool_calls"].as_array().unwrap().len(),
+        6,
+        "{result}"
+    );
     assert_eq!(result["refused_calls"], json!(["get_market_history"]));
     assert_eq!(result["policy"]["next_action"], "fallback_to_direct_tools");
     assert_eq!(

@@ -125,7 +125,9 @@ async fn forbidden_then_allowed_then_answer_completes_with_use_result() {
     assert_eq!(r.result.status, SubAgentStatus::Completed);
     assert_eq!(r.result.result, "600519 处于吸筹阶段。");
     assert_eq!(r.result.policy.next_action, "use_result");
-    assert_eq!(r.result.tool_calls, ["update_portfolio", "analyze_stock"]);
+    // What ran, and apart from it what was refused without running.
+    assert_eq!(r.result.tool_calls, ["analyze_stock"]);
+    assert_eq!(r.result.refused_calls, ["update_portfolio"]);
     assert_eq!(r.result.rounds, 3);
     // Two rounds asked for tools (a refused call uses its round too); the third answered.
     assert_eq!(r.result.tool_rounds, 2);
@@ -154,7 +156,7 @@ async fn forbidden_then_allowed_then_answer_completes_with_use_result() {
         kinds,
         [
             "tool_round",
-            "tool_start",
+            // the refused call: no start, only the error that says why
             "tool_error",
             "tool_round",
             "tool_start",
