@@ -28,7 +28,7 @@ pub enum SessionError {
     Storage(#[from] wyckoff_memory::MemoryError),
     #[error("agent runtime: {0}")]
     Agent(#[from] wyckoff_agent::AgentError),
-    #[error("{0}")]
+    #[error(transparent)]
     Inbox(#[from] wyckoff_inbox::InboxError),
     #[error("market data: {0}")]
     Market(#[from] wyckoff_market::MarketError),
@@ -36,10 +36,14 @@ pub enum SessionError {
     Io(#[from] std::io::Error),
     #[error("push outbox: {0}")]
     Push(#[from] wyckoff_push::PushError),
-    #[error("{0}")]
+    #[error(transparent)]
     Skill(#[from] wyckoff_agent::SkillError),
     #[error("a turn is already running in conversation '{0}': wait for it or cancel it")]
     Busy(String),
+    #[error(
+        "a turn is already running in conversation '{conversation}' in another process (the app, the daemon or another wyckoff command; since {since}): wait for it or cancel it there"
+    )]
+    BusyElsewhere { conversation: String, since: String },
 }
 
 impl SessionError {
@@ -55,6 +59,7 @@ impl SessionError {
             | SessionError::SessionNotFound(_)
             | SessionError::Skill(_)
             | SessionError::Busy(_)
+            | SessionError::BusyElsewhere { .. }
             | SessionError::Settings(_) => true,
             SessionError::Inbox(e) => e.is_user_error(),
             SessionError::Provider(e) => matches!(

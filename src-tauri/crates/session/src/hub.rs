@@ -175,14 +175,20 @@ impl ConversationHub {
         {
             return Err(SessionError::Busy(id.to_owned()));
         }
-        self.start(
-            conversation,
-            text,
-            TurnKind::User,
-            client_ref,
-            Some(attendance),
-        )
-        .await
+        let started = self
+            .start(
+                conversation,
+                text,
+                TurnKind::User,
+                client_ref,
+                Some(attendance),
+            )
+            .await?;
+        // Someone is back in the conversation: its completions are answered again (a run
+        // that timed out or was cancelled stopped answering them).
+        let id = &started.meta.conversation_id;
+        self.with_state(|s| s.held.remove(id));
+        Ok(started)
     }
 
     /// Cancels the conversation's running turn; false when none runs.
@@ -277,8 +283,13 @@ impl ConversationHub {
             }
             let in_flight = self.in_flight(conversation_id);
             if !in_flight {
-                if tasks.has_notifications(conversation_id) || self.has_notices(conversation_id) {
-                    self.deliver_now(conversation_id).await?;
+                // Only a turn that started is a reason to look again at once: a completion
+                // that cannot be answered now (the conversation is held, or another turn
+                // took it) is waited for below like any other change, never spun on.
+                if (tasks.has_notifications(conversation_id) || self.has_notices(conversation_id))
+                    && (self.deliver_now(conversation_id).await?.is_some()
+                        || self.in_flight(conversation_id))
+                {
                     continue;
                 }
                 if active(&tasks, conversation_id).is_empty() {
@@ -323,11 +334,19 @@ impl ConversationHub {
             return Err(SessionError::Busy(conversation_id.to_owned()));
         }
         let (_, open) = self.open(Some(conversation_id)).await?;
-        let session = open.session.lock().await;
-        let runtime = session.runtime();
-        runtime.gate().preapprove(&call.id);
-        let env = runtime.exec_env(sink, cancel);
-        Ok(runtime.registry().execute(call, &env).await)
+        // The call's result joins the conversation's history: no other process may be
+        // writing a turn there meanwhile.
+        let lease = self.next_turn.fetch_add(1, Ordering::SeqCst);
+        self.take_lease(conversation_id, lease).await?;
+        let outcome = {
+            let session = open.session.lock().await;
+            let runtime = session.runtime();
+            runtime.gate().preapprove(&call.id);
+            let env = runtime.exec_env(sink, cancel);
+            runtime.registry().execute(call, &env).await
+        };
+        self.release_lease(conversation_id, lease).await;
+        Ok(outcome)
     }
 
     /// Hands the conversation a decided inbox call's notice and answers it in a follow-up
@@ -382,6 +401,38 @@ impl ConversationHub {
             .unwrap_or(false)
     }
 
+    /// Holds the conversation for this process's `turn` across processes: the app, the
+    /// daemon and other `wyckoff` commands share the data home.
+    async fn take_lease(&self, conversation_id: &str, turn: u32) -> Result<(), SessionError> {
+        let root = self.services.home().root().to_path_buf();
+        let is_alive = move |owner: &str| wyckoff_config::lease::is_alive_at(&root, owner);
+        match self
+            .services
+            .conversations()
+            .take_lease(conversation_id, self.services.owner(), turn, &is_alive)
+            .await?
+        {
+            None => Ok(()),
+            Some(holder) => Err(SessionError::BusyElsewhere {
+                conversation: conversation_id.to_owned(),
+                since: holder.taken_at,
+            }),
+        }
+    }
+
+    /// Lets other processes run turns in the conversation again. A failure leaves a row
+    /// that the next taker takes over once this process is gone.
+    async fn release_lease(&self, conversation_id: &str, turn: u32) {
+        if let Err(e) = self
+            .services
+            .conversations()
+            .release_lease(conversation_id, self.services.owner(), turn)
+            .await
+        {
+            tracing::warn!(conversation = %conversation_id, "cannot release the conversation's lease: {e}");
+        }
+    }
+
     fn hold(&self, conversation_id: &str) {
         self.with_state(|s| s.held.insert(conversation_id.to_owned()));
     }
@@ -432,8 +483,9 @@ impl ConversationHub {
             .await
         {
             Ok(started) => Ok(Some(started)),
-            // Another turn began meanwhile: it takes the completions.
-            Err(SessionError::Busy(_)) => Ok(None),
+            // Another turn began meanwhile: it takes the completions (one of another
+            // process leaves them for this process's next turn there).
+            Err(SessionError::Busy(_) | SessionError::BusyElsewhere { .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -533,6 +585,16 @@ impl ConversationHub {
             })
             .flatten()
             .ok_or_else(|| SessionError::Busy(id.clone()))?;
+        if let Err(e) = self.take_lease(&id, turn).await {
+            self.with_state(|s| {
+                free(s, &id, turn);
+                if let Some(n) = s.in_flight.get_mut(&id) {
+                    *n = n.saturating_sub(1);
+                }
+            });
+            self.changed.send_modify(|n| *n += 1);
+            return Err(e);
+        }
         // Only once the turn is this one's: a refused start changes nothing.
         match attendance {
             Some(Attendance::Attended) => open.approver.set(None),
@@ -612,6 +674,7 @@ impl ConversationHub {
             tracing::error!(conversation = %meta.conversation_id, "turn not fully stored: {e}");
         }
         let id = meta.conversation_id.clone();
+        self.release_lease(&id, meta.turn).await;
         let end = TurnEnd {
             meta,
             outcome,
