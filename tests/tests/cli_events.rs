@@ -139,3 +139,22 @@ fn bad_input_exits_2_and_says_what_is_wrong() {
     assert!(err.contains("no data offline for 600519"), "{err}");
     assert!(err.contains("wyckoff data sync 600519"), "{err}");
 }
+
+/// A reader that closes its end before anything is written (`wyckoff events 000001 |
+/// head -0`): every command exits 0 and says nothing, never a panic (exit 101).
+#[test]
+fn a_closed_stdout_ends_each_command_quietly() {
+    let h = Home::new();
+    for args in [
+        &["events", "000001"][..],
+        &["events", "000001", "--json"],
+        &["analyze", "000001"],
+        &["doctor"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = h.command(args).stdout(writer).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", show(&out));
+    }
+}

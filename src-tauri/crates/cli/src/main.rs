@@ -101,7 +101,29 @@ enum Command {
     Skills(skills::SkillsArgs),
 }
 
+/// A reader that went away (`wyckoff events 000001 | head -1`) is no error of ours: what
+/// it wanted was written. `print!` panics on a closed stdout; this ends the process
+/// quietly instead, for every command (the default hook handles every other panic).
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        let printing = message.starts_with("failed printing to stdout")
+            || message.starts_with("failed printing to stderr");
+        if printing && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> std::process::ExitCode {
+    exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
     // Commands that run the agent or talk to other processes log to the data home's
     // `logs/wyckoff.*.log` (secrets redacted), never to stdout/stderr, which are the
