@@ -10,6 +10,7 @@ PACKAGES=(
   dbus libdbus-1-dev libsecret-1-dev gnome-keyring libsecret-tools
   xvfb xauth at-spi2-core webkit2gtk-driver imagemagick fonts-wqy-microhei fonts-noto-color-emoji
   python3 python3-jeepney python3-venv
+  systemd
 )
 # dbus-x11 is deliberately absent: with it, a keychain call on a display without a
 # session bus hangs on an unlock prompt (PLATFORM.md §6).

@@ -64,6 +64,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             skills::open_skills_folder,
             subagents::sub_agent_roles,
             schedules::list_schedules,
+            schedules::damaged_schedules,
             schedules::add_schedule,
             schedules::update_schedule,
             schedules::set_schedule_enabled,

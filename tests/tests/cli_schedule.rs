@@ -138,13 +138,30 @@ fn a_close_screen_runs_once_a_trading_day_and_catches_up_once() {
     let runs = list[0]["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert!(runs.iter().all(|r| r["status"] == "done"));
-    // Past the bundled calendar (it ends 2026-12-31) the next weekday is assumed, and said.
+    // One clock: a run that started on `--now` finished on it too (moved on by the time it
+    // took), never on the wall clock.
+    for r in runs {
+        let (started, finished) = (rfc3339(&r["started_at"]), rfc3339(&r["finished_at"]));
+        let pass_clock = match r["occurrence"].as_str().unwrap() {
+            "2026-12-04 15:05" => "2026-12-04T07:10",
+            _ => "2026-12-09T02:00",
+        };
+        assert!(started.to_rfc3339().starts_with(pass_clock), "{r}");
+        let took = finished - started;
+        assert!(
+            took >= chrono::Duration::zero() && took < chrono::Duration::minutes(10),
+            "{r}"
+        );
+    }
+    // Past the bundled calendar (it ends 2026-12-31) weekdays are assumed, and said; New
+    // Year's Day is closed every year, so the next due time is the Monday after it.
     let late = listed(h, "2026-12-31 16:00");
-    assert_eq!(late[0]["next_due"], "2027-01-01 15:05");
+    assert_eq!(late[0]["next_due"], "2027-01-04 15:05");
     assert_eq!(late[0]["next_due_assumed_trading_day"], true);
     let text = wyckoff(h, &["schedule", "list", "--now", "2026-12-31 16:00"]);
     assert!(
-        stdout(&text).contains("2027-01-01 15:05 (past the bundled calendar: a weekday assumed)"),
+        stdout(&text)
+            .contains("2027-01-04 15:05 (past the known trading calendar: a weekday assumed)"),
         "{}",
         stdout(&text)
     );
@@ -329,23 +346,49 @@ async fn a_daemon_killed_mid_run_leaves_it_interrupted_and_not_run_twice() {
     assert!(run["conversation_id"].is_null() || run["conversation_id"].is_string());
 }
 
+/// A data home with a space and a `%` in its path: the unit names it whole, and systemd's
+/// own checker reads the unit without a warning (unquoted, the space split the home in two).
 #[test]
 fn install_writes_a_systemd_user_unit() {
-    let home = tempfile::tempdir().unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let home = parent.path().join("my desk 100%");
+    std::fs::create_dir_all(&home).unwrap();
     let config = tempfile::tempdir().unwrap();
-    let out = wyckoff_cli(home.path())
+    let out = wyckoff_cli(&home)
         .args(["daemon", "install"])
         .env("XDG_CONFIG_HOME", config.path())
+        .env("USER", "wyckoff-e2e-nobody")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let unit =
-        std::fs::read_to_string(config.path().join("systemd/user/wyckoff-daemon.service")).unwrap();
-    assert!(unit.contains(" daemon\n"), "{unit}");
+    let path = config.path().join("systemd/user/wyckoff-daemon.service");
+    let unit = std::fs::read_to_string(&path).unwrap();
+    assert!(unit.contains("\" daemon\n"), "{unit}");
     // systemd waits longer than the daemon's default stop grace (60 s) before SIGKILL.
     assert!(unit.contains("TimeoutStopSec=90\n"), "{unit}");
-    assert!(unit.contains(&format!("WYCKOFF_HOME={}", home.path().display())));
+    let escaped = home.display().to_string().replace('%', "%%");
+    assert!(
+        unit.contains(&format!("Environment=\"WYCKOFF_HOME={escaped}\"\n")),
+        "{unit}"
+    );
     assert!(stdout(&out).contains("systemctl --user enable --now wyckoff-daemon"));
+    // Nobody by that name lingers: the unit would stop at log-out, and it says how not to.
+    assert!(
+        stdout(&out).contains("loginctl enable-linger wyckoff-e2e-nobody"),
+        "{}",
+        stdout(&out)
+    );
+    let verify = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .expect("systemd-analyze (scripts/install-system-deps.sh installs systemd)");
+    let said = format!("{}{}", stdout(&verify), stderr(&verify));
+    assert!(verify.status.success(), "{said}");
+    assert!(
+        !said.contains("wyckoff-daemon.service"),
+        "systemd-analyze warned about the unit: {said}"
+    );
 }
 
 /// A prompt schedule whose model calls `update_portfolio`: run by the daemon with nobody
@@ -880,7 +923,8 @@ async fn a_scheduled_call_denied_or_left_to_expire_is_refused_told_and_audited()
     assert_eq!(free_cash().await, None);
     assert_eq!(server.requests_to(Route::Openai).len(), 6);
     let mon_log = decisions_on(h, "call_cash_mon", &mon_id).await;
-    assert_eq!(mon_log.len(), 2, "{mon_log:?}");
+    let all = with_key(h, &["approvals", "log", "--json"]).await;
+    assert_eq!(mon_log.len(), 2, "{mon_log:?} {}", stdout(&all));
     assert_eq!(mon_log[0].0, "queued");
     assert_eq!(mon_log[1], (json!("expired"), json!({"type": "expiry"})));
 }
@@ -946,4 +990,276 @@ fn a_screen_schedule_carries_its_board_and_limit() {
     assert_eq!(result["args"]["limit"], 2);
     assert_eq!(result["layers"][0]["input"], by_hand["layers"][0]["input"]);
     assert_eq!(result["layers"][0]["input"], 2);
+}
+
+/// A prompt that names an unknown skill would fail at every due time: it is refused when
+/// added, naming the skill, and nothing is stored.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_naming_an_unknown_skill_is_refused_when_added() {
+    let server = MockServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+    let out = with_key(
+        h,
+        &[
+            "schedule",
+            "add",
+            "x",
+            "--at",
+            "09:25",
+            "--prompt",
+            "/nosuch 000001",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nosuch"), "{}", stderr(&out));
+    assert!(listed(h, "2026-12-04 10:00").is_empty());
+    // A known skill is taken.
+    let ok = with_key(
+        h,
+        &[
+            "schedule", "add", "x", "--at", "09:25", "--prompt", "/checkup",
+        ],
+    )
+    .await;
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert!(server.requests_to(Route::Openai).is_empty());
+}
+
+/// New Year's Day is closed every year: past the bundled calendar a trading-days screen
+/// does not run on it; the Monday after runs, and the run says its day was assumed. A
+/// clock outside the years a clock may take is refused before anything is stored.
+#[test]
+fn past_the_calendar_new_years_day_is_closed_and_an_assumed_day_is_said() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let add = wyckoff(
+        h,
+        &[
+            "schedule",
+            "add",
+            "close",
+            "--at",
+            "15:05",
+            "--job",
+            "screen",
+            "--now",
+            "2026-12-31 16:00",
+        ],
+    );
+    assert!(add.status.success(), "{}", stderr(&add));
+    assert!(pass(h, "2027-01-01 15:10").is_empty());
+    let runs = pass(h, "2027-01-04 15:10");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["occurrence"], "2027-01-04 15:05");
+    assert_eq!(runs[0]["assumed_trading_day"], true, "{runs:?}");
+    let list = listed(h, "2027-01-04 15:10");
+    assert_eq!(list[0]["runs"][0]["assumed_trading_day"], true);
+    let text = wyckoff(h, &["schedule", "list", "--now", "2027-01-04 15:10"]);
+    assert!(
+        stdout(&text)
+            .contains("2027-01-04 15:05 (past the known trading calendar: a weekday assumed)"),
+        "{}",
+        stdout(&text)
+    );
+
+    for clock in ["+262142-12-31 23:59", "3000-01-01 00:00"] {
+        let out = wyckoff(
+            h,
+            &[
+                "schedule", "add", "far", "--at", "15:05", "--job", "screen", "--now", clock,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{clock}: {}", stderr(&out));
+        assert!(stderr(&out).contains("years 1990–2999"), "{}", stderr(&out));
+    }
+    assert_eq!(listed(h, "2027-01-04 15:10").len(), 1);
+}
+
+/// One damaged schedule row stops nothing: the others run, `schedule list` lists them and
+/// names the damaged one with why (on stderr, the JSON stays a list).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_schedule_row_is_skipped_and_named() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    for name in ["broken", "close"] {
+        let add = wyckoff(
+            h,
+            &[
+                "schedule",
+                "add",
+                name,
+                "--at",
+                "15:05",
+                "--job",
+                "screen",
+                "--now",
+                "2026-12-03 16:00",
+            ],
+        );
+        assert!(add.status.success(), "{}", stderr(&add));
+    }
+    let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(h.join("wyckoff.db"));
+    let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
+    sqlx::query("UPDATE schedule SET job_json = '{\"type\":\"nonsense\"}' WHERE name = 'broken'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let runs = pass(h, "2026-12-04 15:10");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["schedule"], "close");
+    let out = wyckoff(
+        h,
+        &["schedule", "list", "--json", "--now", "2026-12-04 15:10"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["name"], "close");
+    assert!(
+        stderr(&out).contains("schedule 'broken' is damaged") && stderr(&out).contains("job:"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        wyckoff(h, &["schedule", "remove", "broken"])
+            .status
+            .success()
+    );
+}
+
+/// CPU seconds (user + system) the process `pid` has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // USER_HZ is 100 on Linux.
+    ticks as f64 / 100.0
+}
+
+/// One long-lived daemon (not `--once`), a prompt due every minute. Run 1's turn starts a
+/// background report that outlives the run's wait (`--task-wait 2`): it is recorded timed
+/// out with the task it cancelled. Run 2, in the same conversation, starts a backtest that
+/// finishes within the wait: its completion is answered, run 1's cancelled task is told,
+/// the run ends done, and the daemon then idles (it used to spin one core at 100 % on the
+/// completion it would not answer, and never finish run 2).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_whose_task_outlives_its_wait_is_timed_out_and_the_daemon_goes_on_idle() {
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Route::Openai,
+        OpenAiStream::tool_call_response(
+            "call_report",
+            "generate_ai_report",
+            &json!({"stock_codes": ["000001"]}),
+        ),
+    );
+    // The report's own model call never answers: its task outlives the wait.
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["不会送出"])
+            .when_body_contains("三阵营研报")
+            .gated("never"),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["研报已提交。"]),
+    );
+    // Run 2 starts a backtest that finishes within the wait: its completion must be
+    // answered (a follow-up turn), which a conversation still held from run 1 never was.
+    server.push(
+        Route::Openai,
+        OpenAiStream::tool_call_response(
+            "call_bt",
+            "run_backtest",
+            &json!({"start": "2019-12-01", "end": "2020-03-31", "hold_days": 20, "top_n": 4, "stop_loss_pct": -15}),
+        ),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["回测已提交。"]),
+    );
+    for _ in 0..4 {
+        server.push(Route::Openai, OpenAiStream::text_response(&["回测完成。"]));
+    }
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    add_prompt_schedule(
+        h,
+        &server.url(),
+        "minutely",
+        &["--cron", "* * * * *"],
+        "给 000001 生成研报",
+    )
+    .await;
+    let mut daemon = spawn_daemon(h, &["--json", "--task-wait", "2"], &[MOCK_KEY]);
+    let pid = daemon.id();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = daemon.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let next_report = |what: &str| {
+        tokio::task::block_in_place(|| rx.recv_timeout(Duration::from_secs(150)))
+            .unwrap_or_else(|_| panic!("no report of {what}"))
+    };
+    let first = next_report("run 1");
+    assert_eq!(first["status"], "timed_out", "{first}");
+    let why = first["error"].as_str().unwrap();
+    assert!(
+        why.contains("after 2 s") && why.contains("generate_ai_report"),
+        "{why}"
+    );
+    assert_eq!(first["summary"], "研报已提交。");
+    let conversation = first["conversation_id"].as_str().unwrap().to_owned();
+
+    let second = next_report("run 2");
+    assert_eq!(second["status"], "done", "{second}");
+    assert_eq!(second["summary"], "回测完成。", "{second}");
+    assert_eq!(second["conversation_id"], conversation.as_str());
+    // Run 2 told the model of run 1's cancelled report.
+    let told = server.requests_to(Route::Openai).into_iter().any(|r| {
+        r.raw_body.contains("generate_ai_report</task-id>") && r.raw_body.contains("cancelled")
+    });
+    assert!(told, "run 1's cancelled task was never told");
+
+    // Idle now: over three seconds it uses a fraction of a core (a spin uses all of one).
+    let before = cpu_seconds(pid);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let used = cpu_seconds(pid) - before;
+    assert!(
+        used < 1.5,
+        "the daemon used {used:.2} s of CPU in 3 s while idle"
+    );
+
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = daemon.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "the daemon did not stop"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // A run that timed out is in its record, not in the daemon's exit code.
+    assert_eq!(status.code(), Some(0));
+    let list = listed(h, "2026-12-04 15:10");
+    let runs = list[0]["runs"].as_array().unwrap();
+    assert!(runs.iter().any(|r| r["status"] == "timed_out"), "{runs:?}");
 }

@@ -151,6 +151,11 @@ export const commands = {
 	subAgentRoles: () => __TAURI_INVOKE<SubAgentRoleLimits[]>("sub_agent_roles"),
 	listSchedules: () => typedError<ScheduleView[], ScheduleError>(__TAURI_INVOKE("list_schedules")),
 	/**
+	 *  Stored schedules that cannot be read, with why: every pass skips them, the page names
+	 *  them so they can be removed.
+	 */
+	damagedSchedules: () => typedError<DamagedSchedule[], ScheduleError>(__TAURI_INVOKE("damaged_schedules")),
+	/**
 	 *  Adds a schedule; refused (nothing stored) for a bad rule, a taken name, or a prompt
 	 *  with no model configured.
 	 */
@@ -631,6 +636,12 @@ export type ConversationSummary = {
 	updated_at: string,
 	/**  Set on a fork: where it was taken (the source may since have been deleted). */
 	forked_from: ForkedFrom | null,
+};
+
+/**  A stored schedule row that cannot be read: skipped by every pass, named in every list. */
+export type DamagedSchedule = {
+	name: string,
+	why: string,
 };
 
 export type DataNote = 
@@ -1440,7 +1451,14 @@ export type ResearchRun = {
 
 export type RunStatus = "running" | "done" | "failed" | 
 /**  The process running it ended mid-run. */
-"interrupted";
+"interrupted" | 
+/**  Its turn was cancelled before it answered. */
+"cancelled" | 
+/**
+ *  The background tasks its turn started were still running at the wait's end and
+ *  were cancelled: the answer, if any, does not cover them.
+ */
+"timed_out";
 
 /**
  *  Everything the agent runtime tells its listeners during a turn. The same JSON goes

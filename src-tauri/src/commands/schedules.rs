@@ -102,18 +102,13 @@ async fn scheduler(state: &AppState, chat: &ChatState) -> Result<Arc<Scheduler>,
 /// configured model (checked when it is stored, not when it first falls due with nobody
 /// there).
 async fn check_job(state: &AppState, chat: &ChatState, job: &Job) -> Result<(), ScheduleError> {
-    if let Job::Task { request } = job {
-        // A screen's board and limit as `wyckoff screen` checks them.
-        wyckoff_tools::jobs::check(request).map_err(|e| ScheduleError::Invalid {
+    scheduler(state, chat)
+        .await?
+        .check_job(job)
+        .map_err(|e| ScheduleError::Invalid {
             message: e.to_string(),
         })?;
-    }
-    if let Job::Prompt { text } = job {
-        if text.trim().is_empty() {
-            return Err(ScheduleError::Invalid {
-                message: "the prompt is empty".into(),
-            });
-        }
+    if let Job::Prompt { .. } = job {
         let hub = hub(state, chat).await?;
         hub.services()
             .check_model(&ModelOverrides::default())
@@ -146,10 +141,22 @@ pub async fn list_schedules(
 ) -> Result<Vec<ScheduleView>, ScheduleError> {
     let scheduler = scheduler(&state, &chat).await?;
     let mut out = Vec::new();
-    for s in scheduler.store().list().await? {
+    for s in scheduler.store().list().await?.schedules {
         out.push(view(&scheduler, s).await?);
     }
     Ok(out)
+}
+
+/// Stored schedules that cannot be read, with why: every pass skips them, the page names
+/// them so they can be removed.
+#[tauri::command]
+#[specta::specta]
+pub async fn damaged_schedules(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<Vec<wyckoff_schedule::DamagedSchedule>, ScheduleError> {
+    let scheduler = scheduler(&state, &chat).await?;
+    Ok(scheduler.store().list().await?.damaged)
 }
 
 /// Adds a schedule; refused (nothing stored) for a bad rule, a taken name, or a prompt

@@ -9,6 +9,7 @@ const mocks = vi.hoisted(() => ({
   listSkills: vi.fn(),
   openSkillsFolder: vi.fn(),
   listSchedules: vi.fn(),
+  damagedSchedules: vi.fn(),
   pushChannels: vi.fn(),
   mcpServers: vi.fn(),
 }));
@@ -45,6 +46,7 @@ describe("Settings page", () => {
     vi.clearAllMocks();
     mocks.keyStatuses.mockResolvedValue({ status: "ok", data: { keychain: { state: "available" }, keys: [] } });
     mocks.listSchedules.mockResolvedValue({ status: "ok", data: [] });
+    mocks.damagedSchedules.mockResolvedValue({ status: "ok", data: [] });
     mocks.pushChannels.mockResolvedValue({ status: "ok", data: [] });
     mocks.mcpServers.mockResolvedValue({ status: "ok", data: [] });
     mocks.updateSettings.mockImplementation(async (s: Settings) => ({ status: "ok", data: s }));

@@ -4,6 +4,7 @@ import type { ScheduleRunView, ScheduleView } from "../bindings";
 
 const mocks = vi.hoisted(() => ({
   listSchedules: vi.fn(),
+  damagedSchedules: vi.fn(),
   addSchedule: vi.fn(),
   updateSchedule: vi.fn(),
   setScheduleEnabled: vi.fn(),
@@ -69,6 +70,25 @@ describe("Settings → Schedules", () => {
     cleanup();
     vi.clearAllMocks();
     mocks.scheduleRan = null;
+    mocks.damagedSchedules.mockResolvedValue(ok([]));
+  });
+
+  it("names a damaged schedule with why and removes it on request", async () => {
+    mocks.listSchedules.mockResolvedValue(ok([close]));
+    mocks.damagedSchedules.mockResolvedValueOnce(ok([{ name: "broken", why: "when: unknown variant `sometimes`" }])).mockResolvedValue(ok([]));
+    mocks.removeSchedule.mockResolvedValue(ok(null));
+    const { container } = render(<SchedulesPanel onAsk={() => {}} />);
+    const row = await waitFor(() => {
+      const r = container.querySelector('.sched-damaged[data-name="broken"]');
+      expect(r).not.toBeNull();
+      return r as HTMLElement;
+    });
+    expect(row.textContent).toContain("unknown variant `sometimes`");
+    // the readable schedule is still listed beside it
+    await waitFor(() => expect(container.textContent).toContain("close"));
+    fireEvent.click(row.querySelector("button") as HTMLElement);
+    await waitFor(() => expect(mocks.removeSchedule).toHaveBeenCalledWith("broken"));
+    await waitFor(() => expect(container.querySelector(".sched-damaged")).toBeNull());
   });
 
   it("adds a schedule from the after-close preset and lists it with its next run", async () => {

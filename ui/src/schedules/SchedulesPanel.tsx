@@ -3,7 +3,7 @@
 // produced); and the add form with the 盘前 / 收盘后 presets, which also edits a schedule
 // (its name fixed). Refreshed on `schedule-ran`.
 import { useCallback, useContext, useEffect, useState } from "react";
-import { commands, events, type ScheduleError, type ScheduleRunView, type ScheduleView, type TaskInfo } from "../bindings";
+import { commands, events, type DamagedSchedule, type ScheduleError, type ScheduleRunView, type ScheduleView, type TaskInfo } from "../bindings";
 import { useT, type MessageKey } from "../i18n";
 import { OpenStockContext } from "../chat/stockLinks";
 import ResultView from "../tasks/ResultView";
@@ -84,6 +84,7 @@ export default function SchedulesPanel({ onAsk }: Props) {
   const openStock = useContext(OpenStockContext);
   const [list, setList] = useState<ScheduleView[] | null>(null);
   const [listProblem, setListProblem] = useState<ScheduleError | null>(null);
+  const [damaged, setDamaged] = useState<DamagedSchedule[]>([]);
   const [form, setForm] = useState<ScheduleForm>(EMPTY_FORM);
   const [formNote, setFormNote] = useState<{ ok: true; name: string; edited: boolean } | { ok: false; problem: Problem } | null>(null);
   const [adding, setAdding] = useState(false);
@@ -96,13 +97,14 @@ export default function SchedulesPanel({ onAsk }: Props) {
   const [taskGone, setTaskGone] = useState<string | null>(null);
 
   const load = useCallback(async () => {
-    const r = await commands.listSchedules();
+    const [r, d] = await Promise.all([commands.listSchedules(), commands.damagedSchedules()]);
     if (r.status === "ok") {
       setList(r.data);
       setListProblem(null);
     } else {
       setListProblem(r.error);
     }
+    setDamaged(d.status === "ok" ? d.data : []);
   }, []);
 
   useEffect(() => {
@@ -200,6 +202,14 @@ export default function SchedulesPanel({ onAsk }: Props) {
           {scheduleErrorText(listProblem, t)}
         </p>
       )}
+      {damaged.map((d) => (
+        <p className="error sched-damaged" key={d.name} data-name={d.name} role="alert">
+          {t("schedDamaged", { name: d.name, why: d.why })}{" "}
+          <button type="button" onClick={() => void remove(d.name)}>
+            {t("schedRemove")}
+          </button>
+        </p>
+      ))}
       {list === null && !listProblem && <p className="hint">{t("schedLoading")}</p>}
       {list !== null && list.length === 0 && (
         <p className="hint" id="sched-empty">

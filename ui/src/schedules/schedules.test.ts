@@ -40,6 +40,8 @@ describe("statuses and backend errors in words", () => {
   it("words each status in both languages", () => {
     expect(runStatusText("done", zh)).toBe("完成");
     expect(runStatusText("interrupted", en)).toBe("interrupted");
+    expect(runStatusText("timed_out", zh)).toBe("超时");
+    expect(runStatusText("cancelled", en)).toBe("cancelled");
   });
   it("says the kind of refusal, then the backend's reason", () => {
     const e: ScheduleError = { type: "invalid", message: "bad cron expression '61 * * * *'" };

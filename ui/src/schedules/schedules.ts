@@ -71,6 +71,8 @@ const STATUS_KEYS: Record<RunStatus, MessageKey> = {
   done: "schedStatus_done",
   failed: "schedStatus_failed",
   interrupted: "schedStatus_interrupted",
+  cancelled: "schedStatus_cancelled",
+  timed_out: "schedStatus_timed_out",
 };
 
 export function runStatusText(status: RunStatus, t: Translate): string {

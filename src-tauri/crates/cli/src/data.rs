@@ -191,8 +191,23 @@ fn print_codes(title: &str, rows: &[CodeStatus]) {
     }
 }
 
+/// What the trading calendar knows, from where, and that later days are assumed.
+pub fn calendar_line(c: &wyckoff_market::calendar_store::CalendarInfo) -> String {
+    let learned = match &c.learned_from {
+        Some(source) if c.known_through > c.bundled_through => {
+            format!(", then through {} from {source}", iso(c.known_through))
+        }
+        _ => String::new(),
+    };
+    format!(
+        "calendar:      bundled through {}{learned}; later days are assumed (weekdays but New Year's Day, May 1 and October 1–3 taken as trading days) and said so",
+        iso(c.bundled_through)
+    )
+}
+
 fn print_status(r: &StatusReport) {
     println!("database: {}", r.db_path);
+    println!("{}", calendar_line(&r.calendar));
     println!(
         "bundled dataset: {}",
         r.bundled_dataset.as_deref().unwrap_or("not seeded")
@@ -347,6 +362,12 @@ fn sync(
             pb.finish_and_clear();
         }
         let report = report?;
+        // The SSE Composite's bars after the fact settle which weekdays were trading days.
+        let calendar = if offline {
+            None
+        } else {
+            Some(md.learn_calendar().await.map_err(|e| e.to_string()))
+        };
         // New bars: the alert rules (and the holdings' stops and targets) are checked on
         // them, recorded and pushed as `wyckoff alerts check` does.
         let alerts = if offline || report.failed == report.outcomes.len() {
@@ -354,9 +375,9 @@ fn sync(
         } else {
             crate::alerts::after_sync(&md).await
         };
-        anyhow::Ok((list_result, report, offline, plan, alerts))
+        anyhow::Ok((list_result, report, offline, plan, alerts, calendar))
     });
-    let (list_result, report, offline, plan, alerts) = match synced {
+    let (list_result, report, offline, plan, alerts, calendar) = match synced {
         Ok(r) => r,
         Err(e) => return Ok(failed(e)),
     };
@@ -368,6 +389,11 @@ fn sync(
         v["plan"] = serde_json::to_value(&plan)?;
         v["alerts"] = match &alerts {
             Some(Ok(checked)) => serde_json::to_value(checked)?,
+            Some(Err(e)) => json!({ "error": e }),
+            None => Value::Null,
+        };
+        v["calendar"] = match &calendar {
+            Some(Ok(c)) => serde_json::to_value(c)?,
             Some(Err(e)) => json!({ "error": e }),
             None => Value::Null,
         };
@@ -395,6 +421,11 @@ fn sync(
             println!(
                 "offline: no live data source is configured (WYCKOFF_OFFLINE=1?); the local cache was not changed"
             );
+        }
+        match &calendar {
+            Some(Ok(c)) => println!("{}", calendar_line(c)),
+            Some(Err(e)) => println!("calendar: cannot learn from the index bars: {e}"),
+            None => {}
         }
         match &alerts {
             Some(Ok(checked)) => crate::alerts::print_check(checked),

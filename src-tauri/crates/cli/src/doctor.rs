@@ -18,6 +18,40 @@ struct Report {
     keys: Vec<KeyStatus>,
     main_model: Option<String>,
     models: Vec<String>,
+    /// What the trading calendar knows and from where; `None` when it cannot be read.
+    calendar: Option<wyckoff_market::calendar_store::CalendarInfo>,
+}
+
+/// The stored calendar of the data home (the bundled one before the database exists).
+fn calendar(home: &DataHome) -> Option<wyckoff_market::calendar_store::CalendarInfo> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let path = home.db_path();
+    let read = rt.block_on(async {
+        if !path.is_file() {
+            let bundled = wyckoff_market::bundled::calendar()?;
+            return Ok::<_, anyhow::Error>(wyckoff_market::calendar_store::CalendarInfo {
+                bundled_through: bundled.known_through(),
+                known_through: bundled.known_through(),
+                learned_from: None,
+                learned_now: 0,
+            });
+        }
+        let pool = wyckoff_market::cache::connect_db(&path).await?;
+        wyckoff_market::cache::migrate(&pool).await?;
+        let (_, info) = wyckoff_market::calendar_store::load(&pool).await?;
+        pool.close().await;
+        Ok(info)
+    });
+    match read {
+        Ok(info) => Some(info),
+        Err(e) => {
+            tracing::warn!("cannot read the trading calendar: {e}");
+            None
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -59,6 +93,7 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|m| format!("{} ({} {})", m.id, m.provider.cli_name(), m.model))
             .collect(),
+        calendar: calendar(&home),
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -122,5 +157,9 @@ fn print_text(r: &Report) {
     }
     for m in &r.models {
         println!("  model {m}");
+    }
+    match &r.calendar {
+        Some(c) => println!("{}", crate::data::calendar_line(c)),
+        None => println!("calendar:      cannot be read (see the log)"),
     }
 }

@@ -4,6 +4,7 @@
 //! waiting for the day.
 
 use std::fs::{File, OpenOptions, TryLockError};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -137,6 +138,10 @@ pub struct DaemonArgs {
     /// (recorded interrupted); a second signal cancels it at once.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     stop_grace: u64,
+    /// How long a scheduled prompt waits for the background tasks its turn started; past
+    /// it they are cancelled and the run is recorded timed out.
+    #[arg(long, value_name = "SECONDS", default_value_t = wyckoff_session::scheduler::SETTLE_WAIT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    task_wait: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -149,7 +154,11 @@ fn clock(now: Option<&str>) -> anyhow::Result<DateTime<Utc>> {
     match now {
         None => Ok(Utc::now()),
         Some(text) => parse_minute(text).map(from_beijing).with_context(|| {
-            format!("--now {text:?}: expected \"YYYY-MM-DD HH:MM\" (Beijing time)")
+            format!(
+                "--now {text:?}: expected \"YYYY-MM-DD HH:MM\" (Beijing time, years {}–{})",
+                wyckoff_schedule::when::YEARS.start(),
+                wyckoff_schedule::when::YEARS.end()
+            )
         }),
     }
 }
@@ -211,6 +220,8 @@ fn store_failure(e: anyhow::Error) -> anyhow::Result<ExitCode> {
         )
     };
     let user = e.downcast_ref::<StoreError>().is_some_and(caused_by_user)
+        || e.downcast_ref::<wyckoff_session::SessionError>()
+            .is_some_and(wyckoff_session::SessionError::is_user_error)
         || matches!(
             e.downcast_ref::<SchedulerError>(),
             Some(SchedulerError::Store(s)) if caused_by_user(s)
@@ -388,7 +399,7 @@ struct Listed {
     schedule: Schedule,
     /// Beijing `YYYY-MM-DD HH:MM`.
     next_due: Option<String>,
-    /// The next due time is past the bundled calendar's end: a weekday was assumed.
+    /// The next due time is past the known trading calendar: a weekday was assumed.
     next_due_assumed_trading_day: bool,
     runs: Vec<ScheduleRun>,
 }
@@ -405,6 +416,7 @@ async fn command(
             let Some(schedule) = add else {
                 bail!("nothing to add");
             };
+            scheduler.check_job(&schedule.job)?;
             store.add(&schedule).await?;
             let next = scheduler.next(&schedule, now)?;
             if args.json {
@@ -420,7 +432,14 @@ async fn command(
         }
         ScheduleCommand::List => {
             let mut listed = Vec::new();
-            for schedule in store.list().await? {
+            let listing = store.list().await?;
+            for damaged in &listing.damaged {
+                eprintln!(
+                    "wyckoff: schedule '{}' is damaged and skipped by every run: {} (remove it with `wyckoff schedule remove {}` and add it again)",
+                    damaged.name, damaged.why, damaged.name
+                );
+            }
+            for schedule in listing.schedules {
                 let next = scheduler.next(&schedule, now)?;
                 let runs = store.runs(&schedule.name, 20).await?;
                 listed.push(Listed {
@@ -441,7 +460,7 @@ async fn command(
                     .as_deref()
                     .map(|n| {
                         if l.next_due_assumed_trading_day {
-                            format!("{n} (past the bundled calendar: a weekday assumed)")
+                            format!("{n}{ASSUMED_DAY}")
                         } else {
                             n.to_owned()
                         }
@@ -490,7 +509,7 @@ async fn command(
 fn describe_due(at: chrono::NaiveDateTime, assumed: bool) -> String {
     let text = format_minute(at);
     if assumed {
-        format!("{text} (past the bundled calendar: a weekday assumed)")
+        format!("{text}{ASSUMED_DAY}")
     } else {
         text
     }
@@ -545,19 +564,33 @@ fn status_text(s: RunStatus) -> &'static str {
         RunStatus::Done => "done",
         RunStatus::Failed => "failed",
         RunStatus::Interrupted => "interrupted",
+        RunStatus::Cancelled => "cancelled",
+        RunStatus::TimedOut => "timed out",
     }
 }
 
 fn run_text(r: &ScheduleRun) -> String {
     let when = r.occurrence.as_deref().unwrap_or("run now");
     let late = if r.catch_up { " (catch-up)" } else { "" };
+    let assumed = if r.assumed_trading_day {
+        ASSUMED_DAY
+    } else {
+        ""
+    };
     let what = r
         .error
         .as_deref()
         .or(r.summary.as_deref())
         .unwrap_or_default();
-    format!("#{} {when}{late} {} {what}", r.id, status_text(r.status))
+    format!(
+        "#{} {when}{late}{assumed} {} {what}",
+        r.id,
+        status_text(r.status)
+    )
 }
+
+/// Said of a run or due time past the known trading calendar.
+const ASSUMED_DAY: &str = " (past the known trading calendar: a weekday assumed)";
 
 fn print_report(r: &RunReport, json: bool) -> anyhow::Result<()> {
     if json {
@@ -567,6 +600,11 @@ fn print_report(r: &RunReport, json: bool) -> anyhow::Result<()> {
     }
     let when = r.occurrence.as_deref().unwrap_or("run now");
     let late = if r.catch_up { " (catch-up)" } else { "" };
+    let assumed = if r.assumed_trading_day {
+        ASSUMED_DAY
+    } else {
+        ""
+    };
     let made = r
         .task_id
         .as_deref()
@@ -583,7 +621,7 @@ fn print_report(r: &RunReport, json: bool) -> anyhow::Result<()> {
         .or(r.summary.as_deref())
         .unwrap_or_default();
     println!(
-        "{} {when}{late}: {}{made} {what}",
+        "{} {when}{late}{assumed}: {}{made} {what}",
         r.schedule,
         status_text(r.status)
     );
@@ -633,6 +671,11 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         let stop = Stop::default();
         watch_stop_signals(stop.clone(), Duration::from_secs(args.stop_grace))?;
         let (hub, scheduler) = open(first).await?;
+        let scheduler = scheduler.with_settle_wait(Duration::from_secs(args.task_wait));
+        // A pass (`--once`, `--now`) exits 1 when one of its runs did not end done, for
+        // scripts; the long-running daemon keeps its runs' ends in their records and exits
+        // 1 only for its own failure (a pass that could not run).
+        let single = args.once || fixed;
         let mut failed = false;
         loop {
             let now = if fixed { first } else { Utc::now() };
@@ -645,7 +688,11 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
                 Ok(reports) => {
                     for r in &reports {
                         // A run a stop cut short is no failure of the daemon's.
-                        failed |= r.status == RunStatus::Failed;
+                        failed |= single
+                            && matches!(
+                                r.status,
+                                RunStatus::Failed | RunStatus::TimedOut | RunStatus::Cancelled
+                            );
                         print_report(r, args.json)?;
                     }
                 }
@@ -654,7 +701,7 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
                     failed = true;
                 }
             }
-            if args.once || fixed || stop.draining.is_cancelled() {
+            if single || stop.draining.is_cancelled() {
                 break;
             }
             tokio::select! {
@@ -742,10 +789,12 @@ fn install() -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
     let exe = std::env::current_exe().context("locating the wyckoff binary")?;
     let home = DataHome::from_env();
+    let exe = unit_path(&exe)?;
+    let root = unit_path(home.root())?;
     let unit = format!(
-        "[Unit]\nDescription=Wyckoff Desk schedules (wyckoff daemon)\n\n[Service]\nExecStart={} daemon\nEnvironment=WYCKOFF_HOME={}\nRestart=on-failure\nRestartSec=30\nTimeoutStopSec=90\n\n[Install]\nWantedBy=default.target\n",
-        exe.display(),
-        home.root().display()
+        "[Unit]\nDescription=Wyckoff Desk schedules (wyckoff daemon)\n\n[Service]\nExecStart={} daemon\nEnvironment={}\nRestart=on-failure\nRestartSec=30\nTimeoutStopSec=90\n\n[Install]\nWantedBy=default.target\n",
+        systemd_quote(&exe, Field::Command),
+        systemd_quote(&format!("WYCKOFF_HOME={root}"), Field::Assignment),
     );
     let path = dir.join("wyckoff-daemon.service");
     std::fs::write(&path, unit).with_context(|| path.display().to_string())?;
@@ -753,5 +802,82 @@ fn install() -> anyhow::Result<ExitCode> {
     println!(
         "enable it with: systemctl --user daemon-reload && systemctl --user enable --now wyckoff-daemon"
     );
+    let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME"));
+    if let Ok(user) = user
+        && !Path::new("/var/lib/systemd/linger").join(&user).exists()
+    {
+        println!(
+            "lingering is off for {user}: the daemon stops when you log out; keep it running with: loginctl enable-linger {user}"
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A path as a unit file can hold it: UTF-8 and on one line.
+fn unit_path(path: &Path) -> anyhow::Result<String> {
+    let text = path.to_str().with_context(|| {
+        format!(
+            "{} is not UTF-8: a systemd unit cannot name it",
+            path.display()
+        )
+    })?;
+    if text.contains(['\n', '\r']) {
+        bail!("{text:?} holds a line break: a systemd unit cannot name it");
+    }
+    Ok(text.to_owned())
+}
+
+/// What a quoted unit-file value is: `ExecStart=`'s command also expands `$VARIABLES`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Command,
+    Assignment,
+}
+
+/// One value, double-quoted the way systemd reads it back whole: a space stays inside
+/// the word, `\\` and `"` are escaped, `%` specifiers (and `$` in a command) are doubled.
+fn systemd_quote(value: &str, field: Field) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '%' => out.push_str("%%"),
+            '$' if field == Field::Command => out.push_str("$$"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_unit_value_is_one_quoted_word_with_specifiers_and_escapes_doubled() {
+        let cases = [
+            (
+                "/home/a b/.wyckoff",
+                Field::Assignment,
+                r#""/home/a b/.wyckoff""#,
+            ),
+            ("/opt/wyckoff", Field::Command, r#""/opt/wyckoff""#),
+            ("/h/100%", Field::Assignment, r#""/h/100%%""#),
+            ("/h/$HOME", Field::Command, r#""/h/$$HOME""#),
+            ("/h/$HOME", Field::Assignment, r#""/h/$HOME""#),
+            (r#"/h/"q"\x"#, Field::Assignment, r#""/h/\"q\"\\x""#),
+        ];
+        for (value, field, quoted) in cases {
+            assert_eq!(systemd_quote(value, field), quoted, "{value}");
+        }
+    }
+
+    #[test]
+    fn a_path_with_a_line_break_cannot_go_in_a_unit() {
+        assert!(unit_path(Path::new("/a\nb")).is_err());
+        assert_eq!(unit_path(Path::new("/a b")).unwrap(), "/a b");
+    }
 }

@@ -5,5 +5,7 @@
 pub mod store;
 pub mod when;
 
-pub use store::{Job, RunStatus, Schedule, ScheduleRun, ScheduleStore, StoreError};
+pub use store::{
+    DamagedSchedule, Job, Listing, RunStatus, Schedule, ScheduleRun, ScheduleStore, StoreError,
+};
 pub use when::{Days, Occurrence, When, WhenError};

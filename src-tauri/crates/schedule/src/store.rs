@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::sqlite::SqlitePool;
 use wyckoff_tools::jobs::TaskRequest;
 
-use crate::when::{When, WhenError, format_minute, parse_minute};
+use crate::when::{Occurrence, When, WhenError, format_minute, parse_minute};
 
 /// What a schedule does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
@@ -46,6 +46,11 @@ pub enum RunStatus {
     Failed,
     /// The process running it ended mid-run.
     Interrupted,
+    /// Its turn was cancelled before it answered.
+    Cancelled,
+    /// The background tasks its turn started were still running at the wait's end and
+    /// were cancelled: the answer, if any, does not cover them.
+    TimedOut,
 }
 
 impl RunStatus {
@@ -55,6 +60,8 @@ impl RunStatus {
             RunStatus::Done => "done",
             RunStatus::Failed => "failed",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::TimedOut => "timed_out",
         }
     }
 
@@ -63,6 +70,8 @@ impl RunStatus {
             "running" => RunStatus::Running,
             "done" => RunStatus::Done,
             "interrupted" => RunStatus::Interrupted,
+            "cancelled" => RunStatus::Cancelled,
+            "timed_out" => RunStatus::TimedOut,
             _ => RunStatus::Failed,
         }
     }
@@ -85,6 +94,24 @@ pub struct ScheduleRun {
     pub task_id: Option<String>,
     /// The conversation it ran in (a prompt).
     pub conversation_id: Option<String>,
+    /// Its due day was past the known trading calendar: a weekday was assumed to be a
+    /// trading day.
+    #[serde(default)]
+    pub assumed_trading_day: bool,
+}
+
+/// The stored schedules: those that can be read, and the damaged rows set apart.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Listing {
+    pub schedules: Vec<Schedule>,
+    pub damaged: Vec<DamagedSchedule>,
+}
+
+/// A stored schedule row that cannot be read: skipped by every pass, named in every list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct DamagedSchedule {
+    pub name: String,
+    pub why: String,
 }
 
 /// How a run ended.
@@ -139,6 +166,7 @@ type RunRow = (
     Option<String>,
     Option<String>,
     Option<String>,
+    bool,
 );
 
 impl ScheduleStore {
@@ -173,13 +201,25 @@ impl ScheduleStore {
         Ok(())
     }
 
-    pub async fn list(&self) -> Result<Vec<Schedule>, StoreError> {
+    /// Every schedule, by name; a row that cannot be read is set apart with why, so one
+    /// damaged row never hides or stops the others.
+    pub async fn list(&self) -> Result<Listing, StoreError> {
         let rows: Vec<ScheduleRow> = sqlx::query_as(
             "SELECT name, when_json, job_json, enabled, created_at, conversation_id FROM schedule ORDER BY name",
         )
         .fetch_all(&self.pool)
         .await?;
-        rows.into_iter().map(schedule_of).collect()
+        let mut listing = Listing::default();
+        for row in rows {
+            match schedule_of(row) {
+                Ok(schedule) => listing.schedules.push(schedule),
+                Err(StoreError::Corrupt { name, why }) => {
+                    listing.damaged.push(DamagedSchedule { name, why });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(listing)
     }
 
     pub async fn get(&self, name: &str) -> Result<Schedule, StoreError> {
@@ -276,17 +316,18 @@ impl ScheduleStore {
     pub async fn claim(
         &self,
         name: &str,
-        occurrence: NaiveDateTime,
+        occurrence: &Occurrence,
         catch_up: bool,
         owner: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<i64>, StoreError> {
         let id: Option<i64> = sqlx::query_scalar(
-            "INSERT OR IGNORE INTO schedule_run (schedule, occurrence, catch_up, started_at, status, owner) VALUES (?, ?, ?, ?, 'running', ?) RETURNING id",
+            "INSERT OR IGNORE INTO schedule_run (schedule, occurrence, catch_up, assumed_trading_day, started_at, status, owner) VALUES (?, ?, ?, ?, ?, 'running', ?) RETURNING id",
         )
         .bind(name)
-        .bind(format_minute(occurrence))
+        .bind(format_minute(occurrence.at))
         .bind(catch_up)
+        .bind(occurrence.assumed_trading_day)
         .bind(now.to_rfc3339())
         .bind(owner)
         .fetch_optional(&self.pool)
@@ -337,7 +378,7 @@ impl ScheduleStore {
     /// The schedule's runs, newest first.
     pub async fn runs(&self, name: &str, limit: u32) -> Result<Vec<ScheduleRun>, StoreError> {
         let rows: Vec<RunRow> = sqlx::query_as(
-            "SELECT id, schedule, occurrence, catch_up, started_at, finished_at, status, summary, error, task_id, conversation_id FROM schedule_run WHERE schedule = ? ORDER BY id DESC LIMIT ?",
+            "SELECT id, schedule, occurrence, catch_up, started_at, finished_at, status, summary, error, task_id, conversation_id, assumed_trading_day FROM schedule_run WHERE schedule = ? ORDER BY id DESC LIMIT ?",
         )
         .bind(name)
         .bind(limit)
@@ -421,8 +462,10 @@ fn run_of(r: RunRow) -> Result<ScheduleRun, StoreError> {
         error,
         task_id,
         conversation_id,
+        assumed_trading_day,
     ) = r;
     Ok(ScheduleRun {
+        assumed_trading_day,
         id,
         started_at: time_of(&schedule, &started_at)?,
         finished_at: finished_at

@@ -178,9 +178,7 @@ impl Rule {
                 .then_some(false),
             Rule::At(_, Days::Trading) => {
                 let d = to_yyyymmdd(day);
-                calendar
-                    .is_trading_day(d)
-                    .then_some(d > calendar.last_day())
+                calendar.is_trading_day(d).then_some(calendar.is_assumed(d))
             }
             Rule::Cron(c) => c.day_matches(day).then_some(false),
         }
@@ -341,9 +339,16 @@ pub fn format_minute(t: NaiveDateTime) -> String {
     )
 }
 
-/// Parses `YYYY-MM-DD HH:MM` (Beijing time), the form `--now` takes.
+/// The years a clock may be set to: the exchange opened in 1990, and everything past a
+/// due time (a year of look-ahead, catch-up windows) stays far inside chrono's range.
+pub const YEARS: std::ops::RangeInclusive<i32> = 1990..=2999;
+
+/// Parses `YYYY-MM-DD HH:MM` (Beijing time), the form `--now` takes; a year outside
+/// [`YEARS`] is refused like any other malformed time.
 pub fn parse_minute(text: &str) -> Option<NaiveDateTime> {
-    NaiveDateTime::parse_from_str(text.trim(), "%Y-%m-%d %H:%M").ok()
+    NaiveDateTime::parse_from_str(text.trim(), "%Y-%m-%d %H:%M")
+        .ok()
+        .filter(|t| YEARS.contains(&t.year()))
 }
 
 #[cfg(test)]

@@ -27,8 +27,8 @@ const LOOKBACK_DAYS: i64 = 31;
 const LATE_AFTER_MINUTES: i64 = 15;
 /// Longest wait for a model-free job's task.
 const TASK_WAIT: Duration = Duration::from_secs(4 * 3600);
-/// Longest wait for the background tasks a prompt run started.
-const SETTLE_WAIT: Duration = Duration::from_secs(600);
+/// Longest wait, by default, for the background tasks a prompt run started.
+pub const SETTLE_WAIT: Duration = Duration::from_secs(600);
 /// Characters of an answer or a task summary kept with the run.
 const SUMMARY_CHARS: usize = 300;
 /// Longest wait for a cancelled run (turn or task) to record its end.
@@ -50,7 +50,7 @@ pub struct Stop {
 pub enum SchedulerError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("bundled trading calendar: {0}")]
+    #[error("trading calendar: {0}")]
     Calendar(String),
 }
 
@@ -62,6 +62,9 @@ pub struct RunReport {
     /// Beijing `YYYY-MM-DD HH:MM`; `None` for "run now".
     pub occurrence: Option<String>,
     pub catch_up: bool,
+    /// Its due day was past the known trading calendar: a weekday was assumed to be a
+    /// trading day.
+    pub assumed_trading_day: bool,
     pub status: RunStatus,
     pub summary: Option<String>,
     pub error: Option<String>,
@@ -72,7 +75,10 @@ pub struct RunReport {
 pub struct Scheduler {
     hub: Arc<ConversationHub>,
     store: ScheduleStore,
-    calendar: TradingCalendar,
+    /// The stored calendar, read again at every pass so days another process learned
+    /// (`data sync`) count in a long-running daemon.
+    calendar: std::sync::RwLock<Arc<TradingCalendar>>,
+    settle_wait: Duration,
 }
 
 impl Scheduler {
@@ -83,7 +89,11 @@ impl Scheduler {
         now: DateTime<Utc>,
     ) -> Result<Scheduler, SchedulerError> {
         let store = ScheduleStore::new(hub.services().pool().clone()).await?;
-        let calendar = wyckoff_market::bundled::calendar()
+        let (calendar, _) = hub
+            .services()
+            .market()
+            .current_calendar()
+            .await
             .map_err(|e| SchedulerError::Calendar(e.to_string()))?;
         let root = hub.services().home().root().to_path_buf();
         let mine = hub.services().owner().to_owned();
@@ -96,16 +106,58 @@ impl Scheduler {
         Ok(Scheduler {
             hub,
             store,
-            calendar,
+            calendar: std::sync::RwLock::new(Arc::new(calendar)),
+            settle_wait: SETTLE_WAIT,
         })
+    }
+
+    /// How long a prompt run waits for the background tasks its turn started before it
+    /// cancels them and is recorded timed out.
+    pub fn with_settle_wait(mut self, wait: Duration) -> Scheduler {
+        self.settle_wait = wait;
+        self
     }
 
     pub fn store(&self) -> &ScheduleStore {
         &self.store
     }
 
-    pub fn calendar(&self) -> &TradingCalendar {
-        &self.calendar
+    pub fn calendar(&self) -> Arc<TradingCalendar> {
+        match self.calendar.read() {
+            Ok(c) => c.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Reads the stored calendar again; on failure the one held is kept (and logged).
+    async fn refresh_calendar(&self) {
+        match self.hub.services().market().current_calendar().await {
+            Ok((calendar, _)) => {
+                let mut held = match self.calendar.write() {
+                    Ok(c) => c,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                *held = Arc::new(calendar);
+            }
+            Err(e) => tracing::warn!("cannot read the stored trading calendar: {e}"),
+        }
+    }
+
+    /// Refuses, before anything is stored, a job that would fail at every due time: a
+    /// prompt that is empty or names an unknown `/skill`, a task request that
+    /// `wyckoff screen` (or its kind's command) would refuse.
+    pub fn check_job(&self, job: &Job) -> Result<(), SessionError> {
+        match job {
+            Job::Task { request } => wyckoff_tools::jobs::check(request)
+                .map_err(|e| SessionError::InvalidOption(e.to_string())),
+            Job::Prompt { text } if text.trim().is_empty() => {
+                Err(SessionError::InvalidOption("the prompt is empty".into()))
+            }
+            Job::Prompt { text } => {
+                self.hub.services().skills().current().expand(text)?;
+                Ok(())
+            }
+        }
     }
 
     /// The due time a pass at `now` would run for `schedule`, if any: its latest due time
@@ -120,7 +172,7 @@ impl Scheduler {
         }
         let latest = schedule
             .when
-            .latest_at_or_before(beijing(now), &self.calendar, LOOKBACK_DAYS)
+            .latest_at_or_before(beijing(now), &self.calendar(), LOOKBACK_DAYS)
             .map_err(StoreError::from)?;
         Ok(latest.filter(|o| o.at >= schedule.counted_from))
     }
@@ -133,7 +185,7 @@ impl Scheduler {
     ) -> Result<Option<Occurrence>, SchedulerError> {
         Ok(schedule
             .when
-            .next_after(beijing(now), &self.calendar)
+            .next_after(beijing(now), &self.calendar())
             .map_err(StoreError::from)?)
     }
 
@@ -151,8 +203,17 @@ impl Scheduler {
         now: DateTime<Utc>,
         stop: &Stop,
     ) -> Result<Vec<RunReport>, SchedulerError> {
+        // One clock for everything the pass records: `now`, moved on by the time spent.
+        let started = tokio::time::Instant::now();
+        let clock = move || now + chrono::Duration::from_std(started.elapsed()).unwrap_or_default();
+        self.refresh_calendar().await;
         let mut reports = Vec::new();
-        for schedule in self.store.list().await? {
+        let listing = self.store.list().await?;
+        for damaged in &listing.damaged {
+            // One damaged row never stops the others; it is named in `schedule list` too.
+            tracing::warn!(schedule = %damaged.name, why = %damaged.why, "damaged schedule skipped");
+        }
+        for schedule in listing.schedules {
             if stop.draining.is_cancelled() {
                 break;
             }
@@ -163,20 +224,21 @@ impl Scheduler {
             let owner = self.hub.services().owner().to_owned();
             let Some(run_id) = self
                 .store
-                .claim(&schedule.name, due.at, late, &owner, now)
+                .claim(&schedule.name, &due, late, &owner, now)
                 .await?
             else {
                 continue;
             };
             tracing::info!(schedule = %schedule.name, due = %format_minute(due.at), catch_up = late, "scheduled run");
-            let mut report = self.execute(&schedule, run_id, &stop.abort).await?;
+            let mut report = self.execute(&schedule, run_id, &stop.abort, &clock).await?;
             report.occurrence = Some(format_minute(due.at));
             report.catch_up = late;
-            reports.push(self.pushed(report).await);
+            report.assumed_trading_day = due.assumed_trading_day;
+            reports.push(self.pushed(report, clock()).await);
         }
         // Push messages a channel refused for a while (5xx, timeouts) go out again once
         // due, in the app's loop and the daemon's alike (the rows wait in the outbox).
-        self.hub.services().push().deliver(Utc::now()).await;
+        self.hub.services().push().deliver(clock()).await;
         Ok(reports)
     }
 
@@ -191,10 +253,12 @@ impl Scheduler {
             .store
             .start_manual(name, self.hub.services().owner(), now)
             .await?;
+        let started = tokio::time::Instant::now();
+        let clock = move || now + chrono::Duration::from_std(started.elapsed()).unwrap_or_default();
         let report = self
-            .execute(&schedule, run_id, &CancellationToken::new())
+            .execute(&schedule, run_id, &CancellationToken::new(), &clock)
             .await?;
-        Ok(self.pushed(report).await)
+        Ok(self.pushed(report, clock()).await)
     }
 
     async fn execute(
@@ -202,6 +266,7 @@ impl Scheduler {
         schedule: &Schedule,
         run_id: i64,
         abort: &CancellationToken,
+        clock: &(dyn Fn() -> DateTime<Utc> + Sync),
     ) -> Result<RunReport, SchedulerError> {
         let (mut status, mut end) = match &schedule.job {
             Job::Task { request } => self.run_task(request, abort).await,
@@ -212,13 +277,13 @@ impl Scheduler {
             status = RunStatus::Interrupted;
             end.error = Some(STOPPED.to_owned());
         }
-        // A run's clock is the wall clock: `--now` only chooses which due times run.
-        self.store.finish(run_id, status, &end, Utc::now()).await?;
+        self.store.finish(run_id, status, &end, clock()).await?;
         Ok(RunReport {
             schedule: schedule.name.clone(),
             run_id,
             occurrence: None,
             catch_up: false,
+            assumed_trading_day: false,
             status,
             summary: end.summary,
             error: end.error,
@@ -229,11 +294,11 @@ impl Scheduler {
 
     /// Tells the push channels that take finished schedules (queued and sent before the
     /// run is reported).
-    async fn pushed(&self, report: RunReport) -> RunReport {
+    async fn pushed(&self, report: RunReport, now: DateTime<Utc>) -> RunReport {
         self.hub
             .services()
             .push()
-            .schedule_finished(&report, Utc::now())
+            .schedule_finished(&report, now)
             .await;
         report
     }
@@ -351,15 +416,34 @@ impl Scheduler {
                 Some(id),
             );
         };
+        let mut unsettled = None;
         if matches!(end.outcome, TurnOutcome::Done { .. }) {
             // Tasks the turn started are waited for and answered, as `wyckoff run` does.
-            match self.hub.settle(&id, SETTLE_WAIT, abort).await {
+            match self.hub.settle(&id, self.settle_wait, abort).await {
                 Ok(crate::Settled::Quiet(Some(last))) => end = last,
-                Ok(_) => {}
+                Ok(crate::Settled::Quiet(None)) => {}
+                Ok(crate::Settled::TimedOut(still)) => unsettled = Some(still),
+                Ok(crate::Settled::Cancelled) => end.outcome = TurnOutcome::Cancelled,
                 Err(e) => return fail(e, Some(id)),
             }
         }
         let conversation_id = Some(id);
+        if let (Some(still), TurnOutcome::Done { text, .. }) = (unsettled, &end.outcome) {
+            let names: Vec<String> = still.iter().map(|t| t.task_id.clone()).collect();
+            return (
+                RunStatus::TimedOut,
+                RunEnd {
+                    summary: Some(brief(text)),
+                    error: Some(format!(
+                        "timed out: after {} s these background tasks were still running and were cancelled: {}",
+                        self.settle_wait.as_secs(),
+                        names.join(", ")
+                    )),
+                    conversation_id,
+                    ..RunEnd::default()
+                },
+            );
+        }
         match end.outcome {
             TurnOutcome::Done { text, .. } => (
                 RunStatus::Done,
@@ -370,7 +454,7 @@ impl Scheduler {
                 },
             ),
             TurnOutcome::Cancelled => (
-                RunStatus::Failed,
+                RunStatus::Cancelled,
                 RunEnd {
                     error: Some("cancelled".into()),
                     conversation_id,

@@ -45,7 +45,7 @@ async fn schedules_are_stored_as_given_and_bad_ones_are_refused_storing_nothing(
     s.add(&close_screen("close")).await.unwrap();
     s.add(&prompt).await.unwrap();
     assert_eq!(
-        s.list().await.unwrap(),
+        s.list().await.unwrap().schedules,
         [prompt.clone(), close_screen("close")]
     );
     assert!(matches!(
@@ -61,7 +61,7 @@ async fn schedules_are_stored_as_given_and_bad_ones_are_refused_storing_nothing(
         s.add(&close_screen("has space")).await,
         Err(StoreError::BadName(_))
     ));
-    assert_eq!(s.list().await.unwrap().len(), 2);
+    assert_eq!(s.list().await.unwrap().schedules.len(), 2);
 
     s.set_enabled("close", false, parse_minute("2026-12-02 09:00").unwrap())
         .await
@@ -88,7 +88,11 @@ async fn an_occurrence_is_claimed_once_across_processes() {
         .await
         .unwrap();
     let other = ScheduleStore::new(other_pool).await.unwrap();
-    let due = parse_minute("2026-12-04 15:05").unwrap();
+    let occurrence = |text: &str, assumed_trading_day: bool| crate::when::Occurrence {
+        at: parse_minute(text).unwrap(),
+        assumed_trading_day,
+    };
+    let due = &occurrence("2026-12-04 15:05", false);
     let first = s.claim("close", due, false, "app", now()).await.unwrap();
     assert!(first.is_some());
     assert_eq!(
@@ -102,7 +106,7 @@ async fn an_occurrence_is_claimed_once_across_processes() {
         s.claim("close", due, false, "app", now()).await.unwrap(),
         None
     );
-    let next = parse_minute("2026-12-07 15:05").unwrap();
+    let next = &occurrence("2027-01-04 15:05", true);
     assert!(
         other
             .claim("close", next, true, "daemon", now())
@@ -126,6 +130,9 @@ async fn an_occurrence_is_claimed_once_across_processes() {
     assert_eq!(runs[1].summary.as_deref(), Some("3 candidates"));
     assert!(!runs[1].catch_up);
     assert!(runs[0].catch_up);
+    // A day past the known calendar stays said with its run.
+    assert!(runs[0].assumed_trading_day);
+    assert!(!runs[1].assumed_trading_day);
 
     // The daemon died mid-run: its run is interrupted, the app's finished one is kept,
     // and the occurrence stays taken.
@@ -152,14 +159,31 @@ async fn an_occurrence_is_claimed_once_across_processes() {
 }
 
 #[tokio::test]
-async fn a_damaged_row_is_named() {
+async fn a_damaged_row_is_named_and_set_apart_from_the_others() {
     let (_d, s) = store().await;
     s.add(&close_screen("close")).await.unwrap();
-    sqlx::query("UPDATE schedule SET when_json = '{\"type\":\"sometimes\"}'")
+    s.add(&close_screen("other")).await.unwrap();
+    sqlx::query("UPDATE schedule SET when_json = '{\"type\":\"sometimes\"}' WHERE name = 'close'")
         .execute(&s.pool)
         .await
         .unwrap();
-    let err = s.list().await.unwrap_err();
+    let listing = s.list().await.unwrap();
+    assert_eq!(
+        listing
+            .schedules
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>(),
+        ["other"]
+    );
+    assert_eq!(listing.damaged.len(), 1);
+    assert_eq!(listing.damaged[0].name, "close");
+    assert!(
+        listing.damaged[0].why.starts_with("when:"),
+        "{:?}",
+        listing.damaged
+    );
+    let err = s.get("close").await.unwrap_err();
     assert!(
         matches!(&err, StoreError::Corrupt { name, .. } if name == "close"),
         "{err}"

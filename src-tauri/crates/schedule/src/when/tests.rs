@@ -60,9 +60,11 @@ fn the_next_due_time_skips_closed_days_and_says_when_the_calendar_has_ended() {
         ("2026-12-04 09:25", "2026-12-07 09:25", false),
         ("2026-09-30 16:00", "2026-10-08 09:25", false),
         ("2026-12-30 10:00", "2026-12-31 09:25", false),
-        // The bundled calendar ends 2026-12-31: the next weekday is assumed, and said so.
-        ("2026-12-31 10:00", "2027-01-01 09:25", true),
+        // The bundled calendar ends 2026-12-31: the next weekday is assumed, and said so;
+        // New Year's Day is closed every year.
+        ("2026-12-31 10:00", "2027-01-04 09:25", true),
         ("2027-01-01 10:00", "2027-01-04 09:25", true),
+        ("2027-01-04 10:00", "2027-01-05 09:25", true),
     ];
     for (now, want, assumed) in cases {
         assert_eq!(next(&open, now), Some((want.into(), assumed)), "{now}");
@@ -192,4 +194,19 @@ fn bad_rules_are_refused_with_what_to_write() {
             .latest_at_or_before(t("2026-12-04 10:00"), &cal(), 7)
             .is_err()
     );
+}
+
+#[test]
+fn a_clock_outside_the_years_is_refused_not_stored() {
+    for (text, ok) in [
+        ("2026-12-04 15:10", true),
+        ("1990-01-01 00:00", true),
+        ("2999-12-31 23:59", true),
+        ("1989-12-31 23:59", false),
+        ("3000-01-01 00:00", false),
+        ("+262142-12-31 23:59", false),
+        ("2026-02-30 10:00", false),
+    ] {
+        assert_eq!(parse_minute(text).is_some(), ok, "{text}");
+    }
 }
