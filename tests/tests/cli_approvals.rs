@@ -612,3 +612,42 @@ async fn a_denial_without_a_model_is_recorded_and_told_once_a_model_is_back() {
     assert!(text(&out.stdout).contains("no decision waits to be told"));
     assert_eq!(server.requests_to(Route::Openai).len(), 3);
 }
+
+/// The daemon tells waiting decisions too: a denial made with no model is told by the
+/// first `daemon --once` pass that has one, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denial_without_a_model_is_told_by_the_next_daemon_pass_with_one() {
+    let server = MockServer::start().await.unwrap();
+    server.push(Route::Openai, set_cash_call("call_cash_daemon", 8000));
+    server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["好的，没有调仓。"]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let base_url = format!("{}/v1", server.url());
+    wyckoff_e2e::webdriver::mock_model_settings(h, &base_url);
+    let conversation = queued_run(h, KEY, &[], "把现金设为 8000").await;
+    let id = inbox(h, None).await[0]["id"].as_str().unwrap().to_owned();
+    std::fs::write(h.join("settings.json"), json!({"version": 1}).to_string()).unwrap();
+    let out = wyckoff(h, &["approvals", "deny", &id, "--reason", "不调"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // A pass with no model tells nothing and fails nothing.
+    let pass = wyckoff(h, &["daemon", "--once"]).await;
+    assert_eq!(pass.status.code(), Some(0), "{}", text(&pass.stderr));
+    assert_eq!(server.requests_to(Route::Openai).len(), 2);
+
+    wyckoff_e2e::webdriver::mock_model_settings(h, &base_url);
+    let pass = wyckoff(h, &["daemon", "--once"]).await;
+    assert_eq!(pass.status.code(), Some(0), "{}", text(&pass.stderr));
+    assert_eq!(server.requests_to(Route::Openai).len(), 3);
+    let notice = last_message(&server, 2, "user");
+    assert!(notice.contains("<reason>不调</reason>"), "{notice}");
+    let notices = stored_notices(h, &conversation).await;
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    let again = wyckoff(h, &["daemon", "--once"]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(server.requests_to(Route::Openai).len(), 3);
+}

@@ -681,8 +681,20 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
             let now = if fixed { first } else { Utc::now() };
             // Requests nobody answered in time are refused, and their conversations told.
             match wyckoff_session::approvals::expire_due(&hub, now).await {
-                Ok(expired) => tell_expired(expired, &stop).await,
+                // A busy conversation's running turn takes the notice at its next step.
+                Ok(expired) => {
+                    wait_for_turns(expired.into_iter().filter_map(|d| d.follow_up), &stop).await
+                }
                 Err(e) => eprintln!("wyckoff: cannot expire approval requests: {e}"),
+            }
+            // Decisions made with no model (or by a process that ended first) are told
+            // once one is configured.
+            match wyckoff_session::approvals::tell_waiting(&hub, &ModelOverrides::default()).await {
+                Ok(waiting) => {
+                    let turns = waiting.told.into_iter().filter_map(|(_, _, turn)| turn);
+                    wait_for_turns(turns, &stop).await;
+                }
+                Err(e) => eprintln!("wyckoff: cannot tell decided approval requests: {e}"),
             }
             match scheduler.pass_until(now, &stop).await {
                 Ok(reports) => {
@@ -720,15 +732,11 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Waits for the turns that tell each conversation its request expired: closing the hub
-/// (a `--once` pass ends) would cancel them before the model is told. A stop cuts the wait.
-async fn tell_expired(expired: Vec<wyckoff_session::approvals::Decided>, stop: &Stop) {
-    for decided in expired {
-        let conversation = &decided.request.conversation_id;
-        let Some(turn) = decided.follow_up else {
-            // Busy: the conversation's running turn takes the notice at its next step.
-            continue;
-        };
+/// Waits for follow-up turns, so closing the hub (a `--once` pass ends) does not cancel
+/// them before the model is told. A stop cuts the wait.
+async fn wait_for_turns(turns: impl Iterator<Item = wyckoff_session::StartedTurn>, stop: &Stop) {
+    for turn in turns {
+        let conversation = turn.meta.conversation_id.clone();
         let told = tokio::select! {
             ended = turn.end => ended,
             () = stop.abort.cancelled() => return,
@@ -736,7 +744,7 @@ async fn tell_expired(expired: Vec<wyckoff_session::approvals::Decided>, stop: &
         if let Ok(end) = told
             && let wyckoff_agent::TurnOutcome::Failed { message, .. } = end.outcome
         {
-            eprintln!("wyckoff: conversation {conversation} was not told of an expiry: {message}");
+            eprintln!("wyckoff: conversation {conversation} was not told of a decision: {message}");
         }
     }
 }
