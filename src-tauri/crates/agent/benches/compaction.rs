@@ -8,7 +8,7 @@
 //! - `compaction/condense_*`: one tool result condensed to 400 characters;
 //! - `compaction/fallback_500`: the deterministic summary of the head.
 //!
-//! Target (issue 7): `prepare_500` under 5 ms.
+//! Target: `prepare_500` under 5 ms.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::hint::black_box;

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Approvals cannot be bypassed (issue 16 item 4): every way a model (or a race) might
+//! Approvals cannot be bypassed: every way a model (or a race) might
 //! get a tool that needs approval to run without the user's yes. Each attempt counts the
 //! runs of the guarded tool; the count must stay 0 (or 1 where the user said yes once).
 //! Sub-agent and skill paths are proved where those are built (their own tests); they go

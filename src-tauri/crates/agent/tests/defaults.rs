@@ -1,5 +1,5 @@
 //! One source of truth for defaults: the runtime and Settings agree on the tool timeout
-//! (issue 16 item 7 — they read 300 s and 60 s before).
+//! (one constant, `DEFAULT_TOOL_TIMEOUT_SECS`, so the two cannot drift apart).
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Issue 16 item 1 through the runtime: a tool round succeeds, then the next model call
+//! Provider faults through the runtime: a tool round succeeds, then the next model call
 //! meets a fault over real HTTP. Each row ends in one defined state — retried (a stall,
 //! within `stall_retries`) or a turn_failed of the right kind — within a bound, with one
 //! terminal event and never an unanswered tool call in the stored conversation.

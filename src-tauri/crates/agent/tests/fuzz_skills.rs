@@ -1,4 +1,4 @@
-//! Skill files, fuzzed (issue 16 item 5): any text as a skill file parses or is skipped
+//! Skill files, fuzzed: any text as a skill file parses or is skipped
 //! with a reason — never a panic — and a parsed skill always has a valid name; a
 //! well-formed file round-trips its name, description and prompt. 512 cases per property
 //! (`PROPTEST_CASES` for more).

@@ -1,4 +1,4 @@
-//! Issue 16 item 5: tool-argument validation under hostile input. Any schema with any
+//! Tool-argument validation under hostile input. Any schema with any
 //! arguments gives coerced arguments or a readable error (no panic, no hang); what passes
 //! once passes again unchanged (coercion is stable); arguments that fit a tool's schema
 //! pass untouched. Cases per property: 512; `PROPTEST_CASES=N` for more.

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! A tool's own declared time limit governs its foreground call (issue 29 item 1): the
+//! A tool's own declared time limit governs its foreground call: the
 //! session's tool timeout is only the default. exec_command declares its `timeout`
 //! argument (up to 120 s) and used to be cut at the 60 s default.
 

@@ -1,4 +1,4 @@
-//! Alerts on the watchlist and holdings (issue 25).
+//! Alerts on the watchlist and holdings.
 //!
 //! Rules (one stock, the watchlist or the portfolio; a condition; a cooldown) and the alerts
 //! they fired live in `wyckoff.db` (migration 7000). [`check`] loads the enabled rules,

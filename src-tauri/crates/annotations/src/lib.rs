@@ -1,4 +1,4 @@
-//! Chart notes (issue 27 item 4): a trading-range box, a support/resistance line or a text
+//! Chart notes: a trading-range box, a support/resistance line or a text
 //! note on a bar, drawn on one stock's chart of one period by the agent (`annotate_chart`,
 //! with the conversation it came from) or by the user, kept in `wyckoff.db`.
 //!

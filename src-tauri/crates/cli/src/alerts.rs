@@ -1,4 +1,4 @@
-//! `wyckoff alerts …` (issue 25): alert rules on a stock, the watchlist or the portfolio,
+//! `wyckoff alerts …`: alert rules on a stock, the watchlist or the portfolio,
 //! checked over the cached daily bars as of a date. `check` records what fired (a holding's
 //! stop-loss and target price from the portfolio are checked without a rule) and prints each alert with the
 //! figures that fired it and the data's date. Exit status: 0 ok, 1 the data home or database

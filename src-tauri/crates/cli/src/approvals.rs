@@ -1,5 +1,5 @@
 //! `wyckoff approvals list|allow ID|deny ID|log [--json]`: the approval inbox from the
-//! command line (issue 24 item 4).
+//! command line.
 //!
 //! `allow` runs the queued call with its stored arguments through the conversation's
 //! session (registry and approval gate; the inbox decision is the approval) and hands its

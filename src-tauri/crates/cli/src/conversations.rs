@@ -1,4 +1,4 @@
-//! `wyckoff conversations list|show|fork` (issue 23 item 5): the stored conversations
+//! `wyckoff conversations list|show|fork`: the stored conversations
 //! from the shell, and forking one at a message. `wyckoff run --session ID` continues any
 //! of them, a fork included.
 //!

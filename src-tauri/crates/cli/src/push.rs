@@ -1,4 +1,4 @@
-//! `wyckoff push …` (issue 25 item 3): push channels (a JSON webhook, WeCom / DingTalk /
+//! `wyckoff push …`: push channels (a JSON webhook, WeCom / DingTalk /
 //! Feishu robots, Telegram bots; tokens in the keychain) and the durable outbox. Each channel
 //! takes the events it is set to (`--events alerts,tasks,schedules,approvals`; alerts by
 //! default). `alerts check` queues what fired for every channel taking alerts and sends what is

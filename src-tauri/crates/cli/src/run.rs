@@ -1,4 +1,4 @@
-//! `wyckoff run`: one headless agent turn (issue 4 item 12; the contract the end-to-end
+//! `wyckoff run`: one headless agent turn (the contract the end-to-end
 //! tests drive).
 //!
 //! `wyckoff run [--json] [--provider NAME] [--model ID] [--base-url URL]

@@ -1,4 +1,4 @@
-//! `wyckoff schedule …` and `wyckoff daemon` (issue 24): schedules on the trading
+//! `wyckoff schedule …` and `wyckoff daemon`: schedules on the trading
 //! calendar, run by a foreground daemon (or one pass of it). Every command takes `--now
 //! "YYYY-MM-DD HH:MM"` (Beijing time) to set the clock, so a setup can be checked without
 //! waiting for the day.

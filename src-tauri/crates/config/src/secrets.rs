@@ -204,7 +204,7 @@ impl NamedSecret {
     }
 }
 
-/// A push channel's secret (issue 25): its token (robot key, access token, hook token, bot
+/// A push channel's secret: its token (robot key, access token, hook token, bot
 /// token) or, with `sign`, its signing secret. Keychain account `push:NAME` /
 /// `push-sign:NAME`, overridden by `WYCKOFF_PUSH_TOKEN_<NAME>` / `WYCKOFF_PUSH_SIGN_<NAME>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -1,4 +1,4 @@
-//! Issue 16 item 5: hostile settings files. Any bytes in `settings.json` load to valid
+//! Hostile settings files. Any bytes in `settings.json` load to valid
 //! settings or give a clear error (never a panic, never invalid settings); valid settings
 //! round-trip through save + load; secrets in an old-format file never survive a save.
 //! Cases per property: 512; `PROPTEST_CASES=N` for more.

@@ -1,4 +1,4 @@
-//! Backtest bench (issue 11): the synthetic 5,640-stock market with 1,000 bars, a backtest
+//! Backtest bench: the synthetic 5,640-stock market with 1,000 bars, a backtest
 //! over its last 750 trading days with the funnel deciding every day's picks (target < 20 s
 //! on 2 cores). A plain bench binary: one run takes seconds, so criterion's sampling would
 //! only repeat it; it prints the figures it measured. The backtest screens only on days

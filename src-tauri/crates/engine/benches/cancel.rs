@@ -1,4 +1,4 @@
-//! Cancel latency (issue 29 item 6): how long a full-market backtest's thread runs on after
+//! Cancel latency: how long a full-market backtest's thread runs on after
 //! its caller cancels. The synthetic 5,640-stock market with 1,000 bars and a 750-day
 //! funnel backtest (the `backtest` bench's run) is started on a thread as the
 //! `run_backtest` tool does; after a seeded random delay — inside the preparation (the

@@ -1,4 +1,4 @@
-//! Criterion benches (issue 5 targets): one 500-bar diagnosis (< 190 µs), and all triggers +
+//! Criterion benches with their targets: one 500-bar diagnosis (< 190 µs), and all triggers +
 //! trading range + accumulation stage over 5,640 synthetic stocks × 500 bars on both cores
 //! (< 0.5 s).
 #![allow(clippy::expect_used, clippy::unwrap_used)]

@@ -1,4 +1,4 @@
-//! Funnel benches (issue 11) over the synthetic 5,640 × 500 market. A one-off screen is
+//! Funnel benches over the synthetic 5,640 × 500 market. A one-off screen is
 //! `prepare_and_screen` (target < 300 ms on 2 cores). A backtest prepares once with daily
 //! features and screens each day (`screen_newest_day`, `screen_day_300`; budget ~26 ms a day
 //! for 750 days in < 20 s).

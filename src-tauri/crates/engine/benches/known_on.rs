@@ -1,4 +1,4 @@
-//! Criterion bench (issue 27): known-on dates for one 5,000-bar tape — the engine replayed as
+//! Criterion bench: known-on dates for one 5,000-bar tape — the engine replayed as
 //! of every close (schematic events, phase bands, range lines, structure and L4 triggers),
 //! target well under a second.
 #![allow(clippy::expect_used, clippy::unwrap_used)]

@@ -1,4 +1,4 @@
-//! Sweep bench (issue 28): 100 combinations (hold 5/10/15/20/30 × take-profit 0/10/20/30/50
+//! Sweep bench: 100 combinations (hold 5/10/15/20/30 × take-profit 0/10/20/30/50
 //! × stop −5/−8 × top 2/4) over the last 750 trading days (three years) of the synthetic
 //! 5,640-stock market with 1,000 bars, beside one single funnel backtest in the same run.
 //! The target: the sweep costs far less than 100 single runs. A plain bench binary (one run

@@ -1,4 +1,4 @@
-//! Backfill bench (issue 27 item 3): the funnel replayed as of each of the 750 trading
+//! Backfill bench: the funnel replayed as of each of the 750 trading
 //! days of the synthetic 5,640-stock market — what `wyckoff track backfill` spends its
 //! time on (the cache load and the saves are measured by the CLI over real data). A plain
 //! bench binary: one run takes a while, so it prints the figures it measured.

@@ -1,4 +1,4 @@
-//! Walk-forward bench (issue 28): the sweep bench's 100 combinations (hold 5/10/15/20/30 ×
+//! Walk-forward bench: the sweep bench's 100 combinations (hold 5/10/15/20/30 ×
 //! take-profit 0/10/20/30/50 × stop −5/−8 × top 2/4) walked forward 250 / 60 / 60 over the
 //! last 750 trading days of the synthetic 5,640-stock market with 1,000 bars (9 windows),
 //! beside the plain sweep of the same grid over the same days in the same run. A plain

@@ -1,4 +1,4 @@
-//! Alert conditions (issue 25): pure checks of one rule over one stock's bars as of the last
+//! Alert conditions: pure checks of one rule over one stock's bars as of the last
 //! bar given, and the cooldown between two firings.
 //!
 //! Every check returns the evaluated bar's date and, when it fires, the exact figures that

@@ -1,4 +1,4 @@
-//! The backtest (REFERENCE §14.11, issue 11): on each trading day of [start, end] the
+//! The backtest (REFERENCE §14.11): on each trading day of [start, end] the
 //! signals are decided from the bars known at that close (the funnel, or any
 //! [`SignalSource`]), the top picks are bought — at the next day's open, or at the signal
 //! day's close — held for `hold_days` trading days with a stop-loss and an optional

@@ -6,7 +6,7 @@
 
 use crate::{Bar, Benchmarks, Board, StockSeries, Universe};
 
-/// Size of a synthetic market: the full-market scale is 5,640 stocks × 500 bars.
+/// Size of a synthetic market: the full-market scale is 5,640 stocks × 500 bars.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MarketShape {
     pub stocks: usize,

@@ -1,4 +1,4 @@
-//! Forward tracking of screen candidates (issue 27 item 3): each candidate of a screen run
+//! Forward tracking of screen candidates: each candidate of a screen run
 //! on day D is followed 1, 5, 10 and 20 trading days on, from its own cached bars, as a
 //! one-trade backtest of that stock would trade it — through the backtest's own rules
 //! ([`crate::backtest::Holding`], [`crate::backtest::at_limit_up`],

@@ -1,4 +1,4 @@
-//! Cancellation (issue 29 item 6): the long loops ask their caller's [`Cancel`] between
+//! Cancellation: the long loops ask their caller's [`Cancel`] between
 //! units of work — each simulated day, each funnel layer, each chunk of stocks — and stop at
 //! the first yes: no further question is asked, no further work is done, and the outcome is
 //! `Cancelled`, never a partial result.

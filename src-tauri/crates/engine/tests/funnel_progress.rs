@@ -1,4 +1,4 @@
-//! Per-layer progress (issue 23 item 4): a screen tells its observer about each layer as
+//! Per-layer progress: a screen tells its observer about each layer as
 //! soon as that layer is counted — L1 … L5 in order, with the counts the result carries —
 //! and before the next layer runs (seen by cancelling right after a layer is reported).
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] fns

@@ -1,4 +1,4 @@
-//! No look-ahead in the known-on dates (issue 27): for every as-of date D checked, the marks the
+//! No look-ahead in the known-on dates: for every as-of date D checked, the marks the
 //! replay says were known at D are exactly the marks the engine places from the bars up to D
 //! alone, every mark's known-on date is on or after its bar, and replaying only the bars up to
 //! D gives the same known-on dates as replaying the whole tape — on the bundled stocks and on

@@ -1,4 +1,4 @@
-//! The approval inbox and the approval audit log (issue 24 item 4).
+//! The approval inbox and the approval audit log.
 //!
 //! A run with nobody to ask (`wyckoff run --approve queue`, a schedule, the daemon) gets a
 //! [`QueueApprover`]: a call that needs approval is stored with its exact arguments and an

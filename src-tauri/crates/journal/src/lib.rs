@@ -1,4 +1,4 @@
-//! The account journal (issue 28 item 4): fills — buys and sells with their fees to the
+//! The account journal: fills — buys and sells with their fees to the
 //! fen, computed by the backtest's rules when not given — recorded from the portfolio
 //! page, `wyckoff portfolio fill` or the `record_fill` tool (behind approval), or imported
 //! from a broker's 交割单; positions, average cost and realised P/L derived from them;

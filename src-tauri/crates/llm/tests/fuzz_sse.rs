@@ -1,4 +1,4 @@
-//! Issue 16 item 5, the LLM side: property tests over hostile model/vendor input — the
+//! Property tests over hostile model/vendor input — the
 //! SSE parser, the XML/text tool-call filter and tool-argument parsing. Properties: no
 //! panic on any input, the same result however the network splits the bytes, round-trips
 //! where they exist, and unreadable input gives a clear error instead of garbage.

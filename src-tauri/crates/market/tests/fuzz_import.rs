@@ -1,4 +1,4 @@
-//! CSV import rows, fuzzed (issue 16 item 5): any file text either parses into sane bars
+//! CSV import rows, fuzzed: any file text either parses into sane bars
 //! (ascending, high ≥ low, positive prices, no future dates) or is rejected with each bad
 //! row named by its line — never a panic, never a half-imported file; well-formed rows
 //! round-trip their numbers. 512 cases per property (`PROPTEST_CASES` for more).

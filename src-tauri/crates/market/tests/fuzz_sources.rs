@@ -1,4 +1,4 @@
-//! Issue 16 item 5: market-source JSON decoders under hostile replies. Any JSON, and
+//! Market-source JSON decoders under hostile replies. Any JSON, and
 //! vendor-shaped replies with hostile fields (NaN, inf, negatives, bad dates, wrong
 //! types), give bars that pass the sanity check, sorted, unique, inside the requested
 //! range — or a clear error. Market numbers are never invented from garbage.

@@ -1,4 +1,4 @@
-//! The conversation list, search and reopening after a long soak (issue 16 item 6): 20
+//! The conversation list, search and reopening after a long soak: 20
 //! conversations of 200 turns each (800 messages, with tool results), in a real
 //! `wyckoff.db`. Each operation should stay well under what a user notices (~50 ms).
 

@@ -1,4 +1,4 @@
-//! Forking a conversation at one of its messages (issue 23 item 5): a new conversation
+//! Forking a conversation at one of its messages: a new conversation
 //! with the history up to and including that message, recorded as forked from it. The
 //! source is only read.
 //!

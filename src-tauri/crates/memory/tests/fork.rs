@@ -1,4 +1,4 @@
-//! Forking a conversation at a message (issue 23 item 5), over a real SQLite file: each
+//! Forking a conversation at a message, over a real SQLite file: each
 //! kind of fork point, what is copied with the messages, unknown ids, a running tool
 //! round, and the source left exactly as it was.
 

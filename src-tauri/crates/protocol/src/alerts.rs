@@ -1,4 +1,4 @@
-//! Alerts on the watchlist and holdings (issue 25): the stored rules, what fired and with
+//! Alerts on the watchlist and holdings: the stored rules, what fired and with
 //! which figures. The same JSON goes to the app and to `wyckoff alerts … --json`.
 
 use serde::{Deserialize, Serialize};

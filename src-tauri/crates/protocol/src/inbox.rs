@@ -1,4 +1,4 @@
-//! The approval inbox and the approval audit log (issue 24 item 4): calls queued by runs
+//! The approval inbox and the approval audit log: calls queued by runs
 //! with nobody to ask, and every approval decision from every path.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Push channels and the durable outbox (issue 25 item 3).
+//! Push channels and the durable outbox.
 //!
 //! A message to push is first written to the outbox in `wyckoff.db` (migration 7100), one
 //! row per channel; [`Outbox::deliver_due`] then sends every row that is due. A send that

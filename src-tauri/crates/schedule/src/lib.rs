@@ -1,4 +1,4 @@
-//! Schedules on the trading calendar (issue 24): when a schedule is due ([`when`]) and the
+//! Schedules on the trading calendar: when a schedule is due ([`when`]) and the
 //! stored schedules with their runs ([`store`]). Running them is `wyckoff-session`'s: a
 //! schedule runs through the same hub as a typed message.
 

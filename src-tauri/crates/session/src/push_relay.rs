@@ -1,5 +1,5 @@
 //! Finished background tasks, finished schedule runs and approvals waiting in the inbox,
-//! pushed to the channels that take them (issue 25 item 3): each is queued in the durable
+//! pushed to the channels that take them: each is queued in the durable
 //! outbox (one row per channel and part, split to the channel's limit) through the same
 //! path as fired alerts, then the rows that carry no alert are sent. A message that cannot
 //! be queued or sent is logged, never fails the work it reports on; a send that fails is

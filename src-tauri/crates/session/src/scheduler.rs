@@ -1,4 +1,4 @@
-//! Runs schedules (issue 24): each pass takes every enabled schedule's latest due time
+//! Runs schedules: each pass takes every enabled schedule's latest due time
 //! that no process has run yet and runs it — a model-free job as a background task, a
 //! prompt as a turn of the schedule's own conversation through the hub, as a typed message
 //! is. A due time the process missed runs once, late, marked as a catch-up (never one per

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
-//! Soak (issue 16 item 6): many turns with a tool call each in one conversation, then many
+//! Soak: many turns with a tool call each in one conversation, then many
 //! conversations, over real HTTP (mock vendor), a real `wyckoff.db` and the bundled bars.
 //! Every turn must end `done` with its tool answered and stored; the process's resident
 //! memory after the warm-up must stay flat (it is printed for the note; the bound below

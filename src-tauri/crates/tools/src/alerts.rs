@@ -1,4 +1,4 @@
-//! The alerts check as a model-free job (issue 25): a schedule's `alerts` job evaluates
+//! The alerts check as a model-free job: a schedule's `alerts` job evaluates
 //! every alert rule (and every holding's stop-loss and target) over the cache as of the
 //! latest bars, records what fired and hands it to the push outbox, as `wyckoff alerts check` does. A
 //! whole-market sync runs the same check when it is done ([`after_sync`]).

@@ -1,4 +1,4 @@
-//! `annotate_chart` (issue 27 item 4): the agent draws on a stock's chart — a trading-range
+//! `annotate_chart`: the agent draws on a stock's chart — a trading-range
 //! box, a support/resistance line or a text note on a bar — lists the notes there, or
 //! removes its own. It changes only notes, so it runs without approval and alongside
 //! other calls; every note carries the conversation it came from.

@@ -1,4 +1,4 @@
-//! A cancelled heavy task stops its engine work (issue 29 item 6). The engine of
+//! A cancelled heavy task stops its engine work. The engine of
 //! `run_backtest` and `screen_stocks` runs on a thread of its own; cancelling the background
 //! task must make that thread end `cancelled` — for the backtest, having screened fewer days
 //! than the period has — instead of computing to the end. Each worker reports how it ended

@@ -1,4 +1,4 @@
-//! Typed screen progress (issue 23 item 4): a `screen_stocks` background task over a
+//! Typed screen progress: a `screen_stocks` background task over a
 //! synthetic market reports each funnel layer while it runs — L1 … L5 in order, typed with
 //! the layer's counts and worded in `stage`/`detail` for older readers — and only then ends.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

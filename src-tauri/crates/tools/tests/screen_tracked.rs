@@ -1,4 +1,4 @@
-//! Every `screen_stocks` run is saved for forward tracking (issue 27 item 3): a screen
+//! Every `screen_stocks` run is saved for forward tracking: a screen
 //! started as a background task without a model — the window's button and schedules take
 //! this path, the agent calls the same tool — lands in the tracking store with its as-of
 //! day, origin and candidates, over the bundled real bars.

@@ -1,4 +1,4 @@
-//! Forward tracking (issue 27 item 3): every saved screen run with its candidates in
+//! Forward tracking: every saved screen run with its candidates in
 //! `wyckoff.db`, the candidates' figures 1, 5, 10 and 20 trading days on from the cached
 //! bars ([`wyckoff_engine::track`]: bought at the next trading day's open, sold at the close
 //! of the N-th trading day after that, under the backtest's T+1, limit and fee rules), hit

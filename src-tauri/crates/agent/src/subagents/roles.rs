@@ -226,8 +226,8 @@ mod tests {
 
     #[test]
     fn whitelists_and_fallbacks_are_exactly_seed_11_07() {
-        // A tool added to or dropped from a role fails here (seed 11_07 is the authority;
-        // issue 27 adds annotate_chart to research and analysis).
+        // A tool added to or dropped from a role fails here (seed 11_07 is the authority,
+        // plus annotate_chart in research and analysis).
         let exact = |name: &str| {
             let r = role(name).unwrap();
             (r.tools.to_vec(), r.fallback_tools.to_vec())

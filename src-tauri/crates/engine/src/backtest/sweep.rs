@@ -1,4 +1,4 @@
-//! Parameter sweeps (issue 28): every combination of lists or ranges of the sweepable
+//! Parameter sweeps: every combination of lists or ranges of the sweepable
 //! backtest parameters — hold days, stop-loss, take-profit, top-n, the entry price and the
 //! set of L4 triggers — run over one preparation of the funnel.
 //!

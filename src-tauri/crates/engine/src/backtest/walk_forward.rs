@@ -1,4 +1,4 @@
-//! Walk-forward (issue 28): rolling in-sample / out-of-sample windows over a sweep grid.
+//! Walk-forward: rolling in-sample / out-of-sample windows over a sweep grid.
 //! In each window every combination of the grid runs over the in-sample days, the best by
 //! the chosen [`SweepMetric`] is picked, and that one combination runs over the following
 //! out-of-sample days. The report lists every window's choice beside its out-of-sample

@@ -1,4 +1,4 @@
-//! The screening funnel over the whole market (REFERENCE §15.1, §14.8, §15.7; issue 11).
+//! The screening funnel over the whole market (REFERENCE §15.1, §14.8, §15.7).
 //!
 //! [`Funnel::prepare`] checks every series once (date order, corrupt bars, traded value with
 //! the `close × volume` fallback) and indexes each bar in the trading calendar the data

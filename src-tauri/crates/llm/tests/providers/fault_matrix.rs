@@ -1,4 +1,4 @@
-//! Issue 16 item 1: the provider fault matrix. Every (wire format, fault) pair runs over
+//! The provider fault matrix. Every (wire format, fault) pair runs over
 //! real HTTP against the mock vendor and must end in ONE defined state — the whole answer,
 //! or an `LlmError` of the expected kind after exactly the text that really arrived —
 //! never a hang (each row is bounded), never duplicated or lost text.

@@ -1,7 +1,7 @@
 //! Who answers a turn's approvals. A conversation keeps one session (and gate) between
 //! turns, but not one answerer: the user's turn in the window is asked in the dialog,
 //! while a schedule's turn in the same conversation has nobody to ask, so its calls wait
-//! in the approval inbox (issue 24).
+//! in the approval inbox.
 
 use std::sync::{Arc, Mutex};
 
