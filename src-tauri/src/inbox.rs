@@ -1,4 +1,4 @@
-//! The approval inbox in the app (issue 24 item 4): requests are queued by runs with
+//! The approval inbox in the app: requests are queued by runs with
 //! nobody to ask — the app's scheduled runs, `wyckoff daemon`, `wyckoff run --approve
 //! queue` — possibly in another process, so a pass every 15 seconds reads the inbox,
 //! refuses what passed its expiry (`wyckoff_session::approvals::expire_due`), tells the

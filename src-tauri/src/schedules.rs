@@ -1,4 +1,4 @@
-//! Schedules in the app (issue 24): while the app runs — the window open or closed to the
+//! Schedules in the app: while the app runs — the window open or closed to the
 //! tray — a pass every 30 seconds runs what is due (`wyckoff_session::scheduler`: the same
 //! passes `wyckoff daemon` makes; a due time either takes is never run by the other). A
 //! finished run goes to the window as `ScheduleRan` and, when the window is not in front,

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The app's own modules form no import circle (issue 23): each file of `src/` is a node
+//! The app's own modules form no import circle: each file of `src/` is a node
 //! (a module's `tests.rs` folds into it), each `crate::…` path an edge. The conversation
 //! hub lives in `wyckoff-session`; the app's files only adapt it, so nothing here needs
 //! to reach back.

@@ -1,4 +1,4 @@
-//! Figures of the real app for the note (issue 15's speed targets), not assertions:
+//! Figures of the real app for the note (against its speed targets), not assertions:
 //! cold start to interactive, the stock page with 5,000 bars from click to drawn, the
 //! `stock_chart` IPC payload, and the idle memory of the app and its WebKit processes
 //! (after use under WebDriver, and at rest after a plain launch).

@@ -1,4 +1,4 @@
-//! WebDriver test of the alert centre (issue 25) in the real app with no model: from a
+//! WebDriver test of the alert centre in the real app with no model: from a
 //! stock page, "alert…" opens the centre with the stock in the form; a rule on the close
 //! is added (a bad code is refused in words, nothing stored); "check now" runs the alerts
 //! job and the alert fired on the bundled last bar is listed with its figures; opening it

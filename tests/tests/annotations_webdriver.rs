@@ -1,4 +1,4 @@
-//! WebDriver test of chart notes and the review page (issue 27 items 3–4) in the real app:
+//! WebDriver test of chart notes and the review page in the real app:
 //! the mock model calls `annotate_chart` (no approval asked), the note is listed beside the
 //! stock's chart with the agent as author and drawn on the chart (pixels of the agent's
 //! colour in the chart's element screenshot), the user removes it (the colour leaves the

@@ -1,4 +1,4 @@
-//! Crash safety of the desktop app (issue 16 item 2): `kill -9` of the real app while a
+//! Crash safety of the desktop app: `kill -9` of the real app while a
 //! turn streams, then the app started again on the same data home. Nothing stored before
 //! the kill is lost (an earlier finished turn, the killed turn's user message), SQLite's
 //! integrity check passes, and the killed turn is marked interrupted — in the database

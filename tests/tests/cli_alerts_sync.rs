@@ -1,5 +1,5 @@
-//! `wyckoff data sync` runs the alerts check once it has new bars (issue 25: "a sync runs
-//! it after it updates bars"), against Eastmoney's kline API served by a local mirror
+//! `wyckoff data sync` runs the alerts check once it has new bars, against Eastmoney's
+//! kline API served by a local mirror
 //! (`WYCKOFF_EASTMONEY_URL`): a rule whose level the bundled close does not reach stays
 //! quiet on `alerts check`; the sync brings two new days whose close does, and its report
 //! says the alert fired on the new bar and was pushed to the webhook channel.

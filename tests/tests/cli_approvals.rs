@@ -1,5 +1,5 @@
 //! End-to-end: the approval inbox through the real `wyckoff` binary over real HTTP (the
-//! mock vendor; issue 24 item 4). A `wyckoff run --approve queue` whose model calls
+//! mock vendor). A `wyckoff run --approve queue` whose model calls
 //! `update_portfolio` leaves the portfolio alone and queues the exact call;
 //! `wyckoff approvals allow|deny` decides it, and the conversation gets the decision as
 //! a follow-up turn; an answer at the expiry is refused; every decision is in

@@ -1,4 +1,4 @@
-//! End-to-end: background tools through the real `wyckoff run --json` (issue 12 item 6):
+//! End-to-end: background tools through the real `wyckoff run --json`:
 //! the model (an in-process mock vendor speaking OpenAI's stream over real HTTP) starts a
 //! background task; the run shows its progress as `background_task` events, injects the
 //! completion notification (§7.4) into a turn of its own, lets the model answer it, and

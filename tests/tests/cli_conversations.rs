@@ -1,5 +1,5 @@
-//! Forking a conversation through the real `wyckoff` binary over real HTTP (issue 23
-//! item 5 acceptance): three turns are made with `wyckoff run --session` against the mock
+//! Forking a conversation through the real `wyckoff` binary over real HTTP: three turns
+//! are made with `wyckoff run --session` against the mock
 //! vendor speaking OpenAI's stream (the first with a tool round), `wyckoff conversations
 //! fork` forks at the first answer, and a turn on the fork (`wyckoff run --session FORK`)
 //! sends the model exactly the history up to that message. The original is unchanged and

@@ -1,4 +1,4 @@
-//! `exec_command`'s limit and kill through the real `wyckoff` binary (issue 29 item 1):
+//! `exec_command`'s limit and kill through the real `wyckoff` binary:
 //! the command's own `timeout` governs (not the session's 60 s tool timeout), and Ctrl-C
 //! of `wyckoff run` kills every process the command started.
 //!

@@ -1,4 +1,4 @@
-//! Limits that name their cap (issue 16 item 7), through the real `wyckoff run --json`
+//! Limits that name their cap, through the real `wyckoff run --json`
 //! against an in-process mock vendor: a tool result over the inline cap reaches the model
 //! as a notice naming its size, the cap and where the whole result is saved; a request
 //! larger than the model's context window is announced by a warning naming both figures.

@@ -1,4 +1,4 @@
-//! The agent uses a configured MCP server's tools (issue 26 item 2) through the real
+//! The agent uses a configured MCP server's tools through the real
 //! `wyckoff run` over real HTTP (the mock vendor speaks OpenAI's stream): the published
 //! `mcp-server-time` (PyPI, in target/mcp-venv from scripts/setup) joins the registry as
 //! `mcp__time__…`; the server marks its tools read-only, so one runs without asking and its

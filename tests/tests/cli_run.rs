@@ -1,4 +1,4 @@
-//! End-to-end tests of `wyckoff run --json` (issue 4 item 12): the real `wyckoff` binary
+//! End-to-end tests of `wyckoff run --json`: the real `wyckoff` binary
 //! against the real `wyckoff-mock-vendor` binary speaking OpenAI's streaming format, with
 //! a temporary `WYCKOFF_HOME`, offline market data (the bundled real bars) and a canary
 //! API key.

@@ -1,4 +1,4 @@
-//! End-to-end: schedules through the real `wyckoff` binary (issue 24), the clock set with
+//! End-to-end: schedules through the real `wyckoff` binary, the clock set with
 //! `--now` (Beijing time). 2026-12-04 is a Friday; 2026-12-07 … 09 Monday … Wednesday.
 //! Needs `cargo build -p wyckoff-cli` first (scripts/test builds every binary).
 

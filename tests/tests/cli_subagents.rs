@@ -1,4 +1,4 @@
-//! Sub-agents through the real `wyckoff run --json` (issue 13): the parent delegates to
+//! Sub-agents through the real `wyckoff run --json`: the parent delegates to
 //! the research role over real HTTP (the mock vendor speaking OpenAI's stream); the
 //! sub-agent's call to a tool outside its whitelist is refused without running it, an
 //! allowed call runs, the sub-agent answers, and the parent's next request carries the

@@ -1,4 +1,4 @@
-//! Crash safety of the CLI (issue 16 item 2): `kill -9` of `wyckoff run` at several points
+//! Crash safety of the CLI: `kill -9` of `wyckoff run` at several points
 //! of a turn loses nothing written before the kill, and the next start opens cleanly:
 //! SQLite's integrity check passes, the killed turn is marked interrupted, a background
 //! task it was running is marked failed "interrupted by restart". Two runs on one data

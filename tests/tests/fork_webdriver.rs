@@ -1,4 +1,4 @@
-//! WebDriver test of edit and regenerate in the real app (issue 23 item 5), the mock
+//! WebDriver test of edit and regenerate in the real app, the mock
 //! vendor serving the model and recording what it was sent. Three turns are made; editing
 //! the second question forks the conversation just before it and sends the edited text in
 //! the fork; regenerating the last answer of the original forks before its last question

@@ -1,4 +1,4 @@
-//! WebDriver test of the approval inbox in the real app (issue 24 item 4), the model served
+//! WebDriver test of the approval inbox in the real app, the model served
 //! in-process by `wyckoff-mock-vendor` and the requests queued by the real `wyckoff run
 //! --approve queue` on the app's home:
 //! - a `write_file` queued before the app starts: the sidebar badge says 1; the inbox

@@ -1,4 +1,4 @@
-//! WebDriver test of the account journal on the portfolio page (issue 28 item 4) in the
+//! WebDriver test of the account journal on the portfolio page in the
 //! real app with no model (offline, bundled bars): record a buy of 000001 with the fees
 //! left to the backtest's rules → the positions table shows the shares and the average
 //! cost with the fees in it; record a partial sell → the shares drop, the realised P/L

@@ -5,7 +5,7 @@
 //!   the diff; denied, the file is unchanged; allowed, it holds the new content;
 //! - `exec_command`'s dialog shows the exact command and the folder it runs in, and what
 //!   "always allow" would allow from then on (every `echo …` command);
-//! - Stop during a running command leaves none of its processes (issue 29 item 1).
+//! - Stop during a running command leaves none of its processes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

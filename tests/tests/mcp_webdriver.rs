@@ -1,4 +1,4 @@
-//! WebDriver test of Settings → MCP (issue 26 item 5) in the real app: a bad server name is
+//! WebDriver test of Settings → MCP in the real app: a bad server name is
 //! refused in words; the published mcp-server-time (PyPI, in target/mcp-venv from
 //! scripts/setup) is added from the form, tested — its tools listed with which run unasked
 //! — and set to always ask, which the data home's mcp_servers.json then says (the list

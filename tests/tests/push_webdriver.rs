@@ -1,4 +1,4 @@
-//! WebDriver test of Settings → Push channels (issue 25) in the real app: a webhook on this
+//! WebDriver test of Settings → Push channels in the real app: a webhook on this
 //! machine is refused until a private address is allowed, then a test send reaches it and
 //! the panel shows the answer; a robot cannot point at a local address; a WeCom robot's key
 //! goes to the keychain (a real Secret Service here), never to the database; ticking

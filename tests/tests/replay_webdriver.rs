@@ -1,4 +1,4 @@
-//! WebDriver test of replay on the stock page (issue 27 item 2) in the real app with no
+//! WebDriver test of replay on the stock page in the real app with no
 //! model: start at the bar of a mark the engine could only place bars later, label it in
 //! training, step with → — the mark is listed exactly from its known-on close, not a bar
 //! before — and the training score turns from pending to a hit there.

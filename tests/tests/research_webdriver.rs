@@ -1,4 +1,4 @@
-//! WebDriver test of the research page (issue 28) in the real app with no model (offline,
+//! WebDriver test of the research page in the real app with no model (offline,
 //! bundled bars): a small sweep started from the window runs as a background task, its
 //! heatmap appears with one cell per combination, the stored result is listed, and a
 //! clicked cell runs that combination and shows its equity curve and trades.

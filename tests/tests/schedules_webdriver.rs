@@ -1,4 +1,4 @@
-//! WebDriver test of issue 24 item 5 (Settings → Schedules) in the real app, offline with
+//! WebDriver test of Settings → Schedules in the real app, offline with
 //! the bundled bars and no model: a schedule added with the 收盘后 15:05 preset and the
 //! screen job is listed as 交易日 15:05 with a next run time; "run now" is disabled while
 //! the screen runs, then its history holds a `done` run marked "run now" with the task it

@@ -1,4 +1,4 @@
-//! Secrets never leak (issue 16 item 3): a canary API key, given through the environment
+//! Secrets never leak: a canary API key, given through the environment
 //! or the OS keychain, is used for the vendor's requests and appears nowhere else — not
 //! in any file under the data home (database and its WAL, logs, scratchpads, offloaded
 //! tool results, settings, exports), not in what the CLI prints (answers, events, error

@@ -1,4 +1,4 @@
-//! Secrets through the UI (issue 16 item 3): a canary key typed into Settings → API keys
+//! Secrets through the UI: a canary key typed into Settings → API keys
 //! of the real app is saved to the real keychain (Secret Service), used for the vendor's
 //! requests, and appears nowhere else — not in the DOM after saving nor after a 401 whose
 //! body echoes it back (the error the user sees does not repeat it), not in any file under

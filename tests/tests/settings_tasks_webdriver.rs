@@ -1,4 +1,4 @@
-//! WebDriver test of issue 23 item 1 in the real app: changing a setting (the theme) while
+//! WebDriver test in the real app: changing a setting (the theme) while
 //! background tasks run keeps the one background task manager of the process. Three AI
 //! reports are started by the model (mock vendor) with their own model calls held, so
 //! they fill the three slots; the theme is changed and saved in Settings; back in the

@@ -1,4 +1,4 @@
-//! WebDriver test of a sub-agent pane in the real app (issue 13): the model (the mock
+//! WebDriver test of a sub-agent pane in the real app: the model (the mock
 //! vendor) delegates to the research role; while the sub-agent works — its answer held back
 //! at the mock — its pane in the delegate card shows its tool call with ✓ and time; released,
 //! the pane shows the status and policy, and the parent answers. Reopened from the

@@ -1,4 +1,4 @@
-//! WebDriver test of background work in the real app (issue 12), with the model served
+//! WebDriver test of background work in the real app, with the model served
 //! in-process by `wyckoff-mock-vendor` (OpenAI wire format):
 //! - the model calls `screen_stocks`: the task panel shows it, it finishes with ✓, its
 //!   result opens as a table, and the completion goes back to the model (a notification

@@ -1,4 +1,4 @@
-//! WebDriver test of the tray and desktop notifications in the real app (issue 29 item 9),
+//! WebDriver test of the tray and desktop notifications in the real app,
 //! on the session bus `dbus-run-session` gives the suite, with two stand-ins a desktop
 //! would provide: a notification daemon (tests/support/fake-notifyd.py) and the panel's
 //! StatusNotifierWatcher (tests/support/fake-tray-host.py), through which the test reads

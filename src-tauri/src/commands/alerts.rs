@@ -1,4 +1,4 @@
-//! The alert centre (issue 25): rules (add, switch, remove) and the alerts that fired.
+//! The alert centre: rules (add, switch, remove) and the alerts that fired.
 //! Thin adapters over `wyckoff_alerts`; a check runs as the `alerts` background task
 //! (`start_task`), the same job a schedule runs.
 

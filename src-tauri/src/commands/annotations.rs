@@ -1,4 +1,4 @@
-//! Chart notes on the stock page (issue 27 item 4): the notes the agent (`annotate_chart`)
+//! Chart notes on the stock page: the notes the agent (`annotate_chart`)
 //! and the user drew on a stock's chart, the user's own drawing, and removal (the user
 //! removes anyone's). A thin adapter over `wyckoff_annotations`.
 

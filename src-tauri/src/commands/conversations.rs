@@ -1,4 +1,4 @@
-//! Forking a conversation from the window (issue 23 item 5): the store copies the history
+//! Forking a conversation from the window: the store copies the history
 //! up to a message into a new conversation recorded as forked from it; the source is
 //! never changed. Edit and regenerate in the chat are a fork followed by an ordinary turn.
 

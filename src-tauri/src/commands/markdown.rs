@@ -117,7 +117,7 @@ mod tests {
         assert!(html.contains("&lt;b&gt;"), "{html}");
     }
 
-    /// The XSS corpus (issue 16 item 5): script, event handlers, javascript:/data:/vbscript:
+    /// The XSS corpus: script, event handlers, javascript:/data:/vbscript:
     /// URLs in every place Markdown and HTML take one, SVG and MathML, style-based,
     /// nested and entity encodings, broken markup. Nothing active may survive. Shared with
     /// the WebDriver test that renders it in the real webview.

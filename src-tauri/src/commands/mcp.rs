@@ -1,4 +1,4 @@
-//! Settings → MCP (issue 26 item 5): the configured MCP servers (`mcp_servers.json` in the
+//! Settings → MCP: the configured MCP servers (`mcp_servers.json` in the
 //! data home, the list `wyckoff mcp` edits), add (with environment variables or a header
 //! from named secrets), switch, always-ask, trust single tools, remove, and a test that
 //! connects and lists the server's tools. Each session picks the list up as it is.

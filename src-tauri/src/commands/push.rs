@@ -1,4 +1,4 @@
-//! Settings → Push channels (issue 25): list (with each channel's last send), add (a
+//! Settings → Push channels: list (with each channel's last send), add (a
 //! robot's token and signing secret, or an e-mail channel's SMTP password, go to the
 //! keychain, never to the database), remove, send a test, choose which events a channel is
 //! sent. Thin adapters over `wyckoff_push`.

@@ -1,4 +1,4 @@
-//! The research page (issue 28): sweeps and walk-forwards started without a model, as the
+//! The research page: sweeps and walk-forwards started without a model, as the
 //! same `run_backtest` background task the agent starts, with the CLI's spec strings.
 
 use serde::Serialize;

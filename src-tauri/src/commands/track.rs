@@ -1,4 +1,4 @@
-//! Forward tracking in the window (issue 27 item 3): the hit rates of every saved screen's
+//! Forward tracking in the window: the hit rates of every saved screen's
 //! candidates, shown under a screen result. A thin adapter over `wyckoff_track`.
 
 use serde::Serialize;
