@@ -1,4 +1,4 @@
-// The alert centre (issue 25): what fired (each opening the stock page at that bar), the
+// The alert centre: what fired (each opening the stock page at that bar), the
 // rules (switch, remove) and the add form; "check now" runs the alerts job as a background
 // task, the same one schedules run. The nav button carries the count of alerts not seen.
 import { useCallback, useEffect, useState } from "react";

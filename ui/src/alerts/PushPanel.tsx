@@ -1,4 +1,4 @@
-// Settings → Push channels (issue 25): the channels with their latest push, a test send
+// Settings → Push channels: the channels with their latest push, a test send
 // with what the channel answered, remove; the add form (a robot's token and signing secret, a webhook's secret with the header or query parameter it goes in,
 // an e-mail channel's SMTP password, go to the keychain through the backend and are never
 // shown again). Each channel's

@@ -1,4 +1,4 @@
-// A call the approval inbox held, decided later (issue 24): worded here from the stored
+// A call the approval inbox held, decided later: worded here from the stored
 // notice, in the page's language — allowed and run (with what it returned), allowed but
 // failed, denied (with the reason), or expired unanswered.
 import type { ApprovalNotice, Decider } from "../bindings";

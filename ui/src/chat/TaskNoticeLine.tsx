@@ -1,4 +1,4 @@
-// A finished background task's notice in its conversation (issue 23 item 3): worded here
+// A finished background task's notice in its conversation: worded here
 // from the stored fields, in the page's language; the model's notification text is
 // never shown or parsed.
 import type { TaskNotice } from "../bindings";

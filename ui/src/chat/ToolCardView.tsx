@@ -39,7 +39,7 @@ function targetText(levels: TargetLevel[], t: ReturnType<typeof useT>, sep: stri
     .join(sep);
 }
 
-/** A diagnosis as a card. Its figures lead to their source (issue 27 item 5): the stock page
+/** A diagnosis as a card. Its figures lead to their source: the stock page
  * at the diagnosis's bar (its as-of date), or, with no bar to open, the tool result. */
 export function DiagnosisCard({ d, onShowSource }: { d: Diagnosis; onShowSource?: () => void }) {
   const t = useT();

@@ -1,4 +1,4 @@
-// Issue 27 item 5: a diagnosis card's figures open the bar they came from (the stock page at
+// A diagnosis card's figures open the bar they came from (the stock page at
 // the diagnosis's as-of date), or the tool result when there is no bar to open.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen } from "@testing-library/react";

@@ -1,4 +1,4 @@
-// Actions on the transcript's stored messages (issue 23 item 5): fork from here, edit a
+// Actions on the transcript's stored messages: fork from here, edit a
 // user message, regenerate the last answer. Each makes a new conversation with a fork of
 // the history; the conversation shown is never changed.
 import type { ForkedFrom } from "../bindings";

@@ -1,4 +1,4 @@
-// The approval inbox (issue 24 item 4): calls queued by runs with nobody to ask, each with
+// The approval inbox: calls queued by runs with nobody to ask, each with
 // who asked, its expiry, the same preview the approval dialog shows (diff, command,
 // folder) and the exact arguments; Allow / Deny (with an optional reason). Decided ones
 // show their status, who decided and what the call returned. Below, the approval log.

@@ -1,4 +1,4 @@
-// The account journal on the portfolio page (issue 28 item 4): record a fill, import a
+// The account journal on the portfolio page: record a fill, import a
 // broker 交割单, the fills with realised P/L, the daily value and the exit review. The
 // positions table above is the page's own; a fill or an import re-derives the positions
 // in the backend, so the page is told to reload it (`onChanged`). `refreshKey` changes

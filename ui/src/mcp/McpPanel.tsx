@@ -1,4 +1,4 @@
-// Settings → MCP (issue 26): the MCP servers whose tools the agent may use (as
+// Settings → MCP: the MCP servers whose tools the agent may use (as
 // mcp__<server>__<tool>, behind the approval gate), with add, on/off, "always ask", remove,
 // and a test that connects and lists the server's tools — read-only ones run without
 // asking unless the server always asks; single tools can be trusted (run unasked), as with

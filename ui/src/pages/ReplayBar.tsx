@@ -1,4 +1,4 @@
-// The stock page's replay controls (issue 27 item 2): a start date, step a bar (→ key) or
+// The stock page's replay controls: a start date, step a bar (→ key) or
 // a week, play/pause, leave; in training, the newest bar's label and the score so far.
 import { useState } from "react";
 import { useMarketText } from "./marketText";

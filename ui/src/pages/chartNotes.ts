@@ -1,4 +1,4 @@
-// Chart notes (issue 27 item 4): the boxes, lines and text notes the agent (annotate_chart)
+// Chart notes: the boxes, lines and text notes the agent (annotate_chart)
 // or the user drew on a stock's chart — their words for the list beside the chart, where
 // they land on the bars, and the user's form read into a shape.
 import type { Annotation, Shape } from "../bindings";

@@ -1,4 +1,4 @@
-// Replay on the stock page (issue 27 item 2), the parts without React: where the cursor
+// Replay on the stock page, the parts without React: where the cursor
 // goes, and the training score. The engine's marks and their known-on closes come from
 // the backend's whole chart; nothing here recomputes the reading.
 import type { ChartEvent } from "../bindings";

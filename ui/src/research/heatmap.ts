@@ -155,7 +155,7 @@ export function colour(value: number | null, lo: number | null, hi: number | nul
 }
 
 /** The single backtest behind row `i`: the sweep's period and board with that row's values
- * (its result equals the cell: the issue's acceptance tests it). */
+ * (its result equals the cell's). */
 export function cellRequest(report: Value, i: number): ResearchRequest | null {
   const r = obj(report);
   const row = rows(report)[i];

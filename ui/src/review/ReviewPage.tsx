@@ -1,4 +1,4 @@
-// The review page (issue 27 item 3): the tracked screen signals with their figures and the
+// The review page: the tracked screen signals with their figures and the
 // hit rates per trigger and 水温; every row opens the stock at its signal day, every return
 // at the bar it was sold on; a hit-rate cell filters the list to the signals it counts.
 import { useContext, useEffect, useState } from "react";

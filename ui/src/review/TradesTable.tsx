@@ -1,4 +1,4 @@
-// A backtest's trades under its metrics (issue 27 item 5): each entry and exit opens the
+// A backtest's trades under its metrics: each entry and exit opens the
 // stock page at that bar, so every figure leads to where it came from.
 import { useContext } from "react";
 import type { Value } from "../bindings";

@@ -1,4 +1,4 @@
-// Issue 27 item 5: a hit-rate cell opens what it counts. On the review page it filters the
+// A hit-rate cell opens what it counts. On the review page it filters the
 // signal list to those signals; under a screen result it lists them; either way each
 // figure opens its stock at the bar.
 import { afterEach, describe, expect, it, vi } from "vitest";

@@ -1,4 +1,4 @@
-// The review page's model (issue 27): every tracked screen signal as a row with its
+// The review page's model: every tracked screen signal as a row with its
 // figures 1–20 trading days on, pending marked, each opening the stock at a date.
 import type { GroupBy, Outcome, TrackedCandidate, TrackedScreen } from "../bindings";
 import { localTexts } from "../i18n";

@@ -1,7 +1,7 @@
-// Forward tracking under a screen result (issue 27): how often each trigger's past
+// Forward tracking under a screen result: how often each trigger's past
 // candidates gained after fees, 1–20 trading days on, with counts. The backend computes
-// every figure (wyckoff_track); this only lays them out. A cell opens what it counts
-// (issue 27 item 5): the review page filters its list to those signals; elsewhere (the
+// every figure (wyckoff_track); this only lays them out. A cell opens what it counts:
+// the review page filters its list to those signals; elsewhere (the
 // screen result) they are listed under the table, each opening its stock.
 import { useContext, useEffect, useState } from "react";
 import { commands, type HitRate, type Language as Lang, type TrackedScreen, type TrackStats } from "../bindings";

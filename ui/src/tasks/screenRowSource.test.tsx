@@ -1,4 +1,4 @@
-// Issue 27 item 5: a screen row's close opens the bar it is — the screen's day, or for a
+// A screen row's close opens the bar it is — the screen's day, or for a
 // suspended stock the last bar it had before it (the candidate's bars_as_of).
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
