@@ -391,7 +391,7 @@ fn wide_server_script() -> String {
 
 /// tests/mcp/wide_server.py over streamable HTTP, answering only requests whose
 /// Authorization is exactly `auth`; every header it receives goes to `log`.
-fn wide_http(python: &Path, auth: &str, log: &Path) -> (Server, String) {
+fn wide_http(python: &Path, auth: &str, log: &Path, extra: &[&str]) -> (Server, String) {
     let [port] = wyckoff_e2e::free_ports::<1>();
     let mut server = Server(
         Command::new(python)
@@ -404,6 +404,7 @@ fn wide_http(python: &Path, auth: &str, log: &Path) -> (Server, String) {
                 "--log",
                 &log.display().to_string(),
             ])
+            .args(extra)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap(),
@@ -431,8 +432,8 @@ fn an_authorization_secret_with_a_scheme_is_sent_as_it_is() {
     let h = Home::new();
     let basic_log = h.0.path().join("basic.log");
     let bearer_log = h.0.path().join("bearer.log");
-    let (_basic, basic_url) = wide_http(&python, "Basic dXNlcjpwYXNz", &basic_log);
-    let (_bearer, bearer_url) = wide_http(&python, "Bearer tok-31c", &bearer_log);
+    let (_basic, basic_url) = wide_http(&python, "Basic dXNlcjpwYXNz", &basic_log, &[]);
+    let (_bearer, bearer_url) = wide_http(&python, "Bearer tok-31c", &bearer_log, &[]);
     h.ok(&[
         "mcp",
         "add",
@@ -481,6 +482,42 @@ fn an_authorization_secret_with_a_scheme_is_sent_as_it_is() {
             "{name} received: {received}"
         );
     }
+}
+
+/// Over streamable HTTP the same: a tool list over the 16 MiB limit is said to be too
+/// large (the SDK closes the connection on it and only logs why), not "transport closed".
+#[test]
+fn a_tool_list_over_the_size_limit_over_http_is_said_too_large() {
+    let Some(python) = venv_python() else { return };
+    let h = Home::new();
+    let log = h.0.path().join("wide-http.log");
+    let (_server, url) = wide_http(
+        &python,
+        "Bearer tok-big",
+        &log,
+        &["--tools", "20", "--pad-kib", "1024"],
+    );
+    h.ok(&[
+        "mcp",
+        "add",
+        "wide",
+        "--url",
+        &url,
+        "--header-secret",
+        "wide-cred",
+    ]);
+    let out = h
+        .cmd(&["mcp", "test", "wide", "--timeout", "120"])
+        .env("WYCKOFF_MCP_SECRET_WIDE_CRED", "tok-big")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("MCP server 'wide' answered a message too large")
+            && err.contains("over the 16 MiB a message may have"),
+        "{err}"
+    );
 }
 
 /// A tool list over the SDK's 16 MiB message limit is said to be too large, not taken for a

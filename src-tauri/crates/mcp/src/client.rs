@@ -52,6 +52,12 @@ pub enum ClientError {
         bytes: u64,
         limit_mib: usize,
     },
+    /// An HTTP server's answer was over the size a message may have; the SDK closed the
+    /// connection on it (its exact size is not known).
+    #[error(
+        "MCP server '{server}' answered a message too large: over the {limit_mib} MiB a message may have (the connection was closed)"
+    )]
+    TooLargeOverHttp { server: String, limit_mib: usize },
     /// The server answered a request with an error (it is alive).
     #[error("MCP server '{server}' refused: {reason}")]
     Refused { server: String, reason: String },
@@ -156,6 +162,8 @@ impl rmcp::ClientHandler for Watcher {
 pub struct Caller {
     server: String,
     peer: rmcp::Peer<RoleClient>,
+    /// Raised by an HTTP connection's client once an answer was over the limit.
+    too_large: Option<Arc<AtomicBool>>,
 }
 
 impl Caller {
@@ -168,14 +176,14 @@ impl Caller {
         self.peer
             .call_tool(request)
             .await
-            .map_err(|e| classify(&self.server, e))
+            .map_err(|e| classify(&self.server, e, self.too_large.as_deref()))
     }
 }
 
 /// A request's failure: an error answer is [`ClientError::Refused`] (or
 /// [`ClientError::TooLarge`] when it stands for a message over the limit), anything else
 /// [`ClientError::Protocol`].
-fn classify(server: &str, e: rmcp::ServiceError) -> ClientError {
+fn classify(server: &str, e: rmcp::ServiceError, too_large: Option<&AtomicBool>) -> ClientError {
     match e {
         rmcp::ServiceError::McpError(err) => match too_large_bytes(&err) {
             Some(bytes) => ClientError::TooLarge {
@@ -187,6 +195,11 @@ fn classify(server: &str, e: rmcp::ServiceError) -> ClientError {
                 server: server.to_owned(),
                 reason: err.message.to_string(),
             },
+        },
+        // The SDK closes an HTTP connection on an answer over the limit and only logs it.
+        _ if too_large.is_some_and(|f| f.load(Ordering::SeqCst)) => ClientError::TooLargeOverHttp {
+            server: server.to_owned(),
+            limit_mib: MAX_MESSAGE_BYTES / (1024 * 1024),
         },
         other => ClientError::Protocol {
             server: server.to_owned(),
@@ -200,6 +213,7 @@ pub struct Connection {
     pub server: String,
     service: RunningService<RoleClient, Watcher>,
     tools_changed: Arc<AtomicBool>,
+    too_large: Option<Arc<AtomicBool>>,
 }
 
 impl Connection {
@@ -239,6 +253,8 @@ impl Connection {
             on_change,
         };
         let tools_changed = watcher.tools_changed.clone();
+        let http = crate::http_watch::WatchedHttp::new().map_err(|e| protocol(e.to_string()))?;
+        let too_large = matches!(entry.transport, McpTransport::Http { .. }).then(|| http.flag());
         let handshake = async {
             match &entry.transport {
                 McpTransport::Stdio { command, args, env } => {
@@ -304,7 +320,7 @@ impl Connection {
                         value.set_sensitive(true);
                         config = config.custom_headers(HashMap::from([(name, value)]));
                     }
-                    let transport = StreamableHttpClientTransport::from_config(config);
+                    let transport = StreamableHttpClientTransport::with_client(http, config);
                     watcher
                         .clone()
                         .serve(transport)
@@ -329,6 +345,7 @@ impl Connection {
             server,
             service,
             tools_changed,
+            too_large,
         })
     }
 
@@ -345,7 +362,7 @@ impl Connection {
                 server: self.server.clone(),
                 secs: timeout.as_secs(),
             })?
-            .map_err(|e| classify(&self.server, e))?;
+            .map_err(|e| classify(&self.server, e, self.too_large.as_deref()))?;
         Ok(tools.iter().map(tool_report).collect())
     }
 
@@ -362,6 +379,7 @@ impl Connection {
         Caller {
             server: self.server.clone(),
             peer: self.service.peer().clone(),
+            too_large: self.too_large.clone(),
         }
     }
 

@@ -12,6 +12,7 @@
 pub mod agent_tools;
 pub mod client;
 pub mod events;
+mod http_watch;
 pub mod offer;
 pub mod stdio;
 
