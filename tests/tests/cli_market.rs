@@ -254,3 +254,38 @@ fn configuration_failures_exit_1_not_2() {
         );
     }
 }
+
+/// Every market command takes its sources as the app does: the settings' order (here only
+/// Tencent) unless the environment says otherwise; a token source the order names is used
+/// only with its token.
+#[test]
+fn market_commands_take_the_settings_source_order_unless_the_environment_overrides_it() {
+    let h = Home::new();
+    std::fs::write(
+        h.path().join("settings.json"),
+        serde_json::json!({"version": 1, "data_sources": ["tencent", "tushare"]}).to_string(),
+    )
+    .unwrap();
+    let status = |env: &[(&str, &str)]| {
+        let mut cmd = h.command(&["data", "status", "--json"]);
+        cmd.env_remove("WYCKOFF_OFFLINE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["sources"].clone()
+    };
+    // No Tushare token anywhere: Tencent alone.
+    assert_eq!(status(&[]), serde_json::json!(["tencent"]));
+    // A token in the environment brings Tushare in, in the settings' order.
+    assert_eq!(
+        status(&[("TUSHARE_TOKEN", "t0ken-e2e")]),
+        serde_json::json!(["tencent", "tushare"])
+    );
+    // The environment's own order wins over the settings.
+    assert_eq!(
+        status(&[("WYCKOFF_DATA_SOURCES", "eastmoney")]),
+        serde_json::json!(["eastmoney"])
+    );
+}

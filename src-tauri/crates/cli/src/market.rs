@@ -8,7 +8,7 @@ use anyhow::Context;
 use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_config::DataHome;
-use wyckoff_market::{MarketConfig, MarketData};
+use wyckoff_market::MarketData;
 
 /// Exit status for "the data asked for is not available".
 pub const EXIT_UNAVAILABLE: u8 = 1;
@@ -25,9 +25,17 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// Opens the market data under `$WYCKOFF_HOME` (seeding the bundled data on first use);
 /// `WYCKOFF_OFFLINE=1` keeps it off the network.
+/// The market data of the data home, its sources chosen as the app and the agent choose
+/// them (the environment over the settings' order over the defaults).
 pub async fn open() -> anyhow::Result<Arc<MarketData>> {
     let home = DataHome::from_env();
-    let cfg = MarketConfig::from_env(home.root()).context("data source configuration")?;
+    let (settings, notes) = wyckoff_config::settings::load(&home.settings_path())
+        .with_context(|| format!("reading {}", home.settings_path().display()))?;
+    for note in notes {
+        eprintln!("wyckoff: settings: {note}");
+    }
+    let cfg = wyckoff_session::market_config(&home, &settings, &wyckoff_config::Secrets::system())
+        .context("data source configuration")?;
     let md = MarketData::open_with(cfg)
         .await
         .with_context(|| format!("opening market data in {}", home.root().display()))?;

@@ -253,18 +253,27 @@ impl MarketConfig {
             tushare_token: var("TUSHARE_TOKEN"),
         };
         cfg.sources = sources_from(var("WYCKOFF_DATA_SOURCES").as_deref(), &creds)?;
-        // A mirror of Eastmoney's API (a corporate proxy, or a local server in tests).
-        if let Some(base) = var("WYCKOFF_EASTMONEY_URL") {
-            let base = base.trim_end_matches('/').to_owned();
-            for spec in &mut cfg.sources {
-                if let SourceSpec::Eastmoney(em, _) = spec {
-                    em.kline_base.clone_from(&base);
-                    em.list_base.clone_from(&base);
-                }
-            }
-        }
+        cfg.use_eastmoney_mirror_from_env();
         cfg.fetch_on_read = true;
         Ok(cfg)
+    }
+
+    /// Points Eastmoney at `WYCKOFF_EASTMONEY_URL` when it is set: a mirror of its API (a
+    /// corporate proxy, or a local server in tests), whichever way the sources were chosen.
+    pub fn use_eastmoney_mirror_from_env(&mut self) {
+        let Some(base) = std::env::var("WYCKOFF_EASTMONEY_URL")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+        else {
+            return;
+        };
+        let base = base.trim_end_matches('/').to_owned();
+        for spec in &mut self.sources {
+            if let SourceSpec::Eastmoney(em, _) = spec {
+                em.kline_base.clone_from(&base);
+                em.list_base.clone_from(&base);
+            }
+        }
     }
 
     pub fn db_path(&self) -> PathBuf {

@@ -512,7 +512,10 @@ fn secs(value: i32, default: u64) -> Duration {
 /// Market sources: none with `WYCKOFF_OFFLINE=1`; else the settings' order, with the
 /// Tushare/TickFlow credentials from the environment or the keychain (a keyed source
 /// without its key is skipped, TickFlow falls back to its free tier).
-fn market_config(
+/// Where market data comes from, with one precedence for every front end: the environment
+/// (`WYCKOFF_OFFLINE`, `WYCKOFF_DATA_SOURCES`) over the settings' source order over the
+/// defaults. A source's token is looked up only when the order names that source.
+pub fn market_config(
     home: &DataHome,
     settings: &Settings,
     secrets: &Secrets,
@@ -523,14 +526,19 @@ fn market_config(
     if offline || env("WYCKOFF_DATA_SOURCES").is_some() {
         return Ok(MarketConfig::from_env(home.root())?);
     }
+    let listed = |kind| settings.data_sources.contains(&kind);
     let token = |source| {
         secrets
             .get(&SecretId::DataSource { source })
             .map(|(v, _)| v.expose().to_owned())
     };
     let creds = wyckoff_market::Credentials {
-        tickflow_api_key: token(DataSecret::Tickflow),
-        tushare_token: token(DataSecret::Tushare),
+        tickflow_api_key: listed(DataSourceKind::Tickflow)
+            .then(|| token(DataSecret::Tickflow))
+            .flatten(),
+        tushare_token: listed(DataSourceKind::Tushare)
+            .then(|| token(DataSecret::Tushare))
+            .flatten(),
     };
     let order: Vec<&str> = settings
         .data_sources
@@ -544,6 +552,7 @@ fn market_config(
         .collect();
     let mut cfg = MarketConfig::new(home.root());
     cfg.sources = wyckoff_market::facade::sources_from(Some(&order.join(",")), &creds)?;
+    cfg.use_eastmoney_mirror_from_env();
     cfg.fetch_on_read = !cfg.sources.is_empty();
     Ok(cfg)
 }
