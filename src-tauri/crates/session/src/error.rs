@@ -37,6 +37,8 @@ pub enum SessionError {
     #[error("push outbox: {0}")]
     Push(#[from] wyckoff_push::PushError),
     #[error(transparent)]
+    Alerts(#[from] wyckoff_alerts::StoreError),
+    #[error(transparent)]
     Skill(#[from] wyckoff_agent::SkillError),
     #[error("a turn is already running in conversation '{0}': wait for it or cancel it")]
     Busy(String),

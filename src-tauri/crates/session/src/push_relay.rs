@@ -1,19 +1,23 @@
-//! Finished background tasks, finished schedule runs and approvals waiting in the inbox,
-//! pushed to the channels that take them: each is queued in the durable
-//! outbox (one row per channel and part, split to the channel's limit) through the same
-//! path as fired alerts, then the rows that carry no alert are sent. A message that cannot
-//! be queued or sent is logged, never fails the work it reports on; a send that fails is
-//! retried from the outbox (the daemon tries what is due on every pass).
+//! The one outbox sender of a process: finished background tasks, finished schedule runs
+//! and approvals waiting in the inbox are queued in the durable outbox (one row per channel
+//! and part, split to the channel's limit) through the same path as fired alerts, and
+//! [`PushRelay::deliver`] sends every row that is due — fired alerts included, keeping each
+//! alert's delivery status. A message that cannot be queued or sent is logged, never fails
+//! the work it reports on; a send that fails is retried from the outbox by the next
+//! unattended pass (the app's timer and the daemon's), whether or not anything is checked
+//! again.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
+use wyckoff_alerts::AlertStore;
 use wyckoff_config::Secrets;
 use wyckoff_protocol::{InboxRequest, TaskInfo, TaskStatus};
-use wyckoff_push::{KeychainSecrets, Outbox, PushError, PushEvent};
+use wyckoff_push::{Delivery, KeychainSecrets, Outbox, PushEvent};
 
+use crate::SessionError;
 use crate::scheduler::RunReport;
 
 /// How long one send may take.
@@ -24,6 +28,8 @@ const TITLE: &str = "Wyckoff Desk";
 
 pub struct PushRelay {
     outbox: Outbox,
+    /// The fired alerts, whose delivery status follows their outbox rows.
+    alerts: AlertStore,
     /// One delivery at a time: a caller that waits for delivery (a schedule's end) gets
     /// the lock only after a send already under way (a task's end) has finished.
     sending: tokio::sync::Mutex<()>,
@@ -130,12 +136,14 @@ impl PushRelay {
     pub async fn open(
         pool: sqlx::SqlitePool,
         secrets: Arc<Secrets>,
-    ) -> Result<PushRelay, PushError> {
-        let outbox = Outbox::new(pool, SEND_TIMEOUT)
+    ) -> Result<PushRelay, SessionError> {
+        let outbox = Outbox::new(pool.clone(), SEND_TIMEOUT)
             .await?
             .with_secrets(Arc::new(KeychainSecrets(secrets)));
+        let alerts = AlertStore::new(pool).await?;
         Ok(PushRelay {
             outbox,
+            alerts,
             sending: tokio::sync::Mutex::new(()),
         })
     }
@@ -151,11 +159,17 @@ impl PushRelay {
         }
     }
 
-    /// Sends the due rows that carry no alert (alert rows are the alerts check's).
-    pub async fn deliver(&self, now: DateTime<Utc>) {
+    /// Sends every row due at `now` (alerts, tasks, schedules, approvals) and updates the
+    /// delivery status of the alerts concerned; the attempts made. A row another process
+    /// holds is left to it (the outbox claims each row in the database).
+    pub async fn deliver(&self, now: DateTime<Utc>) -> Vec<Delivery> {
         let _one = self.sending.lock().await;
-        if let Err(e) = self.outbox.deliver_due_messages(now).await {
-            tracing::warn!("cannot deliver push messages: {e}");
+        match wyckoff_alerts::deliver::deliver(&self.alerts, &self.outbox, None, now).await {
+            Ok(done) => done,
+            Err(e) => {
+                tracing::warn!("cannot deliver push messages: {e}");
+                Vec::new()
+            }
         }
     }
 
@@ -170,7 +184,9 @@ impl PushRelay {
             return;
         }
         let relay = self.clone();
-        tokio::spawn(async move { relay.deliver(now).await });
+        tokio::spawn(async move {
+            relay.deliver(now).await;
+        });
     }
 
     /// A schedule run ended: queued and sent before the run is reported.
@@ -191,7 +207,9 @@ impl PushRelay {
             return;
         }
         let relay = self.clone();
-        tokio::spawn(async move { relay.deliver(now).await });
+        tokio::spawn(async move {
+            relay.deliver(now).await;
+        });
     }
 }
 

@@ -189,8 +189,8 @@ impl Scheduler {
             .map_err(StoreError::from)?)
     }
 
-    /// One pass at `now`: every schedule due and not yet run, one after the other; then the
-    /// push messages (not alerts) that are due.
+    /// One pass at `now`: every schedule due and not yet run, one after the other; then
+    /// every push message that is due (fired alerts included).
     pub async fn pass(&self, now: DateTime<Utc>) -> Result<Vec<RunReport>, SchedulerError> {
         self.pass_until(now, &Stop::default()).await
     }
@@ -206,6 +206,22 @@ impl Scheduler {
         // One clock for everything the pass records: `now`, moved on by the time spent.
         let started = tokio::time::Instant::now();
         let clock = move || now + chrono::Duration::from_std(started.elapsed()).unwrap_or_default();
+        let runs = self.run_due(now, stop, &clock).await;
+        // Whatever a channel refused for a while (5xx, timeouts) goes out again once its
+        // backoff is over, alerts as much as task, schedule and approval messages: in the
+        // app's timer and the daemon's pass alike, even when no schedule could run, and
+        // with no new alerts check.
+        self.hub.services().push().deliver(clock()).await;
+        runs
+    }
+
+    /// The schedules due at `now` and not yet run, one after the other.
+    async fn run_due(
+        &self,
+        now: DateTime<Utc>,
+        stop: &Stop,
+        clock: &(dyn Fn() -> DateTime<Utc> + Sync),
+    ) -> Result<Vec<RunReport>, SchedulerError> {
         self.refresh_calendar().await;
         let mut reports = Vec::new();
         let listing = self.store.list().await?;
@@ -230,15 +246,12 @@ impl Scheduler {
                 continue;
             };
             tracing::info!(schedule = %schedule.name, due = %format_minute(due.at), catch_up = late, "scheduled run");
-            let mut report = self.execute(&schedule, run_id, &stop.abort, &clock).await?;
+            let mut report = self.execute(&schedule, run_id, &stop.abort, clock).await?;
             report.occurrence = Some(format_minute(due.at));
             report.catch_up = late;
             report.assumed_trading_day = due.assumed_trading_day;
             reports.push(self.pushed(report, clock()).await);
         }
-        // Push messages a channel refused for a while (5xx, timeouts) go out again once
-        // due, in the app's loop and the daemon's alike (the rows wait in the outbox).
-        self.hub.services().push().deliver(clock()).await;
         Ok(reports)
     }
 
