@@ -240,7 +240,7 @@ impl AlertStore {
             DeliveryStatus::Pending
         };
         let delivered_to = json(&names)?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         let mut out = Vec::with_capacity(firings.len());
         for f in firings {
             let bar_date = iso(f.bar_date);

@@ -289,7 +289,7 @@ impl InboxStore {
         let reason = reason
             .map(str::trim)
             .filter(|r| !r.is_empty() && status == InboxStatus::Denied);
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         // Only a pending row moves: a second process answering at the same time loses.
         let moved = sqlx::query(
             "UPDATE approval_inbox SET status = ?, decided_at = ?, decided_by_json = ?, reason = ? WHERE id = ? AND status = 'pending'",
@@ -334,7 +334,7 @@ impl InboxStore {
     /// the audit log, which records what took effect. Only an allow that has no result
     /// yet moves back.
     pub async fn release(&self, answered: &Answered) -> Result<(), InboxError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         let moved = sqlx::query(
             "UPDATE approval_inbox SET status = 'pending', decided_at = NULL, decided_by_json = NULL, reason = NULL WHERE id = ? AND status = 'allowed' AND result IS NULL",
         )
@@ -454,7 +454,7 @@ impl InboxStore {
     /// Adds one decision of a gate to the audit log (arguments masked). A queued call's
     /// line names the inbox request it became (queued just before, by this gate).
     pub async fn record(&self, record: &AuditRecord, now: DateTime<Utc>) -> Result<(), InboxError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         let request_id: Option<String> = if record.decision == AuditDecision::Queued {
             sqlx::query_as::<_, (String,)>(
                 "SELECT id FROM approval_inbox WHERE conversation_id = ? AND call_id = ? ORDER BY rowid DESC LIMIT 1",

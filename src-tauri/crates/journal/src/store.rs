@@ -276,7 +276,7 @@ impl JournalStore {
             pool,
             id: LOCAL_PORTFOLIO_ID.to_owned(),
         };
-        let mut tx = store.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&store.pool).await?;
         store.reconcile(&mut tx, now).await?;
         tx.commit().await?;
         Ok(store)
@@ -584,7 +584,7 @@ impl JournalStore {
     ) -> Result<RecordOutcome, JournalError> {
         let today =
             wyckoff_market::date::to_yyyymmdd(wyckoff_market::clock::to_shanghai(now).date());
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         self.reconcile(&mut tx, now).await?;
         let (mut lf, name, computed) = self.prepare(&mut tx, f, today).await?;
         lf.id = self
@@ -645,7 +645,7 @@ impl JournalStore {
         let parsed = broker_csv::parse(bytes)?;
         let today =
             wyckoff_market::date::to_yyyymmdd(wyckoff_market::clock::to_shanghai(now).date());
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         self.reconcile(&mut tx, now).await?;
         let mut errors = Vec::new();
         let mut prepared = Vec::new();
@@ -728,7 +728,7 @@ impl JournalStore {
 
     /// The fills (oldest first), the derived positions and the realised P/L.
     pub async fn summary(&self, now: DateTime<Utc>) -> Result<JournalSummary, JournalError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         self.reconcile(&mut tx, now).await?;
         let fills = self.load(&mut tx, None).await?;
         tx.commit().await?;
@@ -764,7 +764,7 @@ impl JournalStore {
         &self,
         now: DateTime<Utc>,
     ) -> Result<(Vec<LedgerFill>, HashMap<String, String>), JournalError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         self.reconcile(&mut tx, now).await?;
         let fills = self.load(&mut tx, None).await?;
         tx.commit().await?;

@@ -67,7 +67,7 @@ async fn compact_series(pool: &SqlitePool) -> Result<(), CacheError> {
     if pending.is_none() {
         return Ok(());
     }
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = wyckoff_db::begin_write(pool).await?;
     let rows: Vec<(i64, Vec<u8>)> =
         sqlx::query_as("SELECT rowid, data FROM market_series WHERE substr(data, 1, 1) = x'01'")
             .fetch_all(&mut *tx)
@@ -110,7 +110,7 @@ async fn move_legacy_rows(pool: &SqlitePool) -> Result<(), CacheError> {
         if any.is_none() {
             continue;
         }
-        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = wyckoff_db::begin_write(pool).await?;
         let rows = sqlx::query(AssertSqlSafe(format!(
             "SELECT code, date, open, high, low, close, volume, amount, turnover, source
              FROM {legacy} ORDER BY code, date"
@@ -529,7 +529,7 @@ impl CacheStore {
     /// and writes it back, and a lock upgraded mid-way fails at once when another process
     /// (the app and the CLI share the file) wrote in between; waiting is what we want.
     async fn write_tx(&self) -> Result<sqlx::Transaction<'static, Sqlite>, CacheError> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+        Ok(wyckoff_db::begin_write(&self.pool).await?)
     }
 
     /// Inserts or replaces bars (merged into the stored series by date);
@@ -773,7 +773,7 @@ impl CacheStore {
         now: DateTime<Utc>,
     ) -> Result<usize, CacheError> {
         let now = now.to_rfc3339();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         for chunk in list.chunks(500) {
             let mut qb = QueryBuilder::<Sqlite>::new(
                 "INSERT INTO market_stocks

@@ -106,7 +106,7 @@ pub async fn learn_from_index(
         return Ok(info);
     }
     let at = now.to_rfc3339();
-    let mut tx = pool.begin().await?;
+    let mut tx = wyckoff_db::begin_write(pool).await?;
     for (day, open) in &learned {
         sqlx::query(
             "INSERT INTO trading_calendar_day (day, open, source, learned_at) VALUES (?, ?, ?, ?)

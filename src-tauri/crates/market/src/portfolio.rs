@@ -172,7 +172,7 @@ impl PortfolioStore {
         op: PortfolioOp,
         now: DateTime<Utc>,
     ) -> Result<WriteOutcome, PortfolioError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         ensure_portfolio(&mut tx, &self.id, now).await?;
         let message = apply_in(&mut tx, &self.id, &op, now).await?;
         tx.commit().await?;
@@ -195,7 +195,7 @@ impl PortfolioStore {
         if items.len() > MAX_BATCH {
             return Err(invalid(ERR_BATCH_TOO_LARGE));
         }
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         ensure_portfolio(&mut tx, &self.id, now).await?;
         let mut failures = Vec::new();
         let mut done = Vec::new();

@@ -425,7 +425,7 @@ impl ConversationStore {
     /// and archives. Children are deleted explicitly so this holds even on a connection
     /// where foreign keys are off.
     pub async fn delete(&self, id: &str) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         for sql in [
             "DELETE FROM conversation_message WHERE conversation_id = ?",
             "DELETE FROM conversation_turn WHERE conversation_id = ?",
@@ -470,7 +470,7 @@ impl ConversationStore {
             .map(serde_json::to_string)
             .transpose()
             .map_err(|e| MemoryError::Corrupt(format!("usage: {e}")))?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         let done = sqlx::query(
             "UPDATE conversation_turn SET ended_at = ?, outcome = ?, usage = ? WHERE id = ?",
         )
@@ -528,7 +528,7 @@ impl ConversationStore {
         &self,
         is_alive: &(dyn Fn(&str) -> bool + Sync),
     ) -> Result<Vec<String>> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         let open: Vec<(String, Option<String>)> =
             sqlx::query_as("SELECT id, owner FROM conversation_turn WHERE ended_at IS NULL")
                 .fetch_all(&mut *tx)
@@ -642,7 +642,7 @@ impl ConversationStore {
             .transpose()
             .map_err(|e| MemoryError::Corrupt(format!("approval_notice: {e}")))?;
         let now = self.now_db();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         // Touching the conversation first takes the write lock, so seq allocation below
         // cannot race with another writer.
         let done = sqlx::query("UPDATE conversation SET updated_at = ? WHERE id = ?")

@@ -142,7 +142,7 @@ impl ConversationStore {
 
         let id = Uuid::new_v4().to_string();
         let now = self.now_db();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = wyckoff_db::begin_write(self.pool()).await?;
         sqlx::query(
             "INSERT INTO conversation (id, title, model, archived, created_at, updated_at,
                                        forked_from_conversation, forked_from_message)

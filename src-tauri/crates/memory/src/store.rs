@@ -205,7 +205,7 @@ impl MemoryStore {
     /// Saves a memory unless the same (type, content) exists, then trims the type to its
     /// cap (oldest first).
     pub async fn save(&self, memory: NewMemory) -> Result<SaveOutcome> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         let outcome = self.insert_in(&mut tx, &memory).await?;
         if let SaveOutcome::Inserted(_) = outcome {
             let trimmed = trim_type(&mut tx, memory.memory_type).await?;
@@ -262,7 +262,7 @@ impl MemoryStore {
     /// benchmarks; call [`MemoryStore::enforce_capacity`] afterwards to apply them).
     /// Duplicates are skipped. Returns how many were inserted.
     pub async fn bulk_insert_uncapped(&self, memories: &[NewMemory]) -> Result<usize> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         let mut inserted = 0;
         for m in memories {
             if let SaveOutcome::Inserted(_) = self.insert_in(&mut tx, m).await? {
@@ -275,7 +275,7 @@ impl MemoryStore {
 
     /// Trims every type to its cap. Returns how many memories were removed.
     pub async fn enforce_capacity(&self) -> Result<u64> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         let mut removed = 0;
         for t in MemoryType::ALL {
             removed += trim_type(&mut tx, t).await?;
@@ -396,7 +396,7 @@ impl MemoryStore {
             .filter(|c| !old_content_codes.contains(c))
             .collect();
         let codes = resolve_codes(content, &explicit)?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         sqlx::query(
             "UPDATE agent_memory SET content = ?, codes = ?, content_tokens = ? WHERE id = ?",
         )

@@ -802,7 +802,7 @@ impl Outbox {
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, PushError> {
         let (channels, _) = self.channels_for(event).await?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         Outbox::enqueue_on(&mut tx, &channels, alert_id, body, now).await?;
         tx.commit().await?;
         Ok(channels.into_iter().map(|c| c.name).collect())

@@ -236,7 +236,7 @@ impl ScheduleStore {
 
     /// Removes the schedule and its run history.
     pub async fn remove(&self, name: &str) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         let done = sqlx::query("DELETE FROM schedule WHERE name = ?")
             .bind(name)
             .execute(&mut *tx)

@@ -177,7 +177,7 @@ impl TrackStore {
     /// Saves a screen run; a backfill replaces an earlier backfill of the same day and
     /// board, so running it twice does not count its signals twice.
     pub async fn save(&self, rec: &ScreenRecord) -> Result<i64, TrackError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         if rec.origin == Origin::Backfill {
             sqlx::query(
                 "DELETE FROM track_candidate WHERE screen_id IN
