@@ -117,22 +117,20 @@ async fn pass(
         .map_err(crate::commands::chat::ChatError::into_message)?;
     let now = chrono::Utc::now();
     // A request can be queued and expire between two passes: the window still reloads.
-    let app_models = wyckoff_session::ModelOverrides::default();
-    let expired_any =
-        match wyckoff_session::approvals::expire_due_with(&hub, now, Some(&app_models)).await {
-            Ok(expired) => {
-                if !expired.is_empty() {
-                    tracing::info!(requests = expired.len(), "expired approval requests");
-                }
-                !expired.is_empty()
+    let expired_any = match wyckoff_session::approvals::expire_due(&hub, now).await {
+        Ok(expired) => {
+            if !expired.is_empty() {
+                tracing::info!(requests = expired.len(), "expired approval requests");
             }
-            Err(e) => {
-                tracing::warn!("cannot expire approval requests: {e}");
-                false
-            }
-        };
+            !expired.is_empty()
+        }
+        Err(e) => {
+            tracing::warn!("cannot expire approval requests: {e}");
+            false
+        }
+    };
     // Decisions whose conversations were not told yet; with no model they keep waiting.
-    match wyckoff_session::approvals::tell_waiting(&hub, &app_models).await {
+    match wyckoff_session::approvals::tell_waiting(&hub).await {
         Ok(w) if !w.told.is_empty() => {
             tracing::info!(
                 decisions = w.told.len(),

@@ -550,26 +550,38 @@ async fn an_allow_refused_as_busy_leaves_the_request_pending() {
 
 /// A denial needs no model: it is recorded, and the conversation is told once a model is
 /// configured again, by `approvals tell`, once.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_denial_without_a_model_is_recorded_and_told_once_a_model_is_back() {
-    let server = MockServer::start().await.unwrap();
-    server.push(Route::Openai, set_cash_call("call_cash_nomodel", 8000));
+/// A `set_cash` call queued by a run, then denied (with a reason) once the model is gone
+/// from the settings: the decision is recorded and waits to be told. The conversation
+/// and the request's id, and what the denial said.
+async fn denied_with_no_model(
+    server: &MockServer,
+    h: &Path,
+    base_url: &str,
+    call_id: &str,
+) -> (String, String, Output) {
+    server.push(Route::Openai, set_cash_call(call_id, 8000));
     server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
     server.push(
         Route::Openai,
         OpenAiStream::text_response(&["好的，没有调仓。"]),
     );
-    let home = tempfile::tempdir().unwrap();
-    let h = home.path();
-    let base_url = format!("{}/v1", server.url());
-    wyckoff_e2e::webdriver::mock_model_settings(h, &base_url);
+    wyckoff_e2e::webdriver::mock_model_settings(h, base_url);
     let conversation = queued_run(h, KEY, &[], "把现金设为 8000").await;
     let id = inbox(h, None).await[0]["id"].as_str().unwrap().to_owned();
-
-    // The model is gone from the settings.
     std::fs::write(h.join("settings.json"), json!({"version": 1}).to_string()).unwrap();
     let out = wyckoff(h, &["approvals", "deny", &id, "--reason", "不调"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    (conversation, id, out)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denial_without_a_model_is_recorded_and_told_once_a_model_is_back() {
+    let server = MockServer::start().await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let base_url = format!("{}/v1", server.url());
+    let (conversation, id, out) =
+        denied_with_no_model(&server, h, &base_url, "call_cash_nomodel").await;
     assert!(
         text(&out.stderr).contains("told once a model is available"),
         "{}",
@@ -618,21 +630,11 @@ async fn a_denial_without_a_model_is_recorded_and_told_once_a_model_is_back() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_denial_without_a_model_is_told_by_the_next_daemon_pass_with_one() {
     let server = MockServer::start().await.unwrap();
-    server.push(Route::Openai, set_cash_call("call_cash_daemon", 8000));
-    server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
-    server.push(
-        Route::Openai,
-        OpenAiStream::text_response(&["好的，没有调仓。"]),
-    );
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let base_url = format!("{}/v1", server.url());
-    wyckoff_e2e::webdriver::mock_model_settings(h, &base_url);
-    let conversation = queued_run(h, KEY, &[], "把现金设为 8000").await;
-    let id = inbox(h, None).await[0]["id"].as_str().unwrap().to_owned();
-    std::fs::write(h.join("settings.json"), json!({"version": 1}).to_string()).unwrap();
-    let out = wyckoff(h, &["approvals", "deny", &id, "--reason", "不调"]).await;
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (conversation, _, _) =
+        denied_with_no_model(&server, h, &base_url, "call_cash_daemon").await;
 
     // A pass with no model tells nothing and fails nothing.
     let pass = wyckoff(h, &["daemon", "--once"]).await;

@@ -195,17 +195,7 @@ async fn decide(
     let hub = open(state, chat).await?;
     let now = Utc::now();
     let decided =
-        // The app's hub runs the settings' models: no flags.
-        wyckoff_session::approvals::answer_with(
-            &hub,
-            id,
-            answer,
-            Decider::App,
-            reason,
-            now,
-            Some(&Default::default()),
-        )
-        .await;
+        wyckoff_session::approvals::answer(&hub, id, answer, Decider::App, reason, now).await;
     // Whatever happened, the badge shows the inbox as it now is.
     match view(&hub, now).await {
         Ok(v) => crate::inbox::announce(app, v.pending),

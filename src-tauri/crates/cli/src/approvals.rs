@@ -349,16 +349,7 @@ async fn answer(
     let services = Arc::new(services);
     let answer_text: AnswerSlot = Arc::default();
     let hub = hub(services.clone(), overrides.clone(), &answer_text);
-    let decided = approvals::answer_with(
-        &hub,
-        id,
-        answer,
-        Decider::Cli,
-        reason,
-        now,
-        Some(&overrides),
-    )
-    .await;
+    let decided = approvals::answer(&hub, id, answer, Decider::Cli, reason, now).await;
     let mut decided = match decided {
         Ok(d) => d,
         Err(e) => {
@@ -448,7 +439,7 @@ async fn tell(services: Services, json: bool, model: ModelFlags) -> anyhow::Resu
     let services = Arc::new(services);
     let answer_text: AnswerSlot = Arc::default();
     let hub = hub(services.clone(), overrides.clone(), &answer_text);
-    let mut waiting = approvals::tell_waiting(&hub, &overrides).await;
+    let mut waiting = approvals::tell_waiting(&hub).await;
     let mut failed = false;
     let mut told = Vec::new();
     if let Ok(waiting) = &mut waiting {
@@ -515,7 +506,7 @@ async fn expire(
     let services = Arc::new(services);
     let answer_text: AnswerSlot = Arc::default();
     let hub = hub(services.clone(), overrides.clone(), &answer_text);
-    let mut expired = approvals::expire_due_with(&hub, now, Some(&overrides)).await;
+    let mut expired = approvals::expire_due(&hub, now).await;
     let mut failed = false;
     let mut requests = Vec::new();
     if let Ok(expired) = &mut expired {

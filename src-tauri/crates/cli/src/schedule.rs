@@ -689,7 +689,7 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
             }
             // Decisions made with no model (or by a process that ended first) are told
             // once one is configured.
-            match wyckoff_session::approvals::tell_waiting(&hub, &ModelOverrides::default()).await {
+            match wyckoff_session::approvals::tell_waiting(&hub).await {
                 Ok(waiting) => {
                     let turns = waiting.told.into_iter().filter_map(|(_, _, turn)| turn);
                     wait_for_turns(turns, &stop).await;

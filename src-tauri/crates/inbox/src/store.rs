@@ -97,23 +97,6 @@ type RequestRow = (
     Option<String>,
 );
 
-type UntoldRow = (
-    String,
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-);
-
 type AuditRow = (
     i64,
     String,
@@ -374,8 +357,8 @@ impl InboxStore {
     /// An allowed call still running (no result yet) and deleted conversations are left
     /// out.
     pub async fn untold(&self) -> Result<Vec<Untold>, InboxError> {
-        let rows: Vec<UntoldRow> = sqlx::query_as(
-            "SELECT id, conversation_id, tool, display_name, args_json, preview_json, requested_by, created_at, expires_at, status, decided_at, decided_by_json, result, reason \
+        let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+            "SELECT i.id, i.reason \
              FROM approval_inbox i \
              WHERE i.status <> 'pending' AND i.decided_at IS NOT NULL \
              AND (i.status <> 'allowed' OR i.result IS NOT NULL) \
@@ -383,48 +366,18 @@ impl InboxStore {
              AND NOT EXISTS (SELECT 1 FROM conversation_message m \
                  WHERE m.conversation_id = i.conversation_id AND m.approval_notice IS NOT NULL \
                  AND json_extract(m.approval_notice, '$.request_id') = i.id) \
-             ORDER BY i.decided_at, i.id",
+             ORDER BY i.decided_at, i.rowid",
         )
         .fetch_all(&self.pool)
         .await?;
-        rows.into_iter()
-            .map(|row| {
-                let (
-                    id,
-                    conversation_id,
-                    tool,
-                    display_name,
-                    args,
-                    preview,
-                    requested_by,
-                    created_at,
-                    expires_at,
-                    status,
-                    decided_at,
-                    decided_by,
-                    result,
-                    reason,
-                ) = row;
-                Ok(Untold {
-                    request: request_of((
-                        id,
-                        conversation_id,
-                        tool,
-                        display_name,
-                        args,
-                        preview,
-                        requested_by,
-                        created_at,
-                        expires_at,
-                        status,
-                        decided_at,
-                        decided_by,
-                        result,
-                    ))?,
-                    reason,
-                })
-            })
-            .collect()
+        let mut untold = Vec::with_capacity(rows.len());
+        for (id, reason) in rows {
+            untold.push(Untold {
+                request: self.get(&id).await?,
+                reason,
+            });
+        }
+        Ok(untold)
     }
 
     /// The model's call id of request `id`.

@@ -15,7 +15,7 @@ use wyckoff_inbox::policy::{Answer, AnswerTime, Verdict};
 use wyckoff_inbox::{DecidedNotice, InboxError};
 use wyckoff_protocol::{ApprovalPreview, Decider, InboxRequest, InboxStatus, ToolCall};
 
-use crate::{ConversationHub, ModelOverrides, Services, SessionError, StartedTurn};
+use crate::{ConversationHub, Services, SessionError, StartedTurn};
 
 /// How a decision reaches its conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,9 +66,16 @@ fn set_handed(id: &str, on: bool) {
     }
 }
 
-/// [`answer_with`] where the hub's model flags are not known here: the model is not
-/// checked ahead (an allow whose session cannot be opened is taken back all the same, and
-/// a follow-up turn that cannot start leaves the notice with the hub).
+/// Answers request `id` by `by`. `at` (`--now`) may judge the expiry later than the
+/// clock, never earlier; the decision is recorded at the clock's time. The model the
+/// hub's sessions are built with (the follow-up turn and an allowed call's session need
+/// one) is checked before anything is decided or handed over.
+///
+/// Unknown or already decided: an error, nothing changed. At or after its expiry the
+/// request becomes expired whatever the answer. An allow is refused, the request left
+/// pending, when its conversation runs a turn, when no model can open its session, when
+/// what the call would do changed since it was queued (the request then shows the new
+/// preview) or when the call could not start (busy in another process).
 pub async fn answer(
     hub: &Arc<ConversationHub>,
     id: &str,
@@ -77,34 +84,12 @@ pub async fn answer(
     reason: Option<String>,
     at: DateTime<Utc>,
 ) -> Result<Decided, SessionError> {
-    answer_with(hub, id, answer, by, reason, at, None).await
-}
-
-/// Answers request `id` by `by`. `at` (`--now`) may judge the expiry later than the
-/// clock, never earlier; the decision is recorded at the clock's time. `overrides`: the
-/// model flags the hub's sessions were built with (the follow-up turn and an allowed
-/// call's session need a model), checked before anything is decided or handed over.
-///
-/// Unknown or already decided: an error, nothing changed. At or after its expiry the
-/// request becomes expired whatever the answer. An allow is refused, the request left
-/// pending, when its conversation runs a turn, when no model can open its session, when
-/// what the call would do changed since it was queued (the request then shows the new
-/// preview) or when the call could not start (busy in another process).
-pub async fn answer_with(
-    hub: &Arc<ConversationHub>,
-    id: &str,
-    answer: Answer,
-    by: Decider,
-    reason: Option<String>,
-    at: DateTime<Utc>,
-    overrides: Option<&ModelOverrides>,
-) -> Result<Decided, SessionError> {
     let services = hub.services().clone();
     let inbox = services.inbox().clone();
     let time = AnswerTime::new(services.clock().now(), Some(at));
     let (request, verdict) = inbox.verdict(id, answer, time).await?;
     if verdict == Verdict::Apply(InboxStatus::Allowed) {
-        check_allow(hub, &request, overrides).await?;
+        check_allow(hub, &request).await?;
     }
     // Handed before it is stored: a pass of `tell_waiting` between the two must not tell
     // the conversation as well.
@@ -165,7 +150,7 @@ pub async fn answer_with(
         InboxStatus::Expired | InboxStatus::Pending => (None, None, false),
     };
     let notice = wyckoff_inbox::decided_notice(&request, summary.clone(), why);
-    let (follow_up, told) = tell(hub, &request, notice, overrides).await;
+    let (follow_up, told) = tell(hub, &request, notice).await;
     Ok(Decided {
         request,
         tool_result: summary,
@@ -180,7 +165,6 @@ pub async fn answer_with(
 async fn check_allow(
     hub: &Arc<ConversationHub>,
     request: &InboxRequest,
-    overrides: Option<&ModelOverrides>,
 ) -> Result<(), SessionError> {
     let not_run = |why: String| InboxError::NotRun {
         id: request.id.clone(),
@@ -193,7 +177,7 @@ async fn check_allow(
         ))
         .into());
     }
-    if let Some(Err(e)) = overrides.map(|o| hub.services().check_model(o)) {
+    if let Err(e) = hub.services().check_model(hub.overrides()) {
         return Err(not_run(format!(
             "the call runs in its conversation's session, which needs a model: {e}"
         ))
@@ -244,9 +228,8 @@ async fn tell(
     hub: &Arc<ConversationHub>,
     request: &InboxRequest,
     notice: DecidedNotice,
-    overrides: Option<&ModelOverrides>,
 ) -> (Option<StartedTurn>, Telling) {
-    if let Some(Err(e)) = overrides.map(|o| hub.services().check_model(o)) {
+    if let Err(e) = hub.services().check_model(hub.overrides()) {
         // Not handed: the stored decision waits for `tell_waiting`.
         set_handed(&request.id, false);
         tracing::info!(request = %request.id, "the conversation is told once a model is available: {e}");
@@ -280,10 +263,7 @@ pub struct Waiting {
 /// model to run the follow-up turn, or by a process that ended before its follow-up ran
 /// — now that a model is available. The stored decision is the fact that waits; the
 /// conversation is told once (its notice stored marks it told).
-pub async fn tell_waiting(
-    hub: &Arc<ConversationHub>,
-    overrides: &ModelOverrides,
-) -> Result<Waiting, SessionError> {
+pub async fn tell_waiting(hub: &Arc<ConversationHub>) -> Result<Waiting, SessionError> {
     let untold: Vec<_> = hub
         .services()
         .inbox()
@@ -296,7 +276,7 @@ pub async fn tell_waiting(
     if untold.is_empty() {
         return Ok(waiting);
     }
-    if let Err(e) = hub.services().check_model(overrides) {
+    if let Err(e) = hub.services().check_model(hub.overrides()) {
         waiting.no_model = Some(e.to_string());
         waiting.still_waiting = untold.into_iter().map(|u| u.request).collect();
         return Ok(waiting);
@@ -312,26 +292,17 @@ pub async fn tell_waiting(
             _ => None,
         };
         let notice = wyckoff_inbox::decided_notice(&u.request, summary, u.reason.clone());
-        let (follow_up, told) = tell(hub, &u.request, notice, Some(overrides)).await;
+        let (follow_up, told) = tell(hub, &u.request, notice).await;
         waiting.told.push((u.request, told, follow_up));
     }
     Ok(waiting)
 }
 
-/// [`expire_due_with`] where the hub's model flags are not known here (see [`answer`]).
+/// Expires every pending request past its expiry at `now` (never earlier than the
+/// clock) and tells each conversation.
 pub async fn expire_due(
     hub: &Arc<ConversationHub>,
     now: DateTime<Utc>,
-) -> Result<Vec<Decided>, SessionError> {
-    expire_due_with(hub, now, None).await
-}
-
-/// Expires every pending request past its expiry at `now` (never earlier than the
-/// clock) and tells each conversation.
-pub async fn expire_due_with(
-    hub: &Arc<ConversationHub>,
-    now: DateTime<Utc>,
-    overrides: Option<&ModelOverrides>,
 ) -> Result<Vec<Decided>, SessionError> {
     let time = AnswerTime::new(hub.services().clock().now(), Some(now));
     let due: Vec<String> = hub
@@ -345,17 +316,7 @@ pub async fn expire_due_with(
         .collect();
     let mut expired = Vec::with_capacity(due.len());
     for id in due {
-        match answer_with(
-            hub,
-            &id,
-            Answer::Deny,
-            Decider::Expiry,
-            None,
-            time.judged,
-            overrides,
-        )
-        .await
-        {
+        match answer(hub, &id, Answer::Deny, Decider::Expiry, None, time.judged).await {
             Ok(decided) => expired.push(decided),
             // Another process expired it meanwhile.
             Err(SessionError::Inbox(InboxError::AlreadyDecided { .. })) => {}

@@ -143,6 +143,11 @@ impl ConversationHub {
         &self.services
     }
 
+    /// The model flags every session of the hub is built with.
+    pub fn overrides(&self) -> &ModelOverrides {
+        &self.options.overrides
+    }
+
     /// Starts the user's turn in `conversation` (a new conversation when `None`).
     /// Refused — before anything is stored — when a turn runs there, when `text` is empty
     /// or names an unknown `/skill`, or when the session cannot be built (no model, no key).
