@@ -870,29 +870,10 @@ impl Outbox {
     /// each outcome: sent; retried after the backoff; failed for good with the channel's
     /// answer (a 4xx, a removed channel, or too many retries).
     pub async fn deliver_due(&self, now: DateTime<Utc>) -> Result<Vec<Delivery>, PushError> {
-        self.deliver(now, false).await
-    }
-
-    /// [`Outbox::deliver_due`] for the rows that carry no alert (finished tasks and
-    /// schedules, approvals waiting): alert rows are left to the alerts check, which keeps
-    /// each alert's delivery status from them.
-    pub async fn deliver_due_messages(
-        &self,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<Delivery>, PushError> {
-        self.deliver(now, true).await
-    }
-
-    async fn deliver(
-        &self,
-        now: DateTime<Utc>,
-        messages_only: bool,
-    ) -> Result<Vec<Delivery>, PushError> {
         let due: Vec<RowTuple> = sqlx::query_as(select_rows!(
-            "WHERE status = 'pending' AND next_attempt_at <= ? AND (alert_id IS NULL OR ? = 0) ORDER BY id"
+            "WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY id"
         ))
         .bind(stamp(now))
-        .bind(i64::from(messages_only))
         .fetch_all(&self.pool)
         .await?;
         let (channels, damaged) = self.channels_checked().await?;

@@ -634,19 +634,17 @@ async fn each_channel_is_sent_only_the_events_it_takes() {
         o.enqueue_all(Some(4), &alert, t0()).await.unwrap(),
         vec!["desk"]
     );
-    // Messages only: the alert's row is left to the alerts check.
-    let d = o.deliver_due_messages(t0()).await.unwrap();
-    assert_eq!(d.len(), 1, "{d:?}");
+    // Each row goes to the channel that takes its kind, the alert's with its alert id.
+    let d = o.deliver_due(t0()).await.unwrap();
+    assert_eq!(d.len(), 2, "{d:?}");
     assert_eq!((d[0].channel.as_str(), d[0].alert_id), ("ops", None));
+    assert_eq!((d[1].channel.as_str(), d[1].alert_id), ("desk", Some(4)));
     assert_eq!(
         *tasks_got.got.lock().unwrap(),
         vec![with_id(task, &d[0].delivery_id)]
     );
-    assert!(alerts_got.got.lock().unwrap().is_empty());
-    let d = o.deliver_due(t0()).await.unwrap();
-    assert_eq!((d.len(), d[0].alert_id), (1, Some(4)));
     assert_eq!(
         *alerts_got.got.lock().unwrap(),
-        vec![with_id(alert, &d[0].delivery_id)]
+        vec![with_id(alert, &d[1].delivery_id)]
     );
 }
