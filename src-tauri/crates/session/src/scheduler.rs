@@ -203,9 +203,7 @@ impl Scheduler {
         now: DateTime<Utc>,
         stop: &Stop,
     ) -> Result<Vec<RunReport>, SchedulerError> {
-        // One clock for everything the pass records: `now`, moved on by the time spent.
-        let started = tokio::time::Instant::now();
-        let clock = move || now + chrono::Duration::from_std(started.elapsed()).unwrap_or_default();
+        let clock = moving_clock(now);
         let runs = self.run_due(now, stop, &clock).await;
         // Whatever a channel refused for a while (5xx, timeouts) goes out again once its
         // backoff is over, alerts as much as task, schedule and approval messages: in the
@@ -266,8 +264,7 @@ impl Scheduler {
             .store
             .start_manual(name, self.hub.services().owner(), now)
             .await?;
-        let started = tokio::time::Instant::now();
-        let clock = move || now + chrono::Duration::from_std(started.elapsed()).unwrap_or_default();
+        let clock = moving_clock(now);
         let report = self
             .execute(&schedule, run_id, &CancellationToken::new(), &clock)
             .await?;
@@ -484,6 +481,13 @@ impl Scheduler {
             ),
         }
     }
+}
+
+/// One clock for everything a pass records: `now` (the daemon's `--now`, or the wall
+/// clock), moved on by the time spent since.
+fn moving_clock(now: DateTime<Utc>) -> impl Fn() -> DateTime<Utc> + Sync {
+    let started = tokio::time::Instant::now();
+    move || now + chrono::Duration::from_std(started.elapsed()).unwrap_or_default()
 }
 
 fn brief(text: &str) -> String {
