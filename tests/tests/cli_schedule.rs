@@ -71,25 +71,23 @@ fn listed(home: &Path, now: &str) -> Vec<Value> {
     serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
 }
 
+/// Adds `name`, a screen at 15:05 on trading days, with the clock at `now`; what `add` said.
+fn add_close_screen(home: &Path, name: &str, now: &str) -> Output {
+    let add = wyckoff(
+        home,
+        &[
+            "schedule", "add", name, "--at", "15:05", "--job", "screen", "--now", now,
+        ],
+    );
+    assert!(add.status.success(), "{}", stderr(&add));
+    add
+}
+
 #[test]
 fn a_close_screen_runs_once_a_trading_day_and_catches_up_once() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let add = wyckoff(
-        h,
-        &[
-            "schedule",
-            "add",
-            "close",
-            "--at",
-            "15:05",
-            "--job",
-            "screen",
-            "--now",
-            "2026-12-03 16:00",
-        ],
-    );
-    assert!(add.status.success(), "{}", stderr(&add));
+    let add = add_close_screen(h, "close", "2026-12-03 16:00");
     assert!(
         stdout(&add).contains("next run 2026-12-04 15:05"),
         "{}",
@@ -1035,21 +1033,7 @@ async fn a_prompt_naming_an_unknown_skill_is_refused_when_added() {
 fn past_the_calendar_new_years_day_is_closed_and_an_assumed_day_is_said() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let add = wyckoff(
-        h,
-        &[
-            "schedule",
-            "add",
-            "close",
-            "--at",
-            "15:05",
-            "--job",
-            "screen",
-            "--now",
-            "2026-12-31 16:00",
-        ],
-    );
-    assert!(add.status.success(), "{}", stderr(&add));
+    add_close_screen(h, "close", "2026-12-31 16:00");
     assert!(pass(h, "2027-01-01 15:10").is_empty());
     let runs = pass(h, "2027-01-04 15:10");
     assert_eq!(runs.len(), 1, "{runs:?}");
@@ -1085,21 +1069,7 @@ async fn a_damaged_schedule_row_is_skipped_and_named() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     for name in ["broken", "close"] {
-        let add = wyckoff(
-            h,
-            &[
-                "schedule",
-                "add",
-                name,
-                "--at",
-                "15:05",
-                "--job",
-                "screen",
-                "--now",
-                "2026-12-03 16:00",
-            ],
-        );
-        assert!(add.status.success(), "{}", stderr(&add));
+        add_close_screen(h, name, "2026-12-03 16:00");
     }
     let opts = sqlx::sqlite::SqliteConnectOptions::new().filename(h.join("wyckoff.db"));
     let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
