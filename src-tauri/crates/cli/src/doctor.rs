@@ -22,33 +22,21 @@ struct Report {
     calendar: Option<wyckoff_market::calendar_store::CalendarInfo>,
 }
 
-/// The stored calendar of the data home (the bundled one before the database exists).
+/// The stored calendar of the data home (the bundled one before the database exists:
+/// `doctor` creates nothing).
 fn calendar(home: &DataHome) -> Option<wyckoff_market::calendar_store::CalendarInfo> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .ok()?;
-    let path = home.db_path();
-    let read = rt.block_on(async {
-        if !path.is_file() {
-            let bundled = wyckoff_market::bundled::calendar()?;
-            return Ok::<_, anyhow::Error>(wyckoff_market::calendar_store::CalendarInfo {
-                bundled_through: bundled.known_through(),
-                known_through: bundled.known_through(),
-                learned_from: None,
-                learned_now: 0,
-            });
-        }
-        let pool = wyckoff_market::cache::connect_db(&path).await?;
-        wyckoff_market::cache::migrate(&pool).await?;
-        let (_, info) = wyckoff_market::calendar_store::load(&pool).await?;
-        pool.close().await;
-        Ok(info)
+    let read = crate::market::runtime().and_then(|rt| {
+        rt.block_on(async {
+            if !home.db_path().is_file() {
+                return Ok(wyckoff_market::calendar_store::bundled_info()?);
+            }
+            Ok(crate::market::open().await?.current_calendar().await?.1)
+        })
     });
     match read {
         Ok(info) => Some(info),
         Err(e) => {
-            tracing::warn!("cannot read the trading calendar: {e}");
+            tracing::warn!("cannot read the trading calendar: {e:#}");
             None
         }
     }

@@ -2,6 +2,8 @@
 //! SSE Composite's cached bars after the fact, so schedules, screens and freshness stop
 //! assuming once the market has shown which weekdays it was closed.
 
+use std::sync::OnceLock;
+
 use chrono::{Datelike, Duration, Weekday};
 use serde::Serialize;
 use sqlx::SqlitePool;
@@ -30,9 +32,31 @@ pub struct CalendarInfo {
     pub learned_now: usize,
 }
 
+/// The bundled calendar, decoded once per process (every schedule pass reads the
+/// calendar again).
+fn bundled_calendar() -> Result<TradingCalendar, MarketError> {
+    static BUNDLED: OnceLock<TradingCalendar> = OnceLock::new();
+    if let Some(calendar) = BUNDLED.get() {
+        return Ok(calendar.clone());
+    }
+    let calendar = bundled::calendar()?;
+    Ok(BUNDLED.get_or_init(|| calendar).clone())
+}
+
+/// What the bundled calendar alone knows (a data home with no database yet).
+pub fn bundled_info() -> Result<CalendarInfo, MarketError> {
+    let through = bundled_calendar()?.known_through();
+    Ok(CalendarInfo {
+        bundled_through: through,
+        known_through: through,
+        learned_from: None,
+        learned_now: 0,
+    })
+}
+
 /// The bundled calendar extended by the stored learned days.
 pub async fn load(pool: &SqlitePool) -> Result<(TradingCalendar, CalendarInfo), MarketError> {
-    let mut calendar = bundled::calendar()?;
+    let mut calendar = bundled_calendar()?;
     let bundled_through = calendar.known_through();
     let rows: Vec<(i64, bool, String)> =
         sqlx::query_as("SELECT day, open, source FROM trading_calendar_day ORDER BY day")
@@ -87,7 +111,7 @@ pub async fn learn_from_index(
     store: &CacheStore,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<CalendarInfo, MarketError> {
-    let (calendar, mut info) = load(pool).await?;
+    let (mut calendar, mut info) = load(pool).await?;
     let key = IndexCode::sse_composite().symbol().key();
     let bars = store.load_bars(BarTable::Indices, &key, None).await?.bars;
     // Only a series that reaches back to the last known trading day says anything about
@@ -121,9 +145,9 @@ pub async fn learn_from_index(
         .await?;
     }
     tx.commit().await?;
-    let (_, now_known) = load(pool).await?;
-    info.known_through = now_known.known_through;
-    info.learned_from = now_known.learned_from;
+    // What was stored continues the calendar just read: it extends it the same way.
+    info.known_through = calendar.extend_known(&learned);
+    info.learned_from = Some(INDEX_SOURCE.to_owned());
     info.learned_now = learned.len();
     tracing::info!(
         days = learned.len(),
