@@ -13,7 +13,7 @@ use wyckoff_engine::{FunnelConfig, RegimeReason};
 use wyckoff_market::universe::SkipReason;
 use wyckoff_market::{Freshness, MarketData};
 use wyckoff_protocol::TaskInfo;
-pub use wyckoff_tools::jobs::TaskRequest;
+pub use wyckoff_protocol::TaskRequest;
 use wyckoff_tools::jobs::{self, JobError};
 
 use crate::chat::ChatState;

@@ -21,7 +21,7 @@ use wyckoff_session::scheduler::{RunReport, Scheduler, SchedulerError, Stop};
 use wyckoff_session::{
     ConversationHub, HubOptions, ModelOverrides, Services, TurnMeta, TurnOutput,
 };
-use wyckoff_tools::jobs::TaskRequest;
+use wyckoff_protocol::TaskRequest;
 
 use crate::market::{EXIT_BAD_INPUT, print_json};
 

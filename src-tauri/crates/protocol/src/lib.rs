@@ -28,5 +28,7 @@ pub use inbox::{ApprovalNotice, AuditDecision, AuditEntry, Decider, InboxRequest
 pub use message::{Message, SkillUse, SubAgentStep, ToolCall, ToolSchema, UserOrigin};
 pub use provider::ProviderKind;
 pub use subagent::{SubAgentPolicy, SubAgentResult, SubAgentStatus};
-pub use task::{TaskInfo, TaskNotice, TaskOutcome, TaskProgress, TaskStatus, TaskStep};
+pub use task::{
+    TaskInfo, TaskNotice, TaskOutcome, TaskProgress, TaskRequest, TaskStatus, TaskStep,
+};
 pub use usage::Usage;

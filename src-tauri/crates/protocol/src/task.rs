@@ -112,3 +112,33 @@ pub struct TaskInfo {
     #[serde(default)]
     pub error: Option<String>,
 }
+
+/// A background task started without any model: the overview's buttons, schedules.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TaskRequest {
+    /// `screen_stocks` over the cache; `as_of` YYYY-MM-DD replays a past day; `board`
+    /// (all|main|chinext|star|bse) and `limit` (the N most liquid, 0 = all) as
+    /// `wyckoff screen` takes them (absent in schedules stored before they existed).
+    Screen {
+        as_of: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        board: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<i64>,
+    },
+    /// `run_backtest` from `start` to `end` (YYYY-MM-DD).
+    Backtest {
+        start: String,
+        end: String,
+        hold_days: i64,
+        top_n: i64,
+    },
+    /// Every listed stock and the benchmark indices from the live sources.
+    SyncAll,
+    /// Daily bars from a CSV file or a folder of them (`wyckoff data import`'s format).
+    Import { path: String },
+    /// Every alert rule (and holding's stop-loss) checked as of the latest bars; what
+    /// fires is recorded and pushed (`wyckoff alerts check`).
+    Alerts,
+}

@@ -5,7 +5,7 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::sqlite::SqlitePool;
-use wyckoff_tools::jobs::TaskRequest;
+use wyckoff_protocol::TaskRequest;
 
 use crate::when::{Occurrence, When, WhenError, format_minute, parse_minute};
 

@@ -315,7 +315,7 @@ impl Scheduler {
 
     async fn run_task(
         &self,
-        request: &wyckoff_tools::jobs::TaskRequest,
+        request: &wyckoff_protocol::TaskRequest,
         abort: &CancellationToken,
     ) -> (RunStatus, RunEnd) {
         let services = self.hub.services();

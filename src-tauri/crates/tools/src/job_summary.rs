@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::jobs::TaskRequest;
+use wyckoff_protocol::TaskRequest;
 
 /// Candidates named in a screen's line.
 const NAMED: usize = 3;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use wyckoff_agent::{BackgroundTaskManager, SystemClock};
 use wyckoff_market::{MarketConfig, MarketData};
 use wyckoff_protocol::TaskStatus;
-use wyckoff_tools::jobs::TaskRequest;
+use wyckoff_protocol::TaskRequest;
 use wyckoff_track::{Origin, TrackStore};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
