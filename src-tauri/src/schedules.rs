@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::AppHandle;
 use tauri_specta::Event;
-use wyckoff_schedule::RunStatus;
-use wyckoff_session::scheduler::{RunReport, Scheduler};
+use wyckoff_protocol::{RunReport, RunStatus};
+use wyckoff_session::scheduler::Scheduler;
 
 /// How often the app looks for due schedules.
 const POLL: Duration = Duration::from_secs(30);

@@ -15,13 +15,14 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use wyckoff_agent::{EventSink, NullSink};
 use wyckoff_config::{DataHome, Secrets};
+use wyckoff_protocol::TaskRequest;
+use wyckoff_protocol::{RunReport, RunStatus};
 use wyckoff_schedule::when::{format_minute, from_beijing, parse_days, parse_minute, parse_time};
-use wyckoff_schedule::{Days, Job, RunStatus, Schedule, ScheduleRun, StoreError, When};
-use wyckoff_session::scheduler::{RunReport, Scheduler, SchedulerError, Stop};
+use wyckoff_schedule::{Days, Job, Schedule, ScheduleRun, StoreError, When};
+use wyckoff_session::scheduler::{Scheduler, SchedulerError, Stop};
 use wyckoff_session::{
     ConversationHub, HubOptions, ModelOverrides, Services, TurnMeta, TurnOutput,
 };
-use wyckoff_protocol::TaskRequest;
 
 use crate::market::{EXIT_BAD_INPUT, print_json};
 

@@ -11,6 +11,7 @@ mod event;
 mod inbox;
 mod message;
 mod provider;
+mod schedule;
 mod subagent;
 mod task;
 mod usage;
@@ -27,6 +28,7 @@ pub use event::{RecalledItem, RuntimeEvent, Tier, TurnKind};
 pub use inbox::{ApprovalNotice, AuditDecision, AuditEntry, Decider, InboxRequest, InboxStatus};
 pub use message::{Message, SkillUse, SubAgentStep, ToolCall, ToolSchema, UserOrigin};
 pub use provider::ProviderKind;
+pub use schedule::{RunReport, RunStatus};
 pub use subagent::{SubAgentPolicy, SubAgentResult, SubAgentStatus};
 pub use task::{
     TaskInfo, TaskNotice, TaskOutcome, TaskProgress, TaskRequest, TaskStatus, TaskStep,

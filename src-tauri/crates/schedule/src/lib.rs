@@ -6,6 +6,6 @@ pub mod store;
 pub mod when;
 
 pub use store::{
-    DamagedSchedule, Job, Listing, RunStatus, Schedule, ScheduleRun, ScheduleStore, StoreError,
+    DamagedSchedule, Job, Listing, Schedule, ScheduleRun, ScheduleStore, StoreError,
 };
 pub use when::{Days, Occurrence, When, WhenError};

@@ -5,7 +5,7 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::sqlite::SqlitePool;
-use wyckoff_protocol::TaskRequest;
+use wyckoff_protocol::{RunStatus, TaskRequest};
 
 use crate::when::{Occurrence, When, WhenError, format_minute, parse_minute};
 
@@ -36,45 +36,6 @@ pub struct Schedule {
     pub counted_from: NaiveDateTime,
     /// A prompt schedule's conversation (after its first run).
     pub conversation_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    Running,
-    Done,
-    Failed,
-    /// The process running it ended mid-run.
-    Interrupted,
-    /// Its turn was cancelled before it answered.
-    Cancelled,
-    /// The background tasks its turn started were still running at the wait's end and
-    /// were cancelled: the answer, if any, does not cover them.
-    TimedOut,
-}
-
-impl RunStatus {
-    fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Running => "running",
-            RunStatus::Done => "done",
-            RunStatus::Failed => "failed",
-            RunStatus::Interrupted => "interrupted",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::TimedOut => "timed_out",
-        }
-    }
-
-    fn parse(s: &str) -> RunStatus {
-        match s {
-            "running" => RunStatus::Running,
-            "done" => RunStatus::Done,
-            "interrupted" => RunStatus::Interrupted,
-            "cancelled" => RunStatus::Cancelled,
-            "timed_out" => RunStatus::TimedOut,
-            _ => RunStatus::Failed,
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -363,7 +324,7 @@ impl ScheduleStore {
         sqlx::query(
             "UPDATE schedule_run SET status = ?, finished_at = ?, summary = ?, error = ?, task_id = ?, conversation_id = ? WHERE id = ?",
         )
-        .bind(status.as_str())
+        .bind(status_text(status))
         .bind(now.to_rfc3339())
         .bind(&end.summary)
         .bind(&end.error)
@@ -475,12 +436,36 @@ fn run_of(r: RunRow) -> Result<ScheduleRun, StoreError> {
         schedule,
         occurrence,
         catch_up,
-        status: RunStatus::parse(&status),
+        status: status_of(&status),
         summary,
         error,
         task_id,
         conversation_id,
     })
+}
+
+/// How a run's status is stored.
+fn status_text(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Running => "running",
+        RunStatus::Done => "done",
+        RunStatus::Failed => "failed",
+        RunStatus::Interrupted => "interrupted",
+        RunStatus::Cancelled => "cancelled",
+        RunStatus::TimedOut => "timed_out",
+    }
+}
+
+/// A stored status; anything unknown reads as failed.
+fn status_of(s: &str) -> RunStatus {
+    match s {
+        "running" => RunStatus::Running,
+        "done" => RunStatus::Done,
+        "interrupted" => RunStatus::Interrupted,
+        "cancelled" => RunStatus::Cancelled,
+        "timed_out" => RunStatus::TimedOut,
+        _ => RunStatus::Failed,
+    }
 }
 
 #[cfg(test)]

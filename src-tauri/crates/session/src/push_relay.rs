@@ -18,7 +18,7 @@ use wyckoff_protocol::{InboxRequest, TaskInfo, TaskStatus};
 use wyckoff_push::{Delivery, KeychainSecrets, Outbox, PushEvent};
 
 use crate::SessionError;
-use crate::scheduler::RunReport;
+use wyckoff_protocol::RunReport;
 
 /// How long one send may take.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);

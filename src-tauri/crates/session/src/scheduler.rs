@@ -9,14 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::TurnOutcome;
 use wyckoff_market::TradingCalendar;
 use wyckoff_protocol::TaskStatus;
+use wyckoff_protocol::{RunReport, RunStatus};
 use wyckoff_schedule::store::RunEnd;
 use wyckoff_schedule::when::{beijing, format_minute};
-use wyckoff_schedule::{Job, Occurrence, RunStatus, Schedule, ScheduleStore, StoreError};
+use wyckoff_schedule::{Job, Occurrence, Schedule, ScheduleStore, StoreError};
 
 use crate::{Attendance, ConversationHub, SessionError};
 
@@ -52,24 +52,6 @@ pub enum SchedulerError {
     Store(#[from] StoreError),
     #[error("trading calendar: {0}")]
     Calendar(String),
-}
-
-/// One run a pass made (or "run now").
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunReport {
-    pub schedule: String,
-    pub run_id: i64,
-    /// Beijing `YYYY-MM-DD HH:MM`; `None` for "run now".
-    pub occurrence: Option<String>,
-    pub catch_up: bool,
-    /// Its due day was past the known trading calendar: a weekday was assumed to be a
-    /// trading day.
-    pub assumed_trading_day: bool,
-    pub status: RunStatus,
-    pub summary: Option<String>,
-    pub error: Option<String>,
-    pub task_id: Option<String>,
-    pub conversation_id: Option<String>,
 }
 
 pub struct Scheduler {
