@@ -1,31 +1,63 @@
-//! A-share boards, from the 6-digit code (REFERENCE §15.0 `core/cn_boards`).
+//! A-share boards, from the 6-digit code (REFERENCE §15.0 `core/cn_boards`). The one
+//! prefix table: `wyckoff_market::StockCode` takes its board (and whether a code is a stock
+//! at all) from [`Board::of_stock`].
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Board {
+    /// Shanghai/Shenzhen main board (incl. the former SME board 002 and B shares).
     Main,
-    /// ChiNext, 300/301.
+    /// Shenzhen ChiNext 300/301.
     Chinext,
-    /// STAR market, 688/689.
+    /// Shanghai STAR market 688/689.
     Star,
-    /// Beijing exchange, 4xx/8xx/9xx.
+    /// Beijing Stock Exchange 4xx/8xx/920.
     Bse,
 }
 
 impl Board {
-    /// Board of a code such as `600519`, `300027.SZ` or `sh688001` (digits are what count).
+    /// Board of a six-digit stock code; `None` when the prefix is no stock's (funds, bonds,
+    /// ETFs, indices) or the text is not six ASCII digits.
+    pub fn of_stock(digits: &str) -> Option<Board> {
+        if digits.len() != 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        match &digits[..3] {
+            "600" | "601" | "603" | "605" | "900" => Some(Board::Main),
+            "000" | "001" | "002" | "003" | "004" | "200" | "201" => Some(Board::Main),
+            "688" | "689" => Some(Board::Star),
+            "300" | "301" => Some(Board::Chinext),
+            "920" => Some(Board::Bse),
+            p if p.starts_with(['4', '8']) => Some(Board::Bse),
+            _ => None,
+        }
+    }
+
+    /// Board of a code such as `600519`, `300027.SZ` or `sh688001` (digits are what count);
+    /// the main board for anything that is not a stock code.
     pub fn from_code(code: &str) -> Board {
         let digits: String = code.chars().filter(|c| c.is_ascii_digit()).collect();
-        if digits.starts_with("300") || digits.starts_with("301") {
-            Board::Chinext
-        } else if digits.starts_with("688") || digits.starts_with("689") {
-            Board::Star
-        } else if digits.starts_with('4') || digits.starts_with('8') || digits.starts_with('9') {
-            Board::Bse
-        } else {
-            Board::Main
+        Board::of_stock(&digits).unwrap_or(Board::Main)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Board::Main => "main",
+            Board::Chinext => "chinext",
+            Board::Star => "star",
+            Board::Bse => "bse",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "main" => Some(Board::Main),
+            "chinext" => Some(Board::Chinext),
+            "star" => Some(Board::Star),
+            "bse" => Some(Board::Bse),
+            _ => None,
         }
     }
 
@@ -44,11 +76,59 @@ mod tests {
     use super::*;
 
     #[test]
+    fn boards_of_stock_codes() {
+        let cases = [
+            ("600519", Some(Board::Main)),
+            ("601318", Some(Board::Main)),
+            ("603220", Some(Board::Main)),
+            ("605001", Some(Board::Main)),
+            ("900901", Some(Board::Main)),
+            ("000001", Some(Board::Main)),
+            ("002572", Some(Board::Main)),
+            ("003816", Some(Board::Main)),
+            ("004001", Some(Board::Main)),
+            ("200002", Some(Board::Main)),
+            ("201872", Some(Board::Main)),
+            ("300027", Some(Board::Chinext)),
+            ("301001", Some(Board::Chinext)),
+            ("688981", Some(Board::Star)),
+            ("689009", Some(Board::Star)),
+            ("430047", Some(Board::Bse)),
+            ("830799", Some(Board::Bse)),
+            ("873223", Some(Board::Bse)),
+            ("920001", Some(Board::Bse)),
+            // ETFs, bonds, indices and numbers that are no code
+            ("510300", None),
+            ("159915", None),
+            ("123456", None),
+            ("399001", None),
+            ("930001", None),
+            ("60051", None),
+            ("6005190", None),
+            ("60051x", None),
+            ("", None),
+        ];
+        for (code, want) in cases {
+            assert_eq!(Board::of_stock(code), want, "{code}");
+        }
+    }
+
+    #[test]
     fn boards_from_codes() {
         assert_eq!(Board::from_code("000001"), Board::Main);
         assert_eq!(Board::from_code("600519.SH"), Board::Main);
         assert_eq!(Board::from_code("300027"), Board::Chinext);
         assert_eq!(Board::from_code("sh688001"), Board::Star);
         assert_eq!(Board::from_code("830799"), Board::Bse);
+        assert_eq!(Board::from_code("900901"), Board::Main);
+        assert_eq!(Board::from_code("510300"), Board::Main);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for b in [Board::Main, Board::Chinext, Board::Star, Board::Bse] {
+            assert_eq!(Board::parse(b.as_str()), Some(b));
+        }
+        assert_eq!(Board::parse("nasdaq"), None);
     }
 }

@@ -5,6 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+pub use wyckoff_engine::Board;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodeError {
@@ -67,54 +68,19 @@ impl fmt::Display for Exchange {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Board {
-    /// Shanghai/Shenzhen main board (incl. the former SME board 002 and B shares).
-    Main,
-    /// Shenzhen ChiNext 300/301.
-    Chinext,
-    /// Shanghai STAR market 688/689.
-    Star,
-    /// Beijing Stock Exchange 4xx/8xx/920.
-    Bse,
-}
-
-impl Board {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Board::Main => "main",
-            Board::Chinext => "chinext",
-            Board::Star => "star",
-            Board::Bse => "bse",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "main" => Some(Board::Main),
-            "chinext" => Some(Board::Chinext),
-            "star" => Some(Board::Star),
-            "bse" => Some(Board::Bse),
-            _ => None,
-        }
-    }
-}
-
-/// Exchange and board of a 6-digit stock code; `None` for non-stock prefixes.
+/// Exchange and board of a 6-digit stock code; `None` for non-stock prefixes. The board
+/// (and whether it is a stock) is the engine's one prefix table; the exchange follows from
+/// it: Shanghai's main-board codes start with 6 (A) or 9 (B), Shenzhen's with 0 or 2.
 fn classify(d: &str) -> Option<(Exchange, Board)> {
-    let p3 = &d[..3];
-    match p3 {
-        "600" | "601" | "603" | "605" | "900" => Some((Exchange::SH, Board::Main)),
-        "688" | "689" => Some((Exchange::SH, Board::Star)),
-        "000" | "001" | "002" | "003" | "004" | "200" | "201" => Some((Exchange::SZ, Board::Main)),
-        "300" | "301" => Some((Exchange::SZ, Board::Chinext)),
-        "920" => Some((Exchange::BJ, Board::Bse)),
-        _ => match d.as_bytes()[0] {
-            b'4' | b'8' => Some((Exchange::BJ, Board::Bse)),
-            _ => None,
-        },
-    }
+    let board = Board::of_stock(d)?;
+    let exchange = match board {
+        Board::Star => Exchange::SH,
+        Board::Chinext => Exchange::SZ,
+        Board::Bse => Exchange::BJ,
+        Board::Main if d.starts_with(['6', '9']) => Exchange::SH,
+        Board::Main => Exchange::SZ,
+    };
+    Some((exchange, board))
 }
 
 /// Splits `600519`, `600519.SH`, `sh600519`, `SH600519` into digits and an optional exchange.

@@ -10,7 +10,7 @@ use wyckoff_engine::{Bar, Benchmarks, StockSeries, Universe};
 use crate::cache::{
     BarTable, CacheError, CacheStore, CorruptRow, DecodedPage, Keep, decode_in_background,
 };
-use crate::code::{Board, IndexCode, StockCode};
+use crate::code::{IndexCode, StockCode};
 use crate::date::DateSet;
 use crate::search::StockDirectory;
 
@@ -69,15 +69,6 @@ pub struct UniverseReport {
 pub struct LoadedUniverse {
     pub universe: Universe,
     pub report: UniverseReport,
-}
-
-fn engine_board(b: Board) -> wyckoff_engine::Board {
-    match b {
-        Board::Main => wyckoff_engine::Board::Main,
-        Board::Chinext => wyckoff_engine::Board::Chinext,
-        Board::Star => wyckoff_engine::Board::Star,
-        Board::Bse => wyckoff_engine::Board::Bse,
-    }
 }
 
 /// The whole cache as of `as_of` (bars dated on or before it; all when `None`), stocks
@@ -177,7 +168,7 @@ pub async fn load_universe_listed(
             }
             out.universe.stocks.push(StockSeries {
                 name: info.map(|i| i.name.clone()).unwrap_or_default(),
-                board: engine_board(info.map_or(code.board(), |i| i.board)),
+                board: info.map_or(code.board(), |i| i.board),
                 industry: info.and_then(|i| i.industry.clone()),
                 // the list stores CNY; the funnel thinks in 亿元
                 market_cap_yi: info.and_then(|i| i.market_cap).map(|c| c / 1e8),
