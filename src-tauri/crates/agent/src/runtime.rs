@@ -3,6 +3,7 @@
 //! `done`, `turn_cancelled`, `turn_failed`, and leaves the conversation valid: every
 //! tool call has a result, the runtime's own retry prompts are gone.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wyckoff_config::settings::DEFAULT_TOOL_TIMEOUT_SECS;
 use wyckoff_llm::{ChatRequest, FinishReason, LlmError, Provider, StreamChunk};
-use wyckoff_protocol::{ErrorKind, Message, RuntimeEvent, ToolCall, Usage, UserOrigin};
+use wyckoff_protocol::{ErrorKind, Message, RuntimeEvent, ToolCall, ToolSchema, Usage, UserOrigin};
 
 use crate::approval::{ApprovalGate, Approver, DEFAULT_APPROVAL_TIMEOUT};
 use crate::background::{BackgroundTaskManager, PendingNotice};
@@ -491,6 +492,32 @@ struct Turn<'a> {
     transcript: &'a dyn Transcript,
 }
 
+/// What a turn's loop carries from one model call to the next.
+struct LoopState {
+    /// The tool the loop guard wants called before a text answer.
+    expectation: Option<TurnExpectation>,
+    /// The main provider, until a failure moves the turn to the fallback.
+    provider: Arc<dyn Provider>,
+    on_fallback: bool,
+    /// Every call of the turn, by name and arguments (what the loop guard checks).
+    used: Vec<(String, serde_json::Value)>,
+    doom: DoomLoopDetector,
+    stall_attempts: u32,
+    guard_retries: u32,
+    /// Tool rounds since the last wrap-up prompt.
+    segment_rounds: u32,
+}
+
+/// What a model call leaves the turn's loop to do.
+enum ModelRound {
+    /// The stream completed.
+    Answered(RoundResult),
+    /// Run the round again (after a stall, or on the fallback): not a new model call.
+    Retry,
+    /// The turn is over: cancelled or failed, its terminal event sent.
+    Ended(TurnOutcome),
+}
+
 /// The turn's tool sink: every event to the listeners, and a delegated sub-agent's
 /// progress into the turn's scratchpad too (it reaches the listeners without the turn).
 struct SubAgentRecorder {
@@ -571,7 +598,58 @@ impl<'a> Turn<'a> {
         u32::try_from(self.started.elapsed().as_millis()).unwrap_or(u32::MAX)
     }
 
+    /// The turn as a sequence of steps: open it, then round after round (limits,
+    /// background completions, compaction, model call, tools) until an answer, a limit,
+    /// a failure or a cancel ends it with exactly one terminal event.
     async fn run(&mut self, messages: &mut Vec<Message>) -> TurnOutcome {
+        let mut state = self.start(messages);
+        // A retried round (after a stall, or on the fallback) is not a new model call.
+        let mut retrying = false;
+        loop {
+            if self.cancel.is_cancelled() {
+                return self.cancelled(messages);
+            }
+            if !retrying && let ControlFlow::Break(outcome) = self.begin_round(messages, &mut state)
+            {
+                return outcome;
+            }
+            retrying = false;
+
+            self.deliver_background_completions(messages).await;
+            // The schemas go into the estimate and then into the request.
+            let tools = self.tool_schemas();
+            self.compact_context(messages, &tools, state.provider.as_ref())
+                .await;
+            let round = match self.call_model(messages, tools, &mut state).await {
+                ModelRound::Answered(round) => round,
+                ModelRound::Retry => {
+                    retrying = true;
+                    continue;
+                }
+                ModelRound::Ended(outcome) => return outcome,
+            };
+            self.count_round(&round);
+
+            if !round.tool_calls.is_empty() {
+                if let ControlFlow::Break(outcome) =
+                    self.run_tool_round(messages, round, &mut state).await
+                {
+                    return outcome;
+                }
+                continue;
+            }
+            // A text answer. Did the model skip a tool the request needs?
+            if self.retry_for_missing_tool(messages, &round, &mut state) {
+                continue;
+            }
+            return self.finish_with_answer(messages, round);
+        }
+    }
+
+    /// Opens the turn: the scratchpad and its `init` record, then (on a user's turn) the
+    /// user's message, after answering any call a killed turn left open. The loop
+    /// starts on the main provider with nothing counted.
+    fn start(&mut self, messages: &mut Vec<Message>) -> LoopState {
         let rt = self.rt;
         let has_input = !self.user_input.trim().is_empty();
         // Every turn leaves a trace, the ones a finished background task starts too.
@@ -580,25 +658,7 @@ impl<'a> Turn<'a> {
         } else {
             TurnTrigger::BackgroundCompletion
         };
-        if let Some(dir) = &rt.scratchpad_dir {
-            let named_after = if has_input {
-                self.user_input
-            } else {
-                "background_completion"
-            };
-            match Scratchpad::create(dir, named_after, rt.clock.now()) {
-                Ok(pad) => {
-                    let pad = Arc::new(pad);
-                    self.env.sink = Arc::new(SubAgentRecorder {
-                        inner: self.sink.clone(),
-                        pad: pad.clone(),
-                        clock: rt.clock.clone(),
-                    });
-                    self.scratchpad = Some(pad);
-                }
-                Err(e) => tracing::warn!("scratchpad unavailable: {e}"),
-            }
-        }
+        self.open_scratchpad(has_input);
         self.record(ScratchpadRecord::Init {
             session_id: rt.config.session_id.clone(),
             trigger,
@@ -620,281 +680,408 @@ impl<'a> Turn<'a> {
         } else {
             None
         };
-
-        let mut provider = rt.provider.clone();
-        let mut on_fallback = false;
-        let mut used: Vec<(String, serde_json::Value)> = Vec::new();
-        let mut doom = DoomLoopDetector::new();
-        let mut stall_attempts = 0u32;
-        let mut guard_retries = 0u32;
-        let mut segment_rounds = 0u32;
-        let mut retrying = false;
-
-        loop {
-            if self.cancel.is_cancelled() {
-                return self.cancelled(messages);
-            }
-            if !retrying {
-                if self.rounds >= rt.config.max_total_rounds {
-                    let text = format!(
-                        "（本轮已达到 {} 次模型调用上限，已停止。请输入「继续」完成剩余分析。）",
-                        rt.config.max_total_rounds
-                    );
-                    self.emit(RuntimeEvent::Warning {
-                        message: text.clone(),
-                    });
-                    return self.done(messages, text, String::new(), None);
-                }
-                if segment_rounds >= rt.config.max_rounds_per_segment {
-                    segment_rounds = 0;
-                    self.emit(RuntimeEvent::Warning {
-                        message: format!(
-                            "已连续 {} 轮调用工具，提示模型收尾",
-                            rt.config.max_rounds_per_segment
-                        ),
-                    });
-                    messages.push(Message::user_with_origin(
-                        CONTINUE_PROMPT,
-                        UserOrigin::InternalRetry,
-                    ));
-                }
-                self.rounds += 1;
-            }
-            retrying = false;
-
-            // Completions belong to the conversation's main agent: a sub-agent shares the
-            // session id (its tasks notify the parent) but never takes the notes.
-            if let Some(bg) = rt.background.as_ref().filter(|_| rt.tool_proxy.is_none()) {
-                for PendingNotice { notice, message } in
-                    bg.take_pending(&rt.config.session_id).await
-                {
-                    if let Some(task) = bg.get(&notice.task_id) {
-                        self.emit(RuntimeEvent::BackgroundTask { task });
-                    }
-                    self.record(ScratchpadRecord::Notification {
-                        task_id: notice.task_id.clone(),
-                        content: message.text().to_owned(),
-                    });
-                    // The notice goes out before its message is handed over: the session
-                    // stores the message with it.
-                    self.emit(RuntimeEvent::TaskNotice { notice });
-                    self.append(messages, message);
-                }
-            }
-            // The schemas go into the estimate and then into the request.
-            let tools = match &rt.tool_proxy {
-                Some(proxy) => proxy.schemas(),
-                None => rt.registry.schemas(None),
-            };
-            match rt
-                .compactor
-                .maybe_compact(messages, self.system_prompt, &tools, provider.as_ref())
-                .await
-            {
-                Ok(Some(report)) => {
-                    self.record(ScratchpadRecord::Compaction {
-                        before_messages: report.before_messages,
-                        after_messages: report.after_messages,
-                        archive_ref: report.archive_ref.clone(),
-                        summary_fallback: report.summary_fallback,
-                        before: report.before,
-                        after: report.after,
-                    });
-                    self.emit(RuntimeEvent::Compaction {
-                        before_messages: report.before_messages,
-                        after_messages: report.after_messages,
-                        archive_ref: report.archive_ref,
-                        summary_fallback: report.summary_fallback,
-                    });
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::warn!("compaction failed: {e}");
-                    self.emit(RuntimeEvent::Warning {
-                        message: format!("上下文压缩失败: {e}"),
-                    });
-                }
-            }
-            if let Some(message) =
-                rt.compactor
-                    .over_window(messages, self.system_prompt, &tools, provider.as_ref())
-            {
-                tracing::warn!("{message}");
-                self.emit(RuntimeEvent::Warning { message });
-            }
-
-            let request = ChatRequest {
-                system: self.system_prompt.to_owned(),
-                messages: messages.clone(),
-                tools,
-                max_tokens: rt.config.max_tokens,
-            };
-            let serving = provider.serving(&request);
-            self.emit(RuntimeEvent::ModelStart {
-                round: self.rounds,
-                provider: serving.provider,
-                model: serving.model,
-                tier: serving.tier,
-            });
-            let round = match stream_round(
-                provider.as_ref(),
-                &request,
-                self.sink.as_ref(),
-                &self.cancel,
-            )
-            .await
-            {
-                RoundEnd::Complete(r) => r,
-                RoundEnd::Cancelled => return self.cancelled(messages),
-                RoundEnd::Failed {
-                    error,
-                    streamed_text,
-                } => {
-                    tracing::warn!(kind = ?error.kind, "model call failed: {}", error.message);
-                    if error.kind == ErrorKind::Timeout && stall_attempts < rt.config.stall_retries
-                    {
-                        // The retry event also tells listeners to drop this round's text.
-                        stall_attempts += 1;
-                        self.emit(RuntimeEvent::Retry {
-                            reason: format!("stream_timeout: {}", error.message),
-                            attempt: stall_attempts,
-                        });
-                        retrying = true;
-                        continue;
-                    }
-                    if let (Some(fb), false) = (&rt.fallback, on_fallback)
-                        && error.kind.is_retryable()
-                    {
-                        on_fallback = true;
-                        self.emit(RuntimeEvent::Fallback {
-                            from: provider.name().to_owned(),
-                            to: fb.name().to_owned(),
-                            reason: error.message.clone(),
-                            discard_text: streamed_text,
-                        });
-                        provider = fb.clone();
-                        stall_attempts = 0;
-                        retrying = true;
-                        continue;
-                    }
-                    let causes = error_chain(&error);
-                    return self.failed(messages, error.kind, error.to_string(), causes);
-                }
-            };
-
-            self.usage.add(&round.usage);
-            self.emit(RuntimeEvent::Usage {
-                round: self.rounds,
-                usage: round.usage,
-                turn: self.usage,
-            });
-            if !round.thinking.is_empty() {
-                self.record(ScratchpadRecord::Thinking {
-                    round: self.rounds,
-                    content: round.thinking.clone(),
-                });
-            }
-
-            if !round.tool_calls.is_empty() {
-                segment_rounds += 1;
-                let calls = round.tool_calls;
-                self.emit(RuntimeEvent::ToolCalls {
-                    calls: calls.clone(),
-                    discard_text: round.streamed_text,
-                });
-                self.append(
-                    messages,
-                    Message::Assistant {
-                        content: round.text,
-                        tool_calls: calls.clone(),
-                        reasoning: (!round.thinking.is_empty()).then_some(round.thinking),
-                        reasoning_signature: round.signature,
-                    },
-                );
-                used.extend(calls.iter().map(|c| (c.name.clone(), c.args.clone())));
-
-                let doomed = calls
-                    .iter()
-                    .enumerate()
-                    .find_map(|(i, c)| doom.record(&c.name, &c.args).map(|why| (i, why)));
-                if let Some((at, why)) = doomed {
-                    for (i, call) in calls.iter().enumerate() {
-                        let msg = if i == at {
-                            why.clone()
-                        } else {
-                            "工具调用已因 doom-loop 中止".to_owned()
-                        };
-                        let o = ToolOutcome::error(call, msg, "doom_loop");
-                        self.emit(RuntimeEvent::ToolError {
-                            id: o.call_id.clone(),
-                            name: o.name.clone(),
-                            error: o.error_text(),
-                        });
-                        self.append_outcome(messages, o);
-                    }
-                    let name = &calls[at].name;
-                    let text = format!(
-                        "已中止：模型反复以相同参数调用工具 `{name}`，疑似陷入死循环，本轮已停止。请换个问法或补充信息后重试。"
-                    );
-                    self.emit(RuntimeEvent::Warning { message: why });
-                    return self.done(messages, text, String::new(), None);
-                }
-
-                let outcomes = rt.run_calls(&calls, &self.env).await;
-                // A sub-agent's tokens count in the turn's totals (and its cost).
-                for o in &outcomes {
-                    let spent = crate::subagents::role_for_tool(&o.name)
-                        .and(o.result.get("usage"))
-                        .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok());
-                    if let Some(u) = spent {
-                        self.usage.add(&u);
-                        self.emit(RuntimeEvent::Usage {
-                            round: self.rounds,
-                            usage: u,
-                            turn: self.usage,
-                        });
-                    }
-                }
-                let aborted = outcomes.iter().any(|o| o.aborted);
-                for o in outcomes {
-                    self.append_outcome(messages, o);
-                }
-                if aborted || self.cancel.is_cancelled() {
-                    return self.cancelled(messages);
-                }
-                continue;
-            }
-
-            // A text answer. Did the model skip a tool the request needs?
-            if let Some(exp) = &expectation
-                && !loop_guard::is_satisfied(exp, &used)
-            {
-                if guard_retries < rt.config.loop_guard_retries {
-                    guard_retries += 1;
-                    if !round.text.trim().is_empty() {
-                        messages.push(Message::assistant(round.text.clone()));
-                    }
-                    messages.push(Message::user_with_origin(
-                        loop_guard::retry_prompt(exp, &round.text),
-                        UserOrigin::InternalRetry,
-                    ));
-                    self.emit(RuntimeEvent::Retry {
-                        reason: format!("loop_guard: 需要先调用 {}", exp.tool),
-                        attempt: guard_retries,
-                    });
-                    continue;
-                }
-                self.emit(RuntimeEvent::Warning {
-                    message: loop_guard::exhausted_warning(exp, guard_retries),
-                });
-            }
-            if round.finish == Some(FinishReason::Length) {
-                self.emit(RuntimeEvent::Warning {
-                    message: "模型输出达到单次长度上限，回答可能不完整。".to_owned(),
-                });
-            }
-            return self.done(messages, round.text, round.thinking, round.signature);
+        LoopState {
+            expectation,
+            provider: rt.provider.clone(),
+            on_fallback: false,
+            used: Vec::new(),
+            doom: DoomLoopDetector::new(),
+            stall_attempts: 0,
+            guard_retries: 0,
+            segment_rounds: 0,
         }
+    }
+
+    /// Creates the turn's scratchpad (when the runtime keeps them) and routes the tools'
+    /// events through it, so a delegated sub-agent's progress is recorded too. A
+    /// scratchpad that can't be created costs a warning, never the turn.
+    fn open_scratchpad(&mut self, has_input: bool) {
+        let rt = self.rt;
+        if let Some(dir) = &rt.scratchpad_dir {
+            let named_after = if has_input {
+                self.user_input
+            } else {
+                "background_completion"
+            };
+            match Scratchpad::create(dir, named_after, rt.clock.now()) {
+                Ok(pad) => {
+                    let pad = Arc::new(pad);
+                    self.env.sink = Arc::new(SubAgentRecorder {
+                        inner: self.sink.clone(),
+                        pad: pad.clone(),
+                        clock: rt.clock.clone(),
+                    });
+                    self.scratchpad = Some(pad);
+                }
+                Err(e) => tracing::warn!("scratchpad unavailable: {e}"),
+            }
+        }
+    }
+
+    /// Counts the next model call, or ends the turn (done, with a warning) once the
+    /// turn's call limit is reached. After a segment's worth of tool rounds it first asks
+    /// the model to wrap up, with an internal prompt the end of the turn removes.
+    fn begin_round(
+        &mut self,
+        messages: &mut Vec<Message>,
+        state: &mut LoopState,
+    ) -> ControlFlow<TurnOutcome> {
+        let rt = self.rt;
+        if self.rounds >= rt.config.max_total_rounds {
+            let text = format!(
+                "（本轮已达到 {} 次模型调用上限，已停止。请输入「继续」完成剩余分析。）",
+                rt.config.max_total_rounds
+            );
+            self.emit(RuntimeEvent::Warning {
+                message: text.clone(),
+            });
+            return ControlFlow::Break(self.done(messages, text, String::new(), None));
+        }
+        if state.segment_rounds >= rt.config.max_rounds_per_segment {
+            state.segment_rounds = 0;
+            self.emit(RuntimeEvent::Warning {
+                message: format!(
+                    "已连续 {} 轮调用工具，提示模型收尾",
+                    rt.config.max_rounds_per_segment
+                ),
+            });
+            messages.push(Message::user_with_origin(
+                CONTINUE_PROMPT,
+                UserOrigin::InternalRetry,
+            ));
+        }
+        self.rounds += 1;
+        ControlFlow::Continue(())
+    }
+
+    /// Hands the session's finished background tasks to the model: per completion the
+    /// task's state, a scratchpad record and the notice go out, then its message joins
+    /// the conversation. Only the conversation's main agent takes them.
+    async fn deliver_background_completions(&self, messages: &mut Vec<Message>) {
+        let rt = self.rt;
+        // Completions belong to the conversation's main agent: a sub-agent shares the
+        // session id (its tasks notify the parent) but never takes the notes.
+        if let Some(bg) = rt.background.as_ref().filter(|_| rt.tool_proxy.is_none()) {
+            for PendingNotice { notice, message } in bg.take_pending(&rt.config.session_id).await {
+                if let Some(task) = bg.get(&notice.task_id) {
+                    self.emit(RuntimeEvent::BackgroundTask { task });
+                }
+                self.record(ScratchpadRecord::Notification {
+                    task_id: notice.task_id.clone(),
+                    content: message.text().to_owned(),
+                });
+                // The notice goes out before its message is handed over: the session
+                // stores the message with it.
+                self.emit(RuntimeEvent::TaskNotice { notice });
+                self.append(messages, message);
+            }
+        }
+    }
+
+    /// The tools this turn offers the model: a sub-agent's whitelist, else the registry.
+    fn tool_schemas(&self) -> Vec<ToolSchema> {
+        match &self.rt.tool_proxy {
+            Some(proxy) => proxy.schemas(),
+            None => self.rt.registry.schemas(None),
+        }
+    }
+
+    /// Lets the compactor shrink the conversation before the request is built. A failed
+    /// compaction is a warning and the round goes on uncompacted; so is a request still
+    /// larger than the model's window (the vendor has the last word).
+    async fn compact_context(
+        &self,
+        messages: &mut Vec<Message>,
+        tools: &[ToolSchema],
+        provider: &dyn Provider,
+    ) {
+        let rt = self.rt;
+        match rt
+            .compactor
+            .maybe_compact(messages, self.system_prompt, tools, provider)
+            .await
+        {
+            Ok(Some(report)) => {
+                self.record(ScratchpadRecord::Compaction {
+                    before_messages: report.before_messages,
+                    after_messages: report.after_messages,
+                    archive_ref: report.archive_ref.clone(),
+                    summary_fallback: report.summary_fallback,
+                    before: report.before,
+                    after: report.after,
+                });
+                self.emit(RuntimeEvent::Compaction {
+                    before_messages: report.before_messages,
+                    after_messages: report.after_messages,
+                    archive_ref: report.archive_ref,
+                    summary_fallback: report.summary_fallback,
+                });
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!("compaction failed: {e}");
+                self.emit(RuntimeEvent::Warning {
+                    message: format!("上下文压缩失败: {e}"),
+                });
+            }
+        }
+        if let Some(message) =
+            rt.compactor
+                .over_window(messages, self.system_prompt, tools, provider)
+        {
+            tracing::warn!("{message}");
+            self.emit(RuntimeEvent::Warning { message });
+        }
+    }
+
+    /// One model call: the request from the conversation as it stands, `model_start`
+    /// naming who serves it, then the stream forwarded to the listeners. A cancel ends
+    /// the turn; a failure goes to [`Turn::recover`].
+    async fn call_model(
+        &self,
+        messages: &mut Vec<Message>,
+        tools: Vec<ToolSchema>,
+        state: &mut LoopState,
+    ) -> ModelRound {
+        let rt = self.rt;
+        let request = ChatRequest {
+            system: self.system_prompt.to_owned(),
+            messages: messages.clone(),
+            tools,
+            max_tokens: rt.config.max_tokens,
+        };
+        let serving = state.provider.serving(&request);
+        self.emit(RuntimeEvent::ModelStart {
+            round: self.rounds,
+            provider: serving.provider,
+            model: serving.model,
+            tier: serving.tier,
+        });
+        match stream_round(
+            state.provider.as_ref(),
+            &request,
+            self.sink.as_ref(),
+            &self.cancel,
+        )
+        .await
+        {
+            RoundEnd::Complete(r) => ModelRound::Answered(r),
+            RoundEnd::Cancelled => ModelRound::Ended(self.cancelled(messages)),
+            RoundEnd::Failed {
+                error,
+                streamed_text,
+            } => self.recover(messages, error, streamed_text, state),
+        }
+    }
+
+    /// What a failed model call costs. A stall is retried up to `stall_retries` times;
+    /// then a retryable failure moves the turn to the fallback provider (once, with a
+    /// fresh stall budget). Both run the round again; anything else fails the turn with
+    /// the error's cause chain.
+    fn recover(
+        &self,
+        messages: &mut Vec<Message>,
+        error: LlmError,
+        streamed_text: bool,
+        state: &mut LoopState,
+    ) -> ModelRound {
+        let rt = self.rt;
+        tracing::warn!(kind = ?error.kind, "model call failed: {}", error.message);
+        if error.kind == ErrorKind::Timeout && state.stall_attempts < rt.config.stall_retries {
+            // The retry event also tells listeners to drop this round's text.
+            state.stall_attempts += 1;
+            self.emit(RuntimeEvent::Retry {
+                reason: format!("stream_timeout: {}", error.message),
+                attempt: state.stall_attempts,
+            });
+            return ModelRound::Retry;
+        }
+        if let (Some(fb), false) = (&rt.fallback, state.on_fallback)
+            && error.kind.is_retryable()
+        {
+            state.on_fallback = true;
+            self.emit(RuntimeEvent::Fallback {
+                from: state.provider.name().to_owned(),
+                to: fb.name().to_owned(),
+                reason: error.message.clone(),
+                discard_text: streamed_text,
+            });
+            state.provider = fb.clone();
+            state.stall_attempts = 0;
+            return ModelRound::Retry;
+        }
+        let causes = error_chain(&error);
+        ModelRound::Ended(self.failed(messages, error.kind, error.to_string(), causes))
+    }
+
+    /// Adds the round's tokens to the turn's and reports both; the model's thinking goes
+    /// into the scratchpad.
+    fn count_round(&mut self, round: &RoundResult) {
+        self.usage.add(&round.usage);
+        self.emit(RuntimeEvent::Usage {
+            round: self.rounds,
+            usage: round.usage,
+            turn: self.usage,
+        });
+        if !round.thinking.is_empty() {
+            self.record(ScratchpadRecord::Thinking {
+                round: self.rounds,
+                content: round.thinking.clone(),
+            });
+        }
+    }
+
+    /// A round that called tools: the calls are announced and their assistant message
+    /// joins the conversation, the doom-loop check may stop the turn, then the calls run.
+    /// Every call ends with a result in the conversation, whichever way this goes.
+    async fn run_tool_round(
+        &mut self,
+        messages: &mut Vec<Message>,
+        round: RoundResult,
+        state: &mut LoopState,
+    ) -> ControlFlow<TurnOutcome> {
+        state.segment_rounds += 1;
+        let calls = round.tool_calls;
+        self.emit(RuntimeEvent::ToolCalls {
+            calls: calls.clone(),
+            discard_text: round.streamed_text,
+        });
+        self.append(
+            messages,
+            Message::Assistant {
+                content: round.text,
+                tool_calls: calls.clone(),
+                reasoning: (!round.thinking.is_empty()).then_some(round.thinking),
+                reasoning_signature: round.signature,
+            },
+        );
+        state
+            .used
+            .extend(calls.iter().map(|c| (c.name.clone(), c.args.clone())));
+        self.stop_doom_loop(messages, &calls, &mut state.doom)?;
+        self.execute_tool_calls(messages, &calls).await
+    }
+
+    /// Ends the turn (done, with an explanation) when the model repeats a call with the
+    /// same arguments: instead of running, every call of the round gets a `doom_loop`
+    /// error result.
+    fn stop_doom_loop(
+        &self,
+        messages: &mut Vec<Message>,
+        calls: &[ToolCall],
+        doom: &mut DoomLoopDetector,
+    ) -> ControlFlow<TurnOutcome> {
+        let doomed = calls
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| doom.record(&c.name, &c.args).map(|why| (i, why)));
+        let Some((at, why)) = doomed else {
+            return ControlFlow::Continue(());
+        };
+        for (i, call) in calls.iter().enumerate() {
+            let msg = if i == at {
+                why.clone()
+            } else {
+                "工具调用已因 doom-loop 中止".to_owned()
+            };
+            let o = ToolOutcome::error(call, msg, "doom_loop");
+            self.emit(RuntimeEvent::ToolError {
+                id: o.call_id.clone(),
+                name: o.name.clone(),
+                error: o.error_text(),
+            });
+            self.append_outcome(messages, o);
+        }
+        let name = &calls[at].name;
+        let text = format!(
+            "已中止：模型反复以相同参数调用工具 `{name}`，疑似陷入死循环，本轮已停止。请换个问法或补充信息后重试。"
+        );
+        self.emit(RuntimeEvent::Warning { message: why });
+        ControlFlow::Break(self.done(messages, text, String::new(), None))
+    }
+
+    /// Runs the round's calls and appends their results in call order. An aborted call
+    /// or a cancel ends the turn, with every result already in place.
+    async fn execute_tool_calls(
+        &mut self,
+        messages: &mut Vec<Message>,
+        calls: &[ToolCall],
+    ) -> ControlFlow<TurnOutcome> {
+        let outcomes = self.rt.run_calls(calls, &self.env).await;
+        self.count_sub_agent_usage(&outcomes);
+        let aborted = outcomes.iter().any(|o| o.aborted);
+        for o in outcomes {
+            self.append_outcome(messages, o);
+        }
+        if aborted || self.cancel.is_cancelled() {
+            return ControlFlow::Break(self.cancelled(messages));
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// A sub-agent's tokens count in the turn's totals (and its cost): each delegation's
+    /// usage is added and reported like a round's.
+    fn count_sub_agent_usage(&mut self, outcomes: &[ToolOutcome]) {
+        for o in outcomes {
+            let spent = crate::subagents::role_for_tool(&o.name)
+                .and(o.result.get("usage"))
+                .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok());
+            if let Some(u) = spent {
+                self.usage.add(&u);
+                self.emit(RuntimeEvent::Usage {
+                    round: self.rounds,
+                    usage: u,
+                    turn: self.usage,
+                });
+            }
+        }
+    }
+
+    /// The loop guard on a text answer. When the request needs a tool the model never
+    /// called, it queues an internal retry prompt (removed at the end of the turn) and
+    /// returns `true` for another round, up to `loop_guard_retries` times; after that it
+    /// warns and lets the answer stand.
+    fn retry_for_missing_tool(
+        &self,
+        messages: &mut Vec<Message>,
+        round: &RoundResult,
+        state: &mut LoopState,
+    ) -> bool {
+        let rt = self.rt;
+        if let Some(exp) = &state.expectation
+            && !loop_guard::is_satisfied(exp, &state.used)
+        {
+            if state.guard_retries < rt.config.loop_guard_retries {
+                state.guard_retries += 1;
+                if !round.text.trim().is_empty() {
+                    messages.push(Message::assistant(round.text.clone()));
+                }
+                messages.push(Message::user_with_origin(
+                    loop_guard::retry_prompt(exp, &round.text),
+                    UserOrigin::InternalRetry,
+                ));
+                self.emit(RuntimeEvent::Retry {
+                    reason: format!("loop_guard: 需要先调用 {}", exp.tool),
+                    attempt: state.guard_retries,
+                });
+                return true;
+            }
+            self.emit(RuntimeEvent::Warning {
+                message: loop_guard::exhausted_warning(exp, state.guard_retries),
+            });
+        }
+        false
+    }
+
+    /// Ends the turn with the model's text answer, warning first when the answer hit the
+    /// model's output limit.
+    fn finish_with_answer(&self, messages: &mut Vec<Message>, round: RoundResult) -> TurnOutcome {
+        if round.finish == Some(FinishReason::Length) {
+            self.emit(RuntimeEvent::Warning {
+                message: "模型输出达到单次长度上限，回答可能不完整。".to_owned(),
+            });
+        }
+        self.done(messages, round.text, round.thinking, round.signature)
     }
 
     fn append_outcome(&self, messages: &mut Vec<Message>, o: ToolOutcome) {
