@@ -34,6 +34,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use crate::board::LOT;
 use crate::cancel::{Cancel, Cancelled, Never, check};
 use crate::dates::{days_from_civil, parse_date};
 use crate::funnel::{BoardFilter, Funnel, FunnelConfig, ScreenArgs};
@@ -46,14 +47,11 @@ pub mod walk_forward;
 pub const INITIAL_CASH: f64 = 100_000.0;
 /// Trading days a year, for annualising.
 pub const TRADING_DAYS_PER_YEAR: f64 = 242.0;
-const LOT: u64 = 100;
 const COMMISSION_RATE: f64 = 0.000_25;
 const COMMISSION_MIN: f64 = 5.0;
 const TRANSFER_RATE: f64 = 0.000_01;
 /// Stamp duty on sells halved from this day (2023-08-28).
 const STAMP_HALVED_FROM: u32 = 20230828;
-/// ChiNext's limit went from 10 % to 20 % on this day (registration reform).
-const CHINEXT_20PCT_FROM: u32 = 20200824;
 
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
 pub enum BacktestError {
@@ -460,17 +458,6 @@ pub(crate) fn screen_day(
     }
 }
 
-/// Price limit of `code` (its board, ST by name) on `date`, as a fraction.
-pub fn limit_fraction(board: Board, is_st: bool, date: u32) -> f64 {
-    match board {
-        Board::Bse => 0.30,
-        Board::Star => 0.20,
-        Board::Chinext if date >= CHINEXT_20PCT_FROM => 0.20,
-        _ if is_st => 0.05,
-        _ => 0.10,
-    }
-}
-
 /// To the fen, half away from zero.
 pub fn fen(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
@@ -692,7 +679,7 @@ fn last_close(bars: &[Bar], date: u32) -> Option<f64> {
 /// no limit).
 pub fn at_limit_down(board: Board, is_st: bool, bars: &[Bar], i: usize) -> bool {
     i > 0 && i < bars.len() && {
-        let limit = limit_fraction(board, is_st, bars[i].date);
+        let limit = board.limit_fraction(is_st, bars[i].date);
         let (_, down) = limit_prices(bars[i - 1].close, limit);
         bars[i].close <= down
     }
@@ -702,7 +689,7 @@ pub fn at_limit_down(board: Board, is_st: bool, bars: &[Bar], i: usize) -> bool 
 /// not buy (from the previous close; the first bar has no limit).
 pub fn at_limit_up(board: Board, is_st: bool, bars: &[Bar], i: usize, price: f64) -> bool {
     i > 0 && i < bars.len() && {
-        let limit = limit_fraction(board, is_st, bars[i].date);
+        let limit = board.limit_fraction(is_st, bars[i].date);
         let (up, _) = limit_prices(bars[i - 1].close, limit);
         price >= up
     }

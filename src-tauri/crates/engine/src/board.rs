@@ -1,8 +1,23 @@
-//! A-share boards, from the 6-digit code (REFERENCE §15.0 `core/cn_boards`). The one
+//! A-share boards, from the 6-digit code (REFERENCE §15.0 `core/cn_boards`), and the rules
+//! that go by board: the daily price limit (narrowed for ST names) and the lot. The one
 //! prefix table: `wyckoff_market::StockCode` takes its board (and whether a code is a stock
-//! at all) from [`Board::of_stock`].
+//! at all) from [`Board::of_stock`]; the backtest, forward tracking and the funnel take
+//! their limits and lots from here.
 
 use serde::{Deserialize, Serialize};
+
+/// Shares in a lot. The backtest and tracking buy whole 100-share lots on every board
+/// (STAR's 200-share minimum order is not modelled).
+pub const LOT: u64 = 100;
+
+/// ChiNext's limit went from 10 % to 20 % on this day (registration reform).
+pub const CHINEXT_20PCT_FROM: u32 = 20200824;
+
+/// ST / *ST / delisting names (REFERENCE §15.1 L1 step 2): the funnel drops them, and their
+/// main-board limit is 5 %.
+pub fn is_st_name(name: &str) -> bool {
+    name.to_uppercase().contains("ST") || name.contains("退")
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -58,6 +73,19 @@ impl Board {
             "star" => Some(Board::Star),
             "bse" => Some(Board::Bse),
             _ => None,
+        }
+    }
+
+    /// Daily price limit on `date` as a fraction of the previous close: 10 % main board,
+    /// 20 % STAR and ChiNext (10 % for ChiNext before 2020-08-24), 5 % for an ST name on the
+    /// main board (and on ChiNext before its reform), 30 % BSE.
+    pub fn limit_fraction(self, is_st: bool, date: u32) -> f64 {
+        match self {
+            Board::Bse => 0.30,
+            Board::Star => 0.20,
+            Board::Chinext if date >= CHINEXT_20PCT_FROM => 0.20,
+            _ if is_st => 0.05,
+            _ => 0.10,
         }
     }
 
@@ -122,6 +150,48 @@ mod tests {
         assert_eq!(Board::from_code("830799"), Board::Bse);
         assert_eq!(Board::from_code("900901"), Board::Main);
         assert_eq!(Board::from_code("510300"), Board::Main);
+    }
+
+    #[test]
+    fn limits_by_board_st_and_date() {
+        // (board, ST, date, limit)
+        let cases = [
+            (Board::Main, false, 20220104, 0.10),
+            (Board::Main, true, 20220104, 0.05),
+            (Board::Chinext, false, 20200821, 0.10),
+            (Board::Chinext, true, 20200821, 0.05),
+            (Board::Chinext, false, 20200824, 0.20),
+            (Board::Chinext, true, 20200824, 0.20),
+            (Board::Star, false, 20220104, 0.20),
+            (Board::Star, true, 20220104, 0.20),
+            (Board::Bse, false, 20220104, 0.30),
+            (Board::Bse, true, 20220104, 0.30),
+        ];
+        for (board, st, date, want) in cases {
+            assert_eq!(
+                board.limit_fraction(st, date),
+                want,
+                "{board:?} st={st} {date}"
+            );
+        }
+    }
+
+    #[test]
+    fn st_names() {
+        let cases = [
+            ("ST康美", true),
+            ("*ST海润", true),
+            ("*ST 海润", true),
+            ("st 测试", true),
+            ("退市海润", true),
+            ("退市美都", true),
+            ("平安银行", false),
+            ("贵州茅台", false),
+            ("", false),
+        ];
+        for (name, want) in cases {
+            assert_eq!(is_st_name(name), want, "{name}");
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::backtest::{Holding, INITIAL_CASH, at_limit_up, buy_fees, sale};
+use crate::board::LOT;
 use crate::funnel::{BoardFilter, Funnel, FunnelConfig, FunnelResult, ScreenArgs};
 use crate::{Bar, Board, Universe};
 
@@ -36,7 +37,6 @@ use crate::{Bar, Board, Universe};
 pub const HORIZONS: [u32; 4] = [1, 5, 10, 20];
 /// One slot of the backtest's portfolio at its default four picks.
 pub const POSITION_CNY: f64 = INITIAL_CASH / 4.0;
-const LOT: f64 = 100.0;
 
 /// A candidate's figures at one horizon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
@@ -95,17 +95,13 @@ impl Outcome {
 
 /// Shares one slot buys at `price`: whole lots, at least one.
 pub fn position_shares(price: f64) -> u32 {
-    let lots = (POSITION_CNY / (price * LOT)).floor();
+    let lot = LOT as u32;
+    let lots = (POSITION_CNY / (price * f64::from(lot))).floor();
     if lots.is_finite() && lots >= 1.0 {
-        (lots as u32).saturating_mul(LOT as u32)
+        (lots as u32).saturating_mul(lot)
     } else {
-        LOT as u32
+        lot
     }
-}
-
-/// ST / *ST / delisting names, as the backtest and the funnel tell them (5 % limit).
-pub fn is_st_name(name: &str) -> bool {
-    name.to_uppercase().contains("ST") || name.contains("退")
 }
 
 /// The figures of a candidate screened on `as_of`, at each of `horizons`, from the stock's

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::board::is_st_name;
 use crate::{Bar, Board};
 
 /// One stock's daily bars and the facts about it the funnel needs besides them.
@@ -24,10 +25,9 @@ pub struct StockSeries {
 }
 
 impl StockSeries {
-    /// ST / *ST / risk-warning names (REFERENCE §15.1 L1 step 2).
+    /// ST / *ST / risk-warning names ([`crate::board::is_st_name`]).
     pub fn is_st(&self) -> bool {
-        let upper = self.name.to_uppercase();
-        upper.contains("ST") || self.name.contains("退")
+        is_st_name(&self.name)
     }
 
     /// The bars known at the close of `date` (those dated on or before it).
@@ -90,23 +90,5 @@ mod tests {
         assert_eq!(bars_as_of(&bars, 20240103).len(), 2);
         assert_eq!(bars_as_of(&bars, 20240104).len(), 2);
         assert_eq!(bars_as_of(&bars, 20991231).len(), 3);
-    }
-
-    #[test]
-    fn st_names_are_recognised() {
-        let mut s = StockSeries {
-            code: "000001".into(),
-            name: "平安银行".into(),
-            board: Board::Main,
-            industry: None,
-            market_cap_yi: None,
-            list_date: None,
-            bars: vec![],
-        };
-        assert!(!s.is_st());
-        for name in ["ST康美", "*ST海润", "退市海润", "st 测试"] {
-            s.name = name.into();
-            assert!(s.is_st(), "{name}");
-        }
     }
 }

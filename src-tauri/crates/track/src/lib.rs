@@ -14,8 +14,9 @@ use std::collections::{BTreeSet, HashMap};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::sqlite::SqlitePool;
+use wyckoff_engine::board::is_st_name;
 use wyckoff_engine::track::{
-    HORIZONS, HitRate, Outcome, TrackedSignal, follow, hit_rates, is_st_name, replay_screens,
+    HORIZONS, HitRate, Outcome, TrackedSignal, follow, hit_rates, replay_screens,
 };
 use wyckoff_engine::{Bar, Board, FunnelResult, Universe};
 use wyckoff_market::MarketData;

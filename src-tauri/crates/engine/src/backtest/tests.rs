@@ -109,7 +109,7 @@ fn limits_follow_board_st_and_date() {
     for (code, name, date, want) in cases {
         let s = stock(code, name, vec![]);
         assert_eq!(
-            limit_fraction(s.board, s.is_st(), date),
+            s.board.limit_fraction(s.is_st(), date),
             want,
             "{code} {name} {date}"
         );

@@ -333,7 +333,7 @@ mod on_a_synthetic_market {
         // whatever a combination holds then cannot be sold that day.
         let cut = d[329];
         for s in &mut u.stocks {
-            let limit = crate::backtest::limit_fraction(s.board, s.is_st(), cut);
+            let limit = s.board.limit_fraction(s.is_st(), cut);
             if let Some(i) = s.bars.iter().position(|b| b.date == cut)
                 && i > 0
             {
