@@ -13,7 +13,7 @@ use std::time::{Duration as StdDuration, Instant};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::runtime::Runtime;
-use wyckoff_memory::{FixedClock, MemoryStore, MemoryType, NewMemory, open_pool};
+use wyckoff_memory::{ManualClock, MemoryStore, MemoryType, NewMemory, open_pool};
 
 const STOCKS: &[(&str, &str)] = &[
     ("600519", "贵州茅台"),
@@ -202,7 +202,7 @@ fn fixture(rt: &Runtime, n: usize) -> Fixture {
         let pool = open_pool(dir.path().join("wyckoff.db"))
             .await
             .expect("open");
-        let store = MemoryStore::with_clock(pool, Arc::new(FixedClock::new(now())));
+        let store = MemoryStore::with_clock(pool, Arc::new(ManualClock::new(now())));
         let data = generate(n);
         for chunk in data.chunks(10_000) {
             store.bulk_insert_uncapped(chunk).await.expect("insert");

@@ -28,7 +28,7 @@ mod time;
 pub mod tokenize;
 
 pub use archive::{ArchiveInfo, ArchiveRef, ArchivedMessages};
-pub use clock::{Clock, FixedClock, SystemClock};
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use conversation_lease::LeaseHolder;
 pub use conversations::{
     Conversation, ConversationStore, ForkOrigin, MessageExtras, MessageSearchHit, MessageStatus,

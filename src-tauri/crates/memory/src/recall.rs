@@ -186,7 +186,7 @@ fn one_line(content: &str) -> String {
 /// - [2026-04-20] 分析过600519，认为处于吸筹末期
 /// ```
 ///
-/// Dates are Beijing dates. A section without items is left out; nothing → "".
+/// Dates are Beijing dates (A-share users think in exchange time). A section without items is left out; nothing → "".
 pub fn format_block(preferences: &[&Memory], memories: &[&Memory]) -> String {
     let mut sections = Vec::new();
     if !preferences.is_empty() {
@@ -202,7 +202,7 @@ pub fn format_block(preferences: &[&Memory], memories: &[&Memory]) -> String {
         for m in memories {
             s.push_str(&format!(
                 "\n- [{}] {}",
-                time::beijing_date(m.created_at),
+                wyckoff_time::beijing_date(m.created_at),
                 one_line(&m.content)
             ));
         }
@@ -901,7 +901,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let pool = crate::open_pool(dir.path().join("t.db")).await.unwrap();
         let now = Utc.with_ymd_and_hms(2026, 5, 1, 0, 0, 0).unwrap();
-        let store = MemoryStore::with_clock(pool, std::sync::Arc::new(crate::FixedClock::new(now)));
+        let store =
+            MemoryStore::with_clock(pool, std::sync::Arc::new(crate::ManualClock::new(now)));
         // Common words (hundreds of memories), rare ones only in old memories (complete
         // lists that are not among the newest candidates), words written next to each
         // other or apart (so cross-word bigrams exist or not), and codes.

@@ -6,7 +6,7 @@ use chrono::Duration;
 use common::{conversation_store as store, t0};
 use serde_json::json;
 use wyckoff_memory::{
-    ConversationExport, ConversationStore, FixedClock, MemoryError, MessageStatus, TurnOutcome,
+    ConversationExport, ConversationStore, ManualClock, MemoryError, MessageStatus, TurnOutcome,
     open_pool,
 };
 use wyckoff_protocol::{Message, ToolCall, Usage, UserOrigin};
@@ -41,7 +41,7 @@ async fn messages_round_trip_in_order_with_turns() {
     let turn = s.begin_turn(&c.id).await.unwrap();
     let msgs = tool_exchange();
     for (i, m) in msgs.iter().enumerate() {
-        clock.advance(Duration::seconds(1));
+        clock.advance(std::time::Duration::from_secs(1));
         let seq = s.append_message(&c.id, Some(&turn.id), m).await.unwrap();
         assert_eq!(seq, i as i64 + 1);
     }
@@ -75,9 +75,9 @@ async fn messages_round_trip_in_order_with_turns() {
 async fn list_rename_archive_delete() {
     let (_d, s, clock) = store().await;
     let a = s.create("第一个", "m").await.unwrap();
-    clock.advance(Duration::minutes(1));
+    clock.advance(std::time::Duration::from_secs(1 * 60));
     let b = s.create("第二个", "m").await.unwrap();
-    clock.advance(Duration::minutes(1));
+    clock.advance(std::time::Duration::from_secs(1 * 60));
     // activity moves a conversation to the top
     s.append_message(&a.id, None, &Message::user("你好"))
         .await
@@ -192,7 +192,7 @@ async fn search_finds_chinese_bigrams_codes_and_words() {
 async fn unfinished_turns_are_marked_interrupted_at_startup() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("wyckoff.db");
-    let clock = Arc::new(FixedClock::new(t0()));
+    let clock = Arc::new(ManualClock::new(t0()));
     let (conv, open_turn, done_turn) = {
         let s = ConversationStore::with_clock(open_pool(&path).await.unwrap(), clock.clone());
         let c = s.create("t", "m").await.unwrap();
@@ -211,7 +211,7 @@ async fn unfinished_turns_are_marked_interrupted_at_startup() {
         s.pool().close().await; // the app "dies" here
         (c.id, open.id, done.id)
     };
-    clock.advance(Duration::minutes(5));
+    clock.advance(std::time::Duration::from_secs(5 * 60));
     let s = ConversationStore::with_clock(open_pool(&path).await.unwrap(), clock.clone());
     assert_eq!(
         s.mark_unfinished_turns_interrupted().await.unwrap(),
@@ -302,7 +302,7 @@ async fn archives_round_trip_and_validate_refs() {
     let c = s.create("t", "m").await.unwrap();
     let head = tool_exchange();
     let r1 = s.archive_messages(&c.id, &head).await.unwrap();
-    clock.advance(Duration::seconds(1));
+    clock.advance(std::time::Duration::from_secs(1));
     let r2 = s.archive_messages(&c.id, &head[..1]).await.unwrap();
     let text = r1.to_string();
     assert_eq!(text, format!("archive://{}/{}", c.id, r1.id));

@@ -7,9 +7,9 @@
 
 mod common;
 
-use chrono::Duration;
 use common::conversation_store as store;
 use serde_json::json;
+use std::time::Duration;
 use wyckoff_memory::{
     Clock, ConversationStore, ForkOrigin, MemoryError, MessageExtras, MessageStatus, StoredMessage,
     Turn, TurnOutcome,
@@ -51,7 +51,7 @@ fn steps() -> Vec<SubAgentStep> {
 /// 1 user (typed as a skill) · 2 assistant calling analyze_stock + delegate_to_research ·
 /// 3 analyze result · 4 delegate result (with sub-agent steps) · 5 answer ·
 /// 6 background-task notice · 7 answer to it · 8 user · 9 answer.
-async fn two_turns(s: &ConversationStore, clock: &wyckoff_memory::FixedClock) -> String {
+async fn two_turns(s: &ConversationStore, clock: &wyckoff_memory::ManualClock) -> String {
     let c = s.create("", "openai/gpt-test").await.unwrap();
     let first = s.begin_turn(&c.id).await.unwrap();
     let skill = SkillUse {
@@ -63,7 +63,7 @@ async fn two_turns(s: &ConversationStore, clock: &wyckoff_memory::FixedClock) ->
         call("c_an", "analyze_stock"),
         call("c_de", "delegate_to_research"),
     );
-    clock.advance(Duration::seconds(1));
+    clock.advance(Duration::from_secs(1));
     s.append_message_with_skill(
         &c.id,
         Some(&first.id),
@@ -82,10 +82,10 @@ async fn two_turns(s: &ConversationStore, clock: &wyckoff_memory::FixedClock) ->
         Message::tool_result(&analyze, r#"{"code":"000001","phase":"下跌"}"#, false),
     ];
     for m in &first_round {
-        clock.advance(Duration::seconds(1));
+        clock.advance(Duration::from_secs(1));
         s.append_message(&c.id, Some(&first.id), m).await.unwrap();
     }
-    clock.advance(Duration::seconds(1));
+    clock.advance(Duration::from_secs(1));
     s.append_message_with_sub_agent(
         &c.id,
         Some(&first.id),
@@ -110,7 +110,7 @@ async fn two_turns(s: &ConversationStore, clock: &wyckoff_memory::FixedClock) ->
         ),
         (Message::assistant("扫描也完成了。"), None),
     ] {
-        clock.advance(Duration::seconds(1));
+        clock.advance(Duration::from_secs(1));
         let extras = MessageExtras {
             task_notice,
             ..MessageExtras::default()
@@ -127,7 +127,7 @@ async fn two_turns(s: &ConversationStore, clock: &wyckoff_memory::FixedClock) ->
         Message::user("那 600519 呢？"),
         Message::assistant("600519 强势。"),
     ] {
-        clock.advance(Duration::seconds(1));
+        clock.advance(Duration::from_secs(1));
         s.append_message(&c.id, Some(&second.id), &m).await.unwrap();
     }
     s.end_turn(&second.id, TurnOutcome::Done, None)
@@ -148,7 +148,7 @@ async fn a_fork_at_each_kind_of_message_keeps_the_history_through_it_and_nothing
     // notification · the last message.
     let cases = [(1, 1), (2, 4), (3, 4), (4, 4), (5, 5), (6, 6), (9, 9)];
     for (at, through) in cases {
-        clock.advance(Duration::seconds(10));
+        clock.advance(Duration::from_secs(10));
         let fork = s.fork(&source, at).await.unwrap();
         assert_eq!(fork.through_seq, through, "fork at #{at}");
         assert_eq!(fork.message_count, through, "fork at #{at}");

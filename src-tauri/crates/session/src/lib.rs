@@ -152,8 +152,7 @@ impl Services {
         let lease = ProcessLease::for_process(&home)?;
         let pool = wyckoff_memory::open_pool(home.db_path()).await?;
         let conversations = ConversationStore::new(pool.clone()).with_owner(lease.owner());
-        let memories =
-            MemoryStore::with_clock(pool.clone(), Arc::new(memory::SharedClock(clock.clone())));
+        let memories = MemoryStore::with_clock(pool.clone(), clock.clone());
         match memories.prune(clock.now()).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(removed = n, "memories past their retention removed"),

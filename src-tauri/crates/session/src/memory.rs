@@ -2,25 +2,13 @@
 //! Flush before compaction, extraction at the end of a session. The algorithms are the
 //! memory crate's; this module connects them to the runtime.
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
-use wyckoff_agent::{AgentError, Clock, MemoryFlush};
+use wyckoff_agent::{AgentError, MemoryFlush};
 use wyckoff_llm::Provider;
 use wyckoff_memory::{MemoryStore, Recall};
 use wyckoff_protocol::{Message, RecalledItem};
 
 use crate::beijing;
-
-/// The memory crate's clock, read from the session's (one injected clock for both).
-pub(crate) struct SharedClock(pub Arc<dyn Clock>);
-
-impl wyckoff_memory::Clock for SharedClock {
-    fn now(&self) -> DateTime<Utc> {
-        self.0.now()
-    }
-}
 
 /// Memory Flush: preference signals in messages about to be compacted become preferences.
 pub(crate) struct StoreFlush(pub MemoryStore);
@@ -69,7 +57,7 @@ pub fn recall_items(recall: &Recall) -> Vec<RecalledItem> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
+    use chrono::{TimeZone, Utc};
     use wyckoff_memory::{Memory, MemoryType, RecalledMemory};
 
     fn recalled(t: MemoryType, content: &str) -> RecalledMemory {
