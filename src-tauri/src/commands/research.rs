@@ -19,7 +19,7 @@ fn refused(e: impl std::fmt::Display) -> WorkspaceError {
 }
 
 fn today(md: &wyckoff_market::MarketData) -> u32 {
-    wyckoff_market::date::to_yyyymmdd(md.clock().now_shanghai().date())
+    wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date())
 }
 
 /// What `request` would run (combinations, each axis's values), or the CLI's error for it.

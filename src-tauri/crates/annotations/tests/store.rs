@@ -12,7 +12,7 @@ use wyckoff_market::{ManualClock, MarketConfig, MarketData};
 
 async fn open(home: &std::path::Path) -> (MarketData, AnnotationStore) {
     let mut cfg = MarketConfig::offline(home);
-    cfg.clock = Arc::new(ManualClock::at_shanghai(
+    cfg.clock = Arc::new(ManualClock::at_beijing(
         NaiveDate::from_ymd_opt(2020, 6, 17)
             .unwrap()
             .and_hms_opt(9, 0, 0)

@@ -238,7 +238,7 @@ pub fn run(a: PortfolioArgs) -> anyhow::Result<ExitCode> {
                     return Ok(bad(format!("--price「{price}」不是正数（最多 6 位小数）")));
                 };
                 let date = match date {
-                    None => wyckoff_market::date::to_yyyymmdd(md.clock().now_shanghai().date()),
+                    None => wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date()),
                     Some(d) => match wyckoff_market::date::parse_date(&d) {
                         Some(d) => d,
                         None => return Ok(bad(format!("--date「{d}」无效，请用 YYYY-MM-DD"))),

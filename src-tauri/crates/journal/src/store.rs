@@ -376,7 +376,7 @@ impl JournalStore {
             *d = (*d).max(f.date);
         }
         let today =
-            wyckoff_market::date::to_yyyymmdd(wyckoff_market::clock::to_shanghai(now).date());
+            wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
         let mut added = 0;
         for p in &positions {
             let h = ledger.holdings.get(&p.code);
@@ -583,7 +583,7 @@ impl JournalStore {
         now: DateTime<Utc>,
     ) -> Result<RecordOutcome, JournalError> {
         let today =
-            wyckoff_market::date::to_yyyymmdd(wyckoff_market::clock::to_shanghai(now).date());
+            wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
         let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         self.reconcile(&mut tx, now).await?;
         let (mut lf, name, computed) = self.prepare(&mut tx, f, today).await?;
@@ -644,7 +644,7 @@ impl JournalStore {
     ) -> Result<ImportOutcome, JournalError> {
         let parsed = broker_csv::parse(bytes)?;
         let today =
-            wyckoff_market::date::to_yyyymmdd(wyckoff_market::clock::to_shanghai(now).date());
+            wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
         let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         self.reconcile(&mut tx, now).await?;
         let mut errors = Vec::new();

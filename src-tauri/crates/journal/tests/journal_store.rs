@@ -16,7 +16,7 @@ fn now() -> DateTime<Utc> {
 
 async fn open(home: &std::path::Path) -> MarketData {
     let mut cfg = MarketConfig::offline(home);
-    cfg.clock = Arc::new(ManualClock::at_shanghai(
+    cfg.clock = Arc::new(ManualClock::at_beijing(
         NaiveDate::from_ymd_opt(2024, 3, 8)
             .unwrap()
             .and_hms_opt(10, 0, 0)

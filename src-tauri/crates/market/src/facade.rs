@@ -739,7 +739,7 @@ impl MarketData {
         notes: &mut Vec<DataNote>,
     ) -> Result<(), MarketError> {
         let last = self.store.last_date(table, &symbol.key()).await?;
-        let exp = expected_last_bar(&self.calendar, self.cfg.clock.now_shanghai(), as_of);
+        let exp = expected_last_bar(&self.calendar, self.cfg.clock.now_beijing(), as_of);
         if matches!(freshness(last, exp), Freshness::Fresh { .. }) {
             return Ok(());
         }
@@ -810,7 +810,7 @@ impl MarketData {
             error: format!(
                 "{} could not be reached recently; not tried again until {} (UTC+8), cached data is used until then",
                 names.join(", "),
-                crate::clock::to_shanghai(until).format("%Y-%m-%d %H:%M:%S")
+                wyckoff_time::to_beijing(until).format("%Y-%m-%d %H:%M:%S")
             ),
         })
     }
@@ -825,7 +825,7 @@ impl MarketData {
         mut notes: Vec<DataNote>,
     ) -> Result<BarsResult, MarketError> {
         let loaded = self.store.load_bars(table, &symbol.key(), as_of).await?;
-        let expected = expected_last_bar(&self.calendar, self.cfg.clock.now_shanghai(), as_of);
+        let expected = expected_last_bar(&self.calendar, self.cfg.clock.now_beijing(), as_of);
         let last = loaded.bars.last().map(|b| b.date);
         let fresh = freshness(last, expected);
         if !loaded.corrupt.is_empty() {
@@ -938,7 +938,7 @@ impl MarketData {
     /// symbols are already fresh, stale or missing.
     pub async fn sync_plan(&self, target: &SyncTarget) -> Result<SyncPlan, MarketError> {
         let (symbols, _) = self.resolve(target).await?;
-        let expected = expected_last_bar(&self.calendar, self.cfg.clock.now_shanghai(), None);
+        let expected = expected_last_bar(&self.calendar, self.cfg.clock.now_beijing(), None);
         let mut last: std::collections::HashMap<(bool, String), u32> = Default::default();
         for (table, index) in [(BarTable::Stocks, false), (BarTable::Indices, true)] {
             for c in self.store.coverage(table).await? {
@@ -1066,7 +1066,7 @@ impl MarketData {
         path: &Path,
         progress: &mut (dyn FnMut(crate::import::ImportEvent) + Send),
     ) -> Result<crate::import::ImportReport, MarketError> {
-        let today = crate::date::to_yyyymmdd(self.cfg.clock.now_shanghai().date());
+        let today = crate::date::to_yyyymmdd(self.cfg.clock.now_beijing().date());
         let report =
             crate::import::import_path(&self.store, path, self.cfg.clock.now(), today, progress)
                 .await?;
@@ -1075,7 +1075,7 @@ impl MarketData {
 
     /// Per-code coverage and freshness of the cache.
     pub async fn status(&self) -> Result<StatusReport, MarketError> {
-        let now = self.cfg.clock.now_shanghai();
+        let now = self.cfg.clock.now_beijing();
         let expected = expected_last_bar(&self.calendar, now, None);
         // grouped once: a filter per code is codes × entries (~32 M comparisons over a whole market)
         let mut syncs: std::collections::HashMap<String, Vec<SyncEntry>> =

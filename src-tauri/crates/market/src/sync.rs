@@ -172,7 +172,7 @@ impl SyncContext<'_> {
             last_date,
         };
         let last = self.store.last_date(table, &key).await?;
-        let Some(expected) = expected_last_bar(self.calendar, self.clock.now_shanghai(), None)
+        let Some(expected) = expected_last_bar(self.calendar, self.clock.now_beijing(), None)
         else {
             return Ok(outcome(SyncStatus::UpToDate, last));
         };

@@ -60,7 +60,7 @@ fn config(home: &std::path::Path, port: u16, clock: Arc<ManualClock>) -> MarketC
 }
 
 fn clock_at(hour: u32, min: u32) -> Arc<ManualClock> {
-    Arc::new(ManualClock::at_shanghai(
+    Arc::new(ManualClock::at_beijing(
         NaiveDate::from_ymd_opt(2024, 2, 1)
             .unwrap()
             .and_hms_opt(hour, min, 0)

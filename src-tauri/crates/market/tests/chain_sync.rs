@@ -60,7 +60,7 @@ fn req() -> BarRequest {
 }
 
 fn manual() -> Arc<ManualClock> {
-    Arc::new(ManualClock::at_shanghai(
+    Arc::new(ManualClock::at_beijing(
         NaiveDate::from_ymd_opt(2024, 2, 1)
             .unwrap()
             .and_hms_opt(16, 0, 0)
@@ -240,7 +240,7 @@ async fn open_live(
 }
 
 fn at(y: i32, m: u32, d: u32, h: u32) -> Arc<ManualClock> {
-    Arc::new(ManualClock::at_shanghai(
+    Arc::new(ManualClock::at_beijing(
         NaiveDate::from_ymd_opt(y, m, d)
             .unwrap()
             .and_hms_opt(h, 0, 0)

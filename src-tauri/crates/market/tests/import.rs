@@ -12,7 +12,7 @@ use wyckoff_market::{FileStatus, ImportReport, ManualClock, MarketConfig, Market
 
 async fn open(home: &Path) -> MarketData {
     let mut cfg = MarketConfig::offline(home);
-    cfg.clock = Arc::new(ManualClock::at_shanghai(
+    cfg.clock = Arc::new(ManualClock::at_beijing(
         NaiveDate::from_ymd_opt(2026, 12, 1)
             .unwrap()
             .and_hms_opt(16, 0, 0)

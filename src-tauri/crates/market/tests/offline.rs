@@ -10,7 +10,7 @@ use wyckoff_market::cache::BarTable;
 use wyckoff_market::{DataStatus, ManualClock, MarketConfig, MarketData, MarketError, SyncTarget};
 
 fn clock(y: i32, m: u32, d: u32, h: u32) -> Arc<ManualClock> {
-    Arc::new(ManualClock::at_shanghai(
+    Arc::new(ManualClock::at_beijing(
         NaiveDate::from_ymd_opt(y, m, d)
             .unwrap()
             .and_hms_opt(h, 0, 0)

@@ -74,7 +74,7 @@ async fn open(home: &std::path::Path, srv: &FixtureServer) -> MarketData {
         },
     )];
     // Friday 2020-06-19 after the close: the bundled bars end on the 16th
-    cfg.clock = Arc::new(ManualClock::at_shanghai(
+    cfg.clock = Arc::new(ManualClock::at_beijing(
         NaiveDate::from_ymd_opt(2020, 6, 19)
             .unwrap()
             .and_hms_opt(16, 0, 0)

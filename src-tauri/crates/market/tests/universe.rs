@@ -11,7 +11,7 @@ use wyckoff_market::{Bar, ManualClock, MarketConfig, MarketData, SkipReason, loa
 
 async fn open(home: &std::path::Path) -> MarketData {
     let mut cfg = MarketConfig::offline(home);
-    cfg.clock = Arc::new(ManualClock::at_shanghai(
+    cfg.clock = Arc::new(ManualClock::at_beijing(
         NaiveDate::from_ymd_opt(2026, 12, 1)
             .unwrap()
             .and_hms_opt(16, 0, 0)

@@ -81,7 +81,7 @@ pub fn parameters() -> Value {
 }
 
 fn today(md: &MarketData) -> u32 {
-    wyckoff_market::date::to_yyyymmdd(md.clock().now_shanghai().date())
+    wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date())
 }
 
 /// Progress from a worker thread: (stage, detail, fraction), sent to the async side.

@@ -52,7 +52,7 @@ pub async fn record(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
         .ok_or_else(|| invalid("price 必须大于 0"))?;
     let now = md.clock().now();
     let date = match opt_str(args, "date") {
-        None | Some("") => wyckoff_market::date::to_yyyymmdd(md.clock().now_shanghai().date()),
+        None | Some("") => wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date()),
         Some(d) => wyckoff_market::date::parse_date(d)
             .ok_or_else(|| invalid(format!("date「{d}」无效，请用 YYYY-MM-DD")))?,
     };

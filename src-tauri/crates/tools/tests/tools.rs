@@ -28,7 +28,7 @@ struct Home {
 async fn home() -> Home {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = MarketConfig::offline(dir.path());
-    cfg.clock = Arc::new(wyckoff_market::ManualClock::at_shanghai(
+    cfg.clock = Arc::new(wyckoff_market::ManualClock::at_beijing(
         NaiveDate::from_ymd_opt(2026, 12, 1)
             .unwrap()
             .and_hms_opt(16, 0, 0)

@@ -78,7 +78,7 @@ async fn online_at(home: &std::path::Path, base: &str) -> MarketData {
             },
         },
     )];
-    cfg.clock = Arc::new(ManualClock::at_shanghai(
+    cfg.clock = Arc::new(ManualClock::at_beijing(
         chrono::NaiveDate::from_ymd_opt(2020, 6, 19)
             .unwrap()
             .and_hms_opt(16, 0, 0)

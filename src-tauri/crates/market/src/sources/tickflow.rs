@@ -80,7 +80,7 @@ pub fn parse_klines(v: &Value, req: &BarRequest) -> Result<Fetched, SourceError>
         let date = ts[i]
             .as_i64()
             .and_then(DateTime::<Utc>::from_timestamp_millis)
-            .map(|t| crate::date::to_yyyymmdd(crate::clock::to_shanghai(t).date()));
+            .map(|t| crate::date::to_yyyymmdd(wyckoff_time::to_beijing(t).date()));
         let n = |c: &Vec<Value>| num(&c[i]);
         let (Some(date), Some(open), Some(high), Some(low), Some(close), Some(volume)) = (
             date,
@@ -149,7 +149,7 @@ fn error_message(v: &Value) -> Option<SourceError> {
 fn shanghai_midnight_ms(d: u32) -> Option<i64> {
     let nd = crate::date::from_yyyymmdd(d)?;
     let utc = nd.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis();
-    Some(utc - i64::from(crate::clock::SHANGHAI_OFFSET_SECS) * 1000)
+    Some(utc - i64::from(wyckoff_time::BEIJING_OFFSET_SECS) * 1000)
 }
 
 #[async_trait]
