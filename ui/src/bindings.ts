@@ -31,7 +31,7 @@ export const commands = {
 	 *  `None`). Its events go out as `ConversationEvent`s tagged with `client_ref`, until
 	 *  exactly one terminal event; follow-up turns come the same way, untagged.
 	 */
-	startTurn: (conversationId: string | null, text: string, clientRef: string) => typedError<TurnStarted, ChatError>(__TAURI_INVOKE("start_turn", { conversationId, text, clientRef })),
+	startTurn: (conversationId: string | null, text: string, clientRef: string) => typedError<TurnStarted, CommandError>(__TAURI_INVOKE("start_turn", { conversationId, text, clientRef })),
 	/**  Cancels the running turn of a conversation; false when none is running. */
 	cancelTurn: (conversationId: string) => __TAURI_INVOKE<boolean>("cancel_turn", { conversationId }),
 	/**  Answers a pending approval; false when it is no longer pending (answered, timed out). */
@@ -49,148 +49,148 @@ export const commands = {
 	 *  session.
 	 */
 	endSession: (conversationId: string) => __TAURI_INVOKE<void>("end_session", { conversationId }),
-	listConversations: () => typedError<ConversationSummary[], ChatError>(__TAURI_INVOKE("list_conversations")),
-	renameConversation: (id: string, title: string) => typedError<null, ChatError>(__TAURI_INVOKE("rename_conversation", { id, title })),
-	deleteConversation: (id: string) => typedError<null, ChatError>(__TAURI_INVOKE("delete_conversation", { id })),
-	searchConversations: (query: string) => typedError<SearchHit[], ChatError>(__TAURI_INVOKE("search_conversations", { query })),
-	loadConversation: (id: string) => typedError<ConversationHistory, ChatError>(__TAURI_INVOKE("load_conversation", { id })),
+	listConversations: () => typedError<ConversationSummary[], CommandError>(__TAURI_INVOKE("list_conversations")),
+	renameConversation: (id: string, title: string) => typedError<null, CommandError>(__TAURI_INVOKE("rename_conversation", { id, title })),
+	deleteConversation: (id: string) => typedError<null, CommandError>(__TAURI_INVOKE("delete_conversation", { id })),
+	searchConversations: (query: string) => typedError<SearchHit[], CommandError>(__TAURI_INVOKE("search_conversations", { query })),
+	loadConversation: (id: string) => typedError<ConversationHistory, CommandError>(__TAURI_INVOKE("load_conversation", { id })),
 	/**  Writes the conversation to `<data home>/exports/` and returns the file's path. */
-	exportConversation: (id: string, format: ExportFormat) => typedError<string, ChatError>(__TAURI_INVOKE("export_conversation", { id, format })),
+	exportConversation: (id: string, format: ExportFormat) => typedError<string, CommandError>(__TAURI_INVOKE("export_conversation", { id, format })),
 	/**  Forks a conversation at one of its messages and returns the new conversation. */
-	forkConversation: (id: string, fromMessage: number) => typedError<ConversationSummary, ChatError>(__TAURI_INVOKE("fork_conversation", { id, fromMessage })),
+	forkConversation: (id: string, fromMessage: number) => typedError<ConversationSummary, CommandError>(__TAURI_INVOKE("fork_conversation", { id, fromMessage })),
 	/**
 	 *  Memories newest first, of one type or all; with a query, those matching it (Chinese
 	 *  two-character words, stock codes and mixed text work).
 	 */
-	listMemories: (memoryType: string | null, query: string | null) => typedError<MemoryItem[], ChatError>(__TAURI_INVOKE("list_memories", { memoryType, query })),
+	listMemories: (memoryType: string | null, query: string | null) => typedError<MemoryItem[], CommandError>(__TAURI_INVOKE("list_memories", { memoryType, query })),
 	/**  How many memories of each type are stored (every type, zero included). */
-	memoryCounts: () => typedError<MemoryCount[], ChatError>(__TAURI_INVOKE("memory_counts")),
-	addMemory: (memoryType: string, content: string) => typedError<MemoryItem, ChatError>(__TAURI_INVOKE("add_memory", { memoryType, content })),
-	updateMemory: (id: number, content: string) => typedError<MemoryItem, ChatError>(__TAURI_INVOKE("update_memory", { id, content })),
-	deleteMemory: (id: number) => typedError<null, ChatError>(__TAURI_INVOKE("delete_memory", { id })),
+	memoryCounts: () => typedError<MemoryCount[], CommandError>(__TAURI_INVOKE("memory_counts")),
+	addMemory: (memoryType: string, content: string) => typedError<MemoryItem, CommandError>(__TAURI_INVOKE("add_memory", { memoryType, content })),
+	updateMemory: (id: number, content: string) => typedError<MemoryItem, CommandError>(__TAURI_INVOKE("update_memory", { id, content })),
+	deleteMemory: (id: number) => typedError<null, CommandError>(__TAURI_INVOKE("delete_memory", { id })),
 	/**  Every task the data home knows, newest first (results left out; see `task_result`). */
-	listTasks: () => typedError<TaskInfo[], ChatError>(__TAURI_INVOKE("list_tasks")),
+	listTasks: () => typedError<TaskInfo[], CommandError>(__TAURI_INVOKE("list_tasks")),
 	/**  Cancels a running task; false when it is not running. */
-	cancelTask: (taskId: string) => typedError<boolean, ChatError>(__TAURI_INVOKE("cancel_task", { taskId })),
+	cancelTask: (taskId: string) => typedError<boolean, CommandError>(__TAURI_INVOKE("cancel_task", { taskId })),
 	/**  A finished task's whole result (what the panel's result view shows). */
-	taskResult: (taskId: string) => typedError<Value | null, ChatError>(__TAURI_INVOKE("task_result", { taskId })),
+	taskResult: (taskId: string) => typedError<Value | null, CommandError>(__TAURI_INVOKE("task_result", { taskId })),
 	/**
 	 *  The stock page's data: bars as columns, MA lines, the Wyckoff reading, signals, a
 	 *  holding's lines, the diagnosis and the data's freshness; `as_of` (YYYYMMDD) gives the
 	 *  page as it stood at that close (replay).
 	 */
-	stockChart: (code: string, period: Period, asOf: number | null) => typedError<StockChart, MarketCommandError>(__TAURI_INVOKE("stock_chart", { code, period, asOf })),
+	stockChart: (code: string, period: Period, asOf: number | null) => typedError<StockChart, CommandError>(__TAURI_INVOKE("stock_chart", { code, period, asOf })),
 	/**  Stocks by code, name or pinyin initials (the same search the agent's tool uses). */
-	searchStocks: (query: string) => typedError<StockHit[], MarketCommandError>(__TAURI_INVOKE("search_stocks", { query })),
-	watchlist: () => typedError<WatchlistRow[], MarketCommandError>(__TAURI_INVOKE("watchlist")),
+	searchStocks: (query: string) => typedError<StockHit[], CommandError>(__TAURI_INVOKE("search_stocks", { query })),
+	watchlist: () => typedError<WatchlistRow[], CommandError>(__TAURI_INVOKE("watchlist")),
 	/**  Adds a stock to the watchlist; unknown codes are refused. */
-	watchlistAdd: (code: string) => typedError<WatchlistRow[], MarketCommandError>(__TAURI_INVOKE("watchlist_add", { code })),
-	watchlistRemove: (code: string) => typedError<WatchlistRow[], MarketCommandError>(__TAURI_INVOKE("watchlist_remove", { code })),
+	watchlistAdd: (code: string) => typedError<WatchlistRow[], CommandError>(__TAURI_INVOKE("watchlist_add", { code })),
+	watchlistRemove: (code: string) => typedError<WatchlistRow[], CommandError>(__TAURI_INVOKE("watchlist_remove", { code })),
 	/**  Whether a stock is on the watchlist (the stock page's add/remove toggle). */
-	watchlistContains: (code: string) => typedError<boolean, MarketCommandError>(__TAURI_INVOKE("watchlist_contains", { code })),
+	watchlistContains: (code: string) => typedError<boolean, CommandError>(__TAURI_INVOKE("watchlist_contains", { code })),
 	/**  The positions with last price, P/L, weight and the engine's health and verdict. */
-	portfolioPage: () => typedError<PortfolioPage, WorkspaceError>(__TAURI_INVOKE("portfolio_page")),
+	portfolioPage: () => typedError<PortfolioPage, CommandError>(__TAURI_INVOKE("portfolio_page")),
 	/**
 	 *  The user's own add / update / remove / set-cash (no approval dialog: the click is the
 	 *  user's); returns the page after the write.
 	 */
-	portfolioEdit: (edit: PortfolioEdit) => typedError<PortfolioPage, WorkspaceError>(__TAURI_INVOKE("portfolio_edit", { edit })),
+	portfolioEdit: (edit: PortfolioEdit) => typedError<PortfolioPage, CommandError>(__TAURI_INVOKE("portfolio_edit", { edit })),
 	/**
 	 *  The user's own stop-loss and target price on a holding (`None` clears one; a target
 	 *  must lie above the stop); the alerts check fires when a close reaches either. A refused
 	 *  pair writes nothing. Returns the page after the write.
 	 */
-	portfolioSetLevels: (code: string, stopLoss: number | null, targetPrice: number | null) => typedError<PortfolioPage, WorkspaceError>(__TAURI_INVOKE("portfolio_set_levels", { code, stopLoss, targetPrice })),
+	portfolioSetLevels: (code: string, stopLoss: number | null, targetPrice: number | null) => typedError<PortfolioPage, CommandError>(__TAURI_INVOKE("portfolio_set_levels", { code, stopLoss, targetPrice })),
 	/**  The journal: fills, derived positions, realised P/L, daily value and exit reviews. */
-	journalReport: () => typedError<JournalReport, WorkspaceError>(__TAURI_INVOKE("journal_report")),
+	journalReport: () => typedError<JournalReport, CommandError>(__TAURI_INVOKE("journal_report")),
 	/**
 	 *  Records the user's own fill; returns the journal after it (the page reloads the
 	 *  positions, which the fill re-derived).
 	 */
-	journalRecordFill: (fill: FillForm) => typedError<JournalReport, WorkspaceError>(__TAURI_INVOKE("journal_record_fill", { fill })),
+	journalRecordFill: (fill: FillForm) => typedError<JournalReport, CommandError>(__TAURI_INVOKE("journal_record_fill", { fill })),
 	/**
 	 *  Imports a broker 交割单 (the file's bytes): all rows or none; the refusal names
 	 *  every bad line.
 	 */
-	journalImport: (bytes: number[]) => typedError<ImportOutcome, WorkspaceError>(__TAURI_INVOKE("journal_import", { bytes })),
-	marketOverview: () => typedError<MarketOverview, WorkspaceError>(__TAURI_INVOKE("market_overview")),
-	dataStatus: () => typedError<DataStatusView, WorkspaceError>(__TAURI_INVOKE("data_status")),
+	journalImport: (bytes: number[]) => typedError<ImportOutcome, CommandError>(__TAURI_INVOKE("journal_import", { bytes })),
+	marketOverview: () => typedError<MarketOverview, CommandError>(__TAURI_INVOKE("market_overview")),
+	dataStatus: () => typedError<DataStatusView, CommandError>(__TAURI_INVOKE("data_status")),
 	/**
 	 *  Starts the screen, the backtest, the full-market sync or a CSV import as a background task (shown
 	 *  in the task panel with progress, cancellable, notified when done).
 	 */
-	startTask: (request: TaskRequest) => typedError<TaskInfo, WorkspaceError>(__TAURI_INVOKE("start_task", { request })),
+	startTask: (request: TaskRequest) => typedError<TaskInfo, CommandError>(__TAURI_INVOKE("start_task", { request })),
 	/**  What `request` would run (combinations, each axis's values), or the CLI's error for it. */
-	researchPlan: (request: ResearchRequest) => typedError<ResearchPlan, WorkspaceError>(__TAURI_INVOKE("research_plan", { request })),
+	researchPlan: (request: ResearchRequest) => typedError<ResearchPlan, CommandError>(__TAURI_INVOKE("research_plan", { request })),
 	/**
 	 *  Starts `request` as a `run_backtest` background task of no conversation (progress,
 	 *  cancel and the stored result are the task panel's). Checked first: a typo is said here
 	 *  rather than becoming a failed task.
 	 */
-	startResearch: (request: ResearchRequest) => typedError<TaskInfo, WorkspaceError>(__TAURI_INVOKE("start_research", { request })),
+	startResearch: (request: ResearchRequest) => typedError<TaskInfo, CommandError>(__TAURI_INVOKE("start_research", { request })),
 	/**
 	 *  Every finished `run_backtest` task whose stored result is a sweep or a walk-forward,
 	 *  newest first.
 	 */
-	researchRuns: () => typedError<ResearchRun[], WorkspaceError>(__TAURI_INVOKE("research_runs")),
+	researchRuns: () => typedError<ResearchRun[], CommandError>(__TAURI_INVOKE("research_runs")),
 	/**
 	 *  The best row of a stored sweep by `metric` (a `best_by` name) and its stability, by the
 	 *  engine's rule: the heatmap's metric may differ from the one the sweep was run with.
 	 */
-	sweepBest: (dims: number[], values: (number | null)[], metric: string) => typedError<BestOf, WorkspaceError>(__TAURI_INVOKE("sweep_best", { dims, values, metric })),
+	sweepBest: (dims: number[], values: (number | null)[], metric: string) => typedError<BestOf, CommandError>(__TAURI_INVOKE("sweep_best", { dims, values, metric })),
 	/**  Syncs the stock shown on its page; progress goes out over `on_progress`. */
-	syncStock: (code: string, onProgress: Channel<SyncProgress>) => typedError<StockSyncResult, WorkspaceError>(__TAURI_INVOKE("sync_stock", { code, onProgress })),
+	syncStock: (code: string, onProgress: Channel<SyncProgress>) => typedError<StockSyncResult, CommandError>(__TAURI_INVOKE("sync_stock", { code, onProgress })),
 	/**  The skills in effect now (a changed file is read again). */
-	listSkills: () => typedError<SkillsView, ChatError>(__TAURI_INVOKE("list_skills")),
+	listSkills: () => typedError<SkillsView, CommandError>(__TAURI_INVOKE("list_skills")),
 	/**
 	 *  Creates the skills folder if needed and opens it in the file manager. The folder's
 	 *  path comes back either way, so the page can show it when no file manager answers.
 	 */
-	openSkillsFolder: () => typedError<string, ChatError>(__TAURI_INVOKE("open_skills_folder")),
+	openSkillsFolder: () => typedError<string, CommandError>(__TAURI_INVOKE("open_skills_folder")),
 	/**  Every sub-agent role's limits. */
 	subAgentRoles: () => __TAURI_INVOKE<SubAgentRoleLimits[]>("sub_agent_roles"),
-	listSchedules: () => typedError<ScheduleView[], ScheduleError>(__TAURI_INVOKE("list_schedules")),
+	listSchedules: () => typedError<ScheduleView[], CommandError>(__TAURI_INVOKE("list_schedules")),
 	/**
 	 *  Stored schedules that cannot be read, with why: every pass skips them, the page names
 	 *  them so they can be removed.
 	 */
-	damagedSchedules: () => typedError<DamagedSchedule[], ScheduleError>(__TAURI_INVOKE("damaged_schedules")),
+	damagedSchedules: () => typedError<DamagedSchedule[], CommandError>(__TAURI_INVOKE("damaged_schedules")),
 	/**
 	 *  Adds a schedule; refused (nothing stored) for a bad rule, a taken name, or a prompt
 	 *  with no model configured.
 	 */
-	addSchedule: (schedule: NewSchedule) => typedError<ScheduleView, ScheduleError>(__TAURI_INVOKE("add_schedule", { schedule })),
+	addSchedule: (schedule: NewSchedule) => typedError<ScheduleView, CommandError>(__TAURI_INVOKE("add_schedule", { schedule })),
 	/**
 	 *  Changes a schedule's rule and job (its name, runs and conversation stay); refused
 	 *  like [`add_schedule`]. Due times count from the edit: no catch-up of a time it did not
 	 *  have.
 	 */
-	updateSchedule: (name: string, when: When, job: Job) => typedError<ScheduleView, ScheduleError>(__TAURI_INVOKE("update_schedule", { name, when, job })),
-	setScheduleEnabled: (name: string, enabled: boolean) => typedError<null, ScheduleError>(__TAURI_INVOKE("set_schedule_enabled", { name, enabled })),
-	removeSchedule: (name: string) => typedError<null, ScheduleError>(__TAURI_INVOKE("remove_schedule", { name })),
+	updateSchedule: (name: string, when: When, job: Job) => typedError<ScheduleView, CommandError>(__TAURI_INVOKE("update_schedule", { name, when, job })),
+	setScheduleEnabled: (name: string, enabled: boolean) => typedError<null, CommandError>(__TAURI_INVOKE("set_schedule_enabled", { name, enabled })),
+	removeSchedule: (name: string) => typedError<null, CommandError>(__TAURI_INVOKE("remove_schedule", { name })),
 	/**
 	 *  Runs a schedule now (its task shows in the task panel meanwhile); answers when it has
 	 *  finished, with the run.
 	 */
-	runScheduleNow: (name: string) => typedError<ScheduleRunView, ScheduleError>(__TAURI_INVOKE("run_schedule_now", { name })),
-	inboxList: () => typedError<InboxView, InboxCommandError>(__TAURI_INVOKE("inbox_list")),
+	runScheduleNow: (name: string) => typedError<ScheduleRunView, CommandError>(__TAURI_INVOKE("run_schedule_now", { name })),
+	inboxList: () => typedError<InboxView, CommandError>(__TAURI_INVOKE("inbox_list")),
 	/**
 	 *  Allows request `id`: the call runs with the arguments shown and its conversation gets
 	 *  the result in a follow-up turn. Returns the request as stored (with the result).
 	 */
-	inboxAllow: (id: string) => typedError<InboxAnswer, InboxCommandError>(__TAURI_INVOKE("inbox_allow", { id })),
+	inboxAllow: (id: string) => typedError<InboxAnswer, CommandError>(__TAURI_INVOKE("inbox_allow", { id })),
 	/**  Denies request `id` (the reason, if any, goes to the model). */
-	inboxDeny: (id: string, reason: string | null) => typedError<InboxAnswer, InboxCommandError>(__TAURI_INVOKE("inbox_deny", { id, reason })),
+	inboxDeny: (id: string, reason: string | null) => typedError<InboxAnswer, CommandError>(__TAURI_INVOKE("inbox_deny", { id, reason })),
 	/**  The approval audit log (every decision from every path), newest first. */
-	approvalLog: () => typedError<AuditEntry[], InboxCommandError>(__TAURI_INVOKE("approval_log")),
-	alertRules: () => typedError<AlertRule[], AlertError>(__TAURI_INVOKE("alert_rules")),
+	approvalLog: () => typedError<AuditEntry[], CommandError>(__TAURI_INVOKE("approval_log")),
+	alertRules: () => typedError<AlertRule[], CommandError>(__TAURI_INVOKE("alert_rules")),
 	/**  Adds a rule after checking it (nothing stored when it is wrong). */
-	alertAdd: (target: AlertTarget, condition: AlertCondition, cooldownDays: number | null) => typedError<AlertRule, AlertError>(__TAURI_INVOKE("alert_add", { target, condition, cooldownDays })),
-	alertSetEnabled: (id: number, enabled: boolean) => typedError<AlertRule, AlertError>(__TAURI_INVOKE("alert_set_enabled", { id, enabled })),
-	alertRemove: (id: number) => typedError<null, AlertError>(__TAURI_INVOKE("alert_remove", { id })),
+	alertAdd: (target: AlertTarget, condition: AlertCondition, cooldownDays: number | null) => typedError<AlertRule, CommandError>(__TAURI_INVOKE("alert_add", { target, condition, cooldownDays })),
+	alertSetEnabled: (id: number, enabled: boolean) => typedError<AlertRule, CommandError>(__TAURI_INVOKE("alert_set_enabled", { id, enabled })),
+	alertRemove: (id: number) => typedError<null, CommandError>(__TAURI_INVOKE("alert_remove", { id })),
 	/**  What fired, newest first, with the figures and where it was delivered. */
-	alertHistory: () => typedError<FiredAlert[], AlertError>(__TAURI_INVOKE("alert_history")),
-	pushChannels: () => typedError<ChannelView[], PushCommandError>(__TAURI_INVOKE("push_channels")),
+	alertHistory: () => typedError<FiredAlert[], CommandError>(__TAURI_INVOKE("alert_history")),
+	pushChannels: () => typedError<ChannelView[], CommandError>(__TAURI_INVOKE("push_channels")),
 	/**
 	 *  Adds a channel. `url`: the webhook's address, a robot's API base (the official one
 	 *  when empty), or an e-mail channel's `smtps://host[:465]` / `smtp://host[:587]`
@@ -202,63 +202,63 @@ export const commands = {
 	 *  A webhook's `token` is its secret, sent in the `secret_header` header or as the
 	 *  `secret_query` parameter (neither: `Authorization: Bearer`).
 	 */
-	pushAdd: (name: string, kind: string, url: string | null, allowPrivate: boolean, chatId: string | null, email: EmailAddresses | null, secrets: AddSecrets | null) => typedError<ChannelView, PushCommandError>(__TAURI_INVOKE("push_add", { name, kind, url, allowPrivate, chatId, email, secrets })),
+	pushAdd: (name: string, kind: string, url: string | null, allowPrivate: boolean, chatId: string | null, email: EmailAddresses | null, secrets: AddSecrets | null) => typedError<ChannelView, CommandError>(__TAURI_INVOKE("push_add", { name, kind, url, allowPrivate, chatId, email, secrets })),
 	/**  Removes a channel and its secrets. */
-	pushRemove: (name: string) => typedError<null, PushCommandError>(__TAURI_INVOKE("push_remove", { name })),
+	pushRemove: (name: string) => typedError<null, CommandError>(__TAURI_INVOKE("push_remove", { name })),
 	/**  Sends a test message now and returns what the channel answered. */
-	pushTest: (name: string) => typedError<TestResult, PushCommandError>(__TAURI_INVOKE("push_test", { name })),
+	pushTest: (name: string) => typedError<TestResult, CommandError>(__TAURI_INVOKE("push_test", { name })),
 	/**  Sets which events a channel is sent (alerts, tasks, schedules, approvals; at least one). */
-	pushSetEvents: (name: string, events: string[]) => typedError<ChannelView, PushCommandError>(__TAURI_INVOKE("push_set_events", { name, events })),
+	pushSetEvents: (name: string, events: string[]) => typedError<ChannelView, CommandError>(__TAURI_INVOKE("push_set_events", { name, events })),
 	/**  The list with how each server stands in this app's sessions. */
-	mcpServers: () => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_servers")),
+	mcpServers: () => typedError<McpServerView[], CommandError>(__TAURI_INVOKE("mcp_servers")),
 	/**
 	 *  Adds a server: `target` is an http(s) URL (streamable HTTP, optionally with a header
 	 *  from a named secret) or a command started on demand with `args` (stdio, optionally with
 	 *  environment variables from named secrets). Secret values given here are stored in the
 	 *  keychain, as `wyckoff mcp secret` does; the list keeps only their names.
 	 */
-	mcpAdd: (name: string, target: string, args: string[], env: McpEnvInput[], header: McpHeaderInput | null) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_add", { name, target, args, env, header })),
-	mcpSetEnabled: (name: string, enabled: boolean) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_set_enabled", { name, enabled })),
+	mcpAdd: (name: string, target: string, args: string[], env: McpEnvInput[], header: McpHeaderInput | null) => typedError<McpServerView[], CommandError>(__TAURI_INVOKE("mcp_add", { name, target, args, env, header })),
+	mcpSetEnabled: (name: string, enabled: boolean) => typedError<McpServerView[], CommandError>(__TAURI_INVOKE("mcp_set_enabled", { name, enabled })),
 	/**  Every call of the server's tools asks, even those it marks read-only. */
-	mcpSetAlwaysAsk: (name: string, alwaysAsk: boolean) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_set_always_ask", { name, alwaysAsk })),
+	mcpSetAlwaysAsk: (name: string, alwaysAsk: boolean) => typedError<McpServerView[], CommandError>(__TAURI_INVOKE("mcp_set_always_ask", { name, alwaysAsk })),
 	/**
 	 *  Trusts one of the server's tools (it runs without asking) or asks for it again, as
 	 *  `wyckoff mcp trust NAME TOOL [--remove]`.
 	 */
-	mcpSetTrusted: (name: string, tool: string, trusted: boolean) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_set_trusted", { name, tool, trusted })),
-	mcpRemove: (name: string) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_remove", { name })),
+	mcpSetTrusted: (name: string, tool: string, trusted: boolean) => typedError<McpServerView[], CommandError>(__TAURI_INVOKE("mcp_set_trusted", { name, tool, trusted })),
+	mcpRemove: (name: string) => typedError<McpServerView[], CommandError>(__TAURI_INVOKE("mcp_remove", { name })),
 	/**
 	 *  Connects to the server (within 20 s) and lists its tools; a failure says why, with the
 	 *  last lines the server wrote on stderr (secrets masked). Each tool says whether the model
 	 *  is offered it, under which name, as this server's cap and pick say.
 	 */
-	mcpTest: (name: string) => typedError<McpTestView, McpCommandError>(__TAURI_INVOKE("mcp_test", { name })),
+	mcpTest: (name: string) => typedError<McpTestView, CommandError>(__TAURI_INVOKE("mcp_test", { name })),
 	/**
 	 *  Offers the model only `tools` of the server (their MCP names), or with none its tools in
 	 *  its order up to its cap, as `wyckoff mcp pick`.
 	 */
-	mcpPickTools: (name: string, tools: string[] | null) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_pick_tools", { name, tools })),
+	mcpPickTools: (name: string, tools: string[] | null) => typedError<McpServerView[], CommandError>(__TAURI_INVOKE("mcp_pick_tools", { name, tools })),
 	/**
 	 *  Caps the tools offered to the model: of one server (`name`) or of all together; `max`
 	 *  none goes back to the default, as `wyckoff mcp max-tools`.
 	 */
-	mcpSetMaxTools: (name: string | null, max: number | null) => typedError<McpServerView[], McpCommandError>(__TAURI_INVOKE("mcp_set_max_tools", { name, max })),
+	mcpSetMaxTools: (name: string | null, max: number | null) => typedError<McpServerView[], CommandError>(__TAURI_INVOKE("mcp_set_max_tools", { name, max })),
 	/**
 	 *  Hit rates (net return after fees > 0) with counts per trigger, track and 水温 at 1, 5,
 	 *  10 and 20 trading days, over every saved screen, from the cached bars.
 	 */
-	trackStats: () => typedError<TrackStats, TrackCommandError>(__TAURI_INVOKE("track_stats")),
+	trackStats: () => typedError<TrackStats, CommandError>(__TAURI_INVOKE("track_stats")),
 	/**
 	 *  Every saved screen with its candidates' figures so far (pending where the bars are not
 	 *  cached yet), oldest day first: the review page's list.
 	 */
-	trackScreens: () => typedError<TrackedScreen[], TrackCommandError>(__TAURI_INVOKE("track_screens")),
+	trackScreens: () => typedError<TrackedScreen[], CommandError>(__TAURI_INVOKE("track_screens")),
 	/**  The notes on `code`'s chart of `period`, oldest first. */
-	chartNotes: (code: string, period: NotePeriod) => typedError<Annotation[], NoteCommandError>(__TAURI_INVOKE("chart_notes", { code, period })),
+	chartNotes: (code: string, period: NotePeriod) => typedError<Annotation[], CommandError>(__TAURI_INVOKE("chart_notes", { code, period })),
 	/**  The user draws a note on `code`'s chart of `period`. */
-	chartNoteAdd: (code: string, period: NotePeriod, shape: Shape) => typedError<Annotation, NoteCommandError>(__TAURI_INVOKE("chart_note_add", { code, period, shape })),
+	chartNoteAdd: (code: string, period: NotePeriod, shape: Shape) => typedError<Annotation, CommandError>(__TAURI_INVOKE("chart_note_add", { code, period, shape })),
 	/**  The user removes a note, whoever drew it. */
-	chartNoteRemove: (id: number) => typedError<Annotation, NoteCommandError>(__TAURI_INVOKE("chart_note_remove", { id })),
+	chartNoteRemove: (id: number) => typedError<Annotation, CommandError>(__TAURI_INVOKE("chart_note_remove", { id })),
 };
 
 /** Events */
@@ -327,13 +327,6 @@ export type AlertCondition =
  *  portfolio (checked for every holding with a target, no rule needed).
  */
 { type: "target_reached" };
-
-export type AlertError = 
-/**
- *  The rule is wrong (a bad or unlisted code, a non-positive level, an unknown event, a
- *  cooldown out of range): nothing stored.
- */
-{ type: "invalid"; message: string } | { type: "not_found"; message: string } | { type: "other"; message: string };
 
 /**  The exact figures that made a rule fire. */
 export type AlertFigures = { type: "price_above"; close: number | null; level: number | null } | { type: "price_below"; close: number | null; level: number | null } | { type: "change_above"; change_pct: number | null; threshold_pct: number | null; close: number | null; prev_close: number | null } | { type: "change_below"; change_pct: number | null; threshold_pct: number | null; close: number | null; prev_close: number | null } | { type: "volume_ratio"; volume: number | null; 
@@ -582,13 +575,48 @@ export type ChartSignal = {
 	label: string,
 };
 
-export type ChatError = 
-/**  No model is configured (or its key is missing): the UI leads to Settings. */
-{ type: "setup"; message: string } | 
-/**  A turn is already running in this conversation. */
-{ type: "busy" } | { type: "not_found"; message: string } | 
-/**  `/word` names no skill: nothing was stored or sent. */
-{ type: "unknown_skill"; message: string } | { type: "other"; message: string };
+/**  Every command's error: the window branches on `kind` and shows `message`. */
+export type CommandError = {
+	kind: CommandErrorKind,
+	message: string,
+	/**
+	 *  The six-digit code the error is about (an unknown code, a stock without data, a
+	 *  failed sync), for pages that word it in the user's language.
+	 */
+	code: string | null,
+};
+
+/**  What kind of failure it was: what the window can do about it. */
+export type CommandErrorKind = 
+/**
+ *  The input was refused as given (a bad code, name, date or spec, a taken name, a
+ *  failed validation): nothing changed.
+ */
+"invalid_input" | 
+/**
+ *  What the command names does not exist (a conversation, a rule, a channel, a stock
+ *  code with `code` set).
+ */
+"not_found" | 
+/**  No model is configured, or its key is missing: the window leads to Settings. */
+"setup" | 
+/**  No live data source (`WYCKOFF_OFFLINE=1`, or none enabled in Settings). */
+"offline" | 
+/**
+ *  Something the command needs did not answer or has nothing (a data source, an MCP
+ *  server, the keychain, a stock without bars).
+ */
+"unavailable" | 
+/**  Something running must finish first (a turn in the conversation): try again later. */
+"busy" | 
+/**  It was decided already (an approval answered before): nothing changed. */
+"conflict" | 
+/**  What the window shows is out of date (an approval's preview changed): look again. */
+"stale" | 
+/**  Too late (an approval answered after its expiry): it was refused. */
+"expired" | 
+/**  Anything else: a store, a file, a task that failed. */
+"internal";
 
 export type ConnectionFailed = {
 	/**
@@ -928,24 +956,6 @@ export type InboxChanged = {
 	pending: number,
 };
 
-export type InboxCommandError = 
-/**  No request with that id. */
-{ type: "not_found"; message: string } | 
-/**  Answered before (here, from the CLI, or by the expiry): nothing changed. */
-{ type: "already_decided"; message: string } | 
-/**  The answer came at or after the expiry: the request was refused, the model told. */
-{ type: "expired"; message: string } | 
-/**
- *  The allowed call cannot run now (its conversation runs a turn, no model): nothing
- *  was decided, the request is still pending.
- */
-{ type: "not_run"; message: string } | 
-/**
- *  What the call would do changed since it was queued: the request now shows
- *  `preview`, still pending, to be allowed again if still wanted.
- */
-{ type: "preview_changed"; message: string; preview: ApprovalPreview | null } | { type: "other"; message: string };
-
 /**  A tool call waiting in the inbox (or decided there). */
 export type InboxRequest = {
 	id: string,
@@ -1081,14 +1091,6 @@ export type MarkEnd =
 /**  Gone on `on` with nothing in its place. */
 { type: "removed"; on: number };
 
-export type MarketCommandError = 
-/**  Not a stock code in any accepted spelling. */
-{ type: "invalid_code"; message: string } | 
-/**  Well-formed, but neither in the stock list nor in the cache. */
-{ type: "unknown_code"; code: string } | 
-/**  A listed stock without any cached bar (offline, never synced). */
-{ type: "no_data"; code: string; message: string } | { type: "other"; message: string };
-
 export type MarketOverview = {
 	indices: IndexQuote[],
 	/**  RISK_ON / NEUTRAL / RISK_OFF / CRASH / BLACK_SWAN / UNKNOWN. */
@@ -1098,12 +1100,6 @@ export type MarketOverview = {
 	regime_reasons: RegimeReason[],
 	breadth: Breadth,
 };
-
-export type McpCommandError = 
-/**  Nothing changed: a bad name, command or URL, a taken name, an unreadable list. */
-{ type: "invalid"; message: string } | { type: "not_found"; message: string } | 
-/**  The server could not be reached or answered wrongly (the test's finding). */
-{ type: "failed"; message: string };
 
 /**
  *  An environment variable of a new stdio server, read from the named secret. `value`, when
@@ -1250,13 +1246,6 @@ export type NewSchedule = {
 	job: Job,
 };
 
-export type NoteCommandError = 
-/**
- *  The note was refused as drawn (unknown code, a bad date, low above high …): the
- *  message says which; nothing was stored.
- */
-{ type: "invalid"; message: string } | { type: "other"; message: string };
-
 /**  The chart a note belongs to. */
 export type NotePeriod = "day" | "week" | "month";
 
@@ -1375,15 +1364,6 @@ export type PositionRow = {
  */
 export type ProviderKind = "claude" | "openai" | "gemini" | "deepseek" | "qwen" | "kimi" | "ollama" | "openai_compatible";
 
-export type PushCommandError = 
-/**
- *  Nothing changed: a bad name or URL, a taken name, a missing chat id, a private
- *  address for a robot.
- */
-{ type: "invalid"; message: string } | { type: "not_found"; message: string } | 
-/**  The keychain would not keep the secret (the channel was not added). */
-{ type: "keychain"; message: string } | { type: "other"; message: string };
-
 /**
  *  One long-term memory recalled for a turn: what the UI shows under "what the agent
  *  remembered this turn".
@@ -1449,6 +1429,7 @@ export type ResearchRun = {
 	best_by: string | null,
 };
 
+/**  Where a scheduled run stands. */
 export type RunStatus = "running" | "done" | "failed" | 
 /**  The process running it ended mid-run. */
 "interrupted" | 
@@ -1504,10 +1485,6 @@ turn: Usage } | { type: "background_task"; task: TaskInfo } |
 { type: "approval_notice"; notice: ApprovalNotice } | 
 /**  Progress of a sub-agent started by a delegate_to_* tool. */
 { type: "sub_agent"; agent: string; call_id: string; kind: string; text: string } | { type: "warning"; message: string } | { type: "done"; text: string; elapsed_ms: number } | { type: "turn_cancelled" } | { type: "turn_failed"; kind: ErrorKind; message: string };
-
-export type ScheduleError = 
-/**  The input is wrong (a bad time, a name taken, no model for a prompt): nothing stored. */
-{ type: "invalid"; message: string } | { type: "not_found"; message: string } | { type: "other"; message: string };
 
 /**  A scheduled run finished (the Schedules page refreshes). */
 export type ScheduleRan = {
@@ -1862,8 +1839,6 @@ export type ToolCall = {
 	thought_signature?: string | null,
 };
 
-export type TrackCommandError = { type: "other"; message: string };
-
 /**  Hit rates over every tracked signal. */
 export type TrackStats = {
 	screens: number,
@@ -1954,23 +1929,6 @@ export type When =
 { type: "at"; time: string; days: Days } | 
 /**  `minute hour day-of-month month day-of-week`, Beijing time. */
 { type: "cron"; expr: string };
-
-/**
- *  Errors of the workspace pages (overview, portfolio, sync). Tagged for the UI, which
- *  words each kind in the user's language.
- */
-export type WorkspaceError = 
-/**  No live data source: `WYCKOFF_OFFLINE=1` or none enabled in Settings. */
-{ type: "offline" } | 
-/**  Well-formed, but not in the stock list. */
-{ type: "unknown_code"; code: string } | 
-/**
- *  The validation of `update_portfolio` (or a tool's arguments) said no; nothing
- *  was written or started.
- */
-{ type: "refused"; message: string } | 
-/**  The sources answered with an error for this code. */
-{ type: "sync_failed"; code: string; message: string } | { type: "other"; message: string };
 
 export type WyckoffReading = {
 	/**  `accumulation` or `distribution`, when a schematic is active. */

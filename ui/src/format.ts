@@ -1,4 +1,4 @@
-import type { ChatError, ErrorKind, SecretId, SettingsError, KeySource } from "./bindings";
+import type { CommandError, ErrorKind, SecretId, SettingsError, KeySource } from "./bindings";
 import type { MessageKey } from "./i18n";
 
 type T = (key: MessageKey, vars?: Record<string, string | number>) => string;
@@ -52,9 +52,9 @@ export function settingsErrorText(err: SettingsError, t: T): string {
   }
 }
 
-/** The message of a chat/memory command error (a busy conversation has none of its own). */
-export function chatErrorText(err: ChatError, t: T): string {
-  return err.type === "busy" ? t("errBusy") : err.message;
+/** The message of a chat/memory command error (a busy conversation in the user's words). */
+export function chatErrorText(err: CommandError, t: T): string {
+  return err.kind === "busy" ? t("errBusy") : err.message;
 }
 
 const ERROR_KIND_LABELS: Record<ErrorKind, MessageKey> = {

@@ -3,10 +3,11 @@
 //! never changed. Edit and regenerate in the chat are a fork followed by an ordinary turn.
 
 use tauri::State;
-use wyckoff_memory::{ConversationStore, MemoryError};
+use wyckoff_memory::ConversationStore;
 
 use crate::chat::ChatState;
-use crate::commands::chat::{ChatError, ConversationSummary, hub};
+use crate::commands::chat::{ConversationSummary, hub};
+use crate::commands::error::{CommandError, CommandErrorKind};
 use crate::state::AppState;
 
 /// Forks `source_id` at its message `from_message` (a seq from `load_conversation`).
@@ -17,20 +18,18 @@ pub async fn fork(
     running: bool,
     source_id: &str,
     from_message: i64,
-) -> Result<ConversationSummary, ChatError> {
+) -> Result<ConversationSummary, CommandError> {
     if running {
-        return Err(ChatError::Busy);
+        return Err(CommandError::new(
+            CommandErrorKind::Busy,
+            "a turn is running in this conversation",
+        ));
     }
-    match store.fork(source_id, from_message).await {
-        Ok(fork) => Ok(fork.conversation.into()),
-        // No turn of this app runs there, so the open round belongs to another process
-        // (a `wyckoff run` on the same conversation): busy, like a running turn here.
-        Err(MemoryError::ForkInRunningToolRound { .. }) => Err(ChatError::Busy),
-        Err(e @ MemoryError::MessageNotFound { .. }) => Err(ChatError::NotFound {
-            message: e.to_string(),
-        }),
-        Err(e) => Err(e.into()),
-    }
+    // An open tool round with no turn of this app running belongs to another process (a
+    // `wyckoff run` on the same conversation): the store's error says busy, like a running
+    // turn here.
+    let fork = store.fork(source_id, from_message).await?;
+    Ok(fork.conversation.into())
 }
 
 /// Forks a conversation at one of its messages and returns the new conversation.
@@ -41,7 +40,7 @@ pub async fn fork_conversation(
     chat: State<'_, ChatState>,
     id: String,
     from_message: i64,
-) -> Result<ConversationSummary, ChatError> {
+) -> Result<ConversationSummary, CommandError> {
     let hub = hub(&state, &chat).await?;
     fork(
         hub.services().conversations(),

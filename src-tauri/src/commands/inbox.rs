@@ -2,91 +2,27 @@
 //! Answers go through `wyckoff_session::approvals::answer` as `Decider::App`: an allowed
 //! call runs through its conversation's gate and the conversation is told in a follow-up
 //! turn, exactly as `wyckoff approvals allow|deny` does. An allow that cannot run now is
-//! refused with why and the request stays pending; one whose preview changed comes back
-//! with the new preview to be looked at and allowed again.
-
-use std::sync::Arc;
+//! refused with why and the request stays pending; one whose preview changed is refused as
+//! stale, the listed request showing the new preview to be looked at and allowed again.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use specta::Type;
 use tauri::{AppHandle, State};
-use wyckoff_inbox::InboxError;
 use wyckoff_inbox::policy::Answer;
-use wyckoff_protocol::{ApprovalPreview, AuditEntry, Decider, InboxRequest, InboxStatus};
+use wyckoff_protocol::{AuditEntry, Decider, InboxRequest, InboxStatus};
 use wyckoff_session::approvals::Telling;
 use wyckoff_session::{ConversationHub, SessionError};
 
 use crate::chat::ChatState;
-use crate::commands::chat::{ChatError, hub};
+use crate::commands::chat::hub;
+use crate::commands::error::{CommandError, CommandErrorKind};
 use crate::state::AppState;
 
 /// Decided requests listed under the pending ones.
 const DECIDED_SHOWN: usize = 30;
 /// Audit lines listed (newest first).
 const LOG_SHOWN: usize = 200;
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum InboxCommandError {
-    /// No request with that id.
-    NotFound {
-        message: String,
-    },
-    /// Answered before (here, from the CLI, or by the expiry): nothing changed.
-    AlreadyDecided {
-        message: String,
-    },
-    /// The answer came at or after the expiry: the request was refused, the model told.
-    Expired {
-        message: String,
-    },
-    /// The allowed call cannot run now (its conversation runs a turn, no model): nothing
-    /// was decided, the request is still pending.
-    NotRun {
-        message: String,
-    },
-    /// What the call would do changed since it was queued: the request now shows
-    /// `preview`, still pending, to be allowed again if still wanted.
-    PreviewChanged {
-        message: String,
-        preview: Option<ApprovalPreview>,
-    },
-    Other {
-        message: String,
-    },
-}
-
-impl From<SessionError> for InboxCommandError {
-    fn from(e: SessionError) -> Self {
-        let message = e.to_string();
-        match e {
-            SessionError::Inbox(InboxError::NotFound(_)) => InboxCommandError::NotFound { message },
-            SessionError::Inbox(InboxError::AlreadyDecided { .. }) => {
-                InboxCommandError::AlreadyDecided { message }
-            }
-            SessionError::Inbox(InboxError::NotRun { .. }) => InboxCommandError::NotRun { message },
-            SessionError::Inbox(InboxError::PreviewChanged { preview, .. }) => {
-                InboxCommandError::PreviewChanged { message, preview }
-            }
-            _ => InboxCommandError::Other { message },
-        }
-    }
-}
-
-impl From<InboxError> for InboxCommandError {
-    fn from(e: InboxError) -> Self {
-        SessionError::from(e).into()
-    }
-}
-
-impl From<ChatError> for InboxCommandError {
-    fn from(e: ChatError) -> Self {
-        InboxCommandError::Other {
-            message: e.into_message(),
-        }
-    }
-}
 
 /// The inbox as the window shows it.
 #[derive(Debug, Clone, Serialize, Type)]
@@ -134,14 +70,7 @@ pub fn log_order(mut entries: Vec<AuditEntry>, shown: usize) -> Vec<AuditEntry> 
     entries
 }
 
-async fn open(
-    state: &AppState,
-    chat: &ChatState,
-) -> Result<Arc<ConversationHub>, InboxCommandError> {
-    Ok(hub(state, chat).await?)
-}
-
-async fn view(hub: &ConversationHub, now: DateTime<Utc>) -> Result<InboxView, InboxCommandError> {
+async fn view(hub: &ConversationHub, now: DateTime<Utc>) -> Result<InboxView, CommandError> {
     Ok(inbox_order(
         hub.services().inbox().list(now).await?,
         DECIDED_SHOWN,
@@ -153,8 +82,8 @@ async fn view(hub: &ConversationHub, now: DateTime<Utc>) -> Result<InboxView, In
 pub async fn inbox_list(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<InboxView, InboxCommandError> {
-    let hub = open(&state, &chat).await?;
+) -> Result<InboxView, CommandError> {
+    let hub = hub(&state, &chat).await?;
     view(&hub, Utc::now()).await
 }
 
@@ -167,7 +96,7 @@ pub async fn inbox_allow(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     id: String,
-) -> Result<InboxAnswer, InboxCommandError> {
+) -> Result<InboxAnswer, CommandError> {
     decide(&app, &state, &chat, &id, Answer::Allow, None).await
 }
 
@@ -180,7 +109,7 @@ pub async fn inbox_deny(
     chat: State<'_, ChatState>,
     id: String,
     reason: Option<String>,
-) -> Result<InboxAnswer, InboxCommandError> {
+) -> Result<InboxAnswer, CommandError> {
     decide(&app, &state, &chat, &id, Answer::Deny, reason).await
 }
 
@@ -191,15 +120,15 @@ async fn decide(
     id: &str,
     answer: Answer,
     reason: Option<String>,
-) -> Result<InboxAnswer, InboxCommandError> {
-    let hub = open(state, chat).await?;
+) -> Result<InboxAnswer, CommandError> {
+    let hub = hub(state, chat).await?;
     let now = Utc::now();
     let decided =
         wyckoff_session::approvals::answer(&hub, id, answer, Decider::App, reason, now).await;
     // Whatever happened, the badge shows the inbox as it now is.
     match view(&hub, now).await {
         Ok(v) => crate::inbox::announce(app, v.pending),
-        Err(e) => tracing::warn!("inbox not re-read after an answer: {e:?}"),
+        Err(e) => tracing::warn!("inbox not re-read after an answer: {e}"),
     }
     // The follow-up turn runs on its own; its events reach the window like any turn's.
     answered(decided)
@@ -210,7 +139,7 @@ async fn decide(
 /// and its conversation told).
 pub fn answered(
     decided: Result<wyckoff_session::approvals::Decided, SessionError>,
-) -> Result<InboxAnswer, InboxCommandError> {
+) -> Result<InboxAnswer, CommandError> {
     let decided = decided?;
     let told_later = match decided.told {
         Telling::WaitsForModel(why) => Some(why),
@@ -218,12 +147,13 @@ pub fn answered(
     };
     let request = decided.request;
     if request.status == InboxStatus::Expired {
-        return Err(InboxCommandError::Expired {
-            message: format!(
+        return Err(CommandError::new(
+            CommandErrorKind::Expired,
+            format!(
                 "approval request '{}' expired at {}: it was refused",
                 request.id, request.expires_at
             ),
-        });
+        ));
     }
     Ok(InboxAnswer {
         request,
@@ -237,8 +167,8 @@ pub fn answered(
 pub async fn approval_log(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<AuditEntry>, InboxCommandError> {
-    let hub = open(&state, &chat).await?;
+) -> Result<Vec<AuditEntry>, CommandError> {
+    let hub = hub(&state, &chat).await?;
     Ok(log_order(hub.services().inbox().log().await?, LOG_SHOWN))
 }
 
@@ -246,6 +176,7 @@ pub async fn approval_log(
 mod tests {
     use super::*;
     use serde_json::json;
+    use wyckoff_inbox::InboxError;
     use wyckoff_protocol::AuditDecision;
 
     fn request(
@@ -353,7 +284,11 @@ mod tests {
         for status in [InboxStatus::Allowed, InboxStatus::Denied] {
             assert_eq!(answered(decided(status)).unwrap().request.status, status);
         }
-        let Err(InboxCommandError::Expired { message }) = answered(decided(InboxStatus::Expired))
+        let Err(CommandError {
+            kind: CommandErrorKind::Expired,
+            message,
+            ..
+        }) = answered(decided(InboxStatus::Expired))
         else {
             panic!("an expired answer must be an error");
         };
@@ -364,7 +299,13 @@ mod tests {
         let unknown = answered(Err(SessionError::Inbox(InboxError::NotFound(
             "apr-2".into(),
         ))));
-        assert!(matches!(unknown, Err(InboxCommandError::NotFound { .. })));
+        assert!(matches!(
+            unknown,
+            Err(CommandError {
+                kind: CommandErrorKind::NotFound,
+                ..
+            })
+        ));
     }
 
     /// A decision with no model to tell it is still the request as stored, with why the
@@ -387,40 +328,5 @@ mod tests {
         .unwrap();
         assert_eq!(r.request.status, InboxStatus::Denied);
         assert_eq!(r.told_later.as_deref(), Some("no model"));
-    }
-
-    #[test]
-    fn inbox_errors_are_told_apart() {
-        let not_found: InboxCommandError = InboxError::NotFound("apr-x".into()).into();
-        assert!(
-            matches!(not_found, InboxCommandError::NotFound { ref message } if message.contains("apr-x"))
-        );
-        let decided: InboxCommandError = InboxError::AlreadyDecided {
-            id: "apr-y".into(),
-            status: InboxStatus::Denied,
-        }
-        .into();
-        assert!(
-            matches!(decided, InboxCommandError::AlreadyDecided { ref message } if message.contains("already denied"))
-        );
-        let preview = Some(ApprovalPreview::Invalid {
-            reason: "gone".into(),
-        });
-        let changed: InboxCommandError = InboxError::PreviewChanged {
-            id: "apr-z".into(),
-            preview: preview.clone(),
-        }
-        .into();
-        assert!(
-            matches!(changed, InboxCommandError::PreviewChanged { ref message, preview: ref p } if message.contains("apr-z") && *p == preview)
-        );
-        let not_run: InboxCommandError = InboxError::NotRun {
-            id: "apr-w".into(),
-            why: "busy".into(),
-        }
-        .into();
-        assert!(
-            matches!(not_run, InboxCommandError::NotRun { ref message } if message.contains("still pending"))
-        );
     }
 }

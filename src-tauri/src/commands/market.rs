@@ -6,82 +6,21 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use specta::Type;
 use tauri::State;
-use wyckoff_market::watchlist::{WatchlistError, WatchlistStore};
-use wyckoff_market::{MarketData, MarketError, StockCode};
-use wyckoff_tools::chart::ChartError;
+use wyckoff_market::watchlist::WatchlistStore;
+use wyckoff_market::{MarketData, StockCode};
 pub use wyckoff_tools::chart::{Period, StockChart, build_chart, build_chart_as_of};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
+use crate::commands::error::CommandError;
 use crate::state::AppState;
 
 const SEARCH_LIMIT: usize = 20;
 
-#[derive(Debug, Clone, Serialize, Type, thiserror::Error)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum MarketCommandError {
-    /// Not a stock code in any accepted spelling.
-    #[error("{message}")]
-    InvalidCode { message: String },
-    /// Well-formed, but neither in the stock list nor in the cache.
-    #[error("unknown stock code {code}: not in the stock list and no cached bars")]
-    UnknownCode { code: String },
-    /// A listed stock without any cached bar (offline, never synced).
-    #[error("no data for {code}: {message}")]
-    NoData { code: String, message: String },
-    #[error("{message}")]
-    Other { message: String },
-}
-
-// Code and market errors mean the same on every page as on the chart.
-impl From<MarketError> for MarketCommandError {
-    fn from(e: MarketError) -> Self {
-        ChartError::from(e).into()
-    }
-}
-
-impl From<wyckoff_market::CodeError> for MarketCommandError {
-    fn from(e: wyckoff_market::CodeError) -> Self {
-        ChartError::from(e).into()
-    }
-}
-
-impl From<ChartError> for MarketCommandError {
-    fn from(e: ChartError) -> Self {
-        match e {
-            ChartError::InvalidCode { message } => MarketCommandError::InvalidCode { message },
-            ChartError::UnknownCode { code } => MarketCommandError::UnknownCode { code },
-            ChartError::NoData { code, message } => MarketCommandError::NoData { code, message },
-            ChartError::Other { message } => MarketCommandError::Other { message },
-        }
-    }
-}
-
-impl From<WatchlistError> for MarketCommandError {
-    fn from(e: WatchlistError) -> Self {
-        match e {
-            WatchlistError::Code(c) => MarketCommandError::InvalidCode {
-                message: c.to_string(),
-            },
-            other => MarketCommandError::Other {
-                message: other.to_string(),
-            },
-        }
-    }
-}
-
-impl From<crate::commands::chat::ChatError> for MarketCommandError {
-    fn from(e: crate::commands::chat::ChatError) -> Self {
-        MarketCommandError::Other {
-            message: format!("{e:?}"),
-        }
-    }
-}
-
 async fn market(
     state: &AppState,
     chat: &ChatState,
-) -> Result<std::sync::Arc<MarketData>, MarketCommandError> {
+) -> Result<std::sync::Arc<MarketData>, CommandError> {
     Ok(services(state, chat).await?.market().clone())
 }
 
@@ -96,7 +35,7 @@ pub async fn stock_chart(
     code: String,
     period: Period,
     as_of: Option<u32>,
-) -> Result<StockChart, MarketCommandError> {
+) -> Result<StockChart, CommandError> {
     let md = market(&state, &chat).await?;
     Ok(build_chart_as_of(&md, &code, period, as_of).await?)
 }
@@ -117,7 +56,7 @@ pub async fn search_stocks(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     query: String,
-) -> Result<Vec<StockHit>, MarketCommandError> {
+) -> Result<Vec<StockHit>, CommandError> {
     let q = query.trim();
     if q.is_empty() {
         return Ok(Vec::new());
@@ -178,7 +117,7 @@ async fn watchlist_row(md: &MarketData, code: &str, added_at: String) -> Watchli
     }
 }
 
-pub async fn watchlist_rows(md: &MarketData) -> Result<Vec<WatchlistRow>, MarketCommandError> {
+pub async fn watchlist_rows(md: &MarketData) -> Result<Vec<WatchlistRow>, CommandError> {
     let store = WatchlistStore::new(md.pool().clone());
     let mut rows = Vec::new();
     for e in store.list().await? {
@@ -192,7 +131,7 @@ pub async fn watchlist_rows(md: &MarketData) -> Result<Vec<WatchlistRow>, Market
 pub async fn watchlist(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<WatchlistRow>, MarketCommandError> {
+) -> Result<Vec<WatchlistRow>, CommandError> {
     let md = market(&state, &chat).await?;
     watchlist_rows(&md).await
 }
@@ -204,13 +143,14 @@ pub async fn watchlist_add(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     code: String,
-) -> Result<Vec<WatchlistRow>, MarketCommandError> {
+) -> Result<Vec<WatchlistRow>, CommandError> {
     let md = market(&state, &chat).await?;
     let parsed = StockCode::parse(&code)?;
     if md.stock_info(&parsed).is_none() {
-        return Err(MarketCommandError::UnknownCode {
-            code: parsed.digits().to_owned(),
-        });
+        return Err(CommandError::unknown_code(
+            parsed.digits(),
+            "not in the stock list and no cached bars",
+        ));
     }
     WatchlistStore::new(md.pool().clone())
         .add(parsed.digits(), md.clock().now())
@@ -224,7 +164,7 @@ pub async fn watchlist_remove(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     code: String,
-) -> Result<Vec<WatchlistRow>, MarketCommandError> {
+) -> Result<Vec<WatchlistRow>, CommandError> {
     let md = market(&state, &chat).await?;
     WatchlistStore::new(md.pool().clone()).remove(&code).await?;
     watchlist_rows(&md).await
@@ -237,7 +177,7 @@ pub async fn watchlist_contains(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     code: String,
-) -> Result<bool, MarketCommandError> {
+) -> Result<bool, CommandError> {
     let md = market(&state, &chat).await?;
     Ok(WatchlistStore::new(md.pool().clone())
         .contains(&code)

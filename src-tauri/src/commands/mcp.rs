@@ -19,36 +19,11 @@ use wyckoff_config::{NamedSecret, Secrets};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
+use crate::commands::error::CommandError;
 use crate::state::AppState;
 
 /// How long a test may take to connect and list the tools.
 const TEST_TIMEOUT: Duration = Duration::from_secs(20);
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum McpCommandError {
-    /// Nothing changed: a bad name, command or URL, a taken name, an unreadable list.
-    Invalid {
-        message: String,
-    },
-    NotFound {
-        message: String,
-    },
-    /// The server could not be reached or answered wrongly (the test's finding).
-    Failed {
-        message: String,
-    },
-}
-
-impl From<McpConfigError> for McpCommandError {
-    fn from(e: McpConfigError) -> Self {
-        let message = e.to_string();
-        match e {
-            McpConfigError::NotFound(_) => McpCommandError::NotFound { message },
-            _ => McpCommandError::Invalid { message },
-        }
-    }
-}
 
 /// How a server stands in this app's sessions.
 #[derive(Debug, Clone, Serialize, Type)]
@@ -212,7 +187,7 @@ fn change_at(
     path: &Path,
     secrets: &Secrets,
     edit: impl FnOnce(&mut McpServers) -> Result<(), McpConfigError>,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     let mut list = mcp::load(path)?;
     edit(&mut list)?;
     mcp::save(path, &list)?;
@@ -222,7 +197,7 @@ fn change_at(
 fn change(
     state: &AppState,
     edit: impl FnOnce(&mut McpServers) -> Result<(), McpConfigError>,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     change_at(&path(state), &state.secrets, edit)
 }
 
@@ -233,7 +208,7 @@ fn new_entry(
     args: Vec<String>,
     env: Vec<McpEnvInput>,
     header: Option<McpHeaderInput>,
-) -> Result<(McpServer, Vec<(String, String)>), McpCommandError> {
+) -> Result<(McpServer, Vec<(String, String)>), CommandError> {
     let target = target.trim().to_owned();
     let mut values = Vec::new();
     let mut keep = |secret: &str, value: Option<String>| {
@@ -243,9 +218,9 @@ fn new_entry(
     };
     let transport = if target.starts_with("http://") || target.starts_with("https://") {
         if !env.is_empty() {
-            return Err(McpCommandError::Invalid {
-                message: "environment variables are for a command (stdio) server, not a URL".into(),
-            });
+            return Err(CommandError::invalid(
+                "environment variables are for a command (stdio) server, not a URL",
+            ));
         }
         let header_secret = header.map(|h| {
             let secret = h.secret.trim().to_owned();
@@ -266,9 +241,9 @@ fn new_entry(
         }
     } else {
         if header.is_some() {
-            return Err(McpCommandError::Invalid {
-                message: "a header secret is for an http(s) server, not a command".into(),
-            });
+            return Err(CommandError::invalid(
+                "a header secret is for an http(s) server, not a command",
+            ));
         }
         let env = env
             .into_iter()
@@ -306,21 +281,19 @@ fn add_at(
     secrets: &Secrets,
     server: McpServer,
     values: Vec<(String, String)>,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     let mut list = mcp::load(path)?;
     list.add(server)?;
     list.validate()?;
     for (name, value) in values {
         let named = NamedSecret(name);
-        secrets
-            .set_named(&named, &value)
-            .map_err(|e| McpCommandError::Failed {
-                message: format!(
-                    "secret {}: {e} (or set {} instead)",
-                    named.0,
-                    named.env_var()
-                ),
-            })?;
+        secrets.set_named(&named, &value).map_err(|e| {
+            CommandError::unavailable(format!(
+                "secret {}: {e} (or set {} instead)",
+                named.0,
+                named.env_var()
+            ))
+        })?;
     }
     mcp::save(path, &list)?;
     Ok(views(&list, secrets))
@@ -332,7 +305,7 @@ fn add_at(
 pub async fn mcp_servers(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     let mut list = views(&mcp::load(&path(&state))?, &state.secrets);
     // Without a model there is no session yet: the list alone is still shown.
     if let Ok(services) = services(&state, &chat).await {
@@ -375,7 +348,7 @@ pub async fn mcp_add(
     args: Vec<String>,
     env: Vec<McpEnvInput>,
     header: Option<McpHeaderInput>,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     let (server, values) = new_entry(&name, &target, args, env, header)?;
     add_at(&path(&state), &state.secrets, server, values)
 }
@@ -389,7 +362,7 @@ pub async fn mcp_set_trusted(
     name: String,
     tool: String,
     trusted: bool,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     change(&state, |list| list.set_trusted(&name, &tool, trusted))
 }
 
@@ -399,7 +372,7 @@ pub async fn mcp_set_enabled(
     state: State<'_, AppState>,
     name: String,
     enabled: bool,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     change(&state, |list| list.set_enabled(&name, enabled))
 }
 
@@ -410,7 +383,7 @@ pub async fn mcp_set_always_ask(
     state: State<'_, AppState>,
     name: String,
     always_ask: bool,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     change(&state, |list| list.set_always_ask(&name, always_ask))
 }
 
@@ -419,7 +392,7 @@ pub async fn mcp_set_always_ask(
 pub async fn mcp_remove(
     state: State<'_, AppState>,
     name: String,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     change(&state, |list| list.remove(&name).map(|_| ()))
 }
 
@@ -431,7 +404,7 @@ pub async fn mcp_pick_tools(
     state: State<'_, AppState>,
     name: String,
     tools: Option<Vec<String>>,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     change(&state, |list| list.set_offered(&name, tools))
 }
 
@@ -443,7 +416,7 @@ pub async fn mcp_set_max_tools(
     state: State<'_, AppState>,
     name: Option<String>,
     max: Option<u32>,
-) -> Result<Vec<McpServerView>, McpCommandError> {
+) -> Result<Vec<McpServerView>, CommandError> {
     change(&state, |list| list.set_max_tools(name.as_deref(), max))
 }
 
@@ -455,18 +428,16 @@ pub async fn mcp_set_max_tools(
 pub async fn mcp_test(
     state: State<'_, AppState>,
     name: String,
-) -> Result<McpTestView, McpCommandError> {
+) -> Result<McpTestView, CommandError> {
     let list = mcp::load(&path(&state))?;
     let entry = list
         .get(&name)
-        .ok_or_else(|| McpCommandError::from(McpConfigError::NotFound(name.clone())))?;
+        .ok_or_else(|| CommandError::from(McpConfigError::NotFound(name.clone())))?;
     let secrets = state.secrets.clone();
     let secret = move |n: &NamedSecret| secrets.get_named(n).map(|(v, _)| v.expose().to_owned());
     let report = wyckoff_mcp::client::probe(entry, &secret, TEST_TIMEOUT)
         .await
-        .map_err(|e| McpCommandError::Failed {
-            message: e.to_string(),
-        })?;
+        .map_err(CommandError::unavailable)?;
     let placed = wyckoff_mcp::offer::place(&[(entry, &report.tools)], list.total_tool_cap());
     Ok(McpTestView {
         name: report.name,
@@ -494,6 +465,7 @@ mod tests {
     use wyckoff_config::secrets::MemoryBackend;
 
     use super::*;
+    use crate::commands::error::CommandErrorKind;
 
     fn secrets() -> Secrets {
         Secrets::with_backend(Box::new(MemoryBackend::default()), Box::new(|_| None))
@@ -586,7 +558,7 @@ mod tests {
         ] {
             let (server, values) = new_entry("srv", "cmd", vec![], env_in, header).unwrap();
             let e = add_at(&path, &keys, server, values).unwrap_err();
-            assert!(matches!(e, McpCommandError::Invalid { .. }), "{e:?}");
+            assert_eq!(e.kind, CommandErrorKind::InvalidInput, "{e:?}");
         }
         assert!(keys.get_named(&NamedSecret("ok-name".into())).is_none());
         assert!(!path.exists() || mcp::load(&path).unwrap().servers.is_empty());
@@ -639,6 +611,6 @@ mod tests {
         .unwrap();
         assert!(v[0].trusted_tools.is_empty());
         let e = change_at(&path, &keys, |l| l.set_trusted("nope", "t", true)).unwrap_err();
-        assert!(matches!(e, McpCommandError::NotFound { .. }));
+        assert_eq!(e.kind, CommandErrorKind::NotFound, "{e:?}");
     }
 }

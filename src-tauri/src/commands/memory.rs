@@ -9,7 +9,8 @@ use tauri::State;
 use wyckoff_memory::{Memory, MemoryType};
 
 use crate::chat::ChatState;
-use crate::commands::chat::{ChatError, services};
+use crate::commands::chat::services;
+use crate::commands::error::CommandError;
 use crate::state::AppState;
 
 /// Memories listed or searched at once (the caps keep the store far below this).
@@ -48,12 +49,12 @@ pub struct MemoryCount {
     pub count: i64,
 }
 
-fn parse_type(memory_type: Option<&str>) -> Result<Option<MemoryType>, ChatError> {
+fn parse_type(memory_type: Option<&str>) -> Result<Option<MemoryType>, CommandError> {
     memory_type
         .filter(|t| !t.trim().is_empty())
         .map(MemoryType::from_str)
         .transpose()
-        .map_err(ChatError::from)
+        .map_err(CommandError::from)
 }
 
 /// Memories newest first, of one type or all; with a query, those matching it (Chinese
@@ -65,7 +66,7 @@ pub async fn list_memories(
     chat: State<'_, ChatState>,
     memory_type: Option<String>,
     query: Option<String>,
-) -> Result<Vec<MemoryItem>, ChatError> {
+) -> Result<Vec<MemoryItem>, CommandError> {
     let memory_type = parse_type(memory_type.as_deref())?;
     let services = services(&state, &chat).await?;
     let store = services.memories();
@@ -87,7 +88,7 @@ pub async fn list_memories(
 pub async fn memory_counts(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<MemoryCount>, ChatError> {
+) -> Result<Vec<MemoryCount>, CommandError> {
     let services = services(&state, &chat).await?;
     let mut counts = Vec::new();
     for t in MemoryType::ALL {
@@ -106,7 +107,7 @@ pub async fn add_memory(
     chat: State<'_, ChatState>,
     memory_type: String,
     content: String,
-) -> Result<MemoryItem, ChatError> {
+) -> Result<MemoryItem, CommandError> {
     let services = services(&state, &chat).await?;
     Ok(services
         .memories()
@@ -122,7 +123,7 @@ pub async fn update_memory(
     chat: State<'_, ChatState>,
     id: i64,
     content: String,
-) -> Result<MemoryItem, ChatError> {
+) -> Result<MemoryItem, CommandError> {
     let services = services(&state, &chat).await?;
     Ok(services.memories().update(id, &content).await?.into())
 }
@@ -133,7 +134,7 @@ pub async fn delete_memory(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     id: i64,
-) -> Result<(), ChatError> {
+) -> Result<(), CommandError> {
     let services = services(&state, &chat).await?;
     services.memories().delete(id).await?;
     Ok(())

@@ -6,6 +6,7 @@ pub mod annotations;
 pub mod app;
 pub mod chat;
 pub mod conversations;
+pub mod error;
 pub mod inbox;
 pub mod keys;
 pub mod markdown;

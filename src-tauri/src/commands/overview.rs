@@ -14,54 +14,17 @@ use wyckoff_market::universe::SkipReason;
 use wyckoff_market::{Freshness, MarketData};
 use wyckoff_protocol::TaskInfo;
 pub use wyckoff_protocol::TaskRequest;
-use wyckoff_tools::jobs::{self, JobError};
+use wyckoff_tools::jobs;
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
+use crate::commands::error::CommandError;
 use crate::state::AppState;
-
-/// Errors of the workspace pages (overview, portfolio, sync). Tagged for the UI, which
-/// words each kind in the user's language.
-#[derive(Debug, Clone, Serialize, Type, thiserror::Error)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum WorkspaceError {
-    /// No live data source: `WYCKOFF_OFFLINE=1` or none enabled in Settings.
-    #[error("offline: no live data source is enabled")]
-    Offline,
-    /// Well-formed, but not in the stock list.
-    #[error("unknown stock code {code}: not in the stock list")]
-    UnknownCode { code: String },
-    /// The validation of `update_portfolio` (or a tool's arguments) said no; nothing
-    /// was written or started.
-    #[error("{message}")]
-    Refused { message: String },
-    /// The sources answered with an error for this code.
-    #[error("sync of {code} failed: {message}")]
-    SyncFailed { code: String, message: String },
-    #[error("{message}")]
-    Other { message: String },
-}
-
-impl From<crate::commands::chat::ChatError> for WorkspaceError {
-    fn from(e: crate::commands::chat::ChatError) -> Self {
-        WorkspaceError::Other {
-            message: format!("{e:?}"),
-        }
-    }
-}
-
-impl From<wyckoff_market::MarketError> for WorkspaceError {
-    fn from(e: wyckoff_market::MarketError) -> Self {
-        WorkspaceError::Other {
-            message: e.to_string(),
-        }
-    }
-}
 
 pub(crate) async fn market(
     state: &AppState,
     chat: &ChatState,
-) -> Result<Arc<MarketData>, WorkspaceError> {
+) -> Result<Arc<MarketData>, CommandError> {
     Ok(services(state, chat).await?.market().clone())
 }
 
@@ -161,16 +124,14 @@ pub fn breadth_and_regime(v: &Value) -> (Breadth, String, Option<String>, Vec<Re
     )
 }
 
-pub async fn build_overview(md: &MarketData) -> Result<MarketOverview, WorkspaceError> {
+pub async fn build_overview(md: &MarketData) -> Result<MarketOverview, CommandError> {
     let mut indices = Vec::new();
     for alias in OVERVIEW_INDICES {
         indices.push(index_quote(&md.index_bars(alias, None).await?));
     }
     let v = wyckoff_tools::market::overview(md, &json!({"include_breadth": true}))
         .await
-        .map_err(|e| WorkspaceError::Other {
-            message: e.to_string(),
-        })?;
+        .map_err(CommandError::internal)?;
     let (breadth, regime, regime_as_of, regime_reasons) = breadth_and_regime(&v);
     Ok(MarketOverview {
         indices,
@@ -186,7 +147,7 @@ pub async fn build_overview(md: &MarketData) -> Result<MarketOverview, Workspace
 pub async fn market_overview(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<MarketOverview, WorkspaceError> {
+) -> Result<MarketOverview, CommandError> {
     build_overview(&*market(&state, &chat).await?).await
 }
 
@@ -213,7 +174,7 @@ fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-pub async fn build_data_status(md: &MarketData) -> Result<DataStatusView, WorkspaceError> {
+pub async fn build_data_status(md: &MarketData) -> Result<DataStatusView, CommandError> {
     let s = md.status().await?;
     // the screen's view of the market: the same skipped series, and a screen after this
     // finds it warm
@@ -261,7 +222,7 @@ pub async fn build_data_status(md: &MarketData) -> Result<DataStatusView, Worksp
 pub async fn data_status(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<DataStatusView, WorkspaceError> {
+) -> Result<DataStatusView, CommandError> {
     build_data_status(&*market(&state, &chat).await?).await
 }
 
@@ -270,17 +231,8 @@ pub async fn start(
     md: &Arc<MarketData>,
     tasks: &Arc<BackgroundTaskManager>,
     request: &TaskRequest,
-) -> Result<TaskInfo, WorkspaceError> {
+) -> Result<TaskInfo, CommandError> {
     Ok(jobs::start(md, tasks, request).await?)
-}
-
-impl From<JobError> for WorkspaceError {
-    fn from(e: JobError) -> Self {
-        match e {
-            JobError::Offline => WorkspaceError::Offline,
-            JobError::Refused(message) => WorkspaceError::Refused { message },
-        }
-    }
 }
 
 /// Starts the screen, the backtest, the full-market sync or a CSV import as a background task (shown
@@ -291,7 +243,7 @@ pub async fn start_task(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     request: TaskRequest,
-) -> Result<TaskInfo, WorkspaceError> {
+) -> Result<TaskInfo, CommandError> {
     let services = services(&state, &chat).await?;
     start(services.market(), services.background(), &request).await
 }

@@ -10,7 +10,8 @@ use tauri::State;
 use wyckoff_market::{MarketData, StockCode};
 
 use crate::chat::ChatState;
-use crate::commands::overview::{WorkspaceError, market};
+use crate::commands::error::CommandError;
+use crate::commands::overview::market;
 use crate::state::AppState;
 
 /// One holding as the page shows it. Price fields are `None` when the cache has no bar
@@ -164,39 +165,36 @@ pub fn page_from(v: &Value) -> PortfolioPage {
     }
 }
 
-pub async fn load(md: &MarketData) -> Result<PortfolioPage, WorkspaceError> {
+pub async fn load(md: &MarketData) -> Result<PortfolioPage, CommandError> {
     let v = wyckoff_tools::portfolio::portfolio(md, &json!({"mode": "diagnose"}))
         .await
-        .map_err(|e| WorkspaceError::Other {
-            message: e.to_string(),
-        })?;
+        .map_err(CommandError::internal)?;
     Ok(page_from(&v))
 }
 
 /// Applies one edit through `update_portfolio`'s validation; a refused edit writes nothing
 /// and comes back as the tool's own message.
-pub async fn apply(md: &MarketData, edit: &PortfolioEdit) -> Result<PortfolioPage, WorkspaceError> {
+pub async fn apply(md: &MarketData, edit: &PortfolioEdit) -> Result<PortfolioPage, CommandError> {
     if let PortfolioEdit::Add { code, .. } = edit
         && let Ok(parsed) = StockCode::parse(code)
         && md.stock_info(&parsed).is_none()
     {
         // The tool would only say the name is missing; the user needs to hear why.
-        return Err(WorkspaceError::UnknownCode {
-            code: parsed.digits().to_owned(),
-        });
+        return Err(CommandError::unknown_code(
+            parsed.digits(),
+            "not in the stock list",
+        ));
     }
     let out = wyckoff_tools::portfolio::update(md, &edit_args(edit))
         .await
-        .map_err(|e| WorkspaceError::Refused {
-            message: e.to_string(),
-        })?;
+        .map_err(CommandError::invalid)?;
     if let Some(message) = out.get("error") {
-        return Err(WorkspaceError::Refused {
-            message: message
+        return Err(CommandError::invalid(
+            message
                 .as_str()
                 .map(str::to_owned)
                 .unwrap_or_else(|| message.to_string()),
-        });
+        ));
     }
     load(md).await
 }
@@ -207,7 +205,7 @@ pub async fn apply(md: &MarketData, edit: &PortfolioEdit) -> Result<PortfolioPag
 pub async fn portfolio_page(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<PortfolioPage, WorkspaceError> {
+) -> Result<PortfolioPage, CommandError> {
     load(&*market(&state, &chat).await?).await
 }
 
@@ -219,7 +217,7 @@ pub async fn portfolio_edit(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     edit: PortfolioEdit,
-) -> Result<PortfolioPage, WorkspaceError> {
+) -> Result<PortfolioPage, CommandError> {
     apply(&*market(&state, &chat).await?, &edit).await
 }
 
@@ -234,7 +232,7 @@ pub async fn portfolio_set_levels(
     code: String,
     stop_loss: Option<f64>,
     target_price: Option<f64>,
-) -> Result<PortfolioPage, WorkspaceError> {
+) -> Result<PortfolioPage, CommandError> {
     set_levels(
         &*market(&state, &chat).await?,
         &code,
@@ -250,13 +248,11 @@ pub async fn set_levels(
     code: &str,
     stop_loss: Option<f64>,
     target_price: Option<f64>,
-) -> Result<PortfolioPage, WorkspaceError> {
+) -> Result<PortfolioPage, CommandError> {
     md.portfolio()
         .set_levels(code, stop_loss, target_price, md.clock().now())
         .await
-        .map_err(|e| WorkspaceError::Refused {
-            message: e.to_string(),
-        })?;
+        .map_err(CommandError::invalid)?;
     load(md).await
 }
 

@@ -6,13 +6,12 @@ use serde::Deserialize;
 use specta::Type;
 use tauri::State;
 use wyckoff_journal::money::{fen_from_f64, price_from_f64};
-use wyckoff_journal::{
-    Fees, ImportOutcome, JournalError, JournalReport, JournalStore, NewFill, Side, Source,
-};
+use wyckoff_journal::{Fees, ImportOutcome, JournalReport, JournalStore, NewFill, Side, Source};
 use wyckoff_market::MarketData;
 
 use crate::chat::ChatState;
-use crate::commands::overview::{WorkspaceError, market};
+use crate::commands::error::CommandError;
+use crate::commands::overview::market;
 use crate::state::AppState;
 
 /// One fill from the page's form.
@@ -28,34 +27,21 @@ pub struct FillForm {
     pub fees: Option<f64>,
 }
 
-fn refused(e: JournalError) -> WorkspaceError {
-    match e {
-        JournalError::Db(_) | JournalError::Migrate(_) | JournalError::Market(_) => {
-            WorkspaceError::Other {
-                message: e.to_string(),
-            }
-        }
-        other => WorkspaceError::Refused {
-            message: other.to_string(),
-        },
-    }
-}
-
-async fn store(md: &MarketData) -> Result<JournalStore, WorkspaceError> {
+async fn store(md: &MarketData) -> Result<JournalStore, CommandError> {
     JournalStore::new(md.pool().clone(), md.clock().now())
         .await
-        .map_err(refused)
+        .map_err(CommandError::from)
 }
 
-pub async fn load(md: &MarketData) -> Result<JournalReport, WorkspaceError> {
+pub async fn load(md: &MarketData) -> Result<JournalReport, CommandError> {
     let s = store(md).await?;
     wyckoff_journal::report(md, &s, md.clock().now())
         .await
-        .map_err(refused)
+        .map_err(CommandError::from)
 }
 
-pub async fn record(md: &MarketData, form: &FillForm) -> Result<JournalReport, WorkspaceError> {
-    let invalid = |m: &str| WorkspaceError::Refused { message: m.into() };
+pub async fn record(md: &MarketData, form: &FillForm) -> Result<JournalReport, CommandError> {
+    let invalid = |m: &str| CommandError::invalid(m);
     let date = wyckoff_market::date::parse_date(&form.date)
         .ok_or_else(|| invalid("成交日期无效，请用 YYYY-MM-DD"))?;
     let price_e6 = price_from_f64(form.price).ok_or_else(|| invalid("成交价格必须大于 0"))?;
@@ -86,7 +72,7 @@ pub async fn record(md: &MarketData, form: &FillForm) -> Result<JournalReport, W
     let s = store(md).await?;
     s.record(&fill, Source::Manual, md.clock().now())
         .await
-        .map_err(refused)?;
+        .map_err(CommandError::from)?;
     load(md).await
 }
 
@@ -96,7 +82,7 @@ pub async fn record(md: &MarketData, form: &FillForm) -> Result<JournalReport, W
 pub async fn journal_report(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<JournalReport, WorkspaceError> {
+) -> Result<JournalReport, CommandError> {
     load(&*market(&state, &chat).await?).await
 }
 
@@ -108,7 +94,7 @@ pub async fn journal_record_fill(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     fill: FillForm,
-) -> Result<JournalReport, WorkspaceError> {
+) -> Result<JournalReport, CommandError> {
     record(&*market(&state, &chat).await?, &fill).await
 }
 
@@ -120,8 +106,10 @@ pub async fn journal_import(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     bytes: Vec<u8>,
-) -> Result<ImportOutcome, WorkspaceError> {
+) -> Result<ImportOutcome, CommandError> {
     let md = market(&state, &chat).await?;
     let s = store(&md).await?;
-    s.import(&bytes, md.clock().now()).await.map_err(refused)
+    s.import(&bytes, md.clock().now())
+        .await
+        .map_err(CommandError::from)
 }

@@ -18,49 +18,11 @@ use wyckoff_push::{
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
+use crate::commands::error::CommandError;
 use crate::state::AppState;
 
 /// How long a test send may take.
 const TEST_TIMEOUT: Duration = Duration::from_secs(10);
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum PushCommandError {
-    /// Nothing changed: a bad name or URL, a taken name, a missing chat id, a private
-    /// address for a robot.
-    Invalid {
-        message: String,
-    },
-    NotFound {
-        message: String,
-    },
-    /// The keychain would not keep the secret (the channel was not added).
-    Keychain {
-        message: String,
-    },
-    Other {
-        message: String,
-    },
-}
-
-impl From<PushError> for PushCommandError {
-    fn from(e: PushError) -> Self {
-        let message = e.to_string();
-        match e {
-            PushError::NotFound(_) => PushCommandError::NotFound { message },
-            e if e.is_user_error() => PushCommandError::Invalid { message },
-            _ => PushCommandError::Other { message },
-        }
-    }
-}
-
-impl From<crate::commands::chat::ChatError> for PushCommandError {
-    fn from(e: crate::commands::chat::ChatError) -> Self {
-        PushCommandError::Other {
-            message: e.into_message(),
-        }
-    }
-}
 
 /// A channel's latest send through the outbox.
 #[derive(Debug, Clone, Serialize, Type)]
@@ -115,7 +77,7 @@ pub struct TestResult {
     pub answer: String,
 }
 
-async fn outbox(state: &AppState, chat: &ChatState) -> Result<Outbox, PushCommandError> {
+async fn outbox(state: &AppState, chat: &ChatState) -> Result<Outbox, CommandError> {
     let pool = services(state, chat).await?.pool().clone();
     Ok(Outbox::new(pool, TEST_TIMEOUT)
         .await?
@@ -175,7 +137,7 @@ fn views(channels: Vec<Channel>, rows: &[OutboxRow], secrets: &Secrets) -> Vec<C
 pub async fn push_channels(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<ChannelView>, PushCommandError> {
+) -> Result<Vec<ChannelView>, CommandError> {
     let outbox = outbox(&state, &chat).await?;
     let rows = outbox.rows().await?;
     Ok(views(outbox.channels().await?, &rows, &state.secrets))
@@ -203,7 +165,7 @@ pub async fn push_add(
     chat_id: Option<String>,
     email: Option<EmailAddresses>,
     secrets: Option<AddSecrets>,
-) -> Result<ChannelView, PushCommandError> {
+) -> Result<ChannelView, CommandError> {
     let outbox = outbox(&state, &chat).await?;
     let secrets_given = secrets.unwrap_or_default();
     let request = AddRequest {
@@ -220,12 +182,9 @@ pub async fn push_add(
     };
     let name = add(&outbox, &state.secrets, request, Utc::now()).await?;
     let listed = push_channels(state, chat).await?;
-    listed
-        .into_iter()
-        .find(|c| c.name == name)
-        .ok_or_else(|| PushCommandError::Other {
-            message: format!("channel '{name}' vanished after it was added"),
-        })
+    listed.into_iter().find(|c| c.name == name).ok_or_else(|| {
+        CommandError::internal(format!("channel '{name}' vanished after it was added"))
+    })
 }
 
 /// A new channel's secrets (each goes to the keychain) and, for a generic webhook, where
@@ -262,15 +221,13 @@ async fn add(
     secrets: &Secrets,
     r: AddRequest,
     now: chrono::DateTime<Utc>,
-) -> Result<String, PushCommandError> {
-    let invalid = |message: &str| PushCommandError::Invalid {
-        message: message.to_owned(),
-    };
-    let kind = ChannelKind::parse(&r.kind).ok_or_else(|| PushCommandError::Invalid {
-        message: format!(
+) -> Result<String, CommandError> {
+    let invalid = |message: &str| CommandError::invalid(message);
+    let kind = ChannelKind::parse(&r.kind).ok_or_else(|| {
+        CommandError::invalid(format!(
             "unknown channel kind '{}': webhook, wecom, dingtalk, feishu, telegram or email",
             r.kind
-        ),
+        ))
     })?;
     if r.allow_private && kind != ChannelKind::Webhook {
         return Err(invalid(
@@ -365,9 +322,8 @@ async fn add(
         if let Err(e) = secrets.set_push(&secret(&channel.name, sign), &value) {
             let _ = outbox.remove_channel(&channel.name).await;
             let _ = secrets.delete_push(&secret(&channel.name, false));
-            return Err(PushCommandError::Keychain {
-                message: e.to_string(),
-            });
+            // The keychain would not keep the secret: the channel was not added.
+            return Err(CommandError::unavailable(e));
         }
     }
     Ok(channel.name)
@@ -381,12 +337,14 @@ pub async fn push_set_events(
     chat: State<'_, ChatState>,
     name: String,
     events: Vec<String>,
-) -> Result<ChannelView, PushCommandError> {
+) -> Result<ChannelView, CommandError> {
     let events = events
         .iter()
         .map(|e| {
-            PushEvent::parse(e).ok_or_else(|| PushCommandError::Invalid {
-                message: format!("unknown push event '{e}': alerts, tasks, schedules or approvals"),
+            PushEvent::parse(e).ok_or_else(|| {
+                CommandError::invalid(format!(
+                    "unknown push event '{e}': alerts, tasks, schedules or approvals"
+                ))
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -398,9 +356,7 @@ pub async fn push_set_events(
         .await?
         .into_iter()
         .find(|c| c.name == channel.name)
-        .ok_or_else(|| PushCommandError::NotFound {
-            message: format!("no push channel named '{}'", channel.name),
-        })
+        .ok_or_else(|| CommandError::not_found(format!("no push channel named '{}'", channel.name)))
 }
 
 /// Removes a channel and its secrets.
@@ -410,7 +366,7 @@ pub async fn push_remove(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     name: String,
-) -> Result<(), PushCommandError> {
+) -> Result<(), CommandError> {
     outbox(&state, &chat).await?.remove_channel(&name).await?;
     for sign in [false, true] {
         if let Err(e) = state.secrets.delete_push(&secret(&name, sign)) {
@@ -427,7 +383,7 @@ pub async fn push_test(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     name: String,
-) -> Result<TestResult, PushCommandError> {
+) -> Result<TestResult, CommandError> {
     let outcome = outbox(&state, &chat).await?.test(&name, Utc::now()).await?;
     Ok(TestResult {
         ok: outcome.ok,

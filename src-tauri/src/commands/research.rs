@@ -9,14 +9,8 @@ use wyckoff_tools::backtest::{self, ResearchPlan, ResearchRequest};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
-use crate::commands::overview::WorkspaceError;
+use crate::commands::error::CommandError;
 use crate::state::AppState;
-
-fn refused(e: impl std::fmt::Display) -> WorkspaceError {
-    WorkspaceError::Refused {
-        message: e.to_string(),
-    }
-}
 
 fn today(md: &wyckoff_market::MarketData) -> u32 {
     wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date())
@@ -29,9 +23,9 @@ pub async fn research_plan(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     request: ResearchRequest,
-) -> Result<ResearchPlan, WorkspaceError> {
+) -> Result<ResearchPlan, CommandError> {
     let services = services(&state, &chat).await?;
-    backtest::plan(&request.to_args(), today(services.market())).map_err(refused)
+    backtest::plan(&request.to_args(), today(services.market())).map_err(CommandError::invalid)
 }
 
 /// Starts `request` as a `run_backtest` background task of no conversation (progress,
@@ -43,20 +37,20 @@ pub async fn start_research(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     request: ResearchRequest,
-) -> Result<TaskInfo, WorkspaceError> {
+) -> Result<TaskInfo, CommandError> {
     let services = services(&state, &chat).await?;
     let md = services.market().clone();
     let args = request.to_args();
-    backtest::plan(&args, today(&md)).map_err(refused)?;
+    backtest::plan(&args, today(&md)).map_err(CommandError::invalid)?;
     let tool = wyckoff_tools::market_tools(md)
         .into_iter()
         .find(|t| t.spec().name == backtest::NAME)
-        .ok_or_else(|| refused(format!("no tool {}", backtest::NAME)))?;
+        .ok_or_else(|| CommandError::internal(format!("no tool {}", backtest::NAME)))?;
     services
         .background()
         .start_for_user(tool, args)
         .await
-        .map_err(refused)
+        .map_err(CommandError::invalid)
 }
 
 /// A stored sweep or walk-forward result, for the research page's list.
@@ -77,7 +71,7 @@ pub struct ResearchRun {
 pub async fn research_runs(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<ResearchRun>, WorkspaceError> {
+) -> Result<Vec<ResearchRun>, CommandError> {
     let services = services(&state, &chat).await?;
     let tasks = services.background();
     let mut runs = Vec::new();
@@ -115,6 +109,6 @@ pub fn sweep_best(
     dims: Vec<u32>,
     values: Vec<Option<f64>>,
     metric: String,
-) -> Result<backtest::BestOf, WorkspaceError> {
-    backtest::best_of(&dims, &values, &metric).map_err(refused)
+) -> Result<backtest::BestOf, CommandError> {
+    backtest::best_of(&dims, &values, &metric).map_err(CommandError::invalid)
 }

@@ -8,64 +8,18 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::{AppHandle, State};
 use wyckoff_schedule::when::{beijing, format_minute};
-use wyckoff_schedule::{Job, Schedule, StoreError, When};
+use wyckoff_schedule::{Job, Schedule, When};
 use wyckoff_session::ModelOverrides;
-use wyckoff_session::scheduler::{Scheduler, SchedulerError};
+use wyckoff_session::scheduler::Scheduler;
 
 use crate::chat::ChatState;
-use crate::commands::chat::{ChatError, hub};
+use crate::commands::chat::hub;
+use crate::commands::error::CommandError;
 use crate::schedules::ScheduleRunView;
 use crate::state::AppState;
 
 /// Runs listed per schedule.
 const RUNS_SHOWN: u32 = 20;
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ScheduleError {
-    /// The input is wrong (a bad time, a name taken, no model for a prompt): nothing stored.
-    Invalid {
-        message: String,
-    },
-    NotFound {
-        message: String,
-    },
-    Other {
-        message: String,
-    },
-}
-
-impl From<StoreError> for ScheduleError {
-    fn from(e: StoreError) -> Self {
-        let message = e.to_string();
-        match e {
-            StoreError::NotFound(_) => ScheduleError::NotFound { message },
-            StoreError::Exists(_) | StoreError::BadName(_) | StoreError::When(_) => {
-                ScheduleError::Invalid { message }
-            }
-            _ => ScheduleError::Other { message },
-        }
-    }
-}
-
-impl From<SchedulerError> for ScheduleError {
-    fn from(e: SchedulerError) -> Self {
-        match e {
-            SchedulerError::Store(s) => s.into(),
-            other => ScheduleError::Other {
-                message: other.to_string(),
-            },
-        }
-    }
-}
-
-impl From<ChatError> for ScheduleError {
-    fn from(e: ChatError) -> Self {
-        ScheduleError::Other {
-            message: e.into_message(),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct ScheduleView {
@@ -89,37 +43,31 @@ pub struct NewSchedule {
     pub job: Job,
 }
 
-async fn scheduler(state: &AppState, chat: &ChatState) -> Result<Arc<Scheduler>, ScheduleError> {
+async fn scheduler(state: &AppState, chat: &ChatState) -> Result<Arc<Scheduler>, CommandError> {
     hub(state, chat).await?;
     chat.scheduler()
         .cloned()
-        .ok_or_else(|| ScheduleError::Other {
-            message: "schedules could not be opened (see the log)".into(),
-        })
+        .ok_or_else(|| CommandError::internal("schedules could not be opened (see the log)"))
 }
 
 /// A screen's board and limit must be ones the screen takes; a prompt needs text and a
 /// configured model (checked when it is stored, not when it first falls due with nobody
 /// there).
-async fn check_job(state: &AppState, chat: &ChatState, job: &Job) -> Result<(), ScheduleError> {
+async fn check_job(state: &AppState, chat: &ChatState, job: &Job) -> Result<(), CommandError> {
     scheduler(state, chat)
         .await?
         .check_job(job)
-        .map_err(|e| ScheduleError::Invalid {
-            message: e.to_string(),
-        })?;
+        .map_err(CommandError::invalid)?;
     if let Job::Prompt { .. } = job {
         let hub = hub(state, chat).await?;
         hub.services()
             .check_model(&ModelOverrides::default())
-            .map_err(|e| ScheduleError::Invalid {
-                message: format!("a prompt needs a model: {e}"),
-            })?;
+            .map_err(|e| CommandError::invalid(format!("a prompt needs a model: {e}")))?;
     }
     Ok(())
 }
 
-async fn view(scheduler: &Scheduler, s: Schedule) -> Result<ScheduleView, ScheduleError> {
+async fn view(scheduler: &Scheduler, s: Schedule) -> Result<ScheduleView, CommandError> {
     let next = scheduler.next(&s, Utc::now())?;
     let runs = scheduler.store().runs(&s.name, RUNS_SHOWN).await?;
     Ok(ScheduleView {
@@ -138,7 +86,7 @@ async fn view(scheduler: &Scheduler, s: Schedule) -> Result<ScheduleView, Schedu
 pub async fn list_schedules(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<ScheduleView>, ScheduleError> {
+) -> Result<Vec<ScheduleView>, CommandError> {
     let scheduler = scheduler(&state, &chat).await?;
     let mut out = Vec::new();
     for s in scheduler.store().list().await?.schedules {
@@ -154,7 +102,7 @@ pub async fn list_schedules(
 pub async fn damaged_schedules(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<wyckoff_schedule::DamagedSchedule>, ScheduleError> {
+) -> Result<Vec<wyckoff_schedule::DamagedSchedule>, CommandError> {
     let scheduler = scheduler(&state, &chat).await?;
     Ok(scheduler.store().list().await?.damaged)
 }
@@ -167,7 +115,7 @@ pub async fn add_schedule(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     schedule: NewSchedule,
-) -> Result<ScheduleView, ScheduleError> {
+) -> Result<ScheduleView, CommandError> {
     let scheduler = scheduler(&state, &chat).await?;
     check_job(&state, &chat, &schedule.job).await?;
     let s = Schedule {
@@ -193,7 +141,7 @@ pub async fn update_schedule(
     name: String,
     when: When,
     job: Job,
-) -> Result<ScheduleView, ScheduleError> {
+) -> Result<ScheduleView, CommandError> {
     let scheduler = scheduler(&state, &chat).await?;
     check_job(&state, &chat, &job).await?;
     let store = scheduler.store();
@@ -211,7 +159,7 @@ pub async fn set_schedule_enabled(
     chat: State<'_, ChatState>,
     name: String,
     enabled: bool,
-) -> Result<(), ScheduleError> {
+) -> Result<(), CommandError> {
     let scheduler = scheduler(&state, &chat).await?;
     Ok(scheduler
         .store()
@@ -225,7 +173,7 @@ pub async fn remove_schedule(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     name: String,
-) -> Result<(), ScheduleError> {
+) -> Result<(), CommandError> {
     let scheduler = scheduler(&state, &chat).await?;
     Ok(scheduler.store().remove(&name).await?)
 }
@@ -239,7 +187,7 @@ pub async fn run_schedule_now(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     name: String,
-) -> Result<ScheduleRunView, ScheduleError> {
+) -> Result<ScheduleRunView, CommandError> {
     let scheduler = scheduler(&state, &chat).await?;
     let report = scheduler.run_now(&name, Utc::now()).await?;
     crate::schedules::announce(&app, &report);

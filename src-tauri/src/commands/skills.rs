@@ -8,7 +8,8 @@ use tauri::State;
 use wyckoff_agent::{SkillSet, SkillSource};
 
 use crate::chat::ChatState;
-use crate::commands::chat::{ChatError, services};
+use crate::commands::chat::services;
+use crate::commands::error::CommandError;
 use crate::state::AppState;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
@@ -73,7 +74,7 @@ pub fn view_of(dir: &std::path::Path, set: SkillSet) -> SkillsView {
 pub async fn list_skills(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<SkillsView, ChatError> {
+) -> Result<SkillsView, CommandError> {
     let services = services(&state, &chat).await?;
     let catalog = services.skills();
     Ok(view_of(catalog.dir(), catalog.current()))
@@ -83,11 +84,10 @@ pub async fn list_skills(
 /// path comes back either way, so the page can show it when no file manager answers.
 #[tauri::command]
 #[specta::specta]
-pub fn open_skills_folder(state: State<'_, AppState>) -> Result<String, ChatError> {
+pub fn open_skills_folder(state: State<'_, AppState>) -> Result<String, CommandError> {
     let dir = state.home.skills_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| ChatError::Other {
-        message: format!("cannot create {}: {e}", dir.display()),
-    })?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CommandError::internal(format!("cannot create {}: {e}", dir.display())))?;
     let shown = dir.display().to_string();
     let opener = if cfg!(target_os = "macos") {
         "open"
@@ -98,9 +98,9 @@ pub fn open_skills_folder(state: State<'_, AppState>) -> Result<String, ChatErro
     };
     match std::process::Command::new(opener).arg(&dir).spawn() {
         Ok(_) => Ok(shown),
-        Err(e) => Err(ChatError::Other {
-            message: format!("no file manager answered ({opener}: {e}); the folder is {shown}"),
-        }),
+        Err(e) => Err(CommandError::unavailable(format!(
+            "no file manager answered ({opener}: {e}); the folder is {shown}"
+        ))),
     }
 }
 

@@ -11,7 +11,8 @@ use wyckoff_market::facade::SyncTarget;
 use wyckoff_market::{MarketData, StockCode, SyncEvent, SyncOutcome, SyncStatus};
 
 use crate::chat::ChatState;
-use crate::commands::overview::{WorkspaceError, market};
+use crate::commands::error::CommandError;
+use crate::commands::overview::market;
 use crate::state::AppState;
 
 pub use wyckoff_tools::sync::SyncProgress;
@@ -27,7 +28,7 @@ pub struct StockSyncResult {
     pub last_date: Option<String>,
 }
 
-fn result_of(o: &SyncOutcome) -> Result<StockSyncResult, WorkspaceError> {
+fn result_of(o: &SyncOutcome) -> Result<StockSyncResult, CommandError> {
     let (status, new_bars, source) = match &o.status {
         SyncStatus::Updated {
             source, new_bars, ..
@@ -39,10 +40,8 @@ fn result_of(o: &SyncOutcome) -> Result<StockSyncResult, WorkspaceError> {
         SyncStatus::UpToDate => ("up_to_date", 0, None),
         SyncStatus::NoNewData => ("no_new_data", 0, None),
         SyncStatus::Failed { error } => {
-            return Err(WorkspaceError::SyncFailed {
-                code: o.code.clone(),
-                message: error.clone(),
-            });
+            // The page words it as the code and why, so the message is only the why.
+            return Err(CommandError::unavailable(error).with_code(o.code.clone()));
         }
     };
     Ok(StockSyncResult {
@@ -59,12 +58,10 @@ pub async fn sync_one(
     md: &MarketData,
     code: &str,
     progress: &mut (dyn FnMut(SyncProgress) + Send),
-) -> Result<StockSyncResult, WorkspaceError> {
-    let parsed = StockCode::parse(code).map_err(|e| WorkspaceError::Refused {
-        message: e.to_string(),
-    })?;
+) -> Result<StockSyncResult, CommandError> {
+    let parsed = StockCode::parse(code).map_err(CommandError::invalid)?;
     if md.source_names().is_empty() {
-        return Err(WorkspaceError::Offline);
+        return Err(CommandError::offline());
     }
     let report = md
         .sync(
@@ -74,9 +71,10 @@ pub async fn sync_one(
         .await?;
     match report.outcomes.first() {
         Some(o) => result_of(o),
-        None => Err(WorkspaceError::Other {
-            message: format!("nothing synced for {}", parsed.digits()),
-        }),
+        None => Err(CommandError::internal(format!(
+            "nothing synced for {}",
+            parsed.digits()
+        ))),
     }
 }
 
@@ -88,7 +86,7 @@ pub async fn sync_stock(
     chat: State<'_, ChatState>,
     code: String,
     on_progress: Channel<SyncProgress>,
-) -> Result<StockSyncResult, WorkspaceError> {
+) -> Result<StockSyncResult, CommandError> {
     let md = market(&state, &chat).await?;
     sync_one(&md, &code, &mut |p| {
         if let Err(e) = on_progress.send(p) {

@@ -5,7 +5,8 @@ use tauri::State;
 use wyckoff_protocol::TaskInfo;
 
 use crate::chat::ChatState;
-use crate::commands::chat::{ChatError, services};
+use crate::commands::chat::services;
+use crate::commands::error::CommandError;
 use crate::state::AppState;
 
 /// Every task the data home knows, newest first (results left out; see `task_result`).
@@ -14,7 +15,7 @@ use crate::state::AppState;
 pub async fn list_tasks(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<TaskInfo>, ChatError> {
+) -> Result<Vec<TaskInfo>, CommandError> {
     let services = services(&state, &chat).await?;
     // The manager's list carries no result bodies (`task_result` reads one).
     let mut tasks: Vec<TaskInfo> = services.background().list();
@@ -29,7 +30,7 @@ pub async fn cancel_task(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     task_id: String,
-) -> Result<bool, ChatError> {
+) -> Result<bool, CommandError> {
     let services = services(&state, &chat).await?;
     Ok(services.background().cancel(&task_id))
 }
@@ -41,16 +42,17 @@ pub async fn task_result(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
     task_id: String,
-) -> Result<Option<Value>, ChatError> {
+) -> Result<Option<Value>, CommandError> {
     let services = services(&state, &chat).await?;
     let tasks = services.background();
     if tasks.get(&task_id).is_none() {
-        return Err(ChatError::NotFound {
-            message: format!("no background task {task_id}"),
-        });
+        return Err(CommandError::not_found(format!(
+            "no background task {task_id}"
+        )));
     }
     // The body is read from the task store now: the list never carries it.
-    tasks.result(&task_id).await.map_err(|e| ChatError::Other {
-        message: format!("cannot read the result of {task_id}: {e}"),
-    })
+    tasks
+        .result(&task_id)
+        .await
+        .map_err(|e| CommandError::internal(format!("cannot read the result of {task_id}: {e}")))
 }

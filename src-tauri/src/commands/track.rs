@@ -1,26 +1,13 @@
 //! Forward tracking in the window: the hit rates of every saved screen's
 //! candidates, shown under a screen result. A thin adapter over `wyckoff_track`.
 
-use serde::Serialize;
-use specta::Type;
 use tauri::State;
 use wyckoff_track::{TrackStats, TrackStore, TrackedScreen};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
+use crate::commands::error::CommandError;
 use crate::state::AppState;
-
-#[derive(Debug, Clone, Serialize, Type)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum TrackCommandError {
-    Other { message: String },
-}
-
-fn other(e: impl std::fmt::Display) -> TrackCommandError {
-    TrackCommandError::Other {
-        message: e.to_string(),
-    }
-}
 
 /// Hit rates (net return after fees > 0) with counts per trigger, track and 水温 at 1, 5,
 /// 10 and 20 trading days, over every saved screen, from the cached bars.
@@ -29,14 +16,14 @@ fn other(e: impl std::fmt::Display) -> TrackCommandError {
 pub async fn track_stats(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<TrackStats, TrackCommandError> {
-    let md = services(&state, &chat)
+) -> Result<TrackStats, CommandError> {
+    let md = services(&state, &chat).await?.market().clone();
+    let store = TrackStore::new(md.pool().clone())
         .await
-        .map_err(|e| other(format!("{e:?}")))?
-        .market()
-        .clone();
-    let store = TrackStore::new(md.pool().clone()).await.map_err(other)?;
-    wyckoff_track::stats(&md, &store).await.map_err(other)
+        .map_err(CommandError::internal)?;
+    wyckoff_track::stats(&md, &store)
+        .await
+        .map_err(CommandError::internal)
 }
 
 /// Every saved screen with its candidates' figures so far (pending where the bars are not
@@ -46,12 +33,12 @@ pub async fn track_stats(
 pub async fn track_screens(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<TrackedScreen>, TrackCommandError> {
-    let md = services(&state, &chat)
+) -> Result<Vec<TrackedScreen>, CommandError> {
+    let md = services(&state, &chat).await?.market().clone();
+    let store = TrackStore::new(md.pool().clone())
         .await
-        .map_err(|e| other(format!("{e:?}")))?
-        .market()
-        .clone();
-    let store = TrackStore::new(md.pool().clone()).await.map_err(other)?;
-    wyckoff_track::tracked(&md, &store).await.map_err(other)
+        .map_err(CommandError::internal)?;
+    wyckoff_track::tracked(&md, &store)
+        .await
+        .map_err(CommandError::internal)
 }

@@ -73,7 +73,7 @@ describe("the alert centre", () => {
   });
 
   it("adds a rule for the stock it was opened with; a refusal is shown in words", async () => {
-    mocks.alertAdd.mockResolvedValueOnce({ status: "error", error: { type: "invalid", message: "stock 688999 is not in the stock list" } }).mockResolvedValueOnce(ok({ ...rule, id: 2 }));
+    mocks.alertAdd.mockResolvedValueOnce({ status: "error", error: { kind: "invalid_input", message: "stock 688999 is not in the stock list", code: null } }).mockResolvedValueOnce(ok({ ...rule, id: 2 }));
     const { container } = render(<AlertsPage preset={{ type: "stock", code: "688999" }} onOpenStock={() => {}} />);
     await waitFor(() => expect((q(container, "#alert-code") as HTMLInputElement).value).toBe("688999"));
     fireEvent.change(q(container, "#alert-value"), { target: { value: "20" } });

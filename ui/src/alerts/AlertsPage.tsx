@@ -2,7 +2,7 @@
 // rules (switch, remove) and the add form; "check now" runs the alerts job as a background
 // task, the same one schedules run. The nav button carries the count of alerts not seen.
 import { useCallback, useEffect, useState } from "react";
-import { commands, events, type AlertError, type AlertRule, type AlertTarget, type FiredAlert, type TaskInfo } from "../bindings";
+import { commands, events, type CommandError, type AlertRule, type AlertTarget, type FiredAlert, type TaskInfo } from "../bindings";
 import { EMPTY_RULE, EVENTS, RULE_KINDS, barDate, buildRule, conditionText, kindLabel, deliveryText, figuresText, targetText, unseen, useAlertsText, type RuleForm, type T } from "./alerts";
 import "./alerts.css";
 
@@ -13,9 +13,9 @@ function lastSeen(): number {
   return Number(localStorage.getItem(SEEN_KEY) ?? "0") || 0;
 }
 
-function errorText(e: AlertError | string, t: T): string {
+function errorText(e: CommandError | string, t: T): string {
   if (typeof e === "string") return t("other", { message: e });
-  return t(e.type === "invalid" ? "invalid" : e.type === "not_found" ? "notFound" : "other", { message: e.message });
+  return t(e.kind === "invalid_input" ? "invalid" : e.kind === "not_found" ? "notFound" : "other", { message: e.message });
 }
 
 /** What a finished check said (its task's summary), when it can be read. */
@@ -101,7 +101,7 @@ export default function AlertsPage({ preset, onOpenStock }: Props) {
     setCheck({ taskId: null, line: null });
     const r = await commands.startTask({ type: "alerts" });
     if (r.status === "ok") setCheck({ taskId: r.data.task_id, line: null });
-    else setCheck({ taskId: null, line: t("checkFailed", { message: "message" in r.error ? r.error.message : r.error.type }) });
+    else setCheck({ taskId: null, line: t("checkFailed", { message: r.error.message }) });
   };
 
   const add = async () => {

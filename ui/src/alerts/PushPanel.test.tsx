@@ -61,7 +61,7 @@ describe("Settings → Push channels", () => {
     });
     expect(mocks.pushSetEvents).toHaveBeenCalledWith("desk", ["alerts", "tasks"]);
     expect(box("tasks").checked).toBe(true);
-    mocks.pushSetEvents.mockResolvedValueOnce({ status: "error", error: { type: "invalid", message: "name at least one push event" } });
+    mocks.pushSetEvents.mockResolvedValueOnce({ status: "error", error: { kind: "invalid_input", message: "name at least one push event", code: null } });
     await act(async () => {
       fireEvent.click(box("alerts"));
     });
@@ -135,7 +135,7 @@ describe("Settings → Push channels", () => {
   });
 
   it("sends a login when given; shows the backend's refusal and keeps the form", async () => {
-    mocks.pushAdd.mockResolvedValue({ status: "error", error: { type: "invalid", message: "recipient 'a@': Missing domain or user" } });
+    mocks.pushAdd.mockResolvedValue({ status: "error", error: { kind: "invalid_input", message: "recipient 'a@': Missing domain or user", code: null } });
     const { container } = render(<PushPanel />);
     await waitFor(() => expect(q(container, "#push-form")).not.toBeNull());
     fireEvent.change(q(container, "#push-kind"), { target: { value: "email" } });

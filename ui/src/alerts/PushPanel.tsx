@@ -4,7 +4,7 @@
 // shown again). Each channel's
 // events — alerts, finished tasks, finished schedules, approvals waiting — are checkboxes.
 import { useCallback, useEffect, useState } from "react";
-import { commands, type ChannelView, type PushCommandError, type TestResult } from "../bindings";
+import { commands, type ChannelView, type CommandError, type TestResult } from "../bindings";
 import { useAlertsText, type T } from "./alerts";
 
 const KINDS = ["webhook", "wecom", "dingtalk", "feishu", "telegram", "email"] as const;
@@ -32,16 +32,17 @@ export function recipients(text: string): string[] {
     .filter((a) => a !== "");
 }
 
-function errorText(e: PushCommandError | string, t: T): string {
+export function errorText(e: CommandError | string, t: T): string {
   if (typeof e === "string") return t("other", { message: e });
-  switch (e.type) {
-    case "invalid":
+  switch (e.kind) {
+    case "invalid_input":
       return t("invalid", { message: e.message });
     case "not_found":
       return t("notFound", { message: e.message });
-    case "keychain":
+    // The only thing a channel's commands find unavailable is the keychain.
+    case "unavailable":
       return t("keychain", { message: e.message });
-    case "other":
+    default:
       return t("other", { message: e.message });
   }
 }

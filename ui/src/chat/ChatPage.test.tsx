@@ -356,7 +356,7 @@ describe("ChatPage", () => {
   });
 
   it("a setup error from start_turn shows the message and a way to Settings", async () => {
-    mocks.startTurn.mockResolvedValue({ status: "error", error: { type: "setup", message: "no model is configured" } });
+    mocks.startTurn.mockResolvedValue({ status: "error", error: { kind: "setup", message: "no model is configured", code: null } });
     render(<ChatPage hasModel onOpenSettings={() => {}} />);
     await sendMessage("hi");
     expect(document.getElementById("chat-error")?.textContent).toContain("no model is configured");
@@ -445,7 +445,7 @@ describe("ChatPage", () => {
     });
 
     it("when the skills cannot be listed, a /word goes to the backend, which judges it", async () => {
-      mocks.listSkills.mockResolvedValue({ status: "error", error: { type: "other", message: "settings file is corrupt" } });
+      mocks.listSkills.mockResolvedValue({ status: "error", error: { kind: "internal", message: "settings file is corrupt", code: null } });
       render(<ChatPage hasModel onOpenSettings={() => {}} />);
       await sendMessage("/checkup 000001");
       expect(document.getElementById("composer-error")).toBeNull();

@@ -3,7 +3,7 @@ import {
   commands,
   events,
   type ApprovalDecision,
-  type ChatError,
+  type CommandError,
   type ConversationHistory,
   type ConversationEvent,
   type ConversationSummary,
@@ -59,8 +59,8 @@ function liveReducer(state: LiveTurn[], a: LiveAction): LiveTurn[] {
   }
 }
 
-function errorText(e: ChatError): string {
-  return e.type === "busy" ? "busy" : e.message;
+function errorText(e: CommandError): string {
+  return e.kind === "busy" ? "busy" : e.message;
 }
 
 /** `onRegenerate` is set on the last turn when its answer can be regenerated. */
@@ -171,7 +171,7 @@ export default function ChatPage({
   useEffect(() => {
     if (prefill) setInput(prefill.text);
   }, [prefill]);
-  const [error, setError] = useState<ChatError | null>(null);
+  const [error, setError] = useState<CommandError | null>(null);
   const [allowed, setAllowed] = useState<string[]>([]);
   const [renaming, setRenaming] = useState<string | null>(null);
   const [exported, setExported] = useState<string | null>(null);
@@ -367,7 +367,7 @@ export default function ChatPage({
     const text = editing?.text.trim() ?? "";
     if (!text) return;
     const refused = await slashError(text);
-    if (refused) return setError({ type: "unknown_skill", message: refused });
+    if (refused) return setError({ kind: "invalid_input", message: refused, code: null });
     await forkAt(forkBefore, text);
   };
 
@@ -640,7 +640,7 @@ export default function ChatPage({
             {error && (
               <div className="error" id="chat-error">
                 {chatErrorText(error, t)}
-                {error.type === "setup" && (
+                {error.kind === "setup" && (
                   <button onClick={onOpenSettings}>{t("homeGoSettings")}</button>
                 )}
               </div>

@@ -27,7 +27,7 @@ export default function SearchBox({ onOpen }: { onOpen: (code: string) => void }
         if (r.status === "ok") {
           setHits(r.data);
           setError(null);
-        } else setError(r.error.type === "other" || r.error.type === "invalid_code" ? r.error.message : r.error.type);
+        } else setError(r.error.message);
       } catch (e) {
         if (live) setError(e instanceof Error ? e.message : String(e));
       }

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
-import { commands, type ChatError, type SkillsView } from "../bindings";
+import { commands, type CommandError, type SkillsView } from "../bindings";
 import { chatErrorText } from "../format";
 import { useT } from "../i18n";
 
@@ -8,7 +8,7 @@ export default function SkillsPanel() {
   const t = useT();
   const [view, setView] = useState<SkillsView | null>(null);
   // Errors are kept as they came and worded at render (in the language shown then).
-  const [note, setNote] = useState<{ ok: true; text: string } | { ok: false; error: ChatError } | null>(null);
+  const [note, setNote] = useState<{ ok: true; text: string } | { ok: false; error: CommandError } | null>(null);
   const load = useCallback(async () => {
     const r = await commands.listSkills();
     if (r.status === "ok") setView(r.data);

@@ -146,7 +146,7 @@ describe("InboxPage", () => {
     // Recorded with no model: the page says the conversation hears of it later.
     await waitFor(() => expect(container.querySelector(".inbox-told-later")?.textContent).toBe("决定已记录；对话会在有可用模型后收到通知：no model is set"));
 
-    mocks.inboxDeny.mockResolvedValueOnce({ status: "error", error: { type: "already_decided", message: "approval request 'apr-write' was already denied; nothing changed" } });
+    mocks.inboxDeny.mockResolvedValueOnce({ status: "error", error: { kind: "conflict", message: "approval request 'apr-write' was already denied; nothing changed", code: null } });
     fireEvent.change(card.querySelector(".inbox-deny-reason") as HTMLElement, { target: { value: "   " } });
     await act(async () => {
       fireEvent.click(card.querySelector(".inbox-deny-confirm") as HTMLElement);
@@ -159,7 +159,7 @@ describe("InboxPage", () => {
 
   it("shows the new preview and asks again when what the call would do changed", async () => {
     const changed = { type: "file_write" as const, path: "/r/plan.md", created: false, diff: "--- a\n+++ b\n@@ -1 +1,2 @@\n-mine\n+a\n+B\n" };
-    mocks.inboxAllow.mockResolvedValueOnce({ status: "error", error: { type: "preview_changed", message: "m", preview: changed } });
+    mocks.inboxAllow.mockResolvedValueOnce({ status: "error", error: { kind: "stale", message: "m", code: null } });
     const { container } = render(<InboxPage />);
     const allow = await found(container, ".inbox-request[data-request-id='apr-write'] .inbox-allow");
     mocks.inboxList.mockResolvedValue(ok({ requests: [{ ...write, preview: changed }], pending: 1 }));

@@ -6,7 +6,7 @@
 // preview changed since the request was queued comes back refused: the card then shows the
 // new preview (reloaded) with why, to be allowed again.
 import { useCallback, useEffect, useState } from "react";
-import { commands, events, type AuditEntry, type InboxCommandError, type InboxRequest, type InboxView } from "../bindings";
+import { commands, events, type AuditEntry, type CommandError, type InboxRequest, type InboxView } from "../bindings";
 import { useT } from "../i18n";
 import { PreviewView } from "../chat/ApprovalDialog";
 import { useTickingNow } from "../useTickingNow";
@@ -45,13 +45,13 @@ export function RequestCard({
   request: InboxRequest;
   now: number;
   /** Resolves with the backend's refusal, if any. */
-  onAnswer: (allow: boolean, reason: string | null) => Promise<InboxCommandError | null>;
+  onAnswer: (allow: boolean, reason: string | null) => Promise<CommandError | null>;
 }) {
   const t = useT();
   const [denying, setDenying] = useState(false);
   const [reason, setReason] = useState("");
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<InboxCommandError | null>(null);
+  const [error, setError] = useState<CommandError | null>(null);
   const pending = request.status === "pending";
   const answer = async (allow: boolean) => {
     setBusy(true);
@@ -196,7 +196,7 @@ export default function InboxPage() {
   const t = useT();
   const [view, setView] = useState<InboxView | null>(null);
   const [log, setLog] = useState<AuditEntry[]>([]);
-  const [problem, setProblem] = useState<InboxCommandError | null>(null);
+  const [problem, setProblem] = useState<CommandError | null>(null);
   // A decision whose conversation is told later (no model now), and why.
   const [toldLater, setToldLater] = useState<string | null>(null);
   // Minutes are enough for an expiry; the ticking hook counts seconds.
@@ -218,7 +218,7 @@ export default function InboxPage() {
   }, [reload]);
 
   const answer = useCallback(
-    async (id: string, allow: boolean, reason: string | null): Promise<InboxCommandError | null> => {
+    async (id: string, allow: boolean, reason: string | null): Promise<CommandError | null> => {
       const r = allow ? await commands.inboxAllow(id) : await commands.inboxDeny(id, reason);
       await reload();
       setToldLater(r.status === "ok" ? r.data.told_later : null);

@@ -67,12 +67,12 @@ describe("inbox wording", () => {
   });
 
   it("words each refusal and sends a blank reason as none", () => {
-    expect(inboxErrorText({ type: "not_found", message: "no approval request 'x'" }, zh)).toBe("找不到这个请求：no approval request 'x'");
-    expect(inboxErrorText({ type: "already_decided", message: "m" }, en)).toBe("This request was already decided: m");
-    expect(inboxErrorText({ type: "expired", message: "m" }, en)).toContain("has expired");
-    expect(inboxErrorText({ type: "other", message: "disk full" }, en)).toBe("disk full");
-    expect(inboxErrorText({ type: "not_run", message: "busy" }, en)).toBe("It cannot run now and is still pending (nothing was decided): busy");
-    expect(inboxErrorText({ type: "preview_changed", message: "m", preview: null }, zh)).toContain("再次批准");
+    expect(inboxErrorText({ kind: "not_found", message: "no approval request 'x'", code: null }, zh)).toBe("找不到这个请求：no approval request 'x'");
+    expect(inboxErrorText({ kind: "conflict", message: "m", code: null }, en)).toBe("This request was already decided: m");
+    expect(inboxErrorText({ kind: "expired", message: "m", code: null }, en)).toContain("has expired");
+    expect(inboxErrorText({ kind: "internal", message: "disk full", code: null }, en)).toBe("disk full");
+    expect(inboxErrorText({ kind: "busy", message: "busy", code: null }, en)).toBe("It cannot run now and is still pending (nothing was decided): busy");
+    expect(inboxErrorText({ kind: "stale", message: "m", code: null }, zh)).toContain("再次批准");
     expect(reasonOrNull("   ")).toBeNull();
     expect(reasonOrNull(" 仓位过重 ")).toBe("仓位过重");
   });

@@ -1,6 +1,6 @@
 // The approval inbox and the approval log, the parts without React: times in Beijing time,
 // who asked and who decided in words, error wording. Text goes through `t` (i18n.ts).
-import type { AuditDecision, Decider, InboxCommandError, InboxStatus, Value } from "../bindings";
+import type { AuditDecision, CommandError, Decider, InboxStatus, Value } from "../bindings";
 import type { MessageKey } from "../i18n";
 
 export type Translate = (key: MessageKey, vars?: Record<string, string | number>) => string;
@@ -85,19 +85,21 @@ export function argsLine(args: Value, max = 120): string {
 }
 
 /** A failed answer in words: the backend's message says which request and why. */
-export function inboxErrorText(e: InboxCommandError, t: Translate): string {
-  switch (e.type) {
+export function inboxErrorText(e: CommandError, t: Translate): string {
+  switch (e.kind) {
     case "not_found":
       return t("inboxErrNotFound", { message: e.message });
-    case "already_decided":
+    case "conflict":
       return t("inboxErrAlreadyDecided", { message: e.message });
     case "expired":
       return t("inboxErrExpired", { message: e.message });
-    case "not_run":
+    // An allowed call that cannot run now: the request is still pending.
+    case "busy":
       return t("inboxErrNotRun", { message: e.message });
-    case "preview_changed":
+    // The preview changed: the reloaded request shows the new one.
+    case "stale":
       return t("inboxErrPreviewChanged");
-    case "other":
+    default:
       return e.message;
   }
 }

@@ -38,7 +38,7 @@ export default function ImportFills({ onImported }: { onImported: () => void }) 
         onImported();
       } else {
         const message = journalErrorText(r.error, lang);
-        setState({ kind: "refused", name: file.name, message, lines: r.error.type === "refused" ? badLines(r.error.message) : [] });
+        setState({ kind: "refused", name: file.name, message, lines: r.error.kind === "invalid_input" ? badLines(r.error.message) : [] });
       }
     } catch (e) {
       setState({ kind: "refused", name: file.name, message: e instanceof Error ? e.message : String(e), lines: [] });

@@ -22,7 +22,7 @@ import ImportFills from "./ImportFills";
 import RecordFillForm from "./RecordFillForm";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
-const refused = (message: string) => ({ status: "error", error: { type: "refused", message } });
+const refused = (message: string) => ({ status: "error", error: { kind: "invalid_input", message, code: null } });
 
 // buy 1000 × 16.00 on 2020-01-02: fees 5.00 + 0.16 by the rules (cli_journal checks them by hand)
 const buy: FillRow = {

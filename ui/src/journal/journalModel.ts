@@ -1,7 +1,7 @@
 // The journal's page logic, pure so it is tested without a webview: the fill form → the
 // command's FillForm (numbers only; every rule is the backend's), money in fen as yuan,
 // the bad lines of a refused import, and the sparkline of the daily value.
-import type { DayValue, FillForm, FillRow, WorkspaceError } from "../bindings";
+import type { CommandError, DayValue, FillForm, FillRow } from "../bindings";
 import { formatMoney } from "../chat/portfolio";
 import type { JournalKey } from "./text";
 
@@ -57,16 +57,16 @@ const REFUSALS_EN: Record<string, string> = {
   "只能记录买入或卖出": "Only a buy or a sell can be recorded",
 };
 
-export function journalErrorText(err: WorkspaceError, lang: string): string {
-  switch (err.type) {
-    case "refused":
+export function journalErrorText(err: CommandError, lang: string): string {
+  switch (err.kind) {
+    case "invalid_input":
       return lang === "en" && Object.hasOwn(REFUSALS_EN, err.message) ? REFUSALS_EN[err.message] : err.message;
     case "offline":
       return lang === "en" ? "Offline" : "离线";
-    case "unknown_code":
+    case "not_found":
+      if (err.code === null) return err.message;
       return lang === "en" ? `Unknown stock code ${err.code}` : `未知股票代码 ${err.code}`;
-    case "sync_failed":
-    case "other":
+    default:
       return err.message;
   }
 }

@@ -31,8 +31,8 @@ describe("Settings → MCP", () => {
   it("splits arguments and words errors", () => {
     expect(splitArgs("  --local-timezone   Asia/Shanghai ")).toEqual(["--local-timezone", "Asia/Shanghai"]);
     const en = mcpText("en");
-    expect(errorText({ type: "failed", message: "MCP server 'x' did not answer within 20 s" }, en)).toBe("Connection failed: MCP server 'x' did not answer within 20 s");
-    expect(errorText({ type: "invalid", message: "name is invalid" }, en)).toBe("Not saved: name is invalid");
+    expect(errorText({ kind: "unavailable", message: "MCP server 'x' did not answer within 20 s", code: null }, en)).toBe("Connection failed: MCP server 'x' did not answer within 20 s");
+    expect(errorText({ kind: "invalid_input", message: "name is invalid", code: null }, en)).toBe("Not saved: name is invalid");
   });
 
   it("says how a server stands in this run", () => {
@@ -71,7 +71,7 @@ describe("Settings → MCP", () => {
   it("tests a server: its tools with which run unasked, or why it failed", async () => {
     mocks.mcpTest
       .mockResolvedValueOnce(ok({ name: "mcp-time", version: "1.0", tools: [{ name: "get_current_time", description: null, read_only: true }, { name: "convert_time", description: null, read_only: false }] }))
-      .mockResolvedValueOnce({ status: "error", error: { type: "failed", message: "MCP server 'time' did not answer within 20 s" } });
+      .mockResolvedValueOnce({ status: "error", error: { kind: "unavailable", message: "MCP server 'time' did not answer within 20 s", code: null } });
     const { container } = render(<McpPanel />);
     await waitFor(() => expect(q(container, ".mcp-test")).not.toBeNull());
     await act(async () => {

@@ -8,7 +8,7 @@
 // from named secrets: values typed here go to the keychain by name (`mcp_add`), never into
 // mcp_servers.json, and are never read back — the list only says whether each is set.
 import { useCallback, useContext, useEffect, useState } from "react";
-import { commands, type McpCommandError, type McpEnvInput, type McpHeaderInput, type McpServerView, type McpTestView, type McpToolView } from "../bindings";
+import { commands, type CommandError, type McpEnvInput, type McpHeaderInput, type McpServerView, type McpTestView, type McpToolView } from "../bindings";
 import { LanguageContext, localTexts } from "../i18n";
 
 const zh = {
@@ -104,9 +104,9 @@ type T = (k: Key, vars?: Record<string, string | number>) => string;
 
 export const mcpText: (lang: string) => T = localTexts(zh, en);
 
-export function errorText(e: McpCommandError | string, t: T): string {
+export function errorText(e: CommandError | string, t: T): string {
   if (typeof e === "string") return t("failed", { message: e });
-  return t(e.type === "invalid" ? "invalid" : e.type === "not_found" ? "notFound" : "failed", { message: e.message });
+  return t(e.kind === "invalid_input" ? "invalid" : e.kind === "not_found" ? "notFound" : "failed", { message: e.message });
 }
 
 /** How a server stands in this app's sessions, in a line. */

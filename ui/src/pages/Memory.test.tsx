@@ -15,7 +15,7 @@ vi.mock("../bindings", () => ({ commands: mocks }));
 import MemoryPage, { SEARCH_DEBOUNCE_MS, localDate, sourceText } from "./Memory";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
-const err = (type: string, message: string) => ({ status: "error", error: { type, message } });
+const err = (kind: string, message: string) => ({ status: "error", error: { kind, message, code: null } });
 
 // Noon local time: the same calendar day in every time zone the test may run in.
 const at = (y: number, m: number, d: number) => new Date(y, m - 1, d, 12, 0).toISOString();
@@ -186,7 +186,7 @@ describe("MemoryPage", () => {
   });
 
   it("shows the error message when deleting fails", async () => {
-    mocks.deleteMemory.mockResolvedValue(err("other", "database is locked"));
+    mocks.deleteMemory.mockResolvedValue(err("internal", "database is locked"));
     await renderPage();
     await click(item(9).querySelector(".memory-delete"));
     await click(item(9).querySelector(".memory-delete-confirm"));
@@ -212,7 +212,7 @@ describe("MemoryPage", () => {
     expect(mocks.listMemories).toHaveBeenCalled();
     expect(mocks.memoryCounts).toHaveBeenCalled();
 
-    mocks.addMemory.mockResolvedValue(err("other", "duplicate preference memory (id 7)"));
+    mocks.addMemory.mockResolvedValue(err("invalid_input", "duplicate preference memory (id 7)"));
     fireEvent.change(text, { target: { value: pref.content } });
     await click(document.getElementById("memory-add-submit"));
     expect(document.getElementById("memory-add-error")?.textContent).toBe("duplicate preference memory (id 7)");

@@ -1,22 +1,22 @@
 // The Memory page: the long-term memories recall draws from, by type, searchable, and
 // editable by hand (add, edit, delete).
 import { useCallback, useEffect, useRef, useState } from "react";
-import { commands, type ChatError, type MemoryItem } from "../bindings";
+import { commands, type CommandError, type MemoryItem } from "../bindings";
 import { chatErrorText } from "../format";
 import { useT, type MessageKey } from "../i18n";
 import { MEMORY_TYPES, memoryTypeLabel, type MemoryType } from "../memoryTypes";
 
 export const SEARCH_DEBOUNCE_MS = 250;
 
-type Result<T> = { status: "ok"; data: T } | { status: "error"; error: ChatError };
+type Result<T> = { status: "ok"; data: T } | { status: "error"; error: CommandError };
 
-/** Runs a command; an IPC failure (thrown, not a ChatError) becomes an error result too,
+/** Runs a command; an IPC failure (thrown, not a CommandError) becomes an error result too,
  * so every failure reaches the user. */
 async function call<T>(run: () => Promise<Result<T>>): Promise<Result<T>> {
   try {
     return await run();
   } catch (e) {
-    return { status: "error", error: { type: "other", message: e instanceof Error ? e.message : String(e) } };
+    return { status: "error", error: { kind: "internal", message: e instanceof Error ? e.message : String(e), code: null } };
   }
 }
 
@@ -160,8 +160,8 @@ export default function MemoryPage() {
   const [search, setSearch] = useState("");
   const [items, setItems] = useState<MemoryItem[] | null>(null);
   const [counts, setCounts] = useState<Record<string, number> | null>(null);
-  const [listError, setListError] = useState<ChatError | null>(null);
-  const [countsError, setCountsError] = useState<ChatError | null>(null);
+  const [listError, setListError] = useState<CommandError | null>(null);
+  const [countsError, setCountsError] = useState<CommandError | null>(null);
   const [editing, setEditing] = useState<Editing | null>(null);
   const [confirming, setConfirming] = useState<number | null>(null);
   const [itemError, setItemError] = useState<{ id: number; message: string } | null>(null);

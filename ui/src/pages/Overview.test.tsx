@@ -111,7 +111,7 @@ describe("overview", () => {
 
   it("starts the screen and the backtest as tasks and says offline sync plainly", async () => {
     mocks.startTask.mockImplementation((r: { type: string }) =>
-      Promise.resolve(r.type === "sync_all" ? { status: "error", error: { type: "offline" } } : ok(task({ tool_name: r.type === "screen" ? "screen_stocks" : "run_backtest" }))),
+      Promise.resolve(r.type === "sync_all" ? { status: "error", error: { kind: "offline", message: "offline: no live data source is enabled", code: null } } : ok(task({ tool_name: r.type === "screen" ? "screen_stocks" : "run_backtest" }))),
     );
     render(
       <LanguageContext.Provider value="en">

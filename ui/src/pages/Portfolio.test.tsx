@@ -104,7 +104,7 @@ describe("portfolio page", () => {
 
   it("shows the backend's refusal next to the form and keeps the table as it was", async () => {
     mocks.portfolioPage.mockResolvedValue(ok(page([row()])));
-    mocks.portfolioEdit.mockResolvedValue({ status: "error", error: { type: "refused", message: "cost_price 必须大于 0" } });
+    mocks.portfolioEdit.mockResolvedValue({ status: "error", error: { kind: "invalid_input", message: "cost_price 必须大于 0", code: null } });
     render(<Portfolio onOpen={() => {}} />);
     await waitFor(() => expect(document.querySelector(".pf-row")).toBeTruthy());
     type("pf-code", "000338");

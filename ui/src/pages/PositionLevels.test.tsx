@@ -43,7 +43,7 @@ describe("a holding's stop-loss and target", () => {
     expect(onSaved).toHaveBeenCalledWith(page);
     expect(q(container, "#pf-levels-note").textContent).toBe("已保存");
 
-    mocks.portfolioSetLevels.mockResolvedValueOnce({ status: "error", error: { type: "refused", message: "目标价必须高于止损价" } });
+    mocks.portfolioSetLevels.mockResolvedValueOnce({ status: "error", error: { kind: "invalid_input", message: "目标价必须高于止损价", code: null } });
     fireEvent.change(q(container, "#pf-target-input"), { target: { value: "20" } });
     await act(async () => {
       fireEvent.submit(q(container, "#pf-levels"));

@@ -189,7 +189,7 @@ describe("stock page", () => {
   });
 
   it("shows an unknown code plainly", async () => {
-    mocks.stockChart.mockResolvedValue({ status: "error", error: { type: "unknown_code", code: "688999" } });
+    mocks.stockChart.mockResolvedValue({ status: "error", error: { kind: "not_found", message: "unknown stock code 688999: not in the stock list and no cached bars", code: "688999" } });
     render(<StockPage code="688999" onAsk={() => {}} />);
     expect((await screen.findByRole("alert")).textContent).toContain("688999");
   });

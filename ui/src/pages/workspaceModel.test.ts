@@ -37,14 +37,17 @@ describe("portfolio form", () => {
 
 describe("workspace errors", () => {
   it("words each kind in the page's language", () => {
-    expect(workspaceErrorText({ type: "offline" }, en)).toMatch(/^Offline: no live data source/);
-    expect(workspaceErrorText({ type: "offline" }, zh)).toMatch(/^离线/);
-    expect(workspaceErrorText({ type: "unknown_code", code: "688999" }, en)).toBe("Unknown stock code 688999: not in the stock list");
-    expect(workspaceErrorText({ type: "refused", message: "cost_price 必须大于 0" }, zh)).toBe("cost_price 必须大于 0");
-    expect(workspaceErrorText({ type: "refused", message: "cost_price 必须大于 0" }, en, "en")).toBe("Cost must be greater than 0");
+    expect(workspaceErrorText({ kind: "offline", message: "offline: no live data source is enabled", code: null }, en)).toMatch(/^Offline: no live data source/);
+    expect(workspaceErrorText({ kind: "offline", message: "offline: no live data source is enabled", code: null }, zh)).toMatch(/^离线/);
+    expect(workspaceErrorText({ kind: "not_found", message: "unknown stock code 688999: not in the stock list", code: "688999" }, en)).toBe("Unknown stock code 688999: not in the stock list");
+    expect(workspaceErrorText({ kind: "invalid_input", message: "cost_price 必须大于 0", code: null }, zh)).toBe("cost_price 必须大于 0");
+    expect(workspaceErrorText({ kind: "invalid_input", message: "cost_price 必须大于 0", code: null }, en, "en")).toBe("Cost must be greater than 0");
     // a refusal not in the table is shown as the backend said it
-    expect(workspaceErrorText({ type: "refused", message: "单次最多 30 条" }, en, "en")).toBe("单次最多 30 条");
-    expect(workspaceErrorText({ type: "sync_failed", code: "000001.SZ", message: "timeout" }, zh)).toBe("000001.SZ 同步失败：timeout");
+    expect(workspaceErrorText({ kind: "invalid_input", message: "单次最多 30 条", code: null }, en, "en")).toBe("单次最多 30 条");
+    expect(workspaceErrorText({ kind: "unavailable", message: "timeout", code: "000001.SZ" }, zh)).toBe("000001.SZ 同步失败：timeout");
+    // without a stock code the kind has no wording of its own: the message
+    expect(workspaceErrorText({ kind: "not_found", message: "no background task x", code: null }, en)).toBe("no background task x");
+    expect(workspaceErrorText({ kind: "unavailable", message: "the keychain is locked", code: null }, en)).toBe("the keychain is locked");
   });
 });
 

@@ -1,7 +1,7 @@
 // The portfolio and overview pages' logic, pure so it is tested without a webview: the
 // form → edit conversion (numbers only; every rule is the backend's), error wording, and
 // the newest screen task.
-import type { PortfolioEdit, TaskInfo, WorkspaceError } from "../bindings";
+import type { CommandError, PortfolioEdit, TaskInfo } from "../bindings";
 import type { WorkspaceKey } from "./workspaceText";
 
 type T = (k: WorkspaceKey, vars?: Record<string, string | number>) => string;
@@ -49,17 +49,18 @@ const REFUSALS_EN: Record<string, string> = {
   "无效的股票代码：A股用6位数字，如 600519、600519.SH 或 sh600519": "Not a stock code: A-shares use 6 digits, e.g. 600519, 600519.SH or sh600519",
 };
 
-export function workspaceErrorText(err: WorkspaceError, t: T, lang: string = "zh"): string {
-  switch (err.type) {
+export function workspaceErrorText(err: CommandError, t: T, lang: string = "zh"): string {
+  switch (err.kind) {
     case "offline":
       return t("errOffline");
-    case "unknown_code":
-      return t("errUnknownCode", { code: err.code });
-    case "sync_failed":
-      return t("errSyncFailed", { code: err.code, message: err.message });
-    case "refused":
+    case "not_found":
+      return err.code === null ? err.message : t("errUnknownCode", { code: err.code });
+    // A sync the sources failed: the code, and the message says why.
+    case "unavailable":
+      return err.code === null ? err.message : t("errSyncFailed", { code: err.code, message: err.message });
+    case "invalid_input":
       return lang === "en" && Object.hasOwn(REFUSALS_EN, err.message) ? REFUSALS_EN[err.message] : err.message;
-    case "other":
+    default:
       return err.message;
   }
 }

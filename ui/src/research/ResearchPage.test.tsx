@@ -93,7 +93,7 @@ describe("research page", () => {
   });
 
   it("says the backend's refusal and does not start", async () => {
-    mocks.researchPlan.mockResolvedValue({ status: "error", error: { type: "refused", message: "hold_days (--hold-days) 的取值 5 重复" } });
+    mocks.researchPlan.mockResolvedValue({ status: "error", error: { kind: "invalid_input", message: "hold_days (--hold-days) 的取值 5 重复", code: null } });
     render(<ResearchPage />);
     await waitFor(() => expect(document.getElementById("research-plan")?.textContent).toContain("重复"));
     expect((document.getElementById("research-run") as HTMLButtonElement).disabled).toBe(true);

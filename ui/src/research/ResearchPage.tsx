@@ -130,8 +130,7 @@ export default function ResearchPage({ openTask }: { openTask?: string | null })
           setPlanError(null);
         } else {
           setPlan(null);
-          const e = r.error as { message?: string; type: string };
-          setPlanError(e.message ?? e.type);
+          setPlanError(r.error.message);
         }
       });
     }, 250);

@@ -19,7 +19,7 @@ export function useTaskRun(onFinished?: (task: TaskInfo) => void) {
       const r = await commands.taskResult(t.task_id);
       if (t.task_id !== id.current) return;
       if (r.status === "ok" && r.data !== null) setResult(r.data);
-      else setError(r.status === "error" ? JSON.stringify(r.error) : "no result");
+      else setError(r.status === "error" ? r.error.message : "no result");
       finished.current?.(t);
     } else if (t.status === "failed" || t.status === "cancelled") {
       setError(t.error ?? t.status);
@@ -42,9 +42,8 @@ export function useTaskRun(onFinished?: (task: TaskInfo) => void) {
       id.current = null;
       const r = await commands.startResearch(request);
       if (r.status === "error") {
-        const e = r.error as { message?: string; type: string };
-        setError(e.message ?? e.type);
-        return e.message ?? e.type;
+        setError(r.error.message);
+        return r.error.message;
       }
       id.current = r.data.task_id;
       setTask(r.data);

@@ -117,7 +117,7 @@ describe("Settings → Schedules", () => {
 
   it("a screen's board and limit go with it; a bad limit is said and nothing is sent", async () => {
     mocks.listSchedules.mockResolvedValue(ok([]));
-    mocks.addSchedule.mockResolvedValue({ status: "error", error: { type: "invalid", message: "stop here" } });
+    mocks.addSchedule.mockResolvedValue({ status: "error", error: { kind: "invalid_input", message: "stop here", code: null } });
     const { container } = render(<SchedulesPanel onAsk={() => {}} />);
     await waitFor(() => expect(q(container, "#sched-empty")).not.toBeNull());
     fireEvent.change(q(container, "#sched-name"), { target: { value: "gem" } });
@@ -142,7 +142,7 @@ describe("Settings → Schedules", () => {
 
   it("shows the backend's refusal under the form, nothing listed", async () => {
     mocks.listSchedules.mockResolvedValue(ok([]));
-    mocks.addSchedule.mockResolvedValue({ status: "error", error: { type: "invalid", message: "bad cron expression 'nope'" } });
+    mocks.addSchedule.mockResolvedValue({ status: "error", error: { kind: "invalid_input", message: "bad cron expression 'nope'", code: null } });
     const { container } = render(<SchedulesPanel onAsk={() => {}} />);
     await waitFor(() => expect(q(container, "#sched-empty")).not.toBeNull());
     fireEvent.change(q(container, "#sched-name"), { target: { value: "bad" } });
@@ -159,7 +159,7 @@ describe("Settings → Schedules", () => {
 
   it("an alerts check can be scheduled from the form", async () => {
     mocks.listSchedules.mockResolvedValue(ok([]));
-    mocks.addSchedule.mockResolvedValue({ status: "error", error: { type: "invalid", message: "no alert rule exists" } });
+    mocks.addSchedule.mockResolvedValue({ status: "error", error: { kind: "invalid_input", message: "no alert rule exists", code: null } });
     const { container } = render(<SchedulesPanel onAsk={() => {}} />);
     await waitFor(() => expect(q(container, "#sched-empty")).not.toBeNull());
     expect(q(container, "label[for='sched-job-alerts'], #sched-job-alerts")).not.toBeNull();

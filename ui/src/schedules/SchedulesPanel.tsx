@@ -3,7 +3,7 @@
 // produced); and the add form with the 盘前 / 收盘后 presets, which also edits a schedule
 // (its name fixed). Refreshed on `schedule-ran`.
 import { useCallback, useContext, useEffect, useState } from "react";
-import { commands, events, type DamagedSchedule, type ScheduleError, type ScheduleRunView, type ScheduleView, type TaskInfo } from "../bindings";
+import { commands, events, type DamagedSchedule, type CommandError, type ScheduleRunView, type ScheduleView, type TaskInfo } from "../bindings";
 import { useT, type MessageKey } from "../i18n";
 import { OpenStockContext } from "../chat/stockLinks";
 import ResultView from "../tasks/ResultView";
@@ -36,7 +36,7 @@ type Props = {
 
 // A problem is kept as it came (a key, or the backend's error) and worded at render, in
 // the language shown then.
-type Problem = { local: MessageKey } | { backend: ScheduleError };
+type Problem = { local: MessageKey } | { backend: CommandError };
 
 function problemText(p: Problem, t: Translate): string {
   return "local" in p ? t(p.local) : scheduleErrorText(p.backend, t);
@@ -83,7 +83,7 @@ export default function SchedulesPanel({ onAsk }: Props) {
   const t = useT();
   const openStock = useContext(OpenStockContext);
   const [list, setList] = useState<ScheduleView[] | null>(null);
-  const [listProblem, setListProblem] = useState<ScheduleError | null>(null);
+  const [listProblem, setListProblem] = useState<CommandError | null>(null);
   const [damaged, setDamaged] = useState<DamagedSchedule[]>([]);
   const [form, setForm] = useState<ScheduleForm>(EMPTY_FORM);
   const [formNote, setFormNote] = useState<{ ok: true; name: string; edited: boolean } | { ok: false; problem: Problem } | null>(null);
@@ -92,7 +92,7 @@ export default function SchedulesPanel({ onAsk }: Props) {
   const [editing, setEditing] = useState<string | null>(null);
   const [running, setRunning] = useState<Record<string, boolean>>({});
   const [confirming, setConfirming] = useState<string | null>(null);
-  const [rowProblem, setRowProblem] = useState<{ name: string; error: ScheduleError } | null>(null);
+  const [rowProblem, setRowProblem] = useState<{ name: string; error: CommandError } | null>(null);
   const [viewing, setViewing] = useState<TaskInfo | null>(null);
   const [taskGone, setTaskGone] = useState<string | null>(null);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { translate, type MessageKey } from "../i18n";
-import type { Job, Language, ScheduleError, ScheduleView, When } from "../bindings";
+import type { CommandError, Job, Language, ScheduleView, When } from "../bindings";
 import { EMPTY_FORM, applyPreset, formToNewSchedule, jobText, scheduleToForm, runStatusText, scheduleErrorText, toggleWeekday, whenText, type ScheduleForm } from "./schedules";
 
 const tr = (lang: Language) => (k: MessageKey, v?: Record<string, string | number>) => translate(lang, k, v);
@@ -44,10 +44,10 @@ describe("statuses and backend errors in words", () => {
     expect(runStatusText("cancelled", en)).toBe("cancelled");
   });
   it("says the kind of refusal, then the backend's reason", () => {
-    const e: ScheduleError = { type: "invalid", message: "bad cron expression '61 * * * *'" };
+    const e: CommandError = { kind: "invalid_input", message: "bad cron expression '61 * * * *'", code: null };
     expect(scheduleErrorText(e, zh)).toBe("未添加：bad cron expression '61 * * * *'");
-    expect(scheduleErrorText({ type: "not_found", message: "no schedule named 'x'" }, en)).toBe("Not found: no schedule named 'x'");
-    expect(scheduleErrorText({ type: "other", message: "disk full" }, en)).toBe("Something went wrong: disk full");
+    expect(scheduleErrorText({ kind: "not_found", message: "no schedule named 'x'", code: null }, en)).toBe("Not found: no schedule named 'x'");
+    expect(scheduleErrorText({ kind: "internal", message: "disk full", code: null }, en)).toBe("Something went wrong: disk full");
   });
 });
 

@@ -1,6 +1,6 @@
 // Settings → Schedules, the parts without React: how a rule and a job read in words, and
 // what the add form sends. Wording goes through `t` so both languages come from i18n.ts.
-import type { Days, Job, NewSchedule, RunStatus, ScheduleError, ScheduleView, When } from "../bindings";
+import type { CommandError, Days, Job, NewSchedule, RunStatus, ScheduleView, When } from "../bindings";
 import type { MessageKey } from "../i18n";
 
 export type Translate = (key: MessageKey, vars?: Record<string, string | number>) => string;
@@ -80,13 +80,13 @@ export function runStatusText(status: RunStatus, t: Translate): string {
 }
 
 /** A backend refusal in words: its kind in the page's language, then what it said. */
-export function scheduleErrorText(e: ScheduleError, t: Translate): string {
-  switch (e.type) {
-    case "invalid":
+export function scheduleErrorText(e: CommandError, t: Translate): string {
+  switch (e.kind) {
+    case "invalid_input":
       return t("schedErrInvalid", { message: e.message });
     case "not_found":
       return t("schedErrNotFound", { message: e.message });
-    case "other":
+    default:
       return t("schedErrOther", { message: e.message });
   }
 }

@@ -7,6 +7,7 @@ use wyckoff_market::MarketConfig;
 use wyckoff_protocol::TaskStatus;
 
 use super::*;
+use crate::commands::error::CommandErrorKind;
 
 async fn offline(dir: &std::path::Path) -> Arc<MarketData> {
     Arc::new(
@@ -150,7 +151,7 @@ async fn full_market_sync_offline_is_refused_before_a_task_starts() {
         .await
         .unwrap();
     let err = start(&md, &tasks, &TaskRequest::SyncAll).await.unwrap_err();
-    assert!(matches!(err, WorkspaceError::Offline), "{err:?}");
+    assert_eq!(err.kind, CommandErrorKind::Offline, "{err:?}");
     assert!(tasks.list().is_empty(), "no task was started");
 }
 

@@ -4,6 +4,7 @@ use wyckoff_market::MarketConfig;
 use wyckoff_market::portfolio::{ERR_ADD_EXISTS, ERR_BUY_DT_INVALID, ERR_COST, ERR_SHARES};
 
 use super::*;
+use crate::commands::error::CommandErrorKind;
 
 async fn offline(dir: &std::path::Path) -> MarketData {
     MarketData::open_with(MarketConfig::offline(dir))
@@ -97,9 +98,9 @@ async fn refused_edits_say_why_and_write_nothing() {
         .into_iter()
         .find(|c| md.stock_info(&StockCode::parse(c).unwrap()).is_none())
         .unwrap();
-    let refused = |e: WorkspaceError| match e {
-        WorkspaceError::Refused { message } => message,
-        other => panic!("{other:?}"),
+    let refused = |e: CommandError| {
+        assert_eq!(e.kind, CommandErrorKind::InvalidInput, "{e:?}");
+        e.message
     };
     let cases = [
         (add("000338", 1000, -1.0, "2020-01-02"), ERR_COST),
@@ -123,7 +124,7 @@ async fn refused_edits_say_why_and_write_nothing() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&e, WorkspaceError::UnknownCode { code } if code == unknown),
+        e.kind == CommandErrorKind::NotFound && e.code.as_deref() == Some(unknown),
         "{e:?}"
     );
     let view = md.portfolio().view().await.unwrap();
@@ -197,10 +198,8 @@ async fn a_holdings_stop_and_target_are_set_from_the_page_and_a_bad_pair_changes
         ("002572", Some(21.0), Some(21.0)),
         ("600519", None, Some(9.0)),
     ] {
-        assert!(matches!(
-            set_levels(&md, code, stop, target).await,
-            Err(WorkspaceError::Refused { .. })
-        ));
+        let e = set_levels(&md, code, stop, target).await.unwrap_err();
+        assert_eq!(e.kind, CommandErrorKind::InvalidInput, "{e:?}");
     }
     let row = &load(&md).await.unwrap().positions[0];
     assert_eq!((row.stop_loss, row.target_price), (Some(21.0), Some(23.0)));

@@ -6,6 +6,7 @@ use wyckoff_config::secrets::MemoryBackend;
 use wyckoff_market::{MarketConfig, MarketData};
 
 use super::*;
+use crate::commands::error::CommandErrorKind;
 
 const PASSWORD: &str = "smtp-pw-9c41e7";
 
@@ -150,7 +151,11 @@ async fn a_bad_email_channel_is_refused_and_nothing_is_kept() {
     for (request, says) in cases {
         let url = request.url.clone();
         match add(&outbox, &secrets, request, Utc::now()).await {
-            Err(PushCommandError::Invalid { message }) => {
+            Err(CommandError {
+                kind: CommandErrorKind::InvalidInput,
+                message,
+                ..
+            }) => {
                 assert!(message.contains(says), "{url:?}: {message}")
             }
             other => panic!("{url:?}: {other:?}"),
@@ -173,7 +178,13 @@ async fn an_email_channel_is_not_kept_when_the_keychain_refuses_its_password() {
     )
     .await;
     assert!(
-        matches!(got, Err(PushCommandError::Keychain { .. })),
+        matches!(
+            got,
+            Err(CommandError {
+                kind: CommandErrorKind::Unavailable,
+                ..
+            })
+        ),
         "{got:?}"
     );
     assert!(outbox.channels().await.unwrap().is_empty());

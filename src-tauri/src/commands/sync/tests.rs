@@ -10,6 +10,7 @@ use wyckoff_market::sources::eastmoney::EastmoneyConfig;
 use wyckoff_market::{ManualClock, MarketConfig, SourceSpec};
 
 use super::*;
+use crate::commands::error::CommandErrorKind;
 
 /// A local server answering every request with `status` and `body` (Eastmoney's kline
 /// JSON), recording each request line.
@@ -145,13 +146,9 @@ async fn a_failing_source_is_said_with_the_code_and_nothing_changes() {
     let (base, _) = serve(502, "<html>bad gateway</html>".into()).await;
     let md = online_at(home.path(), &base).await;
     let err = sync_one(&md, "000001", &mut |_| {}).await.unwrap_err();
-    match err {
-        WorkspaceError::SyncFailed { code, message } => {
-            assert_eq!(code, "000001.SZ");
-            assert!(!message.is_empty());
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(err.kind, CommandErrorKind::Unavailable, "{err:?}");
+    assert_eq!(err.code.as_deref(), Some("000001.SZ"));
+    assert!(!err.message.is_empty());
     let after = md.daily_bars("000001", None).await.unwrap();
     assert_eq!(after.as_of, Some(20200616));
 }
@@ -166,11 +163,11 @@ async fn offline_and_bad_codes_are_refused_before_any_request() {
     let err = sync_one(&md, "000001", &mut |_| steps += 1)
         .await
         .unwrap_err();
-    assert!(matches!(err, WorkspaceError::Offline), "{err:?}");
+    assert_eq!(err.kind, CommandErrorKind::Offline, "{err:?}");
     let err = sync_one(&md, "12ab", &mut |_| steps += 1)
         .await
         .unwrap_err();
-    assert!(matches!(err, WorkspaceError::Refused { .. }), "{err:?}");
+    assert_eq!(err.kind, CommandErrorKind::InvalidInput, "{err:?}");
     assert_eq!(steps, 0);
 }
 
@@ -203,7 +200,7 @@ async fn full_market_sync_runs_as_a_cancellable_task_with_progress_by_symbol() {
     assert_eq!(task.tool_name, wyckoff_tools::sync::SYNC_ALL);
     assert_eq!(task.session_id, None);
     let again = start(&md, &tasks, &TaskRequest::SyncAll).await.unwrap_err();
-    assert!(matches!(again, WorkspaceError::Refused { .. }), "{again:?}");
+    assert_eq!(again.kind, CommandErrorKind::InvalidInput, "{again:?}");
 
     // progress by symbol: the three benchmark indices come first
     let mut details = Vec::new();
