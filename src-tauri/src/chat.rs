@@ -18,7 +18,7 @@ use wyckoff_config::{DataHome, Secrets, Settings};
 use wyckoff_protocol::{RuntimeEvent, TurnKind};
 use wyckoff_session::scheduler::Scheduler;
 use wyckoff_session::{
-    ConversationHub, HubOptions, ModelOverrides, Services, SessionError, TurnMeta, TurnOutput,
+    Answerer, ConversationHub, Desk, DeskOptions, Services, SessionError, TurnMeta, TurnOutput,
 };
 
 /// One event of a turn, for whichever window shows that conversation.
@@ -73,9 +73,7 @@ impl TurnOutput for AppOutput {
 #[derive(Default)]
 pub struct ChatState {
     /// Opened once for the process, on first use.
-    hub: OnceCell<Arc<ConversationHub>>,
-    /// Runs schedules over the hub (opened with it; absent if it could not open).
-    scheduler: std::sync::OnceLock<Arc<Scheduler>>,
+    desk: OnceCell<Arc<Desk>>,
     approvals: Arc<PendingApprovals>,
     /// The app asked to exit once (memories are being extracted).
     exiting: AtomicBool,
@@ -94,86 +92,71 @@ impl ChatState {
         &self.approvals
     }
 
-    /// The process's hub, with `settings` applied (opened on first use; turns left
+    /// The process's desk, with `settings` applied (opened on first use; turns left
     /// unfinished by a previous process are marked interrupted then). A settings change is
     /// applied in place: the pool, market data and the background task manager stay.
+    pub async fn desk(
+        &self,
+        home: &DataHome,
+        settings: Settings,
+        secrets: Arc<Secrets>,
+    ) -> Result<Arc<Desk>, SessionError> {
+        let desk = self
+            .desk
+            .get_or_try_init(|| self.open_desk(home, settings.clone(), secrets))
+            .await?;
+        desk.apply_settings(settings).await?;
+        Ok(desk.clone())
+    }
+
+    async fn open_desk(
+        &self,
+        home: &DataHome,
+        settings: Settings,
+        secrets: Arc<Secrets>,
+    ) -> Result<Arc<Desk>, SessionError> {
+        let mut options = DeskOptions::new(home.clone());
+        options.settings = Some(settings);
+        options.secrets = secrets;
+        options.answerer = Answerer::Window(self.approvals.clone());
+        options.output = Arc::new(AppOutput(self.app.get().cloned()));
+        let desk = Desk::open(options).await?;
+        if let Some(app) = self.app.get() {
+            crate::tasks::watch(app.clone(), desk.services().background().clone());
+        }
+        let warming = desk.services().clone();
+        tauri::async_runtime::spawn(async move { warming.warm_mcp_servers().await });
+        Ok(desk)
+    }
+
+    /// The process's hub, with `settings` applied (see [`ChatState::desk`]).
     pub async fn hub(
         &self,
         home: &DataHome,
         settings: Settings,
         secrets: Arc<Secrets>,
     ) -> Result<Arc<ConversationHub>, SessionError> {
-        if let Some(hub) = self.hub.get() {
-            hub.apply_settings(settings).await?;
-            return Ok(hub.clone());
-        }
-        let hub = self
-            .hub
-            .get_or_try_init(|| self.open_hub(home, settings.clone(), secrets))
-            .await?;
-        hub.apply_settings(settings).await?;
-        Ok(hub.clone())
+        Ok(self.desk(home, settings, secrets).await?.hub().clone())
     }
 
-    async fn open_hub(
-        &self,
-        home: &DataHome,
-        settings: Settings,
-        secrets: Arc<Secrets>,
-    ) -> Result<Arc<ConversationHub>, SessionError> {
-        let services = Arc::new(Services::open(home.clone(), settings, secrets).await?);
-        match services.recover_interrupted_turns().await {
-            Ok(ids) if !ids.is_empty() => {
-                tracing::info!(turns = ids.len(), "marked interrupted turns")
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!("cannot mark interrupted turns: {e}"),
-        }
-        if let Some(app) = self.app.get() {
-            crate::tasks::watch(app.clone(), services.background().clone());
-        }
-        let warming = services.clone();
-        tauri::async_runtime::spawn(async move { warming.warm_mcp_servers().await });
-        let hub = ConversationHub::new(
-            services,
-            HubOptions {
-                overrides: ModelOverrides::default(),
-                approver: self.approvals.clone(),
-                output: Arc::new(AppOutput(self.app.get().cloned())),
-            },
-        );
-        match Scheduler::open(hub.clone(), chrono::Utc::now()).await {
-            Ok(scheduler) => {
-                let scheduler = Arc::new(scheduler);
-                if let Some(app) = self.app.get() {
-                    crate::schedules::watch(app.clone(), scheduler.clone());
-                }
-                let _ = self.scheduler.set(scheduler);
-            }
-            // The chat and the market work without schedules.
-            Err(e) => tracing::error!("schedules unavailable: {e}"),
-        }
-        Ok(hub)
-    }
-
-    /// The schedules' runner, once the hub is open.
+    /// The schedules' runner, once the desk is open.
     pub fn scheduler(&self) -> Option<&Arc<Scheduler>> {
-        self.scheduler.get()
+        self.desk.get().map(|d| d.scheduler())
     }
 
-    /// The process's services, with `settings` applied (see [`ChatState::hub`]).
+    /// The process's services, with `settings` applied (see [`ChatState::desk`]).
     pub async fn services(
         &self,
         home: &DataHome,
         settings: Settings,
         secrets: Arc<Secrets>,
     ) -> Result<Arc<Services>, SessionError> {
-        Ok(self.hub(home, settings, secrets).await?.services().clone())
+        Ok(self.desk(home, settings, secrets).await?.services().clone())
     }
 
     /// The hub if it is open (nothing is opened for the asking).
     pub fn opened_hub(&self) -> Option<&Arc<ConversationHub>> {
-        self.hub.get()
+        self.desk.get().map(|d| d.hub())
     }
 
     /// The services if they are open (nothing is opened for the asking).
@@ -199,7 +182,7 @@ impl ChatState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wyckoff_session::SessionOptions;
+    use wyckoff_session::{ModelOverrides, SessionOptions};
 
     fn session_options() -> SessionOptions {
         SessionOptions {

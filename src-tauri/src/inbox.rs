@@ -1,26 +1,16 @@
-//! The approval inbox in the app: requests are queued by runs with
-//! nobody to ask — the app's scheduled runs, `wyckoff daemon`, `wyckoff run --approve
-//! queue` — possibly in another process, so a pass every 15 seconds reads the inbox,
-//! refuses what passed its expiry (`wyckoff_session::approvals::expire_due`), tells the
-//! conversations of decisions they have not heard of (decided with no model, or by a
-//! process that ended first: `tell_waiting`, once a model is set), tells the window the
-//! pending count (`InboxChanged`) when it changed and, when a new request came and the
-//! window is not in front, raises a desktop notification.
+//! The approval inbox in the app: requests are queued by runs with nobody to ask — the
+//! app's scheduled runs, `wyckoff daemon`, `wyckoff run --approve queue` — possibly in
+//! another process. The desk's tick (`crate::timer`) expires and tells; what it found goes
+//! to the window here: the pending count (`InboxChanged`) when it changed and, when a new
+//! request came and the window is not in front, a desktop notification.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
-use tauri::{AppHandle, Manager};
+use tauri::AppHandle;
 use tauri_specta::Event;
 use wyckoff_protocol::{InboxRequest, InboxStatus};
-
-use crate::chat::ChatState;
-use crate::state::AppState;
-
-/// How often the app reads the inbox.
-const POLL: Duration = Duration::from_secs(15);
 
 /// The inbox changed (a request queued, answered or expired): the badge shows `pending`
 /// and an open inbox reloads.
@@ -90,68 +80,21 @@ pub fn notification_text(
     (title, body.chars().take(200).collect())
 }
 
-/// Reads the inbox every [`POLL`] until the app exits.
-pub fn watch(app: AppHandle) {
-    tauri::async_runtime::spawn(async move {
-        // `None` until the first pass: the count is sent once at start whatever it is.
-        let mut seen: Option<BTreeSet<String>> = None;
-        loop {
-            match pass(&app, seen.as_ref()).await {
-                Ok(now_pending) => seen = Some(now_pending),
-                Err(e) => tracing::warn!("inbox pass failed: {e}"),
-            }
-            tokio::time::sleep(POLL).await;
-        }
-    });
-}
-
-/// One pass: expire what is due, then compare the pending set with the last pass's.
-async fn pass(
+/// Tells the window what a tick found in the inbox: the pending count when it changed
+/// (or requests expired) and, when a new request came and the window is not in front, a
+/// desktop notification. Returns the pending set for the next tick to compare with.
+pub fn tell_window(
     app: &AppHandle,
     seen: Option<&BTreeSet<String>>,
-) -> Result<BTreeSet<String>, String> {
-    let state = app.state::<AppState>();
-    let chat = app.state::<ChatState>();
-    let hub = crate::commands::chat::hub(&state, &chat)
-        .await
-        .map_err(crate::commands::chat::ChatError::into_message)?;
-    let now = chrono::Utc::now();
-    // A request can be queued and expire between two passes: the window still reloads.
-    let expired_any = match wyckoff_session::approvals::expire_due(&hub, now).await {
-        Ok(expired) => {
-            if !expired.is_empty() {
-                tracing::info!(requests = expired.len(), "expired approval requests");
-            }
-            !expired.is_empty()
-        }
-        Err(e) => {
-            tracing::warn!("cannot expire approval requests: {e}");
-            false
-        }
-    };
-    // Decisions whose conversations were not told yet; with no model they keep waiting.
-    match wyckoff_session::approvals::tell_waiting(&hub).await {
-        Ok(w) if !w.told.is_empty() => {
-            tracing::info!(
-                decisions = w.told.len(),
-                "told conversations of earlier decisions"
-            )
-        }
-        Ok(_) => {}
-        Err(e) => tracing::warn!("cannot tell conversations of earlier decisions: {e}"),
-    }
-    let requests = hub
-        .services()
-        .inbox()
-        .list(now)
-        .await
-        .map_err(|e| e.to_string())?;
-    let pending = pending_ids(&requests);
+    pending_requests: &[InboxRequest],
+    expired_any: bool,
+) -> BTreeSet<String> {
+    let pending = pending_ids(pending_requests);
     if should_announce(seen, &pending, expired_any) {
         announce(app, pending.len() as u32);
     }
     let empty = BTreeSet::new();
-    let new = newly_pending(seen.unwrap_or(&empty), &requests);
+    let new = newly_pending(seen.unwrap_or(&empty), pending_requests);
     if let Some(first) = new.first() {
         let (tool, by, more) = (
             first.display_name.clone(),
@@ -162,7 +105,7 @@ async fn pass(
             notification_text(&tool, &by, more, zh)
         });
     }
-    Ok(pending)
+    pending
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod schedules;
 mod settings_store;
 mod state;
 mod tasks;
+mod timer;
 mod tray;
 
 /// What the stock page is given, for end-to-end tests and benchmarks to compare against.
@@ -68,7 +69,7 @@ pub fn run() {
             let state = AppState::load(app.handle(), home.clone());
             app.manage(state);
             app.manage(chat::ChatState::new(app.handle().clone()));
-            inbox::watch(app.handle().clone());
+            timer::watch(app.handle().clone());
             if let Err(e) = tray::create(app.handle()) {
                 // A desktop without a tray (some Linux sessions) still gets a window.
                 tracing::warn!("tray icon unavailable: {e}");

@@ -1,21 +1,14 @@
-//! Schedules in the app: while the app runs — the window open or closed to the
-//! tray — a pass every 30 seconds runs what is due (`wyckoff_session::scheduler`: the same
-//! passes `wyckoff daemon` makes; a due time either takes is never run by the other). A
-//! finished run goes to the window as `ScheduleRan` and, when the window is not in front,
-//! as a desktop notification.
-
-use std::sync::Arc;
-use std::time::Duration;
+//! Schedules in the app: while the app runs — the window open or closed to the tray —
+//! the desk's tick (`crate::timer`) runs what is due (the same passes `wyckoff daemon`
+//! makes; a due time either takes is never run by the other). A finished run goes to the
+//! window as `ScheduleRan` and, when the window is not in front, as a desktop
+//! notification.
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::AppHandle;
 use tauri_specta::Event;
 use wyckoff_protocol::{RunReport, RunStatus};
-use wyckoff_session::scheduler::Scheduler;
-
-/// How often the app looks for due schedules.
-const POLL: Duration = Duration::from_secs(30);
 
 /// One run of a schedule, as the window shows it.
 #[derive(Debug, Clone, Serialize, Deserialize, Type)]
@@ -75,23 +68,6 @@ impl From<wyckoff_schedule::ScheduleRun> for ScheduleRunView {
 #[derive(Debug, Clone, Serialize, Deserialize, Type, Event)]
 pub struct ScheduleRan {
     pub run: ScheduleRunView,
-}
-
-/// Runs due schedules until the app exits.
-pub fn watch(app: AppHandle, scheduler: Arc<Scheduler>) {
-    tauri::async_runtime::spawn(async move {
-        loop {
-            match scheduler.pass(chrono::Utc::now()).await {
-                Ok(reports) => {
-                    for r in &reports {
-                        announce(&app, r);
-                    }
-                }
-                Err(e) => tracing::warn!("schedule pass failed: {e}"),
-            }
-            tokio::time::sleep(POLL).await;
-        }
-    });
 }
 
 /// Tells the window (and the desktop, when the window is not in front) that a run ended.

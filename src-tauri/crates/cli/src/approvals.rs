@@ -22,15 +22,14 @@ use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use wyckoff_agent::{EventSink, SystemClock, TurnOutcome};
-use wyckoff_config::{DataHome, Secrets};
-use wyckoff_inbox::policy::{Answer, DEFAULT_EXPIRY};
-use wyckoff_inbox::{InboxError, InboxStore, QueueApprover};
+use wyckoff_agent::{EventSink, TurnOutcome};
+use wyckoff_config::DataHome;
+use wyckoff_inbox::{InboxError, InboxStore};
 use wyckoff_protocol::{ApprovalPreview, Decider, InboxRequest, InboxStatus, RuntimeEvent};
-use wyckoff_session::approvals::{self, Telling};
+use wyckoff_session::approvals::{self, Answer, Telling};
 use wyckoff_session::{
-    ConversationHub, HubOptions, ModelOverrides, Services, SessionError, Settled, StartedTurn,
-    TurnMeta, TurnOutput,
+    Answerer, ConversationHub, Desk, DeskOptions, ModelOverrides, SessionError, Settled,
+    StartedTurn, TurnMeta, TurnOutput,
 };
 
 #[derive(Debug, Args)]
@@ -39,7 +38,7 @@ pub struct ApprovalsArgs {
     command: ApprovalsCommand,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 struct ModelFlags {
     /// Provider for the follow-up turn (default: the settings' main model).
     #[arg(long, value_name = "NAME")]
@@ -143,35 +142,57 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
-        let services = Services::open(home, settings, Arc::new(Secrets::system())).await?;
+        // Follow-up turns have nobody at the window either: their calls that need
+        // approval are queued. Their answers are kept for the report.
+        let answer_text: AnswerSlot = Arc::default();
+        let mut options = DeskOptions::new(home);
+        options.settings = Some(settings);
+        options.overrides = match &args.command {
+            ApprovalsCommand::Tell { model, .. }
+            | ApprovalsCommand::Expire { model, .. }
+            | ApprovalsCommand::Allow { model, .. }
+            | ApprovalsCommand::Deny { model, .. } => overrides_of(model.clone()),
+            ApprovalsCommand::List { .. } | ApprovalsCommand::Log { .. } => {
+                ModelOverrides::default()
+            }
+        };
+        options.answerer = Answerer::Inbox {
+            requested_by: "conversation".into(),
+            expiry: approvals::DEFAULT_EXPIRY,
+        };
+        options.output = Arc::new(FollowUpOutput {
+            answer: answer_text.clone(),
+        });
+        let desk = Desk::open(options).await?;
         match args.command {
             ApprovalsCommand::List { json, now } => {
-                list(services.inbox(), json, clock(now.as_deref())?).await
+                let listed = list(desk.services().inbox(), json, clock(now.as_deref())?).await;
+                desk.close().await;
+                listed
             }
-            ApprovalsCommand::Log { json } => log(services.inbox(), json).await,
-            ApprovalsCommand::Tell { json, model } => tell(services, json, model).await,
-            ApprovalsCommand::Expire { json, now, model } => {
-                let now = clock(now.as_deref())?;
-                expire(services, json, now, model).await
+            ApprovalsCommand::Log { json } => {
+                let logged = log(desk.services().inbox(), json).await;
+                desk.close().await;
+                logged
             }
-            ApprovalsCommand::Allow {
-                id,
-                json,
-                now,
-                model,
-            } => {
+            ApprovalsCommand::Tell { json, .. } => tell(&desk, json).await,
+            ApprovalsCommand::Expire { json, now, .. } => {
                 let now = clock(now.as_deref())?;
-                answer(services, &id, Answer::Allow, None, json, now, model).await
+                expire(&desk, json, now).await
+            }
+            ApprovalsCommand::Allow { id, json, now, .. } => {
+                let now = clock(now.as_deref())?;
+                answer(&desk, &id, Answer::Allow, None, json, now, &answer_text).await
             }
             ApprovalsCommand::Deny {
                 id,
                 reason,
                 json,
                 now,
-                model,
+                ..
             } => {
                 let now = clock(now.as_deref())?;
-                answer(services, &id, Answer::Deny, reason, json, now, model).await
+                answer(&desk, &id, Answer::Deny, reason, json, now, &answer_text).await
             }
         }
     })
@@ -299,31 +320,6 @@ impl TurnOutput for FollowUpOutput {
     }
 }
 
-/// A hub for the follow-up turns: nobody is at the window here either, so calls that
-/// need approval in them are queued.
-fn hub(
-    services: Arc<Services>,
-    overrides: ModelOverrides,
-    answer: &AnswerSlot,
-) -> Arc<ConversationHub> {
-    let approver = Arc::new(QueueApprover::new(
-        services.inbox().clone(),
-        Arc::new(SystemClock),
-        DEFAULT_EXPIRY,
-        "conversation",
-    ));
-    ConversationHub::new(
-        services,
-        HubOptions {
-            overrides,
-            approver,
-            output: Arc::new(FollowUpOutput {
-                answer: answer.clone(),
-            }),
-        },
-    )
-}
-
 type AnswerSlot = Arc<std::sync::Mutex<Option<String>>>;
 
 fn overrides_of(model: ModelFlags) -> ModelOverrides {
@@ -337,32 +333,28 @@ fn overrides_of(model: ModelFlags) -> ModelOverrides {
 
 #[allow(clippy::too_many_arguments)]
 async fn answer(
-    services: Services,
+    desk: &Desk,
     id: &str,
     answer: Answer,
     reason: Option<String>,
     json: bool,
     now: DateTime<Utc>,
-    model: ModelFlags,
+    answer_text: &AnswerSlot,
 ) -> anyhow::Result<ExitCode> {
-    let overrides = overrides_of(model);
-    let services = Arc::new(services);
-    let answer_text: AnswerSlot = Arc::default();
-    let hub = hub(services.clone(), overrides.clone(), &answer_text);
+    let hub = desk.hub();
     let decided = approvals::answer(&hub, id, answer, Decider::Cli, reason, now).await;
     let mut decided = match decided {
         Ok(d) => d,
         Err(e) => {
-            hub.close().await;
+            desk.close().await;
             if let SessionError::Inbox(InboxError::PreviewChanged { id, preview }) = &e {
-                return preview_changed(services.inbox(), id, preview.as_ref(), json).await;
+                return preview_changed(desk.services().inbox(), id, preview.as_ref(), json).await;
             }
             return Err(e.into());
         }
     };
-    let told = follow_up(&hub, &decided.request, decided.follow_up.take()).await;
-    hub.close().await;
-    services.background().shutdown().await;
+    let told = follow_up(hub, &decided.request, decided.follow_up.take()).await;
+    desk.close().await;
     let answer = answer_text.lock().ok().and_then(|a| a.clone());
     let request = &decided.request;
     report(
@@ -434,17 +426,14 @@ async fn preview_changed(
 
 /// `approvals tell`: the conversations of decisions not told yet get their follow-up
 /// turns now (exit 2 when there is no model to run them).
-async fn tell(services: Services, json: bool, model: ModelFlags) -> anyhow::Result<ExitCode> {
-    let overrides = overrides_of(model);
-    let services = Arc::new(services);
-    let answer_text: AnswerSlot = Arc::default();
-    let hub = hub(services.clone(), overrides.clone(), &answer_text);
-    let mut waiting = approvals::tell_waiting(&hub).await;
+async fn tell(desk: &Desk, json: bool) -> anyhow::Result<ExitCode> {
+    let hub = desk.hub();
+    let mut waiting = approvals::tell_waiting(hub).await;
     let mut failed = false;
     let mut told = Vec::new();
     if let Ok(waiting) = &mut waiting {
         for (request, how, started) in waiting.told.iter_mut() {
-            let ended = follow_up(&hub, request, started.take()).await;
+            let ended = follow_up(hub, request, started.take()).await;
             let ok = ended.is_ok() && matches!(how, Telling::Now);
             if let Err(e) = ended {
                 eprintln!(
@@ -456,8 +445,7 @@ async fn tell(services: Services, json: bool, model: ModelFlags) -> anyhow::Resu
             told.push((request.clone(), ok));
         }
     }
-    hub.close().await;
-    services.background().shutdown().await;
+    desk.close().await;
     let waiting = waiting?;
     if json {
         crate::market::print_json(&json!({
@@ -496,23 +484,15 @@ async fn tell(services: Services, json: bool, model: ModelFlags) -> anyhow::Resu
 
 /// `approvals expire`: every pending request past its expiry is refused and its
 /// conversation told.
-async fn expire(
-    services: Services,
-    json: bool,
-    now: DateTime<Utc>,
-    model: ModelFlags,
-) -> anyhow::Result<ExitCode> {
-    let overrides = overrides_of(model);
-    let services = Arc::new(services);
-    let answer_text: AnswerSlot = Arc::default();
-    let hub = hub(services.clone(), overrides.clone(), &answer_text);
-    let mut expired = approvals::expire_due(&hub, now).await;
+async fn expire(desk: &Desk, json: bool, now: DateTime<Utc>) -> anyhow::Result<ExitCode> {
+    let hub = desk.hub();
+    let mut expired = approvals::expire_due(hub, now).await;
     let mut failed = false;
     let mut requests = Vec::new();
     if let Ok(expired) = &mut expired {
         for decided in expired.iter_mut() {
             let started = decided.follow_up.take();
-            let ended = follow_up(&hub, &decided.request, started)
+            let ended = follow_up(hub, &decided.request, started)
                 .await
                 .map_err(|e| e.to_string());
             match (decided.told.clone(), ended) {
@@ -532,8 +512,7 @@ async fn expire(
             requests.push(decided.request.clone());
         }
     }
-    hub.close().await;
-    services.background().shutdown().await;
+    desk.close().await;
     expired?;
     if json {
         crate::market::print_json(&requests)?;

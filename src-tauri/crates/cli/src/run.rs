@@ -27,11 +27,11 @@ use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{EventSink, HeadlessApprover, TurnOutcome};
-use wyckoff_config::{DataHome, Secrets};
+use wyckoff_config::DataHome;
 use wyckoff_protocol::RuntimeEvent;
 use wyckoff_session::{
-    ConversationHub, HubOptions, ModelOverrides, Services, SessionError, Settled, TurnMeta,
-    TurnOutput,
+    Answerer, Desk, DeskOptions, ModelOverrides, SessionError, Settled, TurnMeta, TurnOutput,
+    approvals,
 };
 
 use crate::background;
@@ -200,7 +200,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if prompt.trim().is_empty() {
         anyhow::bail!("PROMPT is empty");
     }
-    wyckoff_inbox::policy::parse_expiry(&args.approval_expiry)
+    approvals::parse_expiry(&args.approval_expiry)
         .map_err(|e| anyhow::anyhow!("--approval-expiry: {e}"))?;
     if let Some(name) = args.provider.as_deref() {
         // Unknown names fail before the data home is touched.
@@ -244,20 +244,16 @@ fn announce_skill(home: &DataHome, prompt: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The run's approval policy: `queue` puts calls in the inbox (nobody is at the window);
-/// anything else is a headless policy.
-fn approver(args: &RunArgs, services: &Services) -> Arc<dyn wyckoff_agent::Approver> {
-    if args.approve.trim() != wyckoff_inbox::QUEUE_POLICY {
-        return Arc::new(HeadlessApprover::parse(&args.approve));
+/// Who answers the run's approvals: `queue` puts calls in the inbox (nobody is at the
+/// window); anything else is a headless policy.
+fn answerer(args: &RunArgs) -> Answerer {
+    if args.approve.trim() != approvals::QUEUE_POLICY {
+        return Answerer::Policy(HeadlessApprover::parse(&args.approve));
     }
-    let expiry = wyckoff_inbox::policy::parse_expiry(&args.approval_expiry)
-        .unwrap_or(wyckoff_inbox::policy::DEFAULT_EXPIRY);
-    Arc::new(wyckoff_inbox::QueueApprover::new(
-        services.inbox().clone(),
-        Arc::new(wyckoff_agent::SystemClock),
-        expiry,
-        "conversation",
-    ))
+    Answerer::Inbox {
+        requested_by: "conversation".into(),
+        expiry: approvals::parse_expiry(&args.approval_expiry).unwrap_or(approvals::DEFAULT_EXPIRY),
+    }
 }
 
 async fn run_async(
@@ -266,17 +262,6 @@ async fn run_async(
     home: DataHome,
     settings: wyckoff_config::Settings,
 ) -> anyhow::Result<ExitCode> {
-    let services = match Services::open(home, settings, Arc::new(Secrets::system())).await {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
-    // Turns a killed process left open are marked interrupted; a live app's are not.
-    if let Err(e) = services.recover_interrupted_turns().await {
-        eprintln!("wyckoff: warning: cannot mark interrupted turns: {e}");
-    }
-    let services = Arc::new(services);
-    let tasks = services.background().clone();
-
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<RuntimeEvent>();
     let json = args.json;
     // One printer for the user's turn and the follow-up turns after it; it ends when
@@ -287,23 +272,26 @@ async fn run_async(
         }
     });
     let sink: Arc<dyn EventSink> = Arc::new(tx);
-    let hub = ConversationHub::new(
-        services.clone(),
-        HubOptions {
-            overrides: ModelOverrides {
-                provider: args.provider.clone(),
-                model: args.model.clone(),
-                base_url: args.base_url.clone(),
-                idle_timeout: args.idle_timeout.map(Duration::from_secs),
-                context_window: args.context_window,
-            },
-            approver: approver(&args, &services),
-            output: Arc::new(PrintOutput {
-                sink: sink.clone(),
-                announced: AtomicBool::new(false),
-            }),
-        },
-    );
+    let mut options = DeskOptions::new(home);
+    options.settings = Some(settings);
+    options.overrides = ModelOverrides {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        idle_timeout: args.idle_timeout.map(Duration::from_secs),
+        context_window: args.context_window,
+    };
+    options.answerer = answerer(&args);
+    options.output = Arc::new(PrintOutput {
+        sink: sink.clone(),
+        announced: AtomicBool::new(false),
+    });
+    let desk = match Desk::open(options).await {
+        Ok(d) => d,
+        Err(e) => return fail(e),
+    };
+    let hub = desk.hub().clone();
+    let tasks = desk.services().background().clone();
     // Only this run's tasks change in this process.
     let progress = background::forward_progress(&tasks, sink.clone());
 
@@ -381,11 +369,12 @@ async fn run_async(
     progress.cancel();
     hub.close().await;
     drop(hub);
+    drop(desk);
     drop(sink);
     // The printer stops when the senders are gone; it never waits on a stuck sink.
     let _ = tokio::time::timeout(Duration::from_secs(5), printer).await;
     signals.abort();
-    services.background().shutdown().await;
+    tasks.shutdown().await;
 
     if let Some(e) = failure {
         return fail(e);

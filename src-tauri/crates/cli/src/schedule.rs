@@ -13,16 +13,13 @@ use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
-use wyckoff_agent::{EventSink, NullSink};
-use wyckoff_config::{DataHome, Secrets};
+use wyckoff_config::DataHome;
 use wyckoff_protocol::TaskRequest;
 use wyckoff_protocol::{RunReport, RunStatus};
 use wyckoff_schedule::when::{format_minute, from_beijing, parse_days, parse_minute, parse_time};
 use wyckoff_schedule::{Days, Job, Schedule, ScheduleRun, StoreError, When};
 use wyckoff_session::scheduler::{Scheduler, SchedulerError, Stop};
-use wyckoff_session::{
-    ConversationHub, HubOptions, ModelOverrides, Services, TurnMeta, TurnOutput,
-};
+use wyckoff_session::{Answerer, Desk, DeskOptions, ModelOverrides};
 
 use crate::market::{EXIT_BAD_INPUT, print_json};
 
@@ -164,49 +161,22 @@ fn clock(now: Option<&str>) -> anyhow::Result<DateTime<Utc>> {
     }
 }
 
-/// Turns of scheduled prompts go nowhere live: their conversations keep them.
-struct Quiet;
-
-impl TurnOutput for Quiet {
-    fn sink(&self, _turn: &TurnMeta) -> Arc<dyn EventSink> {
-        Arc::new(NullSink)
-    }
-}
-
-async fn open(now: DateTime<Utc>) -> anyhow::Result<(Arc<ConversationHub>, Scheduler)> {
-    let home = DataHome::from_env();
-    let (settings, notes) = wyckoff_config::settings::load(&home.settings_path())
-        .with_context(|| format!("reading {}", home.settings_path().display()))?;
-    for note in notes {
+/// The desk of a schedule command or the daemon: nobody is at the window, so a call
+/// that needs approval waits in the inbox (the run goes on), answered later with
+/// `wyckoff approvals` or in the app; turns of scheduled prompts go nowhere live (their
+/// conversations keep them).
+async fn open(task_wait: Duration) -> anyhow::Result<Arc<Desk>> {
+    let mut options = DeskOptions::from_env();
+    options.answerer = Answerer::Inbox {
+        requested_by: "schedule".into(),
+        expiry: wyckoff_session::approvals::DEFAULT_EXPIRY,
+    };
+    options.task_wait = task_wait;
+    let desk = Desk::open(options).await?;
+    for note in desk.settings_notes() {
         eprintln!("wyckoff: settings: {note}");
     }
-    let services = Services::open(home, settings, Arc::new(Secrets::system())).await?;
-    if let Err(e) = services.recover_interrupted_turns().await {
-        eprintln!("wyckoff: warning: cannot mark interrupted turns: {e}");
-    }
-    // Nobody is at the window: a call that needs approval waits in the inbox (the run
-    // goes on), answered later with `wyckoff approvals` or in the app.
-    let approver = Arc::new(wyckoff_inbox::QueueApprover::new(
-        services.inbox().clone(),
-        Arc::new(wyckoff_agent::SystemClock),
-        wyckoff_inbox::policy::DEFAULT_EXPIRY,
-        "schedule",
-    ));
-    let hub = ConversationHub::new(
-        Arc::new(services),
-        HubOptions {
-            overrides: ModelOverrides::default(),
-            approver,
-            output: Arc::new(Quiet),
-        },
-    );
-    let scheduler = Scheduler::open(hub.clone(), now).await?;
-    Ok((hub, scheduler))
-}
-
-async fn close(hub: Arc<ConversationHub>) {
-    hub.close().await;
-    hub.services().background().shutdown().await;
+    Ok(desk)
 }
 
 /// Bad input (exit 2) for store errors the user caused; anything else exits 1.
@@ -265,11 +235,11 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
             )?),
             _ => None,
         };
-        let (hub, scheduler) = open(now).await?;
+        let desk = open(wyckoff_session::scheduler::SETTLE_WAIT).await?;
         if let Some(schedule) = add.as_ref().filter(|s| s.job.needs_model()) {
             // A prompt schedule with no model would only fail later: say so now (bad input).
-            if let Err(e) = hub.services().check_model(&ModelOverrides::default()) {
-                close(hub).await;
+            if let Err(e) = desk.services().check_model(&ModelOverrides::default()) {
+                desk.close().await;
                 bail!("schedule {}: a prompt needs a model: {e}", schedule.name);
             }
         }
@@ -282,24 +252,17 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
             )
         }) {
             // An alerts job with no rule would only check nothing, every day: say so now.
-            let md = hub.services().market().clone();
-            let nothing = match wyckoff_alerts::AlertStore::new(md.pool().clone()).await {
-                Ok(store) => !wyckoff_alerts::has_work(&md, &store).await?,
-                Err(e) => {
-                    close(hub).await;
-                    return Err(e.into());
-                }
-            };
+            let nothing = !wyckoff_alerts::has_work(desk.market(), desk.alerts()).await?;
             if nothing {
-                close(hub).await;
+                desk.close().await;
                 bail!(
                     "schedule {}: no alert rule exists (add one with `wyckoff alerts add`) and no holding has a stop-loss or target: an alerts job would check nothing",
                     schedule.name
                 );
             }
         }
-        let result = command(&args, add, &scheduler, now).await;
-        close(hub).await;
+        let result = command(&args, add, desk.scheduler(), now).await;
+        desk.close().await;
         match result {
             Ok(code) => Ok(code),
             Err(e) => store_failure(e),
@@ -671,8 +634,7 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         // Before anything runs, so a stop at any moment ends the daemon cleanly.
         let stop = Stop::default();
         watch_stop_signals(stop.clone(), Duration::from_secs(args.stop_grace))?;
-        let (hub, scheduler) = open(first).await?;
-        let scheduler = scheduler.with_settle_wait(Duration::from_secs(args.task_wait));
+        let desk = open(Duration::from_secs(args.task_wait)).await?;
         // A pass (`--once`, `--now`) exits 1 when one of its runs did not end done, for
         // scripts; the long-running daemon keeps its runs' ends in their records and exits
         // 1 only for its own failure (a pass that could not run).
@@ -680,39 +642,22 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         let mut failed = false;
         loop {
             let now = if fixed { first } else { Utc::now() };
-            // Requests nobody answered in time are refused, and their conversations told.
-            match wyckoff_session::approvals::expire_due(&hub, now).await {
-                // A busy conversation's running turn takes the notice at its next step.
-                Ok(expired) => {
-                    wait_for_turns(expired.into_iter().filter_map(|d| d.follow_up), &stop).await
-                }
-                Err(e) => eprintln!("wyckoff: cannot expire approval requests: {e}"),
+            let tick = desk.tick(now, &stop).await;
+            for problem in &tick.problems {
+                eprintln!("wyckoff: {problem}");
             }
-            // Decisions made with no model (or by a process that ended first) are told
-            // once one is configured.
-            match wyckoff_session::approvals::tell_waiting(&hub).await {
-                Ok(waiting) => {
-                    let turns = waiting.told.into_iter().filter_map(|(_, _, turn)| turn);
-                    wait_for_turns(turns, &stop).await;
-                }
-                Err(e) => eprintln!("wyckoff: cannot tell decided approval requests: {e}"),
+            for r in &tick.runs {
+                // A run a stop cut short is no failure of the daemon's.
+                failed |= single
+                    && matches!(
+                        r.status,
+                        RunStatus::Failed | RunStatus::TimedOut | RunStatus::Cancelled
+                    );
+                print_report(r, args.json)?;
             }
-            match scheduler.pass_until(now, &stop).await {
-                Ok(reports) => {
-                    for r in &reports {
-                        // A run a stop cut short is no failure of the daemon's.
-                        failed |= single
-                            && matches!(
-                                r.status,
-                                RunStatus::Failed | RunStatus::TimedOut | RunStatus::Cancelled
-                            );
-                        print_report(r, args.json)?;
-                    }
-                }
-                Err(e) => {
-                    eprintln!("wyckoff: pass failed: {e}");
-                    failed = true;
-                }
+            if let Some(why) = &tick.pass_failed {
+                eprintln!("wyckoff: {why}");
+                failed = true;
             }
             if single || stop.draining.is_cancelled() {
                 break;
@@ -722,8 +667,8 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
                 _ = stop.draining.cancelled() => break,
             }
         }
-        close(hub).await;
-        drop(scheduler);
+        desk.close().await;
+        drop(desk);
         // Everything it ran has ended and is recorded: the lease goes with the daemon.
         wyckoff_config::lease::release(&home);
         if stop.draining.is_cancelled() {
@@ -731,23 +676,6 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(ExitCode::from(u8::from(failed)))
     })
-}
-
-/// Waits for follow-up turns, so closing the hub (a `--once` pass ends) does not cancel
-/// them before the model is told. A stop cuts the wait.
-async fn wait_for_turns(turns: impl Iterator<Item = wyckoff_session::StartedTurn>, stop: &Stop) {
-    for turn in turns {
-        let conversation = turn.meta.conversation_id.clone();
-        let told = tokio::select! {
-            ended = turn.end => ended,
-            () = stop.abort.cancelled() => return,
-        };
-        if let Ok(end) = told
-            && let wyckoff_agent::TurnOutcome::Failed { message, .. } = end.outcome
-        {
-            eprintln!("wyckoff: conversation {conversation} was not told of a decision: {message}");
-        }
-    }
 }
 
 /// SIGTERM (`systemctl stop`) and SIGINT (Ctrl-C) stop the daemon: no new run is claimed,

@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::NullSink;
-use wyckoff_inbox::policy::{Answer, AnswerTime, Verdict};
+pub use wyckoff_inbox::QUEUE_POLICY;
+pub use wyckoff_inbox::policy::{Answer, DEFAULT_EXPIRY, parse_expiry};
+use wyckoff_inbox::policy::{AnswerTime, Verdict};
 use wyckoff_inbox::{DecidedNotice, InboxError};
 use wyckoff_protocol::{ApprovalPreview, Decider, InboxRequest, InboxStatus, ToolCall};
 

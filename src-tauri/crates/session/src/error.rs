@@ -40,6 +40,14 @@ pub enum SessionError {
     Alerts(#[from] wyckoff_alerts::StoreError),
     #[error(transparent)]
     Skill(#[from] wyckoff_agent::SkillError),
+    #[error("forward tracking: {0}")]
+    Tracking(#[from] wyckoff_track::TrackError),
+    #[error("chart notes: {0}")]
+    Notes(#[from] wyckoff_annotations::AnnotationError),
+    #[error("journal: {0}")]
+    Journal(#[from] wyckoff_journal::JournalError),
+    #[error(transparent)]
+    Schedules(#[from] Box<crate::scheduler::SchedulerError>),
     #[error("a turn is already running in conversation '{0}': wait for it or cancel it")]
     Busy(String),
     #[error(

@@ -43,6 +43,7 @@
 pub mod approvals;
 pub mod beijing;
 pub mod connection;
+pub mod desk;
 mod error;
 pub mod hub;
 pub mod memory;
@@ -75,11 +76,15 @@ use wyckoff_memory::{
 };
 use wyckoff_protocol::{Message, RuntimeEvent, SkillUse, UserOrigin};
 
+pub use desk::{Answerer, Desk, DeskOptions, TickReport};
 pub use error::SessionError;
 pub use hub::{
     Attendance, ConversationHub, HubOptions, Settled, StartedTurn, TurnEnd, TurnMeta, TurnOutput,
 };
 pub use providers::{ModelOverrides, ResolvedProviders};
+/// The clock, Beijing time and `YYYYMMDD` date helpers, for the CLI and the app, which
+/// reach the lower crates through the session.
+pub use wyckoff_time as time;
 
 /// Characters of the first user message used as a new conversation's title.
 const TITLE_CHARS: usize = 30;
