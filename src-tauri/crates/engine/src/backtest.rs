@@ -11,8 +11,9 @@
 //!   board, 20 % STAR and ChiNext (10 % for ChiNext before 2020-08-24), 5 % ST, 30 % BSE,
 //!   from the previous close rounded to the fen;
 //! * a day without a bar (suspension) trades nothing in that stock;
-//! * fees to the fen: commission 0.025 % with a 5 CNY minimum on both sides, stamp duty on
-//!   sells 0.1 % (0.05 % from 2023-08-28), transfer fee 0.001 % on both sides.
+//! * fees to the fen ([`crate::fees`]): commission 0.025 % with a 5 CNY minimum on both
+//!   sides, stamp duty on sells 0.1 % (0.05 % from 2023-08-28), transfer fee 0.001 % on
+//!   both sides.
 //!
 //! Exits are checked on closes and executed at that close (daily bars cannot tell whether
 //! the low or the high came first). Cash is one portfolio of 100,000 CNY split into
@@ -37,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use crate::board::LOT;
 use crate::cancel::{Cancel, Cancelled, Never, check};
 use crate::dates::{days_from_civil, parse_date};
+use crate::fees::{COMMISSION_MIN_FEN, COMMISSION_RATE, RATE_BASE, TRANSFER_RATE, stamp_rate};
 use crate::funnel::{BoardFilter, Funnel, FunnelConfig, ScreenArgs};
 use crate::triggers::{Trigger, TriggerKind};
 use crate::{Bar, Board, StockSeries, Universe, bars_as_of};
@@ -47,11 +49,6 @@ pub mod walk_forward;
 pub const INITIAL_CASH: f64 = 100_000.0;
 /// Trading days a year, for annualising.
 pub const TRADING_DAYS_PER_YEAR: f64 = 242.0;
-const COMMISSION_RATE: f64 = 0.000_25;
-const COMMISSION_MIN: f64 = 5.0;
-const TRANSFER_RATE: f64 = 0.000_01;
-/// Stamp duty on sells halved from this day (2023-08-28).
-const STAMP_HALVED_FROM: u32 = 20230828;
 
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
 pub enum BacktestError {
@@ -472,20 +469,21 @@ pub fn limit_prices(prev_close: f64, limit: f64) -> (f64, f64) {
 }
 
 /// Fees of one side of a trade of `amount` CNY on `date`: (commission, stamp duty,
-/// transfer fee), each to the fen.
+/// transfer fee), each to the fen — the schedule's rates ([`crate::fees`]) on the `f64`
+/// amount. `25.0 / 100_000.0` is the same `f64` as `0.000_25`, so the figures are those of
+/// the literal rates. Not the exact fen schedule ([`crate::fees::fees_for`]): the amount
+/// (price × shares) is a float product just off the fen, and on a half-fen tie that rounds
+/// a fen apart from the journal — rounding it to the fen first would change such trades'
+/// fees and P/L by a fen.
 pub fn fees(amount: f64, sell: bool, date: u32) -> (f64, f64, f64) {
-    let commission = fen((amount * COMMISSION_RATE).max(COMMISSION_MIN));
+    let part = |rate: i64| fen(amount * (rate as f64 / RATE_BASE as f64));
+    let commission = part(COMMISSION_RATE).max(COMMISSION_MIN_FEN as f64 / 100.0);
     let stamp = if sell {
-        let rate = if date >= STAMP_HALVED_FROM {
-            0.0005
-        } else {
-            0.001
-        };
-        fen(amount * rate)
+        part(stamp_rate(sell, date))
     } else {
         0.0
     };
-    (commission, stamp, fen(amount * TRANSFER_RATE))
+    (commission, stamp, part(TRANSFER_RATE))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

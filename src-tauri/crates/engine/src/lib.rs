@@ -32,6 +32,7 @@ pub mod dates;
 pub mod diagnosis;
 pub mod events;
 pub mod exits;
+pub mod fees;
 pub mod funnel;
 pub mod indicators;
 pub mod known_on;

@@ -6,9 +6,9 @@
 
 use serde::Serialize;
 
-use crate::fees::{Fees, fees_for};
 use crate::ledger::Side;
 use crate::money::{amount_fen, parse_fen, parse_price};
+use wyckoff_engine::fees::{Fees, fees_for};
 
 /// One trade read from the file.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fees::Fees;
 use crate::money::{E6_PER_FEN, div_round};
+use wyckoff_engine::fees::Fees;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
@@ -208,8 +208,8 @@ pub fn holdings_on(sorted: &[LedgerFill], date: u32) -> BTreeMap<String, Holding
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fees::fees_for;
     use crate::money::amount_fen;
+    use wyckoff_engine::fees::fees_for;
 
     fn fill(id: i64, side: Side, date: u32, price_e6: i64, shares: i64) -> LedgerFill {
         let amount = if side == Side::Opening {

@@ -1,11 +1,11 @@
-//! The account journal: fills — buys and sells with their fees to the
-//! fen, computed by the backtest's rules when not given — recorded from the portfolio
-//! page, `wyckoff portfolio fill` or the `record_fill` tool (behind approval), or imported
-//! from a broker's 交割单; positions, average cost and realised P/L derived from them;
-//! the daily account value and each sale's exit review from the cached bars.
+//! The account journal: fills — buys and sells with their fees to the fen, computed by the
+//! engine's fee schedule ([`wyckoff_engine::fees`], the backtest's) when not given —
+//! recorded from the portfolio page, `wyckoff portfolio fill` or the `record_fill` tool
+//! (behind approval), or imported from a broker's 交割单; positions, average cost and
+//! realised P/L derived from them; the daily account value and each sale's exit review from
+//! the cached bars.
 
 pub mod broker_csv;
-pub mod fees;
 pub mod ledger;
 pub mod money;
 pub mod review;
@@ -19,13 +19,13 @@ use wyckoff_engine::Bar;
 use wyckoff_market::MarketData;
 use wyckoff_market::cache::BarTable;
 
-pub use fees::{Fees, fees_for};
 pub use ledger::Side;
 pub use review::{AfterSale, DayValue, ExitAtSale, ExitReview};
 pub use store::{
     DerivedPosition, FillRow, ImportOutcome, JournalError, JournalStore, JournalSummary, NewFill,
     RecordOutcome, Source,
 };
+pub use wyckoff_engine::fees::{Fees, fees_for};
 
 /// The cached daily bars of each code (none for a code the cache does not have).
 pub async fn cached_bars(

@@ -7,12 +7,8 @@ pub const E6: i64 = 1_000_000;
 /// Millionths of a yuan in one fen.
 pub const E6_PER_FEN: i64 = 10_000;
 
-/// `a / b` rounded half away from zero (`b > 0`).
-pub fn div_round(a: i128, b: i128) -> i128 {
-    let q = a / b;
-    let r = a % b;
-    if 2 * r.abs() >= b { q + a.signum() } else { q }
-}
+/// `a / b` rounded half away from zero (`b > 0`): the fee schedule's rounding.
+pub use wyckoff_engine::fees::div_round;
 
 /// A decimal text such as `12.34`, `-0.5`, `1,234.5` or `¥8.00` in units of 10^-`scale`
 /// yuan; `None` when it is not a number or has more decimals than `scale` (a figure is
@@ -137,15 +133,6 @@ mod tests {
         ] {
             assert_eq!(parse_scaled(text, scale), want, "{text}");
         }
-    }
-
-    #[test]
-    fn rounds_half_away_from_zero() {
-        assert_eq!(div_round(5, 10), 1);
-        assert_eq!(div_round(4, 10), 0);
-        assert_eq!(div_round(-5, 10), -1);
-        assert_eq!(div_round(-4, 10), 0);
-        assert_eq!(div_round(15, 10), 2);
     }
 
     #[test]

@@ -206,8 +206,8 @@ pub fn exit_reviews(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fees::Fees;
     use crate::ledger::Side;
+    use wyckoff_engine::fees::Fees;
 
     fn bar(date: u32, close: f64) -> Bar {
         Bar {

@@ -13,9 +13,9 @@ use sqlx::{Sqlite, SqlitePool, Transaction};
 use wyckoff_market::portfolio::LOCAL_PORTFOLIO_ID;
 
 use crate::broker_csv::{self, CsvError, RowError, SkippedRow};
-use crate::fees::{Fees, fees_for};
 use crate::ledger::{Holding, LedgerError, LedgerFill, Side, replay};
 use crate::money::{E6, amount_fen, fmt_fen, fmt_price, price_f64};
+use wyckoff_engine::fees::{Fees, fees_for};
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
