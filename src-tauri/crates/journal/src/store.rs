@@ -11,6 +11,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::{Sqlite, SqlitePool, Transaction};
 use wyckoff_market::portfolio::LOCAL_PORTFOLIO_ID;
+use wyckoff_time::iso;
 
 use crate::broker_csv::{self, CsvError, RowError, SkippedRow};
 use crate::ledger::{Holding, LedgerError, LedgerFill, Side, replay};
@@ -212,10 +213,6 @@ fn stored(r: FillDbRow) -> StoredFill {
     }
 }
 
-fn iso(d: u32) -> String {
-    wyckoff_market::date::iso(d)
-}
-
 fn row_of(s: &StoredFill, realised: Option<i64>) -> FillRow {
     FillRow {
         id: s.fill.id,
@@ -375,8 +372,7 @@ impl JournalStore {
             let d = last_date.entry(f.code.as_str()).or_default();
             *d = (*d).max(f.date);
         }
-        let today =
-            wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
+        let today = wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
         let mut added = 0;
         for p in &positions {
             let h = ledger.holdings.get(&p.code);
@@ -582,8 +578,7 @@ impl JournalStore {
         source: Source,
         now: DateTime<Utc>,
     ) -> Result<RecordOutcome, JournalError> {
-        let today =
-            wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
+        let today = wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
         let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         self.reconcile(&mut tx, now).await?;
         let (mut lf, name, computed) = self.prepare(&mut tx, f, today).await?;
@@ -643,8 +638,7 @@ impl JournalStore {
         now: DateTime<Utc>,
     ) -> Result<ImportOutcome, JournalError> {
         let parsed = broker_csv::parse(bytes)?;
-        let today =
-            wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
+        let today = wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
         let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         self.reconcile(&mut tx, now).await?;
         let mut errors = Vec::new();

@@ -2,6 +2,8 @@
 //! the `wyckoff` CLI and the desktop app alike. Assembly only: the loop is the agent
 //! crate's; printing, exit codes and IPC are the callers'.
 //!
+//! - [`Desk`]: the one door. Every front end opens the core with [`Desk::open`] and runs
+//!   unattended work with [`Desk::tick`]; the rest of this list is what a desk holds.
 //! - [`Services`]: what a process shares (data home, settings, secrets, one HTTP client,
 //!   the `wyckoff.db` pool with the conversation store, market data and background
 //!   tasks). Open once; [`Services::apply_settings`] takes changed settings in place.

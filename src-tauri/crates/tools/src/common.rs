@@ -4,11 +4,7 @@
 use serde_json::{Map, Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_market::{BarsResult, DataStatus, MarketError};
-
-/// `YYYYMMDD` → `YYYY-MM-DD`.
-pub fn iso(d: u32) -> String {
-    wyckoff_market::date::iso(d)
-}
+use wyckoff_time::iso;
 
 /// An optional string argument, trimmed; empty counts as absent.
 pub fn opt_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {

@@ -6,10 +6,11 @@ use serde_json::{Map, Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_engine::funnel::{Funnel, FunnelConfig, ScreenArgs};
 use wyckoff_market::{BarsResult, DataStatus, IndexCode, MarketData};
+use wyckoff_time::iso;
 
 use crate::analyze::rows;
 use crate::common::{
-    freshness, iso, market_err, opt_date, opt_i64, opt_str, pct, round, status_str, worst,
+    freshness, market_err, opt_date, opt_i64, opt_str, pct, round, status_str, worst,
 };
 
 pub const OVERVIEW: &str = "get_market_overview";

@@ -9,9 +9,10 @@ use wyckoff_market::portfolio::{
     ERR_BATCH_ACTION, ERR_BATCH_TOO_LARGE, ERR_ITEMS_EMPTY, MAX_BATCH, WriteOutcome,
 };
 use wyckoff_market::{DataStatus, MarketData, PortfolioError, PortfolioOp, PortfolioView};
+use wyckoff_time::iso;
 
 use crate::common::{
-    freshness, iso, market_err, opt_f64, opt_i64, opt_str, round, round_tree, status_str, worst,
+    freshness, market_err, opt_f64, opt_i64, opt_str, round, round_tree, status_str, worst,
 };
 
 pub const PORTFOLIO: &str = "portfolio";
