@@ -16,8 +16,9 @@ use wyckoff_protocol::{
 };
 
 use wyckoff_push::Channel;
+use wyckoff_time::iso;
 
-use crate::store::{NewFiring, iso};
+use crate::store::NewFiring;
 use crate::{AlertStore, AlertsError};
 
 /// The cooldown key of the stop-loss every holding gets without a rule.

@@ -9,6 +9,7 @@ use wyckoff_protocol::{
 };
 
 use wyckoff_push::{Channel, Outbox};
+use wyckoff_time::iso;
 
 use crate::NewRule;
 use crate::deliver::message;
@@ -64,10 +65,6 @@ type FiredRow = (
 
 fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-pub(crate) fn iso(d: u32) -> String {
-    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
 }
 
 fn date_of(text: &str) -> Option<u32> {

@@ -12,6 +12,7 @@ use wyckoff_market::cache::BarTable;
 use wyckoff_market::watchlist::WatchlistStore;
 use wyckoff_market::{MarketConfig, MarketData, PortfolioOp, StockCode};
 use wyckoff_protocol::{AlertCondition, AlertFigures, AlertTarget, DeliveryStatus, MissingData};
+use wyckoff_time::iso;
 
 /// 平安银行, one of the bundled stocks (2005-01-04 .. 2020-06-16).
 const CODE: &str = "000001";
@@ -46,10 +47,6 @@ async fn bars(md: &MarketData, code: &str) -> Vec<Bar> {
         .await
         .unwrap()
         .bars
-}
-
-fn iso(d: u32) -> String {
-    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
 }
 
 async fn add(e: &Env, target: AlertTarget, condition: AlertCondition, cooldown: u32) -> i64 {

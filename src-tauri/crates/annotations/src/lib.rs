@@ -10,6 +10,7 @@ use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::sqlite::SqlitePool;
 use wyckoff_market::{MarketData, StockCode};
+use wyckoff_time::iso;
 
 /// The longest text note, in characters.
 pub const MAX_TEXT_CHARS: usize = 200;
@@ -120,10 +121,6 @@ pub struct Annotation {
     pub author: Author,
     /// RFC 3339 UTC.
     pub created_at: String,
-}
-
-fn iso(d: u32) -> String {
-    format!("{:04}-{:02}-{:02}", d / 10_000, (d / 100) % 100, d % 100)
 }
 
 fn day(field: &'static str, d: u32) -> Result<u32, AnnotationError> {

@@ -12,6 +12,7 @@ use wyckoff_market::{
     CodeStatus, FileStatus, Freshness, ImportEvent, ImportReport, IndexCode, StatusReport,
     StockCode, SyncEvent, SyncStatus, SyncTarget,
 };
+use wyckoff_session::time::iso;
 
 use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime};
 
@@ -160,10 +161,6 @@ fn import(path: PathBuf, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn iso(d: u32) -> String {
-    wyckoff_market::date::iso(d)
 }
 
 fn freshness_text(f: &Freshness) -> String {

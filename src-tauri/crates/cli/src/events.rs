@@ -10,6 +10,7 @@ use serde::Serialize;
 use wyckoff_engine::L4Config;
 use wyckoff_engine::known_on::{ExplainedMark, Mark, MarkEnd, known_as_of};
 use wyckoff_market::StockCode;
+use wyckoff_session::time::iso;
 
 use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime};
 
@@ -48,10 +49,6 @@ struct KnownEvents {
 fn bad_input(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("wyckoff: {msg}");
     ExitCode::from(EXIT_BAD_INPUT)
-}
-
-fn iso(d: u32) -> String {
-    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
 }
 
 fn describe(m: &Mark) -> String {

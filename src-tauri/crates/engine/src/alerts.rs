@@ -10,6 +10,7 @@
 use std::cell::OnceCell;
 
 use wyckoff_protocol::{AlertCondition, AlertFigures, KnownEvent, MissingData, PhaseState};
+use wyckoff_time::iso;
 
 use crate::diagnosis::{DiagnosisConfig, Holding, diagnose_with};
 use crate::known_on::{Mark, structure_marks};
@@ -75,10 +76,6 @@ pub enum Outcome {
         bar_date: u32,
     },
     Missing(MissingData),
-}
-
-fn iso(d: u32) -> String {
-    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
 }
 
 fn too_few(needed: usize, have: usize) -> Outcome {

@@ -16,6 +16,7 @@
 //! known on the day it fired and never ends.
 
 use serde::{Deserialize, Serialize};
+use wyckoff_time::iso;
 
 use crate::Bar;
 use crate::phases::{
@@ -186,10 +187,6 @@ impl Mark {
             ),
         }
     }
-}
-
-fn iso(d: u32) -> String {
-    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
 }
 
 fn with_support(rule: &str, dates: &[u32], word: &str, sep: &str) -> String {

@@ -8,6 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 use wyckoff_engine::{Bar, ExitConfig, accum_stage, exit_signal};
+use wyckoff_time::iso;
 
 use crate::ledger::{Holding, LedgerFill, Realised, apply, replay, sort_fills};
 use crate::money::{E6_PER_FEN, div_round, price_f64, price_from_f64};
@@ -69,10 +70,6 @@ pub struct ExitReview {
     pub exit_signal: Option<ExitAtSale>,
     /// No cached bar up to the sale day: the signal could not be computed.
     pub signal_unknown: bool,
-}
-
-fn iso(d: u32) -> String {
-    wyckoff_market::date::iso(d)
 }
 
 /// The last close on or before `day`, in millionths.

@@ -7,6 +7,7 @@ use wyckoff_agent::ToolError;
 use wyckoff_engine::L4Config;
 use wyckoff_engine::known_on::known_as_of;
 use wyckoff_market::{MarketData, StockCode};
+use wyckoff_time::iso;
 
 pub const NAME: &str = "stock_events";
 pub const DISPLAY_NAME: &str = "威科夫事件";
@@ -24,10 +25,6 @@ pub fn parameters() -> Value {
         "required": ["code"],
         "additionalProperties": false
     })
-}
-
-fn iso(d: u32) -> String {
-    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
 }
 
 /// Runs `stock_events` on validated arguments.

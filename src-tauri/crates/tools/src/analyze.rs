@@ -5,8 +5,9 @@ use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_engine::{Bar, DiagnosisConfig, Holding, MarketRegime, diagnose_with};
 use wyckoff_market::{BarsResult, MarketData};
+use wyckoff_time::iso;
 
-use crate::common::{freshness, iso, market_err, opt_date, opt_f64, opt_i64, opt_str, pct, round};
+use crate::common::{freshness, market_err, opt_date, opt_f64, opt_i64, opt_str, pct, round};
 use crate::regime::{BENCHMARK, SMALL_CAP, regime_from};
 
 pub const NAME: &str = "analyze_stock";

@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_annotations::{AnnotationError, AnnotationStore, Author, NotePeriod, Remover, Shape};
 use wyckoff_market::MarketData;
+use wyckoff_time::iso;
 
-use crate::common::{iso, opt_f64, opt_i64, opt_str};
+use crate::common::{opt_f64, opt_i64, opt_str};
 
 pub const NAME: &str = "annotate_chart";
 pub const DISPLAY_NAME: &str = "图表标注";

@@ -28,8 +28,9 @@ use wyckoff_engine::backtest::{
 };
 use wyckoff_engine::{Cancel, Universe};
 use wyckoff_market::{MarketData, UniverseReport};
+use wyckoff_time::iso;
 
-use crate::common::{iso, opt_str, round_tree};
+use crate::common::{opt_str, round_tree};
 
 pub const NAME: &str = "run_backtest";
 pub const DISPLAY_NAME: &str = "策略回测";

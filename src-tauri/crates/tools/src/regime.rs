@@ -8,8 +8,9 @@ use wyckoff_agent::ToolError;
 use wyckoff_engine::regime::REGIME_MIN_BARS;
 use wyckoff_engine::{Bar, MarketRegime, Regime, RegimeReason, bars_as_of, market_regime};
 use wyckoff_market::MarketData;
+use wyckoff_time::iso;
 
-use crate::common::{iso, market_err, round};
+use crate::common::{market_err, round};
 
 /// SSE Composite: the regime's benchmark.
 pub const BENCHMARK: &str = "sse";

@@ -10,9 +10,10 @@ use wyckoff_engine::funnel::{
 };
 use wyckoff_market::MarketData;
 use wyckoff_protocol::TaskStep;
+use wyckoff_time::iso;
 use wyckoff_track::{Origin, ScreenRecord, TrackStore};
 
-use crate::common::{iso, opt_i64, opt_str, round_tree};
+use crate::common::{opt_i64, opt_str, round_tree};
 
 pub const NAME: &str = "screen_stocks";
 pub const DISPLAY_NAME: &str = "全市场扫描";

@@ -21,6 +21,7 @@ use wyckoff_engine::track::{
 use wyckoff_engine::{Bar, Board, FunnelResult, Universe};
 use wyckoff_market::MarketData;
 use wyckoff_market::cache::BarTable;
+use wyckoff_time::iso;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrackError {
@@ -116,10 +117,6 @@ impl ScreenRecord {
                 .collect(),
         })
     }
-}
-
-fn iso(d: u32) -> String {
-    format!("{:04}-{:02}-{:02}", d / 10_000, (d / 100) % 100, d % 100)
 }
 
 /// A tracked candidate: as saved, with its figures so far.
