@@ -1,18 +1,19 @@
 import { fireEvent, render, screen } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
+import shared from "./fixtures/stock_codes.json";
 import { findStockCodes, linkStockCodes, stockLinkClick } from "./stockLinks";
 
 describe("findStockCodes", () => {
-  it.each([
-    ["平安银行（000001）的分析", ["000001"]],
-    ["600519 and 300750, 688981; 830799 920001", ["600519", "300750", "688981", "830799", "920001"]],
-    ["成交额 100000 元，日期 202406", []],
-    ["1000001 is seven digits, 0000012 too", []],
-    ["price 600519.5 is a number; 600519. ends a sentence", ["600519"]],
-    ["x600519y", ["600519"]],
-    ["", []],
-  ])("%s", (text, want) => {
+  // The backend's cases too (wyckoff_engine::codes): the two scanners cannot drift apart.
+  it.each(shared.map((c) => [c.why, c.text, c.codes] as const))("%s: %s", (_why, text, want) => {
     expect(findStockCodes(text).map((h) => h.code)).toEqual(want);
+  });
+
+  it("gives each code's place in the text as written", () => {
+    expect(findStockCodes("看６００５１９和600519")).toEqual([
+      { code: "600519", index: 1, length: 6 },
+      { code: "600519", index: 8, length: 6 },
+    ]);
   });
 });
 
@@ -26,6 +27,14 @@ describe("linkStockCodes", () => {
     expect(links.map((l) => l.dataset.code)).toEqual(["000001", "600519"]);
     expect(root.querySelector("p")?.textContent).toBe("看 000001 和 600519");
     expect(root.querySelector("pre")?.textContent).toBe("300750");
+  });
+
+  it("links a full-width code as written, with its ASCII code", () => {
+    const root = document.createElement("div");
+    root.textContent = "看６００５１９";
+    linkStockCodes(root);
+    const link = root.querySelector<HTMLElement>(".stock-link");
+    expect([link?.dataset.code, link?.textContent, root.textContent]).toEqual(["600519", "６００５１９", "看６００５１９"]);
   });
 
   it("never turns text into markup", () => {

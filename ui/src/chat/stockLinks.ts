@@ -10,15 +10,44 @@ export function useOpenStock() {
   return useContext(OpenStockContext);
 }
 
-// A-share codes by their board prefix: SZ main 000–003, ChiNext 300/301, SH main
-// 600/601/603/605, STAR 688/689, BSE 43/83/87/88/920. Other six-digit numbers (amounts,
-// dates like 202406) stay plain text.
-const CODE = /(^|[^\d.])((?:00[0-3]|30[01]|60[0135]|68[89]|4[3]\d|8[378]\d|920)\d{3})(?![\d.]?\d)/g;
+// The backend's rule for codes in free text (wyckoff_engine::codes), kept identical by the
+// shared cases in fixtures/stock_codes.json that both test suites read. A mention is a run of
+// exactly six digits (ASCII or full-width) with a stock's board prefix — SH main
+// 600/601/603/605/900, SZ main 000–004/200/201, ChiNext 300/301, STAR 688/689, BSE
+// 4xx/8xx/920 — that is not part of a decimal number (a "." with a digit on its other side)
+// and not a JSON number value ('":600000,'). Amounts, dates and ETFs stay plain text.
+const STOCK = /^(?:60[0135]|900|00[0-4]|20[01]|30[01]|68[89]|920|[48]\d\d)\d{3}$/;
 
-/** The stock codes in `text`, in order, each with its offset. */
-export function findStockCodes(text: string): { code: string; index: number }[] {
-  const out: { code: string; index: number }[] = [];
-  for (const m of text.matchAll(CODE)) out.push({ code: m[2], index: (m.index ?? 0) + m[1].length });
+/** The ASCII digit of an ASCII or full-width digit, else null. */
+function digitOf(ch: string | undefined): string | null {
+  if (ch === undefined) return null;
+  const c = ch.charCodeAt(0);
+  if (c >= 0x30 && c <= 0x39) return ch;
+  if (c >= 0xff10 && c <= 0xff19) return String.fromCharCode(c - 0xfee0);
+  return null;
+}
+
+/** The stock codes in `text`, in order, each with its offset and length in `text`. */
+export function findStockCodes(text: string): { code: string; index: number; length: number }[] {
+  const out: { code: string; index: number; length: number }[] = [];
+  const isDigit = (ch: string | undefined) => digitOf(ch) !== null;
+  let i = 0;
+  while (i < text.length) {
+    const start = i;
+    let run = "";
+    for (let d = digitOf(text[i]); d !== null; d = digitOf(text[i])) {
+      run += d;
+      i += 1;
+    }
+    if (run === "") {
+      i += 1;
+      continue;
+    }
+    const [before, before2, after, after2] = [text[start - 1], text[start - 2], text[i], text[i + 1]];
+    const decimal = (before === "." && isDigit(before2)) || (after === "." && isDigit(after2));
+    const jsonNumber = before === ":" && before2 === '"' && (after === "," || after === "}" || after === "]");
+    if (!decimal && !jsonNumber && STOCK.test(run)) out.push({ code: run, index: start, length: i - start });
+  }
   return out;
 }
 
@@ -43,15 +72,16 @@ export function linkStockCodes(root: HTMLElement): void {
     if (hits.length === 0) continue;
     const frag = doc.createDocumentFragment();
     let at = 0;
-    for (const { code, index } of hits) {
+    for (const { code, index, length } of hits) {
       frag.append(text.slice(at, index));
       const link = doc.createElement("button");
       link.type = "button";
       link.className = "link stock-link";
       link.dataset.code = code;
-      link.textContent = code;
+      // as written (full-width digits stay full-width); the code opened is ASCII
+      link.textContent = text.slice(index, index + length);
       frag.append(link);
-      at = index + code.length;
+      at = index + length;
     }
     frag.append(text.slice(at));
     node.replaceWith(frag);

@@ -7,6 +7,7 @@
 //! notifications or the runtime's own retry prompts).
 
 use serde_json::{Map, Value, json};
+use wyckoff_engine::codes::stock_codes;
 
 /// Corrective retries per turn before the text is kept.
 pub const MAX_RETRIES: u32 = 2;
@@ -140,23 +141,6 @@ const SCREEN_INTENT: &[&str] = &[
 
 fn any(text: &str, words: &[&str]) -> bool {
     words.iter().any(|w| text.contains(w))
-}
-
-/// Six-digit runs not embedded in longer numbers (A-share and ETF codes).
-pub fn stock_codes(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut run = String::new();
-    for c in text.chars().chain(std::iter::once(' ')) {
-        if c.is_ascii_digit() {
-            run.push(c);
-        } else {
-            if run.len() == 6 && !out.contains(&run) {
-                out.push(run.clone());
-            }
-            run.clear();
-        }
-    }
-    out
 }
 
 /// The rule table. `text` is the user's message of this turn.
@@ -406,13 +390,5 @@ mod tests {
         );
         assert!(retry_prompt(&e, "我的计划是先看K线").starts_with("你刚才只给出了计划"));
         assert!(retry_prompt(&e, "茅台走势不错").starts_with("你刚才直接给出了文字回答"));
-    }
-
-    #[test]
-    fn codes_are_six_digit_runs() {
-        assert_eq!(
-            stock_codes("茅台600519和平安000001，单号1234567"),
-            vec!["600519", "000001"]
-        );
     }
 }

@@ -28,6 +28,7 @@ mod bar;
 pub mod board;
 pub mod cancel;
 pub mod channels;
+pub mod codes;
 pub mod dates;
 pub mod diagnosis;
 pub mod events;

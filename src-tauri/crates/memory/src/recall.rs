@@ -55,12 +55,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::{ConnectOptions, SqliteConnection};
+use wyckoff_engine::codes::stock_codes;
 
 use crate::scoring::{self, Ranked, Signals};
 use crate::store::{code_parts, split_codes};
 use crate::tokenize::{
-    Token, as_bigram, fts_expression, fts_phrase, keywords, query_terms, stock_codes,
-    visit_index_tokens,
+    Token, as_bigram, fts_expression, fts_phrase, keywords, query_terms, visit_index_tokens,
 };
 use crate::{Memory, MemoryError, MemoryStore, MemoryType, Result, time};
 

@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::{AssertSqlSafe, Sqlite, SqliteConnection, SqlitePool, Transaction};
 use tracing::debug;
+use wyckoff_engine::codes::stock_codes;
 
 use crate::capacity;
-use crate::tokenize::{fts_expression, index_text, is_cjk, search_terms, stock_codes};
+use crate::tokenize::{fts_expression, index_text, is_cjk, search_terms};
 use crate::{Clock, MemoryError, MemoryType, Result, SystemClock, time};
 
 /// At most this many codes are attached to one memory.

@@ -1,7 +1,7 @@
 //! Tokens for the FTS5 indexes. SQLite's unicode61 tokenizer treats a run of Chinese as
 //! one token, so a search for 茅台 would never hit 贵州茅台. We index instead a column we
 //! fill from Rust: every CJK character bigram of each Chinese run (a lone character is
-//! kept as is), lower-cased ASCII words, and digit runs (six digits = a stock code),
+//! kept as is), lower-cased ASCII words, and digit runs (a stock code among them),
 //! separated by spaces. A query is tokenised the same way, so any 2-character Chinese
 //! query is exactly one indexed token.
 
@@ -21,7 +21,7 @@ pub fn is_cjk(c: char) -> bool {
         | '\u{20000}'..='\u{2A6DF}')
 }
 
-/// Full-width ASCII (Ａ-Ｚ, ０-９ …) folded to ASCII, so "６００５１９" is a code.
+/// Full-width ASCII (Ａ-Ｚ, ０-９ …) folded to ASCII, so "６００５１９" is indexed as 600519.
 fn fold_width(c: char) -> char {
     match c {
         '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
@@ -199,21 +199,6 @@ pub fn index_text(text: &str, extra: &[String]) -> String {
     tokens.join(" ")
 }
 
-/// Six-digit stock codes in `text`, deduplicated in order. A code is a run of exactly six
-/// digits (so dates like 20260420 are not codes); letters around it are fine (sh600519).
-pub fn stock_codes(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for run in runs(text) {
-        if let Run::Digits(d) = run
-            && d.len() == 6
-            && !out.contains(&d)
-        {
-            out.push(d);
-        }
-    }
-    out
-}
-
 /// Single characters that carry no topic (REFERENCE §4.6 list). A bigram containing one is
 /// dropped: they work as separators between content words.
 const STOP_CHARS: &str = "的了吗呢啊哦呀吧嘛是不在有我你他它这那都也就要会";
@@ -379,20 +364,6 @@ mod tests {
             index_text("白酒龙头", &s(&["600519"])),
             "白酒 酒龙 龙头 600519"
         );
-    }
-
-    #[test]
-    fn stock_codes_table() {
-        let cases: &[(&str, &[&str])] = &[
-            ("看看600519和000001", &["600519", "000001"]),
-            ("600519 again 600519", &["600519"]),
-            ("日期20260420不是代码", &[]),
-            ("12345 太短", &[]),
-            ("sz000001.SZ", &["000001"]),
-        ];
-        for (text, want) in cases {
-            assert_eq!(stock_codes(text), s(want), "text: {text}");
-        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The texts of a compaction: the head as the summary request sees it, the deterministic
 //! fallback summary (REFERENCE §3.7) and the block that replaces the head (§3.5 step 11).
 
+use wyckoff_engine::codes::stock_codes;
 use wyckoff_protocol::{Message, UserOrigin};
 
 use super::condense::{condense_tool_result, truncate_chars};
@@ -113,43 +114,15 @@ fn head_lines(m: &Message) -> String {
     }
 }
 
-/// Six-digit runs not part of a longer number (A-share codes), distinct, in order.
-pub fn stock_codes(text: &str, max: usize) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() && out.len() < max {
-        if bytes[i].is_ascii_digit() {
-            let start = i;
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
-            // `"volume":123456,` or `1234.56` are numbers in JSON, not codes.
-            let prev = start.checked_sub(1).map(|p| bytes[p]);
-            let next = bytes.get(i).copied();
-            let json_number = prev == Some(b':') && matches!(next, Some(b',' | b'}' | b']'));
-            let decimal = prev == Some(b'.') || next == Some(b'.');
-            if i - start == 6 && !json_number && !decimal {
-                let code = &text[start..i];
-                if !out.iter().any(|c| c == code) {
-                    out.push(code.to_owned());
-                }
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
-/// Codes mentioned anywhere in the messages (texts and tool-call arguments).
+/// Stock codes mentioned anywhere in the messages (texts and tool-call arguments), distinct,
+/// in order, at most `max`.
 pub fn codes_in(messages: &[Message], max: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for m in messages {
         let mut texts = vec![m.text().to_owned()];
         texts.extend(m.tool_calls().iter().map(|c| c.args.to_string()));
         for t in texts {
-            for c in stock_codes(&t, max) {
+            for c in stock_codes(&t) {
                 if out.len() < max && !out.contains(&c) {
                     out.push(c);
                 }
