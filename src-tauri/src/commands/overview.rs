@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::{Value, json};
 use specta::Type;
 use tauri::State;
 use wyckoff_agent::BackgroundTaskManager;
@@ -15,6 +14,7 @@ use wyckoff_market::{Freshness, MarketData};
 use wyckoff_protocol::TaskInfo;
 pub use wyckoff_protocol::TaskRequest;
 use wyckoff_tools::jobs;
+use wyckoff_tools::market::MarketBreadth;
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -67,10 +67,6 @@ pub struct MarketOverview {
     pub breadth: Breadth,
 }
 
-fn text(v: &Value, k: &str) -> Option<String> {
-    v.get(k).and_then(Value::as_str).map(str::to_owned)
-}
-
 /// The quote of one index from its cached bars: nothing when nothing is cached.
 pub fn index_quote(r: &wyckoff_market::BarsResult) -> IndexQuote {
     let last = r.bars.last();
@@ -92,53 +88,62 @@ pub fn index_quote(r: &wyckoff_market::BarsResult) -> IndexQuote {
     }
 }
 
-/// Breadth and 水温 from `get_market_overview`'s own figures.
-pub fn breadth_and_regime(v: &Value) -> (Breadth, String, Option<String>, Vec<RegimeReason>) {
-    let b = v.get("breadth").cloned().unwrap_or(Value::Null);
-    let breadth = Breadth {
-        available: b.get("data_status").and_then(Value::as_str) == Some("ok"),
-        trade_date: text(&b, "trade_date"),
-        sample_size: b
-            .get("sample_size")
-            .and_then(Value::as_u64)
-            .and_then(|n| u32::try_from(n).ok()),
-        pct_above_ma20: b.get("pct_above_ma20").and_then(Value::as_f64),
-        up_ratio_pct: b.get("up_ratio_pct").and_then(Value::as_f64),
-        median_pct_chg: b.get("median_pct_chg").and_then(Value::as_f64),
-        min_sample: b
-            .get("min_sample")
-            .and_then(Value::as_u64)
-            .and_then(|n| u32::try_from(n).ok()),
-    };
-    let r = v.get("market_regime").cloned().unwrap_or(Value::Null);
-    let reasons: Vec<RegimeReason> = r
-        .get("reason_codes")
-        .cloned()
-        .and_then(|codes| serde_json::from_value(codes).ok())
-        .unwrap_or_default();
-    (
-        breadth,
-        text(&r, "regime").unwrap_or_else(|| "UNKNOWN".into()),
-        text(&r, "as_of"),
-        reasons,
-    )
+impl From<MarketBreadth> for Breadth {
+    fn from(b: MarketBreadth) -> Self {
+        let n = |x: usize| u32::try_from(x).ok();
+        match b {
+            MarketBreadth::Ok {
+                trade_date,
+                sample_size,
+                pct_above_ma20,
+                up_ratio_pct,
+                median_pct_chg,
+                ..
+            } => Breadth {
+                available: true,
+                trade_date,
+                sample_size: n(sample_size),
+                pct_above_ma20,
+                up_ratio_pct,
+                median_pct_chg,
+                min_sample: None,
+            },
+            MarketBreadth::Unavailable {
+                trade_date,
+                sample_size,
+                min_sample,
+                ..
+            } => Breadth {
+                available: false,
+                trade_date,
+                sample_size: n(sample_size),
+                pct_above_ma20: None,
+                up_ratio_pct: None,
+                median_pct_chg: None,
+                min_sample: n(min_sample),
+            },
+        }
+    }
 }
 
+/// The indices from the cache; 水温 and breadth as `get_market_overview` reports them.
 pub async fn build_overview(md: &MarketData) -> Result<MarketOverview, CommandError> {
     let mut indices = Vec::new();
     for alias in OVERVIEW_INDICES {
         indices.push(index_quote(&md.index_bars(alias, None).await?));
     }
-    let v = wyckoff_tools::market::overview(md, &json!({"include_breadth": true}))
+    let (regime, _) = wyckoff_tools::regime::regime_as_of(md, None)
         .await
         .map_err(CommandError::internal)?;
-    let (breadth, regime, regime_as_of, regime_reasons) = breadth_and_regime(&v);
+    let breadth = wyckoff_tools::market::breadth(md, None)
+        .await
+        .map_err(CommandError::internal)?;
     Ok(MarketOverview {
         indices,
-        regime,
-        regime_as_of,
-        regime_reasons,
-        breadth,
+        regime: regime.regime.as_str().to_owned(),
+        regime_as_of: regime.as_of.map(wyckoff_market::date::iso),
+        regime_reasons: regime.reasons,
+        breadth: breadth.into(),
     })
 }
 

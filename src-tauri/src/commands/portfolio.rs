@@ -1,5 +1,5 @@
 //! The portfolio page: the positions with the engine's diagnosis, and the user's own
-//! edits. Reads go through the `portfolio` tool (mode diagnose) and writes through
+//! edits. Reads are the `portfolio` tool's diagnosis (typed) and writes go through
 //! `update_portfolio`'s function, so the page and the agent validate alike; the user's
 //! own clicks need no approval dialog (the agent's calls still pass the approval gate).
 
@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use specta::Type;
 use tauri::State;
-use wyckoff_market::{MarketData, StockCode};
+use wyckoff_market::{MarketData, PortfolioView, StockCode};
+use wyckoff_tools::portfolio::{HoldingReport, PortfolioDiagnosis};
 
 use crate::chat::ChatState;
 use crate::commands::error::CommandError;
@@ -93,83 +94,83 @@ pub fn edit_args(edit: &PortfolioEdit) -> Value {
     args
 }
 
-fn text(v: &Value, k: &str) -> Option<String> {
-    v.get(k)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
+fn finite(x: Option<f64>) -> Option<f64> {
+    x.filter(|x| x.is_finite())
 }
 
-fn number(v: &Value, k: &str) -> Option<f64> {
-    v.get(k).and_then(Value::as_f64).filter(|x| x.is_finite())
+fn nonempty(s: String) -> Option<String> {
+    Some(s).filter(|s| !s.is_empty())
 }
 
-fn row(r: &Value) -> PositionRow {
-    PositionRow {
-        code: text(r, "code").unwrap_or_default(),
-        name: text(r, "name").unwrap_or_default(),
-        shares: r.get("shares").and_then(Value::as_i64).unwrap_or(0),
-        cost: number(r, "cost")
-            .or_else(|| number(r, "cost_price"))
-            .unwrap_or(0.0),
-        buy_dt: text(r, "buy_dt").unwrap_or_default(),
-        stop_loss: number(r, "stop_loss"),
-        target_price: number(r, "target_price"),
-        last: number(r, "latest_close"),
-        last_date: text(r, "as_of"),
-        data_status: text(r, "data_status").unwrap_or_else(|| "unavailable".into()),
-        market_value: number(r, "market_value"),
-        pnl_amount: number(r, "pnl_amount"),
-        pnl_pct: number(r, "pnl_pct"),
-        weight_pct: number(r, "weight_pct"),
-        health: text(r, "health"),
-        health_reasons: r
-            .get("health_reasons")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        verdict: r
-            .pointer("/diagnosis_brief/label")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned),
-        error: text(r, "error"),
+impl From<HoldingReport> for PositionRow {
+    fn from(h: HoldingReport) -> Self {
+        let d = h.diagnosis;
+        PositionRow {
+            code: h.code,
+            name: h.name,
+            shares: h.shares,
+            cost: h.cost,
+            buy_dt: h.buy_dt,
+            stop_loss: finite(h.stop_loss),
+            target_price: finite(h.target_price),
+            last: finite(d.as_ref().and_then(|d| d.latest_close)),
+            last_date: h.freshness.as_of.and_then(nonempty),
+            data_status: h.freshness.data_status,
+            market_value: finite(h.market_value),
+            pnl_amount: finite(h.pnl_amount),
+            pnl_pct: finite(d.as_ref().and_then(|d| d.pnl_pct)),
+            weight_pct: finite(h.weight_pct),
+            health: d.as_ref().and_then(|d| nonempty(d.health.clone())),
+            health_reasons: d
+                .as_ref()
+                .map(|d| d.health_reasons.clone())
+                .unwrap_or_default(),
+            verdict: d.and_then(|d| nonempty(d.diagnosis_brief.label)),
+            error: h.error.and_then(nonempty),
+        }
     }
 }
 
-/// The page from the `portfolio` tool's diagnose result (or its view of an empty
-/// portfolio, which has `positions` instead of `diagnostics`).
-pub fn page_from(v: &Value) -> PortfolioPage {
-    let list = v
-        .get("diagnostics")
-        .or_else(|| v.get("positions"))
-        .and_then(Value::as_array);
+/// The page with every holding diagnosed.
+pub fn page_of(d: PortfolioDiagnosis) -> PortfolioPage {
     PortfolioPage {
-        positions: list
-            .map(|l| l.iter().map(row).collect())
-            .unwrap_or_default(),
-        free_cash: number(v, "free_cash").unwrap_or(0.0),
-        total_market_value: number(v, "total_market_value"),
-        total_assets: number(v, "total_assets"),
-        data_status: text(v, "data_status").unwrap_or_else(|| "unavailable".into()),
-        as_of: text(v, "as_of"),
-        without_quotes: v
-            .get("failed_count")
-            .and_then(Value::as_u64)
-            .and_then(|n| u32::try_from(n).ok())
-            .unwrap_or(0),
+        without_quotes: u32::try_from(d.failed_count).unwrap_or(u32::MAX),
+        free_cash: d.free_cash,
+        total_market_value: finite(Some(d.total_market_value)),
+        total_assets: finite(Some(d.total_assets)),
+        data_status: d.data_status,
+        as_of: d.as_of.and_then(nonempty),
+        positions: d.diagnostics.into_iter().map(Into::into).collect(),
     }
 }
 
+/// The page of a portfolio without positions (nothing to diagnose, so no totals).
+fn page_of_cash(view: &PortfolioView) -> PortfolioPage {
+    PortfolioPage {
+        positions: Vec::new(),
+        free_cash: view.free_cash,
+        total_market_value: None,
+        total_assets: None,
+        data_status: "ok".into(),
+        as_of: None,
+        without_quotes: 0,
+    }
+}
+
+/// The positions diagnosed as the `portfolio` tool (mode diagnose) reports them.
 pub async fn load(md: &MarketData) -> Result<PortfolioPage, CommandError> {
-    let v = wyckoff_tools::portfolio::portfolio(md, &json!({"mode": "diagnose"}))
+    let view = md
+        .portfolio()
+        .view()
         .await
         .map_err(CommandError::internal)?;
-    Ok(page_from(&v))
+    if view.positions.is_empty() {
+        return Ok(page_of_cash(&view));
+    }
+    let d = wyckoff_tools::portfolio::diagnose_all(md, &view)
+        .await
+        .map_err(CommandError::internal)?;
+    Ok(page_of(d))
 }
 
 /// Applies one edit through `update_portfolio`'s validation; a refused edit writes nothing

@@ -2,6 +2,7 @@
 //! main indices from the local cache. The bundled offline data has no index bars, so
 //! offline these say `unavailable` with the reason; numbers are never filled in.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_engine::funnel::{Funnel, FunnelConfig, ScreenArgs};
@@ -98,7 +99,7 @@ fn index_entry(r: &BarsResult) -> Value {
 
 pub async fn overview(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
     let date = opt_date(args, "trade_date", ERR_TRADE_DATE)?;
-    let breadth = args
+    let include_breadth = args
         .get("include_breadth")
         .and_then(Value::as_bool)
         .unwrap_or(false);
@@ -150,16 +151,46 @@ pub async fn overview(md: &MarketData, args: &Value) -> Result<Value, ToolError>
     }
     let (regime, why) = crate::regime::regime_as_of(md, date).await?;
     out["market_regime"] = crate::regime::regime_json(&regime, why.as_deref());
-    if breadth {
-        out["breadth"] = breadth_of(md, date).await?;
+    if include_breadth {
+        out["breadth"] = serde_json::to_value(breadth(md, date).await?)
+            .map_err(|e| ToolError::Failed(e.to_string()))?;
     }
     Ok(out)
 }
 
-/// Market breadth of a day from the cached stock bars (the funnel's own figures): share
-/// above MA20, up ratio, median change — when enough stocks traded that day; otherwise
-/// unavailable with how many there were.
-async fn breadth_of(md: &MarketData, date: Option<u32>) -> Result<Value, ToolError> {
+/// Market breadth of a day from the cached stock bars (the funnel's own figures), as
+/// `get_market_overview` reports it under `breadth` and the app's overview reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "data_status", rename_all = "snake_case")]
+pub enum MarketBreadth {
+    /// Enough stocks traded that day: share above MA20 (and its change), up ratio,
+    /// median change, each to 2 decimals.
+    Ok {
+        trade_date: Option<String>,
+        sample_size: usize,
+        pct_above_ma20: Option<f64>,
+        pct_above_ma20_delta: Option<f64>,
+        up_ratio_pct: Option<f64>,
+        median_pct_chg: Option<f64>,
+        /// Always `local_cache`.
+        source: String,
+    },
+    /// Fewer than `min_sample` stocks had a bar that day: nothing computed.
+    Unavailable {
+        /// Absent when no stock has a bar at all.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trade_date: Option<String>,
+        sample_size: usize,
+        min_sample: usize,
+        /// Why, and how to get the bars.
+        reason: String,
+    },
+}
+
+/// Market breadth of a day from the cached stock bars: share above MA20, up ratio, median
+/// change — when enough stocks traded that day; otherwise unavailable with how many there
+/// were.
+pub async fn breadth(md: &MarketData, date: Option<u32>) -> Result<MarketBreadth, ToolError> {
     let cfg = FunnelConfig::default();
     // the day's screen view, shared with the screens (warm in the app)
     let loaded = md
@@ -181,33 +212,35 @@ async fn breadth_of(md: &MarketData, date: Option<u32>) -> Result<Value, ToolErr
         Some(Ok(r)) => r,
         Some(Err(e)) => return Err(ToolError::InvalidArgs(e.to_string())),
         None => {
-            return Ok(json!({
-                "data_status": "unavailable",
-                "sample_size": 0,
-                "min_sample": need,
-                "reason": "本地没有个股日线，无法计算市场宽度；先运行 `wyckoff data sync --all` 或 `wyckoff data import PATH`。",
-            }));
+            return Ok(MarketBreadth::Unavailable {
+                trade_date: None,
+                sample_size: 0,
+                min_sample: need,
+                reason: "本地没有个股日线，无法计算市场宽度；先运行 `wyckoff data sync --all` 或 `wyckoff data import PATH`。".into(),
+            });
         }
     };
     let sample = result.regime.breadth_stocks;
+    let trade_date = result.as_of.map(iso);
+    let r2 = |x: Option<f64>| x.map(|x| round(x, 2));
     Ok(match result.regime.breadth {
-        Some(b) => json!({
-            "data_status": "ok",
-            "trade_date": result.as_of.map(iso),
-            "sample_size": sample,
-            "pct_above_ma20": b.pct_above_ma20.map(|x| round(x, 2)),
-            "pct_above_ma20_delta": b.pct_above_ma20_delta.map(|x| round(x, 2)),
-            "up_ratio_pct": b.up_ratio_pct.map(|x| round(x, 2)),
-            "median_pct_chg": b.median_pct_chg.map(|x| round(x, 2)),
-            "source": "local_cache",
-        }),
-        None => json!({
-            "data_status": "unavailable",
-            "trade_date": result.as_of.map(iso),
-            "sample_size": sample,
-            "min_sample": need,
-            "reason": format!("当日只有 {sample} 只股票有本地日线（至少需要 {need} 只）；未计算，不编造。同步全市场：`wyckoff data sync --all`"),
-        }),
+        Some(b) => MarketBreadth::Ok {
+            trade_date,
+            sample_size: sample,
+            pct_above_ma20: r2(b.pct_above_ma20),
+            pct_above_ma20_delta: r2(b.pct_above_ma20_delta),
+            up_ratio_pct: r2(b.up_ratio_pct),
+            median_pct_chg: r2(b.median_pct_chg),
+            source: "local_cache".into(),
+        },
+        None => MarketBreadth::Unavailable {
+            trade_date,
+            sample_size: sample,
+            min_sample: need,
+            reason: format!(
+                "当日只有 {sample} 只股票有本地日线（至少需要 {need} 只）；未计算，不编造。同步全市场：`wyckoff data sync --all`"
+            ),
+        },
     })
 }
 

@@ -2,18 +2,20 @@
 //! The portfolio lives in SQLite (`wyckoff-market`'s store); every write is one transaction
 //! and a batch with any invalid item writes nothing.
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
-use wyckoff_engine::{Holding, diagnose};
+use wyckoff_engine::diagnosis::{DiagnosisBrief, Targets};
+use wyckoff_engine::{Diagnosis, ExitKind, Holding, Stage, Track, diagnose};
 use wyckoff_market::portfolio::{
     ERR_BATCH_ACTION, ERR_BATCH_TOO_LARGE, ERR_ITEMS_EMPTY, MAX_BATCH, WriteOutcome,
 };
-use wyckoff_market::{DataStatus, MarketData, PortfolioError, PortfolioOp, PortfolioView};
+use wyckoff_market::{
+    BarsResult, DataStatus, MarketData, PortfolioError, PortfolioOp, PortfolioView,
+};
 use wyckoff_time::iso;
 
-use crate::common::{
-    freshness, market_err, opt_f64, opt_i64, opt_str, round, round_tree, status_str, worst,
-};
+use crate::common::{market_err, opt_f64, opt_i64, opt_str, round, round_tree, status_str, worst};
 
 pub const PORTFOLIO: &str = "portfolio";
 pub const PORTFOLIO_DISPLAY: &str = "持仓";
@@ -27,35 +29,6 @@ pub const UPDATE_DESCRIPTION: &str = "管理用户持仓（需要用户批准）
 update（改已有持仓的股数/成本/名称；目标不存在时报错，不会新建）、remove（删除持仓）、set_cash（设置可用资金 free_cash）。\
 用户一次给出多只加/改/删时，必须用 items 一次提交（最多 30 条，action 为 add/update/remove），禁止拆成多次调用；\
 任何一条校验失败则整批不写入。操作后返回最新持仓。只支持 A 股；不支持删除推荐/信号追踪记录（delete_records）。";
-
-/// Fields of a diagnosis row (REFERENCE §14.1 plus freshness); the full engine output is
-/// available from `analyze_stock`.
-const ROW_FIELDS: &[&str] = &[
-    "health",
-    "health_reasons",
-    "pnl_pct",
-    "latest_close",
-    "day_change_pct",
-    "ma_pattern",
-    "l2_channel",
-    "track",
-    "accum_stage",
-    "l4_triggers",
-    "candidate_lane",
-    "candidate_score",
-    "exit_signal",
-    "stop_loss_price",
-    "stop_loss_status",
-    "vol_ratio_20_60",
-    "range_60d_pct",
-    "ret_10d_pct",
-    "ret_20d_pct",
-    "from_year_high_pct",
-    "from_year_low_pct",
-    "targets",
-    "diagnosis_brief",
-    "formatted_text",
-];
 
 pub fn portfolio_parameters() -> Value {
     json!({
@@ -130,14 +103,176 @@ pub async fn portfolio(md: &MarketData, args: &Value) -> Result<Value, ToolError
     }
     match mode {
         "view" => Ok(view_json(&view)),
-        "diagnose" => diagnose_all(md, &view).await,
+        "diagnose" => {
+            let report = diagnose_all(md, &view).await?;
+            let mut v =
+                serde_json::to_value(&report).map_err(|e| ToolError::Failed(e.to_string()))?;
+            round_tree(&mut v);
+            Ok(v)
+        }
         other => Err(ToolError::InvalidArgs(format!(
             "mode 参数无效: '{other}'，可选值: view, diagnose"
         ))),
     }
 }
 
-async fn diagnose_all(md: &MarketData, view: &PortfolioView) -> Result<Value, ToolError> {
+/// Every holding diagnosed, as `portfolio` (mode diagnose) reports it and the app's
+/// portfolio page reads it. Figures are rounded as the tool gives them (4 decimals; money
+/// and weights 2, the cost 3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PortfolioDiagnosis {
+    pub portfolio_id: String,
+    pub free_cash: f64,
+    pub position_count: usize,
+    pub successful_count: usize,
+    /// Holdings without bars: the totals and weights leave them out.
+    pub failed_count: usize,
+    pub total_market_value: f64,
+    pub total_assets: f64,
+    /// The worst of the holdings' statuses; partial when some have no bars.
+    pub data_status: String,
+    pub source: String,
+    /// The oldest last bar among the holdings: the whole picture is no fresher than that.
+    pub as_of: Option<String>,
+    pub benchmark_used: bool,
+    /// Set when some holdings have no bars, saying the totals leave them out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub market_value_note: Option<String>,
+    pub diagnostics: Vec<HoldingReport>,
+}
+
+/// One holding: its bars' freshness, the position, and when it has bars the engine's
+/// diagnosis with its value, P/L and weight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HoldingReport {
+    #[serde(flatten)]
+    pub freshness: BarsFreshness,
+    pub code: String,
+    pub name: String,
+    pub shares: i64,
+    pub cost: f64,
+    /// YYYY-MM-DD.
+    pub buy_dt: String,
+    pub stop_loss: Option<f64>,
+    pub target_price: Option<f64>,
+    /// Why it has no diagnosis (no bars).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(flatten)]
+    pub diagnosis: Option<HoldingDiagnosis>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub market_value: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pnl_amount: Option<f64>,
+    /// Share of the diagnosed holdings' market value, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_pct: Option<f64>,
+}
+
+/// A holding's bars' freshness: the fields `common::freshness` gives every bar-based
+/// result, typed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BarsFreshness {
+    /// ok / stale / partial / unavailable.
+    pub data_status: String,
+    pub source: Option<String>,
+    /// The last bar's date (YYYY-MM-DD).
+    pub as_of: Option<String>,
+    /// The last closed trading day the bars should reach.
+    pub expected_last_date: Option<String>,
+    pub notes: Vec<String>,
+}
+
+impl BarsFreshness {
+    pub fn of(r: &BarsResult) -> Self {
+        BarsFreshness {
+            data_status: status_str(r.data_status).to_owned(),
+            source: r.source.clone(),
+            as_of: r.as_of.map(iso),
+            expected_last_date: r.expected_last_date.map(iso),
+            notes: wyckoff_market::notes::texts(&r.notes),
+        }
+    }
+}
+
+/// The engine's diagnosis figures a holding carries (REFERENCE §14.1); the full output is
+/// `analyze_stock`'s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HoldingDiagnosis {
+    pub health: String,
+    pub health_reasons: Vec<String>,
+    pub pnl_pct: Option<f64>,
+    pub latest_close: Option<f64>,
+    pub day_change_pct: Option<f64>,
+    pub ma_pattern: String,
+    pub l2_channel: String,
+    pub track: Track,
+    pub accum_stage: Option<Stage>,
+    pub l4_triggers: Vec<String>,
+    pub candidate_lane: Option<String>,
+    pub candidate_score: Option<f64>,
+    pub exit_signal: Option<ExitKind>,
+    pub stop_loss_price: Option<f64>,
+    pub stop_loss_status: String,
+    pub vol_ratio_20_60: Option<f64>,
+    pub range_60d_pct: Option<f64>,
+    pub ret_10d_pct: Option<f64>,
+    pub ret_20d_pct: Option<f64>,
+    pub from_year_high_pct: Option<f64>,
+    pub from_year_low_pct: Option<f64>,
+    pub targets: Targets,
+    pub diagnosis_brief: DiagnosisBrief,
+    pub formatted_text: String,
+}
+
+/// The tools' 4 decimals.
+fn r4(x: Option<f64>) -> Option<f64> {
+    x.map(|x| round(x, 4))
+}
+
+impl From<Diagnosis> for HoldingDiagnosis {
+    fn from(d: Diagnosis) -> Self {
+        let mut targets = d.targets;
+        targets.conservative = r4(targets.conservative);
+        targets.aggressive = r4(targets.aggressive);
+        for t in &mut targets.candidates {
+            t.price = round(t.price, 4);
+        }
+        HoldingDiagnosis {
+            health: d.health,
+            health_reasons: d.health_reasons,
+            pnl_pct: r4(d.pnl_pct),
+            latest_close: r4(d.latest_close),
+            day_change_pct: r4(d.day_change_pct),
+            ma_pattern: d.ma_pattern,
+            l2_channel: d.l2_channel,
+            track: d.track,
+            accum_stage: d.accum_stage,
+            l4_triggers: d.l4_triggers,
+            candidate_lane: d.candidate_lane,
+            candidate_score: r4(d.candidate_score),
+            exit_signal: d.exit_signal,
+            stop_loss_price: r4(d.stop_loss_price),
+            stop_loss_status: d.stop_loss_status,
+            vol_ratio_20_60: r4(d.vol_ratio_20_60),
+            range_60d_pct: r4(d.range_60d_pct),
+            ret_10d_pct: r4(d.ret_10d_pct),
+            ret_20d_pct: r4(d.ret_20d_pct),
+            from_year_high_pct: r4(d.from_year_high_pct),
+            from_year_low_pct: r4(d.from_year_low_pct),
+            targets,
+            diagnosis_brief: d.diagnosis_brief,
+            formatted_text: d.formatted_text,
+        }
+    }
+}
+
+/// Every holding of `view` diagnosed against its cached bars (the SSE Composite as the
+/// benchmark when cached); a holding without bars is listed as failed, never estimated.
+pub async fn diagnose_all(
+    md: &MarketData,
+    view: &PortfolioView,
+) -> Result<PortfolioDiagnosis, ToolError> {
     let bench = md.index_bars("sse", None).await.map_err(market_err)?;
     let bench_bars = (!bench.bars.is_empty()).then_some(bench.bars.as_slice());
     let mut rows = Vec::new();
@@ -148,17 +283,24 @@ async fn diagnose_all(md: &MarketData, view: &PortfolioView) -> Result<Value, To
     for p in &view.positions {
         let r = md.daily_bars(&p.code, None).await.map_err(market_err)?;
         statuses.push(r.data_status);
-        let mut row = freshness(&r);
-        row.insert("code".into(), json!(p.code));
-        row.insert("name".into(), json!(p.name));
-        row.insert("shares".into(), json!(p.shares));
-        row.insert("cost".into(), json!(round(p.cost_price, 3)));
-        row.insert("buy_dt".into(), json!(p.buy_dt));
-        row.insert("stop_loss".into(), json!(p.stop_loss));
-        row.insert("target_price".into(), json!(p.target_price));
+        let mut row = HoldingReport {
+            freshness: BarsFreshness::of(&r),
+            code: p.code.clone(),
+            name: p.name.clone(),
+            shares: p.shares,
+            cost: round(p.cost_price, 3),
+            buy_dt: p.buy_dt.clone(),
+            stop_loss: r4(p.stop_loss),
+            target_price: r4(p.target_price),
+            error: None,
+            diagnosis: None,
+            market_value: None,
+            pnl_amount: None,
+            weight_pct: None,
+        };
         let Some(last) = r.bars.last() else {
             failed += 1;
-            row.insert("error".into(), json!("无行情数据"));
+            row.error = Some("无行情数据".into());
             rows.push(row);
             continue;
         };
@@ -167,41 +309,19 @@ async fn diagnose_all(md: &MarketData, view: &PortfolioView) -> Result<Value, To
             cost: Some(p.cost_price),
             buy_dt: wyckoff_market::date::parse_date(&p.buy_dt),
         };
-        let d = diagnose(&p.code, &p.name, &r.bars, &holding, bench_bars);
-        let full = serde_json::to_value(&d).unwrap_or_else(|_| json!({}));
-        for k in ROW_FIELDS {
-            if let Some(v) = full.get(*k) {
-                row.insert((*k).to_string(), v.clone());
-            }
-        }
+        row.diagnosis = Some(diagnose(&p.code, &p.name, &r.bars, &holding, bench_bars).into());
         let mv = p.shares as f64 * last.close;
         total_mv += mv;
-        row.insert("market_value".into(), json!(round(mv, 2)));
-        row.insert(
-            "pnl_amount".into(),
-            json!(round((last.close - p.cost_price) * p.shares as f64, 2)),
-        );
+        row.market_value = Some(round(mv, 2));
+        row.pnl_amount = Some(round((last.close - p.cost_price) * p.shares as f64, 2));
         rows.push(row);
     }
-    for row in &mut rows {
-        if let Some(mv) = row.get("market_value").and_then(Value::as_f64)
-            && total_mv > 0.0
-        {
-            row.insert("weight_pct".into(), json!(round(mv / total_mv * 100.0, 2)));
+    if total_mv > 0.0 {
+        for row in &mut rows {
+            row.weight_pct = row.market_value.map(|mv| round(mv / total_mv * 100.0, 2));
         }
     }
     let ok = rows.len() - failed;
-    let mut out = Map::new();
-    out.insert("portfolio_id".into(), json!(view.portfolio_id));
-    out.insert("free_cash".into(), json!(view.free_cash));
-    out.insert("position_count".into(), json!(view.position_count));
-    out.insert("successful_count".into(), json!(ok));
-    out.insert("failed_count".into(), json!(failed));
-    out.insert("total_market_value".into(), json!(round(total_mv, 2)));
-    out.insert(
-        "total_assets".into(),
-        json!(round(total_mv + view.free_cash, 2)),
-    );
     let status = if ok == 0 {
         DataStatus::Unavailable
     } else if failed > 0 {
@@ -209,29 +329,22 @@ async fn diagnose_all(md: &MarketData, view: &PortfolioView) -> Result<Value, To
     } else {
         worst(statuses).unwrap_or(DataStatus::Unavailable)
     };
-    out.insert("data_status".into(), json!(status_str(status)));
-    out.insert(
-        "source".into(),
-        json!("local cache (per holding: see diagnostics[].source)"),
-    );
-    // the oldest last bar among the holdings: the whole picture is no fresher than that
-    out.insert("as_of".into(), json!(as_ofs.iter().min().copied().map(iso)));
-    out.insert("benchmark_used".into(), json!(bench_bars.is_some()));
-    if failed > 0 {
-        out.insert(
-            "market_value_note".into(),
-            json!(format!(
-                "{failed} 只持仓行情缺失，总市值与仓位占比仅覆盖成功诊断的部分"
-            )),
-        );
-    }
-    out.insert(
-        "diagnostics".into(),
-        Value::Array(rows.into_iter().map(Value::Object).collect()),
-    );
-    let mut v = Value::Object(out);
-    round_tree(&mut v);
-    Ok(v)
+    Ok(PortfolioDiagnosis {
+        portfolio_id: view.portfolio_id.clone(),
+        free_cash: round(view.free_cash, 4),
+        position_count: view.position_count,
+        successful_count: ok,
+        failed_count: failed,
+        total_market_value: round(total_mv, 2),
+        total_assets: round(total_mv + view.free_cash, 2),
+        data_status: status_str(status).to_owned(),
+        source: "local cache (per holding: see diagnostics[].source)".into(),
+        as_of: as_ofs.iter().min().copied().map(iso),
+        benchmark_used: bench_bars.is_some(),
+        market_value_note: (failed > 0)
+            .then(|| format!("{failed} 只持仓行情缺失，总市值与仓位占比仅覆盖成功诊断的部分")),
+        diagnostics: rows,
+    })
 }
 
 /// One item's fields → an op of `action`.
