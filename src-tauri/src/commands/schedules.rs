@@ -7,10 +7,11 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::{AppHandle, State};
-use wyckoff_schedule::when::{beijing, format_minute};
+use wyckoff_schedule::when::format_minute;
 use wyckoff_schedule::{Job, Schedule, When};
 use wyckoff_session::ModelOverrides;
 use wyckoff_session::scheduler::Scheduler;
+use wyckoff_session::time::to_beijing;
 
 use crate::chat::ChatState;
 use crate::commands::chat::hub;
@@ -123,7 +124,7 @@ pub async fn add_schedule(
         when: schedule.when,
         job: schedule.job,
         enabled: true,
-        counted_from: beijing(Utc::now()),
+        counted_from: to_beijing(Utc::now()),
         conversation_id: None,
     };
     scheduler.store().add(&s).await?;
@@ -146,7 +147,7 @@ pub async fn update_schedule(
     check_job(&state, &chat, &job).await?;
     let store = scheduler.store();
     store
-        .update(&name, &when, &job, beijing(Utc::now()))
+        .update(&name, &when, &job, to_beijing(Utc::now()))
         .await?;
     let s = store.get(&name).await?;
     view(&scheduler, s).await
@@ -163,7 +164,7 @@ pub async fn set_schedule_enabled(
     let scheduler = scheduler(&state, &chat).await?;
     Ok(scheduler
         .store()
-        .set_enabled(&name, enabled, beijing(Utc::now()))
+        .set_enabled(&name, enabled, to_beijing(Utc::now()))
         .await?)
 }
 

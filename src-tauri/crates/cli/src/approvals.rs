@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDateTime, Utc};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -118,12 +118,10 @@ fn clock(now: Option<&str>) -> anyhow::Result<DateTime<Utc>> {
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.to_utc());
     }
-    let beijing = FixedOffset::east_opt(8 * 3600).context("Beijing offset")?;
     ["%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M"]
         .iter()
         .find_map(|f| NaiveDateTime::parse_from_str(text, f).ok())
-        .and_then(|naive| naive.and_local_timezone(beijing).single())
-        .map(|t| t.to_utc())
+        .map(wyckoff_session::time::from_beijing)
         .with_context(|| {
             format!("--now {text:?}: expected \"YYYY-MM-DD HH:MM[:SS]\" (Beijing time) or RFC 3339")
         })

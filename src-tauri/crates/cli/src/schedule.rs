@@ -16,9 +16,10 @@ use serde::Serialize;
 use wyckoff_config::DataHome;
 use wyckoff_protocol::TaskRequest;
 use wyckoff_protocol::{RunReport, RunStatus};
-use wyckoff_schedule::when::{format_minute, from_beijing, parse_days, parse_minute, parse_time};
+use wyckoff_schedule::when::{format_minute, parse_days, parse_minute, parse_time};
 use wyckoff_schedule::{Days, Job, Schedule, ScheduleRun, StoreError, When};
 use wyckoff_session::scheduler::{Scheduler, SchedulerError, Stop};
+use wyckoff_session::time::{from_beijing, to_beijing};
 use wyckoff_session::{Answerer, Desk, DeskOptions, ModelOverrides};
 
 use crate::market::{EXIT_BAD_INPUT, print_json};
@@ -351,7 +352,7 @@ fn schedule_of(
         when,
         job,
         enabled: true,
-        counted_from: wyckoff_schedule::when::beijing(now),
+        counted_from: to_beijing(now),
         conversation_id: None,
     })
 }
@@ -448,15 +449,11 @@ async fn command(
             println!("removed {name}");
         }
         ScheduleCommand::Enable { name } => {
-            store
-                .set_enabled(name, true, wyckoff_schedule::when::beijing(now))
-                .await?;
+            store.set_enabled(name, true, to_beijing(now)).await?;
             println!("{name} on");
         }
         ScheduleCommand::Disable { name } => {
-            store
-                .set_enabled(name, false, wyckoff_schedule::when::beijing(now))
-                .await?;
+            store.set_enabled(name, false, to_beijing(now)).await?;
             println!("{name} off");
         }
         ScheduleCommand::Run { name } => {

@@ -317,16 +317,6 @@ fn number(text: &str, lo: u32, hi: u32) -> Result<u32, String> {
     Ok(n)
 }
 
-/// Beijing wall-clock time of a UTC instant.
-pub fn beijing(t: chrono::DateTime<chrono::Utc>) -> NaiveDateTime {
-    t.naive_utc() + Duration::hours(8)
-}
-
-/// The UTC instant of a Beijing wall-clock time.
-pub fn from_beijing(t: NaiveDateTime) -> chrono::DateTime<chrono::Utc> {
-    (t - Duration::hours(8)).and_utc()
-}
-
 /// `YYYY-MM-DD HH:MM`, the form occurrences are stored and shown in.
 pub fn format_minute(t: NaiveDateTime) -> String {
     format!(

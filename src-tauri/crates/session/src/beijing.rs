@@ -1,27 +1,18 @@
 //! The current Beijing time on the user's message (REFERENCE §0.2): appended to the
-//! user message, never to the system prompt, so the prompt prefix stays cacheable.
+//! user message, never to the system prompt, so the prompt prefix stays cacheable. The
+//! offset itself is wyckoff-time's; this is only the Chinese line the model reads.
 
-use chrono::{DateTime, Datelike, FixedOffset, Offset, Utc};
+use chrono::{DateTime, Datelike, Utc};
+use wyckoff_time::to_beijing;
 
 /// The marker that makes [`with_beijing_time`] idempotent.
 pub const MARKER: &str = "当前北京时间：";
 
 const WEEKDAYS: [&str; 7] = ["一", "二", "三", "四", "五", "六", "日"];
 
-fn beijing(t: DateTime<Utc>) -> DateTime<FixedOffset> {
-    // UTC+8 is always a valid offset; the fallback keeps this total.
-    let offset = FixedOffset::east_opt(8 * 3600).unwrap_or_else(|| Utc.fix());
-    t.with_timezone(&offset)
-}
-
-/// The Beijing calendar date of `t`, `YYYY-MM-DD`.
-pub fn beijing_date(t: DateTime<Utc>) -> String {
-    beijing(t).format("%Y-%m-%d").to_string()
-}
-
 /// `[当前北京时间：YYYY-MM-DD HH:MM（星期X，UTC+8）]` for `now`.
 pub fn beijing_time_line(now: DateTime<Utc>) -> String {
-    let local = beijing(now);
+    let local = to_beijing(now);
     let weekday = WEEKDAYS[local.weekday().num_days_from_monday() as usize];
     format!(
         "[{MARKER}{}（星期{weekday}，UTC+8）]",
@@ -65,12 +56,6 @@ mod tests {
             sunday.ends_with("[当前北京时间：2026-12-06 09:05（星期日，UTC+8）]"),
             "{sunday}"
         );
-    }
-
-    #[test]
-    fn dates_roll_over_at_beijing_midnight() {
-        assert_eq!(beijing_date(at(2026, 12, 2, 15, 59)), "2026-12-02");
-        assert_eq!(beijing_date(at(2026, 12, 2, 16, 0)), "2026-12-03");
     }
 
     #[test]

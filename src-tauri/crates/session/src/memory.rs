@@ -8,8 +8,6 @@ use wyckoff_llm::Provider;
 use wyckoff_memory::{MemoryStore, Recall};
 use wyckoff_protocol::{Message, RecalledItem};
 
-use crate::beijing;
-
 /// Memory Flush: preference signals in messages about to be compacted become preferences.
 pub(crate) struct StoreFlush(pub MemoryStore);
 
@@ -49,7 +47,7 @@ pub fn recall_items(recall: &Recall) -> Vec<RecalledItem> {
             id: r.memory.id,
             memory_type: r.memory.memory_type.as_str().to_owned(),
             content: r.memory.content.trim().to_owned(),
-            date: beijing::beijing_date(r.memory.created_at),
+            date: wyckoff_time::beijing_date(r.memory.created_at),
         })
         .collect()
 }

@@ -15,8 +15,9 @@ use wyckoff_market::TradingCalendar;
 use wyckoff_protocol::TaskStatus;
 use wyckoff_protocol::{RunReport, RunStatus};
 use wyckoff_schedule::store::RunEnd;
-use wyckoff_schedule::when::{beijing, format_minute};
+use wyckoff_schedule::when::format_minute;
 use wyckoff_schedule::{Job, Occurrence, Schedule, ScheduleStore, StoreError};
+use wyckoff_time::to_beijing;
 
 use crate::{Attendance, ConversationHub, SessionError};
 
@@ -154,7 +155,7 @@ impl Scheduler {
         }
         let latest = schedule
             .when
-            .latest_at_or_before(beijing(now), &self.calendar(), LOOKBACK_DAYS)
+            .latest_at_or_before(to_beijing(now), &self.calendar(), LOOKBACK_DAYS)
             .map_err(StoreError::from)?;
         Ok(latest.filter(|o| o.at >= schedule.counted_from))
     }
@@ -167,7 +168,7 @@ impl Scheduler {
     ) -> Result<Option<Occurrence>, SchedulerError> {
         Ok(schedule
             .when
-            .next_after(beijing(now), &self.calendar())
+            .next_after(to_beijing(now), &self.calendar())
             .map_err(StoreError::from)?)
     }
 
@@ -216,7 +217,7 @@ impl Scheduler {
             let Some(due) = self.due(&schedule, now)? else {
                 continue;
             };
-            let late = beijing(now) - due.at > chrono::Duration::minutes(LATE_AFTER_MINUTES);
+            let late = to_beijing(now) - due.at > chrono::Duration::minutes(LATE_AFTER_MINUTES);
             let owner = self.hub.services().owner().to_owned();
             let Some(run_id) = self
                 .store

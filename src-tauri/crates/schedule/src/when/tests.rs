@@ -1,5 +1,6 @@
 use chrono::{NaiveDateTime, TimeZone, Utc};
 use wyckoff_market::TradingCalendar;
+use wyckoff_time::{from_beijing, to_beijing};
 
 use super::*;
 
@@ -152,12 +153,12 @@ fn cron_expressions() {
 fn beijing_time_across_the_utc_date_line() {
     // 23:30 UTC on Friday is 07:30 on Saturday in Beijing.
     let utc = Utc.with_ymd_and_hms(2026, 12, 4, 23, 30, 0).unwrap();
-    assert_eq!(format_minute(beijing(utc)), "2026-12-05 07:30");
-    assert_eq!(from_beijing(beijing(utc)), utc);
+    assert_eq!(format_minute(to_beijing(utc)), "2026-12-05 07:30");
+    assert_eq!(from_beijing(to_beijing(utc)), utc);
     let open = at("09:25", Days::Trading);
     // the trading day before that Saturday morning
     assert_eq!(
-        latest(&open, &format_minute(beijing(utc))),
+        latest(&open, &format_minute(to_beijing(utc))),
         Some(("2026-12-04 09:25".into(), false))
     );
 }
