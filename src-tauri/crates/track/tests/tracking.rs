@@ -17,6 +17,7 @@ use wyckoff_engine::backtest::{
 use wyckoff_engine::track::{GroupBy, Outcome};
 use wyckoff_engine::{BoardFilter, ScreenArgs};
 use wyckoff_market::{ManualClock, MarketConfig, MarketData};
+use wyckoff_time::parse_date;
 use wyckoff_track::{Origin, SavedCandidate, ScreenRecord, TrackStore, TrackedScreen};
 
 async fn open(home: &std::path::Path) -> (MarketData, TrackStore) {
@@ -49,10 +50,6 @@ fn by_hand(shares: f64, buy: f64, sell: f64) -> (f64, f64) {
     (pnl, pnl / (cost + buy_fees) * 100.0)
 }
 
-fn iso_num(s: &str) -> u32 {
-    s.replace('-', "").parse().unwrap()
-}
-
 #[tokio::test]
 async fn backfilled_candidates_figures_by_hand() {
     let home = tempfile::tempdir().unwrap();
@@ -69,7 +66,7 @@ async fn backfilled_candidates_figures_by_hand() {
     for s in &screens {
         for c in &s.candidates {
             let bars = md.daily_bars(&c.code, None).await.unwrap().bars;
-            let as_of = iso_num(&s.as_of);
+            let as_of = parse_date(&s.as_of).unwrap();
             let next = bars.iter().position(|b| b.date > as_of).unwrap();
             let entry = bars[next].open;
             // 25,000 CNY (one of the backtest's four slots) in whole lots.
@@ -248,7 +245,7 @@ async fn stats_match_a_direct_count_and_a_second_backfill_replaces_the_first() {
     // the regime groups them.
     let day = screens.iter().find(|s| !s.candidates.is_empty()).unwrap();
     let again = ScreenRecord {
-        as_of: iso_num(&day.as_of),
+        as_of: parse_date(&day.as_of).unwrap(),
         saved_at: md.clock().now(),
         origin: Origin::Cli,
         board: "all".into(),
@@ -367,7 +364,7 @@ async fn every_outcome_is_a_one_trade_backtest_of_the_same_stock_and_dates() {
     let screens = wyckoff_track::tracked(&md, &store).await.unwrap();
     let (mut done, mut no_entry, mut pending, mut carried) = (0, 0, 0, 0);
     for s in &screens {
-        let as_of = iso_num(&s.as_of);
+        let as_of = parse_date(&s.as_of).unwrap();
         for c in &s.candidates {
             for o in &c.outcomes {
                 let args = BacktestArgs {

@@ -147,9 +147,8 @@ fn error_message(v: &Value) -> Option<SourceError> {
 }
 
 fn shanghai_midnight_ms(d: u32) -> Option<i64> {
-    let nd = crate::date::from_yyyymmdd(d)?;
-    let utc = nd.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis();
-    Some(utc - i64::from(wyckoff_time::BEIJING_OFFSET_SECS) * 1000)
+    let midnight = crate::date::from_yyyymmdd(d)?.and_hms_opt(0, 0, 0)?;
+    Some(wyckoff_time::from_beijing(midnight).timestamp_millis())
 }
 
 #[async_trait]
