@@ -129,7 +129,11 @@ mod tests {
         let mut seen = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            // stock_codes.json is the code-mention cases the engine and the UI share, not
+            // a recorded turn.
+            if path.extension().and_then(|e| e.to_str()) != Some("json")
+                || path.file_name().is_some_and(|n| n == "stock_codes.json")
+            {
                 continue;
             }
             let raw: serde_json::Value =
