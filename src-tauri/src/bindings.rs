@@ -58,6 +58,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             research::research_plan,
             research::start_research,
             research::research_runs,
+            research::research_report,
             research::sweep_best,
             sync::sync_stock,
             skills::list_skills,

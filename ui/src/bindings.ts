@@ -133,6 +133,8 @@ export const commands = {
 	 *  newest first.
 	 */
 	researchRuns: () => typedError<ResearchRun[], CommandError>(__TAURI_INVOKE("research_runs")),
+	/**  A stored sweep or walk-forward, as the research page shows it. */
+	researchReport: (taskId: string) => typedError<ResearchReport, CommandError>(__TAURI_INVOKE("research_report", { taskId })),
 	/**
 	 *  The best row of a stored sweep by `metric` (a `best_by` name) and its stability, by the
 	 *  engine's rule: the heatmap's metric may differ from the one the sweep was run with.
@@ -664,6 +666,13 @@ export type ConversationSummary = {
 	updated_at: string,
 	/**  Set on a fork: where it was taken (the source may since have been deleted). */
 	forked_from: ForkedFrom | null,
+};
+
+export type CurvePoint = {
+	/**  YYYY-MM-DD. */
+	date: string,
+	equity: number | null,
+	window: number,
 };
 
 /**  A stored schedule row that cannot be read: skipped by every pass, named in every list. */
@@ -1387,6 +1396,9 @@ export type RegimeReason =
 /**  No stock bars at all (the funnel had nothing to read). */
 { type: "no_bars" } | { type: "too_few_benchmark_bars"; need: number } | { type: "bear_structure" } | { type: "bull_structure" } | { type: "neutral_structure" } | { type: "breadth_weak"; pct_above_ma20: number | null; threshold: number | null } | { type: "breadth_strong"; pct_above_ma20: number | null; threshold: number | null } | { type: "breadth_collapsed" } | { type: "index_strong_breadth_thin" } | { type: "few_stocks_up"; up_ratio_pct: number | null; threshold: number | null } | { type: "panic_confirmed" } | { type: "panic_price_only" } | { type: "panic_repair" } | { type: "panic_repair_confirmed" } | { type: "bear_rebound" };
 
+/**  sweep or walk_forward. */
+export type ResearchKind = "sweep" | "walk_forward";
+
 /**  What a research request would run, before anything is read. */
 export type ResearchPlan = {
 	/**  YYYY-MM-DD. */
@@ -1399,6 +1411,17 @@ export type ResearchPlan = {
 	/**  `[in_sample, out_of_sample, step]` in trading days, for a walk-forward. */
 	walk_forward: [number, number, number] | null,
 };
+
+/**
+ *  A stored sweep or walk-forward (`run_backtest`'s report with `"kind"`), as the app's
+ *  research page reads it back: the parts the page shows, typed. The stored JSON holds
+ *  more (the best run, the cache, notes); these read from it and write a part of it.
+ */
+export type ResearchReport = {
+	kind: "sweep",
+} & SweepSummary | {
+	kind: "walk_forward",
+} & WalkForwardSummary;
 
 /**
  *  A sweep or walk-forward as the app's research page asks for it: every sweepable
@@ -1422,11 +1445,38 @@ export type ResearchRequest = {
 /**  A stored sweep or walk-forward result, for the research page's list. */
 export type ResearchRun = {
 	task: TaskInfo,
-	/**  `sweep` or `walk_forward`. */
-	kind: string,
-	period: string | null,
-	combinations: number | null,
-	best_by: string | null,
+	kind: ResearchKind,
+	/**  `YYYY-MM-DD ~ YYYY-MM-DD`. */
+	period: string,
+	combinations: number,
+	best_by: string,
+};
+
+/**
+ *  A run's metrics; none where the run has no value (no Sharpe on a flat curve, no win
+ *  rate without a closed trade).
+ */
+export type RunMetrics = {
+	total_return_pct: number | null,
+	annualized_return_pct: number | null,
+	max_drawdown_pct: number | null,
+	sharpe: number | null,
+	win_rate_pct: number | null,
+	profit_factor: number | null,
+	trades: number,
+	turnover: number | null,
+};
+
+/**  One combination's parameters. */
+export type RunParams = {
+	hold_days: number,
+	stop_loss_pct: number | null,
+	take_profit_pct: number | null,
+	top_n: number,
+	/**  open or close. */
+	entry_price_mode: string,
+	/**  The L4 triggers' names (`Spring`, `EVR`, …). */
+	triggers: string[],
 };
 
 /**  Where a scheduled run stands. */
@@ -1714,6 +1764,47 @@ export type SubAgentStep = {
 	text: string,
 };
 
+/**  The swept period, board and every parameter's values, in the grid's axis order. */
+export type SweepAxes = {
+	/**  YYYY-MM-DD. */
+	start: string,
+	end: string,
+	board: string,
+	hold_days: number[],
+	stop_loss_pct: (number | null)[],
+	take_profit_pct: (number | null)[],
+	top_n: number[],
+	entry_price_mode: string[],
+	triggers: string[][],
+};
+
+export type SweepRowSummary = {
+	metrics: RunMetrics,
+} & RunParams;
+
+/**
+ *  How the best combination's neighbours do: 1 = as well as the best, 0 = as badly as
+ *  the worst cell.
+ */
+export type SweepStability = {
+	score: number | null,
+};
+
+/**  A sweep: a row per combination over the grid, the best by `best_by` and its stability. */
+export type SweepSummary = {
+	/**  `YYYY-MM-DD ~ YYYY-MM-DD`: the days simulated. */
+	period: string,
+	combinations: number,
+	/**  return, annualized, max_drawdown, sharpe, win_rate or profit_factor. */
+	best_by: string,
+	grid: SweepAxes,
+	/**  In grid order: the first axis varies slowest. */
+	rows: SweepRowSummary[],
+	/**  Row of the best combination; none when no row has a value of the metric. */
+	best: number | null,
+	stability: SweepStability | null,
+};
+
 /**  One step of a sync: `done` is false when a symbol starts, true when it is finished. */
 export type SyncProgress = {
 	index: number,
@@ -1909,6 +2000,29 @@ export type Value = null | boolean | number | string | Value[] | { [key in strin
 
 export type Vendor = "anthropic" | "openai" | "gemini" | "deepseek" | "qwen" | "kimi";
 
+/**
+ *  A walk-forward: each window's in-sample choice and its out-of-sample result, the
+ *  chained curves and the verdict.
+ */
+export type WalkForwardSummary = {
+	period: string,
+	combinations: number,
+	best_by: string,
+	windows: WindowSummary[],
+	verdict: WalkForwardVerdict,
+	/**  The windows' out-of-sample runs chained (compounded). */
+	out_of_sample_curve: CurvePoint[],
+	/**  The in-sample runs chained likewise (dates repeat where windows overlap). */
+	in_sample_curve: CurvePoint[],
+};
+
+export type WalkForwardVerdict = {
+	/**  The out-of-sample results do not hold up to the in-sample ones. */
+	falls_apart: boolean,
+	/**  The engine's plain-words verdict. */
+	text: string,
+};
+
 export type WatchlistRow = {
 	code: string,
 	name: string | null,
@@ -1929,6 +2043,21 @@ export type When =
 { type: "at"; time: string; days: Days } | 
 /**  `minute hour day-of-month month day-of-week`, Beijing time. */
 { type: "cron"; expr: string };
+
+export type WindowSummary = {
+	index: number,
+	/**  YYYY-MM-DD. */
+	in_sample_start: string,
+	in_sample_end: string,
+	out_of_sample_start: string,
+	out_of_sample_end: string,
+	/**  The out-of-sample span ran past the data's end. */
+	partial: boolean,
+	/**  The in-sample best; none when no combination had a value of the metric. */
+	chosen: RunParams | null,
+	in_sample_metric: number | null,
+	out_of_sample: RunMetrics | null,
+};
 
 export type WyckoffReading = {
 	/**  `accumulation` or `distribution`, when a schematic is active. */

@@ -5,7 +5,7 @@ use serde::Serialize;
 use specta::Type;
 use tauri::State;
 use wyckoff_protocol::TaskInfo;
-use wyckoff_tools::backtest::{self, ResearchPlan, ResearchRequest};
+use wyckoff_tools::backtest::{self, ResearchPlan, ResearchReport, ResearchRequest};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -53,15 +53,46 @@ pub async fn start_research(
         .map_err(CommandError::invalid)
 }
 
+/// sweep or walk_forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ResearchKind {
+    Sweep,
+    WalkForward,
+}
+
 /// A stored sweep or walk-forward result, for the research page's list.
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct ResearchRun {
     pub task: TaskInfo,
-    /// `sweep` or `walk_forward`.
-    pub kind: String,
-    pub period: Option<String>,
-    pub combinations: Option<u32>,
-    pub best_by: Option<String>,
+    pub kind: ResearchKind,
+    /// `YYYY-MM-DD ~ YYYY-MM-DD`.
+    pub period: String,
+    pub combinations: u32,
+    pub best_by: String,
+}
+
+impl ResearchRun {
+    pub fn of(task: TaskInfo, report: &ResearchReport) -> Self {
+        let (kind, period, combinations, best_by) = match report {
+            ResearchReport::Sweep(s) => {
+                (ResearchKind::Sweep, &s.period, s.combinations, &s.best_by)
+            }
+            ResearchReport::WalkForward(w) => (
+                ResearchKind::WalkForward,
+                &w.period,
+                w.combinations,
+                &w.best_by,
+            ),
+        };
+        ResearchRun {
+            task,
+            kind,
+            period: period.clone(),
+            combinations,
+            best_by: best_by.clone(),
+        }
+    }
 }
 
 /// Every finished `run_backtest` task whose stored result is a sweep or a walk-forward,
@@ -79,26 +110,42 @@ pub async fn research_runs(
         if task.tool_name != backtest::NAME || !task.status.is_finished() {
             continue;
         }
+        // A single backtest, or a result that cannot be read, is not listed.
         let Ok(Some(result)) = tasks.result(&task.task_id).await else {
             continue;
         };
-        let kind = result.get("kind").and_then(|k| k.as_str()).unwrap_or("");
-        if kind != "sweep" && kind != "walk_forward" {
-            continue;
+        if let Ok(report) = serde_json::from_value::<ResearchReport>(result) {
+            runs.push(ResearchRun::of(task, &report));
         }
-        let text = |k: &str| result.get(k).and_then(|v| v.as_str()).map(str::to_owned);
-        runs.push(ResearchRun {
-            kind: kind.to_owned(),
-            period: text("period"),
-            combinations: result
-                .get("combinations")
-                .and_then(|v| v.as_u64())
-                .and_then(|n| u32::try_from(n).ok()),
-            best_by: text("best_by"),
-            task,
-        });
     }
     Ok(runs)
+}
+
+/// A stored sweep or walk-forward, as the research page shows it.
+#[tauri::command]
+#[specta::specta]
+pub async fn research_report(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    task_id: String,
+) -> Result<ResearchReport, CommandError> {
+    let services = services(&state, &chat).await?;
+    let tasks = services.background();
+    if tasks.get(&task_id).is_none() {
+        return Err(CommandError::not_found(format!(
+            "no background task {task_id}"
+        )));
+    }
+    let result = tasks
+        .result(&task_id)
+        .await
+        .map_err(|e| CommandError::internal(format!("cannot read the result of {task_id}: {e}")))?
+        .ok_or_else(|| CommandError::not_found(format!("task {task_id} has no result")))?;
+    serde_json::from_value(result).map_err(|e| {
+        CommandError::invalid(format!(
+            "task {task_id} is not a sweep or walk-forward: {e}"
+        ))
+    })
 }
 
 /// The best row of a stored sweep by `metric` (a `best_by` name) and its stability, by the

@@ -8,6 +8,7 @@ const mocks = vi.hoisted(() => ({
   researchRuns: vi.fn(),
   listTasks: vi.fn(),
   taskResult: vi.fn(),
+  researchReport: vi.fn(),
   cancelTask: vi.fn(),
   sweepBest: vi.fn(),
 }));
@@ -105,6 +106,7 @@ describe("research page", () => {
       fireEvent.click(document.getElementById("research-run") as HTMLButtonElement);
     });
     mocks.taskResult.mockResolvedValue(ok(sweep));
+    mocks.researchReport.mockResolvedValue(ok(sweep));
     mocks.researchRuns.mockResolvedValue(ok([{ task: task({ status: "completed" }), kind: "sweep", period: sweep.period, combinations: 4, best_by: "sharpe" }]));
     await act(async () => listeners.task?.({ payload: { task: task({ status: "completed" }) } }));
     await waitFor(() => expect(document.getElementById("heatmap")).toBeTruthy());

@@ -2,7 +2,7 @@
 // `run_backtest` background task the agent starts, the CLI's spec strings checked by the
 // backend as the CLI checks them), follow its progress, list stored results and view one.
 import { useCallback, useContext, useEffect, useState } from "react";
-import { commands, type ResearchPlan, type ResearchRequest, type ResearchRun, type Value } from "../bindings";
+import { commands, type ResearchPlan, type ResearchReport, type ResearchRequest, type ResearchRun } from "../bindings";
 import { LanguageContext } from "../i18n";
 import SweepView from "./SweepView";
 import WalkForwardView from "./WalkForwardView";
@@ -74,7 +74,7 @@ export default function ResearchPage({ openTask }: { openTask?: string | null })
   const [planError, setPlanError] = useState<string | null>(null);
   const [runs, setRuns] = useState<ResearchRun[]>([]);
   const [viewing, setViewing] = useState<string | null>(openTask ?? lastViewed);
-  const [report, setReport] = useState<Value | null>(null);
+  const [report, setReport] = useState<ResearchReport | null>(null);
 
   const reload = useCallback(async () => {
     const r = await commands.researchRuns();
@@ -111,7 +111,7 @@ export default function ResearchPage({ openTask }: { openTask?: string | null })
     setReport(null);
     if (!viewing) return;
     let live = true;
-    void commands.taskResult(viewing).then((r) => {
+    void commands.researchReport(viewing).then((r) => {
       if (live && r.status === "ok") setReport(r.data);
     });
     return () => {
@@ -151,7 +151,6 @@ export default function ResearchPage({ openTask }: { openTask?: string | null })
   const progressText = p
     ? t(p.kind === "combinations" ? "progressCombinations" : p.kind === "window" ? "progressWindow" : "progressDays", { done: p.done, total: p.total })
     : (run.task?.progress.stage ?? "");
-  const kind = report && typeof report === "object" && !Array.isArray(report) ? (report as Record<string, Value>).kind : null;
 
   return (
     <div className="research-page" id="research-page">
@@ -232,15 +231,15 @@ export default function ResearchPage({ openTask }: { openTask?: string | null })
             {runs.map((r) => (
               <li key={r.task.task_id} data-task-id={r.task.task_id} data-kind={r.kind} className={viewing === r.task.task_id ? "active" : undefined}>
                 <button className="link" onClick={() => setViewing(r.task.task_id)}>
-                  {t(r.kind === "sweep" ? "kindSweep" : "kindWalk")} · {r.period ?? ""} · {t("combinations", { n: r.combinations ?? 0 })} · {r.task.finished_at?.slice(0, 16).replace("T", " ") ?? ""}
+                  {t(r.kind === "sweep" ? "kindSweep" : "kindWalk")} · {r.period} · {t("combinations", { n: r.combinations })} · {r.task.finished_at?.slice(0, 16).replace("T", " ") ?? ""}
                 </button>
               </li>
             ))}
           </ul>
         )}
       </section>
-      {report !== null && kind === "sweep" && <SweepView key={viewing ?? ""} report={report} />}
-      {report !== null && kind === "walk_forward" && <WalkForwardView key={viewing ?? ""} report={report} />}
+      {report?.kind === "sweep" && <SweepView key={viewing ?? ""} report={report} />}
+      {report?.kind === "walk_forward" && <WalkForwardView key={viewing ?? ""} report={report} />}
     </div>
   );
 }

@@ -2,11 +2,11 @@
 // the best's values or chosen), the best and its stability; a cell opens its run, run again
 // as the single backtest it equals (the stored sweep keeps metrics, not every curve).
 import { useContext, useEffect, useMemo, useState } from "react";
-import { commands, type Value } from "../bindings";
+import { commands, type SweepRowSummary, type SweepSummary, type Value } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { equityCurve } from "../tasks/tasks";
 import EquityChart from "./EquityChart";
-import { METRICS, PARAMS, axes, bestByOf, bestCoords, metricColumn, cellRequest, colour, defaultAxes, heatGrid, metricOfBestBy, rows, metricValue, type Metric, type Param } from "./heatmap";
+import { METRICS, PARAMS, axes, bestByOf, bestCoords, metricColumn, cellRequest, colour, defaultAxes, heatGrid, metricOfBestBy, metricValue, paramLabels, type Metric, type Param } from "./heatmap";
 import { researchText } from "./text";
 import { useTaskRun } from "./useTaskRun";
 
@@ -61,20 +61,19 @@ export function RunDetail({ result }: { result: Value }) {
   );
 }
 
-export default function SweepView({ report }: { report: Value }) {
+export default function SweepView({ report }: { report: SweepSummary }) {
   const lang = useContext(LanguageContext);
   const t = researchText(lang);
-  const r = report as Obj;
   const ax = useMemo(() => axes(report), [report]);
   const [initialX, initialY] = useMemo(() => defaultAxes(report), [report]);
   const [x, setX] = useState<Param>(initialX);
   const [y, setY] = useState<Param>(initialY);
-  const [metric, setMetric] = useState<Metric>(metricOfBestBy(typeof r.best_by === "string" ? r.best_by : null));
+  const [metric, setMetric] = useState<Metric>(metricOfBestBy(report.best_by));
   const [fixed, setFixed] = useState(() => bestCoords(report));
   const [cell, setCell] = useState<number | null>(null);
   const run = useTaskRun();
   const grid = useMemo(() => heatGrid(report, x, y, metric, fixed), [report, x, y, metric, fixed]);
-  const runMetric = metricOfBestBy(typeof r.best_by === "string" ? r.best_by : null);
+  const runMetric = metricOfBestBy(report.best_by);
   // The best by the map's metric: the stored one for the sweep's own metric, else the
   // engine's rule asked for the other (trades and turnover are not ranked).
   const [other, setOther] = useState<{ metric: Metric; best: number | null; stability: number | null } | null>(null);
@@ -90,12 +89,12 @@ export default function SweepView({ report }: { report: Value }) {
       live = false;
     };
   }, [report, metric, runMetric]);
-  const stored = { best: typeof r.best === "number" ? r.best : null, stability: typeof (r.stability as Obj | null)?.score === "number" ? ((r.stability as Obj).score as number) : null };
+  const stored = { best: report.best, stability: report.stability?.score ?? null };
   const ranked = metric === runMetric || bestByOf(metric) === null;
   const bestMetric = ranked ? runMetric : metric;
   const shown = ranked ? stored : other?.metric === metric ? other : null;
   const best = shown?.best ?? null;
-  const bestRow = best === null ? null : rows(report)[best];
+  const bestRow: SweepRowSummary | null = best === null ? null : (report.rows[best] ?? null);
   const stability = shown?.stability ?? null;
   useEffect(() => setCell(null), [report]);
 
@@ -106,12 +105,15 @@ export default function SweepView({ report }: { report: Value }) {
     const req = cellRequest(report, i);
     if (req) void run.start(req);
   };
-  const describe = (row: Obj) => PARAMS.map((p) => `${t(p).split("（")[0].split(" (")[0]} ${p === "triggers" && Array.isArray(row[p]) ? (row[p] as Value[]).join("+") : String(row[p])}`).join(" · ");
+  const describe = (row: SweepRowSummary) => {
+    const labels = paramLabels(row);
+    return PARAMS.map((p, i) => `${t(p).split("（")[0].split(" (")[0]} ${labels[i]}`).join(" · ");
+  };
 
   return (
     <div className="sweep-view" id="sweep-view">
       <p className="result-meta">
-        {String(r.period ?? "")} · {t("combinations", { n: Number(r.combinations ?? 0) })}
+        {report.period} · {t("combinations", { n: report.combinations })}
       </p>
       <div className="sweep-best" id="sweep-best" data-metric={bestMetric} data-best={best ?? ""}>
         <strong>{t("best", { m: t(bestMetric) })}</strong>:{" "}
@@ -211,7 +213,7 @@ export default function SweepView({ report }: { report: Value }) {
       {cell !== null && (
         <section className="cell-detail" id="cell-detail" data-row={cell}>
           <h4>
-            {t("cellRun")}: {rows(report)[cell] ? describe(rows(report)[cell]) : ""}
+            {t("cellRun")}: {report.rows[cell] ? describe(report.rows[cell]) : ""}
           </h4>
           {run.error && <p className="error">{t("cellFailed", { e: run.error })}</p>}
           {run.result === null && !run.error && (

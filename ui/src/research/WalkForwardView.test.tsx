@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, render } from "@testing-library/react";
-import type { Value } from "../bindings";
+import type { RunMetrics, RunParams, WalkForwardSummary } from "../bindings";
 
 vi.mock("lightweight-charts", () => ({
   ColorType: { Solid: "solid" },
@@ -13,15 +13,14 @@ import { ascending } from "./EquityChart";
 
 afterEach(cleanup);
 
-const chosen = { hold_days: 5, stop_loss_pct: -8, take_profit_pct: 0, top_n: 4, entry_price_mode: "open", triggers: ["Spring", "EVR"] };
-const report = (fallsApart: boolean) =>
-  ({
-    kind: "walk_forward",
+const chosen: RunParams = { hold_days: 5, stop_loss_pct: -8, take_profit_pct: 0, top_n: 4, entry_price_mode: "open", triggers: ["Spring", "EVR"] };
+const oos: RunMetrics = { total_return_pct: -3.1, annualized_return_pct: null, max_drawdown_pct: null, sharpe: null, win_rate_pct: null, profit_factor: null, trades: 2, turnover: null };
+const report = (fallsApart: boolean): WalkForwardSummary => ({
     period: "2020-01-02 ~ 2020-06-16",
     combinations: 4,
     best_by: "return",
     windows: [
-      { index: 1, in_sample_start: "2020-01-02", in_sample_end: "2020-02-28", out_of_sample_start: "2020-03-02", out_of_sample_end: "2020-03-27", partial: false, chosen, in_sample_metric: 4.2, out_of_sample: { total_return_pct: -3.1 } },
+      { index: 1, in_sample_start: "2020-01-02", in_sample_end: "2020-02-28", out_of_sample_start: "2020-03-02", out_of_sample_end: "2020-03-27", partial: false, chosen, in_sample_metric: 4.2, out_of_sample: oos },
       { index: 2, in_sample_start: "2020-01-30", in_sample_end: "2020-03-27", out_of_sample_start: "2020-03-30", out_of_sample_end: "2020-04-10", partial: true, chosen: null, in_sample_metric: null, out_of_sample: null },
     ],
     out_of_sample_curve: [
@@ -34,7 +33,7 @@ const report = (fallsApart: boolean) =>
       { date: "2020-01-30", equity: 104000, window: 2 },
     ],
     verdict: { falls_apart: fallsApart, text: "样本外失效：walk-forward 仅 0/1 个测试窗口为正" },
-  }) as unknown as Value;
+  });
 
 describe("walk-forward view", () => {
   it("shows every window's choice and out-of-sample result and warns when out-of-sample falls apart", () => {
@@ -57,7 +56,7 @@ describe("walk-forward view", () => {
   });
 
   it("splits the in-sample chain by window and keeps each curve's dates ascending", () => {
-    const segs = windowSegments((report(true) as Record<string, Value>).in_sample_curve);
+    const segs = windowSegments(report(true).in_sample_curve);
     expect(segs.map((s) => s.points.length)).toEqual([2, 1]);
     expect(
       ascending([

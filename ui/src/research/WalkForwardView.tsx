@@ -1,47 +1,41 @@
 // A walk-forward's result: each window's in-sample choice beside its out-of-sample result,
 // the chained out-of-sample curve beside the in-sample one, and the engine's plain verdict.
 import { useContext, useMemo } from "react";
-import type { Value } from "../bindings";
+import type { CurvePoint, RunParams, WalkForwardSummary } from "../bindings";
 import { LanguageContext } from "../i18n";
 import EquityChart, { type Series } from "./EquityChart";
-import { metricOfBestBy, PARAMS } from "./heatmap";
+import { metricOfBestBy, paramLabels, PARAMS } from "./heatmap";
 import { researchText } from "./text";
 
-type Obj = Record<string, Value>;
-const num = (v: Value | undefined, dp = 2) => (typeof v === "number" ? v.toFixed(dp) : "—");
+const num = (v: number | null, dp = 2) => (v === null ? "—" : v.toFixed(dp));
 
 /** The in-sample chain split into its windows (their dates overlap when step < IS). */
-export function windowSegments(curve: Value | undefined): Series[] {
-  const points = (Array.isArray(curve) ? curve : []) as Obj[];
+export function windowSegments(curve: CurvePoint[]): Series[] {
   const by = new Map<number, { date: string; equity: number }[]>();
-  for (const p of points) {
-    const w = typeof p.window === "number" ? p.window : 0;
-    if (!by.has(w)) by.set(w, []);
-    by.get(w)?.push({ date: String(p.date), equity: Number(p.equity) });
+  for (const p of curve) {
+    if (!by.has(p.window)) by.set(p.window, []);
+    by.get(p.window)?.push({ date: p.date, equity: Number(p.equity) });
   }
   return [...by.entries()].map(([w, pts]) => ({ points: pts, color: w % 2 ? "#9333ea" : "#f59e0b" }));
 }
 
-export default function WalkForwardView({ report }: { report: Value }) {
+export default function WalkForwardView({ report }: { report: WalkForwardSummary }) {
   const t = researchText(useContext(LanguageContext));
-  const r = report as Obj;
-  const windows = (Array.isArray(r.windows) ? r.windows : []) as Obj[];
-  const verdict = (r.verdict ?? {}) as Obj;
-  const metric = metricOfBestBy(typeof r.best_by === "string" ? r.best_by : null);
-  const oos = useMemo<Series[]>(() => windowSegments(r.out_of_sample_curve).flatMap((s) => s.points).length ? [{ points: windowSegments(r.out_of_sample_curve).flatMap((s) => s.points), color: "#2563eb" }] : [], [r.out_of_sample_curve]);
-  const is = useMemo(() => windowSegments(r.in_sample_curve), [r.in_sample_curve]);
-  const choice = (c: Value | undefined) => {
-    const o = (c ?? null) as Obj | null;
-    if (!o) return "—";
-    return PARAMS.map((p) => (p === "triggers" && Array.isArray(o[p]) ? (o[p] as Value[]).join("+") : String(o[p]))).join(" / ");
-  };
+  const { windows, verdict } = report;
+  const metric = metricOfBestBy(report.best_by);
+  const oos = useMemo<Series[]>(() => {
+    const points = windowSegments(report.out_of_sample_curve).flatMap((s) => s.points);
+    return points.length ? [{ points, color: "#2563eb" }] : [];
+  }, [report.out_of_sample_curve]);
+  const is = useMemo(() => windowSegments(report.in_sample_curve), [report.in_sample_curve]);
+  const choice = (c: RunParams | null) => (c ? paramLabels(c).join(" / ") : "—");
   return (
     <div className="walk-forward-view" id="walk-forward-view">
       <p className="result-meta">
-        {String(r.period ?? "")} · {t("combinations", { n: Number(r.combinations ?? 0) })}
+        {report.period} · {t("combinations", { n: report.combinations })}
       </p>
-      <p className={verdict.falls_apart === true ? "warning" : "hint"} id="wf-verdict" role={verdict.falls_apart === true ? "alert" : undefined} data-falls-apart={String(verdict.falls_apart === true)}>
-        {String(verdict.text ?? "")}
+      <p className={verdict.falls_apart ? "warning" : "hint"} id="wf-verdict" role={verdict.falls_apart ? "alert" : undefined} data-falls-apart={String(verdict.falls_apart)}>
+        {verdict.text}
       </p>
       <div className="wf-curves">
         <div>
@@ -69,21 +63,20 @@ export default function WalkForwardView({ report }: { report: Value }) {
         </thead>
         <tbody>
           {windows.map((w) => {
-            const o = (w.out_of_sample ?? null) as Obj | null;
-            const ret = o ? o.total_return_pct : undefined;
+            const ret = w.out_of_sample?.total_return_pct ?? null;
             return (
-              <tr key={String(w.index)} data-window={String(w.index)} className={typeof ret === "number" && ret <= 0 ? "negative" : undefined}>
-                <td>{String(w.index)}</td>
+              <tr key={w.index} data-window={w.index} className={ret !== null && ret <= 0 ? "negative" : undefined}>
+                <td>{w.index}</td>
                 <td>
-                  {String(w.in_sample_start)} ~ {String(w.in_sample_end)}
+                  {w.in_sample_start} ~ {w.in_sample_end}
                 </td>
                 <td>
-                  {String(w.out_of_sample_start)} ~ {String(w.out_of_sample_end)}
-                  {w.partial === true ? " *" : ""}
+                  {w.out_of_sample_start} ~ {w.out_of_sample_end}
+                  {w.partial ? " *" : ""}
                 </td>
                 <td>{choice(w.chosen)}</td>
                 <td>{num(w.in_sample_metric)}</td>
-                <td>{typeof ret === "number" ? `${ret.toFixed(2)}%` : "—"}</td>
+                <td>{ret !== null ? `${ret.toFixed(2)}%` : "—"}</td>
               </tr>
             );
           })}

@@ -1,11 +1,20 @@
 import { describe, expect, it } from "vitest";
-import type { TaskInfo, Value } from "../bindings";
+import type { RunMetrics, SweepRowSummary, SweepSummary, TaskInfo } from "../bindings";
 import { axes, bestByOf, bestCoords, metricColumn, cellRequest, colour, defaultAxes, heatGrid, metricOfBestBy, researchProgress, rowCoords } from "./heatmap";
 
-const metrics = (ret: number, sharpe: number | null) => ({ total_return_pct: ret, sharpe, max_drawdown_pct: -5, trades: 3 });
+const metrics = (ret: number, sharpe: number | null): RunMetrics => ({
+  total_return_pct: ret,
+  annualized_return_pct: null,
+  sharpe,
+  max_drawdown_pct: -5,
+  win_rate_pct: null,
+  profit_factor: null,
+  trades: 3,
+  turnover: null,
+});
 // hold 5,10 × stop -8,-5 × entry open,close: 8 rows, the first axis slowest.
-function report(): Value {
-  const rows = [];
+function report(): SweepSummary {
+  const rows: SweepRowSummary[] = [];
   let k = 0;
   for (const hold of [5, 10])
     for (const stop of [-8, -5])
@@ -14,12 +23,14 @@ function report(): Value {
         k++;
       }
   return {
-    kind: "sweep",
+    period: "2024-01-02 ~ 2024-03-29",
+    combinations: 8,
     grid: { start: "2024-01-02", end: "2024-03-29", board: "all", hold_days: [5, 10], stop_loss_pct: [-8, -5], take_profit_pct: [0], top_n: [4], entry_price_mode: ["open", "close"], triggers: [["Spring", "EVR"]] },
     rows,
     best: 6,
     best_by: "sharpe",
-  } as unknown as Value;
+    stability: null,
+  };
 }
 
 describe("heatmap model", () => {
@@ -52,9 +63,9 @@ describe("heatmap model", () => {
     // Row 3 (hold 5, stop -5, close) has no Sharpe.
     expect(g.cells[1][0]).toEqual({ row: 3, value: null });
     expect(g.lo).toBeCloseTo(0.1);
-    const short = report() as { rows: unknown[] };
+    const short = report();
     short.rows = short.rows.slice(0, 6);
-    const cut = heatGrid(short as unknown as Value, "hold_days", "stop_loss_pct", "sharpe", bestCoords(report()));
+    const cut = heatGrid(short, "hold_days", "stop_loss_pct", "sharpe", bestCoords(report()));
     expect(cut.cells[1][1]).toBeNull();
   });
 

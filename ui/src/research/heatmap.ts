@@ -1,13 +1,10 @@
-// The research page's model, pure so it is tested without a webview: a sweep report's
-// axes and rows as a two-parameter grid of one metric, its colour scale, the single run
-// behind a cell, and the progress line of a sweep / walk-forward task.
-import type { ResearchRequest, TaskInfo, Value } from "../bindings";
-
-type Obj = Record<string, Value>;
-const obj = (v: Value | undefined): Obj | null => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : null);
+// The research page's model, pure so it is tested without a webview: a sweep's axes and
+// rows (the backend's typed summary) as a two-parameter grid of one metric, its colour
+// scale, the single run behind a cell, and the progress line of a sweep / walk-forward task.
+import type { ResearchRequest, RunParams, SweepRowSummary, SweepSummary, TaskInfo } from "../bindings";
 
 /** The swept parameters, in the grid's order (the first varies slowest). */
-export const PARAMS = ["hold_days", "stop_loss_pct", "take_profit_pct", "top_n", "entry_price_mode", "triggers"] as const;
+export const PARAMS = ["hold_days", "stop_loss_pct", "take_profit_pct", "top_n", "entry_price_mode", "triggers"] as const satisfies readonly (keyof RunParams)[];
 export type Param = (typeof PARAMS)[number];
 
 export const METRICS = [
@@ -19,7 +16,7 @@ export const METRICS = [
   "profit_factor",
   "trades",
   "turnover",
-] as const;
+] as const satisfies readonly (keyof SweepRowSummary["metrics"])[];
 export type Metric = (typeof METRICS)[number];
 
 /** The sweep's `best_by` as the metric it names in `metrics`. */
@@ -54,26 +51,32 @@ export function bestByOf(metric: Metric): string | null {
 }
 
 /** Axis sizes and every row's value of `metric`, in grid order (for the engine's best). */
-export function metricColumn(report: Value, metric: Metric): { dims: number[]; values: (number | null)[] } {
+export function metricColumn(report: SweepSummary, metric: Metric): { dims: number[]; values: (number | null)[] } {
   const ax = axes(report);
-  return { dims: PARAMS.map((p) => ax[p].length), values: rows(report).map((r) => metricValue(r, metric)) };
+  return { dims: PARAMS.map((p) => ax[p].length), values: report.rows.map((r) => metricValue(r, metric)) };
 }
 
-/** A value of an axis as the report holds it, for display and for a request. */
-export function valueLabel(param: Param, v: Value): string {
-  if (param === "triggers") return Array.isArray(v) ? v.map(String).join("+") : String(v);
-  return String(v);
+/** A parameter's value as a label, for display and for a request (triggers joined by +). */
+export function valueLabel(v: RunParams[Param]): string {
+  return Array.isArray(v) ? v.join("+") : String(v);
 }
 
 /** The values of every axis, as labels. */
-export function axes(report: Value): Record<Param, string[]> {
-  const grid = obj(obj(report)?.grid) ?? {};
-  const out = {} as Record<Param, string[]>;
-  for (const p of PARAMS) {
-    const values = Array.isArray(grid[p]) ? (grid[p] as Value[]) : [];
-    out[p] = values.map((v) => valueLabel(p, v));
-  }
-  return out;
+export function axes(report: SweepSummary): Record<Param, string[]> {
+  const g = report.grid;
+  return {
+    hold_days: g.hold_days.map(valueLabel),
+    stop_loss_pct: g.stop_loss_pct.map(valueLabel),
+    take_profit_pct: g.take_profit_pct.map(valueLabel),
+    top_n: g.top_n.map(valueLabel),
+    entry_price_mode: g.entry_price_mode.map(valueLabel),
+    triggers: g.triggers.map(valueLabel),
+  };
+}
+
+/** A combination's parameters, each a label, in the grid's order. */
+export function paramLabels(row: RunParams): string[] {
+  return PARAMS.map((p) => valueLabel(row[p]));
 }
 
 /** The coordinates of row `i` (rows in grid order, the first axis slowest). */
@@ -88,14 +91,9 @@ export function rowCoords(dims: number[], i: number): number[] {
   return c;
 }
 
-export function rows(report: Value): Obj[] {
-  const r = obj(report);
-  return r && Array.isArray(r.rows) ? (r.rows as Value[]).map((x) => obj(x) ?? {}) : [];
-}
-
 /** A row's value of `metric`; `null` when the run has none (no Sharpe on a flat curve…). */
-export function metricValue(row: Obj | null | undefined, metric: Metric): number | null {
-  const v = obj(row?.metrics)?.[metric];
+export function metricValue(row: SweepRowSummary | null | undefined, metric: Metric): number | null {
+  const v = row?.metrics[metric];
   return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
 
@@ -104,13 +102,13 @@ export type HeatGrid = { xs: string[]; ys: string[]; cells: (Cell | null)[][]; l
 
 /** `metric` over `x` (columns) and `y` (rows of the map), every other axis at `fixed`'s
  * index. A cell no row fills is `null`; a run without the metric has `value: null`. */
-export function heatGrid(report: Value, x: Param, y: Param, metric: Metric, fixed: Record<Param, number>): HeatGrid {
+export function heatGrid(report: SweepSummary, x: Param, y: Param, metric: Metric, fixed: Record<Param, number>): HeatGrid {
   const ax = axes(report);
   const dims = PARAMS.map((p) => ax[p].length);
   const xi = PARAMS.indexOf(x);
   const yi = PARAMS.indexOf(y);
   const cells: (Cell | null)[][] = ax[y].map(() => ax[x].map(() => null));
-  rows(report).forEach((row, i) => {
+  report.rows.forEach((row, i) => {
     const c = rowCoords(dims, i);
     const others = PARAMS.every((p, a) => a === xi || a === yi || c[a] === (fixed[p] ?? 0));
     if (!others || c[yi] >= cells.length || c[xi] >= (cells[0]?.length ?? 0)) return;
@@ -127,16 +125,15 @@ export function heatGrid(report: Value, x: Param, y: Param, metric: Metric, fixe
 }
 
 /** The fixed index of every axis: the best row's, else the first value. */
-export function bestCoords(report: Value): Record<Param, number> {
+export function bestCoords(report: SweepSummary): Record<Param, number> {
   const ax = axes(report);
   const dims = PARAMS.map((p) => ax[p].length);
-  const best = obj(report)?.best;
-  const c = typeof best === "number" ? rowCoords(dims, best) : PARAMS.map(() => 0);
+  const c = report.best !== null ? rowCoords(dims, report.best) : PARAMS.map(() => 0);
   return Object.fromEntries(PARAMS.map((p, a) => [p, c[a]])) as Record<Param, number>;
 }
 
 /** The two axes a map starts on: the first two swept (or the first two axes). */
-export function defaultAxes(report: Value): [Param, Param] {
+export function defaultAxes(report: SweepSummary): [Param, Param] {
   const ax = axes(report);
   const swept = PARAMS.filter((p) => ax[p].length > 1);
   const pick = [...swept, ...PARAMS.filter((p) => !swept.includes(p))];
@@ -156,22 +153,20 @@ export function colour(value: number | null, lo: number | null, hi: number | nul
 
 /** The single backtest behind row `i`: the sweep's period and board with that row's values
  * (its result equals the cell's). */
-export function cellRequest(report: Value, i: number): ResearchRequest | null {
-  const r = obj(report);
-  const row = rows(report)[i];
-  const grid = obj(r?.grid);
-  if (!r || !row || !grid) return null;
-  const s = (v: Value | undefined) => (v === undefined || v === null ? null : String(v));
+export function cellRequest(report: SweepSummary, i: number): ResearchRequest | null {
+  const row: SweepRowSummary | undefined = report.rows[i];
+  if (!row) return null;
+  const s = (v: number | null) => (v === null ? null : String(v));
   return {
-    start: s(grid.start),
-    end: s(grid.end),
-    board: s(grid.board),
-    hold_days: s(row.hold_days),
+    start: report.grid.start,
+    end: report.grid.end,
+    board: report.grid.board,
+    hold_days: String(row.hold_days),
     stop_loss_pct: s(row.stop_loss_pct),
     take_profit_pct: s(row.take_profit_pct),
-    top_n: s(row.top_n),
-    entry_price_mode: s(row.entry_price_mode),
-    triggers: valueLabel("triggers", row.triggers ?? null),
+    top_n: String(row.top_n),
+    entry_price_mode: row.entry_price_mode,
+    triggers: valueLabel(row.triggers),
     best_by: null,
     walk_forward: null,
   };

@@ -4,7 +4,7 @@
 // (rendered by the backend), a strategy decision as its checked keep/trim/exit/add per
 // holding above its Markdown, anything else as JSON.
 import { useContext, useEffect, useMemo, useState } from "react";
-import { commands, type TaskInfo, type Value } from "../bindings";
+import { commands, type ResearchReport, type TaskInfo, type Value } from "../bindings";
 import TradesTable from "../review/TradesTable";
 import { barDate, useOpenStockAt } from "../review/openAt";
 import { LanguageContext } from "../i18n";
@@ -275,20 +275,27 @@ export function DecisionView({ result, onOpenStock }: { result: Value } & Pick<P
 export default function ResultView({ task, onClose, onAsk, onOpenStock, onOpenResearch }: Props) {
   const lang = useContext(LanguageContext);
   const [result, setResult] = useState<Value | null | undefined>(undefined);
+  // A sweep or walk-forward is shown from the backend's typed summary of it.
+  const [research, setResearch] = useState<ResearchReport | null>(null);
   useEffect(() => {
     let live = true;
-    void commands.taskResult(task.task_id).then((r) => {
-      if (live) setResult(r.status === "ok" ? r.data : null);
+    void commands.taskResult(task.task_id).then(async (r) => {
+      const value = r.status === "ok" ? r.data : null;
+      const kind = value === null ? null : kindOf(value);
+      const typed = task.tool_name === "run_backtest" && (kind === "sweep" || kind === "walk_forward") ? await commands.researchReport(task.task_id) : null;
+      if (!live) return;
+      setResearch(typed?.status === "ok" ? typed.data : null);
+      setResult(value);
     });
     return () => {
       live = false;
     };
-  }, [task.task_id]);
+  }, [task.task_id, task.tool_name]);
   let body;
   if (result === undefined) body = <p>{taskText(lang, "loading")}</p>;
   else if (result === null) body = <p>{taskText(lang, "noResult")}</p>;
   else if (task.tool_name === "screen_stocks") body = <ScreenTable result={result} onAsk={onAsk} onOpenStock={onOpenStock} />;
-  else if (task.tool_name === "run_backtest" && (kindOf(result) === "sweep" || kindOf(result) === "walk_forward"))
+  else if (research !== null)
     body = (
       <>
         {onOpenResearch && (
@@ -296,7 +303,7 @@ export default function ResultView({ task, onClose, onAsk, onOpenStock, onOpenRe
             {researchText(lang)("openInResearch")}
           </button>
         )}
-        {kindOf(result) === "sweep" ? <SweepView report={result} /> : <WalkForwardView report={result} />}
+        {research.kind === "sweep" ? <SweepView report={research} /> : <WalkForwardView report={research} />}
       </>
     );
   else if (task.tool_name === "run_backtest") body = <BacktestView result={result} />;

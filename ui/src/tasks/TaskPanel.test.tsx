@@ -6,13 +6,14 @@ const mocks = vi.hoisted(() => ({
   listTasks: vi.fn(),
   cancelTask: vi.fn(),
   taskResult: vi.fn(),
+  researchReport: vi.fn(),
   renderMarkdown: vi.fn(),
   // The screen result's tracked hit rates (HitRates.test.tsx covers them).
   trackStats: vi.fn(() => Promise.resolve({ status: "ok", data: { screens: 0, signals: 0, horizons: [1, 5, 10, 20], rates: [] } })),
   listeners: [] as ((e: { payload: { task: TaskInfo } }) => void)[],
 }));
 vi.mock("../bindings", () => ({
-  commands: { listTasks: mocks.listTasks, cancelTask: mocks.cancelTask, taskResult: mocks.taskResult, renderMarkdown: mocks.renderMarkdown, trackStats: mocks.trackStats },
+  commands: { listTasks: mocks.listTasks, cancelTask: mocks.cancelTask, taskResult: mocks.taskResult, researchReport: mocks.researchReport, renderMarkdown: mocks.renderMarkdown, trackStats: mocks.trackStats },
   events: {
     taskChanged: {
       listen: (f: (e: { payload: { task: TaskInfo } }) => void) => {
@@ -206,5 +207,29 @@ describe("TaskPanel", () => {
     const gbk = document.querySelector("#import-rejected li[data-path='/d/gbk.csv'] .hint") as HTMLElement;
     expect(gbk.textContent).toBe("不是 UTF-8 文本（第 42 个字节起）；请把文件另存为 UTF-8");
     expect(document.querySelector("#import-rejected li[data-path='/d/moutai.csv']")).toBeNull();
+  });
+
+  it("a finished sweep shows its heatmap from the backend's typed summary", async () => {
+    const done: TaskInfo = { ...running, task_id: "bg_3_run_backtest", tool_name: "run_backtest", display_name: "策略回测", status: "completed", finished_at: new Date().toISOString() };
+    mocks.listTasks.mockResolvedValue(ok([done]));
+    const metrics = (k: number) => ({ total_return_pct: k, annualized_return_pct: null, max_drawdown_pct: null, sharpe: k / 2, win_rate_pct: null, profit_factor: null, trades: k, turnover: null });
+    const summary = {
+      kind: "sweep",
+      period: "2020-03-02 ~ 2020-06-16",
+      combinations: 2,
+      best_by: "sharpe",
+      grid: { start: "2020-03-02", end: "2020-06-16", board: "all", hold_days: [5, 10], stop_loss_pct: [-8], take_profit_pct: [0], top_n: [4], entry_price_mode: ["open"], triggers: [["Spring", "EVR"]] },
+      rows: [5, 10].map((hold, k) => ({ hold_days: hold, stop_loss_pct: -8, take_profit_pct: 0, top_n: 4, entry_price_mode: "open", triggers: ["Spring", "EVR"], metrics: metrics(k + 1) })),
+      best: 1,
+      stability: null,
+    };
+    // The stored report holds more than the summary; the page shows the summary.
+    mocks.taskResult.mockResolvedValue(ok({ ...summary, best_run: {}, note: "…" }));
+    mocks.researchReport.mockResolvedValue(ok(summary));
+    render(<TaskPanel onAsk={() => {}} onOpenStock={() => {}} />);
+    fireEvent.click(await screen.findByText("查看结果"));
+    await waitFor(() => expect(document.getElementById("heatmap")).toBeTruthy());
+    expect(mocks.researchReport).toHaveBeenCalledWith("bg_3_run_backtest");
+    expect([...document.querySelectorAll(".heat-cell")].map((c) => c.textContent)).toEqual(["0.50", "1.00"]);
   });
 });

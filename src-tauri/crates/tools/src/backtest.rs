@@ -582,6 +582,135 @@ fn walk_forward_value(wf: &WalkForwardReport, report: &UniverseReport) -> Result
     Ok(v)
 }
 
+/// A stored sweep or walk-forward (`run_backtest`'s report with `"kind"`), as the app's
+/// research page reads it back: the parts the page shows, typed. The stored JSON holds
+/// more (the best run, the cache, notes); these read from it and write a part of it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ResearchReport {
+    Sweep(SweepSummary),
+    WalkForward(WalkForwardSummary),
+}
+
+/// A sweep: a row per combination over the grid, the best by `best_by` and its stability.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct SweepSummary {
+    /// `YYYY-MM-DD ~ YYYY-MM-DD`: the days simulated.
+    pub period: String,
+    pub combinations: u32,
+    /// return, annualized, max_drawdown, sharpe, win_rate or profit_factor.
+    pub best_by: String,
+    pub grid: SweepAxes,
+    /// In grid order: the first axis varies slowest.
+    pub rows: Vec<SweepRowSummary>,
+    /// Row of the best combination; none when no row has a value of the metric.
+    pub best: Option<u32>,
+    pub stability: Option<SweepStability>,
+}
+
+/// The swept period, board and every parameter's values, in the grid's axis order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct SweepAxes {
+    /// YYYY-MM-DD.
+    pub start: String,
+    pub end: String,
+    pub board: String,
+    pub hold_days: Vec<u32>,
+    pub stop_loss_pct: Vec<f64>,
+    pub take_profit_pct: Vec<f64>,
+    pub top_n: Vec<u32>,
+    pub entry_price_mode: Vec<String>,
+    pub triggers: Vec<Vec<String>>,
+}
+
+/// One combination's parameters.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct RunParams {
+    pub hold_days: u32,
+    pub stop_loss_pct: f64,
+    pub take_profit_pct: f64,
+    pub top_n: u32,
+    /// open or close.
+    pub entry_price_mode: String,
+    /// The L4 triggers' names (`Spring`, `EVR`, …).
+    pub triggers: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct SweepRowSummary {
+    #[serde(flatten)]
+    pub params: RunParams,
+    pub metrics: RunMetrics,
+}
+
+/// A run's metrics; none where the run has no value (no Sharpe on a flat curve, no win
+/// rate without a closed trade).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct RunMetrics {
+    pub total_return_pct: Option<f64>,
+    pub annualized_return_pct: Option<f64>,
+    pub max_drawdown_pct: Option<f64>,
+    pub sharpe: Option<f64>,
+    pub win_rate_pct: Option<f64>,
+    pub profit_factor: Option<f64>,
+    pub trades: u32,
+    pub turnover: Option<f64>,
+}
+
+/// How the best combination's neighbours do: 1 = as well as the best, 0 = as badly as
+/// the worst cell.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct SweepStability {
+    pub score: f64,
+}
+
+/// A walk-forward: each window's in-sample choice and its out-of-sample result, the
+/// chained curves and the verdict.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct WalkForwardSummary {
+    pub period: String,
+    pub combinations: u32,
+    pub best_by: String,
+    pub windows: Vec<WindowSummary>,
+    pub verdict: WalkForwardVerdict,
+    /// The windows' out-of-sample runs chained (compounded).
+    pub out_of_sample_curve: Vec<CurvePoint>,
+    /// The in-sample runs chained likewise (dates repeat where windows overlap).
+    pub in_sample_curve: Vec<CurvePoint>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct WindowSummary {
+    pub index: u32,
+    /// YYYY-MM-DD.
+    pub in_sample_start: String,
+    pub in_sample_end: String,
+    pub out_of_sample_start: String,
+    pub out_of_sample_end: String,
+    /// The out-of-sample span ran past the data's end.
+    pub partial: bool,
+    /// The in-sample best; none when no combination had a value of the metric.
+    pub chosen: Option<RunParams>,
+    pub in_sample_metric: Option<f64>,
+    pub out_of_sample: Option<RunMetrics>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct WalkForwardVerdict {
+    /// The out-of-sample results do not hold up to the in-sample ones.
+    pub falls_apart: bool,
+    /// The engine's plain-words verdict.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct CurvePoint {
+    /// YYYY-MM-DD.
+    pub date: String,
+    pub equity: f64,
+    pub window: u32,
+}
+
 /// A sweep or walk-forward as the app's research page asks for it: every sweepable
 /// parameter a spec string exactly as the CLI's flag takes it (`5,10,20`, `5..20:5`;
 /// empty = the default), `walk_forward` as `IS,OOS[,STEP]`.

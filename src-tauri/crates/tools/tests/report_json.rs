@@ -1,6 +1,7 @@
 //! The app reads `get_market_overview`'s breadth and `portfolio`'s diagnosis as typed
-//! reports (the same values, read back from the JSON alike); the JSON the tools give the
-//! model and the CLI must stay as it was. Each case
+//! reports (the same values, read back from the JSON alike), and a stored sweep or
+//! walk-forward as a typed summary (a part of `run_backtest`'s JSON); the JSON the tools
+//! give the model and the CLI must stay as it was. Each case
 //! is compared with the JSON recorded in `tests/golden/` (`UPDATE_GOLDEN=1` records it
 //! again). A holding's diagnosis figures come from the engine: they are compared with
 //! the engine's own diagnosis instead, so an engine change does not read as a tool change.
@@ -205,4 +206,78 @@ fn round(v: &mut Value) {
         Value::Object(o) => o.values_mut().for_each(round),
         _ => {}
     }
+}
+
+/// Every key of `part` is in `whole` with the same value (arrays element by element).
+fn is_part_of(part: &Value, whole: &Value, at: &str) {
+    match (part, whole) {
+        (Value::Object(p), Value::Object(w)) => {
+            for (k, v) in p {
+                let there = w
+                    .get(k)
+                    .unwrap_or_else(|| panic!("{at}.{k} is not in the report"));
+                is_part_of(v, there, &format!("{at}.{k}"));
+            }
+        }
+        (Value::Array(p), Value::Array(w)) => {
+            assert_eq!(p.len(), w.len(), "{at}");
+            for (i, (a, b)) in p.iter().zip(w).enumerate() {
+                is_part_of(a, b, &format!("{at}[{i}]"));
+            }
+        }
+        _ => assert_eq!(part, whole, "{at}"),
+    }
+}
+
+/// The research page's summary of a stored sweep or walk-forward reads from the tool's
+/// report and is a part of it, value for value; a single backtest is neither.
+#[tokio::test]
+async fn research_summaries_are_a_part_of_the_reports() {
+    use wyckoff_tools::backtest::ResearchReport;
+    let (md, _dir) = offline().await;
+    let progress = wyckoff_agent::ProgressHandle::silent();
+    let period = json!({"start": "2020-01-02", "end": "2020-06-16"});
+    let run = |extra: Value| {
+        let mut args = period.clone();
+        args.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        args
+    };
+    let sweep = wyckoff_tools::backtest::run(
+        &md,
+        &run(
+            json!({"hold_days": "5,10", "stop_loss_pct": "8,5", "entry_price_mode": "open,close"}),
+        ),
+        &progress,
+    )
+    .await
+    .unwrap();
+    let ResearchReport::Sweep(s) = serde_json::from_value(sweep.clone()).unwrap() else {
+        panic!("a sweep reads as a sweep");
+    };
+    assert_eq!((s.combinations, s.rows.len()), (8, 8));
+    assert_eq!(s.grid.triggers.len(), 1);
+    let typed = serde_json::to_value(ResearchReport::Sweep(s)).unwrap();
+    is_part_of(&typed, &sweep, "sweep");
+
+    let walk = wyckoff_tools::backtest::run(
+        &md,
+        &json!({"start": "2019-06-03", "end": "2020-06-16", "hold_days": "5,10",
+            "walk_forward": {"in_sample": 60, "out_of_sample": 30}}),
+        &progress,
+    )
+    .await
+    .unwrap();
+    let ResearchReport::WalkForward(w) = serde_json::from_value(walk.clone()).unwrap() else {
+        panic!("a walk-forward reads as one");
+    };
+    assert!(!w.windows.is_empty() && !w.out_of_sample_curve.is_empty());
+    let typed = serde_json::to_value(ResearchReport::WalkForward(w)).unwrap();
+    is_part_of(&typed, &walk, "walk_forward");
+
+    let single = wyckoff_tools::backtest::run(&md, &period, &progress)
+        .await
+        .unwrap();
+    assert!(serde_json::from_value::<ResearchReport>(single).is_err());
 }
