@@ -75,9 +75,9 @@ async fn messages_round_trip_in_order_with_turns() {
 async fn list_rename_archive_delete() {
     let (_d, s, clock) = store().await;
     let a = s.create("第一个", "m").await.unwrap();
-    clock.advance(std::time::Duration::from_secs(1 * 60));
+    clock.advance(std::time::Duration::from_secs(60));
     let b = s.create("第二个", "m").await.unwrap();
-    clock.advance(std::time::Duration::from_secs(1 * 60));
+    clock.advance(std::time::Duration::from_secs(60));
     // activity moves a conversation to the top
     s.append_message(&a.id, None, &Message::user("你好"))
         .await

@@ -110,7 +110,7 @@ async fn caps_trim_the_oldest_of_each_type() {
         (MemoryType::Session, 50),
     ] {
         for i in 0..cap + 3 {
-            clock.advance(std::time::Duration::from_secs(1 * 60));
+            clock.advance(std::time::Duration::from_secs(60));
             s.save(NewMemory::new(t, format!("{t} 第{i}条")))
                 .await
                 .unwrap();
@@ -201,7 +201,7 @@ async fn cli_operations_validate_and_report() {
 async fn list_filters_by_type_newest_first_with_limit() {
     let (_d, s, clock) = store().await;
     for i in 0..5 {
-        clock.advance(std::time::Duration::from_secs(1 * 3600));
+        clock.advance(std::time::Duration::from_secs(3600));
         s.save(NewMemory::new(MemoryType::Session, format!("会话{i}")))
             .await
             .unwrap();

@@ -139,7 +139,7 @@ async fn decay_ranks_fresh_memories_first_and_preferences_never_decay() {
 async fn top_eight_memories_and_five_preferences_in_seed_format() {
     let (_d, s, clock) = store().await;
     for i in 0..12 {
-        clock.advance(std::time::Duration::from_secs(1 * 3600));
+        clock.advance(std::time::Duration::from_secs(3600));
         s.save(NewMemory::new(
             MemoryType::Session,
             format!("白酒讨论第{i}次"),
@@ -148,7 +148,7 @@ async fn top_eight_memories_and_five_preferences_in_seed_format() {
         .unwrap();
     }
     for i in 0..7 {
-        clock.advance(std::time::Duration::from_secs(1 * 3600));
+        clock.advance(std::time::Duration::from_secs(3600));
         s.save(NewMemory::new(
             MemoryType::Preference,
             format!("偏好规则{i}"),
@@ -156,7 +156,7 @@ async fn top_eight_memories_and_five_preferences_in_seed_format() {
         .await
         .unwrap();
     }
-    clock.advance(std::time::Duration::from_secs(1 * 3600));
+    clock.advance(std::time::Duration::from_secs(3600));
     s.save(NewMemory::new(
         MemoryType::Preference,
         "不碰白酒以外的消费股",
