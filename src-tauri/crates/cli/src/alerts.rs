@@ -6,6 +6,8 @@
 //! outbox (`wyckoff push`), which `check` also drains of earlier rows that are due.
 
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use chrono::Utc;
@@ -14,9 +16,13 @@ use serde::Serialize;
 use wyckoff_alerts::{AlertStore, NewRule, StoreError, deliver, describe, validate};
 use wyckoff_market::MarketData;
 use wyckoff_protocol::{AlertCheckReport, AlertCondition, AlertRule, AlertTarget, FiredAlert};
-use wyckoff_push::{DamagedChannel, Delivery};
+use wyckoff_push::{DamagedChannel, Delivery, KeychainSecrets, Outbox};
+use wyckoff_session::Desk;
 
-use crate::market::{failed, open, print_json, runtime};
+use crate::market::{desk, failed, print_json, runtime};
+
+/// How long one send after `data sync` may take (as long as the desk's).
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `alerts check --json`: the report and what the push outbox sent.
 #[derive(Debug, Serialize)]
@@ -197,15 +203,13 @@ pub fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
     };
     let rt = runtime()?;
     rt.block_on(async move {
-        let md = match open().await {
-            Ok(md) => md,
+        let desk = match desk().await {
+            Ok(desk) => desk,
             Err(e) => return Ok(failed(e)),
         };
-        let store = match AlertStore::new(md.pool().clone()).await {
-            Ok(s) => s,
-            Err(e) => return Ok(failed(e.into())),
-        };
-        match command(&args, new_rule, as_of, &md, &store).await {
+        let result = command(&args, new_rule, as_of, &desk).await;
+        desk.close().await;
+        match result {
             // The user's input: exit 2, nothing stored.
             Err(e) if user_error(&e) => Err(e),
             Err(e) => Ok(failed(e)),
@@ -226,9 +230,9 @@ async fn command(
     args: &AlertsArgs,
     new_rule: Option<NewRule>,
     as_of: Option<u32>,
-    md: &MarketData,
-    store: &AlertStore,
+    desk: &Desk,
 ) -> anyhow::Result<ExitCode> {
+    let (md, store) = (desk.market(), desk.alerts());
     let json = args.json;
     match &args.command {
         AlertsCommand::Add(_) => {
@@ -275,10 +279,10 @@ async fn command(
         }
         AlertsCommand::Check { .. } => {
             let now = Utc::now();
-            let outbox = crate::push::outbox(md).await?;
-            let checked: CheckOutput = deliver::check_and_push(md, store, &outbox, as_of, now)
-                .await?
-                .into();
+            let checked: CheckOutput =
+                deliver::check_and_push(md, store, desk.outbox(), as_of, now)
+                    .await?
+                    .into();
             if json {
                 print_json(&checked)?;
             } else {
@@ -310,10 +314,15 @@ pub(crate) fn print_check(checked: &CheckOutput) {
 
 /// The check `data sync` runs after it updated bars (`None`: no rule and no holding with
 /// a stop-loss or target, nothing to check); an error is the check's, the sync stands.
+/// It uses the stores of the sync's own market data: `data sync` is a market command and
+/// does not open the desk.
 pub(crate) async fn after_sync(md: &MarketData) -> Option<Result<CheckOutput, String>> {
     let ran = async {
         let store = AlertStore::new(md.pool().clone()).await?;
-        let outbox = crate::push::outbox(md).await?;
+        let outbox = Outbox::new(md.pool().clone(), SEND_TIMEOUT)
+            .await
+            .context("opening the push outbox")?
+            .with_secrets(Arc::new(KeychainSecrets::system()));
         anyhow::Ok(deliver::after_sync(md, &store, &outbox, Utc::now()).await?)
     };
     match ran.await {

@@ -1,5 +1,5 @@
 //! `wyckoff market [--json]`: what the `get_market_overview` tool returns, without an LLM.
-//! Also the data-home helpers the market commands share.
+//! Also the data-home helpers the commands share.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_config::DataHome;
 use wyckoff_market::MarketData;
+use wyckoff_session::{Desk, DeskOptions};
 
 /// Exit status for "the data asked for is not available".
 pub const EXIT_UNAVAILABLE: u8 = 1;
@@ -40,6 +41,18 @@ pub async fn open() -> anyhow::Result<Arc<MarketData>> {
         .await
         .with_context(|| format!("opening market data in {}", home.root().display()))?;
     Ok(Arc::new(md))
+}
+
+/// The desk of a command that reads or writes the data home's stores (alerts, tracking,
+/// chart notes, the journal, push, conversations, memory) or serves its market data to
+/// other agents: settings resolved, `wyckoff.db` migrated and every store built as the
+/// app and `wyckoff run` do. Close it with [`Desk::close`] when the command is done.
+pub async fn desk() -> anyhow::Result<Arc<Desk>> {
+    let desk = Desk::open(DeskOptions::from_env()).await?;
+    for note in desk.settings_notes() {
+        eprintln!("wyckoff: settings: {note}");
+    }
+    Ok(desk)
 }
 
 /// A failure that is not the user's input (data home, configuration, database): exit 1,

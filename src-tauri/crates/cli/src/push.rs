@@ -6,25 +6,19 @@
 //! 0 ok, 1 the data home failed or a test send was not accepted, 2 bad input.
 
 use std::process::ExitCode;
-use std::time::Duration;
-
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand, ValueEnum};
-use wyckoff_alerts::{AlertStore, deliver};
+use wyckoff_alerts::deliver;
 use wyckoff_config::{PushSecret, Secrets};
-use wyckoff_market::MarketData;
 use wyckoff_push::{
-    ChannelKind, DamagedChannel, Delivery, EmailSettings, KeychainSecrets, Outbox, OutboxStatus,
-    PushError, PushEvent, SecretIn, parse_events, split_pasted,
+    ChannelKind, DamagedChannel, Delivery, EmailSettings, OutboxStatus, PushError, PushEvent,
+    SecretIn, parse_events, split_pasted,
 };
+use wyckoff_session::Desk;
 
-use crate::market::{failed, open, print_json, runtime};
-
-/// How long one send may take.
-const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+use crate::market::{desk, failed, print_json, runtime};
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
@@ -125,14 +119,6 @@ fn events_list(events: &[PushEvent]) -> String {
     wyckoff_push::events::events_text(events)
 }
 
-/// The outbox on the data home's database.
-pub(crate) async fn outbox(md: &MarketData) -> anyhow::Result<Outbox> {
-    Ok(Outbox::new(md.pool().clone(), SEND_TIMEOUT)
-        .await
-        .context("opening the push outbox")?
-        .with_secrets(Arc::new(KeychainSecrets::system())))
-}
-
 /// Names the stored channels that could not be read (each was skipped, no other was).
 pub(crate) fn print_damaged(damaged: &[DamagedChannel]) {
     for d in damaged {
@@ -218,11 +204,13 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
     }
     let rt = runtime()?;
     rt.block_on(async move {
-        let md = match open().await {
-            Ok(md) => md,
+        let desk = match desk().await {
+            Ok(desk) => desk,
             Err(e) => return Ok(failed(e)),
         };
-        match command(&args, &md, now).await {
+        let result = command(&args, &desk, now).await;
+        desk.close().await;
+        match result {
             Err(e) if user_error(&e) => Err(e),
             Err(e) => Ok(failed(e)),
             Ok(code) => Ok(code),
@@ -230,9 +218,9 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow::Result<ExitCode> {
+async fn command(args: &PushArgs, desk: &Desk, now: DateTime<Utc>) -> anyhow::Result<ExitCode> {
     let json = args.json;
-    let outbox = outbox(md).await?;
+    let outbox = desk.outbox();
     match &args.command {
         PushCommand::Add {
             name,
@@ -474,8 +462,7 @@ async fn command(args: &PushArgs, md: &MarketData, now: DateTime<Utc>) -> anyhow
             }
         }
         PushCommand::Deliver { .. } => {
-            let store = AlertStore::new(md.pool().clone()).await?;
-            let done = deliver::deliver(&store, &outbox, None, now).await?;
+            let done = deliver::deliver(desk.alerts(), outbox, None, now).await?;
             if json {
                 print_json(&done)?;
             } else if done.is_empty() {

@@ -19,6 +19,7 @@ use wyckoff_inbox::QueueApprover;
 use wyckoff_journal::JournalStore;
 use wyckoff_market::watchlist::WatchlistStore;
 use wyckoff_protocol::{InboxRequest, InboxStatus, RunReport};
+use wyckoff_push::{KeychainSecrets, Outbox};
 use wyckoff_track::TrackStore;
 
 use crate::scheduler::{Scheduler, SchedulerError, Stop};
@@ -89,6 +90,9 @@ impl TurnOutput for Nowhere {
     }
 }
 
+/// How long one send of [`Desk::outbox`] may take (as long as the push relay's).
+const PUSH_SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Every store of the data home, built once for the process.
 struct Stores {
     alerts: AlertStore,
@@ -96,6 +100,7 @@ struct Stores {
     notes: AnnotationStore,
     journal: JournalStore,
     watchlist: WatchlistStore,
+    outbox: Outbox,
 }
 
 /// The core as one process sees it.
@@ -141,6 +146,7 @@ impl Desk {
             Some(s) => (s, Vec::new()),
             None => wyckoff_config::settings::load(&home.settings_path())?,
         };
+        let channel_secrets = Arc::new(KeychainSecrets(secrets.clone()));
         let services =
             Arc::new(Services::open_with_clock(home, settings, secrets, clock.clone()).await?);
         match services.recover_interrupted_turns().await {
@@ -170,6 +176,9 @@ impl Desk {
             tracking: TrackStore::new(pool.clone()).await?,
             notes: AnnotationStore::new(pool.clone()).await?,
             journal: JournalStore::new(pool.clone(), now).await?,
+            outbox: Outbox::new(pool.clone(), PUSH_SEND_TIMEOUT)
+                .await?
+                .with_secrets(channel_secrets),
             watchlist: WatchlistStore::new(pool),
         };
         let hub = ConversationHub::new(
@@ -249,6 +258,12 @@ impl Desk {
 
     pub fn watchlist(&self) -> &WatchlistStore {
         &self.stores.watchlist
+    }
+
+    /// The push channels and the durable outbox, for a front end that manages them or
+    /// waits on a delivery's outcome ([`Services::push`] only logs a failed send).
+    pub fn outbox(&self) -> &Outbox {
+        &self.stores.outbox
     }
 
     /// Everything unattended that is due at `now`, in one pass: requests nobody answered
