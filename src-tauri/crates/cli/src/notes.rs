@@ -5,9 +5,10 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use wyckoff_annotations::{AnnotationError, AnnotationStore, NotePeriod, Remover};
+use wyckoff_annotations::{AnnotationError, NotePeriod, Remover};
+use wyckoff_session::Desk;
 
-use crate::market::{failed, open, print_json, runtime};
+use crate::market::{desk, failed, print_json, runtime};
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -66,46 +67,50 @@ pub fn run(a: NotesArgs) -> anyhow::Result<ExitCode> {
     };
     let rt = runtime()?;
     rt.block_on(async {
-        let md = match open().await {
-            Ok(md) => md,
+        let desk = match desk().await {
+            Ok(desk) => desk,
             Err(e) => return Ok(failed(e)),
         };
-        let store = AnnotationStore::new(md.pool().clone())
-            .await
-            .context("opening the chart notes")?;
-        if let Some(NotesCommand::Remove { id }) = a.command {
-            return Ok(match store.remove(id, Remover::User).await {
-                Ok(n) => {
-                    println!("removed {}", line(&wyckoff_tools::annotate::describe(&n)));
-                    ExitCode::SUCCESS
-                }
-                Err(e @ AnnotationError::NotFound(_)) => bad(e),
-                Err(e) => failed(e.into()),
-            });
-        }
-        let Some(code) = a.code.as_deref() else {
-            return Ok(bad("give a stock code, or `remove ID`"));
-        };
-        let code = match wyckoff_annotations::known_code(&md, code) {
-            Ok(c) => c,
-            Err(e) => return Ok(bad(e)),
-        };
-        let notes: Vec<_> = store
-            .list(&code, period)
-            .await
-            .context("reading the chart notes")?
-            .iter()
-            .map(wyckoff_tools::annotate::describe)
-            .collect();
-        if a.json {
-            print_json(&notes)?;
-        } else if notes.is_empty() {
-            println!("no notes on {code}'s {} chart", period.as_str());
-        } else {
-            for n in &notes {
-                println!("{}", line(n));
-            }
-        }
-        Ok(ExitCode::SUCCESS)
+        let result = notes(&desk, a, period).await;
+        desk.close().await;
+        result
     })
+}
+
+async fn notes(desk: &Desk, a: NotesArgs, period: NotePeriod) -> anyhow::Result<ExitCode> {
+    let (md, store) = (desk.market(), desk.notes());
+    if let Some(NotesCommand::Remove { id }) = a.command {
+        return Ok(match store.remove(id, Remover::User).await {
+            Ok(n) => {
+                println!("removed {}", line(&wyckoff_tools::annotate::describe(&n)));
+                ExitCode::SUCCESS
+            }
+            Err(e @ AnnotationError::NotFound(_)) => bad(e),
+            Err(e) => failed(e.into()),
+        });
+    }
+    let Some(code) = a.code.as_deref() else {
+        return Ok(bad("give a stock code, or `remove ID`"));
+    };
+    let code = match wyckoff_annotations::known_code(md, code) {
+        Ok(c) => c,
+        Err(e) => return Ok(bad(e)),
+    };
+    let notes: Vec<_> = store
+        .list(&code, period)
+        .await
+        .context("reading the chart notes")?
+        .iter()
+        .map(wyckoff_tools::annotate::describe)
+        .collect();
+    if a.json {
+        print_json(&notes)?;
+    } else if notes.is_empty() {
+        println!("no notes on {code}'s {} chart", period.as_str());
+    } else {
+        for n in &notes {
+            println!("{}", line(n));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

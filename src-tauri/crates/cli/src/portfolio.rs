@@ -9,11 +9,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use wyckoff_journal::money::{fmt_fen, fmt_price, parse_fen, parse_price, price_from_f64};
-use wyckoff_journal::{
-    AfterSale, Fees, JournalError, JournalReport, JournalStore, NewFill, Side, Source,
-};
+use wyckoff_journal::{AfterSale, Fees, JournalError, JournalReport, NewFill, Side, Source};
+use wyckoff_session::Desk;
 
-use crate::market::{EXIT_BAD_INPUT, failed, open, print_json, runtime};
+use crate::market::{EXIT_BAD_INPUT, desk, failed, print_json, runtime};
 
 #[derive(Debug, clap::Args)]
 pub struct PortfolioArgs {
@@ -176,186 +175,194 @@ fn journal_failure(e: JournalError) -> ExitCode {
 
 pub fn run(a: PortfolioArgs) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async move {
-        let md = match open().await {
-            Ok(md) => md,
+        let desk = match desk().await {
+            Ok(desk) => desk,
             Err(e) => return Ok(failed(e)),
         };
-        let now = md.clock().now();
-        let store = match JournalStore::new(md.pool().clone(), now).await {
-            Ok(s) => s,
-            Err(e) => return Ok(journal_failure(e)),
-        };
-        match a.command {
-            Some(PortfolioCommand::Levels {
-                code,
-                stop,
-                target,
-                json,
-            }) => return levels(&md, &code, stop.as_deref(), target.as_deref(), json).await,
-            None => {
-                let s = match store.summary(now).await {
-                    Ok(s) => s,
-                    Err(e) => return Ok(journal_failure(e)),
-                };
-                if a.json {
-                    print_json(&s)?;
-                } else {
-                    println!(
-                        "{:<7} {:<10} {:>8} {:>12} {:>14}  since",
-                        "code", "name", "shares", "avg cost", "cost basis"
-                    );
-                    for p in &s.positions {
-                        println!(
-                            "{:<7} {:<10} {:>8} {:>12} {:>14}  {}",
-                            p.code,
-                            p.name,
-                            p.shares,
-                            price_from_f64(p.avg_cost).map(fmt_price).unwrap_or_default(),
-                            fmt_fen(p.cost_basis_fen),
-                            p.since
-                        );
-                    }
-                    println!(
-                        "realised P/L {} · fees {} · {} fills",
-                        fmt_fen(s.realised_fen),
-                        fmt_fen(s.fees_fen),
-                        s.fills.len()
-                    );
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Some(PortfolioCommand::Fill {
-                side,
-                code,
-                shares,
-                price,
-                date,
-                fees,
-                name,
-                json,
-            }) => {
-                let Some(price_e6) = parse_price(&price).filter(|p| *p > 0) else {
-                    return Ok(bad(format!("--price「{price}」不是正数（最多 6 位小数）")));
-                };
-                let date = match date {
-                    None => wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date()),
-                    Some(d) => match wyckoff_market::date::parse_date(&d) {
-                        Some(d) => d,
-                        None => return Ok(bad(format!("--date「{d}」无效，请用 YYYY-MM-DD"))),
-                    },
-                };
-                let fees = match fees {
-                    None => None,
-                    Some(f) => match parse_fen(&f).filter(|f| *f >= 0) {
-                        Some(c) => Some(Fees {
-                            commission_fen: c,
-                            stamp_fen: 0,
-                            transfer_fen: 0,
-                        }),
-                        None => return Ok(bad(format!("--fees「{f}」不是金额"))),
-                    },
-                };
-                let name = name.unwrap_or_else(|| {
-                    wyckoff_market::StockCode::parse(&code)
-                        .ok()
-                        .and_then(|c| md.stock_info(&c))
-                        .map(|i| i.name)
-                        .unwrap_or_default()
-                });
-                let fill = NewFill {
-                    code,
-                    name,
-                    side: match side {
-                        FillSide::Buy => Side::Buy,
-                        FillSide::Sell => Side::Sell,
-                    },
-                    date,
-                    price_e6,
-                    shares,
-                    fees,
-                };
-                match store.record(&fill, Source::Cli, now).await {
-                    Ok(out) if json => print_json(&out)?,
-                    Ok(out) => println!("{}", out.message),
-                    Err(e) => return Ok(journal_failure(e)),
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Some(PortfolioCommand::Import { file, json }) => {
-                let bytes = std::fs::read(&file)
-                    .with_context(|| format!("reading {}", file.display()));
-                let bytes = match bytes {
-                    Ok(b) => b,
-                    Err(e) => return Ok(bad(format!("{e:#}"))),
-                };
-                match store.import(&bytes, now).await {
-                    Ok(out) if json => print_json(&out)?,
-                    Ok(out) => {
-                        println!("{}", out.message);
-                        for s in &out.skipped {
-                            println!("  skipped line {}: {}", s.line, s.business);
-                        }
-                    }
-                    Err(e) => return Ok(journal_failure(e)),
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Some(PortfolioCommand::Fills { json }) => {
-                let s = match store.summary(now).await {
-                    Ok(s) => s,
-                    Err(e) => return Ok(journal_failure(e)),
-                };
-                if json {
-                    print_json(&s.fills)?;
-                } else {
-                    for f in &s.fills {
-                        println!(
-                            "#{:<4} {} {:<7} {:<7} {:<10} {:>8} @ {:>10}  amount {:>12}  fees {:>8}{}{}",
-                            f.id,
-                            f.date,
-                            f.side.as_str(),
-                            f.code,
-                            f.name,
-                            f.shares,
-                            price_from_f64(f.price).map(fmt_price).unwrap_or_default(),
-                            fmt_fen(f.amount_fen),
-                            fmt_fen(f.fees_total_fen),
-                            if f.fees_computed { " (rules)" } else { "" },
-                            f.realised_fen
-                                .map(|r| format!("  realised {}", fmt_fen(r)))
-                                .unwrap_or_default()
-                        );
-                    }
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Some(PortfolioCommand::Value { all, json }) => {
-                let r = match wyckoff_journal::report(&md, &store, now).await {
-                    Ok(r) => r,
-                    Err(e) => return Ok(journal_failure(e)),
-                };
-                let skip = if all { 0 } else { r.values.len().saturating_sub(20) };
-                if json {
-                    print_json(&r.values[skip..].to_vec())?;
-                } else {
-                    print_values(&r, skip);
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Some(PortfolioCommand::Review { json }) => {
-                let r = match wyckoff_journal::report(&md, &store, now).await {
-                    Ok(r) => r,
-                    Err(e) => return Ok(journal_failure(e)),
-                };
-                if json {
-                    print_json(&r.reviews)?;
-                } else {
-                    print_reviews(&r);
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-        }
+        let result = portfolio(&desk, a).await;
+        desk.close().await;
+        result
     })
+}
+
+async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
+    let (md, store) = (desk.market(), desk.journal());
+    let now = md.clock().now();
+    match a.command {
+        Some(PortfolioCommand::Levels {
+            code,
+            stop,
+            target,
+            json,
+        }) => levels(md, &code, stop.as_deref(), target.as_deref(), json).await,
+        None => {
+            let s = match store.summary(now).await {
+                Ok(s) => s,
+                Err(e) => return Ok(journal_failure(e)),
+            };
+            if a.json {
+                print_json(&s)?;
+            } else {
+                println!(
+                    "{:<7} {:<10} {:>8} {:>12} {:>14}  since",
+                    "code", "name", "shares", "avg cost", "cost basis"
+                );
+                for p in &s.positions {
+                    println!(
+                        "{:<7} {:<10} {:>8} {:>12} {:>14}  {}",
+                        p.code,
+                        p.name,
+                        p.shares,
+                        price_from_f64(p.avg_cost)
+                            .map(fmt_price)
+                            .unwrap_or_default(),
+                        fmt_fen(p.cost_basis_fen),
+                        p.since
+                    );
+                }
+                println!(
+                    "realised P/L {} · fees {} · {} fills",
+                    fmt_fen(s.realised_fen),
+                    fmt_fen(s.fees_fen),
+                    s.fills.len()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(PortfolioCommand::Fill {
+            side,
+            code,
+            shares,
+            price,
+            date,
+            fees,
+            name,
+            json,
+        }) => {
+            let Some(price_e6) = parse_price(&price).filter(|p| *p > 0) else {
+                return Ok(bad(format!("--price「{price}」不是正数（最多 6 位小数）")));
+            };
+            let date = match date {
+                None => wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date()),
+                Some(d) => match wyckoff_market::date::parse_date(&d) {
+                    Some(d) => d,
+                    None => return Ok(bad(format!("--date「{d}」无效，请用 YYYY-MM-DD"))),
+                },
+            };
+            let fees = match fees {
+                None => None,
+                Some(f) => match parse_fen(&f).filter(|f| *f >= 0) {
+                    Some(c) => Some(Fees {
+                        commission_fen: c,
+                        stamp_fen: 0,
+                        transfer_fen: 0,
+                    }),
+                    None => return Ok(bad(format!("--fees「{f}」不是金额"))),
+                },
+            };
+            let name = name.unwrap_or_else(|| {
+                wyckoff_market::StockCode::parse(&code)
+                    .ok()
+                    .and_then(|c| md.stock_info(&c))
+                    .map(|i| i.name)
+                    .unwrap_or_default()
+            });
+            let fill = NewFill {
+                code,
+                name,
+                side: match side {
+                    FillSide::Buy => Side::Buy,
+                    FillSide::Sell => Side::Sell,
+                },
+                date,
+                price_e6,
+                shares,
+                fees,
+            };
+            match store.record(&fill, Source::Cli, now).await {
+                Ok(out) if json => print_json(&out)?,
+                Ok(out) => println!("{}", out.message),
+                Err(e) => return Ok(journal_failure(e)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(PortfolioCommand::Import { file, json }) => {
+            let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()));
+            let bytes = match bytes {
+                Ok(b) => b,
+                Err(e) => return Ok(bad(format!("{e:#}"))),
+            };
+            match store.import(&bytes, now).await {
+                Ok(out) if json => print_json(&out)?,
+                Ok(out) => {
+                    println!("{}", out.message);
+                    for s in &out.skipped {
+                        println!("  skipped line {}: {}", s.line, s.business);
+                    }
+                }
+                Err(e) => return Ok(journal_failure(e)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(PortfolioCommand::Fills { json }) => {
+            let s = match store.summary(now).await {
+                Ok(s) => s,
+                Err(e) => return Ok(journal_failure(e)),
+            };
+            if json {
+                print_json(&s.fills)?;
+            } else {
+                for f in &s.fills {
+                    println!(
+                        "#{:<4} {} {:<7} {:<7} {:<10} {:>8} @ {:>10}  amount {:>12}  fees {:>8}{}{}",
+                        f.id,
+                        f.date,
+                        f.side.as_str(),
+                        f.code,
+                        f.name,
+                        f.shares,
+                        price_from_f64(f.price).map(fmt_price).unwrap_or_default(),
+                        fmt_fen(f.amount_fen),
+                        fmt_fen(f.fees_total_fen),
+                        if f.fees_computed { " (rules)" } else { "" },
+                        f.realised_fen
+                            .map(|r| format!("  realised {}", fmt_fen(r)))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(PortfolioCommand::Value { all, json }) => {
+            let r = match wyckoff_journal::report(md, store, now).await {
+                Ok(r) => r,
+                Err(e) => return Ok(journal_failure(e)),
+            };
+            let skip = if all {
+                0
+            } else {
+                r.values.len().saturating_sub(20)
+            };
+            if json {
+                print_json(&r.values[skip..].to_vec())?;
+            } else {
+                print_values(&r, skip);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(PortfolioCommand::Review { json }) => {
+            let r = match wyckoff_journal::report(md, store, now).await {
+                Ok(r) => r,
+                Err(e) => return Ok(journal_failure(e)),
+            };
+            if json {
+                print_json(&r.reviews)?;
+            } else {
+                print_reviews(&r);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 fn print_values(r: &JournalReport, skip: usize) {

@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 use wyckoff_engine::track::{GroupBy, HitRate, Outcome};
-use wyckoff_track::{TrackStats, TrackStore, TrackedScreen};
+use wyckoff_track::{TrackStats, TrackedScreen};
 
-use crate::market::{failed, open, print_json, runtime};
+use crate::market::{desk, failed, print_json, runtime};
 
 #[derive(Debug, clap::Args)]
 pub struct TrackArgs {
@@ -172,13 +172,12 @@ pub fn run(a: TrackArgs) -> anyhow::Result<ExitCode> {
     }
     let rt = runtime()?;
     let result = rt.block_on(async {
-        let md = open().await?;
-        let store = TrackStore::new(md.pool().clone())
+        let desk = desk().await?;
+        let tracked = wyckoff_track::tracked(desk.market(), desk.tracking())
             .await
-            .context("opening the tracking store")?;
-        wyckoff_track::tracked(&md, &store)
-            .await
-            .context("following the saved screens")
+            .context("following the saved screens");
+        desk.close().await;
+        tracked
     });
     let screens = match result {
         Ok(s) => s,
@@ -203,18 +202,23 @@ fn backfill(from: u32, to: u32) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let started = Instant::now();
     let result = rt.block_on(async {
-        let md = open().await?;
-        let store = TrackStore::new(md.pool().clone())
-            .await
-            .context("opening the tracking store")?;
-        wyckoff_track::backfill(&md, &store, from, to, move |done, total, day| {
-            eprintln!(
-                "backfill {done}/{total}  {}",
-                wyckoff_market::date::iso(day)
-            );
-        })
+        let desk = desk().await?;
+        let report = wyckoff_track::backfill(
+            desk.market(),
+            desk.tracking(),
+            from,
+            to,
+            move |done, total, day| {
+                eprintln!(
+                    "backfill {done}/{total}  {}",
+                    wyckoff_market::date::iso(day)
+                );
+            },
+        )
         .await
-        .context("backfilling")
+        .context("backfilling");
+        desk.close().await;
+        report
     });
     let report = match result {
         Ok(r) => r,
