@@ -16,10 +16,9 @@ use crate::market::print_json;
 use serde::Serialize;
 use serde_json::Value;
 use wyckoff_config::DataHome;
-use wyckoff_memory::{
-    Conversation, ConversationStore, MemoryError, MessageStatus, StoredMessage, open_pool,
-};
+use wyckoff_memory::{Conversation, ConversationStore, MemoryError, MessageStatus, StoredMessage};
 use wyckoff_protocol::{Message, UserOrigin};
+use wyckoff_session::Desk;
 
 #[derive(Debug, Args)]
 pub struct ConversationsArgs {
@@ -226,16 +225,24 @@ pub fn run(args: ConversationsArgs) -> anyhow::Result<ExitCode> {
 async fn execute(args: ConversationsArgs) -> anyhow::Result<ExitCode> {
     let home = DataHome::from_env();
     // Reading commands never create a data home: with no database there is nothing
-    // stored yet.
-    let store = if home.db_path().is_file() {
-        Some(ConversationStore::new(open_pool(home.db_path()).await?))
+    // stored yet, and the desk is opened only over one that exists.
+    let desk = if home.db_path().is_file() {
+        Some(crate::market::desk().await?)
     } else {
         None
     };
-    let outcome = match (args.command, store) {
-        (ConversationsCommand::List { all, limit, json }, store) => {
-            let rows = match store {
-                Some(store) => list(&store, all, limit).await,
+    let outcome = command(args, desk.as_deref()).await;
+    if let Some(desk) = &desk {
+        desk.close().await;
+    }
+    outcome
+}
+
+async fn command(args: ConversationsArgs, desk: Option<&Desk>) -> anyhow::Result<ExitCode> {
+    let outcome = match (args.command, desk) {
+        (ConversationsCommand::List { all, limit, json }, desk) => {
+            let rows = match desk {
+                Some(desk) => list(desk.services().conversations(), all, limit).await,
                 None => Ok(Vec::new()),
             };
             rows.map(|rows| print_list(&rows, json))
@@ -243,9 +250,18 @@ async fn execute(args: ConversationsArgs) -> anyhow::Result<ExitCode> {
         (ConversationsCommand::Show { id, .. } | ConversationsCommand::Fork { id, .. }, None) => {
             Err(MemoryError::ConversationNotFound(id))
         }
-        (ConversationsCommand::Show { id, json }, Some(store)) => show(&store, &id, json).await,
-        (ConversationsCommand::Fork { id, from, json }, Some(store)) => {
-            fork(&home, &store, &id, from, json).await
+        (ConversationsCommand::Show { id, json }, Some(desk)) => {
+            show(desk.services().conversations(), &id, json).await
+        }
+        (ConversationsCommand::Fork { id, from, json }, Some(desk)) => {
+            fork(
+                desk.home(),
+                desk.services().conversations(),
+                &id,
+                from,
+                json,
+            )
+            .await
         }
     };
     match outcome {

@@ -18,7 +18,7 @@ use anyhow::Context;
 use wyckoff_config::mcp::{self as config, EnvSecret, HeaderSecret, McpServer, McpTransport};
 use wyckoff_config::{DataHome, NamedSecret, Secrets};
 
-use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json};
+use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, desk, failed, print_json};
 
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {
@@ -595,10 +595,11 @@ fn serve(http: Option<String>) -> anyhow::Result<ExitCode> {
             },
             None => None,
         };
-        let md = match open().await {
-            Ok(md) => md,
+        let desk = match desk().await {
+            Ok(desk) => desk,
             Err(e) => return Ok(failed(e)),
         };
+        let md = desk.market().clone();
         let served = match listener {
             Some(l) => {
                 // stderr: stdout stays clean, and a supervisor reads where to connect
@@ -614,6 +615,7 @@ fn serve(http: Option<String>) -> anyhow::Result<ExitCode> {
             }
             None => wyckoff_mcp::serve_stdio(md).await,
         };
+        desk.close().await;
         Ok(match served {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => failed(e.into()),

@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use wyckoff_config::DataHome;
 use wyckoff_memory::{Memory, MemoryError, MemoryStore, MemoryType};
 
 #[derive(Debug, Args)]
@@ -51,9 +50,13 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn execute(args: MemoryArgs) -> anyhow::Result<ExitCode> {
-    let home = DataHome::from_env();
-    home.ensure()?;
-    let store = MemoryStore::open(home.db_path()).await?;
+    let desk = crate::market::desk().await?;
+    let outcome = command(args, desk.services().memories()).await;
+    desk.close().await;
+    outcome
+}
+
+async fn command(args: MemoryArgs, store: &MemoryStore) -> anyhow::Result<ExitCode> {
     let outcome = match args.command {
         MemoryCommand::List { memory_type, limit } => {
             let filter = match memory_type
