@@ -1,8 +1,8 @@
 //! A-share boards, from the 6-digit code (REFERENCE §15.0 `core/cn_boards`), and the rules
 //! that go by board: the daily price limit (narrowed for ST names) and the lot. The one
 //! prefix table: `wyckoff_market::StockCode` takes its board (and whether a code is a stock
-//! at all) from [`Board::of_stock`]; the backtest, forward tracking and the funnel take
-//! their limits and lots from here.
+//! at all) from [`Board::of_stock`]; the backtest and forward tracking take their limits
+//! and lots from here, and the funnel its ST rule.
 
 use serde::{Deserialize, Serialize};
 
