@@ -15,11 +15,6 @@ use crate::chat::ChatState;
 use crate::commands::error::{CommandError, CommandErrorKind};
 use crate::state::AppState;
 
-/// The name `crate::inbox`'s pass reached the chat's error by, before every command had
-/// one error; unused once that file names `CommandError`.
-#[allow(dead_code)]
-pub type ChatError = CommandError;
-
 pub(crate) async fn services(
     state: &AppState,
     chat: &ChatState,

@@ -91,22 +91,19 @@ impl CommandError {
         let code = code.into();
         Self::not_found(format!("unknown stock code {code}: {why}")).with_code(code)
     }
-
-    /// The error in words, for a caller that reports it as one of its own.
-    pub fn into_message(self) -> String {
-        self.message
-    }
 }
 
 impl From<wyckoff_session::SessionError> for CommandError {
     fn from(e: wyckoff_session::SessionError) -> Self {
         use wyckoff_inbox::InboxError;
         use wyckoff_session::SessionError as S;
-        let kind = match &e {
+        let message = e.to_string();
+        let kind = match e {
             S::NoModelConfigured
             | S::UnknownModelEntry(_)
             | S::MissingKey { .. }
-            | S::UnknownProvider { .. } => CommandErrorKind::Setup,
+            | S::UnknownProvider { .. }
+            | S::Settings(_) => CommandErrorKind::Setup,
             S::SessionNotFound(_) | S::Inbox(InboxError::NotFound(_)) => CommandErrorKind::NotFound,
             S::Skill(_) | S::InvalidOption(_) => CommandErrorKind::InvalidInput,
             // Another process's turn holds the conversation as surely as this one's.
@@ -115,16 +112,23 @@ impl From<wyckoff_session::SessionError> for CommandError {
             }
             S::Inbox(InboxError::AlreadyDecided { .. }) => CommandErrorKind::Conflict,
             S::Inbox(InboxError::PreviewChanged { .. }) => CommandErrorKind::Stale,
-            S::Storage(m) => return memory_kind(m, e.to_string()),
+            // A store's failure means what it means from the store itself.
+            S::Storage(m) => memory_kind(&m),
+            S::Market(m) => Self::from(m).kind,
+            S::Push(p) => Self::from(p).kind,
+            S::Alerts(a) => Self::from(a).kind,
+            S::Notes(a) => Self::from(a).kind,
+            S::Journal(j) => Self::from(j).kind,
+            S::Schedules(s) => Self::from(*s).kind,
             _ => CommandErrorKind::Internal,
         };
-        Self::new(kind, e.to_string())
+        Self::new(kind, message)
     }
 }
 
-fn memory_kind(e: &wyckoff_memory::MemoryError, message: String) -> CommandError {
+fn memory_kind(e: &wyckoff_memory::MemoryError) -> CommandErrorKind {
     use wyckoff_memory::MemoryError as M;
-    let kind = match e {
+    match e {
         M::ConversationNotFound(_)
         | M::NotFound(_)
         | M::MessageNotFound { .. }
@@ -138,14 +142,12 @@ fn memory_kind(e: &wyckoff_memory::MemoryError, message: String) -> CommandError
         // The history up to there is still being written by a turn.
         M::ForkInRunningToolRound { .. } => CommandErrorKind::Busy,
         _ => CommandErrorKind::Internal,
-    };
-    CommandError::new(kind, message)
+    }
 }
 
 impl From<wyckoff_memory::MemoryError> for CommandError {
     fn from(e: wyckoff_memory::MemoryError) -> Self {
-        let message = e.to_string();
-        memory_kind(&e, message)
+        Self::new(memory_kind(&e), e.to_string())
     }
 }
 
@@ -339,6 +341,19 @@ mod tests {
         assert_eq!(
             kind(wyckoff_memory::MemoryError::EmptyContent),
             CommandErrorKind::InvalidInput
+        );
+        // A store's error through the session keeps the store's kind.
+        assert_eq!(
+            kind(SessionError::Journal(
+                wyckoff_journal::JournalError::Invalid("成交价格必须大于 0".into())
+            )),
+            CommandErrorKind::InvalidInput
+        );
+        assert_eq!(
+            kind(SessionError::Storage(
+                wyckoff_memory::MemoryError::ConversationNotFound("c1".into())
+            )),
+            CommandErrorKind::NotFound
         );
     }
 
