@@ -3,11 +3,13 @@
 //! The engine computes every label and line here; the webview only draws them.
 
 use serde::Serialize;
-use serde_json::{Value, json};
 use specta::Type;
 use tauri::State;
+use wyckoff_engine::Phase;
 use wyckoff_market::watchlist::WatchlistStore;
 use wyckoff_market::{MarketData, StockCode};
+use wyckoff_tools::BarsFreshness;
+use wyckoff_tools::analyze::{self, StockDiagnosis};
 pub use wyckoff_tools::chart::{Period, StockChart, build_chart, build_chart_as_of};
 
 use crate::chat::ChatState;
@@ -89,30 +91,50 @@ pub struct WatchlistRow {
     pub added_at: String,
 }
 
-/// One watchlist row from the cache and the engine; a stock without bars says so.
+/// The phase's letter, as the page shows it.
+fn phase_letter(p: Phase) -> &'static str {
+    match p {
+        Phase::A => "A",
+        Phase::B => "B",
+        Phase::C => "C",
+        Phase::D => "D",
+        Phase::E => "E",
+    }
+}
+
+/// One watchlist row from the cache and the engine (as `analyze_stock` diagnoses it); a
+/// stock without bars says so.
 async fn watchlist_row(md: &MarketData, code: &str, added_at: String) -> WatchlistRow {
-    let d = wyckoff_tools::analyze::run(md, &json!({"code": code, "mode": "diagnose"}))
-        .await
-        .unwrap_or_else(|e| json!({"data_status": "unavailable", "message": e.to_string()}));
-    let s = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
-    let stage = d
-        .pointer("/wyckoff/phase")
-        .and_then(Value::as_str)
-        .map(|p| format!("Phase {p}"))
-        .or_else(|| s("accum_stage"));
+    let found = analyze::diagnose_stock(md, code, None, None, None).await;
+    let (bars, d) = match found {
+        Ok(StockDiagnosis::Diagnosed(d)) => (Some(d.bars), Some(d.diagnosis)),
+        Ok(StockDiagnosis::NoBars(bars)) => (Some(bars), None),
+        Err(e) => {
+            tracing::debug!(code, "watchlist row without a diagnosis: {e}");
+            (None, None)
+        }
+    };
+    let stage = d.as_ref().and_then(|d| {
+        d.wyckoff
+            .phase
+            .map(|p| format!("Phase {}", phase_letter(p)))
+            .or_else(|| d.accum_stage.map(|s| s.as_str().to_owned()))
+    });
     WatchlistRow {
         code: code.to_owned(),
-        name: s("name").filter(|n| !n.is_empty()),
-        last: d.get("latest_close").and_then(Value::as_f64),
-        change_pct: d.get("day_change_pct").and_then(Value::as_f64),
-        health: s("health"),
+        name: bars
+            .as_ref()
+            .and_then(|b| b.name.clone())
+            .filter(|n| !n.is_empty()),
+        last: d.as_ref().and_then(|d| d.latest_close),
+        change_pct: d.as_ref().and_then(|d| d.day_change_pct),
+        health: d.as_ref().map(|d| d.health.clone()),
         stage,
-        as_of: d
-            .get("latest_date")
-            .and_then(Value::as_str)
-            .map(|x| x.replace('-', ""))
-            .and_then(|x| x.parse().ok()),
-        data_status: s("data_status").unwrap_or_else(|| "unavailable".into()),
+        as_of: d.as_ref().and_then(|d| d.latest_date),
+        data_status: bars
+            .as_ref()
+            .map(|b| BarsFreshness::of(b).data_status)
+            .unwrap_or_else(|| "unavailable".into()),
         added_at,
     }
 }

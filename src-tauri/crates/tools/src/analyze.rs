@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
-use wyckoff_engine::{Bar, DiagnosisConfig, Holding, MarketRegime, diagnose_with};
+use wyckoff_engine::{Bar, Diagnosis, DiagnosisConfig, Holding, MarketRegime, diagnose_with};
 use wyckoff_market::{BarsResult, MarketData};
 use wyckoff_time::iso;
 
@@ -56,15 +56,10 @@ pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
         "diagnose" => {
             let cost = opt_f64(args, "cost").filter(|c| *c > 0.0);
             let buy_dt = opt_date(args, "buy_dt", ERR_BUY_DT)?;
-            let r = md.daily_bars(code, as_of).await.map_err(market_err)?;
-            if r.bars.is_empty() {
-                return Ok(unavailable(&r, mode, as_of));
-            }
-            let bench = md.index_bars(BENCHMARK, as_of).await.map_err(market_err)?;
-            let small = md.index_bars(SMALL_CAP, as_of).await.map_err(market_err)?;
-            // 水温 as of the stock's own last bar, so both describe the same day.
-            let regime = regime_from(&bench.bars, &small.bars, r.as_of.or(as_of));
-            Ok(diagnosis(&r, &bench, &regime, cost, buy_dt, as_of))
+            Ok(match diagnose_stock(md, code, as_of, cost, buy_dt).await? {
+                StockDiagnosis::NoBars(r) => unavailable(&r, mode, as_of),
+                StockDiagnosis::Diagnosed(d) => diagnosis(&d, buy_dt, as_of),
+            })
         }
         "price" => {
             let days = opt_i64(args, "days")
@@ -80,6 +75,58 @@ pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
             "mode 参数无效: '{other}'，可选值: diagnose, price"
         ))),
     }
+}
+
+/// A stock as `analyze_stock` (mode diagnose) sees it: the engine's diagnosis of its cached
+/// bars, or the bars' empty result (nothing is diagnosed from no bars).
+pub enum StockDiagnosis {
+    NoBars(BarsResult),
+    Diagnosed(Box<Diagnosed>),
+}
+
+/// The engine's diagnosis with what it was made from: the stock's bars (and their
+/// freshness), the benchmark's, and the day's 水温.
+pub struct Diagnosed {
+    pub bars: BarsResult,
+    pub bench: BarsResult,
+    pub regime: MarketRegime,
+    /// Why the regime is unknown, when it is.
+    pub regime_why: Option<String>,
+    pub diagnosis: Diagnosis,
+}
+
+/// Diagnoses `code` as of `as_of` (the last bar when `None`), a holding at `cost` bought
+/// on `buy_dt` when given.
+pub async fn diagnose_stock(
+    md: &MarketData,
+    code: &str,
+    as_of: Option<u32>,
+    cost: Option<f64>,
+    buy_dt: Option<u32>,
+) -> Result<StockDiagnosis, ToolError> {
+    let r = md.daily_bars(code, as_of).await.map_err(market_err)?;
+    if r.bars.is_empty() {
+        return Ok(StockDiagnosis::NoBars(r));
+    }
+    let bench = md.index_bars(BENCHMARK, as_of).await.map_err(market_err)?;
+    let small = md.index_bars(SMALL_CAP, as_of).await.map_err(market_err)?;
+    // 水温 as of the stock's own last bar, so both describe the same day.
+    let (regime, regime_why) = regime_from(&bench.bars, &small.bars, r.as_of.or(as_of));
+    let name = r.name.clone().unwrap_or_default();
+    let holding = Holding { cost, buy_dt };
+    let bench_bars = (!bench.bars.is_empty()).then_some(bench.bars.as_slice());
+    let cfg = DiagnosisConfig {
+        regime: Some(regime.regime),
+        ..DiagnosisConfig::default()
+    };
+    let diagnosis = diagnose_with(&r.code, &name, &r.bars, &holding, bench_bars, &cfg);
+    Ok(StockDiagnosis::Diagnosed(Box::new(Diagnosed {
+        bars: r,
+        bench,
+        regime,
+        regime_why,
+        diagnosis,
+    })))
 }
 
 /// No bars at all: say so and how to get them; never a diagnosis of nothing.
@@ -102,24 +149,17 @@ fn unavailable(r: &BarsResult, mode: &str, as_of: Option<u32>) -> Value {
     Value::Object(out)
 }
 
-fn diagnosis(
-    r: &BarsResult,
-    bench: &BarsResult,
-    (regime, regime_why): &(MarketRegime, Option<String>),
-    cost: Option<f64>,
-    buy_dt: Option<u32>,
-    as_of: Option<u32>,
-) -> Value {
-    let name = r.name.clone().unwrap_or_default();
-    let holding = Holding { cost, buy_dt };
+fn diagnosis(found: &Diagnosed, buy_dt: Option<u32>, as_of: Option<u32>) -> Value {
+    let Diagnosed {
+        bars: r,
+        bench,
+        regime,
+        regime_why,
+        diagnosis: d,
+    } = found;
     let bench_bars = (!bench.bars.is_empty()).then_some(bench.bars.as_slice());
-    let cfg = DiagnosisConfig {
-        regime: Some(regime.regime),
-        ..DiagnosisConfig::default()
-    };
-    let d = diagnose_with(&r.code, &name, &r.bars, &holding, bench_bars, &cfg);
     let next_action = d.diagnosis_brief.next_step.clone();
-    let mut v = serde_json::to_value(&d).unwrap_or_else(|e| json!({"error": e.to_string()}));
+    let mut v = serde_json::to_value(d).unwrap_or_else(|e| json!({"error": e.to_string()}));
     if let Value::Object(o) = &mut v {
         // the market layer's status (ok/stale/partial) replaces the engine's "ok"
         o.extend(freshness(r));

@@ -52,6 +52,31 @@ pub fn worst(statuses: impl IntoIterator<Item = DataStatus>) -> Option<DataStatu
     statuses.into_iter().max_by_key(rank)
 }
 
+/// The freshness every bar-based result carries, typed: the fields [`freshness`] writes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BarsFreshness {
+    /// ok / stale / partial / unavailable.
+    pub data_status: String,
+    pub source: Option<String>,
+    /// The last bar's date (YYYY-MM-DD).
+    pub as_of: Option<String>,
+    /// The last closed trading day the bars should reach.
+    pub expected_last_date: Option<String>,
+    pub notes: Vec<String>,
+}
+
+impl BarsFreshness {
+    pub fn of(r: &BarsResult) -> Self {
+        BarsFreshness {
+            data_status: status_str(r.data_status).to_owned(),
+            source: r.source.clone(),
+            as_of: r.as_of.map(iso),
+            expected_last_date: r.expected_last_date.map(iso),
+            notes: wyckoff_market::notes::texts(&r.notes),
+        }
+    }
+}
+
 /// The freshness fields every bar-based result carries.
 pub fn freshness(r: &BarsResult) -> Map<String, Value> {
     let mut m = Map::new();

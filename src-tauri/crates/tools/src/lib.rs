@@ -53,6 +53,7 @@ use wyckoff_llm::Provider;
 use wyckoff_market::MarketData;
 
 pub use analyze::is_unavailable;
+pub use common::BarsFreshness;
 
 type Handler<F> = fn(Arc<MarketData>, Value) -> F;
 

@@ -10,12 +10,12 @@ use wyckoff_engine::{Diagnosis, ExitKind, Holding, Stage, Track, diagnose};
 use wyckoff_market::portfolio::{
     ERR_BATCH_ACTION, ERR_BATCH_TOO_LARGE, ERR_ITEMS_EMPTY, MAX_BATCH, WriteOutcome,
 };
-use wyckoff_market::{
-    BarsResult, DataStatus, MarketData, PortfolioError, PortfolioOp, PortfolioView,
-};
+use wyckoff_market::{DataStatus, MarketData, PortfolioError, PortfolioOp, PortfolioView};
 use wyckoff_time::iso;
 
-use crate::common::{market_err, opt_f64, opt_i64, opt_str, round, round_tree, status_str, worst};
+use crate::common::{
+    BarsFreshness, market_err, opt_f64, opt_i64, opt_str, round, round_tree, status_str, worst,
+};
 
 pub const PORTFOLIO: &str = "portfolio";
 pub const PORTFOLIO_DISPLAY: &str = "持仓";
@@ -167,32 +167,6 @@ pub struct HoldingReport {
     /// Share of the diagnosed holdings' market value, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_pct: Option<f64>,
-}
-
-/// A holding's bars' freshness: the fields `common::freshness` gives every bar-based
-/// result, typed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BarsFreshness {
-    /// ok / stale / partial / unavailable.
-    pub data_status: String,
-    pub source: Option<String>,
-    /// The last bar's date (YYYY-MM-DD).
-    pub as_of: Option<String>,
-    /// The last closed trading day the bars should reach.
-    pub expected_last_date: Option<String>,
-    pub notes: Vec<String>,
-}
-
-impl BarsFreshness {
-    pub fn of(r: &BarsResult) -> Self {
-        BarsFreshness {
-            data_status: status_str(r.data_status).to_owned(),
-            source: r.source.clone(),
-            as_of: r.as_of.map(iso),
-            expected_last_date: r.expected_last_date.map(iso),
-            notes: wyckoff_market::notes::texts(&r.notes),
-        }
-    }
 }
 
 /// The engine's diagnosis figures a holding carries (REFERENCE §14.1); the full output is

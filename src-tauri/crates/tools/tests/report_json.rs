@@ -281,3 +281,42 @@ async fn research_summaries_are_a_part_of_the_reports() {
         .unwrap();
     assert!(serde_json::from_value::<ResearchReport>(single).is_err());
 }
+
+/// The app's watchlist reads `analyze_stock`'s typed diagnosis: the same figures the tool
+/// writes (to its 4 decimals), and its bars' freshness.
+#[tokio::test]
+async fn a_stocks_typed_diagnosis_is_the_tools() {
+    use wyckoff_tools::analyze::{StockDiagnosis, diagnose_stock};
+    let (md, _dir) = offline().await;
+    let v = wyckoff_tools::analyze::run(&md, &json!({"code": "000001", "mode": "diagnose"}))
+        .await
+        .unwrap();
+    let StockDiagnosis::Diagnosed(d) = diagnose_stock(&md, "000001", None, None, None)
+        .await
+        .unwrap()
+    else {
+        panic!("000001 has bundled bars");
+    };
+    let mut engine = serde_json::to_value(&d.diagnosis).unwrap();
+    round(&mut engine);
+    for k in [
+        "health",
+        "latest_close",
+        "day_change_pct",
+        "wyckoff",
+        "accum_stage",
+        "name",
+    ] {
+        assert_eq!(v[k], engine[k], "{k}");
+    }
+    let fresh = wyckoff_tools::BarsFreshness::of(&d.bars);
+    assert_eq!(v["data_status"], fresh.data_status.as_str());
+    assert_eq!(v["as_of"], json!(fresh.as_of));
+    let StockDiagnosis::NoBars(none) = diagnose_stock(&md, "600000", None, None, None)
+        .await
+        .unwrap()
+    else {
+        panic!("600000 has no bundled bars");
+    };
+    assert!(none.bars.is_empty());
+}
