@@ -340,7 +340,7 @@ async fn answer(
     answer_text: &AnswerSlot,
 ) -> anyhow::Result<ExitCode> {
     let hub = desk.hub();
-    let decided = approvals::answer(&hub, id, answer, Decider::Cli, reason, now).await;
+    let decided = approvals::answer(hub, id, answer, Decider::Cli, reason, now).await;
     let mut decided = match decided {
         Ok(d) => d,
         Err(e) => {
