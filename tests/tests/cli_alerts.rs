@@ -9,12 +9,9 @@
 use serde_json::Value;
 use wyckoff_e2e::show;
 use wyckoff_market::Bar;
+use wyckoff_time::iso;
 
 type Home = wyckoff_e2e::CliHome;
-
-fn iso(d: u32) -> String {
-    format!("{:04}-{:02}-{:02}", d / 10000, (d / 100) % 100, d % 100)
-}
 
 /// The bundled bars of one stock (what a fresh data home's cache is seeded with).
 fn bundled(code: &str) -> Vec<Bar> {

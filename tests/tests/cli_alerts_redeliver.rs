@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use chrono::{DateTime, Duration, FixedOffset, Timelike, Utc};
+use chrono::{DateTime, Duration, Timelike, Utc};
 use serde_json::Value;
 use wyckoff_e2e::hook::hook;
 use wyckoff_e2e::show;
@@ -14,8 +14,9 @@ type Home = wyckoff_e2e::CliHome;
 
 /// `t` as the daemon's `--now` takes it (Beijing time, to the minute), rounded down.
 fn beijing_minute(t: DateTime<Utc>) -> String {
-    let bj = t.with_timezone(&FixedOffset::east_opt(8 * 3600).unwrap());
-    bj.format("%Y-%m-%d %H:%M").to_string()
+    wyckoff_time::to_beijing(t)
+        .format("%Y-%m-%d %H:%M")
+        .to_string()
 }
 
 /// One `daemon --once` pass at `now`; it must succeed.

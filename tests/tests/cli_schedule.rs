@@ -886,8 +886,7 @@ async fn a_scheduled_call_denied_or_left_to_expire_is_refused_told_and_audited()
             .status
             .success()
     );
-    let beijing = chrono::FixedOffset::east_opt(8 * 3600).unwrap();
-    let due = rfc3339(&mon["expires_at"]).with_timezone(&beijing);
+    let due = wyckoff_time::to_beijing(rfc3339(&mon["expires_at"]));
     let before = (due - chrono::TimeDelta::minutes(1))
         .format("%Y-%m-%d %H:%M")
         .to_string();

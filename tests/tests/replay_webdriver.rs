@@ -11,6 +11,7 @@ use thirtyfour::prelude::*;
 use wyckoff_desk_lib::{Period, build_chart};
 use wyckoff_e2e::webdriver::{TauriDriver, click, fill, run_scenario, shot, wait_attr, wait_for};
 use wyckoff_market::{MarketConfig, MarketData};
+use wyckoff_time::iso;
 
 /// A mark of 000001's daily chart placed after its own bar: label, bar date, the dates of
 /// the bars from it to its known-on close (both included).
@@ -54,10 +55,6 @@ async fn late_mark() -> Late {
         date: e.date,
         steps: dates[from..=to].to_vec(),
     }
-}
-
-fn iso(d: u32) -> String {
-    format!("{}-{:02}-{:02}", d / 10000, d / 100 % 100, d % 100)
 }
 
 async fn wait_text(d: &WebDriver, id: &str, want: &str) {
