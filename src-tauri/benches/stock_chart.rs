@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use wyckoff_desk_lib::{Period, build_chart};
-use wyckoff_market::{MarketConfig, MarketData};
+use wyckoff_session::domain::market::{MarketConfig, MarketData};
 
 const RUNS: usize = 7;
 

@@ -10,7 +10,7 @@ use std::time::Instant;
 use wyckoff_desk_lib::{
     PortfolioEdit, apply_portfolio_edit, build_data_status, build_overview, load_portfolio,
 };
-use wyckoff_market::{MarketConfig, MarketData};
+use wyckoff_session::domain::market::{MarketConfig, MarketData};
 
 const RUNS: usize = 5;
 const STOCKS: usize = 3_000;
@@ -59,7 +59,7 @@ fn main() {
             for b in &histories[i % histories.len()] {
                 text.push_str(&format!(
                     "{},{},{:.3},{:.3},{:.3},{:.3},{},{}\n",
-                    wyckoff_market::date::iso(b.date),
+                    wyckoff_session::domain::market::date::iso(b.date),
                     // SSE main-board prefixes 600/601/603 (602 is no stock code)
                     [600_000, 601_000, 603_000][i / 1000] + i % 1000,
                     b.open * scale,

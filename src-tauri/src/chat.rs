@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::AppHandle;
 use tokio::sync::OnceCell;
-use wyckoff_agent::{EventSink, NullSink, PendingApprovals};
 use wyckoff_config::{DataHome, Secrets, Settings};
 use wyckoff_protocol::{RuntimeEvent, TurnKind};
+use wyckoff_session::domain::agent::{EventSink, NullSink, PendingApprovals};
 use wyckoff_session::scheduler::Scheduler;
 use wyckoff_session::{
     Answerer, ConversationHub, Desk, DeskOptions, Services, SessionError, TurnMeta, TurnOutput,
@@ -193,7 +193,7 @@ mod tests {
                 ..ModelOverrides::default()
             },
             continue_session: None,
-            approver: Arc::new(wyckoff_agent::HeadlessApprover::Never),
+            approver: Arc::new(wyckoff_session::domain::agent::HeadlessApprover::Never),
         }
     }
 

@@ -46,8 +46,8 @@ impl From<&RunReport> for ScheduleRunView {
     }
 }
 
-impl From<wyckoff_schedule::ScheduleRun> for ScheduleRunView {
-    fn from(r: wyckoff_schedule::ScheduleRun) -> Self {
+impl From<wyckoff_session::domain::schedule::ScheduleRun> for ScheduleRunView {
+    fn from(r: wyckoff_session::domain::schedule::ScheduleRun) -> Self {
         ScheduleRunView {
             id: r.id,
             schedule: r.schedule,

@@ -11,8 +11,8 @@ use specta::Type;
 use tauri::{AppHandle, Manager};
 use tauri_specta::Event;
 use tokio::sync::broadcast::error::RecvError;
-use wyckoff_agent::BackgroundTaskManager;
 use wyckoff_protocol::{TaskInfo, TaskStatus};
+use wyckoff_session::domain::agent::BackgroundTaskManager;
 
 use crate::state::AppState;
 

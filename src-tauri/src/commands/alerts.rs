@@ -4,8 +4,8 @@
 
 use chrono::Utc;
 use tauri::State;
-use wyckoff_alerts::{AlertStore, NewRule};
 use wyckoff_protocol::{AlertCondition, AlertRule, AlertTarget, FiredAlert};
+use wyckoff_session::domain::alerts::{AlertStore, NewRule};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -20,7 +20,13 @@ const HISTORY_MAX: u32 = 500;
 async fn store(
     state: &AppState,
     chat: &ChatState,
-) -> Result<(std::sync::Arc<wyckoff_market::MarketData>, AlertStore), CommandError> {
+) -> Result<
+    (
+        std::sync::Arc<wyckoff_session::domain::market::MarketData>,
+        AlertStore,
+    ),
+    CommandError,
+> {
     let md = services(state, chat).await?.market().clone();
     let store = AlertStore::new(md.pool().clone()).await?;
     Ok((md, store))
@@ -47,7 +53,7 @@ pub async fn alert_add(
     cooldown_days: Option<u32>,
 ) -> Result<AlertRule, CommandError> {
     let (md, store) = store(&state, &chat).await?;
-    let rule = wyckoff_alerts::validate(
+    let rule = wyckoff_session::domain::alerts::validate(
         &md,
         NewRule {
             target,

@@ -3,8 +3,10 @@
 //! removes anyone's). A thin adapter over `wyckoff_annotations`.
 
 use tauri::State;
-use wyckoff_annotations::{Annotation, AnnotationStore, Author, NotePeriod, Remover, Shape};
-use wyckoff_market::MarketData;
+use wyckoff_session::domain::annotations::{
+    Annotation, AnnotationStore, Author, NotePeriod, Remover, Shape,
+};
+use wyckoff_session::domain::market::MarketData;
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -30,7 +32,7 @@ pub async fn chart_notes(
     period: NotePeriod,
 ) -> Result<Vec<Annotation>, CommandError> {
     let (md, store) = open(&state, &chat).await?;
-    let code = wyckoff_annotations::known_code(&md, &code)?;
+    let code = wyckoff_session::domain::annotations::known_code(&md, &code)?;
     Ok(store.list(&code, period).await?)
 }
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::State;
-use wyckoff_memory::MessageStatus;
 use wyckoff_protocol::{ApprovalDecision, Message, Usage};
+use wyckoff_session::domain::memory::MessageStatus;
 use wyckoff_session::{ConversationHub, Services};
 
 use crate::chat::ChatState;
@@ -134,8 +134,8 @@ pub struct ForkedFrom {
     pub message_seq: i64,
 }
 
-impl From<wyckoff_memory::Conversation> for ConversationSummary {
-    fn from(c: wyckoff_memory::Conversation) -> Self {
+impl From<wyckoff_session::domain::memory::Conversation> for ConversationSummary {
+    fn from(c: wyckoff_session::domain::memory::Conversation) -> Self {
         ConversationSummary {
             id: c.id,
             title: c.title,
@@ -265,9 +265,9 @@ pub async fn load_conversation(
             usage.add(u);
         }
     }
-    let last_turn_interrupted = turns
-        .last()
-        .is_some_and(|t| t.outcome == Some(wyckoff_memory::TurnOutcome::Interrupted));
+    let last_turn_interrupted = turns.last().is_some_and(|t| {
+        t.outcome == Some(wyckoff_session::domain::memory::TurnOutcome::Interrupted)
+    });
     Ok(ConversationHistory {
         conversation: conversation.into(),
         messages: stored

@@ -3,7 +3,7 @@
 //! never changed. Edit and regenerate in the chat are a fork followed by an ordinary turn.
 
 use tauri::State;
-use wyckoff_memory::ConversationStore;
+use wyckoff_session::domain::memory::ConversationStore;
 
 use crate::chat::ChatState;
 use crate::commands::chat::{ConversationSummary, hub};

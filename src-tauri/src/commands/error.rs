@@ -95,8 +95,8 @@ impl CommandError {
 
 impl From<wyckoff_session::SessionError> for CommandError {
     fn from(e: wyckoff_session::SessionError) -> Self {
-        use wyckoff_inbox::InboxError;
         use wyckoff_session::SessionError as S;
+        use wyckoff_session::domain::inbox::InboxError;
         let message = e.to_string();
         let kind = match e {
             S::NoModelConfigured
@@ -126,8 +126,8 @@ impl From<wyckoff_session::SessionError> for CommandError {
     }
 }
 
-fn memory_kind(e: &wyckoff_memory::MemoryError) -> CommandErrorKind {
-    use wyckoff_memory::MemoryError as M;
+fn memory_kind(e: &wyckoff_session::domain::memory::MemoryError) -> CommandErrorKind {
+    use wyckoff_session::domain::memory::MemoryError as M;
     match e {
         M::ConversationNotFound(_)
         | M::NotFound(_)
@@ -145,21 +145,21 @@ fn memory_kind(e: &wyckoff_memory::MemoryError) -> CommandErrorKind {
     }
 }
 
-impl From<wyckoff_memory::MemoryError> for CommandError {
-    fn from(e: wyckoff_memory::MemoryError) -> Self {
+impl From<wyckoff_session::domain::memory::MemoryError> for CommandError {
+    fn from(e: wyckoff_session::domain::memory::MemoryError) -> Self {
         Self::new(memory_kind(&e), e.to_string())
     }
 }
 
-impl From<wyckoff_inbox::InboxError> for CommandError {
-    fn from(e: wyckoff_inbox::InboxError) -> Self {
+impl From<wyckoff_session::domain::inbox::InboxError> for CommandError {
+    fn from(e: wyckoff_session::domain::inbox::InboxError) -> Self {
         wyckoff_session::SessionError::from(e).into()
     }
 }
 
-impl From<wyckoff_tools::chart::ChartError> for CommandError {
-    fn from(e: wyckoff_tools::chart::ChartError) -> Self {
-        use wyckoff_tools::chart::ChartError as C;
+impl From<wyckoff_session::domain::tools::chart::ChartError> for CommandError {
+    fn from(e: wyckoff_session::domain::tools::chart::ChartError) -> Self {
+        use wyckoff_session::domain::tools::chart::ChartError as C;
         let message = e.to_string();
         match e {
             C::InvalidCode { message } => Self::invalid(message),
@@ -172,21 +172,21 @@ impl From<wyckoff_tools::chart::ChartError> for CommandError {
 }
 
 // Code and market errors mean the same on every page as on the chart.
-impl From<wyckoff_market::MarketError> for CommandError {
-    fn from(e: wyckoff_market::MarketError) -> Self {
-        wyckoff_tools::chart::ChartError::from(e).into()
+impl From<wyckoff_session::domain::market::MarketError> for CommandError {
+    fn from(e: wyckoff_session::domain::market::MarketError) -> Self {
+        wyckoff_session::domain::tools::chart::ChartError::from(e).into()
     }
 }
 
-impl From<wyckoff_market::CodeError> for CommandError {
-    fn from(e: wyckoff_market::CodeError) -> Self {
+impl From<wyckoff_session::domain::market::CodeError> for CommandError {
+    fn from(e: wyckoff_session::domain::market::CodeError) -> Self {
         Self::invalid(e)
     }
 }
 
-impl From<wyckoff_market::watchlist::WatchlistError> for CommandError {
-    fn from(e: wyckoff_market::watchlist::WatchlistError) -> Self {
-        use wyckoff_market::watchlist::WatchlistError as W;
+impl From<wyckoff_session::domain::market::watchlist::WatchlistError> for CommandError {
+    fn from(e: wyckoff_session::domain::market::watchlist::WatchlistError) -> Self {
+        use wyckoff_session::domain::market::watchlist::WatchlistError as W;
         match e {
             W::Code(c) => Self::invalid(c),
             other => Self::internal(other),
@@ -194,24 +194,24 @@ impl From<wyckoff_market::watchlist::WatchlistError> for CommandError {
     }
 }
 
-impl From<wyckoff_alerts::RuleError> for CommandError {
-    fn from(e: wyckoff_alerts::RuleError) -> Self {
+impl From<wyckoff_session::domain::alerts::RuleError> for CommandError {
+    fn from(e: wyckoff_session::domain::alerts::RuleError) -> Self {
         Self::invalid(e)
     }
 }
 
-impl From<wyckoff_alerts::StoreError> for CommandError {
-    fn from(e: wyckoff_alerts::StoreError) -> Self {
+impl From<wyckoff_session::domain::alerts::StoreError> for CommandError {
+    fn from(e: wyckoff_session::domain::alerts::StoreError) -> Self {
         match e {
-            wyckoff_alerts::StoreError::NotFound(_) => Self::not_found(e),
+            wyckoff_session::domain::alerts::StoreError::NotFound(_) => Self::not_found(e),
             _ => Self::internal(e),
         }
     }
 }
 
-impl From<wyckoff_annotations::AnnotationError> for CommandError {
-    fn from(e: wyckoff_annotations::AnnotationError) -> Self {
-        use wyckoff_annotations::AnnotationError as A;
+impl From<wyckoff_session::domain::annotations::AnnotationError> for CommandError {
+    fn from(e: wyckoff_session::domain::annotations::AnnotationError) -> Self {
+        use wyckoff_session::domain::annotations::AnnotationError as A;
         match e {
             A::Db(_) | A::Migrate(_) => Self::internal(e),
             A::NotFound(_) => Self::not_found(e),
@@ -236,19 +236,19 @@ impl From<wyckoff_config::mcp::McpConfigError> for CommandError {
     }
 }
 
-impl From<wyckoff_push::PushError> for CommandError {
-    fn from(e: wyckoff_push::PushError) -> Self {
+impl From<wyckoff_session::domain::push::PushError> for CommandError {
+    fn from(e: wyckoff_session::domain::push::PushError) -> Self {
         match e {
-            wyckoff_push::PushError::NotFound(_) => Self::not_found(e),
+            wyckoff_session::domain::push::PushError::NotFound(_) => Self::not_found(e),
             e if e.is_user_error() => Self::invalid(e),
             e => Self::internal(e),
         }
     }
 }
 
-impl From<wyckoff_schedule::StoreError> for CommandError {
-    fn from(e: wyckoff_schedule::StoreError) -> Self {
-        use wyckoff_schedule::StoreError as S;
+impl From<wyckoff_session::domain::schedule::StoreError> for CommandError {
+    fn from(e: wyckoff_session::domain::schedule::StoreError) -> Self {
+        use wyckoff_session::domain::schedule::StoreError as S;
         match e {
             S::NotFound(_) => Self::not_found(e),
             S::Exists(_) | S::BadName(_) | S::When(_) => Self::invalid(e),
@@ -266,18 +266,20 @@ impl From<wyckoff_session::scheduler::SchedulerError> for CommandError {
     }
 }
 
-impl From<wyckoff_tools::jobs::JobError> for CommandError {
-    fn from(e: wyckoff_tools::jobs::JobError) -> Self {
+impl From<wyckoff_session::domain::tools::jobs::JobError> for CommandError {
+    fn from(e: wyckoff_session::domain::tools::jobs::JobError) -> Self {
         match e {
-            wyckoff_tools::jobs::JobError::Offline => Self::offline(),
-            wyckoff_tools::jobs::JobError::Refused(message) => Self::invalid(message),
+            wyckoff_session::domain::tools::jobs::JobError::Offline => Self::offline(),
+            wyckoff_session::domain::tools::jobs::JobError::Refused(message) => {
+                Self::invalid(message)
+            }
         }
     }
 }
 
-impl From<wyckoff_journal::JournalError> for CommandError {
-    fn from(e: wyckoff_journal::JournalError) -> Self {
-        use wyckoff_journal::JournalError as J;
+impl From<wyckoff_session::domain::journal::JournalError> for CommandError {
+    fn from(e: wyckoff_session::domain::journal::JournalError) -> Self {
+        use wyckoff_session::domain::journal::JournalError as J;
         match e {
             J::Db(_) | J::Migrate(_) | J::Market(_) => Self::internal(e),
             // The message is the user-facing refusal (the page translates the known ones).
@@ -291,9 +293,9 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use serde_json::json;
-    use wyckoff_inbox::InboxError;
     use wyckoff_protocol::InboxStatus;
     use wyckoff_session::SessionError;
+    use wyckoff_session::domain::inbox::InboxError;
 
     use super::*;
 
@@ -335,23 +337,25 @@ mod tests {
             CommandErrorKind::NotFound
         );
         assert_eq!(
-            kind(wyckoff_memory::MemoryError::NotFound(7)),
+            kind(wyckoff_session::domain::memory::MemoryError::NotFound(7)),
             CommandErrorKind::NotFound
         );
         assert_eq!(
-            kind(wyckoff_memory::MemoryError::EmptyContent),
+            kind(wyckoff_session::domain::memory::MemoryError::EmptyContent),
             CommandErrorKind::InvalidInput
         );
         // A store's error through the session keeps the store's kind.
         assert_eq!(
             kind(SessionError::Journal(
-                wyckoff_journal::JournalError::Invalid("成交价格必须大于 0".into())
+                wyckoff_session::domain::journal::JournalError::Invalid(
+                    "成交价格必须大于 0".into()
+                )
             )),
             CommandErrorKind::InvalidInput
         );
         assert_eq!(
             kind(SessionError::Storage(
-                wyckoff_memory::MemoryError::ConversationNotFound("c1".into())
+                wyckoff_session::domain::memory::MemoryError::ConversationNotFound("c1".into())
             )),
             CommandErrorKind::NotFound
         );
@@ -389,7 +393,7 @@ mod tests {
     /// separately, and the message of the latter is only the why.
     #[test]
     fn chart_failures_carry_the_code() {
-        use wyckoff_tools::chart::ChartError;
+        use wyckoff_session::domain::tools::chart::ChartError;
         let unknown: CommandError = ChartError::UnknownCode {
             code: "688999".into(),
         }
@@ -421,10 +425,11 @@ mod tests {
     #[test]
     fn jobs_say_offline_or_refused() {
         assert_eq!(
-            kind(wyckoff_tools::jobs::JobError::Offline),
+            kind(wyckoff_session::domain::tools::jobs::JobError::Offline),
             CommandErrorKind::Offline
         );
-        let refused: CommandError = wyckoff_tools::jobs::JobError::Refused("no".into()).into();
+        let refused: CommandError =
+            wyckoff_session::domain::tools::jobs::JobError::Refused("no".into()).into();
         assert_eq!(
             (refused.kind, refused.message.as_str()),
             (CommandErrorKind::InvalidInput, "no")

@@ -9,9 +9,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use specta::Type;
 use tauri::{AppHandle, State};
-use wyckoff_inbox::policy::Answer;
 use wyckoff_protocol::{AuditEntry, Decider, InboxRequest, InboxStatus};
 use wyckoff_session::approvals::Telling;
+use wyckoff_session::domain::inbox::policy::Answer;
 use wyckoff_session::{ConversationHub, SessionError};
 
 use crate::chat::ChatState;
@@ -176,8 +176,8 @@ pub async fn approval_log(
 mod tests {
     use super::*;
     use serde_json::json;
-    use wyckoff_inbox::InboxError;
     use wyckoff_protocol::AuditDecision;
+    use wyckoff_session::domain::inbox::InboxError;
 
     fn request(
         id: &str,

@@ -5,12 +5,14 @@
 use serde::Serialize;
 use specta::Type;
 use tauri::State;
-use wyckoff_engine::Phase;
-use wyckoff_market::watchlist::WatchlistStore;
-use wyckoff_market::{MarketData, StockCode};
-use wyckoff_tools::BarsFreshness;
-use wyckoff_tools::analyze::{self, StockDiagnosis};
-pub use wyckoff_tools::chart::{Period, StockChart, build_chart, build_chart_as_of};
+use wyckoff_session::domain::engine::Phase;
+use wyckoff_session::domain::market::watchlist::WatchlistStore;
+use wyckoff_session::domain::market::{MarketData, StockCode};
+use wyckoff_session::domain::tools::BarsFreshness;
+use wyckoff_session::domain::tools::analyze::{self, StockDiagnosis};
+pub use wyckoff_session::domain::tools::chart::{
+    Period, StockChart, build_chart, build_chart_as_of,
+};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;

@@ -435,10 +435,13 @@ pub async fn mcp_test(
         .ok_or_else(|| CommandError::from(McpConfigError::NotFound(name.clone())))?;
     let secrets = state.secrets.clone();
     let secret = move |n: &NamedSecret| secrets.get_named(n).map(|(v, _)| v.expose().to_owned());
-    let report = wyckoff_mcp::client::probe(entry, &secret, TEST_TIMEOUT)
+    let report = wyckoff_session::domain::mcp::client::probe(entry, &secret, TEST_TIMEOUT)
         .await
         .map_err(CommandError::unavailable)?;
-    let placed = wyckoff_mcp::offer::place(&[(entry, &report.tools)], list.total_tool_cap());
+    let placed = wyckoff_session::domain::mcp::offer::place(
+        &[(entry, &report.tools)],
+        list.total_tool_cap(),
+    );
     Ok(McpTestView {
         name: report.name,
         version: report.version,

@@ -1,12 +1,12 @@
 //! The Memory page: long-term memories by type, search, add, edit, delete. Thin adapters
-//! over `wyckoff_memory::MemoryStore` (the same store recall reads).
+//! over `wyckoff_session::domain::memory::MemoryStore` (the same store recall reads).
 
 use std::str::FromStr;
 
 use serde::Serialize;
 use specta::Type;
 use tauri::State;
-use wyckoff_memory::{Memory, MemoryType};
+use wyckoff_session::domain::memory::{Memory, MemoryType};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use serde::Serialize;
 use specta::Type;
 use tauri::State;
-use wyckoff_agent::BackgroundTaskManager;
-use wyckoff_engine::{FunnelConfig, RegimeReason};
-use wyckoff_market::universe::SkipReason;
-use wyckoff_market::{Freshness, MarketData};
 use wyckoff_protocol::TaskInfo;
 pub use wyckoff_protocol::TaskRequest;
-use wyckoff_tools::jobs;
-use wyckoff_tools::market::MarketBreadth;
+use wyckoff_session::domain::agent::BackgroundTaskManager;
+use wyckoff_session::domain::engine::{FunnelConfig, RegimeReason};
+use wyckoff_session::domain::market::universe::SkipReason;
+use wyckoff_session::domain::market::{Freshness, MarketData};
+use wyckoff_session::domain::tools::jobs;
+use wyckoff_session::domain::tools::market::MarketBreadth;
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -68,7 +68,7 @@ pub struct MarketOverview {
 }
 
 /// The quote of one index from its cached bars: nothing when nothing is cached.
-pub fn index_quote(r: &wyckoff_market::BarsResult) -> IndexQuote {
+pub fn index_quote(r: &wyckoff_session::domain::market::BarsResult) -> IndexQuote {
     let last = r.bars.last();
     let prev = r.bars.len().checked_sub(2).and_then(|i| r.bars.get(i));
     let round2 = |x: f64| (x * 100.0).round() / 100.0;
@@ -80,7 +80,7 @@ pub fn index_quote(r: &wyckoff_market::BarsResult) -> IndexQuote {
             (Some(p), Some(l)) if p.close > 0.0 => Some(round2((l.close / p.close - 1.0) * 100.0)),
             _ => None,
         },
-        date: last.map(|b| wyckoff_market::date::iso(b.date)),
+        date: last.map(|b| wyckoff_session::domain::market::date::iso(b.date)),
         data_status: serde_json::to_value(r.data_status)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
@@ -132,16 +132,16 @@ pub async fn build_overview(md: &MarketData) -> Result<MarketOverview, CommandEr
     for alias in OVERVIEW_INDICES {
         indices.push(index_quote(&md.index_bars(alias, None).await?));
     }
-    let (regime, _) = wyckoff_tools::regime::regime_as_of(md, None)
+    let (regime, _) = wyckoff_session::domain::tools::regime::regime_as_of(md, None)
         .await
         .map_err(CommandError::internal)?;
-    let breadth = wyckoff_tools::market::breadth(md, None)
+    let breadth = wyckoff_session::domain::tools::market::breadth(md, None)
         .await
         .map_err(CommandError::internal)?;
     Ok(MarketOverview {
         indices,
         regime: regime.regime.as_str().to_owned(),
-        regime_as_of: regime.as_of.map(wyckoff_market::date::iso),
+        regime_as_of: regime.as_of.map(wyckoff_session::domain::market::date::iso),
         regime_reasons: regime.reasons,
         breadth: breadth.into(),
     })
@@ -197,7 +197,7 @@ pub async fn build_data_status(md: &MarketData) -> Result<DataStatusView, Comman
             )
         })
         .count();
-    let iso = wyckoff_market::date::iso;
+    let iso = wyckoff_session::domain::market::date::iso;
     Ok(DataStatusView {
         stocks_cached: count(s.stocks.len()),
         indices_cached: count(s.indices.len()),
@@ -231,7 +231,7 @@ pub async fn data_status(
     build_data_status(&*market(&state, &chat).await?).await
 }
 
-/// Starts a request as a background task of no conversation (`wyckoff_tools::jobs`).
+/// Starts a request as a background task of no conversation (`wyckoff_session::domain::tools::jobs`).
 pub async fn start(
     md: &Arc<MarketData>,
     tasks: &Arc<BackgroundTaskManager>,

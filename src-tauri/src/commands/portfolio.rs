@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use specta::Type;
 use tauri::State;
-use wyckoff_market::{MarketData, PortfolioView, StockCode};
-use wyckoff_tools::portfolio::{HoldingReport, PortfolioDiagnosis};
+use wyckoff_session::domain::market::{MarketData, PortfolioView, StockCode};
+use wyckoff_session::domain::tools::portfolio::{HoldingReport, PortfolioDiagnosis};
 
 use crate::chat::ChatState;
 use crate::commands::error::CommandError;
@@ -167,7 +167,7 @@ pub async fn load(md: &MarketData) -> Result<PortfolioPage, CommandError> {
     if view.positions.is_empty() {
         return Ok(page_of_cash(&view));
     }
-    let d = wyckoff_tools::portfolio::diagnose_all(md, &view)
+    let d = wyckoff_session::domain::tools::portfolio::diagnose_all(md, &view)
         .await
         .map_err(CommandError::internal)?;
     Ok(page_of(d))
@@ -186,7 +186,7 @@ pub async fn apply(md: &MarketData, edit: &PortfolioEdit) -> Result<PortfolioPag
             "not in the stock list",
         ));
     }
-    let out = wyckoff_tools::portfolio::update(md, &edit_args(edit))
+    let out = wyckoff_session::domain::tools::portfolio::update(md, &edit_args(edit))
         .await
         .map_err(CommandError::invalid)?;
     if let Some(message) = out.get("error") {

@@ -5,9 +5,11 @@
 use serde::Deserialize;
 use specta::Type;
 use tauri::State;
-use wyckoff_journal::money::{fen_from_f64, price_from_f64};
-use wyckoff_journal::{Fees, ImportOutcome, JournalReport, JournalStore, NewFill, Side, Source};
-use wyckoff_market::MarketData;
+use wyckoff_session::domain::journal::money::{fen_from_f64, price_from_f64};
+use wyckoff_session::domain::journal::{
+    Fees, ImportOutcome, JournalReport, JournalStore, NewFill, Side, Source,
+};
+use wyckoff_session::domain::market::MarketData;
 
 use crate::chat::ChatState;
 use crate::commands::error::CommandError;
@@ -35,14 +37,14 @@ async fn store(md: &MarketData) -> Result<JournalStore, CommandError> {
 
 pub async fn load(md: &MarketData) -> Result<JournalReport, CommandError> {
     let s = store(md).await?;
-    wyckoff_journal::report(md, &s, md.clock().now())
+    wyckoff_session::domain::journal::report(md, &s, md.clock().now())
         .await
         .map_err(CommandError::from)
 }
 
 pub async fn record(md: &MarketData, form: &FillForm) -> Result<JournalReport, CommandError> {
     let invalid = |m: &str| CommandError::invalid(m);
-    let date = wyckoff_market::date::parse_date(&form.date)
+    let date = wyckoff_session::domain::market::date::parse_date(&form.date)
         .ok_or_else(|| invalid("成交日期无效，请用 YYYY-MM-DD"))?;
     let price_e6 = price_from_f64(form.price).ok_or_else(|| invalid("成交价格必须大于 0"))?;
     let fees = match form.fees {
@@ -55,7 +57,7 @@ pub async fn record(md: &MarketData, form: &FillForm) -> Result<JournalReport, C
             transfer_fen: 0,
         }),
     };
-    let name = wyckoff_market::StockCode::parse(&form.code)
+    let name = wyckoff_session::domain::market::StockCode::parse(&form.code)
         .ok()
         .and_then(|c| md.stock_info(&c))
         .map(|i| i.name)

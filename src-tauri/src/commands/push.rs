@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::State;
 use wyckoff_config::{PushSecret, Secrets};
-use wyckoff_push::{
+use wyckoff_session::domain::push::{
     Channel, ChannelKind, EmailSettings, KeychainSecrets, Outbox, OutboxRow, OutboxStatus,
     PushError, PushEvent, SecretIn, split_pasted,
 };
@@ -250,7 +250,7 @@ async fn add(
         return Err(PushError::SecretInNotWebhook.into());
     }
     if let Some(SecretIn::Header(h)) = &secret_in
-        && !wyckoff_push::valid_header(h)
+        && !wyckoff_session::domain::push::valid_header(h)
     {
         return Err(PushError::BadHeader(h.clone()).into());
     }

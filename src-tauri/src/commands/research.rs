@@ -5,15 +5,17 @@ use serde::Serialize;
 use specta::Type;
 use tauri::State;
 use wyckoff_protocol::TaskInfo;
-use wyckoff_tools::backtest::{self, ResearchPlan, ResearchReport, ResearchRequest};
+use wyckoff_session::domain::tools::backtest::{
+    self, ResearchPlan, ResearchReport, ResearchRequest,
+};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
 use crate::commands::error::CommandError;
 use crate::state::AppState;
 
-fn today(md: &wyckoff_market::MarketData) -> u32 {
-    wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date())
+fn today(md: &wyckoff_session::domain::market::MarketData) -> u32 {
+    wyckoff_session::domain::market::date::to_yyyymmdd(md.clock().now_beijing().date())
 }
 
 /// What `request` would run (combinations, each axis's values), or the CLI's error for it.
@@ -42,7 +44,7 @@ pub async fn start_research(
     let md = services.market().clone();
     let args = request.to_args();
     backtest::plan(&args, today(&md)).map_err(CommandError::invalid)?;
-    let tool = wyckoff_tools::market_tools(md)
+    let tool = wyckoff_session::domain::tools::market_tools(md)
         .into_iter()
         .find(|t| t.spec().name == backtest::NAME)
         .ok_or_else(|| CommandError::internal(format!("no tool {}", backtest::NAME)))?;

@@ -7,9 +7,9 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::{AppHandle, State};
-use wyckoff_schedule::when::format_minute;
-use wyckoff_schedule::{Job, Schedule, When};
 use wyckoff_session::ModelOverrides;
+use wyckoff_session::domain::schedule::when::format_minute;
+use wyckoff_session::domain::schedule::{Job, Schedule, When};
 use wyckoff_session::scheduler::Scheduler;
 use wyckoff_session::time::to_beijing;
 
@@ -103,7 +103,7 @@ pub async fn list_schedules(
 pub async fn damaged_schedules(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
-) -> Result<Vec<wyckoff_schedule::DamagedSchedule>, CommandError> {
+) -> Result<Vec<wyckoff_session::domain::schedule::DamagedSchedule>, CommandError> {
     let scheduler = scheduler(&state, &chat).await?;
     Ok(scheduler.store().list().await?.damaged)
 }

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use specta::Type;
 use tauri::State;
-use wyckoff_agent::{SkillSet, SkillSource};
+use wyckoff_session::domain::agent::{SkillSet, SkillSource};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -123,7 +123,10 @@ mod tests {
             "---\nname: Bad Name\n---\nx",
         )
         .unwrap();
-        let view = view_of(dir.path(), wyckoff_agent::skills::load_skills(dir.path()));
+        let view = view_of(
+            dir.path(),
+            wyckoff_session::domain::agent::skills::load_skills(dir.path()),
+        );
         let names: Vec<&str> = view.skills.iter().map(|s| s.name.as_str()).collect();
         assert!(
             names.contains(&"checkup") && names.contains(&"weekly"),

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use specta::Type;
-use wyckoff_agent::subagents::{ROLES, SubAgentRole};
+use wyckoff_session::domain::agent::subagents::{ROLES, SubAgentRole};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct SubAgentRoleLimits {

@@ -1,21 +1,21 @@
 //! Data sync from the app: one stock from its page (progress over a channel, then the
 //! page reloads), or the whole market as a background task (progress by symbol in the
-//! task panel, cancellable; the tool lives in `wyckoff_tools::sync`). Offline — `WYCKOFF_OFFLINE=1` or no source enabled — is said
+//! task panel, cancellable; the tool lives in `wyckoff_session::domain::tools::sync`). Offline — `WYCKOFF_OFFLINE=1` or no source enabled — is said
 //! as such before anything starts.
 
 use serde::Serialize;
 use specta::Type;
 use tauri::State;
 use tauri::ipc::Channel;
-use wyckoff_market::facade::SyncTarget;
-use wyckoff_market::{MarketData, StockCode, SyncEvent, SyncOutcome, SyncStatus};
+use wyckoff_session::domain::market::facade::SyncTarget;
+use wyckoff_session::domain::market::{MarketData, StockCode, SyncEvent, SyncOutcome, SyncStatus};
 
 use crate::chat::ChatState;
 use crate::commands::error::CommandError;
 use crate::commands::overview::market;
 use crate::state::AppState;
 
-pub use wyckoff_tools::sync::SyncProgress;
+pub use wyckoff_session::domain::tools::sync::SyncProgress;
 
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct StockSyncResult {
@@ -49,7 +49,7 @@ fn result_of(o: &SyncOutcome) -> Result<StockSyncResult, CommandError> {
         status: status.to_owned(),
         new_bars,
         source,
-        last_date: o.last_date.map(wyckoff_market::date::iso),
+        last_date: o.last_date.map(wyckoff_session::domain::market::date::iso),
     })
 }
 

@@ -2,7 +2,7 @@
 //! candidates, shown under a screen result. A thin adapter over `wyckoff_track`.
 
 use tauri::State;
-use wyckoff_track::{TrackStats, TrackStore, TrackedScreen};
+use wyckoff_session::domain::track::{TrackStats, TrackStore, TrackedScreen};
 
 use crate::chat::ChatState;
 use crate::commands::chat::services;
@@ -21,7 +21,7 @@ pub async fn track_stats(
     let store = TrackStore::new(md.pool().clone())
         .await
         .map_err(CommandError::internal)?;
-    wyckoff_track::stats(&md, &store)
+    wyckoff_session::domain::track::stats(&md, &store)
         .await
         .map_err(CommandError::internal)
 }
@@ -38,7 +38,7 @@ pub async fn track_screens(
     let store = TrackStore::new(md.pool().clone())
         .await
         .map_err(CommandError::internal)?;
-    wyckoff_track::tracked(&md, &store)
+    wyckoff_session::domain::track::tracked(&md, &store)
         .await
         .map_err(CommandError::internal)
 }

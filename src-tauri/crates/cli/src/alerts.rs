@@ -13,11 +13,13 @@ use anyhow::{Context, bail};
 use chrono::Utc;
 use clap::{Args, Subcommand};
 use serde::Serialize;
-use wyckoff_alerts::{AlertStore, NewRule, StoreError, deliver, describe, validate};
-use wyckoff_market::MarketData;
 use wyckoff_protocol::{AlertCheckReport, AlertCondition, AlertRule, AlertTarget, FiredAlert};
-use wyckoff_push::{DamagedChannel, Delivery, KeychainSecrets, Outbox};
 use wyckoff_session::Desk;
+use wyckoff_session::domain::alerts::{
+    AlertStore, NewRule, StoreError, deliver, describe, validate,
+};
+use wyckoff_session::domain::market::MarketData;
+use wyckoff_session::domain::push::{DamagedChannel, Delivery, KeychainSecrets, Outbox};
 
 use crate::market::{desk, failed, print_json, runtime};
 
@@ -185,7 +187,7 @@ fn rule_of(a: &AddArgs) -> anyhow::Result<NewRule> {
 
 fn as_of(text: Option<&str>) -> anyhow::Result<Option<u32>> {
     text.map(|t| {
-        wyckoff_market::date::parse_date(t)
+        wyckoff_session::domain::market::date::parse_date(t)
             .with_context(|| format!("--as-of '{t}' is not a date: use YYYY-MM-DD or YYYYMMDD"))
     })
     .transpose()
@@ -219,7 +221,8 @@ pub fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub(crate) fn user_error(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<wyckoff_alerts::RuleError>().is_some()
+    e.downcast_ref::<wyckoff_session::domain::alerts::RuleError>()
+        .is_some()
         || matches!(
             e.downcast_ref::<StoreError>(),
             Some(StoreError::NotFound(_))

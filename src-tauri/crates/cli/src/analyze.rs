@@ -87,7 +87,7 @@ fn notes(v: &Value) -> Vec<String> {
 
 pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     // bad input is refused before the data home is touched
-    let code = match wyckoff_market::StockCode::parse(&a.code) {
+    let code = match wyckoff_session::domain::market::StockCode::parse(&a.code) {
         Ok(c) => c.digits().to_string(),
         Err(e) => return Ok(bad_input(e)),
     };
@@ -102,7 +102,7 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     );
     for (key, value) in [("as_of", &a.as_of), ("buy_dt", &a.buy_dt)] {
         if let Some(d) = value {
-            if wyckoff_market::date::parse_date(d).is_none() {
+            if wyckoff_session::domain::market::date::parse_date(d).is_none() {
                 return Ok(bad_input(format!(
                     "--{} must be a real date as YYYY-MM-DD or YYYYMMDD, got {d:?}",
                     key.replace('_', "-")
@@ -125,7 +125,7 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let result = rt.block_on(async {
         let md = open().await?;
-        anyhow::Ok(wyckoff_tools::analyze::run(&md, &args).await)
+        anyhow::Ok(wyckoff_session::domain::tools::analyze::run(&md, &args).await)
     });
     let result = match result {
         Ok(r) => r,
@@ -135,7 +135,7 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         Ok(v) => v,
         Err(e) => return Ok(tool_failure(e)),
     };
-    let unavailable = wyckoff_tools::is_unavailable(&v);
+    let unavailable = wyckoff_session::domain::tools::is_unavailable(&v);
     if a.json {
         print_json(&v)?;
     } else if unavailable {

@@ -22,11 +22,11 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use wyckoff_agent::{EventSink, TurnOutcome};
 use wyckoff_config::DataHome;
-use wyckoff_inbox::{InboxError, InboxStore};
 use wyckoff_protocol::{ApprovalPreview, Decider, InboxRequest, InboxStatus, RuntimeEvent};
 use wyckoff_session::approvals::{self, Answer, Telling};
+use wyckoff_session::domain::agent::{EventSink, TurnOutcome};
+use wyckoff_session::domain::inbox::{InboxError, InboxStore};
 use wyckoff_session::{
     Answerer, ConversationHub, Desk, DeskOptions, ModelOverrides, SessionError, Settled,
     StartedTurn, TurnMeta, TurnOutput,
@@ -308,13 +308,15 @@ struct FollowUpOutput {
 impl TurnOutput for FollowUpOutput {
     fn sink(&self, _turn: &TurnMeta) -> Arc<dyn EventSink> {
         let answer = self.answer.clone();
-        Arc::new(wyckoff_agent::FnSink(move |event: RuntimeEvent| {
-            if let RuntimeEvent::Done { text, .. } = event
-                && let Ok(mut a) = answer.lock()
-            {
-                *a = Some(text);
-            }
-        }))
+        Arc::new(wyckoff_session::domain::agent::FnSink(
+            move |event: RuntimeEvent| {
+                if let RuntimeEvent::Done { text, .. } = event
+                    && let Ok(mut a) = answer.lock()
+                {
+                    *a = Some(text);
+                }
+            },
+        ))
     }
 }
 

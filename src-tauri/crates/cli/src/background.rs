@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
-use wyckoff_agent::{BackgroundTaskManager, EventSink};
 use wyckoff_protocol::RuntimeEvent;
+use wyckoff_session::domain::agent::{BackgroundTaskManager, EventSink};
 
 /// Forwards every state change of the process's tasks (a run's tasks are the only ones
 /// that change in it) to `sink` as `background_task` events (progress lines in text

@@ -391,7 +391,7 @@ pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {
             "walk_forward": a.walk_forward,
         });
         let show = crate::screen::spinner_progress(&bar);
-        anyhow::Ok(wyckoff_tools::backtest::run(&md, &args, &show).await)
+        anyhow::Ok(wyckoff_session::domain::tools::backtest::run(&md, &args, &show).await)
     });
     if let Some(b) = bar {
         b.finish_and_clear();

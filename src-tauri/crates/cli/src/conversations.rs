@@ -16,9 +16,11 @@ use crate::market::print_json;
 use serde::Serialize;
 use serde_json::Value;
 use wyckoff_config::DataHome;
-use wyckoff_memory::{Conversation, ConversationStore, MemoryError, MessageStatus, StoredMessage};
 use wyckoff_protocol::{Message, UserOrigin};
 use wyckoff_session::Desk;
+use wyckoff_session::domain::memory::{
+    Conversation, ConversationStore, MemoryError, MessageStatus, StoredMessage,
+};
 
 #[derive(Debug, Args)]
 pub struct ConversationsArgs {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
-use wyckoff_market::{
+use wyckoff_session::domain::market::{
     CodeStatus, FileStatus, Freshness, ImportEvent, ImportReport, IndexCode, StatusReport,
     StockCode, SyncEvent, SyncStatus, SyncTarget,
 };
@@ -114,7 +114,7 @@ fn print_import(r: &ImportReport) {
 
 fn import(path: PathBuf, json: bool) -> anyhow::Result<ExitCode> {
     // a missing path or a folder without CSV files is a command-line mistake
-    if let Err(e) = wyckoff_market::import::csv_files(&path) {
+    if let Err(e) = wyckoff_session::domain::market::import::csv_files(&path) {
         eprintln!("wyckoff: {e}");
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
@@ -189,7 +189,7 @@ fn print_codes(title: &str, rows: &[CodeStatus]) {
 }
 
 /// What the trading calendar knows, from where, and that later days are assumed.
-pub fn calendar_line(c: &wyckoff_market::calendar_store::CalendarInfo) -> String {
+pub fn calendar_line(c: &wyckoff_session::domain::market::calendar_store::CalendarInfo) -> String {
     let learned = match &c.learned_from {
         Some(source) if c.known_through > c.bundled_through => {
             format!(", then through {} from {source}", iso(c.known_through))
@@ -252,7 +252,7 @@ fn status(json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn outcome_line(o: &wyckoff_market::SyncOutcome) -> String {
+fn outcome_line(o: &wyckoff_session::domain::market::SyncOutcome) -> String {
     let last = o.last_date.map(iso).unwrap_or_else(|| "--".into());
     match &o.status {
         SyncStatus::UpToDate => format!("{} up to date (last bar {last})", o.code),

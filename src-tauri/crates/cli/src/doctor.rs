@@ -19,16 +19,18 @@ struct Report {
     main_model: Option<String>,
     models: Vec<String>,
     /// What the trading calendar knows and from where; `None` when it cannot be read.
-    calendar: Option<wyckoff_market::calendar_store::CalendarInfo>,
+    calendar: Option<wyckoff_session::domain::market::calendar_store::CalendarInfo>,
 }
 
 /// The stored calendar of the data home (the bundled one before the database exists:
 /// `doctor` creates nothing).
-fn calendar(home: &DataHome) -> Option<wyckoff_market::calendar_store::CalendarInfo> {
+fn calendar(
+    home: &DataHome,
+) -> Option<wyckoff_session::domain::market::calendar_store::CalendarInfo> {
     let read = crate::market::runtime().and_then(|rt| {
         rt.block_on(async {
             if !home.db_path().is_file() {
-                return Ok(wyckoff_market::calendar_store::bundled_info()?);
+                return Ok(wyckoff_session::domain::market::calendar_store::bundled_info()?);
             }
             Ok(crate::market::open().await?.current_calendar().await?.1)
         })

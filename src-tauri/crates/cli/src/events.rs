@@ -7,9 +7,9 @@
 use std::process::ExitCode;
 
 use serde::Serialize;
-use wyckoff_engine::L4Config;
-use wyckoff_engine::known_on::{ExplainedMark, Mark, MarkEnd, known_as_of};
-use wyckoff_market::StockCode;
+use wyckoff_session::domain::engine::L4Config;
+use wyckoff_session::domain::engine::known_on::{ExplainedMark, Mark, MarkEnd, known_as_of};
+use wyckoff_session::domain::market::StockCode;
 use wyckoff_session::time::iso;
 
 use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime};
@@ -52,9 +52,9 @@ fn bad_input(msg: impl std::fmt::Display) -> ExitCode {
 }
 
 fn describe(m: &Mark) -> String {
-    let kind = |s: &wyckoff_engine::phases::SchematicKind| match s {
-        wyckoff_engine::phases::SchematicKind::Accumulation => "accumulation",
-        wyckoff_engine::phases::SchematicKind::Distribution => "distribution",
+    let kind = |s: &wyckoff_session::domain::engine::phases::SchematicKind| match s {
+        wyckoff_session::domain::engine::phases::SchematicKind::Accumulation => "accumulation",
+        wyckoff_session::domain::engine::phases::SchematicKind::Distribution => "distribution",
     };
     match m {
         Mark::Event {
@@ -109,7 +109,7 @@ pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Ok(bad_input(e)),
     };
     let as_of = match a.as_of.as_deref() {
-        Some(d) => match wyckoff_market::date::parse_date(d) {
+        Some(d) => match wyckoff_session::domain::market::date::parse_date(d) {
             Some(v) => Some(v),
             None => {
                 return Ok(bad_input(format!(

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use serde_json::{Value, json};
-use wyckoff_agent::ToolError;
 use wyckoff_config::DataHome;
-use wyckoff_market::MarketData;
+use wyckoff_session::domain::agent::ToolError;
+use wyckoff_session::domain::market::MarketData;
 use wyckoff_session::{Desk, DeskOptions};
 
 /// Exit status for "the data asked for is not available".
@@ -93,7 +93,7 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let result = rt.block_on(async {
         let md = open().await?;
-        anyhow::Ok(wyckoff_tools::market::overview(&md, &json!({})).await)
+        anyhow::Ok(wyckoff_session::domain::tools::market::overview(&md, &json!({})).await)
     });
     let result = match result {
         Ok(r) => r,
@@ -103,7 +103,7 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
         Ok(v) => v,
         Err(e) => return Ok(tool_failure(e)),
     };
-    let unavailable = wyckoff_tools::is_unavailable(&v);
+    let unavailable = wyckoff_session::domain::tools::is_unavailable(&v);
     if json {
         print_json(&v)?;
     } else if unavailable {

@@ -383,7 +383,7 @@ fn test(name: &str, json: bool, timeout: u64) -> anyhow::Result<ExitCode> {
     let secrets = Secrets::system();
     let lookup = |n: &NamedSecret| secrets.get_named(n).map(|(v, _)| v.expose().to_owned());
     let rt = runtime()?;
-    let report = rt.block_on(wyckoff_mcp::client::probe(
+    let report = rt.block_on(wyckoff_session::domain::mcp::client::probe(
         &entry,
         &lookup,
         Duration::from_secs(timeout),
@@ -467,7 +467,7 @@ struct ToolsReport {
     /// The cap on all servers' tools together.
     max_tools: u32,
     offered: usize,
-    tools: Vec<wyckoff_mcp::offer::Placed>,
+    tools: Vec<wyckoff_session::domain::mcp::offer::Placed>,
     /// Servers that could not be reached, with why.
     unreachable: Vec<Unreachable>,
 }
@@ -489,8 +489,10 @@ fn tools(json: bool, timeout: u64) -> anyhow::Result<ExitCode> {
     let secrets = std::sync::Arc::new(Secrets::system());
     let rt = runtime()?;
     let (placed, failed) = rt.block_on(async {
-        let hub =
-            wyckoff_mcp::agent_tools::McpHub::with_secrets(secrets, Duration::from_secs(timeout));
+        let hub = wyckoff_session::domain::mcp::agent_tools::McpHub::with_secrets(
+            secrets,
+            Duration::from_secs(timeout),
+        );
         hub.set_servers(&servers).await;
         let (_, failed) = hub.agent_tools().await;
         (hub.placed(), failed)
@@ -514,7 +516,7 @@ fn tools(json: bool, timeout: u64) -> anyhow::Result<ExitCode> {
         report.offered, report.max_tools
     );
     for s in servers.servers.iter().filter(|s| s.enabled) {
-        let mine: Vec<&wyckoff_mcp::offer::Placed> =
+        let mine: Vec<&wyckoff_session::domain::mcp::offer::Placed> =
             report.tools.iter().filter(|p| p.server == s.name).collect();
         if let Some(u) = report.unreachable.iter().find(|u| u.server == s.name) {
             println!("{}: not reached: {}", s.name, u.error);
@@ -585,9 +587,11 @@ fn serve(http: Option<String>) -> anyhow::Result<ExitCode> {
     rt.block_on(async {
         // An address that is not loopback is refused before the data home is touched.
         let listener = match &http {
-            Some(addr) => match wyckoff_mcp::HttpServer::bind(addr).await {
+            Some(addr) => match wyckoff_session::domain::mcp::HttpServer::bind(addr).await {
                 Ok(l) => Some(l),
-                Err(e @ wyckoff_mcp::ServeError::Bind(..)) => return Ok(failed(e.into())),
+                Err(e @ wyckoff_session::domain::mcp::ServeError::Bind(..)) => {
+                    return Ok(failed(e.into()));
+                }
                 Err(e) => {
                     eprintln!("wyckoff: {e}");
                     return Ok(ExitCode::from(EXIT_BAD_INPUT));
@@ -613,7 +617,7 @@ fn serve(http: Option<String>) -> anyhow::Result<ExitCode> {
                 });
                 l.serve(md, stop).await
             }
-            None => wyckoff_mcp::serve_stdio(md).await,
+            None => wyckoff_session::domain::mcp::serve_stdio(md).await,
         };
         desk.close().await;
         Ok(match served {

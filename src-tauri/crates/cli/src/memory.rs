@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use wyckoff_memory::{Memory, MemoryError, MemoryStore, MemoryType};
+use wyckoff_session::domain::memory::{Memory, MemoryError, MemoryStore, MemoryType};
 
 #[derive(Debug, Args)]
 pub struct MemoryArgs {

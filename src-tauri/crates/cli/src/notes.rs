@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use wyckoff_annotations::{AnnotationError, NotePeriod, Remover};
 use wyckoff_session::Desk;
+use wyckoff_session::domain::annotations::{AnnotationError, NotePeriod, Remover};
 
 use crate::market::{desk, failed, print_json, runtime};
 
@@ -82,7 +82,10 @@ async fn notes(desk: &Desk, a: NotesArgs, period: NotePeriod) -> anyhow::Result<
     if let Some(NotesCommand::Remove { id }) = a.command {
         return Ok(match store.remove(id, Remover::User).await {
             Ok(n) => {
-                println!("removed {}", line(&wyckoff_tools::annotate::describe(&n)));
+                println!(
+                    "removed {}",
+                    line(&wyckoff_session::domain::tools::annotate::describe(&n))
+                );
                 ExitCode::SUCCESS
             }
             Err(e @ AnnotationError::NotFound(_)) => bad(e),
@@ -92,7 +95,7 @@ async fn notes(desk: &Desk, a: NotesArgs, period: NotePeriod) -> anyhow::Result<
     let Some(code) = a.code.as_deref() else {
         return Ok(bad("give a stock code, or `remove ID`"));
     };
-    let code = match wyckoff_annotations::known_code(md, code) {
+    let code = match wyckoff_session::domain::annotations::known_code(md, code) {
         Ok(c) => c,
         Err(e) => return Ok(bad(e)),
     };
@@ -101,7 +104,7 @@ async fn notes(desk: &Desk, a: NotesArgs, period: NotePeriod) -> anyhow::Result<
         .await
         .context("reading the chart notes")?
         .iter()
-        .map(wyckoff_tools::annotate::describe)
+        .map(wyckoff_session::domain::tools::annotate::describe)
         .collect();
     if a.json {
         print_json(&notes)?;

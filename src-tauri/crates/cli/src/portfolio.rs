@@ -8,9 +8,13 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use wyckoff_journal::money::{fmt_fen, fmt_price, parse_fen, parse_price, price_from_f64};
-use wyckoff_journal::{AfterSale, Fees, JournalError, JournalReport, NewFill, Side, Source};
 use wyckoff_session::Desk;
+use wyckoff_session::domain::journal::money::{
+    fmt_fen, fmt_price, parse_fen, parse_price, price_from_f64,
+};
+use wyckoff_session::domain::journal::{
+    AfterSale, Fees, JournalError, JournalReport, NewFill, Side, Source,
+};
 
 use crate::market::{EXIT_BAD_INPUT, desk, failed, print_json, runtime};
 
@@ -104,7 +108,7 @@ fn level(flag: &str, text: Option<&str>) -> Result<Option<Option<f64>>, String> 
 }
 
 async fn levels(
-    md: &wyckoff_market::MarketData,
+    md: &wyckoff_session::domain::market::MarketData,
     code: &str,
     stop: Option<&str>,
     target: Option<&str>,
@@ -114,13 +118,14 @@ async fn levels(
         (Ok(s), Ok(t)) => (s, t),
         (Err(e), _) | (_, Err(e)) => return Ok(bad(e)),
     };
-    let Ok(parsed) = wyckoff_market::StockCode::parse(code) else {
+    let Ok(parsed) = wyckoff_session::domain::market::StockCode::parse(code) else {
         return Ok(bad(format!("股票代码「{code}」无效")));
     };
     let digits = parsed.digits().to_owned();
     let portfolio = md.portfolio();
-    let find =
-        |view: wyckoff_market::PortfolioView| view.positions.into_iter().find(|p| p.code == digits);
+    let find = |view: wyckoff_session::domain::market::PortfolioView| {
+        view.positions.into_iter().find(|p| p.code == digits)
+    };
     let Some(held) = find(portfolio.view().await?) else {
         return Ok(bad(format!("{digits} 不在持仓中")));
     };
@@ -132,7 +137,9 @@ async fn levels(
             .await
         {
             Ok(()) => {}
-            Err(wyckoff_market::PortfolioError::Db(e)) => return Ok(failed(e.into())),
+            Err(wyckoff_session::domain::market::PortfolioError::Db(e)) => {
+                return Ok(failed(e.into()));
+            }
             Err(e) => return Ok(bad(e)),
         }
     }
@@ -243,8 +250,10 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
                 return Ok(bad(format!("--price「{price}」不是正数（最多 6 位小数）")));
             };
             let date = match date {
-                None => wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date()),
-                Some(d) => match wyckoff_market::date::parse_date(&d) {
+                None => wyckoff_session::domain::market::date::to_yyyymmdd(
+                    md.clock().now_beijing().date(),
+                ),
+                Some(d) => match wyckoff_session::domain::market::date::parse_date(&d) {
                     Some(d) => d,
                     None => return Ok(bad(format!("--date「{d}」无效，请用 YYYY-MM-DD"))),
                 },
@@ -261,7 +270,7 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
                 },
             };
             let name = name.unwrap_or_else(|| {
-                wyckoff_market::StockCode::parse(&code)
+                wyckoff_session::domain::market::StockCode::parse(&code)
                     .ok()
                     .and_then(|c| md.stock_info(&c))
                     .map(|i| i.name)
@@ -334,7 +343,7 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(PortfolioCommand::Value { all, json }) => {
-            let r = match wyckoff_journal::report(md, store, now).await {
+            let r = match wyckoff_session::domain::journal::report(md, store, now).await {
                 Ok(r) => r,
                 Err(e) => return Ok(journal_failure(e)),
             };
@@ -351,7 +360,7 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(PortfolioCommand::Review { json }) => {
-            let r = match wyckoff_journal::report(md, store, now).await {
+            let r = match wyckoff_session::domain::journal::report(md, store, now).await {
                 Ok(r) => r,
                 Err(e) => return Ok(journal_failure(e)),
             };

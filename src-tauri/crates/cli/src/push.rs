@@ -10,13 +10,13 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand, ValueEnum};
-use wyckoff_alerts::deliver;
 use wyckoff_config::{PushSecret, Secrets};
-use wyckoff_push::{
+use wyckoff_session::Desk;
+use wyckoff_session::domain::alerts::deliver;
+use wyckoff_session::domain::push::{
     ChannelKind, DamagedChannel, Delivery, EmailSettings, OutboxStatus, PushError, PushEvent,
     SecretIn, parse_events, split_pasted,
 };
-use wyckoff_session::Desk;
 
 use crate::market::{desk, failed, print_json, runtime};
 
@@ -116,7 +116,7 @@ enum PushCommand {
 }
 
 fn events_list(events: &[PushEvent]) -> String {
-    wyckoff_push::events::events_text(events)
+    wyckoff_session::domain::push::events::events_text(events)
 }
 
 /// Names the stored channels that could not be read (each was skipped, no other was).
@@ -247,7 +247,7 @@ async fn command(args: &PushArgs, desk: &Desk, now: DateTime<Utc>) -> anyhow::Re
                 return Err(PushError::SecretInNotWebhook.into());
             }
             if let Some(SecretIn::Header(h)) = &secret_in
-                && !wyckoff_push::valid_header(h)
+                && !wyckoff_session::domain::push::valid_header(h)
             {
                 return Err(PushError::BadHeader(h.clone()).into());
             }

@@ -26,9 +26,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
-use wyckoff_agent::{EventSink, HeadlessApprover, TurnOutcome};
 use wyckoff_config::DataHome;
 use wyckoff_protocol::RuntimeEvent;
+use wyckoff_session::domain::agent::{EventSink, HeadlessApprover, TurnOutcome};
 use wyckoff_session::{
     Answerer, Desk, DeskOptions, ModelOverrides, SessionError, Settled, TurnMeta, TurnOutput,
     approvals,
@@ -162,7 +162,7 @@ fn task_line(task: &wyckoff_protocol::TaskInfo) -> String {
             "⋯",
             format!(
                 "排队中（同时最多运行 {} 个）",
-                wyckoff_agent::background::MAX_RUNNING_TASKS
+                wyckoff_session::domain::agent::background::MAX_RUNNING_TASKS
             ),
         ),
         TaskStatus::Running => {
@@ -226,7 +226,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// typed) and names skipped skill files; an unknown `/word` is bad input and never
 /// reaches the model.
 fn announce_skill(home: &DataHome, prompt: &str) -> anyhow::Result<()> {
-    let skills = wyckoff_agent::skills::load_skills(&home.skills_dir());
+    let skills = wyckoff_session::domain::agent::skills::load_skills(&home.skills_dir());
     for warning in &skills.warnings {
         eprintln!(
             "wyckoff: skills: {}: {}",
@@ -236,8 +236,10 @@ fn announce_skill(home: &DataHome, prompt: &str) -> anyhow::Result<()> {
     }
     if let Some(expansion) = skills.expand(prompt)? {
         let origin = match &expansion.source {
-            wyckoff_agent::SkillSource::Builtin => "built-in".to_string(),
-            wyckoff_agent::SkillSource::User { path } => path.display().to_string(),
+            wyckoff_session::domain::agent::SkillSource::Builtin => "built-in".to_string(),
+            wyckoff_session::domain::agent::SkillSource::User { path } => {
+                path.display().to_string()
+            }
         };
         eprintln!("wyckoff: /{} expanded ({origin})", expansion.skill);
     }
@@ -305,7 +307,7 @@ async fn run_async(
         on_signal.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
             // `exit` drops nothing: kill the commands' groups here, or they outlive us.
-            wyckoff_tools::exec::kill_all_running();
+            wyckoff_session::domain::tools::exec::kill_all_running();
             std::process::exit(130);
         }
     });

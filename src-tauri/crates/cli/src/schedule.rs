@@ -16,8 +16,10 @@ use serde::Serialize;
 use wyckoff_config::DataHome;
 use wyckoff_protocol::TaskRequest;
 use wyckoff_protocol::{RunReport, RunStatus};
-use wyckoff_schedule::when::{format_minute, parse_days, parse_minute, parse_time};
-use wyckoff_schedule::{Days, Job, Schedule, ScheduleRun, StoreError, When};
+use wyckoff_session::domain::schedule::when::{
+    format_minute, parse_days, parse_minute, parse_time,
+};
+use wyckoff_session::domain::schedule::{Days, Job, Schedule, ScheduleRun, StoreError, When};
 use wyckoff_session::scheduler::{Scheduler, SchedulerError, Stop};
 use wyckoff_session::time::{from_beijing, to_beijing};
 use wyckoff_session::{Answerer, Desk, DeskOptions, ModelOverrides};
@@ -155,8 +157,8 @@ fn clock(now: Option<&str>) -> anyhow::Result<DateTime<Utc>> {
         Some(text) => parse_minute(text).map(from_beijing).with_context(|| {
             format!(
                 "--now {text:?}: expected \"YYYY-MM-DD HH:MM\" (Beijing time, years {}–{})",
-                wyckoff_schedule::when::YEARS.start(),
-                wyckoff_schedule::when::YEARS.end()
+                wyckoff_session::domain::schedule::when::YEARS.start(),
+                wyckoff_session::domain::schedule::when::YEARS.end()
             )
         }),
     }
@@ -253,7 +255,7 @@ pub fn run(args: ScheduleArgs) -> anyhow::Result<ExitCode> {
             )
         }) {
             // An alerts job with no rule would only check nothing, every day: say so now.
-            let nothing = !wyckoff_alerts::has_work(desk.market(), desk.alerts()).await?;
+            let nothing = !wyckoff_session::domain::alerts::has_work(desk.market(), desk.alerts()).await?;
             if nothing {
                 desk.close().await;
                 bail!(
@@ -321,7 +323,7 @@ fn schedule_of(
                 limit,
             };
             // Refused now as `wyckoff screen` would refuse it, not at every run.
-            wyckoff_tools::jobs::check(&request)?;
+            wyckoff_session::domain::tools::jobs::check(&request)?;
             Job::Task { request }
         }
         (Some(JobKind::Alerts), None) => Job::Task {

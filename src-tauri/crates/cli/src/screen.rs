@@ -49,12 +49,14 @@ pub fn spinner() -> Option<ProgressBar> {
 }
 
 /// The spinner's message follows the tool's progress (nothing shown without a terminal).
-pub fn spinner_progress(bar: &Option<ProgressBar>) -> wyckoff_agent::ProgressHandle {
+pub fn spinner_progress(
+    bar: &Option<ProgressBar>,
+) -> wyckoff_session::domain::agent::ProgressHandle {
     match bar.clone() {
-        Some(b) => wyckoff_agent::ProgressHandle::new(move |p| {
+        Some(b) => wyckoff_session::domain::agent::ProgressHandle::new(move |p| {
             b.set_message(format!("{} {}", p.stage, p.detail));
         }),
-        None => wyckoff_agent::ProgressHandle::silent(),
+        None => wyckoff_session::domain::agent::ProgressHandle::silent(),
     }
 }
 
@@ -145,13 +147,15 @@ pub fn run(a: ScreenArgs) -> anyhow::Result<ExitCode> {
         let md = open().await?;
         let args = json!({"board": a.board, "limit": a.limit, "as_of": a.as_of});
         let show = spinner_progress(&bar);
-        let screened = wyckoff_tools::screen::screen(&md, &args, &show).await;
+        let screened = wyckoff_session::domain::tools::screen::screen(&md, &args, &show).await;
         let saved = match (&screened, a.save) {
-            (Ok((result, _)), true) => {
-                wyckoff_tools::screen::save_for_tracking(&md, result, wyckoff_track::Origin::Cli)
-                    .await
-                    .context("saving the screen for tracking")?
-            }
+            (Ok((result, _)), true) => wyckoff_session::domain::tools::screen::save_for_tracking(
+                &md,
+                result,
+                wyckoff_session::domain::track::Origin::Cli,
+            )
+            .await
+            .context("saving the screen for tracking")?,
             _ => None,
         };
         anyhow::Ok(screened.map(|(_, mut v)| {

@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use wyckoff_agent::SkillSource;
 use wyckoff_config::DataHome;
+use wyckoff_session::domain::agent::SkillSource;
 
 #[derive(Debug, Args)]
 pub struct SkillsArgs {
@@ -17,7 +17,7 @@ pub struct SkillsArgs {
 pub fn run(args: SkillsArgs) -> anyhow::Result<ExitCode> {
     let home = DataHome::from_env();
     let dir = home.skills_dir();
-    let set = wyckoff_agent::skills::load_skills(&dir);
+    let set = wyckoff_session::domain::agent::skills::load_skills(&dir);
     if args.json {
         let value = serde_json::json!({
             "dir": dir,

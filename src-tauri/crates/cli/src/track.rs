@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
-use wyckoff_engine::track::{GroupBy, HitRate, Outcome};
-use wyckoff_track::{TrackStats, TrackedScreen};
+use wyckoff_session::domain::engine::track::{GroupBy, HitRate, Outcome};
+use wyckoff_session::domain::track::{TrackStats, TrackedScreen};
 
 use crate::market::{desk, failed, print_json, runtime};
 
@@ -151,7 +151,7 @@ fn print_stats(st: &TrackStats) {
 }
 
 fn date_arg(flag: &str, s: &str) -> Result<u32, String> {
-    wyckoff_engine::dates::parse_date(s)
+    wyckoff_session::domain::engine::dates::parse_date(s)
         .ok_or_else(|| format!("{flag} '{s}' is not a date (YYYY-MM-DD or YYYYMMDD)"))
 }
 
@@ -173,7 +173,7 @@ pub fn run(a: TrackArgs) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let result = rt.block_on(async {
         let desk = desk().await?;
-        let tracked = wyckoff_track::tracked(desk.market(), desk.tracking())
+        let tracked = wyckoff_session::domain::track::tracked(desk.market(), desk.tracking())
             .await
             .context("following the saved screens");
         desk.close().await;
@@ -185,7 +185,7 @@ pub fn run(a: TrackArgs) -> anyhow::Result<ExitCode> {
     };
     match a.command {
         Some(TrackCommand::Stats { json }) => {
-            let st = wyckoff_track::stats_of(&screens);
+            let st = wyckoff_session::domain::track::stats_of(&screens);
             if json || a.json {
                 print_json(&st)?;
             } else {
@@ -203,7 +203,7 @@ fn backfill(from: u32, to: u32) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let result = rt.block_on(async {
         let desk = desk().await?;
-        let report = wyckoff_track::backfill(
+        let report = wyckoff_session::domain::track::backfill(
             desk.market(),
             desk.tracking(),
             from,
@@ -211,7 +211,7 @@ fn backfill(from: u32, to: u32) -> anyhow::Result<ExitCode> {
             move |done, total, day| {
                 eprintln!(
                     "backfill {done}/{total}  {}",
-                    wyckoff_market::date::iso(day)
+                    wyckoff_session::domain::market::date::iso(day)
                 );
             },
         )

@@ -46,6 +46,7 @@ pub mod approvals;
 pub mod beijing;
 pub mod connection;
 pub mod desk;
+pub mod domain;
 mod error;
 pub mod hub;
 pub mod memory;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use wyckoff_agent::{BackgroundTaskManager, Tool};
 use wyckoff_market::MarketData;
-use wyckoff_protocol::TaskRequest;
 use wyckoff_protocol::TaskInfo;
+use wyckoff_protocol::TaskRequest;
 
 /// Why a job did not start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

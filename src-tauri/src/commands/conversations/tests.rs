@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use wyckoff_memory::open_pool;
 use wyckoff_protocol::Message;
+use wyckoff_session::domain::memory::open_pool;
 
 use super::*;
 use crate::commands::chat::ForkedFrom;

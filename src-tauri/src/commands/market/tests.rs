@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use wyckoff_market::MarketConfig;
+use wyckoff_session::domain::market::MarketConfig;
 
 use super::*;
 

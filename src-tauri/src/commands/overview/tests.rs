@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use wyckoff_agent::SystemClock;
-use wyckoff_market::MarketConfig;
 use wyckoff_protocol::TaskStatus;
+use wyckoff_session::domain::agent::SystemClock;
+use wyckoff_session::domain::market::MarketConfig;
 
 use super::*;
 use crate::commands::error::CommandErrorKind;
@@ -35,7 +35,7 @@ async fn offline_overview_says_what_is_missing_instead_of_numbers() {
     // No index bars offline: said as a code the page words, not as Chinese text.
     assert_eq!(
         o.regime_reasons,
-        [wyckoff_engine::RegimeReason::NoBenchmarkBars]
+        [wyckoff_session::domain::engine::RegimeReason::NoBenchmarkBars]
     );
     // 8 bundled stocks are far below the breadth sample: how many, and how many it needs.
     assert!(!o.breadth.available);
@@ -46,7 +46,7 @@ async fn offline_overview_says_what_is_missing_instead_of_numbers() {
 
 #[test]
 fn an_index_quote_comes_from_its_last_two_bars() {
-    let bar = |date, close| wyckoff_market::Bar {
+    let bar = |date, close| wyckoff_session::domain::market::Bar {
         date,
         open: close,
         high: close,
@@ -56,16 +56,18 @@ fn an_index_quote_comes_from_its_last_two_bars() {
         amount: 1.0,
         turnover: None,
     };
-    let r = |bars: Vec<wyckoff_market::Bar>| wyckoff_market::BarsResult {
-        code: "000001.SH".into(),
-        name: Some("上证指数".into()),
-        as_of: bars.last().map(|b| b.date),
-        bars,
-        source: Some("eastmoney".into()),
-        data_status: wyckoff_market::DataStatus::Ok,
-        expected_last_date: None,
-        notes: vec![],
-        corrupt_rows: vec![],
+    let r = |bars: Vec<wyckoff_session::domain::market::Bar>| {
+        wyckoff_session::domain::market::BarsResult {
+            code: "000001.SH".into(),
+            name: Some("上证指数".into()),
+            as_of: bars.last().map(|b| b.date),
+            bars,
+            source: Some("eastmoney".into()),
+            data_status: wyckoff_session::domain::market::DataStatus::Ok,
+            expected_last_date: None,
+            notes: vec![],
+            corrupt_rows: vec![],
+        }
     };
     let q = index_quote(&r(vec![bar(20260601, 3000.0), bar(20260602, 3030.0)]));
     assert_eq!(q.close, Some(3030.0));
@@ -86,7 +88,10 @@ async fn data_status_counts_are_the_caches() {
     assert_eq!(s.indices_cached as usize, report.indices.len());
     assert_eq!(s.stale + s.fresh, s.stocks_cached);
     let newest = report.stocks.iter().map(|c| c.last_date).max();
-    assert_eq!(s.newest_date, newest.map(wyckoff_market::date::iso));
+    assert_eq!(
+        s.newest_date,
+        newest.map(wyckoff_session::domain::market::date::iso)
+    );
     assert_eq!(s.damaged, 0);
     assert!(s.sources.is_empty(), "offline");
     assert_eq!(s.stock_list_size as usize, report.stock_list_size);
@@ -181,7 +186,7 @@ async fn a_csv_import_runs_as_a_task_and_the_cache_counts_it() {
     let task = start(&md, &tasks, &TaskRequest::Import { path })
         .await
         .unwrap();
-    assert_eq!(task.tool_name, wyckoff_tools::sync::IMPORT);
+    assert_eq!(task.tool_name, wyckoff_session::domain::tools::sync::IMPORT);
     let done = tasks
         .wait_for(&task.task_id, Duration::from_secs(60))
         .await

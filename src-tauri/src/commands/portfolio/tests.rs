@@ -1,7 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use wyckoff_market::MarketConfig;
-use wyckoff_market::portfolio::{ERR_ADD_EXISTS, ERR_BUY_DT_INVALID, ERR_COST, ERR_SHARES};
+use wyckoff_session::domain::market::MarketConfig;
+use wyckoff_session::domain::market::portfolio::{
+    ERR_ADD_EXISTS, ERR_BUY_DT_INVALID, ERR_COST, ERR_SHARES,
+};
 
 use super::*;
 use crate::commands::error::CommandErrorKind;

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use wyckoff_config::secrets::MemoryBackend;
-use wyckoff_market::{MarketConfig, MarketData};
+use wyckoff_session::domain::market::{MarketConfig, MarketData};
 
 use super::*;
 use crate::commands::error::CommandErrorKind;

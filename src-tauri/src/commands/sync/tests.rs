@@ -4,10 +4,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use wyckoff_market::breaker::BreakerConfig;
-use wyckoff_market::sources::SourcePolicy;
-use wyckoff_market::sources::eastmoney::EastmoneyConfig;
-use wyckoff_market::{ManualClock, MarketConfig, SourceSpec};
+use wyckoff_session::domain::market::breaker::BreakerConfig;
+use wyckoff_session::domain::market::sources::SourcePolicy;
+use wyckoff_session::domain::market::sources::eastmoney::EastmoneyConfig;
+use wyckoff_session::domain::market::{ManualClock, MarketConfig, SourceSpec};
 
 use super::*;
 use crate::commands::error::CommandErrorKind;
@@ -188,16 +188,19 @@ async fn full_market_sync_runs_as_a_cancellable_task_with_progress_by_symbol() {
     .to_string();
     let (base, seen) = serve_after(Duration::from_millis(20), 200, body).await;
     let md = Arc::new(online_at(home.path(), &base).await);
-    let tasks = wyckoff_agent::BackgroundTaskManager::with_pool(
+    let tasks = wyckoff_session::domain::agent::BackgroundTaskManager::with_pool(
         md.pool().clone(),
-        Arc::new(wyckoff_agent::SystemClock),
+        Arc::new(wyckoff_session::domain::agent::SystemClock),
         None,
     )
     .await
     .unwrap();
     let mut events = tasks.subscribe();
     let task = start(&md, &tasks, &TaskRequest::SyncAll).await.unwrap();
-    assert_eq!(task.tool_name, wyckoff_tools::sync::SYNC_ALL);
+    assert_eq!(
+        task.tool_name,
+        wyckoff_session::domain::tools::sync::SYNC_ALL
+    );
     assert_eq!(task.session_id, None);
     let again = start(&md, &tasks, &TaskRequest::SyncAll).await.unwrap_err();
     assert_eq!(again.kind, CommandErrorKind::InvalidInput, "{again:?}");
