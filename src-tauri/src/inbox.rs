@@ -1,6 +1,6 @@
 //! The approval inbox in the app: requests are queued by runs with nobody to ask — the
 //! app's scheduled runs, `wyckoff daemon`, `wyckoff run --approve queue` — possibly in
-//! another process. The desk's tick (`crate::timer`) expires and tells; what it found goes
+//! another process. The desk's tick (the app's timer) expires and tells; what it found goes
 //! to the window here: the pending count (`InboxChanged`) when it changed and, when a new
 //! request came and the window is not in front, a desktop notification.
 

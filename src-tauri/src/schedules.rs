@@ -1,5 +1,5 @@
 //! Schedules in the app: while the app runs — the window open or closed to the tray —
-//! the desk's tick (`crate::timer`) runs what is due (the same passes `wyckoff daemon`
+//! the desk's tick (the app's timer) runs what is due (the same passes `wyckoff daemon`
 //! makes; a due time either takes is never run by the other). A finished run goes to the
 //! window as `ScheduleRan` and, when the window is not in front, as a desktop
 //! notification.

@@ -8,7 +8,7 @@ use wyckoff_protocol::{AlertCondition, AlertRule, AlertTarget, FiredAlert};
 use wyckoff_session::domain::alerts::{AlertStore, NewRule};
 
 use crate::chat::ChatState;
-use crate::commands::chat::services;
+use crate::commands::chat::desk;
 use crate::commands::error::CommandError;
 use crate::state::AppState;
 
@@ -27,9 +27,8 @@ async fn store(
     ),
     CommandError,
 > {
-    let md = services(state, chat).await?.market().clone();
-    let store = AlertStore::new(md.pool().clone()).await?;
-    Ok((md, store))
+    let desk = desk(state, chat).await?;
+    Ok((desk.market().clone(), desk.alerts().clone()))
 }
 
 #[tauri::command]

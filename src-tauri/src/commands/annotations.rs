@@ -9,7 +9,7 @@ use wyckoff_session::domain::annotations::{
 use wyckoff_session::domain::market::MarketData;
 
 use crate::chat::ChatState;
-use crate::commands::chat::services;
+use crate::commands::chat::desk;
 use crate::commands::error::CommandError;
 use crate::state::AppState;
 
@@ -17,9 +17,8 @@ async fn open(
     state: &State<'_, AppState>,
     chat: &State<'_, ChatState>,
 ) -> Result<(std::sync::Arc<MarketData>, AnnotationStore), CommandError> {
-    let md = services(state, chat).await?.market().clone();
-    let store = AnnotationStore::new(md.pool().clone()).await?;
-    Ok((md, store))
+    let desk = desk(state, chat).await?;
+    Ok((desk.market().clone(), desk.notes().clone()))
 }
 
 /// The notes on `code`'s chart of `period`, oldest first.

@@ -9,7 +9,7 @@ use specta::Type;
 use tauri::State;
 use wyckoff_protocol::{ApprovalDecision, Message, Usage};
 use wyckoff_session::domain::memory::MessageStatus;
-use wyckoff_session::{ConversationHub, Services};
+use wyckoff_session::{ConversationHub, Desk, Services};
 
 use crate::chat::ChatState;
 use crate::commands::error::{CommandError, CommandErrorKind};
@@ -21,6 +21,13 @@ pub(crate) async fn services(
 ) -> Result<Arc<Services>, CommandError> {
     Ok(chat
         .services(&state.home, state.settings(), state.secrets.clone())
+        .await?)
+}
+
+/// The process's desk (opened on first use, the current settings applied).
+pub(crate) async fn desk(state: &AppState, chat: &ChatState) -> Result<Arc<Desk>, CommandError> {
+    Ok(chat
+        .desk(&state.home, state.settings(), state.secrets.clone())
         .await?)
 }
 

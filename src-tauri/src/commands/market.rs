@@ -15,7 +15,7 @@ pub use wyckoff_session::domain::tools::chart::{
 };
 
 use crate::chat::ChatState;
-use crate::commands::chat::services;
+use crate::commands::chat::{desk, services};
 use crate::commands::error::CommandError;
 use crate::state::AppState;
 
@@ -141,8 +141,10 @@ async fn watchlist_row(md: &MarketData, code: &str, added_at: String) -> Watchli
     }
 }
 
-pub async fn watchlist_rows(md: &MarketData) -> Result<Vec<WatchlistRow>, CommandError> {
-    let store = WatchlistStore::new(md.pool().clone());
+pub async fn watchlist_rows(
+    md: &MarketData,
+    store: &WatchlistStore,
+) -> Result<Vec<WatchlistRow>, CommandError> {
     let mut rows = Vec::new();
     for e in store.list().await? {
         rows.push(watchlist_row(md, &e.code, e.added_at.to_rfc3339()).await);
@@ -156,8 +158,8 @@ pub async fn watchlist(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
 ) -> Result<Vec<WatchlistRow>, CommandError> {
-    let md = market(&state, &chat).await?;
-    watchlist_rows(&md).await
+    let desk = desk(&state, &chat).await?;
+    watchlist_rows(desk.market(), desk.watchlist()).await
 }
 
 /// Adds a stock to the watchlist; unknown codes are refused.
@@ -168,7 +170,8 @@ pub async fn watchlist_add(
     chat: State<'_, ChatState>,
     code: String,
 ) -> Result<Vec<WatchlistRow>, CommandError> {
-    let md = market(&state, &chat).await?;
+    let desk = desk(&state, &chat).await?;
+    let md = desk.market();
     let parsed = StockCode::parse(&code)?;
     if md.stock_info(&parsed).is_none() {
         return Err(CommandError::unknown_code(
@@ -176,10 +179,10 @@ pub async fn watchlist_add(
             "not in the stock list and no cached bars",
         ));
     }
-    WatchlistStore::new(md.pool().clone())
+    desk.watchlist()
         .add(parsed.digits(), md.clock().now())
         .await?;
-    watchlist_rows(&md).await
+    watchlist_rows(md, desk.watchlist()).await
 }
 
 #[tauri::command]
@@ -189,9 +192,9 @@ pub async fn watchlist_remove(
     chat: State<'_, ChatState>,
     code: String,
 ) -> Result<Vec<WatchlistRow>, CommandError> {
-    let md = market(&state, &chat).await?;
-    WatchlistStore::new(md.pool().clone()).remove(&code).await?;
-    watchlist_rows(&md).await
+    let desk = desk(&state, &chat).await?;
+    desk.watchlist().remove(&code).await?;
+    watchlist_rows(desk.market(), desk.watchlist()).await
 }
 
 /// Whether a stock is on the watchlist (the stock page's add/remove toggle).
@@ -202,8 +205,9 @@ pub async fn watchlist_contains(
     chat: State<'_, ChatState>,
     code: String,
 ) -> Result<bool, CommandError> {
-    let md = market(&state, &chat).await?;
-    Ok(WatchlistStore::new(md.pool().clone())
+    Ok(desk(&state, &chat)
+        .await?
+        .watchlist()
         .contains(&code)
         .await?)
 }

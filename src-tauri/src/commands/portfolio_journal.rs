@@ -5,15 +5,13 @@
 use serde::Deserialize;
 use specta::Type;
 use tauri::State;
+use wyckoff_session::Desk;
 use wyckoff_session::domain::journal::money::{fen_from_f64, price_from_f64};
-use wyckoff_session::domain::journal::{
-    Fees, ImportOutcome, JournalReport, JournalStore, NewFill, Side, Source,
-};
-use wyckoff_session::domain::market::MarketData;
+use wyckoff_session::domain::journal::{Fees, ImportOutcome, JournalReport, NewFill, Side, Source};
 
 use crate::chat::ChatState;
+use crate::commands::chat::desk;
 use crate::commands::error::CommandError;
-use crate::commands::overview::market;
 use crate::state::AppState;
 
 /// One fill from the page's form.
@@ -29,20 +27,15 @@ pub struct FillForm {
     pub fees: Option<f64>,
 }
 
-async fn store(md: &MarketData) -> Result<JournalStore, CommandError> {
-    JournalStore::new(md.pool().clone(), md.clock().now())
+pub async fn load(desk: &Desk) -> Result<JournalReport, CommandError> {
+    let md = desk.market();
+    wyckoff_session::domain::journal::report(md, desk.journal(), md.clock().now())
         .await
         .map_err(CommandError::from)
 }
 
-pub async fn load(md: &MarketData) -> Result<JournalReport, CommandError> {
-    let s = store(md).await?;
-    wyckoff_session::domain::journal::report(md, &s, md.clock().now())
-        .await
-        .map_err(CommandError::from)
-}
-
-pub async fn record(md: &MarketData, form: &FillForm) -> Result<JournalReport, CommandError> {
+pub async fn record(desk: &Desk, form: &FillForm) -> Result<JournalReport, CommandError> {
+    let md = desk.market();
     let invalid = |m: &str| CommandError::invalid(m);
     let date = wyckoff_session::domain::market::date::parse_date(&form.date)
         .ok_or_else(|| invalid("成交日期无效，请用 YYYY-MM-DD"))?;
@@ -71,11 +64,11 @@ pub async fn record(md: &MarketData, form: &FillForm) -> Result<JournalReport, C
         shares: form.shares,
         fees,
     };
-    let s = store(md).await?;
-    s.record(&fill, Source::Manual, md.clock().now())
+    desk.journal()
+        .record(&fill, Source::Manual, md.clock().now())
         .await
         .map_err(CommandError::from)?;
-    load(md).await
+    load(desk).await
 }
 
 /// The journal: fills, derived positions, realised P/L, daily value and exit reviews.
@@ -85,7 +78,7 @@ pub async fn journal_report(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
 ) -> Result<JournalReport, CommandError> {
-    load(&*market(&state, &chat).await?).await
+    load(&*desk(&state, &chat).await?).await
 }
 
 /// Records the user's own fill; returns the journal after it (the page reloads the
@@ -97,7 +90,7 @@ pub async fn journal_record_fill(
     chat: State<'_, ChatState>,
     fill: FillForm,
 ) -> Result<JournalReport, CommandError> {
-    record(&*market(&state, &chat).await?, &fill).await
+    record(&*desk(&state, &chat).await?, &fill).await
 }
 
 /// Imports a broker 交割单 (the file's bytes): all rows or none; the refusal names
@@ -109,9 +102,9 @@ pub async fn journal_import(
     chat: State<'_, ChatState>,
     bytes: Vec<u8>,
 ) -> Result<ImportOutcome, CommandError> {
-    let md = market(&state, &chat).await?;
-    let s = store(&md).await?;
-    s.import(&bytes, md.clock().now())
+    let desk = desk(&state, &chat).await?;
+    desk.journal()
+        .import(&bytes, desk.market().clock().now())
         .await
         .map_err(CommandError::from)
 }

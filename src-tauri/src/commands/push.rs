@@ -3,26 +3,20 @@
 //! keychain, never to the database), remove, send a test, choose which events a channel is
 //! sent. Thin adapters over `wyckoff_push`.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::State;
 use wyckoff_config::{PushSecret, Secrets};
 use wyckoff_session::domain::push::{
-    Channel, ChannelKind, EmailSettings, KeychainSecrets, Outbox, OutboxRow, OutboxStatus,
-    PushError, PushEvent, SecretIn, split_pasted,
+    Channel, ChannelKind, EmailSettings, Outbox, OutboxRow, OutboxStatus, PushError, PushEvent,
+    SecretIn, split_pasted,
 };
 
 use crate::chat::ChatState;
-use crate::commands::chat::services;
+use crate::commands::chat::desk;
 use crate::commands::error::CommandError;
 use crate::state::AppState;
-
-/// How long a test send may take.
-const TEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A channel's latest send through the outbox.
 #[derive(Debug, Clone, Serialize, Type)]
@@ -78,10 +72,7 @@ pub struct TestResult {
 }
 
 async fn outbox(state: &AppState, chat: &ChatState) -> Result<Outbox, CommandError> {
-    let pool = services(state, chat).await?.pool().clone();
-    Ok(Outbox::new(pool, TEST_TIMEOUT)
-        .await?
-        .with_secrets(Arc::new(KeychainSecrets(state.secrets.clone()))))
+    Ok(desk(state, chat).await?.outbox().clone())
 }
 
 fn secret(channel: &str, sign: bool) -> PushSecret {

@@ -2,10 +2,10 @@
 //! candidates, shown under a screen result. A thin adapter over `wyckoff_track`.
 
 use tauri::State;
-use wyckoff_session::domain::track::{TrackStats, TrackStore, TrackedScreen};
+use wyckoff_session::domain::track::{TrackStats, TrackedScreen};
 
 use crate::chat::ChatState;
-use crate::commands::chat::services;
+use crate::commands::chat::desk;
 use crate::commands::error::CommandError;
 use crate::state::AppState;
 
@@ -17,11 +17,8 @@ pub async fn track_stats(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
 ) -> Result<TrackStats, CommandError> {
-    let md = services(&state, &chat).await?.market().clone();
-    let store = TrackStore::new(md.pool().clone())
-        .await
-        .map_err(CommandError::internal)?;
-    wyckoff_session::domain::track::stats(&md, &store)
+    let desk = desk(&state, &chat).await?;
+    wyckoff_session::domain::track::stats(desk.market(), desk.tracking())
         .await
         .map_err(CommandError::internal)
 }
@@ -34,11 +31,8 @@ pub async fn track_screens(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
 ) -> Result<Vec<TrackedScreen>, CommandError> {
-    let md = services(&state, &chat).await?.market().clone();
-    let store = TrackStore::new(md.pool().clone())
-        .await
-        .map_err(CommandError::internal)?;
-    wyckoff_session::domain::track::tracked(&md, &store)
+    let desk = desk(&state, &chat).await?;
+    wyckoff_session::domain::track::tracked(desk.market(), desk.tracking())
         .await
         .map_err(CommandError::internal)
 }

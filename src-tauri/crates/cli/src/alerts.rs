@@ -6,8 +6,6 @@
 //! outbox (`wyckoff push`), which `check` also drains of earlier rows that are due.
 
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 use chrono::Utc;
@@ -15,16 +13,10 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use wyckoff_protocol::{AlertCheckReport, AlertCondition, AlertRule, AlertTarget, FiredAlert};
 use wyckoff_session::Desk;
-use wyckoff_session::domain::alerts::{
-    AlertStore, NewRule, StoreError, deliver, describe, validate,
-};
-use wyckoff_session::domain::market::MarketData;
-use wyckoff_session::domain::push::{DamagedChannel, Delivery, KeychainSecrets, Outbox};
+use wyckoff_session::domain::alerts::{NewRule, StoreError, deliver, describe, validate};
+use wyckoff_session::domain::push::{DamagedChannel, Delivery};
 
 use crate::market::{desk, failed, print_json, runtime};
-
-/// How long one send after `data sync` may take (as long as the desk's).
-const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `alerts check --json`: the report and what the push outbox sent.
 #[derive(Debug, Serialize)]
@@ -317,21 +309,11 @@ pub(crate) fn print_check(checked: &CheckOutput) {
 
 /// The check `data sync` runs after it updated bars (`None`: no rule and no holding with
 /// a stop-loss or target, nothing to check); an error is the check's, the sync stands.
-/// It uses the stores of the sync's own market data: `data sync` is a market command and
-/// does not open the desk.
-pub(crate) async fn after_sync(md: &MarketData) -> Option<Result<CheckOutput, String>> {
-    let ran = async {
-        let store = AlertStore::new(md.pool().clone()).await?;
-        let outbox = Outbox::new(md.pool().clone(), SEND_TIMEOUT)
-            .await
-            .context("opening the push outbox")?
-            .with_secrets(Arc::new(KeychainSecrets::system()));
-        anyhow::Ok(deliver::after_sync(md, &store, &outbox, Utc::now()).await?)
-    };
-    match ran.await {
+pub(crate) async fn after_sync(desk: &Desk) -> Option<Result<CheckOutput, String>> {
+    match deliver::after_sync(desk.market(), desk.alerts(), desk.outbox(), Utc::now()).await {
         Ok(Some(run)) => Some(Ok(run.into())),
         Ok(None) => None,
-        Err(e) => Some(Err(format!("{e:#}"))),
+        Err(e) => Some(Err(e.to_string())),
     }
 }
 

@@ -14,7 +14,7 @@ use wyckoff_session::domain::market::{
 };
 use wyckoff_session::time::iso;
 
-use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime};
+use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, desk, failed, open, print_json, runtime};
 
 #[derive(Debug, clap::Args)]
 pub struct DataArgs {
@@ -310,7 +310,10 @@ fn sync(
 
     let rt = runtime()?;
     let synced = rt.block_on(async {
-        let md = open().await?;
+        // The desk, not market data alone: new bars are checked against the alert rules
+        // and what fires is recorded and pushed through the desk's stores.
+        let desk = desk().await?;
+        let md = desk.market().clone();
         let offline = md.source_names().is_empty();
         let list_result = if list {
             Some(md.sync_stock_list().await.map_err(|e| e.to_string()))
@@ -370,8 +373,9 @@ fn sync(
         let alerts = if offline || report.failed == report.outcomes.len() {
             None
         } else {
-            crate::alerts::after_sync(&md).await
+            crate::alerts::after_sync(&desk).await
         };
+        desk.close().await;
         anyhow::Ok((list_result, report, offline, plan, alerts, calendar))
     });
     let (list_result, report, offline, plan, alerts, calendar) = match synced {

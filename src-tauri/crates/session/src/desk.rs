@@ -90,9 +90,6 @@ impl TurnOutput for Nowhere {
     }
 }
 
-/// How long one send of [`Desk::outbox`] may take (as long as the push relay's).
-const PUSH_SEND_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Every store of the data home, built once for the process.
 struct Stores {
     alerts: AlertStore,
@@ -176,7 +173,7 @@ impl Desk {
             tracking: TrackStore::new(pool.clone()).await?,
             notes: AnnotationStore::new(pool.clone()).await?,
             journal: JournalStore::new(pool.clone(), now).await?,
-            outbox: Outbox::new(pool.clone(), PUSH_SEND_TIMEOUT)
+            outbox: Outbox::new(pool.clone(), crate::push_relay::SEND_TIMEOUT)
                 .await?
                 .with_secrets(channel_secrets),
             watchlist: WatchlistStore::new(pool),

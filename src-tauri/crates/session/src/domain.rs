@@ -43,8 +43,8 @@ pub mod inbox {
 /// The trade journal and its money formatting.
 pub mod journal {
     pub use wyckoff_journal::{
-        AfterSale, Fees, ImportOutcome, JournalError, JournalReport, JournalStore, NewFill, Side,
-        Source, money, report,
+        AfterSale, Fees, ImportOutcome, JournalError, JournalReport, NewFill, Side, Source, money,
+        report,
     };
 }
 
@@ -75,9 +75,9 @@ pub mod memory {
 /// Push channels and their outbox.
 pub mod push {
     pub use wyckoff_push::{
-        Channel, ChannelKind, DamagedChannel, Delivery, EmailSettings, KeychainSecrets, Outbox,
-        OutboxRow, OutboxStatus, PushError, PushEvent, SecretIn, events, parse_events,
-        split_pasted, valid_header,
+        Channel, ChannelKind, DamagedChannel, Delivery, EmailSettings, Outbox, OutboxRow,
+        OutboxStatus, PushError, PushEvent, SecretIn, events, parse_events, split_pasted,
+        valid_header,
     };
 }
 
@@ -99,6 +99,6 @@ pub mod tools {
 /// Forward tracking of screens.
 pub mod track {
     pub use wyckoff_track::{
-        Origin, TrackStats, TrackStore, TrackedScreen, backfill, stats, stats_of, tracked,
+        Origin, TrackStats, TrackedScreen, backfill, stats, stats_of, tracked,
     };
 }

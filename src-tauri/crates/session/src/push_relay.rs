@@ -21,7 +21,7 @@ use crate::SessionError;
 use wyckoff_protocol::RunReport;
 
 /// How long one send may take.
-const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Characters of a result summary or error a message quotes; the rest is in the app.
 const QUOTED_CHARS: usize = 400;
 const TITLE: &str = "Wyckoff Desk";

@@ -16,7 +16,7 @@ async fn watchlist_rows_come_from_the_cache_and_the_engine() {
     let md = offline(tmp.path()).await;
     let store = WatchlistStore::new(md.pool().clone());
     store.add("000001", md.clock().now()).await.unwrap();
-    let rows = watchlist_rows(&md).await.unwrap();
+    let rows = watchlist_rows(&md, &store).await.unwrap();
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
     let daily = md.daily_bars("000001", None).await.unwrap().bars;

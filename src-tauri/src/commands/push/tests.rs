@@ -14,7 +14,9 @@ async fn outbox_in(dir: &Path) -> Outbox {
     let md = MarketData::open_with(MarketConfig::offline(dir))
         .await
         .unwrap();
-    Outbox::new(md.pool().clone(), TEST_TIMEOUT).await.unwrap()
+    Outbox::new(md.pool().clone(), std::time::Duration::from_secs(10))
+        .await
+        .unwrap()
 }
 
 fn keychain(backend: MemoryBackend) -> Secrets {
