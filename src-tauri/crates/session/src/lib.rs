@@ -46,6 +46,7 @@ pub mod approvals;
 pub mod beijing;
 pub mod connection;
 pub mod desk;
+mod desk_work;
 pub mod domain;
 mod error;
 pub mod hub;
@@ -54,6 +55,7 @@ mod message_extras;
 pub mod prompt;
 pub mod providers;
 pub mod push_relay;
+pub mod reports;
 pub mod retention;
 pub mod scheduler;
 
