@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use serde_json::{Map, Value, json};
 
 use crate::market::{
-    EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime, tool_failure,
+    EXIT_BAD_INPUT, EXIT_UNAVAILABLE, desk, failed, print_json, runtime, tool_failure,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -124,8 +124,10 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
 
     let rt = runtime()?;
     let result = rt.block_on(async {
-        let md = open().await?;
-        anyhow::Ok(wyckoff_session::domain::tools::analyze::run(&md, &args).await)
+        let desk = desk().await?;
+        let analysed = desk.analyze(&args).await;
+        desk.close().await;
+        anyhow::Ok(analysed)
     });
     let result = match result {
         Ok(r) => r,
@@ -135,7 +137,7 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         Ok(v) => v,
         Err(e) => return Ok(tool_failure(e)),
     };
-    let unavailable = wyckoff_session::domain::tools::is_unavailable(&v);
+    let unavailable = wyckoff_session::reports::is_unavailable(&v);
     if a.json {
         print_json(&v)?;
     } else if unavailable {

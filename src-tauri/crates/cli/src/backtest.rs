@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use crate::market::{failed, open, print_json, runtime, tool_failure};
+use crate::market::{desk, failed, print_json, runtime, tool_failure};
 use crate::screen::spinner;
 
 #[derive(Debug, clap::Args)]
@@ -381,7 +381,7 @@ pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let bar = spinner();
     let result = rt.block_on(async {
-        let md = open().await?;
+        let desk = desk().await?;
         // Values go to the tool as written: it parses lists and ranges (and says what is
         // wrong with them) for the agent and the CLI alike.
         let args = json!({
@@ -391,7 +391,9 @@ pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {
             "walk_forward": a.walk_forward,
         });
         let show = crate::screen::spinner_progress(&bar);
-        anyhow::Ok(wyckoff_session::domain::tools::backtest::run(&md, &args, &show).await)
+        let tested = desk.backtest(&args, &show).await;
+        desk.close().await;
+        anyhow::Ok(tested)
     });
     if let Some(b) = bar {
         b.finish_and_clear();

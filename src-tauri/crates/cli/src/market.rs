@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use serde_json::{Value, json};
+use serde_json::Value;
 use wyckoff_config::DataHome;
 use wyckoff_session::domain::agent::ToolError;
 use wyckoff_session::domain::market::MarketData;
@@ -44,7 +44,8 @@ pub async fn open() -> anyhow::Result<Arc<MarketData>> {
 }
 
 /// The desk of a command that reads or writes the data home's stores (alerts, tracking,
-/// chart notes, the journal, push, conversations, memory) or serves its market data to
+/// chart notes, the journal, push, conversations, memory), asks it for the agent's market
+/// work (analyze, screen, backtest, the market overview) or serves its market data to
 /// other agents: settings resolved, `wyckoff.db` migrated and every store built as the
 /// app and `wyckoff run` do. Close it with [`Desk::close`] when the command is done.
 pub async fn desk() -> anyhow::Result<Arc<Desk>> {
@@ -92,8 +93,10 @@ fn s(v: &Value) -> String {
 pub fn run(json: bool) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let result = rt.block_on(async {
-        let md = open().await?;
-        anyhow::Ok(wyckoff_session::domain::tools::market::overview(&md, &json!({})).await)
+        let desk = desk().await?;
+        let overview = desk.market_overview().await;
+        desk.close().await;
+        anyhow::Ok(overview)
     });
     let result = match result {
         Ok(r) => r,
@@ -103,7 +106,7 @@ pub fn run(json: bool) -> anyhow::Result<ExitCode> {
         Ok(v) => v,
         Err(e) => return Ok(tool_failure(e)),
     };
-    let unavailable = wyckoff_session::domain::tools::is_unavailable(&v);
+    let unavailable = wyckoff_session::reports::is_unavailable(&v);
     if json {
         print_json(&v)?;
     } else if unavailable {

@@ -84,7 +84,7 @@ async fn notes(desk: &Desk, a: NotesArgs, period: NotePeriod) -> anyhow::Result<
             Ok(n) => {
                 println!(
                     "removed {}",
-                    line(&wyckoff_session::domain::tools::annotate::describe(&n))
+                    line(&wyckoff_session::reports::describe_note(&n))
                 );
                 ExitCode::SUCCESS
             }
@@ -104,7 +104,7 @@ async fn notes(desk: &Desk, a: NotesArgs, period: NotePeriod) -> anyhow::Result<
         .await
         .context("reading the chart notes")?
         .iter()
-        .map(wyckoff_session::domain::tools::annotate::describe)
+        .map(wyckoff_session::reports::describe_note)
         .collect();
     if a.json {
         print_json(&notes)?;

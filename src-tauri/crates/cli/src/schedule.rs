@@ -323,7 +323,7 @@ fn schedule_of(
                 limit,
             };
             // Refused now as `wyckoff screen` would refuse it, not at every run.
-            wyckoff_session::domain::tools::jobs::check(&request)?;
+            wyckoff_session::reports::check_job(&request)?;
             Job::Task { request }
         }
         (Some(JobKind::Alerts), None) => Job::Task {

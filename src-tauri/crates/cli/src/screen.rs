@@ -9,7 +9,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 
-use crate::market::{failed, open, print_json, runtime, tool_failure};
+use crate::market::{desk, failed, print_json, runtime, tool_failure};
 
 #[derive(Debug, clap::Args)]
 pub struct ScreenArgs {
@@ -144,20 +144,19 @@ pub fn run(a: ScreenArgs) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
     let bar = spinner();
     let result = rt.block_on(async {
-        let md = open().await?;
+        let desk = desk().await?;
         let args = json!({"board": a.board, "limit": a.limit, "as_of": a.as_of});
         let show = spinner_progress(&bar);
-        let screened = wyckoff_session::domain::tools::screen::screen(&md, &args, &show).await;
+        let screened = desk.screen(&args, &show).await;
         let saved = match (&screened, a.save) {
-            (Ok((result, _)), true) => wyckoff_session::domain::tools::screen::save_for_tracking(
-                &md,
-                result,
-                wyckoff_session::domain::track::Origin::Cli,
-            )
-            .await
-            .context("saving the screen for tracking")?,
-            _ => None,
+            (Ok((result, _)), true) => desk
+                .save_screen(result, wyckoff_session::domain::track::Origin::Cli)
+                .await
+                .context("saving the screen for tracking"),
+            _ => Ok(None),
         };
+        desk.close().await;
+        let saved = saved?;
         anyhow::Ok(screened.map(|(_, mut v)| {
             if let Some(id) = saved {
                 v["tracked_screen_id"] = json!(id);
