@@ -7,10 +7,15 @@
 
 use std::time::Instant;
 
+use std::sync::Arc;
+
+use wyckoff_config::secrets::MemoryBackend;
+use wyckoff_config::settings::Settings;
+use wyckoff_config::{DataHome, Secrets};
 use wyckoff_desk_lib::{
     PortfolioEdit, apply_portfolio_edit, build_data_status, build_overview, load_portfolio,
 };
-use wyckoff_session::domain::market::{MarketConfig, MarketData};
+use wyckoff_session::{Desk, DeskOptions};
 
 const RUNS: usize = 5;
 const STOCKS: usize = 3_000;
@@ -44,9 +49,16 @@ fn main() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let home = tempfile::tempdir().unwrap();
-        let md = MarketData::open_with(MarketConfig::offline(home.path()))
-            .await
-            .unwrap();
+        // The commands ask a desk; no keychain, and no live source (the cache is all).
+        let mut options = DeskOptions::new(DataHome::new(home.path()));
+        options.settings = Some(Settings::default());
+        options.secrets = Arc::new(Secrets::with_backend(
+            Box::new(MemoryBackend::default()),
+            Box::new(|_| None),
+        ));
+        let desk = Desk::open(options).await.unwrap();
+        desk.market().reconfigure_sources(&[], false).await;
+        let md = desk.market();
         let mut histories = Vec::new();
         for code in BUNDLED {
             let bars = md.daily_bars(code, None).await.unwrap().bars;
@@ -87,7 +99,7 @@ fn main() {
         );
         for code in BUNDLED {
             apply_portfolio_edit(
-                &md,
+                &desk,
                 &PortfolioEdit::Add {
                     code: code.into(),
                     shares: 1000,
@@ -100,7 +112,7 @@ fn main() {
         }
 
         let o = time("market_overview (indices, 水温, breadth)", || {
-            build_overview(&md)
+            build_overview(&desk)
         })
         .await;
         let o = o.unwrap();
@@ -109,12 +121,12 @@ fn main() {
             o.breadth.available, o.breadth.sample_size
         );
         let s = time("data_status (status + damaged scan)", || {
-            build_data_status(&md)
+            build_data_status(md)
         })
         .await;
         println!("  stocks cached: {}", s.unwrap().stocks_cached);
         let p = time("portfolio_page (8 holdings diagnosed)", || {
-            load_portfolio(&md)
+            load_portfolio(&desk)
         })
         .await;
         println!("  positions: {}", p.unwrap().positions.len());

@@ -157,9 +157,9 @@ impl From<wyckoff_session::domain::inbox::InboxError> for CommandError {
     }
 }
 
-impl From<wyckoff_session::domain::tools::chart::ChartError> for CommandError {
-    fn from(e: wyckoff_session::domain::tools::chart::ChartError) -> Self {
-        use wyckoff_session::domain::tools::chart::ChartError as C;
+impl From<wyckoff_session::reports::ChartError> for CommandError {
+    fn from(e: wyckoff_session::reports::ChartError) -> Self {
+        use wyckoff_session::reports::ChartError as C;
         let message = e.to_string();
         match e {
             C::InvalidCode { message } => Self::invalid(message),
@@ -174,7 +174,7 @@ impl From<wyckoff_session::domain::tools::chart::ChartError> for CommandError {
 // Code and market errors mean the same on every page as on the chart.
 impl From<wyckoff_session::domain::market::MarketError> for CommandError {
     fn from(e: wyckoff_session::domain::market::MarketError) -> Self {
-        wyckoff_session::domain::tools::chart::ChartError::from(e).into()
+        wyckoff_session::reports::ChartError::from(e).into()
     }
 }
 
@@ -266,13 +266,11 @@ impl From<wyckoff_session::scheduler::SchedulerError> for CommandError {
     }
 }
 
-impl From<wyckoff_session::domain::tools::jobs::JobError> for CommandError {
-    fn from(e: wyckoff_session::domain::tools::jobs::JobError) -> Self {
+impl From<wyckoff_session::reports::JobError> for CommandError {
+    fn from(e: wyckoff_session::reports::JobError) -> Self {
         match e {
-            wyckoff_session::domain::tools::jobs::JobError::Offline => Self::offline(),
-            wyckoff_session::domain::tools::jobs::JobError::Refused(message) => {
-                Self::invalid(message)
-            }
+            wyckoff_session::reports::JobError::Offline => Self::offline(),
+            wyckoff_session::reports::JobError::Refused(message) => Self::invalid(message),
         }
     }
 }
@@ -393,7 +391,7 @@ mod tests {
     /// separately, and the message of the latter is only the why.
     #[test]
     fn chart_failures_carry_the_code() {
-        use wyckoff_session::domain::tools::chart::ChartError;
+        use wyckoff_session::reports::ChartError;
         let unknown: CommandError = ChartError::UnknownCode {
             code: "688999".into(),
         }
@@ -425,11 +423,10 @@ mod tests {
     #[test]
     fn jobs_say_offline_or_refused() {
         assert_eq!(
-            kind(wyckoff_session::domain::tools::jobs::JobError::Offline),
+            kind(wyckoff_session::reports::JobError::Offline),
             CommandErrorKind::Offline
         );
-        let refused: CommandError =
-            wyckoff_session::domain::tools::jobs::JobError::Refused("no".into()).into();
+        let refused: CommandError = wyckoff_session::reports::JobError::Refused("no".into()).into();
         assert_eq!(
             (refused.kind, refused.message.as_str()),
             (CommandErrorKind::InvalidInput, "no")

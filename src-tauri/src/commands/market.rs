@@ -5,14 +5,12 @@
 use serde::Serialize;
 use specta::Type;
 use tauri::State;
+use wyckoff_session::Desk;
 use wyckoff_session::domain::engine::Phase;
-use wyckoff_session::domain::market::watchlist::WatchlistStore;
 use wyckoff_session::domain::market::{MarketData, StockCode};
-use wyckoff_session::domain::tools::BarsFreshness;
-use wyckoff_session::domain::tools::analyze::{self, StockDiagnosis};
-pub use wyckoff_session::domain::tools::chart::{
-    Period, StockChart, build_chart, build_chart_as_of,
-};
+use wyckoff_session::reports::{BarsFreshness, StockDiagnosis};
+// build_chart: for the end-to-end tests and benchmarks, which hold a market data alone.
+pub use wyckoff_session::reports::{Period, StockChart, build_chart};
 
 use crate::chat::ChatState;
 use crate::commands::chat::{desk, services};
@@ -40,8 +38,8 @@ pub async fn stock_chart(
     period: Period,
     as_of: Option<u32>,
 ) -> Result<StockChart, CommandError> {
-    let md = market(&state, &chat).await?;
-    Ok(build_chart_as_of(&md, &code, period, as_of).await?)
+    let desk = desk(&state, &chat).await?;
+    Ok(desk.chart(&code, period, as_of).await?)
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -106,8 +104,8 @@ fn phase_letter(p: Phase) -> &'static str {
 
 /// One watchlist row from the cache and the engine (as `analyze_stock` diagnoses it); a
 /// stock without bars says so.
-async fn watchlist_row(md: &MarketData, code: &str, added_at: String) -> WatchlistRow {
-    let found = analyze::diagnose_stock(md, code, None, None, None).await;
+async fn watchlist_row(desk: &Desk, code: &str, added_at: String) -> WatchlistRow {
+    let found = desk.diagnose_stock(code).await;
     let (bars, d) = match found {
         Ok(StockDiagnosis::Diagnosed(d)) => (Some(d.bars), Some(d.diagnosis)),
         Ok(StockDiagnosis::NoBars(bars)) => (Some(bars), None),
@@ -141,13 +139,10 @@ async fn watchlist_row(md: &MarketData, code: &str, added_at: String) -> Watchli
     }
 }
 
-pub async fn watchlist_rows(
-    md: &MarketData,
-    store: &WatchlistStore,
-) -> Result<Vec<WatchlistRow>, CommandError> {
+pub async fn watchlist_rows(desk: &Desk) -> Result<Vec<WatchlistRow>, CommandError> {
     let mut rows = Vec::new();
-    for e in store.list().await? {
-        rows.push(watchlist_row(md, &e.code, e.added_at.to_rfc3339()).await);
+    for e in desk.watchlist().list().await? {
+        rows.push(watchlist_row(desk, &e.code, e.added_at.to_rfc3339()).await);
     }
     Ok(rows)
 }
@@ -159,7 +154,7 @@ pub async fn watchlist(
     chat: State<'_, ChatState>,
 ) -> Result<Vec<WatchlistRow>, CommandError> {
     let desk = desk(&state, &chat).await?;
-    watchlist_rows(desk.market(), desk.watchlist()).await
+    watchlist_rows(&desk).await
 }
 
 /// Adds a stock to the watchlist; unknown codes are refused.
@@ -182,7 +177,7 @@ pub async fn watchlist_add(
     desk.watchlist()
         .add(parsed.digits(), md.clock().now())
         .await?;
-    watchlist_rows(md, desk.watchlist()).await
+    watchlist_rows(&desk).await
 }
 
 #[tauri::command]
@@ -194,7 +189,7 @@ pub async fn watchlist_remove(
 ) -> Result<Vec<WatchlistRow>, CommandError> {
     let desk = desk(&state, &chat).await?;
     desk.watchlist().remove(&code).await?;
-    watchlist_rows(desk.market(), desk.watchlist()).await
+    watchlist_rows(&desk).await
 }
 
 /// Whether a stock is on the watchlist (the stock page's add/remove toggle).

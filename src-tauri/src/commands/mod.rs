@@ -25,3 +25,6 @@ pub mod subagents;
 pub mod sync;
 pub mod tasks;
 pub mod track;
+
+#[cfg(test)]
+mod test_desk;

@@ -9,15 +9,14 @@ use specta::Type;
 use tauri::State;
 use wyckoff_protocol::TaskInfo;
 pub use wyckoff_protocol::TaskRequest;
-use wyckoff_session::domain::agent::BackgroundTaskManager;
+use wyckoff_session::Desk;
 use wyckoff_session::domain::engine::{FunnelConfig, RegimeReason};
 use wyckoff_session::domain::market::universe::SkipReason;
 use wyckoff_session::domain::market::{Freshness, MarketData};
-use wyckoff_session::domain::tools::jobs;
-use wyckoff_session::domain::tools::market::MarketBreadth;
+use wyckoff_session::reports::MarketBreadth;
 
 use crate::chat::ChatState;
-use crate::commands::chat::services;
+use crate::commands::chat::{desk, services};
 use crate::commands::error::CommandError;
 use crate::state::AppState;
 
@@ -127,15 +126,18 @@ impl From<MarketBreadth> for Breadth {
 }
 
 /// The indices from the cache; 水温 and breadth as `get_market_overview` reports them.
-pub async fn build_overview(md: &MarketData) -> Result<MarketOverview, CommandError> {
+pub async fn build_overview(desk: &Desk) -> Result<MarketOverview, CommandError> {
+    let md = desk.market();
     let mut indices = Vec::new();
     for alias in OVERVIEW_INDICES {
         indices.push(index_quote(&md.index_bars(alias, None).await?));
     }
-    let (regime, _) = wyckoff_session::domain::tools::regime::regime_as_of(md, None)
+    let (regime, _) = desk
+        .market_regime(None)
         .await
         .map_err(CommandError::internal)?;
-    let breadth = wyckoff_session::domain::tools::market::breadth(md, None)
+    let breadth = desk
+        .market_breadth(None)
         .await
         .map_err(CommandError::internal)?;
     Ok(MarketOverview {
@@ -153,7 +155,7 @@ pub async fn market_overview(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
 ) -> Result<MarketOverview, CommandError> {
-    build_overview(&*market(&state, &chat).await?).await
+    build_overview(&*desk(&state, &chat).await?).await
 }
 
 /// What the cache holds, as `MarketData::status` reports it, plus the damaged series
@@ -231,13 +233,9 @@ pub async fn data_status(
     build_data_status(&*market(&state, &chat).await?).await
 }
 
-/// Starts a request as a background task of no conversation (`wyckoff_session::domain::tools::jobs`).
-pub async fn start(
-    md: &Arc<MarketData>,
-    tasks: &Arc<BackgroundTaskManager>,
-    request: &TaskRequest,
-) -> Result<TaskInfo, CommandError> {
-    Ok(jobs::start(md, tasks, request).await?)
+/// Starts a request as a background task of no conversation ([`Desk::start_job`]).
+pub async fn start(desk: &Desk, request: &TaskRequest) -> Result<TaskInfo, CommandError> {
+    Ok(desk.start_job(request).await?)
 }
 
 /// Starts the screen, the backtest, the full-market sync or a CSV import as a background task (shown
@@ -249,8 +247,7 @@ pub async fn start_task(
     chat: State<'_, ChatState>,
     request: TaskRequest,
 ) -> Result<TaskInfo, CommandError> {
-    let services = services(&state, &chat).await?;
-    start(services.market(), services.background(), &request).await
+    start(&*desk(&state, &chat).await?, &request).await
 }
 
 #[cfg(test)]

@@ -7,12 +7,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use specta::Type;
 use tauri::State;
-use wyckoff_session::domain::market::{MarketData, PortfolioView, StockCode};
-use wyckoff_session::domain::tools::portfolio::{HoldingReport, PortfolioDiagnosis};
+use wyckoff_session::Desk;
+use wyckoff_session::domain::market::{PortfolioView, StockCode};
+use wyckoff_session::reports::{HoldingReport, PortfolioDiagnosis};
 
 use crate::chat::ChatState;
+use crate::commands::chat::desk;
 use crate::commands::error::CommandError;
-use crate::commands::overview::market;
 use crate::state::AppState;
 
 /// One holding as the page shows it. Price fields are `None` when the cache has no bar
@@ -158,8 +159,9 @@ fn page_of_cash(view: &PortfolioView) -> PortfolioPage {
 }
 
 /// The positions diagnosed as the `portfolio` tool (mode diagnose) reports them.
-pub async fn load(md: &MarketData) -> Result<PortfolioPage, CommandError> {
-    let view = md
+pub async fn load(desk: &Desk) -> Result<PortfolioPage, CommandError> {
+    let view = desk
+        .market()
         .portfolio()
         .view()
         .await
@@ -167,7 +169,8 @@ pub async fn load(md: &MarketData) -> Result<PortfolioPage, CommandError> {
     if view.positions.is_empty() {
         return Ok(page_of_cash(&view));
     }
-    let d = wyckoff_session::domain::tools::portfolio::diagnose_all(md, &view)
+    let d = desk
+        .diagnose_portfolio(&view)
         .await
         .map_err(CommandError::internal)?;
     Ok(page_of(d))
@@ -175,10 +178,10 @@ pub async fn load(md: &MarketData) -> Result<PortfolioPage, CommandError> {
 
 /// Applies one edit through `update_portfolio`'s validation; a refused edit writes nothing
 /// and comes back as the tool's own message.
-pub async fn apply(md: &MarketData, edit: &PortfolioEdit) -> Result<PortfolioPage, CommandError> {
+pub async fn apply(desk: &Desk, edit: &PortfolioEdit) -> Result<PortfolioPage, CommandError> {
     if let PortfolioEdit::Add { code, .. } = edit
         && let Ok(parsed) = StockCode::parse(code)
-        && md.stock_info(&parsed).is_none()
+        && desk.market().stock_info(&parsed).is_none()
     {
         // The tool would only say the name is missing; the user needs to hear why.
         return Err(CommandError::unknown_code(
@@ -186,7 +189,8 @@ pub async fn apply(md: &MarketData, edit: &PortfolioEdit) -> Result<PortfolioPag
             "not in the stock list",
         ));
     }
-    let out = wyckoff_session::domain::tools::portfolio::update(md, &edit_args(edit))
+    let out = desk
+        .update_portfolio(&edit_args(edit))
         .await
         .map_err(CommandError::invalid)?;
     if let Some(message) = out.get("error") {
@@ -197,7 +201,7 @@ pub async fn apply(md: &MarketData, edit: &PortfolioEdit) -> Result<PortfolioPag
                 .unwrap_or_else(|| message.to_string()),
         ));
     }
-    load(md).await
+    load(desk).await
 }
 
 /// The positions with last price, P/L, weight and the engine's health and verdict.
@@ -207,7 +211,7 @@ pub async fn portfolio_page(
     state: State<'_, AppState>,
     chat: State<'_, ChatState>,
 ) -> Result<PortfolioPage, CommandError> {
-    load(&*market(&state, &chat).await?).await
+    load(&*desk(&state, &chat).await?).await
 }
 
 /// The user's own add / update / remove / set-cash (no approval dialog: the click is the
@@ -219,7 +223,7 @@ pub async fn portfolio_edit(
     chat: State<'_, ChatState>,
     edit: PortfolioEdit,
 ) -> Result<PortfolioPage, CommandError> {
-    apply(&*market(&state, &chat).await?, &edit).await
+    apply(&*desk(&state, &chat).await?, &edit).await
 }
 
 /// The user's own stop-loss and target price on a holding (`None` clears one; a target
@@ -234,27 +238,22 @@ pub async fn portfolio_set_levels(
     stop_loss: Option<f64>,
     target_price: Option<f64>,
 ) -> Result<PortfolioPage, CommandError> {
-    set_levels(
-        &*market(&state, &chat).await?,
-        &code,
-        stop_loss,
-        target_price,
-    )
-    .await
+    set_levels(&*desk(&state, &chat).await?, &code, stop_loss, target_price).await
 }
 
 /// [`portfolio_set_levels`]'s write and the page after it.
 pub async fn set_levels(
-    md: &MarketData,
+    desk: &Desk,
     code: &str,
     stop_loss: Option<f64>,
     target_price: Option<f64>,
 ) -> Result<PortfolioPage, CommandError> {
+    let md = desk.market();
     md.portfolio()
         .set_levels(code, stop_loss, target_price, md.clock().now())
         .await
         .map_err(CommandError::invalid)?;
-    load(md).await
+    load(desk).await
 }
 
 #[cfg(test)]

@@ -5,18 +5,14 @@ use serde::Serialize;
 use specta::Type;
 use tauri::State;
 use wyckoff_protocol::TaskInfo;
-use wyckoff_session::domain::tools::backtest::{
-    self, ResearchPlan, ResearchReport, ResearchRequest,
+use wyckoff_session::reports::{
+    BACKTEST_TASK, BestOf, ResearchPlan, ResearchReport, ResearchRequest, sweep_best_of,
 };
 
 use crate::chat::ChatState;
-use crate::commands::chat::services;
+use crate::commands::chat::{desk, services};
 use crate::commands::error::CommandError;
 use crate::state::AppState;
-
-fn today(md: &wyckoff_session::domain::market::MarketData) -> u32 {
-    wyckoff_session::domain::market::date::to_yyyymmdd(md.clock().now_beijing().date())
-}
 
 /// What `request` would run (combinations, each axis's values), or the CLI's error for it.
 #[tauri::command]
@@ -26,8 +22,10 @@ pub async fn research_plan(
     chat: State<'_, ChatState>,
     request: ResearchRequest,
 ) -> Result<ResearchPlan, CommandError> {
-    let services = services(&state, &chat).await?;
-    backtest::plan(&request.to_args(), today(services.market())).map_err(CommandError::invalid)
+    desk(&state, &chat)
+        .await?
+        .research_plan(&request.to_args())
+        .map_err(CommandError::invalid)
 }
 
 /// Starts `request` as a `run_backtest` background task of no conversation (progress,
@@ -40,19 +38,8 @@ pub async fn start_research(
     chat: State<'_, ChatState>,
     request: ResearchRequest,
 ) -> Result<TaskInfo, CommandError> {
-    let services = services(&state, &chat).await?;
-    let md = services.market().clone();
-    let args = request.to_args();
-    backtest::plan(&args, today(&md)).map_err(CommandError::invalid)?;
-    let tool = wyckoff_session::domain::tools::market_tools(md)
-        .into_iter()
-        .find(|t| t.spec().name == backtest::NAME)
-        .ok_or_else(|| CommandError::internal(format!("no tool {}", backtest::NAME)))?;
-    services
-        .background()
-        .start_for_user(tool, args)
-        .await
-        .map_err(CommandError::invalid)
+    let desk = desk(&state, &chat).await?;
+    Ok(desk.start_research(request.to_args()).await?)
 }
 
 /// sweep or walk_forward.
@@ -109,7 +96,7 @@ pub async fn research_runs(
     let tasks = services.background();
     let mut runs = Vec::new();
     for task in tasks.list().into_iter().rev() {
-        if task.tool_name != backtest::NAME || !task.status.is_finished() {
+        if task.tool_name != BACKTEST_TASK || !task.status.is_finished() {
             continue;
         }
         // A single backtest, or a result that cannot be read, is not listed.
@@ -158,6 +145,6 @@ pub fn sweep_best(
     dims: Vec<u32>,
     values: Vec<Option<f64>>,
     metric: String,
-) -> Result<backtest::BestOf, CommandError> {
-    backtest::best_of(&dims, &values, &metric).map_err(CommandError::invalid)
+) -> Result<BestOf, CommandError> {
+    sweep_best_of(&dims, &values, &metric).map_err(CommandError::invalid)
 }

@@ -1,7 +1,7 @@
 //! Data sync from the app: one stock from its page (progress over a channel, then the
 //! page reloads), or the whole market as a background task (progress by symbol in the
-//! task panel, cancellable; the tool lives in `wyckoff_session::domain::tools::sync`). Offline — `WYCKOFF_OFFLINE=1` or no source enabled — is said
-//! as such before anything starts.
+//! task panel, cancellable; a job the desk starts, `Desk::start_job`). Offline —
+//! `WYCKOFF_OFFLINE=1` or no source enabled — is said as such before anything starts.
 
 use serde::Serialize;
 use specta::Type;
@@ -15,7 +15,7 @@ use crate::commands::error::CommandError;
 use crate::commands::overview::market;
 use crate::state::AppState;
 
-pub use wyckoff_session::domain::tools::sync::SyncProgress;
+pub use wyckoff_session::reports::SyncProgress;
 
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct StockSyncResult {

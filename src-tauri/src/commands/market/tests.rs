@@ -1,22 +1,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use wyckoff_session::domain::market::MarketConfig;
-
 use super::*;
-
-async fn offline(dir: &std::path::Path) -> MarketData {
-    MarketData::open_with(MarketConfig::offline(dir))
-        .await
-        .unwrap()
-}
+use crate::commands::test_desk::offline;
 
 #[tokio::test]
 async fn watchlist_rows_come_from_the_cache_and_the_engine() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = offline(tmp.path()).await;
-    let store = WatchlistStore::new(md.pool().clone());
-    store.add("000001", md.clock().now()).await.unwrap();
-    let rows = watchlist_rows(&md, &store).await.unwrap();
+    let desk = offline(tmp.path()).await;
+    let md = desk.market();
+    desk.watchlist()
+        .add("000001", md.clock().now())
+        .await
+        .unwrap();
+    let rows = watchlist_rows(&desk).await.unwrap();
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
     let daily = md.daily_bars("000001", None).await.unwrap().bars;

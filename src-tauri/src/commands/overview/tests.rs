@@ -3,11 +3,11 @@
 use std::time::Duration;
 
 use wyckoff_protocol::TaskStatus;
-use wyckoff_session::domain::agent::SystemClock;
 use wyckoff_session::domain::market::MarketConfig;
 
 use super::*;
 use crate::commands::error::CommandErrorKind;
+use crate::commands::test_desk;
 
 async fn offline(dir: &std::path::Path) -> Arc<MarketData> {
     Arc::new(
@@ -20,8 +20,8 @@ async fn offline(dir: &std::path::Path) -> Arc<MarketData> {
 #[tokio::test]
 async fn offline_overview_says_what_is_missing_instead_of_numbers() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = offline(tmp.path()).await;
-    let o = build_overview(&md).await.unwrap();
+    let desk = test_desk::offline(tmp.path()).await;
+    let o = build_overview(&desk).await.unwrap();
     let codes: Vec<&str> = o.indices.iter().map(|i| i.code.as_str()).collect();
     assert_eq!(codes, ["000001.SH", "399001.SZ", "399006.SZ", "000300.SH"]);
     for i in &o.indices {
@@ -100,14 +100,11 @@ async fn data_status_counts_are_the_caches() {
 #[tokio::test]
 async fn buttons_start_screen_and_backtest_as_tasks_of_no_conversation() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = offline(tmp.path()).await;
-    let tasks = BackgroundTaskManager::with_pool(md.pool().clone(), Arc::new(SystemClock), None)
-        .await
-        .unwrap();
+    let desk = test_desk::offline(tmp.path()).await;
+    let tasks = desk.services().background();
 
     let screen = start(
-        &md,
-        &tasks,
+        &desk,
         &TaskRequest::Screen {
             as_of: None,
             board: None,
@@ -126,8 +123,7 @@ async fn buttons_start_screen_and_backtest_as_tasks_of_no_conversation() {
     assert!(done.result.unwrap()["candidates"].is_array());
 
     let bt = start(
-        &md,
-        &tasks,
+        &desk,
         &TaskRequest::Backtest {
             start: "2020-01-02".into(),
             end: "2020-06-16".into(),
@@ -151,11 +147,9 @@ async fn buttons_start_screen_and_backtest_as_tasks_of_no_conversation() {
 #[tokio::test]
 async fn full_market_sync_offline_is_refused_before_a_task_starts() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = offline(tmp.path()).await;
-    let tasks = BackgroundTaskManager::with_pool(md.pool().clone(), Arc::new(SystemClock), None)
-        .await
-        .unwrap();
-    let err = start(&md, &tasks, &TaskRequest::SyncAll).await.unwrap_err();
+    let desk = test_desk::offline(tmp.path()).await;
+    let tasks = desk.services().background();
+    let err = start(&desk, &TaskRequest::SyncAll).await.unwrap_err();
     assert_eq!(err.kind, CommandErrorKind::Offline, "{err:?}");
     assert!(tasks.list().is_empty(), "no task was started");
 }
@@ -163,11 +157,12 @@ async fn full_market_sync_offline_is_refused_before_a_task_starts() {
 #[tokio::test]
 async fn a_csv_import_runs_as_a_task_and_the_cache_counts_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = offline(tmp.path()).await;
-    let tasks = BackgroundTaskManager::with_pool(md.pool().clone(), Arc::new(SystemClock), None)
+    let desk = test_desk::offline(tmp.path()).await;
+    let tasks = desk.services().background();
+    let before = build_data_status(desk.market())
         .await
-        .unwrap();
-    let before = build_data_status(&md).await.unwrap().stocks_cached;
+        .unwrap()
+        .stocks_cached;
 
     let csv = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -183,10 +178,8 @@ async fn a_csv_import_runs_as_a_task_and_the_cache_counts_it() {
     )
     .unwrap();
     let path = csv.path().display().to_string();
-    let task = start(&md, &tasks, &TaskRequest::Import { path })
-        .await
-        .unwrap();
-    assert_eq!(task.tool_name, wyckoff_session::domain::tools::sync::IMPORT);
+    let task = start(&desk, &TaskRequest::Import { path }).await.unwrap();
+    assert_eq!(task.tool_name, wyckoff_session::reports::IMPORT_TASK);
     let done = tasks
         .wait_for(&task.task_id, Duration::from_secs(60))
         .await
@@ -203,7 +196,10 @@ async fn a_csv_import_runs_as_a_task_and_the_cache_counts_it() {
     );
     assert_eq!(result["bars"], 2);
     assert_eq!(
-        build_data_status(&md).await.unwrap().stocks_cached,
+        build_data_status(desk.market())
+            .await
+            .unwrap()
+            .stocks_cached,
         before + 1
     );
 
@@ -215,8 +211,7 @@ async fn a_csv_import_runs_as_a_task_and_the_cache_counts_it() {
     )
     .unwrap();
     let task = start(
-        &md,
-        &tasks,
+        &desk,
         &TaskRequest::Import {
             path: bad.path().display().to_string(),
         },
@@ -233,8 +228,7 @@ async fn a_csv_import_runs_as_a_task_and_the_cache_counts_it() {
     // A path that does not exist is refused before any task starts.
     let n = tasks.list().len();
     let err = start(
-        &md,
-        &tasks,
+        &desk,
         &TaskRequest::Import {
             path: "/no/such/folder".into(),
         },

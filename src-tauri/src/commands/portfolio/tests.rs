@@ -1,18 +1,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use wyckoff_session::domain::market::MarketConfig;
 use wyckoff_session::domain::market::portfolio::{
     ERR_ADD_EXISTS, ERR_BUY_DT_INVALID, ERR_COST, ERR_SHARES,
 };
 
 use super::*;
 use crate::commands::error::CommandErrorKind;
-
-async fn offline(dir: &std::path::Path) -> MarketData {
-    MarketData::open_with(MarketConfig::offline(dir))
-        .await
-        .unwrap()
-}
+use crate::commands::test_desk::offline;
 
 fn add(code: &str, shares: i64, cost_price: f64, buy_dt: &str) -> PortfolioEdit {
     PortfolioEdit::Add {
@@ -57,15 +51,16 @@ fn edits_become_update_portfolio_arguments() {
 #[tokio::test]
 async fn a_position_shows_its_last_bar_pnl_weight_and_diagnosis() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = offline(tmp.path()).await;
-    let empty = load(&md).await.unwrap();
+    let desk = offline(tmp.path()).await;
+    let md = desk.market();
+    let empty = load(&desk).await.unwrap();
     assert!(empty.positions.is_empty());
     assert_eq!(empty.without_quotes, 0);
 
-    let page = apply(&md, &add("000001", 1000, 12.5, "2020-01-02"))
+    let page = apply(&desk, &add("000001", 1000, 12.5, "2020-01-02"))
         .await
         .unwrap();
-    let page = apply(&md, &PortfolioEdit::SetCash { free_cash: 8000.0 })
+    let page = apply(&desk, &PortfolioEdit::SetCash { free_cash: 8000.0 })
         .await
         .unwrap_or(page);
     assert_eq!(page.positions.len(), 1);
@@ -92,8 +87,9 @@ async fn a_position_shows_its_last_bar_pnl_weight_and_diagnosis() {
 #[tokio::test]
 async fn refused_edits_say_why_and_write_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = offline(tmp.path()).await;
-    apply(&md, &add("000001", 1000, 12.5, "2020-01-02"))
+    let desk = offline(tmp.path()).await;
+    let md = desk.market();
+    apply(&desk, &add("000001", 1000, 12.5, "2020-01-02"))
         .await
         .unwrap();
     let unknown = ["688999", "600999", "300999", "002999"]
@@ -119,10 +115,10 @@ async fn refused_edits_say_why_and_write_nothing() {
         ),
     ];
     for (edit, want) in cases {
-        let e = apply(&md, &edit).await.unwrap_err();
+        let e = apply(&desk, &edit).await.unwrap_err();
         assert_eq!(refused(e), want, "{edit:?}");
     }
-    let e = apply(&md, &add(unknown, 100, 10.0, "2020-01-02"))
+    let e = apply(&desk, &add(unknown, 100, 10.0, "2020-01-02"))
         .await
         .unwrap_err();
     assert!(
@@ -138,12 +134,13 @@ async fn refused_edits_say_why_and_write_nothing() {
 #[tokio::test]
 async fn update_and_remove_go_through_the_same_path() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = offline(tmp.path()).await;
-    apply(&md, &add("000001", 1000, 12.5, "2020-01-02"))
+    let desk = offline(tmp.path()).await;
+    let md = desk.market();
+    apply(&desk, &add("000001", 1000, 12.5, "2020-01-02"))
         .await
         .unwrap();
     let page = apply(
-        &md,
+        &desk,
         &PortfolioEdit::Update {
             code: "000001".into(),
             shares: Some(1500),
@@ -155,7 +152,7 @@ async fn update_and_remove_go_through_the_same_path() {
     assert_eq!(page.positions[0].shares, 1500);
     assert_eq!(page.positions[0].cost, 11.0);
     let page = apply(
-        &md,
+        &desk,
         &PortfolioEdit::Remove {
             code: "000001".into(),
         },
@@ -169,12 +166,12 @@ async fn update_and_remove_go_through_the_same_path() {
 #[tokio::test]
 async fn a_holding_without_bars_is_counted_not_priced() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = offline(tmp.path()).await;
-    apply(&md, &add("000001", 1000, 12.5, "2020-01-02"))
+    let desk = offline(tmp.path()).await;
+    apply(&desk, &add("000001", 1000, 12.5, "2020-01-02"))
         .await
         .unwrap();
     // 600519 is in the stock list but has no bars offline.
-    let page = apply(&md, &add("600519", 100, 1500.0, "2020-01-02"))
+    let page = apply(&desk, &add("600519", 100, 1500.0, "2020-01-02"))
         .await
         .unwrap();
     assert_eq!(page.positions.len(), 2);
@@ -186,11 +183,11 @@ async fn a_holding_without_bars_is_counted_not_priced() {
 #[tokio::test]
 async fn a_holdings_stop_and_target_are_set_from_the_page_and_a_bad_pair_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = offline(tmp.path()).await;
-    apply(&md, &add("002572", 100, 20.0, "2020-01-02"))
+    let desk = offline(tmp.path()).await;
+    apply(&desk, &add("002572", 100, 20.0, "2020-01-02"))
         .await
         .unwrap();
-    let page = set_levels(&md, "002572", Some(21.0), Some(23.0))
+    let page = set_levels(&desk, "002572", Some(21.0), Some(23.0))
         .await
         .unwrap();
     let row = &page.positions[0];
@@ -200,11 +197,11 @@ async fn a_holdings_stop_and_target_are_set_from_the_page_and_a_bad_pair_changes
         ("002572", Some(21.0), Some(21.0)),
         ("600519", None, Some(9.0)),
     ] {
-        let e = set_levels(&md, code, stop, target).await.unwrap_err();
+        let e = set_levels(&desk, code, stop, target).await.unwrap_err();
         assert_eq!(e.kind, CommandErrorKind::InvalidInput, "{e:?}");
     }
-    let row = &load(&md).await.unwrap().positions[0];
+    let row = &load(&desk).await.unwrap().positions[0];
     assert_eq!((row.stop_loss, row.target_price), (Some(21.0), Some(23.0)));
-    let cleared = set_levels(&md, "002572", Some(21.0), None).await.unwrap();
+    let cleared = set_levels(&desk, "002572", Some(21.0), None).await.unwrap();
     assert_eq!(cleared.positions[0].target_price, None);
 }
