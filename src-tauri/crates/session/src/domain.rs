@@ -2,7 +2,9 @@
 //! `wyckoff-session`, `wyckoff-protocol` and `wyckoff-config` in their `Cargo.toml`; what
 //! they use of the crates below is listed here by name, so the surface they reach is one
 //! reviewed list rather than every crate's whole API. Stores are reached through the
-//! [`crate::Desk`], never built from a pool by a front end.
+//! [`crate::Desk`], never built from a pool by a front end; so is the agent's market work
+//! done without a model (analysis, screen, backtest, charts, jobs), whose types are in
+//! [`crate::reports`].
 
 /// The agent runtime: event sinks, approvers, background tasks, skills, sub-agent roles.
 pub mod agent {
@@ -88,12 +90,11 @@ pub mod schedule {
     };
 }
 
-/// The agent's tools that front ends also run directly (analyze, screen, backtest, sync, charts).
+/// Only `wyckoff run`'s exit still names this (`exec::kill_all_running`); it goes once that
+/// line names [`crate::reports::kill_running_commands`]. The rest of the tools' work is the
+/// desk's methods and their types are in [`crate::reports`].
 pub mod tools {
-    pub use wyckoff_tools::{
-        BarsFreshness, analyze, annotate, backtest, chart, exec, is_unavailable, jobs, market,
-        market_tools, portfolio, regime, screen, sync,
-    };
+    pub use wyckoff_tools::exec;
 }
 
 /// Forward tracking of screens.
