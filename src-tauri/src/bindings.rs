@@ -104,7 +104,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             settings::SettingsChanged,
             crate::tasks::TaskChanged,
             crate::tray::OpenConversation,
-            crate::chat::ConversationEvent,
+            crate::stream::ConversationEvent,
             crate::schedules::ScheduleRan,
             crate::inbox::InboxChanged,
         ])

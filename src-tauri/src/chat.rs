@@ -1,74 +1,20 @@
-//! The app's side of the conversation hub (`wyckoff_session::hub`): the process's hub,
-//! opened on first use, and its output — every turn's events, the user's and the
-//! follow-ups that answer background tasks alike, go out app-wide as one
-//! [`ConversationEvent`] stream. When a turn may run and when a completion is answered
-//! is the hub's to decide; nothing here does.
+//! The app's side of the desk (`wyckoff_session::Desk`): the process's desk, opened on
+//! first use, with the window's approval dialog as its answerer. Its event stream goes
+//! out app-wide (`crate::stream`): every turn's events, the user's and the follow-ups
+//! that answer background tasks alike, as one `ConversationEvent` stream. When a turn
+//! may run and when a completion is answered is the hub's to decide; nothing here does.
 
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use specta::Type;
 use tauri::AppHandle;
 use tokio::sync::OnceCell;
 use wyckoff_config::{DataHome, Secrets, Settings};
-use wyckoff_protocol::{RuntimeEvent, TurnKind};
-use wyckoff_session::domain::agent::{EventSink, NullSink, PendingApprovals};
+use wyckoff_session::domain::agent::PendingApprovals;
 use wyckoff_session::scheduler::Scheduler;
-use wyckoff_session::{
-    Answerer, ConversationHub, Desk, DeskOptions, Services, SessionError, TurnMeta, TurnOutput,
-};
-
-/// One event of a turn, for whichever window shows that conversation.
-#[derive(Debug, Clone, Serialize, Deserialize, Type, tauri_specta::Event)]
-pub struct ConversationEvent {
-    pub conversation_id: String,
-    /// The turn's number in this run of the app (tells a conversation's turns apart).
-    pub turn: u32,
-    pub kind: TurnKind,
-    /// What the window passed to `start_turn`, on its own turn's events.
-    pub client_ref: Option<String>,
-    pub event: RuntimeEvent,
-}
-
-/// Sends a turn's events app-wide. A closed window means nobody listens; the turn still
-/// runs and is stored.
-struct AppEventSink {
-    app: AppHandle,
-    meta: TurnMeta,
-}
-
-impl EventSink for AppEventSink {
-    fn emit(&self, event: RuntimeEvent) {
-        let e = ConversationEvent {
-            conversation_id: self.meta.conversation_id.clone(),
-            turn: self.meta.turn,
-            kind: self.meta.kind,
-            client_ref: self.meta.client_ref.clone(),
-            event,
-        };
-        if let Err(err) = tauri_specta::Event::emit(&e, &self.app) {
-            tracing::debug!("conversation event not sent: {err}");
-        }
-    }
-}
-
-/// The hub's output in the app: app-wide events (none without an app: unit tests).
-struct AppOutput(Option<AppHandle>);
-
-impl TurnOutput for AppOutput {
-    fn sink(&self, turn: &TurnMeta) -> Arc<dyn EventSink> {
-        match &self.0 {
-            Some(app) => Arc::new(AppEventSink {
-                app: app.clone(),
-                meta: turn.clone(),
-            }),
-            None => Arc::new(NullSink),
-        }
-    }
-}
+use wyckoff_session::{Answerer, ConversationHub, Desk, DeskOptions, Services, SessionError};
 
 #[derive(Default)]
 pub struct ChatState {
@@ -119,10 +65,9 @@ impl ChatState {
         options.settings = Some(settings);
         options.secrets = secrets;
         options.answerer = Answerer::Window(self.approvals.clone());
-        options.output = Arc::new(AppOutput(self.app.get().cloned()));
         let desk = Desk::open(options).await?;
         if let Some(app) = self.app.get() {
-            crate::tasks::watch(app.clone(), desk.services().background().clone());
+            crate::stream::forward(app.clone(), &desk);
         }
         let warming = desk.services().clone();
         tauri::async_runtime::spawn(async move { warming.warm_mcp_servers().await });

@@ -10,6 +10,7 @@ mod rendering;
 mod schedules;
 mod settings_store;
 mod state;
+mod stream;
 mod tasks;
 mod timer;
 mod tray;

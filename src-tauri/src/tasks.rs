@@ -4,15 +4,11 @@
 //! completion in its conversation is the hub's (`wyckoff_session::hub`); this file only
 //! forwards.
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::{AppHandle, Manager};
 use tauri_specta::Event;
-use tokio::sync::broadcast::error::RecvError;
 use wyckoff_protocol::{TaskInfo, TaskStatus};
-use wyckoff_session::domain::agent::BackgroundTaskManager;
 
 use crate::state::AppState;
 
@@ -23,33 +19,18 @@ pub struct TaskChanged {
     pub task: TaskInfo,
 }
 
-/// Forwards the manager's changes until it is dropped (app exit).
-pub fn watch(app: AppHandle, tasks: Arc<BackgroundTaskManager>) {
-    let mut rx = tasks.subscribe();
-    let weak = Arc::downgrade(&tasks);
-    drop(tasks);
-    tauri::async_runtime::spawn(async move {
-        loop {
-            let task = match rx.recv().await {
-                Ok(t) => t,
-                Err(RecvError::Lagged(n)) => {
-                    tracing::debug!("task panel skipped {n} progress updates");
-                    continue;
-                }
-                Err(RecvError::Closed) => return,
-            };
-            let Some(tasks) = weak.upgrade() else { return };
-            // The tray says "N running": queued tasks are not counted until they start.
-            crate::tray::set_running_tasks(&app, tasks.running().len(), task.session_id.as_deref());
-            let finished = task.status.is_finished();
-            if let Err(e) = (TaskChanged { task: task.clone() }).emit(&app) {
-                tracing::warn!("cannot emit a task event: {e}");
-            }
-            if finished {
-                notify_if_away(&app, &task);
-            }
-        }
-    });
+/// A task changed: the panel hears of it, the tray says how many run (`running`: queued
+/// tasks are not counted until they start) and a finished task raises a notification
+/// when the window is not in front.
+pub fn changed(app: &AppHandle, task: TaskInfo, running: usize) {
+    crate::tray::set_running_tasks(app, running, task.session_id.as_deref());
+    let finished = task.status.is_finished();
+    if let Err(e) = (TaskChanged { task: task.clone() }).emit(app) {
+        tracing::warn!("cannot emit a task event: {e}");
+    }
+    if finished {
+        notify_if_away(app, &task);
+    }
 }
 
 /// The notification's title and body, in the UI language.

@@ -1,8 +1,7 @@
 //! The app's timer for unattended work: every [`TICK`] while the app runs (the window
 //! open or closed to the tray), one `Desk::tick` — due schedules, approval expiry and its
-//! follow-up turns, every due push message — and what it did goes to the window.
+//! follow-up turns, every due push message.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use tauri::{AppHandle, Manager};
@@ -14,25 +13,20 @@ use crate::state::AppState;
 /// How often the desk ticks.
 const TICK: Duration = Duration::from_secs(15);
 
-/// Ticks until the app exits. The first tick opens the desk.
+/// Ticks until the app exits. The first tick opens the desk; what a tick did reaches the
+/// window through the desk's event stream.
 pub fn watch(app: AppHandle) {
     tauri::async_runtime::spawn(async move {
-        // `None` until the first tick: the inbox count is sent once at start whatever it is.
-        let mut seen: Option<BTreeSet<String>> = None;
         loop {
-            match tick(&app, seen.as_ref()).await {
-                Ok(pending) => seen = Some(pending),
-                Err(e) => tracing::warn!("unattended work not run: {e}"),
+            if let Err(e) = tick(&app).await {
+                tracing::warn!("unattended work not run: {e}");
             }
             tokio::time::sleep(TICK).await;
         }
     });
 }
 
-async fn tick(
-    app: &AppHandle,
-    seen: Option<&BTreeSet<String>>,
-) -> Result<BTreeSet<String>, String> {
+async fn tick(app: &AppHandle) -> Result<(), String> {
     let state = app.state::<AppState>();
     let chat = app.state::<ChatState>();
     let desk = chat
@@ -52,13 +46,5 @@ async fn tick(
     if let Some(why) = &report.pass_failed {
         tracing::warn!("{why}");
     }
-    for run in &report.runs {
-        crate::schedules::announce(app, run);
-    }
-    Ok(crate::inbox::tell_window(
-        app,
-        seen,
-        &report.pending,
-        report.expired > 0,
-    ))
+    Ok(())
 }

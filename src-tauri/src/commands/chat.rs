@@ -1,5 +1,5 @@
 //! Chat commands: start, cancel and leave turns through the conversation hub (events go
-//! out as `ConversationEvent`s, see `crate::chat`); conversations from the store.
+//! out as `ConversationEvent`s, see `crate::stream`); conversations from the store.
 //! Thin adapters over `wyckoff-session`, `wyckoff-memory` and `wyckoff-agent`.
 
 use std::sync::Arc;

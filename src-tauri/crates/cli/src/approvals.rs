@@ -21,15 +21,19 @@ use anyhow::Context;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use clap::{Args, Subcommand};
 use serde_json::json;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use wyckoff_config::DataHome;
-use wyckoff_protocol::{ApprovalPreview, Decider, InboxRequest, InboxStatus, RuntimeEvent};
+use wyckoff_protocol::{
+    ApprovalPreview, Decider, DeskEvent, InboxRequest, InboxStatus, RuntimeEvent,
+};
 use wyckoff_session::approvals::{self, Answer, Telling};
-use wyckoff_session::domain::agent::{EventSink, TurnOutcome};
+use wyckoff_session::domain::agent::TurnOutcome;
 use wyckoff_session::domain::inbox::{InboxError, InboxStore};
 use wyckoff_session::{
     Answerer, ConversationHub, Desk, DeskOptions, ModelOverrides, SessionError, Settled,
-    StartedTurn, TurnMeta, TurnOutput,
+    StartedTurn,
 };
 
 #[derive(Debug, Args)]
@@ -142,7 +146,6 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         // Follow-up turns have nobody at the window either: their calls that need
         // approval are queued. Their answers are kept for the report.
-        let answer_text: AnswerSlot = Arc::default();
         let mut options = DeskOptions::new(home);
         options.settings = Some(settings);
         options.overrides = match &args.command {
@@ -158,10 +161,8 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
             requested_by: "conversation".into(),
             expiry: approvals::DEFAULT_EXPIRY,
         };
-        options.output = Arc::new(FollowUpOutput {
-            answer: answer_text.clone(),
-        });
         let desk = Desk::open(options).await?;
+        let answer_text = tokio::spawn(last_answer(desk.subscribe()));
         match args.command {
             ApprovalsCommand::List { json, now } => {
                 let listed = list(desk.services().inbox(), json, clock(now.as_deref())?).await;
@@ -180,7 +181,7 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
             }
             ApprovalsCommand::Allow { id, json, now, .. } => {
                 let now = clock(now.as_deref())?;
-                answer(&desk, &id, Answer::Allow, None, json, now, &answer_text).await
+                answer(&desk, &id, Answer::Allow, None, json, now, answer_text).await
             }
             ApprovalsCommand::Deny {
                 id,
@@ -190,7 +191,7 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
                 ..
             } => {
                 let now = clock(now.as_deref())?;
-                answer(&desk, &id, Answer::Deny, reason, json, now, &answer_text).await
+                answer(&desk, &id, Answer::Deny, reason, json, now, answer_text).await
             }
         }
     })
@@ -299,28 +300,21 @@ fn decider_label(by: &Decider) -> String {
     }
 }
 
-/// The follow-up turn's events: its answer is kept for the report; `--json` never mixes
-/// them into the one object printed.
-struct FollowUpOutput {
-    answer: Arc<std::sync::Mutex<Option<String>>>,
-}
-
-impl TurnOutput for FollowUpOutput {
-    fn sink(&self, _turn: &TurnMeta) -> Arc<dyn EventSink> {
-        let answer = self.answer.clone();
-        Arc::new(wyckoff_session::domain::agent::FnSink(
-            move |event: RuntimeEvent| {
-                if let RuntimeEvent::Done { text, .. } = event
-                    && let Ok(mut a) = answer.lock()
-                {
-                    *a = Some(text);
-                }
-            },
-        ))
+/// The follow-up turn's answer, kept for the report (`--json` never mixes turn events
+/// into the one object printed): the last `done` text of the desk's stream until it ends.
+async fn last_answer(mut events: UnboundedReceiver<DeskEvent>) -> Option<String> {
+    let mut answer = None;
+    while let Some(event) = events.recv().await {
+        if let DeskEvent::Turn {
+            event: RuntimeEvent::Done { text, .. },
+            ..
+        } = event
+        {
+            answer = Some(text);
+        }
     }
+    answer
 }
-
-type AnswerSlot = Arc<std::sync::Mutex<Option<String>>>;
 
 fn overrides_of(model: ModelFlags) -> ModelOverrides {
     ModelOverrides {
@@ -339,7 +333,7 @@ async fn answer(
     reason: Option<String>,
     json: bool,
     now: DateTime<Utc>,
-    answer_text: &AnswerSlot,
+    answer_text: JoinHandle<Option<String>>,
 ) -> anyhow::Result<ExitCode> {
     let hub = desk.hub();
     let decided = approvals::answer(hub, id, answer, Decider::Cli, reason, now).await;
@@ -355,7 +349,7 @@ async fn answer(
     };
     let told = follow_up(hub, &decided.request, decided.follow_up.take()).await;
     desk.close().await;
-    let answer = answer_text.lock().ok().and_then(|a| a.clone());
+    let answer = answer_text.await.ok().flatten();
     let request = &decided.request;
     report(
         request,

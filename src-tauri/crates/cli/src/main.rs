@@ -5,7 +5,6 @@
 mod alerts;
 mod analyze;
 mod approvals;
-mod background;
 mod backtest;
 mod conversations;
 mod data;

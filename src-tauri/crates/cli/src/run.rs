@@ -19,37 +19,45 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 use wyckoff_config::DataHome;
-use wyckoff_protocol::RuntimeEvent;
-use wyckoff_session::domain::agent::{EventSink, HeadlessApprover, TurnOutcome};
+use wyckoff_protocol::{DeskEvent, RuntimeEvent};
+use wyckoff_session::domain::agent::{HeadlessApprover, TurnOutcome};
 use wyckoff_session::{
-    Answerer, Desk, DeskOptions, ModelOverrides, SessionError, Settled, TurnMeta, TurnOutput,
-    approvals,
+    Answerer, Desk, DeskOptions, ModelOverrides, SessionError, Settled, approvals,
 };
 
-use crate::background;
-
-/// Every turn's events to one printer, a `session` event before the first.
-struct PrintOutput {
-    sink: Arc<dyn EventSink>,
-    announced: AtomicBool,
-}
-
-impl TurnOutput for PrintOutput {
-    fn sink(&self, turn: &TurnMeta) -> Arc<dyn EventSink> {
-        if !self.announced.swap(true, Ordering::SeqCst) {
-            self.sink.emit(RuntimeEvent::Session {
-                session_id: turn.conversation_id.clone(),
-            });
+/// Prints the desk's stream: every turn's events (a `session` event before the first)
+/// and the progress of the run's background tasks (the only ones in this process),
+/// until the desk closes it.
+async fn print(mut events: UnboundedReceiver<DeskEvent>, json: bool) {
+    let mut announced = false;
+    while let Some(event) = events.recv().await {
+        match event {
+            DeskEvent::Turn {
+                conversation_id,
+                event,
+                ..
+            } => {
+                if !announced {
+                    announced = true;
+                    render(
+                        &RuntimeEvent::Session {
+                            session_id: conversation_id,
+                        },
+                        json,
+                    );
+                }
+                render(&event, json);
+            }
+            DeskEvent::Task { task } => render(&RuntimeEvent::BackgroundTask { task }, json),
+            DeskEvent::ScheduleRan { .. } | DeskEvent::Inbox { .. } => {}
         }
-        self.sink.clone()
     }
 }
 
@@ -264,16 +272,6 @@ async fn run_async(
     home: DataHome,
     settings: wyckoff_config::Settings,
 ) -> anyhow::Result<ExitCode> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<RuntimeEvent>();
-    let json = args.json;
-    // One printer for the user's turn and the follow-up turns after it; it ends when
-    // every sender is gone.
-    let printer = tokio::spawn(async move {
-        while let Some(event) = rx.recv().await {
-            render(&event, json);
-        }
-    });
-    let sink: Arc<dyn EventSink> = Arc::new(tx);
     let mut options = DeskOptions::new(home);
     options.settings = Some(settings);
     options.overrides = ModelOverrides {
@@ -284,18 +282,12 @@ async fn run_async(
         context_window: args.context_window,
     };
     options.answerer = answerer(&args);
-    options.output = Arc::new(PrintOutput {
-        sink: sink.clone(),
-        announced: AtomicBool::new(false),
-    });
     let desk = match Desk::open(options).await {
         Ok(d) => d,
         Err(e) => return fail(e),
     };
+    let printer = tokio::spawn(print(desk.subscribe(), args.json));
     let hub = desk.hub().clone();
-    let tasks = desk.services().background().clone();
-    // Only this run's tasks change in this process.
-    let progress = background::forward_progress(&tasks, sink.clone());
 
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
@@ -315,7 +307,7 @@ async fn run_async(
     let started = match hub.start_turn(args.session.as_deref(), &prompt, None).await {
         Ok(s) => s,
         Err(e) => {
-            progress.cancel();
+            desk.close().await;
             return fail(e);
         }
     };
@@ -368,15 +360,11 @@ async fn run_async(
             Err(e) => eprintln!("wyckoff: warning: memory extraction failed: {e}"),
         }
     }
-    progress.cancel();
-    hub.close().await;
+    // The stream ends with the desk: the printer has printed every event of the run.
     drop(hub);
-    drop(desk);
-    drop(sink);
-    // The printer stops when the senders are gone; it never waits on a stuck sink.
+    desk.close().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), printer).await;
     signals.abort();
-    tasks.shutdown().await;
 
     if let Some(e) = failure {
         return fail(e);

@@ -6,6 +6,7 @@
 
 mod alerts;
 mod approval;
+mod desk_event;
 mod error_kind;
 mod event;
 mod inbox;
@@ -23,6 +24,7 @@ pub use alerts::{
 pub use approval::{
     AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind,
 };
+pub use desk_event::DeskEvent;
 pub use error_kind::ErrorKind;
 pub use event::{RecalledItem, RuntimeEvent, Tier, TurnKind};
 pub use inbox::{ApprovalNotice, AuditDecision, AuditEntry, Decider, InboxRequest, InboxStatus};

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use wyckoff_agent::{Approver, Clock, HeadlessApprover, NullSink, PendingApprovals, SystemClock};
+use wyckoff_agent::{Approver, Clock, HeadlessApprover, PendingApprovals, SystemClock};
 use wyckoff_alerts::AlertStore;
 use wyckoff_annotations::AnnotationStore;
 use wyckoff_config::settings::Settings;
@@ -18,15 +18,13 @@ use wyckoff_config::{DataHome, Secrets};
 use wyckoff_inbox::QueueApprover;
 use wyckoff_journal::JournalStore;
 use wyckoff_market::watchlist::WatchlistStore;
-use wyckoff_protocol::{InboxRequest, InboxStatus, RunReport};
+use wyckoff_protocol::{DeskEvent, InboxRequest, InboxStatus, RunReport};
 use wyckoff_push::{KeychainSecrets, Outbox};
 use wyckoff_track::TrackStore;
 
+use crate::events::{DeskEvents, StreamOutput};
 use crate::scheduler::{Scheduler, SchedulerError, Stop};
-use crate::{
-    ConversationHub, HubOptions, ModelOverrides, Services, SessionError, StartedTurn, TurnMeta,
-    TurnOutput,
-};
+use crate::{ConversationHub, HubOptions, ModelOverrides, Services, SessionError, StartedTurn};
 
 /// Who answers a call that needs approval on the desk's attended turns. Scheduled turns
 /// are never attended: theirs wait in the inbox whatever this says.
@@ -44,7 +42,7 @@ pub enum Answerer {
 }
 
 /// How to open a desk. [`DeskOptions::new`] gives what a plain command wants: the
-/// settings file, the OS keychain, the system clock, no approvals, output nowhere.
+/// settings file, the OS keychain, the system clock, no approvals.
 pub struct DeskOptions {
     pub home: DataHome,
     /// Settings the caller already holds (the app's settings store); `None` reads
@@ -53,8 +51,6 @@ pub struct DeskOptions {
     /// The command line's model flags, over every other source.
     pub overrides: ModelOverrides,
     pub answerer: Answerer,
-    /// Where every turn's events go.
-    pub output: Arc<dyn TurnOutput>,
     pub secrets: Arc<Secrets>,
     pub clock: Arc<dyn Clock>,
     /// How long a scheduled prompt waits for the background tasks its turn started.
@@ -68,7 +64,6 @@ impl DeskOptions {
             settings: None,
             overrides: ModelOverrides::default(),
             answerer: Answerer::Policy(HeadlessApprover::Never),
-            output: Arc::new(Nowhere),
             secrets: Arc::new(Secrets::system()),
             clock: Arc::new(SystemClock),
             task_wait: crate::scheduler::SETTLE_WAIT,
@@ -78,15 +73,6 @@ impl DeskOptions {
     /// The data home of `$WYCKOFF_HOME` (or the default).
     pub fn from_env() -> DeskOptions {
         DeskOptions::new(DataHome::from_env())
-    }
-}
-
-/// Turns whose events nobody watches live: their conversations keep them.
-pub struct Nowhere;
-
-impl TurnOutput for Nowhere {
-    fn sink(&self, _turn: &TurnMeta) -> Arc<dyn wyckoff_agent::EventSink> {
-        Arc::new(NullSink)
     }
 }
 
@@ -106,6 +92,7 @@ pub struct Desk {
     scheduler: Arc<Scheduler>,
     stores: Stores,
     settings_notes: Vec<String>,
+    events: DeskEvents,
 }
 
 /// What one [`Desk::tick`] did.
@@ -134,7 +121,6 @@ impl Desk {
             settings,
             overrides,
             answerer,
-            output,
             secrets,
             clock,
             task_wait,
@@ -178,12 +164,14 @@ impl Desk {
                 .with_secrets(channel_secrets),
             watchlist: WatchlistStore::new(pool),
         };
+        let events = DeskEvents::default();
+        events.follow_tasks(services.background());
         let hub = ConversationHub::new(
             services,
             HubOptions {
                 overrides,
                 approver,
-                output,
+                output: Arc::new(StreamOutput(events.clone())),
             },
         );
         let scheduler = Scheduler::open(hub.clone(), now)
@@ -195,12 +183,19 @@ impl Desk {
             scheduler: Arc::new(scheduler),
             stores,
             settings_notes,
+            events,
         }))
     }
 
     /// What reading `settings.json` changed or ignored (an old layout migrated).
     pub fn settings_notes(&self) -> &[String] {
         &self.settings_notes
+    }
+
+    /// Every turn's events, task changes, scheduled runs and the inbox after each tick,
+    /// from now on (see [`DeskEvents`]).
+    pub fn subscribe(&self) -> tokio::sync::mpsc::UnboundedReceiver<DeskEvent> {
+        self.events.subscribe()
     }
 
     pub fn hub(&self) -> &Arc<ConversationHub> {
@@ -299,12 +294,20 @@ impl Desk {
             Ok(runs) => report.runs = runs,
             Err(e) => report.pass_failed = Some(pass_failure(&e)),
         }
+        for run in &report.runs {
+            self.events
+                .publish(DeskEvent::ScheduleRan { run: run.clone() });
+        }
         match self.services().inbox().list(now).await {
             Ok(requests) => {
                 report.pending = requests
                     .into_iter()
                     .filter(|r| r.status == InboxStatus::Pending)
                     .collect();
+                self.events.publish(DeskEvent::Inbox {
+                    pending: report.pending.clone(),
+                    expired: u32::try_from(report.expired).unwrap_or(u32::MAX),
+                });
             }
             Err(e) => report
                 .problems
@@ -316,9 +319,11 @@ impl Desk {
         report
     }
 
-    /// Ends the process's work: turns are cancelled and stored, background tasks stop.
+    /// Ends the process's work: turns are cancelled and stored, the event stream ends
+    /// (subscribers read what was sent, then `None`), background tasks stop.
     pub async fn close(&self) {
         self.hub.close().await;
+        self.events.close();
         self.services().background().shutdown().await;
     }
 }

@@ -49,6 +49,7 @@ pub mod desk;
 mod desk_work;
 pub mod domain;
 mod error;
+pub mod events;
 pub mod hub;
 pub mod memory;
 mod message_extras;
