@@ -299,7 +299,7 @@ async fn run_async(
         on_signal.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
             // `exit` drops nothing: kill the commands' groups here, or they outlive us.
-            wyckoff_session::domain::tools::exec::kill_all_running();
+            wyckoff_session::reports::kill_running_commands();
             std::process::exit(130);
         }
     });

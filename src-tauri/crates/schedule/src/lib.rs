@@ -5,7 +5,5 @@
 pub mod store;
 pub mod when;
 
-pub use store::{
-    DamagedSchedule, Job, Listing, Schedule, ScheduleRun, ScheduleStore, StoreError,
-};
+pub use store::{DamagedSchedule, Job, Listing, Schedule, ScheduleRun, ScheduleStore, StoreError};
 pub use when::{Days, Occurrence, When, WhenError};

@@ -90,13 +90,6 @@ pub mod schedule {
     };
 }
 
-/// Only `wyckoff run`'s exit still names this (`exec::kill_all_running`); it goes once that
-/// line names [`crate::reports::kill_running_commands`]. The rest of the tools' work is the
-/// desk's methods and their types are in [`crate::reports`].
-pub mod tools {
-    pub use wyckoff_tools::exec;
-}
-
 /// Forward tracking of screens.
 pub mod track {
     pub use wyckoff_track::{

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use wyckoff_agent::{BackgroundTaskManager, SystemClock};
 use wyckoff_market::{MarketConfig, MarketData};
-use wyckoff_protocol::TaskStatus;
 use wyckoff_protocol::TaskRequest;
+use wyckoff_protocol::TaskStatus;
 use wyckoff_track::{Origin, TrackStore};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
