@@ -51,13 +51,15 @@ fn main() {
         let home = tempfile::tempdir().unwrap();
         // The commands ask a desk; no keychain, and no live source (the cache is all).
         let mut options = DeskOptions::new(DataHome::new(home.path()));
-        options.settings = Some(Settings::default());
+        options.settings = Some(Settings {
+            data_sources: Vec::new(),
+            ..Settings::default()
+        });
         options.secrets = Arc::new(Secrets::with_backend(
             Box::new(MemoryBackend::default()),
             Box::new(|_| None),
         ));
         let desk = Desk::open(options).await.unwrap();
-        desk.market().reconfigure_sources(&[], false).await;
         let md = desk.market();
         let mut histories = Vec::new();
         for code in BUNDLED {

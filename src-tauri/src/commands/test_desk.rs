@@ -12,15 +12,16 @@ use wyckoff_config::{DataHome, Secrets};
 use wyckoff_session::{Desk, DeskOptions};
 
 /// The desk of `dir` with the bundled bars only: no keychain, and no source to fetch
-/// from (the default settings list live ones, so they are taken off once it is open).
+/// from (the settings list none).
 pub(crate) async fn offline(dir: &Path) -> Arc<Desk> {
     let mut options = DeskOptions::new(DataHome::new(dir));
-    options.settings = Some(Settings::default());
+    options.settings = Some(Settings {
+        data_sources: Vec::new(),
+        ..Settings::default()
+    });
     options.secrets = Arc::new(Secrets::with_backend(
         Box::new(MemoryBackend::default()),
         Box::new(|_| None),
     ));
-    let desk = Desk::open(options).await.unwrap();
-    desk.market().reconfigure_sources(&[], false).await;
-    desk
+    Desk::open(options).await.unwrap()
 }

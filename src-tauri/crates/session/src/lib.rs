@@ -519,12 +519,12 @@ fn secs(value: i32, default: u64) -> Duration {
     )
 }
 
-/// Market sources: none with `WYCKOFF_OFFLINE=1`; else the settings' order, with the
-/// Tushare/TickFlow credentials from the environment or the keychain (a keyed source
-/// without its key is skipped, TickFlow falls back to its free tier).
 /// Where market data comes from, with one precedence for every front end: the environment
-/// (`WYCKOFF_OFFLINE`, `WYCKOFF_DATA_SOURCES`) over the settings' source order over the
-/// defaults. A source's token is looked up only when the order names that source.
+/// (`WYCKOFF_OFFLINE`, `WYCKOFF_DATA_SOURCES`) over the settings' source order. A source's
+/// token is looked up (environment, then keychain) only when the order names that source;
+/// Tushare without its token is skipped, TickFlow falls back to its free tier. The
+/// settings' list is the user's choice: when it names no usable source, nothing is
+/// fetched — the defaults are never put back behind their back.
 pub fn market_config(
     home: &DataHome,
     settings: &Settings,
@@ -561,7 +561,11 @@ pub fn market_config(
         })
         .collect();
     let mut cfg = MarketConfig::new(home.root());
-    cfg.sources = wyckoff_market::facade::sources_from(Some(&order.join(",")), &creds)?;
+    cfg.sources = if order.is_empty() {
+        Vec::new()
+    } else {
+        wyckoff_market::facade::sources_from(Some(&order.join(",")), &creds)?
+    };
     cfg.use_eastmoney_mirror_from_env();
     cfg.fetch_on_read = !cfg.sources.is_empty();
     Ok(cfg)
