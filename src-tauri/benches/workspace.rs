@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use std::sync::Arc;
 
+use wyckoff_config::SharedSettings;
 use wyckoff_config::secrets::MemoryBackend;
 use wyckoff_config::settings::Settings;
 use wyckoff_config::{DataHome, Secrets};
@@ -51,10 +52,10 @@ fn main() {
         let home = tempfile::tempdir().unwrap();
         // The commands ask a desk; no keychain, and no live source (the cache is all).
         let mut options = DeskOptions::new(DataHome::new(home.path()));
-        options.settings = Some(Settings {
+        options.settings = Some(SharedSettings::new(Settings {
             data_sources: Vec::new(),
             ..Settings::default()
-        });
+        }));
         options.secrets = Arc::new(Secrets::with_backend(
             Box::new(MemoryBackend::default()),
             Box::new(|_| None),

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tauri::AppHandle;
 use tokio::sync::OnceCell;
-use wyckoff_config::{DataHome, Secrets, Settings};
+use wyckoff_config::{DataHome, Secrets, SharedSettings};
 use wyckoff_session::domain::agent::PendingApprovals;
 use wyckoff_session::scheduler::Scheduler;
 use wyckoff_session::{Answerer, ConversationHub, Desk, DeskOptions, Services, SessionError};
@@ -38,27 +38,25 @@ impl ChatState {
         &self.approvals
     }
 
-    /// The process's desk, with `settings` applied (opened on first use; turns left
-    /// unfinished by a previous process are marked interrupted then). A settings change is
-    /// applied in place: the pool, market data and the background task manager stay.
+    /// The process's desk, opened on first use on the app's one copy of the settings
+    /// (turns left unfinished by a previous process are marked interrupted then).
     pub async fn desk(
         &self,
         home: &DataHome,
-        settings: Settings,
+        settings: &SharedSettings,
         secrets: Arc<Secrets>,
     ) -> Result<Arc<Desk>, SessionError> {
-        let desk = self
+        Ok(self
             .desk
             .get_or_try_init(|| self.open_desk(home, settings.clone(), secrets))
-            .await?;
-        desk.apply_settings(settings).await?;
-        Ok(desk.clone())
+            .await?
+            .clone())
     }
 
     async fn open_desk(
         &self,
         home: &DataHome,
-        settings: Settings,
+        settings: SharedSettings,
         secrets: Arc<Secrets>,
     ) -> Result<Arc<Desk>, SessionError> {
         let mut options = DeskOptions::new(home.clone());
@@ -74,11 +72,16 @@ impl ChatState {
         Ok(desk)
     }
 
-    /// The process's hub, with `settings` applied (see [`ChatState::desk`]).
+    /// The desk if it is open (nothing is opened for the asking).
+    pub fn opened_desk(&self) -> Option<&Arc<Desk>> {
+        self.desk.get()
+    }
+
+    /// The process's hub (see [`ChatState::desk`]).
     pub async fn hub(
         &self,
         home: &DataHome,
-        settings: Settings,
+        settings: &SharedSettings,
         secrets: Arc<Secrets>,
     ) -> Result<Arc<ConversationHub>, SessionError> {
         Ok(self.desk(home, settings, secrets).await?.hub().clone())
@@ -89,11 +92,11 @@ impl ChatState {
         self.desk.get().map(|d| d.scheduler())
     }
 
-    /// The process's services, with `settings` applied (see [`ChatState::desk`]).
+    /// The process's services (see [`ChatState::desk`]).
     pub async fn services(
         &self,
         home: &DataHome,
-        settings: Settings,
+        settings: &SharedSettings,
         secrets: Arc<Secrets>,
     ) -> Result<Arc<Services>, SessionError> {
         Ok(self.desk(home, settings, secrets).await?.services().clone())
@@ -127,6 +130,7 @@ impl ChatState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wyckoff_config::Settings;
     use wyckoff_session::{ModelOverrides, SessionOptions};
 
     fn session_options() -> SessionOptions {
@@ -145,7 +149,8 @@ mod tests {
     /// Changing a setting (the theme, the data sources, the proxy, a timeout) keeps the
     /// process's services — the same pool, market data and background task manager, so
     /// running tasks stay listed and cancellable and the cap stays one — and what changed
-    /// takes effect: the market's source order, the next session's tool timeout.
+    /// takes effect: the market's source order, the next session's tool timeout. The app's
+    /// copy and the desk's are one: a change through the desk is what the app reads.
     #[tokio::test]
     async fn a_settings_change_keeps_the_services_and_takes_effect() {
         use wyckoff_config::secrets::MemoryBackend;
@@ -163,18 +168,22 @@ mod tests {
             tool_timeout_secs: 60,
             ..Settings::default()
         };
+        let shared = SharedSettings::new(settings.clone());
         let first = state
-            .services(&home, settings.clone(), secrets.clone())
+            .services(&home, &shared, secrets.clone())
             .await
             .unwrap();
         assert_eq!(first.market().source_names(), ["eastmoney", "tencent"]);
+        let desk = state.opened_desk().unwrap().clone();
 
         let themed = Settings {
             theme: Theme::Dark,
             ..settings.clone()
         };
+        assert!(desk.apply_settings(themed.clone()).await.unwrap());
+        assert_eq!(shared.get(), themed);
         let after_theme = state
-            .services(&home, themed.clone(), secrets.clone())
+            .services(&home, &shared, secrets.clone())
             .await
             .unwrap();
         assert!(Arc::ptr_eq(&first, &after_theme));
@@ -188,8 +197,10 @@ mod tests {
             tool_timeout_secs: 7,
             ..themed
         };
+        assert!(desk.apply_settings(resourced.clone()).await.unwrap());
+        assert_eq!(shared.get(), resourced);
         let after_sources = state
-            .services(&home, resourced, secrets.clone())
+            .services(&home, &shared, secrets.clone())
             .await
             .unwrap();
         assert!(Arc::ptr_eq(&first, &after_sources));
@@ -225,7 +236,7 @@ mod tests {
             ..Settings::default()
         };
         let services = state
-            .services(&home, settings, secrets.clone())
+            .services(&home, &SharedSettings::new(settings), secrets.clone())
             .await
             .unwrap();
         assert_eq!(services.market().source_names(), ["eastmoney"]);

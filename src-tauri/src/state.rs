@@ -1,7 +1,7 @@
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use tauri::AppHandle;
-use wyckoff_config::{DataHome, Secrets, Settings};
+use wyckoff_config::{DataHome, Secrets, Settings, SharedSettings};
 
 use crate::settings_store::SettingsStore;
 
@@ -9,7 +9,8 @@ use crate::settings_store::SettingsStore;
 pub struct AppState {
     pub home: DataHome,
     pub secrets: Arc<Secrets>,
-    pub settings: RwLock<Settings>,
+    /// The one copy of the settings: the desk opens on it and reads it from then on.
+    pub settings: SharedSettings,
     pub store: SettingsStore,
 }
 
@@ -19,17 +20,14 @@ impl AppState {
         let settings = store.current().clone();
         AppState {
             secrets: Arc::new(Secrets::system()),
-            settings: RwLock::new(settings),
+            settings: SharedSettings::new(settings),
             store,
             home,
         }
     }
 
     pub fn settings(&self) -> Settings {
-        match self.settings.read() {
-            Ok(s) => s.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.settings.get()
     }
 
     pub fn close_to_tray(&self) -> bool {

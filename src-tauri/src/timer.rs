@@ -30,7 +30,7 @@ async fn tick(app: &AppHandle) -> Result<(), String> {
     let state = app.state::<AppState>();
     let chat = app.state::<ChatState>();
     let desk = chat
-        .desk(&state.home, state.settings(), state.secrets.clone())
+        .desk(&state.home, &state.settings, state.secrets.clone())
         .await
         .map_err(|e| e.to_string())?;
     let report = desk.tick(chrono::Utc::now(), &Stop::default()).await;

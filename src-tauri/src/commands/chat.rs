@@ -20,14 +20,14 @@ pub(crate) async fn services(
     chat: &ChatState,
 ) -> Result<Arc<Services>, CommandError> {
     Ok(chat
-        .services(&state.home, state.settings(), state.secrets.clone())
+        .services(&state.home, &state.settings, state.secrets.clone())
         .await?)
 }
 
 /// The process's desk (opened on first use, the current settings applied).
 pub(crate) async fn desk(state: &AppState, chat: &ChatState) -> Result<Arc<Desk>, CommandError> {
     Ok(chat
-        .desk(&state.home, state.settings(), state.secrets.clone())
+        .desk(&state.home, &state.settings, state.secrets.clone())
         .await?)
 }
 
@@ -36,7 +36,7 @@ pub(crate) async fn hub(
     chat: &ChatState,
 ) -> Result<Arc<ConversationHub>, CommandError> {
     Ok(chat
-        .hub(&state.home, state.settings(), state.secrets.clone())
+        .hub(&state.home, &state.settings, state.secrets.clone())
         .await?)
 }
 

@@ -6,6 +6,7 @@ use wyckoff_config::settings::{ModelEntry, Settings, SettingsError};
 use wyckoff_protocol::ErrorKind;
 use wyckoff_session::connection::{self, ConnectionError};
 
+use crate::chat::ChatState;
 use crate::state::AppState;
 use crate::tray;
 
@@ -38,16 +39,23 @@ pub fn get_settings(state: State<'_, AppState>) -> SettingsView {
 /// Validates and saves. On error nothing is written and the old settings stay.
 #[tauri::command]
 #[specta::specta]
-pub fn update_settings(
+pub async fn update_settings(
     app: AppHandle,
     state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
     settings: Settings,
 ) -> Result<Settings, SettingsError> {
     state.store.write(&settings)?;
-    match state.settings.write() {
-        Ok(mut current) => *current = settings.clone(),
-        Err(poisoned) => *poisoned.into_inner() = settings.clone(),
+    // One copy: an open desk takes the change (a new proxy, a new source order) and
+    // records it; before the desk opens, it opens on what is recorded here.
+    let applied = match chat.opened_desk() {
+        Some(desk) => desk.apply_settings(settings.clone()).await,
+        None => Ok(true),
+    };
+    if let Err(e) = applied {
+        tracing::warn!("saved settings not applied in full: {e}");
     }
+    state.settings.replace(settings.clone());
     tracing::info!("settings saved");
     tray::refresh_labels(&app, settings.language);
     if let Err(e) = (SettingsChanged {

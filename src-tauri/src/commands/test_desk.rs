@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use wyckoff_config::SharedSettings;
 use wyckoff_config::secrets::MemoryBackend;
 use wyckoff_config::settings::Settings;
 use wyckoff_config::{DataHome, Secrets};
@@ -15,10 +16,10 @@ use wyckoff_session::{Desk, DeskOptions};
 /// from (the settings list none).
 pub(crate) async fn offline(dir: &Path) -> Arc<Desk> {
     let mut options = DeskOptions::new(DataHome::new(dir));
-    options.settings = Some(Settings {
+    options.settings = Some(SharedSettings::new(Settings {
         data_sources: Vec::new(),
         ..Settings::default()
-    });
+    }));
     options.secrets = Arc::new(Secrets::with_backend(
         Box::new(MemoryBackend::default()),
         Box::new(|_| None),

@@ -24,7 +24,7 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use wyckoff_config::DataHome;
+use wyckoff_config::{DataHome, SharedSettings};
 use wyckoff_protocol::{
     ApprovalPreview, Decider, DeskEvent, InboxRequest, InboxStatus, RuntimeEvent,
 };
@@ -147,7 +147,7 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<ExitCode> {
         // Follow-up turns have nobody at the window either: their calls that need
         // approval are queued. Their answers are kept for the report.
         let mut options = DeskOptions::new(home);
-        options.settings = Some(settings);
+        options.settings = Some(SharedSettings::new(settings));
         options.overrides = match &args.command {
             ApprovalsCommand::Tell { model, .. }
             | ApprovalsCommand::Expire { model, .. }

@@ -25,7 +25,7 @@ use anyhow::Context;
 use clap::Args;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
-use wyckoff_config::DataHome;
+use wyckoff_config::{DataHome, SharedSettings};
 use wyckoff_protocol::{DeskEvent, RuntimeEvent};
 use wyckoff_session::domain::agent::{HeadlessApprover, TurnOutcome};
 use wyckoff_session::{
@@ -273,7 +273,7 @@ async fn run_async(
     settings: wyckoff_config::Settings,
 ) -> anyhow::Result<ExitCode> {
     let mut options = DeskOptions::new(home);
-    options.settings = Some(settings);
+    options.settings = Some(SharedSettings::new(settings));
     options.overrides = ModelOverrides {
         provider: args.provider.clone(),
         model: args.model.clone(),

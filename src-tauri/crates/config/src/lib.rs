@@ -12,4 +12,4 @@ pub mod settings;
 pub use home::DataHome;
 pub use lease::ProcessLease;
 pub use secrets::{KeySource, KeyStatus, NamedSecret, PushSecret, SecretError, SecretId, Secrets};
-pub use settings::{Settings, SettingsError};
+pub use settings::{Settings, SettingsError, SharedSettings};

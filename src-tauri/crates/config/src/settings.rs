@@ -509,10 +509,52 @@ pub fn save(path: &Path, settings: &Settings) -> Result<(), SettingsError> {
     std::fs::rename(&tmp, path).map_err(io_err)
 }
 
+/// The settings a process runs on, one copy shared by everything that reads them (the
+/// app's commands and its desk alike). Cloning shares the copy.
+#[derive(Debug, Clone, Default)]
+pub struct SharedSettings(std::sync::Arc<std::sync::RwLock<Settings>>);
+
+impl SharedSettings {
+    pub fn new(settings: Settings) -> SharedSettings {
+        SharedSettings(std::sync::Arc::new(std::sync::RwLock::new(settings)))
+    }
+
+    /// The settings now.
+    pub fn get(&self) -> Settings {
+        match self.0.read() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Puts `settings` in place and returns what they replaced.
+    pub fn replace(&self, settings: Settings) -> Settings {
+        match self.0.write() {
+            Ok(mut s) => std::mem::replace(&mut *s, settings),
+            Err(poisoned) => std::mem::replace(&mut *poisoned.into_inner(), settings),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Clones of a shared copy are one copy: a change through any is what every one reads,
+    /// and the change hands back what it replaced.
+    #[test]
+    fn shared_settings_are_one_copy() {
+        let shared = SharedSettings::new(Settings::default());
+        let other = shared.clone();
+        let dark = Settings {
+            theme: Theme::Dark,
+            ..Settings::default()
+        };
+        let before = other.replace(dark.clone());
+        assert_eq!(before, Settings::default());
+        assert_eq!(shared.get(), dark);
+    }
 
     fn entry(id: &str, provider: ProviderKind) -> ModelEntry {
         ModelEntry {

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use wyckoff_agent::{Approver, Clock, HeadlessApprover, PendingApprovals, SystemClock};
 use wyckoff_alerts::AlertStore;
 use wyckoff_annotations::AnnotationStore;
-use wyckoff_config::settings::Settings;
+use wyckoff_config::settings::{Settings, SharedSettings};
 use wyckoff_config::{DataHome, Secrets};
 use wyckoff_inbox::QueueApprover;
 use wyckoff_journal::JournalStore;
@@ -45,9 +45,9 @@ pub enum Answerer {
 /// settings file, the OS keychain, the system clock, no approvals.
 pub struct DeskOptions {
     pub home: DataHome,
-    /// Settings the caller already holds (the app's settings store); `None` reads
-    /// `settings.json` (its migration notes are kept: [`Desk::settings_notes`]).
-    pub settings: Option<Settings>,
+    /// Settings the caller already holds, shared with the desk (the app's one copy); `None`
+    /// reads `settings.json` (its migration notes are kept: [`Desk::settings_notes`]).
+    pub settings: Option<SharedSettings>,
     /// The command line's model flags, over every other source.
     pub overrides: ModelOverrides,
     pub answerer: Answerer,
@@ -127,11 +127,14 @@ impl Desk {
         } = options;
         let (settings, settings_notes) = match settings {
             Some(s) => (s, Vec::new()),
-            None => wyckoff_config::settings::load(&home.settings_path())?,
+            None => {
+                let (s, notes) = wyckoff_config::settings::load(&home.settings_path())?;
+                (SharedSettings::new(s), notes)
+            }
         };
         let channel_secrets = Arc::new(KeychainSecrets(secrets.clone()));
         let services =
-            Arc::new(Services::open_with_clock(home, settings, secrets, clock.clone()).await?);
+            Arc::new(Services::open_shared(home, settings, secrets, clock.clone()).await?);
         match services.recover_interrupted_turns().await {
             Ok(ids) if !ids.is_empty() => {
                 tracing::info!(turns = ids.len(), "marked interrupted turns")

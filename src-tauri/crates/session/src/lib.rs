@@ -71,7 +71,7 @@ use wyckoff_agent::{
     ToolRegistry, TurnOutcome,
 };
 use wyckoff_config::secrets::{DataSecret, SecretId};
-use wyckoff_config::settings::{DataSourceKind, Settings};
+use wyckoff_config::settings::{DataSourceKind, Settings, SharedSettings};
 use wyckoff_config::{DataHome, ProcessLease, Secrets};
 use wyckoff_inbox::InboxStore;
 use wyckoff_llm::Provider;
@@ -104,7 +104,7 @@ pub struct Services {
     home: DataHome,
     /// The current settings: sessions read their models, tool and approval timeouts,
     /// file roots and web-fetch reach from here when they are built.
-    settings: RwLock<Settings>,
+    settings: SharedSettings,
     secrets: Arc<Secrets>,
     /// Rebuilt when the proxy changes; providers built earlier keep the old one.
     http: RwLock<HttpClient>,
@@ -158,6 +158,18 @@ impl Services {
         secrets: Arc<Secrets>,
         clock: Arc<dyn Clock>,
     ) -> Result<Services, SessionError> {
+        Self::open_shared(home, SharedSettings::new(settings), secrets, clock).await
+    }
+
+    /// [`Services::open_with_clock`] on settings the caller shares (the app's one copy):
+    /// changes go through [`Services::apply_settings`].
+    pub async fn open_shared(
+        home: DataHome,
+        shared: SharedSettings,
+        secrets: Arc<Secrets>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Services, SessionError> {
+        let settings = shared.get();
         home.ensure()?;
         let http = http_client(&settings)?;
         let lease = ProcessLease::for_process(&home)?;
@@ -223,7 +235,7 @@ impl Services {
             mcp,
             push,
             home,
-            settings: RwLock::new(settings),
+            settings: shared,
             secrets,
             http: RwLock::new(http),
             pool,
@@ -241,10 +253,7 @@ impl Services {
     }
     /// The settings in use now.
     pub fn settings(&self) -> Settings {
-        match self.settings.read() {
-            Ok(s) => s.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        self.settings.get()
     }
 
     fn http(&self) -> HttpClient {
@@ -274,10 +283,7 @@ impl Services {
         if old.data_sources != settings.data_sources {
             self.reload_market_sources_for(&settings).await?;
         }
-        match self.settings.write() {
-            Ok(mut s) => *s = settings,
-            Err(p) => *p.into_inner() = settings,
-        }
+        self.settings.replace(settings);
         Ok(true)
     }
 
