@@ -19,7 +19,7 @@ use wyckoff_inbox::QueueApprover;
 use wyckoff_journal::JournalStore;
 use wyckoff_market::watchlist::WatchlistStore;
 use wyckoff_protocol::{DeskEvent, InboxRequest, InboxStatus, RunReport};
-use wyckoff_push::{KeychainSecrets, Outbox};
+use wyckoff_push::Outbox;
 use wyckoff_track::TrackStore;
 
 use crate::events::{DeskEvents, StreamOutput};
@@ -132,7 +132,6 @@ impl Desk {
                 (SharedSettings::new(s), notes)
             }
         };
-        let channel_secrets = Arc::new(KeychainSecrets(secrets.clone()));
         let services =
             Arc::new(Services::open_shared(home, settings, secrets, clock.clone()).await?);
         match services.recover_interrupted_turns().await {
@@ -158,13 +157,12 @@ impl Desk {
         let pool = services.pool().clone();
         let now = clock.now();
         let stores = Stores {
-            alerts: AlertStore::new(pool.clone()).await?,
+            // The relay's: one outbox and one alert store per process.
+            alerts: services.push().alerts().clone(),
             tracking: TrackStore::new(pool.clone()).await?,
             notes: AnnotationStore::new(pool.clone()).await?,
             journal: JournalStore::new(pool.clone(), now).await?,
-            outbox: Outbox::new(pool.clone(), crate::push_relay::SEND_TIMEOUT)
-                .await?
-                .with_secrets(channel_secrets),
+            outbox: services.push().outbox().clone(),
             watchlist: WatchlistStore::new(pool),
         };
         let events = DeskEvents::default();

@@ -21,7 +21,7 @@ use crate::SessionError;
 use wyckoff_protocol::RunReport;
 
 /// How long one send may take.
-pub(crate) const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Characters of a result summary or error a message quotes; the rest is in the app.
 const QUOTED_CHARS: usize = 400;
 const TITLE: &str = "Wyckoff Desk";
@@ -146,6 +146,16 @@ impl PushRelay {
             alerts,
             sending: tokio::sync::Mutex::new(()),
         })
+    }
+
+    /// The process's one outbox (channels, rows and their sends).
+    pub fn outbox(&self) -> &Outbox {
+        &self.outbox
+    }
+
+    /// The fired alerts, whose delivery status follows their outbox rows.
+    pub fn alerts(&self) -> &AlertStore {
+        &self.alerts
     }
 
     /// Queues `body` for every channel that takes `event`; the channels' names.
