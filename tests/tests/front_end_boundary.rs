@@ -83,9 +83,11 @@ fn the_app_and_the_cli_name_only_the_session_protocol_and_config() {
     }
 }
 
-/// What a front end must not do itself: build a store, open or read a pool.
-const FORBIDDEN: [&str; 6] = [
+/// What a front end must not do itself: build a store, open market data or a pool, read
+/// a pool.
+const FORBIDDEN: [&str; 7] = [
     "Store::new(",
+    "MarketData::open",
     "Store::open(",
     "Outbox::new(",
     "open_pool(",

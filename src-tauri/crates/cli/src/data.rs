@@ -14,7 +14,7 @@ use wyckoff_session::domain::market::{
 };
 use wyckoff_session::time::iso;
 
-use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, desk, failed, open, print_json, runtime};
+use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, desk, failed, print_json, runtime};
 
 #[derive(Debug, clap::Args)]
 pub struct DataArgs {
@@ -121,7 +121,8 @@ fn import(path: PathBuf, json: bool) -> anyhow::Result<ExitCode> {
     let tty = std::io::stderr().is_terminal();
     let rt = runtime()?;
     let imported = rt.block_on(async {
-        let md = open().await?;
+        let desk = desk().await?;
+        let md = desk.market().clone();
         let bar = tty.then(|| {
             let pb = ProgressBar::new(0);
             pb.set_style(
@@ -145,6 +146,7 @@ fn import(path: PathBuf, json: bool) -> anyhow::Result<ExitCode> {
         if let Some(pb) = &bar {
             pb.finish_and_clear();
         }
+        desk.close().await;
         anyhow::Ok(report?)
     });
     let report = match imported {
@@ -239,7 +241,12 @@ fn print_status(r: &StatusReport) {
 
 fn status(json: bool) -> anyhow::Result<ExitCode> {
     let rt = runtime()?;
-    let report = rt.block_on(async { open().await?.status().await.map_err(anyhow::Error::from) });
+    let report = rt.block_on(async {
+        let desk = desk().await?;
+        let report = desk.market().status().await;
+        desk.close().await;
+        anyhow::Ok(report?)
+    });
     let report = match report {
         Ok(r) => r,
         Err(e) => return Ok(failed(e)),

@@ -32,7 +32,10 @@ fn calendar(
             if !home.db_path().is_file() {
                 return Ok(wyckoff_session::domain::market::calendar_store::bundled_info()?);
             }
-            Ok(crate::market::open().await?.current_calendar().await?.1)
+            let desk = crate::market::desk().await?;
+            let calendar = desk.market().current_calendar().await;
+            desk.close().await;
+            Ok(calendar?.1)
         })
     });
     match read {

@@ -12,7 +12,7 @@ use wyckoff_session::domain::engine::known_on::{ExplainedMark, Mark, MarkEnd, kn
 use wyckoff_session::domain::market::StockCode;
 use wyckoff_session::time::iso;
 
-use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, failed, open, print_json, runtime};
+use crate::market::{EXIT_BAD_INPUT, EXIT_UNAVAILABLE, desk, failed, print_json, runtime};
 
 /// Triggers of this many trading days up to the as-of close are listed in text mode; all of
 /// them are in `--json`.
@@ -122,9 +122,12 @@ pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
     let digits = code.digits().to_owned();
     let rt = runtime()?;
     let loaded = rt.block_on(async {
-        let md = open().await?;
-        let r = md.daily_bars(&digits, None).await?;
-        anyhow::Ok((r, md.stock_info(&code).is_some()))
+        let desk = desk().await?;
+        let md = desk.market();
+        let r = md.daily_bars(&digits, None).await;
+        let listed = md.stock_info(&code).is_some();
+        desk.close().await;
+        anyhow::Ok((r?, listed))
     });
     let (r, listed) = match loaded {
         Ok(v) => v,

@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use serde_json::Value;
-use wyckoff_config::DataHome;
 use wyckoff_session::domain::agent::ToolError;
-use wyckoff_session::domain::market::MarketData;
 use wyckoff_session::{Desk, DeskOptions};
 
 /// Exit status for "the data asked for is not available".
@@ -22,25 +20,6 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("starting the async runtime")
-}
-
-/// Opens the market data under `$WYCKOFF_HOME` (seeding the bundled data on first use);
-/// `WYCKOFF_OFFLINE=1` keeps it off the network.
-/// The market data of the data home, its sources chosen as the app and the agent choose
-/// them (the environment over the settings' order over the defaults).
-pub async fn open() -> anyhow::Result<Arc<MarketData>> {
-    let home = DataHome::from_env();
-    let (settings, notes) = wyckoff_config::settings::load(&home.settings_path())
-        .with_context(|| format!("reading {}", home.settings_path().display()))?;
-    for note in notes {
-        eprintln!("wyckoff: settings: {note}");
-    }
-    let cfg = wyckoff_session::market_config(&home, &settings, &wyckoff_config::Secrets::system())
-        .context("data source configuration")?;
-    let md = MarketData::open_with(cfg)
-        .await
-        .with_context(|| format!("opening market data in {}", home.root().display()))?;
-    Ok(Arc::new(md))
 }
 
 /// The desk of a command that reads or writes the data home's stores (alerts, tracking,
