@@ -177,6 +177,8 @@ pub fn market(shape: MarketShape) -> Universe {
                 market_cap_yi: Some(15.0 + rng.unit() * 800.0),
                 list_date: Some(20100104),
                 bars,
+                name_history: Vec::new(),
+                delist_date: None,
             }
         })
         .collect();

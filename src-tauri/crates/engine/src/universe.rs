@@ -22,12 +22,68 @@ pub struct StockSeries {
     pub list_date: Option<u32>,
     /// Forward-adjusted daily bars, ascending by date.
     pub bars: Vec<Bar>,
+    /// The names in force from each date, ascending by `from` (point-in-time: a stock's ST
+    /// status on a past date is read from the name it carried then). Empty when the history
+    /// is unknown: `name` (today's) then stands for every date, and as-of callers say so.
+    #[serde(default)]
+    pub name_history: Vec<NameSpan>,
+    /// The last trading day of a delisted stock (`YYYYMMDD`); `None` while listed or unknown.
+    #[serde(default)]
+    pub delist_date: Option<u32>,
+}
+
+/// A name in force from `from` (`YYYYMMDD`) until the next span's `from`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NameSpan {
+    pub from: u32,
+    pub name: String,
+}
+
+/// A point-in-time fact and whether it came from history or fell back to today's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsOf<T> {
+    pub value: T,
+    /// `false`: no history covers the date, so today's value was used.
+    pub known: bool,
 }
 
 impl StockSeries {
     /// ST / *ST / risk-warning names ([`crate::board::is_st_name`]).
     pub fn is_st(&self) -> bool {
         is_st_name(&self.name)
+    }
+
+    /// The name in force on `date`: from the name history when a span covers it, else
+    /// today's name, marked as a fallback.
+    pub fn name_on(&self, date: u32) -> AsOf<&str> {
+        let covering = self.name_history.partition_point(|span| span.from <= date);
+        match covering
+            .checked_sub(1)
+            .and_then(|i| self.name_history.get(i))
+        {
+            Some(span) => AsOf {
+                value: span.name.as_str(),
+                known: true,
+            },
+            None => AsOf {
+                value: self.name.as_str(),
+                known: false,
+            },
+        }
+    }
+
+    /// ST / *ST status on `date`, read from the name in force then ([`Self::name_on`]).
+    pub fn is_st_on(&self, date: u32) -> AsOf<bool> {
+        let name = self.name_on(date);
+        AsOf {
+            value: is_st_name(name.value),
+            known: name.known,
+        }
+    }
+
+    /// Whether the stock still traded on `date`: `false` after its delisting day.
+    pub fn listed_on(&self, date: u32) -> bool {
+        self.delist_date.is_none_or(|last| date <= last)
     }
 
     /// The bars known at the close of `date` (those dated on or before it).
@@ -81,6 +137,80 @@ mod tests {
             amount: 1.0,
             turnover: None,
         }
+    }
+
+    fn series(name: &str, history: &[(u32, &str)]) -> StockSeries {
+        StockSeries {
+            code: "000005".into(),
+            name: name.into(),
+            board: Board::Main,
+            industry: None,
+            market_cap_yi: None,
+            list_date: None,
+            bars: Vec::new(),
+            name_history: history
+                .iter()
+                .map(|&(from, name)| NameSpan {
+                    from,
+                    name: name.into(),
+                })
+                .collect(),
+            delist_date: None,
+        }
+    }
+
+    #[test]
+    fn st_status_is_read_from_the_name_in_force_on_the_date() {
+        // (history, date, ST then, known)
+        let cases: &[(&[(u32, &str)], u32, bool, bool)] = &[
+            // ST only from 2021: healthy in 2019, from history
+            (
+                &[(19900101, "世纪星源"), (20210501, "ST星源")],
+                20190116,
+                false,
+                true,
+            ),
+            (
+                &[(19900101, "世纪星源"), (20210501, "ST星源")],
+                20210501,
+                true,
+                true,
+            ),
+            // ST in 2019, healthy today
+            (
+                &[(20180101, "*ST海润"), (20200101, "海润光伏")],
+                20190116,
+                true,
+                true,
+            ),
+            (
+                &[(20180101, "*ST海润"), (20200101, "海润光伏")],
+                20200102,
+                false,
+                true,
+            ),
+            // before the first recorded name: today's name, flagged as a fallback
+            (&[(20200101, "海润光伏")], 20190116, true, false),
+            // no history at all: today's name, a fallback
+            (&[], 20190116, true, false),
+        ];
+        for &(history, date, st, known) in cases {
+            let s = series("ST星源", history);
+            assert_eq!(
+                s.is_st_on(date),
+                AsOf { value: st, known },
+                "{history:?} on {date}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_delisted_stock_is_listed_up_to_its_last_day() {
+        let mut s = series("退市海润", &[]);
+        assert!(s.listed_on(20300101));
+        s.delist_date = Some(20190705);
+        assert!(s.listed_on(20190705));
+        assert!(!s.listed_on(20190708));
     }
 
     #[test]

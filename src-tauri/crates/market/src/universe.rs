@@ -175,6 +175,8 @@ pub async fn load_universe_listed(
                 list_date: info.and_then(|i| i.list_date),
                 code: digits,
                 bars,
+                name_history: Vec::new(),
+                delist_date: None,
             });
         }
     }

@@ -33,6 +33,8 @@ fn stock(code: &str, name: &str, bars: Vec<Bar>) -> StockSeries {
         market_cap_yi: None,
         list_date: None,
         bars,
+        name_history: Vec::new(),
+        delist_date: None,
     }
 }
 

@@ -55,6 +55,8 @@ pub fn real_universe() -> Universe {
                 market_cap_yi: None,
                 list_date: None,
                 bars,
+                name_history: Vec::new(),
+                delist_date: None,
             }
         })
         .collect();
