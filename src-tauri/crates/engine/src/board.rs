@@ -99,6 +99,49 @@ impl Board {
     }
 }
 
+/// What a six-digit code on a broker statement is, by its prefix: a stock (board by
+/// [`Board::of_stock`]), an exchange fund (ETF/LOF: Shanghai 5xxxxx, Shenzhen 15xxxx and
+/// 16xxxx), a bond (10–13xxxx: convertibles 110/113/118/123/127/128, treasuries and
+/// corporates), a reverse repo (Shanghai 204xxx, Shenzhen 131xxx) or something else
+/// (subscription and rights codes, indices). The one prefix rule for the journal's
+/// instruments.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, specta::Type,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Instrument {
+    Stock,
+    Fund,
+    Bond,
+    Repo,
+    Other,
+}
+
+impl Instrument {
+    /// The instrument of a six-digit code (anything else is [`Instrument::Other`]).
+    pub fn of_code(digits: &str) -> Instrument {
+        if Board::of_stock(digits).is_some() {
+            return Instrument::Stock;
+        }
+        if digits.len() != 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Instrument::Other;
+        }
+        match (&digits[..2], &digits[..3]) {
+            (_, "204" | "131") => Instrument::Repo,
+            ("15" | "16", _) => Instrument::Fund,
+            (p, _) if p.starts_with('5') => Instrument::Fund,
+            ("10" | "11" | "12" | "13", _) => Instrument::Bond,
+            _ => Instrument::Other,
+        }
+    }
+
+    /// Whether holdings of it are valued at a daily close (a repo is cash lent out, valued
+    /// at its principal).
+    pub fn has_closes(self) -> bool {
+        matches!(self, Instrument::Stock | Instrument::Fund | Instrument::Bond)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,5 +243,33 @@ mod tests {
             assert_eq!(Board::parse(b.as_str()), Some(b));
         }
         assert_eq!(Board::parse("nasdaq"), None);
+    }
+
+    #[test]
+    fn instruments_by_code() {
+        let cases = [
+            ("600519", Instrument::Stock),
+            ("300027", Instrument::Stock),
+            ("830799", Instrument::Stock),
+            ("510300", Instrument::Fund),
+            ("588000", Instrument::Fund),
+            ("159915", Instrument::Fund),
+            ("161725", Instrument::Fund),
+            ("113050", Instrument::Bond),
+            ("110059", Instrument::Bond),
+            ("123456", Instrument::Bond),
+            ("128136", Instrument::Bond),
+            ("019547", Instrument::Other),
+            ("204001", Instrument::Repo),
+            ("131810", Instrument::Repo),
+            ("732001", Instrument::Other),
+            ("080002", Instrument::Other),
+            ("399001", Instrument::Other),
+            ("60051", Instrument::Other),
+            ("", Instrument::Other),
+        ];
+        for (code, want) in cases {
+            assert_eq!(Instrument::of_code(code), want, "{code}");
+        }
     }
 }

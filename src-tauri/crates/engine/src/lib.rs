@@ -49,7 +49,7 @@ pub mod universe;
 
 pub use accumulation::{Stage, accum_stage};
 pub use bar::Bar;
-pub use board::Board;
+pub use board::{Board, Instrument};
 pub use cancel::{Cancel, Cancelled, Never};
 pub use channels::{ChannelConfig, ChannelReport, Track, l2_channels};
 pub use diagnosis::{Diagnosis, DiagnosisConfig, Holding, diagnose, diagnose_with};

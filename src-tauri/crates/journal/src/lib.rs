@@ -6,6 +6,7 @@
 //! the cached bars.
 
 pub mod broker_csv;
+pub mod entry;
 pub mod ledger;
 pub mod money;
 pub mod review;
@@ -19,6 +20,7 @@ use wyckoff_engine::Bar;
 use wyckoff_market::MarketData;
 use wyckoff_market::cache::BarTable;
 
+pub use entry::{Entry, EntryKind, Instrument};
 pub use ledger::Side;
 pub use review::{AfterSale, DayValue, ExitAtSale, ExitReview};
 pub use store::{
