@@ -176,13 +176,45 @@ async fn merge_series(
     source: &str,
     has_amount: bool,
 ) -> Result<(), CacheError> {
+    let write = BarsWrite {
+        bars,
+        raw: &[],
+        source,
+        has_amount,
+        replace: false,
+    };
+    write_bars_in(conn, table, key, &write).await
+}
+
+/// Bars to store for one series, with the unadjusted closes that came with them.
+#[derive(Debug, Clone, Copy)]
+pub struct BarsWrite<'a> {
+    pub bars: &'a [Bar],
+    /// (date, unadjusted close), any order: set on the stored bar of that date, whether it
+    /// is one of `bars` or an older one (a raw close never changes, so a later fetch of it
+    /// can fill in an older bar).
+    pub raw: &'a [(u32, f64)],
+    pub source: &'a str,
+    /// False: the bars' traded amounts are unknown.
+    pub has_amount: bool,
+    /// True: `bars` replace the stored series as a whole (forward adjustment was re-based
+    /// upstream, or stored bars were damaged); the raw closes of their dates are kept.
+    pub replace: bool,
+}
+
+async fn write_bars_in(
+    conn: &mut SqliteConnection,
+    table: BarTable,
+    key: &str,
+    write: &BarsWrite<'_>,
+) -> Result<(), CacheError> {
     let blob: Option<Vec<u8>> =
         sqlx::query_scalar("SELECT data FROM market_series WHERE kind = ? AND code = ?")
             .bind(table.kind())
             .bind(key)
             .fetch_optional(&mut *conn)
             .await?;
-    let mut series = match blob.map(|b| Series::decode(&b)) {
+    let stored = match blob.map(|b| Series::decode(&b)) {
         Some(Ok(s)) => s,
         Some(Err(e)) => {
             tracing::warn!(code = key, error = %e, "damaged stored series replaced by new bars");
@@ -190,7 +222,22 @@ async fn merge_series(
         }
         None => Series::default(),
     };
-    series.merge(bars, source, has_amount)?;
+    let mut series = if write.replace {
+        stored.replaced_by(write.bars, write.raw, write.source, write.has_amount)?
+    } else {
+        let mut s = stored;
+        s.merge_with_raw(write.bars, write.raw, write.source, write.has_amount)?;
+        s
+    };
+    series.attach_raw(write.raw);
+    if write.replace && series.bars.is_empty() {
+        sqlx::query("DELETE FROM market_series WHERE kind = ? AND code = ?")
+            .bind(table.kind())
+            .bind(key)
+            .execute(&mut *conn)
+            .await?;
+        return Ok(());
+    }
     write_series(conn, table, key, &series).await
 }
 
@@ -493,6 +540,41 @@ pub struct LoadedBars {
     pub earlier: usize,
 }
 
+/// The days of a series without a raw close: the first, the last and how many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawMissing {
+    pub first: u32,
+    pub last: u32,
+    pub count: u32,
+}
+
+impl RawMissing {
+    /// The bars of `series` dated in `dates` that have no raw close; `None` when every one
+    /// has.
+    pub fn of(series: &Series, dates: std::ops::RangeInclusive<u32>) -> Option<RawMissing> {
+        let mut out: Option<RawMissing> = None;
+        for (i, b) in series.bars.iter().enumerate() {
+            if !dates.contains(&b.date) || series.raw_close.get(i).copied().flatten().is_some() {
+                continue;
+            }
+            match &mut out {
+                Some(m) => {
+                    m.last = b.date;
+                    m.count += 1;
+                }
+                None => {
+                    out = Some(RawMissing {
+                        first: b.date,
+                        last: b.date,
+                        count: 1,
+                    })
+                }
+            }
+        }
+        out
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Coverage {
     pub code: String,
@@ -577,7 +659,20 @@ impl CacheStore {
         Ok(n)
     }
 
-    /// Drops every cached bar of `key`; used when forward adjustment was rebased upstream.
+    /// Stores `write` into the series of `key` in one transaction (see [`BarsWrite`]).
+    pub async fn write_bars(
+        &self,
+        table: BarTable,
+        key: &str,
+        write: BarsWrite<'_>,
+    ) -> Result<usize, CacheError> {
+        let mut tx = self.write_tx().await?;
+        write_bars_in(&mut tx, table, key, &write).await?;
+        tx.commit().await?;
+        Ok(write.bars.len())
+    }
+
+    /// Drops every cached bar of `key`.
     pub async fn delete_bars(&self, table: BarTable, key: &str) -> Result<u64, CacheError> {
         Ok(
             sqlx::query("DELETE FROM market_series WHERE kind = ? AND code = ?")
@@ -602,6 +697,67 @@ impl CacheStore {
                 .fetch_optional(&self.pool)
                 .await?;
         Ok(blob.map(|b| Series::decode_sealed(&b)))
+    }
+
+    /// The stored series of `key` as it is stored (bars, their sources and raw closes;
+    /// nothing checked but the blob), or why it cannot be read; `None` when there is none.
+    pub async fn load_series(
+        &self,
+        table: BarTable,
+        key: &str,
+    ) -> Result<Option<Result<Series, SeriesError>>, CacheError> {
+        Ok(self
+            .read_series(table, key)
+            .await?
+            .map(|r| r.map(|(s, _)| s)))
+    }
+
+    /// The days of `key` that still lacked a raw close after the last fetch of raw prices
+    /// that answered: (first, last, how many), or `None` when none was recorded.
+    pub async fn raw_asked(
+        &self,
+        table: BarTable,
+        key: &str,
+    ) -> Result<Option<RawMissing>, CacheError> {
+        let row: Option<(i64, i64, i64)> = sqlx::query_as(
+            "SELECT missing_first, missing_last, missing_count FROM market_raw_asked
+             WHERE kind = ? AND code = ?",
+        )
+        .bind(table.kind())
+        .bind(key)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|(first, last, count)| RawMissing {
+            first: u32::try_from(first).unwrap_or(0),
+            last: u32::try_from(last).unwrap_or(0),
+            count: u32::try_from(count).unwrap_or(0),
+        }))
+    }
+
+    /// Records what [`CacheStore::raw_asked`] answers next.
+    pub async fn set_raw_asked(
+        &self,
+        table: BarTable,
+        key: &str,
+        missing: RawMissing,
+        at: DateTime<Utc>,
+    ) -> Result<(), CacheError> {
+        sqlx::query(
+            "INSERT INTO market_raw_asked (kind, code, missing_first, missing_last, missing_count, asked_at)
+             VALUES (?, ?, ?, ?, ?, ?)
+             ON CONFLICT(kind, code) DO UPDATE SET missing_first = excluded.missing_first,
+               missing_last = excluded.missing_last, missing_count = excluded.missing_count,
+               asked_at = excluded.asked_at",
+        )
+        .bind(table.kind())
+        .bind(key)
+        .bind(i64::from(missing.first))
+        .bind(i64::from(missing.last))
+        .bind(i64::from(missing.count))
+        .bind(at.to_rfc3339())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     /// Bars of `key` up to `end` (inclusive), ascending; corrupt data is split out: a

@@ -698,6 +698,30 @@ impl MarketData {
         Ok(r)
     }
 
+    /// The closes of stock `code` dated in `dates`, for valuing money: each day's
+    /// unadjusted close where one is stored, else its forward-adjusted close standing in,
+    /// which the basis names (source, reason, days). From the cache alone: no source is
+    /// asked, so this answers the same offline. Charts and the engine keep reading the
+    /// adjusted bars of [`MarketData::daily_bars`].
+    pub async fn raw_closes(
+        &self,
+        code: &str,
+        dates: std::ops::RangeInclusive<u32>,
+    ) -> Result<crate::raw::RawCloses, MarketError> {
+        let code = StockCode::parse(code)?;
+        let key = code.symbol().key();
+        let series = match self.store.load_series(BarTable::Stocks, &key).await? {
+            Some(Ok(s)) => s,
+            Some(Err(e)) => {
+                // as every read: a damaged series hands out nothing
+                tracing::warn!(code = %key, error = %e, "damaged stored series: no closes");
+                crate::series::Series::default()
+            }
+            None => crate::series::Series::default(),
+        };
+        Ok(crate::raw::raw_closes_of(code.digits(), &series, dates))
+    }
+
     /// Daily bars of a benchmark index (`sse`, `csi300`, `000300.SH`, …). Offline there
     /// are none: the bundled data has no index bars.
     pub async fn index_bars(

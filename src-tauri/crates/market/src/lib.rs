@@ -9,6 +9,7 @@
 //! let idx = md.index_bars("sse", Some(20200616)).await?;
 //! let hits = md.search("payh", 10);                  // code / name / pinyin
 //! let rep = md.sync(SyncTarget::Codes(vec!["600519".into()]), &mut |ev| { /* progress */ }).await?;
+//! let raw = md.raw_closes("601318", 20190102..=20191231).await?; // unadjusted, for money
 //! let st = md.status().await?;                       // per-code coverage + freshness
 //! let u = md.load_universe(None).await?;             // whole market → engine Universe + report
 //! let imp = md.import_csv(path, &mut |ev| { .. }).await?; // CSV file or folder, all-or-nothing per file
@@ -35,6 +36,7 @@ pub mod meta;
 pub mod notes;
 pub mod portfolio;
 pub mod ratelimit;
+pub mod raw;
 pub mod sanity;
 pub mod search;
 pub mod series;
@@ -54,6 +56,7 @@ pub use import::{FileOutcome, FileStatus, ImportEvent, ImportReport};
 pub use meta::StockInfo;
 pub use notes::DataNote;
 pub use portfolio::{PortfolioError, PortfolioOp, PortfolioStore, PortfolioView, Position};
+pub use raw::{RawBasis, RawClose, RawCloses, RawGap, RawGapReason, price_e6};
 pub use search::{SearchHit, StockDirectory};
 pub use sync::{Freshness, SyncEvent, SyncOutcome, SyncStatus};
 pub use universe::{LoadedUniverse, SkipReason, SkippedStock, UniverseReport, load_universe};

@@ -32,12 +32,21 @@
 //! decodes just the dates of the older ones (still in order); a series sealed under other
 //! rules, or not at all, is decoded and checked in full.
 //!
+//! Version 4 (written since) is version 3 with a 12th column after the source index: each
+//! bar's unadjusted close as its source gave it, 0 when unknown (a series stored before
+//! version 4, bars imported or bundled without one, or a raw fetch that failed). Forward
+//! adjustment is re-based after every dividend, so the adjusted columns of past days change;
+//! a day's unadjusted close never does, which is why it is the raw close that is kept, not a
+//! factor relative to today's base (that factor is `close / raw_close` of the same bar).
+//! Versions 1 to 3 read back with every raw close unknown.
+//!
 //! A blob whose length, checksum, version, source index or date order is wrong is
 //! rejected as a whole: its bars are never handed out.
 
 use wyckoff_engine::Bar;
 
-pub const VERSION: u8 = 3;
+pub const VERSION: u8 = 4;
+const VERSION_3: u8 = 3;
 const VERSION_2: u8 = 2;
 const VERSION_1: u8 = 1;
 const TAG_INT: u8 = 0;
@@ -66,6 +75,30 @@ pub struct Series {
     pub amount_known: Vec<bool>,
     pub source_of: Vec<u8>,
     pub sources: Vec<String>,
+    /// Per bar: the unadjusted close its source gave (always positive), `None` when unknown.
+    pub raw_close: Vec<Option<f64>>,
+}
+
+/// A usable unadjusted close: positive and finite (anything else is unknown, not zero).
+fn usable_raw(v: f64) -> Option<f64> {
+    (v.is_finite() && v > 0.0).then_some(v)
+}
+
+/// The raw close on `date` in `raw` (sorted by date), if any.
+fn raw_on(raw: &[(u32, f64)], date: u32) -> Option<f64> {
+    raw.binary_search_by_key(&date, |(d, _)| *d)
+        .ok()
+        .and_then(|i| usable_raw(raw[i].1))
+}
+
+/// `raw` sorted by date, the last of a date winning.
+fn sorted_raw(raw: &[(u32, f64)]) -> Vec<(u32, f64)> {
+    let mut out = raw.to_vec();
+    out.sort_by_key(|(d, _)| *d);
+    out.reverse();
+    out.dedup_by_key(|(d, _)| *d);
+    out.reverse();
+    out
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -92,13 +125,29 @@ pub enum SeriesError {
 
 impl Series {
     /// Merges `bars` (ascending or not) into the series; a bar on an existing date
-    /// replaces it. `amount_known == false` marks every new bar's amount as unknown.
+    /// replaces it. `amount_known == false` marks every new bar's amount as unknown. A
+    /// replaced bar's raw close is kept: see [`Series::merge_with_raw`].
     pub fn merge(
         &mut self,
         bars: &[Bar],
         source: &str,
         amount_known: bool,
     ) -> Result<(), SeriesError> {
+        self.merge_with_raw(bars, &[], source, amount_known)
+    }
+
+    /// [`Series::merge`] with the unadjusted closes `raw` (date, close; any order) that
+    /// came with `bars`. A new bar takes its raw close from `raw`, else keeps the one its
+    /// date already had: a day's unadjusted close does not change when the adjusted prices
+    /// are re-based or come from elsewhere.
+    pub fn merge_with_raw(
+        &mut self,
+        bars: &[Bar],
+        raw: &[(u32, f64)],
+        source: &str,
+        amount_known: bool,
+    ) -> Result<(), SeriesError> {
+        let raw = sorted_raw(raw);
         let src = match self.sources.iter().position(|s| s == source) {
             Some(i) => i,
             None => {
@@ -112,15 +161,21 @@ impl Series {
         let old_bars = std::mem::take(&mut self.bars);
         let old_known = std::mem::take(&mut self.amount_known);
         let old_src = std::mem::take(&mut self.source_of);
+        let mut old_raw = std::mem::take(&mut self.raw_close);
+        // a series decoded from an older layout may not have the column yet
+        old_raw.resize(old_bars.len(), None);
         let cap = old_bars.len() + incoming.len();
         self.bars.reserve(cap);
         self.amount_known.reserve(cap);
         self.source_of.reserve(cap);
+        self.raw_close.reserve(cap);
         let (mut i, mut j) = (0, 0);
         while i < old_bars.len() || j < incoming.len() {
+            let mut replaced_raw = None;
             let take_new = match (old_bars.get(i), incoming.get(j)) {
                 (Some(o), Some(n)) => {
                     if o.date == n.date {
+                        replaced_raw = old_raw[i];
                         i += 1; // replaced by the new bar
                     }
                     n.date <= o.date
@@ -134,6 +189,7 @@ impl Series {
                     // an unknown amount reads back as 0.0, never as a guess
                     bar.amount = 0.0;
                 }
+                self.raw_close.push(raw_on(&raw, bar.date).or(replaced_raw));
                 self.bars.push(bar);
                 self.amount_known.push(amount_known);
                 self.source_of.push(src);
@@ -142,11 +198,55 @@ impl Series {
                 self.bars.push(old_bars[i]);
                 self.amount_known.push(old_known[i]);
                 self.source_of.push(old_src[i]);
+                self.raw_close.push(old_raw[i]);
                 i += 1;
             }
         }
         self.drop_unused_sources();
         Ok(())
+    }
+
+    /// The series `bars` make on their own (what a re-based refetch stores: never two
+    /// adjustment bases in one series), keeping the raw closes this one had on their dates
+    /// unless `raw` gives them.
+    pub fn replaced_by(
+        &self,
+        bars: &[Bar],
+        raw: &[(u32, f64)],
+        source: &str,
+        amount_known: bool,
+    ) -> Result<Series, SeriesError> {
+        let mut kept = self.raw_closes();
+        kept.extend(sorted_raw(raw));
+        let mut out = Series::default();
+        out.merge_with_raw(bars, &kept, source, amount_known)?;
+        Ok(out)
+    }
+
+    /// Sets the raw close of each bar whose date `raw` names (a later fetch of the same
+    /// day wins); returns how many bars got one. Dates without a bar are ignored.
+    pub fn attach_raw(&mut self, raw: &[(u32, f64)]) -> usize {
+        self.raw_close.resize(self.bars.len(), None);
+        let mut set = 0;
+        for (date, close) in sorted_raw(raw) {
+            let Some(close) = usable_raw(close) else {
+                continue;
+            };
+            if let Ok(i) = self.bars.binary_search_by_key(&date, |b| b.date) {
+                self.raw_close[i] = Some(close);
+                set += 1;
+            }
+        }
+        set
+    }
+
+    /// The known raw closes, (date, close) ascending.
+    pub fn raw_closes(&self) -> Vec<(u32, f64)> {
+        self.bars
+            .iter()
+            .zip(&self.raw_close)
+            .filter_map(|(b, r)| r.map(|r| (b.date, r)))
+            .collect()
     }
 
     /// Keeps only the bars dated on or before `end`.
@@ -155,6 +255,7 @@ impl Series {
         self.bars.truncate(n);
         self.amount_known.truncate(n);
         self.source_of.truncate(n);
+        self.raw_close.truncate(n);
     }
 
     fn drop_unused_sources(&mut self) {
@@ -251,8 +352,9 @@ impl Series {
     ) -> Result<Decoded, SeriesError> {
         match blob.first() {
             None => Err(SeriesError::Truncated(0)),
-            Some(&VERSION) => self.decode_v2(blob, true, as_of, keep),
-            Some(&VERSION_2) => self.decode_v2(blob, false, as_of, keep),
+            Some(&VERSION) => self.decode_v2(blob, Layout::V4, as_of, keep),
+            Some(&VERSION_3) => self.decode_v2(blob, Layout::V3, as_of, keep),
+            Some(&VERSION_2) => self.decode_v2(blob, Layout::V2, as_of, keep),
             Some(&VERSION_1) => {
                 *self = Self::decode_v1(blob)?;
                 Ok(Decoded::default())
@@ -301,6 +403,15 @@ impl Series {
         put(&mut out, &|i| f64::from(u8::from(b[i].turnover.is_some())));
         put(&mut out, &|i| b[i].turnover.unwrap_or(0.0));
         put(&mut out, &|i| f64::from(self.source_of[i]));
+        // 0 = unknown; a series built by hand may lack the column
+        put(&mut out, &|i| {
+            self.raw_close
+                .get(i)
+                .copied()
+                .flatten()
+                .and_then(usable_raw)
+                .unwrap_or(0.0)
+        });
         let total = (out.len() + 8) as u32;
         out[1..5].copy_from_slice(&total.to_le_bytes());
         let sum = checksum(&out);
@@ -308,15 +419,16 @@ impl Series {
         out
     }
 
-    /// Versions 2 and 3 (`sealed`: with the sanity byte); see
-    /// [`Series::decode_tail_into`] for `as_of`, `keep` and what it returns.
+    /// Versions 2 to 4 (see [`Layout`]); see [`Series::decode_tail_into`] for `as_of`,
+    /// `keep` and what it returns.
     fn decode_v2(
         &mut self,
         blob: &[u8],
-        sealed: bool,
+        layout: Layout,
         as_of: Option<u32>,
         keep: usize,
     ) -> Result<Decoded, SeriesError> {
+        let sealed = layout != Layout::V2;
         let mut r = Reader { buf: blob, pos: 1 };
         let want = r.u32()? as usize;
         if blob.len() != want {
@@ -344,6 +456,7 @@ impl Series {
             amount_known,
             source_of,
             sources,
+            raw_close,
         } = self;
         sources.clear();
         for _ in 0..source_count {
@@ -418,6 +531,11 @@ impl Series {
         })?;
         if let Some(s) = bad_source {
             return Err(SeriesError::SourceIndex(s));
+        }
+        raw_close.clear();
+        raw_close.resize(n, None);
+        if layout == Layout::V4 {
+            decode_column(&mut r, n, from, |i, v| raw_close[i] = usable_raw(v))?;
         }
         if r.pos != body {
             return Err(SeriesError::Length {
@@ -502,12 +620,24 @@ impl Series {
             });
         }
         Ok(Series {
+            raw_close: vec![None; bars.len()],
             bars,
             amount_known,
             source_of,
             sources,
         })
     }
+}
+
+/// The column layouts that share [`Series::decode_v2`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// No sanity byte, no raw closes.
+    V2,
+    /// The sanity byte.
+    V3,
+    /// The sanity byte and the raw close column.
+    V4,
 }
 
 /// `x` stored as `int` with exponent `e`, computed the one way the decoder computes it.
@@ -869,7 +999,17 @@ pub(crate) mod tests {
         body
     }
 
-    /// Where a version-3 blob keeps the sanity rules its bars passed.
+    /// A version-4 blob body (no checksum) of a series without any raw close, less its raw
+    /// close column: the body of the same series in version 3.
+    pub(crate) fn without_raw_column(mut body: Vec<u8>) -> Vec<u8> {
+        // tag 0, exponent 0, base 0, width 0: every value 0 (unknown), no bytes a bar
+        let column = [[TAG_INT, 0].as_slice(), &0i64.to_le_bytes(), &[0]].concat();
+        assert!(body.ends_with(&column), "the series has raw closes");
+        body.truncate(body.len() - column.len());
+        body
+    }
+
+    /// Where a version-3 or 4 blob keeps the sanity rules its bars passed.
     pub(crate) fn rules_byte(s: &Series) -> usize {
         10 + s.sources.iter().map(|n| 2 + n.len()).sum::<usize>()
     }
@@ -942,7 +1082,17 @@ pub(crate) mod tests {
         );
         assert_eq!(scratch, s);
 
+        // version 3 (no raw closes) still reads, every raw close unknown
+        let mut v3_body = without_raw_column(body.clone());
+        v3_body[at] = crate::sanity::RULES;
+        v3_body[0] = VERSION_3;
+        let v3 = resealed(v3_body);
+        let decoded = scratch.decode_tail_into(&v3, None, 320).unwrap();
+        assert!(decoded.sound);
+        assert_eq!(Series::decode(&v3).unwrap(), s);
+
         // version 2 (no such byte) still reads, in full
+        let mut body = without_raw_column(body);
         body.remove(at);
         body[0] = VERSION_2;
         let v2 = resealed(body);
@@ -957,5 +1107,101 @@ pub(crate) mod tests {
         s.truncate_after(20240103);
         assert_eq!(s.bars.len(), 2);
         assert_eq!(s.source_of.len(), 2);
+        assert_eq!(s.raw_close.len(), 2);
+    }
+
+    fn raw_of(s: &Series) -> Vec<(u32, Option<f64>)> {
+        s.bars
+            .iter()
+            .map(|b| b.date)
+            .zip(s.raw_close.iter().copied())
+            .collect()
+    }
+
+    #[test]
+    fn raw_closes_round_trip_and_survive_a_replacement_of_their_bars() {
+        let mut s = Series::default();
+        // qfq 10.0 and 11.0 of raw 10.5 and 11.55 (a factor of 1/1.05); no raw on the 4th
+        s.merge_with_raw(
+            &[
+                bar(20240102, 10.0, None),
+                bar(20240103, 11.0, None),
+                bar(20240104, 12.0, None),
+            ],
+            &[
+                (20240103, 11.55),
+                (20240102, 10.5),
+                (20240105, 9.0),
+                (20240104, -1.0),
+            ],
+            "eastmoney",
+            true,
+        )
+        .unwrap();
+        let want = [
+            (20240102, Some(10.5)),
+            (20240103, Some(11.55)),
+            (20240104, None),
+        ];
+        assert_eq!(raw_of(&s), want);
+        let back = Series::decode(&s.encode()).unwrap();
+        assert_eq!(back, s);
+        assert_eq!(raw_of(&back), want);
+
+        // the same days again, re-based (a dividend) and without raw closes: kept
+        let mut rebased = back.clone();
+        rebased
+            .merge(
+                &[bar(20240102, 9.5, None), bar(20240103, 10.45, None)],
+                "tencent",
+                false,
+            )
+            .unwrap();
+        assert_eq!(rebased.bars[0].close, 9.5);
+        assert_eq!(raw_of(&rebased), want);
+        // a replacement keeps them too, and takes the new ones it is given
+        let replaced = back
+            .replaced_by(
+                &[
+                    bar(20240103, 10.45, None),
+                    bar(20240104, 11.4, None),
+                    bar(20240105, 12.0, None),
+                ],
+                &[(20240104, 12.0), (20240105, 12.0)],
+                "eastmoney",
+                true,
+            )
+            .unwrap();
+        assert_eq!(
+            raw_of(&replaced),
+            [
+                (20240103, Some(11.55)),
+                (20240104, Some(12.0)),
+                (20240105, Some(12.0))
+            ]
+        );
+        // attached later, to the days that have a bar
+        let mut later = back;
+        assert_eq!(later.attach_raw(&[(20240104, 12.6), (20240110, 1.0)]), 1);
+        assert_eq!(
+            later.raw_closes(),
+            [(20240102, 10.5), (20240103, 11.55), (20240104, 12.6)]
+        );
+        assert_eq!(Series::decode(&later.encode()).unwrap(), later);
+    }
+
+    #[test]
+    fn a_tail_read_decodes_the_raw_closes_of_the_tail() {
+        let mut s = bundled_series();
+        let n = s.bars.len();
+        let raw: Vec<(u32, f64)> = s.bars.iter().map(|b| (b.date, b.close * 1.25)).collect();
+        assert_eq!(s.attach_raw(&raw), n);
+        let blob = s.encode();
+        let mut scratch = Series::default();
+        let decoded = scratch.decode_tail_into(&blob, None, 10).unwrap();
+        assert_eq!(decoded.dates_only, n - 10);
+        assert_eq!(scratch.raw_close[n - 10..], s.raw_close[n - 10..]);
+        assert!(scratch.raw_close[..n - 10].iter().all(Option::is_none));
+        assert_eq!(Series::decode(&blob).unwrap(), s);
     }
 }
