@@ -525,7 +525,7 @@ impl MarketData {
     }
 
     /// The chain in use now (a reconfiguration swaps it; holders keep theirs).
-    fn chain(&self) -> Arc<SourceChain> {
+    pub(crate) fn chain(&self) -> Arc<SourceChain> {
         match self.live.read() {
             Ok(l) => l.chain.clone(),
             Err(p) => p.into_inner().chain.clone(),
@@ -1009,17 +1009,24 @@ impl MarketData {
         Ok(out)
     }
 
-    /// Refreshes the stock list from the first source that has one; returns its size.
+    /// Refreshes the stock list from the first source that has one and records it as the
+    /// day's snapshot (a name not in force that day in the history starts a span there:
+    /// see [`crate::history`]); returns its size.
     pub async fn sync_stock_list(
         &self,
     ) -> Result<(usize, &'static str), crate::sources::ChainError> {
         let got = self.chain().stock_list().await?;
         let n = got.value.len();
-        if let Err(e) = self
-            .store
-            .upsert_stocks(&got.value, got.source, self.cfg.clock.now())
-            .await
-        {
+        let now = self.cfg.clock.now();
+        let today = crate::date::to_yyyymmdd(self.cfg.clock.now_beijing().date());
+        let stored = match self.store.upsert_stocks(&got.value, got.source, now).await {
+            Ok(_) => crate::history::HistoryStore::new(self.pool().clone())
+                .record_snapshot(today, &got.value, got.source, now)
+                .await
+                .map(|_| ()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = stored {
             return Err(crate::sources::ChainError {
                 what: "the stock list".into(),
                 attempts: vec![crate::sources::Attempt {

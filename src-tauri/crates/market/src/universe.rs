@@ -1,6 +1,8 @@
 //! Loads the whole cached market into the engine's [`Universe`]: every stock's bars (one
-//! stored series per stock, paged by code), its facts from the stock list, and the three
-//! benchmark indices. Stocks whose data is damaged are skipped and listed, never patched.
+//! stored series per stock, paged by code), its facts from the stock list, its recorded
+//! name history and delisting day (see [`crate::history`]), and the three benchmark
+//! indices. Stocks whose data is damaged are skipped and listed, never patched. A delisted
+//! stock with cached bars is loaded like any other: the engine stops at its delisting day.
 
 use std::collections::VecDeque;
 
@@ -12,6 +14,7 @@ use crate::cache::{
 };
 use crate::code::{IndexCode, StockCode};
 use crate::date::DateSet;
+use crate::history::ListStatus;
 use crate::search::StockDirectory;
 
 /// Series read per query: large enough to amortise the round trip, small enough that the
@@ -58,8 +61,14 @@ pub struct UniverseReport {
     /// The newest bar date over all loaded stocks.
     pub last_date: Option<u32>,
     pub skipped: Vec<SkippedStock>,
-    /// Stocks with bars but no stock-list entry: name unknown (empty), board from the code.
+    /// Stocks with bars but no stock-list entry: board from the code; name from the
+    /// stock's recorded listing or last recorded name (a delisted stock), else empty.
     pub not_in_stock_list: Vec<String>,
+    /// Loaded stocks with no recorded name history: their ST status on any past date can
+    /// only be read from today's name.
+    pub without_name_history: usize,
+    /// Loaded stocks recorded as delisted (their series carry the delisting day).
+    pub delisted: usize,
     /// Stock-list names with no cached bars at all.
     pub listed_without_bars: usize,
     pub missing_benchmarks: Vec<MissingBenchmark>,
@@ -95,6 +104,9 @@ pub async fn load_universe_listed(
 ) -> Result<LoadedUniverse, CacheError> {
     let mut out = LoadedUniverse::default();
     let mut seen_listed = 0usize;
+    let mut history = crate::history::HistoryStore::new(store.pool().clone())
+        .load()
+        .await?;
     // Bars after `as_of` count too: a damaged series is left out whole.
     let keep = match tail {
         // a stock's last bar says whether it traded by then
@@ -166,17 +178,39 @@ pub async fn load_universe_listed(
             if info.is_none() {
                 out.report.not_in_stock_list.push(digits.clone());
             }
+            let name_history = history.names.remove(&digits).unwrap_or_default();
+            let listing = history.listings.get(&digits);
+            let delist_date = listing
+                .filter(|l| l.status == ListStatus::Delisted)
+                .and_then(|l| l.delist_date);
+            if name_history.is_empty() {
+                out.report.without_name_history += 1;
+            }
+            if delist_date.is_some() {
+                out.report.delisted += 1;
+            }
+            // a delisted stock has left the current list: its last recorded name stands in
+            let name = match info {
+                Some(i) => i.name.clone(),
+                None => listing
+                    .map(|l| l.name.clone())
+                    .filter(|n| !n.is_empty())
+                    .or_else(|| name_history.last().map(|s| s.name.clone()))
+                    .unwrap_or_default(),
+            };
             out.universe.stocks.push(StockSeries {
-                name: info.map(|i| i.name.clone()).unwrap_or_default(),
+                name,
                 board: info.map_or(code.board(), |i| i.board),
                 industry: info.and_then(|i| i.industry.clone()),
                 // the list stores CNY; the funnel thinks in 亿元
                 market_cap_yi: info.and_then(|i| i.market_cap).map(|c| c / 1e8),
-                list_date: info.and_then(|i| i.list_date),
+                list_date: info
+                    .and_then(|i| i.list_date)
+                    .or_else(|| listing.and_then(|l| l.list_date)),
                 code: digits,
                 bars,
-                name_history: Vec::new(),
-                delist_date: None,
+                name_history,
+                delist_date,
             });
         }
     }

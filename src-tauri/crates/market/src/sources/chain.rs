@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::breaker::{BreakerConfig, BreakerState, BreakerStore, CircuitBreaker, StoredBreaker};
 use crate::clock::Clock;
+use crate::history::StockHistory;
 use crate::meta::StockInfo;
 use crate::ratelimit::{RateLimiter, backoff_delay};
 
@@ -196,6 +197,23 @@ impl SourceChain {
             |s| {
                 let s = s.clone();
                 async move { s.stock_list().await }
+            },
+        )
+        .await
+    }
+
+    /// Whether any source offers the market's name and listing history.
+    pub fn has_stock_history(&self) -> bool {
+        self.slots.iter().any(|s| s.source.has_stock_history())
+    }
+
+    pub async fn stock_history(&self) -> Result<ChainOk<StockHistory>, ChainError> {
+        self.run(
+            "the stock history".into(),
+            |s| !s.has_stock_history(),
+            |s| {
+                let s = s.clone();
+                async move { s.stock_history().await }
             },
         )
         .await

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use wyckoff_engine::Bar;
 
 use crate::code::Symbol;
+use crate::history::StockHistory;
 use crate::meta::StockInfo;
 
 pub mod chain;
@@ -144,6 +145,17 @@ pub trait DailySource: Send + Sync {
 
 /// Parser helper: validate, sort and dedup parsed bars, collecting rejects.
 pub(crate) fn finish(
+
+    /// Whether [`Self::stock_history`] is offered.
+    fn has_stock_history(&self) -> bool {
+        false
+    }
+
+    /// Every name change and every listing (listed, delisted, paused), when the vendor
+    /// has them.
+    async fn stock_history(&self) -> Result<StockHistory, SourceError> {
+        Err(SourceError::Unsupported("stock history"))
+    }
     mut bars: Vec<Bar>,
     has_amount: bool,
     mut rejected: Vec<String>,

@@ -1,6 +1,8 @@
 //! Tushare Pro (token): `POST` JSON `{api_name, token, params, fields}`, reply
-//! `{code, msg, data: {fields, items}}`. `daily` is unadjusted with volume in lots and
-//! amount in thousands of CNY; forward adjustment uses `adj_factor`.
+//! `{code, msg, data: {fields, items, has_more}}`. `daily` is unadjusted with volume in lots
+//! and amount in thousands of CNY; forward adjustment uses `adj_factor`. `namechange` and
+//! `stock_basic` (list status L, D and P) give the market's history: every name a stock
+//! carried from which day, and when it listed and delisted.
 
 use std::collections::HashMap;
 
@@ -10,10 +12,15 @@ use wyckoff_engine::Bar;
 
 use super::http::{num, send_json};
 use super::{Adjust, BarRequest, DailySource, Fetched, SourceError, clip, finish};
-use crate::code::{StockCode, SymbolKind};
-use crate::meta::StockInfo;
+use crate::code::{CodeError, StockCode, SymbolKind};
+use crate::history::{ListStatus, Listing, NameChange, StockHistory};
+use crate::meta::{StockInfo, clean_name};
 
 pub const DEFAULT_BASE: &str = "http://api.tushare.pro";
+/// Rows asked for per page of a long table (`namechange` is tens of thousands).
+const PAGE_ROWS: usize = 5_000;
+/// Pages read before a table that still says `has_more` is given up on as endless.
+const MAX_PAGES: usize = 40;
 
 #[derive(Clone)]
 pub struct TushareConfig {
@@ -36,6 +43,7 @@ pub struct Tushare {
 }
 
 /// A decoded table: column index by name, rows.
+#[derive(Debug)]
 pub struct Table {
     cols: HashMap<String, usize>,
     pub items: Vec<Vec<Value>>,
@@ -188,12 +196,172 @@ impl Tushare {
         let body = json!({
             "api_name": api,
             "token": self.cfg.token,
+/// A stock code from Tushare's `ts_code`: `Ok(None)` for a code that is no A-share stock
+/// (a B share or a fund the table also lists), an error for one that is no code at all.
+fn ts_stock(t: &Table, row: &[Value]) -> Result<Option<StockCode>, String> {
+    let raw = t.get(row, "ts_code").and_then(Value::as_str).unwrap_or("");
+    match StockCode::parse(raw) {
+        Ok(c) => Ok(Some(c)),
+        Err(CodeError::NotAStock { .. }) => Ok(None),
+        Err(e) => Err(format!("ts_code {raw:?}: {e}")),
+    }
+}
+
+fn ts_date(t: &Table, row: &[Value], name: &str) -> Option<u32> {
+    t.get(row, name)
+        .and_then(Value::as_str)
+        .and_then(crate::date::parse_date)
+}
+
+/// `namechange` rows → the name in force from each `start_date`. A stock with any row that
+/// does not read keeps none of its rows (a history with a hole would call a past ST stock
+/// healthy); the rows are listed in the second value. Two rows for one stock and start
+/// date (the table repeats corrections) resolve to the one in force longest (open-ended
+/// first), then the later announcement.
+pub fn to_name_changes(t: &Table) -> (Vec<NameChange>, Vec<String>) {
+    let mut rejected = Vec::new();
+    let mut broken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // (code, start) → (end or open, ann_date, name)
+    let mut best: HashMap<(String, u32), (u32, u32, String)> = HashMap::new();
+    for row in &t.items {
+        let code = match ts_stock(t, row) {
+            Ok(Some(c)) => c.digits().to_string(),
+            Ok(None) => continue,
+            Err(e) => {
+                rejected.push(format!("namechange {e}: {row:?}"));
+                continue;
+            }
+        };
+        let name = t
+            .get(row, "name")
+            .and_then(Value::as_str)
+            .map(clean_name)
+            .filter(|n| !n.is_empty());
+        let (Some(name), Some(start)) = (name, ts_date(t, row, "start_date")) else {
+            rejected.push(format!(
+                "namechange {code}: no name or start_date in {row:?}"
+            ));
+            broken.insert(code);
+            continue;
+        };
+        let end = ts_date(t, row, "end_date").unwrap_or(u32::MAX);
+        let ann = ts_date(t, row, "ann_date").unwrap_or(0);
+        let slot = best
+            .entry((code, start))
+            .or_insert((end, ann, name.clone()));
+        if (end, ann) > (slot.0, slot.1) {
+            *slot = (end, ann, name);
+        }
+    }
+    let mut names: Vec<NameChange> = best
+        .into_iter()
+        .filter(|((code, _), _)| !broken.contains(code))
+        .map(|((code, from), (_, _, name))| NameChange { code, from, name })
+        .collect();
+    names.sort_by(|a, b| (&a.code, a.from).cmp(&(&b.code, b.from)));
+    (names, rejected)
+}
+
+/// `stock_basic` rows of one list status → listings. A delisted row without its delisting
+/// day, or one that does not read, is listed in the second value instead.
+pub fn to_listings(t: &Table, asked: ListStatus) -> (Vec<Listing>, Vec<String>) {
+    let mut listings = Vec::new();
+    let mut rejected = Vec::new();
+    for row in &t.items {
+        let code = match ts_stock(t, row) {
+            Ok(Some(c)) => c,
+            Ok(None) => continue,
+            Err(e) => {
+                rejected.push(format!("stock_basic {e}: {row:?}"));
+                continue;
+            }
+        };
+        let status = match t.get(row, "list_status").and_then(Value::as_str) {
+            Some(s) => match ListStatus::from_letter(s) {
+                Some(st) => st,
+                None => {
+                    rejected.push(format!("stock_basic {code}: list_status {s:?}"));
+                    continue;
+                }
+            },
+            None => asked,
+        };
+        let name = t
+            .get(row, "name")
+            .and_then(Value::as_str)
+            .map(clean_name)
+            .unwrap_or_default();
+        let delist_date = ts_date(t, row, "delist_date");
+        if status == ListStatus::Delisted && delist_date.is_none() {
+            rejected.push(format!(
+                "stock_basic {code}: delisted without a delist_date"
+            ));
+            continue;
+        }
+        listings.push(Listing {
+            code: code.digits().to_string(),
+            name,
+            status,
+            list_date: ts_date(t, row, "list_date"),
+            delist_date: delist_date.filter(|_| status == ListStatus::Delisted),
+        });
+    }
+    (listings, rejected)
+}
+
             "params": params,
             "fields": fields,
         });
-        let v = send_json(self.client.post(&self.cfg.base).json(&body)).await?;
+        send_json(self.client.post(&self.cfg.base).json(&body)).await
+    }
+
+    /// Every row of `api`, page by page while the reply says `has_more`; `None` when the
+    /// table is empty.
+    async fn call_all(
+        &self,
+        api: &str,
+        params: Value,
+        fields: &str,
+    ) -> Result<Option<Table>, SourceError> {
+        let mut all: Option<Table> = None;
+        let mut offset = 0usize;
+        for _ in 0..MAX_PAGES {
+            let mut p = params.clone();
+            p["limit"] = json!(PAGE_ROWS);
+            p["offset"] = json!(offset);
+            let v = self.call_raw(api, p, fields).await?;
+            let page = match parse_table(&v) {
+                Ok(t) => t,
+                Err(SourceError::Empty) => return Ok(all),
+                Err(e) => return Err(e),
+            };
+            let more = v
+                .pointer("/data/has_more")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            offset += page.items.len();
+            match &mut all {
+                None => all = Some(page),
+                Some(t) if t.cols == page.cols => t.items.extend(page.items),
+                Some(_) => {
+                    return Err(SourceError::Malformed(format!(
+                        "{api}: the columns changed between pages"
+                    )));
+                }
+            }
+            if !more {
+                return Ok(all);
+            }
+        }
+        Err(SourceError::Malformed(format!(
+            "{api}: still has_more after {MAX_PAGES} pages of {PAGE_ROWS} rows"
+        )))
+    }
+        let v = self.call_raw(api, params, fields).await?;
         parse_table(&v)
     }
+
+    async fn call_raw(&self, api: &str, params: Value, fields: &str) -> Result<Value, SourceError> {
 }
 
 #[async_trait]
@@ -239,6 +407,44 @@ impl DailySource for Tushare {
             )
             .await?;
         let list = to_stock_list(&t);
+    fn has_stock_history(&self) -> bool {
+        true
+    }
+
+    async fn stock_history(&self) -> Result<StockHistory, SourceError> {
+        let mut out = StockHistory::default();
+        if let Some(t) = self
+            .call_all(
+                "namechange",
+                json!({}),
+                "ts_code,name,start_date,end_date,ann_date,change_reason",
+            )
+            .await?
+        {
+            let (names, rejected) = to_name_changes(&t);
+            out.names = names;
+            out.rejected.extend(rejected);
+        }
+        for status in [ListStatus::Listed, ListStatus::Delisted, ListStatus::Paused] {
+            if let Some(t) = self
+                .call_all(
+                    "stock_basic",
+                    json!({"list_status": status.letter()}),
+                    "ts_code,symbol,name,list_status,list_date,delist_date",
+                )
+                .await?
+            {
+                let (listings, rejected) = to_listings(&t, status);
+                out.listings.extend(listings);
+                out.rejected.extend(rejected);
+            }
+        }
+        if out.names.is_empty() && out.listings.is_empty() {
+            return Err(SourceError::Empty);
+        }
+        Ok(out)
+    }
+
         if list.is_empty() {
             return Err(SourceError::Empty);
         }
