@@ -11,6 +11,14 @@
 //!   board, 20 % STAR and ChiNext (10 % for ChiNext before 2020-08-24), 5 % ST, 30 % BSE,
 //!   from the previous close rounded to the fen;
 //! * a day without a bar (suspension) trades nothing in that stock;
+//! * point in time: every price limit reads the stock's ST status on that day (its name
+//!   history; today's name where none covers the day, counted in [`AsOfNotes`]);
+//! * delisting: a stock is not bought on or after its last trading day
+//!   ([`StockSeries::last_trading_day`]); a position still held then is closed at that
+//!   day's close — by the rule due that day if one is and the sale goes through, else as
+//!   [`ExitReason::Delisted`], even at a limit-down close: delisting ends the position, and
+//!   the last close is the value the backtest books for it (a real holder's shares move to
+//!   the delisted-shares market, where no bar of ours follows them);
 //! * fees to the fen ([`crate::fees`]): commission 0.025 % with a 5 CNY minimum on both
 //!   sides, stamp duty on sells 0.1 % (0.05 % from 2023-08-28), transfer fee 0.001 % on
 //!   both sides.
@@ -35,6 +43,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use crate::as_of::AsOfNotes;
 use crate::board::LOT;
 use crate::cancel::{Cancel, Cancelled, Never, check};
 use crate::dates::{days_from_civil, parse_date};
@@ -495,6 +504,10 @@ pub enum ExitReason {
     EndOfPeriod,
     /// Still held when the data ran out (valued at the last close, not sold).
     OpenAtEnd,
+    /// Held into the stock's last trading day before delisting, with no rule's sale going
+    /// through that day (none due, or a limit-down close): closed at that close anyway,
+    /// since delisting ends the position.
+    Delisted,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -564,9 +577,15 @@ pub struct BacktestResult {
     pub benchmark: BenchmarkReturn,
     /// Days with at least one signal (the source is asked only when a slot is free).
     pub signal_days: usize,
-    /// Picks not bought, by reason (`limit_up`, `no_bar`, `lot_too_expensive`, `held`).
+    /// Picks not bought, by reason (`limit_up`, `no_bar`, `lot_too_expensive`, `held`,
+    /// `delisted`: on or after the stock's last trading day).
     pub skipped_entries: BTreeMap<String, usize>,
     pub notes: Vec<String>,
+    /// Which point-in-time inputs over the period were today's (ST from today's names,
+    /// today's market caps in the daily screens) and the stocks delisted within it; each
+    /// fallback also a line of `notes`.
+    #[serde(default)]
+    pub as_of_notes: AsOfNotes,
 }
 
 struct Position {
@@ -693,8 +712,26 @@ pub fn at_limit_up(board: Board, is_st: bool, bars: &[Bar], i: usize, price: f64
     }
 }
 
+/// [`at_limit_up`] with the stock's ST status on the bar's day.
 fn is_at_limit_up(s: &StockSeries, i: usize, price: f64) -> bool {
-    at_limit_up(s.board, s.is_st(), &s.bars, i, price)
+    at_limit_up(s.board, s.is_st_on(s.bars[i].date).value, &s.bars, i, price)
+}
+
+/// Whether a stock can no longer be bought on `date`: delisted, or on its last trading
+/// day (a share bought then could never be sold under T+1).
+fn delisted_by(s: &StockSeries, date: u32) -> bool {
+    !s.listed_on(date) || s.last_trading_day().is_some_and(|last| date >= last)
+}
+
+/// Why a held position is closed at the close of `date`, its last trading day
+/// (`final_day`) or not: the rule due that day if its sale goes through; on the final day
+/// [`ExitReason::Delisted`] when no rule's sale does. `None`: still held.
+pub fn exit_at_close(due: Option<ExitReason>, sold: bool, final_day: bool) -> Option<ExitReason> {
+    match (due, sold, final_day) {
+        (Some(reason), true, _) => Some(reason),
+        (_, _, true) => Some(ExitReason::Delisted),
+        _ => None,
+    }
 }
 
 /// Runs the backtest over `universe` with `signals` deciding the picks.
@@ -725,6 +762,21 @@ pub(crate) struct Tape<'u> {
     /// Every date with a stock bar, ascending (never empty).
     days: Vec<u32>,
     index: HashMap<&'u str, usize>,
+}
+
+impl Tape<'_> {
+    /// The point-in-time notes of a run over [`start`, `end`] on `board`, the data's newest
+    /// day being the tape's last.
+    pub(crate) fn as_of_notes(&self, board: BoardFilter, start: u32, end: u32) -> AsOfNotes {
+        let current = self.days[self.days.len() - 1];
+        AsOfNotes::of_period(
+            self.universe,
+            |s| board.admits(s.board),
+            start,
+            end,
+            current,
+        )
+    }
 }
 
 impl<'u> Tape<'u> {
@@ -853,13 +905,14 @@ pub(crate) fn simulate_seeing(
                         still.push(p); // suspended: nothing trades
                         continue;
                     };
-                    if !p.hold.count_close(day) {
+                    let final_day = s.last_trading_day() == Some(day);
+                    if !p.hold.count_close(day) && !final_day {
                         still.push(p);
                         continue;
                     }
                     let close = s.bars[i].close;
                     let change = (close / p.entry_price - 1.0) * 100.0;
-                    let reason = if args.stop_loss_pct < 0.0 && change <= args.stop_loss_pct {
+                    let due = if args.stop_loss_pct < 0.0 && change <= args.stop_loss_pct {
                         Some(ExitReason::StopLoss)
                     } else if args.take_profit_pct > 0.0 && change >= args.take_profit_pct {
                         Some(ExitReason::TakeProfit)
@@ -870,14 +923,12 @@ pub(crate) fn simulate_seeing(
                     } else {
                         None
                     };
-                    let Some(reason) = reason else {
+                    let sold =
+                        due.is_some() && p.hold.sell_at(s.board, s.is_st_on(day).value, &s.bars, i);
+                    let Some(reason) = exit_at_close(due, sold, final_day) else {
                         still.push(p);
                         continue;
                     };
-                    if !p.hold.sell_at(s.board, s.is_st(), &s.bars, i) {
-                        still.push(p);
-                        continue;
-                    }
                     let sold = sale(p.entry_price, p.shares, p.buy_fees, close, day);
                     cash += sold.amount - sold.sell_fees;
                     traded_value += sold.amount;
@@ -941,6 +992,10 @@ pub(crate) fn simulate_seeing(
                     let s = &universe.stocks[k];
                     if open.iter().any(|p| p.stock == k) {
                         *skipped.entry("held".into()).or_default() += 1;
+                        continue;
+                    }
+                    if delisted_by(s, day) {
+                        *skipped.entry("delisted".into()).or_default() += 1;
                         continue;
                     }
                     let Some(i) = bar_on(&s.bars, day) else {
@@ -1031,6 +1086,8 @@ pub(crate) fn simulate_seeing(
     if args.top_n == 0 {
         notes.push("top_n = 0：不买入任何股票".to_owned());
     }
+    let as_of_notes = tape.as_of_notes(args.board, first_day, last_day);
+    notes.extend(as_of_notes.lines());
     Ok(BacktestResult {
         args: args.clone(),
         first_day,
@@ -1044,6 +1101,7 @@ pub(crate) fn simulate_seeing(
         signal_days,
         skipped_entries: skipped,
         notes,
+        as_of_notes,
     })
 }
 

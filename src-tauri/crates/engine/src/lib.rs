@@ -23,6 +23,7 @@
 
 pub mod accumulation;
 pub mod alerts;
+pub mod as_of;
 pub mod backtest;
 mod bar;
 pub mod board;
@@ -48,6 +49,7 @@ pub mod triggers;
 pub mod universe;
 
 pub use accumulation::{Stage, accum_stage};
+pub use as_of::AsOfNotes;
 pub use bar::Bar;
 pub use board::{Board, Instrument};
 pub use cancel::{Cancel, Cancelled, Never};

@@ -86,6 +86,13 @@ impl StockSeries {
         self.delist_date.is_none_or(|last| date <= last)
     }
 
+    /// A delisted stock's last trading day: its last bar on or before the delisting day,
+    /// where a position in it ends. `None` while listed (or when no bar is that early).
+    pub fn last_trading_day(&self) -> Option<u32> {
+        let last = self.delist_date?;
+        self.bars_as_of(last).last().map(|b| b.date)
+    }
+
     /// The bars known at the close of `date` (those dated on or before it).
     pub fn bars_as_of(&self, date: u32) -> &[Bar] {
         bars_as_of(&self.bars, date)
@@ -162,7 +169,8 @@ mod tests {
     #[test]
     fn st_status_is_read_from_the_name_in_force_on_the_date() {
         // (history, date, ST then, known)
-        let cases: &[(&[(u32, &str)], u32, bool, bool)] = &[
+        type Names<'a> = &'a [(u32, &'a str)];
+        let cases: &[(Names<'_>, u32, bool, bool)] = &[
             // ST only from 2021: healthy in 2019, from history
             (
                 &[(19900101, "世纪星源"), (20210501, "ST星源")],
@@ -211,6 +219,26 @@ mod tests {
         s.delist_date = Some(20190705);
         assert!(s.listed_on(20190705));
         assert!(!s.listed_on(20190708));
+    }
+
+    #[test]
+    fn a_delisted_stock_trades_last_on_its_last_bar_by_the_delisting_day() {
+        let mut s = series("退市海润", &[]);
+        s.bars = vec![bar(20190620), bar(20190621)];
+        // (delisting day, last trading day)
+        let cases = [
+            (None, None),
+            // suspended before the delisting: the last bar it had
+            (Some(20190705), Some(20190621)),
+            (Some(20190621), Some(20190621)),
+            // a stray bar after the delisting day is not a trading day
+            (Some(20190620), Some(20190620)),
+            (Some(20190101), None),
+        ];
+        for (delist, last) in cases {
+            s.delist_date = delist;
+            assert_eq!(s.last_trading_day(), last, "delisted {delist:?}");
+        }
     }
 
     #[test]

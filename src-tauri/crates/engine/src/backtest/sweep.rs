@@ -46,6 +46,7 @@ use super::{
     screen_day, simulate,
 };
 use crate::Universe;
+use crate::as_of::AsOfNotes;
 use crate::cancel::{Cancel, check};
 use crate::funnel::BoardFilter;
 
@@ -748,6 +749,12 @@ pub struct SweepReport {
     pub best: Option<usize>,
     pub stability: Option<Stability>,
     pub benchmark: BenchmarkReturn,
+    /// The period's point-in-time fallbacks (the same for every combination: one range,
+    /// one board) and their data-note lines.
+    #[serde(default)]
+    pub as_of_notes: AsOfNotes,
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 impl SweepReport {
@@ -759,6 +766,7 @@ impl SweepReport {
             .collect();
         let (best, stability) = best_and_stability(&coords, &values, best_by.higher_is_better());
         let first = cells.first().map(|c| &c.result);
+        let as_of_notes = first.map(|r| r.as_of_notes.clone()).unwrap_or_default();
         SweepReport {
             grid: grid.clone(),
             swept: grid.swept(),
@@ -794,6 +802,8 @@ impl SweepReport {
                 },
                 |r| r.benchmark.clone(),
             ),
+            notes: as_of_notes.lines(),
+            as_of_notes,
         }
     }
 }

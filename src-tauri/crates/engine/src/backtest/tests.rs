@@ -452,3 +452,167 @@ fn a_slot_freed_at_a_close_cannot_take_that_mornings_open_buy() {
     // With the book full at D1's close the source was not asked at all.
     assert_eq!(r.signal_days, 2);
 }
+
+/// A stock named `today` whose name history is `history`, on the flat bars of `D` but for
+/// `changes` (index, close).
+fn named(today: &str, history: &[(u32, &str)], changes: &[(usize, f64)]) -> StockSeries {
+    let mut bars: Vec<Bar> = D.iter().map(|&d| bar(d, 10.0, 10.0)).collect();
+    for &(i, close) in changes {
+        bars[i] = bar(D[i], bars[i - 1].close, close);
+    }
+    StockSeries {
+        name_history: history
+            .iter()
+            .map(|&(from, name)| crate::NameSpan {
+                from,
+                name: name.into(),
+            })
+            .collect(),
+        ..stock("600001", today, bars)
+    }
+}
+
+#[test]
+fn price_limits_read_the_st_status_of_the_day() {
+    // Bought at D1's open at 10.00; D2 closes −5 %, past a −4 % stop. ST then, that close is
+    // its 5 % limit-down and the sale waits for D3; not ST then, it sells at D2.
+    let st_then: &[(u32, &str)] = &[(20200101, "*ST测试"), (D[5], "测试")];
+    let healthy_then: &[(u32, &str)] = &[(20200101, "测试"), (D[5], "ST测试")];
+    // (today's name, history, exit day, limit-down days, ST fell back to today's name)
+    type Names<'a> = &'a [(u32, &'a str)];
+    let cases: [(&str, Names<'_>, u32, usize, bool); 4] = [
+        ("测试", st_then, D[3], 1, false),
+        ("ST测试", healthy_then, D[2], 0, false),
+        // no history: today's name stands in, and the result says so
+        ("ST测试", &[], D[3], 1, true),
+        ("测试", &[], D[2], 0, true),
+    ];
+    for (today, history, exit, stuck, fell_back) in cases {
+        let u = Universe {
+            stocks: vec![named(today, history, &[(2, 9.5), (3, 9.5)])],
+            ..Universe::default()
+        };
+        let r = run(&u, &args(10, 4, -4.0, 0.0, "open"), &[(D[0], "600001")]);
+        let t = &r.trades[0];
+        assert_eq!(t.exit_reason, ExitReason::StopLoss, "{today} {history:?}");
+        assert_eq!(
+            (t.exit_date, t.limit_down_days),
+            (exit, stuck),
+            "{today} {history:?}"
+        );
+        assert_eq!(r.as_of_notes.stocks, 1);
+        assert_eq!(r.as_of_notes.st_from_today, usize::from(fell_back));
+        assert_eq!(
+            r.notes.iter().any(|n| n.contains("ST 状态取自今日名称")),
+            fell_back,
+            "{:?}",
+            r.notes
+        );
+    }
+}
+
+#[test]
+fn a_position_held_into_its_delisting_is_closed_on_the_last_trading_day() {
+    // 600001 trades D0–D4 and is delisted; 600000 keeps the calendar going to D7. Bought at
+    // D1's open at 10.00.
+    let delisted = |closes: &[(usize, f64)], delist: u32| -> StockSeries {
+        let mut s = named("测试", &[], closes);
+        s.bars.truncate(5);
+        s.delist_date = Some(delist);
+        s
+    };
+    // (D4's close, delisting day, hold days, stop, reason, exit day, exit price, limit-down days)
+    let cases = [
+        // no rule due on the last day: closed as delisted at its close
+        (10.0, D[4], 10, -8.0, ExitReason::Delisted, D[4], 10.0, 0),
+        // suspended before the delisting day: its last bar is the last trading day
+        (
+            10.0,
+            20220131,
+            10,
+            -8.0,
+            ExitReason::Delisted,
+            D[4],
+            10.0,
+            0,
+        ),
+        // the stop is due but the close is a limit-down: delisting still ends it there
+        (9.0, D[4], 10, -8.0, ExitReason::Delisted, D[4], 9.0, 1),
+        // a rule due that day and sold: the rule's exit
+        (10.0, D[4], 3, -8.0, ExitReason::HoldExpired, D[4], 10.0, 0),
+        (9.5, D[4], 10, -4.0, ExitReason::StopLoss, D[4], 9.5, 0),
+        // a rule exit before the last day is the rule's as ever
+        (10.0, D[4], 2, -8.0, ExitReason::HoldExpired, D[3], 10.0, 0),
+    ];
+    for (close, delist, hold, stop, reason, day, price, stuck) in cases {
+        let u = Universe {
+            stocks: vec![flat("600000", 10.0), delisted(&[(4, close)], delist)],
+            ..Universe::default()
+        };
+        let r = run(&u, &args(hold, 4, stop, 0.0, "open"), &[(D[0], "600001")]);
+        let what = format!("close {close} delisted {delist} hold {hold} stop {stop}");
+        assert_eq!(r.trades.len(), 1, "{what}");
+        let t = &r.trades[0];
+        assert_eq!(
+            (t.exit_reason, t.exit_date, t.exit_price, t.limit_down_days),
+            (reason, day, price, stuck),
+            "{what}"
+        );
+        // Sold: the proceeds are cash from then on, nothing is valued after the last bar.
+        let last = r.equity_curve.last().unwrap();
+        assert_eq!(last.equity, last.cash, "{what}");
+        assert_eq!(last.equity, fen(INITIAL_CASH + t.pnl), "{what}");
+        assert_eq!(r.as_of_notes.delisted, 1, "{what}");
+    }
+}
+
+#[test]
+fn a_stock_is_not_bought_on_or_after_its_last_trading_day() {
+    let mut s = named("测试", &[], &[]);
+    s.bars.truncate(5);
+    s.delist_date = Some(D[4]);
+    let u = Universe {
+        stocks: vec![flat("600000", 10.0), s],
+        ..Universe::default()
+    };
+    // Picked at D3's close: D4's open is its last day, a share bought then could never be
+    // sold. Picked at D5: gone.
+    for (mode, pick) in [
+        ("open", D[3]),
+        ("close", D[4]),
+        ("open", D[5]),
+        ("close", D[6]),
+    ] {
+        let r = run(&u, &args(3, 4, -8.0, 0.0, mode), &[(pick, "600001")]);
+        assert!(r.trades.is_empty(), "{mode} {pick}: {:?}", r.trades);
+        assert_eq!(r.skipped_entries.get("delisted"), Some(&1), "{mode} {pick}");
+    }
+    // The day before its last it is bought and then closed on the last day.
+    let r = run(&u, &args(3, 4, -8.0, 0.0, "close"), &[(D[3], "600001")]);
+    assert_eq!(r.trades[0].exit_reason, ExitReason::Delisted);
+    assert_eq!(
+        (r.trades[0].entry_date, r.trades[0].exit_date),
+        (D[3], D[4])
+    );
+}
+
+#[test]
+fn an_exit_at_a_close_follows_the_rule_unless_the_delisting_ends_it() {
+    use ExitReason::*;
+    // (rule due, its sale went through, the last trading day, exit)
+    let cases = [
+        (None, false, false, None),
+        (Some(StopLoss), true, false, Some(StopLoss)),
+        (Some(StopLoss), false, false, None),
+        (None, false, true, Some(Delisted)),
+        (Some(HoldExpired), true, true, Some(HoldExpired)),
+        (Some(StopLoss), false, true, Some(Delisted)),
+    ];
+    for (due, sold, last, want) in cases {
+        assert_eq!(
+            exit_at_close(due, sold, last),
+            want,
+            "{due:?} {sold} {last}"
+        );
+    }
+}

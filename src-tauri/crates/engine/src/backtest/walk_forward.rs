@@ -30,6 +30,7 @@ use super::{
     TriggerSet, fen, simulate, simulate_seeing,
 };
 use crate::Universe;
+use crate::as_of::AsOfNotes;
 use crate::cancel::{Cancel, check};
 
 /// The most windows one walk-forward runs.
@@ -314,6 +315,11 @@ pub struct WalkForwardReport {
     pub out_of_sample_curve: Vec<ChainedPoint>,
     pub in_sample_curve: Vec<ChainedPoint>,
     pub verdict: Verdict,
+    /// The whole period's point-in-time fallbacks and their data-note lines.
+    #[serde(default)]
+    pub as_of_notes: AsOfNotes,
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 fn annualized(total_pct: f64, days: usize) -> f64 {
@@ -467,7 +473,10 @@ pub fn run_walk_forward(
         annualized(chained_return, oos_chain.len()),
         &is_annualized,
     );
+    let as_of_notes = tape.as_of_notes(grid.board, days[0], days[days.len() - 1]);
     Ok(WalkForwardReport {
+        notes: as_of_notes.lines(),
+        as_of_notes,
         grid: grid.clone(),
         spec,
         best_by,

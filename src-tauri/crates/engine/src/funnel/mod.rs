@@ -15,8 +15,11 @@
 //! flags them, it does not remove them.
 //!
 //! No look-ahead: a screen for day D reads only bars dated ≤ D (stocks, benchmarks and the
-//! breadth). The market cap and industry are the universe's current snapshot; they are not
-//! dated.
+//! breadth). Point in time: L1's ST gate reads the name in force on D (the stock's name
+//! history), a stock delisted before D is not in the market that day (out of scope), and a
+//! candidate carries the name it had on D. The market cap and industry are the universe's
+//! current snapshot, not dated; where a past day's screen reads today's cap or today's name
+//! (no history covering D) the result counts it ([`AsOfNotes`]) and says so in its warnings.
 //!
 //! Choices the reference leaves open are documented on [`FunnelConfig`]: the new-listing
 //! minimum, when a stock counts as stale, when L3 has enough industry data to run, and the
@@ -44,6 +47,7 @@ pub use strength::{
 };
 
 use crate::accumulation::{Stage, accum_stage, volume_contraction};
+use crate::as_of::{AsOfNotes, fallbacks, records_delistings};
 use crate::cancel::{Cancel, Cancelled, Never, STOCK_CHUNK, check};
 use crate::channels::Track;
 use crate::dates::days_from_civil;
@@ -267,6 +271,10 @@ pub struct FunnelResult {
     pub skipped: Vec<SkippedStock>,
     pub skipped_counts: BTreeMap<String, usize>,
     pub data_quality: DataQuality,
+    /// Which inputs of a past day's screen were today's (ST from today's names, today's
+    /// market caps), and the delisted stocks left out; each also a line of the warnings.
+    #[serde(default)]
+    pub as_of_notes: AsOfNotes,
 }
 
 /// One series, checked once.
@@ -511,6 +519,10 @@ pub struct Funnel<'u> {
     stocks: Vec<Prepared>,
     /// Every date with a bar (stocks or the SSE index), ascending: the trading calendar.
     calendar: Vec<u32>,
+    /// The data's newest day, whose facts today's stock list stands for: a screen of an
+    /// earlier day that reads today's names or caps counts them as fallbacks. The calendar's
+    /// last day unless told otherwise ([`Self::with_current_day`]).
+    current: Option<u32>,
 }
 
 /// A stock in scope, usable as of the day.
@@ -578,7 +590,21 @@ impl<'u> Funnel<'u> {
             cfg,
             stocks,
             calendar,
+            current: None,
         })
+    }
+
+    /// Names `day` as the data's newest day: a universe cut at a past day (a one-day
+    /// screen's tails) cannot tell it from its own calendar, whose last day is the cut.
+    pub fn with_current_day(mut self, day: u32) -> Self {
+        self.current = Some(day);
+        self
+    }
+
+    /// The data's newest day (see [`Self::with_current_day`]).
+    fn current_day(&self) -> u32 {
+        let last = self.calendar.last().copied().unwrap_or(0);
+        self.current.map_or(last, |c| c.max(last))
     }
 
     /// Precompute per-bar features that make each later screen cheaper (the 地量 volume test
@@ -658,10 +684,14 @@ impl<'u> Funnel<'u> {
         }
 
         // Scope: the board, then the most liquid `limit` (stocks without usable bars last).
+        // A stock delisted before the day was not in the market then.
         let universe = &self.universe.stocks;
-        let in_board: Vec<usize> = (0..universe.len())
+        let on_board: Vec<usize> = (0..universe.len())
             .filter(|&i| args.board.admits(universe[i].board))
             .collect();
+        let (in_board, gone): (Vec<usize>, Vec<usize>) = on_board
+            .into_iter()
+            .partition(|&i| universe[i].listed_on(day));
         let status: Vec<Result<Usable, SkipReason>> = in_board
             .par_iter()
             .map(|&i| self.status(i, day_idx))
@@ -700,7 +730,7 @@ impl<'u> Funnel<'u> {
                 Some(Ok(u)) => usable.push(u),
                 Some(Err(reason)) => skipped.push(SkippedStock {
                     code: universe[i].code.clone(),
-                    name: universe[i].name.clone(),
+                    name: universe[i].name_on(day).value.to_owned(),
                     reason,
                 }),
                 None => {}
@@ -775,7 +805,7 @@ impl<'u> Funnel<'u> {
                 l1_gate(
                     &L1Input {
                         board: s.stock.board,
-                        is_st: s.stock.is_st(),
+                        is_st: s.stock.is_st_on(day).value,
                         market_cap_yi: s.stock.market_cap_yi,
                         listed_days,
                         last_close: last.close,
@@ -790,6 +820,14 @@ impl<'u> Funnel<'u> {
             if let Err(e) = r {
                 *l1_reasons.entry(e.as_str().to_string()).or_default() += 1;
             }
+        }
+        let as_of_notes = self.as_of_notes(&scored, &l1, day, gone.len());
+        warnings.extend(as_of_notes.lines());
+        if !gone.is_empty() {
+            warnings.push(format!(
+                "{} 只股票在 {day} 前已退市，不在当日筛选范围内",
+                gone.len()
+            ));
         }
         let l1_pass: Vec<&Scored<'_>> = scored
             .iter()
@@ -926,7 +964,7 @@ impl<'u> Funnel<'u> {
                 let last = s.window[s.window.len() - 1];
                 Some(Candidate {
                     code: s.stock.code.clone(),
-                    name: s.stock.name.clone(),
+                    name: s.stock.name_on(day).value.to_owned(),
                     board: s.stock.board,
                     industry: s.stock.industry.clone(),
                     channel: st.label.clone(),
@@ -1022,7 +1060,35 @@ impl<'u> Funnel<'u> {
                 warnings,
                 action: status.action().to_string(),
             },
+            as_of_notes,
         })
+    }
+
+    /// The day's point-in-time fallbacks over the stocks L1 looked at: ST status read from
+    /// today's name (unless the board gate turned the stock away first) and today's market
+    /// cap read by the size gate (reached only past the board and ST gates).
+    fn as_of_notes(
+        &self,
+        scored: &[Scored<'_>],
+        l1: &[Result<(), L1Reject>],
+        day: u32,
+        delisted: usize,
+    ) -> AsOfNotes {
+        let current = self.current_day();
+        let mut notes = AsOfNotes {
+            stocks: scored.len(),
+            delisted,
+            no_delisting_records: day < current && !records_delistings(self.universe),
+            ..AsOfNotes::default()
+        };
+        for (s, r) in scored.iter().zip(l1) {
+            let f = fallbacks(s.stock, day, current);
+            let read_st = !matches!(r, Err(L1Reject::BoardExcluded));
+            let read_cap = read_st && !matches!(r, Err(L1Reject::St));
+            notes.st_from_today += usize::from(read_st && f.st);
+            notes.cap_from_today += usize::from(read_cap && f.cap);
+        }
+        notes
     }
 
     /// Whether stock `i` can be scored as of `day`, and where its bars end.
@@ -1264,6 +1330,7 @@ impl<'u> Funnel<'u> {
                 warnings: vec![why.to_string()],
                 action: status.action().to_string(),
             },
+            as_of_notes: AsOfNotes::default(),
         }
     }
 }

@@ -577,6 +577,19 @@ mod on_a_synthetic_market {
             .fold(f64::MIN, f64::max);
         assert_eq!(r.rows[best].metrics.total_return_pct, top);
         assert_eq!(r.stability.as_ref().unwrap().neighbours.len(), 5);
+        // The period's point-in-time notes come up with the report: the synthetic list has
+        // no name history and only today's caps, for every stock of the period.
+        assert_eq!(r.as_of_notes, cells[0].result.as_of_notes);
+        assert_eq!(
+            (
+                r.as_of_notes.stocks,
+                r.as_of_notes.st_from_today,
+                r.as_of_notes.cap_from_today
+            ),
+            (150, 150, 150)
+        );
+        assert_eq!(r.notes, r.as_of_notes.lines());
+        assert!(r.notes.iter().any(|n| n.contains("ST 状态取自今日名称")));
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["kind"], "sweep");
         assert_eq!(serde_json::from_value::<SweepReport>(json).unwrap(), r);

@@ -427,6 +427,7 @@ mod on_a_synthetic_market {
             let mut signals = FunnelSignals::new(&u, crate::funnel::BoardFilter::All);
             let single = run_backtest(&u, &args, &mut signals).unwrap();
             assert_eq!(w.out_of_sample.as_ref(), Some(&single.metrics));
+            assert_eq!(single.as_of_notes.st_from_today, 150);
             // The chain's segment is this run, scaled to continue the previous one.
             let seg: Vec<&ChainedPoint> = r
                 .out_of_sample_curve
@@ -439,6 +440,17 @@ mod on_a_synthetic_market {
         assert_eq!(chained, 120);
         assert_eq!(r.in_sample_curve.len(), 240);
         assert_eq!(r.verdict.windows_run, 3);
+        // The whole period's point-in-time notes: no name history, today's caps.
+        assert_eq!(
+            (
+                r.as_of_notes.stocks,
+                r.as_of_notes.st_from_today,
+                r.as_of_notes.cap_from_today
+            ),
+            (150, 150, 150)
+        );
+        assert_eq!(r.notes, r.as_of_notes.lines());
+        assert!(r.notes.iter().any(|n| n.contains("市值门槛按今日市值")));
         let last = r.out_of_sample_curve.last().unwrap().equity;
         assert!(
             (r.verdict.out_of_sample_return_pct - (last / INITIAL_CASH - 1.0) * 100.0).abs() < 1e-9
