@@ -1,8 +1,15 @@
-//! From the fills and the cached bars: the account's value each trading day (holdings at
-//! that day's close, cost basis, unrealised and realised P/L, in fen) and the exit review
-//! of each sale — what the stock did 5, 10 and 20 trading days after it, and the engine's
-//! exit signal as of the sale day's close. Nothing is estimated: a missing bar leaves a
-//! horizon pending and a day's missing close is named.
+//! From the entries and the closes ([`crate::prices`]): the account each day — cash,
+//! reverse repos out, holdings at that day's close, NAV, the day's P/L, the time-weighted
+//! return and the drawdown, all in fen from integer closes — and the exit review of each
+//! sale: what the stock closed at 5, 10 and 20 trading days after it against the price it
+//! was sold at, and the engine's exit signal as of the sale day's close (the engine reads
+//! adjusted bars; the money reads the closes). Nothing is estimated: a missing close
+//! leaves a horizon pending and a day's held code without a close is named.
+//!
+//! The return: each day `r = NAV / (previous NAV + the day's transfers) − 1` (transfers —
+//! recorded 银证转账 and implied ones, see [`crate::ledger`] — count at the day's start), a
+//! day that starts with nothing returns 0, and the days link: `TWR = Π(1 + r) − 1`. The
+//! drawdown is the fall of that index from its highest point so far.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -10,8 +17,10 @@ use serde::Serialize;
 use wyckoff_engine::{Bar, ExitConfig, accum_stage, exit_signal};
 use wyckoff_time::iso;
 
-use crate::ledger::{Holding, LedgerFill, Realised, apply, replay, sort_fills};
-use crate::money::{E6_PER_FEN, div_round, price_f64, price_from_f64};
+use crate::entry::Entry;
+use crate::ledger::{Ledger, LedgerError, Realised, replay, sort_entries};
+use crate::money::{E6_PER_FEN, div_round, fmt_fen, price_f64};
+use crate::prices::{ApproximateCode, Closes, CodeCloses, approximate_codes};
 
 /// Trading days after a sale the review looks at.
 pub const HORIZONS: [u32; 3] = [5, 10, 20];
@@ -28,17 +37,51 @@ pub struct DayValue {
     pub realised_fen: i64,
     /// Held codes without any close up to the day: not in the value.
     pub missing: Vec<String>,
+    /// Cash at the day's end.
+    pub cash_fen: i64,
+    /// Reverse repo principal lent out at the day's end.
+    pub repo_fen: i64,
+    /// cash + repo + market value.
+    pub nav_fen: i64,
+    /// Transfers that day (+ in), recorded and implied.
+    pub flow_fen: i64,
+    /// NAV − the previous day's NAV − the day's transfers.
+    pub pnl_fen: i64,
+    /// Time-weighted return from the first day to this one, percent.
+    pub twr_pct: f64,
+    /// Below the highest return index so far, percent (0 or negative).
+    pub drawdown_pct: f64,
+    /// Held codes valued at approximate (adjusted) closes that day.
+    pub approximate: Vec<String>,
+}
+
+/// The series' figures over its whole span.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct Performance {
+    /// YYYY-MM-DD of the first and last day valued.
+    pub first: Option<String>,
+    pub last: Option<String>,
+    pub nav_fen: i64,
+    pub cash_fen: i64,
+    pub twr_pct: Option<f64>,
+    /// The deepest drawdown, percent (0 or negative).
+    pub max_drawdown_pct: Option<f64>,
+    /// Codes valued at approximate closes, with why: the figures are approximate.
+    pub approximate: Vec<ApproximateCode>,
+    /// What the figures rest on that a reader should know (implied transfers, missing
+    /// closes, approximate prices).
+    pub notes: Vec<String>,
 }
 
 /// One horizon after a sale.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum AfterSale {
-    /// The bar `days` trading days after the sale is not cached (yet).
+    /// The close `days` trading days after the sale is not cached (yet).
     Pending { days: u32 },
     Done {
         days: u32,
-        /// YYYY-MM-DD of that bar.
+        /// YYYY-MM-DD of that close.
         date: String,
         close: f64,
         /// The close against the sale price, percent.
@@ -70,88 +113,167 @@ pub struct ExitReview {
     pub exit_signal: Option<ExitAtSale>,
     /// No cached bar up to the sale day: the signal could not be computed.
     pub signal_unknown: bool,
+    /// The closes compared are approximate (adjusted), and why.
+    pub approximate: Option<String>,
 }
 
-/// The last close on or before `day`, in millionths.
-fn close_on(bars: &[Bar], day: u32) -> Option<i64> {
-    let i = bars.partition_point(|b| b.date <= day);
-    (i > 0).then(|| bars[i - 1].close).and_then(price_from_f64)
+fn pct(x: f64) -> f64 {
+    (x - 1.0) * 100.0
 }
 
-/// The value series from the first fill's day to the last cached bar of any code traded.
-pub fn daily_values(fills: &[LedgerFill], bars: &HashMap<String, Vec<Bar>>) -> Vec<DayValue> {
-    let mut sorted = fills.to_vec();
-    sort_fills(&mut sorted);
-    let Some(first) = sorted.first().map(|f| f.date) else {
-        return Vec::new();
+/// The value series from the first entry's day to the last close of any code traded, and
+/// its return and drawdown.
+pub fn daily_values(
+    entries: &[Entry],
+    closes: &Closes,
+) -> Result<(Vec<DayValue>, Performance), LedgerError> {
+    let mut sorted = entries.to_vec();
+    sort_entries(&mut sorted);
+    let mut perf = Performance {
+        first: None,
+        last: None,
+        nav_fen: 0,
+        cash_fen: 0,
+        twr_pct: None,
+        max_drawdown_pct: None,
+        approximate: Vec::new(),
+        notes: Vec::new(),
     };
-    let days: BTreeSet<u32> = sorted
-        .iter()
-        .filter_map(|f| bars.get(&f.code))
-        .flat_map(|b| b.iter().map(|b| b.date))
-        .filter(|d| *d >= first)
-        .collect();
-    let mut holdings: HashMap<String, Holding> = HashMap::new();
-    let mut realised = 0_i64;
+    let Some(first) = sorted.first().map(|e| e.date) else {
+        return Ok((Vec::new(), perf));
+    };
+    let codes: BTreeSet<&str> = sorted.iter().filter_map(|e| e.kind.code()).collect();
+    let mut days: BTreeSet<u32> = sorted.iter().map(|e| e.date).collect();
+    days.extend(
+        codes
+            .iter()
+            .filter_map(|c| closes.get(*c))
+            .flat_map(|c| c.closes.iter().map(|c| c.date))
+            .filter(|d| *d >= first),
+    );
+    let mut ledger = Ledger::default();
     let mut next = 0;
+    let (mut prev_nav, mut index, mut peak, mut worst) = (0_i64, 1.0_f64, 1.0_f64, 0.0_f64);
+    let mut valued_approx: BTreeSet<String> = BTreeSet::new();
+    let mut days_missing = 0;
     let mut out = Vec::with_capacity(days.len());
     for day in days {
+        let mut flow = 0;
         while next < sorted.len() && sorted[next].date <= day {
-            let f = &sorted[next];
-            let h = holdings.entry(f.code.clone()).or_default();
-            if let Ok(Some(r)) = apply(h, f) {
-                realised += r.pnl_fen;
-            }
+            let e = &sorted[next];
+            ledger.apply(e)?;
+            flow += e.kind.external_flow_fen();
             next += 1;
         }
+        flow += ledger.end_day();
         let mut mv: i128 = 0;
         let mut basis: i64 = 0;
         let mut missing = Vec::new();
-        let mut codes: Vec<&String> = holdings
-            .iter()
-            .filter(|(_, h)| h.shares > 0)
-            .map(|(c, _)| c)
-            .collect();
-        codes.sort();
-        for code in codes {
-            let h = holdings[code];
-            match bars.get(code).and_then(|b| close_on(b, day)) {
+        let mut approximate = Vec::new();
+        for (code, h) in ledger.held() {
+            match closes.get(code).and_then(|c| c.on(day)) {
                 Some(close) => {
-                    mv += i128::from(close) * i128::from(h.shares);
+                    mv += i128::from(close.close_e6) * i128::from(h.shares);
                     basis += h.basis_fen();
+                    if !close.exact {
+                        approximate.push(code.clone());
+                        valued_approx.insert(code.clone());
+                    }
                 }
                 None => missing.push(code.clone()),
             }
         }
+        if !missing.is_empty() {
+            days_missing += 1;
+        }
         let mv_fen = div_round(mv, i128::from(E6_PER_FEN)) as i64;
+        let repo = ledger.repo_total_fen();
+        let nav = ledger.cash_fen + repo + mv_fen;
+        let base = prev_nav + flow;
+        let r = if base > 0 {
+            nav as f64 / base as f64
+        } else {
+            1.0
+        };
+        index *= r;
+        peak = peak.max(index);
+        let drawdown = pct(index / peak);
+        worst = worst.min(drawdown);
         out.push(DayValue {
             date: iso(day),
             market_value_fen: mv_fen,
             cost_basis_fen: basis,
             unrealised_fen: mv_fen - basis,
-            realised_fen: realised,
+            realised_fen: ledger.realised_fen(),
             missing,
+            cash_fen: ledger.cash_fen,
+            repo_fen: repo,
+            nav_fen: nav,
+            flow_fen: flow,
+            pnl_fen: nav - prev_nav - flow,
+            twr_pct: pct(index),
+            drawdown_pct: drawdown,
+            approximate,
         });
+        prev_nav = nav;
     }
-    out
+    perf.first = out.first().map(|d| d.date.clone());
+    perf.last = out.last().map(|d| d.date.clone());
+    perf.nav_fen = prev_nav;
+    perf.cash_fen = ledger.cash_fen;
+    perf.twr_pct = Some(pct(index));
+    perf.max_drawdown_pct = Some(worst);
+    perf.approximate = approximate_codes(closes, valued_approx.iter().map(String::as_str));
+    if !perf.approximate.is_empty() {
+        perf.notes.push(format!(
+            "估值为近似值：{} 没有原始（不复权）收盘价，按前复权价估值——{}",
+            perf.approximate
+                .iter()
+                .map(|a| a.code.as_str())
+                .collect::<Vec<_>>()
+                .join("、"),
+            perf.approximate[0].reason
+        ));
+    }
+    if ledger.totals.implied_in_fen > 0 {
+        perf.notes.push(format!(
+            "有 {} 天现金记录不足（买入所需资金的银证转账不在账上），缺口共 {} 按当日转入计；用 `wyckoff portfolio cash in` 记录转账后这些数字会更准",
+            ledger.implied.len(),
+            fmt_fen(ledger.totals.implied_in_fen)
+        ));
+    }
+    if days_missing > 0 {
+        perf.notes.push(format!(
+            "有 {days_missing} 天持有的证券没有收盘价，未计入当天市值（当天的净值偏低）"
+        ));
+    }
+    Ok((out, perf))
 }
 
-fn review_one(r: &Realised, name: &str, bars: &[Bar]) -> ExitReview {
-    let after_start = bars.partition_point(|b| b.date <= r.date);
+fn review_one(r: &Realised, name: &str, closes: Option<&CodeCloses>, bars: &[Bar]) -> ExitReview {
     let sale = price_f64(r.price_e6);
-    let after = HORIZONS
-        .iter()
-        .map(|&days| match bars.get(after_start + days as usize - 1) {
-            Some(b) => AfterSale::Done {
-                days,
-                date: iso(b.date),
-                close: b.close,
-                change_pct: (b.close / sale - 1.0) * 100.0,
-            },
-            None => AfterSale::Pending { days },
-        })
-        .collect();
-    let upto = &bars[..after_start];
+    let after = match closes {
+        Some(c) => {
+            let start = c.closes.partition_point(|c| c.date <= r.date);
+            HORIZONS
+                .iter()
+                .map(|&days| match c.closes.get(start + days as usize - 1) {
+                    Some(c) => AfterSale::Done {
+                        days,
+                        date: iso(c.date),
+                        close: price_f64(c.close_e6),
+                        change_pct: (c.close_e6 as f64 / r.price_e6 as f64 - 1.0) * 100.0,
+                    },
+                    None => AfterSale::Pending { days },
+                })
+                .collect()
+        }
+        None => HORIZONS
+            .iter()
+            .map(|&days| AfterSale::Pending { days })
+            .collect(),
+    };
+    let upto = &bars[..bars.partition_point(|b| b.date <= r.date)];
     let held = &upto[upto.partition_point(|b| b.date < r.held_since)..];
     let signal = (!upto.is_empty())
         .then(|| exit_signal(held, accum_stage(upto), &ExitConfig::default()))
@@ -161,7 +283,7 @@ fn review_one(r: &Realised, name: &str, bars: &[Bar]) -> ExitReview {
             reason: s.reason,
         });
     ExitReview {
-        fill_id: r.fill_id,
+        fill_id: r.entry_id,
         code: r.code.clone(),
         name: name.to_owned(),
         date: iso(r.date),
@@ -172,16 +294,22 @@ fn review_one(r: &Realised, name: &str, bars: &[Bar]) -> ExitReview {
         after,
         exit_signal: signal,
         signal_unknown: upto.is_empty(),
+        approximate: closes.and_then(|c| match &c.basis {
+            crate::prices::PriceBasis::Exact => None,
+            crate::prices::PriceBasis::Approximate { reason } => Some(reason.clone()),
+        }),
     }
 }
 
-/// Every sale's review, newest first.
+/// Every sale's review, newest first: the closes after it (for the money) and the
+/// adjusted bars up to it (for the engine's signal).
 pub fn exit_reviews(
-    fills: &[LedgerFill],
+    entries: &[Entry],
     names: &HashMap<String, String>,
+    closes: &Closes,
     bars: &HashMap<String, Vec<Bar>>,
 ) -> Vec<ExitReview> {
-    let Ok(ledger) = replay(fills) else {
+    let Ok(ledger) = replay(entries) else {
         return Vec::new();
     };
     let empty = Vec::new();
@@ -192,6 +320,7 @@ pub fn exit_reviews(
             review_one(
                 r,
                 names.get(&r.code).map(String::as_str).unwrap_or(""),
+                closes.get(&r.code),
                 bars.get(&r.code).unwrap_or(&empty),
             )
         })
@@ -203,7 +332,9 @@ pub fn exit_reviews(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::Side;
+    use crate::entry::EntryKind;
+    use crate::prices::PriceBasis;
+    use crate::store::Source;
     use wyckoff_engine::fees::Fees;
 
     fn bar(date: u32, close: f64) -> Bar {
@@ -219,42 +350,90 @@ mod tests {
         }
     }
 
-    fn f(id: i64, side: Side, date: u32, price_e6: i64, shares: i64, fee: i64) -> LedgerFill {
-        LedgerFill {
+    fn closes(code: &str, days: &[(u32, i64)], basis: PriceBasis) -> Closes {
+        let mut c = CodeCloses::exact(days);
+        if basis != PriceBasis::Exact {
+            for close in &mut c.closes {
+                close.exact = false;
+            }
+        }
+        c.basis = basis;
+        HashMap::from([(code.to_string(), c)])
+    }
+
+    fn e(id: i64, date: u32, kind: EntryKind) -> Entry {
+        Entry {
             id,
-            code: "600519".into(),
-            side,
             date,
-            price_e6,
-            shares,
-            amount_fen: crate::money::amount_fen(price_e6, shares),
-            fees: Fees {
-                commission_fen: fee,
-                stamp_fen: 0,
-                transfer_fen: 0,
-            },
+            time: None,
+            name: String::new(),
+            kind,
+            source: Source::Manual,
+            identity: None,
         }
     }
 
-    #[test]
-    fn values_follow_the_holdings_and_closes() {
-        let bars = HashMap::from([(
+    fn trade(id: i64, buy: bool, date: u32, price_e6: i64, shares: i64, fee: i64) -> Entry {
+        let (code, amount_fen) = (
             "600519".to_string(),
-            vec![
-                bar(20240102, 10.0),
-                bar(20240103, 10.5),
-                bar(20240104, 11.0),
-                bar(20240105, 12.0),
+            crate::money::amount_fen(price_e6, shares),
+        );
+        let fees = Fees {
+            commission_fen: fee,
+            stamp_fen: 0,
+            transfer_fen: 0,
+        };
+        e(
+            id,
+            date,
+            if buy {
+                EntryKind::Buy {
+                    code,
+                    shares,
+                    price_e6,
+                    amount_fen,
+                    fees,
+                }
+            } else {
+                EntryKind::Sell {
+                    code,
+                    shares,
+                    price_e6,
+                    amount_fen,
+                    fees,
+                }
+            },
+        )
+    }
+
+    #[test]
+    fn values_follow_the_holdings_cash_and_closes() {
+        let c = closes(
+            "600519",
+            &[
+                (20240102, 10_000_000),
+                (20240103, 10_500_000),
+                (20240104, 11_000_000),
+                (20240105, 12_000_000),
             ],
-        )]);
-        // buy 100 @ 10.00 + 5.00 fee on the 2nd (basis 1,005.00); sell 100 @ 11.00 − 5.00
-        // on the 4th: realised 1,100 − 5 − 1,005 = 90.00
-        let fills = [
-            f(1, Side::Buy, 20240102, 10_000_000, 100, 500),
-            f(2, Side::Sell, 20240104, 11_000_000, 100, 500),
+            PriceBasis::Exact,
+        );
+        // 2,000.00 in; buy 100 @ 10.00 + 5.00 fee on the 2nd (basis 1,005.00, cash 995.00);
+        // sell 100 @ 11.00 − 5.00 on the 4th: realised 1,100 − 5 − 1,005 = 90.00, cash
+        // 2,090.00
+        let entries = [
+            e(
+                1,
+                20240102,
+                EntryKind::CashIn {
+                    amount_fen: 200_000,
+                },
+            ),
+            trade(2, true, 20240102, 10_000_000, 100, 500),
+            trade(3, false, 20240104, 11_000_000, 100, 500),
         ];
-        let v = daily_values(&fills, &bars);
-        let got: Vec<(&str, i64, i64, i64)> = v
+        let (v, perf) = daily_values(&entries, &c).unwrap();
+        let got: Vec<(&str, i64, i64, i64, i64, i64, i64)> = v
             .iter()
             .map(|d| {
                 (
@@ -262,46 +441,132 @@ mod tests {
                     d.market_value_fen,
                     d.unrealised_fen,
                     d.realised_fen,
+                    d.cash_fen,
+                    d.nav_fen,
+                    d.pnl_fen,
                 )
             })
             .collect();
         assert_eq!(
             got,
             [
-                ("2024-01-02", 100_000, -500, 0),
-                ("2024-01-03", 105_000, 4_500, 0),
-                ("2024-01-04", 0, 0, 9_000),
-                ("2024-01-05", 0, 0, 9_000),
+                // NAV 995 + 1,000 = 1,995.00: the day lost the 5.00 fee
+                ("2024-01-02", 100_000, -500, 0, 99_500, 199_500, -500),
+                ("2024-01-03", 105_000, 4_500, 0, 99_500, 204_500, 5_000),
+                ("2024-01-04", 0, 0, 9_000, 209_000, 209_000, 4_500),
+                ("2024-01-05", 0, 0, 9_000, 209_000, 209_000, 0),
             ]
         );
+        // by hand: 1,995/2,000 × 2,045/1,995 × 2,090/2,045 = 2,090/2,000 → +4.5 %
+        assert!((perf.twr_pct.unwrap() - 4.5).abs() < 1e-9);
+        // the only fall: the first day's 0.25 %
+        assert!((perf.max_drawdown_pct.unwrap() - -0.25).abs() < 1e-9);
+        assert!(perf.approximate.is_empty() && perf.notes.is_empty());
+        assert_eq!(v[0].flow_fen, 200_000);
     }
 
     #[test]
-    fn a_held_code_without_closes_is_named_not_valued() {
-        let bars = HashMap::from([("600519".to_string(), vec![bar(20240103, 10.0)])]);
-        let mut other = f(2, Side::Buy, 20240102, 5_000_000, 100, 0);
-        other.code = "000001".into();
-        let v = daily_values(
-            &[f(1, Side::Buy, 20240102, 10_000_000, 100, 0), other],
-            &bars,
+    fn transfers_are_not_returns() {
+        // 1,000.00 in, +10 % on the second day; 10,000.00 more in on the third, flat after:
+        // the TWR stays 10 % though NAV went from 1,000 to 11,100
+        let c = closes(
+            "600519",
+            &[
+                (20240102, 10_000_000),
+                (20240103, 11_000_000),
+                (20240104, 11_000_000),
+            ],
+            PriceBasis::Exact,
         );
-        assert_eq!(v.len(), 1);
-        assert_eq!(v[0].market_value_fen, 100_000);
-        assert_eq!(v[0].missing, ["000001"]);
+        let entries = [
+            e(
+                1,
+                20240102,
+                EntryKind::CashIn {
+                    amount_fen: 100_000,
+                },
+            ),
+            trade(2, true, 20240102, 10_000_000, 100, 0),
+            e(
+                3,
+                20240104,
+                EntryKind::CashIn {
+                    amount_fen: 1_000_000,
+                },
+            ),
+        ];
+        let (v, perf) = daily_values(&entries, &c).unwrap();
+        assert_eq!(v[2].nav_fen, 1_110_000);
+        assert_eq!(v[2].pnl_fen, 0);
+        assert!((perf.twr_pct.unwrap() - 10.0).abs() < 1e-9);
+        // a withdrawal after a fall is no drawdown of its own
+        let entries = [
+            e(
+                1,
+                20240102,
+                EntryKind::CashIn {
+                    amount_fen: 100_000,
+                },
+            ),
+            e(2, 20240103, EntryKind::CashOut { amount_fen: 50_000 }),
+        ];
+        let (_, perf) = daily_values(&entries, &HashMap::new()).unwrap();
+        assert_eq!(perf.max_drawdown_pct, Some(0.0));
+        assert_eq!(perf.nav_fen, 50_000);
     }
 
     #[test]
-    fn exit_review_reads_the_bars_after_the_sale_and_leaves_the_rest_pending() {
-        let mut series: Vec<Bar> = (0..10).map(|i| bar(20240101 + i, 10.0)).collect();
-        // the sale on the 5th at 10.00; then 5 bars, the 5th after it closing at 11.00
-        series[9].close = 11.0;
+    fn approximate_closes_say_so_and_a_held_code_without_closes_is_named() {
+        let mut c = closes(
+            "600519",
+            &[(20240103, 10_000_000)],
+            PriceBasis::Approximate {
+                reason: "前复权".into(),
+            },
+        );
+        c.insert("510300".into(), CodeCloses::exact(&[]));
+        let mut other = trade(2, true, 20240102, 5_000_000, 100, 0);
+        if let EntryKind::Buy { code, .. } = &mut other.kind {
+            *code = "510300".into();
+        }
+        let (v, perf) =
+            daily_values(&[trade(1, true, 20240102, 10_000_000, 100, 0), other], &c).unwrap();
+        assert_eq!(v.len(), 2);
+        // the 2nd: no close of either yet
+        assert_eq!(v[0].missing, ["510300", "600519"]);
+        assert_eq!(v[1].market_value_fen, 100_000);
+        assert_eq!(v[1].missing, ["510300"]);
+        assert_eq!(v[1].approximate, ["600519"]);
+        assert_eq!(perf.approximate.len(), 1);
+        assert!(
+            perf.notes.iter().any(|n| n.contains("近似")),
+            "{:?}",
+            perf.notes
+        );
+        // no transfer on record: the buys' 1,500.00 are counted as transferred in that day
+        assert_eq!(v[0].flow_fen, 150_000);
+        assert!(
+            perf.notes.iter().any(|n| n.contains("1500.00")),
+            "{:?}",
+            perf.notes
+        );
+    }
+
+    #[test]
+    fn exit_review_reads_the_closes_after_the_sale_and_leaves_the_rest_pending() {
+        let series: Vec<Bar> = (0..10).map(|i| bar(20240101 + i, 9.0)).collect();
+        // the sale on the 5th at 10.00; the raw close 5 days on is 11.00 (the adjusted
+        // bars say 9.00: not what the money compares)
+        let mut raw: Vec<(u32, i64)> = (0..10).map(|i| (20240101 + i, 10_000_000)).collect();
+        raw[9].1 = 11_000_000;
         let bars = HashMap::from([("600519".to_string(), series)]);
-        let fills = [
-            f(1, Side::Buy, 20240101, 10_000_000, 100, 0),
-            f(2, Side::Sell, 20240105, 10_000_000, 100, 0),
+        let c = closes("600519", &raw, PriceBasis::Exact);
+        let entries = [
+            trade(1, true, 20240101, 10_000_000, 100, 0),
+            trade(2, false, 20240105, 10_000_000, 100, 0),
         ];
         let names = HashMap::from([("600519".to_string(), "贵州茅台".to_string())]);
-        let r = exit_reviews(&fills, &names, &bars);
+        let r = exit_reviews(&entries, &names, &c, &bars);
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].name, "贵州茅台");
         assert_eq!(r[0].held_since, "2024-01-01");
@@ -310,9 +575,10 @@ mod tests {
                 days,
                 date,
                 change_pct,
-                ..
+                close,
             } => {
                 assert_eq!((*days, date.as_str()), (5, "2024-01-10"));
+                assert_eq!(*close, 11.0);
                 assert!((change_pct - 10.0).abs() < 1e-9);
             }
             other => panic!("{other:?}"),
@@ -320,8 +586,9 @@ mod tests {
         assert_eq!(r[0].after[1], AfterSale::Pending { days: 10 });
         assert_eq!(r[0].after[2], AfterSale::Pending { days: 20 });
         assert!(!r[0].signal_unknown);
-        // no bars at all: everything pending, the signal unknown
-        let r = exit_reviews(&fills, &names, &HashMap::new());
+        assert_eq!(r[0].approximate, None);
+        // no closes or bars at all: everything pending, the signal unknown
+        let r = exit_reviews(&entries, &names, &HashMap::new(), &HashMap::new());
         assert!(r[0].signal_unknown);
         assert!(
             r[0].after

@@ -1,11 +1,13 @@
-//! The journal in `wyckoff.db`: fills recorded or imported, each write one transaction
-//! that re-derives the code's position from its fills and writes it to the portfolio's
-//! `portfolio_positions` (shares, average cost, buy date), so every reader of the
-//! portfolio sees the journal's figures. Positions that exist without matching fills —
-//! from before the journal, or edited directly through `update_portfolio` — enter as
-//! opening fills that state them exactly (the reconcile pass), so no figure changes.
+//! The journal in `wyckoff.db`: the account's entries ([`crate::entry`]) recorded or
+//! imported, each write one transaction that re-derives the touched stocks' positions from
+//! the entries and writes them to the portfolio's `portfolio_positions` (shares, average
+//! cost, buy date), so every reader of the portfolio sees the journal's figures. Positions
+//! that exist without matching entries — from before the journal, or edited directly
+//! through `update_portfolio` — enter as opening entries that state them exactly (the
+//! reconcile pass), so no figure changes. Funds, bonds and repos live in the ledger only
+//! (the portfolio's positions are stocks).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
@@ -14,7 +16,8 @@ use wyckoff_market::portfolio::LOCAL_PORTFOLIO_ID;
 use wyckoff_time::iso;
 
 use crate::broker_csv::{self, CsvError, RowError, SkippedRow};
-use crate::ledger::{Holding, LedgerError, LedgerFill, Side, replay};
+use crate::entry::{Entry, EntryKind, Instrument};
+use crate::ledger::{Holding, Ledger, LedgerError, Side, Totals, replay};
 use crate::money::{E6, amount_fen, fmt_fen, fmt_price, price_f64};
 use wyckoff_engine::fees::{Fees, fees_for};
 
@@ -33,6 +36,8 @@ pub enum JournalError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("reading cached bars: {0}")]
     Market(String),
+    #[error("journal entry {id} is damaged: {message}")]
+    Damaged { id: i64, message: String },
 }
 
 impl JournalError {
@@ -45,7 +50,7 @@ impl JournalError {
     }
 }
 
-/// Where a fill came from.
+/// Where an entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
@@ -54,7 +59,7 @@ pub enum Source {
     Cli,
     /// The `record_fill` tool (after the user's approval).
     Agent,
-    /// A broker 交割单.
+    /// A broker statement.
     Import,
     /// A position stated as it stood (before the journal, or edited directly).
     Opening,
@@ -96,7 +101,7 @@ pub struct NewFill {
     pub fees: Option<Fees>,
 }
 
-/// A stored fill as the page, the CLI and the tool show it (money in fen).
+/// A stored trade (buy, sell or opening) as the page, the CLI and the tool show it.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct FillRow {
     pub id: i64,
@@ -118,25 +123,63 @@ pub struct FillRow {
     pub realised_fen: Option<i64>,
 }
 
-/// A position derived from the fills.
+/// Any stored entry, with what it did to the cash.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct EntryRow {
+    pub id: i64,
+    /// YYYY-MM-DD.
+    pub date: String,
+    /// HH:MM:SS when the source gave it.
+    pub time: Option<String>,
+    pub name: String,
+    pub kind: EntryKind,
+    pub instrument: Option<Instrument>,
+    pub source: Source,
+    /// Signed: + into the account.
+    pub cash_fen: i64,
+    /// A sell's realised P/L.
+    pub realised_fen: Option<i64>,
+}
+
+/// A position derived from the entries.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct DerivedPosition {
     pub code: String,
     pub name: String,
+    pub instrument: Instrument,
     pub shares: i64,
     /// Average cost per share, yuan (fees included).
     pub avg_cost: f64,
     pub cost_basis_fen: i64,
-    /// YYYY-MM-DD: the first fill since the holding was last flat.
+    /// YYYY-MM-DD: the first entry since the holding was last flat.
     pub since: String,
+}
+
+/// A day whose cash on record ended below zero: the shortfall counted as a transfer in.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct ImpliedTransfer {
+    /// YYYY-MM-DD.
+    pub date: String,
+    pub amount_fen: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct JournalSummary {
+    /// The trades (buys, sells, openings), oldest first.
     pub fills: Vec<FillRow>,
+    /// Every entry, oldest first.
+    pub entries: Vec<EntryRow>,
     pub positions: Vec<DerivedPosition>,
     pub realised_fen: i64,
     pub fees_fen: i64,
+    /// Cash now (after the last entry).
+    pub cash_fen: i64,
+    /// Reverse repo principal lent out and not back yet.
+    pub repo_fen: i64,
+    pub totals: Totals,
+    /// No 银证转账 on record: the cash is what the trades left (and the implied transfers).
+    pub transfers_on_record: bool,
+    pub implied: Vec<ImpliedTransfer>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
@@ -147,12 +190,51 @@ pub struct RecordOutcome {
     pub message: String,
 }
 
+/// A non-trade entry to record by hand (a transfer, a dividend, a note…).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEntry {
+    /// `YYYYMMDD`.
+    pub date: u32,
+    pub name: String,
+    pub kind: EntryKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct EntryOutcome {
+    pub entry: EntryRow,
+    /// The cash balance after the whole history (now).
+    pub cash_fen: i64,
+    pub message: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct ImportOutcome {
     pub imported: u32,
+    /// Rows already in the journal (same identity), not added again.
+    pub duplicates: u32,
     pub skipped: Vec<SkippedRow>,
     pub realised_fen: i64,
     pub message: String,
+}
+
+/// One statement row as an entry, with its line in the file for errors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportRow {
+    /// 1-based line in the file.
+    pub line: u32,
+    pub entry: Entry,
+    /// No fee column in the file: the backtest's rules supplied them.
+    pub fees_computed: bool,
+}
+
+/// What [`JournalStore::import_entries`] wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntriesImported {
+    pub added: u32,
+    /// Lines whose identity was already stored (or repeated an earlier line's).
+    pub duplicate_lines: Vec<u32>,
+    /// Realised P/L of the sales added.
+    pub realised_fen: i64,
 }
 
 pub const ERR_NAME: &str = "缺少股票名称 name";
@@ -167,79 +249,125 @@ pub struct JournalStore {
     id: String,
 }
 
-type FillDbRow = (
+type EntryDbRow = (
     i64,
+    i64,
+    Option<i64>,
     String,
     String,
-    String,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
     i64,
     String,
+    Option<String>,
 );
 
-struct StoredFill {
-    fill: LedgerFill,
-    name: String,
+struct Stored {
+    entry: Entry,
     fees_computed: bool,
-    source: Source,
 }
 
-fn stored(r: FillDbRow) -> StoredFill {
-    let side = Side::parse(&r.3).unwrap_or(Side::Opening);
-    StoredFill {
-        fill: LedgerFill {
-            id: r.0,
-            code: r.1,
-            side,
-            date: u32::try_from(r.4).unwrap_or(0),
-            price_e6: r.5,
-            shares: r.6,
-            amount_fen: r.7,
-            fees: Fees {
-                commission_fen: r.8,
-                stamp_fen: r.9,
-                transfer_fen: r.10,
-            },
+fn stored(r: EntryDbRow) -> Result<Stored, JournalError> {
+    let (id, date, time, name, body, fees_computed, source, identity) = r;
+    let kind: EntryKind = serde_json::from_str(&body).map_err(|e| JournalError::Damaged {
+        id,
+        message: e.to_string(),
+    })?;
+    Ok(Stored {
+        entry: Entry {
+            id,
+            date: u32::try_from(date).unwrap_or(0),
+            time: time.and_then(|t| u32::try_from(t).ok()),
+            name,
+            kind,
+            source: Source::parse(&source),
+            identity,
         },
-        name: r.2,
-        fees_computed: r.11 != 0,
-        source: Source::parse(&r.12),
-    }
+        fees_computed: fees_computed != 0,
+    })
 }
 
-fn row_of(s: &StoredFill, realised: Option<i64>) -> FillRow {
-    FillRow {
-        id: s.fill.id,
-        code: s.fill.code.clone(),
-        name: s.name.clone(),
-        side: s.fill.side,
-        date: iso(s.fill.date),
-        price: price_f64(s.fill.price_e6),
-        shares: s.fill.shares,
-        amount_fen: s.fill.amount_fen,
-        fees: s.fill.fees,
-        fees_total_fen: s.fill.fees.total_fen(),
-        fees_computed: s.fees_computed,
-        source: s.source,
+fn fmt_time(t: u32) -> String {
+    format!("{:02}:{:02}:{:02}", t / 10000, t / 100 % 100, t % 100)
+}
+
+fn entry_row(e: &Entry, realised: Option<i64>) -> EntryRow {
+    EntryRow {
+        id: e.id,
+        date: iso(e.date),
+        time: e.time.map(fmt_time),
+        name: e.name.clone(),
+        kind: e.kind.clone(),
+        instrument: e.instrument(),
+        source: e.source,
+        cash_fen: e.kind.cash_fen(),
         realised_fen: realised,
     }
+}
+
+/// The trade row of a buy, sell or opening entry.
+fn fill_row(s: &Stored, realised: Option<i64>) -> Option<FillRow> {
+    let e = &s.entry;
+    let (code, side, price_e6, shares, amount, fees) = match &e.kind {
+        EntryKind::Buy {
+            code,
+            shares,
+            price_e6,
+            amount_fen,
+            fees,
+        } => (code, Side::Buy, *price_e6, *shares, *amount_fen, *fees),
+        EntryKind::Sell {
+            code,
+            shares,
+            price_e6,
+            amount_fen,
+            fees,
+        } => (code, Side::Sell, *price_e6, *shares, *amount_fen, *fees),
+        EntryKind::Opening {
+            code,
+            shares,
+            price_e6,
+        } => (code, Side::Opening, *price_e6, *shares, 0, Fees::default()),
+        _ => return None,
+    };
+    Some(FillRow {
+        id: e.id,
+        code: code.clone(),
+        name: e.name.clone(),
+        side,
+        date: iso(e.date),
+        price: price_f64(price_e6),
+        shares,
+        amount_fen: amount,
+        fees,
+        fees_total_fen: fees.total_fen(),
+        fees_computed: s.fees_computed,
+        source: e.source,
+        realised_fen: realised,
+    })
 }
 
 fn derived(code: &str, name: &str, h: &Holding) -> DerivedPosition {
     DerivedPosition {
         code: code.to_owned(),
         name: name.to_owned(),
+        instrument: Instrument::of_code(code),
         shares: h.shares,
         avg_cost: price_f64(h.avg_cost_e6().unwrap_or(0)),
         cost_basis_fen: h.basis_fen(),
         since: iso(h.since),
     }
+}
+
+/// The latest name each code was recorded with.
+pub fn names_of(entries: &[Entry]) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for e in entries {
+        if let Some(code) = e.kind.code()
+            && !e.name.is_empty()
+        {
+            out.insert(code.to_owned(), e.name.clone());
+        }
+    }
+    out
 }
 
 /// A position row as the portfolio stores it.
@@ -261,10 +389,24 @@ fn matches(p: &PositionRow, h: Option<&Holding>) -> bool {
     }
 }
 
+fn is_stock(code: &str) -> bool {
+    Instrument::of_code(code) == Instrument::Stock
+}
+
+fn today_of(now: DateTime<Utc>) -> u32 {
+    wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date())
+}
+
 impl JournalStore {
+    /// The shared `wyckoff.db` pool (the statement import keeps its balances beside the
+    /// entries).
+    pub(crate) fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
     /// Uses the shared `wyckoff.db` pool (after `MarketData` opened it: the portfolio's
     /// tables exist), runs this crate's migrations and brings existing positions in as
-    /// opening fills.
+    /// opening entries.
     pub async fn new(pool: SqlitePool, now: DateTime<Utc>) -> Result<JournalStore, JournalError> {
         let mut migrator = sqlx::migrate!("./migrations");
         migrator.set_ignore_missing(true);
@@ -306,11 +448,10 @@ impl JournalStore {
         &self,
         tx: &mut Transaction<'_, Sqlite>,
         code: Option<&str>,
-    ) -> Result<Vec<StoredFill>, sqlx::Error> {
-        let rows: Vec<FillDbRow> = sqlx::query_as(
-            "SELECT id, code, name, side, trade_date, price_e6, shares, amount_fen,
-               commission_fen, stamp_fen, transfer_fen, fees_computed, source
-             FROM journal_fill WHERE portfolio_id = ? AND (? IS NULL OR code = ?)
+    ) -> Result<Vec<Stored>, JournalError> {
+        let rows: Vec<EntryDbRow> = sqlx::query_as(
+            "SELECT id, trade_date, trade_time, name, body, fees_computed, source, identity
+             FROM journal_entry WHERE portfolio_id = ? AND (? IS NULL OR code = ?)
              ORDER BY trade_date, id",
         )
         .bind(&self.id)
@@ -318,61 +459,77 @@ impl JournalStore {
         .bind(code)
         .fetch_all(&mut **tx)
         .await?;
-        Ok(rows.into_iter().map(stored).collect())
+        rows.into_iter().map(stored).collect()
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn insert(
         &self,
         tx: &mut Transaction<'_, Sqlite>,
-        f: &LedgerFill,
-        name: &str,
+        e: &Entry,
         fees_computed: bool,
-        source: Source,
         now: DateTime<Utc>,
-    ) -> Result<i64, sqlx::Error> {
-        sqlx::query_scalar(
-            "INSERT INTO journal_fill (portfolio_id, code, name, side, trade_date, price_e6,
-               shares, amount_fen, commission_fen, stamp_fen, transfer_fen, fees_computed,
-               source, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    ) -> Result<i64, JournalError> {
+        let body = serde_json::to_string(&e.kind).map_err(|err| JournalError::Damaged {
+            id: e.id,
+            message: err.to_string(),
+        })?;
+        Ok(sqlx::query_scalar(
+            "INSERT INTO journal_entry (portfolio_id, trade_date, trade_time, kind, code, name,
+               body, fees_computed, source, identity, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(&self.id)
-        .bind(&f.code)
-        .bind(name)
-        .bind(f.side.as_str())
-        .bind(i64::from(f.date))
-        .bind(f.price_e6)
-        .bind(f.shares)
-        .bind(f.amount_fen)
-        .bind(f.fees.commission_fen)
-        .bind(f.fees.stamp_fen)
-        .bind(f.fees.transfer_fen)
+        .bind(i64::from(e.date))
+        .bind(e.time.map(i64::from))
+        .bind(e.kind.as_str())
+        .bind(e.kind.code())
+        .bind(&e.name)
+        .bind(body)
         .bind(i64::from(fees_computed))
-        .bind(source.as_str())
+        .bind(e.source.as_str())
+        .bind(&e.identity)
         .bind(now.to_rfc3339_opts(SecondsFormat::Secs, true))
         .fetch_one(&mut **tx)
-        .await
+        .await?)
     }
 
-    /// Opening fills for every position the fills do not state (and a zero opening for a
-    /// holding whose position was removed directly), so the fills derive exactly what the
-    /// portfolio shows.
+    fn opening(code: &str, name: &str, date: u32, shares: i64, price_e6: i64) -> Entry {
+        Entry {
+            id: 0,
+            date,
+            time: None,
+            name: name.to_owned(),
+            kind: EntryKind::Opening {
+                code: code.to_owned(),
+                shares,
+                price_e6,
+            },
+            source: Source::Opening,
+            identity: None,
+        }
+    }
+
+    /// Opening entries for every stock position the entries do not state (and a zero
+    /// opening for a holding whose position was removed directly), so the entries derive
+    /// exactly what the portfolio shows.
     async fn reconcile(
         &self,
         tx: &mut Transaction<'_, Sqlite>,
         now: DateTime<Utc>,
     ) -> Result<u32, JournalError> {
         let positions = self.positions(tx).await?;
-        let fills = self.load(tx, None).await?;
-        let ledger_fills: Vec<LedgerFill> = fills.iter().map(|s| s.fill.clone()).collect();
-        let ledger = replay(&ledger_fills)?;
+        let stored = self.load(tx, None).await?;
+        let entries: Vec<Entry> = stored.into_iter().map(|s| s.entry).collect();
+        let ledger = replay(&entries)?;
         let mut last_date: HashMap<&str, u32> = HashMap::new();
-        for f in &ledger_fills {
-            let d = last_date.entry(f.code.as_str()).or_default();
-            *d = (*d).max(f.date);
+        for e in &entries {
+            if let Some(code) = e.kind.code() {
+                let d = last_date.entry(code).or_default();
+                *d = (*d).max(e.date);
+            }
         }
-        let today = wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
+        let names = names_of(&entries);
+        let today = today_of(now);
         let mut added = 0;
         for p in &positions {
             let h = ledger.holdings.get(&p.code);
@@ -389,43 +546,19 @@ impl JournalStore {
             };
             let price_e6 = crate::money::price_from_f64(p.cost_price)
                 .ok_or_else(|| JournalError::Invalid(format!("{} 成本价无效", p.code)))?;
-            let f = LedgerFill {
-                id: 0,
-                code: p.code.clone(),
-                side: Side::Opening,
-                date,
-                price_e6,
-                shares: p.shares,
-                amount_fen: 0,
-                fees: Fees::default(),
-            };
-            self.insert(tx, &f, &p.name, false, Source::Opening, now)
-                .await?;
+            let e = Self::opening(&p.code, &p.name, date, p.shares, price_e6);
+            self.insert(tx, &e, false, now).await?;
             added += 1;
         }
-        for (code, h) in &ledger.holdings {
-            if positions.iter().any(|p| &p.code == code) {
+        for (code, h) in ledger.held() {
+            if !is_stock(code) || positions.iter().any(|p| &p.code == code) {
                 continue;
             }
             let last = last_date.get(code.as_str()).copied().unwrap_or(0);
-            let name = fills
-                .iter()
-                .rev()
-                .find(|s| &s.fill.code == code)
-                .map(|s| s.name.clone())
-                .unwrap_or_default();
-            let f = LedgerFill {
-                id: 0,
-                code: code.clone(),
-                side: Side::Opening,
-                date: today.max(last),
-                price_e6: h.avg_cost_e6().unwrap_or(1).max(1),
-                shares: 0,
-                amount_fen: 0,
-                fees: Fees::default(),
-            };
-            self.insert(tx, &f, &name, false, Source::Opening, now)
-                .await?;
+            let name = names.get(code).map(String::as_str).unwrap_or("");
+            let price = h.avg_cost_e6().unwrap_or(1).max(1);
+            let e = Self::opening(code, name, today.max(last), 0, price);
+            self.insert(tx, &e, false, now).await?;
             added += 1;
         }
         Ok(added)
@@ -478,25 +611,23 @@ impl JournalStore {
         Ok(())
     }
 
-    /// Re-derives `code` from its fills (refusing an oversold history) and writes it.
+    /// Re-derives `code` from its entries (refusing an oversold history) and, for a stock,
+    /// writes it to the portfolio.
     async fn settle(
         &self,
         tx: &mut Transaction<'_, Sqlite>,
         code: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<DerivedPosition>, JournalError> {
-        let fills = self.load(tx, Some(code)).await?;
-        let ledger_fills: Vec<LedgerFill> = fills.iter().map(|s| s.fill.clone()).collect();
-        let ledger = replay(&ledger_fills)?;
-        let name = fills
-            .iter()
-            .rev()
-            .map(|s| s.name.as_str())
-            .find(|n| !n.is_empty())
-            .unwrap_or("");
+        let stored = self.load(tx, Some(code)).await?;
+        let entries: Vec<Entry> = stored.into_iter().map(|s| s.entry).collect();
+        let ledger = replay(&entries)?;
+        let name = names_of(&entries).remove(code).unwrap_or_default();
         let h = ledger.holdings.get(code);
-        self.write_position(tx, code, name, h, now).await?;
-        Ok(h.map(|h| derived(code, name, h)))
+        if is_stock(code) {
+            self.write_position(tx, code, &name, h, now).await?;
+        }
+        Ok(h.map(|h| derived(code, &name, h)))
     }
 
     /// Checks a new fill against the code's history; fills the name and fees.
@@ -505,7 +636,7 @@ impl JournalStore {
         tx: &mut Transaction<'_, Sqlite>,
         f: &NewFill,
         today: u32,
-    ) -> Result<(LedgerFill, String, bool), JournalError> {
+    ) -> Result<(Entry, bool), JournalError> {
         let invalid = |m: String| JournalError::Invalid(m);
         let code = wyckoff_market::StockCode::parse(&f.code)
             .map(|c| c.digits().to_owned())
@@ -522,26 +653,26 @@ impl JournalStore {
         if f.date > today {
             return Err(invalid(format!("成交日期 {} 晚于今天", iso(f.date))));
         }
-        let history = self.load(tx, Some(&code)).await?;
+        let history: Vec<Entry> = self
+            .load(tx, Some(&code))
+            .await?
+            .into_iter()
+            .map(|s| s.entry)
+            .collect();
         if let Some(o) = history
             .iter()
             .rev()
-            .find(|s| s.fill.side == Side::Opening)
-            .filter(|o| o.fill.date > f.date)
+            .find(|e| matches!(e.kind, EntryKind::Opening { .. }))
+            .filter(|o| o.date > f.date)
         {
             return Err(invalid(format!(
                 "{code} 在 {} 有期初持仓记录，不能录入更早的成交",
-                iso(o.fill.date)
+                iso(o.date)
             )));
         }
         let mut name = wyckoff_market::meta::clean_name(&f.name);
         if name.is_empty() {
-            name = history
-                .iter()
-                .rev()
-                .map(|s| s.name.clone())
-                .find(|n| !n.is_empty())
-                .unwrap_or_default();
+            name = names_of(&history).remove(&code).unwrap_or_default();
         }
         if name.is_empty() {
             return Err(invalid(ERR_NAME.into()));
@@ -554,18 +685,33 @@ impl JournalStore {
             Some(x) => (x, false),
             None => (fees_for(amount, f.side == Side::Sell, f.date), true),
         };
-        Ok((
-            LedgerFill {
-                id: 0,
+        let kind = if f.side == Side::Buy {
+            EntryKind::Buy {
                 code,
-                side: f.side,
-                date: f.date,
-                price_e6: f.price_e6,
                 shares: f.shares,
+                price_e6: f.price_e6,
                 amount_fen: amount,
                 fees,
+            }
+        } else {
+            EntryKind::Sell {
+                code,
+                shares: f.shares,
+                price_e6: f.price_e6,
+                amount_fen: amount,
+                fees,
+            }
+        };
+        Ok((
+            Entry {
+                id: 0,
+                date: f.date,
+                time: None,
+                name,
+                kind,
+                source: Source::Manual,
+                identity: None,
             },
-            name,
             computed,
         ))
     }
@@ -578,43 +724,45 @@ impl JournalStore {
         source: Source,
         now: DateTime<Utc>,
     ) -> Result<RecordOutcome, JournalError> {
-        let today = wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
         let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         self.reconcile(&mut tx, now).await?;
-        let (mut lf, name, computed) = self.prepare(&mut tx, f, today).await?;
-        lf.id = self
-            .insert(&mut tx, &lf, &name, computed, source, now)
-            .await?;
-        let position = self.settle(&mut tx, &lf.code, now).await?;
+        let (mut e, computed) = self.prepare(&mut tx, f, today_of(now)).await?;
+        e.source = source;
+        e.id = self.insert(&mut tx, &e, computed, now).await?;
+        let code = e.kind.code().unwrap_or_default().to_owned();
+        let position = self.settle(&mut tx, &code, now).await?;
         // the sale's realised P/L from the code's whole history
-        let history = self.load(&mut tx, Some(&lf.code)).await?;
-        let ledger_fills: Vec<LedgerFill> = history.iter().map(|s| s.fill.clone()).collect();
-        let realised = replay(&ledger_fills)?
+        let history: Vec<Entry> = self
+            .load(&mut tx, Some(&code))
+            .await?
+            .into_iter()
+            .map(|s| s.entry)
+            .collect();
+        let realised = replay(&history)?
             .realised
             .iter()
-            .find(|r| r.fill_id == lf.id)
+            .find(|r| r.entry_id == e.id)
             .map(|r| r.pnl_fen);
         tx.commit().await?;
-        let fill = row_of(
-            &StoredFill {
-                fill: lf.clone(),
-                name: name.clone(),
-                fees_computed: computed,
-                source,
-            },
-            realised,
-        );
+        let stored = Stored {
+            entry: e,
+            fees_computed: computed,
+        };
+        let Some(fill) = fill_row(&stored, realised) else {
+            return Err(JournalError::Invalid("只能记录买入或卖出".into()));
+        };
         let message = format!(
-            "已记录 {} {} {name} {} 股 @ {}，费用 {}{}；{}",
-            iso(lf.date),
-            if lf.side == Side::Buy {
+            "已记录 {} {} {} {} 股 @ {}，费用 {}{}；{}",
+            fill.date,
+            if fill.side == Side::Buy {
                 "买入"
             } else {
                 "卖出"
             },
-            lf.shares,
-            fmt_price(lf.price_e6),
-            fmt_fen(lf.fees.total_fen()),
+            fill.name,
+            fill.shares,
+            fmt_price_f(fill.price),
+            fmt_fen(fill.fees_total_fen),
             realised
                 .map(|r| format!("，实现盈亏 {}", fmt_fen(r)))
                 .unwrap_or_default(),
@@ -630,144 +778,290 @@ impl JournalStore {
         })
     }
 
-    /// Imports a broker 交割单: all rows or none. Each code's history must hold (no sale
-    /// beyond the holding at its date) or nothing is written.
+    /// Records one entry that is not a buy or sell (a 银证转账, a dividend, interest, a
+    /// tax, bonus or rights shares, a repo leg, a note); the whole history must still hold.
+    pub async fn record_entry(
+        &self,
+        new: &NewEntry,
+        source: Source,
+        now: DateTime<Utc>,
+    ) -> Result<EntryOutcome, JournalError> {
+        if matches!(
+            new.kind,
+            EntryKind::Buy { .. } | EntryKind::Sell { .. } | EntryKind::Opening { .. }
+        ) {
+            return Err(JournalError::Invalid(
+                "买入和卖出请用成交记录（portfolio fill）".into(),
+            ));
+        }
+        new.kind.validate().map_err(JournalError::Invalid)?;
+        if new.date > today_of(now) {
+            return Err(JournalError::Invalid(format!(
+                "日期 {} 晚于今天",
+                iso(new.date)
+            )));
+        }
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
+        self.reconcile(&mut tx, now).await?;
+        let mut e = Entry {
+            id: 0,
+            date: new.date,
+            time: None,
+            name: new.name.clone(),
+            kind: new.kind.clone(),
+            source,
+            identity: None,
+        };
+        e.id = self.insert(&mut tx, &e, false, now).await?;
+        let all: Vec<Entry> = self
+            .load(&mut tx, None)
+            .await?
+            .into_iter()
+            .map(|s| s.entry)
+            .collect();
+        let ledger = replay(&all)?;
+        if let Some(code) = e.kind.code().map(str::to_owned) {
+            self.settle(&mut tx, &code, now).await?;
+        }
+        tx.commit().await?;
+        let what = match &e.kind {
+            EntryKind::CashIn { amount_fen } => format!("转入 {}", fmt_fen(*amount_fen)),
+            EntryKind::CashOut { amount_fen } => format!("转出 {}", fmt_fen(*amount_fen)),
+            k => format!("{} 现金 {}", k.as_str(), fmt_fen(k.cash_fen())),
+        };
+        Ok(EntryOutcome {
+            message: format!(
+                "已记录 {} {what}；现金余额 {}",
+                iso(e.date),
+                fmt_fen(ledger.cash_fen)
+            ),
+            cash_fen: ledger.cash_fen,
+            entry: entry_row(&e, None),
+        })
+    }
+
+    /// Imports a statement's rows, all or none: each row is checked, rows whose identity is
+    /// already stored (or repeats an earlier row's) are left out and counted, and the whole
+    /// history with the new rows must replay (no sale beyond the holding at its date, no
+    /// repo returned that was not lent) or nothing is written; a refusal names the lines.
+    pub async fn import_entries(
+        &self,
+        rows: &[ImportRow],
+        now: DateTime<Utc>,
+    ) -> Result<EntriesImported, JournalError> {
+        let today = today_of(now);
+        let mut errors = Vec::new();
+        for r in rows {
+            if let Err(m) = r.entry.kind.validate() {
+                errors.push(RowError {
+                    line: r.line,
+                    message: m,
+                });
+            } else if r.entry.date > today || !wyckoff_market::date::is_valid_yyyymmdd(r.entry.date)
+            {
+                errors.push(RowError {
+                    line: r.line,
+                    message: format!("日期 {} 无效或晚于今天", r.entry.date),
+                });
+            }
+        }
+        if !errors.is_empty() {
+            return Err(CsvError::BadRows(errors).into());
+        }
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
+        self.reconcile(&mut tx, now).await?;
+        let known: Vec<(String,)> = sqlx::query_as(
+            "SELECT identity FROM journal_entry WHERE portfolio_id = ? AND identity IS NOT NULL",
+        )
+        .bind(&self.id)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut seen: HashSet<String> = known.into_iter().map(|(i,)| i).collect();
+        let mut duplicate_lines = Vec::new();
+        let mut lines: HashMap<i64, u32> = HashMap::new();
+        let mut codes = BTreeSet::new();
+        for r in rows {
+            if let Some(identity) = &r.entry.identity
+                && !seen.insert(identity.clone())
+            {
+                duplicate_lines.push(r.line);
+                continue;
+            }
+            let id = self.insert(&mut tx, &r.entry, r.fees_computed, now).await?;
+            lines.insert(id, r.line);
+            if let Some(code) = r.entry.kind.code() {
+                codes.insert(code.to_owned());
+            }
+        }
+        let all: Vec<Entry> = self
+            .load(&mut tx, None)
+            .await?
+            .into_iter()
+            .map(|s| s.entry)
+            .collect();
+        let ledger = match replay(&all) {
+            Ok(l) => l,
+            Err(e) => {
+                tx.rollback().await?;
+                return Err(match lines.get(&e.entry_id()) {
+                    Some(line) => CsvError::BadRows(vec![RowError {
+                        line: *line,
+                        message: ledger_message(&e),
+                    }])
+                    .into(),
+                    None => e.into(),
+                });
+            }
+        };
+        for code in &codes {
+            self.settle(&mut tx, code, now).await?;
+        }
+        tx.commit().await?;
+        Ok(EntriesImported {
+            added: lines.len() as u32,
+            duplicate_lines,
+            realised_fen: ledger
+                .realised
+                .iter()
+                .filter(|r| lines.contains_key(&r.entry_id))
+                .map(|r| r.pnl_fen)
+                .sum(),
+        })
+    }
+
+    /// Imports a broker 交割单: all rows or none (see [`Self::import_entries`]).
     pub async fn import(
         &self,
         bytes: &[u8],
         now: DateTime<Utc>,
     ) -> Result<ImportOutcome, JournalError> {
         let parsed = broker_csv::parse(bytes)?;
-        let today = wyckoff_market::date::to_yyyymmdd(wyckoff_time::to_beijing(now).date());
-        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
-        self.reconcile(&mut tx, now).await?;
-        let mut errors = Vec::new();
-        let mut prepared = Vec::new();
-        for f in &parsed.fills {
-            let nf = NewFill {
-                code: f.code.clone(),
-                name: f.name.clone(),
-                side: f.side,
-                date: f.date,
-                price_e6: f.price_e6,
-                shares: f.shares,
-                fees: Some(f.fees),
-            };
-            match self.prepare(&mut tx, &nf, today).await {
-                Ok((mut lf, name, _)) => {
-                    // the broker's own amount (an average price is rounded)
-                    lf.amount_fen = f.amount_fen;
-                    prepared.push((f.line, lf, name, f.fees_computed));
-                }
-                Err(JournalError::Invalid(m)) => errors.push(RowError {
-                    line: f.line as u32,
-                    message: m,
-                }),
-                Err(e) => return Err(e),
-            }
-        }
-        if !errors.is_empty() {
-            return Err(CsvError::BadRows(errors).into());
-        }
-        let mut lines: HashMap<i64, usize> = HashMap::new();
-        let mut codes = BTreeMap::new();
-        for (line, lf, name, computed) in &prepared {
-            let id = self
-                .insert(&mut tx, lf, name, *computed, Source::Import, now)
-                .await?;
-            lines.insert(id, *line);
-            codes.insert(lf.code.clone(), ());
-        }
-        for code in codes.keys() {
-            match self.settle(&mut tx, code, now).await {
-                Ok(_) => {}
-                Err(JournalError::Ledger(LedgerError::Oversold {
-                    fill_id,
-                    sell,
-                    held,
-                    ..
-                })) => {
-                    let line = lines.get(&fill_id).copied().unwrap_or(0);
-                    tx.rollback().await?;
-                    return Err(CsvError::BadRows(vec![RowError {
-                        line: line as u32,
-                        message: format!("卖出 {sell} 股超过当时持仓 {held} 股"),
-                    }])
-                    .into());
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        let all = self.load(&mut tx, None).await?;
-        let ledger_fills: Vec<LedgerFill> = all.iter().map(|s| s.fill.clone()).collect();
-        let realised_fen = replay(&ledger_fills)?
-            .realised
+        let rows: Vec<ImportRow> = parsed
+            .fills
             .iter()
-            .filter(|r| lines.contains_key(&r.fill_id))
-            .map(|r| r.pnl_fen)
-            .sum();
-        tx.commit().await?;
-        let imported = prepared.len() as u32;
+            .map(|f| {
+                let code = f.code.clone();
+                let (shares, price_e6, amount_fen, fees) =
+                    (f.shares, f.price_e6, f.amount_fen, f.fees);
+                let kind = match f.side {
+                    Side::Sell => EntryKind::Sell {
+                        code,
+                        shares,
+                        price_e6,
+                        amount_fen,
+                        fees,
+                    },
+                    _ => EntryKind::Buy {
+                        code,
+                        shares,
+                        price_e6,
+                        amount_fen,
+                        fees,
+                    },
+                };
+                ImportRow {
+                    line: f.line as u32,
+                    entry: Entry {
+                        id: 0,
+                        date: f.date,
+                        time: None,
+                        name: wyckoff_market::meta::clean_name(&f.name),
+                        kind,
+                        source: Source::Import,
+                        identity: None,
+                    },
+                    fees_computed: f.fees_computed,
+                }
+            })
+            .collect();
+        let out = self.import_entries(&rows, now).await?;
+        let duplicates = out.duplicate_lines.len() as u32;
         Ok(ImportOutcome {
-            imported,
+            imported: out.added,
+            duplicates,
             message: format!(
-                "已导入 {imported} 笔成交，跳过 {} 行非买卖业务；这些卖出的实现盈亏 {}",
+                "已导入 {} 笔成交（{duplicates} 笔已在账中，未重复记录），跳过 {} 行非买卖业务；这些卖出的实现盈亏 {}",
+                out.added,
                 parsed.skipped.len(),
-                fmt_fen(realised_fen)
+                fmt_fen(out.realised_fen)
             ),
             skipped: parsed.skipped,
-            realised_fen,
+            realised_fen: out.realised_fen,
         })
     }
 
-    /// The fills (oldest first), the derived positions and the realised P/L.
+    /// Every entry in order (after bringing directly edited positions in).
+    pub async fn entries(&self, now: DateTime<Utc>) -> Result<Vec<Entry>, JournalError> {
+        Ok(self
+            .load_reconciled(now)
+            .await?
+            .into_iter()
+            .map(|s| s.entry)
+            .collect())
+    }
+
+    async fn load_reconciled(&self, now: DateTime<Utc>) -> Result<Vec<Stored>, JournalError> {
+        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
+        self.reconcile(&mut tx, now).await?;
+        let stored = self.load(&mut tx, None).await?;
+        tx.commit().await?;
+        Ok(stored)
+    }
+
+    /// The entries and trades (oldest first), the derived positions, the cash and the
+    /// realised P/L.
     pub async fn summary(&self, now: DateTime<Utc>) -> Result<JournalSummary, JournalError> {
-        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
-        self.reconcile(&mut tx, now).await?;
-        let fills = self.load(&mut tx, None).await?;
-        tx.commit().await?;
-        let ledger_fills: Vec<LedgerFill> = fills.iter().map(|s| s.fill.clone()).collect();
-        let ledger = replay(&ledger_fills)?;
-        let realised: HashMap<i64, i64> = ledger
-            .realised
-            .iter()
-            .map(|r| (r.fill_id, r.pnl_fen))
-            .collect();
-        let names: HashMap<&str, &str> = fills
-            .iter()
-            .filter(|s| !s.name.is_empty())
-            .map(|s| (s.fill.code.as_str(), s.name.as_str()))
-            .collect();
-        Ok(JournalSummary {
-            positions: ledger
-                .holdings
-                .iter()
-                .map(|(c, h)| derived(c, names.get(c.as_str()).copied().unwrap_or(""), h))
-                .collect(),
-            realised_fen: ledger.realised_fen(),
-            fees_fen: ledger_fills.iter().map(|f| f.fees.total_fen()).sum(),
-            fills: fills
-                .iter()
-                .map(|s| row_of(s, realised.get(&s.fill.id).copied()))
-                .collect(),
-        })
+        let stored = self.load_reconciled(now).await?;
+        let entries: Vec<Entry> = stored.iter().map(|s| s.entry.clone()).collect();
+        let ledger = replay(&entries)?;
+        Ok(summarise(&stored, &entries, &ledger))
     }
+}
 
-    /// The fills in order with names (for the value series and the exit review).
-    pub async fn ledger_fills(
-        &self,
-        now: DateTime<Utc>,
-    ) -> Result<(Vec<LedgerFill>, HashMap<String, String>), JournalError> {
-        let mut tx = wyckoff_db::begin_write(&self.pool).await?;
-        self.reconcile(&mut tx, now).await?;
-        let fills = self.load(&mut tx, None).await?;
-        tx.commit().await?;
-        let names = fills
+fn summarise(stored: &[Stored], entries: &[Entry], ledger: &Ledger) -> JournalSummary {
+    let realised: HashMap<i64, i64> = ledger
+        .realised
+        .iter()
+        .map(|r| (r.entry_id, r.pnl_fen))
+        .collect();
+    let names = names_of(entries);
+    JournalSummary {
+        positions: ledger
+            .held()
+            .map(|(c, h)| derived(c, names.get(c).map(String::as_str).unwrap_or(""), h))
+            .collect(),
+        realised_fen: ledger.realised_fen(),
+        fees_fen: ledger.totals.fees_fen,
+        fills: stored
             .iter()
-            .filter(|s| !s.name.is_empty())
-            .map(|s| (s.fill.code.clone(), s.name.clone()))
-            .collect();
-        Ok((fills.into_iter().map(|s| s.fill).collect(), names))
+            .filter_map(|s| fill_row(s, realised.get(&s.entry.id).copied()))
+            .collect(),
+        entries: entries
+            .iter()
+            .map(|e| entry_row(e, realised.get(&e.id).copied()))
+            .collect(),
+        cash_fen: ledger.cash_fen,
+        repo_fen: ledger.repo_total_fen(),
+        totals: ledger.totals,
+        transfers_on_record: entries.iter().any(|e| e.kind.external_flow_fen() != 0),
+        implied: ledger
+            .implied
+            .iter()
+            .map(|(d, a)| ImpliedTransfer {
+                date: iso(*d),
+                amount_fen: *a,
+            })
+            .collect(),
+    }
+}
+
+/// A ledger refusal worded for a statement line (the line says which entry).
+fn ledger_message(e: &LedgerError) -> String {
+    match e {
+        LedgerError::Oversold { sell, held, .. } => {
+            format!("卖出 {sell} 股超过当时持仓 {held} 股")
+        }
+        other => other.to_string(),
     }
 }
 

@@ -1,0 +1,107 @@
+//! The journal report over the market store: the unadjusted closes the ledger is valued at
+//! ([`MarketData::raw_closes`], which names the days an adjusted close stands in) and the
+//! adjusted bars the exit signal reads, both from the daily cache.
+
+use std::collections::{BTreeSet, HashMap};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use wyckoff_engine::Bar;
+use wyckoff_market::MarketData;
+use wyckoff_market::cache::BarTable;
+
+use wyckoff_market::raw::{RawBasis, RawCloses};
+
+use crate::prices::{Close, Closes, CodeCloses, PriceBasis};
+use crate::review::{self, DayValue, ExitReview, Performance};
+use crate::store::{JournalError, JournalStore, JournalSummary, names_of};
+
+/// The cached daily bars of each code (none for a code the cache does not have).
+pub async fn cached_bars(
+    md: &MarketData,
+    codes: BTreeSet<&str>,
+) -> Result<HashMap<String, Vec<Bar>>, JournalError> {
+    let mut out = HashMap::new();
+    for code in codes {
+        let Ok(parsed) = wyckoff_market::StockCode::parse(code) else {
+            continue;
+        };
+        let loaded = md
+            .store()
+            .load_bars(BarTable::Stocks, &parsed.symbol().key(), None)
+            .await
+            .map_err(|e| JournalError::Market(e.to_string()))?;
+        out.insert(code.to_owned(), loaded.bars);
+    }
+    Ok(out)
+}
+
+/// The market's unadjusted closes as the ledger takes them.
+pub fn closes_of(raw: &RawCloses) -> CodeCloses {
+    CodeCloses {
+        closes: raw
+            .closes
+            .iter()
+            .map(|c| Close {
+                date: c.date,
+                close_e6: c.close_e6,
+                exact: c.exact,
+            })
+            .collect(),
+        basis: match &raw.basis {
+            RawBasis::Exact => PriceBasis::Exact,
+            basis => PriceBasis::Approximate {
+                reason: basis.to_string(),
+            },
+        },
+    }
+}
+
+/// The unadjusted closes of each stock code among `codes` from the cache (a code the
+/// market cannot read as a stock — a fund, a bond, a repo — has none here).
+pub async fn valuation_closes(
+    md: &MarketData,
+    codes: &BTreeSet<&str>,
+) -> Result<Closes, JournalError> {
+    let mut out = Closes::new();
+    for code in codes {
+        if wyckoff_market::StockCode::parse(code).is_err() {
+            continue;
+        }
+        let raw = md
+            .raw_closes(code, 0..=u32::MAX)
+            .await
+            .map_err(|e| JournalError::Market(e.to_string()))?;
+        out.insert((*code).to_owned(), closes_of(&raw));
+    }
+    Ok(out)
+}
+
+/// Everything the journal shows: entries and fills, derived positions, cash and realised
+/// P/L, the daily NAV with its return and drawdown, and the exit reviews.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct JournalReport {
+    pub summary: JournalSummary,
+    pub values: Vec<DayValue>,
+    pub performance: Performance,
+    pub reviews: Vec<ExitReview>,
+}
+
+pub async fn report(
+    md: &MarketData,
+    store: &JournalStore,
+    now: DateTime<Utc>,
+) -> Result<JournalReport, JournalError> {
+    let summary = store.summary(now).await?;
+    let entries = store.entries(now).await?;
+    let codes: BTreeSet<&str> = entries.iter().filter_map(|e| e.kind.code()).collect();
+    let closes = valuation_closes(md, &codes).await?;
+    let bars = cached_bars(md, codes).await?;
+    let (values, performance) = review::daily_values(&entries, &closes)?;
+    Ok(JournalReport {
+        reviews: review::exit_reviews(&entries, &names_of(&entries), &closes, &bars),
+        values,
+        performance,
+        summary,
+    })
+}
