@@ -1,14 +1,18 @@
-//! `wyckoff portfolio`: the account journal — positions derived from fills with realised
-//! P/L, `fill` (record a buy or sell; fees by the backtest's rules unless given),
-//! `import FILE` (a broker 交割单 CSV: all rows or none), `value` (daily account value
-//! from the cached closes) and `review` (each sale 5/10/20 trading days on, and the
-//! engine's exit signal at the time) and `levels` (a holding's stop-loss and target price,
-//! which the alerts check watches). Exit status: 0 ok, 1 failure, 2 bad input.
+//! `wyckoff portfolio`: the account ledger — positions derived from its entries with
+//! realised P/L and the cash line, `fill` (record a buy or sell; fees by the backtest's
+//! rules unless given), `import FILE` (a broker 交割单 CSV: all rows or none), `cash in|out
+//! AMOUNT` (a 银证转账), `value` (daily account value at the cached unadjusted closes:
+//! cash, holdings, NAV, the day's P/L, the time-weighted return and drawdown), `review`
+//! (each sale 5/10/20 trading days on, and the engine's exit signal at the time) and
+//! `levels` (a holding's stop-loss and target price, which the alerts check watches).
+//! Exit status: 0 ok, 1 failure, 2 bad input.
 
 use std::process::ExitCode;
 
 use anyhow::Context;
+use wyckoff_session::CashDirection;
 use wyckoff_session::Desk;
+use wyckoff_session::domain::journal::JournalSummary;
 use wyckoff_session::domain::journal::money::{
     fmt_fen, fmt_price, parse_fen, parse_price, price_from_f64,
 };
@@ -33,8 +37,29 @@ pub enum FillSide {
     Sell,
 }
 
+/// Which way a bank transfer goes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CashDir {
+    /// Bank → broker (also an opening balance).
+    In,
+    /// Broker → bank.
+    Out,
+}
+
 #[derive(Debug, clap::Subcommand)]
 pub enum PortfolioCommand {
+    /// Record a bank transfer (银证转账): `wyckoff portfolio cash in 100000 --date
+    /// 2019-01-02`. The cash line, the NAV and the return count it.
+    Cash {
+        direction: CashDir,
+        /// Yuan, up to 2 decimals.
+        amount: String,
+        /// YYYY-MM-DD or YYYYMMDD (default today, Beijing time).
+        #[arg(long)]
+        date: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Record a fill: `wyckoff portfolio fill buy 600519 --shares 100 --price 1700.5`.
     Fill {
         side: FillSide,
@@ -67,7 +92,8 @@ pub enum PortfolioCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Daily account value from the cached closes (the last 20 days unless --all).
+    /// Daily account value at the cached unadjusted closes — cash, holdings, NAV, the day's
+    /// P/L and the time-weighted return (the last 20 days unless --all).
     Value {
         #[arg(long)]
         all: bool,
@@ -203,7 +229,7 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             json,
         }) => levels(md, &code, stop.as_deref(), target.as_deref(), json).await,
         None => {
-            let s = match store.summary(now).await {
+            let s = match desk.journal_summary().await {
                 Ok(s) => s,
                 Err(e) => return Ok(journal_failure(e)),
             };
@@ -233,6 +259,7 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
                     fmt_fen(s.fees_fen),
                     s.fills.len()
                 );
+                print_cash(&s);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -342,8 +369,40 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Some(PortfolioCommand::Cash {
+            direction,
+            amount,
+            date,
+            json,
+        }) => {
+            let Some(amount_fen) = parse_fen(&amount).filter(|a| *a > 0) else {
+                return Ok(bad(format!(
+                    "金额「{amount}」不是正数（元，最多 2 位小数）"
+                )));
+            };
+            let date = match date {
+                None => None,
+                Some(d) => match wyckoff_session::domain::market::date::parse_date(&d) {
+                    Some(d) => Some(d),
+                    None => return Ok(bad(format!("--date「{d}」无效，请用 YYYY-MM-DD"))),
+                },
+            };
+            let direction = match direction {
+                CashDir::In => CashDirection::In,
+                CashDir::Out => CashDirection::Out,
+            };
+            match desk
+                .record_cash(direction, amount_fen, date, Source::Cli)
+                .await
+            {
+                Ok(out) if json => print_json(&out)?,
+                Ok(out) => println!("{}", out.message),
+                Err(e) => return Ok(journal_failure(e)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Some(PortfolioCommand::Value { all, json }) => {
-            let r = match wyckoff_session::domain::journal::report(md, store, now).await {
+            let r = match desk.journal_report().await {
                 Ok(r) => r,
                 Err(e) => return Ok(journal_failure(e)),
             };
@@ -360,7 +419,7 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(PortfolioCommand::Review { json }) => {
-            let r = match wyckoff_session::domain::journal::report(md, store, now).await {
+            let r = match desk.journal_report().await {
                 Ok(r) => r,
                 Err(e) => return Ok(journal_failure(e)),
             };
@@ -374,29 +433,84 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The cash line under the positions: cash, repos out, what the transfers on record were.
+fn print_cash(s: &JournalSummary) {
+    println!(
+        "cash {}{} · transfers in {} · out {} · dividends {} · interest {}",
+        fmt_fen(s.cash_fen),
+        if s.repo_fen > 0 {
+            format!(" · reverse repos out {}", fmt_fen(s.repo_fen))
+        } else {
+            String::new()
+        },
+        fmt_fen(s.totals.transfers_in_fen),
+        fmt_fen(s.totals.transfers_out_fen),
+        fmt_fen(s.totals.dividends_fen),
+        fmt_fen(s.totals.interest_fen),
+    );
+    if s.totals.implied_in_fen > 0 {
+        println!(
+            "  {} paid from money whose transfer in is not on record (on {} day(s)); record it with `wyckoff portfolio cash in AMOUNT --date`",
+            fmt_fen(s.totals.implied_in_fen),
+            s.implied.len()
+        );
+    }
+}
+
 fn print_values(r: &JournalReport, skip: usize) {
     if r.values.is_empty() {
-        println!("no fills with cached bars yet");
+        println!("no entries with cached closes yet");
         return;
     }
     println!(
-        "{:<10} {:>14} {:>14} {:>12} {:>12}",
-        "date", "market value", "cost basis", "unrealised", "realised"
+        "{:<10} {:>14} {:>14} {:>12} {:>12} {:>14} {:>14} {:>11} {:>9}",
+        "date",
+        "market value",
+        "cost basis",
+        "unrealised",
+        "realised",
+        "cash",
+        "NAV",
+        "day P/L",
+        "TWR"
     );
     for d in &r.values[skip..] {
+        let mut flags = Vec::new();
+        if !d.missing.is_empty() {
+            flags.push(format!("no close: {}", d.missing.join(",")));
+        }
+        if !d.approximate.is_empty() {
+            flags.push(format!("approximate: {}", d.approximate.join(",")));
+        }
         println!(
-            "{:<10} {:>14} {:>14} {:>12} {:>12}{}",
+            "{:<10} {:>14} {:>14} {:>12} {:>12} {:>14} {:>14} {:>11} {:>8.2}%{}",
             d.date,
             fmt_fen(d.market_value_fen),
             fmt_fen(d.cost_basis_fen),
             fmt_fen(d.unrealised_fen),
             fmt_fen(d.realised_fen),
-            if d.missing.is_empty() {
+            fmt_fen(d.cash_fen + d.repo_fen),
+            fmt_fen(d.nav_fen),
+            fmt_fen(d.pnl_fen),
+            d.twr_pct,
+            if flags.is_empty() {
                 String::new()
             } else {
-                format!("  no close: {}", d.missing.join(","))
+                format!("  {}", flags.join("; "))
             }
         );
+    }
+    let p = &r.performance;
+    if let (Some(first), Some(last), Some(twr), Some(dd)) =
+        (&p.first, &p.last, p.twr_pct, p.max_drawdown_pct)
+    {
+        println!(
+            "{first} → {last}: NAV {} · time-weighted return {twr:+.2}% · max drawdown {dd:.2}%",
+            fmt_fen(p.nav_fen)
+        );
+    }
+    for n in &p.notes {
+        println!("note: {n}");
     }
 }
 

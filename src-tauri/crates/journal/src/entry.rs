@@ -161,9 +161,7 @@ impl EntryKind {
                 interest_fen,
                 ..
             } => principal_fen + interest_fen,
-            EntryKind::Opening { .. } | EntryKind::BonusShares { .. } | EntryKind::Note { .. } => {
-                0
-            }
+            EntryKind::Opening { .. } | EntryKind::BonusShares { .. } | EntryKind::Note { .. } => 0,
         }
     }
 

@@ -45,8 +45,9 @@ pub mod inbox {
 /// The trade journal and its money formatting.
 pub mod journal {
     pub use wyckoff_journal::{
-        AfterSale, Fees, ImportOutcome, JournalError, JournalReport, NewFill, Side, Source, money,
-        report,
+        AfterSale, DayValue, EntryKind, EntryOutcome, EntryRow, Fees, ImportOutcome,
+        JournalError, JournalReport, JournalSummary, NewEntry, NewFill, Performance, Side,
+        Source, money, report,
     };
 }
 

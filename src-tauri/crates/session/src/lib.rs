@@ -46,6 +46,7 @@ pub mod approvals;
 pub mod beijing;
 pub mod connection;
 pub mod desk;
+mod desk_ledger;
 mod desk_work;
 pub mod domain;
 mod error;
@@ -83,6 +84,7 @@ use wyckoff_memory::{
 use wyckoff_protocol::{Message, RuntimeEvent, SkillUse, UserOrigin};
 
 pub use desk::{Answerer, Desk, DeskOptions, TickReport};
+pub use desk_ledger::CashDirection;
 pub use error::SessionError;
 pub use hub::{
     Attendance, ConversationHub, HubOptions, Settled, StartedTurn, TurnEnd, TurnMeta, TurnOutput,
