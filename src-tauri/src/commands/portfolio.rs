@@ -9,7 +9,7 @@ use specta::Type;
 use tauri::State;
 use wyckoff_session::Desk;
 use wyckoff_session::domain::market::{PortfolioView, StockCode};
-use wyckoff_session::reports::{HoldingReport, PortfolioDiagnosis};
+use wyckoff_session::reports::{HoldingReport, PortfolioDiagnosis, UpdateError};
 
 use crate::chat::ChatState;
 use crate::commands::chat::desk;
@@ -177,7 +177,8 @@ pub async fn load(desk: &Desk) -> Result<PortfolioPage, CommandError> {
 }
 
 /// Applies one edit through `update_portfolio`'s validation; a refused edit writes nothing
-/// and comes back as the tool's own message.
+/// and comes back as invalid input with the tool's own message (a database failure is
+/// internal).
 pub async fn apply(desk: &Desk, edit: &PortfolioEdit) -> Result<PortfolioPage, CommandError> {
     if let PortfolioEdit::Add { code, .. } = edit
         && let Ok(parsed) = StockCode::parse(code)
@@ -189,19 +190,11 @@ pub async fn apply(desk: &Desk, edit: &PortfolioEdit) -> Result<PortfolioPage, C
             "not in the stock list",
         ));
     }
-    let out = desk
-        .update_portfolio(&edit_args(edit))
-        .await
-        .map_err(CommandError::invalid)?;
-    if let Some(message) = out.get("error") {
-        return Err(CommandError::invalid(
-            message
-                .as_str()
-                .map(str::to_owned)
-                .unwrap_or_else(|| message.to_string()),
-        ));
+    match desk.update_portfolio(&edit_args(edit)).await {
+        Ok(_) => load(desk).await,
+        Err(UpdateError::Refused(refusal)) => Err(CommandError::invalid(refusal)),
+        Err(UpdateError::Failed(e)) => Err(CommandError::internal(e)),
     }
-    load(desk).await
 }
 
 /// The positions with last price, P/L, weight and the engine's health and verdict.

@@ -16,8 +16,8 @@ use wyckoff_track::{Origin, TrackError};
 
 use crate::Desk;
 use crate::reports::{
-    ChartError, JobError, MarketBreadth, Period, PortfolioDiagnosis, ResearchPlan, StockChart,
-    StockDiagnosis,
+    ChartError, JobError, MarketBreadth, Period, PortfolioDiagnosis, PortfolioUpdated,
+    ResearchPlan, StockChart, StockDiagnosis, UpdateError,
 };
 
 impl Desk {
@@ -100,9 +100,10 @@ impl Desk {
     }
 
     /// An edit through `update_portfolio`'s validation (`action` add, update, remove or
-    /// set_cash): a refused edit writes nothing and comes back as `{"error": …}`.
-    pub async fn update_portfolio(&self, args: &Value) -> Result<Value, ToolError> {
-        portfolio::update(self.market(), args).await
+    /// set_cash, with `items` for a batch): what was written, or the refusal that wrote
+    /// nothing, as the agent's tool decides them.
+    pub async fn update_portfolio(&self, args: &Value) -> Result<PortfolioUpdated, UpdateError> {
+        portfolio::apply(self.market(), args).await
     }
 
     /// Starts `request` as a background task of no conversation (a screen, a backtest, the

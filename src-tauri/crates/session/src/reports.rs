@@ -22,6 +22,9 @@ pub use wyckoff_tools::market::MarketBreadth;
 /// The portfolio diagnosed ([`crate::Desk::diagnose_portfolio`]).
 pub use wyckoff_tools::portfolio::{HoldingReport, PortfolioDiagnosis};
 
+/// A portfolio edit written, or why not ([`crate::Desk::update_portfolio`]).
+pub use wyckoff_tools::portfolio::{PortfolioRefusal, UpdateError, Updated as PortfolioUpdated};
+
 /// Sweeps and walk-forwards: the request, its plan, the stored report, and the best row
 /// of a sweep by another metric (a pure function of the stored grid).
 pub use wyckoff_tools::backtest::{

@@ -8,7 +8,7 @@ use wyckoff_agent::ToolError;
 use wyckoff_engine::diagnosis::{DiagnosisBrief, Targets};
 use wyckoff_engine::{Diagnosis, ExitKind, Holding, Stage, Track, diagnose};
 use wyckoff_market::portfolio::{
-    ERR_BATCH_ACTION, ERR_BATCH_TOO_LARGE, ERR_ITEMS_EMPTY, MAX_BATCH, WriteOutcome,
+    ERR_BATCH_ACTION, ERR_BATCH_TOO_LARGE, ERR_ITEMS_EMPTY, ItemFailure, MAX_BATCH, WriteOutcome,
 };
 use wyckoff_market::{DataStatus, MarketData, PortfolioError, PortfolioOp, PortfolioView};
 use wyckoff_time::iso;
@@ -362,44 +362,132 @@ fn op_of(md: &MarketData, action: &str, f: &Value) -> Result<PortfolioOp, String
     })
 }
 
-fn success(out: WriteOutcome, updated: Option<usize>, items: Vec<String>) -> Value {
-    let v = &out.view;
-    let summary: Vec<String> = v
-        .positions
-        .iter()
-        .map(|p| format!("{} {} {}股 成本{}", p.code, p.name, p.shares, p.cost_price))
-        .collect();
-    let mut r = json!({
-        "success": true,
-        "message": out.message,
-        "free_cash": v.free_cash,
-        "position_count": v.position_count,
-        "positions_summary": summary,
-        "storage": "local",
-        "data_status": "ok",
-        "source": "local",
-        "as_of": null,
-    });
-    if let Some(n) = updated {
-        r["updated_count"] = json!(n);
-        r["failed_count"] = json!(0);
-        r["item_messages"] = json!(items);
+/// An edit `update_portfolio` wrote: the outcome's message, the portfolio after it, and
+/// for a batch each item's label.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Updated {
+    pub message: String,
+    pub view: PortfolioView,
+    /// One label per item of a batch (`add 600519 10股`); `None` for a single edit.
+    pub items: Option<Vec<String>>,
+}
+
+impl Updated {
+    fn of(out: WriteOutcome) -> Self {
+        Updated {
+            message: out.message,
+            view: out.view,
+            items: None,
+        }
     }
-    r
+
+    /// The tool's answer: the portfolio after the write, and a batch's counts.
+    fn answer(&self) -> Value {
+        let v = &self.view;
+        let summary: Vec<String> = v
+            .positions
+            .iter()
+            .map(|p| format!("{} {} {}股 成本{}", p.code, p.name, p.shares, p.cost_price))
+            .collect();
+        let mut r = json!({
+            "success": true,
+            "message": self.message,
+            "free_cash": v.free_cash,
+            "position_count": v.position_count,
+            "positions_summary": summary,
+            "storage": "local",
+            "data_status": "ok",
+            "source": "local",
+            "as_of": null,
+        });
+        if let Some(items) = &self.items {
+            r["updated_count"] = json!(items.len());
+            r["failed_count"] = json!(0);
+            r["item_messages"] = json!(items);
+        }
+        r
+    }
 }
 
-/// A validation failure: nothing was written.
-fn refused(error: String, failures: Value, failed: usize) -> Value {
-    json!({
-        "error": error,
-        "written": false,
-        "failures": failures,
-        "updated_count": 0,
-        "failed_count": failed,
-    })
+/// Why `update_portfolio` wrote nothing. `Display` is the message the user reads, and the
+/// model as the answer's `error`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PortfolioRefusal {
+    /// `items` was given but held nothing.
+    #[error("{}", ERR_ITEMS_EMPTY)]
+    EmptyBatch,
+    /// More than [`MAX_BATCH`] items.
+    #[error("{}", ERR_BATCH_TOO_LARGE)]
+    BatchTooLarge { items: usize },
+    /// `set_cash` given as a batch.
+    #[error("{}", ERR_BATCH_ACTION)]
+    CashBatch { items: usize },
+    /// The single edit failed validation.
+    #[error("{0}")]
+    Invalid(String),
+    /// Items of a batch failed validation, each named; the message is the first's.
+    #[error("{}", .0.first().map(|f| f.message.as_str()).unwrap_or(""))]
+    Items(Vec<ItemFailure>),
 }
 
+impl PortfolioRefusal {
+    /// The items that failed, each with its index and message (empty unless a batch's
+    /// items failed).
+    pub fn failures(&self) -> &[ItemFailure] {
+        match self {
+            PortfolioRefusal::Items(failures) => failures,
+            _ => &[],
+        }
+    }
+
+    /// How many edits were refused: every item of a refused batch, else one.
+    pub fn failed_count(&self) -> usize {
+        match self {
+            PortfolioRefusal::EmptyBatch => 0,
+            PortfolioRefusal::BatchTooLarge { items } | PortfolioRefusal::CashBatch { items } => {
+                *items
+            }
+            PortfolioRefusal::Invalid(_) => 1,
+            PortfolioRefusal::Items(failures) => failures.len(),
+        }
+    }
+
+    /// The tool's answer: nothing was written, and why.
+    fn answer(&self) -> Value {
+        json!({
+            "error": self.to_string(),
+            "written": false,
+            "failures": self.failures(),
+            "updated_count": 0,
+            "failed_count": self.failed_count(),
+        })
+    }
+}
+
+/// Why an `update_portfolio` call did not write.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum UpdateError {
+    /// Validation refused the edit: nothing was written.
+    #[error(transparent)]
+    Refused(#[from] PortfolioRefusal),
+    /// The call named no edit (no `action`), or the database failed.
+    #[error(transparent)]
+    Failed(#[from] ToolError),
+}
+
+/// `update_portfolio` as the agent calls it: the write's answer, or a refusal as
+/// `{"error": …, "written": false, …}`.
 pub async fn update(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
+    match apply(md, args).await {
+        Ok(updated) => Ok(updated.answer()),
+        Err(UpdateError::Refused(refusal)) => Ok(refusal.answer()),
+        Err(UpdateError::Failed(e)) => Err(e),
+    }
+}
+
+/// Applies `update_portfolio`'s arguments (`action`, and `items` for a batch) in one
+/// transaction: what was written, or why nothing was.
+pub async fn apply(md: &MarketData, args: &Value) -> Result<Updated, UpdateError> {
     let action = opt_str(args, "action")
         .ok_or_else(|| ToolError::InvalidArgs("missing required argument: action".into()))?;
     let now = md.clock().now();
@@ -407,50 +495,41 @@ pub async fn update(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
     if let Some(items) = args.get("items").filter(|v| !v.is_null()) {
         let items = items.as_array().cloned().unwrap_or_default();
         if items.is_empty() {
-            return Ok(refused(ERR_ITEMS_EMPTY.into(), json!([]), 0));
+            return Err(PortfolioRefusal::EmptyBatch.into());
         }
         if items.len() > MAX_BATCH {
-            return Ok(refused(ERR_BATCH_TOO_LARGE.into(), json!([]), items.len()));
+            return Err(PortfolioRefusal::BatchTooLarge { items: items.len() }.into());
         }
         if action == "set_cash" {
-            return Ok(refused(ERR_BATCH_ACTION.into(), json!([]), items.len()));
+            return Err(PortfolioRefusal::CashBatch { items: items.len() }.into());
         }
         let mut ops = Vec::with_capacity(items.len());
         let mut failures = Vec::new();
         for (index, item) in items.iter().enumerate() {
             match op_of(md, action, item) {
                 Ok(op) => ops.push(op),
-                Err(message) => failures.push(json!({
-                    "index": index,
-                    "code": opt_str(item, "code").unwrap_or(""),
-                    "message": message,
-                })),
+                Err(message) => failures.push(ItemFailure {
+                    index,
+                    code: opt_str(item, "code").unwrap_or("").to_owned(),
+                    message,
+                }),
             }
         }
         if !failures.is_empty() {
-            let first = failures[0]["message"].as_str().unwrap_or("").to_string();
-            let n = failures.len();
-            return Ok(refused(first, json!(failures), n));
+            return Err(PortfolioRefusal::Items(failures).into());
         }
         let count = ops.len();
         let labels: Vec<String> = ops.iter().map(describe).collect();
-        return match store.batch(ops, now).await {
-            Ok(out) => {
-                let mut r = success(out, Some(count), labels);
-                r["message"] = json!(format!("批量{action}成功 {count} 只"));
-                Ok(r)
-            }
-            Err(e) => write_error(e),
-        };
+        let out = store.batch(ops, now).await.map_err(write_error)?;
+        return Ok(Updated {
+            message: format!("批量{action}成功 {count} 只"),
+            items: Some(labels),
+            ..Updated::of(out)
+        });
     }
-    let op = match op_of(md, action, args) {
-        Ok(op) => op,
-        Err(message) => return Ok(refused(message, json!([]), 1)),
-    };
-    match store.apply(op, now).await {
-        Ok(out) => Ok(success(out, None, Vec::new())),
-        Err(e) => write_error(e),
-    }
+    let op = op_of(md, action, args).map_err(PortfolioRefusal::Invalid)?;
+    let out = store.apply(op, now).await.map_err(write_error)?;
+    Ok(Updated::of(out))
 }
 
 fn describe(op: &PortfolioOp) -> String {
@@ -462,17 +541,13 @@ fn describe(op: &PortfolioOp) -> String {
     }
 }
 
-fn write_error(e: PortfolioError) -> Result<Value, ToolError> {
+fn write_error(e: PortfolioError) -> UpdateError {
     match e {
-        PortfolioError::Invalid(m) => Ok(refused(m, json!([]), 1)),
-        PortfolioError::Batch { failures } => {
-            let first = failures
-                .first()
-                .map(|f| f.message.clone())
-                .unwrap_or_default();
-            let n = failures.len();
-            Ok(refused(first, json!(failures), n))
-        }
-        PortfolioError::Db(e) => Err(ToolError::Failed(format!("portfolio database: {e}"))),
+        PortfolioError::Invalid(m) => PortfolioRefusal::Invalid(m).into(),
+        PortfolioError::Batch { failures } => PortfolioRefusal::Items(failures).into(),
+        PortfolioError::Db(e) => ToolError::Failed(format!("portfolio database: {e}")).into(),
     }
 }
+
+#[cfg(test)]
+mod tests;
