@@ -776,6 +776,40 @@ export type DerivedPosition = {
 	since: string,
 };
 
+export type DiagnosisBrief = {
+	status: string,
+	label: string,
+	headline: string,
+	strengths: string[],
+	risks: string[],
+	direct_buy_allowed: boolean,
+	next_step: string,
+};
+
+/**
+ *  `analyze_stock`'s diagnosis card as the stock page carries it: what the page, its signals
+ *  and a holding's lines read, typed, and the card's other fields as the tool gave them, so
+ *  it serialises exactly as the agent sees it.
+ */
+export type DiagnosisCard = {
+	code: string,
+	name: string,
+	/**  The last bar's date (YYYY-MM-DD). */
+	as_of: string | null,
+	/**  GREEN, YELLOW or RED (the engine's rating). */
+	health: string,
+	health_reasons: string[],
+	/**  The holding's cost, when the stock is held. */
+	cost: number | null,
+	candidate_lane: string | null,
+	/**  The kind of entry the candidate lane triggered on the last bar. */
+	candidate_entry_type: string | null,
+	exit_signal: ExitKind | null,
+	stop_loss_price: number | null,
+	targets: Targets,
+	diagnosis_brief: DiagnosisBrief,
+};
+
 /**
  *  An e-mail channel's sender, recipients and SMTP login (default: the sender's address).
  *  Its password is passed as the channel's token and kept in the keychain only.
@@ -804,6 +838,8 @@ export type ExitAtSale = {
 	signal: string,
 	reason: string,
 };
+
+export type ExitKind = "stop_loss" | "upthrust_warning" | "distribution_warning";
 
 export type ExitReview = {
 	fill_id: number,
@@ -1711,8 +1747,8 @@ export type StockChart = {
 	reading: WyckoffReading,
 	signals: ChartSignal[],
 	holding: HoldingLines | null,
-	/**  The diagnosis card, exactly as `analyze_stock` gives it to the agent. */
-	diagnosis: Value,
+	/**  The diagnosis card, as `analyze_stock` gives it to the agent. */
+	diagnosis: DiagnosisCard,
 	source: string | null,
 	/**  Date of the newest daily bar. */
 	as_of: number | null,
@@ -1811,6 +1847,18 @@ export type SyncProgress = {
 	total: number,
 	code: string,
 	done: boolean,
+};
+
+export type TargetLevel = {
+	kind: string,
+	price: number | null,
+};
+
+export type Targets = {
+	conservative: number | null,
+	aggressive: number | null,
+	/**  The candidate levels: `measured_move`, `prior_120d_high`, `atr_3x`. */
+	candidates: TargetLevel[],
 };
 
 /**

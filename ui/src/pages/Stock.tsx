@@ -251,8 +251,7 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
     );
   }
 
-  const d = (chart?.diagnosis ?? {}) as Record<string, unknown>;
-  const brief = (d.diagnosis_brief ?? {}) as Record<string, unknown>;
+  const d = chart?.diagnosis;
   return (
     <section className="page stock-page" id="page-stock" aria-busy={busy}>
       <header className="stock-head">
@@ -382,10 +381,10 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
             <div className="card" id="diagnosis-card">
               <h2>{t("diagnosis")}</h2>
               <p>
-                {t("health")}: <strong id="health">{String(d.health ?? "—")}</strong>
+                {t("health")}: <strong id="health">{d?.health || "—"}</strong>
               </p>
-              {typeof brief.headline === "string" && <p>{brief.headline}</p>}
-              {typeof brief.next_step === "string" && <p className="muted">{brief.next_step}</p>}
+              {d?.diagnosis_brief.headline && <p>{d.diagnosis_brief.headline}</p>}
+              {d?.diagnosis_brief.next_step && <p className="muted">{d.diagnosis_brief.next_step}</p>}
               {chart.holding && (
                 <p id="holding">
                   {t("holding")}: {chart.holding.shares} · {t("cost")} {chart.holding.cost}

@@ -1,6 +1,6 @@
 // Pure shaping of what `stock_chart` / `watchlist` return into what the chart library and
 // the tables draw. Nothing here recomputes the engine's reading: it only reformats it.
-import type { ChartEvent, StockChart, WatchlistRow } from "../bindings";
+import type { ChartEvent, DiagnosisCard, StockChart, WatchlistRow } from "../bindings";
 
 /** `20200616` → `"2020-06-16"` (lightweight-charts business-day strings). */
 export function isoDate(d: number): string {
@@ -215,6 +215,24 @@ export function askText(c: StockChart, lang: "zh" | "en"): string {
     : `Analyse ${c.code} ${name} with the Wyckoff method: what phase is it in, which key events matter, and what next?`;
 }
 
+/** A diagnosis card that says nothing, for a chart that is no stock's (the warm-up). */
+export function blankDiagnosis(code: string): DiagnosisCard {
+  return {
+    code,
+    name: "",
+    as_of: null,
+    health: "",
+    health_reasons: [],
+    cost: null,
+    candidate_lane: null,
+    candidate_entry_type: null,
+    exit_signal: null,
+    stop_loss_price: null,
+    targets: { conservative: null, aggressive: null, candidates: [] },
+    diagnosis_brief: { status: "", label: "", headline: "", strengths: [], risks: [], direct_buy_allowed: false, next_step: "" },
+  };
+}
+
 /** A flat chart the size of a long daily history: `n` bars, the four MA lines, a few
  * events, a signal, three phase bands and the range levels, so that the chart warm-up runs
  * every drawing path a real stock page does. Never shown; its figures are not market data. */
@@ -245,7 +263,7 @@ export function warmUpChart(n = 5_000): StockChart {
     },
     signals: [{ kind: "trigger", date: dates[n - 1], label: "warm-up" }],
     holding: null,
-    diagnosis: {},
+    diagnosis: blankDiagnosis("warm-up"),
     source: null,
     as_of: null,
     data_status: "unavailable",

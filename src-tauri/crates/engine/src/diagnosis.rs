@@ -73,7 +73,7 @@ pub struct MovingAverages {
     pub ma200: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct Targets {
     pub conservative: Option<f64>,
     pub aggressive: Option<f64>,
@@ -81,13 +81,13 @@ pub struct Targets {
     pub candidates: Vec<TargetLevel>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct TargetLevel {
     pub kind: String,
     pub price: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 pub struct DiagnosisBrief {
     pub status: String,
     pub label: String,

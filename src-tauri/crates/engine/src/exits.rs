@@ -10,7 +10,7 @@ use crate::indicators::{
 };
 use crate::triggers::bias_200_pct;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum ExitKind {
     StopLoss,

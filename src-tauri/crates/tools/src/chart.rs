@@ -5,8 +5,10 @@
 
 use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use specta::Type;
+use wyckoff_engine::ExitKind;
+use wyckoff_engine::diagnosis::{DiagnosisBrief, Targets};
 use wyckoff_engine::known_on::{Mark, MarkEnd, Replay, replay_schematics, schematic_marks};
 use wyckoff_engine::phases::{EventCode, Schematic, SchematicKind};
 use wyckoff_engine::{Bar, wyckoff_structure};
@@ -148,6 +150,34 @@ pub struct WyckoffReading {
     pub phases: Vec<PhaseBand>,
 }
 
+/// `analyze_stock`'s diagnosis card as the stock page carries it: what the page, its signals
+/// and a holding's lines read, typed, and the card's other fields as the tool gave them, so
+/// it serialises exactly as the agent sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct DiagnosisCard {
+    pub code: String,
+    pub name: String,
+    /// The last bar's date (YYYY-MM-DD).
+    pub as_of: Option<String>,
+    /// GREEN, YELLOW or RED (the engine's rating).
+    pub health: String,
+    pub health_reasons: Vec<String>,
+    /// The holding's cost, when the stock is held.
+    pub cost: Option<f64>,
+    pub candidate_lane: Option<String>,
+    /// The kind of entry the candidate lane triggered on the last bar.
+    pub candidate_entry_type: Option<String>,
+    pub exit_signal: Option<ExitKind>,
+    pub stop_loss_price: Option<f64>,
+    pub targets: Targets,
+    pub diagnosis_brief: DiagnosisBrief,
+    /// The rest of the card (moving averages, channels, triggers, the structure, the
+    /// benchmark, the 水温, freshness and notes), for the agent's view of it.
+    #[serde(flatten)]
+    #[specta(skip)]
+    pub rest: Map<String, Value>,
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 pub struct StockChart {
     pub code: String,
@@ -158,8 +188,8 @@ pub struct StockChart {
     pub reading: WyckoffReading,
     pub signals: Vec<ChartSignal>,
     pub holding: Option<HoldingLines>,
-    /// The diagnosis card, exactly as `analyze_stock` gives it to the agent.
-    pub diagnosis: Value,
+    /// The diagnosis card, as `analyze_stock` gives it to the agent.
+    pub diagnosis: DiagnosisCard,
     pub source: Option<String>,
     /// Date of the newest daily bar.
     pub as_of: Option<u32>,
@@ -442,34 +472,24 @@ fn reading(daily: &[Bar], chart_dates: &[u32]) -> WyckoffReading {
 }
 
 /// Trigger and exit signals the diagnosis found on its last bar.
-fn signals(diagnosis: &Value, last_chart_date: Option<u32>) -> Vec<ChartSignal> {
+fn signals(diagnosis: &DiagnosisCard, last_chart_date: Option<u32>) -> Vec<ChartSignal> {
     let Some(date) = last_chart_date else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    if let Some(entry) = diagnosis
-        .get("candidate_entry_type")
-        .and_then(Value::as_str)
-    {
-        let lane = diagnosis
-            .get("candidate_lane")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+    if let Some(entry) = &diagnosis.candidate_entry_type {
+        let lane = diagnosis.candidate_lane.as_deref().unwrap_or_default();
         out.push(ChartSignal {
             kind: "trigger".into(),
             date,
             label: format!("{entry} {lane}").trim().to_owned(),
         });
     }
-    if let Some(exit) = diagnosis.get("exit_signal").filter(|v| !v.is_null()) {
-        let label = exit
-            .as_str()
-            .map(str::to_owned)
-            .unwrap_or_else(|| exit.to_string());
+    if let Some(exit) = diagnosis.exit_signal {
         out.push(ChartSignal {
             kind: "exit".into(),
             date,
-            label,
+            label: exit.as_str().to_owned(),
         });
     }
     out
@@ -524,11 +544,14 @@ pub async fn build_chart_as_of(
         args["cost"] = json!(p.cost_price);
         args["buy_dt"] = json!(p.buy_dt);
     }
-    let diagnosis = crate::analyze::run(md, &args)
+    let card = crate::analyze::run(md, &args)
         .await
         .map_err(|e| ChartError::Other {
             message: e.to_string(),
         })?;
+    let diagnosis: DiagnosisCard = serde_json::from_value(card).map_err(|e| ChartError::Other {
+        message: format!("analyze_stock's diagnosis of {digits} is not a diagnosis card: {e}"),
+    })?;
     let bars = aggregate(&r.bars, period);
     let cols = columns(&bars);
     let ma = moving_averages(&cols.close, &MA_WINDOWS);
@@ -537,12 +560,8 @@ pub async fn build_chart_as_of(
     let holding = held.map(|p| HoldingLines {
         cost: p.cost_price,
         shares: p.shares,
-        stop_loss: p
-            .stop_loss
-            .or_else(|| diagnosis.get("stop_loss_price").and_then(Value::as_f64)),
-        target: diagnosis
-            .pointer("/targets/conservative")
-            .and_then(Value::as_f64),
+        stop_loss: p.stop_loss.or(diagnosis.stop_loss_price),
+        target: diagnosis.targets.conservative,
     });
     Ok(StockChart {
         code: digits,

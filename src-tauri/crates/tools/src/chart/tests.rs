@@ -165,7 +165,7 @@ async fn chart_of_a_bundled_stock_carries_the_engines_reading() {
         assert_eq!(c.as_of, daily.last().map(|b| b.date));
         assert_eq!(c.bars.dates.last().copied(), c.as_of);
         assert_eq!(c.name.as_deref(), Some("平安银行"));
-        assert_eq!(c.diagnosis["code"], "000001");
+        assert_eq!(c.diagnosis.code, "000001");
         for e in &c.reading.events {
             assert!(c.bars.dates.contains(&e.bar_date), "{e:?}");
             assert!(e.bar_date >= e.date);
@@ -247,7 +247,16 @@ async fn a_held_stock_gets_its_cost_and_stop_lines() {
     let c = build_chart(&md, "000001", Period::Day).await.unwrap();
     let h = c.holding.expect("held");
     assert_eq!((h.cost, h.shares), (12.5, 1000));
-    assert_eq!(c.diagnosis["cost"], 12.5);
+    assert_eq!(c.diagnosis.cost, Some(12.5));
+    // the typed card is the tool's card: the agent and the page read the same diagnosis
+    let card = crate::analyze::run(
+        &md,
+        &json!({"code": "000001", "mode": "diagnose", "cost": 12.5, "buy_dt": "2020-01-02"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(serde_json::to_value(&c.diagnosis).unwrap(), card);
+    assert!(c.diagnosis.rest.contains_key("benchmark"), "{card}");
     let not_held = build_chart(&md, "600519", Period::Day).await;
     if let Ok(c) = not_held {
         assert!(c.holding.is_none());
@@ -332,7 +341,7 @@ async fn the_chart_as_of_a_close_knows_only_what_was_known_then() {
         assert_eq!(then.bars.dates.len(), at + 1);
         assert_eq!(then.as_of, Some(d));
         let iso = format!("{}-{:02}-{:02}", d / 10000, d / 100 % 100, d % 100);
-        assert_eq!(then.diagnosis["as_of"], iso.as_str(), "{}", then.diagnosis);
+        assert_eq!(then.diagnosis.as_of.as_deref(), Some(iso.as_str()));
         let mut known_then: Vec<_> = then.reading.known_events.iter().map(key).collect();
         let mut from_whole: Vec<_> = whole
             .reading
@@ -347,4 +356,76 @@ async fn the_chart_as_of_a_close_knows_only_what_was_known_then() {
         checked += known_then.len();
     }
     assert!(checked > 0, "no mark was known at any of the dates tried");
+}
+
+fn card(entry: Option<&str>, lane: Option<&str>, exit: Option<ExitKind>) -> DiagnosisCard {
+    DiagnosisCard {
+        code: "000001".into(),
+        name: "平安银行".into(),
+        as_of: Some("2020-06-16".into()),
+        health: "YELLOW".into(),
+        health_reasons: Vec::new(),
+        cost: None,
+        candidate_lane: lane.map(str::to_owned),
+        candidate_entry_type: entry.map(str::to_owned),
+        exit_signal: exit,
+        stop_loss_price: None,
+        targets: Targets {
+            conservative: None,
+            aggressive: None,
+            candidates: Vec::new(),
+        },
+        diagnosis_brief: DiagnosisBrief {
+            status: "watch".into(),
+            label: "观察".into(),
+            headline: "观察".into(),
+            strengths: Vec::new(),
+            risks: Vec::new(),
+            direct_buy_allowed: false,
+            next_step: "只观察".into(),
+        },
+        rest: Map::new(),
+    }
+}
+
+/// The last bar's signals are the card's entry (with its lane) and exit, on the last
+/// chart bar; no bar, no signal.
+#[test]
+fn signals_are_the_cards_entry_and_exit_on_the_last_bar() {
+    let sig = |kind: &str, label: &str| ChartSignal {
+        kind: kind.into(),
+        date: 20200616,
+        label: label.into(),
+    };
+    let cases = [
+        (card(None, None, None), Some(20200616), vec![]),
+        (
+            card(Some("sos"), Some("L4"), None),
+            Some(20200616),
+            vec![sig("trigger", "sos L4")],
+        ),
+        (
+            card(Some("spring"), None, None),
+            Some(20200616),
+            vec![sig("trigger", "spring")],
+        ),
+        (
+            card(None, Some("L4"), Some(ExitKind::UpthrustWarning)),
+            Some(20200616),
+            vec![sig("exit", "upthrust_warning")],
+        ),
+        (
+            card(Some("sos"), Some("L4"), Some(ExitKind::StopLoss)),
+            Some(20200616),
+            vec![sig("trigger", "sos L4"), sig("exit", "stop_loss")],
+        ),
+        (
+            card(Some("sos"), None, Some(ExitKind::StopLoss)),
+            None,
+            vec![],
+        ),
+    ];
+    for (c, last, want) in cases {
+        assert_eq!(signals(&c, last), want, "{c:?}");
+    }
 }
