@@ -7,16 +7,10 @@
 
 use std::time::Instant;
 
-use std::sync::Arc;
-
-use wyckoff_config::SharedSettings;
-use wyckoff_config::secrets::MemoryBackend;
-use wyckoff_config::settings::Settings;
-use wyckoff_config::{DataHome, Secrets};
 use wyckoff_desk_lib::{
     PortfolioEdit, apply_portfolio_edit, build_data_status, build_overview, load_portfolio,
 };
-use wyckoff_session::{Desk, DeskOptions};
+use wyckoff_session::testing::offline_desk;
 
 const RUNS: usize = 5;
 const STOCKS: usize = 3_000;
@@ -51,16 +45,7 @@ fn main() {
     rt.block_on(async {
         let home = tempfile::tempdir().unwrap();
         // The commands ask a desk; no keychain, and no live source (the cache is all).
-        let mut options = DeskOptions::new(DataHome::new(home.path()));
-        options.settings = Some(SharedSettings::new(Settings {
-            data_sources: Vec::new(),
-            ..Settings::default()
-        }));
-        options.secrets = Arc::new(Secrets::with_backend(
-            Box::new(MemoryBackend::default()),
-            Box::new(|_| None),
-        ));
-        let desk = Desk::open(options).await.unwrap();
+        let desk = offline_desk(home.path()).await.unwrap();
         let md = desk.market();
         let mut histories = Vec::new();
         for code in BUNDLED {

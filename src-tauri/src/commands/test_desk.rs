@@ -6,23 +6,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use wyckoff_config::SharedSettings;
-use wyckoff_config::secrets::MemoryBackend;
-use wyckoff_config::settings::Settings;
-use wyckoff_config::{DataHome, Secrets};
-use wyckoff_session::{Desk, DeskOptions};
+use wyckoff_session::Desk;
 
-/// The desk of `dir` with the bundled bars only: no keychain, and no source to fetch
-/// from (the settings list none).
+/// The desk of `dir` with the bundled bars only ([`wyckoff_session::testing::offline_desk`]).
 pub(crate) async fn offline(dir: &Path) -> Arc<Desk> {
-    let mut options = DeskOptions::new(DataHome::new(dir));
-    options.settings = Some(SharedSettings::new(Settings {
-        data_sources: Vec::new(),
-        ..Settings::default()
-    }));
-    options.secrets = Arc::new(Secrets::with_backend(
-        Box::new(MemoryBackend::default()),
-        Box::new(|_| None),
-    ));
-    Desk::open(options).await.unwrap()
+    wyckoff_session::testing::offline_desk(dir).await.unwrap()
 }

@@ -44,6 +44,8 @@ pub mod search;
 pub mod series;
 pub mod sources;
 pub mod sync;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 pub mod universe;
 pub mod watchlist;
 

@@ -8,16 +8,10 @@ mod common;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
-use chrono::NaiveDate;
 use common::{FixtureServer, Recorded};
-use wyckoff_market::breaker::BreakerConfig;
-use wyckoff_market::sources::SourcePolicy;
-use wyckoff_market::sources::eastmoney::EastmoneyConfig;
-use wyckoff_market::{
-    ManualClock, MarketConfig, MarketData, SourceSpec, SyncEvent, SyncPlan, SyncStatus, SyncTarget,
-};
+use wyckoff_market::test_support::{eastmoney_at, friday_after_close};
+use wyckoff_market::{MarketConfig, MarketData, SyncEvent, SyncPlan, SyncStatus, SyncTarget};
 
 /// Any code: one bar per trading day in [beg, end], at the bundled close where there is
 /// one (so no forward-adjustment rebase is seen), else 10.
@@ -55,31 +49,9 @@ fn serve_klines(srv: &FixtureServer) {
 
 async fn open(home: &std::path::Path, srv: &FixtureServer) -> MarketData {
     let mut cfg = MarketConfig::offline(home);
-    cfg.sources = vec![SourceSpec::Eastmoney(
-        EastmoneyConfig {
-            kline_base: srv.base("eastmoney", "live"),
-            list_base: srv.base("eastmoney", "live"),
-            page_interval: Duration::ZERO,
-            page_size: 100,
-        },
-        SourcePolicy {
-            min_interval: Duration::ZERO,
-            max_retries: 0,
-            backoff_base: Duration::from_millis(1),
-            backoff_max: Duration::from_millis(5),
-            breaker: BreakerConfig {
-                failure_threshold: 100,
-                cooldown: Duration::from_secs(60),
-            },
-        },
-    )];
+    cfg.sources = vec![eastmoney_at(&srv.base("eastmoney", "live"), 100)];
     // Friday 2020-06-19 after the close: the bundled bars end on the 16th
-    cfg.clock = Arc::new(ManualClock::at_beijing(
-        NaiveDate::from_ymd_opt(2020, 6, 19)
-            .unwrap()
-            .and_hms_opt(16, 0, 0)
-            .unwrap(),
-    ));
+    cfg.clock = friday_after_close();
     cfg.initial_trading_days = 5;
     MarketData::open_with(cfg).await.unwrap()
 }

@@ -60,6 +60,8 @@ pub mod push_relay;
 pub mod reports;
 pub mod retention;
 pub mod scheduler;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};

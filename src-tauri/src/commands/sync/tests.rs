@@ -1,100 +1,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use wyckoff_session::domain::market::breaker::BreakerConfig;
-use wyckoff_session::domain::market::sources::SourcePolicy;
-use wyckoff_session::domain::market::sources::eastmoney::EastmoneyConfig;
-use wyckoff_session::domain::market::{ManualClock, MarketConfig, SourceSpec};
+use wyckoff_session::domain::market::MarketConfig;
+use wyckoff_session::testing::eastmoney::{EastmoneyStub, kline, online_config};
 
 use super::*;
 use crate::commands::error::CommandErrorKind;
 
-/// A local server answering every request with `status` and `body` (Eastmoney's kline
-/// JSON), recording each request line.
-async fn serve(status: u16, body: String) -> (String, Arc<Mutex<Vec<String>>>) {
-    serve_after(Duration::ZERO, status, body).await
-}
-
-/// [`serve`], answering each request after `delay` (a slow vendor).
-async fn serve_after(
-    delay: Duration,
-    status: u16,
-    body: String,
-) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut sock, _)) = listener.accept().await else {
-                return;
-            };
-            let mut buf = vec![0u8; 8192];
-            let mut got = Vec::new();
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = sock.read(&mut buf).await.unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-            let head = String::from_utf8_lossy(&got);
-            log.lock()
-                .unwrap()
-                .push(head.lines().next().unwrap_or("").to_owned());
-            tokio::time::sleep(delay).await;
-            let reply = format!(
-                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = sock.write_all(reply.as_bytes()).await;
-        }
-    });
-    (base, seen)
-}
-
-/// Offline data home whose only live source is Eastmoney at `base`, on Friday
-/// 2020-06-19 after the close (the bundled 000001 ends on Tuesday 2020-06-16).
-async fn online_at(home: &std::path::Path, base: &str) -> MarketData {
-    let mut cfg = MarketConfig::offline(home);
-    cfg.sources = vec![SourceSpec::Eastmoney(
-        EastmoneyConfig {
-            kline_base: base.to_owned(),
-            list_base: base.to_owned(),
-            page_interval: Duration::ZERO,
-            page_size: 100,
-        },
-        SourcePolicy {
-            min_interval: Duration::ZERO,
-            max_retries: 0,
-            backoff_base: Duration::from_millis(1),
-            backoff_max: Duration::from_millis(5),
-            breaker: BreakerConfig {
-                failure_threshold: 5,
-                cooldown: Duration::from_secs(60),
-            },
-        },
-    )];
-    cfg.clock = Arc::new(ManualClock::at_beijing(
-        chrono::NaiveDate::from_ymd_opt(2020, 6, 19)
-            .unwrap()
-            .and_hms_opt(16, 0, 0)
-            .unwrap(),
-    ));
-    MarketData::open_with(cfg).await.unwrap()
-}
-
-fn kline(date: &str, close: f64) -> String {
-    format!(
-        "{date},{o:.2},{close:.2},{h:.2},{l:.2},100000,150000000.0,2.0,0.5,0.1,0.8",
-        o = close - 0.1,
-        h = close + 0.2,
-        l = close - 0.2
-    )
+/// The market data of `home` whose only live source is Eastmoney at `server`, on a
+/// Friday after the close (the bundled 000001 ends on the Tuesday before).
+async fn online_at(home: &std::path::Path, server: &EastmoneyStub) -> MarketData {
+    MarketData::open_with(online_config(home, server.base()))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -116,8 +33,8 @@ async fn one_stock_sync_reports_each_step_and_stores_the_new_bars() {
         kline("2020-06-19", last.close + 0.3),
     ]}})
     .to_string();
-    let (base, seen) = serve(200, body).await;
-    let md = online_at(home.path(), &base).await;
+    let server = EastmoneyStub::start(200, body).await.unwrap();
+    let md = online_at(home.path(), &server).await;
 
     let mut steps = Vec::new();
     let r = sync_one(&md, "000001", &mut |p| steps.push(p))
@@ -134,7 +51,7 @@ async fn one_stock_sync_reports_each_step_and_stores_the_new_bars() {
         done,
     };
     assert_eq!(steps, vec![step(false), step(true)]);
-    assert!(seen.lock().unwrap()[0].contains("secid=0.000001"));
+    assert!(server.requests()[0].contains("secid=0.000001"));
     let after = md.daily_bars("000001", None).await.unwrap();
     assert_eq!(after.as_of, Some(20200619));
     assert!((after.bars.last().unwrap().close - (last.close + 0.3)).abs() < 0.01);
@@ -143,8 +60,10 @@ async fn one_stock_sync_reports_each_step_and_stores_the_new_bars() {
 #[tokio::test]
 async fn a_failing_source_is_said_with_the_code_and_nothing_changes() {
     let home = tempfile::tempdir().unwrap();
-    let (base, _) = serve(502, "<html>bad gateway</html>".into()).await;
-    let md = online_at(home.path(), &base).await;
+    let server = EastmoneyStub::start(502, "<html>bad gateway</html>".into())
+        .await
+        .unwrap();
+    let md = online_at(home.path(), &server).await;
     let err = sync_one(&md, "000001", &mut |_| {}).await.unwrap_err();
     assert_eq!(err.kind, CommandErrorKind::Unavailable, "{err:?}");
     assert_eq!(err.code.as_deref(), Some("000001.SZ"));
