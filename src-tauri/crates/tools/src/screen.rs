@@ -9,6 +9,7 @@ use wyckoff_engine::funnel::{
     Funnel, FunnelConfig, FunnelError, FunnelResult, LayerCount, ScreenArgs,
 };
 use wyckoff_market::MarketData;
+use wyckoff_market::cache::BarTable;
 use wyckoff_protocol::TaskStep;
 use wyckoff_time::iso;
 use wyckoff_track::{Origin, ScreenRecord, TrackStore};
@@ -113,6 +114,16 @@ pub async fn save_for_tracking(
     Ok(Some(store.save(&record).await?))
 }
 
+/// The newest bar date of any cached stock: the day today's stock list stands for.
+async fn newest_stock_day(md: &MarketData) -> Result<Option<u32>, ToolError> {
+    let coverage = md
+        .store()
+        .coverage(BarTable::Stocks)
+        .await
+        .map_err(|e| ToolError::Failed(format!("读取本地K线缓存失败: {e}")))?;
+    Ok(coverage.iter().map(|c| c.last_date).max())
+}
+
 /// Runs the funnel: its typed result and the tool's JSON of it.
 pub async fn screen(
     md: &MarketData,
@@ -151,6 +162,12 @@ pub async fn screen(
                 .into(),
         ));
     }
+    // A read cut at a past day ends its calendar there: the funnel is told the cache's
+    // newest day, so today's names and caps read for that past day count as fallbacks.
+    let newest = match screen_args.as_of {
+        Some(_) => newest_stock_day(md).await?,
+        None => None,
+    };
     progress.report(
         "漏斗筛选",
         &format!("{stocks} 只股票，{} 根K线", loaded.report.bars),
@@ -169,6 +186,10 @@ pub async fn screen(
         let observer = |number: u8, layer: &LayerCount| report_layer(&layers, number, layer);
         let result = Funnel::prepare_cancellable(&shared.universe, &config, cancel)
             .map_err(FunnelError::from)
+            .map(|funnel| match newest {
+                Some(day) => funnel.with_current_day(day),
+                None => funnel,
+            })
             .and_then(|funnel| funnel.screen_observed(&run_args, cancel, &observer));
         let cancelled = matches!(result, Err(FunnelError::Cancelled));
         tracing::info!(tool = NAME, stocks, cancelled, "screen worker finished");

@@ -18,7 +18,7 @@ use wyckoff_engine::board::is_st_name;
 use wyckoff_engine::track::{
     HORIZONS, HitRate, Outcome, TrackedSignal, follow, hit_rates, replay_screens,
 };
-use wyckoff_engine::{Bar, Board, FunnelResult, Universe};
+use wyckoff_engine::{AsOfNotes, Bar, Board, FunnelResult, Universe};
 use wyckoff_market::MarketData;
 use wyckoff_market::cache::BarTable;
 use wyckoff_time::iso;
@@ -331,6 +331,7 @@ pub fn track_screen(
                     next_session,
                     &HORIZONS,
                     Board::from_code(&c.code),
+                    // the name saved is the one it carried on the screened day
                     is_st_name(&c.name),
                 ),
             })
@@ -395,6 +396,27 @@ pub struct BackfillReport {
     pub days: usize,
     pub candidates: usize,
     pub stocks: usize,
+    /// Which facts of the replayed days were today's (ST from today's names, today's
+    /// market caps) and the stocks delisted within them; each fallback a line of `notes`.
+    #[serde(default)]
+    pub as_of_notes: AsOfNotes,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// The point-in-time notes of replaying the days of [`from`, `to`] over `universe`, whose
+/// newest bar is today's.
+fn backfill_notes(universe: &Universe, days: &[u32]) -> AsOfNotes {
+    let (Some(&first), Some(&last)) = (days.first(), days.last()) else {
+        return AsOfNotes::default();
+    };
+    let current = universe
+        .stocks
+        .iter()
+        .filter_map(|s| s.bars.last().map(|b| b.date))
+        .max()
+        .unwrap_or(last);
+    AsOfNotes::of_period(universe, |_| true, first, last, current)
 }
 
 /// Replays the funnel over the cache for each trading day in [from, to] and saves each
@@ -419,8 +441,11 @@ pub async fn backfill(
         .map_err(|e| TrackError::Market(e.to_string()))?;
     let stocks = loaded.universe.stocks.len();
     let saved_at = md.clock().now();
-    let records = tokio::task::spawn_blocking(move || {
-        replay_records(&loaded.universe, from, to, saved_at, &progress)
+    let (records, as_of_notes) = tokio::task::spawn_blocking(move || {
+        let records = replay_records(&loaded.universe, from, to, saved_at, &progress);
+        let days: Vec<u32> = records.iter().map(|r| r.as_of).collect();
+        let notes = backfill_notes(&loaded.universe, &days);
+        (records, notes)
     })
     .await
     .map_err(|e| TrackError::Worker(e.to_string()))?;
@@ -433,5 +458,7 @@ pub async fn backfill(
         days: records.len(),
         candidates,
         stocks,
+        notes: as_of_notes.lines(),
+        as_of_notes,
     })
 }
