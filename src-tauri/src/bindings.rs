@@ -51,6 +51,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             portfolio::portfolio_set_levels,
             portfolio_journal::journal_report,
             portfolio_journal::journal_record_fill,
+            portfolio_journal::journal_record_cash,
             portfolio_journal::journal_import,
             overview::market_overview,
             overview::data_status,

@@ -108,6 +108,8 @@ export const commands = {
 	 *  positions, which the fill re-derived).
 	 */
 	journalRecordFill: (fill: FillForm) => typedError<JournalReport, CommandError>(__TAURI_INVOKE("journal_record_fill", { fill })),
+	/**  Records the user's own bank transfer; returns the journal after it. */
+	journalRecordCash: (cash: CashForm) => typedError<JournalReport, CommandError>(__TAURI_INVOKE("journal_record_cash", { cash })),
 	/**
 	 *  Imports a broker 交割单 (the file's bytes): all rows or none; the refusal names
 	 *  every bad line.
@@ -291,9 +293,9 @@ export type AddSecrets = {
 
 /**  One horizon after a sale. */
 export type AfterSale = 
-/**  The bar `days` trading days after the sale is not cached (yet). */
+/**  The close `days` trading days after the sale is not cached (yet). */
 { status: "pending"; days: number } | { status: "done"; days: number; 
-/**  YYYY-MM-DD of that bar. */
+/**  YYYY-MM-DD of that close. */
 date: string; close: number | null; 
 /**  The close against the sale price, percent. */
 change_pct: number | null };
@@ -452,6 +454,12 @@ export type ApprovalRequest = {
 	always_allows?: AlwaysAllows | null,
 };
 
+/**  A code valued at approximate closes, and why. */
+export type ApproximateCode = {
+	code: string,
+	reason: string,
+};
+
 /**  What was decided. */
 export type AuditDecision = "allowed" | "allowed_always" | "edited" | "denied" | "timed_out" | 
 /**  Put in the inbox: neither run nor refused yet. */
@@ -518,6 +526,16 @@ export type Breadth = {
 	 *  (`sample_size` says how many there were; the page words why).
 	 */
 	min_sample: number | null,
+};
+
+/**  A bank transfer (银证转账) from the page's form. */
+export type CashForm = {
+	/**  True: bank → broker; false: broker → bank. */
+	into_account: boolean,
+	/**  Yuan, up to 2 decimals. */
+	amount: number | null,
+	/**  YYYY-MM-DD or YYYYMMDD. */
+	date: string,
 };
 
 export type ChannelView = {
@@ -730,6 +748,22 @@ export type DayValue = {
 	realised_fen: number,
 	/**  Held codes without any close up to the day: not in the value. */
 	missing: string[],
+	/**  Cash at the day's end. */
+	cash_fen: number,
+	/**  Reverse repo principal lent out at the day's end. */
+	repo_fen: number,
+	/**  cash + repo + market value. */
+	nav_fen: number,
+	/**  Transfers that day (+ in), recorded and implied. */
+	flow_fen: number,
+	/**  NAV − the previous day's NAV − the day's transfers. */
+	pnl_fen: number,
+	/**  Time-weighted return from the first day to this one, percent. */
+	twr_pct: number | null,
+	/**  Below the highest return index so far, percent (0 or negative). */
+	drawdown_pct: number | null,
+	/**  Held codes valued at approximate (adjusted) closes that day. */
+	approximate: string[],
 };
 
 /**  Which days a time-of-day schedule runs on. */
@@ -764,15 +798,16 @@ export type DeliveryStatus =
 /**  Waiting in the outbox for at least one channel. */
 "pending" | "delivered" | "failed";
 
-/**  A position derived from the fills. */
+/**  A position derived from the entries. */
 export type DerivedPosition = {
 	code: string,
 	name: string,
+	instrument: Instrument,
 	shares: number,
 	/**  Average cost per share, yuan (fees included). */
 	avg_cost: number | null,
 	cost_basis_fen: number,
-	/**  YYYY-MM-DD: the first fill since the holding was last flat. */
+	/**  YYYY-MM-DD: the first entry since the holding was last flat. */
 	since: string,
 };
 
@@ -826,6 +861,68 @@ export type EmailAddresses = {
 };
 
 /**
+ *  What happened, with its money. Serialised with `"type"`, e.g.
+ *  `{"type":"cash_in","amount_fen":1000000}`.
+ */
+export type EntryKind = 
+/**  证券买入 (any instrument with a close: stock, ETF/LOF, bond). */
+{ type: "buy"; code: string; shares: number; price_e6: number; 
+/**  The traded amount as booked (price × shares, rounded to the fen by the broker). */
+amount_fen: number; fees: Fees } | 
+/**  证券卖出. */
+{ type: "sell"; code: string; shares: number; price_e6: number; amount_fen: number; fees: Fees } | 
+/**
+ *  期初: a holding as it stood (from before the journal, or edited directly) — shares
+ *  at an average cost; replaces what came before, moves no cash.
+ */
+{ type: "opening"; code: string; shares: number; price_e6: number } | 
+/**  银证转账 bank → broker, or an opening cash balance. */
+{ type: "cash_in"; amount_fen: number } | 
+/**  银证转账 broker → bank. */
+{ type: "cash_out"; amount_fen: number } | 
+/**  股息入账 / 红利入账: the cash booked (after any tax withheld then). */
+{ type: "dividend"; code: string; amount_fen: number } | 
+/**  利息归本: interest on the cash balance. */
+{ type: "interest"; amount_fen: number } | 
+/**  股息红利差异扣税 and other taxes taken from cash. */
+{ type: "tax"; code: string | null; amount_fen: number } | 
+/**  A fee taken from cash outside a trade (e.g. 账户管理费). */
+{ type: "fee"; code: string | null; amount_fen: number } | 
+/**
+ *  送股 / 转增 / 红股入账: shares in at no cost (the basis is unchanged, so the average
+ *  cost falls).
+ */
+{ type: "bonus_shares"; code: string; shares: number } | 
+/**  配股缴款 / 配股入账 booked as one: the subscription paid and the shares in. */
+{ type: "rights_issue"; code: string; shares: number; price_e6: number; amount_fen: number } | 
+/**  逆回购 (融券回购): cash lent out against a repo code (204xxx, 131xxx). */
+{ type: "repo_lend"; code: string; amount_fen: number } | 
+/**  逆回购到期 (融券购回): the principal back with its interest. */
+{ type: "repo_return"; code: string; principal_fen: number; interest_fen: number } | 
+/**
+ *  A row kept for the record that moves neither cash nor shares (指定交易, 撤指,
+ *  新股申购 and its 申购还款, 配号, …).
+ */
+{ type: "note"; text: string };
+
+/**  Any stored entry, with what it did to the cash. */
+export type EntryRow = {
+	id: number,
+	/**  YYYY-MM-DD. */
+	date: string,
+	/**  HH:MM:SS when the source gave it. */
+	time: string | null,
+	name: string,
+	kind: EntryKind,
+	instrument: Instrument | null,
+	source: Source,
+	/**  Signed: + into the account. */
+	cash_fen: number,
+	/**  A sell's realised P/L. */
+	realised_fen: number | null,
+};
+
+/**
  *  Failure categories, classified once where the failure happens (providers, tools,
  *  runtime) and carried unchanged to the UI and the CLI.
  */
@@ -857,6 +954,8 @@ export type ExitReview = {
 	exit_signal: ExitAtSale | null,
 	/**  No cached bar up to the sale day: the signal could not be computed. */
 	signal_unknown: boolean,
+	/**  The closes compared are approximate (adjusted), and why. */
+	approximate: string | null,
 };
 
 export type ExportFormat = "markdown" | "json";
@@ -883,7 +982,7 @@ export type FillForm = {
 	fees: number | null,
 };
 
-/**  A stored fill as the page, the CLI and the tool show it (money in fen). */
+/**  A stored trade (buy, sell or opening) as the page, the CLI and the tool show it. */
 export type FillRow = {
 	id: number,
 	code: string,
@@ -973,8 +1072,17 @@ export type HoldingLines = {
 	target: number | null,
 };
 
+/**  A day whose cash on record ended below zero: the shortfall counted as a transfer in. */
+export type ImpliedTransfer = {
+	/**  YYYY-MM-DD. */
+	date: string,
+	amount_fen: number,
+};
+
 export type ImportOutcome = {
 	imported: number,
+	/**  Rows already in the journal (same identity), not added again. */
+	duplicates: number,
 	skipped: SkippedRow[],
 	realised_fen: number,
 	message: string,
@@ -1048,6 +1156,16 @@ export type IndexQuote = {
 	data_status: string,
 };
 
+/**
+ *  What a six-digit code on a broker statement is, by its prefix: a stock (board by
+ *  [`Board::of_stock`]), an exchange fund (ETF/LOF: Shanghai 5xxxxx, Shenzhen 15xxxx and
+ *  16xxxx), a bond (10–13xxxx: convertibles 110/113/118/123/127/128, treasuries and
+ *  corporates), a reverse repo (Shanghai 204xxx, Shenzhen 131xxx) or something else
+ *  (subscription and rights codes, indices). The one prefix rule for the journal's
+ *  instruments.
+ */
+export type Instrument = "stock" | "fund" | "bond" | "repo" | "other";
+
 /**  What a schedule does. */
 export type Job = 
 /**  Model-free work as a background task: a screen, a backtest, a full sync. */
@@ -1056,20 +1174,32 @@ export type Job =
 { type: "prompt"; text: string };
 
 /**
- *  Everything the journal shows: fills, derived positions, realised P/L, the daily value
- *  and the exit reviews.
+ *  Everything the journal shows: entries and fills, derived positions, cash and realised
+ *  P/L, the daily NAV with its return and drawdown, and the exit reviews.
  */
 export type JournalReport = {
 	summary: JournalSummary,
 	values: DayValue[],
+	performance: Performance,
 	reviews: ExitReview[],
 };
 
 export type JournalSummary = {
+	/**  The trades (buys, sells, openings), oldest first. */
 	fills: FillRow[],
+	/**  Every entry, oldest first. */
+	entries: EntryRow[],
 	positions: DerivedPosition[],
 	realised_fen: number,
 	fees_fen: number,
+	/**  Cash now (after the last entry). */
+	cash_fen: number,
+	/**  Reverse repo principal lent out and not back yet. */
+	repo_fen: number,
+	totals: Totals,
+	/**  No 银证转账 on record: the cash is what the trades left (and the implied transfers). */
+	transfers_on_record: boolean,
+	implied: ImpliedTransfer[],
 };
 
 /**  Where a key currently comes from. */
@@ -1326,6 +1456,25 @@ net_return_pct: number | null;
 mfe_pct: number | null; 
 /**  Net return had it been sold at the lowest low up to the exit, percent. */
 mae_pct: number | null; hit: boolean };
+
+/**  The series' figures over its whole span. */
+export type Performance = {
+	/**  YYYY-MM-DD of the first and last day valued. */
+	first: string | null,
+	last: string | null,
+	nav_fen: number,
+	cash_fen: number,
+	twr_pct: number | null,
+	/**  The deepest drawdown, percent (0 or negative). */
+	max_drawdown_pct: number | null,
+	/**  Codes valued at approximate closes, with why: the figures are approximate. */
+	approximate: ApproximateCode[],
+	/**
+	 *  What the figures rest on that a reader should know (implied transfers, missing
+	 *  closes, approximate prices).
+	 */
+	notes: string[],
+};
 
 export type Period = "day" | "week" | "month";
 
@@ -1685,6 +1834,7 @@ export type Shape =
 /**  A few words on one bar. */
 { kind: "text"; date: number; text: string };
 
+/**  A trade's side as the fill forms and the tool name it. */
 export type Side = "buy" | "sell" | 
 /**  期初: the holding as it stood (a position from before the journal or edited by hand). */
 "opening";
@@ -1727,13 +1877,13 @@ export type SkippedRow = {
 	business: string,
 };
 
-/**  Where a fill came from. */
+/**  Where an entry came from. */
 export type Source = 
 /**  The portfolio page. */
 "manual" | "cli" | 
 /**  The `record_fill` tool (after the user's approval). */
 "agent" | 
-/**  A broker 交割单. */
+/**  A broker statement. */
 "import" | 
 /**  A position stated as it stood (before the journal, or edited directly). */
 "opening";
@@ -1976,6 +2126,22 @@ export type ToolCall = {
 	args_error?: string | null,
 	/**  Gemini thought signature (base64), echoed back on later turns. */
 	thought_signature?: string | null,
+};
+
+/**  Sums of what the entries booked, in fen. */
+export type Totals = {
+	/**  银证转账 in (and opening balances). */
+	transfers_in_fen: number,
+	transfers_out_fen: number,
+	/**  Shortfalls counted as transfers in (see the module notes). */
+	implied_in_fen: number,
+	/**  Trades' fees (commission, stamp duty, transfer fee). */
+	fees_fen: number,
+	dividends_fen: number,
+	/**  利息归本 and reverse repos' interest. */
+	interest_fen: number,
+	/**  Taxes and fees taken from cash outside a trade. */
+	taxes_fen: number,
 };
 
 /**  Hit rates over every tracked signal. */

@@ -1,13 +1,14 @@
-//! The portfolio page's account journal: record a fill (the user's own click, so no
-//! approval dialog; the agent's `record_fill` passes the gate), import a broker 交割单,
-//! and the journal report (fills, realised P/L, daily value, exit reviews).
+//! The portfolio page's account ledger: record a fill or a bank transfer (the user's own
+//! click, so no approval dialog; the agent's `record_fill` passes the gate), import a
+//! broker 交割单, and the journal report (entries, cash, realised P/L, the daily NAV with
+//! its return and drawdown, exit reviews).
 
 use serde::Deserialize;
 use specta::Type;
 use tauri::State;
-use wyckoff_session::Desk;
 use wyckoff_session::domain::journal::money::{fen_from_f64, price_from_f64};
 use wyckoff_session::domain::journal::{Fees, ImportOutcome, JournalReport, NewFill, Side, Source};
+use wyckoff_session::{CashDirection, Desk};
 
 use crate::chat::ChatState;
 use crate::commands::chat::desk;
@@ -27,11 +28,37 @@ pub struct FillForm {
     pub fees: Option<f64>,
 }
 
+/// A bank transfer (银证转账) from the page's form.
+#[derive(Debug, Clone, Deserialize, Type, PartialEq)]
+pub struct CashForm {
+    /// True: bank → broker; false: broker → bank.
+    pub into_account: bool,
+    /// Yuan, up to 2 decimals.
+    pub amount: f64,
+    /// YYYY-MM-DD or YYYYMMDD.
+    pub date: String,
+}
+
 pub async fn load(desk: &Desk) -> Result<JournalReport, CommandError> {
-    let md = desk.market();
-    wyckoff_session::domain::journal::report(md, desk.journal(), md.clock().now())
+    desk.journal_report().await.map_err(CommandError::from)
+}
+
+pub async fn record_cash(desk: &Desk, form: &CashForm) -> Result<JournalReport, CommandError> {
+    let invalid = |m: &str| CommandError::invalid(m);
+    let date = wyckoff_session::domain::market::date::parse_date(&form.date)
+        .ok_or_else(|| invalid("转账日期无效，请用 YYYY-MM-DD"))?;
+    let amount_fen = fen_from_f64(form.amount)
+        .filter(|a| *a > 0)
+        .ok_or_else(|| invalid("转账金额必须大于 0"))?;
+    let direction = if form.into_account {
+        CashDirection::In
+    } else {
+        CashDirection::Out
+    };
+    desk.record_cash(direction, amount_fen, Some(date), Source::Manual)
         .await
-        .map_err(CommandError::from)
+        .map_err(CommandError::from)?;
+    load(desk).await
 }
 
 pub async fn record(desk: &Desk, form: &FillForm) -> Result<JournalReport, CommandError> {
@@ -64,8 +91,7 @@ pub async fn record(desk: &Desk, form: &FillForm) -> Result<JournalReport, Comma
         shares: form.shares,
         fees,
     };
-    desk.journal()
-        .record(&fill, Source::Manual, md.clock().now())
+    desk.record_fill(&fill, Source::Manual)
         .await
         .map_err(CommandError::from)?;
     load(desk).await
@@ -91,6 +117,17 @@ pub async fn journal_record_fill(
     fill: FillForm,
 ) -> Result<JournalReport, CommandError> {
     record(&*desk(&state, &chat).await?, &fill).await
+}
+
+/// Records the user's own bank transfer; returns the journal after it.
+#[tauri::command]
+#[specta::specta]
+pub async fn journal_record_cash(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    cash: CashForm,
+) -> Result<JournalReport, CommandError> {
+    record_cash(&*desk(&state, &chat).await?, &cash).await
 }
 
 /// Imports a broker 交割单 (the file's bytes): all rows or none; the refusal names

@@ -1,9 +1,12 @@
-// The account's daily value from the cached closes: a sparkline of the holdings' market
-// value and the last days in a table, with the data's date and any holding without a
-// close said (cash is not in the journal, so not in the value).
+// The account's daily value at the cached unadjusted closes: cash, NAV (cash + reverse
+// repos + holdings), the time-weighted return and the deepest drawdown, the NAV curve on
+// the charting library the research page uses, a sparkline of the holdings' market value
+// and the last days in a table, with the data's date, any holding without a close and any
+// day valued at adjusted closes said.
 import { useContext } from "react";
-import type { DayValue } from "../bindings";
+import type { DayValue, Performance } from "../bindings";
 import { LanguageContext } from "../i18n";
+import EquityChart from "../research/EquityChart";
 import { pnlClass } from "../pages/workspaceModel";
 import { fen, sparkPoints } from "./journalModel";
 import { journalText } from "./text";
@@ -13,7 +16,9 @@ const SHOWN = 10;
 const W = 320;
 const H = 48;
 
-export default function DailyValue({ values, held }: { values: DayValue[]; held: boolean }) {
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? "—" : `${x >= 0 ? "+" : ""}${x.toFixed(2)}%`);
+
+export default function DailyValue({ values, held, performance }: { values: DayValue[]; held: boolean; performance?: Performance }) {
   const lang = useContext(LanguageContext);
   const t = journalText(lang);
   if (values.length === 0) {
@@ -43,6 +48,21 @@ export default function DailyValue({ values, held }: { values: DayValue[]; held:
         </p>
       )}
       {daysMissing > 0 && <p className="hint warn">{t("valueDaysMissing", { n: daysMissing })}</p>}
+      <p className="jr-nav" id="jr-nav">
+        {t("cashNow")} <b id="jr-cash" data-value={last.cash_fen + last.repo_fen}>{fen(last.cash_fen + last.repo_fen)}</b> · {t("navNow")}{" "}
+        <b id="jr-nav-value" data-value={last.nav_fen}>{fen(last.nav_fen)}</b> · {t("twr")} <b id="jr-twr">{pct(performance?.twr_pct ?? last.twr_pct)}</b> · {t("maxDrawdown")}{" "}
+        <b id="jr-drawdown">{pct(performance?.max_drawdown_pct)}</b>
+      </p>
+      {(performance?.notes ?? []).map((n) => (
+        <p key={n} className="hint warn jr-note">
+          {n}
+        </p>
+      ))}
+      {values.length > 1 && (
+        <div id="jr-nav-chart" aria-label={t("navChart")}>
+          <EquityChart id="jr-nav-curve" height={180} series={[{ points: values.map((v) => ({ date: v.date, equity: v.nav_fen / 100 })) }]} />
+        </div>
+      )}
       {points && (
         <svg className="jr-spark" id="jr-spark" width={W} height={H} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={t("sparkLabel", { from: values[0].date, to: last.date })}>
           <title>{t("sparkLabel", { from: values[0].date, to: last.date })}</title>
@@ -59,6 +79,9 @@ export default function DailyValue({ values, held }: { values: DayValue[]; held:
               <th className="num">{t("colCostBasis")}</th>
               <th className="num">{t("colUnrealised")}</th>
               <th className="num">{t("colRealisedCum")}</th>
+              <th className="num">{t("colCash")}</th>
+              <th className="num">{t("colNav")}</th>
+              <th className="num">{t("colDayPnl")}</th>
               <th>{t("colMissing")}</th>
             </tr>
           </thead>
@@ -72,7 +95,14 @@ export default function DailyValue({ values, held }: { values: DayValue[]; held:
                 <td className="num">{fen(v.cost_basis_fen)}</td>
                 <td className={["num", pnlClass(v.unrealised_fen)].filter(Boolean).join(" ")}>{fen(v.unrealised_fen)}</td>
                 <td className={["num", pnlClass(v.realised_fen)].filter(Boolean).join(" ")}>{fen(v.realised_fen)}</td>
-                <td className={v.missing.length ? "warn" : undefined}>{v.missing.join(", ")}</td>
+                <td className="num jr-day-cash">{fen(v.cash_fen + v.repo_fen)}</td>
+                <td className="num jr-day-nav" data-value={v.nav_fen}>
+                  {fen(v.nav_fen)}
+                </td>
+                <td className={["num", pnlClass(v.pnl_fen)].filter(Boolean).join(" ")}>{fen(v.pnl_fen)}</td>
+                <td className={v.missing.length || v.approximate.length ? "warn" : undefined}>
+                  {[...v.missing, ...v.approximate.map((c) => t("approxMark", { code: c }))].join(", ")}
+                </td>
               </tr>
             ))}
           </tbody>

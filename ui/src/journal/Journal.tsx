@@ -1,5 +1,5 @@
-// The account journal on the portfolio page: record a fill, import a
-// broker 交割单, the fills with realised P/L, the daily value and the exit review. The
+// The account journal on the portfolio page: record a fill or a bank transfer, import a
+// broker 交割单, the fills with realised P/L, the daily NAV with cash and the exit review. The
 // positions table above is the page's own; a fill or an import re-derives the positions
 // in the backend, so the page is told to reload it (`onChanged`). `refreshKey` changes
 // when the page wrote a position by hand (an opening fill), so the journal reloads too.
@@ -10,6 +10,7 @@ import DailyValue from "./DailyValue";
 import ExitReviews from "./ExitReviews";
 import FillsList from "./FillsList";
 import ImportFills from "./ImportFills";
+import RecordCashForm from "./RecordCashForm";
 import RecordFillForm from "./RecordFillForm";
 import { journalErrorText } from "./journalModel";
 import { journalText } from "./text";
@@ -47,6 +48,7 @@ export default function Journal({ onChanged, refreshKey }: { onChanged: () => vo
             onChanged();
           }}
         />
+        <RecordCashForm onRecorded={setReport} />
         <ImportFills
           onImported={() => {
             void load();
@@ -62,7 +64,7 @@ export default function Journal({ onChanged, refreshKey }: { onChanged: () => vo
       {report && (
         <>
           <FillsList summary={report.summary} />
-          <DailyValue values={report.values} held={report.summary.fills.length > 0} />
+          <DailyValue values={report.values} held={report.summary.entries.length > 0} performance={report.performance} />
           <ExitReviews reviews={report.reviews} />
         </>
       )}

@@ -5,11 +5,22 @@ import type { DayValue, ExitReview, FillRow, JournalReport, PortfolioPage, Posit
 const mocks = vi.hoisted(() => ({
   journalReport: vi.fn(),
   journalRecordFill: vi.fn(),
+  journalRecordCash: vi.fn(),
   journalImport: vi.fn(),
   portfolioPage: vi.fn(),
   portfolioEdit: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
+const charted = vi.hoisted(() => ({ data: [] as unknown[] }));
+vi.mock("lightweight-charts", () => ({
+  ColorType: { Solid: "solid" },
+  LineSeries: {},
+  createChart: () => ({
+    addSeries: () => ({ setData: (d: unknown[]) => charted.data.push(d) }),
+    timeScale: () => ({ fitContent: () => {} }),
+    remove: () => {},
+  }),
+}));
 
 import { LanguageContext } from "../i18n";
 import { OpenStockContext } from "../chat/stockLinks";
@@ -19,6 +30,7 @@ import ExitReviews from "./ExitReviews";
 import DailyValue from "./DailyValue";
 import FillsList from "./FillsList";
 import ImportFills from "./ImportFills";
+import RecordCashForm from "./RecordCashForm";
 import RecordFillForm from "./RecordFillForm";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
@@ -60,8 +72,15 @@ const report = (fills: FillRow[], over: Partial<JournalReport> = {}): JournalRep
     positions: [],
     realised_fen: fills.reduce((a, f) => a + (f.realised_fen ?? 0), 0),
     fees_fen: fills.reduce((a, f) => a + f.fees_total_fen, 0),
+    entries: [],
+    cash_fen: 0,
+    repo_fen: 0,
+    totals: { transfers_in_fen: 0, transfers_out_fen: 0, implied_in_fen: 0, fees_fen: 0, dividends_fen: 0, interest_fen: 0, taxes_fen: 0 },
+    transfers_on_record: false,
+    implied: [],
   },
   values: [],
+  performance: { first: null, last: null, nav_fen: 0, cash_fen: 0, twr_pct: null, max_drawdown_pct: null, approximate: [], notes: [] },
   reviews: [],
   ...over,
 });
@@ -213,7 +232,22 @@ describe("fills, value and review", () => {
   });
 
   it("the daily value says the data's date and the holdings without a close", () => {
-    const day = (date: string, mv: number, missing: string[] = []): DayValue => ({ date, market_value_fen: mv, cost_basis_fen: 1_600_516, unrealised_fen: mv - 1_600_516, realised_fen: 0, missing });
+    const day = (date: string, mv: number, missing: string[] = []): DayValue => ({
+      date,
+      market_value_fen: mv,
+      cost_basis_fen: 1_600_516,
+      unrealised_fen: mv - 1_600_516,
+      realised_fen: 0,
+      missing,
+      cash_fen: 50_000,
+      repo_fen: 0,
+      nav_fen: mv + 50_000,
+      flow_fen: 0,
+      pnl_fen: 0,
+      twr_pct: 0,
+      drawdown_pct: 0,
+      approximate: [],
+    });
     render(<DailyValue held values={[day("2020-06-15", 1_300_000), day("2020-06-16", 1_291_000, ["600519"])]} />);
     expect(byId("jr-value-asof").textContent).toContain("数据截至 2020-06-16");
     expect(byId("jr-value-missing").textContent).toBe("2020-06-16 无收盘价、未计入市值：600519");
@@ -224,6 +258,69 @@ describe("fills, value and review", () => {
     render(<DailyValue held values={[]} />);
     expect(byId("jr-value-none").textContent).toContain("没有缓存的收盘价");
   });
+
+  it("the daily value shows cash, NAV, the return and drawdown, the NAV curve and why prices are approximate", () => {
+    charted.data = [];
+    const day = (date: string, cash: number, mv: number, approximate: string[] = []): DayValue => ({
+      date,
+      market_value_fen: mv,
+      cost_basis_fen: 1_600_516,
+      unrealised_fen: mv - 1_600_516,
+      realised_fen: 0,
+      missing: [],
+      cash_fen: cash,
+      repo_fen: 0,
+      nav_fen: cash + mv,
+      flow_fen: 0,
+      pnl_fen: 0,
+      twr_pct: 0,
+      drawdown_pct: 0,
+      approximate,
+    });
+    const note = "估值为近似值：000001 没有原始（不复权）收盘价";
+    render(
+      <DailyValue
+        held
+        values={[day("2020-01-02", 3_399_484, 1_600_000, ["000001"]), day("2020-01-03", 3_399_484, 1_650_000)]}
+        performance={{ first: "2020-01-02", last: "2020-01-03", nav_fen: 5_049_484, cash_fen: 3_399_484, twr_pct: 0.98, max_drawdown_pct: -0.01, approximate: [{ code: "000001", reason: "bundled" }], notes: [note] }}
+      />,
+    );
+    expect(byId("jr-cash").textContent).toBe("33,994.84");
+    expect(byId("jr-nav-value").textContent).toBe("50,494.84");
+    expect(byId("jr-twr").textContent).toBe("+0.98%");
+    expect(byId("jr-drawdown").textContent).toBe("-0.01%");
+    expect(document.querySelector(".jr-note")?.textContent).toBe(note);
+    // the curve: NAV in yuan by day
+    expect(charted.data).toEqual([[{ time: "2020-01-02", value: 49_994.84 }, { time: "2020-01-03", value: 50_494.84 }]]);
+    const rows = [...document.querySelectorAll("tr.jr-day")];
+    expect(rows[1].querySelector(".jr-day-nav")?.getAttribute("data-value")).toBe("4999484");
+    expect(rows[1].textContent).toContain("000001（近似价）");
+  });
+});
+
+describe("record a bank transfer", () => {
+  it("sends in or out with the amount in yuan and the date, and says the cash after it", async () => {
+    const onRecorded = vi.fn();
+    const after = report([]);
+    after.summary.cash_fen = 4_500_000;
+    mocks.journalRecordCash.mockResolvedValue(ok(after));
+    render(<RecordCashForm onRecorded={onRecorded} />);
+    await click(byId("jc-out"));
+    type("jc-amount", "5,000");
+    type("jc-date", "2020-03-02");
+    await click(byId("jc-submit"));
+    expect(mocks.journalRecordCash).toHaveBeenCalledWith({ into_account: false, amount: 5000, date: "2020-03-02" });
+    expect(onRecorded).toHaveBeenCalledWith(after);
+    expect(byId("jc-done").textContent).toBe("已记录：转出 5,000.00，现金余额 45,000.00");
+    // refused by the backend: said beside the form
+    mocks.journalRecordCash.mockResolvedValue(refused("转账日期无效，请用 YYYY-MM-DD"));
+    type("jc-amount", "1");
+    await click(byId("jc-submit"));
+    expect(byId("jc-error").textContent).toContain("转账日期无效");
+  });
+});
+
+describe("the exit review", () => {
 
   it("the exit review shows pending horizons as pending, done ones against the sale, and the signal then", async () => {
     const openAt = vi.fn();
@@ -239,6 +336,7 @@ describe("fills, value and review", () => {
       after: [{ status: "done", days: 5, date: "2020-06-17", close: 14.7, change_pct: 5 }, { status: "pending", days: 10 }, { status: "pending", days: 20 }],
       exit_signal: null,
       signal_unknown: false,
+      approximate: null,
       ...over,
     });
     render(
