@@ -163,8 +163,11 @@ fn a_broker_file_with_one_bad_row_imports_nothing() {
         home.path(),
         &["portfolio", "import", path.to_str().unwrap(), "--json"],
     );
-    assert_eq!(out["imported"], 2);
-    assert_eq!(out["skipped"][0]["line"], 3);
+    // two fills and the 银行转证券 between them, booked as cash in
+    assert_eq!(out["imported"], 3);
+    assert_eq!(out["by_kind"][0]["kind"], "buy");
+    assert_eq!(out["by_kind"][1]["kind"], "cash_in");
+    assert_eq!(out["skipped"], Value::Array(vec![]));
     // 600 of 1000 sold: cost 16,005.16 × 0.6 = 9,603.096; P/L 8,386.52 − 9,603.096
     // = −1,216.576 → −1,216.58
     assert_eq!(out["realised_fen"], -121_658);

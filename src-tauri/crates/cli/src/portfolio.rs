@@ -17,7 +17,8 @@ use wyckoff_session::domain::journal::money::{
     fmt_fen, fmt_price, parse_fen, parse_price, price_from_f64,
 };
 use wyckoff_session::domain::journal::{
-    AfterSale, Fees, JournalError, JournalReport, NewFill, Side, Source,
+    AfterSale, Difference, DifferenceKind, Fees, ImportOutcome, JournalError, JournalReport,
+    NewFill, STATEMENT_MAX_BYTES, Side, Source,
 };
 
 use crate::market::{EXIT_BAD_INPUT, desk, failed, print_json, runtime};
@@ -81,7 +82,11 @@ pub enum PortfolioCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Import a broker 交割单 CSV (UTF-8 or GBK); a file with any bad row imports nothing.
+    /// Import a broker statement (交割单 / 对账单: comma- or tab-separated, UTF-8, GBK or
+    /// Excel's Unicode text). Trades, transfers, dividends, interest, taxes, bonus and
+    /// rights shares and reverse repos are booked; rows already imported are not added
+    /// again; a row that cannot be read or placed refuses the whole file, named by line.
+    /// The statement's 股份余额 / 资金余额 are reconciled with the ledger.
     Import {
         file: std::path::PathBuf,
         #[arg(long)]
@@ -323,6 +328,17 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(PortfolioCommand::Import { file, json }) => {
+            // the size cap before reading, so a wrong file is refused, not read into memory
+            if let Ok(meta) = std::fs::metadata(&file)
+                && meta.len() > STATEMENT_MAX_BYTES as u64
+            {
+                return Ok(bad(format!(
+                    "{}: {} 字节，超过交割单导入上限 {} 字节（32 MB）；请按年份分段导出",
+                    file.display(),
+                    meta.len(),
+                    STATEMENT_MAX_BYTES
+                )));
+            }
             let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()));
             let bytes = match bytes {
                 Ok(b) => b,
@@ -330,12 +346,7 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             };
             match store.import(&bytes, now).await {
                 Ok(out) if json => print_json(&out)?,
-                Ok(out) => {
-                    println!("{}", out.message);
-                    for s in &out.skipped {
-                        println!("  skipped line {}: {}", s.line, s.business);
-                    }
-                }
+                Ok(out) => print_import(&out),
                 Err(e) => return Ok(journal_failure(e)),
             }
             Ok(ExitCode::SUCCESS)
@@ -430,6 +441,63 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+fn print_import(out: &ImportOutcome) {
+    println!("{}", out.message);
+    for s in &out.skipped {
+        println!(
+            "  skipped line {}: {} (not understood; moves no shares or cash)",
+            s.line, s.business
+        );
+    }
+    for l in &out.ignored {
+        println!("  ignored line {}: {}", l.line, l.text);
+    }
+    let r = &out.reconciliation;
+    if r.checked == 0 {
+        return;
+    }
+    println!(
+        "reconciliation: {} statement balances checked, {} differ",
+        r.checked,
+        r.differences.len()
+    );
+    let show = |d: &Difference| match d.kind {
+        DifferenceKind::Cash => ("cash".to_owned(), fmt_fen(d.statement), fmt_fen(d.derived)),
+        DifferenceKind::Shares => (
+            d.code.clone().unwrap_or_default(),
+            d.statement.to_string(),
+            d.derived.to_string(),
+        ),
+    };
+    println!(
+        "  {:<10} {:<8} {:>6} {:>16} {:>16}",
+        "date", "balance", "line", "statement", "ledger"
+    );
+    for d in &r.closing {
+        let (what, stated, derived) = show(d);
+        println!(
+            "  {:<10} {:<8} {:>6} {:>16} {:>16}{}",
+            d.date,
+            what,
+            d.line,
+            stated,
+            derived,
+            if d.statement == d.derived {
+                ""
+            } else {
+                "  DIFFERS"
+            }
+        );
+    }
+    for d in &r.differences {
+        let (what, stated, derived) = show(d);
+        println!(
+            "  differs: {} {what} (line {}): statement {stated}, ledger {derived}",
+            d.date, d.line
+        );
     }
 }
 

@@ -6,8 +6,9 @@
 //! derived from them; the daily NAV at unadjusted closes, its time-weighted return and
 //! drawdown, and each sale's exit review.
 
-pub mod broker_csv;
+pub mod broker;
 pub mod entry;
+pub mod import_store;
 pub mod ledger;
 pub mod money;
 pub mod prices;
@@ -15,14 +16,16 @@ pub mod review;
 pub mod store;
 pub mod valuation;
 
+pub use broker::MAX_BYTES as STATEMENT_MAX_BYTES;
+pub use broker::{Difference, DifferenceKind, Reconciliation};
 pub use entry::{Entry, EntryKind, Instrument};
+pub use import_store::{ImportOutcome, KindCount};
 pub use ledger::{Side, Totals};
 pub use prices::{ApproximateCode, Close, Closes, CodeCloses, PriceBasis};
 pub use review::{AfterSale, DayValue, ExitAtSale, ExitReview, Performance};
 pub use store::{
-    DerivedPosition, EntriesImported, EntryOutcome, EntryRow, FillRow, ImpliedTransfer,
-    ImportOutcome, ImportRow, JournalError, JournalStore, JournalSummary, NewEntry, NewFill,
-    RecordOutcome, Source,
+    DerivedPosition, EntriesImported, EntryOutcome, EntryRow, FillRow, ImpliedTransfer, ImportRow,
+    JournalError, JournalStore, JournalSummary, NewEntry, NewFill, RecordOutcome, Source,
 };
 pub use valuation::{JournalReport, cached_bars, report, valuation_closes};
 pub use wyckoff_engine::fees::{Fees, fees_for};

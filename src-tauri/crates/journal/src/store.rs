@@ -15,7 +15,7 @@ use sqlx::{Sqlite, SqlitePool, Transaction};
 use wyckoff_market::portfolio::LOCAL_PORTFOLIO_ID;
 use wyckoff_time::iso;
 
-use crate::broker_csv::{self, CsvError, RowError, SkippedRow};
+use crate::broker::{CsvError, RowError};
 use crate::entry::{Entry, EntryKind, Instrument};
 use crate::ledger::{Holding, Ledger, LedgerError, Side, Totals, replay};
 use crate::money::{E6, amount_fen, fmt_fen, fmt_price, price_f64};
@@ -204,16 +204,6 @@ pub struct EntryOutcome {
     pub entry: EntryRow,
     /// The cash balance after the whole history (now).
     pub cash_fen: i64,
-    pub message: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
-pub struct ImportOutcome {
-    pub imported: u32,
-    /// Rows already in the journal (same identity), not added again.
-    pub duplicates: u32,
-    pub skipped: Vec<SkippedRow>,
-    pub realised_fen: i64,
     pub message: String,
 }
 
@@ -926,67 +916,6 @@ impl JournalStore {
                 .filter(|r| lines.contains_key(&r.entry_id))
                 .map(|r| r.pnl_fen)
                 .sum(),
-        })
-    }
-
-    /// Imports a broker 交割单: all rows or none (see [`Self::import_entries`]).
-    pub async fn import(
-        &self,
-        bytes: &[u8],
-        now: DateTime<Utc>,
-    ) -> Result<ImportOutcome, JournalError> {
-        let parsed = broker_csv::parse(bytes)?;
-        let rows: Vec<ImportRow> = parsed
-            .fills
-            .iter()
-            .map(|f| {
-                let code = f.code.clone();
-                let (shares, price_e6, amount_fen, fees) =
-                    (f.shares, f.price_e6, f.amount_fen, f.fees);
-                let kind = match f.side {
-                    Side::Sell => EntryKind::Sell {
-                        code,
-                        shares,
-                        price_e6,
-                        amount_fen,
-                        fees,
-                    },
-                    _ => EntryKind::Buy {
-                        code,
-                        shares,
-                        price_e6,
-                        amount_fen,
-                        fees,
-                    },
-                };
-                ImportRow {
-                    line: f.line as u32,
-                    entry: Entry {
-                        id: 0,
-                        date: f.date,
-                        time: None,
-                        name: wyckoff_market::meta::clean_name(&f.name),
-                        kind,
-                        source: Source::Import,
-                        identity: None,
-                    },
-                    fees_computed: f.fees_computed,
-                }
-            })
-            .collect();
-        let out = self.import_entries(&rows, now).await?;
-        let duplicates = out.duplicate_lines.len() as u32;
-        Ok(ImportOutcome {
-            imported: out.added,
-            duplicates,
-            message: format!(
-                "已导入 {} 笔成交（{duplicates} 笔已在账中，未重复记录），跳过 {} 行非买卖业务；这些卖出的实现盈亏 {}",
-                out.added,
-                parsed.skipped.len(),
-                fmt_fen(out.realised_fen)
-            ),
-            skipped: parsed.skipped,
-            realised_fen: out.realised_fen,
         })
     }
 

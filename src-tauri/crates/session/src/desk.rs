@@ -249,6 +249,18 @@ impl Desk {
         &self.stores.journal
     }
 
+    /// The journal's ledger against every balance an imported broker statement stated
+    /// (each day's 资金余额, each holding's 股份余额), every difference named; empty when
+    /// no statement had balance columns.
+    pub async fn journal_reconciliation(
+        &self,
+    ) -> Result<wyckoff_journal::Reconciliation, wyckoff_journal::JournalError> {
+        self.stores
+            .journal
+            .reconciliation(self.market().clock().now())
+            .await
+    }
+
     pub fn watchlist(&self) -> &WatchlistStore {
         &self.stores.watchlist
     }

@@ -45,9 +45,9 @@ pub mod inbox {
 /// The trade journal and its money formatting.
 pub mod journal {
     pub use wyckoff_journal::{
-        AfterSale, DayValue, EntryKind, EntryOutcome, EntryRow, Fees, ImportOutcome,
-        JournalError, JournalReport, JournalSummary, NewEntry, NewFill, Performance, Side,
-        Source, money, report,
+        AfterSale, DayValue, Difference, DifferenceKind, EntryKind, EntryOutcome, EntryRow, Fees,
+        ImportOutcome, JournalError, JournalReport, JournalSummary, KindCount, NewEntry, NewFill,
+        Performance, Reconciliation, STATEMENT_MAX_BYTES, Side, Source, money, report,
     };
 }
 
