@@ -4,11 +4,12 @@
 use chrono::NaiveDateTime;
 use serde::Serialize;
 
-use crate::cache::{BarTable, CacheError, CacheStore};
+use crate::cache::{BarTable, BarsWrite, CacheError, CacheStore, RawMissing};
 use crate::calendar::TradingCalendar;
 use crate::clock::Clock;
 use crate::code::{Symbol, SymbolKind};
-use crate::sources::{Adjust, BarRequest, SourceChain};
+use crate::series::Series;
+use crate::sources::{Adjust, BarRequest, Fetched, SourceChain};
 
 /// How fresh a cached series is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -269,17 +270,35 @@ impl SyncContext<'_> {
             tracing::warn!(code = %key, source, rejected = ?fetched.rejected, "source rows rejected");
         }
         let replace = rebased || corrupt > 0;
-        if replace {
-            self.store.delete_bars(table, &key).await?;
-        }
+        let raw = match adjust {
+            Adjust::Forward => {
+                self.fetch_raw(symbol, table, &fetched, source, replace)
+                    .await?
+            }
+            // unadjusted bars' closes are raw themselves
+            Adjust::None => RawFetch::default(),
+        };
         let new_bars = fetched
             .bars
             .iter()
             .filter(|b| replace || last.is_none_or(|l| b.date > l))
             .count();
         self.store
-            .upsert_bars(table, &key, &fetched.bars, source, fetched.has_amount)
+            .write_bars(
+                table,
+                &key,
+                BarsWrite {
+                    bars: &fetched.bars,
+                    raw: &raw.closes,
+                    source,
+                    has_amount: fetched.has_amount,
+                    replace,
+                },
+            )
             .await?;
+        if raw.answered {
+            self.record_raw_asked(table, &key).await?;
+        }
         let first = fetched.bars.first().map(|b| b.date);
         let new_last = fetched.bars.last().map(|b| b.date);
         self.store
@@ -299,6 +318,105 @@ impl SyncContext<'_> {
             },
             last_date,
         ))
+    }
+}
+
+/// The unadjusted closes a sync stores beside adjusted bars.
+#[derive(Debug, Default)]
+struct RawFetch {
+    /// (date, raw close): those the adjusted reply carried, and those fetched for them.
+    closes: Vec<(u32, f64)>,
+    /// A fetch of raw prices was made and answered (what it lacked, the source lacks).
+    answered: bool,
+}
+
+impl SyncContext<'_> {
+    /// The raw closes to store with `fetched` (adjusted bars of `symbol` from `source`): the
+    /// ones its reply carried, and otherwise one fetch of unadjusted bars, asked of the same
+    /// vendor first, over the days that lack one: the new bars', and the stored bars'
+    /// (bundled, imported, or stored before raw prices were kept) unless the last fetch
+    /// that answered left exactly those days without one. A failed fetch costs only the
+    /// raw closes: the adjusted bars are stored, their days stay without a raw close and
+    /// the next sync asks again.
+    async fn fetch_raw(
+        &self,
+        symbol: &Symbol,
+        table: BarTable,
+        fetched: &Fetched,
+        source: &str,
+        replace: bool,
+    ) -> Result<RawFetch, CacheError> {
+        let key = symbol.key();
+        let stored = match self.store.load_series(table, &key).await? {
+            Some(Ok(s)) => s,
+            _ => Series::default(),
+        };
+        let mut known: Vec<u32> = stored.raw_closes().into_iter().map(|(d, _)| d).collect();
+        known.extend(fetched.raw_closes.iter().map(|(d, _)| *d));
+        known.sort_unstable();
+        let has_raw = |d: u32| known.binary_search(&d).is_ok();
+        let mut wanted: Vec<u32> = fetched
+            .bars
+            .iter()
+            .map(|b| b.date)
+            .filter(|d| !has_raw(*d))
+            .collect();
+        // a replacement drops the stored bars the fetch did not bring again
+        if !replace {
+            let asked = self.store.raw_asked(table, &key).await?;
+            let stored_missing = match asked {
+                // the days left without one last time are still the same: only later ones
+                Some(a) if RawMissing::of(&stored, 0..=a.last) == Some(a) => {
+                    RawMissing::of(&stored, a.last.saturating_add(1)..=u32::MAX)
+                }
+                _ => RawMissing::of(&stored, 0..=u32::MAX),
+            };
+            if let Some(m) = stored_missing {
+                wanted.extend([m.first, m.last]);
+            }
+        }
+        let mut out = RawFetch {
+            closes: fetched.raw_closes.clone(),
+            answered: false,
+        };
+        let (Some(&start), Some(&end)) = (wanted.iter().min(), wanted.iter().max()) else {
+            return Ok(out);
+        };
+        let req = BarRequest {
+            symbol: symbol.clone(),
+            start,
+            end,
+            adjust: Adjust::None,
+        };
+        match self.chain.daily_bars_from(&req, source).await {
+            Ok(got) => {
+                out.closes
+                    .extend(got.value.bars.iter().map(|b| (b.date, b.close)));
+                out.answered = true;
+            }
+            // none in the range is an answer too: the source has no raw prices there
+            Err(e) if e.all_empty() => out.answered = true,
+            Err(e) => {
+                tracing::warn!(code = %key, error = %e, "unadjusted prices not fetched; the days keep no raw close")
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records which stored days still lack a raw close after a fetch that answered, so
+    /// the next sync does not ask for them again until that changes.
+    async fn record_raw_asked(&self, table: BarTable, key: &str) -> Result<(), CacheError> {
+        let Some(Ok(series)) = self.store.load_series(table, key).await? else {
+            return Ok(());
+        };
+        let missing = RawMissing::of(&series, 0..=u32::MAX).unwrap_or(RawMissing {
+            first: 0,
+            last: 0,
+            count: 0,
+        });
+        self.store
+            .set_raw_asked(table, key, missing, self.clock.now())
+            .await
     }
 }
 

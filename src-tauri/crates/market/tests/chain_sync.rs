@@ -187,8 +187,9 @@ async fn requests_are_paced_per_source() {
 
 // ---------- incremental sync through MarketData ----------
 
-/// A fake Eastmoney that serves a bar for every trading day in [beg, end], priced from
-/// the bundled closes (or 10.0) times a factor the test can change (a qfq re-base).
+/// A fake Eastmoney that serves a bar for every trading day in [beg, end]: unadjusted
+/// (`fqt=0`) priced from the bundled closes (or 10.0), forward-adjusted (`fqt=1`) at
+/// those times a factor the test can change (a qfq re-base).
 fn live_eastmoney(srv: &FixtureServer, factor: Arc<Mutex<f64>>) {
     let cal = wyckoff_market::bundled::calendar().unwrap();
     let mut closes: HashMap<(String, u32), f64> = HashMap::new();
@@ -205,7 +206,10 @@ fn live_eastmoney(srv: &FixtureServer, factor: Arc<Mutex<f64>>) {
         let code = secid.split('.').nth(1)?.to_string();
         let beg: u32 = r.param("beg")?.parse().ok()?;
         let end: u32 = r.param("end")?.parse().ok()?;
-        let f = *factor.lock().unwrap();
+        let f = match r.param("fqt").as_deref() {
+            Some("0") => 1.0,
+            _ => *factor.lock().unwrap(),
+        };
         let lines: Vec<String> = cal
             .trading_days_between(beg, end)
             .iter()
@@ -279,14 +283,19 @@ async fn sync_fetches_only_what_is_missing_and_handles_rebase() {
     assert_eq!(rep.outcomes[0].last_date, Some(20200619));
     assert_eq!(events.len(), 2);
     let reqs = srv.requests_to("eastmoney", "live");
-    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs.len(), 2);
     assert_eq!(reqs[0].param("secid").as_deref(), Some("0.000001"));
+    assert_eq!(reqs[0].param("fqt").as_deref(), Some("1"));
     assert_eq!(
         reqs[0].param("beg").as_deref(),
         Some("20200616"),
         "overlaps one cached day"
     );
     assert_eq!(reqs[0].param("end").as_deref(), Some("20200619"));
+    // then the unadjusted prices of every day without one: the bundled ones too
+    assert_eq!(reqs[1].param("fqt").as_deref(), Some("0"));
+    assert_eq!(reqs[1].param("beg").as_deref(), Some("20050104"));
+    assert_eq!(reqs[1].param("end").as_deref(), Some("20200619"));
 
     let r = md.daily_bars("000001", None).await.unwrap();
     assert_eq!(r.data_status, DataStatus::Ok, "{:?}", r.notes);
@@ -302,8 +311,8 @@ async fn sync_fetches_only_what_is_missing_and_handles_rebase() {
     let after_cached = srv.requests_to("eastmoney", "live").len();
     assert_eq!(
         after_cached,
-        1 + 7,
-        "only the 7 other bundled codes were fetched"
+        2 + 7 * 2,
+        "only the 7 other bundled codes were fetched, adjusted and not"
     );
 
     let st = md.status().await.unwrap();
@@ -314,6 +323,17 @@ async fn sync_fetches_only_what_is_missing_and_handles_rebase() {
             .iter()
             .any(|e| e.source == "eastmoney" && e.last_date == Some(20200619))
     );
+
+    // the unadjusted closes came with the sync: the fake's are the bundled closes
+    let raw_before = md.raw_closes("000001", 0..=20200619).await.unwrap();
+    assert!(raw_before.is_exact(), "{}", raw_before.basis);
+    assert_eq!(raw_before.closes.len(), r.bars.len());
+    for (c, b) in raw_before.closes.iter().zip(&r.bars) {
+        assert_eq!(
+            (c.date, c.close_e6),
+            (b.date, (b.close * 1e6).round() as i64)
+        );
+    }
 
     // a dividend re-bases forward adjustment upstream: the whole series is replaced
     let bundled_close = r.bars.iter().find(|b| b.date == 20200616).unwrap().close;
@@ -328,13 +348,33 @@ async fn sync_fetches_only_what_is_missing_and_handles_rebase() {
         other => panic!("{other:?}"),
     }
     let reqs = srv.requests_to("eastmoney", "live");
-    let last_two = &reqs[reqs.len() - 2..];
-    assert_eq!(last_two[0].param("beg").as_deref(), Some("20200619"));
+    let last_three = &reqs[reqs.len() - 3..];
+    assert_eq!(last_three[0].param("beg").as_deref(), Some("20200619"));
     assert_eq!(
-        last_two[1].param("beg").as_deref(),
+        last_three[1].param("beg").as_deref(),
         Some("20050104"),
         "full refetch"
     );
+    // the past days kept their unadjusted closes: only the days that had none are asked
+    // for (the new ones, and the bundled data's gaps the refetch filled)
+    let raw = &last_three[2];
+    assert_eq!(raw.param("fqt").as_deref(), Some("0"));
+    let first_gap = wyckoff_market::bundled::calendar()
+        .unwrap()
+        .trading_days_between(20050104, 20200619)
+        .iter()
+        .copied()
+        .find(|d| !r.bars.iter().any(|b| b.date == *d))
+        .unwrap();
+    assert_eq!(
+        (raw.param("beg").as_deref(), raw.param("end").as_deref()),
+        (Some(first_gap.to_string().as_str()), Some("20200623"))
+    );
+    let raw_after = md.raw_closes("000001", 0..=20200619).await.unwrap();
+    for c in &raw_before.closes {
+        assert!(raw_after.closes.contains(c), "{c:?}");
+    }
+    assert!(raw_after.is_exact(), "{}", raw_after.basis);
     let r = md.daily_bars("000001", None).await.unwrap();
     let c = r.bars.iter().find(|b| b.date == 20200616).unwrap().close;
     assert!(
@@ -356,11 +396,15 @@ async fn new_code_fetches_initial_history_and_fetch_on_read() {
     assert_eq!(r.bars.len(), 5, "initial_trading_days = 5");
     assert_eq!(r.as_of, Some(20240105));
     let reqs = srv.requests_to("eastmoney", "live");
-    assert_eq!(reqs[0].param("secid").as_deref(), Some("1.600519"));
-    assert_eq!(reqs[0].param("beg").as_deref(), Some("20231229"));
+    assert_eq!(reqs.len(), 2, "adjusted, then unadjusted");
+    for (r, fqt) in reqs.iter().zip(["1", "0"]) {
+        assert_eq!(r.param("secid").as_deref(), Some("1.600519"));
+        assert_eq!(r.param("beg").as_deref(), Some("20231229"));
+        assert_eq!(r.param("fqt").as_deref(), Some(fqt));
+    }
     // second read: fresh, no new request
     md.daily_bars("600519", None).await.unwrap();
-    assert_eq!(srv.requests_to("eastmoney", "live").len(), 1);
+    assert_eq!(srv.requests_to("eastmoney", "live").len(), 2);
 }
 
 #[tokio::test]

@@ -58,8 +58,11 @@ async fn open(home: &std::path::Path, srv: &FixtureServer) -> MarketData {
 
 const LISTED: [&str; 4] = ["000001", "300750", "600519", "688981"];
 
+/// The symbols asked for, in order; a stock's adjusted and unadjusted fetches are one.
 fn secids(reqs: &[Recorded]) -> Vec<String> {
-    reqs.iter().filter_map(|r| r.param("secid")).collect()
+    let mut asked: Vec<String> = reqs.iter().filter_map(|r| r.param("secid")).collect();
+    asked.dedup();
+    asked
 }
 
 #[tokio::test]

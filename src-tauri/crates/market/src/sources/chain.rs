@@ -219,6 +219,34 @@ impl SourceChain {
         .await
     }
 
+    /// [`SourceChain::daily_bars`] trying the source named `first` before the others (in
+    /// their order): the unadjusted prices that go with adjusted bars are asked of the
+    /// vendor that gave those bars while it answers.
+    pub async fn daily_bars_from(
+        &self,
+        req: &BarRequest,
+        first: &str,
+    ) -> Result<ChainOk<Fetched>, ChainError> {
+        let what = format!(
+            "{} {}..{}",
+            req.symbol.dotted(),
+            crate::date::iso(req.start),
+            crate::date::iso(req.end)
+        );
+        let index = req.symbol.kind == crate::code::SymbolKind::Index;
+        self.run_from(
+            Some(first),
+            what,
+            |s| index && !s.supports_index(),
+            |s| {
+                let s = s.clone();
+                let req = req.clone();
+                async move { s.daily_bars(&req).await }
+            },
+        )
+        .await
+    }
+
     async fn run<T, F, Fut>(
         &self,
         what: String,
@@ -229,8 +257,30 @@ impl SourceChain {
         F: Fn(&Arc<dyn DailySource>) -> Fut,
         Fut: std::future::Future<Output = Result<T, SourceError>>,
     {
+        self.run_from(None, what, skip, call).await
+    }
+
+    /// Tries each source in turn (`first`, when named, before the others) until one
+    /// answers.
+    async fn run_from<T, F, Fut>(
+        &self,
+        first: Option<&str>,
+        what: String,
+        skip: impl Fn(&Arc<dyn DailySource>) -> bool,
+        call: F,
+    ) -> Result<ChainOk<T>, ChainError>
+    where
+        F: Fn(&Arc<dyn DailySource>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, SourceError>>,
+    {
+        let is_first = |slot: &&Slot| Some(slot.source.name()) == first;
+        let ordered = self
+            .slots
+            .iter()
+            .filter(is_first)
+            .chain(self.slots.iter().filter(|s| !is_first(s)));
         let mut attempts = Vec::new();
-        for slot in &self.slots {
+        for slot in ordered {
             let name = slot.source.name();
             if skip(&slot.source) {
                 continue;

@@ -46,6 +46,10 @@ pub struct Fetched {
     pub has_amount: bool,
     /// Rows the parser rejected, with why (reported, not used).
     pub rejected: Vec<String>,
+    /// (date, unadjusted close) of adjusted bars whose source gave the raw prices in the
+    /// same reply (Tushare's `daily` beside its `adj_factor`); empty when it did not, and
+    /// for unadjusted bars, whose closes are raw themselves.
+    pub raw_closes: Vec<(u32, f64)>,
 }
 
 /// Everything a vendor can do wrong, classified once here.
@@ -141,10 +145,6 @@ pub trait DailySource: Send + Sync {
     async fn stock_list(&self) -> Result<Vec<StockInfo>, SourceError> {
         Err(SourceError::Unsupported("stock list"))
     }
-}
-
-/// Parser helper: validate, sort and dedup parsed bars, collecting rejects.
-pub(crate) fn finish(
 
     /// Whether [`Self::stock_history`] is offered.
     fn has_stock_history(&self) -> bool {
@@ -156,6 +156,10 @@ pub(crate) fn finish(
     async fn stock_history(&self) -> Result<StockHistory, SourceError> {
         Err(SourceError::Unsupported("stock history"))
     }
+}
+
+/// Parser helper: validate, sort and dedup parsed bars, collecting rejects.
+pub(crate) fn finish(
     mut bars: Vec<Bar>,
     has_amount: bool,
     mut rejected: Vec<String>,
@@ -181,6 +185,7 @@ pub(crate) fn finish(
         bars,
         has_amount,
         rejected,
+        raw_closes: Vec::new(),
     })
 }
 

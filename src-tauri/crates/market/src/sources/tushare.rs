@@ -105,7 +105,8 @@ pub fn parse_table(v: &Value) -> Result<Table, SourceError> {
 }
 
 /// Raw daily rows → bars (shares, CNY); `factors` (date → adj_factor) turns them into
-/// forward-adjusted prices relative to the latest factor in the range.
+/// forward-adjusted prices relative to the latest factor in the range, and then the raw
+/// closes go with them ([`Fetched::raw_closes`]).
 pub fn to_bars(
     t: &Table,
     factors: Option<&HashMap<u32, f64>>,
@@ -113,6 +114,7 @@ pub fn to_bars(
 ) -> Result<Fetched, SourceError> {
     let latest = factors.and_then(|f| f.iter().max_by_key(|(d, _)| **d).map(|(_, v)| *v));
     let mut bars = Vec::with_capacity(t.items.len());
+    let mut raw = Vec::new();
     let mut rejected = Vec::new();
     for row in &t.items {
         let n = |name: &str| t.get(row, name).and_then(num);
@@ -136,6 +138,9 @@ pub fn to_bars(
             },
             _ => 1.0,
         };
+        if factors.is_some() {
+            raw.push((date, c));
+        }
         bars.push(Bar {
             date,
             open: o * k,
@@ -148,7 +153,11 @@ pub fn to_bars(
         });
     }
     clip(&mut bars, req);
-    finish(bars, true, rejected)
+    let mut fetched = finish(bars, true, rejected)?;
+    // only the days whose adjusted bar was kept
+    raw.retain(|(d, _)| fetched.bars.binary_search_by_key(d, |b| b.date).is_ok());
+    fetched.raw_closes = raw;
+    Ok(fetched)
 }
 
 pub fn to_factors(t: &Table) -> HashMap<u32, f64> {
@@ -187,15 +196,6 @@ pub fn to_stock_list(t: &Table) -> Vec<StockInfo> {
         .collect()
 }
 
-impl Tushare {
-    pub fn new(cfg: TushareConfig, client: reqwest::Client) -> Self {
-        Self { cfg, client }
-    }
-
-    async fn call(&self, api: &str, params: Value, fields: &str) -> Result<Table, SourceError> {
-        let body = json!({
-            "api_name": api,
-            "token": self.cfg.token,
 /// A stock code from Tushare's `ts_code`: `Ok(None)` for a code that is no A-share stock
 /// (a B share or a fund the table also lists), an error for one that is no code at all.
 fn ts_stock(t: &Table, row: &[Value]) -> Result<Option<StockCode>, String> {
@@ -309,6 +309,20 @@ pub fn to_listings(t: &Table, asked: ListStatus) -> (Vec<Listing>, Vec<String>) 
     (listings, rejected)
 }
 
+impl Tushare {
+    pub fn new(cfg: TushareConfig, client: reqwest::Client) -> Self {
+        Self { cfg, client }
+    }
+
+    async fn call(&self, api: &str, params: Value, fields: &str) -> Result<Table, SourceError> {
+        let v = self.call_raw(api, params, fields).await?;
+        parse_table(&v)
+    }
+
+    async fn call_raw(&self, api: &str, params: Value, fields: &str) -> Result<Value, SourceError> {
+        let body = json!({
+            "api_name": api,
+            "token": self.cfg.token,
             "params": params,
             "fields": fields,
         });
@@ -357,11 +371,6 @@ pub fn to_listings(t: &Table, asked: ListStatus) -> (Vec<Listing>, Vec<String>) 
             "{api}: still has_more after {MAX_PAGES} pages of {PAGE_ROWS} rows"
         )))
     }
-        let v = self.call_raw(api, params, fields).await?;
-        parse_table(&v)
-    }
-
-    async fn call_raw(&self, api: &str, params: Value, fields: &str) -> Result<Value, SourceError> {
 }
 
 #[async_trait]
@@ -398,15 +407,6 @@ impl DailySource for Tushare {
         to_bars(&daily, factors.as_ref(), req)
     }
 
-    async fn stock_list(&self) -> Result<Vec<StockInfo>, SourceError> {
-        let t = self
-            .call(
-                "stock_basic",
-                json!({"list_status": "L"}),
-                "ts_code,symbol,name,industry,list_date",
-            )
-            .await?;
-        let list = to_stock_list(&t);
     fn has_stock_history(&self) -> bool {
         true
     }
@@ -445,6 +445,15 @@ impl DailySource for Tushare {
         Ok(out)
     }
 
+    async fn stock_list(&self) -> Result<Vec<StockInfo>, SourceError> {
+        let t = self
+            .call(
+                "stock_basic",
+                json!({"list_status": "L"}),
+                "ts_code,symbol,name,industry,list_date",
+            )
+            .await?;
+        let list = to_stock_list(&t);
         if list.is_empty() {
             return Err(SourceError::Empty);
         }
