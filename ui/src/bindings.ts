@@ -845,6 +845,27 @@ export type DiagnosisCard = {
 	diagnosis_brief: DiagnosisBrief,
 };
 
+/**  One balance the statement states, beside the ledger's. */
+export type Difference = {
+	kind: DifferenceKind,
+	/**  The holding's code (`None` for cash). */
+	code: string | null,
+	/**  YYYY-MM-DD. */
+	date: string,
+	/**  The statement line that states it. */
+	line: number,
+	/**  The statement's figure (fen for cash, shares for a holding). */
+	statement: number,
+	/**  What the ledger derives at the end of that day. */
+	derived: number,
+};
+
+export type DifferenceKind = 
+/**  资金余额, fen. */
+"cash" | 
+/**  股份余额, shares. */
+"shares";
+
 /**
  *  An e-mail channel's sender, recipients and SMTP login (default: the sender's address).
  *  Its password is passed as the channel's token and kept in the keychain only.
@@ -1072,6 +1093,12 @@ export type HoldingLines = {
 	target: number | null,
 };
 
+/**  A line that is not a row by rule: a 合计/小计 summary, or a note without columns. */
+export type IgnoredLine = {
+	line: number,
+	text: string,
+};
+
 /**  A day whose cash on record ended below zero: the shortfall counted as a transfer in. */
 export type ImpliedTransfer = {
 	/**  YYYY-MM-DD. */
@@ -1080,12 +1107,24 @@ export type ImpliedTransfer = {
 };
 
 export type ImportOutcome = {
+	/**  Entries added (a 逆回购 with a fee is two). */
 	imported: number,
-	/**  Rows already in the journal (same identity), not added again. */
+	/**  Entries already on record from an earlier import (same identity), not added again. */
 	duplicates: number,
+	/**  Rows whose business is not understood and that move neither shares nor cash. */
 	skipped: SkippedRow[],
+	/**  Realised P/L of the sales added. */
 	realised_fen: number,
 	message: string,
+	/**  Entries added by kind. */
+	by_kind: KindCount[],
+	/**  Lines that are not rows by rule (合计 summaries, notes without columns). */
+	ignored: IgnoredLine[],
+	encoding: TextEncoding,
+	/**  Trades whose fees came from the fee rules (the file had neither fees nor 发生金额). */
+	fees_computed: number,
+	/**  The ledger against every balance the statements stated. */
+	reconciliation: Reconciliation,
 };
 
 /**
@@ -1221,6 +1260,13 @@ export type KeychainState = { state: "available" } | { state: "unavailable"; rea
 export type KeysReport = {
 	keychain: KeychainState,
 	keys: KeyStatus[],
+};
+
+/**  How many entries of one kind an import added. */
+export type KindCount = {
+	/**  The entry kind's tag (`buy`, `dividend`, `repo_lend`, …). */
+	kind: string,
+	count: number,
 };
 
 /**  One schematic event that became known on the evaluated bar. */
@@ -1571,6 +1617,21 @@ export type RecalledItem = {
 	date: string,
 };
 
+export type Reconciliation = {
+	/**  The file has a 资金余额 column / a 股份余额 column. */
+	has_cash_balance: boolean,
+	has_shares_balance: boolean,
+	/**  Balances compared (day-ends of cash, day-ends of holdings). */
+	checked: number,
+	/**
+	 *  The last stated balance of cash and of each holding in the file, with the ledger's
+	 *  (the table a reader checks against the statement's last page).
+	 */
+	closing: Difference[],
+	/**  Every compared balance that differs, oldest first. */
+	differences: Difference[],
+};
+
 /**
  *  Why the regime is what it is: each step of the decision with its figures. Displayed
  *  in the reference's Chinese wording (what the model reads); the app words it itself.
@@ -1871,9 +1932,13 @@ export type SkillsView = {
 	warnings: SkillWarningView[],
 };
 
+/**
+ *  A row left out of the ledger: its business is not one the ledger knows and it moves
+ *  neither shares nor cash.
+ */
 export type SkippedRow = {
 	line: number,
-	/**  The row's business, as the file words it (e.g. 银行转证券). */
+	/**  The row's business, as the file words it. */
 	business: string,
 };
 
@@ -2107,6 +2172,8 @@ export type TestResult = {
 	/**  The start of the channel's answer, or why nothing answered. */
 	answer: string,
 };
+
+export type TextEncoding = "utf8" | "utf8_bom" | "utf16" | "gbk";
 
 export type Theme = "system" | "light" | "dark";
 

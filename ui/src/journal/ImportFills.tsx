@@ -1,8 +1,10 @@
-// "Import 交割单 CSV": the chosen file's bytes go to the backend as they are (it decodes
+// "Import 交割单 / 对账单": the chosen file's bytes go to the backend as they are (it decodes
 // UTF-8 or GBK and knows the big brokers' columns). All rows or none: a refused file
-// lists every bad line with its number and says plainly that nothing was imported.
+// lists every bad line with its number and says plainly that nothing was imported. A done
+// import says what was already on record and how the statement's own balances compare
+// with the ledger, every difference named.
 import { useContext, useRef, useState } from "react";
-import { commands, type ImportOutcome } from "../bindings";
+import { commands, type Difference, type ImportOutcome } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { badLines, fen, journalErrorText, type BadLine } from "./journalModel";
 import { journalText } from "./text";
@@ -70,6 +72,12 @@ export default function ImportFills({ onImported }: { onImported: () => void }) 
       {state.kind === "done" && (
         <div id="ji-done" data-imported={state.outcome.imported}>
           <p>{t("imported", { n: state.outcome.imported, name: state.name, pnl: fen(state.outcome.realised_fen) })}</p>
+          {state.outcome.duplicates > 0 && (
+            <p className="hint" id="ji-duplicates">
+              {t("importDuplicates", { n: state.outcome.duplicates })}
+            </p>
+          )}
+          <Reconciled outcome={state.outcome} t={t} />
           {state.outcome.skipped.length > 0 && (
             <>
               <p className="hint">{t("importSkipped")}</p>
@@ -77,6 +85,18 @@ export default function ImportFills({ onImported }: { onImported: () => void }) 
                 {state.outcome.skipped.map((s) => (
                   <li key={s.line} data-line={s.line}>
                     {t("importSkippedLine", { line: s.line, business: s.business })}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+          {state.outcome.ignored.length > 0 && (
+            <>
+              <p className="hint">{t("importIgnored")}</p>
+              <ul className="hint" id="ji-ignored">
+                {state.outcome.ignored.map((l) => (
+                  <li key={l.line} data-line={l.line}>
+                    {t("importIgnoredLine", { line: l.line, text: l.text })}
                   </li>
                 ))}
               </ul>
@@ -103,6 +123,31 @@ export default function ImportFills({ onImported }: { onImported: () => void }) 
           <p id="ji-nothing">{t("importNothing")}</p>
         </div>
       )}
+    </div>
+  );
+}
+
+type Text = ReturnType<typeof journalText>;
+
+/** The statement's balances against the ledger: agreement in one line, else each difference. */
+function Reconciled({ outcome, t }: { outcome: ImportOutcome; t: Text }) {
+  const r = outcome.reconciliation;
+  if (r.checked === 0) return <p className="hint" id="ji-reconcile">{t("noBalances")}</p>;
+  if (r.differences.length === 0) return <p id="ji-reconcile">{t("reconciled", { n: r.checked })}</p>;
+  const line = (d: Difference) =>
+    d.kind === "cash"
+      ? t("reconcileCash", { date: d.date, statement: fen(d.statement), derived: fen(d.derived), line: d.line })
+      : t("reconcileShares", { date: d.date, code: d.code ?? "", statement: d.statement, derived: d.derived, line: d.line });
+  return (
+    <div className="error" id="ji-reconcile">
+      <p>{t("reconcileDiffers", { n: r.checked, d: r.differences.length })}</p>
+      <ul>
+        {r.differences.map((d) => (
+          <li key={`${d.kind}-${d.code ?? ""}-${d.date}`} className="ji-difference" data-line={d.line}>
+            {line(d)}
+          </li>
+        ))}
+      </ul>
     </div>
   );
 }

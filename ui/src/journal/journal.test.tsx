@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { DayValue, ExitReview, FillRow, JournalReport, PortfolioPage, PositionRow } from "../bindings";
+import type { DayValue, Difference, ExitReview, FillRow, ImportOutcome, JournalReport, PortfolioPage, PositionRow, Reconciliation } from "../bindings";
 
 const mocks = vi.hoisted(() => ({
   journalReport: vi.fn(),
@@ -198,15 +198,59 @@ describe("import a 交割单", () => {
     expect(document.querySelectorAll(".ji-bad-line")).toHaveLength(0);
   });
 
-  it("says how many fills came in and which rows were skipped", async () => {
+  const noBalances: Reconciliation = { has_cash_balance: false, has_shares_balance: false, checked: 0, closing: [], differences: [] };
+  const outcome = (o: Partial<ImportOutcome>): ImportOutcome => ({
+    imported: 0,
+    duplicates: 0,
+    skipped: [],
+    realised_fen: 0,
+    message: "",
+    by_kind: [],
+    ignored: [],
+    encoding: "gbk",
+    fees_computed: 0,
+    reconciliation: noBalances,
+    ...o,
+  });
+
+  it("says how many entries came in, what was already there and which rows were not understood", async () => {
     const onImported = vi.fn();
-    mocks.journalImport.mockResolvedValue(ok({ imported: 2, skipped: [{ line: 3, business: "银行转证券" }], realised_fen: -121_658, message: "" }));
+    mocks.journalImport.mockResolvedValue(
+      ok(outcome({ imported: 3, duplicates: 2, skipped: [{ line: 3, business: "密码修改" }], ignored: [{ line: 9, text: "合计,,,,155802.87" }], realised_fen: -121_658 })),
+    );
     render(<ImportFills onImported={onImported} />);
     await choose("x");
     await waitFor(() => expect(document.getElementById("ji-done")).toBeTruthy());
-    expect(byId("ji-done").textContent).toContain("已导入 2 笔成交（jiaogedan.csv），已实现盈亏 -1,216.58");
-    expect(byId("ji-skipped").textContent).toBe("第 3 行 银行转证券");
+    expect(byId("ji-done").textContent).toContain("已导入 3 条记录（jiaogedan.csv），已实现盈亏 -1,216.58");
+    expect(byId("ji-duplicates").textContent).toBe("2 条已在账中，未重复记录。");
+    expect(byId("ji-skipped").textContent).toBe("第 3 行 密码修改");
+    expect(byId("ji-ignored").textContent).toBe("第 9 行 合计,,,,155802.87");
+    expect(byId("ji-reconcile").textContent).toBe("文件没有股份余额、资金余额列，未对账。");
     expect(onImported).toHaveBeenCalledTimes(1);
+  });
+
+  it("names every balance the statement states that the ledger does not derive", async () => {
+    const cash: Difference = { kind: "cash", code: null, date: "2023-12-21", line: 19, statement: 20_580_287, derived: 20_279_784 };
+    const shares: Difference = { kind: "shares", code: "600036", date: "2023-11-10", line: 16, statement: 0, derived: 150 };
+    mocks.journalImport.mockResolvedValue(
+      ok(outcome({ imported: 20, reconciliation: { has_cash_balance: true, has_shares_balance: true, checked: 31, closing: [cash], differences: [shares, cash] } })),
+    );
+    render(<ImportFills onImported={() => {}} />);
+    await choose("x");
+    await waitFor(() => expect(document.getElementById("ji-reconcile")).toBeTruthy());
+    expect(byId("ji-reconcile").querySelector("p")?.textContent).toBe("对账：31 个余额中 2 个与账本不一致：");
+    const rows = [...document.querySelectorAll(".ji-difference")];
+    expect(rows.map((r) => r.getAttribute("data-line"))).toEqual(["16", "19"]);
+    expect(rows[0].textContent).toBe("2023-11-10 600036 股份余额 0 股，账本 150 股（第 16 行）");
+    expect(rows[1].textContent).toBe("2023-12-21 资金余额 205,802.87，账本 202,797.84（第 19 行）");
+  });
+
+  it("a statement that agrees with the ledger says so in one line", async () => {
+    mocks.journalImport.mockResolvedValue(ok(outcome({ imported: 20, reconciliation: { ...noBalances, has_cash_balance: true, checked: 31 } })));
+    render(<ImportFills onImported={() => {}} />);
+    await choose("x");
+    await waitFor(() => expect(document.getElementById("ji-reconcile")).toBeTruthy());
+    expect(byId("ji-reconcile").textContent).toBe("对账：31 个余额与账本一致。");
   });
 });
 
