@@ -69,6 +69,15 @@ fn f(v: &Value, dp: usize) -> String {
         .unwrap_or_else(|| "--".into())
 }
 
+/// The result's data notes (what fell back to today's data, and why), one a line.
+fn print_notes(r: &Value) {
+    for note in r["notes"].as_array().into_iter().flatten() {
+        if let Some(n) = note.as_str() {
+            println!("note: {n}");
+        }
+    }
+}
+
 fn print_text(r: &Value) {
     let m = &r["metrics"];
     println!(
@@ -102,6 +111,7 @@ fn print_text(r: &Value) {
             r["benchmark"]["note"].as_str().unwrap_or("unavailable")
         ),
     }
+    print_notes(r);
     let trades = r["trades"].as_array().cloned().unwrap_or_default();
     println!("\n{} trades", trades.len());
     for t in &trades {
@@ -200,6 +210,7 @@ fn print_sweep(r: &Value) {
             .collect();
         println!("fixed: {}", fixed.join("  ·  "));
     }
+    print_notes(r);
     let shown: Vec<(&str, &str)> = PARAM_HEADS
         .iter()
         .copied()
@@ -375,6 +386,7 @@ fn print_walk_forward(r: &Value) {
         f(&v["efficiency"], 2),
     );
     println!("verdict: {}", v["text"].as_str().unwrap_or(""));
+    print_notes(r);
 }
 
 pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {

@@ -236,6 +236,9 @@ fn backfill(from: u32, to: u32) -> anyhow::Result<ExitCode> {
             0.0
         }
     );
+    for note in &report.notes {
+        println!("note: {note}");
+    }
     if report.days == 0 {
         eprintln!("wyckoff: no cached trading day in that range");
         return Ok(ExitCode::from(1));
