@@ -1,6 +1,9 @@
 //! `wyckoff data status` (cache coverage and freshness), `wyckoff data sync` (bring
-//! codes up to date from the live sources, with a progress bar on stderr) and
-//! `wyckoff data import` (forward-adjusted daily bars from CSV files).
+//! codes up to date from the live sources, with a progress bar on stderr),
+//! `wyckoff data import` (forward-adjusted daily bars from CSV files) and `wyckoff data
+//! names` (the names stocks carried from each date).
+
+mod names;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -44,7 +47,8 @@ pub enum DataCommand {
         /// An index too: sse, csi300, szse, chinext, sse50, csi500 or 000300.SH (repeatable).
         #[arg(long = "index", value_name = "INDEX")]
         indices: Vec<String>,
-        /// Refresh the stock list (names, boards) first.
+        /// Refresh the stock list (names, boards) first, recorded as the day's snapshot; with
+        /// a Tushare token, also every name change and listing/delisting day.
         #[arg(long)]
         list: bool,
         /// Print the sync report as JSON.
@@ -62,6 +66,11 @@ pub enum DataCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The names stocks carried from each date, which as-of screens read ST status from.
+    Names {
+        #[command(subcommand)]
+        command: names::NamesCommand,
+    },
 }
 
 pub fn run(a: DataArgs) -> anyhow::Result<ExitCode> {
@@ -75,6 +84,7 @@ pub fn run(a: DataArgs) -> anyhow::Result<ExitCode> {
             json,
         } => sync(codes, all, indices, list, json),
         DataCommand::Import { path, json } => import(path, json),
+        DataCommand::Names { command } => names::run(command),
     }
 }
 
@@ -244,17 +254,21 @@ fn status(json: bool) -> anyhow::Result<ExitCode> {
     let report = rt.block_on(async {
         let desk = desk().await?;
         let report = desk.market().status().await;
+        let history = desk.history_counts().await;
         desk.close().await;
-        anyhow::Ok(report?)
+        anyhow::Ok((report?, history?))
     });
-    let report = match report {
+    let (report, history) = match report {
         Ok(r) => r,
         Err(e) => return Ok(failed(e)),
     };
     if json {
-        print_json(&report)?;
+        let mut v = serde_json::to_value(&report)?;
+        v["history"] = serde_json::to_value(history)?;
+        print_json(&v)?;
     } else {
         print_status(&report);
+        println!("{}", names::counts_line(&history));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -327,6 +341,21 @@ fn sync(
         } else {
             None
         };
+        // the snapshot the list was just recorded as
+        let snapshot = match &list_result {
+            Some(Ok(_)) => md
+                .history()
+                .snapshots()
+                .await
+                .ok()
+                .and_then(|s| s.last().cloned()),
+            _ => None,
+        };
+        let history = if list && md.has_stock_history_source() {
+            Some(desk.sync_stock_history().await.map_err(|e| e.to_string()))
+        } else {
+            None
+        };
         let bar = tty.then(|| {
             let pb = ProgressBar::new(0);
             pb.set_style(
@@ -383,14 +412,22 @@ fn sync(
             crate::alerts::after_sync(&desk).await
         };
         desk.close().await;
-        anyhow::Ok((list_result, report, offline, plan, alerts, calendar))
+        anyhow::Ok((
+            (list_result, snapshot, history),
+            report,
+            offline,
+            plan,
+            alerts,
+            calendar,
+        ))
     });
-    let (list_result, report, offline, plan, alerts, calendar) = match synced {
+    let ((list_result, snapshot, history), report, offline, plan, alerts, calendar) = match synced {
         Ok(r) => r,
         Err(e) => return Ok(failed(e)),
     };
 
-    let failed = report.failed > 0 || matches!(list_result, Some(Err(_)));
+    let failed =
+        report.failed > 0 || matches!(list_result, Some(Err(_))) || matches!(history, Some(Err(_)));
     if json {
         let mut v = serde_json::to_value(&report)?;
         v["offline"] = json!(offline);
@@ -407,16 +444,32 @@ fn sync(
         };
         if let Some(l) = &list_result {
             v["stock_list"] = match l {
-                Ok((n, source)) => json!({"ok": true, "names": n, "source": source}),
+                Ok((n, source)) => {
+                    json!({"ok": true, "names": n, "source": source, "snapshot": snapshot})
+                }
                 Err(e) => json!({"ok": false, "error": e}),
+            };
+        }
+        if let Some(h) = &history {
+            v["stock_history"] = match h {
+                Ok(Some(h)) => serde_json::to_value(h)?,
+                Ok(None) => Value::Null,
+                Err(e) => json!({ "error": e }),
             };
         }
         print_json(&v)?;
     } else {
         match &list_result {
-            Some(Ok((n, source))) => println!("stock list: {n} names from {source}"),
+            Some(Ok((n, source))) => {
+                println!("{}", names::snapshot_line(*n, source, snapshot.as_ref()))
+            }
             Some(Err(e)) => println!("stock list: FAILED: {e}"),
             None => {}
+        }
+        match &history {
+            Some(Ok(Some(h))) => println!("{}", names::history_line(h)),
+            Some(Err(e)) => println!("stock history: FAILED: {e}"),
+            _ => {}
         }
         println!(
             "synced {} code(s): {} updated, {} up to date, {} failed",

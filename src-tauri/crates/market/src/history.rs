@@ -107,6 +107,16 @@ pub struct StoredSpan {
     pub recorded_at: String,
 }
 
+/// What the store holds about one stock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodeHistory {
+    /// Six digits.
+    pub code: String,
+    /// Ascending by start.
+    pub spans: Vec<StoredSpan>,
+    pub listing: Option<Listing>,
+}
+
 /// What writing a batch of spans did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct SpanWrite {
@@ -354,6 +364,15 @@ impl HistoryStore {
                 recorded_at,
             })
             .collect())
+    }
+
+    /// One stock's recorded names and listing.
+    pub async fn of(&self, code: &str) -> Result<CodeHistory, CacheError> {
+        Ok(CodeHistory {
+            code: code.to_string(),
+            spans: self.spans_of(code).await?,
+            listing: self.listing_of(code).await?,
+        })
     }
 
     pub async fn listing_of(&self, code: &str) -> Result<Option<Listing>, CacheError> {

@@ -67,6 +67,9 @@ pub struct UniverseReport {
     /// Loaded stocks with no recorded name history: their ST status on any past date can
     /// only be read from today's name.
     pub without_name_history: usize,
+    /// With an as-of date: loaded stocks whose recorded names do not reach back to it
+    /// (none, or the first starts later), so their ST status then is today's name's.
+    pub names_unknown_as_of: Option<usize>,
     /// Loaded stocks recorded as delisted (their series carry the delisting day).
     pub delisted: usize,
     /// Stock-list names with no cached bars at all.
@@ -107,6 +110,7 @@ pub async fn load_universe_listed(
     let mut history = crate::history::HistoryStore::new(store.pool().clone())
         .load()
         .await?;
+    out.report.names_unknown_as_of = as_of.map(|_| 0);
     // Bars after `as_of` count too: a damaged series is left out whole.
     let keep = match tail {
         // a stock's last bar says whether it traded by then
@@ -185,6 +189,11 @@ pub async fn load_universe_listed(
                 .and_then(|l| l.delist_date);
             if name_history.is_empty() {
                 out.report.without_name_history += 1;
+            }
+            if let Some(a) = as_of
+                && name_history.first().is_none_or(|first| first.from > a)
+            {
+                *out.report.names_unknown_as_of.get_or_insert(0) += 1;
             }
             if delist_date.is_some() {
                 out.report.delisted += 1;

@@ -605,6 +605,10 @@ async fn the_universe_carries_each_stocks_names_and_delisting_day() {
     md.import_csv(&bars, &mut |_| {}).await.unwrap();
     let before = md.universe(Some(20190116), None).await.unwrap();
     assert_eq!(before.report.without_name_history, before.report.stocks);
+    assert_eq!(
+        before.report.names_unknown_as_of,
+        Some(before.report.stocks)
+    );
     assert!(
         find(&before.universe.stocks, "000005")
             .name_history
@@ -617,7 +621,7 @@ async fn the_universe_carries_each_stocks_names_and_delisting_day() {
         "date,code,name\n\
          19901210,000005,世纪星源\n20210501,000005,ST星源\n\
          20180101,600087,*ST长油\n20200101,600087,长油\n\
-         20100101,600013,某某股份\n",
+         20190108,600013,某某股份\n",
     )
     .unwrap();
     md.import_names(&names).await.unwrap();
@@ -677,6 +681,12 @@ async fn the_universe_carries_each_stocks_names_and_delisting_day() {
     // the eight bundled stocks have no recorded names
     assert_eq!(r.without_name_history, r.stocks - 3);
     assert_eq!(r.stocks, 11);
+    assert_eq!(r.names_unknown_as_of, Some(8));
+    // as of a day before 600013's first recorded name, its name then is not known
+    let earlier = md.universe(Some(20190107), None).await.unwrap();
+    assert_eq!(earlier.report.names_unknown_as_of, Some(9));
+    let whole = md.universe(None, None).await.unwrap();
+    assert_eq!(whole.report.names_unknown_as_of, None);
     let json = serde_json::to_value(r).unwrap();
     assert_eq!(json["without_name_history"], 8);
     assert_eq!(json["delisted"], 1);

@@ -60,6 +60,14 @@ pub mod market {
         SyncStatus, SyncTarget, breaker, calendar_store, date, facade, import, portfolio, sources,
         universe, watchlist,
     };
+    /// Stock history as of a date: names from each day, listing and delisting days.
+    pub use wyckoff_market::history::{
+        CodeHistory, HistoryCounts, HistorySync, HistorySyncError, ListStatus, Listing,
+        SnapshotInfo, SpanWrite, StoredSpan,
+    };
+    pub use wyckoff_market::name_import::{
+        BadLine, LineProblem, NamesImportError, NamesImportReport, NamesImportStatus,
+    };
 }
 
 /// MCP both ways: the server the CLI serves and the clients the agent uses.

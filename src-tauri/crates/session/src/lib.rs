@@ -46,6 +46,7 @@ pub mod approvals;
 pub mod beijing;
 pub mod connection;
 pub mod desk;
+mod desk_history;
 mod desk_ledger;
 mod desk_work;
 pub mod domain;
