@@ -95,6 +95,18 @@ fn a_good_file_imports_once_and_shows_with_its_source() {
     assert_eq!(h["spans"][1]["first_seen"], false);
     assert_eq!(h["listing"], Value::Null);
 
+    // data status counts what is recorded
+    let st: Value =
+        serde_json::from_slice(&run(home.path(), &["data", "status", "--json"]).stdout).unwrap();
+    assert_eq!(st["history"]["codes_with_names"], 2, "{st}");
+    assert_eq!(st["history"]["spans"], 3);
+    assert_eq!(st["history"]["snapshots"], 0);
+    let text = stdout(&run(home.path(), &["data", "status"]));
+    assert!(
+        text.contains("name history: 2 stock(s), 3 span(s)"),
+        "{text}"
+    );
+
     // a stock with no names recorded says what that means for as-of screens
     let out = run(home.path(), &["data", "names", "show", "600519"]);
     assert!(
