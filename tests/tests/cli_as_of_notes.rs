@@ -2,8 +2,8 @@
 //! the bundled real bars (8 stocks to 2020-06-16, today's stock list, no name history, no
 //! delisting record): a screen of a past day, a backtest, a sweep and a track backfill each
 //! say — in text and as a typed `as_of_notes` in --json — that ST status came from today's
-//! names for all 8 stocks and that the list has no delisted stocks; a screen of the newest
-//! day says nothing of the kind. Needs `cargo build -p wyckoff-cli` first.
+//! names for all 8 stocks and that the list has no delisted stocks, and `events --as-of`
+//! that the name shown is today's; a screen of the newest day says nothing of the kind. Needs `cargo build -p wyckoff-cli` first.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -83,6 +83,15 @@ fn past_days_say_which_facts_were_todays() {
         "{}",
         swept["as_of_notes"]
     );
+
+    // `events --as-of` shows a past close with today's name, and says so.
+    let ev = json(h, &["events", "000001", "--as-of", "2019-06-28", "--json"]);
+    assert_eq!(ev["name"], "平安银行", "{ev}");
+    assert_eq!(ev["name_from_today"], true, "{ev}");
+    let out = text(h, &["events", "000001", "--as-of", "2019-06-28"]);
+    assert!(out.contains("note: the name is today's"), "{out}");
+    let ev = json(h, &["events", "000001", "--json"]);
+    assert_eq!(ev["name_from_today"], false, "{ev}");
 
     let out = text(
         h,

@@ -35,7 +35,12 @@ pub struct EventsArgs {
 #[derive(Debug, Serialize)]
 struct KnownEvents {
     code: String,
+    /// The name the stock carried on the as-of close (its recorded name history), else
+    /// today's.
     name: Option<String>,
+    /// The as-of close is before the newest bar and no recorded name covers it: `name` is
+    /// today's, which may not be the one it had then.
+    name_from_today: bool,
     /// The as-of close the marks were read on.
     as_of: u32,
     /// The first cached bar the replay started from.
@@ -102,6 +107,20 @@ fn row(m: &ExplainedMark) -> String {
     )
 }
 
+/// The name in force on `day` from `spans` (ascending `(from, name)`), else `today`'s; and
+/// whether today's stood in for a day before the newest bar (`newest`).
+fn name_on(
+    spans: &[(u32, String)],
+    day: u32,
+    newest: u32,
+    today: Option<&str>,
+) -> (Option<String>, bool) {
+    match spans.iter().rev().find(|(from, _)| *from <= day) {
+        Some((_, name)) => (Some(name.clone()), false),
+        None => (today.map(str::to_owned), day < newest),
+    }
+}
+
 pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
     // bad input is refused before the data home is touched
     let code = match StockCode::parse(&a.code) {
@@ -126,10 +145,12 @@ pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
         let md = desk.market();
         let r = md.daily_bars(&digits, None).await;
         let listed = md.stock_info(&code).is_some();
+        let names = md.history().spans_of(&digits).await;
         desk.close().await;
-        anyhow::Ok((r?, listed))
+        let names: Vec<(u32, String)> = names?.into_iter().map(|s| (s.from, s.name)).collect();
+        anyhow::Ok((r?, listed, names))
     });
-    let (r, listed) = match loaded {
+    let (r, listed, names) = match loaded {
         Ok(v) => v,
         Err(e) => return Ok(failed(e)),
     };
@@ -155,10 +176,12 @@ pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
         )));
     };
     let bars = &r.bars[..r.bars.partition_point(|b| b.date <= as_of_date)];
+    let (name, name_from_today) = name_on(&names, as_of_date, last.date, r.name.as_deref());
     if a.json {
         print_json(&KnownEvents {
             code: digits,
-            name: r.name.clone(),
+            name,
+            name_from_today,
             as_of: as_of_date,
             first_bar: first.date,
             source: r.source.clone(),
@@ -168,12 +191,15 @@ pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
     }
     println!(
         "{digits} {} — marks known as of {} (the engine replayed over {} bars from {}, source {})",
-        r.name.as_deref().unwrap_or(""),
+        name.as_deref().unwrap_or(""),
         iso(as_of_date),
         bars.len(),
         iso(first.date),
         r.source.as_deref().unwrap_or("--")
     );
+    if name_from_today {
+        println!("note: the name is today's: no recorded name for {digits} covers that day");
+    }
     let recent_from = bars[bars.len().saturating_sub(RECENT_TRIGGER_BARS)].date;
     let (triggers, standing): (Vec<&ExplainedMark>, Vec<&ExplainedMark>) = marks
         .iter()
@@ -198,4 +224,34 @@ pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
         println!("{}", row(m));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_on;
+
+    #[test]
+    fn the_name_shown_is_the_one_in_force_on_the_close() {
+        let spans = vec![
+            (19900101, "世纪星源".to_owned()),
+            (20210501, "ST星源".to_owned()),
+        ];
+        // (spans, day, newest bar, name, today's stood in)
+        type Case<'a> = (&'a [(u32, String)], u32, u32, &'a str, bool);
+        let cases: [Case<'_>; 5] = [
+            (&spans, 20190116, 20260105, "世纪星源", false),
+            (&spans, 20210501, 20260105, "ST星源", false),
+            (&spans[1..], 20190116, 20260105, "ST星源", true),
+            (&[], 20190116, 20260105, "ST星源", true),
+            // the newest close: today's name is that day's own
+            (&[], 20260105, 20260105, "ST星源", false),
+        ];
+        for (spans, day, newest, name, fell_back) in cases {
+            assert_eq!(
+                name_on(spans, day, newest, Some("ST星源")),
+                (Some(name.to_owned()), fell_back),
+                "{spans:?} on {day}"
+            );
+        }
+    }
 }
