@@ -5,7 +5,9 @@
 //! take-profit, under A-share rules:
 //!
 //! * T+1: a share bought today can be sold from the next trading day;
-//! * 100-share lots; a pick whose one lot costs more than its slot is skipped;
+//! * the board's lots ([`Board::lot_rule`]: 100-share lots on the main board and ChiNext,
+//!   at least 200 then any share on STAR, at least 100 then any share on BSE); a pick whose
+//!   smallest buy costs more than its slot is skipped;
 //! * no buy when the entry price is at the limit-up, no sell on a limit-down close (the
 //!   position is held, and the trade counts the days it was stuck); limits 10 % main
 //!   board, 20 % STAR and ChiNext (10 % for ChiNext before 2020-08-24), 5 % ST, 30 % BSE,
@@ -44,7 +46,6 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use crate::as_of::AsOfNotes;
-use crate::board::LOT;
 use crate::cancel::{Cancel, Cancelled, Never, check};
 use crate::dates::{days_from_civil, parse_date};
 use crate::fees::{COMMISSION_MIN_FEN, COMMISSION_RATE, RATE_BASE, TRANSFER_RATE, stamp_rate};
@@ -1014,21 +1015,21 @@ pub(crate) fn simulate_seeing(
                     let budget = (equity_of(cash, &open, day) / args.top_n as f64)
                         .min(cash / slots_left.max(1.0))
                         .min(cash);
-                    // The most lots the budget pays for, fees included.
-                    let mut lots = (budget / (price * LOT as f64)).floor() as u64;
-                    while lots > 0 {
-                        let amount = price * (lots * LOT) as f64;
+                    // The largest buy of the board's lots the budget pays for, fees included.
+                    let lot = s.board.lot_rule();
+                    let mut shares = lot.round_down((budget / price).floor() as u64);
+                    while shares > 0 {
+                        let amount = price * shares as f64;
                         let (c, _, t) = fees(amount, false, day);
                         if amount + c + t <= cash {
                             break;
                         }
-                        lots -= 1;
+                        shares = lot.round_down(shares - 1);
                     }
-                    if lots == 0 {
+                    if shares == 0 {
                         *skipped.entry("lot_too_expensive".into()).or_default() += 1;
                         continue;
                     }
-                    let shares = lots * LOT;
                     let amount = price * shares as f64;
                     let (c, _, t) = fees(amount, false, day);
                     cash -= amount + c + t;

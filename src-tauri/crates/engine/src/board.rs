@@ -1,14 +1,35 @@
 //! A-share boards, from the 6-digit code (REFERENCE §15.0 `core/cn_boards`), and the rules
 //! that go by board: the daily price limit (narrowed for ST names) and the lot. The one
 //! prefix table: `wyckoff_market::StockCode` takes its board (and whether a code is a stock
-//! at all) from [`Board::of_stock`]; the backtest and forward tracking take their limits
-//! and lots from here, and the funnel its ST rule.
+//! at all) from [`Board::of_stock`]; the backtest, forward tracking and position sizing
+//! take their limits and lots from here ([`Board::lot_rule`]), and the funnel its ST rule.
 
 use serde::{Deserialize, Serialize};
 
-/// Shares in a lot. The backtest and tracking buy whole 100-share lots on every board
-/// (STAR's 200-share minimum order is not modelled).
-pub const LOT: u64 = 100;
+/// The buy quantities a board accepts: at least `minimum` shares, then multiples of `step`
+/// above it. Main board and ChiNext: 100, 200, 300 …; STAR: 200, 201, 202 …; BSE: 100,
+/// 101, 102 … (a sale of an odd remainder is allowed anywhere and not modelled here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+pub struct LotRule {
+    pub minimum: u64,
+    pub step: u64,
+}
+
+impl LotRule {
+    /// The largest valid buy of at most `shares`; 0 when not even the minimum fits.
+    pub fn round_down(self, shares: u64) -> u64 {
+        if shares < self.minimum {
+            return 0;
+        }
+        let step = self.step.max(1);
+        self.minimum + (shares - self.minimum) / step * step
+    }
+
+    /// Whether `shares` is a quantity the board accepts for a buy.
+    pub fn is_valid(self, shares: u64) -> bool {
+        shares >= self.minimum && (shares - self.minimum).is_multiple_of(self.step.max(1))
+    }
+}
 
 /// ChiNext's limit went from 10 % to 20 % on this day (registration reform).
 pub const CHINEXT_20PCT_FROM: u32 = 20200824;
@@ -86,6 +107,25 @@ impl Board {
             Board::Chinext if date >= CHINEXT_20PCT_FROM => 0.20,
             _ if is_st => 0.05,
             _ => 0.10,
+        }
+    }
+
+    /// The buy quantities the board accepts: whole 100-share lots on the main board and
+    /// ChiNext; at least 200 then any share on STAR; at least 100 then any share on BSE.
+    pub fn lot_rule(self) -> LotRule {
+        match self {
+            Board::Main | Board::Chinext => LotRule {
+                minimum: 100,
+                step: 100,
+            },
+            Board::Star => LotRule {
+                minimum: 200,
+                step: 1,
+            },
+            Board::Bse => LotRule {
+                minimum: 100,
+                step: 1,
+            },
         }
     }
 
@@ -217,6 +257,41 @@ mod tests {
                 "{board:?} st={st} {date}"
             );
         }
+    }
+
+    #[test]
+    fn lots_by_board() {
+        // (board, shares wanted) → (the largest valid buy of at most that, is it valid)
+        let cases = [
+            (Board::Main, 0, 0, false),
+            (Board::Main, 99, 0, false),
+            (Board::Main, 100, 100, true),
+            (Board::Main, 199, 100, false),
+            (Board::Main, 200, 200, true),
+            (Board::Main, 12_345, 12_300, false),
+            (Board::Chinext, 99, 0, false),
+            (Board::Chinext, 150, 100, false),
+            (Board::Chinext, 300, 300, true),
+            // STAR: nothing under 200, then any share
+            (Board::Star, 100, 0, false),
+            (Board::Star, 199, 0, false),
+            (Board::Star, 200, 200, true),
+            (Board::Star, 201, 201, true),
+            (Board::Star, 2_437, 2_437, true),
+            // BSE: nothing under 100, then any share
+            (Board::Bse, 99, 0, false),
+            (Board::Bse, 100, 100, true),
+            (Board::Bse, 101, 101, true),
+            (Board::Bse, 1_999, 1_999, true),
+        ];
+        for (board, shares, down, valid) in cases {
+            let rule = board.lot_rule();
+            assert_eq!(rule.round_down(shares), down, "{board:?} {shares}");
+            assert_eq!(rule.is_valid(shares), valid, "{board:?} {shares}");
+            assert!(down == 0 || rule.is_valid(down), "{board:?} {down}");
+        }
+        assert_eq!(Board::from_code("688981").lot_rule().minimum, 200);
+        assert_eq!(Board::from_code("830799").lot_rule().step, 1);
     }
 
     #[test]

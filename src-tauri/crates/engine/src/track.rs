@@ -12,9 +12,10 @@
 //!   the stock traded: T+1 makes the entry day's close no selling day, a suspension is no
 //!   day held, and a limit-down close carries the sale to the next close that is not one.
 //! * One position of a backtest slot ([`POSITION_CNY`], the whole portfolio over the
-//!   default four slots) in whole 100-share lots, at least one lot; fees are the
-//!   backtest's (commission with its minimum, stamp duty on the sell by date, transfer
-//!   fee), each to the fen, so a return is what the backtest would have booked.
+//!   default four slots) in the board's lots ([`Board::lot_rule`]), at least its smallest
+//!   buy; fees are the backtest's (commission with its minimum, stamp duty on the sell by
+//!   date, transfer fee), each to the fen, so a return is what the backtest would have
+//!   booked.
 //! * Max favourable / adverse excursion: the net return had the position been sold at the
 //!   highest high / lowest low of the days it could have been sold — after the entry day
 //!   up to the exit (on that bar's date).
@@ -29,7 +30,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::backtest::{Holding, INITIAL_CASH, at_limit_up, buy_fees, sale};
-use crate::board::LOT;
 use crate::funnel::{BoardFilter, Funnel, FunnelConfig, FunnelResult, ScreenArgs};
 use crate::{Bar, Board, Universe};
 
@@ -93,15 +93,17 @@ impl Outcome {
     }
 }
 
-/// Shares one slot buys at `price`: whole lots, at least one.
-pub fn position_shares(price: f64) -> u32 {
-    let lot = LOT as u32;
-    let lots = (POSITION_CNY / (price * f64::from(lot))).floor();
-    if lots.is_finite() && lots >= 1.0 {
-        (lots as u32).saturating_mul(lot)
+/// Shares one slot buys at `price` on `board`: the largest buy of the board's lots
+/// ([`Board::lot_rule`]) the slot pays for, at least the board's smallest buy.
+pub fn position_shares(board: Board, price: f64) -> u32 {
+    let lot = board.lot_rule();
+    let want = (POSITION_CNY / price).floor();
+    let shares = if want.is_finite() && want >= 0.0 {
+        lot.round_down(want as u64)
     } else {
-        lot
-    }
+        0
+    };
+    u32::try_from(shares.max(lot.minimum)).unwrap_or(u32::MAX)
 }
 
 /// The figures of a candidate screened on `as_of`, at each of `horizons`, from the stock's
@@ -160,7 +162,7 @@ fn follow_one(bars: &[Bar], entry: usize, horizon: u32, board: Board, is_st: boo
         };
     };
     let price = first.open;
-    let shares = position_shares(price);
+    let shares = position_shares(board, price);
     let n = u64::from(shares);
     let paid = buy_fees(price * n as f64, first.date);
     let sell = |b: &Bar, at: f64| sale(price, n, paid, at, b.date);

@@ -135,17 +135,25 @@ fn pending_until_the_exit_bar_exists() {
 }
 
 #[test]
-fn position_is_whole_lots_of_one_slot_at_least_one() {
+fn position_is_the_boards_lots_of_one_slot_at_least_its_smallest_buy() {
+    // 25,000 CNY a slot: (board, price) → shares
     let cases = [
-        (10.5, 2300),
-        (25.0, 1000),
-        (250.0, 100),
-        (251.0, 100),
-        (1500.0, 100),
-        (0.99, 25200),
+        (Board::Main, 10.5, 2300),
+        (Board::Main, 25.0, 1000),
+        (Board::Main, 250.0, 100),
+        (Board::Main, 251.0, 100),
+        (Board::Main, 1500.0, 100),
+        (Board::Main, 0.99, 25200),
+        (Board::Chinext, 10.5, 2300),
+        // STAR and BSE buy any share above their minimum: 25,000 / 10.50 = 2,380.9
+        (Board::Star, 10.5, 2380),
+        (Board::Star, 125.0, 200),
+        (Board::Star, 126.0, 200),
+        (Board::Bse, 10.5, 2380),
+        (Board::Bse, 300.0, 100),
     ];
-    for (price, shares) in cases {
-        assert_eq!(position_shares(price), shares, "price {price}");
+    for (board, price, shares) in cases {
+        assert_eq!(position_shares(board, price), shares, "{board:?} price {price}");
     }
 }
 
