@@ -41,6 +41,7 @@ pub mod known_on;
 pub mod lanes;
 pub mod phases;
 pub mod regime;
+pub mod sizing;
 #[cfg(feature = "synthetic")]
 pub mod synthetic;
 pub mod track;
