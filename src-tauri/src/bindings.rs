@@ -53,6 +53,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             portfolio_journal::journal_record_fill,
             portfolio_journal::journal_record_cash,
             portfolio_journal::journal_import,
+            portfolio_journal::journal_reconciliation,
             overview::market_overview,
             overview::data_status,
             overview::start_task,

@@ -115,6 +115,12 @@ export const commands = {
 	 *  every bad line.
 	 */
 	journalImport: (bytes: number[]) => typedError<ImportOutcome, CommandError>(__TAURI_INVOKE("journal_import", { bytes })),
+	/**
+	 *  The ledger against every 股份余额 / 资金余额 an imported statement stated, each
+	 *  difference named (day, code, statement line, the statement's figure and the ledger's);
+	 *  nothing checked when no statement had balance columns.
+	 */
+	journalReconciliation: () => typedError<Reconciliation, CommandError>(__TAURI_INVOKE("journal_reconciliation")),
 	marketOverview: () => typedError<MarketOverview, CommandError>(__TAURI_INVOKE("market_overview")),
 	dataStatus: () => typedError<DataStatusView, CommandError>(__TAURI_INVOKE("data_status")),
 	/**

@@ -1,13 +1,16 @@
 //! The portfolio page's account ledger: record a fill or a bank transfer (the user's own
 //! click, so no approval dialog; the agent's `record_fill` passes the gate), import a
-//! broker 交割单, and the journal report (entries, cash, realised P/L, the daily NAV with
-//! its return and drawdown, exit reviews).
+//! broker 交割单, the journal report (entries, cash, realised P/L, the daily NAV with its
+//! return and drawdown, exit reviews) and the ledger against the balances the imported
+//! statements stated.
 
 use serde::Deserialize;
 use specta::Type;
 use tauri::State;
 use wyckoff_session::domain::journal::money::{fen_from_f64, price_from_f64};
-use wyckoff_session::domain::journal::{Fees, ImportOutcome, JournalReport, NewFill, Side, Source};
+use wyckoff_session::domain::journal::{
+    Fees, ImportOutcome, JournalReport, NewFill, Reconciliation, Side, Source,
+};
 use wyckoff_session::{CashDirection, Desk};
 
 use crate::chat::ChatState;
@@ -142,6 +145,22 @@ pub async fn journal_import(
     let desk = desk(&state, &chat).await?;
     desk.journal()
         .import(&bytes, desk.market().clock().now())
+        .await
+        .map_err(CommandError::from)
+}
+
+/// The ledger against every 股份余额 / 资金余额 an imported statement stated, each
+/// difference named (day, code, statement line, the statement's figure and the ledger's);
+/// nothing checked when no statement had balance columns.
+#[tauri::command]
+#[specta::specta]
+pub async fn journal_reconciliation(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+) -> Result<Reconciliation, CommandError> {
+    desk(&state, &chat)
+        .await?
+        .journal_reconciliation()
         .await
         .map_err(CommandError::from)
 }

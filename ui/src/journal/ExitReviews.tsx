@@ -34,13 +34,13 @@ export default function ExitReviews({ reviews }: { reviews: ExitReview[] }) {
     const a = list.find((x) => x.days === days);
     if (!a || a.status === "pending") {
       return (
-        <td className="num jr-after muted" data-days={days} data-status="pending">
+        <td key={days} className="num jr-after muted" data-days={days} data-status="pending">
           {t("pending")}
         </td>
       );
     }
     return (
-      <td className={["num", "jr-after", pnlClass(a.change_pct)].filter(Boolean).join(" ")} data-days={days} data-status="done" title={a.date}>
+      <td key={days} className={["num", "jr-after", pnlClass(a.change_pct)].filter(Boolean).join(" ")} data-days={days} data-status="done" title={a.date}>
         {formatPrice(a.close)} ({formatPct(a.change_pct)})
       </td>
     );

@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { DayValue, Difference, ExitReview, FillRow, ImportOutcome, JournalReport, PortfolioPage, PositionRow, Reconciliation } from "../bindings";
+import type { DayValue, Difference, EntryRow, ExitReview, FillRow, ImportOutcome, JournalReport, PortfolioPage, PositionRow, Reconciliation } from "../bindings";
 
 const mocks = vi.hoisted(() => ({
   journalReport: vi.fn(),
   journalRecordFill: vi.fn(),
   journalRecordCash: vi.fn(),
   journalImport: vi.fn(),
+  journalReconciliation: vi.fn(),
   portfolioPage: vi.fn(),
   portfolioEdit: vi.fn(),
 }));
@@ -26,7 +27,10 @@ import { LanguageContext } from "../i18n";
 import { OpenStockContext } from "../chat/stockLinks";
 import { OpenStockAtContext } from "../review/openAt";
 import Portfolio from "../pages/Portfolio";
+import AccountActivity from "./AccountActivity";
 import ExitReviews from "./ExitReviews";
+import Journal from "./Journal";
+import ReconciliationView from "./Reconciliation";
 import DailyValue from "./DailyValue";
 import FillsList from "./FillsList";
 import ImportFills from "./ImportFills";
@@ -93,8 +97,11 @@ const click = async (el: Element) => {
 };
 const byId = (id: string) => document.getElementById(id) as HTMLElement;
 
+const noRecord: Reconciliation = { has_cash_balance: false, has_shares_balance: false, checked: 0, closing: [], differences: [] };
+
 beforeEach(() => {
   mocks.journalReport.mockResolvedValue(ok(report([])));
+  mocks.journalReconciliation.mockResolvedValue(ok(noRecord));
 });
 afterEach(() => {
   cleanup();
@@ -443,5 +450,114 @@ describe("on the portfolio page", () => {
     expect(row.querySelector(".pf-shares")?.textContent).toBe("1,000");
     expect(row.querySelector(".pf-cost")?.textContent).toBe("16.005");
     expect(document.querySelectorAll("tr.jr-fill")).toHaveLength(1);
+  });
+});
+
+describe("the ledger's other entries and the reconciliation", () => {
+  const entry = (id: number, date: string, kind: EntryRow["kind"], cash_fen: number, over: Partial<EntryRow> = {}): EntryRow => ({
+    id,
+    date,
+    time: null,
+    name: "",
+    kind,
+    instrument: null,
+    source: "import",
+    cash_fen,
+    realised_fen: null,
+    ...over,
+  });
+
+  it("lists what an import booked besides the trades, with the cash each moved", () => {
+    const fees = { commission_fen: 500, stamp_fen: 0, transfer_fen: 13 };
+    render(
+      <AccountActivity
+        entries={[
+          entry(1, "2020-06-01", { type: "cash_in", amount_fen: 5_000_000 }, 5_000_000, { time: "09:20:11" }),
+          entry(2, "2020-06-02", { type: "buy", code: "000001", shares: 1000, price_e6: 13_000_000, amount_fen: 1_300_000, fees }, -1_300_513),
+          entry(3, "2020-06-10", { type: "dividend", code: "000001", amount_fen: 14_380 }, 14_380, { name: "平安银行" }),
+          entry(4, "2020-06-10", { type: "bonus_shares", code: "000001", shares: 300 }, 0, { name: "平安银行" }),
+          entry(5, "2020-06-11", { type: "repo_return", code: "204001", principal_fen: 10_000_000, interest_fen: 5_479 }, 10_005_479),
+          entry(6, "2020-06-12", { type: "note", text: "指定交易" }, 0, { source: "manual" }),
+        ]}
+      />,
+    );
+    const rows = [...document.querySelectorAll("tr.jr-activity-row")];
+    expect(rows.map((r) => r.getAttribute("data-kind"))).toEqual(["note", "repo_return", "bonus_shares", "dividend", "cash_in"]);
+    const cell = (r: Element, css: string) => r.querySelector(css)?.textContent;
+    expect(cell(rows[4], ".jr-activity-kind")).toBe("银证转入");
+    expect(cell(rows[4], ".jr-activity-cash")).toBe("+50,000.00");
+    expect(rows[4].querySelector("td")?.textContent).toBe("2020-06-01 09:20:11");
+    expect(cell(rows[3], ".jr-activity-cash")).toBe("+143.80");
+    expect(rows[3].getAttribute("data-code")).toBe("000001");
+    expect(cell(rows[2], ".jr-activity-shares")).toBe("+300");
+    expect(cell(rows[2], ".jr-activity-cash")).toBe("");
+    expect(cell(rows[1], ".jr-activity-detail")).toBe("本金 100,000.00 + 利息 54.79");
+    expect(cell(rows[0], ".jr-activity-detail")).toBe("指定交易");
+    expect(rows[0].textContent).toContain("持仓页");
+    cleanup();
+    render(<AccountActivity entries={[entry(2, "2020-06-02", { type: "buy", code: "000001", shares: 1000, price_e6: 13_000_000, amount_fen: 1_300_000, fees }, -1_300_513)]} />);
+    expect(byId("jr-no-activity").textContent).toBe("还没有买卖以外的记录。");
+  });
+
+  it("says when no statement balances are on record, rather than that all agree", () => {
+    render(<ReconciliationView rec={noRecord} error={null} />);
+    expect(byId("jr-rec-none").textContent).toContain("没有对账单余额记录");
+    expect(document.getElementById("jr-rec-summary")).toBeNull();
+    expect(document.getElementById("jr-rec-closing")).toBeNull();
+  });
+
+  it("a ledger that agrees: the count and the last stated balances beside the ledger's", () => {
+    const cash: Difference = { kind: "cash", code: null, date: "2020-06-02", line: 3, statement: 3_699_487, derived: 3_699_487 };
+    const held: Difference = { kind: "shares", code: "000001", date: "2020-06-02", line: 3, statement: 1000, derived: 1000 };
+    render(<ReconciliationView rec={{ has_cash_balance: true, has_shares_balance: true, checked: 3, closing: [cash, held], differences: [] }} error={null} />);
+    expect(byId("jr-rec-summary").textContent).toBe("3 个余额与账本一致。");
+    expect(byId("jr-rec-summary").getAttribute("data-differences")).toBe("0");
+    expect(document.getElementById("jr-rec-diffs")).toBeNull();
+    const rows = [...document.querySelectorAll("tr.jr-rec-close")];
+    expect(rows.map((r) => r.querySelector(".jr-rec-item")?.textContent)).toEqual(["资金", "000001"]);
+    expect(rows[0].querySelector(".jr-rec-statement")?.textContent).toBe("36,994.87");
+    expect(rows[1].querySelector(".jr-rec-ledger")?.textContent).toBe("1,000");
+    expect(rows.map((r) => r.getAttribute("data-agrees"))).toEqual(["true", "true"]);
+  });
+
+  it("names every difference by day, code and statement line", () => {
+    const diff: Difference = { kind: "shares", code: "000001", date: "2020-06-03", line: 2, statement: 1600, derived: 1500 };
+    const cash: Difference = { kind: "cash", code: null, date: "2020-06-03", line: 2, statement: 3_045_987, derived: 3_045_987 };
+    render(<ReconciliationView rec={{ has_cash_balance: true, has_shares_balance: true, checked: 5, closing: [cash, diff], differences: [diff] }} error={null} />);
+    expect(byId("jr-rec-summary").textContent).toBe("5 个余额中 1 个与账本不一致。");
+    const rows = [...document.querySelectorAll("tr.jr-rec-diff")];
+    expect(rows).toHaveLength(1);
+    expect(rows[0].getAttribute("data-code")).toBe("000001");
+    expect(rows[0].getAttribute("data-date")).toBe("2020-06-03");
+    expect(rows[0].getAttribute("data-line")).toBe("2");
+    expect([...rows[0].querySelectorAll("td")].map((c) => c.textContent)).toEqual(["2020-06-03", "000001", "2", "1,600", "1,500", "+100", "不一致"]);
+  });
+
+  it("asks for the reconciliation again after an import, and after a recorded transfer", async () => {
+    const held: Difference = { kind: "shares", code: "000001", date: "2020-06-02", line: 3, statement: 1000, derived: 1000 };
+    render(<Journal onChanged={() => {}} />);
+    await waitFor(() => expect(document.getElementById("jr-rec-none")).toBeTruthy());
+    expect(mocks.journalReconciliation).toHaveBeenCalledTimes(1);
+    mocks.journalReconciliation.mockResolvedValue(ok({ has_cash_balance: false, has_shares_balance: true, checked: 1, closing: [held], differences: [] }));
+    mocks.journalImport.mockResolvedValue(ok({ imported: 2, duplicates: 0, skipped: [], realised_fen: 0, message: "", by_kind: [], ignored: [], encoding: "utf8", fees_computed: 0, reconciliation: noRecord }));
+    const file = new File([new TextEncoder().encode("x")], "s.csv", { type: "text/csv" });
+    await act(async () => {
+      fireEvent.change(byId("ji-file"), { target: { files: [file] } });
+    });
+    await waitFor(() => expect(document.getElementById("jr-rec-summary")).toBeTruthy());
+    expect(byId("jr-rec-summary").textContent).toBe("1 个余额与账本一致。");
+    expect(mocks.journalReconciliation).toHaveBeenCalledTimes(2);
+
+    mocks.journalRecordCash.mockResolvedValue(ok(report([])));
+    type("jc-amount", "100");
+    await click(byId("jc-submit"));
+    await waitFor(() => expect(mocks.journalReconciliation).toHaveBeenCalledTimes(3));
+  });
+
+  it("a reconciliation that cannot be read says so", async () => {
+    mocks.journalReconciliation.mockResolvedValue({ status: "error", error: { kind: "internal", message: "database is locked" } });
+    render(<Journal onChanged={() => {}} />);
+    await waitFor(() => expect(document.getElementById("jr-rec-error")).toBeTruthy());
+    expect(byId("jr-rec-error").textContent).toBe("读取对账结果失败：database is locked");
   });
 });

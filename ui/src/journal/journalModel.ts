@@ -1,8 +1,9 @@
 // The journal's page logic, pure so it is tested without a webview: the fill form → the
 // command's FillForm (numbers only; every rule is the backend's), money in fen as yuan,
-// the bad lines of a refused import, and the sparkline of the daily value.
-import type { CommandError, DayValue, FillForm, FillRow } from "../bindings";
-import { formatMoney } from "../chat/portfolio";
+// the bad lines of a refused import, the sparkline of the daily value, the ledger's
+// entries that are not trades and the reconciliation's rows.
+import type { CommandError, DayValue, Difference, EntryKind, EntryRow, FillForm, FillRow } from "../bindings";
+import { formatMoney, formatShares } from "../chat/portfolio";
 import type { JournalKey } from "./text";
 
 type T = (k: JournalKey, vars?: Record<string, string | number>) => string;
@@ -111,4 +112,86 @@ export function sparkPoints(values: DayValue[], w: number, h: number): string {
       return `${x.toFixed(1)},${py.toFixed(1)}`;
     })
     .join(" ");
+}
+
+/** The kinds the fills table lists; every other entry is account activity. */
+const TRADES: ReadonlySet<EntryKind["type"]> = new Set(["buy", "sell", "opening"]);
+
+/** The entries that are not trades (transfers, dividends, interest, taxes, bonus and rights shares, repos, notes), newest first. */
+export function activityEntries(entries: EntryRow[]): EntryRow[] {
+  return entries
+    .filter((e) => !TRADES.has(e.kind.type))
+    .sort((a, b) => (a.date === b.date ? b.id - a.id : a.date < b.date ? 1 : -1));
+}
+
+/** The security an entry is about ("" for a transfer, interest, a note). */
+export function entryCode(kind: EntryKind): string {
+  switch (kind.type) {
+    case "cash_in":
+    case "cash_out":
+    case "interest":
+    case "note":
+      return "";
+    case "tax":
+    case "fee":
+      return kind.code ?? "";
+    default:
+      return kind.code;
+  }
+}
+
+/** The shares an entry moves into the holding (bonus and rights shares), else `null`. */
+export function entrySharesIn(kind: EntryKind): number | null {
+  return kind.type === "bonus_shares" || kind.type === "rights_issue" ? kind.shares : null;
+}
+
+/** What the entry says beyond its kind, cash and shares: a rights issue's price, a repo's principal and interest, a note's text. */
+export function entryDetail(kind: EntryKind, t: T): string {
+  switch (kind.type) {
+    case "rights_issue":
+      return t("detailRights", { price: priceText(kind.price_e6 / 1_000_000) });
+    case "repo_lend":
+      return t("detailRepoLend", { amount: fen(kind.amount_fen) });
+    case "repo_return":
+      return t("detailRepoReturn", { principal: fen(kind.principal_fen), interest: fen(kind.interest_fen) });
+    case "note":
+      return kind.text;
+    default:
+      return "";
+  }
+}
+
+/** One compared balance as the page shows it: what it is, the two figures and their gap, in the balance's unit. */
+export interface BalanceRow {
+  key: string;
+  kind: Difference["kind"];
+  /** The holding's code, "" for cash. */
+  code: string;
+  date: string;
+  line: number;
+  statement: string;
+  derived: string;
+  /** statement − ledger, formatted; "" when they agree. */
+  gap: string;
+  agrees: boolean;
+}
+
+function shares(n: number): string {
+  return formatShares(n);
+}
+
+export function balanceRow(d: Difference): BalanceRow {
+  const f = d.kind === "cash" ? fen : shares;
+  const gap = d.statement - d.derived;
+  return {
+    key: `${d.kind}-${d.code ?? ""}-${d.date}`,
+    kind: d.kind,
+    code: d.code ?? "",
+    date: d.date,
+    line: d.line,
+    statement: f(d.statement),
+    derived: f(d.derived),
+    gap: gap === 0 ? "" : `${gap > 0 ? "+" : ""}${f(gap)}`,
+    agrees: gap === 0,
+  };
 }
