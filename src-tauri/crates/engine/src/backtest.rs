@@ -27,7 +27,10 @@
 //!
 //! Exits are checked on closes and executed at that close (daily bars cannot tell whether
 //! the low or the high came first). Cash is one portfolio of 100,000 CNY split into
-//! `top_n` equal slots (at most `top_n` positions; `top_n` = 0 buys nothing). Within a
+//! `top_n` equal slots (at most `top_n` positions; `top_n` = 0 buys nothing) — or, with
+//! [`PositionSizing::Risk`], each buy sized so that selling at the stop-loss loses at most
+//! a set percent of equity, fees included, within one slot and the cash
+//! ([`crate::sizing::backtest_sizing`], the same sizing as `wyckoff size`). Within a
 //! day the open comes first: yesterday's picks are bought before that day's close exits,
 //! so cash or a slot freed at a close only serves the next open. Sharpe is the mean over
 //! the standard deviation of daily equity returns, times √242 (trading days a year), with
@@ -50,6 +53,7 @@ use crate::cancel::{Cancel, Cancelled, Never, check};
 use crate::dates::{days_from_civil, parse_date};
 use crate::fees::{COMMISSION_MIN_FEN, COMMISSION_RATE, RATE_BASE, TRANSFER_RATE, stamp_rate};
 use crate::funnel::{BoardFilter, Funnel, FunnelConfig, ScreenArgs};
+use crate::sizing::{PositionSizing, backtest_sizing};
 use crate::triggers::{Trigger, TriggerKind};
 use crate::{Bar, Board, StockSeries, Universe, bars_as_of};
 
@@ -90,6 +94,10 @@ pub enum BacktestError {
     /// The caller cancelled the run ([`crate::Cancel`]); nothing is reported.
     #[error("回测已取消")]
     Cancelled,
+    #[error("{0}")]
+    BadSizing(String),
+    #[error("按风险定仓（sizing=risk）需要止损：stop_loss_pct 不能为 0")]
+    RiskSizingNeedsStop,
 }
 
 impl From<Cancelled> for BacktestError {
@@ -128,6 +136,10 @@ pub struct BacktestArgs {
     /// default, so a plain backtest reads as it always did.
     #[serde(default, skip_serializing_if = "TriggerSet::is_default")]
     pub triggers: TriggerSet,
+    /// Equal slots, or by risk to the stop-loss ([`crate::sizing::backtest_sizing`]);
+    /// absent from the JSON for equal slots.
+    #[serde(default, skip_serializing_if = "PositionSizing::is_equal_slots")]
+    pub sizing: PositionSizing,
 }
 
 /// A set of L4 trigger kinds (a bit each).
@@ -256,6 +268,10 @@ pub struct RawBacktestArgs<'a> {
     pub entry_price_mode: Option<&'a str>,
     /// `spring+evr+trend_pb`; absent = the funnel's default.
     pub triggers: Option<&'a str>,
+    /// `equal` (default) or `risk`.
+    pub sizing: Option<&'a str>,
+    /// Percent of equity at risk a trade with `risk` sizing (default 1).
+    pub risk_pct: Option<f64>,
 }
 
 fn shift_days(date: u32, days: i64) -> u32 {
@@ -292,19 +308,26 @@ impl BacktestArgs {
                 .map_err(|_| BacktestError::UnknownBoard(b.to_owned()))?,
         };
         let entry_price_mode = EntryMode::parse(raw.entry_price_mode.unwrap_or(""))?;
+        let stop_loss_pct = as_loss(finite(raw.stop_loss_pct, "stop_loss_pct", -8.0)?);
+        let sizing =
+            PositionSizing::parse(raw.sizing, raw.risk_pct).map_err(BacktestError::BadSizing)?;
+        if !sizing.is_equal_slots() && stop_loss_pct == 0.0 {
+            return Err(BacktestError::RiskSizingNeedsStop);
+        }
         Ok(BacktestArgs {
             start,
             end,
             hold_days: clamp_hold_days(raw.hold_days.unwrap_or(10)),
             top_n: clamp_top_n(raw.top_n.unwrap_or(4)),
             board,
-            stop_loss_pct: as_loss(finite(raw.stop_loss_pct, "stop_loss_pct", -8.0)?),
+            stop_loss_pct,
             take_profit_pct: finite(raw.take_profit_pct, "take_profit_pct", 0.0)?.max(0.0),
             entry_price_mode,
             triggers: match raw.triggers.map(str::trim).filter(|s| !s.is_empty()) {
                 None => TriggerSet::FUNNEL_DEFAULT,
                 Some(t) => TriggerSet::parse(t)?,
             },
+            sizing,
         })
     }
 }
@@ -579,7 +602,8 @@ pub struct BacktestResult {
     /// Days with at least one signal (the source is asked only when a slot is free).
     pub signal_days: usize,
     /// Picks not bought, by reason (`limit_up`, `no_bar`, `lot_too_expensive`, `held`,
-    /// `delisted`: on or after the stock's last trading day).
+    /// `delisted`: on or after the stock's last trading day; with risk sizing
+    /// `risk_below_a_lot`: the risk budget does not pay for the board's smallest buy).
     pub skipped_entries: BTreeMap<String, usize>,
     pub notes: Vec<String>,
     /// Which point-in-time inputs over the period were today's (ST from today's names,
@@ -1011,13 +1035,39 @@ pub(crate) fn simulate_seeing(
                         *skipped.entry("limit_up".into()).or_default() += 1;
                         continue;
                     }
-                    let slots_left = (args.top_n - open.len()) as f64;
-                    let budget = (equity_of(cash, &open, day) / args.top_n as f64)
-                        .min(cash / slots_left.max(1.0))
-                        .min(cash);
-                    // The largest buy of the board's lots the budget pays for, fees included.
                     let lot = s.board.lot_rule();
-                    let mut shares = lot.round_down((budget / price).floor() as u64);
+                    let mut shares = match args.sizing {
+                        PositionSizing::EqualSlots => {
+                            let slots_left = (args.top_n - open.len()) as f64;
+                            let budget = (equity_of(cash, &open, day) / args.top_n as f64)
+                                .min(cash / slots_left.max(1.0))
+                                .min(cash);
+                            // The largest buy of the board's lots the budget pays for.
+                            lot.round_down((budget / price).floor() as u64)
+                        }
+                        PositionSizing::Risk { risk_bp } => {
+                            let sized = backtest_sizing(
+                                s.board,
+                                day,
+                                price,
+                                args.stop_loss_pct,
+                                equity_of(cash, &open, day),
+                                cash,
+                                risk_bp,
+                                args.top_n,
+                            );
+                            match sized {
+                                Some(z) if z.risk_shares == 0 => {
+                                    *skipped.entry("risk_below_a_lot".into()).or_default() += 1;
+                                    continue;
+                                }
+                                Some(z) => z.shares,
+                                None => 0,
+                            }
+                        }
+                    };
+                    // Fees included (the f64 charges below may differ from the fen
+                    // schedule by a fen on a half-fen tie).
                     while shares > 0 {
                         let amount = price * shares as f64;
                         let (c, _, t) = fees(amount, false, day);
@@ -1086,6 +1136,14 @@ pub(crate) fn simulate_seeing(
     let mut notes = Vec::new();
     if args.top_n == 0 {
         notes.push("top_n = 0：不买入任何股票".to_owned());
+    }
+    if let PositionSizing::Risk { risk_bp } = args.sizing {
+        notes.push(format!(
+            "按风险定仓：每笔在 {}% 止损处最多亏权益的 {}%（含双边费用），单只不超过权益的 1/{}；水温不参与（与等分仓位一样只统计不执行）",
+            -args.stop_loss_pct,
+            f64::from(risk_bp) / 100.0,
+            args.top_n.max(1)
+        ));
     }
     let as_of_notes = tape.as_of_notes(args.board, first_day, last_day);
     notes.extend(as_of_notes.lines());

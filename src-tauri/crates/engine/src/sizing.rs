@@ -610,5 +610,80 @@ pub fn choose_stop(bars: &[Bar], entry_e6: i64, rule: StopRule) -> Result<StopCh
     }
 }
 
+/// How the backtest sizes its buys.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PositionSizing {
+    /// Equity split into `top_n` equal slots (the default).
+    #[default]
+    EqualSlots,
+    /// `risk_bp` of equity at risk to the backtest's stop-loss ([`backtest_sizing`]).
+    Risk { risk_bp: u32 },
+}
+
+impl PositionSizing {
+    pub fn is_equal_slots(&self) -> bool {
+        *self == PositionSizing::EqualSlots
+    }
+
+    /// `equal` (or nothing) or `risk`, with the risk percent (`risk` only; 1 % when not
+    /// given).
+    pub fn parse(mode: Option<&str>, risk_pct: Option<f64>) -> Result<Self, String> {
+        match mode.map(str::trim).filter(|m| !m.is_empty()) {
+            None | Some("equal" | "equal_slots") => match risk_pct {
+                None => Ok(PositionSizing::EqualSlots),
+                Some(_) => Err("risk_pct 只用于 sizing=risk（按风险定仓）".to_owned()),
+            },
+            Some("risk") => {
+                let risk_bp = match risk_pct {
+                    None => DEFAULT_RISK_BP,
+                    Some(p) => pct_to_bp(p)
+                        .ok_or_else(|| format!("risk_pct 必须在 0.01–100 之间（收到 {p}）"))?,
+                };
+                Ok(PositionSizing::Risk { risk_bp })
+            }
+            Some(other) => Err(format!(
+                "sizing 无效: '{other}'，可选: equal（等分仓位，默认）/ risk（按风险定仓）"
+            )),
+        }
+    }
+}
+
+/// A backtest buy at `price` sized by risk: `risk_bp` of `equity` at risk to the stop
+/// the backtest sells at (`stop_loss_pct` under the entry, < 0), each position at most one
+/// slot (`equity / top_n`), within `cash`. The 水温 is not
+/// applied: the backtest reports the regime gate's days, it does not enforce them, with
+/// either sizing. `None` when the figures cannot be sized (no stop, a price of zero).
+#[allow(clippy::too_many_arguments)]
+pub fn backtest_sizing(
+    board: Board,
+    date: u32,
+    price: f64,
+    stop_loss_pct: f64,
+    equity: f64,
+    cash: f64,
+    risk_bp: u32,
+    top_n: usize,
+) -> Option<Sizing> {
+    let entry_e6 = price_e6(price)?;
+    let stop = (entry_e6 as f64 * (1.0 + stop_loss_pct / 100.0)).floor();
+    if !(stop_loss_pct < 0.0 && stop.is_finite() && stop >= 1.0) {
+        return None;
+    }
+    let slots = u32::try_from(top_n.max(1)).unwrap_or(u32::MAX);
+    size(&SizingInput {
+        board,
+        date,
+        entry_e6,
+        stop_e6: stop as i64,
+        equity_fen: fen_of(equity)?,
+        cash_fen: fen_of(cash)?.max(0),
+        risk_bp,
+        max_position_bp: (BP as u32 / slots).max(1),
+        regime: None,
+    })
+    .ok()
+}
+
 #[cfg(test)]
 mod tests;

@@ -377,6 +377,7 @@ async fn every_outcome_is_a_one_trade_backtest_of_the_same_stock_and_dates() {
                     take_profit_pct: 0.0,
                     entry_price_mode: EntryMode::Open,
                     triggers: TriggerSet::default(),
+                    sizing: Default::default(),
                 };
                 let mut once = Once {
                     day: as_of,

@@ -49,6 +49,7 @@ use crate::Universe;
 use crate::as_of::AsOfNotes;
 use crate::cancel::{Cancel, check};
 use crate::funnel::BoardFilter;
+use crate::sizing::PositionSizing;
 
 /// The most combinations one sweep runs.
 pub const MAX_COMBINATIONS: usize = 1_000;
@@ -478,6 +479,7 @@ impl SweepGrid {
             top_n: self.top_n[c[3]],
             entry_price_mode: self.entry_price_mode[c[4]],
             triggers: self.triggers[c[5]],
+            sizing: PositionSizing::EqualSlots,
         }
     }
 

@@ -359,6 +359,7 @@ mod on_a_synthetic_market {
             top_n: chosen.top_n,
             entry_price_mode: chosen.entry_price_mode,
             triggers: chosen.triggers,
+            sizing: Default::default(),
         };
         let mut signals = FunnelSignals::new(&u, crate::funnel::BoardFilter::All);
         let plain = run_backtest(&u, &args, &mut signals).unwrap();
@@ -423,6 +424,7 @@ mod on_a_synthetic_market {
                 top_n: chosen.top_n,
                 entry_price_mode: chosen.entry_price_mode,
                 triggers: chosen.triggers,
+                sizing: Default::default(),
             };
             let mut signals = FunnelSignals::new(&u, crate::funnel::BoardFilter::All);
             let single = run_backtest(&u, &args, &mut signals).unwrap();
