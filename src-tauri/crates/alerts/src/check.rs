@@ -7,12 +7,14 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use rayon::prelude::*;
 use wyckoff_engine::alerts::{AlertInput, Outcome, StockCheck, cooldown_blocker, cut};
-use wyckoff_engine::{Bar, Holding};
+use wyckoff_engine::{Bar, Holding, NameSpan, StockSeries};
 use wyckoff_market::cache::BarTable;
+use wyckoff_market::history::{Histories, ListStatus};
 use wyckoff_market::watchlist::WatchlistStore;
 use wyckoff_market::{IndexCode, MarketData, StockCode};
 use wyckoff_protocol::{
-    AlertCheckReport, AlertCondition, AlertTarget, SuppressedAlert, UnevaluatedAlert,
+    AlertAsOfNotes, AlertCheckReport, AlertCondition, AlertTarget, SuppressedAlert,
+    UnevaluatedAlert,
 };
 
 use wyckoff_push::Channel;
@@ -92,10 +94,107 @@ fn market(e: impl std::fmt::Display) -> AlertsError {
     AlertsError::Market(e.to_string())
 }
 
+/// A stock's point-in-time facts: today's name, its recorded names and delisting day, in
+/// the engine's series so the engine's one reading of them applies (no bars: the check
+/// keeps its own, shared).
+fn facts(code: &StockCode, today: Option<String>, history: &mut Histories) -> StockSeries {
+    let digits = code.digits();
+    let name_history: Vec<NameSpan> = history.names.remove(digits).unwrap_or_default();
+    let listing = history.listings.get(digits);
+    let delist_date = listing
+        .filter(|l| l.status == ListStatus::Delisted)
+        .and_then(|l| l.delist_date);
+    // A delisted stock has left today's list: its last recorded name stands in.
+    let name = today
+        .or_else(|| listing.map(|l| l.name.clone()).filter(|n| !n.is_empty()))
+        .or_else(|| name_history.last().map(|s| s.name.clone()))
+        .unwrap_or_default();
+    StockSeries {
+        code: digits.to_owned(),
+        name,
+        board: code.board(),
+        industry: None,
+        market_cap_yi: None,
+        list_date: listing.and_then(|l| l.list_date),
+        bars: Vec::new(),
+        name_history,
+        delist_date,
+    }
+}
+
+/// What a stock is checked as on `day` (the as-of date, or the data's newest day), with
+/// `newest` the data's newest day and `bar_day` its last bar by `day` (the evaluated one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Scope {
+    /// Delisted before `day`: not checked on its old last bar.
+    Delisted,
+    /// Checked under `name` (`None`: no name known); `from_today`: a past day that no
+    /// recorded name covers, so today's name (and ST status) stood in.
+    Checked {
+        name: Option<String>,
+        from_today: bool,
+    },
+}
+
+fn scope(s: &StockSeries, day: Option<u32>, newest: Option<u32>, bar_day: Option<u32>) -> Scope {
+    let Some(day) = day else {
+        // No bar anywhere in the cache: today's name, nothing to read as of a day.
+        return Scope::Checked {
+            name: Some(s.name.clone()).filter(|n| !n.is_empty()),
+            from_today: false,
+        };
+    };
+    if !s.listed_on(day) {
+        return Scope::Delisted;
+    }
+    let named = s.name_on(bar_day.unwrap_or(day));
+    Scope::Checked {
+        name: Some(named.value.to_owned()).filter(|n| !n.is_empty()),
+        from_today: !named.known && newest.is_some_and(|n| day < n),
+    }
+}
+
+/// The notes in words, `day` the day checked (YYYY-MM-DD).
+pub(crate) fn note_lines(notes: &AlertAsOfNotes, day: &str) -> Vec<String> {
+    /// Delisted codes named in the line (all are in the typed notes).
+    const NAMED: usize = 10;
+    let mut out = Vec::new();
+    if notes.st_from_today > 0 {
+        out.push(format!(
+            "{} 只股票中 {} 只的名称与 ST 状态取自今日名称（没有该日的历史名称），可能与当日不符",
+            notes.stocks, notes.st_from_today
+        ));
+    }
+    if notes.delisted > 0 {
+        let mut codes = notes.delisted_codes[..notes.delisted_codes.len().min(NAMED)].join("、");
+        if notes.delisted_codes.len() > NAMED {
+            codes.push_str(" 等");
+        }
+        out.push(format!(
+            "{} 只股票在 {day} 前已退市，不在当日检查范围内：{codes}",
+            notes.delisted
+        ));
+    }
+    out
+}
+
+/// The newest bar date of any cached stock: the day today's stock list stands for.
+async fn newest_stock_day(md: &MarketData) -> Result<Option<u32>, AlertsError> {
+    let coverage = md
+        .store()
+        .coverage(BarTable::Stocks)
+        .await
+        .map_err(market)?;
+    Ok(coverage.iter().map(|c| c.last_date).max())
+}
+
 /// Evaluates every enabled rule, and every holding's stop-loss and target, over the cached daily bars
 /// as of `as_of` (YYYYMMDD; `None`: each stock's latest bar), records what fired (stamped
 /// `now`) and reports it with what the cooldowns held back and what could not be
-/// evaluated for lack of data.
+/// evaluated for lack of data. Each stock is read as of the day: it fires under the name it
+/// carried on the evaluated bar, and one delisted before the day is left out rather than
+/// checked on its old last bar; the report's as-of notes count both, and the stocks whose
+/// name on a past day had to be today's.
 pub async fn check(
     md: &MarketData,
     store: &AlertStore,
@@ -196,11 +295,18 @@ pub(crate) async fn check_for(
         as_of: as_of.map(iso),
         data_date: None,
         rules: rules.len() as u32,
-        stocks: jobs.len() as u32,
+        stocks: 0,
         fired: Vec::new(),
         suppressed: Vec::new(),
         unevaluated: Vec::new(),
+        as_of_notes: AlertAsOfNotes::default(),
+        notes: Vec::new(),
     };
+    // Each stock's facts as of the day checked: the as-of date, or the data's newest day
+    // (today's list stands for it, so its names are that day's own).
+    let newest = newest_stock_day(md).await?;
+    let day = as_of.or(newest);
+    let mut history = md.history().load().await.map_err(market)?;
     // Every checked stock's bars in a few queries, not one a stock.
     let parsed: Vec<Option<StockCode>> = jobs.keys().map(|c| StockCode::parse(c).ok()).collect();
     let keys: Vec<String> = parsed.iter().flatten().map(|c| c.symbol().key()).collect();
@@ -212,26 +318,41 @@ pub(crate) async fn check_for(
         .into_iter()
         .map(|(key, l)| (key, Arc::new(l.bars)))
         .collect();
-    let stocks: Vec<Stock> = jobs
-        .into_iter()
-        .zip(parsed)
-        .map(|((code, jobs), parsed)| {
-            // A stored code that no longer parses has no bars to read.
-            let (bars, name) = match parsed {
-                Some(c) => (
-                    loaded.get(&c.symbol().key()).cloned().unwrap_or_default(),
-                    md.stock_info(&c).map(|i| i.name),
-                ),
-                None => (Arc::default(), None),
-            };
-            Stock {
-                code,
-                name,
-                bars,
-                jobs,
+    let mut notes = AlertAsOfNotes::default();
+    let mut stocks: Vec<Stock> = Vec::with_capacity(jobs.len());
+    for ((code, jobs), parsed) in jobs.into_iter().zip(parsed) {
+        // A stored code that no longer parses has no bars to read.
+        let (bars, name) = match parsed {
+            Some(c) => {
+                let bars: Arc<Vec<Bar>> =
+                    loaded.get(&c.symbol().key()).cloned().unwrap_or_default();
+                let s = facts(&c, md.stock_info(&c).map(|i| i.name), &mut history);
+                let bar_day = day.and_then(|d| cut(&bars, Some(d)).last().map(|b| b.date));
+                match scope(&s, day, newest, bar_day) {
+                    Scope::Delisted => {
+                        notes.delisted += 1;
+                        notes.delisted_codes.push(code);
+                        continue;
+                    }
+                    Scope::Checked { name, from_today } => {
+                        notes.st_from_today += u32::from(from_today);
+                        (bars, name)
+                    }
+                }
             }
-        })
-        .collect();
+            None => (Arc::default(), None),
+        };
+        stocks.push(Stock {
+            code,
+            name,
+            bars,
+            jobs,
+        });
+    }
+    notes.stocks = stocks.len() as u32;
+    report.stocks = notes.stocks;
+    report.notes = note_lines(&notes, &day.map(iso).unwrap_or_default());
+    report.as_of_notes = notes;
     let evaluated = evaluate_all(stocks, bench, held, as_of).await?;
 
     let mut data_date: Option<u32> = None;
@@ -312,6 +433,8 @@ pub(crate) async fn check_for(
         fired = report.fired.len(),
         suppressed = report.suppressed.len(),
         unevaluated = report.unevaluated.len(),
+        names_from_today = report.as_of_notes.st_from_today,
+        delisted = report.as_of_notes.delisted,
         "alerts checked"
     );
     Ok(report)
@@ -327,4 +450,123 @@ pub async fn has_work(md: &MarketData, store: &AlertStore) -> Result<bool, Alert
     Ok(positions
         .iter()
         .any(|p| p.stop_loss.is_some() || p.target_price.is_some()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wyckoff_engine::Board;
+
+    fn series(history: &[(u32, &str)], delist: Option<u32>) -> StockSeries {
+        StockSeries {
+            code: "000005".into(),
+            name: "ST星源".into(),
+            board: Board::Main,
+            industry: None,
+            market_cap_yi: None,
+            list_date: None,
+            bars: Vec::new(),
+            name_history: history
+                .iter()
+                .map(|&(from, name)| NameSpan {
+                    from,
+                    name: name.into(),
+                })
+                .collect(),
+            delist_date: delist,
+        }
+    }
+
+    fn checked(name: &str, from_today: bool) -> Scope {
+        Scope::Checked {
+            name: Some(name.into()),
+            from_today,
+        }
+    }
+
+    #[test]
+    fn a_stock_is_checked_under_the_name_of_its_bar_and_left_out_once_delisted() {
+        let named: &[(u32, &str)] = &[(19900101, "世纪星源"), (20210501, "ST星源")];
+        const NEWEST: Option<u32> = Some(20260105);
+        // (history, delisting, day, bar day, scope)
+        type Case<'a> = (&'a [(u32, &'a str)], Option<u32>, u32, u32, Scope);
+        let cases: Vec<Case<'_>> = vec![
+            // a past day with history: the name then
+            (named, None, 20190116, 20190116, checked("世纪星源", false)),
+            (named, None, 20220104, 20220104, checked("ST星源", false)),
+            // the name of the evaluated bar, not of a later day without one
+            (named, None, 20210506, 20210430, checked("世纪星源", false)),
+            // no history covering the day: today's name stands in, counted
+            (&[], None, 20190116, 20190116, checked("ST星源", true)),
+            (
+                &[(20200101, "世纪星源")],
+                None,
+                20190116,
+                20190116,
+                checked("ST星源", true),
+            ),
+            // the newest day (or after it): today's name is that day's own
+            (&[], None, 20260105, 20260105, checked("ST星源", false)),
+            (&[], None, 20260301, 20260105, checked("ST星源", false)),
+            // delisted: checked up to its last day, left out after it
+            (
+                named,
+                Some(20190125),
+                20190125,
+                20190125,
+                checked("世纪星源", false),
+            ),
+            (named, Some(20190125), 20190128, 20190125, Scope::Delisted),
+            (&[], Some(20190125), 20260105, 20190125, Scope::Delisted),
+        ];
+        for (history, delist, day, bar_day, want) in cases {
+            let s = series(history, delist);
+            assert_eq!(
+                scope(&s, Some(day), NEWEST, Some(bar_day)),
+                want,
+                "{history:?} delisted {delist:?} on {day} (bar {bar_day})"
+            );
+        }
+        // An empty cache: today's name, no day to read anything as of.
+        assert_eq!(
+            scope(&series(named, Some(20190125)), None, None, None),
+            checked("ST星源", false)
+        );
+    }
+
+    #[test]
+    fn the_notes_say_what_fell_back_and_name_the_delisted_stocks() {
+        assert_eq!(
+            note_lines(&AlertAsOfNotes::default(), "2019-01-16"),
+            Vec::<String>::new()
+        );
+        let notes = AlertAsOfNotes {
+            stocks: 3,
+            st_from_today: 2,
+            delisted: 1,
+            delisted_codes: vec!["600002".into()],
+        };
+        assert_eq!(
+            note_lines(&notes, "2019-01-28"),
+            vec![
+                "3 只股票中 2 只的名称与 ST 状态取自今日名称（没有该日的历史名称），可能与当日不符"
+                    .to_owned(),
+                "1 只股票在 2019-01-28 前已退市，不在当日检查范围内：600002".to_owned(),
+            ]
+        );
+        let many: Vec<String> = (0..12).map(|i| format!("6000{i:02}")).collect();
+        let lines = note_lines(
+            &AlertAsOfNotes {
+                stocks: 0,
+                st_from_today: 0,
+                delisted: 12,
+                delisted_codes: many,
+            },
+            "2019-01-28",
+        );
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("12 只股票"), "{lines:?}");
+        assert!(lines[0].ends_with("600009 等"), "{lines:?}");
+        assert!(!lines[0].contains("600010"), "{lines:?}");
+    }
 }

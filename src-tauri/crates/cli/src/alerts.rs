@@ -1,8 +1,9 @@
 //! `wyckoff alerts …`: alert rules on a stock, the watchlist or the portfolio,
 //! checked over the cached daily bars as of a date. `check` records what fired (a holding's
 //! stop-loss and target price from the portfolio are checked without a rule) and prints each alert with the
-//! figures that fired it and the data's date. Exit status: 0 ok, 1 the data home or database
-//! failed, 2 bad input (nothing stored). What fired goes to every push channel through the
+//! figures that fired it and the data's date, under its data notes (`note: …`: the stocks
+//! whose name on a past close was today's, the delisted ones left out). Exit status: 0 ok,
+//! 1 the data home or database failed, 2 bad input (nothing stored). What fired goes to every push channel through the
 //! outbox (`wyckoff push`), which `check` also drains of earlier rows that are due.
 
 use std::process::ExitCode;
@@ -366,6 +367,10 @@ fn print_report(r: &AlertCheckReport) {
         r.stocks,
         r.fired.len()
     );
+    // What the check read from today's data, and the delisted stocks it left out.
+    for note in &r.notes {
+        println!("note: {note}");
+    }
     for f in &r.fired {
         println!("{}", fired_line(f));
     }

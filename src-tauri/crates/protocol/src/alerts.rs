@@ -245,6 +245,23 @@ pub struct UnevaluatedAlert {
     pub missing: MissingData,
 }
 
+/// What a check read from today's data instead of the checked day's own, and the stocks it
+/// left out as delisted by then (the alerts' mirror of the engine's as-of notes). A check
+/// of the data's newest day reads today's names as that day's own: nothing falls back.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct AlertAsOfNotes {
+    /// Stocks checked (those left out as delisted are not among them).
+    pub stocks: u32,
+    /// Of them, those whose name — and so their ST status — on a past day is today's: no
+    /// recorded name covers the day. Their alerts carry today's name.
+    pub st_from_today: u32,
+    /// Stocks a rule targets that were delisted before the day checked: not evaluated on
+    /// their old last bar.
+    pub delisted: u32,
+    /// Their codes, ascending.
+    pub delisted_codes: Vec<String>,
+}
+
 /// What one `check` did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct AlertCheckReport {
@@ -258,4 +275,11 @@ pub struct AlertCheckReport {
     pub fired: Vec<FiredAlert>,
     pub suppressed: Vec<SuppressedAlert>,
     pub unevaluated: Vec<UnevaluatedAlert>,
+    /// What fell back to today's data, and the delisted stocks left out.
+    #[serde(default)]
+    pub as_of_notes: AlertAsOfNotes,
+    /// [`Self::as_of_notes`] in words, one line each; empty when every fact was the day's own
+    /// and nothing was left out.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }

@@ -18,8 +18,9 @@ mod task;
 mod usage;
 
 pub use alerts::{
-    AlertCheckReport, AlertCondition, AlertFigures, AlertRule, AlertTarget, DeliveryStatus,
-    FiredAlert, KnownEvent, MissingData, PhaseState, SuppressedAlert, UnevaluatedAlert,
+    AlertAsOfNotes, AlertCheckReport, AlertCondition, AlertFigures, AlertRule, AlertTarget,
+    DeliveryStatus, FiredAlert, KnownEvent, MissingData, PhaseState, SuppressedAlert,
+    UnevaluatedAlert,
 };
 pub use approval::{
     AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, DecisionKind,

@@ -20,8 +20,9 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Alerts named in the result (all of them are stored).
 const LISTED: usize = 50;
 
-/// The task's result: the counts, the data's date, each alert in words, and any stored
-/// push channel that could not be read (skipped).
+/// The task's result: the counts, the data's date, the check's data notes (what fell back
+/// to today's data, the delisted stocks left out), each alert in words, and any stored push
+/// channel that could not be read (skipped).
 pub fn summary(run: &CheckRun) -> Value {
     let (report, deliveries) = (&run.report, &run.deliveries);
     let count = |s: OutboxStatus| deliveries.iter().filter(|d| d.status == s).count();
@@ -32,6 +33,8 @@ pub fn summary(run: &CheckRun) -> Value {
         "fired": report.fired.len(),
         "suppressed": report.suppressed.len(),
         "unevaluated": report.unevaluated.len(),
+        "as_of_notes": report.as_of_notes,
+        "notes": report.notes,
         "alerts": report.fired.iter().take(LISTED).map(describe::alert_text).collect::<Vec<_>>(),
         "pushed": {
             "sent": count(OutboxStatus::Sent),
