@@ -102,6 +102,23 @@ describe("the alert centre", () => {
       mocks.taskChanged?.({ payload: { task: { task_id: "bg_1_check_alerts", status: "completed", result_summary: JSON.stringify({ data_date: "2020-03-02", fired: 1, suppressed: 2, unevaluated: 0 }) } } });
     });
     expect(q(container, "#alerts-checked").textContent).toBe("数据日期 2020-03-02：触发 1 条，冷却中 2 条，缺数据 0 条");
+    expect(container.querySelectorAll(".alerts-check-note")).toHaveLength(0);
+  });
+
+  it("shows a check's data notes under what it found", async () => {
+    mocks.startTask.mockResolvedValue(ok({ task_id: "bg_2_check_alerts" }));
+    mocks.listTasks.mockResolvedValue(ok([]));
+    const { container } = render(<AlertsPage preset={null} onOpenStock={() => {}} />);
+    await act(async () => {
+      fireEvent.click(q(container, "#alerts-check"));
+    });
+    await waitFor(() => expect(mocks.taskChanged).not.toBeNull());
+    const note = "1 只股票在 2020-03-02 前已退市，不在当日检查范围内：600002";
+    await act(async () => {
+      mocks.taskChanged?.({ payload: { task: { task_id: "bg_2_check_alerts", status: "completed", result_summary: JSON.stringify({ data_date: "2020-03-02", fired: 0, suppressed: 0, unevaluated: 0, notes: [note] }) } } });
+    });
+    expect(q(container, "#alerts-checked").textContent).toBe("数据日期 2020-03-02：触发 0 条，冷却中 0 条，缺数据 0 条");
+    expect([...container.querySelectorAll(".alerts-check-note")].map((p) => p.textContent)).toEqual([note]);
   });
 
   it("starts a rule on the whole watchlist when opened from the watchlist", async () => {

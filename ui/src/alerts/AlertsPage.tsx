@@ -18,13 +18,15 @@ function errorText(e: CommandError | string, t: T): string {
   return t(e.kind === "invalid_input" ? "invalid" : e.kind === "not_found" ? "notFound" : "other", { message: e.message });
 }
 
-/** What a finished check said (its task's summary), when it can be read. */
-function checkedLine(summary: string | null | undefined, t: T): string | null {
+/** What a finished check said (its task's summary), when it can be read: the counts, and
+ * its data notes (what fell back to today's data, the delisted stocks it left out). */
+function checkedLine(summary: string | null | undefined, t: T): { line: string | null; notes: string[] } {
   try {
-    const s = JSON.parse(summary ?? "") as { data_date?: string | null; fired?: number; suppressed?: number; unevaluated?: number };
-    return t("checked", { date: s.data_date ?? "—", fired: s.fired ?? 0, held: s.suppressed ?? 0, missing: s.unevaluated ?? 0 });
+    const s = JSON.parse(summary ?? "") as { data_date?: string | null; fired?: number; suppressed?: number; unevaluated?: number; notes?: unknown };
+    const notes = Array.isArray(s.notes) ? s.notes.filter((n): n is string => typeof n === "string") : [];
+    return { line: t("checked", { date: s.data_date ?? "—", fired: s.fired ?? 0, held: s.suppressed ?? 0, missing: s.unevaluated ?? 0 }), notes };
   } catch {
-    return null;
+    return { line: null, notes: [] };
   }
 }
 
@@ -46,7 +48,7 @@ export default function AlertsPage({ preset, onOpenStock }: Props) {
   const [problem, setProblem] = useState<string | null>(null);
   const [form, setForm] = useState<RuleForm>(() => withPreset(EMPTY_RULE, preset));
   const [note, setNote] = useState<{ ok: boolean; text: string } | null>(null);
-  const [check, setCheck] = useState<{ taskId: string | null; line: string | null } | null>(null);
+  const [check, setCheck] = useState<{ taskId: string | null; line: string | null; notes?: string[] } | null>(null);
 
   const load = useCallback(async () => {
     const [h, r] = await Promise.all([commands.alertHistory(), commands.alertRules()]);
@@ -80,8 +82,8 @@ export default function AlertsPage({ preset, onOpenStock }: Props) {
     const finish = (task: TaskInfo) => {
       if (done || task.task_id !== checkTask || !["completed", "failed", "cancelled"].includes(task.status)) return;
       done = true;
-      const line = task.status === "completed" ? checkedLine(task.result_summary, t) : t("checkFailed", { message: task.error ?? task.status });
-      setCheck({ taskId: null, line });
+      const checked = task.status === "completed" ? checkedLine(task.result_summary, t) : { line: t("checkFailed", { message: task.error ?? task.status }), notes: [] };
+      setCheck({ taskId: null, ...checked });
       void load();
     };
     const unlisten = events.taskChanged.listen((e) => finish(e.payload.task));
@@ -148,6 +150,11 @@ export default function AlertsPage({ preset, onOpenStock }: Props) {
           {check.line}
         </p>
       )}
+      {check?.notes?.map((n) => (
+        <p key={n} className="muted alerts-check-note">
+          {n}
+        </p>
+      ))}
       {problem && (
         <p className="error" role="alert">
           {problem}
