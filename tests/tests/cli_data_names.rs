@@ -188,3 +188,108 @@ fn a_missing_file_a_folder_or_a_bad_code_is_bad_input() {
         );
     }
 }
+
+/// `data sync --list` with a Tushare token, Tushare pointed (`WYCKOFF_TUSHARE_URL`) at a
+/// local server speaking its wire: every name change and listing is stored, delistings
+/// included, and the day's stock list is recorded as a snapshot that adds no "first seen"
+/// name the history already dates; `data names show` then gives them back.
+#[test]
+fn a_sync_with_a_tushare_token_stores_names_delistings_and_the_days_list() {
+    use wyckoff_market::test_support::{TushareStub, tushare_small_market};
+
+    let home = tempfile::tempdir().unwrap();
+    // and one day of bars, on the last day asked for
+    let server = TushareStub::start(|api, request| {
+        let p = &request["params"];
+        let day = serde_json::json!({
+            "ts_code": p["ts_code"], "trade_date": p["end_date"], "open": 2.0, "high": 2.2,
+            "low": 1.9, "close": 2.1, "vol": 1000.0, "amount": 210.0, "adj_factor": 1.0,
+        });
+        match api {
+            "daily" | "adj_factor" => vec![day],
+            _ => tushare_small_market(api, request),
+        }
+    })
+    .unwrap();
+    let online = |args: &[&str]| {
+        Command::new(wyckoff_e2e::binary("wyckoff"))
+            .args(args)
+            .env("WYCKOFF_HOME", home.path())
+            .env_remove("WYCKOFF_OFFLINE")
+            .env("WYCKOFF_DATA_SOURCES", "tushare")
+            .env("TUSHARE_TOKEN", "e2e-token")
+            .env("WYCKOFF_TUSHARE_URL", server.base())
+            .output()
+            .unwrap()
+    };
+    let out = online(&["data", "sync", "000005", "--list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let text = stdout(&out);
+    assert!(text.contains("synced 1 code(s): 1 updated"), "{text}");
+    assert!(
+        text.contains(
+            "stock history: 5 name change(s) from tushare (5 new, 0 changed, 0 already recorded), 3 listing(s) (1 delisted, 0 paused)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("stock list: 2 names from tushare; recorded as the ")
+            && text.contains(" snapshot, 0 name(s) first seen"),
+        "{text}"
+    );
+    // the token went with every call, to the mirror and nowhere else
+    let requests = server.requests();
+    assert!(
+        requests.iter().all(|r| r["token"] == "e2e-token"),
+        "{requests:?}"
+    );
+    let apis = server.apis();
+    for api in ["namechange", "stock_basic", "daily"] {
+        assert!(apis.iter().any(|a| a == api), "{api}: {apis:?}");
+    }
+
+    let h: Value = serde_json::from_slice(
+        &run(home.path(), &["data", "names", "show", "000005", "--json"]).stdout,
+    )
+    .unwrap();
+    let spans: Vec<(u64, &str, &str)> = h["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["from"].as_u64().unwrap(),
+                s["name"].as_str().unwrap(),
+                s["source"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            (19901210, "世纪星源", "tushare"),
+            (20210501, "ST星源", "tushare")
+        ]
+    );
+    assert_eq!(h["listing"]["status"], "listed");
+
+    let out = run(home.path(), &["data", "names", "show", "600087"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("from 2013-05-07  *ST长油  [tushare]"),
+        "{text}"
+    );
+    let h: Value = serde_json::from_slice(
+        &run(home.path(), &["data", "names", "show", "600087", "--json"]).stdout,
+    )
+    .unwrap();
+    assert_eq!(h["listing"]["status"], "delisted", "{h}");
+    assert_eq!(h["listing"]["delist_date"], 20140605);
+
+    let st: Value =
+        serde_json::from_slice(&run(home.path(), &["data", "status", "--json"]).stdout).unwrap();
+    assert_eq!(st["history"]["codes_with_names"], 3, "{st}");
+    assert_eq!(st["history"]["delisted"], 1);
+    assert_eq!(st["history"]["snapshots"], 1);
+    assert_eq!(st["history"]["first_seen_spans"], 0);
+}

@@ -336,6 +336,13 @@ fn sync(
         let desk = desk().await?;
         let md = desk.market().clone();
         let offline = md.source_names().is_empty();
+        // The vendor's dated history before the list: the snapshot then marks as "first
+        // seen" only the names the history lacks.
+        let history = if list && md.has_stock_history_source() {
+            Some(desk.sync_stock_history().await.map_err(|e| e.to_string()))
+        } else {
+            None
+        };
         let list_result = if list {
             Some(md.sync_stock_list().await.map_err(|e| e.to_string()))
         } else {
@@ -350,11 +357,6 @@ fn sync(
                 .ok()
                 .and_then(|s| s.last().cloned()),
             _ => None,
-        };
-        let history = if list && md.has_stock_history_source() {
-            Some(desk.sync_stock_history().await.map_err(|e| e.to_string()))
-        } else {
-            None
         };
         let bar = tty.then(|| {
             let pb = ProgressBar::new(0);

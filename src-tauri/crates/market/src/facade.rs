@@ -237,8 +237,8 @@ impl MarketConfig {
 
     /// For headless use: `WYCKOFF_OFFLINE=1` disables every live source;
     /// `WYCKOFF_DATA_SOURCES` sets the order; `TICKFLOW_API_KEY` and `TUSHARE_TOKEN` are
-    /// the credentials; `WYCKOFF_EASTMONEY_URL` points Eastmoney at a mirror. Online, reads
-    /// sync a missing or stale series first.
+    /// the credentials; `WYCKOFF_EASTMONEY_URL` and `WYCKOFF_TUSHARE_URL` point Eastmoney
+    /// and Tushare at a mirror. Online, reads sync a missing or stale series first.
     pub fn from_env(data_home: impl Into<PathBuf>) -> Result<Self, MarketError> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let offline =
@@ -253,25 +253,37 @@ impl MarketConfig {
             tushare_token: var("TUSHARE_TOKEN"),
         };
         cfg.sources = sources_from(var("WYCKOFF_DATA_SOURCES").as_deref(), &creds)?;
-        cfg.use_eastmoney_mirror_from_env();
+        cfg.use_mirrors_from_env();
         cfg.fetch_on_read = true;
         Ok(cfg)
     }
 
-    /// Points Eastmoney at `WYCKOFF_EASTMONEY_URL` when it is set: a mirror of its API (a
+    /// Points a source at a mirror of its API when its variable is set:
+    /// `WYCKOFF_EASTMONEY_URL` for Eastmoney, `WYCKOFF_TUSHARE_URL` for Tushare (a
     /// corporate proxy, or a local server in tests), whichever way the sources were chosen.
-    pub fn use_eastmoney_mirror_from_env(&mut self) {
-        let Some(base) = std::env::var("WYCKOFF_EASTMONEY_URL")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-        else {
-            return;
+    pub fn use_mirrors_from_env(&mut self) {
+        let var = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| v.trim().trim_end_matches('/').to_owned())
         };
-        let base = base.trim_end_matches('/').to_owned();
+        let eastmoney = var("WYCKOFF_EASTMONEY_URL");
+        let tushare = var("WYCKOFF_TUSHARE_URL");
         for spec in &mut self.sources {
-            if let SourceSpec::Eastmoney(em, _) = spec {
-                em.kline_base.clone_from(&base);
-                em.list_base.clone_from(&base);
+            match spec {
+                SourceSpec::Eastmoney(em, _) => {
+                    if let Some(base) = &eastmoney {
+                        em.kline_base.clone_from(base);
+                        em.list_base.clone_from(base);
+                    }
+                }
+                SourceSpec::Tushare(ts, _) => {
+                    if let Some(base) = &tushare {
+                        ts.base.clone_from(base);
+                    }
+                }
+                _ => {}
             }
         }
     }

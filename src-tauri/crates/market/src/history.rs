@@ -14,6 +14,7 @@ use std::io::{Read, Write};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use specta::Type;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 use wyckoff_engine::NameSpan;
 
@@ -43,7 +44,7 @@ pub struct NameChange {
 }
 
 /// Listing status as the exchanges' lists give it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
 pub enum ListStatus {
     /// `L`: trading (or suspended but listed).
@@ -75,7 +76,7 @@ impl ListStatus {
 }
 
 /// A stock's listing as a source last gave it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct Listing {
     /// Six digits.
     pub code: String,
@@ -96,7 +97,7 @@ pub struct StockHistory {
 }
 
 /// A stored span with where it came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct StoredSpan {
     pub from: u32,
     pub name: String,
@@ -108,7 +109,7 @@ pub struct StoredSpan {
 }
 
 /// What the store holds about one stock.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct CodeHistory {
     /// Six digits.
     pub code: String,
@@ -118,7 +119,7 @@ pub struct CodeHistory {
 }
 
 /// What writing a batch of spans did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Type)]
 pub struct SpanWrite {
     /// Spans for a (code, date) the store had no name for.
     pub added: usize,
@@ -140,7 +141,7 @@ impl SpanWrite {
 }
 
 /// One recorded stock-list snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct SnapshotInfo {
     /// Beijing day of the sync, `YYYYMMDD`.
     pub day: u32,
@@ -160,7 +161,7 @@ pub struct Histories {
 }
 
 /// Counts of what the store holds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Type)]
 pub struct HistoryCounts {
     /// Codes with at least one name span.
     pub codes_with_names: usize,
@@ -643,7 +644,7 @@ fn decode_snapshot(blob: &[u8]) -> Result<Vec<(String, String)>, CacheError> {
 }
 
 /// What [`MarketData::sync_stock_history`] fetched and stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct HistorySync {
     pub source: String,
     /// Name-change rows read (after folding repeats).

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use specta::Type;
 
 use crate::cache::CacheError;
 use crate::code::StockCode;
@@ -44,7 +45,7 @@ pub enum NamesImportError {
 }
 
 /// What is wrong with one line (line 0: the file as a whole).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
 #[serde(tag = "problem", rename_all = "snake_case")]
 pub enum LineProblem {
     NotUtf8,
@@ -120,7 +121,7 @@ impl std::fmt::Display for LineProblem {
 }
 
 /// One rejected line: what is wrong, typed, and `message`, the same in English.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct BadLine {
     pub line: usize,
     #[serde(flatten)]
@@ -138,7 +139,7 @@ impl BadLine {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum NamesImportStatus {
     Imported {
@@ -156,7 +157,7 @@ pub enum NamesImportStatus {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct NamesImportReport {
     pub path: String,
     #[serde(flatten)]

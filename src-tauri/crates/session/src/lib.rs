@@ -577,7 +577,7 @@ pub fn market_config(
     } else {
         wyckoff_market::facade::sources_from(Some(&order.join(",")), &creds)?
     };
-    cfg.use_eastmoney_mirror_from_env();
+    cfg.use_mirrors_from_env();
     cfg.fetch_on_read = !cfg.sources.is_empty();
     Ok(cfg)
 }

@@ -110,6 +110,20 @@ fn sync(r: &Value) -> Option<String> {
         ("failed", "failed"),
     ];
     let mut line = with_counts(format!("{total} stocks"), r, &keys);
+    // the stock list and the name history said only when they failed: a failure there
+    // leaves the bars' counts standing, and is easy to miss otherwise
+    for (key, what) in [
+        ("stock_list", "the stock list"),
+        ("stock_history", "the stock history"),
+    ] {
+        if let Some(why) = r
+            .get(key)
+            .and_then(|v| v.get("error"))
+            .and_then(Value::as_str)
+        {
+            line.push_str(&format!("; {what} failed: {why}"));
+        }
+    }
     match r.get("alerts") {
         Some(Value::Object(a)) if a.contains_key("error") => {
             let why = a.get("error").and_then(Value::as_str).unwrap_or("");
@@ -238,6 +252,22 @@ mod tests {
             (
                 TaskRequest::SyncAll,
                 json!({"total": 2, "updated": 2, "up_to_date": 0, "failed": 0, "alerts": null}),
+                Some("2 stocks: 2 updated, 0 up to date, 0 failed"),
+            ),
+            (
+                TaskRequest::SyncAll,
+                json!({"total": 2, "updated": 2, "up_to_date": 0, "failed": 0,
+                    "stock_list": {"ok": false, "error": "the stock list: eastmoney: timeout"},
+                    "stock_history": {"error": "tushare: token rejected"}}),
+                Some(
+                    "2 stocks: 2 updated, 0 up to date, 0 failed; the stock list failed: the stock list: eastmoney: timeout; the stock history failed: tushare: token rejected",
+                ),
+            ),
+            (
+                TaskRequest::SyncAll,
+                json!({"total": 2, "updated": 2, "up_to_date": 0, "failed": 0,
+                    "stock_list": {"ok": true, "stocks": 5120, "source": "eastmoney"},
+                    "stock_history": null}),
                 Some("2 stocks: 2 updated, 0 up to date, 0 failed"),
             ),
             (

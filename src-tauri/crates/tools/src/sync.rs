@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use specta::Type;
 use wyckoff_agent::{FnTool, Tool, ToolContext, ToolError, ToolSpec};
 use wyckoff_market::facade::{SyncReport, SyncTarget};
+use wyckoff_market::history::{HistorySync, SnapshotInfo};
 use wyckoff_market::{ImportEvent, ImportReport, MarketData, SyncEvent, SyncStatus};
 
 pub const SYNC_ALL: &str = "sync_market";
@@ -101,6 +102,76 @@ pub fn sync_all_summary(report: &SyncReport) -> Value {
     v
 }
 
+/// The stock list's and the name history's part of the sync's result: what was recorded,
+/// or why not (`stock_list.error`, `stock_history.error`: the bars' counts stand apart);
+/// `stock_history` is null when no configured source has the history (Tushare, token).
+pub fn add_stock_history(
+    summary: &mut Value,
+    list: &Result<(usize, &'static str), String>,
+    snapshot: Option<&SnapshotInfo>,
+    history: Option<&Result<Option<HistorySync>, String>>,
+) {
+    summary["stock_list"] = match list {
+        Ok((stocks, source)) => json!({
+            "ok": true,
+            "stocks": stocks,
+            "source": source,
+            "snapshot": snapshot,
+        }),
+        Err(e) => json!({"ok": false, "error": e}),
+    };
+    summary["stock_history"] = match history {
+        Some(Ok(Some(h))) => serde_json::to_value(h).unwrap_or(Value::Null),
+        Some(Ok(None)) | None => Value::Null,
+        Some(Err(e)) => json!({ "error": e }),
+    };
+}
+
+/// The sync behind the full-market task, over `target` (the task's is every symbol):
+/// the vendor's dated name history first, so the day's stock list, recorded next as its
+/// snapshot, marks as "first seen" only names the history lacks; the list before the bars,
+/// so new listings are synced too; then the bars and, when any came through, the alert
+/// rules. A failed list or history is said in the result and stops nothing. `report` gets
+/// (stage, detail, fraction) for the task panel.
+pub async fn sync_market(
+    md: &MarketData,
+    target: SyncTarget,
+    report: &mut (dyn FnMut(&str, &str, Option<f32>) + Send),
+) -> Result<Value, ToolError> {
+    let history = if md.has_stock_history_source() {
+        report("股票历史", "", None);
+        Some(md.sync_stock_history().await.map_err(|e| e.to_string()))
+    } else {
+        None
+    };
+    report("股票列表", "", None);
+    let list = md.sync_stock_list().await.map_err(|e| e.to_string());
+    let snapshot = match &list {
+        Ok(_) => md
+            .history()
+            .snapshots()
+            .await
+            .ok()
+            .and_then(|s| s.last().cloned()),
+        Err(_) => None,
+    };
+    let bars = md
+        .sync(target, &mut |e: SyncEvent| {
+            let (stage, detail, fraction) = panel_progress(&SyncProgress::from(&e));
+            report(&stage, &detail, Some(fraction));
+        })
+        .await
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
+    let mut summary = sync_all_summary(&bars);
+    add_stock_history(&mut summary, &list, snapshot.as_ref(), history.as_ref());
+    // New bars: what the alert rules (and the holdings' stops) say about them.
+    if summary.get("error").is_none() {
+        report("检查提醒", "", None);
+        summary["alerts"] = crate::alerts::after_sync(md).await;
+    }
+    Ok(summary)
+}
+
 /// The full-market sync as a background tool (started only by the overview's button).
 pub fn sync_all_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
     Arc::new(FnTool::new(
@@ -110,20 +181,10 @@ pub fn sync_all_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
         move |_args, ctx: ToolContext| {
             let md = md.clone();
             async move {
-                let report = md
-                    .sync(SyncTarget::All, &mut |e: SyncEvent| {
-                        let (stage, detail, fraction) = panel_progress(&SyncProgress::from(&e));
-                        ctx.progress.report(&stage, &detail, Some(fraction));
-                    })
-                    .await
-                    .map_err(|e| ToolError::Failed(e.to_string()))?;
-                let mut summary = sync_all_summary(&report);
-                // New bars: what the alert rules (and the holdings' stops) say about them.
-                if summary.get("error").is_none() {
-                    ctx.progress.report("检查提醒", "", None);
-                    summary["alerts"] = crate::alerts::after_sync(&md).await;
-                }
-                Ok(summary)
+                sync_market(&md, SyncTarget::All, &mut |stage, detail, fraction| {
+                    ctx.progress.report(stage, detail, fraction);
+                })
+                .await
             }
         },
     ))

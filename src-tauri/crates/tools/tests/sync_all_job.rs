@@ -43,14 +43,27 @@ async fn full_market_sync_runs_as_a_cancellable_task_with_progress_by_symbol() {
         .unwrap_err();
     assert!(matches!(again, JobError::Refused(_)), "{again:?}");
 
-    // progress by symbol: the three benchmark indices come first
+    // the day's stock list first, then progress by symbol: the three benchmark indices
+    // come first
     let mut details = Vec::new();
+    let mut stages: Vec<String> = Vec::new();
     while details.len() < 6 {
         let t = events.recv().await.unwrap();
-        if t.task_id == task.task_id && t.progress.stage == "同步" {
+        if t.task_id != task.task_id {
+            continue;
+        }
+        if stages.last() != Some(&t.progress.stage) {
+            stages.push(t.progress.stage.clone());
+        }
+        if t.progress.stage == "同步" {
             details.push((t.progress.detail.clone(), t.progress.fraction));
         }
     }
+    assert_eq!(
+        stages[stages.len() - 2..],
+        ["股票列表", "同步"],
+        "{stages:?}"
+    );
     assert!(details[0].0.starts_with("000001.SH (0/"), "{details:?}");
     assert!(details[1].0.starts_with("000001.SH (1/"), "{details:?}");
     let total: usize = details[1]
@@ -78,4 +91,133 @@ async fn full_market_sync_runs_as_a_cancellable_task_with_progress_by_symbol() {
         Some(20200619),
         "what was fetched before the cancel stays"
     );
+}
+
+/// With Tushare configured (a local server speaking its wire), the full-market sync
+/// stores the vendor's name and listing history and records the day's stock list as a
+/// snapshot, before the bars; its result says what it recorded. (The task's own target is
+/// every listed stock; one code here keeps the run short.)
+#[tokio::test]
+async fn the_market_sync_records_the_vendor_history_and_the_stock_list() {
+    use wyckoff_market::ManualClock;
+    use wyckoff_market::facade::SyncTarget;
+    use wyckoff_market::history::ListStatus;
+    use wyckoff_market::test_support::{TushareStub, tushare_at, tushare_small_market};
+
+    let home = tempfile::tempdir().unwrap();
+    let server = TushareStub::start(tushare_small_market).unwrap();
+    let mut cfg = wyckoff_market::MarketConfig::offline(home.path());
+    cfg.sources = vec![tushare_at(server.base())];
+    let today = chrono::NaiveDate::from_ymd_opt(2026, 12, 4)
+        .and_then(|d| d.and_hms_opt(16, 0, 0))
+        .unwrap();
+    cfg.clock = Arc::new(ManualClock::at_beijing(today));
+    let md = MarketData::open_with(cfg).await.unwrap();
+    let mut stages = Vec::new();
+    let result = wyckoff_tools::sync::sync_market(
+        &md,
+        SyncTarget::Codes(vec!["000005".into()]),
+        &mut |stage, _, _| stages.push(stage.to_owned()),
+    )
+    .await
+    .unwrap();
+    stages.dedup();
+    assert_eq!(stages[..3], ["股票历史", "股票列表", "同步"], "{stages:?}");
+
+    // the history and the list were asked for before any bars
+    let apis = server.apis();
+    let first_bars = apis.iter().position(|a| a == "daily");
+    let last_history = apis
+        .iter()
+        .rposition(|a| a == "namechange" || a == "stock_basic");
+    assert!(
+        matches!((last_history, first_bars), (Some(h), Some(b)) if h < b),
+        "{apis:?}"
+    );
+
+    assert_eq!(result["stock_list"]["ok"], true, "{result}");
+    assert_eq!(result["stock_list"]["stocks"], 2);
+    assert_eq!(result["stock_list"]["source"], "tushare");
+    assert_eq!(result["stock_list"]["snapshot"]["day"], 20261204);
+    assert_eq!(result["stock_history"]["source"], "tushare");
+    assert_eq!(result["stock_history"]["names"], 5);
+    assert_eq!(result["stock_history"]["delisted"], 1);
+    assert_eq!(result["total"], 1);
+
+    let history = md.history();
+    let snapshots = history.snapshots().await.unwrap();
+    // the vendor dated every name before the snapshot saw the list: nothing first-seen
+    assert_eq!(
+        snapshots
+            .iter()
+            .map(|s| (s.day, s.stocks, s.new_names))
+            .collect::<Vec<_>>(),
+        [(20261204, 2, 0)]
+    );
+    let st = history.of("000005").await.unwrap();
+    let names: Vec<(u32, &str, bool)> = st
+        .spans
+        .iter()
+        .map(|s| (s.from, s.name.as_str(), s.first_seen))
+        .collect();
+    assert_eq!(
+        names,
+        [(19901210, "世纪星源", false), (20210501, "ST星源", false)]
+    );
+    let gone = history.of("600087").await.unwrap();
+    let listing = gone.listing.unwrap();
+    assert_eq!(
+        (listing.status, listing.delist_date),
+        (ListStatus::Delisted, Some(20140605))
+    );
+}
+
+/// A stock list and a name history that fail are said in the result; the bars are synced
+/// all the same.
+#[tokio::test]
+async fn a_failed_stock_list_and_history_leave_the_bars_sync_standing() {
+    use wyckoff_market::facade::SyncTarget;
+    use wyckoff_market::test_support::tushare_at;
+
+    let home = tempfile::tempdir().unwrap();
+    let body = serde_json::json!({"rc": 0, "data": {"code": "x", "klines": [
+        kline("2020-06-17", 10.0),
+        kline("2020-06-18", 10.1),
+    ]}})
+    .to_string();
+    // Eastmoney answers kline JSON to every request, the stock list's included
+    let eastmoney = EastmoneyStub::start(200, body).await.unwrap();
+    // nothing listens here: Tushare's history cannot be fetched
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let mut cfg = online_config(home.path(), eastmoney.base());
+    cfg.sources.push(tushare_at(&dead));
+    let md = MarketData::open_with(cfg).await.unwrap();
+    let result = wyckoff_tools::sync::sync_market(
+        &md,
+        SyncTarget::Codes(vec!["000001".into()]),
+        &mut |_, _, _| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(result["stock_list"]["ok"], false, "{result}");
+    assert!(
+        result["stock_list"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("stock list")),
+        "{result}"
+    );
+    assert!(
+        result["stock_history"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("tushare")),
+        "{result}"
+    );
+    assert_eq!(
+        (result["updated"].as_u64(), result.get("error")),
+        (Some(1), None),
+        "{result}"
+    );
+    assert!(md.history().snapshots().await.unwrap().is_empty());
 }
