@@ -3,9 +3,9 @@
 use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::{
-    alerts, annotations, app, chat, conversations, inbox, keys, markdown, market, mcp, memory,
-    overview, portfolio, portfolio_journal, push, research, schedules, settings, skills, subagents,
-    sync, tasks, track,
+    alerts, annotations, app, chat, conversations, history, inbox, keys, markdown, market, mcp,
+    memory, overview, portfolio, portfolio_journal, push, research, schedules, settings, skills,
+    subagents, sync, tasks, track,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -57,6 +57,9 @@ pub fn builder() -> Builder<tauri::Wry> {
             overview::market_overview,
             overview::data_status,
             overview::start_task,
+            history::names_import,
+            history::name_history,
+            history::history_counts,
             research::research_plan,
             research::start_research,
             research::research_runs,

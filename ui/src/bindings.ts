@@ -128,6 +128,15 @@ export const commands = {
 	 *  in the task panel with progress, cancellable, notified when done).
 	 */
 	startTask: (request: TaskRequest) => typedError<TaskInfo, CommandError>(__TAURI_INVOKE("start_task", { request })),
+	/**  Imports a `date,code,name` file (the name in force from that date) from the overview. */
+	namesImport: (path: string) => typedError<NamesImportReport, CommandError>(__TAURI_INVOKE("names_import", { path })),
+	/**
+	 *  The names recorded for `code` (oldest first, each with its source and whether its
+	 *  start is only the day a stock-list sync first saw it) and its listing.
+	 */
+	nameHistory: (code: string) => typedError<CodeHistory, CommandError>(__TAURI_INVOKE("name_history", { code })),
+	/**  How much stock history the store holds, for the data panel. */
+	historyCounts: () => typedError<HistoryCounts, CommandError>(__TAURI_INVOKE("history_counts")),
 	/**  What `request` would run (combinations, each axis's values), or the CLI's error for it. */
 	researchPlan: (request: ResearchRequest) => typedError<ResearchPlan, CommandError>(__TAURI_INVOKE("research_plan", { request })),
 	/**
@@ -496,6 +505,12 @@ export type Author = { type: "user" } |
 /**  The agent, in this conversation (a sub-agent's calls carry its parent's). */
 { type: "agent"; conversation: string };
 
+/**  One rejected line: what is wrong, typed, and `message`, the same in English. */
+export type BadLine = {
+	line: number,
+	message: string,
+} & LineProblem;
+
 /**
  *  Bars as parallel columns (one JSON object per bar would triple the payload).
  *  Dates are `YYYYMMDD`; for weeks and months, the last trading day in the bucket.
@@ -599,6 +614,15 @@ export type ChartSignal = {
 	kind: string,
 	date: number,
 	label: string,
+};
+
+/**  What the store holds about one stock. */
+export type CodeHistory = {
+	/**  Six digits. */
+	code: string,
+	/**  Ascending by start. */
+	spans: StoredSpan[],
+	listing: Listing | null,
 };
 
 /**  Every command's error: the window branches on `kind` and shows `message`. */
@@ -1057,6 +1081,18 @@ export type ForkedFrom = {
 /**  Which grouping a hit rate belongs to. */
 export type GroupBy = "all" | "trigger" | "track" | "regime";
 
+/**  Counts of what the store holds. */
+export type HistoryCounts = {
+	/**  Codes with at least one name span. */
+	codes_with_names: number,
+	spans: number,
+	/**  Spans whose start is the day a snapshot first saw the name. */
+	first_seen_spans: number,
+	listings: number,
+	delisted: number,
+	snapshots: number,
+};
+
 export type HistoryMessage = {
 	/**  The message's id in its conversation (its seq: 1, 2, …; a fork keeps them). */
 	seq: number,
@@ -1304,6 +1340,31 @@ export type LastSend = {
 	at: string,
 };
 
+/**  What is wrong with one line (line 0: the file as a whole). */
+export type LineProblem = { problem: "not_utf8" } | { problem: "empty_file" } | { problem: "no_data_rows" } | { problem: "missing_columns"; columns: string[] } | { problem: "field_count"; fields: number; expected: number } | { problem: "bad_date"; value: string } | { problem: "future_date"; date: string } | { problem: "unknown_code"; code: string; reason: string } | { problem: "empty_name" } | { problem: "name_too_long"; name: string } | 
+/**  The same code and date with another name earlier in the file. */
+{ problem: "conflict"; code: string; date: string; first_line: number; first_name: string };
+
+/**  Listing status as the exchanges' lists give it. */
+export type ListStatus = 
+/**  `L`: trading (or suspended but listed). */
+"listed" | 
+/**  `D`: delisted; `delist_date` is its last day. */
+"delisted" | 
+/**  `P`: listing paused (暂停上市), not trading, not yet delisted. */
+"paused";
+
+/**  A stock's listing as a source last gave it. */
+export type Listing = {
+	/**  Six digits. */
+	code: string,
+	name: string,
+	status: ListStatus,
+	list_date: number | null,
+	/**  The last trading day of a delisted stock. */
+	delist_date: number | null,
+};
+
 /**  One MA line: `values[i]` belongs to bar `start + i` (no value before the window fills). */
 export type MaLine = {
 	window: number,
@@ -1465,6 +1526,22 @@ export type ModelEntry = {
 	input_price_per_mtok: number | null,
 	output_price_per_mtok: number | null,
 };
+
+export type NamesImportReport = {
+	path: string,
+} & NamesImportStatus;
+
+export type NamesImportStatus = {
+	status: "imported",
+} & {
+	/**  Distinct (code, date) rows in the file. */
+	rows: number,
+	stocks: number,
+} & SpanWrite | 
+/**  Nothing from the file was stored. */
+{ status: "rejected"; 
+/**  The first [`MAX_LISTED_ERRORS`] bad lines. */
+errors: BadLine[]; bad_lines: number };
 
 /**  A new schedule from the form. */
 export type NewSchedule = {
@@ -1959,6 +2036,20 @@ export type Source =
 /**  A position stated as it stood (before the journal, or edited directly). */
 "opening";
 
+/**  What writing a batch of spans did. */
+export type SpanWrite = {
+	/**  Spans for a (code, date) the store had no name for. */
+	added: number,
+	/**  Spans that replaced a different name recorded for the same (code, date). */
+	changed: number,
+	/**  Spans that gave a change's own date to a name a snapshot had only seen that day. */
+	confirmed: number,
+	/**  Spans already recorded as they are. */
+	unchanged: number,
+	/**  Snapshot spans not written: a source with the change's own date holds that day. */
+	kept_exact: number,
+};
+
 export type StockChart = {
 	code: string,
 	name: string | null,
@@ -1995,6 +2086,19 @@ export type StockSyncResult = {
 	source: string | null,
 	/**  The newest cached bar after the sync (YYYY-MM-DD). */
 	last_date: string | null,
+};
+
+/**  A stored span with where it came from. */
+export type StoredSpan = {
+	from: number,
+	name: string,
+	/**
+	 *  From a stock-list snapshot: `from` is when a sync first saw the name, which may be
+	 *  later than the change.
+	 */
+	first_seen: boolean,
+	source: string,
+	recorded_at: string,
 };
 
 export type SubAgentRoleLimits = {

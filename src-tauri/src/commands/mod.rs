@@ -7,6 +7,7 @@ pub mod app;
 pub mod chat;
 pub mod conversations;
 pub mod error;
+pub mod history;
 pub mod inbox;
 pub mod keys;
 pub mod markdown;
