@@ -27,5 +27,5 @@ pub use store::{
     DerivedPosition, EntriesImported, EntryOutcome, EntryRow, FillRow, ImpliedTransfer, ImportRow,
     JournalError, JournalStore, JournalSummary, NewEntry, NewFill, RecordOutcome, Source,
 };
-pub use valuation::{JournalReport, cached_bars, report, valuation_closes};
+pub use valuation::{JournalReport, report, valuation_closes};
 pub use wyckoff_engine::fees::{Fees, fees_for};

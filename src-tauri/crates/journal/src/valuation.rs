@@ -2,39 +2,17 @@
 //! ([`MarketData::raw_closes`], which names the days an adjusted close stands in) and the
 //! adjusted bars the exit signal reads, both from the daily cache.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use wyckoff_engine::Bar;
 use wyckoff_market::MarketData;
-use wyckoff_market::cache::BarTable;
 
 use wyckoff_market::raw::{RawBasis, RawCloses};
 
 use crate::prices::{Close, Closes, CodeCloses, PriceBasis};
 use crate::review::{self, DayValue, ExitReview, Performance};
 use crate::store::{JournalError, JournalStore, JournalSummary, names_of};
-
-/// The cached daily bars of each code (none for a code the cache does not have).
-pub async fn cached_bars(
-    md: &MarketData,
-    codes: BTreeSet<&str>,
-) -> Result<HashMap<String, Vec<Bar>>, JournalError> {
-    let mut out = HashMap::new();
-    for code in codes {
-        let Ok(parsed) = wyckoff_market::StockCode::parse(code) else {
-            continue;
-        };
-        let loaded = md
-            .store()
-            .load_bars(BarTable::Stocks, &parsed.symbol().key(), None)
-            .await
-            .map_err(|e| JournalError::Market(e.to_string()))?;
-        out.insert(code.to_owned(), loaded.bars);
-    }
-    Ok(out)
-}
 
 /// The market's unadjusted closes as the ledger takes them.
 pub fn closes_of(raw: &RawCloses) -> CodeCloses {
@@ -96,7 +74,10 @@ pub async fn report(
     let entries = store.entries(now).await?;
     let codes: BTreeSet<&str> = entries.iter().filter_map(|e| e.kind.code()).collect();
     let closes = valuation_closes(md, &codes).await?;
-    let bars = cached_bars(md, codes).await?;
+    let bars = md
+        .cached_stock_bars(codes.iter().copied())
+        .await
+        .map_err(|e| JournalError::Market(e.to_string()))?;
     let (values, performance) = review::daily_values(&entries, &closes)?;
     Ok(JournalReport {
         reviews: review::exit_reviews(&entries, &names_of(&entries), &closes, &bars),

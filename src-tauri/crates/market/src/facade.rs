@@ -734,6 +734,26 @@ impl MarketData {
         Ok(crate::raw::raw_closes_of(code.digits(), &series, dates))
     }
 
+    /// The cached daily bars (forward-adjusted) of each stock in `codes`, from the cache
+    /// alone; a code that does not parse or has nothing cached is absent from the map.
+    pub async fn cached_stock_bars<'c>(
+        &self,
+        codes: impl IntoIterator<Item = &'c str>,
+    ) -> Result<std::collections::HashMap<String, Vec<Bar>>, MarketError> {
+        let mut out = std::collections::HashMap::new();
+        for code in codes {
+            let Ok(parsed) = StockCode::parse(code) else {
+                continue;
+            };
+            let loaded = self
+                .store
+                .load_bars(BarTable::Stocks, &parsed.symbol().key(), None)
+                .await?;
+            out.insert(code.to_owned(), loaded.bars);
+        }
+        Ok(out)
+    }
+
     /// Daily bars of a benchmark index (`sse`, `csi300`, `000300.SH`, …). Offline there
     /// are none: the bundled data has no index bars.
     pub async fn index_bars(

@@ -20,7 +20,6 @@ use wyckoff_engine::track::{
 };
 use wyckoff_engine::{AsOfNotes, Bar, Board, FunnelResult, Universe};
 use wyckoff_market::MarketData;
-use wyckoff_market::cache::BarTable;
 use wyckoff_time::iso;
 
 #[derive(Debug, thiserror::Error)]
@@ -262,26 +261,6 @@ impl TrackStore {
     }
 }
 
-/// The cached daily bars of each code (none for a code the cache does not have).
-async fn bars_of(
-    md: &MarketData,
-    codes: BTreeSet<&str>,
-) -> Result<HashMap<String, Vec<Bar>>, TrackError> {
-    let mut out = HashMap::new();
-    for code in codes {
-        let Ok(parsed) = wyckoff_market::StockCode::parse(code) else {
-            continue;
-        };
-        let loaded = md
-            .store()
-            .load_bars(BarTable::Stocks, &parsed.symbol().key(), None)
-            .await
-            .map_err(|e| TrackError::Market(e.to_string()))?;
-        out.insert(code.to_owned(), loaded.bars);
-    }
-    Ok(out)
-}
-
 /// Every saved screen with its candidates' figures so far, oldest day first.
 pub async fn tracked(
     md: &MarketData,
@@ -292,7 +271,10 @@ pub async fn tracked(
         .iter()
         .flat_map(|(_, s)| s.candidates.iter().map(|c| c.code.as_str()))
         .collect();
-    let bars = bars_of(md, codes).await?;
+    let bars = md
+        .cached_stock_bars(codes)
+        .await
+        .map_err(|e| TrackError::Market(e.to_string()))?;
     let calendar = md.calendar();
     Ok(screens
         .iter()
