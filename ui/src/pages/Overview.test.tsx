@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { DataStatusView, MarketOverview, TaskInfo } from "../bindings";
+import type { DataStatusView, HistoryCounts, MarketOverview, NamesImportReport, TaskInfo } from "../bindings";
 
 const mocks = vi.hoisted(() => ({
   marketOverview: vi.fn(),
@@ -9,6 +9,8 @@ const mocks = vi.hoisted(() => ({
   startTask: vi.fn(),
   taskResult: vi.fn(),
   renderMarkdown: vi.fn(),
+  historyCounts: vi.fn(),
+  namesImport: vi.fn(),
   // The screen result's tracked hit rates (HitRates.test.tsx covers them).
   trackStats: vi.fn(() => Promise.resolve({ status: "ok", data: { screens: 0, signals: 0, horizons: [1, 5, 10, 20], rates: [] } })),
 }));
@@ -49,6 +51,7 @@ const status: DataStatusView = {
   bundled_dataset: "zvt-8",
   sources: [],
 };
+const noHistory: HistoryCounts = { codes_with_names: 0, spans: 0, first_seen_spans: 0, listings: 0, delisted: 0, snapshots: 0 };
 const task = (over: Partial<TaskInfo>): TaskInfo => ({
   task_id: "bg_1_screen_stocks",
   tool_name: "screen_stocks",
@@ -73,6 +76,7 @@ beforeEach(() => {
   mocks.marketOverview.mockResolvedValue(ok(offline));
   mocks.dataStatus.mockResolvedValue(ok(status));
   mocks.listTasks.mockResolvedValue(ok([]));
+  mocks.historyCounts.mockResolvedValue(ok(noHistory));
 });
 afterEach(() => {
   cleanup();
@@ -168,5 +172,80 @@ describe("overview", () => {
       listeners.task?.({ payload: { task: task({ task_id: "bg_3_import_bars", tool_name: "import_bars", status: "completed" }) } });
     });
     expect(mocks.dataStatus).toHaveBeenCalledTimes(counted + 1);
+  });
+  it("imports a names file, shows what was added and what was already there, and counts the history again", async () => {
+    const imported = (added: number, unchanged: number): NamesImportReport => ({
+      path: "/home/me/names.csv",
+      status: "imported",
+      rows: 3,
+      stocks: 2,
+      added,
+      changed: 0,
+      confirmed: 0,
+      unchanged,
+      kept_exact: 0,
+    });
+    mocks.namesImport.mockResolvedValueOnce(ok(imported(3, 0))).mockResolvedValueOnce(ok(imported(0, 3)));
+    render(<Overview onOpenStock={() => {}} onAsk={() => {}} />);
+    // nothing recorded yet: said, with what it means for past screens
+    await waitFor(() => expect(document.getElementById("ov-history")?.textContent).toContain("没有名称历史"));
+    await click("ov-names-import");
+    expect(mocks.namesImport).not.toHaveBeenCalled();
+    expect(document.getElementById("ov-names-error")?.textContent).toBe("请填写名称 CSV 文件的路径");
+
+    mocks.historyCounts.mockResolvedValue(ok({ ...noHistory, codes_with_names: 2, spans: 3 }));
+    fireEvent.change(document.getElementById("ov-names-path") as HTMLInputElement, { target: { value: " /home/me/names.csv " } });
+    await click("ov-names-import");
+    expect(mocks.namesImport).toHaveBeenLastCalledWith("/home/me/names.csv");
+    expect(document.getElementById("ov-names-report")?.dataset.status).toBe("imported");
+    expect(document.getElementById("ov-names-headline")?.textContent).toBe("已导入 names.csv：3 条名称（2 只股票）：新增 3，更正 0，已有 0");
+    await waitFor(() => expect(document.getElementById("ov-history")?.dataset.spans).toBe("3"));
+    expect(document.getElementById("ov-history")?.textContent).toBe("2 只股票 · 3 段名称（0 段为同步首次见到）· 上市信息 0（退市 0）· 股票列表快照 0");
+
+    await click("ov-names-import");
+    expect(document.getElementById("ov-names-headline")?.textContent).toBe("没有新内容：names.csv 中的 3 条名称（2 只股票）都已记录");
+  });
+
+  it("lists a rejected names file's bad lines by number, in English too", async () => {
+    const rejected: NamesImportReport = {
+      path: "/home/me/bad.csv",
+      status: "rejected",
+      bad_lines: 52,
+      errors: [
+        { line: 3, problem: "bad_date", value: "2020-02-30", message: 'date "2020-02-30" is not YYYYMMDD or YYYY-MM-DD' },
+        { line: 4, problem: "unknown_code", code: "510300", reason: "not an A-share stock code", message: 'unknown code "510300": not an A-share stock code' },
+      ],
+    };
+    mocks.namesImport.mockResolvedValue(ok(rejected));
+    const { unmount } = render(<Overview onOpenStock={() => {}} onAsk={() => {}} />);
+    fireEvent.change(document.getElementById("ov-names-path") as HTMLInputElement, { target: { value: "/home/me/bad.csv" } });
+    await click("ov-names-import");
+    expect(document.getElementById("ov-names-report")?.dataset.status).toBe("rejected");
+    expect(document.getElementById("ov-names-headline")?.textContent).toBe("bad.csv 未导入任何内容：52 行有错误");
+    const lines = [...document.querySelectorAll(".ov-names-bad")].map((l) => [(l as HTMLElement).dataset.line, l.textContent]);
+    expect(lines).toEqual([
+      ["3", '第 3 行：日期 "2020-02-30" 不是 YYYYMMDD 或 YYYY-MM-DD'],
+      ["4", '第 4 行：未知代码 "510300"：not an A-share stock code'],
+      [undefined, "……另有 50 行错误未列出"],
+    ]);
+    unmount();
+    render(
+      <LanguageContext.Provider value="en">
+        <Overview onOpenStock={() => {}} onAsk={() => {}} />
+      </LanguageContext.Provider>,
+    );
+    fireEvent.change(document.getElementById("ov-names-path") as HTMLInputElement, { target: { value: "/home/me/bad.csv" } });
+    await click("ov-names-import");
+    expect(document.getElementById("ov-names-headline")?.textContent).toBe("bad.csv: nothing imported, 52 bad line(s)");
+    expect(document.querySelector(".ov-names-bad")?.textContent).toBe('line 3: date "2020-02-30" is not YYYYMMDD or YYYY-MM-DD');
+  });
+
+  it("says a names file that cannot be read as the error it is", async () => {
+    mocks.namesImport.mockResolvedValue({ status: "error", error: { kind: "invalid_input", message: "/tmp/x is a folder; give the CSV file", code: null } });
+    render(<Overview onOpenStock={() => {}} onAsk={() => {}} />);
+    fireEvent.change(document.getElementById("ov-names-path") as HTMLInputElement, { target: { value: "/tmp/x" } });
+    await click("ov-names-import");
+    expect(document.getElementById("ov-names-error")?.textContent).toBe("/tmp/x is a folder; give the CSV file");
+    expect(document.getElementById("ov-names-report")).toBeNull();
   });
 });

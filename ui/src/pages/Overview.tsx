@@ -12,6 +12,7 @@ import { isActive, upsertTask } from "../tasks/tasks";
 import { lastScreen, monthsBefore, parseNumber, pnlClass, workspaceErrorText } from "./workspaceModel";
 import { useWorkspaceText } from "./workspaceText";
 import { regimeReasonText } from "./dataNotes";
+import NamesImport from "./NamesImport";
 
 // One line per field group; the shared stylesheet has no form layout of its own.
 const FIELD_STYLE = { display: "inline-flex", alignItems: "center", gap: 6, margin: "0 12px 8px 0" } as const;
@@ -131,8 +132,11 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
   const [importPath, setImportPath] = useState("");
   const [importNote, setImportNote] = useState<{ ok: boolean; text: string } | null>(null);
   const [bt, setBt] = useState({ start: "", end: "", hold: "10", top: "4" });
+  // Counted up when the data status is read again: the name-history counts follow.
+  const [dataLoads, setDataLoads] = useState(0);
 
   const load = useCallback(async () => {
+    setDataLoads((n) => n + 1);
     try {
       const [o, s] = await Promise.all([commands.marketOverview(), commands.dataStatus()]);
       if (o.status === "ok") setOverview(o.data);
@@ -256,6 +260,7 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
         </form>
         <p className="hint">{t("ovImportHint")}</p>
         {note(importNote, "ov-import-note")}
+        <NamesImport reloadKey={dataLoads} />
       </div>
       <div className="card">
         <h2>{t("ovTools")}</h2>

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { StockChart } from "../bindings";
+import type { CodeHistory, StockChart } from "../bindings";
 
 const mocks = vi.hoisted(() => ({
   stockChart: vi.fn(),
@@ -11,6 +11,7 @@ const mocks = vi.hoisted(() => ({
   chartNotes: vi.fn(),
   chartNoteAdd: vi.fn(),
   chartNoteRemove: vi.fn(),
+  nameHistory: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 /** The name of every chart the page rendered, in order. */
@@ -87,6 +88,7 @@ beforeEach(() => {
   mocks.watchlistContains.mockResolvedValue(ok(false));
   mocks.watchlistAdd.mockResolvedValue(ok([]));
   mocks.chartNotes.mockResolvedValue(ok([]));
+  mocks.nameHistory.mockResolvedValue(ok({ code: "000001", spans: [], listing: null }));
 });
 afterEach(() => {
   cleanup();
@@ -294,5 +296,52 @@ describe("stock page", () => {
     fireEvent.change(document.getElementById("note-price")!, { target: { value: "2.5" } });
     fireEvent.click(screen.getByText("画上"));
     await waitFor(() => expect(mocks.chartNoteAdd).toHaveBeenCalledWith("000001", "day", { kind: "line", price: 2.5, from: null, to: null }));
+  });
+  it("lists the names the stock carried from each day under the header, the first-seen ones marked", async () => {
+    const span = (from: number, name: string, first_seen: boolean, source: string) => ({ from, name, first_seen, source, recorded_at: "2026-12-04T08:00:00Z" });
+    const history: CodeHistory = {
+      code: "000005",
+      spans: [
+        span(20210501, "ST星源", false, "tushare"),
+        span(19901210, "世纪星源", false, "names-import"),
+        // a sync seeing the name already in force adds nothing to the list
+        span(20261204, "ST星源", true, "snapshot:eastmoney"),
+        span(20261207, "*ST星源", true, "snapshot:eastmoney"),
+      ],
+      listing: { code: "000005", name: "*ST星源", status: "listed", list_date: 19901210, delist_date: null },
+    };
+    mocks.nameHistory.mockResolvedValue(ok(history));
+    render(<StockPage code="000005" onAsk={() => {}} />);
+    await waitFor(() => expect(document.getElementById("name-history-list")).toBeTruthy());
+    expect(mocks.nameHistory).toHaveBeenCalledWith("000005");
+    const items = [...document.querySelectorAll("#name-history-list li")].map((li) => [(li as HTMLElement).dataset.firstSeen, li.textContent]);
+    expect(items).toEqual([
+      ["false", "1990-12-10 → 世纪星源"],
+      ["false", "2021-05-01 → ST星源"],
+      ["true", "2026-12-07 → *ST星源 (首次见到)"],
+    ]);
+    expect(document.getElementById("name-history-listing")?.textContent).toBe("上市 1990-12-10");
+    expect(document.getElementById("name-history-first-seen")?.textContent).toContain("实际改名可能更早");
+  });
+
+  it("says when no names are recorded, and a delisting in English", async () => {
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    await waitFor(() => expect(document.getElementById("name-history-none")?.textContent).toBe("没有记录的名称：历史日期的 ST 判断用的是今天的名称。"));
+    cleanup();
+    mocks.nameHistory.mockResolvedValue(
+      ok({
+        code: "600087",
+        spans: [{ from: 20140605, name: "退市长油", first_seen: false, source: "tushare", recorded_at: "2026-12-04T08:00:00Z" }],
+        listing: { code: "600087", name: "退市长油", status: "delisted", list_date: 19970611, delist_date: 20140605 },
+      } satisfies CodeHistory),
+    );
+    render(
+      <LanguageContext.Provider value="en">
+        <StockPage code="600087" onAsk={() => {}} />
+      </LanguageContext.Provider>,
+    );
+    await waitFor(() => expect(document.getElementById("name-history-listing")?.dataset.status).toBe("delisted"));
+    expect(document.getElementById("name-history-listing")?.textContent).toBe("listed 1997-06-11 · delisted (last trading day 2014-06-05)");
+    expect(document.getElementById("name-history-first-seen")).toBeNull();
   });
 });

@@ -11,6 +11,7 @@ import { LanguageContext } from "../i18n";
 import { useMarketText } from "./marketText";
 import { askText, chartInView, isoDate, knownNote, type EventsView } from "./stockModel";
 import StockSync from "./StockSync";
+import NameHistory from "./NameHistory";
 import ReplayBar from "./ReplayBar";
 import { keepSession, loadSessions, parseIsoDate, putGuess, score, startAt, stepBar, stepWeek, atEnd, type Cursor, type Guess, type TrainingLabel } from "./replayModel";
 import { dataNoteText } from "./dataNotes";
@@ -278,6 +279,7 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
           {t("ask")}
         </button>
       </header>
+      <NameHistory code={code} />
       {whole && (
         <ReplayBar
           key={`${code}-${period}`}
