@@ -101,15 +101,76 @@ impl Board {
     /// 20 % STAR and ChiNext (10 % for ChiNext before 2020-08-24), 5 % for an ST name on the
     /// main board (and on ChiNext before its reform), 30 % BSE.
     pub fn limit_fraction(self, is_st: bool, date: u32) -> f64 {
+        f64::from(self.limit_percent(is_st, date)) / 100.0
+    }
+
+    /// [`Board::limit_fraction`] in whole percent (the exchanges' rules are whole percents,
+    /// so limit prices can be computed in integer fen).
+    pub fn limit_percent(self, is_st: bool, date: u32) -> u32 {
         match self {
-            Board::Bse => 0.30,
-            Board::Star => 0.20,
-            Board::Chinext if date >= CHINEXT_20PCT_FROM => 0.20,
-            _ if is_st => 0.05,
-            _ => 0.10,
+            Board::Bse => 30,
+            Board::Star => 20,
+            Board::Chinext if date >= CHINEXT_20PCT_FROM => 20,
+            _ if is_st => 5,
+            _ => 10,
         }
     }
 
+    /// How many of a new listing's first trading days trade without the daily limit:
+    /// STAR 5 (since it opened, 2019-07-22); ChiNext 5 for listings from 2020-08-24, the
+    /// first day before; main board 5 for listings from 2023-04-10 (the first main-board
+    /// listings under the registration reform), the first day before; BSE the first day.
+    /// A first day under the old rules had a ±44 %/−36 % IPO cap, not the daily limit: it
+    /// counts as a day without one.
+    pub fn listing_days_without_limit(self, list_date: u32) -> u32 {
+        match self {
+            Board::Star => 5,
+            Board::Chinext if list_date >= CHINEXT_20PCT_FROM => 5,
+            Board::Main if list_date >= MAIN_REGISTRATION_FROM => 5,
+            _ => 1,
+        }
+    }
+
+    /// The daily limit in whole percent on `date` for a stock of this board, ST or not
+    /// then, on its `listing_day`-th trading day (1 = the listing day; `None` when its
+    /// listing is unknown or long past); `None` when no daily limit applies that day.
+    pub fn daily_limit(
+        self,
+        is_st: bool,
+        date: u32,
+        list_date: Option<u32>,
+        listing_day: Option<u32>,
+    ) -> Option<u32> {
+        match (list_date, listing_day) {
+            (Some(listed), Some(n)) if n <= self.listing_days_without_limit(listed) => None,
+            _ => Some(self.limit_percent(is_st, date)),
+        }
+    }
+}
+
+/// The first main-board listings under the registration reform, from which a new main-board
+/// listing trades its first five days without a limit.
+pub const MAIN_REGISTRATION_FROM: u32 = 20230410;
+
+/// A price in yuan → whole fen, half up (as the exchanges round a computed price to the
+/// tick); `None` unless positive and finite.
+pub fn yuan_to_fen(yuan: f64) -> Option<i64> {
+    // the epsilon keeps 10.005 (stored as 10.00499…) rounding up as the exchange would
+    (yuan.is_finite() && yuan > 0.0 && yuan < 1e9)
+        .then(|| (yuan * 100.0 + 0.5 + 1e-7).floor() as i64)
+}
+
+/// The day's limit prices in fen from the previous close (or ex-rights reference price)
+/// in fen: `prev × (1 ± percent)`, rounded half up to the fen, as SSE, SZSE and BSE
+/// compute them.
+pub fn limit_prices_fen(prev_fen: i64, percent: u32) -> (i64, i64) {
+    let p = i64::from(percent);
+    let up = (prev_fen * (100 + p) + 50).div_euclid(100);
+    let down = (prev_fen * (100 - p) + 50).div_euclid(100);
+    (up, down)
+}
+
+impl Board {
     /// The buy quantities the board accepts: whole 100-share lots on the main board and
     /// ChiNext; at least 200 then any share on STAR; at least 100 then any share on BSE.
     pub fn lot_rule(self) -> LotRule {
@@ -178,7 +239,10 @@ impl Instrument {
     /// Whether holdings of it are valued at a daily close (a repo is cash lent out, valued
     /// at its principal).
     pub fn has_closes(self) -> bool {
-        matches!(self, Instrument::Stock | Instrument::Fund | Instrument::Bond)
+        matches!(
+            self,
+            Instrument::Stock | Instrument::Fund | Instrument::Bond
+        )
     }
 }
 
@@ -257,6 +321,56 @@ mod tests {
                 "{board:?} st={st} {date}"
             );
         }
+    }
+
+    #[test]
+    fn limit_prices_round_half_up_to_the_fen() {
+        // (previous close in fen, percent) → (up, down), by hand
+        let cases = [
+            (1000, 10, 1100, 900),
+            (1005, 10, 1106, 905), // 11.055 → 11.06, 9.045 → 9.05
+            (1234, 5, 1296, 1172), // 12.957 → 12.96, 11.723 → 11.72
+            (333, 20, 400, 266),   // 3.996 → 4.00, 2.664 → 2.66
+            (1015, 30, 1320, 711), // 13.195 → 13.20, 7.105 → 7.11
+            (1, 10, 1, 1),         // a one-fen stock cannot move
+            (999, 10, 1099, 899),  // 10.989 → 10.99, 8.991 → 8.99
+        ];
+        for (prev, pct, up, down) in cases {
+            assert_eq!(limit_prices_fen(prev, pct), (up, down), "{prev} {pct}%");
+        }
+        assert_eq!(yuan_to_fen(10.005), Some(1001));
+        assert_eq!(yuan_to_fen(10.004), Some(1000));
+        assert_eq!(yuan_to_fen(0.0), None);
+        assert_eq!(yuan_to_fen(f64::NAN), None);
+    }
+
+    #[test]
+    fn no_limit_on_a_listings_first_days() {
+        // (board, listed, trading day of the listing) → percent
+        let cases = [
+            (Board::Main, 20230410, 1, None),
+            (Board::Main, 20230410, 5, None),
+            (Board::Main, 20230410, 6, Some(10)),
+            (Board::Main, 20230331, 1, None),
+            (Board::Main, 20230331, 2, Some(10)),
+            (Board::Chinext, 20200824, 5, None),
+            (Board::Chinext, 20200824, 6, Some(20)),
+            (Board::Chinext, 20200821, 2, Some(10)),
+            (Board::Star, 20190722, 5, None),
+            (Board::Star, 20190722, 6, Some(20)),
+            (Board::Bse, 20211115, 1, None),
+            (Board::Bse, 20211115, 2, Some(30)),
+        ];
+        for (board, listed, n, want) in cases {
+            // the date is the listing day's: ChiNext's limit follows the day, not the listing
+            assert_eq!(
+                board.daily_limit(false, listed, Some(listed), Some(n)),
+                want,
+                "{board:?} {listed} day {n}"
+            );
+        }
+        assert_eq!(Board::Main.daily_limit(true, 20230410, None, None), Some(5));
+        assert_eq!(Board::Main.limit_percent(true, 20230410), 5);
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub mod fees;
 pub mod funnel;
 pub mod indicators;
 pub mod known_on;
+pub mod limits;
 pub mod lanes;
 pub mod phases;
 pub mod regime;
@@ -62,6 +63,7 @@ pub use funnel::{
     BoardFilter, Candidate, Funnel, FunnelConfig, FunnelError, FunnelResult, ScreenArgs, screen,
 };
 pub use lanes::{CandidateLane, LaneContext, candidate_lane};
+pub use limits::{LimitDay, LimitSeries, limit_series};
 pub use phases::{Phase, WyckoffStructure, wyckoff_structure};
 pub use regime::{Breadth, MarketRegime, Regime, RegimeReason, market_regime};
 pub use trading_range::{TradingRange, identify_trading_range};
