@@ -33,6 +33,7 @@ pub mod date;
 pub mod facade;
 pub mod history;
 pub mod import;
+pub mod industries;
 pub mod meta;
 pub mod name_import;
 pub mod notes;

@@ -15,6 +15,7 @@ use crate::cache::{
 use crate::code::{IndexCode, StockCode};
 use crate::date::DateSet;
 use crate::history::ListStatus;
+use crate::industries::{IndustryCoverage, IndustryStore};
 use crate::search::StockDirectory;
 
 /// Series read per query: large enough to amortise the round trip, small enough that the
@@ -75,6 +76,9 @@ pub struct UniverseReport {
     /// Stock-list names with no cached bars at all.
     pub listed_without_bars: usize,
     pub missing_benchmarks: Vec<MissingBenchmark>,
+    /// Where the stocks' industries came from (an import as of the day, a later one, or
+    /// today's stock list), and how to get some when none has one.
+    pub industries: IndustryCoverage,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -111,6 +115,11 @@ pub async fn load_universe_listed(
         .load()
         .await?;
     out.report.names_unknown_as_of = as_of.map(|_| 0);
+    // the membership imported as of the day (or the nearest later load, counted)
+    let imported = IndustryStore::new(store.pool().clone())
+        .industries_as_of(as_of)
+        .await?;
+    out.report.industries.load = imported.load.clone();
     // Bars after `as_of` count too: a damaged series is left out whole.
     let keep = match tail {
         // a stock's last bar says whether it traded by then
@@ -207,10 +216,22 @@ pub async fn load_universe_listed(
                     .or_else(|| name_history.last().map(|s| s.name.clone()))
                     .unwrap_or_default(),
             };
+            let industry = match imported.industry.get(&digits) {
+                Some(ind) => {
+                    out.report.industries.from_later_load += usize::from(imported.later_than_day);
+                    Some(ind.clone())
+                }
+                None => {
+                    let listed = info.and_then(|i| i.industry.clone());
+                    out.report.industries.from_stock_list += usize::from(listed.is_some());
+                    listed
+                }
+            };
+            out.report.industries.stocks_with_industry += usize::from(industry.is_some());
             out.universe.stocks.push(StockSeries {
                 name,
                 board: info.map_or(code.board(), |i| i.board),
-                industry: info.and_then(|i| i.industry.clone()),
+                industry,
                 // the list stores CNY; the funnel thinks in 亿元
                 market_cap_yi: info.and_then(|i| i.market_cap).map(|c| c / 1e8),
                 list_date: info
