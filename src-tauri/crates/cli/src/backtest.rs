@@ -49,6 +49,14 @@ pub struct BacktestArgs {
     /// compression (default spring+evr+trend_pb). Sweepable: spring+evr,spring+evr+sos.
     #[arg(long, value_name = "SET|LIST")]
     pub triggers: Option<String>,
+    /// Position sizing: equal (top-n equal slots, default) or risk (each buy loses at most
+    /// --risk-pct of equity at the stop-loss, fees included, within one slot; single
+    /// backtests only).
+    #[arg(long, value_name = "equal|risk")]
+    pub sizing: Option<String>,
+    /// Percent of equity at risk a trade with --sizing risk (default 1).
+    #[arg(long, value_name = "PCT")]
+    pub risk_pct: Option<f64>,
     /// A sweep's best combination by: sharpe (default), return, annualized, max_drawdown
     /// (the lowest), win_rate or profit_factor.
     #[arg(long, value_name = "METRIC")]
@@ -90,6 +98,12 @@ fn print_text(r: &Value) {
         r["args"]["take_profit_pct"],
         r["args"]["entry_price_mode"].as_str().unwrap_or(""),
     );
+    if r["args"]["sizing"]["type"] == "risk" {
+        println!(
+            "sizing: risk {}% of equity a trade at the stop",
+            r["args"]["sizing"]["risk_bp"].as_f64().unwrap_or(0.0) / 100.0
+        );
+    }
     println!(
         "total {}%  annualised {}%  max drawdown {}%  win rate {}%  profit factor {}  Sharpe {}  turnover {}  fees {}",
         f(&m["total_return_pct"], 2),
@@ -400,7 +414,7 @@ pub fn run(a: BacktestArgs) -> anyhow::Result<ExitCode> {
             "start": a.start, "end": a.end, "hold_days": a.hold_days, "top_n": a.top_n,
             "board": a.board, "stop_loss_pct": a.stop_loss, "take_profit_pct": a.take_profit,
             "entry_price_mode": a.entry, "triggers": a.triggers, "best_by": a.best_by,
-            "walk_forward": a.walk_forward,
+            "walk_forward": a.walk_forward, "sizing": a.sizing, "risk_pct": a.risk_pct,
         });
         let show = crate::screen::spinner_progress(&bar);
         let tested = desk.backtest(&args, &show).await;

@@ -20,6 +20,7 @@ mod push;
 mod run;
 mod schedule;
 mod screen;
+mod size;
 mod skills;
 mod track;
 
@@ -80,6 +81,9 @@ enum Command {
     Portfolio(portfolio::PortfolioArgs),
     /// Backtest the funnel strategy under A-share rules, offline over the cache.
     Backtest(backtest::BacktestArgs),
+    /// Size one buy by its risk: the shares whose loss at the stop stays within a percent
+    /// of equity (the ledger's NAV unless given), capped by cash, a position budget and 水温.
+    Size(size::SizeArgs),
     /// The configured models (roles, whether keys are set) and the light model (seed §12).
     Model(model::ModelArgs),
     /// Stored conversations: list, show (messages with their ids), fork at a message.
@@ -152,6 +156,7 @@ fn main() -> std::process::ExitCode {
         Command::Run(args) => run::run(args),
         Command::Screen(args) => screen::run(args),
         Command::Backtest(args) => backtest::run(args),
+        Command::Size(args) => size::run(args),
         Command::Track(args) => track::run(args),
         Command::Notes(args) => notes::run(args),
         Command::Portfolio(args) => portfolio::run(args),

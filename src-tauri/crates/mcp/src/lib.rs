@@ -40,6 +40,7 @@ pub const EXPOSED: &[&str] = &[
     wyckoff_tools::portfolio::PORTFOLIO,
     wyckoff_tools::market::OVERVIEW,
     wyckoff_tools::market::HISTORY,
+    wyckoff_tools::sizing::NAME,
     events::NAME,
     wyckoff_tools::screen::NAME,
     wyckoff_tools::backtest::NAME,
@@ -50,7 +51,7 @@ pub const SERVER_NAME: &str = "wyckoff";
 
 const INSTRUCTIONS: &str = "Wyckoff Desk's A-share engine, offline over the local cache: \
 search stocks, analyse one (Wyckoff diagnosis), the engine's events with why as known on a \
-date, market overview and history, whole-market screening and backtests (long: pass a \
+date, market overview and history, a buy sized by its risk (size_position), whole-market screening and backtests (long: pass a \
 progressToken), and the user's portfolio (read only). Every result says data_status, source \
 and as_of; stale or missing data is said, never estimated.";
 

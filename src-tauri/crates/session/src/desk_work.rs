@@ -11,13 +11,13 @@ use wyckoff_engine::MarketRegime;
 use wyckoff_engine::funnel::FunnelResult;
 use wyckoff_market::PortfolioView;
 use wyckoff_protocol::{TaskInfo, TaskRequest};
-use wyckoff_tools::{analyze, backtest, chart, jobs, market, portfolio, regime, screen};
+use wyckoff_tools::{analyze, backtest, chart, jobs, market, portfolio, regime, screen, sizing};
 use wyckoff_track::{Origin, TrackError};
 
 use crate::Desk;
 use crate::reports::{
     ChartError, JobError, MarketBreadth, Period, PortfolioDiagnosis, PortfolioUpdated,
-    ResearchPlan, StockChart, StockDiagnosis, UpdateError,
+    PositionSize, ResearchPlan, StockChart, StockDiagnosis, UpdateError,
 };
 
 impl Desk {
@@ -59,6 +59,13 @@ impl Desk {
         progress: &ProgressHandle,
     ) -> Result<Value, ToolError> {
         backtest::run(self.market(), args, progress).await
+    }
+
+    /// `size_position`'s answer for `args` (`code`; `equity`, `cash`, `entry`, `stop` in
+    /// yuan; `risk_pct`, `max_position_pct`, `atr_k`, `stop_from`), typed: the shares one
+    /// buy may take by its risk, equity and cash from the ledger unless given.
+    pub async fn size_position(&self, args: &Value) -> Result<PositionSize, ToolError> {
+        sizing::size_position(self.market(), args).await
     }
 
     /// `get_market_overview`'s answer for the last cached day: the indices and 水温.

@@ -16,6 +16,13 @@ pub use wyckoff_tools::analyze::StockDiagnosis;
 /// Whether a tool's answer says its data is unavailable, and how fresh a series is.
 pub use wyckoff_tools::{BarsFreshness, is_unavailable};
 
+/// The engine's sizing of one buy: the stop chosen, the shares and every cap that bound.
+pub use wyckoff_engine::sizing::{Cap as SizingCap, Sizing, Stop, StopChoice, StopSource};
+
+/// A buy sized by its risk ([`crate::Desk::size_position`]): where each input came from,
+/// the stop and the engine's sizing.
+pub use wyckoff_tools::sizing::{EntrySource, FigureSource, PositionSize};
+
 /// The market's breadth ([`crate::Desk::market_breadth`]).
 pub use wyckoff_tools::market::MarketBreadth;
 

@@ -26,6 +26,7 @@ use wyckoff_engine::backtest::{
     BacktestArgs, BacktestError, BacktestResult, FunnelSignals, SignalSource,
     run_backtest_cancellable,
 };
+use wyckoff_engine::sizing::PositionSizing;
 use wyckoff_engine::{Cancel, Universe};
 use wyckoff_market::{MarketData, UniverseReport};
 use wyckoff_time::iso;
@@ -35,7 +36,7 @@ use crate::common::{opt_str, round_tree};
 pub const NAME: &str = "run_backtest";
 pub const DISPLAY_NAME: &str = "策略回测";
 pub const DESCRIPTION: &str = "回测威科夫漏斗策略（后台任务）：在 [start, end] 的每个交易日只用当日收盘前已知的K线重跑漏斗，\
-次日开盘（或当日收盘）买入前 top_n 只候选，持有 hold_days 个交易日，带止损/止盈；按 A 股规则：T+1、100 股一手、\
+次日开盘（或当日收盘）买入前 top_n 只候选，持有 hold_days 个交易日，带止损/止盈；仓位按 top_n 等分，或 sizing=risk 按风险定仓；按 A 股规则：T+1、按板块的手数（主板/创业板 100 股一手，科创板 200 股起、北交所 100 股起按 1 股递增）、\
 涨停不买跌停不卖（按板块与 ST 区分涨跌幅）、佣金万2.5最低5元、卖出印花税（2023-08-28 起减半）、过户费。\
 返回总收益、年化、最大回撤、胜率、盈亏比、夏普、换手、每笔交易、每日净值曲线，以及同期沪深300（缺失时上证）收益。\
 参数扫描：hold_days、stop_loss_pct、take_profit_pct、top_n、entry_price_mode、triggers 可给多个取值（数组，或 \"5,10,20\"、\"5..20:5\" 形式的字符串），\
@@ -64,6 +65,8 @@ pub fn parameters() -> Value {
             "take_profit_pct": sweepable(json!({"type": "number"}), "止盈百分比（≥0，0 表示不止盈），默认 0；可扫描"),
             "entry_price_mode": sweepable(json!({"type": "string", "enum": ["open", "close", "tail_1455"]}), "open 次日开盘买入（默认）；close/tail_1455 信号日收盘买入；可扫描，如 [\"open\",\"close\"]"),
             "triggers": sweepable(json!({"type": "string"}), "选股用的 L4 触发器集合，用 + 连接：spring / evr / trend_pb / sos / lps / compression，默认 spring+evr+trend_pb；可扫描，如 [\"spring+evr\",\"spring+evr+sos\"]"),
+            "sizing": {"type": "string", "enum": ["equal", "risk"], "description": "仓位：equal 按 top_n 等分（默认）；risk 按风险定仓——每笔在止损处最多亏权益的 risk_pct%（含双边费用），单只不超过 1/top_n，按板块的手数规则取整（仅单次回测）"},
+            "risk_pct": {"type": "number", "description": "sizing=risk 时每笔的风险占权益百分比，默认 1"},
             "best_by": {"type": "string", "enum": ["sharpe", "return", "annualized", "max_drawdown", "win_rate", "profit_factor"], "description": "扫描时按哪个指标选最佳组合，默认 sharpe（max_drawdown 取最小）"},
             "walk_forward": {
                 "type": "object",
@@ -347,10 +350,49 @@ async fn on_worker<T: Send + 'static>(
 /// The tool's arguments checked as `run` checks them (the CLI's flags and the app's research
 /// form go through this too, so all three accept and refuse the same specs): the grid, the
 /// metric and the walk-forward windows. Reads no bar.
+/// The sizing asked for: risk sizing runs a single backtest with a stop-loss.
+fn sizing_of(
+    args: &Value,
+    grid: &SweepGrid,
+    walk_forward: bool,
+) -> Result<PositionSizing, ToolError> {
+    let risk_pct = match args.get("risk_pct") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_f64()
+                .ok_or_else(|| ToolError::InvalidArgs(format!("risk_pct 必须是数字，收到 {v}")))?,
+        ),
+    };
+    let sizing =
+        PositionSizing::parse(opt_str(args, "sizing"), risk_pct).map_err(ToolError::InvalidArgs)?;
+    if sizing.is_equal_slots() {
+        return Ok(sizing);
+    }
+    if walk_forward || !grid.is_single() {
+        return Err(ToolError::InvalidArgs(
+            "sizing=risk 目前只用于单次回测，不用于参数扫描或 walk-forward".to_owned(),
+        ));
+    }
+    if grid.stop_loss_pct.contains(&0.0) {
+        return Err(ToolError::InvalidArgs(
+            BacktestError::RiskSizingNeedsStop.to_string(),
+        ));
+    }
+    Ok(sizing)
+}
+
 fn parse_args(
     args: &Value,
     today: u32,
-) -> Result<(SweepGrid, SweepMetric, Option<WalkForwardSpec>), ToolError> {
+) -> Result<
+    (
+        SweepGrid,
+        SweepMetric,
+        Option<WalkForwardSpec>,
+        PositionSizing,
+    ),
+    ToolError,
+> {
     let specs = [
         "hold_days",
         "stop_loss_pct",
@@ -380,7 +422,8 @@ fn parse_args(
         .map_err(|e| ToolError::InvalidArgs(e.to_string()))?
         .unwrap_or_default();
     let walk_forward = walk_forward_spec(args)?;
-    Ok((grid, best_by, walk_forward))
+    let sizing = sizing_of(args, &grid, walk_forward.is_some())?;
+    Ok((grid, best_by, walk_forward, sizing))
 }
 
 /// Runs the backtest — or the sweep, when an argument has several values — on validated
@@ -390,7 +433,7 @@ pub async fn run(
     args: &Value,
     progress: &ProgressHandle,
 ) -> Result<Value, ToolError> {
-    let (grid, best_by, walk_forward) = parse_args(args, today(md))?;
+    let (grid, best_by, walk_forward, sizing) = parse_args(args, today(md))?;
     progress.report("加载K线", "读取本地缓存", Some(0.02));
     // Everything is loaded; the backtest itself reads only bars known at each day.
     let loaded = md
@@ -417,7 +460,10 @@ pub async fn run(
         return Ok(v);
     }
     if grid.is_single() {
-        let bt_args = grid.args([0; wyckoff_engine::backtest::sweep::AXES]);
+        let bt_args = BacktestArgs {
+            sizing,
+            ..grid.args([0; wyckoff_engine::backtest::sweep::AXES])
+        };
         let (result, gated) = on_worker(progress, move |cancel, tx| {
             backtest_worker(&universe, &bt_args, cancel, tx)
         })
@@ -794,7 +840,7 @@ pub struct ResearchPlan {
 
 /// The plan of `args` (the tool's own checks, see [`parse_args`]); `today` is the caller's.
 pub fn plan(args: &Value, today: u32) -> Result<ResearchPlan, ToolError> {
-    let (grid, best_by, walk_forward) = parse_args(args, today)?;
+    let (grid, best_by, walk_forward, _sizing) = parse_args(args, today)?;
     let show = |values: Vec<String>, param: &str| PlanAxis {
         param: param.to_owned(),
         values,

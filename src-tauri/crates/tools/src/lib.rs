@@ -8,6 +8,7 @@
 //! | `portfolio` | 持仓 | concurrency-safe |
 //! | `get_market_overview` | 大盘水温 | concurrency-safe |
 //! | `get_market_history` | 大盘回看 | concurrency-safe |
+//! | `size_position` | 仓位计算 | concurrency-safe (reads only) |
 //! | `screen_stocks` | 全市场扫描 | background |
 //! | `run_backtest` | 策略回测 | background |
 //! | `update_portfolio` | 调仓操作 | requires approval |
@@ -40,6 +41,7 @@ pub mod regime;
 pub mod report;
 pub mod screen;
 pub mod search;
+pub mod sizing;
 pub mod sync;
 pub mod web_fetch;
 
@@ -129,6 +131,13 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
             market::history_parameters(),
             &md,
             |md, args| async move { market::history(&md, &args).await },
+        ),
+        tool(
+            ToolSpec::new(sizing::NAME, sizing::DISPLAY_NAME).concurrency_safe(),
+            sizing::DESCRIPTION,
+            sizing::parameters(),
+            &md,
+            |md, args| async move { sizing::run(&md, &args).await },
         ),
         reporting_tool(
             ToolSpec::new(screen::NAME, screen::DISPLAY_NAME).background(),

@@ -1,0 +1,322 @@
+//! `wyckoff size` and `wyckoff backtest --sizing risk` end to end through the real binary,
+//! offline on a fresh data home over the bundled bars (000001 ends 2020-06-16; no index
+//! bars, so the 水温 is not applied and the answer says so). The shares, the cost and the
+//! risk at the stop are recomputed here with the fee schedule written out again; equity
+//! and cash come from the ledger when not given; an unknown code, a stop above the entry
+//! and no equity at all are refused by name; the edge where exactly one lot fits.
+//! Needs `cargo build -p wyckoff-cli` first.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+use wyckoff_e2e::{CliHome, show};
+
+fn fen(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// One side's fees in yuan on a day from 2023-08-28 on (commission 0.025 %, at least 5;
+/// stamp 0.05 % on a sale; transfer 0.001 %), each to the fen.
+fn hand_fees(amount: f64, sell: bool) -> f64 {
+    let commission = fen((amount * 0.000_25).max(5.0));
+    let stamp = if sell { fen(amount * 0.0005) } else { 0.0 };
+    commission + stamp + fen(amount * 0.000_01)
+}
+
+/// Loss of `n` shares bought at `entry` and sold at `stop`, fees included, in yuan.
+fn hand_risk(n: f64, entry: f64, stop: f64) -> f64 {
+    fen(n * (entry - stop) + hand_fees(n * entry, false) + hand_fees(n * stop, true))
+}
+
+fn hand_cost(n: f64, entry: f64) -> f64 {
+    fen(n * entry + hand_fees(n * entry, false))
+}
+
+fn e6(v: &Value) -> f64 {
+    v.as_f64().unwrap() / 1e6
+}
+
+fn err(h: &CliHome, args: &[&str], code: i32) -> String {
+    let out = h.run(args);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {}", show(&out));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_buy_sized_by_its_risk_with_every_cap_named() {
+    let h = CliHome::new();
+    let r = h.json(&["size", "000001", "--equity", "100000", "--json"]);
+    assert_eq!(r["code"], "000001");
+    assert_eq!(r["board"], "main");
+    assert_eq!(r["as_of"], "2020-06-16");
+    assert_eq!(r["entry_source"]["type"], "last_close");
+    assert_eq!(r["equity_source"]["type"], "given");
+    assert_eq!(r["cash_source"]["type"], "equity");
+    assert_eq!(r["regime"], Value::Null);
+    let notes = r["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("水温未计入")),
+        "{notes:?}"
+    );
+    let z = &r["sizing"];
+    let (entry, stop) = (e6(&z["entry_e6"]), e6(&z["stop_e6"]));
+    assert_eq!(entry, 12.89, "the last close");
+    // the default stop: the tighter of the two considered, under the entry
+    let considered: Vec<f64> = r["stop"]["considered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| e6(&s["stop_e6"]))
+        .collect();
+    assert_eq!(considered.len(), 2, "{}", r["stop"]);
+    assert_eq!(stop, considered.iter().copied().fold(0.0, f64::max));
+    assert!(stop < entry);
+    // The risk budget alone: the most 100-share lots losing at most 1,000.00 at the stop.
+    let lots = |ok: &dyn Fn(f64) -> bool| {
+        let mut n = 0.0;
+        while ok(n + 100.0) {
+            n += 100.0;
+        }
+        n
+    };
+    let by_risk = lots(&|n| hand_risk(n, entry, stop) <= 1_000.0);
+    let by_position = lots(&|n| hand_cost(n, entry) <= 20_000.0);
+    assert_eq!(z["risk_shares"].as_f64().unwrap(), by_risk);
+    let shares = by_risk.min(by_position);
+    assert!(shares > 0.0);
+    assert_eq!(z["shares"].as_f64().unwrap(), shares);
+    assert_eq!(
+        z["risk_fen"].as_f64().unwrap(),
+        (hand_risk(shares, entry, stop) * 100.0).round()
+    );
+    assert_eq!(
+        z["cost_fen"].as_f64().unwrap(),
+        (hand_cost(shares, entry) * 100.0).round()
+    );
+    assert!(z["risk_fen"].as_i64().unwrap() <= 100_000);
+    // 20 % of 100,000 buys fewer lots than the risk would allow: that cap is named.
+    assert!(by_position < by_risk, "{by_position} {by_risk}");
+    assert_eq!(
+        z["bound"],
+        serde_json::json!([{
+            "type": "position_budget", "max_position_bp": 2000, "budget_fen": 2_000_000,
+            "shares": by_position
+        }])
+    );
+    // The text says the same.
+    let text = h.text(&["size", "000001", "--equity", "100000"]);
+    assert!(text.contains(&format!("buy {shares} shares")), "{text}");
+    assert!(
+        text.contains("bound by: position budget 20% of equity = 20000.00"),
+        "{text}"
+    );
+    assert!(text.contains("水温 not applied"), "{text}");
+}
+
+#[test]
+fn equity_and_cash_come_from_the_ledger() {
+    let h = CliHome::new();
+    let e = err(&h, &["size", "000001"], 2);
+    assert!(e.contains("--equity"), "{e}");
+    h.json(&[
+        "portfolio",
+        "cash",
+        "in",
+        "50000",
+        "--date",
+        "2020-01-02",
+        "--json",
+    ]);
+    // buy 1000 × 16.00 = 16,000.00 + 5.00 + 0.16: cash 33,994.84
+    let out = h.run(&[
+        "portfolio",
+        "fill",
+        "buy",
+        "000001",
+        "--shares",
+        "1000",
+        "--price",
+        "16.00",
+        "--date",
+        "2020-01-02",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let value = h.json(&["portfolio", "value", "--json"]);
+    let nav = value["performance"]["nav_fen"].as_i64().unwrap();
+    let r = h.json(&[
+        "size",
+        "000001",
+        "--entry",
+        "10",
+        "--stop",
+        "9",
+        "--max-position-pct",
+        "100",
+        "--json",
+    ]);
+    assert_eq!(r["equity_source"]["type"], "ledger");
+    assert_eq!(r["equity_source"]["date"], value["performance"]["last"]);
+    assert_eq!(r["sizing"]["equity_fen"], nav);
+    assert_eq!(r["cash_source"]["type"], "ledger");
+    assert_eq!(r["sizing"]["cash_fen"], 3_399_484);
+    assert_eq!(r["entry_source"]["type"], "given");
+    assert_eq!(r["stop"]["chosen"]["source"]["type"], "given");
+    // 1 % of the NAV at 1.00 a share to the stop
+    let budget = (nav / 100) as f64 / 100.0;
+    let shares = r["sizing"]["shares"].as_f64().unwrap();
+    assert!(hand_risk(shares, 10.0, 9.0) <= budget, "{r}");
+    assert!(hand_risk(shares + 100.0, 10.0, 9.0) > budget, "{r}");
+}
+
+#[test]
+fn bad_input_is_refused_by_name() {
+    let h = CliHome::new();
+    let e = err(&h, &["size", "999999", "--equity", "100000"], 2);
+    assert!(e.contains("999999"), "{e}");
+    let e = err(
+        &h,
+        &["size", "000001", "--equity", "100000", "--stop", "30"],
+        2,
+    );
+    assert!(e.contains("止损价 30.00 不低于买入价 12.89"), "{e}");
+    let e = err(
+        &h,
+        &["size", "000001", "--equity", "100000", "--risk-pct", "0"],
+        2,
+    );
+    assert!(e.contains("risk_pct"), "{e}");
+    let e = err(
+        &h,
+        &[
+            "size",
+            "000001",
+            "--equity",
+            "100000",
+            "--stop-from",
+            "moon",
+        ],
+        2,
+    );
+    assert!(e.contains("stop_from"), "{e}");
+}
+
+#[test]
+fn exactly_one_lot_fits_or_none() {
+    let h = CliHome::new();
+    // 100 shares at 10.00 to a 9.00 stop lose 100.00 + 5.01 (the buy) + 5.46 (the sale):
+    // 110.47, 1 % of 11,047.00.
+    assert_eq!(hand_risk(100.0, 10.0, 9.0), 110.47);
+    let at = |equity: &str| {
+        h.json(&[
+            "size",
+            "000001",
+            "--entry",
+            "10",
+            "--stop",
+            "9",
+            "--equity",
+            equity,
+            "--max-position-pct",
+            "100",
+            "--json",
+        ])
+    };
+    let one = at("11047");
+    assert_eq!(one["sizing"]["shares"], 100);
+    assert_eq!(one["sizing"]["risk_fen"], 11_047);
+    assert_eq!(one["why_none"], Value::Null);
+    let none = at("11046.99");
+    assert_eq!(none["sizing"]["shares"], 0);
+    assert_eq!(none["sizing"]["bound"], serde_json::json!([]));
+    assert_eq!(
+        none["why_none"],
+        "风险预算 110.46 元不够买最小的 100 股（含双边费用）"
+    );
+    // The cash at its edge: 100 shares cost 1,005.01.
+    let cash = |c: &str| {
+        h.json(&[
+            "size", "000001", "--entry", "10", "--stop", "5", "--equity", "100000", "--cash", c,
+            "--json",
+        ])
+    };
+    assert_eq!(cash("1005.01")["sizing"]["shares"], 100);
+    let short = cash("1005");
+    assert_eq!(short["sizing"]["shares"], 0);
+    assert_eq!(short["sizing"]["bound"][0]["type"], "cash");
+    let text = h.text(&[
+        "size", "000001", "--entry", "10", "--stop", "5", "--equity", "100000", "--cash", "1005",
+    ]);
+    assert!(
+        text.contains("no buy: 现金 1005.00 元不够买最小的 100 股（含费用）"),
+        "{text}"
+    );
+}
+
+fn backtest(h: &CliHome, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "backtest",
+        "--json",
+        "--start",
+        "2019-06-01",
+        "--end",
+        "2020-06-16",
+        "--hold-days",
+        "5",
+    ];
+    args.extend_from_slice(extra);
+    h.json(&args)
+}
+
+#[test]
+fn the_backtest_sizes_by_risk_reproducibly_within_the_budget() {
+    let h = CliHome::new();
+    let risk = ["--sizing", "risk", "--risk-pct", "1", "--top-n", "1"];
+    let r = backtest(&h, &risk);
+    assert_eq!(r, backtest(&h, &risk), "the same run twice");
+    assert_eq!(
+        r["args"]["sizing"],
+        serde_json::json!({"type": "risk", "risk_bp": 100})
+    );
+    let trades = r["trades"].as_array().unwrap();
+    assert!(trades.len() >= 3, "{}", trades.len());
+    // One position at a time: the equity at each buy is the cash left by the trades
+    // before it. The JSON's prices are rounded to 4 decimals: a fen of slack.
+    let mut trades = trades.clone();
+    trades.sort_by_key(|t| t["entry_date"].as_str().unwrap().to_owned());
+    let mut equity = 100_000.0;
+    for t in &trades {
+        let shares = t["shares"].as_f64().unwrap();
+        let entry = t["entry_price"].as_f64().unwrap();
+        assert_eq!(shares % 100.0, 0.0, "{t}");
+        let risk = hand_risk(shares, entry, entry * 0.92);
+        assert!(
+            risk <= fen(equity * 0.01) + 0.01,
+            "{risk} > 1% of {equity}: {t}"
+        );
+        equity += t["pnl"].as_f64().unwrap();
+    }
+    // Equal slots buy differently.
+    let equal = backtest(&h, &["--top-n", "1"]);
+    assert!(equal["args"].get("sizing").is_none());
+    assert_ne!(equal["trades"], r["trades"]);
+    // Risk sizing runs one backtest, not a sweep.
+    let out = h.run(&[
+        "backtest",
+        "--sizing",
+        "risk",
+        "--hold-days",
+        "5,10",
+        "--start",
+        "2020-01-01",
+        "--end",
+        "2020-06-16",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("sizing=risk 目前只用于单次回测"),
+        "{}",
+        show(&out)
+    );
+}
