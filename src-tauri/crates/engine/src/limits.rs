@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::{limit_prices_fen, yuan_to_fen};
+use crate::board::{is_st_name, limit_prices_fen, yuan_to_fen};
 use crate::{Bar, StockSeries};
 
 /// How close (as a fraction of the previous close) the adjusted high or low must come to the
@@ -245,26 +245,57 @@ fn listing_day(s: &StockSeries, i: usize) -> Option<u32> {
     (i >= first).then(|| u32::try_from(i - first + 1).unwrap_or(u32::MAX))
 }
 
+/// A stock's ST status by date, read once per name ([`StockSeries::is_st_on`]'s rule).
+struct StByDate {
+    /// `(from, is ST)` of each recorded name, ascending.
+    spans: Vec<(u32, bool)>,
+    today: bool,
+}
+
+impl StByDate {
+    fn of(s: &StockSeries) -> Self {
+        Self {
+            spans: s
+                .name_history
+                .iter()
+                .map(|n| (n.from, is_st_name(&n.name)))
+                .collect(),
+            today: s.is_st(),
+        }
+    }
+
+    /// ST on `date`, and whether a recorded name covers it (else today's stands in).
+    fn on(&self, date: u32) -> (bool, bool) {
+        let k = self.spans.partition_point(|(from, _)| *from <= date);
+        match k.checked_sub(1) {
+            Some(k) => (self.spans[k].1, true),
+            None => (self.today, false),
+        }
+    }
+}
+
 /// The limit percent of stock `s` on its bar `i`, and whether its ST status was known.
-fn limit_of(s: &StockSeries, i: usize) -> (Option<u32>, bool) {
+fn limit_of(s: &StockSeries, st: &StByDate, i: usize) -> (Option<u32>, bool) {
     let date = s.bars[i].date;
-    let st = s.is_st_on(date);
+    let (is_st, known) = st.on(date);
     (
         s.board
-            .daily_limit(st.value, date, s.list_date, listing_day(s, i)),
-        st.known,
+            .daily_limit(is_st, date, s.list_date, listing_day(s, i)),
+        known,
     )
 }
 
 /// The codes of `stocks` with a day in `from..=to` (or the ladder's warm-up before it) whose
 /// adjusted move comes near its limit: the stocks whose raw closes [`limit_series`] reads.
 pub fn needs_raw(stocks: &[StockSeries], from: u32, to: u32) -> Vec<&str> {
+    use rayon::prelude::*;
     stocks
-        .iter()
+        .par_iter()
         .filter(|s| {
             let end = s.bars.partition_point(|b| b.date <= to);
+            let st = StByDate::of(s);
             (window_start(&s.bars, from)..end).any(|i| {
-                let (pct, _) = limit_of(s, i);
+                let (pct, _) = limit_of(s, &st, i);
                 pct.is_some_and(|p| near_limit(&s.bars[i - 1], &s.bars[i], p))
             })
         })
@@ -387,9 +418,10 @@ fn stock_days(
     let mut run = 0u32;
     // the previous bar's state, to tell yesterday's limit-ups
     let mut prev_up = false;
+    let st = StByDate::of(s);
     for i in window_start(bars, from)..end {
         let (prev, bar) = (bars[i - 1], bars[i]);
-        let (limit_pct, st_known) = limit_of(s, i);
+        let (limit_pct, st_known) = limit_of(s, &st, i);
         let near = limit_pct.is_some_and(|p| near_limit(&prev, &bar, p));
         let (state, basis) = if near || limit_pct.is_none() {
             classify(&DayInput {
