@@ -134,6 +134,7 @@ fn our_own_server_over_stdio_is_tested_and_the_list_is_managed() {
             "portfolio",
             "get_market_overview",
             "get_market_history",
+            "get_market_map",
             "size_position",
             "stock_events",
             "screen_stocks",

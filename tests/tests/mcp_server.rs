@@ -28,6 +28,7 @@ const TOOLS: &[&str] = &[
     "portfolio",
     "get_market_overview",
     "get_market_history",
+    "get_market_map",
     "size_position",
     "stock_events",
     "screen_stocks",

@@ -11,6 +11,7 @@ mod data;
 mod doctor;
 mod events;
 mod market;
+mod market_map;
 mod mcp;
 mod memory;
 mod model;
@@ -43,6 +44,13 @@ struct Cli {
     command: Command,
 }
 
+/// `wyckoff market` subcommands.
+#[derive(Debug, Subcommand)]
+enum MarketCommand {
+    /// The day's limit counts (涨停/跌停/炸板/一字板), the 连板 ladder, 涨停溢价 and seal rate.
+    Map(market_map::MapArgs),
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Show the data home, settings, keychain and which keys are set (never their values).
@@ -56,11 +64,14 @@ enum Command {
     /// The Wyckoff marks known as of a close, each with its bar, the date it became known
     /// and why (the engine replayed over the cached bars up to that close only).
     Events(events::EventsArgs),
-    /// The main indices (what the get_market_overview tool returns).
+    /// The main indices (what the get_market_overview tool returns); `market map`: the
+    /// day's limit-up / limit-down statistics and the 连板 ladder.
     Market {
         /// Print the tool's JSON instead of text.
         #[arg(long)]
         json: bool,
+        #[command(subcommand)]
+        command: Option<MarketCommand>,
     },
     /// The local market-data cache: status and sync.
     Data(data::DataArgs),
@@ -150,7 +161,11 @@ fn main() -> std::process::ExitCode {
         Command::Doctor { json } => doctor::run(json),
         Command::Analyze(args) => analyze::run(args),
         Command::Events(args) => events::run(args),
-        Command::Market { json } => market::run(json),
+        Command::Market {
+            command: Some(MarketCommand::Map(args)),
+            ..
+        } => market_map::run(args),
+        Command::Market { json, .. } => market::run(json),
         Command::Data(args) => data::run(args),
         Command::Memory(args) => memory::run(args),
         Command::Run(args) => run::run(args),

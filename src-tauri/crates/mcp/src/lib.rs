@@ -40,6 +40,7 @@ pub const EXPOSED: &[&str] = &[
     wyckoff_tools::portfolio::PORTFOLIO,
     wyckoff_tools::market::OVERVIEW,
     wyckoff_tools::market::HISTORY,
+    wyckoff_tools::market_map::NAME,
     wyckoff_tools::sizing::NAME,
     events::NAME,
     wyckoff_tools::screen::NAME,

@@ -48,6 +48,7 @@ pub mod connection;
 pub mod desk;
 mod desk_history;
 mod desk_ledger;
+mod desk_market_map;
 mod desk_work;
 pub mod domain;
 mod error;

@@ -8,6 +8,7 @@
 //! | `portfolio` | 持仓 | concurrency-safe |
 //! | `get_market_overview` | 大盘水温 | concurrency-safe |
 //! | `get_market_history` | 大盘回看 | concurrency-safe |
+//! | `get_market_map` | 市场情绪 | concurrency-safe (reads only) |
 //! | `size_position` | 仓位计算 | concurrency-safe (reads only) |
 //! | `screen_stocks` | 全市场扫描 | background |
 //! | `run_backtest` | 策略回测 | background |
@@ -36,6 +37,7 @@ pub mod job_summary;
 pub mod jobs;
 pub mod journal;
 pub mod market;
+pub mod market_map;
 pub mod portfolio;
 pub mod regime;
 pub mod report;
@@ -131,6 +133,13 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
             market::history_parameters(),
             &md,
             |md, args| async move { market::history(&md, &args).await },
+        ),
+        tool(
+            ToolSpec::new(market_map::NAME, market_map::DISPLAY_NAME).concurrency_safe(),
+            market_map::DESCRIPTION,
+            market_map::parameters(),
+            &md,
+            |md, args| async move { market_map::run(&md, &args).await },
         ),
         tool(
             ToolSpec::new(sizing::NAME, sizing::DISPLAY_NAME).concurrency_safe(),

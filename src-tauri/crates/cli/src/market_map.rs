@@ -1,0 +1,89 @@
+//! `wyckoff market map [--as-of DATE] [--json]`: what the `get_market_map` tool returns —
+//! the day's limit counts, the 连板 ladder, 涨停溢价 and the seal rate — without an LLM.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::market::{EXIT_BAD_INPUT, desk, failed, print_json, runtime, tool_failure};
+
+/// Stocks of the ladder printed in text (the JSON has them all).
+const LADDER_LINES: usize = 20;
+
+#[derive(Debug, Args)]
+pub struct MapArgs {
+    /// The trading day (YYYY-MM-DD or YYYYMMDD); the newest cached day when omitted, the
+    /// last trading day before it for a day without trading.
+    #[arg(long)]
+    pub as_of: Option<String>,
+    /// Print the typed report as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "--".into(), |v| format!("{v:+.2}%"))
+}
+
+pub fn run(a: MapArgs) -> anyhow::Result<ExitCode> {
+    let as_of = match a.as_of.as_deref() {
+        Some(d) => match wyckoff_session::domain::market::date::parse_date(d) {
+            Some(d) => Some(d),
+            None => {
+                eprintln!("wyckoff: --as-of must be a real date such as 2020-06-16, not {d:?}");
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            }
+        },
+        None => None,
+    };
+    let rt = runtime()?;
+    let result = rt.block_on(async {
+        let desk = desk().await?;
+        let map = desk.market_map(as_of).await;
+        desk.close().await;
+        anyhow::Ok(map)
+    });
+    let map = match result {
+        Ok(Ok(m)) => m,
+        Ok(Err(e)) => return Ok(tool_failure(e)),
+        Err(e) => return Ok(failed(e)),
+    };
+    if a.json {
+        print_json(&map)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let l = &map.limits;
+    println!("market map {} ({} stocks)", map.trade_date, l.stocks);
+    println!(
+        "limit-up {}  limit-down {}  failed {}  one-price up {}  one-price down {}",
+        l.limit_up, l.limit_down, l.failed, l.one_price_up, l.one_price_down
+    );
+    println!(
+        "seal rate {}  premium {} (of {})  highest board {}",
+        l.seal_rate
+            .map_or_else(|| "--".into(), |r| format!("{:.1}%", r * 100.0)),
+        pct(l.premium_pct),
+        l.premium_stocks,
+        l.highest_board
+    );
+    if !l.ladder.is_empty() {
+        println!("\n{:>6}  {:<8} name", "boards", "code");
+        for s in l.ladder.iter().take(LADDER_LINES) {
+            println!(
+                "{:>6}  {:<8} {}{}{}",
+                s.boards,
+                s.code,
+                s.name,
+                if s.one_price { "  一字" } else { "" },
+                if s.name_known { "" } else { "  (today's name)" }
+            );
+        }
+        if l.ladder.len() > LADDER_LINES {
+            println!("… and {} more", l.ladder.len() - LADDER_LINES);
+        }
+    }
+    for n in &map.notes {
+        println!("note: {n}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
