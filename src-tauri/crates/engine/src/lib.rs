@@ -42,6 +42,7 @@ pub mod limits;
 pub mod lanes;
 pub mod phases;
 pub mod regime;
+pub mod sectors;
 pub mod sizing;
 #[cfg(feature = "synthetic")]
 pub mod synthetic;

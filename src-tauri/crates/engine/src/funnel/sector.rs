@@ -74,7 +74,7 @@ pub fn sector_resonance(
     if (covered as f64) < min_coverage * l2.len() as f64 {
         return all(
             format!(
-                "L3 已跳过：仅 {covered}/{} 只 L2 股票有行业数据（需 ≥{:.0}%），L2 全部进入 L4",
+                "L3 已跳过：仅 {covered}/{} 只 L2 股票有行业数据（需 ≥{:.0}%），L2 全部进入 L4；导入行业：`wyckoff data industries import PATH`（code,industry CSV 或通达信安装目录）",
                 l2.len(),
                 min_coverage * 100.0
             ),
@@ -167,8 +167,17 @@ pub fn sector_resonance(
     }
     L3Outcome {
         keep,
+        note: Some(format!(
+            "L3 行业共振：{covered}/{} 只 L2 股票有行业，共 {} 个行业，前 {} 名 {}",
+            l2.len(),
+            stats.len(),
+            top.len(),
+            top.iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join("、")
+        )),
         top_sectors: top,
-        note: None,
         skipped: false,
     }
 }
@@ -214,7 +223,14 @@ mod tests {
         // [3,4,5] is 4.4 → ≥ 5 members: only A; A's ratio 1.0 and strength clear the q70s.
         let (v, l1) = market();
         let out = sector_resonance(&v, &l1, 0.5);
-        assert!(!out.skipped && out.note.is_none());
+        assert!(!out.skipped);
+        assert!(
+            out.note
+                .as_deref()
+                .is_some_and(|n| n.starts_with("L3 行业共振：")),
+            "{:?}",
+            out.note
+        );
         let names: Vec<&str> = out.top_sectors.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["A"]);
         let a = &out.top_sectors[0];
