@@ -11,29 +11,33 @@
 use serde_json::Value;
 use wyckoff_e2e::{CliHome, show};
 
-fn fen(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+/// `amount_fen × parts / 100,000`, half a fen up.
+fn part(amount_fen: i64, parts: i64) -> i64 {
+    (amount_fen * parts * 2 + 100_000) / 200_000
 }
 
-/// One side's fees in yuan on a day from 2023-08-28 on (commission 0.025 %, at least 5;
-/// stamp 0.05 % on a sale; transfer 0.001 %), each to the fen.
-fn hand_fees(amount: f64, sell: bool) -> f64 {
-    let commission = fen((amount * 0.000_25).max(5.0));
-    let stamp = if sell { fen(amount * 0.0005) } else { 0.0 };
-    commission + stamp + fen(amount * 0.000_01)
+/// One side's fees in fen on a day from 2023-08-28 on (commission 0.025 %, at least
+/// 5.00; stamp 0.05 % on a sale; transfer 0.001 %), each to the fen.
+fn hand_fees(amount_fen: i64, sell: bool) -> i64 {
+    let stamp = if sell { part(amount_fen, 50) } else { 0 };
+    part(amount_fen, 25).max(500) + stamp + part(amount_fen, 1)
 }
 
-/// Loss of `n` shares bought at `entry` and sold at `stop`, fees included, in yuan.
-fn hand_risk(n: f64, entry: f64, stop: f64) -> f64 {
-    fen(n * (entry - stop) + hand_fees(n * entry, false) + hand_fees(n * stop, true))
+/// Loss in fen of `n` shares bought at `entry` and sold at `stop` (prices in fen), fees
+/// included.
+fn hand_risk(n: i64, entry: i64, stop: i64) -> i64 {
+    n * (entry - stop) + hand_fees(n * entry, false) + hand_fees(n * stop, true)
 }
 
-fn hand_cost(n: f64, entry: f64) -> f64 {
-    fen(n * entry + hand_fees(n * entry, false))
+fn hand_cost(n: i64, entry: i64) -> i64 {
+    n * entry + hand_fees(n * entry, false)
 }
 
-fn e6(v: &Value) -> f64 {
-    v.as_f64().unwrap() / 1e6
+/// A price in millionths as fen (the prices here are whole fen).
+fn fen_price(v: &Value) -> i64 {
+    let e6 = v.as_i64().unwrap();
+    assert_eq!(e6 % 10_000, 0, "{e6}");
+    e6 / 10_000
 }
 
 fn err(h: &CliHome, args: &[&str], code: i32) -> String {
@@ -61,40 +65,34 @@ fn a_buy_sized_by_its_risk_with_every_cap_named() {
         "{notes:?}"
     );
     let z = &r["sizing"];
-    let (entry, stop) = (e6(&z["entry_e6"]), e6(&z["stop_e6"]));
-    assert_eq!(entry, 12.89, "the last close");
+    let (entry, stop) = (fen_price(&z["entry_e6"]), fen_price(&z["stop_e6"]));
+    assert_eq!(entry, 1289, "the last close");
     // the default stop: the tighter of the two considered, under the entry
-    let considered: Vec<f64> = r["stop"]["considered"]
+    let considered: Vec<i64> = r["stop"]["considered"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| e6(&s["stop_e6"]))
+        .map(|s| fen_price(&s["stop_e6"]))
         .collect();
     assert_eq!(considered.len(), 2, "{}", r["stop"]);
-    assert_eq!(stop, considered.iter().copied().fold(0.0, f64::max));
+    assert_eq!(Some(stop), considered.iter().copied().max());
     assert!(stop < entry);
     // The risk budget alone: the most 100-share lots losing at most 1,000.00 at the stop.
-    let lots = |ok: &dyn Fn(f64) -> bool| {
-        let mut n = 0.0;
-        while ok(n + 100.0) {
-            n += 100.0;
+    let lots = |ok: &dyn Fn(i64) -> bool| {
+        let mut n = 0;
+        while ok(n + 100) {
+            n += 100;
         }
         n
     };
-    let by_risk = lots(&|n| hand_risk(n, entry, stop) <= 1_000.0);
-    let by_position = lots(&|n| hand_cost(n, entry) <= 20_000.0);
-    assert_eq!(z["risk_shares"].as_f64().unwrap(), by_risk);
+    let by_risk = lots(&|n| hand_risk(n, entry, stop) <= 100_000);
+    let by_position = lots(&|n| hand_cost(n, entry) <= 2_000_000);
+    assert_eq!(z["risk_shares"], by_risk);
     let shares = by_risk.min(by_position);
-    assert!(shares > 0.0);
-    assert_eq!(z["shares"].as_f64().unwrap(), shares);
-    assert_eq!(
-        z["risk_fen"].as_f64().unwrap(),
-        (hand_risk(shares, entry, stop) * 100.0).round()
-    );
-    assert_eq!(
-        z["cost_fen"].as_f64().unwrap(),
-        (hand_cost(shares, entry) * 100.0).round()
-    );
+    assert!(shares > 0);
+    assert_eq!(z["shares"], shares);
+    assert_eq!(z["risk_fen"], hand_risk(shares, entry, stop));
+    assert_eq!(z["cost_fen"], hand_cost(shares, entry));
     assert!(z["risk_fen"].as_i64().unwrap() <= 100_000);
     // 20 % of 100,000 buys fewer lots than the risk would allow: that cap is named.
     assert!(by_position < by_risk, "{by_position} {by_risk}");
@@ -143,8 +141,9 @@ fn equity_and_cash_come_from_the_ledger() {
         "2020-01-02",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let value = h.json(&["portfolio", "value", "--json"]);
-    let nav = value["performance"]["nav_fen"].as_i64().unwrap();
+    let days = h.json(&["portfolio", "value", "--json"]);
+    let last = days.as_array().unwrap().last().unwrap().clone();
+    let nav = last["nav_fen"].as_i64().unwrap();
     let r = h.json(&[
         "size",
         "000001",
@@ -157,17 +156,18 @@ fn equity_and_cash_come_from_the_ledger() {
         "--json",
     ]);
     assert_eq!(r["equity_source"]["type"], "ledger");
-    assert_eq!(r["equity_source"]["date"], value["performance"]["last"]);
+    assert_eq!(r["equity_source"]["date"], last["date"]);
     assert_eq!(r["sizing"]["equity_fen"], nav);
     assert_eq!(r["cash_source"]["type"], "ledger");
     assert_eq!(r["sizing"]["cash_fen"], 3_399_484);
     assert_eq!(r["entry_source"]["type"], "given");
     assert_eq!(r["stop"]["chosen"]["source"]["type"], "given");
     // 1 % of the NAV at 1.00 a share to the stop
-    let budget = (nav / 100) as f64 / 100.0;
-    let shares = r["sizing"]["shares"].as_f64().unwrap();
-    assert!(hand_risk(shares, 10.0, 9.0) <= budget, "{r}");
-    assert!(hand_risk(shares + 100.0, 10.0, 9.0) > budget, "{r}");
+    let budget = nav / 100;
+    let shares = r["sizing"]["shares"].as_i64().unwrap();
+    assert!(shares > 0, "{r}");
+    assert!(hand_risk(shares, 1000, 900) <= budget, "{r}");
+    assert!(hand_risk(shares + 100, 1000, 900) > budget, "{r}");
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn exactly_one_lot_fits_or_none() {
     let h = CliHome::new();
     // 100 shares at 10.00 to a 9.00 stop lose 100.00 + 5.01 (the buy) + 5.46 (the sale):
     // 110.47, 1 % of 11,047.00.
-    assert_eq!(hand_risk(100.0, 10.0, 9.0), 110.47);
+    assert_eq!(hand_risk(100, 1000, 900), 11_047);
     let at = |equity: &str| {
         h.json(&[
             "size",
@@ -289,11 +289,15 @@ fn the_backtest_sizes_by_risk_reproducibly_within_the_budget() {
     for t in &trades {
         let shares = t["shares"].as_f64().unwrap();
         let entry = t["entry_price"].as_f64().unwrap();
+        let stop = entry * 0.92;
         assert_eq!(shares % 100.0, 0.0, "{t}");
-        let risk = hand_risk(shares, entry, entry * 0.92);
+        let fees = |amount: f64, sell: bool| hand_fees((amount * 100.0).round() as i64, sell);
+        let risk_fen = shares * (entry - stop) * 100.0
+            + (fees(shares * entry, false) + fees(shares * stop, true)) as f64;
+        let budget_fen = equity * 100.0 * 0.01;
         assert!(
-            risk <= fen(equity * 0.01) + 0.01,
-            "{risk} > 1% of {equity}: {t}"
+            risk_fen <= budget_fen + 1.0,
+            "{risk_fen} fen > 1% of {equity}: {t}"
         );
         equity += t["pnl"].as_f64().unwrap();
     }
