@@ -75,7 +75,7 @@ pub async fn report(
     let codes: BTreeSet<&str> = entries.iter().filter_map(|e| e.kind.code()).collect();
     let closes = valuation_closes(md, &codes).await?;
     let bars = md
-        .cached_stock_bars(codes.iter().copied())
+        .cached_stock_bars(codes.iter().map(|c| c.to_string()).collect())
         .await
         .map_err(|e| JournalError::Market(e.to_string()))?;
     let (values, performance) = review::daily_values(&entries, &closes)?;

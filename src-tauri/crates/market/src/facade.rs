@@ -736,20 +736,22 @@ impl MarketData {
 
     /// The cached daily bars (forward-adjusted) of each stock in `codes`, from the cache
     /// alone; a code that does not parse or has nothing cached is absent from the map.
-    pub async fn cached_stock_bars<'c>(
+    /// The codes are owned so that the future holds no borrowed iterator (it stays
+    /// `Send` for any caller).
+    pub async fn cached_stock_bars(
         &self,
-        codes: impl IntoIterator<Item = &'c str>,
+        codes: Vec<String>,
     ) -> Result<std::collections::HashMap<String, Vec<Bar>>, MarketError> {
         let mut out = std::collections::HashMap::new();
         for code in codes {
-            let Ok(parsed) = StockCode::parse(code) else {
+            let Ok(parsed) = StockCode::parse(&code) else {
                 continue;
             };
             let loaded = self
                 .store
                 .load_bars(BarTable::Stocks, &parsed.symbol().key(), None)
                 .await?;
-            out.insert(code.to_owned(), loaded.bars);
+            out.insert(code, loaded.bars);
         }
         Ok(out)
     }

@@ -272,7 +272,7 @@ pub async fn tracked(
         .flat_map(|(_, s)| s.candidates.iter().map(|c| c.code.as_str()))
         .collect();
     let bars = md
-        .cached_stock_bars(codes)
+        .cached_stock_bars(codes.into_iter().map(str::to_owned).collect())
         .await
         .map_err(|e| TrackError::Market(e.to_string()))?;
     let calendar = md.calendar();
