@@ -1,8 +1,10 @@
 //! `wyckoff data status` (cache coverage and freshness), `wyckoff data sync` (bring
 //! codes up to date from the live sources, with a progress bar on stderr),
 //! `wyckoff data import` (forward-adjusted daily bars from CSV files) and `wyckoff data
-//! names` (the names stocks carried from each date).
+//! names` (the names stocks carried from each date) and `wyckoff data industries`
+//! (industry and concept membership).
 
+mod industries;
 mod names;
 
 use std::io::IsTerminal;
@@ -71,6 +73,12 @@ pub enum DataCommand {
         #[command(subcommand)]
         command: names::NamesCommand,
     },
+    /// Industry and concept membership (a CSV or a TDX install), which the funnel's L3 and
+    /// the sector table group stocks by.
+    Industries {
+        #[command(subcommand)]
+        command: industries::IndustriesCommand,
+    },
 }
 
 pub fn run(a: DataArgs) -> anyhow::Result<ExitCode> {
@@ -85,6 +93,7 @@ pub fn run(a: DataArgs) -> anyhow::Result<ExitCode> {
         } => sync(codes, all, indices, list, json),
         DataCommand::Import { path, json } => import(path, json),
         DataCommand::Names { command } => names::run(command),
+        DataCommand::Industries { command } => industries::run(command),
     }
 }
 

@@ -845,10 +845,20 @@ pub fn read_path(
     Ok((IndustrySource::Tdx, Ok(out)))
 }
 
-/// One stored load.
+/// The store's name of a source's load of one kind: `csv`, `tdx` (industries),
+/// `tdx:concept`, `tdx:style`.
+fn load_key(source: IndustrySource, kind: MemberKind) -> String {
+    match kind {
+        MemberKind::Industry => source.as_str().to_string(),
+        k => format!("{}:{}", source.as_str(), k.as_str()),
+    }
+}
+
+/// One stored load: one source's rows of one kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
 pub struct LoadInfo {
     pub id: i64,
+    pub kind: MemberKind,
     /// Beijing day of the import, `YYYYMMDD`.
     pub loaded_on: u32,
     pub source: IndustrySource,
@@ -860,15 +870,15 @@ pub struct LoadInfo {
 }
 
 /// What storing a parsed membership did.
-#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
 #[serde(tag = "write", rename_all = "snake_case")]
 pub enum LoadWrite {
     /// A new load dated today.
     Added,
     /// Today's load of this source held something else; it now holds this.
     Replaced,
-    /// The latest load of this source (dated `loaded_on`) holds exactly this.
-    Unchanged { loaded_on: u32 },
+    /// The latest load of this source holds exactly this; the report's `loaded_on` is its day.
+    Unchanged,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
@@ -934,10 +944,14 @@ fn load_from_row(
     (id, loaded_on, source, path, stocks, industries, concepts, recorded_at): LoadRow,
 ) -> LoadInfo {
     let n = |v: i64| usize::try_from(v).unwrap_or(0);
+    let (from, kind) = source
+        .split_once(':')
+        .unwrap_or((source.as_str(), "industry"));
     LoadInfo {
         id,
+        kind: MemberKind::parse(kind).unwrap_or(MemberKind::Industry),
         loaded_on: u32::try_from(loaded_on).unwrap_or(0),
-        source: if source == "tdx" {
+        source: if from == "tdx" {
             IndustrySource::Tdx
         } else {
             IndustrySource::Csv
@@ -989,8 +1003,10 @@ impl IndustryStore {
         Ok(out)
     }
 
-    /// Stores `members` as the load of `day` from `source`, unless the latest load of that
-    /// source holds exactly them. One transaction.
+    /// Stores `members` as the loads of `day` from `source`, one per kind (industries,
+    /// concepts, styles: a concepts file alone leaves the industries as they are), each
+    /// unless the latest load of that source and kind holds exactly it; with the day of the
+    /// newest load that holds them. One transaction.
     pub async fn record(
         &self,
         day: u32,
@@ -998,96 +1014,37 @@ impl IndustryStore {
         path: &str,
         members: &[Member],
         now: DateTime<Utc>,
-    ) -> Result<LoadWrite, CacheError> {
+    ) -> Result<(LoadWrite, u32), CacheError> {
         let mut tx = wyckoff_db::begin_write(&self.pool).await?;
-        let latest: Option<(i64, i64)> = sqlx::query_as(
-            "SELECT id, loaded_on FROM market_industry_load WHERE source = ?
-             ORDER BY loaded_on DESC, id DESC LIMIT 1",
-        )
-        .bind(source.as_str())
-        .fetch_optional(&mut *tx)
-        .await?;
         let mut sorted = members.to_vec();
         sorted.sort();
         sorted.dedup();
-        if let Some((id, loaded_on)) = latest {
-            let held: Vec<(String, String, String)> = sqlx::query_as(
-                "SELECT kind, code, name FROM market_industry_member WHERE load_id = ?",
-            )
-            .bind(id)
-            .fetch_all(&mut *tx)
-            .await?;
-            let mut held: Vec<Member> = held
-                .into_iter()
-                .filter_map(|(kind, code, name)| {
-                    Some(Member {
-                        kind: MemberKind::parse(&kind)?,
-                        code,
-                        name,
-                    })
-                })
-                .collect();
-            held.sort();
-            if held == sorted {
-                return Ok(LoadWrite::Unchanged {
-                    loaded_on: u32::try_from(loaded_on).unwrap_or(0),
-                });
+        let mut writes = Vec::new();
+        for kind in [MemberKind::Industry, MemberKind::Concept, MemberKind::Style] {
+            let group: Vec<Member> = sorted.iter().filter(|m| m.kind == kind).cloned().collect();
+            if group.is_empty() {
+                continue;
             }
-        }
-        let deleted =
-            sqlx::query("DELETE FROM market_industry_load WHERE loaded_on = ? AND source = ?")
-                .bind(i64::from(day))
-                .bind(source.as_str())
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-        let count = |kind: Option<MemberKind>| -> usize {
-            let names: BTreeSet<&str> = sorted
-                .iter()
-                .filter(|m| match kind {
-                    Some(k) => m.kind == k,
-                    None => m.kind != MemberKind::Industry,
-                })
-                .map(|m| m.name.as_str())
-                .collect();
-            names.len()
-        };
-        let stocks = sorted
-            .iter()
-            .filter(|m| m.kind == MemberKind::Industry)
-            .count();
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO market_industry_load
-               (loaded_on, source, path, stocks, industries, concepts, recorded_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(i64::from(day))
-        .bind(source.as_str())
-        .bind(path)
-        .bind(stocks as i64)
-        .bind(count(Some(MemberKind::Industry)) as i64)
-        .bind(count(None) as i64)
-        .bind(now.to_rfc3339())
-        .fetch_one(&mut *tx)
-        .await?;
-        for chunk in sorted.chunks(ROWS_PER_INSERT) {
-            let mut qb = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO market_industry_member (load_id, kind, code, name) ",
-            );
-            qb.push_values(chunk, |mut row, m| {
-                row.push_bind(id)
-                    .push_bind(m.kind.as_str())
-                    .push_bind(m.code.as_str())
-                    .push_bind(m.name.as_str());
-            });
-            qb.build().execute(&mut *tx).await?;
+            let key = load_key(source, kind);
+            writes.push(record_group(&mut tx, day, &key, path, &group, now).await?);
         }
         tx.commit().await?;
-        Ok(if deleted > 0 {
+        let held_since = writes.iter().map(|(_, d)| *d).max().unwrap_or(day);
+        let write = if writes.iter().all(|(w, _)| *w == LoadWrite::Unchanged) {
+            LoadWrite::Unchanged
+        } else if writes.iter().any(|(w, _)| *w == LoadWrite::Replaced) {
             LoadWrite::Replaced
         } else {
             LoadWrite::Added
-        })
+        };
+        Ok((
+            write,
+            if write == LoadWrite::Unchanged {
+                held_since
+            } else {
+                day
+            },
+        ))
     }
 
     /// The industries day `day` reads (the latest load when `None`): the latest load with
@@ -1097,7 +1054,7 @@ impl IndustryStore {
             .loads()
             .await?
             .into_iter()
-            .filter(|l| l.stocks > 0)
+            .filter(|l| l.kind == MemberKind::Industry)
             .collect();
         let (load, later) = pick_load(&loads, day);
         let Some(load) = load.cloned() else {
@@ -1115,6 +1072,100 @@ impl IndustryStore {
             later_than_day: later,
         })
     }
+}
+
+/// Stores one kind's rows as the load of `day` under `key`, unless the latest load of that
+/// key holds exactly them.
+async fn record_group(
+    tx: &mut sqlx::SqliteConnection,
+    day: u32,
+    key: &str,
+    path: &str,
+    sorted: &[Member],
+    now: DateTime<Utc>,
+) -> Result<(LoadWrite, u32), CacheError> {
+    let latest: Option<(i64, i64)> = sqlx::query_as(
+        "SELECT id, loaded_on FROM market_industry_load WHERE source = ?
+         ORDER BY loaded_on DESC, id DESC LIMIT 1",
+    )
+    .bind(key)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let Some((id, loaded_on)) = latest {
+        let held: Vec<(String, String, String)> =
+            sqlx::query_as("SELECT kind, code, name FROM market_industry_member WHERE load_id = ?")
+                .bind(id)
+                .fetch_all(&mut *tx)
+                .await?;
+        let mut held: Vec<Member> = held
+            .into_iter()
+            .filter_map(|(kind, code, name)| {
+                Some(Member {
+                    kind: MemberKind::parse(&kind)?,
+                    code,
+                    name,
+                })
+            })
+            .collect();
+        held.sort();
+        if held == sorted {
+            return Ok((LoadWrite::Unchanged, u32::try_from(loaded_on).unwrap_or(0)));
+        }
+    }
+    let deleted =
+        sqlx::query("DELETE FROM market_industry_load WHERE loaded_on = ? AND source = ?")
+            .bind(i64::from(day))
+            .bind(key)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+    let count = |kind: Option<MemberKind>| -> usize {
+        let names: BTreeSet<&str> = sorted
+            .iter()
+            .filter(|m| match kind {
+                Some(k) => m.kind == k,
+                None => m.kind != MemberKind::Industry,
+            })
+            .map(|m| m.name.as_str())
+            .collect();
+        names.len()
+    };
+    let stocks = sorted
+        .iter()
+        .filter(|m| m.kind == MemberKind::Industry)
+        .count();
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO market_industry_load
+           (loaded_on, source, path, stocks, industries, concepts, recorded_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(i64::from(day))
+    .bind(key)
+    .bind(path)
+    .bind(stocks as i64)
+    .bind(count(Some(MemberKind::Industry)) as i64)
+    .bind(count(None) as i64)
+    .bind(now.to_rfc3339())
+    .fetch_one(&mut *tx)
+    .await?;
+    for chunk in sorted.chunks(ROWS_PER_INSERT) {
+        let mut qb = QueryBuilder::<Sqlite>::new(
+            "INSERT INTO market_industry_member (load_id, kind, code, name) ",
+        );
+        qb.push_values(chunk, |mut row, m| {
+            row.push_bind(id)
+                .push_bind(m.kind.as_str())
+                .push_bind(m.code.as_str())
+                .push_bind(m.name.as_str());
+        });
+        qb.build().execute(&mut *tx).await?;
+    }
+    let write = if deleted > 0 {
+        LoadWrite::Replaced
+    } else {
+        LoadWrite::Added
+    };
+    Ok((write, day))
 }
 
 /// The load a day reads among `loads` (oldest first): the last on or before `day`, else
@@ -1191,7 +1242,7 @@ pub async fn import_industries(
             errors: errors.into_iter().take(MAX_LISTED_ERRORS).collect(),
         },
         Ok(p) => {
-            let write = store
+            let (write, loaded_on) = store
                 .record(today, source, &path.display().to_string(), &p.members, now)
                 .await?;
             let industries: BTreeSet<&str> = p
@@ -1221,10 +1272,7 @@ pub async fn import_industries(
                 not_stocks: p.not_stocks,
                 without_industry: p.without_industry,
                 files: p.files,
-                loaded_on: match write {
-                    LoadWrite::Unchanged { loaded_on } => loaded_on,
-                    _ => today,
-                },
+                loaded_on,
                 write,
             }
         }
@@ -1460,6 +1508,7 @@ mod tests {
     fn load(id: i64, day: u32) -> LoadInfo {
         LoadInfo {
             id,
+            kind: MemberKind::Industry,
             loaded_on: day,
             source: IndustrySource::Csv,
             path: String::new(),

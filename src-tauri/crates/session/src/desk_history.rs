@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use wyckoff_market::history::{CodeHistory, HistoryCounts, HistorySync, HistorySyncError};
+use wyckoff_market::industries::{IndustriesImportError, IndustriesImportReport, LoadInfo};
 use wyckoff_market::name_import::{NamesImportError, NamesImportReport};
 use wyckoff_market::{MarketError, StockCode};
 
@@ -15,6 +16,21 @@ impl Desk {
     /// nothing with every bad line named; rows already recorded are counted, not added.
     pub async fn import_names(&self, path: &Path) -> Result<NamesImportReport, NamesImportError> {
         self.market().import_names(path).await
+    }
+
+    /// Imports industry and concept membership (a `code,industry` CSV, or a TDX install's
+    /// folder or files), dated today: all of it, or nothing with every bad line named; the
+    /// membership the latest load already holds is not stored again.
+    pub async fn import_industries(
+        &self,
+        path: &Path,
+    ) -> Result<IndustriesImportReport, IndustriesImportError> {
+        self.market().import_industries(path).await
+    }
+
+    /// The membership loads on record, oldest first.
+    pub async fn industry_loads(&self) -> Result<Vec<LoadInfo>, MarketError> {
+        Ok(self.market().industries().loads().await?)
     }
 
     /// The names and listing recorded for `code` (any spelling of a stock code).

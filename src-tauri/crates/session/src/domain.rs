@@ -68,6 +68,11 @@ pub mod market {
     pub use wyckoff_market::name_import::{
         BadLine, LineProblem, NamesImportError, NamesImportReport, NamesImportStatus,
     };
+    /// Industry and concept membership, per load day.
+    pub use wyckoff_market::industries::{
+        IndustriesImportError, IndustriesImportReport, IndustriesImportStatus, IndustryCoverage,
+        IndustrySource, LoadInfo, LoadWrite, MemberKind,
+    };
 }
 
 /// MCP both ways: the server the CLI serves and the clients the agent uses.

@@ -1,0 +1,177 @@
+//! `wyckoff data industries import PATH` (industry and concept membership from a
+//! `code,industry` CSV or a TDX install) and `wyckoff data industries list` (the loads on
+//! record): what the funnel's L3 and the sector table group stocks by.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use wyckoff_session::domain::market::{
+    IndustriesImportError, IndustriesImportReport, IndustriesImportStatus, LoadWrite, MemberKind,
+};
+use wyckoff_session::time::iso;
+
+use crate::market::{EXIT_BAD_INPUT, desk, failed, print_json, runtime};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum IndustriesCommand {
+    /// Import industry membership, dated today: a CSV of `code,industry` rows (header
+    /// optional; UTF-8 or GBK), or a TDX (通达信) install folder — its T0002/hq_cache
+    /// tdxhy.cfg with incon.dat's industry names, and block_gn.dat / block_fg.dat concept
+    /// and style blocks — or one of those files. Any bad line imports nothing and is named;
+    /// importing what the latest load already holds adds nothing.
+    Import {
+        path: PathBuf,
+        /// Print the import report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The membership loads on record, oldest first.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(command: IndustriesCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        IndustriesCommand::Import { path, json } => import(path, json),
+        IndustriesCommand::List { json } => list(json),
+    }
+}
+
+/// Bad lines printed in text mode (the JSON report lists up to 50).
+const LINES_SHOWN: usize = 10;
+
+fn print_import(r: &IndustriesImportReport) {
+    match &r.status {
+        IndustriesImportStatus::Imported {
+            source,
+            stocks,
+            industries,
+            concepts,
+            concept_rows,
+            not_stocks,
+            without_industry,
+            loaded_on,
+            write,
+            ..
+        } => {
+            let what = format!(
+                "{stocks} stock(s) in {industries} industr{}, {concepts} concept/style block(s) ({concept_rows} membership(s))",
+                if *industries == 1 { "y" } else { "ies" }
+            );
+            match write {
+                LoadWrite::Unchanged => println!(
+                    "{}: nothing new: the {} load of {} already holds {what}",
+                    r.path,
+                    source.as_str(),
+                    iso(*loaded_on)
+                ),
+                LoadWrite::Added | LoadWrite::Replaced => println!(
+                    "{}: imported {what} from {}, as of {}{}",
+                    r.path,
+                    source.as_str(),
+                    iso(*loaded_on),
+                    if matches!(write, LoadWrite::Replaced) {
+                        " (replacing today's earlier load)"
+                    } else {
+                        ""
+                    }
+                ),
+            }
+            if *not_stocks > 0 || *without_industry > 0 {
+                println!(
+                    "  skipped: {not_stocks} row(s) for codes that are not A-share stocks, {without_industry} stock(s) with no industry code"
+                );
+            }
+        }
+        IndustriesImportStatus::Rejected { errors, bad_lines } => {
+            println!(
+                "{}: REJECTED, nothing imported ({bad_lines} bad line(s))",
+                r.path
+            );
+            for e in errors.iter().take(LINES_SHOWN) {
+                if e.line == 0 {
+                    println!("  {}: {}", e.file, e.message);
+                } else {
+                    println!("  {}:{}: {}", e.file, e.line, e.message);
+                }
+            }
+            if *bad_lines > LINES_SHOWN {
+                println!("  … and {} more", bad_lines - LINES_SHOWN);
+            }
+        }
+    }
+}
+
+fn import(path: PathBuf, json: bool) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    let imported = rt.block_on(async {
+        let desk = desk().await?;
+        let report = desk.import_industries(&path).await;
+        desk.close().await;
+        anyhow::Ok(report)
+    });
+    let report = match imported {
+        Ok(Ok(r)) => r,
+        // a missing, oversized or unrecognised path is the command line's mistake
+        Ok(Err(e @ IndustriesImportError::Cache(_))) => return Ok(failed(e.into())),
+        Ok(Err(e)) => {
+            eprintln!("wyckoff: {e}");
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        Err(e) => return Ok(failed(e)),
+    };
+    if json {
+        print_json(&report)?;
+    } else {
+        print_import(&report);
+    }
+    Ok(if report.rejected() {
+        ExitCode::from(EXIT_BAD_INPUT)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn list(json: bool) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    let loads = rt.block_on(async {
+        let desk = desk().await?;
+        let loads = desk.industry_loads().await;
+        desk.close().await;
+        anyhow::Ok(loads?)
+    });
+    let loads = match loads {
+        Ok(l) => l,
+        Err(e) => return Ok(failed(e)),
+    };
+    if json {
+        print_json(&loads)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if loads.is_empty() {
+        println!(
+            "no industry membership on record: `wyckoff data industries import PATH` (a code,industry CSV or a TDX install folder)"
+        );
+    }
+    for l in &loads {
+        let what = if l.kind == MemberKind::Industry {
+            format!(
+                "{} stock(s) in {} industr{}",
+                l.stocks,
+                l.industries,
+                if l.industries == 1 { "y" } else { "ies" }
+            )
+        } else {
+            format!("{} {} block(s)", l.concepts, l.kind.as_str())
+        };
+        println!(
+            "{}  {:<4} {what}  {}",
+            iso(l.loaded_on),
+            l.source.as_str(),
+            l.path
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
