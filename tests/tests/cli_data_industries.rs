@@ -268,3 +268,104 @@ fn a_tdx_install_folder_gives_industries_and_concepts() {
     let s = json(h, &["screen", "--as-of", "2020-06-16", "--json"]);
     assert_eq!(s["cache"]["industries"]["stocks_with_industry"], 2, "{s}");
 }
+
+/// The sector table of `wyckoff market map` against a count by hand from the binary's own
+/// price rows (`analyze --mode price`): each industry's equal-weight 5-day return over the
+/// market's, its amount share, and its leader.
+#[test]
+fn the_market_maps_sector_table_agrees_with_a_count_by_hand() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let day = "2020-06-16";
+    // no industries: no table, and a note says how to get them
+    let m = json(h, &["market", "map", "--json", "--as-of", day]);
+    assert!(m["sectors"].is_null(), "{m}");
+    assert!(
+        m["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["type"] == "no_industries"),
+        "{m}"
+    );
+    let file = h.join("industries.csv");
+    std::fs::write(&file, CSV).unwrap();
+    json(
+        h,
+        &[
+            "data",
+            "industries",
+            "import",
+            file.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let m = json(h, &["market", "map", "--json", "--as-of", day]);
+    let sec = &m["sectors"];
+    assert_eq!(sec["date"], 20200616, "{sec}");
+
+    // by hand: (industry, 5-day return %, amount, day's change %, code, name) per stock
+    let mut rows = Vec::new();
+    for line in CSV.lines().skip(1) {
+        let (code, industry) = line.split_once(',').unwrap();
+        let p = json(
+            h,
+            &[
+                "analyze", code, "--json", "--as-of", day, "--mode", "price", "--days", "6",
+            ],
+        );
+        let bars = p["data"].as_array().unwrap();
+        assert_eq!(bars.len(), 6, "{code}");
+        assert_eq!(bars[5]["date"], day, "{code}");
+        let close = |i: usize| bars[i]["close"].as_f64().unwrap();
+        rows.push((
+            industry.to_string(),
+            (close(5) / close(0) - 1.0) * 100.0,
+            bars[5]["amount"].as_f64().unwrap(),
+            (close(5) / close(4) - 1.0) * 100.0,
+            code.to_string(),
+        ));
+    }
+    let market = rows.iter().map(|r| r.1).sum::<f64>() / rows.len() as f64;
+    let total: f64 = rows.iter().map(|r| r.2).sum();
+    let m5 = sec["market_return_short_pct"].as_f64().unwrap();
+    // the price rows are rounded to the fen: agree within a hundredth of a point
+    assert!((m5 - market).abs() < 0.02, "{m5} vs {market}");
+    let table = sec["rows"].as_array().unwrap();
+    assert_eq!(table.len(), 3);
+    for industry in ["金融", "制造", "消费"] {
+        let members: Vec<_> = rows.iter().filter(|r| r.0 == industry).collect();
+        let ret = members.iter().map(|r| r.1).sum::<f64>() / members.len() as f64;
+        let amount: f64 = members.iter().map(|r| r.2).sum();
+        let leader = members.iter().max_by(|a, b| a.3.total_cmp(&b.3)).unwrap();
+        let row = table.iter().find(|r| r["industry"] == industry).unwrap();
+        assert_eq!(row["members"], members.len() as u64, "{row}");
+        let rel = row["relative_short_pct"].as_f64().unwrap();
+        assert!(
+            (rel - (ret - market)).abs() < 0.03,
+            "{industry}: {rel} vs {}",
+            ret - market
+        );
+        let share = row["amount_share_pct"].as_f64().unwrap();
+        assert!(
+            (share - amount / total * 100.0).abs() < 1e-6,
+            "{industry}: {share}"
+        );
+        assert_eq!(row["leaders"][0]["code"], leader.4.as_str(), "{row}");
+        // every bundled stock has years of bars: the rotation has its figures
+        assert!(row["rotation"].is_string(), "{row}");
+        assert!(row["limit_up"].is_u64(), "{row}");
+    }
+    // strongest short relative return first
+    let rel: Vec<f64> = table
+        .iter()
+        .map(|r| r["relative_short_pct"].as_f64().unwrap())
+        .collect();
+    assert!(rel.windows(2).all(|w| w[0] >= w[1]), "{rel:?}");
+    let limit_ups: u64 = table.iter().map(|r| r["limit_up"].as_u64().unwrap()).sum();
+    assert_eq!(limit_ups, m["limits"]["limit_up"].as_u64().unwrap());
+    // the text prints the table
+    let (code, text, _) = wyckoff(h, &["market", "map", "--as-of", day]);
+    assert_eq!(code, Some(0));
+    assert!(text.contains("rotation") && text.contains("金融"), "{text}");
+}

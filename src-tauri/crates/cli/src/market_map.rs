@@ -82,6 +82,36 @@ pub fn run(a: MapArgs) -> anyhow::Result<ExitCode> {
             println!("… and {} more", l.ladder.len() - LADDER_LINES);
         }
     }
+    if let Some(sec) = &map.sectors {
+        println!(
+            "\n{:<12} {:>4} {:>8} {:>8} {:>7} {:>7} {:>4} {:<10} leaders",
+            "industry", "n", "rel 5d", "rel 20d", ">MA20", "amount", "涨停", "rotation"
+        );
+        for r in &sec.rows {
+            let leaders: Vec<String> = r
+                .leaders
+                .iter()
+                .map(|l| format!("{} {:+.1}%", l.name, l.change_pct))
+                .collect();
+            println!(
+                "{:<12} {:>4} {:>8} {:>8} {:>7} {:>7} {:>4} {:<10} {}",
+                r.industry,
+                r.members,
+                pct(r.relative_short_pct),
+                pct(r.relative_long_pct),
+                r.breadth_pct
+                    .map_or_else(|| "--".into(), |b| format!("{b:.0}%")),
+                r.amount_share_pct
+                    .map_or_else(|| "--".into(), |a| format!("{a:.1}%")),
+                r.limit_up.map_or_else(|| "--".into(), |n| n.to_string()),
+                r.rotation.map_or_else(
+                    || "--".into(),
+                    |x| format!("{x:?}").to_lowercase()
+                ),
+                leaders.join(", ")
+            );
+        }
+    }
     for n in &map.notes {
         println!("note: {n}");
     }

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_engine::FunnelConfig;
 use wyckoff_engine::limits::{LADDER_WARMUP_BARS, LimitDay, RawCloseMap, limit_series, needs_raw};
+use wyckoff_engine::sectors::{SectorConfig, SectorDay, sector_day};
 use wyckoff_market::{MarketData, SkipReason};
 use wyckoff_time::iso;
 
@@ -45,6 +46,10 @@ pub struct MarketMap {
     /// The date asked for, when one was (`YYYY-MM-DD`).
     pub asked: Option<String>,
     pub limits: LimitDay,
+    /// Per industry: 5/20-day returns relative to the market, breadth, amount share,
+    /// limit-ups, rotation and leaders ([`wyckoff_engine::sectors`]); `None` when no stock
+    /// has an industry (a note says how to import some).
+    pub sectors: Option<SectorDay>,
     pub notes: Vec<MapNote>,
 }
 
@@ -63,6 +68,10 @@ pub enum MapNote {
     NewListingsWithoutLimit { stocks: u32 },
     /// Stocks left out because their cached data is damaged.
     SkippedStocks { stocks: u32 },
+    /// No stock has an industry: no sector table.
+    NoIndustries,
+    /// Stocks whose industry came from a membership loaded after the day (none earlier).
+    IndustriesFromLaterLoad { stocks: u32 },
 }
 
 impl fmt::Display for MapNote {
@@ -86,6 +95,13 @@ impl fmt::Display for MapNote {
             MapNote::SkippedStocks { stocks } => {
                 write!(f, "{stocks} stock(s) left out: damaged cached data")
             }
+            MapNote::NoIndustries => f.write_str(
+                "no industries, so no sector table: run `wyckoff data industries import PATH` (a code,industry CSV or a TDX install folder)",
+            ),
+            MapNote::IndustriesFromLaterLoad { stocks } => write!(
+                f,
+                "industries of {stocks} stock(s) from a membership loaded after the day (none earlier on record)"
+            ),
         }
     }
 }
@@ -150,10 +166,17 @@ pub async fn market_map(md: &MarketData, as_of: Option<u32>) -> Result<MarketMap
         }
     }
     let worker = loaded.clone();
-    let series =
-        tokio::task::spawn_blocking(move || limit_series(&worker.universe.stocks, &raw, day, day))
-            .await
-            .map_err(|e| ToolError::Failed(format!("涨跌停统计异常中止: {e}")))?;
+    let has_industries = loaded.report.industries.stocks_with_industry > 0;
+    let (series, sectors) = tokio::task::spawn_blocking(move || {
+        let stocks = &worker.universe.stocks;
+        let series = limit_series(stocks, &raw, day, day);
+        let sectors = has_industries
+            .then(|| sector_day(stocks, day, Some(&series), &SectorConfig::default()))
+            .flatten();
+        (series, sectors)
+    })
+    .await
+    .map_err(|e| ToolError::Failed(format!("涨跌停统计异常中止: {e}")))?;
     let limits = series
         .days
         .into_iter()
@@ -195,10 +218,19 @@ pub async fn market_map(md: &MarketData, as_of: Option<u32>) -> Result<MarketMap
             stocks: u32::try_from(damaged).unwrap_or(u32::MAX),
         });
     }
+    let industries = &loaded.report.industries;
+    if !has_industries {
+        notes.push(MapNote::NoIndustries);
+    } else if industries.from_later_load > 0 {
+        notes.push(MapNote::IndustriesFromLaterLoad {
+            stocks: u32::try_from(industries.from_later_load).unwrap_or(u32::MAX),
+        });
+    }
     Ok(MarketMap {
         trade_date: iso(day),
         asked: as_of.map(iso),
         limits,
+        sectors,
         notes,
     })
 }
