@@ -38,7 +38,7 @@ fn the_map_of_the_newest_bundled_day_is_consistent_and_says_what_it_rests_on() {
         notes
             .iter()
             .any(|n| n["type"] == "names_from_today" && n["stocks"] == l["stocks"]),
-        "{notes:#}"
+        "{notes:?}"
     );
 
     let text = h.text(&["market", "map"]);
@@ -127,6 +127,6 @@ fn the_crash_of_2020_02_03_counts_as_a_count_by_hand_from_the_bars() {
         notes
             .iter()
             .any(|n| n["type"] == "raw_closes_missing" && u(&n["adjusted"]) >= down),
-        "{notes:#}"
+        "{notes:?}"
     );
 }

@@ -284,7 +284,7 @@ fn an_http_server_with_a_header_secret_is_tested() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["name"], "wyckoff");
-    assert_eq!(tool_names(&r).len(), 8);
+    assert_eq!(tool_names(&r).len(), 10);
     let file = std::fs::read_to_string(h.0.path().join("mcp_servers.json")).unwrap();
     assert!(
         !file.contains("canary-5f1e") && file.contains("web-token"),
