@@ -57,12 +57,12 @@ pub use facade::{
     BarsResult, CodeStatus, Credentials, DataStatus, MarketConfig, MarketData, MarketError,
     MetaResult, SourceSpec, StatusReport, SyncPlan, SyncReport, SyncTarget,
 };
+pub use history::{HistoryStore, HistorySync, ListStatus, Listing, NameChange, SnapshotInfo};
 pub use import::{FileOutcome, FileStatus, ImportEvent, ImportReport};
 pub use meta::StockInfo;
-pub use history::{HistoryStore, HistorySync, ListStatus, Listing, NameChange, SnapshotInfo};
+pub use name_import::{NamesImportError, NamesImportReport, NamesImportStatus};
 pub use notes::DataNote;
 pub use portfolio::{PortfolioError, PortfolioOp, PortfolioStore, PortfolioView, Position};
-pub use name_import::{NamesImportError, NamesImportReport, NamesImportStatus};
 pub use raw::{RawBasis, RawClose, RawCloses, RawGap, RawGapReason, price_e6};
 pub use search::{SearchHit, StockDirectory};
 pub use sync::{Freshness, SyncEvent, SyncOutcome, SyncStatus};
