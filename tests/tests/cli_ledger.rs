@@ -49,8 +49,16 @@ fn cash_transfers_make_the_value_a_nav() {
     let (code, _, err) = wyckoff(
         home.path(),
         &[
-            "portfolio", "fill", "buy", "000001", "--shares", "1000", "--price", "16.00",
-            "--date", "2020-01-02",
+            "portfolio",
+            "fill",
+            "buy",
+            "000001",
+            "--shares",
+            "1000",
+            "--price",
+            "16.00",
+            "--date",
+            "2020-01-02",
         ],
     );
     assert_eq!(code, Some(0), "{err}");

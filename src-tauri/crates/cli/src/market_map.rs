@@ -104,10 +104,8 @@ pub fn run(a: MapArgs) -> anyhow::Result<ExitCode> {
                 r.amount_share_pct
                     .map_or_else(|| "--".into(), |a| format!("{a:.1}%")),
                 r.limit_up.map_or_else(|| "--".into(), |n| n.to_string()),
-                r.rotation.map_or_else(
-                    || "--".into(),
-                    |x| format!("{x:?}").to_lowercase()
-                ),
+                r.rotation
+                    .map_or_else(|| "--".into(), |x| format!("{x:?}").to_lowercase()),
                 leaders.join(", ")
             );
         }

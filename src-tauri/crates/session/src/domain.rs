@@ -53,25 +53,25 @@ pub mod journal {
 
 /// Market data: codes, bars, sync and import, the calendar, the watchlist and portfolio.
 pub mod market {
+    /// Stock history as of a date: names from each day, listing and delisting days.
+    pub use wyckoff_market::history::{
+        CodeHistory, HistoryCounts, HistorySync, HistorySyncError, ListStatus, Listing,
+        SnapshotInfo, SpanWrite, StoredSpan,
+    };
+    /// Industry and concept membership, per load day.
+    pub use wyckoff_market::industries::{
+        IndustriesImportError, IndustriesImportReport, IndustriesImportStatus, IndustryCoverage,
+        IndustrySource, LoadInfo, LoadWrite, MemberKind,
+    };
+    pub use wyckoff_market::name_import::{
+        BadLine, LineProblem, NamesImportError, NamesImportReport, NamesImportStatus,
+    };
     pub use wyckoff_market::{
         Bar, BarsResult, CodeError, CodeStatus, DataStatus, FileStatus, Freshness, ImportEvent,
         ImportReport, IndexCode, ManualClock, MarketConfig, MarketData, MarketError,
         PortfolioError, PortfolioView, SourceSpec, StatusReport, StockCode, SyncEvent, SyncOutcome,
         SyncStatus, SyncTarget, breaker, calendar_store, date, facade, import, portfolio, sources,
         universe, watchlist,
-    };
-    /// Stock history as of a date: names from each day, listing and delisting days.
-    pub use wyckoff_market::history::{
-        CodeHistory, HistoryCounts, HistorySync, HistorySyncError, ListStatus, Listing,
-        SnapshotInfo, SpanWrite, StoredSpan,
-    };
-    pub use wyckoff_market::name_import::{
-        BadLine, LineProblem, NamesImportError, NamesImportReport, NamesImportStatus,
-    };
-    /// Industry and concept membership, per load day.
-    pub use wyckoff_market::industries::{
-        IndustriesImportError, IndustriesImportReport, IndustriesImportStatus, IndustryCoverage,
-        IndustrySource, LoadInfo, LoadWrite, MemberKind,
     };
 }
 

@@ -153,7 +153,11 @@ fn position_is_the_boards_lots_of_one_slot_at_least_its_smallest_buy() {
         (Board::Bse, 300.0, 100),
     ];
     for (board, price, shares) in cases {
-        assert_eq!(position_shares(board, price), shares, "{board:?} price {price}");
+        assert_eq!(
+            position_shares(board, price),
+            shares,
+            "{board:?} price {price}"
+        );
     }
 }
 

@@ -112,7 +112,13 @@ async fn a_written_batch_lists_its_items_and_the_portfolio_after_it() {
     assert_eq!(done.message, "批量add成功 2 只");
     assert_eq!(
         done.items.as_deref(),
-        Some(["add 000001 100股".to_owned(), "add sh600519 10股".to_owned()].as_slice())
+        Some(
+            [
+                "add 000001 100股".to_owned(),
+                "add sh600519 10股".to_owned()
+            ]
+            .as_slice()
+        )
     );
     assert_eq!(done.view, md.portfolio().view().await.unwrap());
     assert_eq!(done.view.positions.len(), 2);
