@@ -100,6 +100,8 @@ describe("toolNames", () => {
       portfolio: "持仓",
       get_market_overview: "大盘水温",
       get_market_history: "大盘回看",
+      get_market_map: "市场情绪",
+      size_position: "仓位计算",
       update_portfolio: "调仓操作",
       record_fill: "记录成交",
       annotate_chart: "图表标注",
