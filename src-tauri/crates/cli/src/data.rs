@@ -511,3 +511,25 @@ fn sync(
         ExitCode::SUCCESS
     })
 }
+
+/// A rejected import's report: the file, then its first bad lines as `file:line: message`
+/// (a line 0 names the whole file) and how many more there are.
+fn print_rejected<'e>(
+    path: &str,
+    bad_lines: usize,
+    errors: impl Iterator<Item = (&'e str, usize, &'e str)>,
+) {
+    /// Bad lines printed in text mode (the JSON report lists up to 50).
+    const LINES_SHOWN: usize = 10;
+    println!("{path}: REJECTED, nothing imported ({bad_lines} bad line(s))");
+    for (file, line, message) in errors.take(LINES_SHOWN) {
+        if line == 0 {
+            println!("  {file}: {message}");
+        } else {
+            println!("  {file}:{line}: {message}");
+        }
+    }
+    if bad_lines > LINES_SHOWN {
+        println!("  … and {} more", bad_lines - LINES_SHOWN);
+    }
+}

@@ -39,9 +39,6 @@ pub fn run(command: IndustriesCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Bad lines printed in text mode (the JSON report lists up to 50).
-const LINES_SHOWN: usize = 10;
-
 fn print_import(r: &IndustriesImportReport) {
     match &r.status {
         IndustriesImportStatus::Imported {
@@ -86,20 +83,13 @@ fn print_import(r: &IndustriesImportReport) {
             }
         }
         IndustriesImportStatus::Rejected { errors, bad_lines } => {
-            println!(
-                "{}: REJECTED, nothing imported ({bad_lines} bad line(s))",
-                r.path
+            super::print_rejected(
+                &r.path,
+                *bad_lines,
+                errors
+                    .iter()
+                    .map(|e| (e.file.as_str(), e.line, e.message.as_str())),
             );
-            for e in errors.iter().take(LINES_SHOWN) {
-                if e.line == 0 {
-                    println!("  {}: {}", e.file, e.message);
-                } else {
-                    println!("  {}:{}: {}", e.file, e.line, e.message);
-                }
-            }
-            if *bad_lines > LINES_SHOWN {
-                println!("  … and {} more", bad_lines - LINES_SHOWN);
-            }
         }
     }
 }

@@ -40,9 +40,6 @@ pub fn run(command: NamesCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Bad lines printed in text mode (the JSON report lists up to 50).
-const LINES_SHOWN: usize = 10;
-
 fn print_import(r: &NamesImportReport) {
     match &r.status {
         NamesImportStatus::Imported {
@@ -71,20 +68,13 @@ fn print_import(r: &NamesImportReport) {
             );
         }
         NamesImportStatus::Rejected { errors, bad_lines } => {
-            println!(
-                "{}: REJECTED, nothing imported ({bad_lines} bad line(s))",
-                r.path
+            super::print_rejected(
+                &r.path,
+                *bad_lines,
+                errors
+                    .iter()
+                    .map(|e| (r.path.as_str(), e.line, e.message.as_str())),
             );
-            for e in errors.iter().take(LINES_SHOWN) {
-                if e.line == 0 {
-                    println!("  {}: {}", r.path, e.message);
-                } else {
-                    println!("  {}:{}: {}", r.path, e.line, e.message);
-                }
-            }
-            if *bad_lines > LINES_SHOWN {
-                println!("  … and {} more", bad_lines - LINES_SHOWN);
-            }
         }
     }
 }
