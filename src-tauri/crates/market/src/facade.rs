@@ -26,7 +26,8 @@ use crate::sources::tickflow::{TickFlow, TickFlowConfig};
 use crate::sources::tushare::{Tushare, TushareConfig};
 use crate::sources::{SourceChain, SourcePolicy, http};
 use crate::sync::{
-    Freshness, SyncContext, SyncEvent, SyncOutcome, SyncStatus, expected_last_bar, freshness,
+    Freshness, SyncContext, SyncEvent, SyncOutcome, SyncStatus, expectation_bound,
+    expected_last_bar, freshness,
 };
 
 pub const DB_FILE: &str = "wyckoff.db";
@@ -653,14 +654,48 @@ impl MarketData {
         })
     }
 
-    fn sync_context<'a>(&'a self, chain: &'a SourceChain) -> SyncContext<'a> {
+    fn sync_context<'a>(
+        &'a self,
+        chain: &'a SourceChain,
+        delisted: std::collections::HashMap<String, u32>,
+    ) -> SyncContext<'a> {
         SyncContext {
             store: &self.store,
             chain,
             calendar: &self.calendar,
             clock: self.cfg.clock.as_ref(),
             initial_trading_days: self.cfg.initial_trading_days,
+            delisted,
         }
+    }
+
+    /// Delisting days by code, of every delisted stock or of `symbol`'s alone (indices
+    /// have none).
+    async fn delisting_days(
+        &self,
+        symbol: Option<&Symbol>,
+    ) -> Result<std::collections::HashMap<String, u32>, MarketError> {
+        if symbol.is_some_and(|s| matches!(s.kind, crate::code::SymbolKind::Index)) {
+            return Ok(Default::default());
+        }
+        Ok(crate::history::HistoryStore::new(self.pool().clone())
+            .delisting_days(symbol.map(|s| s.digits.as_str()))
+            .await?)
+    }
+
+    /// The newest bar `symbol`'s series should have when read as of `as_of`: bounded by
+    /// its delisting day, after which it has no bars to miss.
+    async fn expected_for(
+        &self,
+        symbol: &Symbol,
+        as_of: Option<u32>,
+    ) -> Result<Option<u32>, MarketError> {
+        let delisted = self.delisting_days(Some(symbol)).await?;
+        Ok(expected_last_bar(
+            &self.calendar,
+            self.cfg.clock.now_beijing(),
+            expectation_bound(as_of, delisted.get(&symbol.digits).copied()),
+        ))
     }
 
     /// Daily forward-adjusted bars of a stock, up to `as_of` (inclusive) when given.
@@ -677,7 +712,24 @@ impl MarketData {
             self.refresh_if_needed(&symbol, BarTable::Stocks, as_of, &mut notes)
                 .await?;
         }
-        let name = self.stock_info(&code).map(|i| i.name);
+        let delisted = self.delisting_days(Some(&symbol)).await?;
+        let delisted = delisted.get(code.digits()).copied();
+        let mut name = self.stock_info(&code).map(|i| i.name);
+        if let Some(day) = delisted
+            && as_of.is_none_or(|a| a >= day)
+        {
+            notes.push(DataNote::Delisted {
+                code: code.digits().to_string(),
+                last_day: crate::date::iso(day),
+            });
+            if name.is_none() {
+                // the current list no longer names it; its listing does
+                name = crate::history::HistoryStore::new(self.pool().clone())
+                    .listing_of(code.digits())
+                    .await?
+                    .map(|l| l.name);
+            }
+        }
         let mut r = self
             .read_bars(
                 BarTable::Stocks,
@@ -797,7 +849,7 @@ impl MarketData {
         notes: &mut Vec<DataNote>,
     ) -> Result<(), MarketError> {
         let last = self.store.last_date(table, &symbol.key()).await?;
-        let exp = expected_last_bar(&self.calendar, self.cfg.clock.now_beijing(), as_of);
+        let exp = self.expected_for(symbol, as_of).await?;
         if matches!(freshness(last, exp), Freshness::Fresh { .. }) {
             return Ok(());
         }
@@ -810,7 +862,11 @@ impl MarketData {
             return Ok(());
         }
         let chain = self.chain();
-        let out = self.sync_context(&chain).sync_symbol(symbol).await?;
+        let delisted = self.delisting_days(Some(symbol)).await?;
+        let out = self
+            .sync_context(&chain, delisted)
+            .sync_symbol(symbol)
+            .await?;
         if let SyncStatus::Failed { error } = out.status {
             notes.push(DataNote::RefreshFailed { error });
             // This failure may just have opened the last breaker: say now, once, until
@@ -883,7 +939,7 @@ impl MarketData {
         mut notes: Vec<DataNote>,
     ) -> Result<BarsResult, MarketError> {
         let loaded = self.store.load_bars(table, &symbol.key(), as_of).await?;
-        let expected = expected_last_bar(&self.calendar, self.cfg.clock.now_beijing(), as_of);
+        let expected = self.expected_for(symbol, as_of).await?;
         let last = loaded.bars.last().map(|b| b.date);
         let fresh = freshness(last, expected);
         if !loaded.corrupt.is_empty() {
@@ -934,7 +990,7 @@ impl MarketData {
         let (symbols, invalid) = self.resolve(&target).await?;
         let total = symbols.len();
         let chain = self.chain();
-        let ctx = self.sync_context(&chain);
+        let ctx = self.sync_context(&chain, self.delisting_days(None).await?);
         let mut outcomes = Vec::with_capacity(total);
         for (index, sym) in symbols.iter().enumerate() {
             progress(SyncEvent::Started {
@@ -996,7 +1052,8 @@ impl MarketData {
     /// symbols are already fresh, stale or missing.
     pub async fn sync_plan(&self, target: &SyncTarget) -> Result<SyncPlan, MarketError> {
         let (symbols, _) = self.resolve(target).await?;
-        let expected = expected_last_bar(&self.calendar, self.cfg.clock.now_beijing(), None);
+        let now = self.cfg.clock.now_beijing();
+        let delisted = self.delisting_days(None).await?;
         let mut last: std::collections::HashMap<(bool, String), u32> = Default::default();
         for (table, index) in [(BarTable::Stocks, false), (BarTable::Indices, true)] {
             for c in self.store.coverage(table).await? {
@@ -1010,7 +1067,10 @@ impl MarketData {
         for sym in &symbols {
             let is_index = matches!(sym.kind, crate::code::SymbolKind::Index);
             let cached = last.get(&(is_index, sym.key())).copied();
-            match freshness(cached, expected) {
+            let ends = (!is_index)
+                .then(|| delisted.get(&sym.digits).copied())
+                .flatten();
+            match freshness(cached, expected_last_bar(&self.calendar, now, ends)) {
                 Freshness::Fresh { .. } => plan.fresh += 1,
                 Freshness::Stale { .. } => plan.stale += 1,
                 Freshness::Missing => plan.missing += 1,
@@ -1019,7 +1079,8 @@ impl MarketData {
         Ok(plan)
     }
 
-    /// The three benchmark indices, then every listed or cached stock by code. Each
+    /// The three benchmark indices, then every listed, delisted or cached stock by code
+    /// (a delisted stock's bars are fetched once, up to its last day). Each
     /// symbol is committed as it completes, so a re-run after an interruption fetches only
     /// what is still missing (up-to-date series cost no request).
     async fn whole_market(&self) -> Result<Vec<Symbol>, MarketError> {
@@ -1033,10 +1094,18 @@ impl MarketData {
             .iter()
             .map(|i| (i.code.symbol().key(), i.code.symbol()))
             .collect();
-        // imported or synced codes the stock list does not (yet) name
-        for c in self.store.coverage(BarTable::Stocks).await? {
-            if let Ok(code) = StockCode::parse(&c.code) {
-                stocks.entry(c.code).or_insert_with(|| code.symbol());
+        // imported or synced codes the stock list does not (yet) name, and the delisted
+        // ones a history source named: as-of screens need them up to their last day
+        let cached = self.store.coverage(BarTable::Stocks).await?;
+        let delisted = self.delisting_days(None).await?;
+        let extra = cached
+            .into_iter()
+            .map(|c| c.code)
+            .chain(delisted.into_keys());
+        for code in extra {
+            if let Ok(parsed) = StockCode::parse(&code) {
+                let symbol = parsed.symbol();
+                stocks.entry(symbol.key()).or_insert(symbol);
             }
         }
         out.extend(stocks.into_values());

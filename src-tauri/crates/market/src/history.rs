@@ -417,6 +417,25 @@ impl HistoryStore {
         Ok(Histories { names, listings })
     }
 
+    /// Delisting days by six-digit code (of delisted stocks whose day is known), or of
+    /// `code` alone when given.
+    pub async fn delisting_days(
+        &self,
+        code: Option<&str>,
+    ) -> Result<std::collections::HashMap<String, u32>, CacheError> {
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT code, delist_date FROM market_listing
+             WHERE list_status = 'D' AND delist_date IS NOT NULL AND (?1 IS NULL OR code = ?1)",
+        )
+        .bind(code)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(code, day)| u32::try_from(day).ok().map(|d| (code, d)))
+            .collect())
+    }
+
     pub async fn counts(&self) -> Result<HistoryCounts, CacheError> {
         let (codes, spans, first_seen): (i64, i64, Option<i64>) = sqlx::query_as(
             "SELECT COUNT(DISTINCT code), COUNT(*), SUM(first_seen) FROM market_name_history",

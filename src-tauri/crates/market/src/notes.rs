@@ -40,6 +40,11 @@ pub enum DataNote {
     AmountMissing {
         count: u32,
     },
+    /// The stock was delisted: its series ends at its last trading day, complete.
+    Delisted {
+        code: String,
+        last_day: String,
+    },
     /// The last bar is older than the last closed trading day.
     Stale {
         code: String,
@@ -99,6 +104,10 @@ impl std::fmt::Display for DataNote {
                 f,
                 "data is stale: last bar {last_bar} but the last closed trading day is {expected}; \
                  run `wyckoff data sync {code}` when online"
+            ),
+            DataNote::Delisted { code, last_day } => write!(
+                f,
+                "{code} was delisted; its bars end on {last_day}, its last trading day"
             ),
         }
     }

@@ -44,6 +44,15 @@ pub fn expected_last_bar(
     }
 }
 
+/// The day a series' expectation stops at: the earlier of an as-of date and a delisting
+/// day (a delisted stock's series is complete at its last trading day, not stale).
+pub fn expectation_bound(as_of: Option<u32>, delisted: Option<u32>) -> Option<u32> {
+    match (as_of, delisted) {
+        (Some(a), Some(d)) => Some(a.min(d)),
+        (a, d) => a.or(d),
+    }
+}
+
 /// Stale if the last cached bar is before the expected one.
 pub fn freshness(last_bar: Option<u32>, expected: Option<u32>) -> Freshness {
     match (last_bar, expected) {
@@ -157,6 +166,9 @@ pub struct SyncContext<'a> {
     pub calendar: &'a TradingCalendar,
     pub clock: &'a dyn Clock,
     pub initial_trading_days: usize,
+    /// Delisting days by six-digit code: those series end there, so a sync never asks
+    /// for bars after it and counts a series that reaches it as complete.
+    pub delisted: std::collections::HashMap<String, u32>,
 }
 
 impl SyncContext<'_> {
@@ -173,7 +185,11 @@ impl SyncContext<'_> {
             last_date,
         };
         let last = self.store.last_date(table, &key).await?;
-        let Some(expected) = expected_last_bar(self.calendar, self.clock.now_beijing(), None)
+        let ends = match symbol.kind {
+            SymbolKind::Stock => self.delisted.get(&symbol.digits).copied(),
+            SymbolKind::Index => None,
+        };
+        let Some(expected) = expected_last_bar(self.calendar, self.clock.now_beijing(), ends)
         else {
             return Ok(outcome(SyncStatus::UpToDate, last));
         };
@@ -533,6 +549,31 @@ mod tests {
         assert_eq!((p.start, p.end, p.overlap), (20231228, 20240102, None));
         let p = plan_fetch(&c, None, 19901220, 100).unwrap();
         assert_eq!(p.start, 19901219);
+    }
+
+    #[test]
+    fn a_delisted_series_is_complete_at_its_last_day() {
+        let c = cal();
+        // (as-of, delisting day, last bar, freshness at a later live close)
+        let cases = [
+            (None, None, 20240105, false),
+            // delisted on a Friday: Friday's bar completes it, years later
+            (None, Some(20240105), 20240105, true),
+            (None, Some(20240105), 20240104, false),
+            // a delisting day on a Sunday ends at the Friday before
+            (None, Some(20240107), 20240105, true),
+            // an as-of date before the delisting bounds it as any as-of does
+            (Some(20240103), Some(20240105), 20240103, true),
+            (Some(20240108), Some(20240105), 20240105, true),
+        ];
+        for (as_of, delisted, last, fresh) in cases {
+            let exp = expected_last_bar(&c, at(20261201, 16), expectation_bound(as_of, delisted));
+            assert_eq!(
+                matches!(freshness(Some(last), exp), Freshness::Fresh { .. }),
+                fresh,
+                "{as_of:?} {delisted:?} {last}"
+            );
+        }
     }
 
     #[test]

@@ -161,3 +161,60 @@ async fn an_interrupted_sync_all_resumes_where_it_stopped() {
     assert_eq!((rep.up_to_date, rep.updated), (order.len(), 0));
     assert_eq!(srv2.requests().len(), before);
 }
+
+/// A stock a history source names as delisted is fetched up to its last day and no
+/// further, counts as complete from then on (no request, no "stale"), and a read of it
+/// says it was delisted and still has its name.
+#[tokio::test]
+async fn a_delisted_stock_is_fetched_once_up_to_its_last_day() {
+    let srv = FixtureServer::start().await;
+    serve_klines(&srv);
+    let home = tempfile::tempdir().unwrap();
+    let md = open(home.path(), &srv).await;
+    // Tuesday 2020-06-16 was its last day; the clock is Friday the 19th after the close
+    md.history()
+        .record_listings(
+            &[wyckoff_market::Listing {
+                code: "600087".into(),
+                name: "退市长油".into(),
+                status: wyckoff_market::ListStatus::Delisted,
+                list_date: Some(19970610),
+                delist_date: Some(20200616),
+            }],
+            "tushare",
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+    let rep = md.sync(SyncTarget::All, &mut |_| {}).await.unwrap();
+    assert_eq!(rep.failed, 0, "{rep:?}");
+    let asked: Vec<Recorded> = srv
+        .requests()
+        .into_iter()
+        .filter(|r| r.param("secid").as_deref() == Some("1.600087"))
+        .collect();
+    assert!(!asked.is_empty(), "the delisted stock was not fetched");
+    assert!(
+        asked
+            .iter()
+            .all(|r| r.param("end").as_deref() == Some("20200616")),
+        "asked past its last day: {:?}",
+        asked.iter().map(|r| r.param("end")).collect::<Vec<_>>()
+    );
+    let bars = md.daily_bars("600087", None).await.unwrap();
+    assert_eq!(bars.as_of, Some(20200616));
+    assert_eq!(bars.name.as_deref(), Some("退市长油"));
+    assert_eq!(
+        bars.notes,
+        vec![wyckoff_market::DataNote::Delisted {
+            code: "600087".into(),
+            last_day: "2020-06-16".into(),
+        }]
+    );
+    // complete: the next sync asks nothing of it
+    let plan = md.sync_plan(&SyncTarget::All).await.unwrap();
+    assert_eq!(plan.fresh, plan.total, "{plan:?}");
+    let before = srv.requests().len();
+    md.sync(SyncTarget::All, &mut |_| {}).await.unwrap();
+    assert_eq!(srv.requests().len(), before);
+}
