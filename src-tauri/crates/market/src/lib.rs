@@ -38,6 +38,8 @@ pub mod meta;
 pub mod name_import;
 pub mod notes;
 pub mod portfolio;
+pub mod quote;
+pub mod quote_session;
 pub mod ratelimit;
 pub mod raw;
 pub mod sanity;

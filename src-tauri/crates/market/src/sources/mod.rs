@@ -12,8 +12,10 @@ use crate::meta::StockInfo;
 
 pub mod chain;
 pub mod eastmoney;
+pub mod eastmoney_quote;
 pub mod http;
 pub mod tencent;
+pub mod tencent_quote;
 pub mod tickflow;
 pub mod tushare;
 
