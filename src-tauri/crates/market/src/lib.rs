@@ -35,6 +35,8 @@ pub mod history;
 pub mod import;
 pub mod industries;
 pub mod meta;
+pub mod minute;
+pub mod minute_sync;
 pub mod name_import;
 pub mod notes;
 pub mod portfolio;

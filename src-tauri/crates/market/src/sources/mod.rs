@@ -14,6 +14,7 @@ pub mod chain;
 pub mod eastmoney;
 pub mod eastmoney_quote;
 pub mod http;
+pub mod minute;
 pub mod tencent;
 pub mod tencent_quote;
 pub mod tickflow;
