@@ -119,6 +119,7 @@ fn facts(code: &StockCode, today: Option<String>, history: &mut Histories) -> St
         bars: Vec::new(),
         name_history,
         delist_date,
+        cap_history: Vec::new(),
     }
 }
 

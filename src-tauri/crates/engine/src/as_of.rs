@@ -1,8 +1,8 @@
 //! What a result over past days read from today's data instead of the day's own: the
 //! point-in-time facts of a stock ([`StockSeries::is_st_on`], [`StockSeries::listed_on`])
-//! fall back to today's name when no name history covers the day, and the market cap has
-//! no history at all (only today's snapshot exists). A result says how many stocks that
-//! touched — never silently.
+//! fall back to today's name when no name history covers the day, and to today's market
+//! cap when no cap was recorded for the stock ([`StockSeries::market_cap_on`]). A result
+//! says how many stocks that touched — never silently.
 //!
 //! "Today" is the data's newest day (`current`): a screen of that day reads today's facts
 //! as its own, so nothing falls back; any earlier day that reads them does.
@@ -21,7 +21,7 @@ pub struct AsOfNotes {
     /// history covers the day).
     pub st_from_today: usize,
     /// Of them, those whose market cap for a past day was today's (the size gate and the
-    /// trend pullback's large-cap threshold): no dated market cap exists.
+    /// trend pullback's large-cap threshold): no cap was recorded for them.
     pub cap_from_today: usize,
     /// Stocks left out because they were delisted before the day (a screen), or delisted
     /// within the period and followed up to their last day (a backtest).
@@ -49,7 +49,7 @@ impl AsOfNotes {
         }
         if self.cap_from_today > 0 {
             out.push(format!(
-                "{} 只股票的市值门槛按今日市值判断（没有历史市值）",
+                "{} 只股票的市值门槛按今日市值判断（没有该股的历史市值记录）",
                 self.cap_from_today
             ));
         }
@@ -96,7 +96,7 @@ impl AsOfNotes {
 pub struct Fallbacks {
     /// Its ST status (no name history covering the day).
     pub st: bool,
-    /// Its market cap (known only as of today).
+    /// Its market cap (none recorded but today's).
     pub cap: bool,
 }
 
@@ -106,7 +106,10 @@ pub fn fallbacks(s: &StockSeries, day: u32, current: u32) -> Fallbacks {
     let past = day < current;
     Fallbacks {
         st: past && !s.is_st_on(day).known,
-        cap: past && s.market_cap_yi.is_some(),
+        cap: past && {
+            let cap = s.market_cap_on(day);
+            !cap.known && cap.value.is_some()
+        },
     }
 }
 
@@ -150,6 +153,7 @@ mod tests {
                 })
                 .collect(),
             delist_date: delist,
+            cap_history: Vec::new(),
         }
     }
 
@@ -180,6 +184,15 @@ mod tests {
         ];
         for &(history, cap, day, current, st, cap_fell) in cases {
             let s = series(history, cap, None);
+            // a recorded cap is the day's own, whatever today's is
+            let sampled = StockSeries {
+                cap_history: vec![crate::CapSample {
+                    date: 20190115,
+                    cap_yi: 20.0,
+                }],
+                ..s.clone()
+            };
+            assert_eq!(fallbacks(&sampled, day, current).cap, false, "{history:?}");
             assert_eq!(
                 fallbacks(&s, day, current),
                 Fallbacks { st, cap: cap_fell },

@@ -69,5 +69,5 @@ pub use phases::{Phase, WyckoffStructure, wyckoff_structure};
 pub use regime::{Breadth, MarketRegime, Regime, RegimeReason, market_regime};
 pub use trading_range::{TradingRange, identify_trading_range};
 pub use triggers::{L4Config, Trigger, TriggerKind, l4_triggers, structure_triggers};
-pub use universe::{AsOf, NameSpan};
+pub use universe::{AsOf, CapSample, NameSpan};
 pub use universe::{Benchmarks, StockSeries, Universe, bars_as_of};

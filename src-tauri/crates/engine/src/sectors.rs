@@ -489,6 +489,7 @@ mod tests {
                 .collect(),
             name_history: Vec::new(),
             delist_date: None,
+            cap_history: Vec::new(),
         }
     }
 

@@ -179,6 +179,7 @@ pub fn market(shape: MarketShape) -> Universe {
                 bars,
                 name_history: Vec::new(),
                 delist_date: None,
+                cap_history: Vec::new(),
             }
         })
         .collect();

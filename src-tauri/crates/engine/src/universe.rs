@@ -30,6 +30,18 @@ pub struct StockSeries {
     /// The last trading day of a delisted stock (`YYYYMMDD`); `None` while listed or unknown.
     #[serde(default)]
     pub delist_date: Option<u32>,
+    /// Market caps recorded on sampled days, ascending by date: the size gates of a past
+    /// day read the nearest one, moved by price ([`StockSeries::market_cap_on`]). Empty
+    /// when none was recorded: today's `market_cap_yi` then stands in, and callers say so.
+    #[serde(default)]
+    pub cap_history: Vec<CapSample>,
+}
+
+/// A stock's market capitalisation (亿元) on a sampled day.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CapSample {
+    pub date: u32,
+    pub cap_yi: f64,
 }
 
 /// A name in force from `from` (`YYYYMMDD`) until the next span's `from`.
@@ -91,6 +103,35 @@ impl StockSeries {
     pub fn last_trading_day(&self) -> Option<u32> {
         let last = self.delist_date?;
         self.bars_as_of(last).last().map(|b| b.date)
+    }
+
+    /// The market cap (亿元) on `date`: the nearest recorded sample (the last on or before
+    /// the date, else the first after it) times the price move from the sample's day to
+    /// this one, in forward-adjusted closes — splits and bonus shares move price and share
+    /// count together, so the adjusted move is the cap's; a new issue between the two days
+    /// is not seen. With no sample, today's cap stands in, marked as a fallback.
+    pub fn market_cap_on(&self, date: u32) -> AsOf<Option<f64>> {
+        let after = self.cap_history.partition_point(|s| s.date <= date);
+        let nearest = after
+            .checked_sub(1)
+            .or((!self.cap_history.is_empty()).then_some(0))
+            .and_then(|i| self.cap_history.get(i));
+        let Some(sample) = nearest else {
+            return AsOf {
+                value: self.market_cap_yi,
+                known: false,
+            };
+        };
+        let close_on = |d: u32| self.bars_as_of(d).last().map(|b| b.close);
+        // a sample before the first bar is read at the first bar's price
+        let first = self.bars.first().map(|b| b.close);
+        let value = match (close_on(sample.date).or(first), close_on(date).or(first)) {
+            (Some(then), Some(now)) if then > 0.0 && now.is_finite() => {
+                Some(sample.cap_yi * now / then)
+            }
+            _ => Some(sample.cap_yi),
+        };
+        AsOf { value, known: true }
     }
 
     /// The bars known at the close of `date` (those dated on or before it).
@@ -163,6 +204,60 @@ mod tests {
                 })
                 .collect(),
             delist_date: None,
+            cap_history: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_cap_on_a_day_is_the_nearest_sample_moved_by_price() {
+        let closes = [
+            (20190102, 10.0),
+            (20190103, 11.0),
+            (20190104, 12.0),
+            (20190107, 6.0),
+        ];
+        let base = StockSeries {
+            market_cap_yi: Some(500.0),
+            bars: closes
+                .iter()
+                .map(|&(d, c)| Bar { close: c, ..bar(d) })
+                .collect(),
+            ..series("平安银行", &[])
+        };
+        let with = |samples: &[(u32, f64)]| StockSeries {
+            cap_history: samples
+                .iter()
+                .map(|&(date, cap_yi)| CapSample { date, cap_yi })
+                .collect(),
+            ..base.clone()
+        };
+        // (samples, day, cap, known)
+        let cases: &[(&[(u32, f64)], u32, Option<f64>, bool)] = &[
+            // none: today's cap, a fallback
+            (&[], 20190103, Some(500.0), false),
+            // the sample's own day
+            (&[(20190102, 100.0)], 20190102, Some(100.0), true),
+            // a later day moves with the close: 10 → 12
+            (&[(20190102, 100.0)], 20190104, Some(120.0), true),
+            // the last sample on or before the day wins over an earlier one
+            (
+                &[(20190102, 100.0), (20190104, 90.0)],
+                20190107,
+                Some(45.0),
+                true,
+            ),
+            // a day before every sample reads the first one backwards: 11 → 10
+            (&[(20190103, 110.0)], 20190102, Some(100.0), true),
+            // a sample on a non-trading day reads the close before it
+            (&[(20190105, 120.0)], 20190107, Some(60.0), true),
+        ];
+        for &(samples, day, cap, known) in cases {
+            let got = with(samples).market_cap_on(day);
+            assert_eq!(
+                (got.value.map(|c| (c * 1e6).round() / 1e6), got.known),
+                (cap, known),
+                "{samples:?} on {day}"
+            );
         }
     }
 

@@ -78,6 +78,7 @@ fn stock(code: &str, start: f64, seed: u64, days: &[u32]) -> StockSeries {
         bars,
         name_history: Vec::new(),
         delist_date: None,
+        cap_history: Vec::new(),
     }
 }
 

@@ -226,3 +226,39 @@ fn a_delisted_stock_is_screened_up_to_its_last_day_and_not_after() {
     let r = screen(&unknown, &at(days[1])).unwrap();
     assert!(in_scope(&r));
 }
+
+#[test]
+fn the_size_gate_reads_the_cap_recorded_for_the_day() {
+    // below the floor no turnover lets a stock through (000001 is liquid enough to pass
+    // the small-cap gate by its turnover)
+    let l1_small = |r: &FunnelResult| {
+        r.layers[0]
+            .reasons
+            .get(L1Reject::CapBelowFloor.as_str())
+            .copied()
+            .unwrap_or(0)
+    };
+    // 000001 is large today; with no cap recorded, today's passes the gate on the day
+    let mut u = real_universe();
+    for s in &mut u.stocks {
+        s.market_cap_yi = Some(2_000.0);
+    }
+    let today = screen(&u, &at(DAY)).unwrap();
+    assert!(candidate_codes(&today).contains(&"000001"));
+    assert_eq!(l1_small(&today), 0);
+    assert_eq!(today.as_of_notes.cap_from_today, 8);
+
+    // recorded at 8 亿 (below the 10 亿 floor) on the day: too small then, and
+    // only the seven others still read today's cap
+    let close_then = u.stocks[0].bars_as_of(20190110).last().unwrap().close;
+    let close_on_day = u.stocks[0].bars_as_of(DAY).last().unwrap().close;
+    let cap_yi = 8.0 * close_then / close_on_day;
+    u.stocks[0].cap_history = vec![wyckoff_engine::CapSample {
+        date: 20190110,
+        cap_yi,
+    }];
+    let then = screen(&u, &at(DAY)).unwrap();
+    assert!(!candidate_codes(&then).contains(&"000001"), "{then:?}");
+    assert_eq!(l1_small(&then), 1);
+    assert_eq!(then.as_of_notes.cap_from_today, 7);
+}

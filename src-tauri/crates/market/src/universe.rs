@@ -241,6 +241,7 @@ pub async fn load_universe_listed(
                 bars,
                 name_history,
                 delist_date,
+                cap_history: Vec::new(),
             });
         }
     }

@@ -806,7 +806,7 @@ impl<'u> Funnel<'u> {
                     &L1Input {
                         board: s.stock.board,
                         is_st: s.stock.is_st_on(day).value,
-                        market_cap_yi: s.stock.market_cap_yi,
+                        market_cap_yi: s.stock.market_cap_on(day).value,
                         listed_days,
                         last_close: last.close,
                         amounts: am,
@@ -1202,7 +1202,9 @@ impl<'u> Funnel<'u> {
             &st.label,
             s.rps,
             ret_pct(s.window, 120),
-            s.stock.market_cap_yi,
+            s.window
+                .last()
+                .and_then(|b| s.stock.market_cap_on(b.date).value),
             &self.cfg,
         )
     }

@@ -155,6 +155,7 @@ fn stock(code: &str, name: &str, bars: Vec<Bar>) -> StockSeries {
         bars,
         name_history: Vec::new(),
         delist_date: None,
+        cap_history: Vec::new(),
     }
 }
 

@@ -57,6 +57,7 @@ pub fn real_universe() -> Universe {
                 bars,
                 name_history: Vec::new(),
                 delist_date: None,
+                cap_history: Vec::new(),
             }
         })
         .collect();
