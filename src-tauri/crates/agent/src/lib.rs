@@ -46,6 +46,7 @@ pub mod batch;
 pub mod clock;
 pub mod compaction;
 pub mod doom_loop;
+pub mod grounding;
 mod error;
 mod history;
 pub mod loop_guard;

@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use wyckoff_config::settings::DEFAULT_TOOL_TIMEOUT_SECS;
 use wyckoff_llm::{ChatRequest, FinishReason, LlmError, Provider, StreamChunk};
-use wyckoff_protocol::{ErrorKind, Message, RuntimeEvent, ToolCall, ToolSchema, Usage, UserOrigin};
+use wyckoff_protocol::{
+    ErrorKind, Grounding, Message, RuntimeEvent, ToolCall, ToolSchema, Usage, UserOrigin,
+};
 
 use crate::approval::{ApprovalGate, Approver, DEFAULT_APPROVAL_TIMEOUT};
 use crate::background::{BackgroundTaskManager, PendingNotice};
@@ -23,6 +25,7 @@ use crate::batch::{self, Batch, MAX_PARALLEL_TOOLS};
 use crate::clock::Clock;
 use crate::compaction::{Compactor, NoCompaction};
 use crate::doom_loop::DoomLoopDetector;
+use crate::grounding;
 use crate::loop_guard::{self, TurnExpectation};
 use crate::registry::{ExecEnv, ToolOutcome, ToolRegistry};
 use crate::results::ResultStore;
@@ -490,6 +493,9 @@ struct Turn<'a> {
     usage: Usage,
     rounds: u32,
     transcript: &'a dyn Transcript,
+    /// This turn's tool results in full (the conversation may hold condensed copies):
+    /// what the grounding check reads besides the conversation.
+    results: std::sync::Mutex<Vec<(String, String, serde_json::Value)>>,
 }
 
 /// What a turn's loop carries from one model call to the next.
@@ -504,6 +510,8 @@ struct LoopState {
     doom: DoomLoopDetector,
     stall_attempts: u32,
     guard_retries: u32,
+    /// The model was asked once to correct unsourced prices or codes.
+    grounding_corrected: bool,
     /// Tool rounds since the last wrap-up prompt.
     segment_rounds: u32,
 }
@@ -575,6 +583,7 @@ impl<'a> Turn<'a> {
             usage: Usage::default(),
             rounds: 0,
             transcript,
+            results: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -642,7 +651,12 @@ impl<'a> Turn<'a> {
             if self.retry_for_missing_tool(messages, &round, &mut state) {
                 continue;
             }
-            return self.finish_with_answer(messages, round);
+            let mut grounding = self.ground(messages, &round.text);
+            if self.correct_ungrounded(messages, &round, &grounding, &mut state) {
+                continue;
+            }
+            grounding.corrected = state.grounding_corrected;
+            return self.finish_with_answer(messages, round, grounding);
         }
     }
 
@@ -688,6 +702,7 @@ impl<'a> Turn<'a> {
             doom: DoomLoopDetector::new(),
             stall_attempts: 0,
             guard_retries: 0,
+            grounding_corrected: false,
             segment_rounds: 0,
         }
     }
@@ -735,7 +750,7 @@ impl<'a> Turn<'a> {
             self.emit(RuntimeEvent::Warning {
                 message: text.clone(),
             });
-            return ControlFlow::Break(self.done(messages, text, String::new(), None));
+            return ControlFlow::Break(self.done(messages, text, String::new(), None, None));
         }
         if state.segment_rounds >= rt.config.max_rounds_per_segment {
             state.segment_rounds = 0;
@@ -997,7 +1012,7 @@ impl<'a> Turn<'a> {
             "已中止：模型反复以相同参数调用工具 `{name}`，疑似陷入死循环，本轮已停止。请换个问法或补充信息后重试。"
         );
         self.emit(RuntimeEvent::Warning { message: why });
-        ControlFlow::Break(self.done(messages, text, String::new(), None))
+        ControlFlow::Break(self.done(messages, text, String::new(), None, None))
     }
 
     /// Runs the round's calls and appends their results in call order. An aborted call
@@ -1073,18 +1088,81 @@ impl<'a> Turn<'a> {
         false
     }
 
+    /// Where the answer's numbers and codes came from: the conversation's tool results
+    /// and user messages, with this turn's results in full.
+    fn ground(&self, messages: &[Message], answer: &str) -> Grounding {
+        let mut inputs = grounding::Inputs::from_messages(messages);
+        if let Ok(results) = self.results.lock() {
+            for (id, name, value) in results.iter() {
+                inputs.put_tool(id, name, value.clone());
+            }
+        }
+        inputs.check(answer)
+    }
+
+    /// The grounding check on a text answer. When it states a price or a stock code that
+    /// no input holds, the model gets one internal note (removed at the end of the turn,
+    /// with the answer it corrected) and another round; whatever it answers then stands,
+    /// marked. A sub-agent's answer goes to its parent unchecked here.
+    fn correct_ungrounded(
+        &self,
+        messages: &mut Vec<Message>,
+        round: &RoundResult,
+        grounding: &Grounding,
+        state: &mut LoopState,
+    ) -> bool {
+        if state.grounding_corrected
+            || self.rt.tool_proxy.is_some()
+            || !grounding.needs_correction()
+        {
+            return false;
+        }
+        state.grounding_corrected = true;
+        messages.push(Message::assistant(round.text.clone()));
+        messages.push(Message::user_with_origin(
+            grounding::correction_prompt(grounding),
+            UserOrigin::InternalRetry,
+        ));
+        let listed: Vec<&str> = grounding
+            .unsupported_claims()
+            .map(|c| c.text.as_str())
+            .collect();
+        self.emit(RuntimeEvent::Retry {
+            reason: format!("grounding: 无来源 {}", listed.join(", ")),
+            attempt: 1,
+        });
+        true
+    }
+
     /// Ends the turn with the model's text answer, warning first when the answer hit the
     /// model's output limit.
-    fn finish_with_answer(&self, messages: &mut Vec<Message>, round: RoundResult) -> TurnOutcome {
+    fn finish_with_answer(
+        &self,
+        messages: &mut Vec<Message>,
+        round: RoundResult,
+        grounding: Grounding,
+    ) -> TurnOutcome {
         if round.finish == Some(FinishReason::Length) {
             self.emit(RuntimeEvent::Warning {
                 message: "模型输出达到单次长度上限，回答可能不完整。".to_owned(),
             });
         }
-        self.done(messages, round.text, round.thinking, round.signature)
+        self.done(
+            messages,
+            round.text,
+            round.thinking,
+            round.signature,
+            Some(grounding),
+        )
     }
 
     fn append_outcome(&self, messages: &mut Vec<Message>, o: ToolOutcome) {
+        if !o.is_error
+            && !o.aborted
+            && let Ok(mut results) = self.results.lock()
+        {
+            results.push((o.call_id.clone(), o.name.clone(), o.result.clone()));
+        }
         let status = if o.aborted {
             "aborted"
         } else if o.is_error {
@@ -1117,6 +1195,7 @@ impl<'a> Turn<'a> {
         text: String,
         thinking: String,
         signature: Option<String>,
+        grounding: Option<Grounding>,
     ) -> TurnOutcome {
         self.answer_open_calls(messages);
         remove_internal(messages);
@@ -1140,6 +1219,7 @@ impl<'a> Turn<'a> {
         self.emit(RuntimeEvent::Done {
             text: text.clone(),
             elapsed_ms,
+            grounding,
         });
         TurnOutcome::Done {
             text,

@@ -2,7 +2,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use specta::Type;
 
-use crate::{ApprovalNotice, ApprovalRequest, ErrorKind, TaskInfo, TaskNotice, ToolCall, Usage};
+use crate::{
+    ApprovalNotice, ApprovalRequest, ErrorKind, Grounding, TaskInfo, TaskNotice, ToolCall, Usage,
+};
 
 /// Why a turn runs: the user's message, or a follow-up the conversation's hub starts to
 /// answer finished background tasks.
@@ -146,6 +148,10 @@ pub enum RuntimeEvent {
     Done {
         text: String,
         elapsed_ms: u32,
+        /// Where the answer's numbers and codes came from (none for the runtime's own
+        /// texts: a stopped loop, a round limit).
+        #[serde(default)]
+        grounding: Option<Grounding>,
     },
     TurnCancelled {},
     TurnFailed {
@@ -199,7 +205,8 @@ mod tests {
         assert!(
             RuntimeEvent::Done {
                 text: String::new(),
-                elapsed_ms: 0
+                elapsed_ms: 0,
+                grounding: None,
             }
             .is_terminal()
         );

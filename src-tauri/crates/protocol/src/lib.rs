@@ -9,9 +9,11 @@ mod approval;
 mod desk_event;
 mod error_kind;
 mod event;
+mod grounding;
 mod inbox;
 mod message;
 mod provider;
+mod risk;
 mod schedule;
 mod subagent;
 mod task;
@@ -28,9 +30,11 @@ pub use approval::{
 pub use desk_event::DeskEvent;
 pub use error_kind::ErrorKind;
 pub use event::{RecalledItem, RuntimeEvent, Tier, TurnKind};
+pub use grounding::{Claim, ClaimKind, DerivedOp, Grounding, Source, Support};
 pub use inbox::{ApprovalNotice, AuditDecision, AuditEntry, Decider, InboxRequest, InboxStatus};
 pub use message::{Message, SkillUse, SubAgentStep, ToolCall, ToolSchema, UserOrigin};
 pub use provider::ProviderKind;
+pub use risk::{BuyPreview, BuySizing, RiskBreach};
 pub use schedule::{RunReport, RunStatus};
 pub use subagent::{SubAgentPolicy, SubAgentResult, SubAgentStatus};
 pub use task::{
