@@ -202,17 +202,19 @@ pub async fn check(
     as_of: Option<u32>,
     now: DateTime<Utc>,
 ) -> Result<AlertCheckReport, AlertsError> {
-    check_for(md, store, &[], as_of, now).await
+    check_for(md, store, &[], as_of, now, None).await
 }
 
 /// [`check`], queueing what fired for each of `channels` in the same transaction that
-/// records it.
+/// records it. With `live` (an intraday check), only the stocks with a partial bar today
+/// are evaluated, each on its cached bars before today and the partial bar.
 pub(crate) async fn check_for(
     md: &MarketData,
     store: &AlertStore,
     channels: &[Channel],
     as_of: Option<u32>,
     now: DateTime<Utc>,
+    live: Option<&crate::intraday::Live>,
 ) -> Result<AlertCheckReport, AlertsError> {
     let rules: Vec<_> = store
         .rules()
@@ -322,11 +324,18 @@ pub(crate) async fn check_for(
     let mut notes = AlertAsOfNotes::default();
     let mut stocks: Vec<Stock> = Vec::with_capacity(jobs.len());
     for ((code, jobs), parsed) in jobs.into_iter().zip(parsed) {
+        if live.is_some_and(|l| !l.has(&code)) {
+            continue;
+        }
         // A stored code that no longer parses has no bars to read.
         let (bars, name) = match parsed {
             Some(c) => {
-                let bars: Arc<Vec<Bar>> =
+                let cached: Arc<Vec<Bar>> =
                     loaded.get(&c.symbol().key()).cloned().unwrap_or_default();
+                let bars = match live.and_then(|l| l.bars_for(&code, &cached)) {
+                    Some(with_today) => Arc::new(with_today),
+                    None => cached,
+                };
                 let s = facts(&c, md.stock_info(&c).map(|i| i.name), &mut history);
                 let bar_day = day.and_then(|d| cut(&bars, Some(d)).last().map(|b| b.date));
                 match scope(&s, day, newest, bar_day) {
@@ -403,6 +412,7 @@ pub(crate) async fn check_for(
                             bar_date,
                             condition: job.condition,
                             figures,
+                            intraday_at: live.and_then(|l| l.at(&code)),
                         },
                         job.cooldown_days,
                     ));

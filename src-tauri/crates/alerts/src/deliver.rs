@@ -90,7 +90,7 @@ pub async fn check_and_push(
 ) -> Result<CheckRun, AlertsError> {
     let (channels, damaged_channels) =
         outbox.channels_for(PushEvent::Alerts).await.map_err(push)?;
-    let mut report = crate::check::check_for(md, store, &channels, as_of, now).await?;
+    let mut report = crate::check::check_for(md, store, &channels, as_of, now, None).await?;
     let deliveries = deliver(store, outbox, Some(&mut report), now).await?;
     Ok(CheckRun {
         report,

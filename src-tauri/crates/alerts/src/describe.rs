@@ -100,13 +100,18 @@ pub fn missing_text(m: &MissingData) -> String {
 }
 
 /// One alert as a message: the stock, the rule's figures, and the data's date.
+/// One fired during the session says so, with the quote's time: its "close" is the last
+/// price then, its volume the day's pace.
 pub fn alert_text(a: &FiredAlert) -> String {
+    let when = match &a.intraday_at {
+        Some(at) => format!("盘中 intraday, live quote at {at} Beijing, partial bar"),
+        None => format!("data as of {}", a.bar_date),
+    };
     format!(
-        "{} {} — {}: {} (data as of {})",
+        "{} {} — {}: {} ({when})",
         a.code,
         a.name.as_deref().unwrap_or(""),
         condition_text(&a.condition),
         figures_text(&a.figures),
-        a.bar_date
     )
 }

@@ -11,6 +11,7 @@
 mod check;
 pub mod deliver;
 pub mod describe;
+pub mod intraday;
 mod rule;
 mod store;
 

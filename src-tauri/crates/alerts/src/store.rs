@@ -42,6 +42,8 @@ pub(crate) struct NewFiring {
     pub bar_date: u32,
     pub condition: AlertCondition,
     pub figures: AlertFigures,
+    /// The quote time (Beijing `YYYY-MM-DD HH:MM`) when fired on the day's partial bar.
+    pub intraday_at: Option<String>,
 }
 
 #[derive(Clone)]
@@ -61,6 +63,7 @@ type FiredRow = (
     String,
     String,
     String,
+    Option<String>,
 );
 
 fn stamp(t: DateTime<Utc>) -> String {
@@ -104,8 +107,19 @@ fn rule_of(row: RuleRow) -> Result<AlertRule, StoreError> {
 }
 
 fn fired_of(row: FiredRow) -> Result<FiredAlert, StoreError> {
-    let (id, rule_id, code, name, bar_date, condition, figures, delivered_to, delivery, created) =
-        row;
+    let (
+        id,
+        rule_id,
+        code,
+        name,
+        bar_date,
+        condition,
+        figures,
+        delivered_to,
+        delivery,
+        created,
+        intraday_at,
+    ) = row;
     Ok(FiredAlert {
         id,
         rule_id,
@@ -121,11 +135,12 @@ fn fired_of(row: FiredRow) -> Result<FiredAlert, StoreError> {
             why: format!("delivery status '{delivery}'"),
         })?,
         created_at: created,
+        intraday_at,
     })
 }
 
-const FIRED_BY_ID: &str = "SELECT id, rule_id, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at FROM alert_fired WHERE id = ?";
-const FIRED_NEWEST: &str = "SELECT id, rule_id, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at FROM alert_fired ORDER BY id DESC LIMIT ?";
+const FIRED_BY_ID: &str = "SELECT id, rule_id, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at, intraday_at FROM alert_fired WHERE id = ?";
+const FIRED_NEWEST: &str = "SELECT id, rule_id, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at, intraday_at FROM alert_fired ORDER BY id DESC LIMIT ?";
 
 impl AlertStore {
     /// Uses the shared `wyckoff.db` pool (runs this crate's migrations).
@@ -242,7 +257,7 @@ impl AlertStore {
         for f in firings {
             let bar_date = iso(f.bar_date);
             let id: Option<i64> = sqlx::query_scalar(
-                "INSERT INTO alert_fired (rule_id, rule_key, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rule_key, code, bar_date) DO NOTHING RETURNING id",
+                "INSERT INTO alert_fired (rule_id, rule_key, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at, intraday_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rule_key, code, bar_date) DO NOTHING RETURNING id",
             )
             .bind(f.rule_id)
             .bind(&f.rule_key)
@@ -254,6 +269,7 @@ impl AlertStore {
             .bind(&delivered_to)
             .bind(delivery.as_str())
             .bind(&created_at)
+            .bind(&f.intraday_at)
             .fetch_optional(&mut *tx)
             .await?;
             // The row as just written (no read back per alert).
@@ -268,6 +284,7 @@ impl AlertStore {
                 delivered_to: names.clone(),
                 delivery,
                 created_at: created_at.clone(),
+                intraday_at: f.intraday_at.clone(),
             });
             if let Some(alert) = &alert {
                 Outbox::enqueue_on(&mut tx, channels, Some(alert.id), &message(alert), now)

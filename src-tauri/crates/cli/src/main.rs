@@ -18,6 +18,7 @@ mod model;
 mod notes;
 mod portfolio;
 mod push;
+mod quote;
 mod run;
 mod schedule;
 mod screen;
@@ -92,6 +93,9 @@ enum Command {
     Portfolio(portfolio::PortfolioArgs),
     /// Backtest the funnel strategy under A-share rules, offline over the cache.
     Backtest(backtest::BacktestArgs),
+    /// Live snapshot quotes (Tencent, Eastmoney as the fallback) with each stock's partial
+    /// bar of the day; never written to the daily cache.
+    Quote(quote::QuoteArgs),
     /// Size one buy by its risk: the shares whose loss at the stop stays within a percent
     /// of equity (the ledger's NAV unless given), capped by cash, a position budget and 水温.
     Size(size::SizeArgs),
@@ -172,6 +176,7 @@ fn main() -> std::process::ExitCode {
         Command::Screen(args) => screen::run(args),
         Command::Backtest(args) => backtest::run(args),
         Command::Size(args) => size::run(args),
+        Command::Quote(args) => quote::run(args),
         Command::Track(args) => track::run(args),
         Command::Notes(args) => notes::run(args),
         Command::Portfolio(args) => portfolio::run(args),

@@ -654,6 +654,7 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
                     );
                 print_report(r, args.json)?;
             }
+            crate::quote::print_intraday(tick.intraday.as_ref(), args.json)?;
             if let Some(why) = &tick.pass_failed {
                 eprintln!("wyckoff: {why}");
                 failed = true;

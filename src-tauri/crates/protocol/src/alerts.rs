@@ -210,6 +210,10 @@ pub struct FiredAlert {
     pub delivery: DeliveryStatus,
     /// RFC 3339 (UTC).
     pub created_at: String,
+    /// Fired during the session on the day's partial bar (a live quote, not the close):
+    /// the quote's Beijing time, `YYYY-MM-DD HH:MM`. `None` for a check on daily closes.
+    #[serde(default)]
+    pub intraday_at: Option<String>,
 }
 
 /// A rule that would have fired but its cooldown holds it back.

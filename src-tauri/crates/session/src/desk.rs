@@ -110,6 +110,8 @@ pub struct TickReport {
     pub pass_failed: Option<String>,
     /// Steps that failed without stopping the tick, each said in one line.
     pub problems: Vec<String>,
+    /// The intraday alerts check (run or why skipped); `None` when it could not run.
+    pub intraday: Option<crate::desk_quotes::IntradayOutcome>,
 }
 
 impl Desk {
@@ -310,6 +312,12 @@ impl Desk {
         for run in &report.runs {
             self.events
                 .publish(DeskEvent::ScheduleRan { run: run.clone() });
+        }
+        match self.intraday_alerts(now).await {
+            Ok(outcome) => report.intraday = Some(outcome),
+            Err(e) => report
+                .problems
+                .push(format!("intraday alerts check failed: {e}")),
         }
         match self.services().inbox().list(now).await {
             Ok(requests) => {
