@@ -6,6 +6,7 @@
 
 mod industries;
 mod names;
+mod tdx;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -61,9 +62,18 @@ pub enum DataCommand {
     /// A header row is required: date,code,open,high,low,close,volume[,amount] (any order;
     /// dates YYYY-MM-DD or YYYYMMDD; codes 600519, 600519.SH or sh600519; volume in shares,
     /// amount in CNY). A file with any bad row imports nothing; other files still import.
+    ///
+    /// With --tdx, a TDX (通达信) install instead: every stock's daily bars from
+    /// vipdoc/{sh,sz,bj}/lday/*.day (unadjusted, kept so until a sync brings the adjusted
+    /// history; indices, funds, bonds and B shares are skipped), its 自选股 and custom blocks
+    /// (T0002/blocknew) into the watchlist, and its industry file. Re-importing adds nothing.
     Import {
         /// A .csv file or a folder holding .csv files.
-        path: PathBuf,
+        #[arg(required_unless_present = "tdx", conflicts_with = "tdx")]
+        path: Option<PathBuf>,
+        /// A TDX install folder (the one holding vipdoc and T0002), or its vipdoc folder.
+        #[arg(long, value_name = "PATH")]
+        tdx: Option<PathBuf>,
         /// Print the import report as JSON.
         #[arg(long)]
         json: bool,
@@ -91,7 +101,12 @@ pub fn run(a: DataArgs) -> anyhow::Result<ExitCode> {
             list,
             json,
         } => sync(codes, all, indices, list, json),
-        DataCommand::Import { path, json } => import(path, json),
+        DataCommand::Import { path, tdx, json } => match (tdx, path) {
+            (Some(tdx), _) => tdx::import(tdx, json),
+            (None, Some(path)) => import(path, json),
+            // clap requires one of them
+            (None, None) => Ok(ExitCode::from(EXIT_BAD_INPUT)),
+        },
         DataCommand::Names { command } => names::run(command),
         DataCommand::Industries { command } => industries::run(command),
     }

@@ -659,6 +659,46 @@ impl CacheStore {
         Ok(n)
     }
 
+    /// Reads the stored series of each of `keys` and hands it to `update` (with the key's
+    /// index; `None` when nothing or only a damaged series is stored); what `update` returns
+    /// replaces the stored series and is recorded as fetched from `source` over its dates
+    /// (first, last). All in one transaction: a caller that rewrites thousands of series in
+    /// one go (an import) pays for one commit. Returns how many series were written.
+    pub async fn rewrite_many(
+        &self,
+        table: BarTable,
+        keys: &[String],
+        source: &str,
+        at: DateTime<Utc>,
+        update: &mut (dyn FnMut(usize, Option<Series>) -> Option<(Series, u32, u32)> + Send),
+    ) -> Result<usize, CacheError> {
+        let mut tx = self.write_tx().await?;
+        let mut written = 0;
+        for (i, key) in keys.iter().enumerate() {
+            let blob: Option<Vec<u8>> =
+                sqlx::query_scalar("SELECT data FROM market_series WHERE kind = ? AND code = ?")
+                    .bind(table.kind())
+                    .bind(key)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            let stored = match blob.map(|b| Series::decode(&b)) {
+                Some(Ok(s)) => Some(s),
+                Some(Err(e)) => {
+                    tracing::warn!(code = %key, error = %e, "damaged stored series replaced by new bars");
+                    None
+                }
+                None => None,
+            };
+            if let Some((series, first, last)) = update(i, stored) {
+                write_series(&mut tx, table, key, &series).await?;
+                record_sync_in(&mut tx, key, source, Some(first), Some(last), at).await?;
+                written += 1;
+            }
+        }
+        tx.commit().await?;
+        Ok(written)
+    }
+
     /// Stores `write` into the series of `key` in one transaction (see [`BarsWrite`]).
     pub async fn write_bars(
         &self,

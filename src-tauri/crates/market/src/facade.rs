@@ -947,6 +947,11 @@ impl MarketData {
                 count: u32::try_from(loaded.corrupt.len()).unwrap_or(u32::MAX),
             });
         }
+        if loaded.sources.iter().any(|s| s == crate::tdx::TDX_SOURCE) {
+            notes.push(DataNote::Unadjusted {
+                code: symbol.digits.to_string(),
+            });
+        }
         if loaded.amount_missing > 0 {
             notes.push(DataNote::AmountMissing {
                 count: u32::try_from(loaded.amount_missing).unwrap_or(u32::MAX),

@@ -49,6 +49,7 @@ pub mod search;
 pub mod series;
 pub mod sources;
 pub mod sync;
+pub mod tdx;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 pub mod universe;
@@ -70,5 +71,6 @@ pub use portfolio::{PortfolioError, PortfolioOp, PortfolioStore, PortfolioView, 
 pub use raw::{RawBasis, RawClose, RawCloses, RawGap, RawGapReason, price_e6};
 pub use search::{SearchHit, StockDirectory};
 pub use sync::{Freshness, SyncEvent, SyncOutcome, SyncStatus};
+pub use tdx::{TdxError, TdxEvent, TdxImportReport};
 pub use universe::{LoadedUniverse, SkipReason, SkippedStock, UniverseReport, load_universe};
 pub use wyckoff_engine::Bar;

@@ -45,6 +45,11 @@ pub enum DataNote {
         code: String,
         last_day: String,
     },
+    /// Some bars were imported from TDX, which keeps real traded prices: they are not
+    /// forward-adjusted until a sync of the code replaces them.
+    Unadjusted {
+        code: String,
+    },
     /// The last bar is older than the last closed trading day.
     Stale {
         code: String,
@@ -95,6 +100,10 @@ impl std::fmt::Display for DataNote {
             DataNote::AmountMissing { count } => write!(
                 f,
                 "{count} bar(s) have no traded amount from their source; amount is 0 there, not estimated"
+            ),
+            DataNote::Unadjusted { code } => write!(
+                f,
+                "bars imported from TDX are unadjusted (real traded prices, not forward-adjusted) until `wyckoff data sync {code}` brings the adjusted history"
             ),
             DataNote::Stale {
                 code,

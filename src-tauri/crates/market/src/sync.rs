@@ -195,11 +195,17 @@ impl SyncContext<'_> {
         };
         // corrupt cached rows are repaired by replacing the series, since incremental
         // sync would never revisit those old dates
-        let corrupt = match last {
-            Some(_) => self.store.load_bars(table, &key, None).await?.corrupt.len(),
-            None => 0,
+        // bars imported from TDX are unadjusted: they are replaced as a whole by the
+        // adjusted history (keeping their raw closes), so one series holds one basis
+        let (corrupt, unadjusted) = match last {
+            Some(_) => {
+                let loaded = self.store.load_bars(table, &key, None).await?;
+                let tdx = loaded.sources.iter().any(|s| s == crate::tdx::TDX_SOURCE);
+                (loaded.corrupt.len(), tdx)
+            }
+            None => (0, false),
         };
-        let plan = if corrupt > 0 {
+        let plan = if corrupt > 0 || unadjusted {
             let first = self
                 .store
                 .coverage_of(table, &key)
@@ -285,7 +291,7 @@ impl SyncContext<'_> {
         if !fetched.rejected.is_empty() {
             tracing::warn!(code = %key, source, rejected = ?fetched.rejected, "source rows rejected");
         }
-        let replace = rebased || corrupt > 0;
+        let replace = rebased || corrupt > 0 || unadjusted;
         let raw = match adjust {
             Adjust::Forward => {
                 self.fetch_raw(symbol, table, &fetched, source, replace)

@@ -71,7 +71,7 @@ pub mod market {
         ImportReport, IndexCode, ManualClock, MarketConfig, MarketData, MarketError,
         PortfolioError, PortfolioView, SourceSpec, StatusReport, StockCode, SyncEvent, SyncOutcome,
         SyncStatus, SyncTarget, breaker, calendar_store, date, facade, import, portfolio, sources,
-        universe, watchlist,
+        tdx, universe, watchlist,
     };
 }
 
