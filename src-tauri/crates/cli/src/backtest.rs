@@ -42,8 +42,9 @@ pub struct BacktestArgs {
     #[arg(long, value_name = "PCT|LIST|RANGE", allow_hyphen_values = true)]
     pub take_profit: Option<String>,
     /// open = the next day's open after the signal (default); close = the signal day's
-    /// close. Sweepable: open,close.
-    #[arg(long, value_name = "open|close|LIST")]
+    /// close; 1455 = the signal day's 14:55 price from cached minute bars (single runs;
+    /// refused, naming the picks, where none are cached). Sweepable: open,close.
+    #[arg(long, value_name = "open|close|1455|LIST")]
     pub entry: Option<String>,
     /// The L4 triggers picks come from, joined with +: spring, evr, trend_pb, sos, lps,
     /// compression (default spring+evr+trend_pb). Sweepable: spring+evr,spring+evr+sos.

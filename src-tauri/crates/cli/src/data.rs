@@ -5,6 +5,7 @@
 //! (industry and concept membership).
 
 mod industries;
+mod minute;
 mod names;
 mod tdx;
 
@@ -54,6 +55,10 @@ pub enum DataCommand {
         /// a Tushare token, also every name change and listing/delisting day.
         #[arg(long)]
         list: bool,
+        /// day (default) or minute bars: 60m, 30m, 15m or 5m (the codes named; Eastmoney or
+        /// Tencent, unadjusted, closed bars only).
+        #[arg(long, default_value = "day", conflicts_with_all = ["all", "list", "indices"])]
+        period: String,
         /// Print the sync report as JSON.
         #[arg(long)]
         json: bool,
@@ -99,8 +104,16 @@ pub fn run(a: DataArgs) -> anyhow::Result<ExitCode> {
             all,
             indices,
             list,
+            period,
             json,
-        } => sync(codes, all, indices, list, json),
+        } => match minute::parse_period(&period) {
+            Err(e) => {
+                eprintln!("wyckoff: {e}");
+                Ok(ExitCode::from(EXIT_BAD_INPUT))
+            }
+            Ok(Some(p)) => minute::sync(codes, p, json),
+            Ok(None) => sync(codes, all, indices, list, json),
+        },
         DataCommand::Import { path, tdx, json } => match (tdx, path) {
             (Some(tdx), _) => tdx::import(tdx, json),
             (None, Some(path)) => import(path, json),
@@ -279,20 +292,23 @@ fn status(json: bool) -> anyhow::Result<ExitCode> {
         let desk = desk().await?;
         let report = desk.market().status().await;
         let history = desk.history_counts().await;
+        let minutes = desk.minute_status().await;
         desk.close().await;
-        anyhow::Ok((report?, history?))
+        anyhow::Ok((report?, history?, minutes?))
     });
-    let (report, history) = match report {
+    let (report, history, minutes) = match report {
         Ok(r) => r,
         Err(e) => return Ok(failed(e)),
     };
     if json {
         let mut v = serde_json::to_value(&report)?;
         v["history"] = serde_json::to_value(history)?;
+        v["minute"] = serde_json::to_value(&minutes)?;
         print_json(&v)?;
     } else {
         print_status(&report);
         println!("{}", names::counts_line(&history));
+        minute::print_status(&minutes);
     }
     Ok(ExitCode::SUCCESS)
 }

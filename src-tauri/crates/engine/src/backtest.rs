@@ -58,6 +58,7 @@ use crate::triggers::{Trigger, TriggerKind};
 use crate::{Bar, Board, StockSeries, Universe, bars_as_of};
 
 pub mod sweep;
+pub mod tail;
 pub mod walk_forward;
 
 pub const INITIAL_CASH: f64 = 100_000.0;
@@ -72,7 +73,7 @@ pub enum BacktestError {
     StartAfterEnd { start: u32, end: u32 },
     #[error("不支持的 board 值 '{0}'，可选: all / main / chinext / star / bse")]
     UnknownBoard(String),
-    #[error("entry_price_mode 无效: '{0}'，可选: open / close")]
+    #[error("entry_price_mode 无效: '{0}'，可选: open / close / 1455")]
     BadEntryMode(String),
     #[error("{0} 必须是有限数字")]
     NotANumber(&'static str),
@@ -98,6 +99,16 @@ pub enum BacktestError {
     BadSizing(String),
     #[error("按风险定仓（sizing=risk）需要止损：stop_loss_pct 不能为 0")]
     RiskSizingNeedsStop,
+    /// A 14:55 entry on a day without cached minute bars: nothing is guessed, the run is
+    /// refused naming every such pick.
+    #[error(
+        "14:55 买入需要分钟K线，以下 {count} 个信号日没有缓存（需含 14:55 前的下午K线与 15:00 K线）: {list}。先运行 wyckoff data sync CODE --period 5m（或 15m/30m/60m）"
+    )]
+    MissingMinuteBars {
+        count: usize,
+        list: String,
+        missing: Vec<(String, u32)>,
+    },
 }
 
 impl From<Cancelled> for BacktestError {
@@ -115,6 +126,9 @@ pub enum EntryMode {
     Open,
     /// The signal day's close.
     Close,
+    /// The signal day's price at 14:55, from cached minute bars ([`tail`]).
+    #[serde(rename = "1455")]
+    At1455,
 }
 
 /// §14.11 arguments, validated and clamped.
@@ -343,11 +357,13 @@ pub fn clamp_top_n(n: i64) -> usize {
 }
 
 impl EntryMode {
-    /// `open` (or empty), `close`, or the reference's `tail_1455` (a close on daily bars).
+    /// `open` (or empty), `close`, the reference's `tail_1455` (a close on daily bars), or
+    /// `1455` (the 14:55 price from minute bars).
     pub fn parse(text: &str) -> Result<Self, BacktestError> {
         match text.trim() {
             "" | "open" => Ok(EntryMode::Open),
             "close" | "tail_1455" => Ok(EntryMode::Close),
+            "1455" | "14:55" | "at_1455" => Ok(EntryMode::At1455),
             other => Err(BacktestError::BadEntryMode(other.to_owned())),
         }
     }
@@ -780,6 +796,20 @@ pub fn run_backtest_cancellable(
     simulate(&Tape::new(universe)?, args, signals, cancel)
 }
 
+/// [`run_backtest_cancellable`] with the 14:55 prices an [`EntryMode::At1455`] run buys at;
+/// a pick on a day `tails` lacks refuses the run ([`BacktestError::MissingMinuteBars`]).
+pub fn run_backtest_with_tails(
+    universe: &Universe,
+    args: &BacktestArgs,
+    signals: &mut dyn SignalSource,
+    cancel: &dyn Cancel,
+    tails: &tail::TailEntries,
+) -> Result<BacktestResult, BacktestError> {
+    let mut tape = Tape::new(universe)?;
+    tape.tails = Some(tails);
+    simulate(&tape, args, signals, cancel)
+}
+
 /// The trading calendar the data implies and the code index: computed once, shared by
 /// every run of a sweep.
 pub(crate) struct Tape<'u> {
@@ -787,6 +817,8 @@ pub(crate) struct Tape<'u> {
     /// Every date with a stock bar, ascending (never empty).
     days: Vec<u32>,
     index: HashMap<&'u str, usize>,
+    /// The 14:55 prices, for [`EntryMode::At1455`].
+    tails: Option<&'u tail::TailEntries>,
 }
 
 impl Tape<'_> {
@@ -829,6 +861,7 @@ impl<'u> Tape<'u> {
             universe,
             days,
             index,
+            tails: None,
         })
     }
 
@@ -892,6 +925,9 @@ pub(crate) fn simulate_seeing(
     let mut signal_days = 0;
     // Picks of the previous close, bought at today's open (open mode).
     let mut pending: Vec<(u32, Vec<String>)> = Vec::new();
+    // Picks a 14:55 entry had no minute bars for: the run is refused naming them.
+    let mut no_tail: Vec<(String, u32)> = Vec::new();
+    let mut tail_bars: BTreeMap<String, usize> = BTreeMap::new();
 
     let equity_of = |cash: f64, open: &[Position], date: u32| -> f64 {
         cash + open
@@ -1000,7 +1036,7 @@ pub(crate) fn simulate_seeing(
                             pending.push((day, today_picks));
                             Vec::new()
                         }
-                        EntryMode::Close => vec![(day, today_picks)],
+                        EntryMode::Close | EntryMode::At1455 => vec![(day, today_picks)],
                     }
                 } else {
                     Vec::new()
@@ -1030,6 +1066,20 @@ pub(crate) fn simulate_seeing(
                     let price = match args.entry_price_mode {
                         EntryMode::Open => s.bars[i].open,
                         EntryMode::Close => s.bars[i].close,
+                        EntryMode::At1455 => {
+                            match tape.tails.and_then(|t| t.get(&s.code, day)) {
+                                Some(e) => {
+                                    *tail_bars
+                                        .entry(format!("{}m {:04}", e.period_minutes, e.bar_end))
+                                        .or_default() += 1;
+                                    tail::price_at_1455(s.bars[i].close, e)
+                                }
+                                None => {
+                                    no_tail.push((s.code.clone(), day));
+                                    continue;
+                                }
+                            }
+                        }
                     };
                     if is_at_limit_up(s, i, price) {
                         *skipped.entry("limit_up".into()).or_default() += 1;
@@ -1106,6 +1156,13 @@ pub(crate) fn simulate_seeing(
     }
     // The last day's picks may have come from a screen cut short by a cancel.
     check(cancel)?;
+    if !no_tail.is_empty() {
+        return Err(BacktestError::MissingMinuteBars {
+            count: no_tail.len(),
+            list: tail::missing_list(&no_tail, 20),
+            missing: no_tail,
+        });
+    }
     // What limit-downs still held when the data ran out: valued, not sold.
     for p in open {
         let s = &universe.stocks[p.stock];
@@ -1143,6 +1200,13 @@ pub(crate) fn simulate_seeing(
             -args.stop_loss_pct,
             f64::from(risk_bp) / 100.0,
             args.top_n.max(1)
+        ));
+    }
+    if args.entry_price_mode == EntryMode::At1455 {
+        let read: Vec<String> = tail_bars.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        notes.push(format!(
+            "14:55 买入：信号日 14:55 的价格取自缓存的分钟K线（14:55 前最后一根已收的K线收盘：5 分钟K线即 14:55，15/30/60 分钟为 14:45/14:30/14:00），按当日 15:00 收盘折算到前复权日线；所用K线 {}",
+            if read.is_empty() { "无（没有买入）".to_owned() } else { read.join("，") }
         ));
     }
     let as_of_notes = tape.as_of_notes(args.board, first_day, last_day);

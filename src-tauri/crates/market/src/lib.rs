@@ -36,6 +36,7 @@ pub mod import;
 pub mod industries;
 pub mod meta;
 pub mod minute;
+pub mod minute_chart;
 pub mod minute_sync;
 pub mod name_import;
 pub mod notes;

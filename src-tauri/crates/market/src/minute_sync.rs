@@ -333,7 +333,8 @@ mod tests {
     #[test]
     fn tail_price_is_the_last_bar_by_1455_never_later() {
         // (bars of one day, period, expected (bar_end, price) or none)
-        let cases: Vec<(Vec<MinuteBar>, MinutePeriod, Option<(u16, f64)>)> = vec![
+        type Case = (Vec<MinuteBar>, MinutePeriod, Option<(u16, f64)>);
+        let cases: Vec<Case> = vec![
             (
                 vec![
                     bar(202_412_021_450, 10.0),

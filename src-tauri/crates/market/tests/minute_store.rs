@@ -1,6 +1,8 @@
 //! Minute bars through the store on a real `wyckoff.db`: what goes in comes back bit for
 //! bit, and a bar costs at most 20 bytes on disk (the file's growth, not only the BLOB).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use wyckoff_market::minute::{MinuteBar, MinutePeriod, MinuteStore, from_datetime};
 use wyckoff_market::minute_sync::tail_prices_cached;
 use wyckoff_market::{MarketConfig, MarketData};

@@ -63,6 +63,8 @@ pub mod market {
         IndustriesImportError, IndustriesImportReport, IndustriesImportStatus, IndustryCoverage,
         IndustrySource, LoadInfo, LoadWrite, MemberKind,
     };
+    /// Minute bars: the store, their sync and the stock page at a minute period.
+    pub use wyckoff_market::{minute, minute_chart, minute_sync};
     pub use wyckoff_market::name_import::{
         BadLine, LineProblem, NamesImportError, NamesImportReport, NamesImportStatus,
     };

@@ -49,6 +49,7 @@ pub mod desk;
 mod desk_history;
 mod desk_ledger;
 mod desk_market_map;
+mod desk_minute;
 pub mod desk_onboarding;
 pub mod desk_quotes;
 mod desk_work;

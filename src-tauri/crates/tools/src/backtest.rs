@@ -122,6 +122,7 @@ fn backtest_worker(
     args: &BacktestArgs,
     cancel: &dyn Cancel,
     tx: ProgressTx,
+    tails: Option<&wyckoff_engine::backtest::tail::TailEntries>,
 ) -> Result<(BacktestResult, usize), BacktestError> {
     let total = {
         let mut d: Vec<u32> = universe
@@ -144,7 +145,16 @@ fn backtest_worker(
                 done: 0,
                 total,
             };
-            let r = run_backtest_cancellable(universe, args, &mut signals, cancel);
+            let r = match tails {
+                Some(t) => wyckoff_engine::backtest::run_backtest_with_tails(
+                    universe,
+                    args,
+                    &mut signals,
+                    cancel,
+                    t,
+                ),
+                None => run_backtest_cancellable(universe, args, &mut signals, cancel),
+            };
             screened_days = signals.done;
             r.map(|r| (r, signals.inner.gated_days))
         });
@@ -434,6 +444,7 @@ pub async fn run(
     progress: &ProgressHandle,
 ) -> Result<Value, ToolError> {
     let (grid, best_by, walk_forward, sizing) = parse_args(args, today(md))?;
+    let tails = tails_for(md, &grid, walk_forward.is_some()).await?;
     progress.report("加载K线", "读取本地缓存", Some(0.02));
     // Everything is loaded; the backtest itself reads only bars known at each day.
     let loaded = md
@@ -465,7 +476,7 @@ pub async fn run(
             ..grid.args([0; wyckoff_engine::backtest::sweep::AXES])
         };
         let (result, gated) = on_worker(progress, move |cancel, tx| {
-            backtest_worker(&universe, &bt_args, cancel, tx)
+            backtest_worker(&universe, &bt_args, cancel, tx, tails.as_ref())
         })
         .await?;
         progress.report(
@@ -486,6 +497,33 @@ pub async fn run(
     let mut v = sweep_value(&grid, cells, best_by, &report)?;
     round_tree(&mut v);
     Ok(v)
+}
+
+/// The 14:55 prices cached over the period, when the entry is at 14:55 (a single backtest
+/// only: a sweep or walk-forward with it is refused).
+async fn tails_for(
+    md: &MarketData,
+    grid: &SweepGrid,
+    walk_forward: bool,
+) -> Result<Option<wyckoff_engine::backtest::tail::TailEntries>, ToolError> {
+    use wyckoff_engine::backtest::EntryMode;
+    if !grid.entry_price_mode.contains(&EntryMode::At1455) {
+        return Ok(None);
+    }
+    if walk_forward || !grid.is_single() {
+        return Err(ToolError::InvalidArgs(
+            "14:55 买入（entry 1455）只用于单次回测，不能参数扫描或滚动检验".into(),
+        ));
+    }
+    let a = grid.args([0; wyckoff_engine::backtest::sweep::AXES]);
+    let prices = wyckoff_market::minute_sync::tail_prices_cached(md, a.start, a.end)
+        .await
+        .map_err(|e| ToolError::Failed(format!("读取分钟K线缓存失败: {e}")))?;
+    Ok(Some(wyckoff_engine::backtest::tail::TailEntries::new(
+        prices.into_iter().map(|((code, day), t)| {
+            (code, day, t.price, t.day_close, t.bar_end, t.period.minutes())
+        }),
+    )))
 }
 
 fn to_value(v: &impl serde::Serialize) -> Result<Value, ToolError> {
