@@ -116,11 +116,17 @@ pub trait ToolSource: Send + Sync {
     fn tools(&self) -> Arc<Vec<Arc<dyn Tool>>>;
 }
 
+/// Tells the tools that change something from those that only read.
+pub type WriterCheck = Arc<dyn Fn(&ToolSpec) -> bool + Send + Sync>;
+
 #[derive(Default)]
 pub struct ToolRegistry {
     order: Vec<String>,
     tools: HashMap<String, Arc<dyn Tool>>,
     sources: Vec<Arc<dyn ToolSource>>,
+    /// Set for a reader's registry (a chat bot's): writers are not offered to the model,
+    /// and a call of one all the same must pass the approval gate.
+    writers_gated: Option<WriterCheck>,
 }
 
 impl ToolRegistry {
@@ -146,6 +152,16 @@ impl ToolRegistry {
     /// Adds tools that come and go (see [`ToolSource`]); a name registered here wins.
     pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
         self.sources.push(source);
+    }
+
+    /// Offers the model only the tools `is_writer` says read, and sends every call of a
+    /// writer through the approval gate, whatever its own spec says.
+    pub fn gate_writers(&mut self, is_writer: WriterCheck) {
+        self.writers_gated = Some(is_writer);
+    }
+
+    fn gated(&self, spec: &ToolSpec) -> bool {
+        self.writers_gated.as_ref().is_some_and(|w| w(spec))
     }
 
     /// Every tool now: the registered ones in order, then the sources'.
@@ -192,6 +208,7 @@ impl ToolRegistry {
         self.all()
             .iter()
             .filter(|t| allowed.is_none_or(|a| a.iter().any(|x| *x == t.spec().name)))
+            .filter(|t| !self.gated(t.spec()))
             .map(|t| t.schema().clone())
             .collect()
     }
@@ -263,7 +280,10 @@ impl ToolRegistry {
                 "tool_not_found",
             );
         };
-        let spec = tool.spec().clone();
+        let mut spec = tool.spec().clone();
+        if self.gated(&spec) {
+            spec.requires_approval = true;
+        }
         let parameters = &tool.schema().parameters;
         let mut args = match validate_args(parameters, &call.args) {
             Ok(a) => a,
@@ -482,5 +502,53 @@ mod tests {
         assert!(reg.contains("mcp__a__y") && !reg.contains("mcp__a__x"));
         let schemas: Vec<String> = reg.schemas(None).into_iter().map(|s| s.name).collect();
         assert_eq!(schemas, ["own", "mcp__a__y"]);
+    }
+
+    #[tokio::test]
+    async fn gated_writers_are_not_offered_and_their_calls_pass_the_gate() {
+        let ran = Arc::new(Mutex::new(0));
+        let counter = ran.clone();
+        // A writer that asks for nothing itself (an MCP server's trusted tool).
+        let writer: Arc<dyn Tool> = Arc::new(FnTool::new(
+            ToolSpec::new("mcp__s__put", "put"),
+            "d",
+            json!({"type": "object", "properties": {}}),
+            move |_, _| {
+                *counter.lock().unwrap() += 1;
+                async { Ok(json!({})) }
+            },
+        ));
+        let mut reg = ToolRegistry::empty();
+        reg.register(tool("reader", "r"));
+        reg.register(writer);
+        reg.gate_writers(Arc::new(|spec: &ToolSpec| spec.name.starts_with("mcp__")));
+        let offered: Vec<String> = reg.schemas(None).into_iter().map(|s| s.name).collect();
+        assert_eq!(offered, ["reader"]);
+        assert!(
+            reg.contains("mcp__s__put"),
+            "still callable through the gate"
+        );
+
+        let clock: Arc<dyn Clock> = Arc::new(crate::SystemClock);
+        let env = ExecEnv {
+            session_id: "s".into(),
+            gate: Arc::new(ApprovalGate::new(
+                Arc::new(crate::HeadlessApprover::Never),
+                Duration::from_secs(1),
+                clock.clone(),
+            )),
+            sink: Arc::new(crate::NullSink),
+            cancel: CancellationToken::new(),
+            background: None,
+            results: None,
+            clock,
+            tool_timeout: None,
+        };
+        let call = ToolCall::new("c1".to_owned(), "mcp__s__put".to_owned(), json!({}));
+        let outcome = reg.execute(&call, &env).await;
+        assert!(outcome.is_error, "{outcome:?}");
+        assert_eq!(*ran.lock().unwrap(), 0, "the writer ran without approval");
+        let call = ToolCall::new("c2".to_owned(), "reader".to_owned(), json!({}));
+        assert!(!reg.execute(&call, &env).await.is_error);
     }
 }

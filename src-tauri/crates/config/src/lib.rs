@@ -11,5 +11,7 @@ pub mod settings;
 
 pub use home::DataHome;
 pub use lease::ProcessLease;
-pub use secrets::{KeySource, KeyStatus, NamedSecret, PushSecret, SecretError, SecretId, Secrets};
+pub use secrets::{
+    BotSecret, KeySource, KeyStatus, NamedSecret, PushSecret, SecretError, SecretId, Secrets,
+};
 pub use settings::{Settings, SettingsError, SharedSettings};

@@ -236,6 +236,32 @@ impl PushSecret {
     }
 }
 
+/// A chat bot's token (Telegram's bot token, a platform's app secret). Keychain account
+/// `bot:NAME`, overridden by `WYCKOFF_BOT_TOKEN_<NAME>` for headless use.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BotSecret(pub String);
+
+impl BotSecret {
+    pub fn account(&self) -> String {
+        format!("bot:{}", self.0)
+    }
+
+    pub fn env_var(&self) -> String {
+        let upper: String = self
+            .0
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("WYCKOFF_BOT_TOKEN_{upper}")
+    }
+}
+
 /// A secret value. `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SecretValue(String);
@@ -498,6 +524,21 @@ impl Secrets {
 
     /// Removes a push channel's secret from the keychain.
     pub fn delete_push(&self, secret: &PushSecret) -> Result<(), SecretError> {
+        self.remove(&secret.account())
+    }
+
+    /// A chat bot's token, resolved like [`Secrets::get`].
+    pub fn get_bot(&self, secret: &BotSecret) -> Option<(SecretValue, KeySource)> {
+        self.lookup(&secret.account(), &[secret.env_var()])
+    }
+
+    /// Stores a chat bot's token in the keychain (see [`Secrets::set`]).
+    pub fn set_bot(&self, secret: &BotSecret, value: &str) -> Result<KeySource, SecretError> {
+        self.store(&secret.account(), value)
+    }
+
+    /// Removes a chat bot's token from the keychain.
+    pub fn delete_bot(&self, secret: &BotSecret) -> Result<(), SecretError> {
         self.remove(&secret.account())
     }
 

@@ -48,6 +48,8 @@ pub enum SessionError {
     Journal(#[from] wyckoff_journal::JournalError),
     #[error(transparent)]
     Schedules(#[from] Box<crate::scheduler::SchedulerError>),
+    #[error(transparent)]
+    Bots(#[from] crate::bot_store::BotError),
     #[error("a turn is already running in conversation '{0}': wait for it or cancel it")]
     Busy(String),
     #[error(
