@@ -44,8 +44,10 @@
 
 pub mod approvals;
 pub mod beijing;
+pub mod bot_store;
 pub mod connection;
 pub mod desk;
+pub mod desk_bots;
 mod desk_history;
 mod desk_ledger;
 mod desk_market_map;
@@ -137,6 +139,8 @@ pub struct Services {
     /// Finished tasks and schedule runs, approvals waiting: to the push channels that
     /// take them.
     push: Arc<push_relay::PushRelay>,
+    /// The chat bots: their conversations' sessions offer the model no writer.
+    bots: bot_store::BotStore,
 }
 
 /// How to build one session.
@@ -234,11 +238,13 @@ impl Services {
                 Box::pin(async move { relay.approval_queued(&request, now).await })
             })
         });
+        let bots = bot_store::BotStore::new(pool.clone()).await?;
         let mcp = Arc::new(wyckoff_mcp::agent_tools::McpHub::with_secrets(
             secrets.clone(),
             wyckoff_mcp::client::DEFAULT_CONNECT_TIMEOUT,
         ));
         Ok(Services {
+            bots,
             skills,
             inbox,
             mcp,
@@ -471,6 +477,11 @@ impl Services {
         // reaches this open session too.
         self.offer_mcp_tools().await;
         registry.add_source(self.mcp.source());
+        // A chat bot's conversation, whoever opens it: the model is offered no tool that
+        // writes, and a call of one all the same waits for the owner in the gate.
+        if self.bots.conversation_chat(&conversation.id).await?.is_some() {
+            registry.gate_writers(Arc::new(bot_store::is_writer));
+        }
         let mut runtime = Runtime::new(
             resolved.main.clone(),
             Arc::new(registry),
