@@ -6,6 +6,7 @@ mod alerts;
 mod analyze;
 mod approvals;
 mod backtest;
+mod bot;
 mod conversations;
 mod data;
 mod doctor;
@@ -115,6 +116,8 @@ enum Command {
     Approvals(approvals::ApprovalsArgs),
     /// The engine's read-only tools for other agents over MCP: `wyckoff mcp serve [--http ADDR]`.
     Mcp(mcp::McpArgs),
+    /// Two-way chat bots (Telegram): add, secret, list, remove, test, pair CODE, approver, run.
+    Bot(bot::BotArgs),
     /// The skills `/name args` invokes (built-in and $WYCKOFF_HOME/skills/*.md), with warnings.
     Skills(skills::SkillsArgs),
 }
@@ -155,6 +158,7 @@ fn main() -> std::process::ExitCode {
             | Command::Approvals(_)
             | Command::Schedule(_)
             | Command::Daemon(_)
+            | Command::Bot(_)
     )
     .then(|| {
         let home = wyckoff_config::DataHome::from_env();
@@ -189,6 +193,7 @@ fn main() -> std::process::ExitCode {
         Command::Conversations(args) => conversations::run(args),
         Command::Schedule(args) => schedule::run(args),
         Command::Daemon(args) => schedule::daemon(args),
+        Command::Bot(args) => bot::run(args),
     };
     match result {
         Ok(code) => code,

@@ -638,6 +638,15 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         // scripts; the long-running daemon keeps its runs' ends in their records and exits
         // 1 only for its own failure (a pass that could not run).
         let single = args.once || fixed;
+        // The long-running daemon serves the chat bots beside its schedules.
+        let bots = (!single).then(|| {
+            tokio::spawn(wyckoff_bot::serve_all(
+                desk.clone(),
+                &[],
+                wyckoff_bot::ServeOptions::default(),
+                stop.draining.clone(),
+            ))
+        });
         let mut failed = false;
         loop {
             let now = if fixed { first } else { Utc::now() };
@@ -666,6 +675,11 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
                 _ = tokio::time::sleep(POLL) => {}
                 _ = stop.draining.cancelled() => break,
             }
+        }
+        if let Some(bots) = bots
+            && let Ok(Err(e)) = bots.await
+        {
+            eprintln!("wyckoff: chat bots: {e}");
         }
         desk.close().await;
         drop(desk);

@@ -1,0 +1,236 @@
+//! The answer as a chat shows it: the model's Markdown in the platform's dialect, split to
+//! the platform's size limit, and the reconnect delay. Pure functions.
+
+use std::time::Duration;
+
+use wyckoff_session::bot_store::PendingPairing;
+use wyckoff_session::desk_bots::BotAnswer;
+
+/// Telegram's limit for one message's text.
+pub const TELEGRAM_LIMIT: usize = 4096;
+
+/// Telegram counts UTF-16 code units; so does this (an emoji counts two).
+fn units(text: &str) -> usize {
+    text.encode_utf16().count()
+}
+
+/// The model's Markdown in Telegram's (legacy) Markdown: `**bold**` and headings become
+/// `*bold*`; code blocks stay as they are. A message Telegram cannot parse is sent again
+/// as plain text by the client.
+pub fn telegram_markdown(text: &str) -> String {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            out.push(line.to_owned());
+            continue;
+        }
+        if in_code {
+            out.push(line.to_owned());
+            continue;
+        }
+        let trimmed = line.trim_start();
+        let heading = trimmed.trim_start_matches('#');
+        let line = if trimmed.starts_with('#') && heading.starts_with(' ') {
+            format!("*{}*", heading.trim().replace("**", ""))
+        } else {
+            line.replace("**", "*")
+        };
+        out.push(line);
+    }
+    out.join("\n")
+}
+
+/// Splits `text` into messages of at most `limit` units: at line ends where it can, a
+/// longer line at character boundaries; a code block cut in two is closed at the end of
+/// one part and opened again at the start of the next.
+pub fn split(text: &str, limit: usize) -> Vec<String> {
+    const FENCE: &str = "```";
+    // Room for a fence closed and one opened again in every part.
+    let room = limit.saturating_sub(2 * (FENCE.len() + 1)).max(1);
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut in_code = false;
+    let push = |current: &mut String, in_code: bool, parts: &mut Vec<String>| {
+        if current.trim().is_empty() {
+            current.clear();
+            return;
+        }
+        let mut part = std::mem::take(current);
+        if in_code {
+            part.push('\n');
+            part.push_str(FENCE);
+        }
+        parts.push(part);
+        if in_code {
+            current.push_str(FENCE);
+            current.push('\n');
+        }
+    };
+    for line in text.lines() {
+        // A line longer than a whole part goes in pieces.
+        let mut pieces: Vec<String> = Vec::new();
+        let mut piece = String::new();
+        for c in line.chars() {
+            if units(&piece) + c.len_utf16() > room {
+                pieces.push(std::mem::take(&mut piece));
+            }
+            piece.push(c);
+        }
+        pieces.push(piece);
+        for piece in pieces {
+            let extra = usize::from(!current.is_empty());
+            if units(&current) + extra + units(&piece) > room {
+                push(&mut current, in_code, &mut parts);
+            }
+            if !current.is_empty() {
+                current.push('\n');
+            }
+            current.push_str(&piece);
+        }
+        if line.trim_start().starts_with(FENCE) {
+            in_code = !in_code;
+        }
+    }
+    push(&mut current, false, &mut parts);
+    parts
+}
+
+/// The wait before reconnect attempt `failures` (1, 2, …): doubling from `base`, at most
+/// `max`.
+pub fn backoff(failures: u32, base: Duration, max: Duration) -> Duration {
+    let shift = failures.saturating_sub(1).min(16);
+    base.saturating_mul(1u32 << shift).min(max)
+}
+
+/// What an unknown sender is told: the code and how the owner uses it, nothing else.
+pub fn pairing_text(pairing: &PendingPairing) -> String {
+    format!(
+        "这个机器人只回答主人配对过的用户。\n配对码：{}（1 小时内有效）\n请主人在电脑上运行：wyckoff bot pair {}",
+        pairing.code, pairing.code
+    )
+}
+
+/// The answer to a message that went to the desk.
+pub fn answer_text(answer: &BotAnswer) -> String {
+    match answer {
+        BotAnswer::Answer {
+            tool_lines,
+            text,
+            approvals,
+            ..
+        } => {
+            let mut out = Vec::new();
+            if !tool_lines.is_empty() {
+                out.push(tool_lines.join("\n"));
+            }
+            if !text.trim().is_empty() {
+                out.push(text.trim().to_owned());
+            }
+            for ask in approvals {
+                out.push(format!(
+                    "需要审批：{}（请求 {}）\n审批人回复 /approve {} {} 批准，或 /deny {} {} 拒绝；主人也可在桌面端或命令行处理。",
+                    ask.display_name,
+                    ask.request_id,
+                    ask.request_id,
+                    ask.code,
+                    ask.request_id,
+                    ask.code
+                ));
+            }
+            if out.is_empty() {
+                "（没有回答）".to_owned()
+            } else {
+                out.join("\n\n")
+            }
+        }
+        BotAnswer::BudgetSpent { used, budget } => {
+            format!("今日额度已用完：已用 {used} / {budget} tokens。明天再来，或请主人调高额度。")
+        }
+        BotAnswer::RateLimited { limit } => {
+            format!("发送太频繁：每分钟最多 {limit} 条，请稍后再试。")
+        }
+        BotAnswer::Failed { message } => format!("没有完成：{message}"),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_becomes_telegrams_dialect() {
+        let cases = [
+            ("**吸筹** 阶段", "*吸筹* 阶段"),
+            ("## 结论", "*结论*"),
+            ("#hashtag", "#hashtag"),
+            ("```\n**x**\n```", "```\n**x**\n```"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(telegram_markdown(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn splits_fit_the_limit_and_lose_nothing() {
+        let short = "一行\n两行";
+        assert_eq!(split(short, TELEGRAM_LIMIT), vec![short.to_owned()]);
+
+        let long: String = (0..500).map(|i| format!("第{i}行 威科夫\n")).collect();
+        let parts = split(&long, 1000);
+        assert!(parts.len() > 1);
+        assert!(parts.iter().all(|p| units(p) <= 1000), "{parts:?}");
+        assert_eq!(parts.join("\n"), long.trim_end());
+
+        // One line longer than a part.
+        let line = "量".repeat(2500);
+        let parts = split(&line, 1000);
+        assert!(parts.iter().all(|p| units(p) <= 1000));
+        assert_eq!(parts.concat(), line);
+    }
+
+    #[test]
+    fn a_code_block_cut_in_two_is_closed_and_reopened() {
+        let body: String = (0..100).map(|i| format!("row {i:03}\n")).collect();
+        let text = format!("表：\n```\n{body}```\n完");
+        let parts = split(&text, 300);
+        assert!(parts.len() > 2);
+        for p in &parts {
+            assert!(units(p) <= 300);
+            assert_eq!(p.matches("```").count() % 2, 0, "unbalanced: {p}");
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_to_its_cap() {
+        let (base, max) = (Duration::from_millis(500), Duration::from_secs(8));
+        let cases = [
+            (1, 500),
+            (2, 1000),
+            (3, 2000),
+            (5, 8000),
+            (9, 8000),
+            (40, 8000),
+        ];
+        for (failures, ms) in cases {
+            assert_eq!(backoff(failures, base, max), Duration::from_millis(ms));
+        }
+    }
+
+    #[test]
+    fn limits_are_said_with_their_numbers() {
+        assert_eq!(
+            answer_text(&BotAnswer::RateLimited { limit: 2 }),
+            "发送太频繁：每分钟最多 2 条，请稍后再试。"
+        );
+        assert!(
+            answer_text(&BotAnswer::BudgetSpent {
+                used: 1230,
+                budget: 1000
+            })
+            .contains("1230 / 1000")
+        );
+    }
+}

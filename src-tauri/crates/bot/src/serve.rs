@@ -1,0 +1,253 @@
+//! Serving the bots: each Telegram bot long-polls from the offset the desk keeps, hands
+//! every update to the desk once (a redelivered update is a duplicate there), answers, and
+//! after a dropped connection tries again with a doubling wait.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use wyckoff_session::Desk;
+use wyckoff_session::bot_store::{BotInfo, BotKind};
+use wyckoff_session::desk_bots::{Admission, Inbound};
+
+use crate::command::{BotCommand, HELP, parse, prompt};
+use crate::format::{answer_text, backoff, pairing_text};
+use crate::telegram::{TelegramClient, TelegramError, Update};
+
+/// How the bots are served.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// How long one `getUpdates` waits for a message.
+    pub poll: Duration,
+    /// The first wait after a failure (doubling after each failure in a row).
+    pub retry_base: Duration,
+    pub retry_max: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            poll: Duration::from_secs(25),
+            retry_base: Duration::from_secs(1),
+            retry_max: Duration::from_secs(60),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("{0}")]
+    Desk(#[from] wyckoff_session::SessionError),
+    #[error("bot '{0}' has no token: `wyckoff bot secret {0}` (or WYCKOFF_BOT_TOKEN_<NAME>)")]
+    NoToken(String),
+    #[error("bot '{bot}': {kind} bots cannot be served yet (Telegram can)")]
+    Unsupported { bot: String, kind: &'static str },
+    #[error("bot '{bot}': {source}")]
+    Telegram {
+        bot: String,
+        #[source]
+        source: TelegramError,
+    },
+}
+
+/// A client for the bot, with its token from the desk.
+pub fn telegram_client(
+    desk: &Desk,
+    bot: &BotInfo,
+    poll: Duration,
+) -> Result<TelegramClient, ServeError> {
+    if bot.kind != BotKind::Telegram {
+        return Err(ServeError::Unsupported {
+            bot: bot.name.clone(),
+            kind: bot.kind.as_str(),
+        });
+    }
+    let token = desk
+        .bot_token(&bot.name)
+        .ok_or_else(|| ServeError::NoToken(bot.name.clone()))?;
+    let proxy = desk.settings().proxy;
+    TelegramClient::new(bot.api_url.as_deref(), &token, proxy.as_deref(), poll).map_err(|source| {
+        ServeError::Telegram {
+            bot: bot.name.clone(),
+            source,
+        }
+    })
+}
+
+/// `getMe` with the bot's token: the bot's username when the platform accepts it.
+pub async fn test(desk: &Desk, name: &str) -> Result<String, ServeError> {
+    let bot = desk.bot(name).await?;
+    let client = telegram_client(desk, &bot, Duration::from_secs(5))?;
+    let me = client
+        .get_me()
+        .await
+        .map_err(|source| ServeError::Telegram {
+            bot: name.to_owned(),
+            source,
+        })?;
+    Ok(me
+        .username
+        .or(me.first_name)
+        .unwrap_or_else(|| me.id.to_string()))
+}
+
+/// Serves every Telegram bot with a token (or the `only` ones) until `stop`; a bot that
+/// cannot be served is said in the log and the rest go on. Ends when all have ended.
+pub async fn serve_all(
+    desk: Arc<Desk>,
+    only: &[String],
+    options: ServeOptions,
+    stop: CancellationToken,
+) -> Result<usize, ServeError> {
+    let mut set = tokio::task::JoinSet::new();
+    for summary in desk.bot_list().await? {
+        let bot = summary.bot;
+        if !only.is_empty() && !only.contains(&bot.name) {
+            continue;
+        }
+        let client = match telegram_client(&desk, &bot, options.poll) {
+            Ok(c) => c,
+            Err(e) => {
+                if only.is_empty() {
+                    tracing::warn!("{e}");
+                    continue;
+                }
+                return Err(e);
+            }
+        };
+        let (desk, options, stop) = (desk.clone(), options.clone(), stop.clone());
+        set.spawn(async move {
+            serve_telegram(desk, bot.name.clone(), client, options, stop).await;
+        });
+    }
+    let served = set.len();
+    while set.join_next().await.is_some() {}
+    Ok(served)
+}
+
+/// One Telegram bot's loop.
+pub async fn serve_telegram(
+    desk: Arc<Desk>,
+    name: String,
+    client: TelegramClient,
+    options: ServeOptions,
+    stop: CancellationToken,
+) {
+    tracing::info!(bot = %name, "serving");
+    let mut failures: u32 = 0;
+    loop {
+        let offset = match desk.bot_next_update(&name).await {
+            Ok(o) => o,
+            Err(e) => {
+                tracing::error!(bot = %name, "stopped: {e}");
+                return;
+            }
+        };
+        let polled = tokio::select! {
+            () = stop.cancelled() => return,
+            r = client.get_updates(offset, options.poll) => r,
+        };
+        let wait = match polled {
+            Ok(updates) => {
+                if failures > 0 {
+                    tracing::info!(bot = %name, failures, "reconnected");
+                }
+                failures = 0;
+                for update in updates {
+                    if stop.is_cancelled() {
+                        return;
+                    }
+                    if let Err(e) = handle(&desk, &name, &client, update).await {
+                        tracing::warn!(bot = %name, "an update was not answered: {e}");
+                    }
+                }
+                continue;
+            }
+            Err(TelegramError::Unauthorized) => {
+                tracing::error!(bot = %name, "{}", TelegramError::Unauthorized);
+                return;
+            }
+            Err(TelegramError::RetryAfter(secs)) => Duration::from_secs(secs),
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                let wait = backoff(failures, options.retry_base, options.retry_max);
+                tracing::warn!(bot = %name, failures, ?wait, "polling failed, trying again: {e}");
+                wait
+            }
+        };
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// One update: through the desk's gate, then the command.
+async fn handle(
+    desk: &Desk,
+    bot: &str,
+    client: &TelegramClient,
+    update: Update,
+) -> Result<(), ServeError> {
+    let tg = |source| ServeError::Telegram {
+        bot: bot.to_owned(),
+        source,
+    };
+    let Some(message) = update.message else {
+        // Nothing to answer; the offset still moves past it.
+        desk.bot_skip_update(bot, update.update_id).await?;
+        return Ok(());
+    };
+    let Some(from) = message.from.as_ref() else {
+        desk.bot_skip_update(bot, update.update_id).await?;
+        return Ok(());
+    };
+    let chat_id = message.chat.id;
+    let inbound = Inbound {
+        bot: bot.to_owned(),
+        update_id: update.update_id,
+        chat_id: chat_id.to_string(),
+        group: message.chat.kind != "private",
+        sender_id: from.id.to_string(),
+        sender_label: from
+            .username
+            .clone()
+            .or_else(|| from.first_name.clone())
+            .unwrap_or_else(|| from.id.to_string()),
+        text: message.text.clone().unwrap_or_default(),
+    };
+    match desk.bot_admit(&inbound).await? {
+        Admission::Duplicate | Admission::PairingFull => return Ok(()),
+        Admission::Pairing(pairing) => {
+            return client
+                .send_plain(chat_id, &pairing_text(&pairing))
+                .await
+                .map_err(tg);
+        }
+        Admission::Paired(_) => {}
+    }
+    let command = parse(&inbound.text);
+    let reply = match &command {
+        BotCommand::Help => HELP.to_owned(),
+        BotCommand::Usage(usage) => usage.clone(),
+        BotCommand::New => {
+            desk.bot_new_conversation(&inbound).await?;
+            "好的，下一条消息开始新的对话。".to_owned()
+        }
+        BotCommand::Approve { id, code } => {
+            desk.bot_decide(&inbound, id, code.as_deref(), true).await?
+        }
+        BotCommand::Deny { id, code } => {
+            desk.bot_decide(&inbound, id, code.as_deref(), false)
+                .await?
+        }
+        other => match prompt(other) {
+            Some(prompt) => {
+                let _ = client.send_typing(chat_id).await;
+                answer_text(&desk.bot_ask(&inbound, &prompt).await?)
+            }
+            None => "只支持文字消息。".to_owned(),
+        },
+    };
+    client.send_text(chat_id, &reply).await.map_err(tg)
+}
