@@ -255,7 +255,44 @@ fn preview_line(preview: &ApprovalPreview) -> String {
             format!("{verb} {path}\n{}", diff.trim_end().replace('\n', "\n    "))
         }
         ApprovalPreview::Invalid { reason } => format!("will be refused: {reason}"),
+        ApprovalPreview::BuySizing(b) => buy_sizing_line(b),
     }
+}
+
+/// A buy's sizing: the rules' shares, stop and risk beside the proposed, and each breached
+/// limit.
+fn buy_sizing_line(b: &wyckoff_protocol::BuyPreview) -> String {
+    let yuan = |fen: i64| format!("{:.2}", fen as f64 / 100.0);
+    let mut out = match &b.sizing {
+        Some(s) => format!(
+            "buy {} {}: proposed {} shares (risk {} yuan, {:.2}%); rules give {} shares, stop {:.2} ({}), risk {} yuan ({:.2}%)",
+            b.code,
+            b.name,
+            b.proposed_shares,
+            yuan(s.proposed_risk_fen),
+            s.proposed_risk_pct,
+            s.shares,
+            s.stop_e6 as f64 / 1e6,
+            s.stop_from,
+            yuan(s.risk_fen),
+            s.risk_pct
+        ),
+        None => format!(
+            "buy {} {}: {} shares, not sized: {}",
+            b.code,
+            b.name,
+            b.proposed_shares,
+            b.unavailable.as_deref().unwrap_or("")
+        ),
+    };
+    for breach in &b.breaches {
+        out.push_str(&format!(
+            "\n    breaks {}: {}",
+            breach.name(),
+            breach.describe()
+        ));
+    }
+    out
 }
 
 async fn log(inbox: &InboxStore, json: bool) -> anyhow::Result<ExitCode> {

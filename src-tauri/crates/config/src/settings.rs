@@ -88,6 +88,86 @@ pub struct Settings {
     /// Scratchpads, offloaded tool results and context archives older than this are
     /// removed, unless a stored conversation still points to them.
     pub retention_days: i32,
+    /// Sizing by risk and the account's limits (see [`RiskSettings`]).
+    pub risk: RiskSettings,
+}
+
+/// How buys are sized and what guards the account. Percents of equity; a limit of 0 is
+/// off (the brake's stop-out window excepted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct RiskSettings {
+    /// Equity at risk to the stop per trade.
+    pub risk_per_trade_pct: f64,
+    /// The most one position may cost.
+    pub max_position_pct: f64,
+    /// Open risk to the stops of all positions ("heat").
+    pub max_heat_pct: f64,
+    /// One industry's market value.
+    pub max_industry_pct: f64,
+    pub max_positions: i32,
+    /// No new buy while NAV is this far below its high.
+    pub drawdown_brake_pct: f64,
+    /// No new buy after this many losing sales within `stop_out_days` calendar days.
+    pub max_stop_outs: i32,
+    pub stop_out_days: i32,
+}
+
+impl Default for RiskSettings {
+    fn default() -> Self {
+        RiskSettings {
+            risk_per_trade_pct: 1.0,
+            max_position_pct: 20.0,
+            max_heat_pct: 6.0,
+            max_industry_pct: 30.0,
+            max_positions: 8,
+            drawdown_brake_pct: 15.0,
+            max_stop_outs: 3,
+            stop_out_days: 10,
+        }
+    }
+}
+
+/// Valid ranges of [`RiskSettings`].
+pub const MAX_POSITIONS_RANGE: (i32, i32) = (0, 200);
+pub const MAX_STOP_OUTS_RANGE: (i32, i32) = (0, 100);
+pub const STOP_OUT_DAYS_RANGE: (i32, i32) = (1, 365);
+
+impl RiskSettings {
+    /// Checks every field; the first problem found is returned, named `risk.<field>`.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        // Sizing needs a budget; the limits may be off (0).
+        for (field, v, min) in [
+            ("risk_per_trade_pct", self.risk_per_trade_pct, 0.01),
+            ("max_position_pct", self.max_position_pct, 0.01),
+            ("max_heat_pct", self.max_heat_pct, 0.0),
+            ("max_industry_pct", self.max_industry_pct, 0.0),
+            ("drawdown_brake_pct", self.drawdown_brake_pct, 0.0),
+        ] {
+            if !v.is_finite() || v < min || v > 100.0 {
+                let off = if min == 0.0 { " (0 turns it off)" } else { "" };
+                return Err(invalid(
+                    format!("risk.{field}"),
+                    format!("must be a percent between {min} and 100{off} (got {v})"),
+                ));
+            }
+        }
+        check_range(
+            "risk.max_positions",
+            self.max_positions,
+            MAX_POSITIONS_RANGE,
+        )?;
+        check_range(
+            "risk.max_stop_outs",
+            self.max_stop_outs,
+            MAX_STOP_OUTS_RANGE,
+        )?;
+        check_range(
+            "risk.stop_out_days",
+            self.stop_out_days,
+            STOP_OUT_DAYS_RANGE,
+        )?;
+        Ok(())
+    }
 }
 
 impl Default for Settings {
@@ -115,6 +195,7 @@ impl Default for Settings {
             allow_private_web_fetch: false,
             file_roots: Vec::new(),
             retention_days: 30,
+            risk: RiskSettings::default(),
         }
     }
 }
@@ -338,6 +419,7 @@ impl Settings {
         }
 
         validate_file_roots(&self.file_roots)?;
+        self.risk.validate()?;
 
         let mut sources = HashSet::new();
         for s in &self.data_sources {
@@ -404,7 +486,15 @@ fn with_defaults(doc: Value) -> Value {
         _ => return doc,
     };
     match doc {
-        Value::Object(fields) => {
+        Value::Object(mut fields) => {
+            // A section written by an older version may lack some of its fields.
+            if let (Some(Value::Object(given)), Some(Value::Object(defaults))) =
+                (fields.get_mut("risk"), base.get("risk"))
+            {
+                for (k, v) in defaults {
+                    given.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
             base.extend(fields);
             Value::Object(base)
         }
@@ -603,6 +693,31 @@ mod tests {
                 "retention_days must be between 1 and 3650 (got 0)",
             ),
             (
+                "no risk per trade",
+                |s| s.risk.risk_per_trade_pct = 0.0,
+                "risk.risk_per_trade_pct is invalid: must be a percent between 0.01 and 100 (got 0)",
+            ),
+            (
+                "heat over 100",
+                |s| s.risk.max_heat_pct = 120.0,
+                "risk.max_heat_pct is invalid: must be a percent between 0 and 100 (0 turns it off) (got 120)",
+            ),
+            (
+                "brake not a number",
+                |s| s.risk.drawdown_brake_pct = f64::NAN,
+                "risk.drawdown_brake_pct is invalid: must be a percent between 0 and 100 (0 turns it off) (got NaN)",
+            ),
+            (
+                "negative positions",
+                |s| s.risk.max_positions = -1,
+                "risk.max_positions must be between 0 and 200 (got -1)",
+            ),
+            (
+                "no stop-out window",
+                |s| s.risk.stop_out_days = 0,
+                "risk.stop_out_days must be between 1 and 365 (got 0)",
+            ),
+            (
                 "bad proxy",
                 |s| s.proxy = Some("ftp://x".into()),
                 "proxy is invalid: 'ftp://x' is not an http(s):// or socks5:// URL",
@@ -721,6 +836,21 @@ mod tests {
         assert_eq!(s.theme, Theme::Dark);
         assert_eq!(s.stream_idle_timeout_secs, 60);
         assert!(s.close_to_tray);
+        assert_eq!(s.risk, RiskSettings::default());
+    }
+
+    #[test]
+    fn a_partial_risk_section_keeps_its_fields_and_takes_the_rest() {
+        let (s, _) =
+            Settings::from_value(json!({"version": 1, "risk": {"max_positions": 5}})).unwrap();
+        assert_eq!(s.risk.max_positions, 5);
+        assert_eq!(s.risk.max_heat_pct, RiskSettings::default().max_heat_pct);
+        let err =
+            Settings::from_value(json!({"version": 1, "risk": {"max_heat_pct": -1}})).unwrap_err();
+        assert!(
+            err.to_string().starts_with("risk.max_heat_pct is invalid"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -55,6 +55,7 @@ fn field_name() -> impl Strategy<Value = String> {
         Just("proxy"),
         Just("data_sources"),
         Just("retention_days"),
+        Just("risk"),
         Just("default"),
         Just("fallback"),
         Just("light"),

@@ -42,6 +42,7 @@ pub mod lanes;
 pub mod limits;
 pub mod phases;
 pub mod regime;
+pub mod risk_limits;
 pub mod sectors;
 pub mod sizing;
 #[cfg(feature = "synthetic")]

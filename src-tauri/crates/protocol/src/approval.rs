@@ -61,6 +61,9 @@ pub enum ApprovalPreview {
         created: bool,
         diff: String,
     },
+    /// A buy (`update_portfolio` add, `record_fill` buy): the size the sizing rules give,
+    /// the stop, the risk in yuan and percent, and every account limit it breaks.
+    BuySizing(crate::BuyPreview),
     /// The call will be refused whatever the answer (e.g. a path outside the allowed
     /// folders); said up front so the user is not asked to approve nothing.
     Invalid { reason: String },

@@ -54,6 +54,7 @@ mod desk_market_map;
 mod desk_minute;
 pub mod desk_onboarding;
 pub mod desk_quotes;
+mod desk_risk;
 mod desk_work;
 pub mod domain;
 mod error;
@@ -393,6 +394,12 @@ impl Services {
         let settings = self.settings();
         let mut registry = ToolRegistry::new();
         wyckoff_tools::register_market_tools(&mut registry, self.market.clone());
+        // A buy's approval shows what the sizing rules and the account limits say of it.
+        wyckoff_tools::risk::register_buy_previews(
+            &mut registry,
+            self.market.clone(),
+            desk_risk::risk_rules(&settings.risk),
+        );
         wyckoff_tools::register_local_tools(
             &mut registry,
             wyckoff_tools::LocalToolsConfig {

@@ -55,3 +55,7 @@ pub use wyckoff_tools::annotate::describe as describe_note;
 /// Ends every shell command the agent's `exec_command` still runs (their process groups),
 /// for a process that is about to exit.
 pub use wyckoff_tools::exec::kill_all_running as kill_running_commands;
+
+/// The account's risk under the limits in Settings ([`crate::Desk::portfolio_risk`]).
+pub use wyckoff_engine::risk_limits::{IndustryShare, PortfolioRisk, RiskLimits};
+pub use wyckoff_tools::risk::{AccountRisk, EquitySource};

@@ -40,6 +40,7 @@ pub mod market;
 pub mod market_map;
 pub mod portfolio;
 pub mod regime;
+pub mod risk;
 pub mod report;
 pub mod screen;
 pub mod search;

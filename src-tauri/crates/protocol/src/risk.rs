@@ -1,0 +1,108 @@
+//! The account's risk limits as they reach a decision: each breached limit by name (the
+//! engine's `risk_limits` decides them), and the sizing preview an approval of a buy shows.
+//! Money in fen, prices in millionths of a yuan, percents as plain percents.
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+
+/// One account limit a buy would break (or, for the brake, that already holds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RiskBreach {
+    /// Open risk to the stops after the buy, as a percent of equity, above the cap.
+    Heat { heat_pct: f64, limit_pct: f64 },
+    /// One industry's market value after the buy, as a percent of equity, above the cap.
+    Industry {
+        industry: String,
+        share_pct: f64,
+        limit_pct: f64,
+    },
+    /// Positions held after the buy, more than allowed.
+    Positions { count: u32, limit: u32 },
+    /// The drawdown brake: NAV this far below its high (flows taken out), at or past the
+    /// limit; no new buy.
+    Drawdown { drawdown_pct: f64, limit_pct: f64 },
+    /// The stop-out brake: this many losing sales within the last `days` calendar days,
+    /// at or past the limit; no new buy.
+    StopOuts { count: u32, days: u32, limit: u32 },
+}
+
+impl RiskBreach {
+    /// The limit's name (`heat`, `industry`, `positions`, `drawdown`, `stop_outs`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            RiskBreach::Heat { .. } => "heat",
+            RiskBreach::Industry { .. } => "industry",
+            RiskBreach::Positions { .. } => "positions",
+            RiskBreach::Drawdown { .. } => "drawdown",
+            RiskBreach::StopOuts { .. } => "stop_outs",
+        }
+    }
+
+    /// One line saying what is breached, for the CLI and the model.
+    pub fn describe(&self) -> String {
+        match self {
+            RiskBreach::Heat {
+                heat_pct,
+                limit_pct,
+            } => format!("总风险 {heat_pct:.2}% 超过上限 {limit_pct:.2}%"),
+            RiskBreach::Industry {
+                industry,
+                share_pct,
+                limit_pct,
+            } => format!("行业「{industry}」占 {share_pct:.2}% 超过上限 {limit_pct:.2}%"),
+            RiskBreach::Positions { count, limit } => {
+                format!("持仓 {count} 只超过上限 {limit} 只")
+            }
+            RiskBreach::Drawdown {
+                drawdown_pct,
+                limit_pct,
+            } => format!("净值回撤 {drawdown_pct:.2}% 达到刹车线 {limit_pct:.2}%，暂停新买入"),
+            RiskBreach::StopOuts { count, days, limit } => {
+                format!("近 {days} 天亏损卖出 {count} 次，达到 {limit} 次，暂停新买入")
+            }
+        }
+    }
+}
+
+/// What the sizing rules give for a buy an approval asks about (worked out by the core
+/// when the request is raised, never by the model).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct BuySizing {
+    /// The shares the rules give (a valid lot of the board, 0 when none).
+    pub shares: u64,
+    pub stop_e6: i64,
+    /// Where the stop came from, in words (结构 / ATR / 给定).
+    pub stop_from: String,
+    /// Lost at the stop by the rules' shares (both sides' fees), and as a percent of equity.
+    pub risk_fen: i64,
+    pub risk_pct: f64,
+    /// `equity × risk %`.
+    pub risk_budget_fen: i64,
+    pub equity_fen: i64,
+    /// Lost at the stop by the proposed shares, and as a percent of equity.
+    pub proposed_risk_fen: i64,
+    pub proposed_risk_pct: f64,
+    /// Every cap that allowed fewer shares than the risk budget, in words.
+    pub bound: Vec<String>,
+    /// Why the rules give no share, when they give none.
+    pub why_none: Option<String>,
+}
+
+/// The approval preview of a buy (`update_portfolio` add / `record_fill` buy).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct BuyPreview {
+    pub code: String,
+    pub name: String,
+    /// What the call asks for.
+    pub proposed_shares: u64,
+    pub entry_e6: i64,
+    /// `None` when the buy could not be sized; `unavailable` says why.
+    pub sizing: Option<BuySizing>,
+    pub unavailable: Option<String>,
+    /// Every account limit the buy breaks.
+    pub breaches: Vec<RiskBreach>,
+    /// What the figures rest on (equity from the ledger or the portfolio, positions
+    /// without a stop counted at full value, stocks without an industry).
+    pub notes: Vec<String>,
+}

@@ -1,0 +1,398 @@
+//! The account as the risk limits see it, and the sizing preview an approval of a buy
+//! shows. Read-only: the portfolio's positions (with the stops the user set), priced at
+//! their last raw close; equity, its drawdown and the losing sales from the account ledger
+//! where it has valued days, else the portfolio's cash and market value (said in the notes).
+//! The limits' arithmetic is the engine's ([`wyckoff_engine::risk_limits`]).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::{Value, json};
+use wyckoff_agent::{Tool, ToolContext, ToolError, ToolSpec};
+use wyckoff_engine::risk_limits::{
+    Account, OpenPosition, PortfolioRisk, ProposedBuy, RiskLimits, assess, check_buy,
+};
+use wyckoff_engine::sizing::{StopSource, price_e6, risk_fen};
+use wyckoff_journal::review::daily_values;
+use wyckoff_journal::valuation::closes_of;
+use wyckoff_journal::{Closes, JournalStore};
+use wyckoff_market::MarketData;
+use wyckoff_protocol::{ApprovalPreview, BuyPreview, BuySizing, ToolSchema};
+
+use crate::common::{opt_f64, opt_i64, opt_str};
+use crate::sizing::size_position;
+
+/// The sizing settings beside the limits: risk per trade and the largest position, bp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RiskRules {
+    pub risk_bp: u32,
+    pub max_position_bp: u32,
+    pub limits: RiskLimits,
+}
+
+/// Where the equity came from.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EquitySource {
+    /// The ledger's NAV on `date` (YYYY-MM-DD), its drawdown and its losing sales.
+    Ledger { date: String },
+    /// No valued day in the ledger: the portfolio's cash and its positions' market value;
+    /// no drawdown or stop-out is known.
+    Portfolio,
+}
+
+/// The account's risk now ([`account_risk`]).
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct AccountRisk {
+    pub risk: PortfolioRisk,
+    pub equity_source: EquitySource,
+    pub cash_fen: i64,
+    /// What the figures rest on.
+    pub notes: Vec<String>,
+}
+
+fn failed(e: impl ToString) -> ToolError {
+    ToolError::Failed(e.to_string())
+}
+
+/// `x %` as basis points, clamped at 0.
+fn bp(pct: f64) -> u32 {
+    (pct * 100.0).round().clamp(0.0, f64::from(u32::MAX)) as u32
+}
+
+/// The account as the limits see it: the engine's account, where its equity came from,
+/// the cash, and notes.
+pub async fn account(
+    md: &MarketData,
+) -> Result<(Account, EquitySource, i64, Vec<String>), ToolError> {
+    let mut notes = Vec::new();
+    let view = md.portfolio().view().await.map_err(failed)?;
+    let industries = md
+        .industries()
+        .industries_as_of(None)
+        .await
+        .map_err(failed)?;
+    let mut positions = Vec::new();
+    for p in view.positions.iter().filter(|p| p.shares > 0) {
+        let raw = md.raw_closes(&p.code, 0..=u32::MAX).await.map_err(failed)?;
+        let price = match raw.closes.last() {
+            Some(c) => c.close_e6,
+            None => {
+                notes.push(format!(
+                    "{} 没有收盘价，按成本价 {:.2} 计",
+                    p.code, p.cost_price
+                ));
+                price_e6(p.cost_price).unwrap_or(0)
+            }
+        };
+        let industry = industries.industry.get(&p.code).cloned().or_else(|| {
+            wyckoff_market::StockCode::parse(&p.code)
+                .ok()
+                .and_then(|c| md.stock_info(&c))
+                .and_then(|i| i.industry)
+        });
+        positions.push(OpenPosition {
+            code: p.code.clone(),
+            industry,
+            shares: u64::try_from(p.shares).unwrap_or(0),
+            price_e6: price,
+            stop_e6: p.stop_loss.and_then(price_e6),
+        });
+    }
+    let market_value: i64 = positions
+        .iter()
+        .map(|p| i64::try_from(i128::from(p.shares) * i128::from(p.price_e6) / 10_000).unwrap_or(0))
+        .sum();
+
+    // The ledger: its NAV, drawdown and losing sales, where it has valued days.
+    let now = md.clock().now();
+    let store = JournalStore::new(md.pool().clone(), now)
+        .await
+        .map_err(failed)?;
+    let entries = store.entries(now).await.map_err(failed)?;
+    let mut closes = Closes::new();
+    let codes: std::collections::BTreeSet<String> = entries
+        .iter()
+        .filter_map(|e| e.kind.code())
+        .map(str::to_owned)
+        .collect();
+    for code in codes {
+        if wyckoff_market::StockCode::parse(&code).is_err() {
+            continue;
+        }
+        let raw = md.raw_closes(&code, 0..=u32::MAX).await.map_err(failed)?;
+        closes.insert(code, closes_of(&raw));
+    }
+    let today = wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date());
+    let (days, performance) = daily_values(&entries, &closes).map_err(failed)?;
+    let losing_sales: Vec<u32> = wyckoff_journal::ledger::replay(&entries)
+        .map(|l| {
+            l.realised
+                .iter()
+                .filter(|r| r.pnl_fen < 0)
+                .map(|r| r.date)
+                .collect()
+        })
+        .unwrap_or_default();
+    let (equity_fen, drawdown_bp, source, cash_fen) = match (days.last(), &performance.last) {
+        (Some(day), Some(date)) if day.nav_fen > 0 => {
+            notes.extend(performance.notes.iter().map(|n| format!("账户净值：{n}")));
+            (
+                day.nav_fen,
+                bp(-day.drawdown_pct),
+                EquitySource::Ledger { date: date.clone() },
+                performance.cash_fen,
+            )
+        }
+        _ => {
+            let cash = wyckoff_engine::sizing::fen_of(view.free_cash).unwrap_or(0);
+            notes.push(
+                "账户流水没有净值：权益按持仓的现金与市值计，回撤与亏损卖出未知（刹车不起作用）"
+                    .to_owned(),
+            );
+            (cash + market_value, 0, EquitySource::Portfolio, cash)
+        }
+    };
+    let account = Account {
+        equity_fen,
+        drawdown_bp,
+        positions,
+        losing_sales: if matches!(source, EquitySource::Ledger { .. }) {
+            losing_sales
+        } else {
+            Vec::new()
+        },
+        today,
+    };
+    Ok((account, source, cash_fen, notes))
+}
+
+/// The account's risk against `limits` now.
+pub async fn account_risk(md: &MarketData, limits: &RiskLimits) -> Result<AccountRisk, ToolError> {
+    let (account, equity_source, cash_fen, mut notes) = account(md).await?;
+    let risk = assess(&account, limits);
+    if !risk.unstopped.is_empty() {
+        notes.push(format!(
+            "没有止损的持仓按全部市值计入总风险：{}",
+            risk.unstopped.join("、")
+        ));
+    }
+    if !risk.unclassified.is_empty() {
+        notes.push(format!(
+            "没有行业的持仓不计入行业占比：{}（用 wyckoff data industries import 导入行业）",
+            risk.unclassified.join("、")
+        ));
+    }
+    Ok(AccountRisk {
+        risk,
+        equity_source,
+        cash_fen,
+        notes,
+    })
+}
+
+/// A buy a call makes: code, shares, price (`None` for a call that is not one buy).
+fn buy_of(tool: &str, args: &Value) -> Option<(String, u64, f64)> {
+    let (shares, price) = match tool {
+        crate::portfolio::UPDATE if opt_str(args, "action") == Some("add") => {
+            (opt_i64(args, "shares")?, opt_f64(args, "cost_price")?)
+        }
+        crate::journal::NAME if opt_str(args, "side") == Some("buy") => {
+            (opt_i64(args, "shares")?, opt_f64(args, "price")?)
+        }
+        _ => return None,
+    };
+    Some((
+        opt_str(args, "code")?.to_owned(),
+        u64::try_from(shares).ok().filter(|s| *s > 0)?,
+        price,
+    ))
+}
+
+fn stop_from(source: &StopSource) -> String {
+    match source {
+        StopSource::Given => "给定".to_owned(),
+        StopSource::Spring { date } => format!("Spring 低点（{date}）"),
+        StopSource::Lps { date } => format!("LPS 低点（{date}）"),
+        StopSource::Support => "吸筹区间支撑".to_owned(),
+        StopSource::TradingRange => "交易区间支撑".to_owned(),
+        StopSource::Atr { k, .. } => format!("{k}×ATR14"),
+    }
+}
+
+/// The preview of a buy `tool` is asked to make with `args`; `None` when the call is not
+/// one buy (a sale, a removal, a batch).
+pub async fn buy_preview(
+    md: &MarketData,
+    rules: &RiskRules,
+    tool: &str,
+    args: &Value,
+) -> Option<BuyPreview> {
+    let (code, proposed, price) = buy_of(tool, args)?;
+    let entry_e6 = price_e6(price)?;
+    let name = wyckoff_market::StockCode::parse(&code)
+        .ok()
+        .and_then(|c| md.stock_info(&c))
+        .map(|i| i.name)
+        .unwrap_or_default();
+    let mut preview = BuyPreview {
+        code: code.clone(),
+        name,
+        proposed_shares: proposed,
+        entry_e6,
+        sizing: None,
+        unavailable: None,
+        breaches: Vec::new(),
+        notes: Vec::new(),
+    };
+    let (account, _, cash_fen, notes) = match account(md).await {
+        Ok(a) => a,
+        Err(e) => {
+            preview.unavailable = Some(format!("读不到账户：{e}"));
+            return Some(preview);
+        }
+    };
+    preview.notes = notes;
+    let industry = account
+        .positions
+        .iter()
+        .find(|p| p.code == code)
+        .and_then(|p| p.industry.clone());
+    let industry = match industry {
+        Some(i) => Some(i),
+        None => md
+            .industries()
+            .industries_as_of(None)
+            .await
+            .ok()
+            .and_then(|v| v.industry.get(&code).cloned()),
+    };
+    let mut stop_e6 = None;
+    if account.equity_fen <= 0 {
+        preview.unavailable =
+            Some("账户没有权益（现金与持仓都为 0）：无法按风险计算仓位".to_owned());
+    } else {
+        let sized = size_position(
+            md,
+            &json!({
+                "code": code,
+                "entry": price,
+                "equity": account.equity_fen as f64 / 100.0,
+                "cash": cash_fen.max(0) as f64 / 100.0,
+                "risk_pct": f64::from(rules.risk_bp) / 100.0,
+                "max_position_pct": f64::from(rules.max_position_bp) / 100.0,
+            }),
+        )
+        .await;
+        match sized {
+            Ok(p) => {
+                let s = &p.sizing;
+                let date = wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date());
+                let proposed_risk = risk_fen(proposed, s.entry_e6, s.stop_e6, date).unwrap_or(0);
+                stop_e6 = Some(s.stop_e6);
+                preview.notes.extend(p.freshness.notes.iter().cloned());
+                preview.sizing = Some(BuySizing {
+                    shares: s.shares,
+                    stop_e6: s.stop_e6,
+                    stop_from: stop_from(&p.stop.chosen.source),
+                    risk_fen: s.risk_fen,
+                    risk_pct: s.risk_pct,
+                    risk_budget_fen: s.risk_budget_fen,
+                    equity_fen: s.equity_fen,
+                    proposed_risk_fen: proposed_risk,
+                    proposed_risk_pct: (proposed_risk as f64 * 1e4 / s.equity_fen as f64).round()
+                        / 100.0,
+                    bound: s.bound.iter().map(cap_text).collect(),
+                    why_none: p.why_none.clone(),
+                });
+            }
+            Err(e) => preview.unavailable = Some(e.to_string()),
+        }
+    }
+    preview.breaches = check_buy(
+        &account,
+        &rules.limits,
+        &ProposedBuy {
+            code,
+            industry,
+            shares: proposed,
+            entry_e6,
+            stop_e6,
+        },
+    );
+    Some(preview)
+}
+
+fn cap_text(cap: &wyckoff_engine::sizing::Cap) -> String {
+    use wyckoff_engine::sizing::Cap;
+    let yuan = |fen: i64| format!("{:.2}", fen as f64 / 100.0);
+    match cap {
+        Cap::Regime {
+            regime, scale_pct, ..
+        } => format!("水温 {}：风险预算按 {scale_pct}%", regime.as_str()),
+        Cap::Cash { cash_fen, shares } => format!("现金 {} 元：最多 {shares} 股", yuan(*cash_fen)),
+        Cap::PositionBudget {
+            max_position_bp,
+            budget_fen,
+            shares,
+        } => format!(
+            "单只上限 {}%（{} 元）：最多 {shares} 股",
+            f64::from(*max_position_bp) / 100.0,
+            yuan(*budget_fen)
+        ),
+    }
+}
+
+/// A tool whose approval shows the buy's sizing preview ([`buy_preview`]).
+struct SizedBuy {
+    inner: Arc<dyn Tool>,
+    md: Arc<MarketData>,
+    rules: RiskRules,
+}
+
+#[async_trait]
+impl Tool for SizedBuy {
+    fn spec(&self) -> &ToolSpec {
+        self.inner.spec()
+    }
+
+    fn schema(&self) -> &ToolSchema {
+        self.inner.schema()
+    }
+
+    async fn call(&self, args: Value, ctx: ToolContext) -> Result<Value, ToolError> {
+        self.inner.call(args, ctx).await
+    }
+
+    async fn approval_preview(&self, args: &Value) -> Option<ApprovalPreview> {
+        let name = self.inner.spec().name.clone();
+        match buy_preview(&self.md, &self.rules, &name, args).await {
+            Some(p) => Some(ApprovalPreview::BuySizing(p)),
+            None => self.inner.approval_preview(args).await,
+        }
+    }
+
+    fn time_limit(&self, args: &Value) -> Option<std::time::Duration> {
+        self.inner.time_limit(args)
+    }
+}
+
+/// `update_portfolio` and `record_fill` with the sizing preview in their approvals, under
+/// `rules` (replacing the plain ones in `registry`).
+pub fn register_buy_previews(
+    registry: &mut wyckoff_agent::ToolRegistry,
+    md: Arc<MarketData>,
+    rules: RiskRules,
+) {
+    for inner in crate::market_tools(md.clone()) {
+        let name = inner.spec().name.as_str();
+        if name == crate::portfolio::UPDATE || name == crate::journal::NAME {
+            registry.register(Arc::new(SizedBuy {
+                inner,
+                md: md.clone(),
+                rules,
+            }));
+        }
+    }
+}
