@@ -563,9 +563,12 @@ fn claim_at(chars: &[char], i: usize) -> (Option<RawClaim>, usize) {
 // The inputs' values
 
 struct Leaf {
-    /// Index into `Index::origins`.
+    /// Index into `Index::origins` (newest tool result first).
     origin: usize,
     path: String,
+    /// A number inside text (a summary, a notice) rather than a field of its own: a
+    /// field is preferred when both hold the value.
+    in_text: bool,
 }
 
 enum Origin {
@@ -627,10 +630,11 @@ impl Index {
         }
     }
 
-    fn leaf(&mut self, origin: usize, path: &str) -> usize {
+    fn leaf(&mut self, origin: usize, path: &str, in_text: bool) -> usize {
         self.leaves.push(Leaf {
             origin,
             path: path.to_owned(),
+            in_text,
         });
         self.leaves.len() - 1
     }
@@ -639,7 +643,7 @@ impl Index {
         match v {
             Value::Number(n) => {
                 if let Some(f) = n.as_f64() {
-                    let l = self.leaf(origin, path);
+                    let l = self.leaf(origin, path, false);
                     self.numbers.push((f.abs(), l));
                     // A date written as a number (20240105).
                     if let Some(d) = n.as_u64().and_then(|u| u32::try_from(u).ok())
@@ -664,7 +668,7 @@ impl Index {
                     path.truncate(base);
                 }
                 // A count of items is a number the answer may state.
-                let l = self.leaf(origin, &format!("{path}.length"));
+                let l = self.leaf(origin, &format!("{path}.length"), false);
                 self.numbers.push((items.len() as f64, l));
             }
             Value::Object(map) => {
@@ -693,12 +697,12 @@ impl Index {
         if claims.is_empty() {
             // Small numbers the answer scanner leaves out may still be quoted as prices.
             if let Ok(f) = s.trim().parse::<f64>() {
-                let l = self.leaf(origin, &path);
+                let l = self.leaf(origin, &path, false);
                 self.numbers.push((f.abs(), l));
             }
             return;
         }
-        let l = self.leaf(origin, &path);
+        let l = self.leaf(origin, &path, true);
         for c in claims {
             match c.value {
                 Value_::Number(n) => {
@@ -737,17 +741,25 @@ impl Index {
         }
     }
 
-    /// The closest input value within the number's tolerance: (leaf, value).
+    /// The closest input value within the number's tolerance: (leaf, value). Among
+    /// equally close ones, a field beats a number inside text, then the newest result.
     fn find(&self, n: &Num) -> Option<(usize, f64)> {
-        let mut best: Option<(f64, usize, f64)> = None;
+        let mut best: Option<((f64, bool, usize), usize, f64)> = None;
         for (target, tol) in n.targets() {
             let lo = target - tol - 1e-9;
             let hi = target + tol + 1e-9;
             let from = self.numbers.partition_point(|(v, _)| *v < lo);
             for &(v, leaf) in self.numbers[from..].iter().take_while(|(v, _)| *v <= hi) {
-                let gap = (v - target).abs() / tol.max(f64::MIN_POSITIVE);
-                if best.is_none_or(|(g, _, _)| gap < g) {
-                    best = Some((gap, leaf, v));
+                let l = &self.leaves[leaf];
+                let key = (
+                    (v - target).abs() / tol.max(f64::MIN_POSITIVE),
+                    l.in_text,
+                    l.origin,
+                );
+                if best
+                    .is_none_or(|(k, _, _)| key.partial_cmp(&k) == Some(std::cmp::Ordering::Less))
+                {
+                    best = Some((key, leaf, v));
                 }
             }
         }
@@ -914,6 +926,16 @@ mod tests {
                 .collect();
             assert_eq!(kinds(&g), want, "answer: {answer}");
         }
+    }
+
+    #[test]
+    fn a_field_beats_the_same_number_in_text() {
+        let result = json!({"a_text": "收盘 10.71 元", "latest_close": 10.71});
+        let g = check("收盘 10.71", &[tool("c1", &result)], &[]);
+        assert!(matches!(
+            &g.claims[0].support,
+            Support::Sourced { source: Source::Tool { path, .. } } if path == "latest_close"
+        ));
     }
 
     #[test]

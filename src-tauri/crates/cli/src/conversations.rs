@@ -151,6 +151,9 @@ struct MessageRow {
     /// An approval-inbox notification: which queued call, how it was decided, by whom.
     #[serde(skip_serializing_if = "Option::is_none")]
     approval_notice: Option<wyckoff_protocol::ApprovalNotice>,
+    /// A final answer's grounding: where each number and code came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grounding: Option<wyckoff_protocol::Grounding>,
 }
 
 /// `conversations show --json`.
@@ -216,6 +219,7 @@ impl From<StoredMessage> for MessageRow {
             sub_agent: m.sub_agent,
             task_notice: m.task_notice,
             approval_notice: m.approval_notice,
+            grounding: m.grounding,
         }
     }
 }
@@ -504,6 +508,9 @@ fn message_text(m: &MessageRow) -> String {
     if !m.sub_agent.is_empty() {
         out.push_str(&format!("\n    (sub-agent: {} steps)", m.sub_agent.len()));
     }
+    if let Some(g) = m.grounding.as_ref().filter(|g| !g.claims.is_empty()) {
+        out.push_str(&format!("\n    ({})", crate::run::grounding_line(g)));
+    }
     out
 }
 
@@ -566,6 +573,7 @@ mod tests {
             sub_agent: Vec::new(),
             task_notice,
             approval_notice: None,
+            grounding: None,
         };
         let cases = [
             (

@@ -148,7 +148,14 @@ fn render(event: &RuntimeEvent, json: bool) {
             emit_line(&mut err, &format!("recalled {} memories", items.len()))
         }
         RuntimeEvent::BackgroundTask { task } => emit_line(&mut err, &task_line(task)),
-        RuntimeEvent::Done { text, .. } => emit_line(&mut std::io::stdout().lock(), text),
+        RuntimeEvent::Done {
+            text, grounding, ..
+        } => {
+            emit_line(&mut std::io::stdout().lock(), text);
+            if let Some(g) = grounding.as_ref().filter(|g| !g.claims.is_empty()) {
+                emit_line(&mut err, &grounding_line(g));
+            }
+        }
         RuntimeEvent::TurnCancelled {} => emit_line(&mut err, "cancelled"),
         RuntimeEvent::TurnFailed { kind, message } => {
             let kind = serde_json::to_value(kind)
@@ -159,6 +166,26 @@ fn render(event: &RuntimeEvent, json: bool) {
         }
         _ => {}
     }
+}
+
+/// The answer's numbers in one line: `numbers: 14 sourced, 1 unsupported (「36.10 元」)`.
+pub(crate) fn grounding_line(g: &wyckoff_protocol::Grounding) -> String {
+    let mut line = format!("numbers: {} sourced", g.sourced);
+    if g.derived > 0 {
+        line.push_str(&format!(", {} derived", g.derived));
+    }
+    line.push_str(&format!(", {} unsupported", g.unsupported));
+    let missing: Vec<String> = g
+        .unsupported_claims()
+        .map(|c| format!("「{}」", c.text))
+        .collect();
+    if !missing.is_empty() {
+        line.push_str(&format!(" ({})", missing.join(" ")));
+    }
+    if g.corrected {
+        line.push_str(", after one correction");
+    }
+    line
 }
 
 /// One progress line for a background task: `⟳ 全市场扫描 [bg_…] L2 强势通道 5640 → 1234 62%`,

@@ -10,7 +10,7 @@ use sqlx::{AssertSqlSafe, SqlitePool};
 use tracing::info;
 use uuid::Uuid;
 use wyckoff_protocol::{
-    ApprovalNotice, Message, SkillUse, SubAgentStep, TaskNotice, Usage, UserOrigin,
+    ApprovalNotice, Grounding, Message, SkillUse, SubAgentStep, TaskNotice, Usage, UserOrigin,
 };
 
 use crate::store::{escape_like, limit_i64, search_expression};
@@ -107,6 +107,9 @@ pub struct StoredMessage {
     pub task_notice: Option<TaskNotice>,
     /// On a decided approval-inbox request's notification message: the notice, typed.
     pub approval_notice: Option<ApprovalNotice>,
+    /// On a final answer: where its numbers and codes came from.
+    #[serde(default)]
+    pub grounding: Option<Grounding>,
 }
 
 /// What is stored beside a message (each only on the messages it belongs to).
@@ -206,6 +209,7 @@ struct MessageRow {
     sub_agent: Option<String>,
     task_notice: Option<String>,
     approval_notice: Option<String>,
+    grounding: Option<String>,
 }
 
 impl TryFrom<MessageRow> for StoredMessage {
@@ -251,6 +255,12 @@ impl TryFrom<MessageRow> for StoredMessage {
                 .map_err(|e| {
                     MemoryError::Corrupt(format!("message #{} approval_notice: {e}", r.seq))
                 })?,
+            grounding: r
+                .grounding
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|e| MemoryError::Corrupt(format!("message #{} grounding: {e}", r.seq)))?,
         })
     }
 }
@@ -699,11 +709,34 @@ impl ConversationStore {
         Ok(seq)
     }
 
+    /// Stores `grounding` with the turn's final answer: its last assistant message.
+    /// Returns the message's seq, or `None` when the turn stored no answer.
+    pub async fn set_answer_grounding(
+        &self,
+        turn_id: &str,
+        grounding: &Grounding,
+    ) -> Result<Option<i64>> {
+        let json = serde_json::to_string(grounding)
+            .map_err(|e| MemoryError::Corrupt(format!("grounding: {e}")))?;
+        let seq: Option<i64> = sqlx::query_scalar(
+            "UPDATE conversation_message SET grounding = ?1
+             WHERE rowid = (SELECT rowid FROM conversation_message
+                            WHERE turn_id = ?2 AND role = 'assistant'
+                            ORDER BY seq DESC LIMIT 1)
+             RETURNING seq",
+        )
+        .bind(json)
+        .bind(turn_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(seq)
+    }
+
     /// All messages of a conversation in order.
     pub async fn load_messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>> {
         self.get(conversation_id).await?;
         let rows: Vec<MessageRow> = sqlx::query_as(
-            "SELECT seq, message, created_at, turn_id, status, skill, sub_agent, task_notice, approval_notice FROM conversation_message
+            "SELECT seq, message, created_at, turn_id, status, skill, sub_agent, task_notice, approval_notice, grounding FROM conversation_message
              WHERE conversation_id = ? ORDER BY seq",
         )
         .bind(conversation_id)

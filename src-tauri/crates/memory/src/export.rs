@@ -98,8 +98,31 @@ pub fn to_markdown(export: &ConversationExport) -> String {
                 }
             }
         }
+        if let Some(g) = &m.grounding {
+            out.push_str(&grounding_line(g));
+        }
     }
     out
+}
+
+/// The answer's grounding in one line: the counts and the figures without a source.
+fn grounding_line(g: &wyckoff_protocol::Grounding) -> String {
+    let mut line = format!(
+        "\n> 数字核对：{} 处有来源，{} 处由来源计算，{} 处无来源",
+        g.sourced, g.derived, g.unsupported
+    );
+    let missing: Vec<String> = g
+        .unsupported_claims()
+        .map(|c| format!("「{}」", c.text))
+        .collect();
+    if !missing.is_empty() {
+        line.push_str(&format!("（{}）", missing.join("")));
+    }
+    if g.corrected {
+        line.push_str("；已请模型更正一次");
+    }
+    line.push('\n');
+    line
 }
 
 impl ConversationStore {

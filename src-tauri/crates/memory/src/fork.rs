@@ -162,9 +162,9 @@ impl ConversationStore {
         let copied = sqlx::query(
             "INSERT INTO conversation_message
                  (conversation_id, seq, turn_id, role, message, status, created_at,
-                  text_tokens, skill, sub_agent, task_notice, approval_notice)
+                  text_tokens, skill, sub_agent, task_notice, approval_notice, grounding)
              SELECT ?1, seq, NULL, role, message, status, created_at, text_tokens, skill,
-                    sub_agent, task_notice, approval_notice
+                    sub_agent, task_notice, approval_notice, grounding
              FROM conversation_message
              WHERE conversation_id = ?2 AND seq <= ?3
              ORDER BY seq",
@@ -226,6 +226,7 @@ mod tests {
                 sub_agent: Vec::new(),
                 task_notice: None,
                 approval_notice: None,
+                grounding: None,
             })
             .collect()
     }

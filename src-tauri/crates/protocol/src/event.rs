@@ -150,7 +150,7 @@ pub enum RuntimeEvent {
         elapsed_ms: u32,
         /// Where the answer's numbers and codes came from (none for the runtime's own
         /// texts: a stopped loop, a round limit).
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         grounding: Option<Grounding>,
     },
     TurnCancelled {},

@@ -790,6 +790,12 @@ impl Session {
             first_error
         };
         let (outcome, write_error) = tokio::join!(run, write);
+        // The answer is stored by now: its grounding goes beside it.
+        if let Some(g) = extras.take_grounding()
+            && let Err(e) = self.store.set_answer_grounding(&turn.id, &g).await
+        {
+            tracing::error!(session = %id, "storing the answer's grounding failed: {e}");
+        }
 
         let (stored_outcome, usage) = match &outcome {
             TurnOutcome::Done { usage, .. } => (wyckoff_memory::TurnOutcome::Done, Some(*usage)),

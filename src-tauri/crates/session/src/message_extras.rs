@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use wyckoff_agent::EventSink;
-use wyckoff_protocol::{RuntimeEvent, SubAgentStep, TaskNotice};
+use wyckoff_protocol::{Grounding, RuntimeEvent, SubAgentStep, TaskNotice};
 
 /// Passes every event on; keeps the `sub_agent` ones per delegate call and the
 /// `task_notice` ones in order.
@@ -15,6 +15,8 @@ pub(crate) struct MessageExtras {
     inner: Arc<dyn EventSink>,
     steps: Mutex<HashMap<String, Vec<SubAgentStep>>>,
     notices: Mutex<VecDeque<TaskNotice>>,
+    /// The final answer's grounding, from the `done` event.
+    grounding: Mutex<Option<Grounding>>,
 }
 
 impl MessageExtras {
@@ -23,7 +25,13 @@ impl MessageExtras {
             inner,
             steps: Mutex::new(HashMap::new()),
             notices: Mutex::new(VecDeque::new()),
+            grounding: Mutex::new(None),
         }
+    }
+
+    /// The grounding the turn's `done` event carried, handed over once.
+    pub(crate) fn take_grounding(&self) -> Option<Grounding> {
+        self.grounding.lock().ok().and_then(|mut g| g.take())
     }
 
     /// The notice of the next notification message: the runtime sends each notice just
@@ -72,6 +80,13 @@ impl EventSink for MessageExtras {
             RuntimeEvent::TaskNotice { notice } => {
                 if let Ok(mut notices) = self.notices.lock() {
                     notices.push_back(notice.clone());
+                }
+            }
+            RuntimeEvent::Done {
+                grounding: Some(g), ..
+            } => {
+                if let Ok(mut slot) = self.grounding.lock() {
+                    *slot = Some(g.clone());
                 }
             }
             _ => {}

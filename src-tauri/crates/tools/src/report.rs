@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use wyckoff_agent::grounding::{self, ToolInput};
 use wyckoff_agent::{BackgroundTaskManager, ToolContext, ToolError};
 use wyckoff_llm::{ChatRequest, Provider};
 use wyckoff_market::MarketData;
@@ -446,6 +447,17 @@ pub async fn report(
         Value::Array(missing.clone())
     );
     let text = complete(provider, REPORT_SYSTEM, user).await?;
+    // Every figure of the text traced to the facts the model was given.
+    let given = json!({"facts": facts, "missing": missing});
+    let grounding = grounding::check(
+        &text,
+        &[ToolInput {
+            call_id: &ctx.call_id,
+            tool: REPORT,
+            result: &given,
+        }],
+        &[],
+    );
     let reviewed: Vec<Value> = facts
         .iter()
         .filter_map(|f| f.get("code").cloned())
@@ -454,6 +466,7 @@ pub async fn report(
         "ok": true,
         "source": source,
         "report_text": text,
+        "grounding": grounding,
         "model": format!("{}/{}", provider.name(), provider.model()),
         "stock_count": facts.len(),
         "reviewed_codes": reviewed,
@@ -535,6 +548,18 @@ pub async fn strategy(
     );
     let text = complete(provider, STRATEGY_SYSTEM, user).await?;
     let (markdown, block) = split_decision_block(&text);
+    // Figures traced to the holdings, the candidates' facts and the report it was given.
+    let given = json!({"holdings": holdings, "candidate_facts": candidate_facts,
+                       "report_text": report_text});
+    let grounding = grounding::check(
+        &markdown,
+        &[ToolInput {
+            call_id: &ctx.call_id,
+            tool: STRATEGY,
+            result: &given,
+        }],
+        &[],
+    );
     let (decisions, problems) = validate_decisions(&holdings_of(&holdings), block.as_deref());
     if !problems.is_empty() {
         tracing::warn!(?problems, "the model's structured decision has problems");
@@ -543,6 +568,7 @@ pub async fn strategy(
         "ok": true,
         "report_source": report_source,
         "decision_text": markdown,
+        "grounding": grounding,
         "holding_decisions": decisions,
         "decision_problems": problems,
         "model": format!("{}/{}", provider.name(), provider.model()),
