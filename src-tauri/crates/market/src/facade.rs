@@ -1127,11 +1127,26 @@ impl MarketData {
         let n = got.value.len();
         let now = self.cfg.clock.now();
         let today = crate::date::to_yyyymmdd(self.cfg.clock.now_beijing().date());
+        // the list's caps (CNY) are today's samples: the cap history grows with every sync
+        let caps: Vec<(String, f64)> = got
+            .value
+            .iter()
+            .filter_map(|i| Some((i.code.digits().to_string(), i.market_cap? / 1e8)))
+            .collect();
         let stored = match self.store.upsert_stocks(&got.value, got.source, now).await {
-            Ok(_) => crate::history::HistoryStore::new(self.pool().clone())
+            Ok(_) => match crate::history::HistoryStore::new(self.pool().clone())
                 .record_snapshot(today, &got.value, got.source, now)
                 .await
-                .map(|_| ()),
+            {
+                Ok(_) if !caps.is_empty() => {
+                    crate::cap_history::CapHistoryStore::new(self.pool().clone())
+                        .record_day(today, &caps, &format!("list:{}", got.source), now)
+                        .await
+                        .map(|_| ())
+                }
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e),
         };
         if let Err(e) = stored {

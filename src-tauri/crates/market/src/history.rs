@@ -673,6 +673,13 @@ pub struct HistorySync {
     pub listings: usize,
     pub delisted: usize,
     pub paused: usize,
+    /// Quarter ends whose whole-market caps were fetched and recorded by this sync.
+    pub cap_days: usize,
+    /// Quarter ends of the cached span still without caps (a failed fetch, or the limit
+    /// of a sync, stops the run; the next sync goes on from there).
+    pub cap_days_missing: usize,
+    /// Why the cap fetch stopped early, when it did.
+    pub cap_error: Option<String>,
     /// Rows not stored, each saying which and why (the first [`MAX_REJECTED_SHOWN`]).
     pub rejected: Vec<String>,
     pub rejected_rows: usize,
@@ -714,8 +721,12 @@ impl MarketData {
             .history()
             .record_vendor_history(&history, got.source, self.clock().now())
             .await?;
+        let caps = self.sync_cap_history(&chain).await?;
         let count = |st: ListStatus| history.listings.iter().filter(|l| l.status == st).count();
         Ok(Some(HistorySync {
+            cap_days: caps.recorded,
+            cap_days_missing: caps.missing,
+            cap_error: caps.error,
             source: got.source.to_string(),
             names: history.names.len(),
             write,
@@ -731,6 +742,55 @@ impl MarketData {
         }))
     }
 
+    /// Fetches the whole market's caps of each quarter end of the cached span that has
+    /// none yet, newest first, at most [`CAP_DAYS_PER_SYNC`] a sync and stopping at the
+    /// first failure (what was fetched stays; the next sync goes on from there).
+    async fn sync_cap_history(
+        &self,
+        chain: &crate::sources::SourceChain,
+    ) -> Result<CapSync, CacheError> {
+        let store = crate::cap_history::CapHistoryStore::new(self.pool().clone());
+        let coverage = self
+            .store()
+            .coverage(crate::cache::BarTable::Stocks)
+            .await?;
+        let first = coverage.iter().map(|c| c.first_date).min();
+        let last = coverage.iter().map(|c| c.last_date).max();
+        let (Some(first), Some(last)) = (first, last) else {
+            return Ok(CapSync::default());
+        };
+        let recorded = store.recorded_days().await?;
+        let this_quarter = quarter_of(crate::date::to_yyyymmdd(self.clock().now_beijing().date()));
+        let mut wanted: Vec<u32> =
+            crate::cap_history::quarter_ends(self.calendar().trading_days_between(first, last))
+                .into_iter()
+                // a quarter still running has no end yet: the list sync samples it
+                .filter(|d| quarter_of(*d) < this_quarter && !recorded.contains(d))
+                .collect();
+        wanted.reverse();
+        let mut out = CapSync {
+            missing: wanted.len(),
+            ..CapSync::default()
+        };
+        for day in wanted.into_iter().take(CAP_DAYS_PER_SYNC) {
+            match chain.market_caps_on(day).await {
+                Ok(got) => {
+                    store
+                        .record_day(day, &got.value, got.source, self.clock().now())
+                        .await?;
+                    out.recorded += 1;
+                    out.missing -= 1;
+                }
+                Err(e) => {
+                    tracing::warn!(day, error = %e, "market caps not fetched; the next sync goes on");
+                    out.error = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Imports a `date,code,name` CSV file of names in force from each date (see
     /// [`crate::name_import`]); names dated after today (Beijing) are refused.
     pub async fn import_names(
@@ -740,6 +800,23 @@ impl MarketData {
         let today = crate::date::to_yyyymmdd(self.clock().now_beijing().date());
         crate::name_import::import_names(&self.history(), path, today, self.clock().now()).await
     }
+}
+
+/// Quarter ends a history sync fetches caps for (ten years, newest first); a paced
+/// vendor answers them in about ten seconds.
+pub const CAP_DAYS_PER_SYNC: usize = 40;
+
+/// (year, quarter 0–3) of a `YYYYMMDD` day, ordered.
+fn quarter_of(day: u32) -> (u32, u32) {
+    (day / 10_000, ((day / 100) % 100).saturating_sub(1) / 3)
+}
+
+/// What [`MarketData::sync_cap_history`] did.
+#[derive(Debug, Default)]
+struct CapSync {
+    recorded: usize,
+    missing: usize,
+    error: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -27,6 +27,7 @@ pub mod bundled;
 pub mod cache;
 pub mod calendar;
 pub mod calendar_store;
+pub mod cap_history;
 pub mod clock;
 pub mod code;
 pub mod date;

@@ -114,6 +114,9 @@ pub async fn load_universe_listed(
     let mut history = crate::history::HistoryStore::new(store.pool().clone())
         .load()
         .await?;
+    let mut caps = crate::cap_history::CapHistoryStore::new(store.pool().clone())
+        .load()
+        .await?;
     out.report.names_unknown_as_of = as_of.map(|_| 0);
     // the membership imported as of the day (or the nearest later load, counted)
     let imported = IndustryStore::new(store.pool().clone())
@@ -192,6 +195,7 @@ pub async fn load_universe_listed(
                 out.report.not_in_stock_list.push(digits.clone());
             }
             let name_history = history.names.remove(&digits).unwrap_or_default();
+            let cap_history = caps.remove(&digits).unwrap_or_default();
             let listing = history.listings.get(&digits);
             let delist_date = listing
                 .filter(|l| l.status == ListStatus::Delisted)
@@ -241,7 +245,7 @@ pub async fn load_universe_listed(
                 bars,
                 name_history,
                 delist_date,
-                cap_history: Vec::new(),
+                cap_history,
             });
         }
     }

@@ -497,7 +497,15 @@ async fn stock_list_refresh_updates_search_and_keeps_listing_dates() {
         moutai.list_date,
         Some(20010827),
         "kept from the bundled list"
-    );
+    ); // the list's caps are the day's samples of the cap history
+    let caps = wyckoff_market::cap_history::CapHistoryStore::new(md.pool().clone());
+    let days = caps.recorded_days().await.unwrap();
+    assert_eq!(days.len(), 1);
+    let today = *days.first().unwrap();
+    let samples = caps.load().await.unwrap();
+    assert_eq!(samples["600519"].len(), 1);
+    assert_eq!(samples["600519"][0].date, today);
+    assert_eq!(samples["600519"][0].cap_yi, f64::from(20_895.0f32));
 }
 
 #[test]

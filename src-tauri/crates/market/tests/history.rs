@@ -504,7 +504,12 @@ async fn tushare_fills_names_and_listings_over_http() {
     );
 
     // what went over the wire: Tushare's request envelope, paged, the three statuses
-    let sent: Vec<Value> = srv.requests().iter().map(body).collect();
+    let sent: Vec<Value> = srv
+        .requests()
+        .iter()
+        .map(body)
+        .filter(|b| b["api_name"] != "daily_basic")
+        .collect();
     assert!(sent.iter().all(|b| b["token"] == "t0ken"));
     let calls: Vec<String> = sent
         .iter()
@@ -537,6 +542,81 @@ async fn tushare_fills_names_and_listings_over_http() {
     // fetched again: nothing new
     let again = md.sync_stock_history().await.unwrap().unwrap();
     assert_eq!((again.write.added, again.write.unchanged), (0, 4));
+}
+
+/// A history sync records the whole market's caps of each quarter end of the cached span,
+/// ten years' worth a sync, newest first; the next sync goes on with the older ones and a
+/// third asks for nothing. The universe then carries each stock's samples.
+#[tokio::test]
+async fn tushare_records_quarter_end_caps_newest_first_and_goes_on_where_it_stopped() {
+    let srv = FixtureServer::start().await;
+    srv.set_dynamic(Arc::new(|r: &Recorded| {
+        let b = body(r);
+        if b["api_name"] != "daily_basic" {
+            return tushare_history(r);
+        }
+        if b["params"]["offset"].as_u64() != Some(0) {
+            return Some((200, table(&["ts_code"], json!([]), false)));
+        }
+        let day: u32 = b["params"]["trade_date"].as_str()?.parse().ok()?;
+        // 万元: 000001's cap grows with the year; a row with no cap is left out
+        let wan = f64::from(day / 10_000 - 2000) * 10_000.0;
+        let items = json!([
+            ["000001.SZ", day.to_string(), wan],
+            ["601318.SH", day.to_string(), null],
+        ]);
+        Some((
+            200,
+            table(&["ts_code", "trade_date", "total_mv"], items, false),
+        ))
+    }));
+    let home = tempfile::tempdir().unwrap();
+    let md = open_tushare(home.path(), &srv, day(2026, 12, 1)).await;
+    let asked = |srv: &FixtureServer| -> Vec<u32> {
+        srv.requests()
+            .iter()
+            .map(body)
+            .filter(|b| b["api_name"] == "daily_basic")
+            .filter_map(|b| b["params"]["trade_date"].as_str()?.parse().ok())
+            .collect()
+    };
+    // the bundled bars run 2005-01-04 .. 2020-06-16: the last day with bars of each
+    // quarter from 2005Q1 to 2020Q2 (the 16th, where the bars end), 62 of them
+    let got = md.sync_stock_history().await.unwrap().unwrap();
+    assert_eq!(
+        (got.cap_days, got.cap_days_missing, got.cap_error),
+        (40, 22, None)
+    );
+    let first = asked(&srv);
+    assert_eq!(first.len(), 40);
+    assert_eq!(first[..2], [20200616, 20200331], "newest first: {first:?}");
+    assert!(first.windows(2).all(|w| w[0] > w[1]), "{first:?}");
+    assert_eq!(first[39], 20100930);
+
+    let got = md.sync_stock_history().await.unwrap().unwrap();
+    assert_eq!((got.cap_days, got.cap_days_missing), (22, 0));
+    let all = asked(&srv);
+    assert_eq!(all.len(), 62);
+    assert_eq!(*all.last().unwrap(), 20050331);
+    let got = md.sync_stock_history().await.unwrap().unwrap();
+    assert_eq!((got.cap_days, got.cap_days_missing), (0, 0));
+    assert_eq!(asked(&srv).len(), 62, "a complete history asks for nothing");
+
+    let u = md.load_universe(None).await.unwrap().universe;
+    let pingan = u.stocks.iter().find(|s| s.code == "000001").unwrap();
+    assert_eq!(pingan.cap_history.len(), 62);
+    assert_eq!(pingan.cap_history[0].date, 20050331);
+    // 2019's samples: 19 亿, read as of a day by the engine
+    let q = pingan
+        .cap_history
+        .iter()
+        .find(|c| c.date == 20190329)
+        .unwrap_or_else(|| panic!("{:?}", pingan.cap_history));
+    assert_eq!(q.cap_yi, 19.0);
+    assert!(pingan.market_cap_on(20190329).known);
+    let pingan_insurance = u.stocks.iter().find(|s| s.code == "601318").unwrap();
+    assert!(pingan_insurance.cap_history.is_empty());
+    assert!(!pingan_insurance.market_cap_on(20190329).known);
 }
 
 #[tokio::test]

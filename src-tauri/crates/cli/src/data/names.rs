@@ -199,8 +199,22 @@ pub fn history_line(h: &HistorySync) -> String {
     } else {
         String::new()
     };
+    let caps = match (&h.cap_error, h.cap_days_missing) {
+        (Some(e), missing) => format!(
+            "; market caps of {} quarter end(s) recorded, {missing} still missing (stopped: {e}; the next sync goes on)",
+            h.cap_days
+        ),
+        (None, 0) if h.cap_days > 0 => {
+            format!("; market caps of {} quarter end(s) recorded", h.cap_days)
+        }
+        (None, missing) if missing > 0 => format!(
+            "; market caps of {} quarter end(s) recorded, {missing} older still missing (the next sync goes on)",
+            h.cap_days
+        ),
+        (None, _) => String::new(),
+    };
     format!(
-        "stock history: {} name change(s) from {} ({} new, {} changed, {} already recorded), {} listing(s) ({} delisted, {} paused){rejected}",
+        "stock history: {} name change(s) from {} ({} new, {} changed, {} already recorded), {} listing(s) ({} delisted, {} paused){caps}{rejected}",
         h.names,
         h.source,
         h.write.added,

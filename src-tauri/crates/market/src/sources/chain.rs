@@ -219,6 +219,22 @@ impl SourceChain {
         .await
     }
 
+    /// Every stock's market cap at `day`'s close, from the first stock-history source.
+    pub async fn market_caps_on(
+        &self,
+        day: u32,
+    ) -> Result<ChainOk<Vec<(String, f64)>>, ChainError> {
+        self.run(
+            format!("the market caps of {}", crate::date::iso(day)),
+            |s| !s.has_stock_history(),
+            |s| {
+                let s = s.clone();
+                async move { s.market_caps_on(day).await }
+            },
+        )
+        .await
+    }
+
     /// [`SourceChain::daily_bars`] trying the source named `first` before the others (in
     /// their order): the unadjusted prices that go with adjusted bars are asked of the
     /// vendor that gave those bars while it answers.

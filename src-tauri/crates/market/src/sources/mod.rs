@@ -159,6 +159,13 @@ pub trait DailySource: Send + Sync {
     async fn stock_history(&self) -> Result<StockHistory, SourceError> {
         Err(SourceError::Unsupported("stock history"))
     }
+
+    /// Every stock's market cap at `day`'s close (six-digit code, 亿元), when the vendor
+    /// has them: the stock-history vendors do ([`Self::has_stock_history`]).
+    async fn market_caps_on(&self, day: u32) -> Result<Vec<(String, f64)>, SourceError> {
+        let _ = day;
+        Err(SourceError::Unsupported("market caps"))
+    }
 }
 
 /// Parser helper: validate, sort and dedup parsed bars, collecting rejects.

@@ -309,6 +309,33 @@ pub fn to_listings(t: &Table, asked: ListStatus) -> (Vec<Listing>, Vec<String>) 
     (listings, rejected)
 }
 
+/// `daily_basic` rows of one day → (six-digit code, market cap in 亿元); `total_mv` is in
+/// 万元. Rows without a positive cap are listed in the second value instead.
+pub fn to_market_caps(t: &Table) -> (Vec<(String, f64)>, Vec<String>) {
+    let mut caps = Vec::new();
+    let mut rejected = Vec::new();
+    for row in &t.items {
+        let code = match ts_stock(t, row) {
+            Ok(Some(c)) => c,
+            Ok(None) => continue,
+            Err(e) => {
+                rejected.push(format!("daily_basic {e}: {row:?}"));
+                continue;
+            }
+        };
+        match t.get(row, "total_mv").and_then(num) {
+            Some(wan) if wan > 0.0 && wan.is_finite() => {
+                caps.push((code.digits().to_string(), wan / 1e4));
+            }
+            _ => rejected.push(format!(
+                "daily_basic {}: no total_mv in {row:?}",
+                code.digits()
+            )),
+        }
+    }
+    (caps, rejected)
+}
+
 impl Tushare {
     pub fn new(cfg: TushareConfig, client: reqwest::Client) -> Self {
         Self { cfg, client }
@@ -443,6 +470,25 @@ impl DailySource for Tushare {
             return Err(SourceError::Empty);
         }
         Ok(out)
+    }
+
+    async fn market_caps_on(&self, day: u32) -> Result<Vec<(String, f64)>, SourceError> {
+        let t = self
+            .call_all(
+                "daily_basic",
+                json!({"trade_date": day.to_string()}),
+                "ts_code,trade_date,total_mv",
+            )
+            .await?
+            .ok_or(SourceError::Empty)?;
+        let (caps, rejected) = to_market_caps(&t);
+        if !rejected.is_empty() {
+            tracing::warn!(day, rejected = rejected.len(), first = ?rejected.first(), "daily_basic rows not used");
+        }
+        if caps.is_empty() {
+            return Err(SourceError::Empty);
+        }
+        Ok(caps)
     }
 
     async fn stock_list(&self) -> Result<Vec<StockInfo>, SourceError> {
