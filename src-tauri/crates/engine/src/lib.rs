@@ -47,6 +47,7 @@ pub mod sectors;
 pub mod sizing;
 #[cfg(feature = "synthetic")]
 pub mod synthetic;
+pub mod timeframes;
 pub mod track;
 pub mod trading_range;
 pub mod triggers;
