@@ -228,6 +228,16 @@ export const commands = {
 	pushTest: (name: string) => typedError<TestResult, CommandError>(__TAURI_INVOKE("push_test", { name })),
 	/**  Sets which events a channel is sent (alerts, tasks, schedules, approvals; at least one). */
 	pushSetEvents: (name: string, events: string[]) => typedError<ChannelView, CommandError>(__TAURI_INVOKE("push_set_events", { name, events })),
+	botsView: () => typedError<BotsView, CommandError>(__TAURI_INVOKE("bots_view")),
+	/**  The owner approves a pairing code: its sender may talk to its bot. */
+	botPair: (code: string) => typedError<null, CommandError>(__TAURI_INVOKE("bot_pair", { code })),
+	/**
+	 *  Lets a paired sender decide approval requests from the chat (with each request's
+	 *  one-time code), or stops it.
+	 */
+	botSetApprover: (bot: string, sender: string, approver: boolean) => typedError<null, CommandError>(__TAURI_INVOKE("bot_set_approver", { bot, sender, approver })),
+	/**  Forgets a paired sender. */
+	botUnpair: (bot: string, sender: string) => typedError<null, CommandError>(__TAURI_INVOKE("bot_unpair", { bot, sender })),
 	/**  The list with how each server stands in this app's sessions. */
 	mcpServers: () => typedError<McpServerView[], CommandError>(__TAURI_INVOKE("mcp_servers")),
 	/**
@@ -278,6 +288,58 @@ export const commands = {
 	chartNoteAdd: (code: string, period: NotePeriod, shape: Shape) => typedError<Annotation, CommandError>(__TAURI_INVOKE("chart_note_add", { code, period, shape })),
 	/**  The user removes a note, whoever drew it. */
 	chartNoteRemove: (id: number) => typedError<Annotation, CommandError>(__TAURI_INVOKE("chart_note_remove", { id })),
+	/**  The account's risk now. */
+	portfolioRisk: () => typedError<AccountRisk, CommandError>(__TAURI_INVOKE("portfolio_risk")),
+	/**
+	 *  One stock's live quote with the day's partial bar (never stored as a daily bar) and
+	 *  whether the session is under way, so the page knows to draw it.
+	 */
+	liveQuote: (code: string) => typedError<LiveQuote, CommandError>(__TAURI_INVOKE("live_quote", { code })),
+	/**
+	 *  The stock's cached minute bars at `period`, with the daily reading's marks where they
+	 *  apply (the chart's notes say which are daily-only, or that nothing is cached yet).
+	 */
+	minuteChart: (code: string, period: MinutePeriod) => typedError<MinuteChart, CommandError>(__TAURI_INVOKE("minute_chart", { code, period })),
+	/**
+	 *  Fetches the stock's minute bars at `period` into the cache; each step goes out over
+	 *  `on_progress`. A source failure is the command's error, naming every source tried.
+	 */
+	syncMinutes: (code: string, period: MinutePeriod, onProgress: Channel<MinuteSyncEvent>) => typedError<MinuteSyncOutcome, CommandError>(__TAURI_INVOKE("sync_minutes", { code, period, onProgress })),
+	/**  The guide's state: whether it shows, its steps and what the desk holds. */
+	firstRun: () => typedError<FirstRun, CommandError>(__TAURI_INVOKE("first_run")),
+	/**
+	 *  Records a step as done, skipped or pending again (`step` none: the guide as finished
+	 *  when `state` is not pending).
+	 */
+	setFirstRunStep: (step: FirstRunStep | null, stepState: StepState) => typedError<FirstRun, CommandError>(__TAURI_INVOKE("set_first_run_step", { step, stepState })),
+	/**  What a full-market sync would fetch now and about how long it would take. */
+	fullSyncEstimate: () => typedError<SyncEstimate, CommandError>(__TAURI_INVOKE("full_sync_estimate")),
+	/**
+	 *  Imports a TDX install (bars, blocks into the watchlist, industries); progress goes out
+	 *  over `on_progress`.
+	 */
+	importTdx: (path: string, onProgress: Channel<TdxEvent>) => typedError<TdxImportReport, CommandError>(__TAURI_INVOKE("import_tdx", { path, onProgress })),
+	/**
+	 *  Adds the stock codes of a watchlist file (a code per line, or a CSV whose first column
+	 *  is the code); nothing when a line is bad, which the result names.
+	 */
+	importWatchlistFile: (path: string) => typedError<WatchlistImport, CommandError>(__TAURI_INVOKE("import_watchlist_file", { path })),
+	/**
+	 *  The day's market map: limit counts, the 连板 ladder, 涨停溢价, seal rate and the sector
+	 *  table (`as_of` `YYYY-MM-DD`; the newest cached day when `None`).
+	 */
+	marketMap: (asOf: string | null) => typedError<MarketMap, CommandError>(__TAURI_INVOKE("market_map", { asOf })),
+	/**
+	 *  The limit statistics of the last `days` trading days (20 when `None`) and each
+	 *  industry's rotation trail over the last 20.
+	 */
+	marketMapSeries: (asOf: string | null, days: number | null) => typedError<MarketMapSeries, CommandError>(__TAURI_INVOKE("market_map_series", { asOf, days })),
+	/**  An industry's members on the day, the best 5-day return first. */
+	industryMembers: (industry: string, asOf: string | null) => typedError<IndustryMembers, CommandError>(__TAURI_INVOKE("industry_members", { industry, asOf })),
+	/**  Imports industry membership: a `code,industry` CSV or a TDX install folder. */
+	industriesImport: (path: string) => typedError<IndustriesImportReport, CommandError>(__TAURI_INVOKE("industries_import", { path })),
+	/**  The membership loads on record, oldest first. */
+	industryLoads: () => typedError<LoadInfo[], CommandError>(__TAURI_INVOKE("industry_loads")),
 };
 
 /** Events */
@@ -291,6 +353,15 @@ export const events = {
 };
 
 /* Types */
+/**  The account's risk now ([`account_risk`]). */
+export type AccountRisk = {
+	risk: PortfolioRisk,
+	equity_source: EquitySource,
+	cash_fen: number,
+	/**  What the figures rest on. */
+	notes: string[],
+};
+
 /**
  *  A new channel's secrets (each goes to the keychain) and, for a generic webhook, where
  *  its secret goes with every send.
@@ -440,17 +511,24 @@ export type ApprovalPreview =
  *  `exec_command`: the command as the shell will get it, where it runs, its limit, and
  *  why it may leave processes behind.
  */
-{ type: "command"; command: string; cwd: string; timeout_secs: number; detaches: string[] } | 
+({ type: "command"; command: string; cwd: string; timeout_secs: number; detaches: string[] }) & { created?: never; diff?: never; path?: never; reason?: never } | 
 /**
  *  `write_file`: the resolved path and a unified diff of the change (empty when the
  *  content is unchanged).
  */
-{ type: "file_write"; path: string; created: boolean; diff: string } | 
+({ type: "file_write"; path: string; created: boolean; diff: string }) & { command?: never; cwd?: never; detaches?: never; reason?: never; timeout_secs?: never } | 
+/**
+ *  A buy (`update_portfolio` add, `record_fill` buy): the size the sizing rules give,
+ *  the stop, the risk in yuan and percent, and every account limit it breaks.
+ */
+{
+	type: "buy_sizing",
+} & BuyPreview | 
 /**
  *  The call will be refused whatever the answer (e.g. a path outside the allowed
  *  folders); said up front so the user is not asked to approve nothing.
  */
-{ type: "invalid"; reason: string };
+({ type: "invalid"; reason: string }) & { command?: never; created?: never; cwd?: never; detaches?: never; diff?: never; path?: never; timeout_secs?: never };
 
 /**  Sent when a tool that needs approval is about to run. */
 export type ApprovalRequest = {
@@ -511,6 +589,13 @@ export type BadLine = {
 	message: string,
 } & LineProblem;
 
+/**  One bad record: its number (1-based; 0 is the file as a whole) and byte offset. */
+export type BadRecord = {
+	record: number,
+	offset: number,
+	message: string,
+} & DayProblem;
+
 /**
  *  Bars as parallel columns (one JSON object per bar would triple the payload).
  *  Dates are `YYYYMMDD`; for weeks and months, the last trading day in the bucket.
@@ -535,6 +620,47 @@ export type BestOf = {
 	stability: number | null,
 };
 
+/**  One block file read into the watchlist. */
+export type BlockOutcome = {
+	/**  The block's name as TDX shows it (自选股 for ZXG.blk). */
+	name: string,
+	path: string,
+} & BlockStatus;
+
+export type BlockStatus = { status: "read"; 
+/**  Stock codes in the block. */
+stocks: number; 
+/**  Of those, codes the watchlist did not hold yet. */
+added: number; 
+/**  Lines naming an index, fund, bond or B share (not watchable stocks). */
+not_stocks: number } | 
+/**  Nothing of this block was added. */
+{ status: "rejected"; errors: string[] };
+
+export type BotSenderView = {
+	sender_id: string,
+	label: string,
+	approver: boolean,
+	/**  RFC 3339. */
+	paired_at: string,
+};
+
+export type BotView = {
+	name: string,
+	/**  telegram, dingtalk, feishu or wecom. */
+	kind: string,
+	/**  The token is set (keychain or environment); its value never leaves the backend. */
+	token_set: boolean,
+	daily_tokens: number,
+	per_minute: number,
+	senders: BotSenderView[],
+};
+
+export type BotsView = {
+	bots: BotView[],
+	pending: PairingView[],
+};
+
 export type Breadth = {
 	available: boolean,
 	trade_date: string | null,
@@ -547,6 +673,50 @@ export type Breadth = {
 	 *  (`sample_size` says how many there were; the page words why).
 	 */
 	min_sample: number | null,
+};
+
+/**  The approval preview of a buy (`update_portfolio` add / `record_fill` buy). */
+export type BuyPreview = {
+	code: string,
+	name: string,
+	/**  What the call asks for. */
+	proposed_shares: number,
+	entry_e6: number,
+	/**  `None` when the buy could not be sized; `unavailable` says why. */
+	sizing: BuySizing | null,
+	unavailable: string | null,
+	/**  Every account limit the buy breaks. */
+	breaches: RiskBreach[],
+	/**
+	 *  What the figures rest on (equity from the ledger or the portfolio, positions
+	 *  without a stop counted at full value, stocks without an industry).
+	 */
+	notes: string[],
+};
+
+/**
+ *  What the sizing rules give for a buy an approval asks about (worked out by the core
+ *  when the request is raised, never by the model).
+ */
+export type BuySizing = {
+	/**  The shares the rules give (a valid lot of the board, 0 when none). */
+	shares: number,
+	stop_e6: number,
+	/**  Where the stop came from, in words (结构 / ATR / 给定). */
+	stop_from: string,
+	/**  Lost at the stop by the rules' shares (both sides' fees), and as a percent of equity. */
+	risk_fen: number,
+	risk_pct: number | null,
+	/**  `equity × risk %`. */
+	risk_budget_fen: number,
+	equity_fen: number,
+	/**  Lost at the stop by the proposed shares, and as a percent of equity. */
+	proposed_risk_fen: number,
+	proposed_risk_pct: number | null,
+	/**  Every cap that allowed fewer shares than the risk budget, in words. */
+	bound: string[],
+	/**  Why the rules give no share, when they give none. */
+	why_none: string | null,
 };
 
 /**  A bank transfer (银证转账) from the page's form. */
@@ -615,6 +785,34 @@ export type ChartSignal = {
 	date: number,
 	label: string,
 };
+
+/**  One number, date or code in the answer. */
+export type Claim = {
+	/**
+	 *  Offset of the claim's first character in the answer, counted in Unicode scalar
+	 *  values (characters, not bytes or UTF-16 units).
+	 */
+	start: number,
+	/**  One past the claim's last character (same unit as `start`). */
+	end: number,
+	/**  The claim as written, unit included (`12.35`, `5.23%`, `1.23亿`, `600519`). */
+	text: string,
+	kind: ClaimKind,
+	support: Support,
+};
+
+/**  What a claim states. */
+export type ClaimKind = 
+/**  A price: in 元, or after a price word (收盘, 价, support, stop…). */
+"price" | "percent" | 
+/**  A volume or amount in 万 / 亿. */
+"amount" | 
+/**  A count of shares, lots, stocks, days, trades… */
+"count" | 
+/**  Any other number. */
+"number" | "date" | 
+/**  A six-digit A-share stock code. */
+"code";
 
 /**  What the store holds about one stock. */
 export type CodeHistory = {
@@ -740,6 +938,13 @@ export type DataNote =
 { type: "index_unavailable_offline"; index: string } | { type: "turnover_unavailable" } | 
 /**  A live refresh was tried and failed; the cache was used. */
 { type: "refresh_failed"; error: string } | { type: "corrupt_rows_skipped"; count: number } | { type: "amount_missing"; count: number } | 
+/**  The stock was delisted: its series ends at its last trading day, complete. */
+{ type: "delisted"; code: string; last_day: string } | 
+/**
+ *  Some bars were imported from TDX, which keeps real traded prices: they are not
+ *  forward-adjusted until a sync of the code replaces them.
+ */
+{ type: "unadjusted"; code: string } | 
 /**  The last bar is older than the last closed trading day. */
 { type: "stale"; code: string; last_bar: string; expected: string };
 
@@ -766,6 +971,15 @@ export type DataStatusView = {
 	/**  Live sources in the order they are tried; empty = offline. */
 	sources: string[],
 };
+
+/**  What is wrong with a `.day` file or one of its records. */
+export type DayProblem = { problem: "unreadable"; error: string } | { problem: "empty" } | 
+/**  The file ends inside a record: `bytes` trailing bytes are not a whole record. */
+{ problem: "truncated"; bytes: number } | { problem: "not_a_date"; value: number } | { problem: "future_date"; date: string } | 
+/**  Dates must ascend strictly. */
+{ problem: "out_of_order"; date: string; previous: string } | { problem: "impossible_bar"; 
+/**  What the sanity rules found (English). */
+fault: string; open: number | null; high: number | null; low: number | null; close: number | null; volume: number | null };
 
 export type DayValue = {
 	/**  YYYY-MM-DD. */
@@ -828,6 +1042,9 @@ export type DeliveryStatus =
 /**  Waiting in the outbox for at least one channel. */
 "pending" | "delivered" | "failed";
 
+/**  How a derived number follows from its two sources. */
+export type DerivedOp = "difference" | "sum" | "ratio" | "change";
+
 /**  A position derived from the entries. */
 export type DerivedPosition = {
 	code: string,
@@ -839,6 +1056,22 @@ export type DerivedPosition = {
 	cost_basis_fen: number,
 	/**  YYYY-MM-DD: the first entry since the holding was last flat. */
 	since: string,
+};
+
+/**  What the desk holds now, for the guide and the overview to say. */
+export type DeskContents = {
+	/**  Stocks with stored bars. */
+	stocks: number,
+	/**  Of those, stocks with bars after the bundled offline data's last day. */
+	stocks_beyond_bundled: number,
+	indices: number,
+	/**  The newest stored stock bar (`YYYYMMDD`). */
+	newest_bar: number | null,
+	watchlist: number,
+	/**  The main model `provider/model`, when one is set up. */
+	model: string | null,
+	/**  The stock list's size (names, boards). */
+	stock_list: number,
 };
 
 export type DiagnosisBrief = {
@@ -973,6 +1206,16 @@ export type EntryRow = {
 	realised_fen: number | null,
 };
 
+/**  Where the equity came from. */
+export type EquitySource = 
+/**  The ledger's NAV on `date` (YYYY-MM-DD), its drawdown and its losing sales. */
+{ type: "ledger"; date: string } | 
+/**
+ *  No valued day in the ledger: the portfolio's cash and its positions' market value;
+ *  no drawdown or stop-out is known.
+ */
+{ type: "portfolio" };
+
 /**
  *  Failure categories, classified once where the failure happens (providers, tools,
  *  runtime) and carried unchanged to the UI and the CLI.
@@ -1070,6 +1313,30 @@ export type FiredAlert = {
 	delivery: DeliveryStatus,
 	/**  RFC 3339 (UTC). */
 	created_at: string,
+	/**
+	 *  Fired during the session on the day's partial bar (a live quote, not the close):
+	 *  the quote's Beijing time, `YYYY-MM-DD HH:MM`. `None` for a check on daily closes.
+	 */
+	intraday_at?: string | null,
+};
+
+export type FirstRun = {
+	/**  Show the guide: it is not finished, and the desk is fresh or a step was taken. */
+	show: boolean,
+	steps: FirstRunSteps,
+	contents: DeskContents,
+};
+
+/**  A step of the guided start. */
+export type FirstRunStep = "data" | "model" | "watchlist";
+
+/**  The guided start's steps, as kept. */
+export type FirstRunSteps = {
+	data?: StepState,
+	model?: StepState,
+	watchlist?: StepState,
+	/**  The user closed the guide (or finished it): it is not shown again. */
+	finished?: boolean,
 };
 
 /**  The conversation and message (its seq) a fork was taken at. */
@@ -1077,6 +1344,37 @@ export type ForkedFrom = {
 	conversation_id: string,
 	message_seq: number,
 };
+
+/**  The grounding of one answer: the counts and every claim found in its text. */
+export type Grounding = {
+	/**  Claims found in a tool result (or the user's own words). */
+	sourced: number,
+	/**  Claims that are a difference or ratio of two sourced numbers. */
+	derived: number,
+	/**  Claims found nowhere in the conversation's data. */
+	unsupported: number,
+	/**  Of the unsupported claims, the stock codes no input mentions. */
+	invented_codes: number,
+	/**  Whether the runtime asked the model once to correct this answer before it stood. */
+	corrected?: boolean,
+	/**  In the order they appear in the answer. */
+	claims: Claim[],
+};
+
+/**  A place a value was read from. */
+export type GroundingSource = 
+/**
+ *  A field of a tool call's result: `path` is a JSON path such as `data[3].close`
+ *  (empty for the whole result; a text result's number is found inside the text).
+ */
+{ type: "tool"; call_id: string; tool: string; path: string } | 
+/**  The user's own message in this conversation. */
+{ type: "user" } | 
+/**
+ *  A system notice in the conversation (a finished background task, a decided
+ *  approval), which carries its result as text.
+ */
+{ type: "notice" };
 
 /**  Which grouping a hit rate belongs to. */
 export type GroupBy = "all" | "trigger" | "track" | "regime";
@@ -1110,6 +1408,11 @@ export type HistoryMessage = {
 	task_notice: TaskNotice | null,
 	/**  A decided approval-inbox call's notification: the notice the chat words. */
 	approval_notice: ApprovalNotice | null,
+	/**
+	 *  A final answer: where its numbers and codes came from (the marks and the status
+	 *  line under it).
+	 */
+	grounding?: Grounding | null,
 };
 
 /**  Hit rate of one group at one horizon. */
@@ -1237,6 +1540,92 @@ export type IndexQuote = {
 	data_status: string,
 };
 
+export type IndustriesImportReport = {
+	path: string,
+} & IndustriesImportStatus;
+
+export type IndustriesImportStatus = {
+	status: "imported",
+} & {
+	source: IndustrySource,
+	/**  Stocks with an industry. */
+	stocks: number,
+	industries: number,
+	/**  Distinct concept and style blocks. */
+	concepts: number,
+	/**  (stock, block) rows of the concept and style blocks. */
+	concept_rows: number,
+	not_stocks: number,
+	without_industry: number,
+	files: string[],
+	loaded_on: number,
+} & LoadWrite | 
+/**  Nothing was stored. */
+{ status: "rejected"; 
+/**  The first [`MAX_LISTED_ERRORS`] bad lines. */
+errors: IndustryBadLine[]; bad_lines: number };
+
+/**  One rejected line: the file, what is wrong (typed) and `message`, the same in English. */
+export type IndustryBadLine = {
+	file: string,
+	line: number,
+	message: string,
+} & IndustryLineProblem;
+
+/**
+ *  What is wrong with one line of one file (line 0: the file as a whole; in a binary
+ *  block file, `line` is the block's 1-based number).
+ */
+export type IndustryLineProblem = { problem: "empty_file" } | { problem: "no_data_rows" } | { problem: "missing_columns"; columns: string[] } | { problem: "field_count"; fields: number; expected: number } | { problem: "bad_code"; code: string; reason: string } | { problem: "empty_name" } | { problem: "name_too_long"; name: string } | 
+/**  The same stock with another industry earlier in the file. */
+{ problem: "conflict"; code: string; first_line: number; first_industry: string } | 
+/**  tdxhy.cfg: a market field other than 0, 1 or 2. */
+{ problem: "bad_market"; market: string } | 
+/**  tdxhy.cfg: an industry code incon.dat does not name. */
+{ problem: "unknown_industry_code"; code: string } | 
+/**  incon.dat: a line of the #TDXNHY section that is not `code|name`. */
+{ problem: "bad_incon_line" } | 
+/**  incon.dat without a #TDXNHY section. */
+{ problem: "no_tdx_industry_section" } | 
+/**  A block file shorter than its block count says. */
+{ problem: "truncated"; blocks: number; needed: number; bytes: number } | 
+/**  A block that says it holds more stocks than a block can. */
+{ problem: "bad_block_count"; block: string; stocks: number };
+
+/**  A member of an industry on the day. */
+export type IndustryMember = {
+	code: string,
+	/**  The name it carried that day (today's when no recorded name covers the day). */
+	name: string,
+	/**  Close over the previous close, percent. */
+	change_pct: number | null,
+	/**  Over its last 5 bars, percent (the sector table's short window). */
+	return_short_pct: number | null,
+	/**  Traded value that day, CNY. */
+	amount: number | null,
+	/**  Closed at the limit up that day. */
+	limit_up: boolean,
+	/**  Its run of limit-ups when it did (1 = first board). */
+	boards: number | null,
+};
+
+/**  An industry's members with a bar on the day, the best 5-day return first. */
+export type IndustryMembers = {
+	trade_date: string,
+	industry: string,
+	members: IndustryMember[],
+};
+
+/**  One industry's market value and share of equity. */
+export type IndustryShare = {
+	industry: string,
+	value_fen: number,
+	share_pct: number | null,
+};
+
+/**  Where a load came from. */
+export type IndustrySource = "csv" | "tdx";
+
 /**
  *  What a six-digit code on a broker statement is, by its prefix: a stock (board by
  *  [`Board::of_stock`]), an exchange fund (ETF/LOF: Shanghai 5xxxxx, Shenzhen 15xxxx and
@@ -1328,6 +1717,17 @@ export type KnownEvent = {
 	known_on: string,
 };
 
+/**  A stock on the ladder: closed limit-up for `boards` of its trading days in a row. */
+export type LadderStock = {
+	code: string,
+	/**  The name it carried that day. */
+	name: string,
+	/**  `false`: no recorded name covers the day, so today's name (and ST status) stands in. */
+	name_known: boolean,
+	boards: number,
+	one_price: boolean,
+};
+
 export type Language = "zh" | "en";
 
 /**  A channel's latest send through the outbox. */
@@ -1338,6 +1738,47 @@ export type LastSend = {
 	error: string | null,
 	/**  RFC 3339: when it was queued. */
 	at: string,
+};
+
+/**  One trading day's limit statistics. */
+export type LimitDay = {
+	/**  `YYYYMMDD`. */
+	date: number,
+	/**  Stocks with a bar that day and a previous close. */
+	stocks: number,
+	/**  涨停: closed at the limit up. */
+	limit_up: number,
+	/**  跌停: closed at the limit down. */
+	limit_down: number,
+	/**  炸板: touched the limit up and closed below it. */
+	failed: number,
+	/**  一字板 up / down: open = high = low = close at the limit. */
+	one_price_up: number,
+	one_price_down: number,
+	/**  封板率: limit-up ÷ (limit-up + failed); `None` when neither happened. */
+	seal_rate: number | null,
+	/**
+	 *  涨停溢价: the mean return in percent today (close over close) of the stocks that
+	 *  closed limit-up on the previous trading day and traded today; `None` when none did.
+	 */
+	premium_pct: number | null,
+	/**  How many stocks the premium averages. */
+	premium_stocks: number,
+	/**  最高板: the longest limit-up run that closed today (0 when no limit-up). */
+	highest_board: number,
+	/**  Every limit-up stock of the day, the longest runs first (then by code). */
+	ladder: LadderStock[],
+	/**  Stock-days without a limit (a listing's first days), left out of the counts. */
+	unlimited: number,
+	/**
+	 *  Stocks that came near a limit and were judged with yesterday's scale standing in
+	 *  for today's raw close ([`PriceBasis::PreviousScale`]) or on adjusted prices
+	 *  ([`PriceBasis::Adjusted`]); the rest of those near a limit on raw closes.
+	 */
+	previous_scale_days: number,
+	adjusted_days: number,
+	/**  Stocks whose ST status (hence limit) that day came from today's name. */
+	st_from_today: number,
 };
 
 /**  What is wrong with one line (line 0: the file as a whole). */
@@ -1365,6 +1806,43 @@ export type Listing = {
 	delist_date: number | null,
 };
 
+/**  One stock's live quote as the stock page draws it. */
+export type LiveQuote = {
+	quote: Quote,
+	/**  The day's bar so far; `None` before the stock's first trade of the day. */
+	partial: PartialBar | null,
+	/**  Where the exchange's day is now (Beijing, by the trading calendar). */
+	phase: SessionPhase,
+	/**
+	 *  The session is under way today (09:30–15:00 of a trading day, lunch included) and
+	 *  the partial bar is today's: draw it as today's candle.
+	 */
+	live: boolean,
+};
+
+/**  One stored load: one source's rows of one kind. */
+export type LoadInfo = {
+	id: number,
+	kind: MemberKind,
+	/**  Beijing day of the import, `YYYYMMDD`. */
+	loaded_on: number,
+	source: IndustrySource,
+	path: string,
+	stocks: number,
+	industries: number,
+	concepts: number,
+	recorded_at: string,
+};
+
+/**  What storing a parsed membership did. */
+export type LoadWrite = 
+/**  A new load dated today. */
+{ write: "added" } | 
+/**  Today's load of this source held something else; it now holds this. */
+{ write: "replaced" } | 
+/**  The latest load of this source holds exactly this; the report's `loaded_on` is its day. */
+{ write: "unchanged" };
+
 /**  One MA line: `values[i]` belongs to bar `start + i` (no value before the window fills). */
 export type MaLine = {
 	window: number,
@@ -1372,12 +1850,71 @@ export type MaLine = {
 	values: (number | null)[],
 };
 
+/**  What a reader of the map should know about its inputs. */
+export type MapNote = 
+/**
+ *  Stocks that came near a limit that day without that day's raw (unadjusted) close:
+ *  `previous_scale` judged with the previous day's (right unless an ex-date),
+ *  `adjusted` on forward-adjusted prices, counted at a limit within one fen.
+ */
+{ type: "raw_closes_missing"; previous_scale: number; adjusted: number } | 
+/**
+ *  Stocks whose name that day (hence ST status and limit) is today's: no recorded name
+ *  history covers the day.
+ */
+{ type: "names_from_today"; stocks: number } | 
+/**  A listing's first days, which trade without a limit and are left out of the counts. */
+{ type: "new_listings_without_limit"; stocks: number } | 
+/**  Stocks left out because their cached data is damaged. */
+{ type: "skipped_stocks"; stocks: number } | 
+/**  No stock has an industry: no sector table. */
+{ type: "no_industries" } | 
+/**  Stocks whose industry came from a membership loaded after the day (none earlier). */
+{ type: "industries_from_later_load"; stocks: number };
+
 /**  How a mark stopped being placed. */
 export type MarkEnd = 
 /**  Replaced on `on` by a mark of the same kind in the same place (see [`Mark::same_place`]). */
 { type: "revised"; on: number } | 
 /**  Gone on `on` with nothing in its place. */
 { type: "removed"; on: number };
+
+/**  The day's limit statistics and what they rest on. */
+export type MarketMap = {
+	/**
+	 *  The trading day mapped (`YYYY-MM-DD`): the last one with bars on or before the
+	 *  date asked for.
+	 */
+	trade_date: string,
+	/**  The date asked for, when one was (`YYYY-MM-DD`). */
+	asked: string | null,
+	limits: LimitDay,
+	/**
+	 *  Per industry: 5/20-day returns relative to the market, breadth, amount share,
+	 *  limit-ups, rotation and leaders ([`wyckoff_engine::sectors`]); `None` when no stock
+	 *  has an industry (a note says how to import some).
+	 */
+	sectors: SectorDay | null,
+	notes: MapNote[],
+};
+
+/**
+ *  The limit statistics of the last trading days up to a day, and each industry's rotation
+ *  trail over the last [`TRAIL_DAYS`] of them.
+ */
+export type MarketMapSeries = {
+	/**  The last day of the range (`YYYY-MM-DD`). */
+	trade_date: string,
+	asked: string | null,
+	/**
+	 *  One per trading day, oldest first; each carries the counts of its own inputs
+	 *  (raw closes missing, names from today).
+	 */
+	limits: LimitDay[],
+	/**  Empty when no stock has an industry (a note says how to import some). */
+	trails: RotationTrail[],
+	notes: MapNote[],
+};
 
 export type MarketOverview = {
 	indices: IndexQuote[],
@@ -1483,6 +2020,15 @@ export type McpToolView = {
 	left_out: string | null,
 };
 
+/**  What a membership row says. */
+export type MemberKind = 
+/**  The stock's industry (one per stock). */
+"industry" | 
+/**  A concept block (概念, block_gn.dat). */
+"concept" | 
+/**  A style block (风格, block_fg.dat). */
+"style";
+
 export type MemoryCount = {
 	memory_type: string,
 	count: number,
@@ -1512,6 +2058,104 @@ reasoning?: string | null;
 reasoning_signature?: string | null } | { role: "tool"; tool_call_id: string; name: string; 
 /**  The serialized result, exactly as the model sees it. */
 content: string; is_error?: boolean };
+
+export type MinuteChart = {
+	code: string,
+	name: string | null,
+	period: MinutePeriod,
+	/**  Bar ends, YYYYMMDDHHMM (Beijing time), ascending. */
+	times: (number | null)[],
+	open: (number | null)[],
+	high: (number | null)[],
+	low: (number | null)[],
+	close: (number | null)[],
+	volume: (number | null)[],
+	/**  Where the bars came from. */
+	sources: string[],
+	coverage: MinuteCoverage | null,
+	levels: MinuteLevel[],
+	marks: MinuteMark[],
+	/**  The daily close / 15:00 close day the levels were carried over by, when any. */
+	scale_day: number | null,
+	notes: MinuteChartNote[],
+};
+
+/**  Why part of the daily reading is not on a minute chart, or is there only by the day. */
+export type MinuteChartNote = 
+/**  No minute bars are cached for the period: sync them first. */
+{ type: "no_bars" } | 
+/**  Events and phases are read on daily bars; events mark their day's last bar. */
+{ type: "events_daily_only" } | 
+/**  Phases are drawn on the daily chart only. */
+{ type: "phases_daily_only" } | 
+/**
+ *  No day has both a daily close and a 15:00 minute bar, so the daily levels (range,
+ *  stop, target) cannot be carried onto unadjusted minute prices.
+ */
+{ type: "levels_without_common_day" };
+
+/**  What the cache holds of one stock at one period. */
+export type MinuteCoverage = {
+	/**  `600519`. */
+	code: string,
+	period: MinutePeriod,
+	first_time: number | null,
+	last_time: number | null,
+	bars: number,
+	/**  Size of the stored series: `bytes / bars` is what a bar costs on disk. */
+	bytes: number,
+};
+
+/**  One price line drawn across a minute chart. */
+export type MinuteLevel = {
+	/**  `support`, `resistance`, `stop`, `target` or `cost`. */
+	kind: string,
+	price: number | null,
+	/**  The timeframe that drew it (`daily`, or `holding` for a holding's own prices). */
+	timeframe: string,
+};
+
+/**  A daily event on the minute bar that closed its day. */
+export type MinuteMark = {
+	/**  SC, AR, ST, Spring, SOS, … */
+	label: string,
+	/**  The daily bar the engine labelled (YYYYMMDD). */
+	date: number,
+	/**  The minute bar it is drawn on (YYYYMMDDHHMM): the day's last cached bar. */
+	bar_time: number | null,
+	/**  The event's price on the minute chart's (unadjusted) scale. */
+	price: number | null,
+	timeframe: string,
+};
+
+/**  A minute bar period. */
+export type MinutePeriod = "5m" | "15m" | "30m" | "60m";
+
+/**  Progress of a minute sync over several codes. */
+export type MinuteSyncEvent = { type: "started"; code: string; done: number; total: number } | { type: "finished"; outcome: MinuteSyncOutcome; done: number; total: number };
+
+export type MinuteSyncOutcome = {
+	code: string,
+	period: MinutePeriod,
+	status: MinuteSyncStatus,
+	/**  The cached series after the sync, if any. */
+	coverage: MinuteCoverage | null,
+};
+
+/**  What one code's minute sync did. */
+export type MinuteSyncStatus = { type: "updated"; source: string; 
+/**  Bars at times the cache did not hold. */
+new_bars: number; 
+/**  Bars the reply held (closed ones). */
+fetched: number; 
+/**  Bars still forming when fetched, left out. */
+unfinished: number; 
+/**  Rows the source sent that were refused, with why. */
+rejected: string[]; 
+/**  Sources that failed before this one, with why. */
+failed_before: string[] } | { type: "failed"; 
+/**  Every source tried and why it failed; empty attempts mean none is configured. */
+error: string };
 
 /**  One configured model. */
 export type ModelEntry = {
@@ -1550,6 +2194,19 @@ export type NewSchedule = {
 	job: Job,
 };
 
+/**  Why a `.day` file is not imported: it is not an A-share stock's. */
+export type NotAStock = 
+/**  An index (sh000xxx, sh880xxx, sh999xxx, sz399xxx, bj899xxx). */
+"index" | 
+/**  An ETF, LOF or other fund (sh5xxxxx, sz15/16/18xxxx): prices are in 0.001 yuan. */
+"fund" | 
+/**  A bond or repo (sh1xxxxx, sz10–13xxxx). */
+"bond" | 
+/**  A B share (sh900xxx, sz200xxx): quoted in USD / HKD. */
+"b_share" | 
+/**  Anything else the stock list does not take. */
+"other";
+
 /**  The chart a note belongs to. */
 export type NotePeriod = "day" | "week" | "month";
 
@@ -1585,6 +2242,34 @@ net_return_pct: number | null;
 mfe_pct: number | null; 
 /**  Net return had it been sold at the lowest low up to the exit, percent. */
 mae_pct: number | null; hit: boolean };
+
+export type PairingView = {
+	code: string,
+	bot: string,
+	sender_id: string,
+	label: string,
+	/**  RFC 3339: after this the code pairs nobody. */
+	expires_at: string,
+};
+
+/**
+ *  The day's bar so far. There is no other way to build one than from a [`Quote`], and it
+ *  says it is partial wherever it goes: it is not the day's bar and is never stored as one.
+ */
+export type PartialBar = {
+	/**  YYYYMMDD of the quote. */
+	date: number,
+	open_e6: number,
+	high_e6: number,
+	low_e6: number,
+	last_e6: number,
+	volume: number,
+	amount_fen: number,
+	/**  `HH:MM` Beijing, of the quote. */
+	time: string,
+	/**  Always true. */
+	partial: boolean,
+};
 
 /**  The series' figures over its whole span. */
 export type Performance = {
@@ -1649,6 +2334,25 @@ export type PortfolioPage = {
 	without_quotes: number,
 };
 
+/**  The account's risk now, against its limits. */
+export type PortfolioRisk = {
+	equity_fen: number,
+	limits: RiskLimits,
+	heat_fen: number,
+	heat_pct: number | null,
+	positions: number,
+	largest_industry: IndustryShare | null,
+	drawdown_pct: number | null,
+	/**  Losing sales within the stop-out window. */
+	recent_stop_outs: number,
+	/**  The brake's breaches while it holds (drawdown, stop-outs); empty: buys allowed. */
+	brake: RiskBreach[],
+	/**  Held codes without a stop (counted at their full value in the heat). */
+	unstopped: string[],
+	/**  Held codes without a known industry (in no industry's share). */
+	unclassified: string[],
+};
+
 /**
  *  One holding as the page shows it. Price fields are `None` when the cache has no bar
  *  for the code (never estimated); `last_date` says how old `last` is.
@@ -1688,6 +2392,29 @@ export type PositionRow = {
 export type ProviderKind = "claude" | "openai" | "gemini" | "deepseek" | "qwen" | "kimi" | "ollama" | "openai_compatible";
 
 /**
+ *  One stock's snapshot as a source gave it. Prices in millionths of a yuan (0: not
+ *  traded yet today), money in fen.
+ */
+export type Quote = {
+	/**  Six digits. */
+	code: string,
+	name: string,
+	last_e6: number,
+	prev_close_e6: number,
+	open_e6: number,
+	high_e6: number,
+	low_e6: number,
+	/**  Shares traded so far today. */
+	volume: number,
+	/**  Traded value so far today, fen. */
+	amount_fen: number,
+	/**  The source's quote time, Beijing, `YYYY-MM-DD HH:MM:SS`. */
+	time: string,
+	/**  `tencent` or `eastmoney`. */
+	source: string,
+};
+
+/**
  *  One long-term memory recalled for a turn: what the UI shows under "what the agent
  *  remembered this turn".
  */
@@ -1724,6 +2451,14 @@ export type RegimeReason =
 { type: "no_benchmark_bars" } | 
 /**  No stock bars at all (the funnel had nothing to read). */
 { type: "no_bars" } | { type: "too_few_benchmark_bars"; need: number } | { type: "bear_structure" } | { type: "bull_structure" } | { type: "neutral_structure" } | { type: "breadth_weak"; pct_above_ma20: number | null; threshold: number | null } | { type: "breadth_strong"; pct_above_ma20: number | null; threshold: number | null } | { type: "breadth_collapsed" } | { type: "index_strong_breadth_thin" } | { type: "few_stocks_up"; up_ratio_pct: number | null; threshold: number | null } | { type: "panic_confirmed" } | { type: "panic_price_only" } | { type: "panic_repair" } | { type: "panic_repair_confirmed" } | { type: "bear_rebound" };
+
+/**  A rejected `.day` file: nothing of it was stored. */
+export type RejectedDayFile = {
+	path: string,
+	/**  The first [`MAX_LISTED`] bad records. */
+	errors: BadRecord[],
+	bad_records: number,
+};
 
 /**  sweep or walk_forward. */
 export type ResearchKind = "sweep" | "walk_forward";
@@ -1779,6 +2514,91 @@ export type ResearchRun = {
 	period: string,
 	combinations: number,
 	best_by: string,
+};
+
+/**  One account limit a buy would break (or, for the brake, that already holds). */
+export type RiskBreach = 
+/**  Open risk to the stops after the buy, as a percent of equity, above the cap. */
+{ type: "heat"; heat_pct: number | null; limit_pct: number | null } | 
+/**  One industry's market value after the buy, as a percent of equity, above the cap. */
+{ type: "industry"; industry: string; share_pct: number | null; limit_pct: number | null } | 
+/**  Positions held after the buy, more than allowed. */
+{ type: "positions"; count: number; limit: number } | 
+/**
+ *  The drawdown brake: NAV this far below its high (flows taken out), at or past the
+ *  limit; no new buy.
+ */
+{ type: "drawdown"; drawdown_pct: number | null; limit_pct: number | null } | 
+/**
+ *  The stop-out brake: this many losing sales within the last `days` calendar days,
+ *  at or past the limit; no new buy.
+ */
+{ type: "stop_outs"; count: number; days: number; limit: number };
+
+/**  The account limits (see the module doc); a limit of 0 is off. */
+export type RiskLimits = {
+	/**  Open risk to the stops, at most this share of equity. */
+	max_heat_bp: number,
+	/**  One industry's market value, at most this share of equity. */
+	max_industry_bp: number,
+	/**  At most this many positions. */
+	max_positions: number,
+	/**  No new buy while NAV is this far below its high. */
+	drawdown_brake_bp: number,
+	/**  No new buy after this many losing sales within `stop_out_days`. */
+	max_stop_outs: number,
+	stop_out_days: number,
+};
+
+/**
+ *  How buys are sized and what guards the account. Percents of equity; a limit of 0 is
+ *  off (the brake's stop-out window excepted).
+ */
+export type RiskSettings = {
+	/**  Equity at risk to the stop per trade. */
+	risk_per_trade_pct: number | null,
+	/**  The most one position may cost. */
+	max_position_pct: number | null,
+	/**  Open risk to the stops of all positions ("heat"). */
+	max_heat_pct: number | null,
+	/**  One industry's market value. */
+	max_industry_pct: number | null,
+	max_positions: number,
+	/**  No new buy while NAV is this far below its high. */
+	drawdown_brake_pct: number | null,
+	/**  No new buy after this many losing sales within `stop_out_days` calendar days. */
+	max_stop_outs: number,
+	stop_out_days: number,
+};
+
+/**  Where an industry stands in the rotation. */
+export type Rotation = 
+/**  Stronger than the market and gaining. */
+"leading" | 
+/**  Weaker than the market but gaining. */
+"improving" | 
+/**  Stronger than the market but losing ground. */
+"weakening" | 
+/**  Weaker than the market and losing ground. */
+"lagging";
+
+/**  One industry's position in the rotation on one day. */
+export type RotationPoint = {
+	/**  `YYYY-MM-DD`. */
+	date: string,
+	rs_ratio: number | null,
+	rs_momentum: number | null,
+};
+
+/**
+ *  One industry's path through the rotation over the trail's days, oldest first: only the
+ *  days with both figures (an industry needs weeks of history before it has them).
+ */
+export type RotationTrail = {
+	industry: string,
+	/**  Where the last point stands. */
+	rotation: Rotation | null,
+	points: RotationPoint[],
 };
 
 /**
@@ -1863,7 +2683,12 @@ turn: Usage } | { type: "background_task"; task: TaskInfo } |
  */
 { type: "approval_notice"; notice: ApprovalNotice } | 
 /**  Progress of a sub-agent started by a delegate_to_* tool. */
-{ type: "sub_agent"; agent: string; call_id: string; kind: string; text: string } | { type: "warning"; message: string } | { type: "done"; text: string; elapsed_ms: number } | { type: "turn_cancelled" } | { type: "turn_failed"; kind: ErrorKind; message: string };
+{ type: "sub_agent"; agent: string; call_id: string; kind: string; text: string } | { type: "warning"; message: string } | { type: "done"; text: string; elapsed_ms: number; 
+/**
+ *  Where the answer's numbers and codes came from (none for the runtime's own
+ *  texts: a stopped loop, a round limit).
+ */
+grounding?: Grounding | null } | { type: "turn_cancelled" } | { type: "turn_failed"; kind: ErrorKind; message: string };
 
 /**  A scheduled run finished (the Schedules page refreshes). */
 export type ScheduleRan = {
@@ -1913,6 +2738,67 @@ export type SecretId = { kind: "provider"; vendor: Vendor } |
 /**  Key of a custom OpenAI-compatible endpoint, by its model entry id. */
 { kind: "custom"; id: string } | { kind: "data_source"; source: DataSecret };
 
+/**  Every industry on one day, strongest short relative return first. */
+export type SectorDay = {
+	date: number,
+	/**  Stocks with a bar that day. */
+	stocks: number,
+	/**  Of them, those with an industry. */
+	with_industry: number,
+	market_return_short_pct: number | null,
+	market_return_long_pct: number | null,
+	rows: SectorRow[],
+};
+
+/**  A member that moved most on the day. */
+export type SectorLeader = {
+	code: string,
+	/**  The name it carried that day (today's when no recorded name covers the day). */
+	name: string,
+	/**  Close over the previous close, percent. */
+	change_pct: number | null,
+};
+
+/**  One industry on one day. */
+export type SectorRow = {
+	industry: string,
+	/**  Members with a bar that day. */
+	members: number,
+	/**  Equal-weight mean of the members' short / long returns, percent. */
+	return_short_pct: number | null,
+	return_long_pct: number | null,
+	/**  The same minus the market's, percentage points. */
+	relative_short_pct: number | null,
+	relative_long_pct: number | null,
+	/**  Share of the members with a full MA window closing above it, percent. */
+	breadth_pct: number | null,
+	/**  Members' traded value that day, CNY. */
+	amount: number | null,
+	/**  Of the whole market's that day, percent. */
+	amount_share_pct: number | null,
+	/**  Members that closed limit-up; `None` without limit statistics for the day. */
+	limit_up: number | null,
+	rs_ratio: number | null,
+	rs_momentum: number | null,
+	rotation: Rotation | null,
+	leaders: SectorLeader[],
+};
+
+/**  Where a moment falls in the trading day. */
+export type SessionPhase = 
+/**  Not a trading day (weekend or holiday by the calendar). */
+{ type: "closed" } | 
+/**  A trading day, before 09:30. */
+{ type: "pre_open" } | 
+/**  09:30–11:30. */
+{ type: "morning" } | 
+/**  11:30–13:00. */
+{ type: "lunch" } | 
+/**  13:00–15:00. */
+{ type: "afternoon" } | 
+/**  A trading day, from 15:00. */
+{ type: "after_close" };
+
 /**
  *  Every field is required on the wire (IPC sends whole objects); files with missing
  *  fields are completed from the defaults in [`Settings::from_value`].
@@ -1949,6 +2835,8 @@ export type Settings = {
 	 *  removed, unless a stored conversation still points to them.
 	 */
 	retention_days: number,
+	/**  Sizing by risk and the account's limits (see [`RiskSettings`]). */
+	risk: RiskSettings,
 };
 
 /**  Emitted after settings change, so every window and the tray can follow. */
@@ -2015,6 +2903,12 @@ export type SkillsView = {
 	warnings: SkillWarningView[],
 };
 
+/**  `.day` files left out because they are not A-share stocks', by kind. */
+export type SkippedFiles = {
+	kind: NotAStock,
+	files: number,
+};
+
 /**
  *  A row left out of the ledger: its business is not one the ledger knows and it moves
  *  neither shares nor cash.
@@ -2049,6 +2943,8 @@ export type SpanWrite = {
 	/**  Snapshot spans not written: a source with the change's own date holds that day. */
 	kept_exact: number,
 };
+
+export type StepState = "pending" | "done" | "skipped";
 
 export type StockChart = {
 	code: string,
@@ -2125,6 +3021,11 @@ export type SubAgentStep = {
 	text: string,
 };
 
+/**  Where a claim came from. */
+export type Support = { type: "sourced"; source: GroundingSource } | 
+/**  `op` applied to the two sources, in order (`a - b`, `a / b`, `(a - b) / b`). */
+{ type: "derived"; op: DerivedOp; a: GroundingSource; b: GroundingSource } | { type: "unsupported" };
+
 /**  The swept period, board and every parameter's values, in the grid's axis order. */
 export type SweepAxes = {
 	/**  YYYY-MM-DD. */
@@ -2164,6 +3065,17 @@ export type SweepSummary = {
 	/**  Row of the best combination; none when no row has a value of the metric. */
 	best: number | null,
 	stability: SweepStability | null,
+};
+
+/**  A full-market sync's size from the cache alone, and the time it would take. */
+export type SyncEstimate = {
+	/**  Stocks and indices the sync would fetch. */
+	to_fetch: number,
+	already_fresh: number,
+	/**  At [`SYNC_SECONDS_PER_CODE`]; a lower bound (retries and raw prices add to it). */
+	seconds: number,
+	/**  No live source is enabled: a sync cannot run. */
+	offline: boolean,
 };
 
 /**  One step of a sync: `done` is false when a symbol starts, true when it is finished. */
@@ -2274,6 +3186,51 @@ export type TaskStep =
  *  went in, `passed` came out.
  */
 { kind: "screen_layer"; layer: number; input: number; passed: number };
+
+export type TdxEvent = { event: "progress"; stage: TdxStage; done: number; total: number };
+
+export type TdxImportReport = {
+	/**  The install folder. */
+	path: string,
+	/**  `.day` files found. */
+	files: number,
+	skipped: SkippedFiles[],
+	/**  Stock files read without a fault. */
+	stocks: number,
+	/**  Stocks whose stored series changed. */
+	stocks_written: number,
+	bars_added: number,
+	bars_changed: number,
+	bars_unchanged: number,
+	/**  Stocks that already held adjusted bars from a sync or a CSV: kept as they are. */
+	kept_adjusted: number,
+	/**  Of those, days that got TDX's close as their unadjusted close. */
+	raw_filled: number,
+	/**  Of those, TDX days not mixed into their adjusted series. */
+	not_mixed: number,
+	/**  Stocks whose bundled sample bars (adjusted as of 2020) gave way to TDX's history. */
+	bundled_replaced: number,
+	rejected: RejectedDayFile[],
+	/**  The last day of any imported bar (`YYYYMMDD`). */
+	last_date: number | null,
+	/**
+	 *  Imported stocks the cached stock list does not name (names unknown until a
+	 *  `wyckoff data sync --list`).
+	 */
+	not_in_stock_list: number,
+	blocks: BlockOutcome[],
+	/**  Stocks the watchlist did not hold before (across every block). */
+	watchlist_added: number,
+	industries: TdxIndustries,
+};
+
+/**  The install's industry file, through the industries import. */
+export type TdxIndustries = { status: "imported"; report: IndustriesImportReport } | 
+/**  No tdxhy.cfg or block_gn.dat in the install. */
+{ status: "not_found" } | { status: "failed"; error: string };
+
+/**  Where an import is. */
+export type TdxStage = "bars" | "watchlist" | "industries";
 
 /**  What a test send got back. */
 export type TestResult = {
@@ -2412,6 +3369,18 @@ export type WalkForwardVerdict = {
 	falls_apart: boolean,
 	/**  The engine's plain-words verdict. */
 	text: string,
+};
+
+/**  A watchlist file read in: what was added and what was not a stock code. */
+export type WatchlistImport = {
+	path: string,
+	/**  Distinct stock codes in the file. */
+	stocks: number,
+	/**  Of those, codes the watchlist did not hold yet. */
+	added: number,
+	/**  Lines whose first field is no A-share stock code, as `line N: why` (the first 20). */
+	bad_lines: string[],
+	bad_count: number,
 };
 
 export type WatchlistRow = {

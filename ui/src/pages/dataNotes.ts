@@ -38,6 +38,14 @@ export function dataNoteText(note: DataNote, lang: Language): string {
       return zh
         ? `${note.count} 根K线的数据源没有成交额；这些K线的成交额记为 0，不估算`
         : `${note.count} bar(s) have no traded amount from their source; it is 0 there, not estimated`;
+    case "delisted":
+      return zh
+        ? `${note.code} 已退市；K线止于其最后交易日 ${note.last_day}`
+        : `${note.code} was delisted; its bars end on ${note.last_day}, its last trading day`;
+    case "unadjusted":
+      return zh
+        ? `通达信导入的K线是不复权价格（真实成交价），联网同步 ${note.code} 后换成前复权历史`
+        : `Bars imported from TDX are unadjusted (real traded prices) until a sync of ${note.code} brings the forward-adjusted history`;
     case "stale":
       return zh
         ? `数据已陈旧：最新K线是 ${note.last_bar}，而最近收盘的交易日是 ${note.expected}；联网后点“同步行情”`
