@@ -242,6 +242,10 @@ pub struct HistoryMessage {
     pub task_notice: Option<wyckoff_protocol::TaskNotice>,
     /// A decided approval-inbox call's notification: the notice the chat words.
     pub approval_notice: Option<wyckoff_protocol::ApprovalNotice>,
+    /// A final answer: where its numbers and codes came from (the marks and the status
+    /// line under it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<wyckoff_protocol::Grounding>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -286,6 +290,7 @@ pub async fn load_conversation(
                 sub_agent: m.sub_agent,
                 task_notice: m.task_notice,
                 approval_notice: m.approval_notice,
+                grounding: m.grounding,
                 message: m.message,
             })
             .collect(),

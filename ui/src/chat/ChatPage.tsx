@@ -15,6 +15,7 @@ import {
 import { chatErrorText, errorKindLabel } from "../format";
 import { useT } from "../i18n";
 import ApprovalDialog from "./ApprovalDialog";
+import GroundingLine from "./GroundingLine";
 import Markdown, { type RenderFn } from "./Markdown";
 import RecallDisclosure from "./RecallDisclosure";
 import StatusBar from "./StatusBar";
@@ -94,7 +95,8 @@ function TurnBlock({ turn, onRegenerate }: { turn: LiveTurn; onRegenerate?: () =
           </div>
         ) : (
           <div key={it.id} className={`msg assistant${it.final ? " final" : " streaming"}`}>
-            <Markdown text={itemText(it)} render={renderMd} />
+            <Markdown text={itemText(it)} render={renderMd} grounding={it.final ? it.grounding : null} />
+            {it.final && <GroundingLine grounding={it.grounding} />}
           </div>
         ),
       )}
@@ -618,7 +620,8 @@ export default function ChatPage({
                     <TaskNoticeLine notice={it.notice} interrupted={it.interrupted} />
                   ) : (
                     <div className={`msg ${it.kind === "answer" ? "assistant final" : it.kind}${it.interrupted ? " interrupted" : ""}`}>
-                      {it.kind === "answer" ? <Markdown text={it.text} render={renderMd} /> : it.text}
+                      {it.kind === "answer" ? <Markdown text={it.text} render={renderMd} grounding={it.grounding} /> : it.text}
+                      {it.kind === "answer" && <GroundingLine grounding={it.grounding} />}
                       {it.kind === "user" && it.skill && (
                         <details className="skill-mark" data-skill={it.skill.name}>
                           <summary>⚡ {t("skillExpandedBy", { name: it.skill.name })}</summary>

@@ -193,7 +193,7 @@ export default function ToolCardView({ card }: { card: ToolCard }) {
       <span className="muted">{t("toolInterrupted")}</span>
     );
   return (
-    <div className={`tool-card tool-${card.status}`} data-tool={card.name} data-status={card.status}>
+    <div className={`tool-card tool-${card.status}`} data-tool={card.name} data-status={card.status} data-call-id={card.id}>
       <button className="tool-head" onClick={() => setOpen(!open)} aria-expanded={open}>
         <span className="tool-status">{status}</span>
         <span className="tool-name">{toolLabel(card.name, card.displayName, lang)}</span>

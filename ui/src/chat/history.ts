@@ -1,5 +1,5 @@
 // Turns stored messages into the items the transcript shows.
-import type { ApprovalNotice, Message, SkillUse, SubAgentStep, TaskNotice, Value } from "../bindings";
+import type { ApprovalNotice, Grounding, Message, SkillUse, SubAgentStep, TaskNotice, Value } from "../bindings";
 import type { ToolCard } from "./reducer";
 import { isDelegate, paneFromSteps, roleOf } from "./subagent";
 import { toolDisplayName, toolErrorText } from "./toolNames";
@@ -21,7 +21,7 @@ export type HistoryItem =
       skill?: { name: string; expansion: string };
     }
   | { kind: "system"; id: string; seq: number; notice: TaskNotice | null; approval: ApprovalNotice | null; interrupted: boolean }
-  | { kind: "answer"; id: string; seq: number; text: string; interrupted: boolean }
+  | { kind: "answer"; id: string; seq: number; text: string; interrupted: boolean; grounding?: Grounding | null }
   | ToolCard;
 
 const BEIJING = /\n*\[当前北京时间：[^\]]*\]\s*$/;
@@ -49,12 +49,13 @@ export function historyItems(
     sub_agent?: SubAgentStep[];
     task_notice?: TaskNotice | null;
     approval_notice?: ApprovalNotice | null;
+    grounding?: Grounding | null;
   }[],
 ): HistoryItem[] {
   const out: HistoryItem[] = [];
   const cards = new Map<string, ToolCard>();
   const seqOf = (i: number) => messages[i].seq ?? i + 1;
-  messages.forEach(({ message: m, interrupted, skill, sub_agent, task_notice, approval_notice }, i) => {
+  messages.forEach(({ message: m, interrupted, skill, sub_agent, task_notice, approval_notice, grounding }, i) => {
     const seq = seqOf(i);
     if (m.role === "user") {
       const origin = m.origin ?? "user";
@@ -83,7 +84,7 @@ export function historyItems(
         out.push(card);
       }
       if ((m.content ?? "").trim() !== "" && (m.tool_calls ?? []).length === 0) {
-        out.push({ kind: "answer", id: `h-${i}`, seq, text: m.content ?? "", interrupted });
+        out.push({ kind: "answer", id: `h-${i}`, seq, text: m.content ?? "", interrupted, grounding: grounding ?? null });
       }
     } else {
       const card = cards.get(m.tool_call_id);

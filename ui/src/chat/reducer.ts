@@ -1,6 +1,7 @@
 // The stream reducer: folds the RuntimeEvents of one turn into what the chat view shows.
 // Pure — no React, no IPC — so recorded event sequences can be replayed in tests.
 import type {
+  Grounding,
   ApprovalRequest,
   ErrorKind,
   RecalledItem,
@@ -46,6 +47,8 @@ export interface TextItem {
   /** True once the round that produced it is over (kept text or the final answer). */
   closed: boolean;
   final: boolean;
+  /** On the final answer: where its numbers and codes came from. */
+  grounding?: Grounding | null;
 }
 
 export type NoticeLevel = "retry" | "fallback" | "warning" | "compaction";
@@ -375,6 +378,7 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0, now?: n
         tail: "",
         closed: true,
         final: true,
+        grounding: event.grounding ?? null,
       };
       return {
         ...view,

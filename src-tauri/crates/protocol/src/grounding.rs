@@ -102,6 +102,8 @@ pub enum DerivedOp {
 /// A place a value was read from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
+// the journal's `Source` has the generated bindings' plain name
+#[serde(rename = "GroundingSource")]
 pub enum Source {
     /// A field of a tool call's result: `path` is a JSON path such as `data[3].close`
     /// (empty for the whole result; a text result's number is found inside the text).
