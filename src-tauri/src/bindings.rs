@@ -2,6 +2,7 @@
 
 use tauri_specta::{Builder, collect_commands, collect_events};
 
+use crate::commands::bots;
 use crate::commands::{
     alerts, annotations, app, chat, conversations, history, inbox, keys, markdown, market, mcp,
     memory, overview, portfolio, portfolio_journal, push, research, schedules, settings, skills,
@@ -90,6 +91,10 @@ pub fn builder() -> Builder<tauri::Wry> {
             push::push_remove,
             push::push_test,
             push::push_set_events,
+            bots::bots_view,
+            bots::bot_pair,
+            bots::bot_set_approver,
+            bots::bot_unpair,
             mcp::mcp_servers,
             mcp::mcp_add,
             mcp::mcp_set_enabled,

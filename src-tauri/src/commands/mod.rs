@@ -4,6 +4,7 @@
 pub mod alerts;
 pub mod annotations;
 pub mod app;
+pub mod bots;
 pub mod chat;
 pub mod conversations;
 pub mod error;
