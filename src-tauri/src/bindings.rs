@@ -5,7 +5,7 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 use crate::commands::bots;
 use crate::commands::{
     alerts, annotations, app, chat, conversations, history, inbox, keys, markdown, market, mcp,
-    memory, overview, portfolio, portfolio_journal, push, research, schedules, settings, skills,
+    memory, overview, portfolio, portfolio_journal, push, quote, research, schedules, settings, skills,
     subagents, sync, tasks, track,
 };
 
@@ -86,6 +86,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             alerts::alert_set_enabled,
             alerts::alert_remove,
             alerts::alert_history,
+            quote::live_quote,
             push::push_channels,
             push::push_add,
             push::push_remove,

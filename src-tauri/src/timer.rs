@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use tauri::{AppHandle, Manager};
+use wyckoff_session::desk_quotes::IntradayOutcome;
+use wyckoff_session::domain::alerts::describe;
 use wyckoff_session::scheduler::Stop;
 
 use crate::chat::ChatState;
@@ -46,5 +48,21 @@ async fn tick(app: &AppHandle) -> Result<(), String> {
     if let Some(why) = &report.pass_failed {
         tracing::warn!("{why}");
     }
+    notify_intraday(app, report.intraday.as_ref());
     Ok(())
+}
+
+/// Alerts the session's intraday check fired reach the desktop as the task ends do (when
+/// the setting is on and the window is not in front); the alert centre lists them.
+fn notify_intraday(app: &AppHandle, outcome: Option<&IntradayOutcome>) {
+    let Some(IntradayOutcome::Ran { run }) = outcome else {
+        return;
+    };
+    for alert in &run.report.fired {
+        let body = describe::alert_text(alert);
+        crate::tasks::notify_when_away(app, None, |zh| {
+            let title = if zh { "盘中提醒" } else { "Intraday alert" };
+            (title.to_owned(), body)
+        });
+    }
 }

@@ -19,6 +19,7 @@ pub mod overview;
 pub mod portfolio;
 pub mod portfolio_journal;
 pub mod push;
+pub mod quote;
 pub mod research;
 pub mod schedules;
 pub mod settings;

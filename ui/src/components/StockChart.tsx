@@ -21,6 +21,8 @@ import { NotesPrimitive } from "./notesPrimitive";
 import { LanguageContext } from "../i18n";
 import "./market.css";
 import { marketText } from "../pages/marketText";
+import type { LiveCandle } from "../pages/liveQuote";
+import { drawLiveCandle } from "../pages/liveQuoteDraw";
 import { DOWN, UP, allMarkers, barAt, candles, levels, marksAt, maPoints, phaseColumns, volumes, warmUpChart } from "../pages/stockModel";
 
 const CHART_HEIGHT = 460;
@@ -123,15 +125,18 @@ interface Props {
   notes?: Annotation[];
   /** A click on the chart: the bar's date (YYYYMMDD) and the price under the pointer. */
   onPick?: (date: number, price: number | null) => void;
+  /** The day's partial bar during the session, drawn as today's candle in its own style. */
+  live?: LiveCandle | null;
 }
 
-export default function StockChart({ chart, onDrawn, hitText, height = CHART_HEIGHT, notes, onPick }: Props) {
+export default function StockChart({ chart, onDrawn, hitText, height = CHART_HEIGHT, notes, onPick, live }: Props) {
   // Read at hover time: a new function must not redraw the chart.
   const hitRef = useRef(hitText);
   hitRef.current = hitText;
   const pickRef = useRef(onPick);
   pickRef.current = onPick;
   const candleRef = useRef<ISeriesApi<SeriesType, Time> | null>(null);
+  const apiRef = useRef<IChartApi | null>(null);
   // Bumped when the chart is built anew, so the notes are attached to the new series.
   const [built, setBuilt] = useState(0);
   const box = useRef<HTMLDivElement>(null);
@@ -149,6 +154,7 @@ export default function StockChart({ chart, onDrawn, hitText, height = CHART_HEI
     const buildMs = performance.now() - building;
     setFailed(failure);
     candleRef.current = candle;
+    apiRef.current = c;
     setBuilt((n) => n + 1);
     c.subscribeClick((p) => {
       if (!p.time || !pickRef.current) return;
@@ -168,9 +174,20 @@ export default function StockChart({ chart, onDrawn, hitText, height = CHART_HEI
     requestAnimationFrame(() => onDrawn?.(chart, buildMs));
     return () => {
       candleRef.current = null;
+      apiRef.current = null;
       c.remove();
     };
   }, [chart, onDrawn, lang, theme]);
+
+  // The live candle comes and goes with each quote without rebuilding the chart.
+  useEffect(() => {
+    const api = apiRef.current;
+    if (!api || !live) return;
+    const series = drawLiveCandle(api, live);
+    return () => {
+      if (apiRef.current === api) api.removeSeries(series);
+    };
+  }, [live, built]);
 
   // Notes are drawn apart from the chart: adding or removing one does not rebuild it.
   useEffect(() => {

@@ -15,6 +15,7 @@ import NameHistory from "./NameHistory";
 import ReplayBar from "./ReplayBar";
 import { keepSession, loadSessions, parseIsoDate, putGuess, score, startAt, stepBar, stepWeek, atEnd, type Cursor, type Guess, type TrainingLabel } from "./replayModel";
 import { dataNoteText } from "./dataNotes";
+import { liveCandle, liveLine, useLiveQuote } from "./liveQuote";
 
 export function marketErrorText(e: CommandError | string): string {
   // IPC-level failures (bad arguments, a panic) arrive as a bare string.
@@ -103,6 +104,9 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
   // Labels as the engine could place them on each close by default: no hindsight unless asked.
   const [view, setView] = useState<EventsView>("known");
   const shown = useMemo(() => (chart ? chartInView(chart, view) : null), [chart, view]);
+  // During the session: the day's partial bar as today's candle (never a stored bar).
+  const liveQuote = useLiveQuote(code, period === "day" && !cursor);
+  const today = useMemo(() => (chart && !cursor ? liveCandle(chart, liveQuote, period) : null), [chart, cursor, liveQuote, period]);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [watch, setWatch] = useState<{ code: string; on: boolean } | null>(null);
@@ -309,9 +313,14 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
         <div className="stock-body">
           <div className="stock-main">
             {/* Notes were drawn later than a replayed close: drawn only outside replay. */}
-            <StockChart chart={shown} onDrawn={onDrawn} hitText={hitText} notes={cursor ? undefined : shownNotes} onPick={onPick} />
+            <StockChart chart={shown} onDrawn={onDrawn} hitText={hitText} notes={cursor ? undefined : shownNotes} onPick={onPick} live={today} />
             <ChartNotes notes={shownNotes} lang={lang} picked={picked} onAdd={addNote} onRemove={(id) => void removeNote(id)} />
             <div className="chart-facts">
+              {today && (
+                <span id="live-candle" className="live-candle" data-time={today.time} data-close={today.close}>
+                  {today.label}
+                </span>
+              )}
               {chart.reading.phase && (
                 <span id="phase">
                   {t("phase")} {chart.reading.phase} ({chart.reading.schematic})
@@ -387,6 +396,11 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
               </p>
               {d?.diagnosis_brief.headline && <p>{d.diagnosis_brief.headline}</p>}
               {d?.diagnosis_brief.next_step && <p className="muted">{d.diagnosis_brief.next_step}</p>}
+              {today && (
+                <p id="live-line" className="muted">
+                  {liveLine(liveQuote, lang === "en" ? "en" : "zh", chart.as_of ?? null)}
+                </p>
+              )}
               {chart.holding && (
                 <p id="holding">
                   {t("holding")}: {chart.holding.shares} · {t("cost")} {chart.holding.cost}

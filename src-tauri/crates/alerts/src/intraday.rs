@@ -262,35 +262,52 @@ pub async fn check_intraday(
         .snapshot(&parsed)
         .await
         .map_err(|e| AlertsError::Market(e.to_string()))?;
-    let (live, not_live) = live_bars(&snapshot, local, &calendar);
+    let run = check_snapshot(md, store, outbox, &snapshot, now, &calendar).await?;
+    Ok(IntradayOutcome::Ran {
+        run: Box::new(IntradayRun { slot, ..run }),
+    })
+}
+
+/// Evaluates the rules on a snapshot taken at `now`, records what fired (intraday, with
+/// its quote time), queues it for every channel taking alerts and sends what is due: the
+/// part of [`check_intraday`] after the quotes are in (the benchmark times it with the
+/// parsing, network excluded).
+pub async fn check_snapshot(
+    md: &MarketData,
+    store: &AlertStore,
+    outbox: &Outbox,
+    snapshot: &QuoteSnapshot,
+    now: DateTime<Utc>,
+    calendar: &TradingCalendar,
+) -> Result<IntradayRun, AlertsError> {
+    let local = to_beijing(now);
+    let (live, not_live) = live_bars(snapshot, local, calendar);
     let (channels, damaged_channels) = outbox
         .channels_for(PushEvent::Alerts)
         .await
         .map_err(|e| AlertsError::Push(e.to_string()))?;
-    let mut report = crate::check::check_for(md, store, &channels, None, now, Some(&live)).await?;
+    let mut report =
+        crate::check::check_for(md, store, &channels, None, now, Some(&live)).await?;
     let deliveries = crate::deliver::deliver(store, outbox, Some(&mut report), now).await?;
     tracing::info!(
-        slot,
         quoted = snapshot.quotes.len(),
         fired = report.fired.len(),
         "intraday alerts checked"
     );
-    Ok(IntradayOutcome::Ran {
-        run: Box::new(IntradayRun {
-            at: local.format("%Y-%m-%d %H:%M").to_string(),
-            slot,
-            report,
-            deliveries,
-            damaged_channels,
-            quoted: snapshot.quotes.iter().map(|q| q.code.clone()).collect(),
-            not_live,
-            unknown: snapshot.unknown,
-            failed_sources: snapshot
-                .failed
-                .iter()
-                .map(|f| format!("{}: {}", f.source, f.error))
-                .collect(),
-        }),
+    Ok(IntradayRun {
+        at: local.format("%Y-%m-%d %H:%M").to_string(),
+        slot: 0,
+        report,
+        deliveries,
+        damaged_channels,
+        quoted: snapshot.quotes.iter().map(|q| q.code.clone()).collect(),
+        not_live,
+        unknown: snapshot.unknown.clone(),
+        failed_sources: snapshot
+            .failed
+            .iter()
+            .map(|f| format!("{}: {}", f.source, f.error))
+            .collect(),
     })
 }
 

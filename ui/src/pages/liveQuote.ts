@@ -1,0 +1,93 @@
+// The stock page's live quote: during the session the day's partial bar is drawn as
+// today's candle in its own style (hollow, labelled "partial · 10:42"), and the diagnosis
+// card says the reading is of the last close while the price is as of the quote. The
+// partial bar is never a daily bar: the backend keeps it out of the cache, and the page
+// only draws it next to the closes.
+import { useEffect, useState } from "react";
+import { commands, type LiveQuote, type StockChart } from "../bindings";
+import { isoDate } from "./stockModel";
+
+/** How often the page asks again while the session is under way (the backend caches a few
+ * seconds and paces every source across processes). */
+export const POLL_MS = 15_000;
+/** Outside the session: often enough to pick up the open of a page left open. */
+export const IDLE_POLL_MS = 60_000;
+
+/** The partial candle as the chart draws it. */
+export interface LiveCandle {
+  time: string;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  /** "partial · 10:42" */
+  label: string;
+  /** Up (red) or down (green) against the previous close, the A-share way. */
+  up: boolean;
+}
+
+const yuan = (e6: number): number => Math.round(e6 / 10_000) / 100;
+
+/** Today's partial candle for `chart`, or null when there is nothing to draw: the session
+ * is not under way, the stock has not traded today, the chart is not of days, or the
+ * chart already has a bar for the day (the close is in). */
+export function liveCandle(chart: Pick<StockChart, "bars">, live: LiveQuote | null, period: string): LiveCandle | null {
+  const p = live?.partial;
+  if (!live || !live.live || !p || period !== "day") return null;
+  const dates = chart.bars.dates;
+  const last = dates.length > 0 ? dates[dates.length - 1] : null;
+  if (last != null && last >= p.date) return null;
+  return {
+    time: isoDate(p.date),
+    open: yuan(p.open_e6),
+    high: yuan(p.high_e6),
+    low: yuan(p.low_e6),
+    close: yuan(p.last_e6),
+    label: `partial · ${p.time}`,
+    up: p.last_e6 >= live.quote.prev_close_e6,
+  };
+}
+
+/** The diagnosis card's line: the live price as of the quote, and that the reading above
+ * is of the last close. */
+export function liveLine(live: LiveQuote | null, lang: "zh" | "en", closeDate: number | null): string | null {
+  const p = live?.partial;
+  if (!live || !live.live || !p) return null;
+  const q = live.quote;
+  const change = q.prev_close_e6 > 0 ? ((q.last_e6 / q.prev_close_e6 - 1) * 100).toFixed(2) : null;
+  const price = yuan(q.last_e6).toFixed(2);
+  const pct = change == null ? "" : ` ${Number(change) >= 0 ? "+" : ""}${change}%`;
+  const close = closeDate != null ? isoDate(closeDate) : "—";
+  return lang === "en"
+    ? `Live ${price}${pct} as of ${p.time}, partial — the reading is of the close of ${close}`
+    : `盘中 ${price}${pct}，截至 ${p.time}（未收盘，partial）— 诊断基于 ${close} 收盘`;
+}
+
+/** Polls the stock's live quote while `on` (the day chart, not replaying). Errors (offline,
+ * no source) leave no candle: the closes stand alone, as they do outside the session. */
+export function useLiveQuote(code: string | null, on: boolean): LiveQuote | null {
+  const [live, setLive] = useState<LiveQuote | null>(null);
+  useEffect(() => {
+    setLive(null);
+    if (!code || !on) return;
+    let stopped = false;
+    let timer: number | undefined;
+    const ask = async () => {
+      try {
+        const r = await commands.liveQuote(code);
+        if (stopped) return;
+        setLive(r.status === "ok" ? r.data : null);
+        const live = r.status === "ok" && r.data.live;
+        timer = window.setTimeout(() => void ask(), live ? POLL_MS : IDLE_POLL_MS);
+      } catch {
+        if (!stopped) setLive(null);
+      }
+    };
+    void ask();
+    return () => {
+      stopped = true;
+      if (timer !== undefined) window.clearTimeout(timer);
+    };
+  }, [code, on]);
+  return live;
+}
