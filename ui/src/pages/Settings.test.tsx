@@ -12,6 +12,7 @@ const mocks = vi.hoisted(() => ({
   damagedSchedules: vi.fn(),
   pushChannels: vi.fn(),
   mcpServers: vi.fn(),
+  botsView: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks, events: { scheduleRan: { listen: () => Promise.resolve(() => {}) } } }));
 
@@ -49,6 +50,7 @@ describe("Settings page", () => {
     mocks.damagedSchedules.mockResolvedValue({ status: "ok", data: [] });
     mocks.pushChannels.mockResolvedValue({ status: "ok", data: [] });
     mocks.mcpServers.mockResolvedValue({ status: "ok", data: [] });
+    mocks.botsView.mockResolvedValue({ status: "ok", data: { bots: [], pending: [] } });
     mocks.updateSettings.mockImplementation(async (s: Settings) => ({ status: "ok", data: s }));
     mocks.listSkills.mockResolvedValue({
       status: "ok",

@@ -9,6 +9,7 @@ import ModelsPanel, { modelsProblem } from "../components/ModelsPanel";
 import SchedulesPanel from "../schedules/SchedulesPanel";
 import PushPanel from "../alerts/PushPanel";
 import McpPanel from "../mcp/McpPanel";
+import BotsPanel from "../bots/BotsPanel";
 
 interface Props {
   view: SettingsView;
@@ -121,6 +122,7 @@ export default function SettingsPage({ view, onSaved, onAsk }: Props) {
       <SchedulesPanel onAsk={onAsk} />
       <PushPanel />
       <McpPanel />
+      <BotsPanel />
     </section>
   );
 }
