@@ -4,7 +4,7 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::bots;
 use crate::commands::{
-    alerts, annotations, app, chat, conversations, history, inbox, keys, markdown, market, mcp,
+    alerts, annotations, app, chat, conversations, first_run, history, inbox, keys, markdown, market, mcp,
     memory, overview, portfolio, portfolio_journal, push, quote, research, schedules, settings, skills,
     subagents, sync, tasks, track,
 };
@@ -110,6 +110,11 @@ pub fn builder() -> Builder<tauri::Wry> {
             annotations::chart_notes,
             annotations::chart_note_add,
             annotations::chart_note_remove,
+            first_run::first_run,
+            first_run::set_first_run_step,
+            first_run::full_sync_estimate,
+            first_run::import_tdx,
+            first_run::import_watchlist_file,
         ])
         .events(collect_events![
             settings::SettingsChanged,

@@ -99,7 +99,7 @@ describe("App", () => {
     render(<App />);
     await screen.findByText("记忆");
     const labels = [...document.querySelectorAll("nav.sidebar button")].map((b) => b.textContent);
-    expect(labels).toEqual(["对话", "个股", "自选", "持仓", "策略研究", "信号复盘", "记忆", "审批", "提醒", "概览", "设置"]);
+    expect(labels).toEqual(["对话", "个股", "自选", "持仓", "市场地图", "策略研究", "信号复盘", "记忆", "审批", "提醒", "概览", "设置"]);
     await nav("nav-memory");
     expect(document.getElementById("memory-page")).toBeTruthy();
     expect(document.getElementById("nav-memory")?.className).toBe("active");

@@ -3,6 +3,7 @@ import { commands, events, type AlertTarget, type AppInfo, type SettingsView, ty
 import { LanguageContext, translate } from "./i18n";
 import ChatPage from "./chat/ChatPage";
 import Home from "./pages/Home";
+import FirstRunGate from "./firstrun/FirstRun";
 import MemoryPage from "./pages/Memory";
 import SettingsPage from "./pages/Settings";
 import StockPage from "./pages/Stock";
@@ -22,8 +23,10 @@ import { researchText } from "./research/text";
 import ReviewPage from "./review/ReviewPage";
 import { OpenStockAtContext } from "./review/openAt";
 import { reviewText } from "./review/reviewModel";
+import MarketMapPage from "./market/MarketMapPage";
+import { mapText } from "./market/text";
 
-type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox" | "alerts" | "research" | "review";
+type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox" | "alerts" | "research" | "review" | "map";
 
 function applyTheme(theme: Theme) {
   const root = document.documentElement;
@@ -130,6 +133,9 @@ export default function App() {
             <button id="nav-portfolio" className={page === "portfolio" ? "active" : ""} onClick={() => setPage("portfolio")}>
               {workspaceText(lang, "navPortfolio")}
             </button>
+            <button id="nav-map" className={page === "map" ? "active" : ""} onClick={() => setPage("map")}>
+              {mapText(lang)("nav")}
+            </button>
             <button id="nav-research" className={page === "research" ? "active" : ""} onClick={() => setPage("research")}>
               {researchText(lang)("nav")}
             </button>
@@ -180,8 +186,10 @@ export default function App() {
             {page === "alerts" && <AlertsPage preset={alertPreset} onOpenStock={openStockAt} />}
             {page === "research" && <ResearchPage openTask={researchTask} />}
             {page === "review" && <ReviewPage onOpenStock={openStockAt} />}
+            {page === "map" && <MarketMapPage onOpenStock={openStock} />}
             {page === "portfolio" && <PortfolioPage onOpen={openStock} />}
             {page === "home" && (
+              <FirstRunGate onOpenSettings={() => setPage("settings")}>
               <Home
                 view={view}
                 info={info}
@@ -192,6 +200,7 @@ export default function App() {
                   setPage("chat");
                 }}
               />
+              </FirstRunGate>
             )}
             {page === "settings" && (
               <SettingsPage

@@ -8,6 +8,7 @@ pub mod bots;
 pub mod chat;
 pub mod conversations;
 pub mod error;
+pub mod first_run;
 pub mod history;
 pub mod inbox;
 pub mod keys;

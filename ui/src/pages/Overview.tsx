@@ -13,6 +13,7 @@ import { lastScreen, monthsBefore, parseNumber, pnlClass, workspaceErrorText } f
 import { useWorkspaceText } from "./workspaceText";
 import { regimeReasonText } from "./dataNotes";
 import NamesImport from "./NamesImport";
+import { MoodSection, RegimeLimits, useDayMap } from "../market/Mood";
 
 // One line per field group; the shared stylesheet has no form layout of its own.
 const FIELD_STYLE = { display: "inline-flex", alignItems: "center", gap: 6, margin: "0 12px 8px 0" } as const;
@@ -134,6 +135,8 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
   const [bt, setBt] = useState({ start: "", end: "", hold: "10", top: "4" });
   // Counted up when the data status is read again: the name-history counts follow.
   const [dataLoads, setDataLoads] = useState(0);
+  // The day's market map: the mood line, the ladder and the limit counts the 水温 line cites.
+  const mood = useDayMap(dataLoads);
 
   const load = useCallback(async () => {
     setDataLoads((n) => n + 1);
@@ -229,11 +232,13 @@ export default function Overview({ onOpenStock, onAsk }: Props) {
                 {overview.regime_reasons.map((r) => regimeReasonText(r, lang)).join(lang === "en" ? "; " : "；")}
               </span>
             )}
+            <RegimeLimits map={mood.map} />
           </p>
         )}
         <h2>{t("ovBreadth")}</h2>
         {overview && <Breadth o={overview} />}
       </div>
+      <MoodSection map={mood.map} error={mood.error} onOpenStock={onOpenStock} />
       <div className="card">
         <h2>{t("ovData")}</h2>
         {status && <DataFacts s={status} />}

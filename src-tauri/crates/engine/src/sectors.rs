@@ -185,7 +185,8 @@ fn pct(later: f64, earlier: f64) -> Option<f64> {
     (earlier > 0.0 && later.is_finite()).then(|| (later / earlier - 1.0) * 100.0)
 }
 
-fn amount_of(b: &Bar) -> f64 {
+/// A bar's traded value, CNY: its amount, or close × volume when the source gave none.
+pub fn amount_of(b: &Bar) -> f64 {
     if b.amount > 0.0 {
         b.amount
     } else {

@@ -130,8 +130,14 @@ impl IndustrySource {
 
 /// What is wrong with one line of one file (line 0: the file as a whole; in a binary
 /// block file, `line` is the block's 1-based number).
+// named apart from the names import's `LineProblem` in the app's typed bindings (a
+// container's name is not in the JSON)
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
-#[serde(tag = "problem", rename_all = "snake_case")]
+#[serde(
+    rename = "IndustryLineProblem",
+    tag = "problem",
+    rename_all = "snake_case"
+)]
 pub enum LineProblem {
     EmptyFile,
     NoDataRows,
@@ -238,6 +244,7 @@ impl std::fmt::Display for LineProblem {
 
 /// One rejected line: the file, what is wrong (typed) and `message`, the same in English.
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
+#[serde(rename = "IndustryBadLine")]
 pub struct BadLine {
     pub file: String,
     pub line: usize,

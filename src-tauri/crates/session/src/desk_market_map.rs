@@ -1,8 +1,10 @@
 //! The market map a front end asks of the desk: the agent's `get_market_map` function over
-//! the desk's market data, so the CLI, the app and the agent answer alike.
+//! the desk's market data, so the CLI, the app and the agent answer alike; and for the
+//! app's map page, the limit statistics and rotation trails over a range and an industry's
+//! members, from the same universe and the same engine figures.
 
 use wyckoff_agent::ToolError;
-use wyckoff_tools::market_map::{self, MarketMap};
+use wyckoff_tools::market_map::{self, IndustryMembers, MarketMap, MarketMapSeries};
 
 use crate::Desk;
 
@@ -12,5 +14,25 @@ impl Desk {
     /// notes on the inputs that fell back.
     pub async fn market_map(&self, as_of: Option<u32>) -> Result<MarketMap, ToolError> {
         market_map::market_map(self.market(), as_of).await
+    }
+
+    /// The limit statistics of the last `days` trading days up to `as_of`'s (the newest when
+    /// `None`), and each industry's rotation trail over the last 20 of them.
+    pub async fn market_map_series(
+        &self,
+        as_of: Option<u32>,
+        days: usize,
+    ) -> Result<MarketMapSeries, ToolError> {
+        market_map::market_series(self.market(), as_of, days).await
+    }
+
+    /// The members of `industry` on `as_of`'s trading day (the newest when `None`): each
+    /// one's name then, day and 5-day return, traded value and whether it closed limit-up.
+    pub async fn industry_members(
+        &self,
+        industry: &str,
+        as_of: Option<u32>,
+    ) -> Result<IndustryMembers, ToolError> {
+        market_map::industry_members(self.market(), industry, as_of).await
     }
 }

@@ -23,6 +23,13 @@ pub use wyckoff_engine::sizing::{Cap as SizingCap, Sizing, Stop, StopChoice, Sto
 /// the stop and the engine's sizing.
 pub use wyckoff_tools::sizing::{EntrySource, FigureSource, PositionSize};
 
+/// The market map: the day's limit statistics and sector table, the range series with the
+/// rotation trails, an industry's members ([`crate::Desk::market_map`] and after).
+pub use wyckoff_tools::market_map::{
+    IndustryMember, IndustryMembers, MapNote, MarketMap, MarketMapSeries, RotationPoint,
+    RotationTrail,
+};
+
 /// The market's breadth ([`crate::Desk::market_breadth`]).
 pub use wyckoff_tools::market::MarketBreadth;
 

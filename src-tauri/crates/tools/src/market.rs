@@ -151,6 +151,17 @@ pub async fn overview(md: &MarketData, args: &Value) -> Result<Value, ToolError>
     }
     let (regime, why) = crate::regime::regime_as_of(md, date).await?;
     out["market_regime"] = crate::regime::regime_json(&regime, why.as_deref());
+    // the day's 涨停/跌停/炸板 that the 水温 explanation cites: the market map's own counts
+    out["market_regime"]["limits"] = match crate::market_map::market_map(md, date).await {
+        Ok(map) => json!({
+            "trade_date": map.trade_date,
+            "limit_up": map.limits.limit_up,
+            "limit_down": map.limits.limit_down,
+            "failed": map.limits.failed,
+            "highest_board": map.limits.highest_board,
+        }),
+        Err(e) => json!({ "unavailable": e.to_string() }),
+    };
     if include_breadth {
         out["breadth"] = serde_json::to_value(breadth(md, date).await?)
             .map_err(|e| ToolError::Failed(e.to_string()))?;

@@ -11,8 +11,12 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_engine::FunnelConfig;
-use wyckoff_engine::limits::{LADDER_WARMUP_BARS, LimitDay, RawCloseMap, limit_series, needs_raw};
-use wyckoff_engine::sectors::{SectorConfig, SectorDay, sector_day};
+use wyckoff_engine::limits::{
+    LADDER_WARMUP_BARS, LimitDay, LimitSeries, RawCloseMap, limit_series, needs_raw,
+};
+use wyckoff_engine::sectors::{
+    Rotation, SectorConfig, SectorDay, SectorSeries, amount_of, sector_day, sector_series,
+};
 use wyckoff_market::{MarketData, SkipReason};
 use wyckoff_time::iso;
 
@@ -113,11 +117,15 @@ pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
     serde_json::to_value(&map).map_err(|e| ToolError::Failed(e.to_string()))
 }
 
-/// The market map of the last trading day on or before `as_of` (the newest cached day when
-/// `None`).
-pub async fn market_map(md: &MarketData, as_of: Option<u32>) -> Result<MarketMap, ToolError> {
-    // the day's screen view, shared with the screens and the breadth (warm in the app);
-    // its tail reaches back further than the ladder's warm-up
+/// The universe as the map reads it, and its last trading day on or before the day asked.
+struct Loaded {
+    loaded: std::sync::Arc<wyckoff_market::universe::LoadedUniverse>,
+    day: u32,
+}
+
+/// The universe of the day's screen view (warm in the app), its tail reaching back further
+/// than the ladder's warm-up; an error naming what to do when no bars are cached.
+async fn load(md: &MarketData, as_of: Option<u32>) -> Result<Loaded, ToolError> {
     let tail = FunnelConfig::default()
         .screen_bars()
         .max(LADDER_WARMUP_BARS + 2);
@@ -137,22 +145,29 @@ pub async fn market_map(md: &MarketData, as_of: Option<u32>) -> Result<MarketMap
             }
         }));
     };
-    // raw closes only for the stocks that came near a limit: a few of the market
-    let first = loaded
-        .universe
-        .stocks
+    Ok(Loaded { loaded, day })
+}
+
+/// The raw closes of the stocks that came near a limit in `from..=to`: a few of the market.
+async fn raw_closes(
+    md: &MarketData,
+    stocks: &[wyckoff_engine::StockSeries],
+    from: u32,
+    to: u32,
+) -> Result<RawCloseMap, ToolError> {
+    let first = stocks
         .iter()
         .filter_map(|s| s.bars.first().map(|b| b.date))
         .min()
-        .unwrap_or(day);
-    let codes: Vec<String> = needs_raw(&loaded.universe.stocks, day, day)
+        .unwrap_or(from);
+    let codes: Vec<String> = needs_raw(stocks, from, to)
         .into_iter()
         .map(str::to_string)
         .collect();
     let mut raw = RawCloseMap::new();
     for code in codes {
         let closes = md
-            .raw_closes(&code, first..=day)
+            .raw_closes(&code, first..=to)
             .await
             .map_err(crate::common::market_err)?;
         let exact: Vec<(u32, f64)> = closes
@@ -165,18 +180,67 @@ pub async fn market_map(md: &MarketData, as_of: Option<u32>) -> Result<MarketMap
             raw.insert(code, exact);
         }
     }
-    let worker = loaded.clone();
-    let has_industries = loaded.report.industries.stocks_with_industry > 0;
-    let (series, sectors) = tokio::task::spawn_blocking(move || {
-        let stocks = &worker.universe.stocks;
-        let series = limit_series(stocks, &raw, day, day);
-        let sectors = has_industries
-            .then(|| sector_day(stocks, day, Some(&series), &SectorConfig::default()))
-            .flatten();
-        (series, sectors)
-    })
-    .await
-    .map_err(|e| ToolError::Failed(format!("涨跌停统计异常中止: {e}")))?;
+    Ok(raw)
+}
+
+/// The limit statistics of `from..=day` over the loaded universe, off the async runtime.
+async fn limits_of(md: &MarketData, l: &Loaded, from: u32) -> Result<LimitSeries, ToolError> {
+    let raw = raw_closes(md, &l.loaded.universe.stocks, from, l.day).await?;
+    let worker = l.loaded.clone();
+    let day = l.day;
+    tokio::task::spawn_blocking(move || limit_series(&worker.universe.stocks, &raw, from, day))
+        .await
+        .map_err(|e| ToolError::Failed(format!("涨跌停统计异常中止: {e}")))
+}
+
+/// Notes on the universe the map read: damaged series left out, industries missing or
+/// from a later load.
+fn universe_notes(l: &Loaded, notes: &mut Vec<MapNote>) {
+    let report = &l.loaded.report;
+    let damaged = report
+        .skipped
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.reason,
+                SkipReason::DamagedSeries { .. } | SkipReason::CorruptBars { .. }
+            )
+        })
+        .count();
+    if damaged > 0 {
+        notes.push(MapNote::SkippedStocks {
+            stocks: u32::try_from(damaged).unwrap_or(u32::MAX),
+        });
+    }
+    let industries = &report.industries;
+    if industries.stocks_with_industry == 0 {
+        notes.push(MapNote::NoIndustries);
+    } else if industries.from_later_load > 0 {
+        notes.push(MapNote::IndustriesFromLaterLoad {
+            stocks: u32::try_from(industries.from_later_load).unwrap_or(u32::MAX),
+        });
+    }
+}
+
+/// The market map of the last trading day on or before `as_of` (the newest cached day when
+/// `None`).
+pub async fn market_map(md: &MarketData, as_of: Option<u32>) -> Result<MarketMap, ToolError> {
+    let l = load(md, as_of).await?;
+    let day = l.day;
+    let series = limits_of(md, &l, day).await?;
+    let has_industries = l.loaded.report.industries.stocks_with_industry > 0;
+    let (series, sectors) = if has_industries {
+        let worker = l.loaded.clone();
+        tokio::task::spawn_blocking(move || {
+            let stocks = &worker.universe.stocks;
+            let sectors = sector_day(stocks, day, Some(&series), &SectorConfig::default());
+            (series, sectors)
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("行业统计异常中止: {e}")))?
+    } else {
+        (series, None)
+    };
     let limits = series
         .days
         .into_iter()
@@ -202,35 +266,237 @@ pub async fn market_map(md: &MarketData, as_of: Option<u32>) -> Result<MarketMap
             stocks: limits.unlimited,
         });
     }
-    let damaged = loaded
-        .report
-        .skipped
-        .iter()
-        .filter(|s| {
-            matches!(
-                s.reason,
-                SkipReason::DamagedSeries { .. } | SkipReason::CorruptBars { .. }
-            )
-        })
-        .count();
-    if damaged > 0 {
-        notes.push(MapNote::SkippedStocks {
-            stocks: u32::try_from(damaged).unwrap_or(u32::MAX),
-        });
-    }
-    let industries = &loaded.report.industries;
-    if !has_industries {
-        notes.push(MapNote::NoIndustries);
-    } else if industries.from_later_load > 0 {
-        notes.push(MapNote::IndustriesFromLaterLoad {
-            stocks: u32::try_from(industries.from_later_load).unwrap_or(u32::MAX),
-        });
-    }
+    universe_notes(&l, &mut notes);
     Ok(MarketMap {
         trade_date: iso(day),
         asked: as_of.map(iso),
         limits,
         sectors,
         notes,
+    })
+}
+
+/// Trading days a range series may span: the ladder's warm-up and the rotation's must fit
+/// in the map's tail of bars.
+pub const MAX_SERIES_DAYS: usize = 120;
+
+/// Days of the rotation trail.
+pub const TRAIL_DAYS: usize = 20;
+
+/// One industry's position in the rotation on one day.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct RotationPoint {
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    pub rs_ratio: f64,
+    pub rs_momentum: f64,
+}
+
+/// One industry's path through the rotation over the trail's days, oldest first: only the
+/// days with both figures (an industry needs weeks of history before it has them).
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct RotationTrail {
+    pub industry: String,
+    /// Where the last point stands.
+    pub rotation: Option<Rotation>,
+    pub points: Vec<RotationPoint>,
+}
+
+/// The limit statistics of the last trading days up to a day, and each industry's rotation
+/// trail over the last [`TRAIL_DAYS`] of them.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct MarketMapSeries {
+    /// The last day of the range (`YYYY-MM-DD`).
+    pub trade_date: String,
+    pub asked: Option<String>,
+    /// One per trading day, oldest first; each carries the counts of its own inputs
+    /// (raw closes missing, names from today).
+    pub limits: Vec<LimitDay>,
+    /// Empty when no stock has an industry (a note says how to import some).
+    pub trails: Vec<RotationTrail>,
+    pub notes: Vec<MapNote>,
+}
+
+/// The limit statistics of the last `days` trading days (1 to [`MAX_SERIES_DAYS`]) up to the
+/// last trading day on or before `as_of`, and the industries' rotation trails.
+pub async fn market_series(
+    md: &MarketData,
+    as_of: Option<u32>,
+    days: usize,
+) -> Result<MarketMapSeries, ToolError> {
+    if !(1..=MAX_SERIES_DAYS).contains(&days) {
+        return Err(ToolError::InvalidArgs(format!(
+            "days must be 1 to {MAX_SERIES_DAYS}, not {days}"
+        )));
+    }
+    let l = load(md, as_of).await?;
+    let day = l.day;
+    let calendar = trading_days(&l.loaded.universe.stocks, day);
+    let from_of = |n: usize| {
+        calendar[calendar.len().saturating_sub(n)..]
+            .first()
+            .copied()
+            .unwrap_or(day)
+    };
+    let from = from_of(days);
+    let trail_from = from_of(TRAIL_DAYS);
+    let series = limits_of(md, &l, from).await?;
+    let has_industries = l.loaded.report.industries.stocks_with_industry > 0;
+    let trails = if has_industries {
+        let worker = l.loaded.clone();
+        tokio::task::spawn_blocking(move || {
+            let sectors = sector_series(
+                &worker.universe.stocks,
+                trail_from,
+                day,
+                None,
+                &SectorConfig::default(),
+            );
+            trails_of(&sectors)
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("行业轮动统计异常中止: {e}")))?
+    } else {
+        Vec::new()
+    };
+    let mut notes = Vec::new();
+    universe_notes(&l, &mut notes);
+    Ok(MarketMapSeries {
+        trade_date: iso(day),
+        asked: as_of.map(iso),
+        limits: series.days,
+        trails,
+        notes,
+    })
+}
+
+/// Every date any stock has a bar on or before `day`, ascending.
+fn trading_days(stocks: &[wyckoff_engine::StockSeries], day: u32) -> Vec<u32> {
+    let mut dates: Vec<u32> = stocks
+        .iter()
+        .flat_map(|s| {
+            let end = s.bars.partition_point(|b| b.date <= day);
+            s.bars[..end].iter().map(|b| b.date)
+        })
+        .collect();
+    dates.sort_unstable();
+    dates.dedup();
+    dates
+}
+
+/// Each industry's points over the series' days, in the order of the last day's table.
+fn trails_of(sectors: &SectorSeries) -> Vec<RotationTrail> {
+    let Some(last) = sectors.days.last() else {
+        return Vec::new();
+    };
+    last.rows
+        .iter()
+        .map(|row| RotationTrail {
+            industry: row.industry.clone(),
+            rotation: row.rotation,
+            points: sectors
+                .days
+                .iter()
+                .filter_map(|d| {
+                    let r = d.rows.iter().find(|r| r.industry == row.industry)?;
+                    Some(RotationPoint {
+                        date: iso(d.date),
+                        rs_ratio: r.rs_ratio?,
+                        rs_momentum: r.rs_momentum?,
+                    })
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// A member of an industry on the day.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct IndustryMember {
+    pub code: String,
+    /// The name it carried that day (today's when no recorded name covers the day).
+    pub name: String,
+    /// Close over the previous close, percent.
+    pub change_pct: Option<f64>,
+    /// Over its last 5 bars, percent (the sector table's short window).
+    pub return_short_pct: Option<f64>,
+    /// Traded value that day, CNY.
+    pub amount: f64,
+    /// Closed at the limit up that day.
+    pub limit_up: bool,
+    /// Its run of limit-ups when it did (1 = first board).
+    pub boards: Option<u32>,
+}
+
+/// An industry's members with a bar on the day, the best 5-day return first.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct IndustryMembers {
+    pub trade_date: String,
+    pub industry: String,
+    pub members: Vec<IndustryMember>,
+}
+
+/// The members of `industry` on the last trading day on or before `as_of`; an unknown
+/// industry is an error naming it.
+pub async fn industry_members(
+    md: &MarketData,
+    industry: &str,
+    as_of: Option<u32>,
+) -> Result<IndustryMembers, ToolError> {
+    let l = load(md, as_of).await?;
+    let day = l.day;
+    let series = limits_of(md, &l, day).await?;
+    let ladder: std::collections::HashMap<&str, u32> = series
+        .days
+        .iter()
+        .filter(|d| d.date == day)
+        .flat_map(|d| d.ladder.iter().map(|s| (s.code.as_str(), s.boards)))
+        .collect();
+    let short = SectorConfig::default().short_bars;
+    let pct = |later: f64, earlier: f64| {
+        (earlier > 0.0 && later.is_finite()).then(|| (later / earlier - 1.0) * 100.0)
+    };
+    let in_industry: Vec<&wyckoff_engine::StockSeries> = l
+        .loaded
+        .universe
+        .stocks
+        .iter()
+        .filter(|s| s.industry.as_deref() == Some(industry))
+        .collect();
+    if in_industry.is_empty() {
+        return Err(ToolError::InvalidArgs(format!(
+            "no stock is in the industry {industry:?} as of {}",
+            iso(day)
+        )));
+    }
+    let mut members: Vec<IndustryMember> = in_industry
+        .into_iter()
+        .filter_map(|s| {
+            let i = s.bars.binary_search_by_key(&day, |b| b.date).ok()?;
+            let bar = &s.bars[i];
+            let boards = ladder.get(s.code.as_str()).copied();
+            Some(IndustryMember {
+                code: s.code.clone(),
+                name: s.name_on(day).value.to_string(),
+                change_pct: i
+                    .checked_sub(1)
+                    .and_then(|j| pct(bar.close, s.bars[j].close)),
+                return_short_pct: i
+                    .checked_sub(short)
+                    .and_then(|j| pct(bar.close, s.bars[j].close)),
+                amount: amount_of(bar),
+                limit_up: boards.is_some(),
+                boards,
+            })
+        })
+        .collect();
+    members.sort_by(|a, b| {
+        let key = |m: &IndustryMember| m.return_short_pct.unwrap_or(f64::NEG_INFINITY);
+        key(b).total_cmp(&key(a)).then_with(|| a.code.cmp(&b.code))
+    });
+    Ok(IndustryMembers {
+        trade_date: iso(day),
+        industry: industry.to_string(),
+        members,
     })
 }

@@ -732,6 +732,13 @@ async fn the_market_regime_comes_from_cached_index_bars_or_says_why_not() {
     assert_eq!(m["structure"], "BULL");
     assert_eq!(m["as_of"], "2020-06-16");
     assert!(m.get("reason").is_none());
+    // the 水温 cites the day's limit counts: the market map's own
+    let map = h.ok("get_market_map", json!({})).await;
+    assert_eq!(m["limits"]["trade_date"], map["trade_date"], "{m:#}");
+    for k in ["limit_up", "limit_down", "failed", "highest_board"] {
+        assert!(m["limits"][k].is_u64(), "{m:#}");
+        assert_eq!(m["limits"][k], map["limits"][k], "{k}");
+    }
 
     // analyze_stock reads the same regime, as of the stock's own last bar, and the
     // diagnosis event names it (水温) instead of UNKNOWN.
