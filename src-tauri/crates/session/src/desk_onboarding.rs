@@ -88,6 +88,49 @@ pub struct SyncEstimate {
     pub offline: bool,
 }
 
+/// A watchlist file read in: what was added and what was not a stock code.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct WatchlistImport {
+    pub path: String,
+    /// Distinct stock codes in the file.
+    pub stocks: u32,
+    /// Of those, codes the watchlist did not hold yet.
+    pub added: u32,
+    /// Lines whose first field is no A-share stock code, as `line N: why` (the first 20).
+    pub bad_lines: Vec<String>,
+    pub bad_count: u32,
+}
+
+/// The stock codes of a watchlist file: the first field of each line (comma, tab or space
+/// separated; `600519`, `600519.SH`, `sh600519`), a header line without a code skipped.
+/// Returns the codes in order, once each, and the bad lines (1-based).
+pub fn parse_watchlist_text(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut codes: Vec<String> = Vec::new();
+    let mut bad = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let first = line
+            .trim_start_matches('\u{feff}')
+            .split([',', '\t', ' ', ';'])
+            .map(|f| f.trim().trim_matches('"'))
+            .find(|f| !f.is_empty());
+        let Some(first) = first else { continue };
+        // a header (code, 代码, …): no digit at all
+        if i == 0 && !first.bytes().any(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        match wyckoff_market::StockCode::parse(first) {
+            Ok(c) => {
+                let d = c.digits().to_string();
+                if !codes.contains(&d) {
+                    codes.push(d);
+                }
+            }
+            Err(e) => bad.push(format!("line {}: {e}", i + 1)),
+        }
+    }
+    (codes, bad)
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct FirstRun {
     /// Show the guide: it is not finished, and the desk is fresh or a step was taken.
@@ -221,6 +264,43 @@ impl Desk {
         })
     }
 
+    /// Adds every stock code of a watchlist file (a code per line, any ASCII-compatible encoding; see
+    /// [`parse_watchlist_text`]). Nothing is added when any line is bad: the lines are named.
+    pub async fn import_watchlist_file(
+        &self,
+        path: &Path,
+    ) -> Result<WatchlistImport, SessionError> {
+        let bytes = std::fs::read(path)?;
+        // codes are ASCII: a GBK name column reads as replacement characters, harmlessly
+        let text = String::from_utf8_lossy(&bytes);
+        let (codes, bad) = parse_watchlist_text(&text);
+        let mut report = WatchlistImport {
+            path: path.display().to_string(),
+            stocks: count(codes.len()),
+            added: 0,
+            bad_count: count(bad.len()),
+            bad_lines: bad.into_iter().take(20).collect(),
+        };
+        if report.bad_count > 0 {
+            return Ok(report);
+        }
+        let now = self.clock().now();
+        for c in &codes {
+            let w = self.watchlist();
+            let known = w
+                .contains(c)
+                .await
+                .map_err(|e| SessionError::Io(std::io::Error::other(e)))?;
+            if !known {
+                w.add(c, now)
+                    .await
+                    .map_err(|e| SessionError::Io(std::io::Error::other(e)))?;
+                report.added += 1;
+            }
+        }
+        Ok(report)
+    }
+
     /// Imports a TDX install whole (see `wyckoff_market::tdx`): its daily bars (kept
     /// unadjusted until a sync), its 自选股 and custom blocks into the watchlist, and its
     /// industry file.
@@ -272,6 +352,16 @@ mod tests {
         for (i, (steps, c, want)) in cases.into_iter().enumerate() {
             assert_eq!(shows(&steps, &c), want, "case {i}");
         }
+    }
+
+    #[test]
+    fn a_watchlist_file_gives_its_first_fields_codes_once_each() {
+        let (codes, bad) = parse_watchlist_text(
+            "\u{feff}code,name\n600519,茅台\nsz000001\t平安\n\n600519.SH\n510300\n",
+        );
+        assert_eq!(codes, ["600519", "000001"]);
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].starts_with("line 6:"), "{bad:?}");
     }
 
     #[test]
