@@ -568,6 +568,19 @@ pub struct Trade {
     /// Trading days the sale waited on limit-down closes.
     pub limit_down_days: usize,
     pub held_days: usize,
+    /// With risk sizing: what the buy stood to lose at the stop-loss and the equity it
+    /// was sized from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_risk: Option<EntryRisk>,
+}
+
+/// A risk-sized buy's loss at the stop-loss (both sides' fees included), the equity it
+/// was sized from, and the first as a percent of the second.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EntryRisk {
+    pub risk: f64,
+    pub equity: f64,
+    pub risk_pct: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -636,6 +649,7 @@ struct Position {
     shares: u64,
     buy_fees: f64,
     hold: Holding,
+    entry_risk: Option<EntryRisk>,
 }
 
 /// One position's days under T+1, as the backtest holds it and forward tracking follows
@@ -920,6 +934,8 @@ pub(crate) fn simulate_seeing(
     let mut trades: Vec<Trade> = Vec::new();
     let mut curve: Vec<EquityPoint> = Vec::new();
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    // The highest closing equity so far (the drawdown brake's reference).
+    let mut equity_high = 0.0_f64;
     let mut traded_value = 0.0;
     let mut total_fees = 0.0;
     let mut signal_days = 0;
@@ -1009,6 +1025,7 @@ pub(crate) fn simulate_seeing(
                         exit_reason: reason,
                         limit_down_days: p.hold.limit_down_days,
                         held_days: p.hold.held,
+                        entry_risk: p.entry_risk,
                     });
                 }
                 open = still;
@@ -1066,26 +1083,25 @@ pub(crate) fn simulate_seeing(
                     let price = match args.entry_price_mode {
                         EntryMode::Open => s.bars[i].open,
                         EntryMode::Close => s.bars[i].close,
-                        EntryMode::At1455 => {
-                            match tape.tails.and_then(|t| t.get(&s.code, day)) {
-                                Some(e) => {
-                                    *tail_bars
-                                        .entry(format!("{}m {:04}", e.period_minutes, e.bar_end))
-                                        .or_default() += 1;
-                                    tail::price_at_1455(s.bars[i].close, e)
-                                }
-                                None => {
-                                    no_tail.push((s.code.clone(), day));
-                                    continue;
-                                }
+                        EntryMode::At1455 => match tape.tails.and_then(|t| t.get(&s.code, day)) {
+                            Some(e) => {
+                                *tail_bars
+                                    .entry(format!("{}m {:04}", e.period_minutes, e.bar_end))
+                                    .or_default() += 1;
+                                tail::price_at_1455(s.bars[i].close, e)
                             }
-                        }
+                            None => {
+                                no_tail.push((s.code.clone(), day));
+                                continue;
+                            }
+                        },
                     };
                     if is_at_limit_up(s, i, price) {
                         *skipped.entry("limit_up".into()).or_default() += 1;
                         continue;
                     }
                     let lot = s.board.lot_rule();
+                    let mut entry_risk = None;
                     let mut shares = match args.sizing {
                         PositionSizing::EqualSlots => {
                             let slots_left = (args.top_n - open.len()) as f64;
@@ -1095,13 +1111,27 @@ pub(crate) fn simulate_seeing(
                             // The largest buy of the board's lots the budget pays for.
                             lot.round_down((budget / price).floor() as u64)
                         }
-                        PositionSizing::Risk { risk_bp } => {
+                        PositionSizing::Risk {
+                            risk_bp,
+                            max_heat_bp,
+                            drawdown_brake_bp,
+                        } => {
+                            let equity = equity_of(cash, &open, day);
+                            // The drawdown brake: no buy while equity is far below its high.
+                            if drawdown_brake_bp > 0
+                                && equity_high > 0.0
+                                && equity
+                                    <= equity_high * (1.0 - f64::from(drawdown_brake_bp) / 1e4)
+                            {
+                                *skipped.entry("drawdown_brake".into()).or_default() += 1;
+                                continue;
+                            }
                             let sized = backtest_sizing(
                                 s.board,
                                 day,
                                 price,
                                 args.stop_loss_pct,
-                                equity_of(cash, &open, day),
+                                equity,
                                 cash,
                                 risk_bp,
                                 args.top_n,
@@ -1111,7 +1141,35 @@ pub(crate) fn simulate_seeing(
                                     *skipped.entry("risk_below_a_lot".into()).or_default() += 1;
                                     continue;
                                 }
-                                Some(z) => z.shares,
+                                Some(z) => {
+                                    // The heat cap: the open positions' risk to their stops
+                                    // (at the last close) and this buy's, within the cap.
+                                    let heat: f64 = open
+                                        .iter()
+                                        .map(|p| {
+                                            let bars = &universe.stocks[p.stock].bars;
+                                            let last =
+                                                last_close(bars, day).unwrap_or(p.entry_price);
+                                            let stop =
+                                                p.entry_price * (1.0 + args.stop_loss_pct / 100.0);
+                                            (last - stop).max(0.0) * p.shares as f64
+                                        })
+                                        .sum();
+                                    let risk = z.risk_fen as f64 / 100.0;
+                                    if max_heat_bp > 0
+                                        && z.shares > 0
+                                        && heat + risk > equity * f64::from(max_heat_bp) / 1e4
+                                    {
+                                        *skipped.entry("heat_cap".into()).or_default() += 1;
+                                        continue;
+                                    }
+                                    entry_risk = Some(EntryRisk {
+                                        risk,
+                                        equity,
+                                        risk_pct: z.risk_pct,
+                                    });
+                                    z.shares
+                                }
                                 None => 0,
                             }
                         }
@@ -1142,14 +1200,17 @@ pub(crate) fn simulate_seeing(
                         shares,
                         buy_fees: c + t,
                         hold: Holding::new(day),
+                        entry_risk,
                     });
                 }
             }
         }
         if in_period {
+            let equity = fen(equity_of(cash, &open, day));
+            equity_high = equity_high.max(equity);
             curve.push(EquityPoint {
                 date: day,
-                equity: fen(equity_of(cash, &open, day)),
+                equity,
                 cash: fen(cash),
             });
         }
@@ -1185,6 +1246,7 @@ pub(crate) fn simulate_seeing(
             exit_reason: ExitReason::OpenAtEnd,
             limit_down_days: p.hold.limit_down_days,
             held_days: p.hold.held,
+            entry_risk: p.entry_risk,
         });
     }
     let first_day = in_range[0];
@@ -1194,12 +1256,23 @@ pub(crate) fn simulate_seeing(
     if args.top_n == 0 {
         notes.push("top_n = 0：不买入任何股票".to_owned());
     }
-    if let PositionSizing::Risk { risk_bp } = args.sizing {
+    if let PositionSizing::Risk {
+        risk_bp,
+        max_heat_bp,
+        drawdown_brake_bp,
+    } = args.sizing
+    {
         notes.push(format!(
-            "按风险定仓：每笔在 {}% 止损处最多亏权益的 {}%（含双边费用），单只不超过权益的 1/{}；水温不参与（与等分仓位一样只统计不执行）",
+            "按风险定仓：每笔在 {}% 止损处最多亏权益的 {}%（含双边费用），单只不超过权益的 1/{}，最多 {} 只；水温不参与（与等分仓位一样只统计不执行）",
             -args.stop_loss_pct,
             f64::from(risk_bp) / 100.0,
-            args.top_n.max(1)
+            args.top_n.max(1),
+            args.top_n
+        ));
+        notes.push(format!(
+            "账户限制：总风险（到止损）不超过权益的 {}%（超出的买入记为 heat_cap 跳过），权益低于最高点 {}% 起不再买入（drawdown_brake）；0 为关闭",
+            f64::from(max_heat_bp) / 100.0,
+            f64::from(drawdown_brake_bp) / 100.0
         ));
     }
     if args.entry_price_mode == EntryMode::At1455 {

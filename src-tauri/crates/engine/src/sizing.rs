@@ -617,8 +617,17 @@ pub enum PositionSizing {
     /// Equity split into `top_n` equal slots (the default).
     #[default]
     EqualSlots,
-    /// `risk_bp` of equity at risk to the backtest's stop-loss ([`backtest_sizing`]).
-    Risk { risk_bp: u32 },
+    /// `risk_bp` of equity at risk to the backtest's stop-loss ([`backtest_sizing`]),
+    /// under the account guards of [`crate::risk_limits`]: no buy that takes the open risk
+    /// to the stops past `max_heat_bp` of equity, none while equity is `drawdown_brake_bp`
+    /// or more below its high (0: off; the positions are capped by the slots).
+    Risk {
+        risk_bp: u32,
+        #[serde(default)]
+        max_heat_bp: u32,
+        #[serde(default)]
+        drawdown_brake_bp: u32,
+    },
 }
 
 impl PositionSizing {
@@ -640,7 +649,12 @@ impl PositionSizing {
                     Some(p) => pct_to_bp(p)
                         .ok_or_else(|| format!("risk_pct 必须在 0.01–100 之间（收到 {p}）"))?,
                 };
-                Ok(PositionSizing::Risk { risk_bp })
+                let guards = crate::risk_limits::RiskLimits::default();
+                Ok(PositionSizing::Risk {
+                    risk_bp,
+                    max_heat_bp: guards.max_heat_bp,
+                    drawdown_brake_bp: guards.drawdown_brake_bp,
+                })
             }
             Some(other) => Err(format!(
                 "sizing 无效: '{other}'，可选: equal（等分仓位，默认）/ risk（按风险定仓）"

@@ -139,7 +139,9 @@ fn each_trades_risk_at_entry_stays_within_the_budget() {
         assert_eq!(
             a.sizing,
             PositionSizing::Risk {
-                risk_bp: risk_bp as u32
+                risk_bp: risk_bp as u32,
+                max_heat_bp: 600,
+                drawdown_brake_bp: 1_500,
             }
         );
         let r = run(&u, &a);
@@ -191,12 +193,21 @@ fn each_trades_risk_at_entry_stays_within_the_budget() {
 fn risk_sizing_is_reproducible_and_not_equal_slots() {
     let u = universe();
     let a = args("risk", None, 3).unwrap();
-    assert_eq!(a.sizing, PositionSizing::Risk { risk_bp: 100 });
+    assert_eq!(
+        a.sizing,
+        PositionSizing::Risk {
+            risk_bp: 100,
+            max_heat_bp: 600,
+            drawdown_brake_bp: 1_500,
+        }
+    );
     let once = serde_json::to_string(&run(&u, &a)).unwrap();
     let again = serde_json::to_string(&run(&u, &a)).unwrap();
     assert_eq!(once, again);
     // The arguments say how it was sized; equal slots say nothing, as before.
-    assert!(once.contains(r#""sizing":{"type":"risk","risk_bp":100}"#));
+    assert!(once.contains(
+        r#""sizing":{"type":"risk","risk_bp":100,"max_heat_bp":600,"drawdown_brake_bp":1500}"#
+    ));
     let equal = run(&u, &args("equal", None, 3).unwrap());
     let equal_json = serde_json::to_string(&equal).unwrap();
     assert!(!equal_json.contains("sizing"));
@@ -241,4 +252,56 @@ fn bad_sizing_arguments_are_refused() {
         20250101,
     );
     assert_eq!(no_stop.unwrap_err(), BacktestError::RiskSizingNeedsStop);
+}
+
+#[test]
+fn the_heat_cap_and_the_drawdown_brake_hold_buys_back() {
+    let u = universe();
+    // 2 % a trade in 5 slots could put 10 % at risk; the cap holds it to 6 %.
+    let mut a = args("risk", Some(2.0), 5).unwrap();
+    let capped = run(&u, &a);
+    assert!(
+        capped.skipped_entries.get("heat_cap").copied().unwrap_or(0) > 0,
+        "{:?}",
+        capped.skipped_entries
+    );
+    for t in &capped.trades {
+        let r = t.entry_risk.expect("risk-sized trades say their risk");
+        assert!(r.risk <= r.equity * 0.02 + 1e-6, "{t:?}");
+        assert!(r.risk <= r.equity * 0.06 + 1e-6, "{t:?}");
+    }
+    let PositionSizing::Risk { risk_bp, .. } = a.sizing else {
+        panic!("risk sizing")
+    };
+    a.sizing = PositionSizing::Risk {
+        risk_bp,
+        max_heat_bp: 0,
+        drawdown_brake_bp: 0,
+    };
+    let free = run(&u, &a);
+    assert_eq!(free.skipped_entries.get("heat_cap"), None);
+    assert_eq!(free.skipped_entries.get("drawdown_brake"), None);
+    assert_ne!(free.trades.len(), capped.trades.len());
+
+    // A brake at 0.01 % below the high stops buying at the first dip.
+    a.sizing = PositionSizing::Risk {
+        risk_bp,
+        max_heat_bp: 0,
+        drawdown_brake_bp: 1,
+    };
+    let braked = run(&u, &a);
+    assert!(
+        braked
+            .skipped_entries
+            .get("drawdown_brake")
+            .copied()
+            .unwrap_or(0)
+            > 0,
+        "{:?}",
+        braked.skipped_entries
+    );
+    assert!(braked.trades.len() < free.trades.len());
+    // Equal slots carry no risk figure.
+    let equal = run(&u, &args("equal", None, 5).unwrap());
+    assert!(equal.trades.iter().all(|t| t.entry_risk.is_none()));
 }
