@@ -485,6 +485,7 @@ mod tests {
                 })
                 .collect(),
             delist_date: delist,
+            cap_history: Vec::new(),
         }
     }
 
