@@ -219,11 +219,11 @@ pub fn read(
             lines.push(TimeframeLine {
                 timeframe: Timeframe::Weekly,
                 zh: format!(
-                    "周线：趋势{zh}；近 {RANGE_WEEKS} 周区间 {:.2}–{:.2}，触发日收盘位于区间 {:.0}%",
+                    "周线：趋势{zh}；近 {RANGE_WEEKS} 周区间 {:.2}–{:.2}，{day} 收盘位于区间 {:.0}%",
                     w.range_low, w.range_high, w.position_pct
                 ),
                 en: format!(
-                    "weekly: trend {en}; {RANGE_WEEKS}-week range {:.2}–{:.2}, the trigger close at {:.0}% of it",
+                    "weekly: trend {en}; {RANGE_WEEKS}-week range {:.2}–{:.2}, the {day} close at {:.0}% of it",
                     w.range_low, w.range_high, w.position_pct
                 ),
             });

@@ -58,7 +58,13 @@ pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
             let buy_dt = opt_date(args, "buy_dt", ERR_BUY_DT)?;
             Ok(match diagnose_stock(md, code, as_of, cost, buy_dt).await? {
                 StockDiagnosis::NoBars(r) => unavailable(&r, mode, as_of),
-                StockDiagnosis::Diagnosed(d) => diagnosis(&d, buy_dt, as_of),
+                StockDiagnosis::Diagnosed(d) => {
+                    let mut v = diagnosis(&d, buy_dt, as_of);
+                    if let Value::Object(o) = &mut v {
+                        o.insert("timeframes".into(), timeframes(md, &d).await);
+                    }
+                    v
+                }
             })
         }
         "price" => {
@@ -75,6 +81,55 @@ pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
             "mode 参数无效: '{other}'，可选值: diagnose, price"
         ))),
     }
+}
+
+/// The weekly structure around the last bar and, when it triggered an entry, what the
+/// day's cached 60-minute bars said of it; each line names the timeframe that said it.
+async fn timeframes(md: &MarketData, d: &Diagnosed) -> Value {
+    use wyckoff_engine::timeframes::{HourBar, Timeframe, read};
+    let Some(day) = d.diagnosis.latest_date else {
+        return Value::Null;
+    };
+    let trigger = d.diagnosis.candidate_entry_type.clone();
+    let mut hours = Vec::new();
+    if trigger.is_some() {
+        let store = wyckoff_market::minute::MinuteStore::new(md.pool().clone());
+        let digits = d.bars.code.clone();
+        match store
+            .load(&digits, wyckoff_market::minute::MinutePeriod::M60)
+            .await
+        {
+            Ok(series) => {
+                hours.extend(
+                    series
+                        .bars
+                        .iter()
+                        .filter(|b| b.date() == day)
+                        .map(|b| HourBar {
+                            hhmm: b.hhmm(),
+                            open: b.open,
+                            high: b.high,
+                            low: b.low,
+                            close: b.close,
+                        }),
+                )
+            }
+            Err(e) => tracing::warn!(code = %digits, error = %e, "cannot read the 60-minute bars"),
+        }
+    }
+    let mut r = read(&d.bars.bars, trigger.as_deref().unwrap_or("—"), day, &hours);
+    if trigger.is_none() {
+        // no trigger on the last bar: only the weekly context applies
+        r.lines.retain(|l| l.timeframe == Timeframe::Weekly);
+    }
+    let mut v = serde_json::to_value(&r).unwrap_or(Value::Null);
+    if trigger.is_none()
+        && let Value::Object(o) = &mut v
+    {
+        o.remove("intraday");
+    }
+    crate::common::round_tree(&mut v);
+    v
 }
 
 /// A stock as `analyze_stock` (mode diagnose) sees it: the engine's diagnosis of its cached
