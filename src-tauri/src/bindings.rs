@@ -5,7 +5,7 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 use crate::commands::bots;
 use crate::commands::{
     alerts, annotations, app, chat, conversations, first_run, history, inbox, keys, markdown, market, mcp,
-    memory, overview, portfolio, portfolio_journal, push, quote, research, schedules, settings, skills,
+    memory, minute, overview, portfolio, portfolio_journal, push, quote, research, schedules, settings, skills,
     subagents, sync, tasks, track,
 };
 
@@ -87,6 +87,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             alerts::alert_remove,
             alerts::alert_history,
             quote::live_quote,
+            minute::minute_chart,
+            minute::sync_minutes,
             push::push_channels,
             push::push_add,
             push::push_remove,

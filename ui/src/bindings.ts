@@ -1043,7 +1043,9 @@ export type DeliveryStatus =
 "pending" | "delivered" | "failed";
 
 /**  How a derived number follows from its two sources. */
-export type DerivedOp = "difference" | "sum" | "ratio" | "change";
+export type DerivedOp = "difference" | "sum" | "ratio" | "change" | 
+/**  Price × shares and the like. */
+"product";
 
 /**  A position derived from the entries. */
 export type DerivedPosition = {
@@ -1869,7 +1871,7 @@ export type MapNote =
 { type: "skipped_stocks"; stocks: number } | 
 /**  No stock has an industry: no sector table. */
 { type: "no_industries" } | 
-/**  Stocks whose industry came from a membership loaded after the day (none earlier). */
+/**  Stocks whose industry came from a membership loaded after the day. */
 { type: "industries_from_later_load"; stocks: number };
 
 /**  How a mark stopped being placed. */
@@ -3023,7 +3025,11 @@ export type SubAgentStep = {
 
 /**  Where a claim came from. */
 export type Support = { type: "sourced"; source: GroundingSource } | 
-/**  `op` applied to the two sources, in order (`a - b`, `a / b`, `(a - b) / b`). */
+/**
+ *  `op` applied to the two sources, in order (`a - b`, `a + b`, `a / b`, `(a - b) / b`,
+ *  `a × b`). An operand may itself be derived: `a`/`b` then name where its first
+ *  operand came from.
+ */
 { type: "derived"; op: DerivedOp; a: GroundingSource; b: GroundingSource } | { type: "unsupported" };
 
 /**  The swept period, board and every parameter's values, in the grid's axis order. */

@@ -16,6 +16,7 @@ pub mod markdown;
 pub mod market;
 pub mod mcp;
 pub mod memory;
+pub mod minute;
 pub mod overview;
 pub mod portfolio;
 pub mod portfolio_journal;

@@ -16,6 +16,8 @@ import ReplayBar from "./ReplayBar";
 import { keepSession, loadSessions, parseIsoDate, putGuess, score, startAt, stepBar, stepWeek, atEnd, type Cursor, type Guess, type TrainingLabel } from "./replayModel";
 import { dataNoteText } from "./dataNotes";
 import { liveCandle, liveLine, useLiveQuote } from "./liveQuote";
+import MinutePanel from "./MinutePanel";
+import { MINUTE_PERIODS } from "./minuteModel";
 
 export function marketErrorText(e: CommandError | string): string {
   // IPC-level failures (bad arguments, a panic) arrive as a bare string.
@@ -40,6 +42,8 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
   const t = useMarketText();
   const lang = useContext(LanguageContext);
   const [period, setPeriod] = useState<Period>("day");
+  // A minute period shown instead of the day/week/month chart.
+  const [minute, setMinute] = useState<(typeof MINUTE_PERIODS)[number] | null>(null);
   // What was loaded is kept with the code it was asked for, so that from the first render
   // after a switch the page shows nothing of the previous stock (not its chart, name or
   // watch state) while the new one loads.
@@ -265,8 +269,16 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
         </h1>
         <div className="period-switch" role="group" aria-label="period">
           {(["day", "week", "month"] as const).map((p) => (
-            <button key={p} id={`period-${p}`} className={p === period ? "active" : ""} aria-pressed={p === period} onClick={() => setPeriod(p)}>
+            <button key={p} id={`period-${p}`} className={p === period && !minute ? "active" : ""} aria-pressed={p === period && !minute} onClick={() => {
+                setMinute(null);
+                setPeriod(p);
+              }}>
               {t(p)}
+            </button>
+          ))}
+          {MINUTE_PERIODS.map((p) => (
+            <button key={p} id={`period-${p}`} className={p === minute ? "active" : ""} aria-pressed={p === minute} onClick={() => setMinute(p)}>
+              {p}
             </button>
           ))}
         </div>
@@ -309,7 +321,8 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
         </p>
       )}
       {busy && !chart && <p>{t("loading")}</p>}
-      {chart && shown && (
+      {minute && <MinutePanel code={code} period={minute} />}
+      {!minute && chart && shown && (
         <div className="stock-body">
           <div className="stock-main">
             {/* Notes were drawn later than a replayed close: drawn only outside replay. */}
