@@ -5,7 +5,7 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 use crate::commands::bots;
 use crate::commands::{
     alerts, annotations, app, chat, conversations, first_run, history, inbox, keys, markdown, market, mcp,
-    memory, minute, overview, portfolio, portfolio_journal, push, quote, research, schedules, settings, skills,
+    memory, minute, overview, portfolio, portfolio_journal, portfolio_risk, push, quote, research, schedules, settings, skills,
     subagents, sync, tasks, track,
 };
 
@@ -112,6 +112,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             annotations::chart_notes,
             annotations::chart_note_add,
             annotations::chart_note_remove,
+            portfolio_risk::portfolio_risk,
             first_run::first_run,
             first_run::set_first_run_step,
             first_run::full_sync_estimate,

@@ -37,11 +37,13 @@ vi.mock("./bindings", () => ({
 vi.mock("@tauri-apps/api/core", () => ({ Channel: class {} }));
 
 import App from "./App";
+import { riskFixture } from "./risk/fixtures";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
 
 const settings = (withModel: boolean): Settings => ({
   version: 1,
+  risk: riskFixture,
   language: "zh",
   theme: "system",
   close_to_tray: false,

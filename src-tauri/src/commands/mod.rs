@@ -20,6 +20,7 @@ pub mod minute;
 pub mod overview;
 pub mod portfolio;
 pub mod portfolio_journal;
+pub mod portfolio_risk;
 pub mod push;
 pub mod quote;
 pub mod research;

@@ -1,6 +1,7 @@
 import { useState } from "react";
 import type { AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, Value } from "../bindings";
 import { useT } from "../i18n";
+import { BuySizingView } from "../risk/RiskViews";
 
 /** Parses the edited arguments: must be a JSON object. */
 export function parseArgs(text: string): { ok: true; args: Value } | { ok: false; error: string } {
@@ -72,6 +73,8 @@ export function PreviewView({ preview }: { preview: ApprovalPreview }) {
           {preview.diff ? <DiffView diff={preview.diff} /> : <div className="muted">{t("approvalNoChange")}</div>}
         </div>
       );
+    case "buy_sizing":
+      return <BuySizingView preview={preview} />;
     case "invalid":
       return (
         <div className="warning approval-preview" id="approval-invalid">

@@ -9,6 +9,7 @@ vi.mock("../bindings", () => ({ commands: mocks }));
 
 import ModelsPanel, { modelsProblem } from "./ModelsPanel";
 import { translate } from "../i18n";
+import { riskFixture } from "../risk/fixtures";
 
 const entry = (id: string, over: Partial<ModelEntry> = {}): ModelEntry => ({
   id,
@@ -23,6 +24,7 @@ const entry = (id: string, over: Partial<ModelEntry> = {}): ModelEntry => ({
 
 const base: Settings = {
   version: 1,
+  risk: riskFixture,
   language: "zh",
   theme: "system",
   close_to_tray: false,

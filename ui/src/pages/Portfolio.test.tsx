@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { PortfolioPage, PositionRow } from "../bindings";
 
-const mocks = vi.hoisted(() => ({ portfolioPage: vi.fn(), portfolioEdit: vi.fn() }));
+const mocks = vi.hoisted(() => ({ portfolioPage: vi.fn(), portfolioEdit: vi.fn(), portfolioRisk: vi.fn() }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 
 import { LanguageContext } from "../i18n";
@@ -49,8 +49,29 @@ const click = async (el: Element) => {
   });
 };
 
+// The account risk section's figures, as the backend gives them.
+const risk = {
+  risk: {
+    equity_fen: 11_000_000,
+    limits: { max_heat_bp: 600, max_industry_bp: 3000, max_positions: 1, drawdown_brake_bp: 1500, max_stop_outs: 3, stop_out_days: 10 },
+    heat_fen: 50_000,
+    heat_pct: 0.45,
+    positions: 1,
+    largest_industry: { industry: "汽车", value_fen: 500_000, share_pct: 4.55 },
+    drawdown_pct: 16.2,
+    recent_stop_outs: 0,
+    brake: [{ type: "drawdown", drawdown_pct: 16.2, limit_pct: 15 }],
+    unstopped: [],
+    unclassified: [],
+  },
+  equity_source: { type: "ledger", date: "2020-06-16" },
+  cash_fen: 10_500_000,
+  notes: ["账户净值：估值为近似值"],
+};
+
 beforeEach(() => {
   mocks.portfolioPage.mockResolvedValue(ok(page([])));
+  mocks.portfolioRisk.mockResolvedValue(ok(risk));
 });
 afterEach(() => {
   cleanup();
@@ -58,6 +79,19 @@ afterEach(() => {
 });
 
 describe("portfolio page", () => {
+  it("shows the account's risk: heat, the largest industry, positions against the limit and the brake", async () => {
+    render(<Portfolio onOpen={() => {}} />);
+    await waitFor(() => expect(document.getElementById("pf-risk")).not.toBeNull());
+    const text = (id: string) => document.getElementById(id)?.textContent ?? "";
+    expect(text("pf-risk-heat")).toContain("500.00 (0.45%)");
+    expect(text("pf-risk-heat")).toContain("6%");
+    expect(text("pf-risk-industry")).toContain("汽车 4.55%");
+    expect(text("pf-risk-positions")).toContain("1");
+    expect(text("pf-risk-brake")).toContain("已触发");
+    expect(text("pf-risk-brake")).toContain("净值回撤 16.20% ≥ 刹车线 15.00%");
+    expect(text("pf-risk")).toContain("2020-06-16");
+  });
+
   it("adds a position and shows its last price with the price's date, P/L and the engine's verdict", async () => {
     const onOpen = vi.fn();
     mocks.portfolioEdit.mockResolvedValue(ok(page([row()])));

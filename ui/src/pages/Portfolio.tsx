@@ -11,6 +11,7 @@ import { formToEdit, parseNumber, pnlClass, todayIso, workspaceErrorText, type P
 import { useWorkspaceText } from "./workspaceText";
 import Journal from "../journal/Journal";
 import PositionLevels from "./PositionLevels";
+import { AccountRiskSection } from "../risk/RiskViews";
 
 // One line per field group; the shared stylesheet has no form layout of its own.
 const FIELD_STYLE = { display: "inline-flex", alignItems: "center", gap: 6, margin: "0 12px 8px 0" } as const;
@@ -110,6 +111,7 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
         </p>
       )}
       {page && rows.length === 0 && <p id="pf-empty">{t("pfEmpty")}</p>}
+      {page && <AccountRiskSection reload={page} />}
       {rows.length > 0 && (
         <div className="portfolio-scroll">
           <table className="portfolio-table" id="pf-table">

@@ -17,9 +17,11 @@ const mocks = vi.hoisted(() => ({
 vi.mock("../bindings", () => ({ commands: mocks, events: { scheduleRan: { listen: () => Promise.resolve(() => {}) } } }));
 
 import SettingsPage from "./Settings";
+import { riskFixture } from "../risk/fixtures";
 
 const settings: Settings = {
   version: 1,
+  risk: riskFixture,
   language: "zh",
   theme: "system",
   close_to_tray: false,

@@ -10,6 +10,7 @@ import SchedulesPanel from "../schedules/SchedulesPanel";
 import PushPanel from "../alerts/PushPanel";
 import McpPanel from "../mcp/McpPanel";
 import BotsPanel from "../bots/BotsPanel";
+import { RiskSettingsPanel } from "../risk/RiskViews";
 
 interface Props {
   view: SettingsView;
@@ -106,6 +107,7 @@ export default function SettingsPage({ view, onSaved, onAsk }: Props) {
           </label>
         </section>
         <LocalToolsPanel settings={draft} onChange={setDraft} />
+        <RiskSettingsPanel value={draft.risk} onChange={(v) => set("risk", v)} />
         <div className="actions">
           <button id="settings-save" className="primary" type="submit">
             {t("save")}
