@@ -19,6 +19,7 @@ import {
 } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { duration, firstRunText, isoDay } from "./text";
+import "./firstrun.css";
 
 type Note = { ok: boolean; text: string } | null;
 type T = ReturnType<typeof firstRunText>;
