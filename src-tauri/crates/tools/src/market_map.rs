@@ -74,7 +74,7 @@ pub enum MapNote {
     SkippedStocks { stocks: u32 },
     /// No stock has an industry: no sector table.
     NoIndustries,
-    /// Stocks whose industry came from a membership loaded after the day (none earlier).
+    /// Stocks whose industry came from a membership loaded after the day.
     IndustriesFromLaterLoad { stocks: u32 },
 }
 
@@ -104,7 +104,7 @@ impl fmt::Display for MapNote {
             ),
             MapNote::IndustriesFromLaterLoad { stocks } => write!(
                 f,
-                "industries of {stocks} stock(s) from a membership loaded after the day (none earlier on record)"
+                "industries of {stocks} stock(s) from a membership loaded after the day"
             ),
         }
     }
@@ -213,11 +213,26 @@ fn universe_notes(l: &Loaded, notes: &mut Vec<MapNote>) {
         });
     }
     let industries = &report.industries;
+    // the newest day's view reads the latest load without flagging it, so a load dated
+    // after the mapped day (bars older than the import) is told here
+    let later = if industries.from_later_load > 0 {
+        industries.from_later_load
+    } else if industries
+        .load
+        .as_ref()
+        .is_some_and(|load| load.loaded_on > l.day)
+    {
+        industries
+            .stocks_with_industry
+            .saturating_sub(industries.from_stock_list)
+    } else {
+        0
+    };
     if industries.stocks_with_industry == 0 {
         notes.push(MapNote::NoIndustries);
-    } else if industries.from_later_load > 0 {
+    } else if later > 0 {
         notes.push(MapNote::IndustriesFromLaterLoad {
-            stocks: u32::try_from(industries.from_later_load).unwrap_or(u32::MAX),
+            stocks: u32::try_from(later).unwrap_or(u32::MAX),
         });
     }
 }

@@ -54,7 +54,23 @@ async fn the_map_pages_figures_follow_the_imported_industries_and_agree_with_the
     assert_eq!((stocks, industries), (8, 3));
     assert_eq!(desk.industry_loads().await.unwrap().len(), 1);
 
+    // the file is dated today, after the bars: the map says its industries are a later
+    // load's, asked for the newest day or for that day by date
+    let newest = day_map(&desk, None).await.unwrap();
+    assert!(
+        newest
+            .notes
+            .contains(&MapNote::IndustriesFromLaterLoad { stocks: 8 }),
+        "{:?}",
+        newest.notes
+    );
     let map = day_map(&desk, Some("2020-06-16")).await.unwrap();
+    assert!(
+        map.notes
+            .contains(&MapNote::IndustriesFromLaterLoad { stocks: 8 }),
+        "{:?}",
+        map.notes
+    );
     let sectors = map.sectors.as_ref().expect("a sector table");
     let names: BTreeSet<&str> = sectors.rows.iter().map(|r| r.industry.as_str()).collect();
     assert_eq!(names, BTreeSet::from(["制造", "消费", "金融"]));
