@@ -341,11 +341,23 @@ impl Desk {
     }
 
     /// Ends the process's work: turns are cancelled and stored, the event stream ends
-    /// (subscribers read what was sent, then `None`), background tasks stop.
+    /// (subscribers read what was sent, then `None`), background tasks stop, and the
+    /// database is closed clean: its write-ahead log checkpointed into the file and
+    /// truncated, every connection closed (a process that wrote leaves no log behind).
+    /// The desk is not used after this.
     pub async fn close(&self) {
         self.hub.close().await;
         self.events.close();
         self.services().background().shutdown().await;
+        let pool = self.services().pool();
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(pool)
+            .await
+        {
+            // another process reading holds the log: it checkpoints when it closes
+            tracing::warn!(error = %e, "write-ahead log not checkpointed at close");
+        }
+        pool.close().await;
     }
 }
 
