@@ -145,17 +145,27 @@ pub fn check_with_notices(
             support,
         });
     }
-    // Derived numbers: a simple operation on two numbers the answer itself sourced.
+    // Derived numbers: a simple operation on two numbers the answer sourced (or derived
+    // before, as a worked calculation goes: per-share gain, then times the shares).
+    // The user's own figures (a cost, a share count) are operands even when not quoted.
+    for v in &index.user_values {
+        if !sourced.iter().any(|(s, _)| s == v) {
+            sourced.push((*v, Source::User {}));
+        }
+    }
     sourced.truncate(MAX_DERIVED_OPERANDS);
     for i in pending {
         if let Value_::Number(n) = &claims[i].value
-            && let Some((op, a, b)) = derive(n, &sourced)
+            && let Some((op, a, b, value)) = derive(n, &sourced)
         {
             out[i].support = Support::Derived {
                 op,
                 a: a.clone(),
-                b: b.clone(),
+                b,
             };
+            if sourced.len() < MAX_DERIVED_OPERANDS {
+                sourced.push((value, a));
+            }
         }
     }
     let mut g = Grounding {
@@ -194,10 +204,8 @@ pub fn correction_prompt(g: &Grounding) -> String {
 /// Operands tried for derived numbers (pairs grow with the square).
 const MAX_DERIVED_OPERANDS: usize = 40;
 
-fn derive<'s>(
-    n: &Num,
-    sourced: &'s [(f64, Source)],
-) -> Option<(DerivedOp, &'s Source, &'s Source)> {
+/// The first operation on two operands that gives `n`: its sources and exact value.
+fn derive(n: &Num, sourced: &[(f64, Source)]) -> Option<(DerivedOp, Source, Source, f64)> {
     for (i, (a, sa)) in sourced.iter().enumerate() {
         for (j, (b, sb)) in sourced.iter().enumerate() {
             if i == j || *b == 0.0 {
@@ -208,13 +216,14 @@ fn derive<'s>(
                 (DerivedOp::Sum, a + b),
                 (DerivedOp::Ratio, a / b),
                 (DerivedOp::Change, (a - b) / b),
+                (DerivedOp::Product, a * b),
             ];
             for (op, r) in tries {
                 // The model may compute from the rounded figures: half a percent slack.
                 if n.targets()
                     .any(|(t, tol)| (r.abs() - t).abs() <= tol.max(t * 0.005) + 1e-9)
                 {
-                    return Some((op, sa, sb));
+                    return Some((op, sa.clone(), sb.clone(), r.abs()));
                 }
             }
         }
@@ -585,6 +594,8 @@ struct Index {
     dates: HashMap<u32, usize>,
     month_days: HashMap<u32, usize>,
     codes: HashMap<String, usize>,
+    /// The numbers of the user's messages, as written.
+    user_values: Vec<f64>,
 }
 
 impl Index {
@@ -596,6 +607,7 @@ impl Index {
             dates: HashMap::new(),
             month_days: HashMap::new(),
             codes: HashMap::new(),
+            user_values: Vec::new(),
         };
         // Newest first: a value in several results is credited to the latest one.
         for t in tools.iter().rev() {
@@ -706,6 +718,9 @@ impl Index {
         for c in claims {
             match c.value {
                 Value_::Number(n) => {
+                    if matches!(self.origins[origin], Origin::User) {
+                        self.user_values.push(n.value);
+                    }
                     // The value as written, and in base units when it had one.
                     self.numbers.push((n.value, l));
                     let scale = match n.unit {
@@ -926,6 +941,37 @@ mod tests {
                 .collect();
             assert_eq!(kinds(&g), want, "answer: {answer}");
         }
+    }
+
+    #[test]
+    fn a_worked_calculation_is_derived_step_by_step() {
+        let result = json!({"latest_close": 12.89});
+        let g = check(
+            "收盘 12.89 元，每股盈利 2.89 元，共 1000 股，浮动盈亏 2890 元，收益率 28.9%。",
+            &[tool("c1", &result)],
+            &["我以 10.0 元买入 1000 股"],
+        );
+        assert_eq!(
+            kinds(&g)
+                .into_iter()
+                .map(|(t, _, c)| (t, c))
+                .collect::<Vec<_>>(),
+            [
+                ("12.89 元".to_owned(), "sourced"),
+                ("2.89 元".to_owned(), "derived"),
+                ("1000".to_owned(), "sourced"),
+                ("2890 元".to_owned(), "derived"),
+                ("28.9%".to_owned(), "derived"),
+            ]
+        );
+        assert!(matches!(
+            g.claims[3].support,
+            Support::Derived {
+                op: DerivedOp::Product,
+                ..
+            }
+        ));
+        assert!(!g.needs_correction());
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod bot;
 mod conversations;
 mod data;
 mod doctor;
+mod eval;
 mod events;
 mod market;
 mod market_map;
@@ -81,6 +82,10 @@ enum Command {
     Memory(memory::MemoryArgs),
     /// Run one agent turn headless (exit 0 done, 1 failed, 130 cancelled, 2 bad input).
     Run(run::RunArgs),
+    /// Evaluate the agent on the versioned task set over the bundled bars: each task's
+    /// answer checked against the engine's figures, and how many of its numbers have a
+    /// source (`--model ID`, `--tasks FILTER`, `--json`, `--report PATH`).
+    Eval(eval::EvalArgs),
     /// Screen the whole market with the Wyckoff funnel (L1–L5), offline over the cache.
     Screen(screen::ScreenArgs),
     /// Forward tracking of saved screens: each candidate's figures 1–20 trading days on,
@@ -177,6 +182,7 @@ fn main() -> std::process::ExitCode {
         Command::Data(args) => data::run(args),
         Command::Memory(args) => memory::run(args),
         Command::Run(args) => run::run(args),
+        Command::Eval(args) => eval::run(args),
         Command::Screen(args) => screen::run(args),
         Command::Backtest(args) => backtest::run(args),
         Command::Size(args) => size::run(args),

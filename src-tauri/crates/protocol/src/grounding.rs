@@ -80,7 +80,9 @@ pub enum Support {
     Sourced {
         source: Source,
     },
-    /// `op` applied to the two sources, in order (`a - b`, `a / b`, `(a - b) / b`).
+    /// `op` applied to the two sources, in order (`a - b`, `a + b`, `a / b`, `(a - b) / b`,
+    /// `a × b`). An operand may itself be derived: `a`/`b` then name where its first
+    /// operand came from.
     Derived {
         op: DerivedOp,
         a: Source,
@@ -97,6 +99,8 @@ pub enum DerivedOp {
     Sum,
     Ratio,
     Change,
+    /// Price × shares and the like.
+    Product,
 }
 
 /// A place a value was read from.
