@@ -168,11 +168,10 @@ impl Desk {
         }
     }
 
-    fn keep_first_run(&self, steps: &FirstRunSteps) -> Result<(), SessionError> {
+    fn keep_first_run(&self, steps: &FirstRunSteps) -> std::io::Result<()> {
         let path = self.first_run_path();
         let tmp = path.with_extension("json.tmp");
-        let json = serde_json::to_vec_pretty(steps)
-            .map_err(|e| SessionError::Io(std::io::Error::other(e)))?;
+        let json = serde_json::to_vec_pretty(steps).map_err(std::io::Error::other)?;
         std::fs::write(&tmp, json)?;
         std::fs::rename(&tmp, &path)?;
         Ok(())
