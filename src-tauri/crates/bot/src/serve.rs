@@ -37,7 +37,7 @@ impl Default for ServeOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error("{0}")]
-    Desk(#[from] wyckoff_session::SessionError),
+    Desk(Box<wyckoff_session::SessionError>),
     #[error("bot '{0}' has no token: `wyckoff bot secret {0}` (or WYCKOFF_BOT_TOKEN_<NAME>)")]
     NoToken(String),
     #[error("bot '{bot}': {kind} bots cannot be served yet (Telegram can)")]
@@ -48,6 +48,12 @@ pub enum ServeError {
         #[source]
         source: TelegramError,
     },
+}
+
+impl From<wyckoff_session::SessionError> for ServeError {
+    fn from(e: wyckoff_session::SessionError) -> Self {
+        ServeError::Desk(Box::new(e))
+    }
 }
 
 /// A client for the bot, with its token from the desk.
