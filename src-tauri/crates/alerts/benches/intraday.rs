@@ -5,8 +5,8 @@
 //! 500 cached daily bars each from a real `wyckoff.db`, with cooldowns and recording.
 //! The bars are the engine's synthetic market (made-up test data, never shipped).
 
-// A benchmark harness: setup failures abort loudly.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+// A benchmark harness: setup failures abort loudly; the pass's counts go to stderr.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -338,7 +338,7 @@ impl QuoteService {
             if wanted.is_empty() {
                 break;
             }
-            match self.from_source(source, &wanted, now).await {
+            match self.ask_source(source, &wanted, now).await {
                 Ok(reply) => {
                     answered = true;
                     for why in &reply.rejected {
@@ -375,7 +375,7 @@ impl QuoteService {
     }
 
     /// One source for every code in `wanted` (in batches), through its breaker and pacing.
-    async fn from_source(
+    async fn ask_source(
         &self,
         source: &QuoteSourceConfig,
         wanted: &[StockCode],
