@@ -113,16 +113,18 @@ impl ChatState {
     }
 
     /// True the first time the app asks to exit: the caller then holds the exit for
-    /// [`ChatState::leave_all`]. A second request (the real exit, or the user insisting)
+    /// [`ChatState::end_session`]. A second request (the real exit, or the user insisting)
     /// goes through.
     pub fn begin_exit(&self) -> bool {
         !self.exiting.swap(true, Ordering::SeqCst)
     }
 
-    /// Session end for every open conversation, bounded by `deadline`.
-    pub async fn leave_all(&self, deadline: Duration) {
-        if let Some(hub) = self.opened_hub() {
-            hub.leave_all(deadline).await;
+    /// Session end for every open conversation, bounded by `deadline`; then the desk is
+    /// closed (background work stopped, the database checkpointed and closed clean).
+    pub async fn end_session(&self, deadline: Duration) {
+        if let Some(desk) = self.opened_desk() {
+            desk.hub().leave_all(deadline).await;
+            desk.close().await;
         }
     }
 }

@@ -101,12 +101,12 @@ pub fn run() {
             && app.state::<chat::ChatState>().begin_exit()
         {
             // Session end for every open conversation: extract memories first (bounded),
-            // then exit for real.
+            // close the desk (the database closed clean), then exit for real.
             api.prevent_exit();
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
                 app.state::<chat::ChatState>()
-                    .leave_all(EXIT_EXTRACTION_DEADLINE)
+                    .end_session(EXIT_EXTRACTION_DEADLINE)
                     .await;
                 app.exit(0);
             });
