@@ -627,3 +627,87 @@ async fn the_bundled_601318_series_gets_its_raw_closes_from_a_sync() {
     let r = md.raw_closes("601318", 20080101..=20200624).await.unwrap();
     assert_eq!(r.basis, RawBasis::Exact, "{}", r.basis);
 }
+
+/// A TDX install's `.day` file: 32-byte records of date, open/high/low/close in fen,
+/// f32 amount, volume and a reserved word.
+fn tdx_install(root: &std::path::Path, code: &str, days: &BTreeMap<u32, Day>) {
+    let dir = root.join("vipdoc").join("sh").join("lday");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fen = |p: f64| (p * 100.0).round() as u32;
+    let mut bytes = Vec::new();
+    for (date, d) in days {
+        for v in [*date, fen(d.open), fen(d.high), fen(d.low), fen(d.close)] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        bytes.extend_from_slice(&1.0e6f32.to_le_bytes());
+        bytes.extend_from_slice(&10_000u32.to_le_bytes());
+        bytes.extend_from_slice(&0u32.to_le_bytes());
+    }
+    std::fs::write(dir.join(format!("sh{code}.day")), bytes).unwrap();
+}
+
+#[tokio::test]
+async fn tdx_bars_are_unadjusted_until_a_sync_replaces_them_keeping_their_real_closes() {
+    let srv = FixtureServer::start().await;
+    let stock = Stock {
+        days: synthetic_days(20231201, 20240131),
+        dividends: vec![(20240103, 0.97)],
+        ..Stock::default()
+    };
+    let truth = stock.days.clone();
+    let market: Market = Arc::new(Mutex::new(BTreeMap::from([("600519".to_string(), stock)])));
+    serve(&srv, market.clone());
+    let home = tempfile::tempdir().unwrap();
+    let clock = at(2024, 1, 5);
+    let md = open(home.path(), spec(&srv, "eastmoney"), clock.clone()).await;
+    // the install holds the real prices up to the day before
+    let tdx = tempfile::tempdir().unwrap();
+    let held: BTreeMap<u32, Day> = truth.range(..=20240104).map(|(d, x)| (*d, *x)).collect();
+    tdx_install(tdx.path(), "600519", &held);
+    let r = md.import_tdx(tdx.path(), &mut |_| {}).await.unwrap();
+    assert_eq!(r.bars_added as usize, held.len());
+
+    let imported = md.daily_bars("600519", None).await.unwrap();
+    assert!(
+        imported
+            .notes
+            .iter()
+            .any(|n| n.to_string().contains("unadjusted")),
+        "{:?}",
+        imported.notes
+    );
+    // before the ex-date the stored closes are the real ones, not adjusted
+    assert_eq!(imported.bars[0].close, truth[&imported.bars[0].date].close);
+
+    // a sync replaces the whole series with the adjusted history
+    let status = sync(&md, "600519").await;
+    assert!(matches!(&status, SyncStatus::Updated { .. }), "{status:?}");
+    let synced = md.daily_bars("600519", None).await.unwrap();
+    assert!(
+        !synced
+            .notes
+            .iter()
+            .any(|n| n.to_string().contains("unadjusted")),
+        "{:?}",
+        synced.notes
+    );
+    assert_eq!(synced.bars.first().map(|b| b.date), Some(20231201));
+    for b in &synced.bars {
+        let k = if b.date < 20240103 { 0.97 } else { 1.0 };
+        assert!((b.close - truth[&b.date].close * k).abs() < 0.011, "{b:?}");
+    }
+    // and the real closes TDX gave stay as the unadjusted ones
+    let raw = md.raw_closes("600519", 0..=u32::MAX).await.unwrap();
+    assert_eq!(raw.basis, RawBasis::Exact, "{}", raw.basis);
+    for c in &raw.closes {
+        assert_eq!(
+            c.close_e6,
+            price_e6(truth[&c.date].close).unwrap(),
+            "{}",
+            c.date
+        );
+    }
+    // nothing from TDX is left to mix in: the next sync has nothing to do
+    let again = sync(&md, "600519").await;
+    assert!(matches!(again, SyncStatus::UpToDate), "{again:?}");
+}
