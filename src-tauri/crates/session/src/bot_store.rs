@@ -835,6 +835,120 @@ mod tests {
         }
     }
 
+    async fn store() -> (tempfile::TempDir, BotStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = wyckoff_memory::open_pool(dir.path().join("wyckoff.db"))
+            .await
+            .unwrap();
+        let store = BotStore::new(pool).await.unwrap();
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn at_most_three_codes_wait_per_bot_and_a_code_expires_after_an_hour() {
+        let (_dir, store) = store().await;
+        let t0 = DateTime::parse_from_rfc3339("2026-12-07T01:00:00Z")
+            .unwrap()
+            .to_utc();
+        store
+            .add("tg", BotKind::Telegram, None, 100, 6, t0)
+            .await
+            .unwrap();
+        let mut codes = Vec::new();
+        for sender in ["1", "2", "3"] {
+            let (p, fresh) = store
+                .pairing_code("tg", sender, sender, sender, t0)
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(fresh);
+            codes.push(p.code);
+        }
+        // The same sender asks again: its waiting code, not a new one.
+        let (again, fresh) = store
+            .pairing_code("tg", "2", "2", "2", t0)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!((again.code.as_str(), fresh), (codes[1].as_str(), false));
+        // A fourth stranger gets nothing while three wait.
+        assert!(
+            store
+                .pairing_code("tg", "4", "4", "4", t0)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // At the hour the codes are gone: they pair nobody, and a new stranger gets one.
+        let later = t0 + PAIRING_TTL;
+        assert!(matches!(
+            store.pair(&codes[0], later).await,
+            Err(BotError::UnknownCode(_))
+        ));
+        assert!(
+            store
+                .pairing_code("tg", "4", "4", "4", later)
+                .await
+                .unwrap()
+                .is_some()
+        );
+        // Just before it, a code pairs its sender, once.
+        let sender = store
+            .pair(&codes[2].to_lowercase(), later - Duration::seconds(1))
+            .await
+            .unwrap();
+        assert_eq!((sender.sender_id.as_str(), sender.approver), ("3", false));
+        assert!(store.pair(&codes[2], t0).await.is_err());
+        assert!(store.sender("tg", "1").await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn an_update_is_seen_once_and_an_approval_code_used_once() {
+        let (_dir, store) = store().await;
+        let t0 = DateTime::parse_from_rfc3339("2026-12-07T01:00:00Z")
+            .unwrap()
+            .to_utc();
+        store
+            .add("tg", BotKind::Telegram, None, 100, 6, t0)
+            .await
+            .unwrap();
+        assert!(store.see_update("tg", 10, "1", t0).await.unwrap());
+        assert!(!store.see_update("tg", 10, "1", t0).await.unwrap());
+        assert!(store.see_update("tg", 7, "1", t0).await.unwrap());
+        // The offset never goes back.
+        assert_eq!(store.get("tg").await.unwrap().next_update, 11);
+        let (code, fresh) = store.approval_code("r1", "tg", "1", t0).await.unwrap();
+        assert!(fresh);
+        assert_eq!(
+            store.approval_code("r1", "tg", "1", t0).await.unwrap(),
+            (code.clone(), false)
+        );
+        assert!(
+            !store
+                .use_approval_code("r1", "other", &code, t0)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !store
+                .use_approval_code("r1", "tg", "WRONG1", t0)
+                .await
+                .unwrap()
+        );
+        assert!(
+            store
+                .use_approval_code("r1", "tg", &code, t0)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !store
+                .use_approval_code("r1", "tg", &code, t0)
+                .await
+                .unwrap()
+        );
+    }
+
     #[test]
     fn names_must_fit_accounts_and_env_vars() {
         for (name, ok) in [
