@@ -553,6 +553,7 @@ pub enum ExitReason {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trade {
     pub code: String,
+    /// The name the stock carried on the entry day (today's where no history covers it).
     pub name: String,
     pub signal_date: u32,
     pub entry_date: u32,
@@ -1012,7 +1013,7 @@ pub(crate) fn simulate_seeing(
                     total_fees += sold.sell_fees;
                     trades.push(Trade {
                         code: s.code.clone(),
-                        name: s.name.clone(),
+                        name: s.name_on(p.hold.entry_date).value.to_owned(),
                         signal_date: p.signal_date,
                         entry_date: p.hold.entry_date,
                         entry_price: p.entry_price,
@@ -1233,7 +1234,7 @@ pub(crate) fn simulate_seeing(
         let pnl = fen(close * p.shares as f64 - cost - p.buy_fees);
         trades.push(Trade {
             code: s.code.clone(),
-            name: s.name.clone(),
+            name: s.name_on(p.hold.entry_date).value.to_owned(),
             signal_date: p.signal_date,
             entry_date: p.hold.entry_date,
             entry_price: p.entry_price,

@@ -479,16 +479,17 @@ fn price_limits_read_the_st_status_of_the_day() {
     // its 5 % limit-down and the sale waits for D3; not ST then, it sells at D2.
     let st_then: &[(u32, &str)] = &[(20200101, "*ST测试"), (D[5], "测试")];
     let healthy_then: &[(u32, &str)] = &[(20200101, "测试"), (D[5], "ST测试")];
-    // (today's name, history, exit day, limit-down days, ST fell back to today's name)
+    // (today's name, history, exit day, limit-down days, ST fell back to today's name,
+    // the trade's name: the one carried when it was entered)
     type Names<'a> = &'a [(u32, &'a str)];
-    let cases: [(&str, Names<'_>, u32, usize, bool); 4] = [
-        ("测试", st_then, D[3], 1, false),
-        ("ST测试", healthy_then, D[2], 0, false),
+    let cases: [(&str, Names<'_>, u32, usize, bool, &str); 4] = [
+        ("测试", st_then, D[3], 1, false, "*ST测试"),
+        ("ST测试", healthy_then, D[2], 0, false, "测试"),
         // no history: today's name stands in, and the result says so
-        ("ST测试", &[], D[3], 1, true),
-        ("测试", &[], D[2], 0, true),
+        ("ST测试", &[], D[3], 1, true, "ST测试"),
+        ("测试", &[], D[2], 0, true, "测试"),
     ];
-    for (today, history, exit, stuck, fell_back) in cases {
+    for (today, history, exit, stuck, fell_back, traded_as) in cases {
         let u = Universe {
             stocks: vec![named(today, history, &[(2, 9.5), (3, 9.5)])],
             ..Universe::default()
@@ -496,6 +497,7 @@ fn price_limits_read_the_st_status_of_the_day() {
         let r = run(&u, &args(10, 4, -4.0, 0.0, "open"), &[(D[0], "600001")]);
         let t = &r.trades[0];
         assert_eq!(t.exit_reason, ExitReason::StopLoss, "{today} {history:?}");
+        assert_eq!(t.name, traded_as, "{today} {history:?}");
         assert_eq!(
             (t.exit_date, t.limit_down_days),
             (exit, stuck),
