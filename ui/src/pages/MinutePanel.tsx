@@ -103,7 +103,7 @@ export default function MinutePanel({ code, period }: { code: string; period: Mi
           <p className="muted" id="minute-facts">
             {minuteText(lang, "bars", { n: c.times.length, from: timeLabel(c.times[0]), to: timeLabel(c.times[c.times.length - 1]) })}
             {c.sources.length > 0 && ` · ${c.sources.join(", ")}`}
-            {c.scale_day != null && ` · ${minuteText(lang, "unadjusted", { d: String(c.scale_day) })}`}
+            {c.scale_day != null && ` · ${minuteText(lang, "unadjusted", { d: timeLabel(c.scale_day * 10000).slice(0, 10) })}`}
           </p>
         </>
       )}
