@@ -23,10 +23,18 @@ async fn grounding_scenario(d: WebDriver, close: String) {
     // The sourced close: a mark that names its tool and field and leads to the card.
     let sourced = wait_for(
         d,
-        By::Css(".msg.final .claim.claim-sourced[data-call-id='call_gw_1']"),
+        By::Css(".msg.final .claim.claim-sourced[data-kind='price'][data-call-id='call_gw_1']"),
     )
     .await;
-    assert_eq!(sourced.text().await.unwrap().trim(), close);
+    assert!(sourced.text().await.unwrap().contains(&close));
+    // The code came from the same result, and is still a stock link inside its mark.
+    wait_for(
+        d,
+        By::Css(
+            ".msg.final .claim.claim-sourced[data-kind='code'] .stock-link[data-code='000001']",
+        ),
+    )
+    .await;
     assert_eq!(
         sourced.attr("data-path").await.unwrap().as_deref(),
         Some("latest_close")
