@@ -505,7 +505,13 @@ async fn a_write_waits_in_the_inbox_and_only_an_approver_with_its_code_decides_i
     );
     tg.message(7, 7, "private", &format!("/approve {id} {code}"));
     let sent = tg.wait_sent(7, 5).await;
-    assert!(sent[4].contains("已批准"), "{}", sent[4]);
+    assert!(
+        sent[4].contains(&format!("已批准 {id}，已执行。")),
+        "{}",
+        sent[4]
+    );
+    // The conversation's answer to the decision comes with it.
+    assert!(sent[4].contains("已批准：现金已设为 5000。"), "{}", sent[4]);
     assert_eq!(free_cash(h).await, Some(5000.0));
     // The code was used once.
     tg.message(7, 7, "private", &format!("/deny {id} {code}"));

@@ -18,6 +18,9 @@ use crate::bot_store::{
 };
 use crate::{Attendance, Desk, SessionError};
 
+/// How long a decision from a chat waits for the conversation's answer to it.
+const FOLLOW_UP_WAIT: std::time::Duration = std::time::Duration::from_secs(180);
+
 /// One message from a chat, as the platform gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inbound {
@@ -560,15 +563,32 @@ impl Desk {
             &format!("{verb} {line}"),
         )
         .await?;
-        Ok(match decided {
-            Ok(d) => match d.request.status {
-                InboxStatus::Allowed => format!("已批准 {request_id}，已执行。"),
-                InboxStatus::Denied => format!("已拒绝 {request_id}。"),
-                InboxStatus::Expired => format!("{request_id} 已过期，未执行。"),
-                InboxStatus::Pending => format!("{request_id} 仍在等待。"),
-            },
-            Err(e) => format!("{request_id} 未处理：{e}"),
-        })
+        let d = match decided {
+            Ok(d) => d,
+            Err(e) => return Ok(format!("{request_id} 未处理：{e}")),
+        };
+        let mut reply = match d.request.status {
+            InboxStatus::Allowed if d.failed => format!("已批准 {request_id}，但执行失败。"),
+            InboxStatus::Allowed => format!("已批准 {request_id}，已执行。"),
+            InboxStatus::Denied => format!("已拒绝 {request_id}。"),
+            InboxStatus::Expired => format!("{request_id} 已过期，未执行。"),
+            InboxStatus::Pending => format!("{request_id} 仍在等待。"),
+        };
+        // The conversation is told in a follow-up turn; its answer goes to the chat too.
+        if let Some(turn) = d.follow_up
+            && let Ok(Ok(end)) = tokio::time::timeout(FOLLOW_UP_WAIT, turn.end).await
+            && let wyckoff_agent::TurnOutcome::Done { text, usage, .. } = end.outcome
+        {
+            let day = wyckoff_time::beijing::beijing_date(self.now());
+            let tokens = i64::from(usage.input_tokens) + i64::from(usage.output_tokens);
+            self.bots()
+                .add_tokens(&msg.bot, &msg.sender_id, &day, tokens)
+                .await?;
+            if !text.trim().is_empty() {
+                reply = format!("{reply}\n\n{}", text.trim());
+            }
+        }
+        Ok(reply)
     }
 }
 
