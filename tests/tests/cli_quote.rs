@@ -180,7 +180,10 @@ async fn quote_shows_the_served_prices_and_nothing_partial_reaches_the_daily_cac
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
 
-    let v = ok_json(run(online(h, &base), &["quote", "000001", "601318.SH", "--json"]));
+    let v = ok_json(run(
+        online(h, &base),
+        &["quote", "000001", "601318.SH", "--json"],
+    ));
     let quotes = v["quotes"].as_array().unwrap();
     assert_eq!(quotes.len(), 2, "{v}");
     let q = &quotes[0];
@@ -195,15 +198,26 @@ async fn quote_shows_the_served_prices_and_nothing_partial_reaches_the_daily_cac
     assert_eq!(q["partial"]["high_e6"], 13_100_000);
     assert_eq!(quotes[1]["quote"]["last_e6"], 72_100_000);
     assert_eq!(v["failed"], json!([]));
-    assert_eq!(hits.tencent.load(Ordering::SeqCst), 1, "one request for both codes");
+    assert_eq!(
+        hits.tencent.load(Ordering::SeqCst),
+        1,
+        "one request for both codes"
+    );
 
     // text: the served prices, marked partial; a second ask within seconds is cached
     let out = run(online(h, &base), &["quote", "000001"]);
     assert!(out.status.success(), "{}", show(&out));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("000001 平安银行  13.05 +1.24% (prev 12.89)"), "{text}");
+    assert!(
+        text.contains("000001 平安银行  13.05 +1.24% (prev 12.89)"),
+        "{text}"
+    );
     assert!(text.contains("partial · 10:42"), "{text}");
-    assert_eq!(hits.tencent.load(Ordering::SeqCst), 1, "served from the cache");
+    assert_eq!(
+        hits.tencent.load(Ordering::SeqCst),
+        1,
+        "served from the cache"
+    );
 
     // the bundled daily bars still end on 2020-06-16: the quote of 06-17 is not a bar
     assert_eq!(last_cached_day(h, "000001").await, 20200616);
@@ -305,14 +319,28 @@ async fn an_intraday_rule_fires_once_is_pushed_and_no_check_runs_outside_the_ses
     ok_json(run(
         wyckoff_cli(h),
         &[
-            "push", "add", "desk", "--kind", "webhook", "--url", &webhook.url,
-            "--allow-private", "--json",
+            "push",
+            "add",
+            "desk",
+            "--kind",
+            "webhook",
+            "--url",
+            &webhook.url,
+            "--allow-private",
+            "--json",
         ],
     ));
     // Above the bundled close of 06-16 (12.89), below the 10:42 quote (13.05).
     ok_json(run(
         wyckoff_cli(h),
-        &["alerts", "add", "000001", "--price-above", "13.00", "--json"],
+        &[
+            "alerts",
+            "add",
+            "000001",
+            "--price-above",
+            "13.00",
+            "--json",
+        ],
     ));
     // 61.2 M shares by 10:42 (72 minutes) is a pace of 204 M: about 3× the 20-day mean.
     ok_json(run(
@@ -360,7 +388,10 @@ async fn an_intraday_rule_fires_once_is_pushed_and_no_check_runs_outside_the_ses
     let bodies = webhook.bodies();
     assert_eq!(bodies.len(), 2, "{bodies:?}");
     assert!(
-        bodies[0]["text"].as_str().unwrap().contains("盘中 intraday, live quote at 2020-06-17 10:42"),
+        bodies[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("盘中 intraday, live quote at 2020-06-17 10:42"),
         "{bodies:?}"
     );
 
@@ -370,13 +401,21 @@ async fn an_intraday_rule_fires_once_is_pushed_and_no_check_runs_outside_the_ses
     let out = daemon_at(h, &base, "2020-06-17 10:47");
     let run2 = intraday_line(&out).unwrap_or_else(|| panic!("{}", show(&out)));
     assert_eq!(run2["report"]["fired"], json!([]), "{run2}");
-    assert_eq!(run2["report"]["suppressed"].as_array().unwrap().len(), 2, "{run2}");
+    assert_eq!(
+        run2["report"]["suppressed"].as_array().unwrap().len(),
+        2,
+        "{run2}"
+    );
     assert_eq!(webhook.bodies().len(), 2, "pushed once");
 
     let history = ok_json(run(wyckoff_cli(h), &["alerts", "history", "--json"]));
     let history = history.as_array().unwrap_or_else(|| panic!("{history}"));
     assert_eq!(history.len(), 2);
-    assert!(history.iter().all(|a| a["intraday_at"] == "2020-06-17 10:42"));
+    assert!(
+        history
+            .iter()
+            .all(|a| a["intraday_at"] == "2020-06-17 10:42")
+    );
 
     // the partial bar stayed in memory
     assert_eq!(last_cached_day(h, "000001").await, 20200616);

@@ -131,7 +131,11 @@ fn bench(c: &mut Criterion) {
     let first = pass();
     assert_eq!(first.quoted.len(), STOCKS);
     assert!(first.not_live.is_empty());
-    assert!(first.report.unevaluated.is_empty(), "{:?}", first.report.unevaluated.first());
+    assert!(
+        first.report.unevaluated.is_empty(),
+        "{:?}",
+        first.report.unevaluated.first()
+    );
     eprintln!(
         "intraday pass: {} stocks quoted, {} rule evaluations, {} fired",
         first.quoted.len(),

@@ -286,8 +286,7 @@ pub async fn check_snapshot(
         .channels_for(PushEvent::Alerts)
         .await
         .map_err(|e| AlertsError::Push(e.to_string()))?;
-    let mut report =
-        crate::check::check_for(md, store, &channels, None, now, Some(&live)).await?;
+    let mut report = crate::check::check_for(md, store, &channels, None, now, Some(&live)).await?;
     let deliveries = crate::deliver::deliver(store, outbox, Some(&mut report), now).await?;
     tracing::info!(
         quoted = snapshot.quotes.len(),

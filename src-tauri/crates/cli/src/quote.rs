@@ -86,10 +86,7 @@ pub fn run(args: QuoteArgs) -> anyhow::Result<ExitCode> {
                 if view.unknown.is_empty() {
                     ExitCode::SUCCESS
                 } else {
-                    eprintln!(
-                        "wyckoff: no quote source knows {}",
-                        view.unknown.join(", ")
-                    );
+                    eprintln!("wyckoff: no quote source knows {}", view.unknown.join(", "));
                     ExitCode::from(EXIT_BAD_INPUT)
                 }
             }
@@ -112,7 +109,10 @@ pub fn print_intraday(outcome: Option<&IntradayOutcome>, json: bool) -> anyhow::
         return Ok(());
     };
     if json {
-        println!("{}", serde_json::to_string(&serde_json::json!({ "intraday": run }))?);
+        println!(
+            "{}",
+            serde_json::to_string(&serde_json::json!({ "intraday": run }))?
+        );
         return Ok(());
     }
     println!(

@@ -121,7 +121,10 @@ impl Desk {
     /// The intraday alerts check due at `now` (the tick runs it): outside the session,
     /// offline, with nothing to check or when another process has this slot, it is
     /// skipped; otherwise what fires is recorded as intraday, queued and sent.
-    pub async fn intraday_alerts(&self, now: DateTime<Utc>) -> Result<IntradayOutcome, AlertsError> {
+    pub async fn intraday_alerts(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<IntradayOutcome, AlertsError> {
         intraday::check_intraday(
             self.market(),
             self.alerts(),
