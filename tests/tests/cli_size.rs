@@ -23,6 +23,13 @@ fn hand_fees(amount_fen: i64, sell: bool) -> i64 {
     part(amount_fen, 25).max(500) + stamp + part(amount_fen, 1)
 }
 
+/// One side's fees in fen on a day before 2023-08-28 (the stamp duty then 0.1 %): the
+/// backtest's days here.
+fn hand_fees_before_2023(amount_fen: i64, sell: bool) -> i64 {
+    let stamp = if sell { part(amount_fen, 100) } else { 0 };
+    part(amount_fen, 25).max(500) + stamp + part(amount_fen, 1)
+}
+
 /// Loss in fen of `n` shares bought at `entry` and sold at `stop` (prices in fen), fees
 /// included.
 fn hand_risk(n: i64, entry: i64, stop: i64) -> i64 {
@@ -277,7 +284,7 @@ fn the_backtest_sizes_by_risk_reproducibly_within_the_budget() {
     assert_eq!(r, backtest(&h, &risk), "the same run twice");
     assert_eq!(
         r["args"]["sizing"],
-        serde_json::json!({"type": "risk", "risk_bp": 100})
+        serde_json::json!({"type": "risk", "risk_bp": 100, "max_heat_bp": 600, "drawdown_brake_bp": 1500})
     );
     let trades = r["trades"].as_array().unwrap();
     assert!(trades.len() >= 3, "{}", trades.len());
@@ -291,7 +298,8 @@ fn the_backtest_sizes_by_risk_reproducibly_within_the_budget() {
         let entry = t["entry_price"].as_f64().unwrap();
         let stop = entry * 0.92;
         assert_eq!(shares % 100.0, 0.0, "{t}");
-        let fees = |amount: f64, sell: bool| hand_fees((amount * 100.0).round() as i64, sell);
+        let fees =
+            |amount: f64, sell: bool| hand_fees_before_2023((amount * 100.0).round() as i64, sell);
         let risk_fen = shares * (entry - stop) * 100.0
             + (fees(shares * entry, false) + fees(shares * stop, true)) as f64;
         let budget_fen = equity * 100.0 * 0.01;
@@ -301,6 +309,36 @@ fn the_backtest_sizes_by_risk_reproducibly_within_the_budget() {
         );
         equity += t["pnl"].as_f64().unwrap();
     }
+    // Several positions at once: each trade's risk at entry, recomputed here from its
+    // shares, price and the −8 % stop with the fee schedule, is within 2 % of the equity it
+    // was sized from, as the trade reports it; the account guards held some buys back.
+    let many = ["--sizing", "risk", "--risk-pct", "2", "--top-n", "5"];
+    let r = backtest(&h, &many);
+    assert_eq!(r, backtest(&h, &many), "the same run twice");
+    let trades = r["trades"].as_array().unwrap();
+    assert!(trades.len() >= 3, "{}", trades.len());
+    for t in trades {
+        let shares = t["shares"].as_f64().unwrap();
+        let entry = t["entry_price"].as_f64().unwrap();
+        let stop = entry * 0.92;
+        let fees =
+            |amount: f64, sell: bool| hand_fees_before_2023((amount * 100.0).round() as i64, sell);
+        let risk_fen = shares * (entry - stop) * 100.0
+            + (fees(shares * entry, false) + fees(shares * stop, true)) as f64;
+        let at_entry = &t["entry_risk"];
+        let equity = at_entry["equity"].as_f64().unwrap();
+        assert!(
+            risk_fen <= equity * 2.0 + 1.0,
+            "{risk_fen} fen > 2% of {equity}: {t}"
+        );
+        let said = at_entry["risk"].as_f64().unwrap() * 100.0;
+        assert!((said - risk_fen).abs() <= 2.0, "{said} vs {risk_fen}: {t}");
+    }
+    let skipped = &r["skipped_entries"];
+    assert!(
+        skipped.get("heat_cap").is_some() || skipped.get("drawdown_brake").is_some(),
+        "five 2 % positions would put 10 % at risk: {skipped}"
+    );
     // Equal slots buy differently.
     let equal = backtest(&h, &["--top-n", "1"]);
     assert!(equal["args"].get("sizing").is_none());

@@ -168,10 +168,9 @@ pub async fn account(
     Ok((account, source, cash_fen, notes))
 }
 
-/// The account's risk against `limits` now.
-pub async fn account_risk(md: &MarketData, limits: &RiskLimits) -> Result<AccountRisk, ToolError> {
-    let (account, equity_source, cash_fen, mut notes) = account(md).await?;
-    let risk = assess(&account, limits);
+/// What the limits' figures leave out or count in full, said.
+fn risk_notes(risk: &PortfolioRisk) -> Vec<String> {
+    let mut notes = Vec::new();
     if !risk.unstopped.is_empty() {
         notes.push(format!(
             "没有止损的持仓按全部市值计入总风险：{}",
@@ -184,6 +183,14 @@ pub async fn account_risk(md: &MarketData, limits: &RiskLimits) -> Result<Accoun
             risk.unclassified.join("、")
         ));
     }
+    notes
+}
+
+/// The account's risk against `limits` now.
+pub async fn account_risk(md: &MarketData, limits: &RiskLimits) -> Result<AccountRisk, ToolError> {
+    let (account, equity_source, cash_fen, mut notes) = account(md).await?;
+    let risk = assess(&account, limits);
+    notes.extend(risk_notes(&risk));
     Ok(AccountRisk {
         risk,
         equity_source,
@@ -254,6 +261,9 @@ pub async fn buy_preview(
         }
     };
     preview.notes = notes;
+    preview
+        .notes
+        .extend(risk_notes(&assess(&account, &rules.limits)));
     let industry = account
         .positions
         .iter()

@@ -187,7 +187,7 @@ async fn a_buy_shows_the_rules_size_its_risk_and_the_limits_it_breaks() {
     assert_eq!(s.equity_fen, nav, "the ledger's NAV");
     assert_eq!(s.risk_budget_fen, nav / 100, "1 % of equity");
     // The rules' shares: a whole lot, the risk at the stop within the budget, one more lot not.
-    assert!(s.shares > 0 && s.shares % 100 == 0, "{}", s.shares);
+    assert!(s.shares > 0 && s.shares.is_multiple_of(100), "{}", s.shares);
     assert!(s.stop_e6 < b.entry_e6);
     assert!(
         s.risk_fen <= s.risk_budget_fen,
@@ -298,6 +298,11 @@ async fn a_stock_without_bars_is_said_not_sized_and_still_checked() {
         b.unavailable.as_deref().unwrap_or("").contains("600519"),
         "{:?}",
         b.unavailable
+    );
+    assert!(
+        !b.notes.iter().any(|n| n.starts_with("没有止损的持仓")),
+        "both holdings have stops: {:?}",
+        b.notes
     );
     // No stop known: all of it (150,000 yuan, more than the equity) is at risk; a third position.
     assert_eq!(
