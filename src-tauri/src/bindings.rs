@@ -4,9 +4,10 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::bots;
 use crate::commands::{
-    alerts, annotations, app, chat, conversations, first_run, history, inbox, keys, markdown, market, mcp,
-    memory, minute, overview, portfolio, portfolio_journal, portfolio_risk, push, quote, research, schedules, settings, skills,
-    subagents, sync, tasks, track,
+    alerts, annotations, app, chat, conversations, first_run, history, inbox, keys, markdown,
+    market, market_map, mcp, memory, minute, overview, portfolio, portfolio_journal,
+    portfolio_risk, push, quote, research, schedules, settings, skills, subagents, sync, tasks,
+    track,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
@@ -86,9 +87,6 @@ pub fn builder() -> Builder<tauri::Wry> {
             alerts::alert_set_enabled,
             alerts::alert_remove,
             alerts::alert_history,
-            quote::live_quote,
-            minute::minute_chart,
-            minute::sync_minutes,
             push::push_channels,
             push::push_add,
             push::push_remove,
@@ -113,11 +111,19 @@ pub fn builder() -> Builder<tauri::Wry> {
             annotations::chart_note_add,
             annotations::chart_note_remove,
             portfolio_risk::portfolio_risk,
+            quote::live_quote,
+            minute::minute_chart,
+            minute::sync_minutes,
             first_run::first_run,
             first_run::set_first_run_step,
             first_run::full_sync_estimate,
             first_run::import_tdx,
             first_run::import_watchlist_file,
+            market_map::market_map,
+            market_map::market_map_series,
+            market_map::industry_members,
+            market_map::industries_import,
+            market_map::industry_loads,
         ])
         .events(collect_events![
             settings::SettingsChanged,

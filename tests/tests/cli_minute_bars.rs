@@ -339,7 +339,13 @@ fn backtest_at_1455_refuses_without_minute_bars_and_buys_at_1455_with_them() {
     let a = ok_json(run(wyckoff_cli(h), &["analyze", "000001", "--json"]));
     let lines = a["timeframes"]["lines"].as_array().unwrap();
     let weekly = lines.iter().find(|l| l["timeframe"] == "weekly").unwrap();
-    assert!(weekly["en"].as_str().unwrap().starts_with("weekly: trend "), "{a}");
+    assert!(
+        weekly["en"].as_str().unwrap().starts_with("weekly: trend "),
+        "{a}"
+    );
     let w = &a["timeframes"]["weekly"];
-    assert!(w["range_low"].as_f64().unwrap() <= w["range_high"].as_f64().unwrap(), "{w}");
+    assert!(
+        w["range_low"].as_f64().unwrap() <= w["range_high"].as_f64().unwrap(),
+        "{w}"
+    );
 }

@@ -59,7 +59,12 @@ async fn map_scenario(d: WebDriver, csv: String, cli: Value) {
     }
     let line = mood.text().await.unwrap();
     assert!(
-        line.starts_with(&format!("截至 {day} · 涨停 {} · 跌停 {} · 炸板 {}", n("limit_up"), n("limit_down"), n("failed"))),
+        line.starts_with(&format!(
+            "截至 {day} · 涨停 {} · 跌停 {} · 炸板 {}",
+            n("limit_up"),
+            n("limit_down"),
+            n("failed")
+        )),
         "{line}"
     );
     // the ladder: each stock the CLI lists, or the day had none
@@ -117,10 +122,17 @@ async fn map_scenario(d: WebDriver, csv: String, cli: Value) {
     // the rotation chart draws its quadrants and a trail per industry with history
     wait_for(&d, By::Id("map-rotation")).await;
     assert_eq!(
-        wait_count(&d, "#map-rotation .quadrant-label", 4).await.len(),
+        wait_count(&d, "#map-rotation .quadrant-label", 4)
+            .await
+            .len(),
         4
     );
-    assert!(!d.find_all(By::Css("#map-rotation .map-trail")).await.unwrap().is_empty());
+    assert!(
+        !d.find_all(By::Css("#map-rotation .map-trail"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     shot(&d, "market-map-treemap.png").await;
 
     // an industry's members on a click
@@ -133,7 +145,11 @@ async fn map_scenario(d: WebDriver, csv: String, cli: Value) {
     }
     assert_eq!(
         codes,
-        BTreeSet::from(["000001".to_string(), "000783".to_string(), "601318".to_string()])
+        BTreeSet::from([
+            "000001".to_string(),
+            "000783".to_string(),
+            "601318".to_string()
+        ])
     );
     shot(&d, "market-map-members.png").await;
 

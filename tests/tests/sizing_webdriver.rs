@@ -92,7 +92,10 @@ async fn buy_is_sized_and_flagged(d: WebDriver) {
 
     // 000338 was bought without a stop: the heat counts all of it, and says so.
     let sizing = text(&d, "approval-sizing").await;
-    assert!(sizing.contains("没有止损的持仓按全部市值计入总风险：000338"), "{sizing}");
+    assert!(
+        sizing.contains("没有止损的持仓按全部市值计入总风险：000338"),
+        "{sizing}"
+    );
 
     click(&d, By::Id("approval-deny")).await;
     wait_gone(&d, By::Id("approval-dialog")).await;

@@ -14,6 +14,7 @@ pub mod inbox;
 pub mod keys;
 pub mod markdown;
 pub mod market;
+pub mod market_map;
 pub mod mcp;
 pub mod memory;
 pub mod minute;

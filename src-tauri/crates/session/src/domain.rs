@@ -63,8 +63,6 @@ pub mod market {
         IndustriesImportError, IndustriesImportReport, IndustriesImportStatus, IndustryCoverage,
         IndustrySource, LoadInfo, LoadWrite, MemberKind,
     };
-    /// Minute bars: the store, their sync and the stock page at a minute period.
-    pub use wyckoff_market::{minute, minute_chart, minute_sync};
     pub use wyckoff_market::name_import::{
         BadLine, LineProblem, NamesImportError, NamesImportReport, NamesImportStatus,
     };
@@ -75,6 +73,8 @@ pub mod market {
         SyncStatus, SyncTarget, breaker, calendar_store, date, facade, import, portfolio, sources,
         tdx, universe, watchlist,
     };
+    /// Minute bars: the store, their sync and the stock page at a minute period.
+    pub use wyckoff_market::{minute, minute_chart, minute_sync};
 }
 
 /// MCP both ways: the server the CLI serves and the clients the agent uses.

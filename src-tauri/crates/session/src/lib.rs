@@ -486,7 +486,12 @@ impl Services {
         registry.add_source(self.mcp.source());
         // A chat bot's conversation, whoever opens it: the model is offered no tool that
         // writes, and a call of one all the same waits for the owner in the gate.
-        if self.bots.conversation_chat(&conversation.id).await?.is_some() {
+        if self
+            .bots
+            .conversation_chat(&conversation.id)
+            .await?
+            .is_some()
+        {
             registry.gate_writers(Arc::new(bot_store::is_writer));
         }
         let mut runtime = Runtime::new(

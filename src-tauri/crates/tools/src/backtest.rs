@@ -521,7 +521,14 @@ async fn tails_for(
         .map_err(|e| ToolError::Failed(format!("读取分钟K线缓存失败: {e}")))?;
     Ok(Some(wyckoff_engine::backtest::tail::TailEntries::new(
         prices.into_iter().map(|((code, day), t)| {
-            (code, day, t.price, t.day_close, t.bar_end, t.period.minutes())
+            (
+                code,
+                day,
+                t.price,
+                t.day_close,
+                t.bar_end,
+                t.period.minutes(),
+            )
         }),
     )))
 }
