@@ -377,11 +377,18 @@ async fn answer(
     let mut decided = match decided {
         Ok(d) => d,
         Err(e) => {
+            // the changed preview is read back before the desk (and its database) closes
+            let shown = match &e {
+                SessionError::Inbox(InboxError::PreviewChanged { id, preview }) => Some(
+                    preview_changed(desk.services().inbox(), id, preview.as_deref(), json).await,
+                ),
+                _ => None,
+            };
             desk.close().await;
-            if let SessionError::Inbox(InboxError::PreviewChanged { id, preview }) = &e {
-                return preview_changed(desk.services().inbox(), id, preview.as_ref(), json).await;
-            }
-            return Err(e.into());
+            return match shown {
+                Some(shown) => shown,
+                None => Err(e.into()),
+            };
         }
     };
     let told = follow_up(hub, &decided.request, decided.follow_up.take()).await;

@@ -297,9 +297,9 @@ async fn compute_facts(tasks: &[Task]) -> anyhow::Result<HashMap<String, Result<
             }
         }
         for (tool, args) in wanted {
-            let key = fact_key(tool, args);
-            if !out.contains_key(&key) {
-                out.insert(key, fact(&desk, tool, args).await);
+            if let std::collections::hash_map::Entry::Vacant(slot) = out.entry(fact_key(tool, args))
+            {
+                slot.insert(fact(&desk, tool, args).await);
             }
         }
     }

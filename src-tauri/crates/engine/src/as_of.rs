@@ -192,7 +192,7 @@ mod tests {
                 }],
                 ..s.clone()
             };
-            assert_eq!(fallbacks(&sampled, day, current).cap, false, "{history:?}");
+            assert!(!fallbacks(&sampled, day, current).cap, "{history:?}");
             assert_eq!(
                 fallbacks(&s, day, current),
                 Fallbacks { st, cap: cap_fell },

@@ -232,7 +232,8 @@ mod tests {
             ..base.clone()
         };
         // (samples, day, cap, known)
-        let cases: &[(&[(u32, f64)], u32, Option<f64>, bool)] = &[
+        type Case<'a> = (&'a [(u32, f64)], u32, Option<f64>, bool);
+        let cases: &[Case<'_>] = &[
             // none: today's cap, a fallback
             (&[], 20190103, Some(500.0), false),
             // the sample's own day

@@ -32,7 +32,8 @@ pub enum InboxError {
     )]
     PreviewChanged {
         id: String,
-        preview: Option<ApprovalPreview>,
+        /// Boxed: a preview is large and errors travel by value.
+        preview: Option<Box<ApprovalPreview>>,
     },
     #[error("stored approval request '{id}' is damaged: {why}")]
     Corrupt { id: String, why: String },

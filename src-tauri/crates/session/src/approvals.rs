@@ -193,7 +193,7 @@ async fn check_allow(
             .await?;
         return Err(InboxError::PreviewChanged {
             id: request.id.clone(),
-            preview: now,
+            preview: now.map(Box::new),
         }
         .into());
     }
