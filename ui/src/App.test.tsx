@@ -16,6 +16,7 @@ const mocks = vi.hoisted(() => ({
   listTasks: vi.fn(),
   inboxList: vi.fn(),
   alertHistory: vi.fn(),
+  firstRun: vi.fn(),
   openConversation: null as null | ((e: { payload: { conversation_id: string | null } }) => void),
 }));
 vi.mock("./bindings", () => ({
@@ -78,6 +79,14 @@ describe("App", () => {
     mocks.listTasks.mockResolvedValue(ok([]));
     mocks.inboxList.mockResolvedValue(ok({ requests: [], pending: 0 }));
     mocks.alertHistory.mockResolvedValue(ok([]));
+    // a desk past its guided start: the overview shows as it is
+    mocks.firstRun.mockResolvedValue(
+      ok({
+        show: false,
+        steps: { finished: true },
+        contents: { stocks: 8, stocks_beyond_bundled: 0, indices: 0, newest_bar: 20200616, watchlist: 0, model: null, stock_list: 5640 },
+      }),
+    );
     mocks.appInfo.mockResolvedValue({ version: "0.1.0", data_home: "/tmp/w", settings_path: "", logs_dir: "" });
     mocks.listConversations.mockResolvedValue(ok([{ id: "c-1", title: "茅台", model: "deepseek/deepseek-chat", updated_at: "" }]));
     mocks.loadConversation.mockResolvedValue(
@@ -139,7 +148,7 @@ describe("App", () => {
     mocks.getSettings.mockResolvedValue({ settings: settings(false), problem: null, migration_notes: [] });
     render(<App />);
     await screen.findByText("记忆");
-    expect(document.getElementById("no-model")).toBeTruthy();
+    await waitFor(() => expect(document.getElementById("no-model")).toBeTruthy());
     expect(chat()).toBeNull();
     expect(mocks.listConversations).not.toHaveBeenCalled();
     await nav("nav-memory");

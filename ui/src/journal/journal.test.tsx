@@ -10,6 +10,7 @@ const mocks = vi.hoisted(() => ({
   journalReconciliation: vi.fn(),
   portfolioPage: vi.fn(),
   portfolioEdit: vi.fn(),
+  portfolioRisk: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 const charted = vi.hoisted(() => ({ data: [] as unknown[] }));
@@ -102,6 +103,8 @@ const noRecord: Reconciliation = { has_cash_balance: false, has_shares_balance: 
 beforeEach(() => {
   mocks.journalReport.mockResolvedValue(ok(report([])));
   mocks.journalReconciliation.mockResolvedValue(ok(noRecord));
+  // the portfolio page's risk section is the risk views' to test: never answered here
+  mocks.portfolioRisk.mockReturnValue(new Promise(() => {}));
 });
 afterEach(() => {
   cleanup();
