@@ -111,7 +111,6 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
         </p>
       )}
       {page && rows.length === 0 && <p id="pf-empty">{t("pfEmpty")}</p>}
-      {page && <AccountRiskSection reload={page} />}
       {rows.length > 0 && (
         <div className="portfolio-scroll">
           <table className="portfolio-table" id="pf-table">
@@ -250,6 +249,8 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
           {t("pfSetCash")}
         </button>
       </form>
+      {/* below the table and forms: loading late, it moves nothing under the pointer */}
+      {page && <AccountRiskSection reload={page} />}
       <Journal onChanged={() => void load()} refreshKey={page} />
     </section>
   );
