@@ -683,19 +683,14 @@ impl MarketData {
             .await?)
     }
 
-    /// The newest bar `symbol`'s series should have when read as of `as_of`: bounded by
-    /// its delisting day, after which it has no bars to miss.
-    async fn expected_for(
-        &self,
-        symbol: &Symbol,
-        as_of: Option<u32>,
-    ) -> Result<Option<u32>, MarketError> {
-        let delisted = self.delisting_days(Some(symbol)).await?;
-        Ok(expected_last_bar(
+    /// The newest bar a series should have when read as of `as_of`: bounded by its
+    /// delisting day (`delisted`), after which it has no bars to miss.
+    fn expected_for(&self, as_of: Option<u32>, delisted: Option<u32>) -> Option<u32> {
+        expected_last_bar(
             &self.calendar,
             self.cfg.clock.now_beijing(),
-            expectation_bound(as_of, delisted.get(&symbol.digits).copied()),
-        ))
+            expectation_bound(as_of, delisted),
+        )
     }
 
     /// Daily forward-adjusted bars of a stock, up to `as_of` (inclusive) when given.
@@ -708,12 +703,15 @@ impl MarketData {
         let code = StockCode::parse(code)?;
         let symbol = code.symbol();
         let mut notes = Vec::new();
+        // read once: the refresh, the freshness and the note all bound by it
+        let delisted = self
+            .delisting_days(Some(&symbol))
+            .await?
+            .remove(code.digits());
         if self.fetch_on_read() && !self.chain().is_empty() {
-            self.refresh_if_needed(&symbol, BarTable::Stocks, as_of, &mut notes)
+            self.refresh_if_needed(&symbol, BarTable::Stocks, as_of, delisted, &mut notes)
                 .await?;
         }
-        let delisted = self.delisting_days(Some(&symbol)).await?;
-        let delisted = delisted.get(code.digits()).copied();
         let mut name = self.stock_info(&code).map(|i| i.name);
         if let Some(day) = delisted
             && as_of.is_none_or(|a| a >= day)
@@ -736,7 +734,7 @@ impl MarketData {
                 &symbol,
                 code.digits().to_string(),
                 name,
-                as_of,
+                (as_of, delisted),
                 notes,
             )
             .await?;
@@ -819,7 +817,7 @@ impl MarketData {
         let symbol = idx.symbol();
         let mut notes = Vec::new();
         if self.fetch_on_read() && !self.chain().is_empty() {
-            self.refresh_if_needed(&symbol, BarTable::Indices, as_of, &mut notes)
+            self.refresh_if_needed(&symbol, BarTable::Indices, as_of, None, &mut notes)
                 .await?;
         }
         let name = Some(idx.name().to_string()).filter(|n| !n.is_empty());
@@ -829,7 +827,7 @@ impl MarketData {
                 &symbol,
                 idx.to_string(),
                 name,
-                as_of,
+                (as_of, None),
                 notes,
             )
             .await?;
@@ -846,10 +844,11 @@ impl MarketData {
         symbol: &Symbol,
         table: BarTable,
         as_of: Option<u32>,
+        delisted: Option<u32>,
         notes: &mut Vec<DataNote>,
     ) -> Result<(), MarketError> {
         let last = self.store.last_date(table, &symbol.key()).await?;
-        let exp = self.expected_for(symbol, as_of).await?;
+        let exp = self.expected_for(as_of, delisted);
         if matches!(freshness(last, exp), Freshness::Fresh { .. }) {
             return Ok(());
         }
@@ -862,7 +861,10 @@ impl MarketData {
             return Ok(());
         }
         let chain = self.chain();
-        let delisted = self.delisting_days(Some(symbol)).await?;
+        let delisted = delisted
+            .map(|d| (symbol.digits.clone(), d))
+            .into_iter()
+            .collect();
         let out = self
             .sync_context(&chain, delisted)
             .sync_symbol(symbol)
@@ -935,11 +937,11 @@ impl MarketData {
         symbol: &Symbol,
         code: String,
         name: Option<String>,
-        as_of: Option<u32>,
+        (as_of, delisted): (Option<u32>, Option<u32>),
         mut notes: Vec<DataNote>,
     ) -> Result<BarsResult, MarketError> {
         let loaded = self.store.load_bars(table, &symbol.key(), as_of).await?;
-        let expected = self.expected_for(symbol, as_of).await?;
+        let expected = self.expected_for(as_of, delisted);
         let last = loaded.bars.last().map(|b| b.date);
         let fresh = freshness(last, expected);
         if !loaded.corrupt.is_empty() {
