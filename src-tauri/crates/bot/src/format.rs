@@ -6,12 +6,22 @@ use std::time::Duration;
 use wyckoff_session::bot_store::PendingPairing;
 use wyckoff_session::desk_bots::BotAnswer;
 
-/// Telegram's limit for one message's text.
+/// Telegram's limit for one message's text, in UTF-16 units.
 pub const TELEGRAM_LIMIT: usize = 4096;
+/// DingTalk's limit for one robot message's Markdown, in UTF-8 bytes (the push
+/// channel's figure).
+pub const DINGTALK_LIMIT: usize = 20_000;
+/// Feishu's limit for one text message, in UTF-8 bytes (the push channel's figure).
+pub const FEISHU_LIMIT: usize = 18_000;
 
 /// Telegram counts UTF-16 code units; so does this (an emoji counts two).
 fn units(text: &str) -> usize {
     text.encode_utf16().count()
+}
+
+/// DingTalk and Feishu count bytes (a CJK character is three).
+fn bytes(text: &str) -> usize {
+    text.len()
 }
 
 /// The model's Markdown in Telegram's (legacy) Markdown: `**bold**` and headings become
@@ -42,10 +52,19 @@ pub fn telegram_markdown(text: &str) -> String {
     out.join("\n")
 }
 
-/// Splits `text` into messages of at most `limit` units: at line ends where it can, a
-/// longer line at character boundaries; a code block cut in two is closed at the end of
-/// one part and opened again at the start of the next.
+/// Splits `text` into messages of at most `limit` UTF-16 units (Telegram's measure): at
+/// line ends where it can, a longer line at character boundaries; a code block cut in two
+/// is closed at the end of one part and opened again at the start of the next.
 pub fn split(text: &str, limit: usize) -> Vec<String> {
+    split_with(text, limit, units)
+}
+
+/// [`split`] with `limit` in UTF-8 bytes (DingTalk's and Feishu's measure).
+pub fn split_bytes(text: &str, limit: usize) -> Vec<String> {
+    split_with(text, limit, bytes)
+}
+
+fn split_with(text: &str, limit: usize, units: fn(&str) -> usize) -> Vec<String> {
     const FENCE: &str = "```";
     // Room for a fence closed and one opened again in every part.
     let room = limit.saturating_sub(2 * (FENCE.len() + 1)).max(1);
@@ -72,8 +91,9 @@ pub fn split(text: &str, limit: usize) -> Vec<String> {
         // A line longer than a whole part goes in pieces.
         let mut pieces: Vec<String> = Vec::new();
         let mut piece = String::new();
+        let mut buf = [0u8; 4];
         for c in line.chars() {
-            if units(&piece) + c.len_utf16() > room {
+            if units(&piece) + units(c.encode_utf8(&mut buf)) > room {
                 pieces.push(std::mem::take(&mut piece));
             }
             piece.push(c);
@@ -189,6 +209,19 @@ mod tests {
         let parts = split(&line, 1000);
         assert!(parts.iter().all(|p| units(p) <= 1000));
         assert_eq!(parts.concat(), line);
+    }
+
+    #[test]
+    fn byte_splits_count_a_cjk_character_as_three() {
+        let line = "量".repeat(1000);
+        let parts = split_bytes(&line, 1000);
+        assert!(parts.iter().all(|p| p.len() <= 1000), "{parts:?}");
+        // 3000 bytes in parts of at most 1000 less the fences' room: four parts.
+        assert_eq!(parts.len(), 4);
+        assert_eq!(parts.concat(), line);
+        let long: String = (0..300).map(|i| format!("第{i}行\n")).collect();
+        let parts = split_bytes(&long, DINGTALK_LIMIT);
+        assert_eq!(parts, vec![long.trim_end().to_owned()]);
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub struct ServeOptions {
     /// The first wait after a failure (doubling after each failure in a row).
     pub retry_base: Duration,
     pub retry_max: Duration,
+    /// Which front end serves (`app`, or `cli` for the daemon and `wyckoff bot run`): the
+    /// settings panel names it beside each bot.
+    pub front: &'static str,
 }
 
 impl Default for ServeOptions {
@@ -30,6 +33,7 @@ impl Default for ServeOptions {
             poll: Duration::from_secs(25),
             retry_base: Duration::from_secs(1),
             retry_max: Duration::from_secs(60),
+            front: "cli",
         }
     }
 }
@@ -131,7 +135,8 @@ pub async fn serve_all(
     Ok(served)
 }
 
-/// One Telegram bot's loop.
+/// One Telegram bot, served by this process once it holds the bot's lease (another
+/// process serving it, this one stands by until it stops), until `stop`.
 pub async fn serve_telegram(
     desk: Arc<Desk>,
     name: String,
@@ -139,10 +144,28 @@ pub async fn serve_telegram(
     options: ServeOptions,
     stop: CancellationToken,
 ) {
+    if !desk.bot_hold_serving(&name, options.front, &stop).await {
+        return;
+    }
+    poll_telegram(&desk, &name, &client, &options, &stop).await;
+    if let Err(e) = desk.bot_release_serving(&name).await {
+        tracing::warn!(bot = %name, "the bot's lease was not given back: {e}");
+    }
+}
+
+/// The long poll: updates handed to the desk, then what the chats are owed of
+/// decisions made elsewhere.
+async fn poll_telegram(
+    desk: &Desk,
+    name: &str,
+    client: &TelegramClient,
+    options: &ServeOptions,
+    stop: &CancellationToken,
+) {
     tracing::info!(bot = %name, "serving");
     let mut failures: u32 = 0;
     loop {
-        let offset = match desk.bot_next_update(&name).await {
+        let offset = match desk.bot_next_update(name).await {
             Ok(o) => o,
             Err(e) => {
                 tracing::error!(bot = %name, "stopped: {e}");
@@ -163,10 +186,11 @@ pub async fn serve_telegram(
                     if stop.is_cancelled() {
                         return;
                     }
-                    if let Err(e) = handle(&desk, &name, &client, update).await {
+                    if let Err(e) = handle(desk, name, client, update).await {
                         tracing::warn!(bot = %name, "an update was not answered: {e}");
                     }
                 }
+                send_follow_ups(desk, name, client).await;
                 continue;
             }
             Err(TelegramError::Unauthorized) => {
@@ -188,17 +212,119 @@ pub async fn serve_telegram(
     }
 }
 
-/// One update: through the desk's gate, then the command.
+/// Decisions on the bot's requests made in the app, the CLI or by expiry, each told
+/// to its chat once (a failed send is tried again after the next poll).
+async fn send_follow_ups(desk: &Desk, bot: &str, client: &TelegramClient) {
+    let follow_ups = match desk.bot_follow_ups(bot).await {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!(bot, "decisions for the chats not read: {e}");
+            return;
+        }
+    };
+    for f in follow_ups {
+        let Ok(chat_id) = f.chat_id.parse::<i64>() else {
+            tracing::warn!(bot, chat = %f.chat_id, "not a Telegram chat id");
+            continue;
+        };
+        match client.send_text(chat_id, &f.text).await {
+            Ok(()) => {
+                if let Err(e) = desk.bot_follow_up_sent(&f.request_id).await {
+                    tracing::warn!(bot, request = %f.request_id, "sent, not marked: {e}");
+                }
+            }
+            Err(e) => tracing::warn!(bot, request = %f.request_id, "a decision was not sent: {e}"),
+        }
+    }
+}
+
+/// What a chat is sent back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// Said as it is (a pairing code, a limit).
+    Plain(String),
+    /// The model's Markdown, in the platform's dialect.
+    Markdown(String),
+}
+
+/// One chat on a platform: where the desk's reply goes. Each platform's client gives
+/// one per inbound message; the gate and the commands ([`respond`]) are the same for all.
+pub(crate) trait Chat {
+    /// Shows the chat that an answer is coming (where the platform can).
+    fn typing(&self) -> impl Future<Output = ()> + Send;
+    fn send(&self, reply: &Reply) -> impl Future<Output = Result<(), ServeError>> + Send;
+}
+
+/// One inbound message: through the desk's gate, then the command, and the reply sent
+/// to its chat. A duplicate or a sender refused a code gets nothing.
+pub(crate) async fn respond(
+    desk: &Desk,
+    inbound: &Inbound,
+    chat: &impl Chat,
+) -> Result<(), ServeError> {
+    match desk.bot_admit(inbound).await? {
+        Admission::Duplicate | Admission::PairingFull => return Ok(()),
+        Admission::Pairing(pairing) => {
+            return chat.send(&Reply::Plain(pairing_text(&pairing))).await;
+        }
+        Admission::Paired(_) => {}
+    }
+    let command = parse(&inbound.text);
+    let reply = match &command {
+        BotCommand::Help => HELP.to_owned(),
+        BotCommand::Usage(usage) => usage.clone(),
+        BotCommand::New => {
+            desk.bot_new_conversation(inbound).await?;
+            "好的，下一条消息开始新的对话。".to_owned()
+        }
+        BotCommand::Approve { id, code } => {
+            desk.bot_decide(inbound, id, code.as_deref(), true).await?
+        }
+        BotCommand::Deny { id, code } => {
+            desk.bot_decide(inbound, id, code.as_deref(), false).await?
+        }
+        other => match prompt(other) {
+            Some(prompt) => {
+                chat.typing().await;
+                answer_text(&desk.bot_ask(inbound, &prompt).await?)
+            }
+            None => "只支持文字消息。".to_owned(),
+        },
+    };
+    chat.send(&Reply::Markdown(reply)).await
+}
+
+/// A Telegram chat.
+struct TelegramChat<'a> {
+    bot: &'a str,
+    client: &'a TelegramClient,
+    chat_id: i64,
+}
+
+impl Chat for TelegramChat<'_> {
+    async fn typing(&self) {
+        let _ = self.client.send_typing(self.chat_id).await;
+    }
+
+    async fn send(&self, reply: &Reply) -> Result<(), ServeError> {
+        let sent = match reply {
+            Reply::Plain(text) => self.client.send_plain(self.chat_id, text).await,
+            Reply::Markdown(text) => self.client.send_text(self.chat_id, text).await,
+        };
+        sent.map_err(|source| ServeError::Telegram {
+            bot: self.bot.to_owned(),
+            source,
+        })
+    }
+}
+
+/// One Telegram update: an update without a message from someone is only seen.
 async fn handle(
     desk: &Desk,
     bot: &str,
     client: &TelegramClient,
     update: Update,
 ) -> Result<(), ServeError> {
-    let tg = |source| ServeError::Telegram {
-        bot: bot.to_owned(),
-        source,
-    };
     let Some(message) = update.message else {
         // Nothing to answer; the offset still moves past it.
         desk.bot_skip_update(bot, update.update_id).await?;
@@ -222,38 +348,10 @@ async fn handle(
             .unwrap_or_else(|| from.id.to_string()),
         text: message.text.clone().unwrap_or_default(),
     };
-    match desk.bot_admit(&inbound).await? {
-        Admission::Duplicate | Admission::PairingFull => return Ok(()),
-        Admission::Pairing(pairing) => {
-            return client
-                .send_plain(chat_id, &pairing_text(&pairing))
-                .await
-                .map_err(tg);
-        }
-        Admission::Paired(_) => {}
-    }
-    let command = parse(&inbound.text);
-    let reply = match &command {
-        BotCommand::Help => HELP.to_owned(),
-        BotCommand::Usage(usage) => usage.clone(),
-        BotCommand::New => {
-            desk.bot_new_conversation(&inbound).await?;
-            "好的，下一条消息开始新的对话。".to_owned()
-        }
-        BotCommand::Approve { id, code } => {
-            desk.bot_decide(&inbound, id, code.as_deref(), true).await?
-        }
-        BotCommand::Deny { id, code } => {
-            desk.bot_decide(&inbound, id, code.as_deref(), false)
-                .await?
-        }
-        other => match prompt(other) {
-            Some(prompt) => {
-                let _ = client.send_typing(chat_id).await;
-                answer_text(&desk.bot_ask(&inbound, &prompt).await?)
-            }
-            None => "只支持文字消息。".to_owned(),
-        },
+    let chat = TelegramChat {
+        bot,
+        client,
+        chat_id,
     };
-    client.send_text(chat_id, &reply).await.map_err(tg)
+    respond(desk, &inbound, &chat).await
 }
