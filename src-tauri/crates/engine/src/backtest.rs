@@ -53,9 +53,11 @@ use crate::cancel::{Cancel, Cancelled, Never, check};
 use crate::dates::{days_from_civil, parse_date};
 use crate::fees::{COMMISSION_MIN_FEN, COMMISSION_RATE, RATE_BASE, TRANSFER_RATE, stamp_rate};
 use crate::funnel::{BoardFilter, Funnel, FunnelConfig, ScreenArgs};
-use crate::sizing::{PositionSizing, backtest_sizing};
+use crate::risk_limits::RiskLimits;
+use crate::sizing::{LimitsSource, PositionSizing, backtest_sizing};
 use crate::triggers::{Trigger, TriggerKind};
 use crate::{Bar, Board, StockSeries, Universe, bars_as_of};
+use wyckoff_protocol::RiskBreach;
 
 pub mod sweep;
 pub mod tail;
@@ -510,6 +512,55 @@ pub fn fen(x: f64) -> f64 {
 }
 
 /// Limit-up and limit-down prices from the previous close.
+/// What a sweep's or walk-forward's sizing means, for its notes (none for equal slots).
+pub(crate) fn grid_sizing_notes(sizing: &PositionSizing) -> Vec<String> {
+    match sizing {
+        PositionSizing::EqualSlots => Vec::new(),
+        PositionSizing::Risk {
+            risk_bp,
+            limits,
+            limits_from,
+        } => vec![
+            format!(
+                "按风险定仓（每个组合）：每笔在该组合的止损处最多亏权益的 {}%（含双边费用），单只不超过权益的 1/top_n，按板块手数向下取整",
+                f64::from(*risk_bp) / 100.0
+            ),
+            limits_note(limits, *limits_from),
+        ],
+    }
+}
+
+/// The account limits a risk-sized run applied, and where they came from.
+fn limits_note(limits: &RiskLimits, from: LimitsSource) -> String {
+    let pct = |bp: u32| f64::from(bp) / 100.0;
+    format!(
+        "账户限制（{}）：总风险（到止损）不超过权益的 {}%（超出的买入记为 heat_cap 跳过），最多 {} 只（positions_limit），权益低于最高点 {}% 起不再买入（drawdown_brake），{} 天内 {} 笔亏损卖出后不再买入（stop_out_brake）；0 为关闭；单一行业上限不执行（股票的行业只有今天的分类）",
+        match from {
+            LimitsSource::Settings => "取自设置",
+            LimitsSource::EngineDefault => "引擎默认值，未读设置",
+        },
+        pct(limits.max_heat_bp),
+        limits.max_positions,
+        pct(limits.drawdown_brake_bp),
+        limits.stop_out_days,
+        limits.max_stop_outs,
+    )
+}
+
+/// Yuan as whole fen, for the account limits' integer arithmetic.
+fn fen_i64(yuan: f64) -> i64 {
+    (yuan * 100.0).round() as i64
+}
+
+/// How far `equity` is below `high`, whole basis points rounded down (so a drawdown
+/// reaches a limit only when it truly does); 0 before any high or above it.
+fn drawdown_bp(high: f64, equity: f64) -> u32 {
+    if high <= 0.0 || equity >= high {
+        return 0;
+    }
+    ((high - equity) / high * 1e4).floor().clamp(0.0, 1e4) as u32
+}
+
 pub fn limit_prices(prev_close: f64, limit: f64) -> (f64, f64) {
     (
         fen(prev_close * (1.0 + limit)),
@@ -1113,18 +1164,38 @@ pub(crate) fn simulate_seeing(
                             lot.round_down((budget / price).floor() as u64)
                         }
                         PositionSizing::Risk {
-                            risk_bp,
-                            max_heat_bp,
-                            drawdown_brake_bp,
+                            risk_bp, limits, ..
                         } => {
                             let equity = equity_of(cash, &open, day);
-                            // The drawdown brake: no buy while equity is far below its high.
-                            if drawdown_brake_bp > 0
-                                && equity_high > 0.0
-                                && equity
-                                    <= equity_high * (1.0 - f64::from(drawdown_brake_bp) / 1e4)
+                            // The brake, as the account limits define it: no buy while
+                            // equity is the limit below its high, or after the limit's
+                            // losing sales within the window (this run's sales so far).
+                            let braked = crate::risk_limits::brake(
+                                &crate::risk_limits::Account {
+                                    equity_fen: fen_i64(equity),
+                                    drawdown_bp: drawdown_bp(equity_high, equity),
+                                    positions: Vec::new(),
+                                    losing_sales: trades
+                                        .iter()
+                                        .filter(|t| t.pnl < 0.0)
+                                        .map(|t| t.exit_date)
+                                        .collect(),
+                                    today: day,
+                                },
+                                &limits,
+                            );
+                            if let Some(b) = braked.first() {
+                                let why = match b {
+                                    RiskBreach::StopOuts { .. } => "stop_out_brake",
+                                    _ => "drawdown_brake",
+                                };
+                                *skipped.entry(why.into()).or_default() += 1;
+                                continue;
+                            }
+                            if limits.max_positions > 0
+                                && open.len() >= limits.max_positions as usize
                             {
-                                *skipped.entry("drawdown_brake".into()).or_default() += 1;
+                                *skipped.entry("positions_limit".into()).or_default() += 1;
                                 continue;
                             }
                             let sized = backtest_sizing(
@@ -1157,9 +1228,10 @@ pub(crate) fn simulate_seeing(
                                         })
                                         .sum();
                                     let risk = z.risk_fen as f64 / 100.0;
-                                    if max_heat_bp > 0
+                                    if limits.max_heat_bp > 0
                                         && z.shares > 0
-                                        && heat + risk > equity * f64::from(max_heat_bp) / 1e4
+                                        && heat + risk
+                                            > equity * f64::from(limits.max_heat_bp) / 1e4
                                     {
                                         *skipped.entry("heat_cap".into()).or_default() += 1;
                                         continue;
@@ -1259,8 +1331,8 @@ pub(crate) fn simulate_seeing(
     }
     if let PositionSizing::Risk {
         risk_bp,
-        max_heat_bp,
-        drawdown_brake_bp,
+        limits,
+        limits_from,
     } = args.sizing
     {
         notes.push(format!(
@@ -1270,11 +1342,7 @@ pub(crate) fn simulate_seeing(
             args.top_n.max(1),
             args.top_n
         ));
-        notes.push(format!(
-            "账户限制：总风险（到止损）不超过权益的 {}%（超出的买入记为 heat_cap 跳过），权益低于最高点 {}% 起不再买入（drawdown_brake）；0 为关闭",
-            f64::from(max_heat_bp) / 100.0,
-            f64::from(drawdown_brake_bp) / 100.0
-        ));
+        notes.push(limits_note(&limits, limits_from));
     }
     if args.entry_price_mode == EntryMode::At1455 {
         let read: Vec<String> = tail_bars.iter().map(|(k, n)| format!("{k} ×{n}")).collect();

@@ -183,8 +183,8 @@ fn recent_losses(account: &Account, days: u32) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The brake's breaches now: empty when buys are allowed.
-fn brake(account: &Account, limits: &RiskLimits) -> Vec<RiskBreach> {
+/// The brake's breaches now: empty when buys are allowed (the positions are not read).
+pub fn brake(account: &Account, limits: &RiskLimits) -> Vec<RiskBreach> {
     let mut out = Vec::new();
     if limits.drawdown_brake_bp > 0 && account.drawdown_bp >= limits.drawdown_brake_bp {
         out.push(RiskBreach::Drawdown {

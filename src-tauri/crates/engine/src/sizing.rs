@@ -610,23 +610,35 @@ pub fn choose_stop(bars: &[Bar], entry_e6: i64, rule: StopRule) -> Result<StopCh
     }
 }
 
+/// Which account limits a risk-sized backtest ran under.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitsSource {
+    /// The engine's defaults ([`crate::risk_limits::RiskLimits::default`]): no Settings
+    /// were given (a caller outside the desk).
+    #[default]
+    EngineDefault,
+    /// The risk section of the user's Settings.
+    Settings,
+}
+
 /// How the backtest sizes its buys.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PositionSizing {
-    /// Equity split into `top_n` equal slots (the default).
+    /// Equity split into `top_n` equal slots (the default). The account limits are not
+    /// applied: this tests the picks, not an account.
     #[default]
     EqualSlots,
     /// `risk_bp` of equity at risk to the backtest's stop-loss ([`backtest_sizing`]),
-    /// under the account guards of [`crate::risk_limits`]: no buy that takes the open risk
-    /// to the stops past `max_heat_bp` of equity, none while equity is `drawdown_brake_bp`
-    /// or more below its high (0: off; the positions are capped by the slots).
+    /// under the account limits of [`crate::risk_limits`] (`limits`, from `limits_from`):
+    /// no buy that takes the open risk to the stops past the heat limit, none past the
+    /// positions limit, none while the brake holds (equity far enough below its high, or
+    /// enough losing sales within the window). A limit of 0 is off.
     Risk {
         risk_bp: u32,
-        #[serde(default)]
-        max_heat_bp: u32,
-        #[serde(default)]
-        drawdown_brake_bp: u32,
+        limits: crate::risk_limits::RiskLimits,
+        limits_from: LimitsSource,
     },
 }
 
@@ -636,7 +648,7 @@ impl PositionSizing {
     }
 
     /// `equal` (or nothing) or `risk`, with the risk percent (`risk` only; 1 % when not
-    /// given).
+    /// given), under the engine's default limits ([`PositionSizing::under`] sets others).
     pub fn parse(mode: Option<&str>, risk_pct: Option<f64>) -> Result<Self, String> {
         match mode.map(str::trim).filter(|m| !m.is_empty()) {
             None | Some("equal" | "equal_slots") => match risk_pct {
@@ -649,16 +661,27 @@ impl PositionSizing {
                     Some(p) => pct_to_bp(p)
                         .ok_or_else(|| format!("risk_pct 必须在 0.01–100 之间（收到 {p}）"))?,
                 };
-                let guards = crate::risk_limits::RiskLimits::default();
                 Ok(PositionSizing::Risk {
                     risk_bp,
-                    max_heat_bp: guards.max_heat_bp,
-                    drawdown_brake_bp: guards.drawdown_brake_bp,
+                    limits: crate::risk_limits::RiskLimits::default(),
+                    limits_from: LimitsSource::EngineDefault,
                 })
             }
             Some(other) => Err(format!(
                 "sizing 无效: '{other}'，可选: equal（等分仓位，默认）/ risk（按风险定仓）"
             )),
+        }
+    }
+
+    /// The same sizing under `limits` from `from` (equal slots stay as they are).
+    pub fn under(self, limits: crate::risk_limits::RiskLimits, from: LimitsSource) -> Self {
+        match self {
+            PositionSizing::EqualSlots => self,
+            PositionSizing::Risk { risk_bp, .. } => PositionSizing::Risk {
+                risk_bp,
+                limits,
+                limits_from: from,
+            },
         }
     }
 }

@@ -13,7 +13,8 @@ use wyckoff_engine::backtest::{
     run_backtest,
 };
 use wyckoff_engine::fees::{div_round, fees_for};
-use wyckoff_engine::sizing::PositionSizing;
+use wyckoff_engine::risk_limits::RiskLimits;
+use wyckoff_engine::sizing::{LimitsSource, PositionSizing};
 use wyckoff_engine::{Bar, Board, StockSeries, Universe};
 
 /// Every code, every day, the first one turning with the date.
@@ -140,8 +141,8 @@ fn each_trades_risk_at_entry_stays_within_the_budget() {
             a.sizing,
             PositionSizing::Risk {
                 risk_bp: risk_bp as u32,
-                max_heat_bp: 600,
-                drawdown_brake_bp: 1_500,
+                limits: RiskLimits::default(),
+                limits_from: LimitsSource::EngineDefault,
             }
         );
         let r = run(&u, &a);
@@ -197,8 +198,8 @@ fn risk_sizing_is_reproducible_and_not_equal_slots() {
         a.sizing,
         PositionSizing::Risk {
             risk_bp: 100,
-            max_heat_bp: 600,
-            drawdown_brake_bp: 1_500,
+            limits: RiskLimits::default(),
+            limits_from: LimitsSource::EngineDefault,
         }
     );
     let once = serde_json::to_string(&run(&u, &a)).unwrap();
@@ -206,7 +207,7 @@ fn risk_sizing_is_reproducible_and_not_equal_slots() {
     assert_eq!(once, again);
     // The arguments say how it was sized; equal slots say nothing, as before.
     assert!(once.contains(
-        r#""sizing":{"type":"risk","risk_bp":100,"max_heat_bp":600,"drawdown_brake_bp":1500}"#
+        r#""sizing":{"type":"risk","risk_bp":100,"limits":{"max_heat_bp":600,"max_industry_bp":3000,"max_positions":8,"drawdown_brake_bp":1500,"max_stop_outs":3,"stop_out_days":10},"limits_from":"engine_default"}"#
     ));
     let equal = run(&u, &args("equal", None, 3).unwrap());
     let equal_json = serde_json::to_string(&equal).unwrap();
@@ -273,22 +274,23 @@ fn the_heat_cap_and_the_drawdown_brake_hold_buys_back() {
     let PositionSizing::Risk { risk_bp, .. } = a.sizing else {
         panic!("risk sizing")
     };
-    a.sizing = PositionSizing::Risk {
+    let risk = |limits: RiskLimits| PositionSizing::Risk {
         risk_bp,
-        max_heat_bp: 0,
-        drawdown_brake_bp: 0,
+        limits,
+        limits_from: LimitsSource::Settings,
     };
+    a.sizing = risk(OFF);
     let free = run(&u, &a);
-    assert_eq!(free.skipped_entries.get("heat_cap"), None);
-    assert_eq!(free.skipped_entries.get("drawdown_brake"), None);
+    for guard in GUARDS {
+        assert_eq!(free.skipped_entries.get(guard), None, "{guard}");
+    }
     assert_ne!(free.trades.len(), capped.trades.len());
 
     // A brake at 0.01 % below the high stops buying at the first dip.
-    a.sizing = PositionSizing::Risk {
-        risk_bp,
-        max_heat_bp: 0,
+    a.sizing = risk(RiskLimits {
         drawdown_brake_bp: 1,
-    };
+        ..OFF
+    });
     let braked = run(&u, &a);
     assert!(
         braked
@@ -304,4 +306,156 @@ fn the_heat_cap_and_the_drawdown_brake_hold_buys_back() {
     // Equal slots carry no risk figure.
     let equal = run(&u, &args("equal", None, 5).unwrap());
     assert!(equal.trades.iter().all(|t| t.entry_risk.is_none()));
+}
+
+/// Every limit off.
+const OFF: RiskLimits = RiskLimits {
+    max_heat_bp: 0,
+    max_industry_bp: 0,
+    max_positions: 0,
+    drawdown_brake_bp: 0,
+    max_stop_outs: 0,
+    stop_out_days: 10,
+};
+
+/// The skip reasons the account limits give.
+const GUARDS: [&str; 4] = [
+    "heat_cap",
+    "positions_limit",
+    "drawdown_brake",
+    "stop_out_brake",
+];
+
+fn risk_run(u: &Universe, limits: RiskLimits, top_n: i64) -> BacktestResult {
+    let mut a = args("risk", Some(1.0), top_n).unwrap();
+    a.sizing = a.sizing.under(limits, LimitsSource::Settings);
+    run(u, &a)
+}
+
+/// Losing sales by their day, from the run's own trades.
+fn losing_days(r: &BacktestResult) -> Vec<u32> {
+    r.trades
+        .iter()
+        .filter(|t| t.pnl < 0.0)
+        .map(|t| t.exit_date)
+        .collect()
+}
+
+fn day_number(d: u32) -> i64 {
+    wyckoff_engine::dates::days_from_civil(d).unwrap()
+}
+
+#[test]
+fn the_stop_out_brake_holds_buys_after_losing_sales_in_the_window() {
+    let u = universe();
+    let free = risk_run(&u, OFF, 3);
+    assert!(losing_days(&free).len() >= 3, "the walk has losing sales");
+    // (losing sales, window days, whether a buy is held back).
+    for (max_stop_outs, stop_out_days, holds) in [
+        (1, 30, true),
+        (2, 10, true),
+        (50, 10, false),
+        (0, 10, false),
+    ] {
+        let limits = RiskLimits {
+            max_stop_outs,
+            stop_out_days,
+            ..OFF
+        };
+        let r = risk_run(&u, limits, 3);
+        let held = r
+            .skipped_entries
+            .get("stop_out_brake")
+            .copied()
+            .unwrap_or(0);
+        assert_eq!(
+            held > 0,
+            holds,
+            "{max_stop_outs} in {stop_out_days}: {held}"
+        );
+        if holds {
+            assert!(
+                r.trades.len() < free.trades.len(),
+                "{max_stop_outs} in {stop_out_days}"
+            );
+        } else {
+            assert_eq!(r.trades, free.trades);
+        }
+        // No buy while the brake held: fewer than the limit's losing sales in the window
+        // before each entry (bought at the open, before that day's sales).
+        let sales = losing_days(&r);
+        for t in &r.trades {
+            let recent = sales
+                .iter()
+                .filter(|&&e| {
+                    e < t.entry_date
+                        && (0..i64::from(stop_out_days))
+                            .contains(&(day_number(t.entry_date) - day_number(e)))
+                })
+                .count();
+            assert!(
+                max_stop_outs == 0 || recent < max_stop_outs as usize,
+                "{max_stop_outs} in {stop_out_days}: bought {t:?} after {recent} losing sales"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_positions_limit_caps_open_positions_below_top_n() {
+    let u = universe();
+    let limits = RiskLimits {
+        max_positions: 2,
+        ..OFF
+    };
+    let r = risk_run(&u, limits, 5);
+    assert!(
+        r.skipped_entries
+            .get("positions_limit")
+            .copied()
+            .unwrap_or(0)
+            > 0,
+        "{:?}",
+        r.skipped_entries
+    );
+    // At no day were more than two positions open.
+    for p in &r.equity_curve {
+        let open = r
+            .trades
+            .iter()
+            .filter(|t| t.entry_date <= p.date && p.date < t.exit_date)
+            .count();
+        assert!(open <= 2, "{} open on {}", open, p.date);
+    }
+    let free = risk_run(&u, OFF, 5);
+    assert!(free.trades.len() > r.trades.len());
+}
+
+#[test]
+fn the_result_says_which_limits_it_ran_under() {
+    let u = universe();
+    let mine = RiskLimits {
+        max_heat_bp: 450,
+        max_positions: 3,
+        ..RiskLimits::default()
+    };
+    let r = risk_run(&u, mine, 4);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["args"]["sizing"]["limits_from"], "settings");
+    assert_eq!(json["args"]["sizing"]["limits"]["max_heat_bp"], 450);
+    let note = r.notes.iter().find(|n| n.starts_with("账户限制")).unwrap();
+    assert!(
+        note.contains("取自设置") && note.contains("4.5%") && note.contains("最多 3 只"),
+        "{note}"
+    );
+    let default = run(&u, &args("risk", None, 4).unwrap());
+    let note = default
+        .notes
+        .iter()
+        .find(|n| n.starts_with("账户限制"))
+        .unwrap();
+    assert!(note.contains("引擎默认值"), "{note}");
+    // Equal slots: no limits applied, none recorded.
+    let equal = serde_json::to_value(run(&u, &args("equal", None, 4).unwrap())).unwrap();
+    assert!(equal["args"].get("sizing").is_none());
 }

@@ -176,6 +176,10 @@ pub struct SweepGrid {
     pub top_n: Vec<usize>,
     pub entry_price_mode: Vec<EntryMode>,
     pub triggers: Vec<TriggerSet>,
+    /// How every cell sizes its buys (not an axis: one sizing for the whole grid). Risk
+    /// sizing needs a stop-loss in every cell ([`SweepGrid::with_sizing`]).
+    #[serde(default, skip_serializing_if = "PositionSizing::is_equal_slots")]
+    pub sizing: PositionSizing,
 }
 
 /// Position of a cell along each axis, in [`Param::ALL`] order.
@@ -405,6 +409,7 @@ impl SweepGrid {
             top_n: top_n.into_iter().map(|x| x as usize).collect(),
             entry_price_mode,
             triggers,
+            sizing: PositionSizing::EqualSlots,
         };
         let count = grid.dims().iter().fold(1usize, |n, d| n.saturating_mul(*d));
         if count > MAX_COMBINATIONS {
@@ -479,8 +484,17 @@ impl SweepGrid {
             top_n: self.top_n[c[3]],
             entry_price_mode: self.entry_price_mode[c[4]],
             triggers: self.triggers[c[5]],
-            sizing: PositionSizing::EqualSlots,
+            sizing: self.sizing,
         }
+    }
+
+    /// The grid with every cell sized by `sizing`; risk sizing is refused when a cell
+    /// has no stop-loss (0 %), since its risk to the stop is unknown.
+    pub fn with_sizing(self, sizing: PositionSizing) -> Result<Self, BacktestError> {
+        if !sizing.is_equal_slots() && self.stop_loss_pct.contains(&0.0) {
+            return Err(BacktestError::RiskSizingNeedsStop);
+        }
+        Ok(SweepGrid { sizing, ..self })
     }
 
     /// Every trigger any cell uses: what the shared funnel must detect.
@@ -731,6 +745,10 @@ pub struct SweepRow {
     pub metrics: Metrics,
     pub signal_days: usize,
     pub regime_gated_days: usize,
+    /// Picks not bought, by reason (with risk sizing: the account limits that held them
+    /// back, and buys the risk budget could not pay a lot for).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub skipped_entries: std::collections::BTreeMap<String, usize>,
 }
 
 /// The sweep's report: a row per combination (grid order), the best by a metric and its
@@ -791,6 +809,11 @@ impl SweepReport {
                         metrics: c.result.metrics.clone(),
                         signal_days: c.result.signal_days,
                         regime_gated_days: c.regime_gated_days,
+                        skipped_entries: if grid.sizing.is_equal_slots() {
+                            Default::default()
+                        } else {
+                            c.result.skipped_entries.clone()
+                        },
                     }
                 })
                 .collect(),
@@ -804,7 +827,10 @@ impl SweepReport {
                 },
                 |r| r.benchmark.clone(),
             ),
-            notes: as_of_notes.lines(),
+            notes: super::grid_sizing_notes(&grid.sizing)
+                .into_iter()
+                .chain(as_of_notes.lines())
+                .collect(),
             as_of_notes,
         }
     }

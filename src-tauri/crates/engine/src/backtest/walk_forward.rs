@@ -200,6 +200,10 @@ pub struct WindowReport {
     pub in_sample_stability: Option<f64>,
     pub in_sample: Option<Metrics>,
     pub out_of_sample: Option<Metrics>,
+    /// Out-of-sample picks not bought, by reason (risk sizing only: the account limits
+    /// that held them back, buys the risk budget could not pay a lot for).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub out_of_sample_skipped: std::collections::BTreeMap<String, usize>,
 }
 
 /// A point of a chained curve.
@@ -422,6 +426,7 @@ pub fn run_walk_forward(
             in_sample_stability: stability.map(|s| s.score),
             in_sample: None,
             out_of_sample: None,
+            out_of_sample_skipped: Default::default(),
         };
         let Some(b) = best else {
             // Nothing chosen: no trade, the chain stays flat over the window.
@@ -460,6 +465,9 @@ pub fn run_walk_forward(
         is_annualized.push(chosen_is.metrics.annualized_return_pct);
         window.chosen = Some(combination(grid, cells[b]));
         window.in_sample = Some(chosen_is.metrics.clone());
+        if !grid.sizing.is_equal_slots() {
+            window.out_of_sample_skipped = oos.skipped_entries;
+        }
         window.out_of_sample = Some(oos.metrics);
         reports.push(window);
     }
@@ -475,7 +483,10 @@ pub fn run_walk_forward(
     );
     let as_of_notes = tape.as_of_notes(grid.board, days[0], days[days.len() - 1]);
     Ok(WalkForwardReport {
-        notes: as_of_notes.lines(),
+        notes: super::grid_sizing_notes(&grid.sizing)
+            .into_iter()
+            .chain(as_of_notes.lines())
+            .collect(),
         as_of_notes,
         grid: grid.clone(),
         spec,

@@ -525,6 +525,7 @@ mod on_a_synthetic_market {
                 TriggerSet::FUNNEL_DEFAULT,
                 TriggerSet::of(&[TriggerKind::Sos, TriggerKind::Lps, TriggerKind::Compression]),
             ],
+            sizing: PositionSizing::EqualSlots,
         }
     }
 
@@ -593,6 +594,60 @@ mod on_a_synthetic_market {
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["kind"], "sweep");
         assert_eq!(serde_json::from_value::<SweepReport>(json).unwrap(), r);
+    }
+
+    #[test]
+    fn a_risk_sized_sweep_sizes_every_cell_as_its_single_backtest() {
+        use crate::risk_limits::RiskLimits;
+        use crate::sizing::LimitsSource;
+        let u = universe();
+        let limits = RiskLimits {
+            max_positions: 3,
+            ..RiskLimits::default()
+        };
+        let sizing = PositionSizing::parse(Some("risk"), Some(0.5))
+            .unwrap()
+            .under(limits, LimitsSource::Settings);
+        let g = grid(&u).with_sizing(sizing).unwrap();
+        let cells = run_sweep(&u, &g, &crate::Never, &|_| {}).unwrap();
+        for k in [0, 7, 19, 31] {
+            let c = &cells[k];
+            let a = g.args(c.coords);
+            assert_eq!(a.sizing, sizing);
+            assert_eq!(c.result, single(&u, &a).0, "cell {k}");
+        }
+        // Every trade risk-sized within 0.5 % of the equity it was bought with.
+        let trades: Vec<_> = cells.iter().flat_map(|c| &c.result.trades).collect();
+        assert!(!trades.is_empty());
+        for t in trades {
+            let r = t.entry_risk.unwrap();
+            assert!(r.risk <= r.equity * 0.005 + 1e-6, "{t:?}");
+        }
+        // The report names the sizing and each row's held-back picks; equal slots differ.
+        let r = SweepReport::new(&g, &cells, SweepMetric::Return);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["grid"]["sizing"]["type"], "risk");
+        assert_eq!(json["grid"]["sizing"]["limits_from"], "settings");
+        assert!(r.notes[0].starts_with("按风险定仓"), "{:?}", r.notes);
+        assert!(r.notes[1].contains("最多 3 只"), "{:?}", r.notes);
+        assert!(
+            r.rows
+                .iter()
+                .any(|row| row.skipped_entries.contains_key("positions_limit")),
+            "a 4-slot cell meets the 3-position limit"
+        );
+        assert_eq!(serde_json::from_value::<SweepReport>(json).unwrap(), r);
+        let equal = run_sweep(&u, &grid(&u), &crate::Never, &|_| {}).unwrap();
+        assert_ne!(equal[0].result.trades, cells[0].result.trades);
+        // A cell without a stop-loss cannot be risk-sized.
+        let no_stop = SweepGrid {
+            stop_loss_pct: vec![-8.0, 0.0],
+            ..grid(&u)
+        };
+        assert_eq!(
+            no_stop.with_sizing(sizing).unwrap_err(),
+            BacktestError::RiskSizingNeedsStop
+        );
     }
 
     #[test]

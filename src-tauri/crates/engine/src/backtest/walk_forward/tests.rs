@@ -379,6 +379,52 @@ mod on_a_synthetic_market {
     }
 
     #[test]
+    fn a_risk_sized_walk_forward_runs_each_choice_risk_sized_out_of_sample() {
+        use crate::sizing::{LimitsSource, PositionSizing};
+        let u = universe();
+        let limits = crate::risk_limits::RiskLimits {
+            max_heat_bp: 300,
+            ..Default::default()
+        };
+        let sizing = PositionSizing::parse(Some("risk"), Some(1.0))
+            .unwrap()
+            .under(limits, LimitsSource::Settings);
+        let g = grid(&u).with_sizing(sizing).unwrap();
+        let r =
+            run_walk_forward(&u, &g, SPEC, SweepMetric::Return, &crate::Never, &|_| {}).unwrap();
+        let mut skipped = 0;
+        for w in &r.windows {
+            let chosen = w.chosen.as_ref().unwrap();
+            let args = crate::backtest::BacktestArgs {
+                start: w.out_of_sample_start,
+                end: w.out_of_sample_end,
+                board: crate::funnel::BoardFilter::All,
+                hold_days: chosen.hold_days,
+                stop_loss_pct: chosen.stop_loss_pct,
+                take_profit_pct: chosen.take_profit_pct,
+                top_n: chosen.top_n,
+                entry_price_mode: chosen.entry_price_mode,
+                triggers: chosen.triggers,
+                sizing,
+            };
+            let mut signals = FunnelSignals::new(&u, crate::funnel::BoardFilter::All);
+            let single = run_backtest(&u, &args, &mut signals).unwrap();
+            assert_eq!(w.out_of_sample.as_ref(), Some(&single.metrics));
+            assert_eq!(w.out_of_sample_skipped, single.skipped_entries);
+            skipped += w.out_of_sample_skipped.len();
+        }
+        assert!(skipped > 0, "the 3 % heat limit holds some buy back");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["grid"]["sizing"]["limits"]["max_heat_bp"], 300);
+        assert!(r.notes.iter().any(|n| n.contains("账户限制（取自设置）")));
+        let equal = run(&u);
+        assert_ne!(
+            equal.out_of_sample_curve, r.out_of_sample_curve,
+            "risk sizing changes the out-of-sample run"
+        );
+    }
+
+    #[test]
     fn each_window_runs_its_choice_out_of_sample_as_a_single_backtest() {
         let u = universe();
         let seen = Mutex::new(Vec::new());
