@@ -45,6 +45,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print how long each stage took (start-up, settings, open, read, compute, output…)
+    /// to stderr; the same as `WYCKOFF_TIMINGS=1`.
+    #[arg(long, global = true)]
+    timings: bool,
 }
 
 /// `wyckoff market` subcommands.
@@ -149,12 +153,18 @@ fn exit_quietly_on_broken_pipe() {
 }
 
 fn main() -> std::process::ExitCode {
+    let origin = std::time::Instant::now();
     exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
+    let timings = (cli.timings || wyckoff_config::timings::requested_by_env())
+        .then(|| wyckoff_config::timings::StageTimings::new(origin));
+    if let Some(t) = &timings {
+        t.record("start-up", origin, origin.elapsed());
+    }
     // Commands that run the agent or talk to other processes log to the data home's
     // `logs/wyckoff.*.log` (secrets redacted), never to stdout/stderr, which are the
     // commands' own (and `mcp serve`'s protocol). The others leave the home untouched.
-    let _log = matches!(
+    let log_guard = matches!(
         cli.command,
         Command::Run(_)
             | Command::Mcp(_)
@@ -167,9 +177,19 @@ fn main() -> std::process::ExitCode {
     )
     .then(|| {
         let home = wyckoff_config::DataHome::from_env();
-        wyckoff_config::logging::init(&home.logs_dir(), "wyckoff", false).ok()
+        wyckoff_config::logging::init_with_timings(
+            &home.logs_dir(),
+            "wyckoff",
+            false,
+            timings.as_ref(),
+        )
+        .ok()
     })
     .flatten();
+    if let (None, Some(t)) = (&log_guard, &timings) {
+        // a command without a log file: the timings are its only subscriber
+        t.install_alone();
+    }
     let result = match cli.command {
         Command::Doctor { json } => doctor::run(json),
         Command::Analyze(args) => analyze::run(args),
@@ -201,6 +221,9 @@ fn main() -> std::process::ExitCode {
         Command::Daemon(args) => schedule::daemon(args),
         Command::Bot(args) => bot::run(args),
     };
+    if let Some(t) = &timings {
+        eprint!("{}", t.report());
+    }
     match result {
         Ok(code) => code,
         Err(e) => {

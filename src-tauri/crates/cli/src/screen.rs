@@ -175,6 +175,7 @@ pub fn run(a: ScreenArgs) -> anyhow::Result<ExitCode> {
         Ok(v) => v,
         Err(e) => return Ok(tool_failure(e)),
     };
+    let _output = tracing::info_span!(target: "wyckoff::stage", "output");
     if a.json {
         print_json(&value)?;
     } else {

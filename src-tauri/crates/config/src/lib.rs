@@ -8,6 +8,7 @@ pub mod mcp;
 pub mod redact;
 pub mod secrets;
 pub mod settings;
+pub mod timings;
 
 pub use home::DataHome;
 pub use lease::ProcessLease;

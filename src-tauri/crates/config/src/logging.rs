@@ -12,6 +12,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
 use crate::redact::redact_secrets;
+use crate::timings::StageTimings;
 
 /// Log files kept before the oldest is deleted.
 const MAX_LOG_FILES: usize = 14;
@@ -60,6 +61,16 @@ pub fn init(
     file_prefix: &str,
     console: bool,
 ) -> Result<WorkerGuard, LoggingError> {
+    init_with_timings(logs_dir, file_prefix, console, None)
+}
+
+/// [`init`], also recording stage timings when `timings` is given.
+pub fn init_with_timings(
+    logs_dir: &Path,
+    file_prefix: &str,
+    console: bool,
+    timings: Option<&StageTimings>,
+) -> Result<WorkerGuard, LoggingError> {
     std::fs::create_dir_all(logs_dir)
         .map_err(|e| LoggingError::Dir(logs_dir.display().to_string(), e))?;
     let appender = RollingFileAppender::builder()
@@ -84,6 +95,7 @@ pub fn init(
     tracing_subscriber::registry()
         .with(file_layer)
         .with(console_layer)
+        .with(timings.map(StageTimings::layer))
         .try_init()
         .map_err(|_| LoggingError::AlreadyInstalled)?;
     Ok(guard)

@@ -1202,7 +1202,9 @@ impl MarketData {
         }
         // free the old one before building the next: two whole markets at once is a lot
         *warm = None;
+        let stage = tracing::info_span!(target: "wyckoff::stage", "stock list");
         let listed = self.directory_at(generation).await?;
+        drop(stage);
         let loaded = Arc::new(
             crate::universe::load_universe_listed(&self.store, &listed, as_of, tail).await?,
         );

@@ -111,6 +111,7 @@ pub async fn load_universe_listed(
 ) -> Result<LoadedUniverse, CacheError> {
     let mut out = LoadedUniverse::default();
     let mut seen_listed = 0usize;
+    let stage = tracing::info_span!(target: "wyckoff::stage", "history");
     let mut history = crate::history::HistoryStore::new(store.pool().clone())
         .load()
         .await?;
@@ -123,6 +124,7 @@ pub async fn load_universe_listed(
         .industries_as_of(as_of)
         .await?;
     out.report.industries.load = imported.load.clone();
+    drop(stage);
     // Bars after `as_of` count too: a damaged series is left out whole.
     let keep = match tail {
         // a stock's last bar says whether it traded by then
@@ -136,6 +138,7 @@ pub async fn load_universe_listed(
     };
     // The market is read in parts on separate connections at once (the fetch is the
     // slower side), each page decoded on every core while the next one is read.
+    let stage = tracing::info_span!(target: "wyckoff::stage", "bars");
     let cuts = store.series_cut_keys(BarTable::Stocks, READERS).await?;
     let starts = std::iter::once(String::new()).chain(cuts.iter().cloned());
     let ends = cuts.iter().cloned().map(Some).chain(std::iter::once(None));
@@ -145,6 +148,8 @@ pub async fn load_universe_listed(
             .map(|(after, through)| read_pages(store, after, through, keep)),
     )
     .await?;
+    drop(stage);
+    let _assemble = tracing::info_span!(target: "wyckoff::stage", "assemble");
     // the pages bring the dates of the series kept below: every bar of theirs, not just the tail
     let mut dates = DateSet::default();
     for page in parts.into_iter().flatten() {

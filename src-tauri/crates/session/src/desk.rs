@@ -127,6 +127,7 @@ impl Desk {
             clock,
             task_wait,
         } = options;
+        let stage = tracing::info_span!(target: "wyckoff::stage", "settings");
         let (settings, settings_notes) = match settings {
             Some(s) => (s, Vec::new()),
             None => {
@@ -134,6 +135,8 @@ impl Desk {
                 (SharedSettings::new(s), notes)
             }
         };
+        drop(stage);
+        let stage = tracing::info_span!(target: "wyckoff::stage", "open");
         let services =
             Arc::new(Services::open_shared(home, settings, secrets, clock.clone()).await?);
         match services.recover_interrupted_turns().await {
@@ -181,6 +184,7 @@ impl Desk {
             .await
             .map_err(Box::new)?
             .with_settle_wait(task_wait);
+        drop(stage);
         Ok(Arc::new(Desk {
             hub,
             scheduler: Arc::new(scheduler),
@@ -346,6 +350,7 @@ impl Desk {
     /// truncated, every connection closed (a process that wrote leaves no log behind).
     /// The desk is not used after this.
     pub async fn close(&self) {
+        let _stage = tracing::info_span!(target: "wyckoff::stage", "close");
         self.hub.close().await;
         self.events.close();
         self.services().background().shutdown().await;

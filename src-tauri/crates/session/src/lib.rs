@@ -185,9 +185,14 @@ impl Services {
     ) -> Result<Services, SessionError> {
         let settings = shared.get();
         home.ensure()?;
+        let stage = tracing::info_span!(target: "wyckoff::stage", "http client");
         let http = http_client(&settings)?;
+        drop(stage);
         let lease = ProcessLease::for_process(&home)?;
+        let stage = tracing::info_span!(target: "wyckoff::stage", "database");
         let pool = wyckoff_memory::open_pool(home.db_path()).await?;
+        drop(stage);
+        let stage = tracing::info_span!(target: "wyckoff::stage", "retention");
         let conversations = ConversationStore::new(pool.clone()).with_owner(lease.owner());
         let memories = MemoryStore::with_clock(pool.clone(), clock.clone());
         match memories.prune(clock.now()).await {
@@ -208,8 +213,12 @@ impl Services {
             // Old files only cost disk space: the app still opens.
             Err(e) => tracing::warn!("retention pass failed: {e}"),
         }
+        drop(stage);
+        let stage = tracing::info_span!(target: "wyckoff::stage", "market");
         let market_cfg = market_config(&home, &settings, &secrets)?;
         let market = Arc::new(MarketData::open_with_pool(pool.clone(), market_cfg).await?);
+        drop(stage);
+        let stage = tracing::info_span!(target: "wyckoff::stage", "stores");
         let background = BackgroundTaskManager::with_owner(
             pool.clone(),
             clock.clone(),
@@ -244,6 +253,7 @@ impl Services {
             secrets.clone(),
             wyckoff_mcp::client::DEFAULT_CONNECT_TIMEOUT,
         ));
+        drop(stage);
         Ok(Services {
             bots,
             skills,

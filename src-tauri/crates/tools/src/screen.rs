@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use wyckoff_agent::{ProgressHandle, ToolError};
 use wyckoff_engine::funnel::{
     Funnel, FunnelConfig, FunnelError, FunnelResult, LayerCount, ScreenArgs,
@@ -142,6 +143,7 @@ pub async fn screen(
     // (until anything is written)
     let loaded = md
         .universe(screen_args.as_of, Some(config.screen_bars()))
+        .instrument(tracing::info_span!(target: "wyckoff::stage", "read"))
         .await
         .map_err(|e| ToolError::Failed(format!("读取本地K线缓存失败: {e}")))?;
     let stocks = loaded.universe.stocks.len();
@@ -184,7 +186,11 @@ pub async fn screen(
     let result = tokio::task::spawn_blocking(move || {
         let cancel = &|| stop.is_cancelled();
         let observer = |number: u8, layer: &LayerCount| report_layer(&layers, number, layer);
-        let result = Funnel::prepare_cancellable(&shared.universe, &config, cancel)
+        let prepare = tracing::info_span!(target: "wyckoff::stage", "prepare");
+        let prepared = Funnel::prepare_cancellable(&shared.universe, &config, cancel);
+        drop(prepare);
+        let _compute = tracing::info_span!(target: "wyckoff::stage", "compute");
+        let result = prepared
             .map_err(FunnelError::from)
             .map(|funnel| match newest {
                 Some(day) => funnel.with_current_day(day),
