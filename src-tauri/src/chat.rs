@@ -63,6 +63,10 @@ impl ChatState {
         options.settings = Some(settings);
         options.secrets = secrets;
         options.answerer = Answerer::Window(self.approvals.clone());
+        // The system clock unless WYCKOFF_NOW moved it (checked at start-up).
+        if let Ok(clock) = crate::clock_override::app_clock() {
+            options.clock = clock;
+        }
         let desk = Desk::open(options).await?;
         if let Some(app) = self.app.get() {
             crate::stream::forward(app.clone(), &desk);

@@ -4,6 +4,7 @@
 pub mod allocator;
 mod bindings;
 mod chat;
+mod clock_override;
 mod commands;
 mod inbox;
 mod rendering;
@@ -51,6 +52,12 @@ pub fn run() {
     tracing::info!(home = %home.root().display(), version = env!("CARGO_PKG_VERSION"), "starting Wyckoff Desk");
     if !allocator_tuned {
         tracing::warn!("malloc kept its default thresholds: freed memory may stay with the app");
+    }
+    // Read (and a set override warned about) before anything takes the time.
+    if let Err(e) = clock_override::app_clock() {
+        tracing::error!("{e}");
+        eprintln_fallback(&e);
+        std::process::exit(1);
     }
 
     let specta = bindings::builder();

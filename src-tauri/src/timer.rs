@@ -35,7 +35,7 @@ async fn tick(app: &AppHandle) -> Result<(), String> {
         .desk(&state.home, &state.settings, state.secrets.clone())
         .await
         .map_err(|e| e.to_string())?;
-    let report = desk.tick(chrono::Utc::now(), &Stop::default()).await;
+    let report = desk.tick(desk.clock().now(), &Stop::default()).await;
     if report.expired > 0 {
         tracing::info!(requests = report.expired, "expired approval requests");
     }

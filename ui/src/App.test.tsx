@@ -63,6 +63,7 @@ const settings = (withModel: boolean): Settings => ({
   allow_private_web_fetch: false,
   file_roots: [],
   retention_days: 30,
+  intraday_alert_minutes: 5,
 });
 
 const chat = () => document.querySelector(".chat") as HTMLElement | null;

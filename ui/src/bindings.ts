@@ -9,6 +9,16 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 export const commands = {
 	/**  Version and where the app keeps its files. */
 	appInfo: () => __TAURI_INVOKE<AppInfo>("app_info"),
+	/**  Asks the endpoints whether a newer version exists. */
+	checkForUpdate: () => typedError<UpdateCheck, CommandError>(__TAURI_INVOKE("check_for_update")),
+	/**
+	 *  Downloads `version` (the one the window showed), verifies its signature and replaces the
+	 *  running AppImage with it. The manifest is read again, so what is installed is what the
+	 *  endpoints announce now, and only if it is still the version the user agreed to.
+	 */
+	installUpdate: (version: string, onProgress: Channel<UpdateProgress>) => typedError<UpdateInstall, CommandError>(__TAURI_INVOKE("install_update", { version, onProgress })),
+	/**  Starts the installed version (the app exits and starts again from the AppImage). */
+	restartApp: () => __TAURI_INVOKE<void>("restart_app"),
 	getSettings: () => __TAURI_INVOKE<SettingsView>("get_settings"),
 	/**  Validates and saves. On error nothing is written and the old settings stay. */
 	updateSettings: (settings: Settings) => typedError<Settings, SettingsError>(__TAURI_INVOKE("update_settings", { settings })),
@@ -238,6 +248,16 @@ export const commands = {
 	botSetApprover: (bot: string, sender: string, approver: boolean) => typedError<null, CommandError>(__TAURI_INVOKE("bot_set_approver", { bot, sender, approver })),
 	/**  Forgets a paired sender. */
 	botUnpair: (bot: string, sender: string) => typedError<null, CommandError>(__TAURI_INVOKE("bot_unpair", { bot, sender })),
+	/**
+	 *  Adds a bot and stores its token in the keychain (the token is never read back here);
+	 *  the app serves it from the next look unless another process already does.
+	 */
+	botAdd: (name: string, kind: string, apiUrl: string | null, token: string) => typedError<null, CommandError>(__TAURI_INVOKE("bot_add", { name, kind, apiUrl, token })),
+	/**
+	 *  Removes a bot, its senders and its token (its conversations stay); the app stops
+	 *  serving it.
+	 */
+	botRemove: (name: string) => typedError<null, CommandError>(__TAURI_INVOKE("bot_remove", { name })),
 	/**  The list with how each server stands in this app's sessions. */
 	mcpServers: () => typedError<McpServerView[], CommandError>(__TAURI_INVOKE("mcp_servers")),
 	/**
@@ -583,6 +603,14 @@ export type Author = { type: "user" } |
 /**  The agent, in this conversation (a sub-agent's calls carry its parent's). */
 { type: "agent"; conversation: string };
 
+export type AvailableUpdate = {
+	version: string,
+	/**  The release notes as the manifest gives them (Markdown or plain text). */
+	notes: string | null,
+	/**  RFC 3339, when the manifest dates the release. */
+	date: string | null,
+};
+
 /**  One rejected line: what is wrong, typed, and `message`, the same in English. */
 export type BadLine = {
 	line: number,
@@ -645,6 +673,16 @@ export type BotSenderView = {
 	paired_at: string,
 };
 
+/**  Who serves a bot: one process at a time, the first to take its lease. */
+export type BotServerView = {
+	/**  `app`, or `cli` for the daemon and `wyckoff bot run`. */
+	front: string,
+	/**  This app serves it. */
+	here: boolean,
+	/**  RFC 3339: since when. */
+	since: string,
+};
+
 export type BotView = {
 	name: string,
 	/**  telegram, dingtalk, feishu or wecom. */
@@ -654,6 +692,8 @@ export type BotView = {
 	daily_tokens: number,
 	per_minute: number,
 	senders: BotSenderView[],
+	/**  The process serving the bot now, if any. */
+	server: BotServerView | null,
 };
 
 export type BotsView = {
@@ -1030,7 +1070,12 @@ export type Decider =
 /**  The app's inbox. */
 { type: "app" } | 
 /**  The request passed its expiry. */
-{ type: "expiry" };
+{ type: "expiry" } | 
+/**
+ *  A paired sender the owner marked approver, from a chat with the request's
+ *  one-time code: the bot's name, the sender's platform id and its name there.
+ */
+{ type: "bot"; bot: string; sender: string; label?: string };
 
 /**  The kinds of answer an approval request may receive. */
 export type DecisionKind = "allow_once" | "allow_always" | "edit" | "deny";
@@ -1567,6 +1612,17 @@ export type IndustriesImportStatus = {
 /**  The first [`MAX_LISTED_ERRORS`] bad lines. */
 errors: IndustryBadLine[]; bad_lines: number };
 
+/**  Why a code is no A-share stock code. */
+export type IndustryBadCodeWhy = 
+/**  Not six digits (in a TDX file, where codes have no exchange prefix). */
+"not_six_digits" | 
+/**  Not a code in any spelling the desk reads (600519, 600519.SH, sh600519). */
+"format" | 
+/**  A well-formed code of something else: a fund, a bond, an ETF, a B share. */
+"not_a_stock" | 
+/**  An exchange suffix the code does not trade on. */
+"exchange_mismatch";
+
 /**  One rejected line: the file, what is wrong (typed) and `message`, the same in English. */
 export type IndustryBadLine = {
 	file: string,
@@ -1578,7 +1634,11 @@ export type IndustryBadLine = {
  *  What is wrong with one line of one file (line 0: the file as a whole; in a binary
  *  block file, `line` is the block's 1-based number).
  */
-export type IndustryLineProblem = { problem: "empty_file" } | { problem: "no_data_rows" } | { problem: "missing_columns"; columns: string[] } | { problem: "field_count"; fields: number; expected: number } | { problem: "bad_code"; code: string; reason: string } | { problem: "empty_name" } | { problem: "name_too_long"; name: string } | 
+export type IndustryLineProblem = { problem: "empty_file" } | { problem: "no_data_rows" } | { problem: "missing_columns"; columns: string[] } | { problem: "field_count"; fields: number; expected: number } | { problem: "bad_code"; code: string; 
+/**  Why, typed, for a front end to word in its language. */
+why: IndustryBadCodeWhy; 
+/**  Why, in English. */
+reason: string } | { problem: "empty_name" } | { problem: "name_too_long"; name: string } | 
 /**  The same stock with another industry earlier in the file. */
 { problem: "conflict"; code: string; first_line: number; first_industry: string } | 
 /**  tdxhy.cfg: a market field other than 0, 1 or 2. */
@@ -1626,7 +1686,11 @@ export type IndustryShare = {
 };
 
 /**  Where a load came from. */
-export type IndustrySource = "csv" | "tdx";
+export type IndustrySource = "csv" | "tdx" | 
+/**  Tushare `stock_basic`'s `industry`: today's membership, undated. */
+"tushare" | 
+/**  Tushare's Shenwan level-1 membership with each stock's in and out dates. */
+"tushare_sw";
 
 /**
  *  What a six-digit code on a broker statement is, by its prefix: a stock (board by
@@ -2839,6 +2903,11 @@ export type Settings = {
 	retention_days: number,
 	/**  Sizing by risk and the account's limits (see [`RiskSettings`]). */
 	risk: RiskSettings,
+	/**
+	 *  Minutes between intraday alert checks during the session (the app's and the
+	 *  daemon's): each check claims one slot of this length from 09:30 / 13:00.
+	 */
+	intraday_alert_minutes: number,
 };
 
 /**  Emitted after settings change, so every window and the tray can follow. */
@@ -3327,6 +3396,30 @@ export type TurnStarted = {
 	conversation_id: string,
 	turn: number,
 };
+
+/**  What a check found. */
+export type UpdateCheck = {
+	current_version: string,
+	/**  Only this install kind replaces itself; a .deb is the package manager's to update. */
+	can_install: boolean,
+	/**  Why `can_install` is false, in words. */
+	install_note: string | null,
+	available: AvailableUpdate | null,
+};
+
+/**  How an install ended when nothing failed on the way. */
+export type UpdateInstall = 
+/**  The new AppImage is in place: it runs from the next start (`restart_app`). */
+{ type: "installed"; version: string } | 
+/**  The signature did not verify: nothing was installed. */
+{ type: "refused"; version: string; reason: string } | 
+/**  The endpoints announce nothing newer any more (or another version than the one shown). */
+{ type: "no_longer_available" };
+
+/**  Download progress for the window's bar. */
+export type UpdateProgress = { type: "downloading"; downloaded: number; 
+/**  The size the server gave, if it gave one. */
+total: number | null } | { type: "verifying" };
 
 /**  Token usage for one model call (or a sum of calls). */
 export type Usage = {

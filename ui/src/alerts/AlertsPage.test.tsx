@@ -26,6 +26,7 @@ vi.mock("../bindings", () => ({
 }));
 
 import AlertsPage from "./AlertsPage";
+import { LanguageContext } from "../i18n";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
 const fired: FiredAlert = {
@@ -61,6 +62,34 @@ describe("the alert centre", () => {
     expect(localStorage.getItem("wyckoff.alertsSeen")).toBe("7");
     fireEvent.click(q(container, ".alert-open"));
     expect(open).toHaveBeenCalledWith("000001", 20200302);
+  });
+
+  it("marks an alert fired during the session with its quote time, and a close's alert without", async () => {
+    const intraday: FiredAlert = { ...fired, id: 9, bar_date: "2020-06-17", intraday_at: "2020-06-17 10:42" };
+    const lateQuote: FiredAlert = { ...fired, id: 10, bar_date: "2020-06-17", intraday_at: "2020-06-18 09:31" };
+    mocks.alertHistory.mockResolvedValue(ok([lateQuote, intraday, fired]));
+    const { container } = render(<AlertsPage preset={null} onOpenStock={vi.fn()} />);
+    await waitFor(() => expect(container.querySelectorAll(".alert-row")).toHaveLength(3));
+    const row = (id: number) => q(container, `.alert-row[data-id='${id}']`);
+    expect(row(9).dataset.intradayAt).toBe("2020-06-17 10:42");
+    const badge = row(9).querySelector(".alert-intraday") as HTMLElement;
+    expect(badge.textContent).toBe("盘中 10:42");
+    expect(badge.title).toBe("盘中按实时行情触发（2020-06-17 10:42 北京时间，未收盘的部分K线）");
+    // a quote of another day than the bar's shows its whole time
+    expect(row(10).querySelector(".alert-intraday")?.textContent).toBe("盘中 2020-06-18 09:31");
+    expect(row(7).querySelector(".alert-intraday")).toBeNull();
+    expect(row(7).dataset.intradayAt).toBeUndefined();
+  });
+
+  it("says intraday in English too", async () => {
+    mocks.alertHistory.mockResolvedValue(ok([{ ...fired, bar_date: "2020-06-17", intraday_at: "2020-06-17 14:55" }]));
+    const { container } = render(
+      <LanguageContext.Provider value="en">
+        <AlertsPage preset={null} onOpenStock={vi.fn()} />
+      </LanguageContext.Provider>,
+    );
+    await waitFor(() => expect(q(container, ".alert-intraday")).not.toBeNull());
+    expect(q(container, ".alert-intraday").textContent).toBe("intraday 14:55");
   });
 
   it("names a holding's target (no rule) and quotes its close and target", async () => {

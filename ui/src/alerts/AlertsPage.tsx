@@ -3,7 +3,7 @@
 // task, the same one schedules run. The nav button carries the count of alerts not seen.
 import { useCallback, useEffect, useState } from "react";
 import { commands, events, type CommandError, type AlertRule, type AlertTarget, type FiredAlert, type TaskInfo } from "../bindings";
-import { EMPTY_RULE, EVENTS, RULE_KINDS, barDate, buildRule, conditionText, kindLabel, deliveryText, figuresText, targetText, unseen, useAlertsText, type RuleForm, type T } from "./alerts";
+import { EMPTY_RULE, EVENTS, RULE_KINDS, barDate, buildRule, conditionText, kindLabel, deliveryText, figuresText, intradayTime, targetText, unseen, useAlertsText, type RuleForm, type T } from "./alerts";
 import "./alerts.css";
 
 const SEEN_KEY = "wyckoff.alertsSeen";
@@ -170,11 +170,16 @@ export default function AlertsPage({ preset, onOpenStock }: Props) {
       {history !== null && history.length > 0 && (
         <ul className="alert-list" id="alert-list">
           {history.map((a) => (
-            <li key={a.id} className="alert-row" data-id={a.id} data-code={a.code} data-bar-date={a.bar_date} data-kind={a.condition.type} data-delivery={a.delivery}>
+            <li key={a.id} className="alert-row" data-id={a.id} data-code={a.code} data-bar-date={a.bar_date} data-kind={a.condition.type} data-delivery={a.delivery} data-intraday-at={a.intraday_at ?? undefined}>
               <strong>
                 {a.code} {a.name ?? ""}
               </strong>
               <span className="alert-date">{a.bar_date}</span>
+              {a.intraday_at && (
+                <span className="badge alert-intraday" title={t("intradayTitle", { at: a.intraday_at })}>
+                  {t("intraday", { time: intradayTime(a) ?? a.intraday_at })}
+                </span>
+              )}
               <span className="alert-condition">{a.rule_id == null ? t(a.condition.type === "target_reached" ? "targetReached" : "stopLoss") : conditionText(a.condition, t)}</span>
               <span className="alert-figures">{figuresText(a.figures, t)}</span>
               <span className={`badge alert-delivery ${a.delivery}`} title={a.delivered_to.join(", ")}>

@@ -110,6 +110,12 @@ const zh = {
   s_sent: "已送达",
   s_failed: "失败",
   keychain: "钥匙串没有保存密钥，渠道未添加：{message}",
+  intraday: "盘中 {time}",
+  intradayTitle: "盘中按实时行情触发（{at} 北京时间，未收盘的部分K线）",
+  intervalTitle: "盘中提醒",
+  intervalLabel: "盘中检查间隔（分钟，1–60）",
+  intervalHint: "交易时段内（9:30–11:30、13:00–15:00）每隔这么多分钟按实时行情检查一次规则；应用和 wyckoff daemon 都按此设置。",
+  intervalRange: "盘中检查间隔须为 1–60 的整数分钟",
 };
 type Key = keyof typeof zh;
 const en: Record<Key, string> = {
@@ -217,6 +223,12 @@ const en: Record<Key, string> = {
   s_sent: "sent",
   s_failed: "failed",
   keychain: "The keychain did not keep the secret; the channel was not added: {message}",
+  intraday: "intraday {time}",
+  intradayTitle: "Fired during the session on the live quote at {at} Beijing time (a partial bar)",
+  intervalTitle: "Intraday alerts",
+  intervalLabel: "Check every (minutes, 1–60)",
+  intervalHint: "During the session (9:30–11:30, 13:00–15:00) the rules are checked on live quotes this often; the app and wyckoff daemon both follow it.",
+  intervalRange: "The intraday check interval must be a whole number of minutes from 1 to 60",
 };
 
 export type T = (k: Key, vars?: Record<string, string | number>) => string;
@@ -298,6 +310,20 @@ export function figuresText(f: AlertFigures, t: T): string {
 
 export function deliveryText(d: DeliveryStatus, t: T): string {
   return t(`d_${d}`);
+}
+
+/** When an alert fired during the session: the quote's time ("10:42", or the whole
+ * "YYYY-MM-DD HH:MM" when its day is not the bar's); null for a check on closes. */
+export function intradayTime(a: Pick<FiredAlert, "bar_date" | "intraday_at">): string | null {
+  const at = a.intraday_at;
+  if (!at) return null;
+  return at.startsWith(`${a.bar_date} `) ? at.slice(a.bar_date.length + 1) : at;
+}
+
+/** The settings' intraday interval: a whole number of minutes, 1–60 (the backend's range). */
+export const INTERVAL_RANGE = [1, 60] as const;
+export function intervalProblem(minutes: number): boolean {
+  return !Number.isInteger(minutes) || minutes < INTERVAL_RANGE[0] || minutes > INTERVAL_RANGE[1];
 }
 
 /** "2024-03-15" → 20240315 (the stock page's bar dates). */

@@ -43,6 +43,7 @@ const base: Settings = {
   allow_private_web_fetch: false,
   file_roots: [],
   retention_days: 30,
+  intraday_alert_minutes: 5,
 };
 
 const three: Settings = { ...base, models: [entry("a"), entry("b"), entry("c")], main_model: "a" };

@@ -13,6 +13,7 @@ const mocks = vi.hoisted(() => ({
   pushChannels: vi.fn(),
   mcpServers: vi.fn(),
   botsView: vi.fn(),
+  appInfo: vi.fn(() => Promise.resolve({ version: "0.1.0", data_home: "", settings_path: "", logs_dir: "" })),
 }));
 vi.mock("../bindings", () => ({ commands: mocks, events: { scheduleRan: { listen: () => Promise.resolve(() => {}) } } }));
 
@@ -41,6 +42,7 @@ const settings: Settings = {
   allow_private_web_fetch: false,
   file_roots: [],
   retention_days: 30,
+  intraday_alert_minutes: 5,
 };
 
 describe("Settings page", () => {
@@ -111,6 +113,40 @@ describe("Settings page", () => {
     expect(document.getElementById("settings-message")?.textContent).toContain("use an absolute path");
     expect(document.getElementById("settings-message")?.textContent).toContain("file_roots: 'notes'");
   });
+  it("saves the intraday alert interval from the alerts section", async () => {
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} onAsk={() => {}} />);
+    const field = document.getElementById("set-intraday-minutes") as HTMLInputElement;
+    expect(field.value).toBe("5");
+    expect(document.getElementById("settings-alerts")?.textContent).toContain("盘中检查间隔（分钟，1–60）");
+    fireEvent.change(field, { target: { value: "15" } });
+    expect(document.getElementById("set-intraday-minutes-problem")).toBeNull();
+    await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
+    const saved = mocks.updateSettings.mock.calls[0][0] as Settings;
+    expect(saved.intraday_alert_minutes).toBe(15);
+  });
+
+  it("marks an interval outside 1–60 minutes and shows the backend's refusal naming the field", async () => {
+    mocks.updateSettings.mockResolvedValue({
+      status: "error",
+      error: { type: "out_of_range", field: "intraday_alert_minutes", min: 1, max: 60, got: 0 },
+    });
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} onAsk={() => {}} />);
+    const field = document.getElementById("set-intraday-minutes") as HTMLInputElement;
+    for (const bad of ["0", "61", "2.5"]) {
+      fireEvent.change(field, { target: { value: bad } });
+      expect(document.getElementById("set-intraday-minutes-problem")?.textContent, bad).toBe("盘中检查间隔须为 1–60 的整数分钟");
+      expect(field.getAttribute("aria-invalid"), bad).toBe("true");
+    }
+    fireEvent.change(field, { target: { value: "60" } });
+    expect(document.getElementById("set-intraday-minutes-problem")).toBeNull();
+    fireEvent.change(field, { target: { value: "0" } });
+    await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
+    expect((mocks.updateSettings.mock.calls[0][0] as Settings).intraday_alert_minutes).toBe(0);
+    const said = document.getElementById("settings-message")?.textContent ?? "";
+    expect(said).toContain("intraday_alert_minutes");
+    expect(said).toContain("60");
+  });
+
   it("lists the skills with their origin, names each skipped file and opens the folder", async () => {
     mocks.openSkillsFolder.mockResolvedValue({ status: "ok", data: "/h/skills" });
     render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} onAsk={() => {}} />);

@@ -8,6 +8,7 @@ import SkillsPanel from "../components/SkillsPanel";
 import ModelsPanel, { modelsProblem } from "../components/ModelsPanel";
 import SchedulesPanel from "../schedules/SchedulesPanel";
 import PushPanel from "../alerts/PushPanel";
+import IntradayIntervalField from "../alerts/IntradayIntervalField";
 import McpPanel from "../mcp/McpPanel";
 import BotsPanel from "../bots/BotsPanel";
 import { RiskSettingsPanel } from "../risk/RiskViews";
@@ -108,6 +109,7 @@ export default function SettingsPage({ view, onSaved, onAsk }: Props) {
         </section>
         <LocalToolsPanel settings={draft} onChange={setDraft} />
         <RiskSettingsPanel value={draft.risk} onChange={(v) => set("risk", v)} />
+        <IntradayIntervalField value={draft.intraday_alert_minutes} onChange={(n) => set("intraday_alert_minutes", n)} />
         <div className="actions">
           <button id="settings-save" className="primary" type="submit">
             {t("save")}

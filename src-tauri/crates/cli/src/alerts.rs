@@ -70,6 +70,12 @@ enum AlertsCommand {
         #[arg(long, value_name = "DATE")]
         as_of: Option<String>,
     },
+    /// Minutes between intraday alert checks during the session (the app's and the
+    /// daemon's): shows the setting, or sets it to MINUTES (1–60).
+    Interval {
+        #[arg(allow_negative_numbers = true)]
+        minutes: Option<i32>,
+    },
     /// Alerts fired so far, newest first.
     History {
         /// At most this many.
@@ -186,7 +192,72 @@ fn as_of(text: Option<&str>) -> anyhow::Result<Option<u32>> {
     .transpose()
 }
 
+/// `alerts interval --json`.
+#[derive(Debug, Serialize)]
+struct IntervalView {
+    settings_file: String,
+    /// The setting after this command.
+    intraday_alert_minutes: i32,
+    /// The setting before it, when this command changed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    previous: Option<i32>,
+    /// The minutes a check started from this environment uses (the override wins).
+    in_effect: u32,
+    /// `WYCKOFF_INTRADAY_MINUTES` as set here, if it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    env_override: Option<String>,
+}
+
+/// Shows or sets the intraday interval in the settings file the app reads too. An
+/// out-of-range value is refused and the file is left as it was.
+fn interval(minutes: Option<i32>, json: bool) -> anyhow::Result<ExitCode> {
+    use wyckoff_config::settings;
+    use wyckoff_session::desk_quotes::{INTRADAY_MINUTES_VAR, intraday_interval};
+    let path = wyckoff_config::DataHome::from_env().settings_path();
+    let (current, _notes) = settings::load(&path)?;
+    let mut next = current.clone();
+    if let Some(m) = minutes {
+        next.intraday_alert_minutes = m;
+        next.validate()?;
+        if next != current {
+            settings::save(&path, &next)?;
+        }
+    }
+    let env_override = std::env::var(INTRADAY_MINUTES_VAR)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let view = IntervalView {
+        settings_file: path.display().to_string(),
+        intraday_alert_minutes: next.intraday_alert_minutes,
+        previous: (next.intraday_alert_minutes != current.intraday_alert_minutes)
+            .then_some(current.intraday_alert_minutes),
+        in_effect: intraday_interval(next.intraday_alert_minutes, env_override.as_deref()),
+        env_override,
+    };
+    if json {
+        print_json(&view)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let m = view.intraday_alert_minutes;
+    match view.previous {
+        Some(p) => println!(
+            "intraday alerts: checked every {m} minute(s) during the session (was {p}); a running daemon takes it when restarted"
+        ),
+        None => println!("intraday alerts: checked every {m} minute(s) during the session"),
+    }
+    if let Some(v) = &view.env_override {
+        println!(
+            "note: {INTRADAY_MINUTES_VAR}={v} is set here, so checks started from this environment use {} minute(s)",
+            view.in_effect
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
+    if let AlertsCommand::Interval { minutes } = &args.command {
+        return interval(*minutes, args.json);
+    }
     // Bad input is refused before the data home is touched.
     let new_rule = match &args.command {
         AlertsCommand::Add(a) => Some(rule_of(a)?),
@@ -285,6 +356,8 @@ async fn command(
                 print_check(&checked);
             }
         }
+        // answered in `run`, without the desk
+        AlertsCommand::Interval { .. } => {}
         AlertsCommand::History { limit } => {
             let fired = store.history(*limit).await?;
             if json {
@@ -345,8 +418,18 @@ fn fired_line(f: &FiredAlert) -> String {
         (None, AlertCondition::TargetReached) => "target".to_owned(),
         (None, _) => "stop-loss".to_owned(),
     };
+    // An intraday firing says so, with the quote's time (its date is the bar's).
+    let when = match &f.intraday_at {
+        Some(at) => {
+            let time = at
+                .strip_prefix(f.bar_date.as_str())
+                .map_or(at.as_str(), str::trim);
+            format!(" 盘中 intraday {time}")
+        }
+        None => String::new(),
+    };
     format!(
-        "{:>4}  {}  {} {}  [{rule}] {}",
+        "{:>4}  {}{when}  {} {}  [{rule}] {}",
         f.id,
         f.bar_date,
         f.code,

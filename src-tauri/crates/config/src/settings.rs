@@ -90,6 +90,9 @@ pub struct Settings {
     pub retention_days: i32,
     /// Sizing by risk and the account's limits (see [`RiskSettings`]).
     pub risk: RiskSettings,
+    /// Minutes between intraday alert checks during the session (the app's and the
+    /// daemon's): each check claims one slot of this length from 09:30 / 13:00.
+    pub intraday_alert_minutes: i32,
 }
 
 /// How buys are sized and what guards the account. Percents of equity; a limit of 0 is
@@ -196,6 +199,7 @@ impl Default for Settings {
             file_roots: Vec::new(),
             retention_days: 30,
             risk: RiskSettings::default(),
+            intraday_alert_minutes: DEFAULT_INTRADAY_ALERT_MINUTES,
         }
     }
 }
@@ -208,6 +212,10 @@ pub const DEFAULT_TOOL_TIMEOUT_SECS: i32 = 60;
 pub const STREAM_IDLE_TIMEOUT_RANGE: (i32, i32) = (10, 600);
 pub const TOOL_TIMEOUT_RANGE: (i32, i32) = (5, 300);
 pub const APPROVAL_TIMEOUT_RANGE: (i32, i32) = (10, 600);
+/// Minutes, for [`Settings::intraday_alert_minutes`]: a check at least every hour of the
+/// session, and no more than one a minute (the quote sources' pace).
+pub const INTRADAY_ALERT_MINUTES_RANGE: (i32, i32) = (1, 60);
+pub const DEFAULT_INTRADAY_ALERT_MINUTES: i32 = 5;
 /// Days, for [`Settings::retention_days`].
 pub const RETENTION_DAYS_RANGE: (i32, i32) = (1, 3650);
 const CONTEXT_WINDOW_RANGE: (i32, i32) = (1_024, 10_000_000);
@@ -331,6 +339,11 @@ impl Settings {
             APPROVAL_TIMEOUT_RANGE,
         )?;
         check_range("retention_days", self.retention_days, RETENTION_DAYS_RANGE)?;
+        check_range(
+            "intraday_alert_minutes",
+            self.intraday_alert_minutes,
+            INTRADAY_ALERT_MINUTES_RANGE,
+        )?;
 
         let mut ids = HashSet::new();
         for (i, m) in self.models.iter().enumerate() {
@@ -693,6 +706,21 @@ mod tests {
                 "retention_days must be between 1 and 3650 (got 0)",
             ),
             (
+                "intraday alerts every 0 minutes",
+                |s| s.intraday_alert_minutes = 0,
+                "intraday_alert_minutes must be between 1 and 60 (got 0)",
+            ),
+            (
+                "intraday alerts less than hourly",
+                |s| s.intraday_alert_minutes = 61,
+                "intraday_alert_minutes must be between 1 and 60 (got 61)",
+            ),
+            (
+                "negative intraday interval",
+                |s| s.intraday_alert_minutes = -5,
+                "intraday_alert_minutes must be between 1 and 60 (got -5)",
+            ),
+            (
                 "no risk per trade",
                 |s| s.risk.risk_per_trade_pct = 0.0,
                 "risk.risk_per_trade_pct is invalid: must be a percent between 0.01 and 100 (got 0)",
@@ -837,6 +865,36 @@ mod tests {
         assert_eq!(s.stream_idle_timeout_secs, 60);
         assert!(s.close_to_tray);
         assert_eq!(s.risk, RiskSettings::default());
+        assert_eq!(s.intraday_alert_minutes, DEFAULT_INTRADAY_ALERT_MINUTES);
+    }
+
+    #[test]
+    fn the_intraday_alert_interval_from_a_file_table() {
+        // (the file's value, the minutes read or the error)
+        let table: [(Value, Result<i32, &str>); 6] = [
+            (json!(1), Ok(1)),
+            (json!(15), Ok(15)),
+            (json!(60), Ok(60)),
+            (
+                json!(0),
+                Err("intraday_alert_minutes must be between 1 and 60 (got 0)"),
+            ),
+            (
+                json!(90),
+                Err("intraday_alert_minutes must be between 1 and 60 (got 90)"),
+            ),
+            (json!("5"), Err("settings is invalid: invalid type: string")),
+        ];
+        for (given, want) in table {
+            let got = Settings::from_value(json!({"version": 1, "intraday_alert_minutes": given}))
+                .map(|(s, _)| s.intraday_alert_minutes)
+                .map_err(|e| e.to_string());
+            match (want, got) {
+                (Ok(w), Ok(g)) => assert_eq!(g, w, "{given}"),
+                (Err(w), Err(g)) => assert!(g.starts_with(w), "{given}: {g}"),
+                (w, g) => panic!("{given}: want {w:?}, got {g:?}"),
+            }
+        }
     }
 
     #[test]

@@ -43,13 +43,29 @@ pub struct QuoteView {
     pub cached: u32,
 }
 
-/// Minutes between intraday alert checks: `WYCKOFF_INTRADAY_MINUTES` (1–60), else 5.
-pub fn intraday_interval() -> u32 {
-    std::env::var("WYCKOFF_INTRADAY_MINUTES")
-        .ok()
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .filter(|m| (1..=60).contains(m))
-        .unwrap_or(DEFAULT_INTERVAL_MINUTES)
+/// The variable that overrides the settings' interval for one process (tests, a one-off
+/// daemon run).
+pub const INTRADAY_MINUTES_VAR: &str = "WYCKOFF_INTRADAY_MINUTES";
+
+/// Minutes between intraday alert checks: `WYCKOFF_INTRADAY_MINUTES` when set to a
+/// whole number of minutes in the settings' range, else the settings'
+/// `intraday_alert_minutes`. A malformed override is logged and ignored.
+pub fn intraday_interval(setting_minutes: i32, env: Option<&str>) -> u32 {
+    let (min, max) = wyckoff_config::settings::INTRADAY_ALERT_MINUTES_RANGE;
+    let allowed = |m: i32| (min..=max).contains(&m);
+    if let Some(text) = env.map(str::trim).filter(|t| !t.is_empty()) {
+        match text.parse::<i32>() {
+            Ok(m) if allowed(m) => return m.unsigned_abs(),
+            _ => tracing::warn!(
+                "{INTRADAY_MINUTES_VAR}={text:?} is not a whole number of minutes from {min} to {max}; using the setting ({setting_minutes})"
+            ),
+        }
+    }
+    if allowed(setting_minutes) {
+        setting_minutes.unsigned_abs()
+    } else {
+        DEFAULT_INTERVAL_MINUTES
+    }
 }
 
 /// One quote service per data home and process: its HTTP client is built once.
@@ -131,8 +147,42 @@ impl Desk {
             self.outbox(),
             &service(self),
             now,
-            intraday_interval(),
+            intraday_interval(
+                self.settings().intraday_alert_minutes,
+                std::env::var(INTRADAY_MINUTES_VAR).ok().as_deref(),
+            ),
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interval_is_the_setting_unless_a_valid_override_is_set() {
+        // (setting, WYCKOFF_INTRADAY_MINUTES, minutes used)
+        let table = [
+            (5, None, 5),
+            (15, None, 15),
+            (60, Some(""), 60),
+            (15, Some("1"), 1),
+            (15, Some(" 30 "), 30),
+            (15, Some("0"), 15),
+            (15, Some("61"), 15),
+            (15, Some("ten"), 15),
+            (15, Some("2.5"), 15),
+            // a setting that skipped validation still gives a usable interval
+            (0, None, DEFAULT_INTERVAL_MINUTES),
+        ];
+        assert_eq!(
+            i32::try_from(DEFAULT_INTERVAL_MINUTES).unwrap(),
+            wyckoff_config::settings::DEFAULT_INTRADAY_ALERT_MINUTES,
+            "the check's default and the settings' default are one number"
+        );
+        for (setting, env, want) in table {
+            assert_eq!(intraday_interval(setting, env), want, "{setting} {env:?}");
+        }
     }
 }

@@ -215,7 +215,9 @@ impl Services {
         }
         drop(stage);
         let stage = tracing::info_span!(target: "wyckoff::stage", "market");
-        let market_cfg = market_config(&home, &settings, &secrets)?;
+        let mut market_cfg = market_config(&home, &settings, &secrets)?;
+        // One clock for the desk: freshness and the breaker read the time the quotes do.
+        market_cfg.clock = clock.clone();
         let market = Arc::new(MarketData::open_with_pool(pool.clone(), market_cfg).await?);
         drop(stage);
         let stage = tracing::info_span!(target: "wyckoff::stage", "stores");

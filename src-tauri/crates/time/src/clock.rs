@@ -36,6 +36,46 @@ impl Clock for SystemClock {
     }
 }
 
+/// Real time moved to start at a chosen instant: `now` is that instant plus the real time
+/// elapsed since the clock was made, and sleeps are real. A whole app can run "at"
+/// 2020-06-17 10:42 this way (a test or diagnostic override), its timers and timeouts
+/// behaving as they do on the system clock.
+#[derive(Debug, Clone, Copy)]
+pub struct ShiftedClock {
+    start: DateTime<Utc>,
+    started: std::time::Instant,
+}
+
+impl ShiftedClock {
+    /// A clock reading `start` now and moving on in real time.
+    pub fn starting_at(start: DateTime<Utc>) -> Self {
+        ShiftedClock {
+            start,
+            started: std::time::Instant::now(),
+        }
+    }
+}
+
+impl Clock for ShiftedClock {
+    fn now(&self) -> DateTime<Utc> {
+        add_std(self.start, self.started.elapsed())
+    }
+}
+
+/// Parses a clock override: RFC 3339 (`2020-06-17T10:42:00+08:00`), or a Beijing wall
+/// time `YYYY-MM-DD HH:MM[:SS]` (the form the CLI's `--now` takes). `None` when it is
+/// neither.
+pub fn parse_instant(text: &str) -> Option<DateTime<Utc>> {
+    let text = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.to_utc());
+    }
+    ["%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(text, f).ok())
+        .map(from_beijing)
+}
+
 /// A clock that only moves when told to (tests, benchmarks, replay). Sleepers wake once
 /// `advance` or `set` passes their deadline, which lets tests drive a 120 s approval
 /// timeout in microseconds.
@@ -148,6 +188,39 @@ mod tests {
         let before = tokio::time::Instant::now();
         SystemClock.sleep(Duration::from_secs(30)).await;
         assert_eq!(before.elapsed(), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn clock_overrides_parse_as_rfc_3339_or_beijing_wall_time() {
+        let bj =
+            |s: &str| from_beijing(NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").unwrap());
+        let table = [
+            ("2020-06-17T10:42:00+08:00", Some(bj("2020-06-17 10:42:00"))),
+            ("2020-06-17T02:42:00Z", Some(bj("2020-06-17 10:42:00"))),
+            (" 2020-06-17 10:42 ", Some(bj("2020-06-17 10:42:00"))),
+            ("2020-06-17 10:42:30", Some(bj("2020-06-17 10:42:30"))),
+            ("2020-06-17", None),
+            ("2020-06-31 10:42", None),
+            ("10:42", None),
+            ("", None),
+        ];
+        for (text, want) in table {
+            assert_eq!(parse_instant(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_shifted_clock_starts_at_its_instant_and_moves_in_real_time() {
+        let start = parse_instant("2020-06-17 10:42").unwrap();
+        let c = ShiftedClock::starting_at(start);
+        let first = c.now();
+        assert!(first >= start && first - start < chrono::Duration::seconds(5));
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(c.now() - first >= chrono::Duration::milliseconds(20));
+        assert_eq!(
+            c.now_beijing().date(),
+            NaiveDate::from_ymd_opt(2020, 6, 17).unwrap()
+        );
     }
 
     #[test]

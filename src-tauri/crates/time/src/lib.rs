@@ -7,5 +7,5 @@ pub mod clock;
 pub mod date;
 
 pub use beijing::{BEIJING_OFFSET_SECS, beijing_date, from_beijing, to_beijing};
-pub use clock::{Clock, ManualClock, SystemClock};
+pub use clock::{Clock, ManualClock, ShiftedClock, SystemClock, parse_instant};
 pub use date::{from_yyyymmdd, is_valid_yyyymmdd, iso, parse_date, to_yyyymmdd};
