@@ -313,9 +313,55 @@ impl fmt::Display for IndexCode {
     }
 }
 
+/// The exchange an exchange-traded fund (ETF / LOF) or listed bond trades on, by its
+/// code: Shanghai 5xxxxx funds and 11xxxx bonds (110/113/118 convertibles), Shenzhen
+/// 15xxxx / 16xxxx funds and 12xxxx bonds (123/127/128 convertibles). `None` for anything
+/// else — stocks, repos (204xxx / 131xxx: cash lent, no daily close) and the codes whose
+/// exchange the digits do not settle (10xxxx and 13xxxx are both Shanghai treasuries and
+/// Shenzhen bonds).
+pub fn fund_or_bond_exchange(digits: &str) -> Option<Exchange> {
+    if digits.len() != 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    match wyckoff_engine::Instrument::of_code(digits) {
+        wyckoff_engine::Instrument::Fund | wyckoff_engine::Instrument::Bond => {}
+        _ => return None,
+    }
+    match &digits[..2] {
+        p if p.starts_with('5') => Some(Exchange::SH),
+        "15" | "16" | "12" => Some(Exchange::SZ),
+        "11" => Some(Exchange::SH),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn funds_and_bonds_by_exchange() {
+        for (code, want) in [
+            ("510300", Some(Exchange::SH)),
+            ("588000", Some(Exchange::SH)),
+            ("159915", Some(Exchange::SZ)),
+            ("161725", Some(Exchange::SZ)),
+            ("113050", Some(Exchange::SH)),
+            ("110059", Some(Exchange::SH)),
+            ("123001", Some(Exchange::SZ)),
+            ("127050", Some(Exchange::SZ)),
+            ("128136", Some(Exchange::SZ)),
+            ("204001", None),
+            ("131810", None),
+            ("600519", None),
+            ("000001", None),
+            ("101234", None),
+            ("51030", None),
+            ("51030x", None),
+        ] {
+            assert_eq!(fund_or_bond_exchange(code), want, "{code}");
+        }
+    }
 
     #[test]
     fn all_spellings_normalise_to_one_code() {

@@ -35,6 +35,7 @@ pub mod facade;
 pub mod history;
 pub mod import;
 pub mod industries;
+pub mod instrument_bars;
 pub mod meta;
 pub mod minute;
 pub mod minute_chart;

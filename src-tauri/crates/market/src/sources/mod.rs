@@ -12,6 +12,7 @@ use crate::meta::StockInfo;
 
 pub mod chain;
 pub mod eastmoney;
+pub mod eastmoney_fund;
 pub mod eastmoney_quote;
 pub mod http;
 pub mod minute;
