@@ -260,8 +260,9 @@ impl MarketConfig {
     }
 
     /// Points a source at a mirror of its API when its variable is set:
-    /// `WYCKOFF_EASTMONEY_URL` for Eastmoney, `WYCKOFF_TUSHARE_URL` for Tushare (a
-    /// corporate proxy, or a local server in tests), whichever way the sources were chosen.
+    /// `WYCKOFF_EASTMONEY_URL` for Eastmoney, `WYCKOFF_TUSHARE_URL` for Tushare,
+    /// `WYCKOFF_TENCENT_KLINE_URL` for Tencent's minute bars (a corporate proxy, or a local
+    /// server in tests), whichever way the sources were chosen.
     pub fn use_mirrors_from_env(&mut self) {
         let var = |k: &str| {
             std::env::var(k)
@@ -271,6 +272,7 @@ impl MarketConfig {
         };
         let eastmoney = var("WYCKOFF_EASTMONEY_URL");
         let tushare = var("WYCKOFF_TUSHARE_URL");
+        let tencent_minutes = var("WYCKOFF_TENCENT_KLINE_URL");
         for spec in &mut self.sources {
             match spec {
                 SourceSpec::Eastmoney(em, _) => {
@@ -282,6 +284,11 @@ impl MarketConfig {
                 SourceSpec::Tushare(ts, _) => {
                     if let Some(base) = &tushare {
                         ts.base.clone_from(base);
+                    }
+                }
+                SourceSpec::Tencent(tc, _) => {
+                    if let Some(base) = &tencent_minutes {
+                        tc.minute_base.clone_from(base);
                     }
                 }
                 _ => {}

@@ -2,21 +2,15 @@
 //! a backtest enters at.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::breaker::BreakerStore;
-use crate::clock::Clock;
 use crate::code::StockCode;
-use crate::facade::{MarketData, SourceSpec};
+use crate::facade::MarketData;
 use crate::minute::{
     MinuteBar, MinuteCoverage, MinuteError, MinutePeriod, MinuteReach, MinuteStore, from_datetime,
 };
-use crate::sources::chain::SourcePolicy;
-use crate::sources::http::DEFAULT_TIMEOUT;
-use crate::sources::minute::{DEFAULT_TENCENT_BASE, MinuteSources, MinuteVendor};
+use crate::sources::SourceChain;
 
 /// What one code's minute sync did.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
@@ -75,60 +69,20 @@ pub struct MinuteStatus {
     pub sources: Vec<String>,
 }
 
-/// The minute sources for `md`'s configured order: Eastmoney and Tencent (the others have
-/// no minute bars), each with its daily pacing. `WYCKOFF_EASTMONEY_URL` and
-/// `WYCKOFF_TENCENT_KLINE_URL` point them at a mirror.
-pub async fn minute_sources(md: &MarketData, clock: Arc<dyn Clock>) -> MinuteSources {
-    let var = |k: &str| {
-        std::env::var(k)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| v.trim().trim_end_matches('/').to_owned())
-    };
-    let mut vendors = Vec::new();
-    for name in md.source_names() {
-        let policy = |spec: SourceSpec| match spec {
-            SourceSpec::Eastmoney(_, p) | SourceSpec::Tencent(_, p) => p,
-            _ => SourcePolicy::default(),
-        };
-        match name {
-            "eastmoney" => vendors.push((
-                MinuteVendor::Eastmoney {
-                    base: var("WYCKOFF_EASTMONEY_URL").unwrap_or_else(|| {
-                        crate::sources::eastmoney::DEFAULT_KLINE_BASE.to_owned()
-                    }),
-                },
-                policy(SourceSpec::eastmoney()),
-            )),
-            "tencent" => vendors.push((
-                MinuteVendor::Tencent {
-                    base: var("WYCKOFF_TENCENT_KLINE_URL")
-                        .unwrap_or_else(|| DEFAULT_TENCENT_BASE.to_owned()),
-                },
-                policy(SourceSpec::tencent()),
-            )),
-            _ => {}
-        }
-    }
-    MinuteSources::new(
-        vendors,
-        DEFAULT_TIMEOUT.min(Duration::from_secs(12)),
-        clock,
-        Some(BreakerStore::new(md.pool().clone())),
-    )
-    .await
-}
-
-/// Fetches `period` bars of each of `codes` and merges the closed ones into the cache. A
-/// code that is not a stock code fails alone; the others still sync.
+/// Fetches `period` bars of each of `codes` through `md`'s source chain (Eastmoney and
+/// Tencent in the configured order, each on its daily slot: the same pace and breaker;
+/// `WYCKOFF_EASTMONEY_URL` and `WYCKOFF_TENCENT_KLINE_URL` point them at a mirror) and
+/// merges the closed ones into the cache. A code that is not a stock code fails alone;
+/// the others still sync.
 pub async fn sync_minutes(
     md: &MarketData,
-    sources: &MinuteSources,
     codes: &[String],
     period: MinutePeriod,
     progress: &mut (dyn FnMut(MinuteSyncEvent) + Send),
 ) -> Result<Vec<MinuteSyncOutcome>, MinuteError> {
     let store = MinuteStore::new(md.pool().clone());
+    // one chain for the whole sync, even if the settings swap it meanwhile
+    let sources = md.chain();
     let total = codes.len() as u32;
     let mut out = Vec::with_capacity(codes.len());
     for (i, raw) in codes.iter().enumerate() {
@@ -138,7 +92,7 @@ pub async fn sync_minutes(
             done,
             total,
         });
-        let outcome = sync_one(md, sources, &store, raw, period).await?;
+        let outcome = sync_one(md, &sources, &store, raw, period).await?;
         progress(MinuteSyncEvent::Finished {
             outcome: outcome.clone(),
             done: done + 1,
@@ -151,7 +105,7 @@ pub async fn sync_minutes(
 
 async fn sync_one(
     md: &MarketData,
-    sources: &MinuteSources,
+    sources: &SourceChain,
     store: &MinuteStore,
     raw: &str,
     period: MinutePeriod,
@@ -167,18 +121,19 @@ async fn sync_one(
         Err(e) => return Ok(failed(raw.to_owned(), e.to_string())),
     };
     let digits = code.digits().to_owned();
-    if sources.is_empty() {
+    if sources.minute_source_names().is_empty() {
         return Ok(failed(
             digits,
             "no live source with minute bars is configured (Eastmoney or Tencent; offline?)".into(),
         ));
     }
-    let fetched = match sources.fetch(&code.symbol(), period).await {
+    let fetched = match sources.minute_bars(&code.symbol(), period).await {
         Ok(f) => f,
-        Err(attempts) => {
-            let why = attempts
+        Err(e) => {
+            let why = e
+                .attempts
                 .iter()
-                .map(|(s, e)| format!("{s}: {e}"))
+                .map(|a| format!("{}: {}", a.source, a.error))
                 .collect::<Vec<_>>()
                 .join("; ");
             return Ok(failed(digits, why));
@@ -187,8 +142,8 @@ async fn sync_one(
     // a bar that has not ended yet is still forming: never cached
     let now = from_datetime(md.clock().now_beijing());
     let (closed, open): (Vec<MinuteBar>, Vec<MinuteBar>) =
-        fetched.fetched.bars.iter().partition(|b| b.time <= now);
-    if let (Some(first), Some(last)) = (fetched.fetched.bars.first(), fetched.fetched.bars.last()) {
+        fetched.value.bars.iter().partition(|b| b.time <= now);
+    if let (Some(first), Some(last)) = (fetched.value.bars.first(), fetched.value.bars.last()) {
         store
             .record_reach(&MinuteReach {
                 source: fetched.source.to_owned(),
@@ -196,7 +151,7 @@ async fn sync_one(
                 code: digits.clone(),
                 earliest: first.time,
                 latest: last.time,
-                bars: fetched.fetched.bars.len() as u32,
+                bars: fetched.value.bars.len() as u32,
                 asked_at: md.clock().now().to_rfc3339(),
             })
             .await?;
@@ -217,11 +172,11 @@ async fn sync_one(
             new_bars: new_bars as u32,
             fetched: closed.len() as u32,
             unfinished: open.len() as u32,
-            rejected: fetched.fetched.rejected,
+            rejected: fetched.value.rejected,
             failed_before: fetched
                 .failed_before
                 .iter()
-                .map(|(s, e)| format!("{s}: {e}"))
+                .map(|a| format!("{}: {}", a.source, a.error))
                 .collect(),
         },
         coverage,
@@ -235,9 +190,9 @@ pub async fn minute_status(md: &MarketData) -> Result<MinuteStatus, MinuteError>
         series: store.coverage().await?,
         reach: store.reaches().await?,
         sources: md
-            .source_names()
+            .chain()
+            .minute_source_names()
             .into_iter()
-            .filter(|s| matches!(*s, "eastmoney" | "tencent"))
             .map(str::to_owned)
             .collect(),
     })

@@ -76,6 +76,7 @@ async fn fails_over_to_the_next_source() {
     let tencent = Tencent::new(
         TencentConfig {
             base: srv.base("tencent", "ok"),
+            ..TencentConfig::default()
         },
         http::client(Duration::from_secs(5)),
     );
@@ -135,6 +136,7 @@ async fn unknown_code_is_not_a_source_failure() {
     let t = Tencent::new(
         TencentConfig {
             base: srv.base("tencent", "unknown"),
+            ..TencentConfig::default()
         },
         http::client(Duration::from_secs(5)),
     );

@@ -260,6 +260,7 @@ fn spec(srv: &FixtureServer, vendor: &str) -> SourceSpec {
         "tencent" => SourceSpec::Tencent(
             TencentConfig {
                 base: srv.base("tencent", "live"),
+                ..TencentConfig::default()
             },
             fast(),
         ),

@@ -55,6 +55,7 @@ fn tencent(srv: &FixtureServer, scenario: &str) -> Tencent {
     Tencent::new(
         TencentConfig {
             base: srv.base("tencent", scenario),
+            ..TencentConfig::default()
         },
         client(),
     )

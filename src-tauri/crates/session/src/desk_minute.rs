@@ -24,8 +24,7 @@ impl Desk {
         period: MinutePeriod,
         progress: &mut (dyn FnMut(MinuteSyncEvent) + Send),
     ) -> Result<Vec<MinuteSyncOutcome>, MinuteError> {
-        let sources = minute_sync::minute_sources(self.market(), self.clock().clone()).await;
-        minute_sync::sync_minutes(self.market(), &sources, codes, period, progress).await
+        minute_sync::sync_minutes(self.market(), codes, period, progress).await
     }
 
     /// The stock page at `period` from the cache (no fetch): the bars, and the daily

@@ -235,6 +235,36 @@ impl SourceChain {
         .await
     }
 
+    /// The sources that offer minute bars, in chain order.
+    pub fn minute_source_names(&self) -> Vec<&'static str> {
+        self.slots
+            .iter()
+            .filter(|s| s.source.has_minute_bars())
+            .map(|s| s.source.name())
+            .collect()
+    }
+
+    /// The latest `period` bars of `symbol` from the first minute source that has them.
+    /// Each source is asked through its one slot: the pace, retries and breaker its daily
+    /// bars go through (a vendor the daily sync found down is skipped here too, and
+    /// minute failures count toward opening it for the daily bars).
+    pub async fn minute_bars(
+        &self,
+        symbol: &crate::code::Symbol,
+        period: crate::minute::MinutePeriod,
+    ) -> Result<ChainOk<super::minute::MinuteFetched>, ChainError> {
+        self.run(
+            format!("{} {period} bars", symbol.dotted()),
+            |s| !s.has_minute_bars(),
+            |s| {
+                let s = s.clone();
+                let symbol = symbol.clone();
+                async move { s.minute_bars(&symbol, period).await }
+            },
+        )
+        .await
+    }
+
     /// [`SourceChain::daily_bars`] trying the source named `first` before the others (in
     /// their order): the unadjusted prices that go with adjusted bars are asked of the
     /// vendor that gave those bars while it answers.
@@ -399,5 +429,203 @@ impl SourceChain {
             // the breaker still works in this process; only the next one will not know
             tracing::warn!(source = slot.source.name(), error = %e, "cannot store the circuit breaker");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::code::{StockCode, Symbol};
+    use crate::minute::{MinuteBar, MinutePeriod};
+    use crate::sources::minute::MinuteFetched;
+
+    /// A vendor whose daily bars fail as a flaky host does (or, when it is up, answer that
+    /// the range is empty) and whose minute bars answer one bar; it counts the requests
+    /// that reached it.
+    struct Vendor {
+        name: &'static str,
+        minutes: bool,
+        down: bool,
+        daily_calls: AtomicU32,
+        minute_calls: AtomicU32,
+    }
+
+    impl Vendor {
+        fn new(name: &'static str, minutes: bool, down: bool) -> Arc<Self> {
+            Arc::new(Self {
+                name,
+                minutes,
+                down,
+                daily_calls: AtomicU32::new(0),
+                minute_calls: AtomicU32::new(0),
+            })
+        }
+    }
+
+    #[async_trait]
+    impl DailySource for Vendor {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+
+        async fn daily_bars(&self, _req: &BarRequest) -> Result<Fetched, SourceError> {
+            self.daily_calls.fetch_add(1, Ordering::SeqCst);
+            if self.down {
+                return Err(SourceError::Html {
+                    snippet: "<html>busy</html>".into(),
+                });
+            }
+            Err(SourceError::Empty)
+        }
+
+        fn has_minute_bars(&self) -> bool {
+            self.minutes
+        }
+
+        async fn minute_bars(
+            &self,
+            _symbol: &Symbol,
+            _period: MinutePeriod,
+        ) -> Result<MinuteFetched, SourceError> {
+            self.minute_calls.fetch_add(1, Ordering::SeqCst);
+            Ok(MinuteFetched {
+                bars: vec![MinuteBar {
+                    time: 202_412_021_030,
+                    open: 10.0,
+                    high: 10.2,
+                    low: 9.9,
+                    close: 10.1,
+                    volume: 1000.0,
+                    amount: None,
+                }],
+                rejected: Vec::new(),
+            })
+        }
+    }
+
+    fn symbol() -> Symbol {
+        StockCode::parse("600519").unwrap().symbol()
+    }
+
+    fn request() -> BarRequest {
+        BarRequest {
+            symbol: symbol(),
+            start: 20_241_202,
+            end: 20_241_202,
+            adjust: super::super::Adjust::Forward,
+        }
+    }
+
+    fn clock() -> Arc<ManualClock> {
+        Arc::new(ManualClock::new(
+            chrono::DateTime::parse_from_rfc3339("2024-12-02T06:00:00Z")
+                .unwrap()
+                .to_utc(),
+        ))
+    }
+
+    fn no_retries(min_interval: Duration) -> SourcePolicy {
+        SourcePolicy {
+            min_interval,
+            max_retries: 0,
+            ..SourcePolicy::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_breaker_opened_by_daily_failures_skips_that_vendors_minute_bars() {
+        let clock = clock();
+        let flaky = Vendor::new("eastmoney", true, true);
+        let backup = Vendor::new("tencent", true, false);
+        let daily_only = Vendor::new("tushare", false, false);
+        let mut chain = SourceChain::new(clock.clone());
+        chain.push(daily_only.clone(), no_retries(Duration::ZERO));
+        chain.push(flaky.clone(), no_retries(Duration::ZERO));
+        chain.push(backup.clone(), no_retries(Duration::ZERO));
+        assert_eq!(chain.minute_source_names(), ["eastmoney", "tencent"]);
+
+        // before any failure the first minute vendor answers
+        let ok = chain
+            .minute_bars(&symbol(), MinutePeriod::M60)
+            .await
+            .unwrap();
+        assert_eq!(
+            (ok.source, flaky.minute_calls.load(Ordering::SeqCst)),
+            ("eastmoney", 1)
+        );
+        // a vendor without minute bars is passed over, not reported as failing
+        assert!(ok.failed_before.is_empty(), "{:?}", ok.failed_before);
+        assert_eq!(daily_only.minute_calls.load(Ordering::SeqCst), 0);
+
+        // three failed daily fetches open Eastmoney's breaker (the default threshold)
+        for _ in 0..BreakerConfig::default().failure_threshold {
+            assert!(chain.daily_bars(&request()).await.is_err());
+        }
+        assert!(
+            chain
+                .breaker_states()
+                .iter()
+                .any(|(n, s)| *n == "eastmoney" && matches!(s, BreakerState::Open { .. })),
+            "{:?}",
+            chain.breaker_states()
+        );
+
+        // the minute fetch now skips Eastmoney without asking it and falls back to Tencent
+        let ok = chain
+            .minute_bars(&symbol(), MinutePeriod::M60)
+            .await
+            .unwrap();
+        assert_eq!(ok.source, "tencent");
+        assert_eq!(flaky.minute_calls.load(Ordering::SeqCst), 1);
+        assert_eq!(ok.failed_before.len(), 1);
+        assert_eq!(ok.failed_before[0].source, "eastmoney");
+        assert_eq!(ok.failed_before[0].cause, Some(SourceError::CircuitOpen));
+
+        // after the cooldown one probe goes through and a good minute reply closes it
+        clock.advance(BreakerConfig::default().cooldown + Duration::from_secs(1));
+        let ok = chain
+            .minute_bars(&symbol(), MinutePeriod::M60)
+            .await
+            .unwrap();
+        assert_eq!(ok.source, "eastmoney");
+        assert!(
+            chain
+                .breaker_states()
+                .iter()
+                .any(|(n, s)| *n == "eastmoney" && *s == BreakerState::Closed { failures: 0 })
+        );
+    }
+
+    #[tokio::test]
+    async fn minute_and_daily_fetches_share_one_pace_per_vendor() {
+        let clock = clock();
+        let vendor = Vendor::new("tencent", true, true);
+        let gap = Duration::from_millis(300);
+        let mut chain = SourceChain::new(clock.clone());
+        chain.push(vendor.clone(), no_retries(gap));
+
+        let start = std::time::Instant::now();
+        assert!(chain.daily_bars(&request()).await.is_err());
+        assert!(start.elapsed() < gap, "the first request waits for nothing");
+        // the daily request took the vendor's slot: the minute one waits the interval
+        chain
+            .minute_bars(&symbol(), MinutePeriod::M30)
+            .await
+            .unwrap();
+        assert!(start.elapsed() >= gap, "{:?}", start.elapsed());
+        // the injected clock moves as the wall clock did
+        clock.advance(gap);
+        chain
+            .minute_bars(&symbol(), MinutePeriod::M30)
+            .await
+            .unwrap();
+        assert!(start.elapsed() >= gap * 2, "{:?}", start.elapsed());
+        assert_eq!(vendor.daily_calls.load(Ordering::SeqCst), 1);
+        assert_eq!(vendor.minute_calls.load(Ordering::SeqCst), 2);
     }
 }

@@ -181,6 +181,19 @@ impl DailySource for Eastmoney {
         parse_klines(&v, req)
     }
 
+    fn has_minute_bars(&self) -> bool {
+        true
+    }
+
+    /// The kline at `klt` 5/15/30/60 from the daily klines' host.
+    async fn minute_bars(
+        &self,
+        symbol: &crate::code::Symbol,
+        period: crate::minute::MinutePeriod,
+    ) -> Result<super::minute::MinuteFetched, SourceError> {
+        super::minute::fetch_eastmoney(&self.client, &self.cfg.kline_base, symbol, period).await
+    }
+
     async fn stock_list(&self) -> Result<Vec<StockInfo>, SourceError> {
         let url = format!("{}/api/qt/clist/get", self.cfg.list_base);
         let mut all = Vec::new();

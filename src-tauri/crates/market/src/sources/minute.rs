@@ -1,7 +1,8 @@
 //! Minute bars from the live sources: Tencent's `mkline` and Eastmoney's kline with `klt`
-//! 5/15/30/60, both unadjusted, each paced and guarded by a circuit breaker like the daily
-//! fetches (the breaker is the one stored per source name, so a source the daily sync found
-//! down is skipped here too).
+//! 5/15/30/60, both unadjusted. Requests and parsers only: the two sources offer them as
+//! [`super::DailySource::minute_bars`], so [`super::SourceChain::minute_bars`] asks them
+//! in the configured order through the same slot as their daily bars (one pace and one
+//! circuit breaker per vendor, whichever kind of bars is asked).
 //!
 //! - Tencent: `GET {base}/appstock/app/kline/mkline?param=sh600519,m60,,320` →
 //!   `{"code":0,"data":{"sh600519":{"m60":[["202412021030","open","close","high","low",
@@ -9,20 +10,14 @@
 //! - Eastmoney: `GET {base}/api/qt/stock/kline/get?secid=1.600519&klt=60&fqt=0&beg=0&end=…`
 //!   → `data.klines` of `"2024-12-02 10:30,open,close,high,low,volume in lots,amount,…"`.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
 use serde_json::Value;
 
 use super::SourceError;
-use super::chain::SourcePolicy;
 use super::http::{num, send_json, url_with};
-use crate::breaker::{BreakerStore, CircuitBreaker};
-use crate::clock::Clock;
 use crate::code::Symbol;
 use crate::minute::{MinuteBar, MinutePeriod};
-use crate::ratelimit::{RateLimiter, backoff_delay};
 
+/// Tencent serves `mkline` here, not at the daily `fqkline` host.
 pub const DEFAULT_TENCENT_BASE: &str = "https://ifzq.gtimg.cn";
 /// Bars asked of Tencent a request (its pages hold the latest few hundred).
 pub const TENCENT_COUNT: u32 = 320;
@@ -188,233 +183,50 @@ pub fn parse_eastmoney(v: &Value) -> Result<MinuteFetched, SourceError> {
     finish(bars, rejected)
 }
 
-/// Which vendor a slot asks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MinuteVendor {
-    /// Base URL of `push2his` (the daily klines' base).
-    Eastmoney { base: String },
-    /// Base URL of `ifzq.gtimg.cn`.
-    Tencent { base: String },
+/// Eastmoney's minute kline of `symbol` at `period` from `base` (the daily klines' base).
+pub(crate) async fn fetch_eastmoney(
+    client: &reqwest::Client,
+    base: &str,
+    symbol: &Symbol,
+    period: MinutePeriod,
+) -> Result<MinuteFetched, SourceError> {
+    let url = format!("{base}/api/qt/stock/kline/get");
+    let (secid, klt, lmt) = (
+        symbol.eastmoney_secid(),
+        period.minutes().to_string(),
+        EASTMONEY_LIMIT.to_string(),
+    );
+    let u = url_with(
+        &url,
+        &[
+            ("secid", secid.as_str()),
+            ("fields1", "f1,f2,f3,f4,f5,f6"),
+            ("fields2", "f51,f52,f53,f54,f55,f56,f57,f58,f59,f60,f61"),
+            ("klt", klt.as_str()),
+            ("fqt", "0"),
+            ("beg", "0"),
+            ("end", "20500101"),
+            ("lmt", lmt.as_str()),
+        ],
+    )?;
+    parse_eastmoney(&send_json(client.get(u)).await?)
 }
 
-impl MinuteVendor {
-    pub fn name(&self) -> &'static str {
-        match self {
-            MinuteVendor::Eastmoney { .. } => "eastmoney",
-            MinuteVendor::Tencent { .. } => "tencent",
-        }
-    }
-
-    async fn fetch(
-        &self,
-        client: &reqwest::Client,
-        symbol: &Symbol,
-        period: MinutePeriod,
-    ) -> Result<MinuteFetched, SourceError> {
-        match self {
-            MinuteVendor::Eastmoney { base } => {
-                let url = format!("{base}/api/qt/stock/kline/get");
-                let (secid, klt, lmt) = (
-                    symbol.eastmoney_secid(),
-                    period.minutes().to_string(),
-                    EASTMONEY_LIMIT.to_string(),
-                );
-                let u = url_with(
-                    &url,
-                    &[
-                        ("secid", secid.as_str()),
-                        ("fields1", "f1,f2,f3,f4,f5,f6"),
-                        ("fields2", "f51,f52,f53,f54,f55,f56,f57,f58,f59,f60,f61"),
-                        ("klt", klt.as_str()),
-                        ("fqt", "0"),
-                        ("beg", "0"),
-                        ("end", "20500101"),
-                        ("lmt", lmt.as_str()),
-                    ],
-                )?;
-                parse_eastmoney(&send_json(client.get(u)).await?)
-            }
-            MinuteVendor::Tencent { base } => {
-                let url = format!("{base}/appstock/app/kline/mkline");
-                let param = format!(
-                    "{},m{},,{TENCENT_COUNT}",
-                    symbol.tencent(),
-                    period.minutes()
-                );
-                let u = url_with(&url, &[("param", param.as_str())])?;
-                parse_tencent(&send_json(client.get(u)).await?, symbol, period)
-            }
-        }
-    }
-}
-
-struct Slot {
-    vendor: MinuteVendor,
-    policy: SourcePolicy,
-    limiter: Mutex<RateLimiter>,
-    breaker: Mutex<CircuitBreaker>,
-}
-
-/// The minute-bar sources in order, each paced, retried and guarded by its breaker.
-pub struct MinuteSources {
-    slots: Vec<Slot>,
-    client: reqwest::Client,
-    clock: Arc<dyn Clock>,
-    breakers: Option<BreakerStore>,
-}
-
-/// A fetch that succeeded, with the sources that failed before it.
-#[derive(Debug, Clone)]
-pub struct MinuteFetch {
-    pub fetched: MinuteFetched,
-    pub source: &'static str,
-    /// (source, why) of every source tried before.
-    pub failed_before: Vec<(String, String)>,
-}
-
-impl MinuteSources {
-    /// `vendors` in order, with the policy each daily source has; breakers start from
-    /// `breakers` when given (and every change is stored there).
-    pub async fn new(
-        vendors: Vec<(MinuteVendor, SourcePolicy)>,
-        timeout: Duration,
-        clock: Arc<dyn Clock>,
-        breakers: Option<BreakerStore>,
-    ) -> Self {
-        let saved = match &breakers {
-            Some(store) => store.load().await.unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "cannot read the stored circuit breakers");
-                Default::default()
-            }),
-            None => Default::default(),
-        };
-        let slots = vendors
-            .into_iter()
-            .map(|(vendor, policy)| Slot {
-                limiter: Mutex::new(RateLimiter::new(policy.min_interval)),
-                breaker: Mutex::new(match saved.get(vendor.name()) {
-                    Some(s) => CircuitBreaker::restored(policy.breaker, s.state),
-                    None => CircuitBreaker::new(policy.breaker),
-                }),
-                vendor,
-                policy,
-            })
-            .collect();
-        Self {
-            slots,
-            client: super::http::client(timeout),
-            clock,
-            breakers,
-        }
-    }
-
-    pub fn names(&self) -> Vec<&'static str> {
-        self.slots.iter().map(|s| s.vendor.name()).collect()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-
-    /// The minute bars of `symbol` at `period` from the first source that has them.
-    pub async fn fetch(
-        &self,
-        symbol: &Symbol,
-        period: MinutePeriod,
-    ) -> Result<MinuteFetch, Vec<(String, String)>> {
-        let mut failed = Vec::new();
-        for slot in &self.slots {
-            match self.try_slot(slot, symbol, period).await {
-                Ok(fetched) => {
-                    return Ok(MinuteFetch {
-                        fetched,
-                        source: slot.vendor.name(),
-                        failed_before: failed,
-                    });
-                }
-                Err(e) => {
-                    tracing::info!(source = slot.vendor.name(), code = %symbol.dotted(), %period, error = %e, "minute source failed, trying next");
-                    failed.push((slot.vendor.name().to_owned(), e.to_string()));
-                }
-            }
-        }
-        Err(failed)
-    }
-
-    async fn try_slot(
-        &self,
-        slot: &Slot,
-        symbol: &Symbol,
-        period: MinutePeriod,
-    ) -> Result<MinuteFetched, SourceError> {
-        let allowed = slot
-            .breaker
-            .lock()
-            .map(|mut b| b.allow(self.clock.now()))
-            .unwrap_or(true);
-        if !allowed {
-            return Err(SourceError::CircuitOpen);
-        }
-        let mut attempt = 0;
-        loop {
-            let wait = slot
-                .limiter
-                .lock()
-                .map(|mut l| l.reserve(self.clock.now()))
-                .unwrap_or(Duration::ZERO);
-            if !wait.is_zero() {
-                tokio::time::sleep(wait).await;
-            }
-            match slot.vendor.fetch(&self.client, symbol, period).await {
-                Ok(v) => {
-                    self.breaker_update(slot, None).await;
-                    return Ok(v);
-                }
-                Err(e) => {
-                    if let Some(ra) = e.retry_after()
-                        && let Ok(mut l) = slot.limiter.lock()
-                    {
-                        l.penalize(self.clock.now(), ra.min(slot.policy.backoff_max));
-                    }
-                    if e.is_retryable() && attempt < slot.policy.max_retries {
-                        let d = backoff_delay(
-                            attempt,
-                            slot.policy.backoff_base,
-                            slot.policy.backoff_max,
-                            e.retry_after(),
-                        );
-                        attempt += 1;
-                        if e.retry_after().is_none() {
-                            tokio::time::sleep(d).await;
-                        }
-                        continue;
-                    }
-                    self.breaker_update(slot, Some(&e)).await;
-                    return Err(e);
-                }
-            }
-        }
-    }
-
-    async fn breaker_update(&self, slot: &Slot, err: Option<&SourceError>) {
-        let changed = match slot.breaker.lock() {
-            Ok(mut b) => {
-                let before = b.state();
-                match err {
-                    Some(SourceError::Connect(_)) => b.on_unreachable(self.clock.now()),
-                    Some(e) if e.is_source_failure() => b.on_failure(self.clock.now()),
-                    _ => b.on_success(),
-                }
-                Some(b.state()).filter(|after| *after != before)
-            }
-            Err(_) => None,
-        };
-        if let (Some(state), Some(store)) = (changed, &self.breakers)
-            && let Err(e) = store.save(slot.vendor.name(), state).await
-        {
-            tracing::warn!(source = slot.vendor.name(), error = %e, "cannot store the circuit breaker");
-        }
-    }
+/// Tencent's `mkline` of `symbol` at `period` from `base` (`ifzq.gtimg.cn`).
+pub(crate) async fn fetch_tencent(
+    client: &reqwest::Client,
+    base: &str,
+    symbol: &Symbol,
+    period: MinutePeriod,
+) -> Result<MinuteFetched, SourceError> {
+    let url = format!("{base}/appstock/app/kline/mkline");
+    let param = format!(
+        "{},m{},,{TENCENT_COUNT}",
+        symbol.tencent(),
+        period.minutes()
+    );
+    let u = url_with(&url, &[("param", param.as_str())])?;
+    parse_tencent(&send_json(client.get(u)).await?, symbol, period)
 }
 
 #[cfg(test)]

@@ -167,6 +167,22 @@ pub trait DailySource: Send + Sync {
         let _ = day;
         Err(SourceError::Unsupported("market caps"))
     }
+
+    /// Whether [`Self::minute_bars`] is offered (Tencent's `mkline`, Eastmoney's `klt`).
+    fn has_minute_bars(&self) -> bool {
+        false
+    }
+
+    /// The latest unadjusted `period` bars of a stock the vendor keeps. Asked through the
+    /// same [`SourceChain`] slot as the daily bars, so both share one pace and one breaker.
+    async fn minute_bars(
+        &self,
+        symbol: &Symbol,
+        period: crate::minute::MinutePeriod,
+    ) -> Result<minute::MinuteFetched, SourceError> {
+        let _ = (symbol, period);
+        Err(SourceError::Unsupported("minute bars"))
+    }
 }
 
 /// Parser helper: validate, sort and dedup parsed bars, collecting rejects.

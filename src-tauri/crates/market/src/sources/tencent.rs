@@ -5,7 +5,11 @@ use async_trait::async_trait;
 use serde_json::Value;
 use wyckoff_engine::Bar;
 
+use crate::code::Symbol;
+use crate::minute::MinutePeriod;
+
 use super::http::{num, send_json, url_with};
+use super::minute::MinuteFetched;
 use super::{Adjust, BarRequest, DailySource, Fetched, SourceError, clip, finish};
 
 pub const DEFAULT_BASE: &str = "https://web.ifzq.gtimg.cn";
@@ -14,13 +18,17 @@ const MAX_COUNT: i64 = 2000;
 
 #[derive(Debug, Clone)]
 pub struct TencentConfig {
+    /// Where `fqkline` (daily bars) is asked.
     pub base: String,
+    /// Where `mkline` (minute bars) is asked: another host of Tencent's.
+    pub minute_base: String,
 }
 
 impl Default for TencentConfig {
     fn default() -> Self {
         Self {
             base: DEFAULT_BASE.into(),
+            minute_base: super::minute::DEFAULT_TENCENT_BASE.into(),
         }
     }
 }
@@ -129,5 +137,17 @@ impl DailySource for Tencent {
         let u = url_with(&url, &[("param", param.as_str())])?;
         let v = send_json(self.client.get(u)).await?;
         parse_fqkline(&v, req)
+    }
+
+    fn has_minute_bars(&self) -> bool {
+        true
+    }
+
+    async fn minute_bars(
+        &self,
+        symbol: &Symbol,
+        period: MinutePeriod,
+    ) -> Result<MinuteFetched, SourceError> {
+        super::minute::fetch_tencent(&self.client, &self.cfg.minute_base, symbol, period).await
     }
 }
