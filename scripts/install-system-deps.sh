@@ -8,6 +8,7 @@ PACKAGES=(
   libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev libgtk-3-dev libsoup-3.0-dev
   libayatana-appindicator3-dev librsvg2-dev libxdo-dev
   dbus libdbus-1-dev libsecret-1-dev gnome-keyring libsecret-tools
+  squashfs-tools
   xvfb xauth at-spi2-core webkit2gtk-driver imagemagick fonts-wqy-microhei fonts-noto-color-emoji
   python3 python3-jeepney python3-venv
   systemd
