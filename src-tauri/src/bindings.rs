@@ -7,13 +7,16 @@ use crate::commands::{
     alerts, annotations, app, chat, conversations, first_run, history, inbox, keys, markdown,
     market, market_map, mcp, memory, minute, overview, portfolio, portfolio_journal,
     portfolio_risk, push, quote, research, schedules, settings, skills, subagents, sync, tasks,
-    track,
+    track, updater,
 };
 
 pub fn builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
         .commands(collect_commands![
             app::app_info,
+            updater::check_for_update,
+            updater::install_update,
+            updater::restart_app,
             settings::get_settings,
             settings::update_settings,
             settings::test_connection,

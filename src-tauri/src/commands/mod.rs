@@ -32,6 +32,7 @@ pub mod subagents;
 pub mod sync;
 pub mod tasks;
 pub mod track;
+pub mod updater;
 
 #[cfg(test)]
 mod test_desk;

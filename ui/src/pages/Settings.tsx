@@ -12,6 +12,7 @@ import IntradayIntervalField from "../alerts/IntradayIntervalField";
 import McpPanel from "../mcp/McpPanel";
 import BotsPanel from "../bots/BotsPanel";
 import { RiskSettingsPanel } from "../risk/RiskViews";
+import UpdatePanel from "../updater/UpdatePanel";
 
 interface Props {
   view: SettingsView;
@@ -127,6 +128,7 @@ export default function SettingsPage({ view, onSaved, onAsk }: Props) {
       <PushPanel />
       <McpPanel />
       <BotsPanel />
+      <UpdatePanel />
     </section>
   );
 }

@@ -1,0 +1,276 @@
+//! Signed self-update of the AppImage: check the endpoints (tauri.conf.json's, in order: the
+//! mirror, then the project's releases), download with progress, verify the minisign
+//! signature against the public key built into the app, replace the AppImage, restart.
+//!
+//! Nothing is installed unless the signature verifies, and the signature must name the
+//! version the manifest announces (`requireSignedVersion`), so a manifest cannot pair a new
+//! version number with an older signed release. A refusal is an outcome the window shows in
+//! words, not an error: the running version goes on as it was.
+//!
+//! `WYCKOFF_UPDATE_ENDPOINTS` (URLs separated by spaces) replaces the configured endpoints, for
+//! a private mirror. `WYCKOFF_UPDATE_PUBKEY` replaces the public key in debug builds only, so
+//! the end-to-end test can sign with a key of its own; a release build trusts only its own.
+
+use serde::Serialize;
+use specta::Type;
+use tauri::AppHandle;
+use tauri::ipc::Channel;
+use tauri_plugin_updater::{Error as UpdaterError, Update, UpdaterExt};
+
+use crate::commands::error::CommandError;
+
+/// What a check found.
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct UpdateCheck {
+    pub current_version: String,
+    /// Only this install kind replaces itself; a .deb is the package manager's to update.
+    pub can_install: bool,
+    /// Why `can_install` is false, in words.
+    pub install_note: Option<String>,
+    pub available: Option<AvailableUpdate>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct AvailableUpdate {
+    pub version: String,
+    /// The release notes as the manifest gives them (Markdown or plain text).
+    pub notes: Option<String>,
+    /// RFC 3339, when the manifest dates the release.
+    pub date: Option<String>,
+}
+
+/// Download progress for the window's bar.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UpdateProgress {
+    Downloading {
+        downloaded: u64,
+        /// The size the server gave, if it gave one.
+        total: Option<u64>,
+    },
+    Verifying,
+}
+
+/// How an install ended when nothing failed on the way.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UpdateInstall {
+    /// The new AppImage is in place: it runs from the next start (`restart_app`).
+    Installed { version: String },
+    /// The signature did not verify: nothing was installed.
+    Refused { version: String, reason: String },
+    /// The endpoints announce nothing newer any more (or another version than the one shown).
+    NoLongerAvailable,
+}
+
+/// Asks the endpoints whether a newer version exists.
+#[tauri::command]
+#[specta::specta]
+pub async fn check_for_update(app: AppHandle) -> Result<UpdateCheck, CommandError> {
+    let update = find_update(&app).await?;
+    let (can_install, install_note) = install_kind();
+    Ok(UpdateCheck {
+        current_version: app.package_info().version.to_string(),
+        can_install,
+        install_note,
+        available: update.map(|u| AvailableUpdate {
+            version: u.version.clone(),
+            notes: u.body.clone(),
+            date: u
+                .raw_json
+                .get("pub_date")
+                .and_then(|d| d.as_str())
+                .map(str::to_owned),
+        }),
+    })
+}
+
+/// Downloads `version` (the one the window showed), verifies its signature and replaces the
+/// running AppImage with it. The manifest is read again, so what is installed is what the
+/// endpoints announce now, and only if it is still the version the user agreed to.
+#[tauri::command]
+#[specta::specta]
+pub async fn install_update(
+    app: AppHandle,
+    version: String,
+    on_progress: Channel<UpdateProgress>,
+) -> Result<UpdateInstall, CommandError> {
+    let (can_install, install_note) = install_kind();
+    if !can_install {
+        return Err(CommandError::invalid(install_note.unwrap_or_default()));
+    }
+    let Some(update) = find_update(&app).await? else {
+        return Ok(UpdateInstall::NoLongerAvailable);
+    };
+    if update.version != version {
+        return Ok(UpdateInstall::NoLongerAvailable);
+    }
+    let mut downloaded = 0u64;
+    let bytes = update
+        .download(
+            |chunk, total| {
+                downloaded += chunk as u64;
+                send(
+                    &on_progress,
+                    UpdateProgress::Downloading { downloaded, total },
+                );
+            },
+            || send(&on_progress, UpdateProgress::Verifying),
+        )
+        .await;
+    let bytes = match bytes {
+        Ok(bytes) => bytes,
+        Err(e) => return refusal_or_error(&update, e),
+    };
+    match update.install(&bytes) {
+        Ok(()) => {
+            tracing::info!(version = %update.version, "update installed; it runs from the next start");
+            Ok(UpdateInstall::Installed {
+                version: update.version,
+            })
+        }
+        Err(e) => refusal_or_error(&update, e),
+    }
+}
+
+/// Starts the installed version (the app exits and starts again from the AppImage).
+#[tauri::command]
+#[specta::specta]
+pub fn restart_app(app: AppHandle) {
+    app.restart();
+}
+
+fn send(channel: &Channel<UpdateProgress>, event: UpdateProgress) {
+    if let Err(e) = channel.send(event) {
+        tracing::debug!("update progress channel closed: {e}");
+    }
+}
+
+async fn find_update(app: &AppHandle) -> Result<Option<Update>, CommandError> {
+    let mut builder = app.updater_builder();
+    if let Some(endpoints) = std::env::var("WYCKOFF_UPDATE_ENDPOINTS")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+    {
+        let urls = endpoints
+            .split_whitespace()
+            .map(|u| {
+                u.parse().map_err(|e| {
+                    CommandError::invalid(format!("WYCKOFF_UPDATE_ENDPOINTS: {u}: {e}"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        builder = builder
+            .endpoints(urls)
+            .map_err(|e| CommandError::invalid(format!("WYCKOFF_UPDATE_ENDPOINTS: {e}")))?;
+    }
+    #[cfg(debug_assertions)]
+    if let Some(key) = std::env::var("WYCKOFF_UPDATE_PUBKEY")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+    {
+        builder = builder.pubkey(key.trim());
+    }
+    let updater = builder
+        .build()
+        .map_err(|e| CommandError::internal(format!("the updater cannot start: {e}")))?;
+    updater.check().await.map_err(|e| {
+        CommandError::unavailable(format!(
+            "could not reach the update server: {}",
+            describe(&e)
+        ))
+    })
+}
+
+/// A signature that does not verify (or names another version) is a refusal; anything else
+/// (the network, the disk) is an error.
+fn refusal_or_error(update: &Update, e: UpdaterError) -> Result<UpdateInstall, CommandError> {
+    if let Some(reason) = signature_refusal(&e) {
+        tracing::warn!(version = %update.version, "update refused: {reason}");
+        return Ok(UpdateInstall::Refused {
+            version: update.version.clone(),
+            reason,
+        });
+    }
+    Err(match e {
+        UpdaterError::Reqwest(_) | UpdaterError::Network(_) => CommandError::unavailable(format!(
+            "could not download version {}: {}",
+            update.version,
+            describe(&e)
+        )),
+        _ => CommandError::internal(format!(
+            "could not install version {}: {}",
+            update.version,
+            describe(&e)
+        )),
+    })
+}
+
+/// The words for a signature refusal, or `None` when the error is not about the signature.
+fn signature_refusal(e: &UpdaterError) -> Option<String> {
+    match e {
+        UpdaterError::Minisign(m) => Some(format!(
+            "the download's signature does not verify against this app's public key ({m}); \
+             it may have been altered, so it was not installed"
+        )),
+        UpdaterError::Base64(_) | UpdaterError::SignatureUtf8(_) => Some(
+            "the manifest's signature is not a minisign signature; nothing was installed".into(),
+        ),
+        UpdaterError::SignedVersionMismatch { signed, announced } => Some(format!(
+            "the download is signed as version {signed} but the manifest announces {announced}; \
+             nothing was installed"
+        )),
+        UpdaterError::MissingSignedVersion => {
+            Some("the download's signature does not name its version; nothing was installed".into())
+        }
+        _ => None,
+    }
+}
+
+/// An error in words, with its source (reqwest's own `Display` leaves out the cause).
+fn describe(e: &UpdaterError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// Only an AppImage replaces itself: `APPIMAGE` is set by its runtime to the image's path.
+fn install_kind() -> (bool, Option<String>) {
+    if std::env::var_os("APPIMAGE").is_some() {
+        (true, None)
+    } else {
+        (
+            false,
+            Some(
+                "this copy was not started from the AppImage: update it the way it was installed \
+                 (apt for the .deb, a new build from source)"
+                    .into(),
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signature_failures_are_refusals_and_the_rest_are_errors() {
+        let mismatch = UpdaterError::SignedVersionMismatch {
+            signed: "0.1.0".into(),
+            announced: "0.2.0".into(),
+        };
+        let reason = signature_refusal(&mismatch).unwrap();
+        assert!(reason.contains("signed as version 0.1.0"), "{reason}");
+        assert!(reason.contains("announces 0.2.0"), "{reason}");
+        assert!(signature_refusal(&UpdaterError::MissingSignedVersion).is_some());
+        assert!(signature_refusal(&UpdaterError::SignatureUtf8("x".into())).is_some());
+        assert!(signature_refusal(&UpdaterError::ReleaseNotFound).is_none());
+        assert!(signature_refusal(&UpdaterError::InvalidUpdaterFormat).is_none());
+    }
+}
