@@ -53,7 +53,7 @@ const REFUSALS_EN: Record<string, string> = {
   "成交价格必须大于 0": "The price must be greater than 0",
   "费用不能为负数": "Fees cannot be negative",
   "成交日期无效，请用 YYYY-MM-DD": "Not a date: use YYYY-MM-DD",
-  "无效的股票代码：A股用6位数字，如 600519": "Not a stock code: A-shares use 6 digits, e.g. 600519",
+  "无效的代码：股票、场内基金或债券用6位数字，如 600519、510300": "Not a code: stocks, exchange-traded funds and bonds use 6 digits, e.g. 600519, 510300",
   "缺少股票名称 name": "The stock's name is unknown (not in the stock list)",
   "只能记录买入或卖出": "Only a buy or a sell can be recorded",
 };

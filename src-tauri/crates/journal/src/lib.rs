@@ -22,7 +22,9 @@ pub use entry::{Entry, EntryKind, Instrument};
 pub use import_store::{ImportOutcome, KindCount};
 pub use ledger::{Side, Totals};
 pub use prices::{ApproximateCode, Close, Closes, CodeCloses, PriceBasis};
-pub use review::{AfterSale, DayValue, ExitAtSale, ExitReview, Performance};
+pub use review::{
+    AfterSale, DayValue, ExitAtSale, ExitReview, HoldingValue, Performance, Valuation,
+};
 pub use store::{
     DerivedPosition, EntriesImported, EntryOutcome, EntryRow, FillRow, ImpliedTransfer, ImportRow,
     JournalError, JournalStore, JournalSummary, NewEntry, NewFill, RecordOutcome, Source,

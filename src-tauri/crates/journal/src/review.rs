@@ -14,7 +14,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
-use wyckoff_engine::{Bar, ExitConfig, accum_stage, exit_signal};
+use wyckoff_engine::{Bar, ExitConfig, Instrument, accum_stage, exit_signal};
 use wyckoff_time::iso;
 
 use crate::entry::Entry;
@@ -71,6 +71,111 @@ pub struct Performance {
     /// What the figures rest on that a reader should know (implied transfers, missing
     /// closes, approximate prices).
     pub notes: Vec<String>,
+    /// What is held at the end of the last day and what each line is worth in the NAV.
+    pub holdings: Vec<HoldingValue>,
+}
+
+/// One line of the account at the last day valued.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct HoldingValue {
+    pub code: String,
+    pub instrument: Instrument,
+    /// Shares, units or bonds held; 0 for a repo (its money is the principal).
+    pub shares: i64,
+    pub cost_basis_fen: i64,
+    pub valuation: Valuation,
+}
+
+/// How a line is valued.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Valuation {
+    /// At a close: the valuation day's own, or the last before it (`days_behind` calendar
+    /// days older — a suspension, or bars not synced that far).
+    Close {
+        close: f64,
+        /// YYYY-MM-DD.
+        close_date: String,
+        days_behind: u32,
+        /// False: an adjusted close stands in for the real one.
+        exact: bool,
+        value_fen: i64,
+    },
+    /// A reverse repo: cash lent, worth its principal until it comes back (its interest
+    /// counts when it is booked).
+    Principal { value_fen: i64 },
+    /// No close up to the valuation day: not in the NAV, and why.
+    Unvalued { reason: String },
+}
+
+/// Why a held code has no close, and what would bring one.
+fn unvalued_reason(code: &str) -> String {
+    match Instrument::of_code(code) {
+        Instrument::Stock => {
+            format!(
+                "缓存里没有 {code} 的日线（`wyckoff portfolio sync` 或 `wyckoff data sync {code}`）"
+            )
+        }
+        Instrument::Fund | Instrument::Bond => {
+            format!("没有 {code} 的收盘价（`wyckoff portfolio sync` 从东方财富取基金、债券日线）")
+        }
+        Instrument::Repo | Instrument::Other => {
+            format!("{code} 没有收盘价来源（不是股票、场内基金或债券）")
+        }
+    }
+}
+
+/// Calendar days from `from` to `to` (both `YYYYMMDD`; 0 when not after).
+fn days_between(from: u32, to: u32) -> u32 {
+    match (
+        wyckoff_time::date::from_yyyymmdd(from),
+        wyckoff_time::date::from_yyyymmdd(to),
+    ) {
+        (Some(a), Some(b)) => u32::try_from((b - a).num_days()).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The lines held at the end of `day`.
+fn holdings_on(ledger: &Ledger, closes: &Closes, day: u32) -> Vec<HoldingValue> {
+    let mut out: Vec<HoldingValue> = ledger
+        .held()
+        .map(|(code, h)| HoldingValue {
+            code: code.clone(),
+            instrument: Instrument::of_code(code),
+            shares: h.shares,
+            cost_basis_fen: h.basis_fen(),
+            valuation: match closes.get(code).and_then(|c| c.on(day)) {
+                Some(c) => Valuation::Close {
+                    close: price_f64(c.close_e6),
+                    close_date: iso(c.date),
+                    days_behind: days_between(c.date, day),
+                    exact: c.exact,
+                    value_fen: div_round(
+                        i128::from(c.close_e6) * i128::from(h.shares),
+                        i128::from(E6_PER_FEN),
+                    ) as i64,
+                },
+                None => Valuation::Unvalued {
+                    reason: unvalued_reason(code),
+                },
+            },
+        })
+        .collect();
+    out.extend(
+        ledger
+            .repo_fen
+            .iter()
+            .filter(|(_, p)| **p > 0)
+            .map(|(code, p)| HoldingValue {
+                code: code.clone(),
+                instrument: Instrument::of_code(code),
+                shares: 0,
+                cost_basis_fen: *p,
+                valuation: Valuation::Principal { value_fen: *p },
+            }),
+    );
+    out
 }
 
 /// One horizon after a sale.
@@ -138,6 +243,7 @@ pub fn daily_values(
         max_drawdown_pct: None,
         approximate: Vec::new(),
         notes: Vec::new(),
+        holdings: Vec::new(),
     };
     let Some(first) = sorted.first().map(|e| e.date) else {
         return Ok((Vec::new(), perf));
@@ -157,7 +263,9 @@ pub fn daily_values(
     let mut valued_approx: BTreeSet<String> = BTreeSet::new();
     let mut days_missing = 0;
     let mut out = Vec::with_capacity(days.len());
+    let mut last_day = None;
     for day in days {
+        last_day = Some(day);
         let mut flow = 0;
         while next < sorted.len() && sorted[next].date <= day {
             let e = &sorted[next];
@@ -216,6 +324,28 @@ pub fn daily_values(
             approximate,
         });
         prev_nav = nav;
+    }
+    if let Some(last) = last_day {
+        perf.holdings = holdings_on(&ledger, closes, last);
+        let behind: Vec<String> = perf
+            .holdings
+            .iter()
+            .filter_map(|h| match &h.valuation {
+                Valuation::Close {
+                    close_date,
+                    days_behind,
+                    ..
+                } if *days_behind > 0 => Some(format!("{} 停在 {close_date}", h.code)),
+                _ => None,
+            })
+            .collect();
+        if !behind.is_empty() {
+            perf.notes.push(format!(
+                "{} 的持仓按此前最后一个收盘价估值（{}）",
+                iso(last),
+                behind.join("、")
+            ));
+        }
     }
     perf.first = out.first().map(|d| d.date.clone());
     perf.last = out.last().map(|d| d.date.clone());

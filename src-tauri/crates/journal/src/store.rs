@@ -231,7 +231,7 @@ pub const ERR_NAME: &str = "缺少股票名称 name";
 pub const ERR_SHARES: &str = "成交数量必须是正整数";
 pub const ERR_PRICE: &str = "成交价格必须大于 0";
 pub const ERR_FEES: &str = "费用不能为负数";
-pub const ERR_CODE: &str = "无效的股票代码：A股用6位数字，如 600519";
+pub const ERR_CODE: &str = "无效的代码：股票、场内基金或债券用6位数字，如 600519、510300";
 
 #[derive(Debug, Clone)]
 pub struct JournalStore {
@@ -628,9 +628,15 @@ impl JournalStore {
         today: u32,
     ) -> Result<(Entry, bool), JournalError> {
         let invalid = |m: String| JournalError::Invalid(m);
-        let code = wyckoff_market::StockCode::parse(&f.code)
-            .map(|c| c.digits().to_owned())
-            .map_err(|_| invalid(ERR_CODE.into()))?;
+        // a stock by any spelling, or an exchange-traded fund or bond by its six digits
+        let fund_or_bond = wyckoff_market::code::fund_or_bond_exchange(f.code.trim()).is_some();
+        let code = if fund_or_bond {
+            f.code.trim().to_owned()
+        } else {
+            wyckoff_market::StockCode::parse(&f.code)
+                .map(|c| c.digits().to_owned())
+                .map_err(|_| invalid(ERR_CODE.into()))?
+        };
         if f.side == Side::Opening {
             return Err(invalid("只能记录买入或卖出".into()));
         }
@@ -673,6 +679,13 @@ impl JournalStore {
                 return Err(invalid(ERR_FEES.into()));
             }
             Some(x) => (x, false),
+            // the fee rules are a stock's (stamp duty on a sale); a fund's or bond's are
+            // the broker's own, so they are asked for rather than guessed
+            None if fund_or_bond => {
+                return Err(invalid(format!(
+                    "{code} 是基金或债券：请给出实际费用（--fees）"
+                )));
+            }
             None => (fees_for(amount, f.side == Side::Sell, f.date), true),
         };
         let kind = if f.side == Side::Buy {

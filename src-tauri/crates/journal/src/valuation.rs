@@ -8,6 +8,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use wyckoff_market::MarketData;
 
+use wyckoff_engine::Instrument;
+use wyckoff_market::instrument_bars::InstrumentStore;
 use wyckoff_market::raw::{RawBasis, RawCloses};
 
 use crate::prices::{Close, Closes, CodeCloses, PriceBasis};
@@ -35,14 +37,29 @@ pub fn closes_of(raw: &RawCloses) -> CodeCloses {
     }
 }
 
-/// The unadjusted closes of each stock code among `codes` from the cache (a code the
-/// market cannot read as a stock — a fund, a bond, a repo — has none here).
+/// The unadjusted closes of each code among `codes`: a stock's from the daily cache, an
+/// ETF's, LOF's or bond's from the instrument bars (unadjusted as fetched, so exact); a
+/// repo or a code of no known kind has none (a repo is valued at its principal).
 pub async fn valuation_closes(
     md: &MarketData,
     codes: &BTreeSet<&str>,
 ) -> Result<Closes, JournalError> {
     let mut out = Closes::new();
+    let instruments = InstrumentStore::new(md.pool().clone());
     for code in codes {
+        if matches!(
+            Instrument::of_code(code),
+            Instrument::Fund | Instrument::Bond
+        ) {
+            let closes = instruments
+                .closes(code)
+                .await
+                .map_err(|e| JournalError::Market(e.to_string()))?;
+            if !closes.is_empty() {
+                out.insert((*code).to_owned(), CodeCloses::exact(&closes));
+            }
+            continue;
+        }
         if wyckoff_market::StockCode::parse(code).is_err() {
             continue;
         }
