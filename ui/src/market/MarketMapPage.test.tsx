@@ -65,7 +65,7 @@ describe("the market map page", () => {
   it("without industries says how to get them and imports a file, then draws the map", async () => {
     mocks.marketMap.mockResolvedValueOnce(ok(mapWith(null))).mockResolvedValue(ok(mapWith([row("金融", 1, 0)])));
     mocks.industriesImport
-      .mockResolvedValueOnce(ok({ path: "/x/bad.csv", status: "rejected", bad_lines: 1, errors: [{ file: "/x/bad.csv", line: 3, problem: "bad_code", code: "12", message: "bad code \"12\"" }] }))
+      .mockResolvedValueOnce(ok({ path: "/x/bad.csv", status: "rejected", bad_lines: 1, errors: [{ file: "/x/bad.csv", line: 3, problem: "bad_code", code: "12", why: "format", reason: "unknown stock code format", message: "code \"12\": unknown stock code format" }] }))
       .mockResolvedValueOnce(ok({ path: "/x/ind.csv", status: "imported", source: "csv", stocks: 8, industries: 3, concepts: 0, concept_rows: 0, not_stocks: 0, without_industry: 0, files: ["/x/ind.csv"], loaded_on: 20261207, write: "added" }));
     const { container } = page();
     await waitFor(() => expect(container.querySelector("#map-no-industries-text")).toBeTruthy());
@@ -80,7 +80,7 @@ describe("the market map page", () => {
     fireEvent.click(container.querySelector("#map-import") as HTMLElement);
     await waitFor(() => expect(container.querySelector("#map-import-note")!.getAttribute("data-ok")).toBe("false"));
     expect(mocks.industriesImport).toHaveBeenCalledWith("/x/bad.csv");
-    expect([...container.querySelectorAll(".map-import-bad")].map((l) => l.textContent)).toEqual(['/x/bad.csv 第 3 行：bad code "12"']);
+    expect([...container.querySelectorAll(".map-import-bad")].map((l) => l.textContent)).toEqual(["/x/bad.csv 第 3 行：代码 “12” 无法识别（应为 600519、600519.SH 或 sh600519 这样的 A 股代码）"]);
 
     fireEvent.change(container.querySelector("#map-import-path") as HTMLElement, { target: { value: "/x/ind.csv" } });
     fireEvent.click(container.querySelector("#map-import") as HTMLElement);

@@ -7,7 +7,7 @@ import { useCallback, useContext, useEffect, useState } from "react";
 import { commands, type IndustriesImportReport, type IndustryMembers, type MarketMap, type MarketMapSeries, type RotationTrail, type SectorRow } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { MISSING, formatPct } from "../chat/diagnosis";
-import { isoDay, noteText, sealRateText } from "./mapModel";
+import { badLineText, isoDay, noteText, sealRateText } from "./mapModel";
 import { FULL_COLOUR_PP, rotationSpan, rotationXY, squarify, strengthColour } from "./treemap";
 import { mapText } from "./text";
 import "./market.css";
@@ -192,7 +192,7 @@ function LimitSeries({ s, t }: { s: MarketMapSeries; t: T }) {
 
 function importNote(r: IndustriesImportReport, t: T): ImportNote {
   if (r.status === "rejected")
-    return { ok: false, text: t("importRejected", { n: r.bad_lines }), lines: r.errors.map((e) => t("badLine", { file: e.file, line: e.line, problem: e.message })) };
+    return { ok: false, text: t("importRejected", { n: r.bad_lines }), lines: r.errors.map((e) => badLineText(e, t)) };
   const d = isoDay(r.loaded_on);
   if (r.write === "unchanged") return { ok: true, text: t("importUnchanged", { d }), lines: [] };
   return { ok: true, text: t("imported", { stocks: r.stocks, industries: r.industries, d }), lines: [] };

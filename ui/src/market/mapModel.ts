@@ -1,6 +1,6 @@
 // What the map page and the overview make of the desk's market map: the ladder grouped by
 // board height, the figures of the mood line and the notes in words. Pure, so tested alone.
-import type { LadderStock, LimitDay, MapNote } from "../bindings";
+import type { IndustryBadLine, LadderStock, LimitDay, MapNote } from "../bindings";
 import { MISSING, formatPct } from "../chat/diagnosis";
 
 type T = (key: import("./text").MapKey, vars?: Record<string, string | number>) => string;
@@ -51,4 +51,49 @@ export function noteText(n: MapNote, t: T): string {
     case "industries_from_later_load":
       return t("noteLaterLoad", { n: n.stocks });
   }
+}
+
+/** What is wrong with one line of an industries file, in the page's language. */
+export function problemText(p: IndustryBadLine, t: T): string {
+  switch (p.problem) {
+    case "empty_file":
+      return t("pEmptyFile");
+    case "no_data_rows":
+      return t("pNoDataRows");
+    case "missing_columns":
+      return t("pMissingColumns", { columns: p.columns.join(", ") });
+    case "field_count":
+      return t("pFieldCount", { fields: p.fields, expected: p.expected });
+    case "bad_code": {
+      const key = { not_six_digits: "pBadCodeDigits", format: "pBadCodeFormat", not_a_stock: "pBadCodeNotStock", exchange_mismatch: "pBadCodeExchange" } as const;
+      return t(key[p.why], { code: p.code });
+    }
+    case "empty_name":
+      return t("pEmptyName");
+    case "name_too_long":
+      return t("pNameTooLong", { name: p.name });
+    case "conflict":
+      return t("pConflict", { code: p.code, first_line: p.first_line, first_industry: p.first_industry });
+    case "bad_market":
+      return t("pBadMarket", { market: p.market });
+    case "unknown_industry_code":
+      return t("pUnknownIndustryCode", { code: p.code });
+    case "bad_incon_line":
+      return t("pBadInconLine");
+    case "no_tdx_industry_section":
+      return t("pNoTdxIndustrySection");
+    case "truncated":
+      return t("pTruncated", { blocks: p.blocks, needed: p.needed, bytes: p.bytes });
+    case "bad_block_count":
+      return t("pBadBlockCount", { block: p.block, stocks: p.stocks });
+  }
+}
+
+/** A bad line with where it is: line 0 is the file as a whole; a binary block file's
+ * `line` is its block's number. */
+export function badLineText(b: IndustryBadLine, t: T): string {
+  const problem = problemText(b, t);
+  if (b.line === 0) return t("badFile", { file: b.file, problem });
+  const block = /block_(gn|fg)\.dat$/i.test(b.file);
+  return t(block ? "badBlock" : "badLine", { file: b.file, line: b.line, problem });
 }

@@ -509,7 +509,12 @@ fn sync(
             None => {}
         }
         match &history {
-            Some(Ok(Some(h))) => println!("{}", names::history_line(h)),
+            Some(Ok(Some(h))) => {
+                println!("{}", names::history_line(h));
+                if let Some(ind) = &h.industries {
+                    println!("{}", ind.line());
+                }
+            }
             Some(Err(e)) => println!("stock history: FAILED: {e}"),
             _ => {}
         }

@@ -94,6 +94,8 @@ pub struct StockHistory {
     pub names: Vec<NameChange>,
     pub listings: Vec<Listing>,
     pub rejected: Vec<String>,
+    /// Industry membership, when the source has it.
+    pub industries: crate::industry_spans::IndustryFetch,
 }
 
 /// A stored span with where it came from.
@@ -683,6 +685,8 @@ pub struct HistorySync {
     /// Rows not stored, each saying which and why (the first [`MAX_REJECTED_SHOWN`]).
     pub rejected: Vec<String>,
     pub rejected_rows: usize,
+    /// The industry membership the source gave, as stored (`None`: it gives none).
+    pub industries: Option<crate::industry_spans::IndustrySync>,
 }
 
 /// Rejected vendor rows a report lists; the rest are counted.
@@ -722,6 +726,14 @@ impl MarketData {
             .record_vendor_history(&history, got.source, self.clock().now())
             .await?;
         let caps = self.sync_cap_history(&chain).await?;
+        let today = crate::date::to_yyyymmdd(self.clock().now_beijing().date());
+        let industries = crate::industry_spans::record_fetch(
+            &crate::industries::IndustryStore::new(self.pool().clone()),
+            history.industries,
+            today,
+            self.clock().now(),
+        )
+        .await?;
         let count = |st: ListStatus| history.listings.iter().filter(|l| l.status == st).count();
         Ok(Some(HistorySync {
             cap_days: caps.recorded,
@@ -733,6 +745,7 @@ impl MarketData {
             listings: history.listings.len(),
             delisted: count(ListStatus::Delisted),
             paused: count(ListStatus::Paused),
+            industries,
             rejected_rows: history.rejected.len(),
             rejected: history
                 .rejected

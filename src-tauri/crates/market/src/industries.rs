@@ -24,7 +24,7 @@
 //! imports nothing; importing what the latest load of the same source already holds adds
 //! nothing and says so.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
@@ -117,6 +117,10 @@ pub struct Member {
 pub enum IndustrySource {
     Csv,
     Tdx,
+    /// Tushare `stock_basic`'s `industry`: today's membership, undated.
+    Tushare,
+    /// Tushare's Shenwan level-1 membership with each stock's in and out dates.
+    TushareSw,
 }
 
 impl IndustrySource {
@@ -124,6 +128,8 @@ impl IndustrySource {
         match self {
             IndustrySource::Csv => "csv",
             IndustrySource::Tdx => "tdx",
+            IndustrySource::Tushare => "tushare",
+            IndustrySource::TushareSw => "tushare_sw",
         }
     }
 }
@@ -150,6 +156,9 @@ pub enum LineProblem {
     },
     BadCode {
         code: String,
+        /// Why, typed, for a front end to word in its language.
+        why: BadCodeWhy,
+        /// Why, in English.
         reason: String,
     },
     EmptyName,
@@ -200,7 +209,7 @@ impl std::fmt::Display for LineProblem {
             LineProblem::FieldCount { fields, expected } => {
                 write!(f, "{fields} field(s), expected {expected}")
             }
-            LineProblem::BadCode { code, reason } => write!(f, "code {code:?}: {reason}"),
+            LineProblem::BadCode { code, reason, .. } => write!(f, "code {code:?}: {reason}"),
             LineProblem::EmptyName => f.write_str("the industry is empty"),
             LineProblem::NameTooLong { name } => write!(
                 f,
@@ -238,6 +247,31 @@ impl std::fmt::Display for LineProblem {
                 f,
                 "block {block:?} says it holds {stocks} stocks, more than a block can ({BLOCK_SLOTS})"
             ),
+        }
+    }
+}
+
+/// Why a code is no A-share stock code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename = "IndustryBadCodeWhy", rename_all = "snake_case")]
+pub enum BadCodeWhy {
+    /// Not six digits (in a TDX file, where codes have no exchange prefix).
+    NotSixDigits,
+    /// Not a code in any spelling the desk reads (600519, 600519.SH, sh600519).
+    Format,
+    /// A well-formed code of something else: a fund, a bond, an ETF, a B share.
+    NotAStock,
+    /// An exchange suffix the code does not trade on.
+    ExchangeMismatch,
+}
+
+impl BadCodeWhy {
+    fn of(e: &crate::code::CodeError) -> Self {
+        use crate::code::CodeError;
+        match e {
+            CodeError::NotAStock { .. } => BadCodeWhy::NotAStock,
+            CodeError::ExchangeMismatch { .. } => BadCodeWhy::ExchangeMismatch,
+            CodeError::Format(_) | CodeError::UnknownIndex(_) => BadCodeWhy::Format,
         }
     }
 }
@@ -381,6 +415,7 @@ pub fn parse_csv(bytes: &[u8], file: &str) -> Result<Parsed, Vec<BadLine>> {
                     line_no,
                     LineProblem::BadCode {
                         code: raw.to_string(),
+                        why: BadCodeWhy::of(&e),
                         reason: e.to_string(),
                     },
                 ));
@@ -480,6 +515,7 @@ fn stock_digits(raw: &str, exchange: Option<&str>) -> Result<Option<String>, Lin
     if raw.len() != 6 || !raw.bytes().all(|b| b.is_ascii_digit()) {
         return Err(LineProblem::BadCode {
             code: raw.to_string(),
+            why: BadCodeWhy::NotSixDigits,
             reason: "not six digits".into(),
         });
     }
@@ -937,6 +973,16 @@ pub struct IndustryView {
     pub load: Option<LoadInfo>,
     /// The load is dated after the day asked for (none that early exists).
     pub later_than_day: bool,
+    /// From a dated load: the codes no span covers on the day, read from their first
+    /// span after it.
+    pub later_codes: HashSet<String>,
+}
+
+impl IndustryView {
+    /// Whether `code`'s industry is a later membership standing in for the day's.
+    pub fn later_for(&self, code: &str) -> bool {
+        self.later_than_day || self.later_codes.contains(code)
+    }
 }
 
 /// The membership tables in `wyckoff.db`.
@@ -958,10 +1004,11 @@ fn load_from_row(
         id,
         kind: MemberKind::parse(kind).unwrap_or(MemberKind::Industry),
         loaded_on: u32::try_from(loaded_on).unwrap_or(0),
-        source: if from == "tdx" {
-            IndustrySource::Tdx
-        } else {
-            IndustrySource::Csv
+        source: match from {
+            "tdx" => IndustrySource::Tdx,
+            "tushare" => IndustrySource::Tushare,
+            "tushare_sw" => IndustrySource::TushareSw,
+            _ => IndustrySource::Csv,
         },
         path,
         stocks: n(stocks),
@@ -974,6 +1021,10 @@ fn load_from_row(
 impl IndustryStore {
     pub fn new(pool: SqlitePool) -> Self {
         Self { pool }
+    }
+
+    pub(crate) fn pool(&self) -> &SqlitePool {
+        &self.pool
     }
 
     /// Every load, oldest first.
@@ -1054,8 +1105,9 @@ impl IndustryStore {
         ))
     }
 
-    /// The industries day `day` reads (the latest load when `None`): the latest load with
-    /// industries on or before it, else the nearest one after it (flagged).
+    /// The industries day `day` reads (the latest when `None`), as [`pick_industries`]
+    /// chooses: a dated load's spans in force that day, or an undated load (flagged when
+    /// it is later than the day).
     pub async fn industries_as_of(&self, day: Option<u32>) -> Result<IndustryView, CacheError> {
         let loads: Vec<LoadInfo> = self
             .loads()
@@ -1063,9 +1115,19 @@ impl IndustryStore {
             .into_iter()
             .filter(|l| l.kind == MemberKind::Industry)
             .collect();
-        let (load, later) = pick_load(&loads, day);
-        let Some(load) = load.cloned() else {
-            return Ok(IndustryView::default());
+        let (load, later) = match pick_industries(&loads, day) {
+            IndustryPick::None => return Ok(IndustryView::default()),
+            IndustryPick::Dated(load) => {
+                let spans = self.spans(load.id).await?;
+                let (industry, later_codes) = crate::industry_spans::spans_on(&spans, day);
+                return Ok(IndustryView {
+                    industry,
+                    load: Some(load.clone()),
+                    later_than_day: false,
+                    later_codes,
+                });
+            }
+            IndustryPick::Undated(load, later) => (load.clone(), later),
         };
         let rows: Vec<(String, String)> = sqlx::query_as(
             "SELECT code, name FROM market_industry_member WHERE load_id = ? AND kind = 'industry'",
@@ -1077,6 +1139,7 @@ impl IndustryStore {
             industry: rows.into_iter().collect(),
             load: Some(load),
             later_than_day: later,
+            later_codes: HashSet::new(),
         })
     }
 }
@@ -1184,6 +1247,50 @@ pub fn pick_load(loads: &[LoadInfo], day: Option<u32>) -> (Option<&LoadInfo>, bo
             Some(l) => (Some(l), false),
             None => (loads.first(), !loads.is_empty()),
         },
+    }
+}
+
+/// Which industry load a day reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndustryPick<'a> {
+    None,
+    /// A load with dated spans (Tushare Shenwan): it answers any day.
+    Dated(&'a LoadInfo),
+    /// An undated load; `true` when it is later than the day.
+    Undated(&'a LoadInfo, bool),
+}
+
+/// The industry load day `day` reads among `loads` (oldest first; the latest when `None`).
+/// The newest dated load answers every day, since it knows past membership; an undated
+/// import made after it takes over from its own day on (the user's newer file wins where
+/// it applies). With no dated load, [`pick_load`] decides.
+pub fn pick_industries(loads: &[LoadInfo], day: Option<u32>) -> IndustryPick<'_> {
+    let dated = loads
+        .iter()
+        .rev()
+        .find(|l| l.source == IndustrySource::TushareSw);
+    let undated: Vec<LoadInfo> = loads
+        .iter()
+        .filter(|l| l.source != IndustrySource::TushareSw)
+        .cloned()
+        .collect();
+    let Some(dated) = dated else {
+        return match pick_load(&undated, day) {
+            (None, _) => IndustryPick::None,
+            (Some(l), later) => loads
+                .iter()
+                .find(|x| x.id == l.id)
+                .map_or(IndustryPick::None, |x| IndustryPick::Undated(x, later)),
+        };
+    };
+    let newer = loads.iter().rfind(|l| {
+        l.source != IndustrySource::TushareSw
+            && (l.loaded_on, l.id) > (dated.loaded_on, dated.id)
+            && day.is_none_or(|d| l.loaded_on <= d)
+    });
+    match newer {
+        Some(l) => IndustryPick::Undated(l, false),
+        None => IndustryPick::Dated(dated),
     }
 }
 
@@ -1541,5 +1648,38 @@ mod tests {
             assert_eq!(id(pick_load(&loads, day)), want, "{day:?}");
         }
         assert_eq!(id(pick_load(&[], Some(20240101))), (None, false));
+    }
+
+    #[test]
+    fn a_dated_load_answers_every_day_until_a_newer_import_takes_over_from_its_day() {
+        let sourced = |id, day, source| LoadInfo {
+            source,
+            ..load(id, day)
+        };
+        let csv_old = sourced(1, 20240105, IndustrySource::Csv);
+        let sw = sourced(2, 20240301, IndustrySource::TushareSw);
+        let tdx_new = sourced(3, 20240601, IndustrySource::Tdx);
+        let pick = |loads: &[LoadInfo], day| match pick_industries(loads, day) {
+            IndustryPick::None => "none".to_string(),
+            IndustryPick::Dated(l) => format!("dated {}", l.id),
+            IndustryPick::Undated(l, later) => format!("undated {} later={later}", l.id),
+        };
+        let all = [csv_old.clone(), sw.clone(), tdx_new.clone()];
+        let cases: [(&[LoadInfo], Option<u32>, &str); 8] = [
+            (&all, None, "undated 3 later=false"),
+            (&all, Some(20240601), "undated 3 later=false"),
+            // before the newer import: the dated spans, even before the dated load's day
+            (&all, Some(20240531), "dated 2"),
+            (&all, Some(20240201), "dated 2"),
+            (&all, Some(20200101), "dated 2"),
+            (&all[..2], None, "dated 2"),
+            // no dated load: the last on or before the day, else the first after it
+            (&[csv_old.clone(), tdx_new.clone()], Some(20240301), "undated 1 later=false"),
+            (&[csv_old.clone()], Some(20200101), "undated 1 later=true"),
+        ];
+        for (loads, day, want) in cases {
+            assert_eq!(pick(loads, day), want, "{day:?}");
+        }
+        assert_eq!(pick(&[], Some(20240101)), "none");
     }
 }

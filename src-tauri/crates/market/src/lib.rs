@@ -36,6 +36,8 @@ pub mod history;
 pub mod import;
 pub mod industries;
 pub mod instrument_bars;
+pub mod industry_spans;
+pub mod membership;
 pub mod meta;
 pub mod minute;
 pub mod minute_chart;

@@ -531,7 +531,9 @@ async fn tushare_fills_names_and_listings_over_http() {
             "namechange 4",
             "stock_basic L",
             "stock_basic D",
-            "stock_basic P"
+            "stock_basic P",
+            // the industries: no Shenwan table in this stub, and no stock_basic industry
+            "index_classify 0"
         ]
     );
     assert_eq!(

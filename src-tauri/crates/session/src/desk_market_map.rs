@@ -4,6 +4,8 @@
 //! members, from the same universe and the same engine figures.
 
 use wyckoff_agent::ToolError;
+use wyckoff_market::membership::StockMembership;
+use wyckoff_market::{MarketError, StockCode};
 use wyckoff_tools::market_map::{self, IndustryMembers, MarketMap, MarketMapSeries};
 
 use crate::Desk;
@@ -34,5 +36,20 @@ impl Desk {
         as_of: Option<u32>,
     ) -> Result<IndustryMembers, ToolError> {
         market_map::industry_members(self.market(), industry, as_of).await
+    }
+
+    /// `code`'s industry and concept and style blocks as of `as_of` (the latest loads when
+    /// `None`), with the loads they were read from and whether a later one stood in.
+    pub async fn stock_membership(
+        &self,
+        code: &str,
+        as_of: Option<u32>,
+    ) -> Result<StockMembership, MarketError> {
+        let code = StockCode::parse(code)?;
+        Ok(self
+            .market()
+            .industries()
+            .membership_of(code.digits(), as_of)
+            .await?)
     }
 }

@@ -30,12 +30,23 @@ pub enum IndustriesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// A stock's industry and concept and style blocks as of a day (the latest loads
+    /// without --as-of), and which load each came from.
+    Show {
+        code: String,
+        /// The day (YYYY-MM-DD or YYYYMMDD): the membership known then.
+        #[arg(long)]
+        as_of: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(command: IndustriesCommand) -> anyhow::Result<ExitCode> {
     match command {
         IndustriesCommand::Import { path, json } => import(path, json),
         IndustriesCommand::List { json } => list(json),
+        IndustriesCommand::Show { code, as_of, json } => show(&code, as_of.as_deref(), json),
     }
 }
 
@@ -162,6 +173,82 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
             l.source.as_str(),
             l.path
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(code: &str, as_of: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let day = match as_of {
+        Some(d) => match wyckoff_session::domain::market::date::parse_date(d) {
+            Some(d) => Some(d),
+            None => {
+                eprintln!("wyckoff: --as-of must be a real date such as 2020-06-16, not {d:?}");
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            }
+        },
+        None => None,
+    };
+    let rt = runtime()?;
+    let got = rt.block_on(async {
+        let desk = desk().await?;
+        let m = desk.stock_membership(code, day).await;
+        desk.close().await;
+        anyhow::Ok(m)
+    });
+    let m = match got {
+        Ok(Ok(m)) => m,
+        Ok(Err(e)) => {
+            eprintln!("wyckoff: {e}");
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        Err(e) => return Ok(failed(e)),
+    };
+    if json {
+        print_json(&m)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let when = m.day.map_or_else(|| "latest".to_string(), iso);
+    match (&m.industry, &m.industry_load) {
+        (Some(ind), Some(l)) => println!(
+            "{} industry ({when}): {ind}  [{} {}{}]",
+            m.code,
+            l.source.as_str(),
+            iso(l.loaded_on),
+            if m.industry_later {
+                "; a later membership: none known that early"
+            } else {
+                ""
+            }
+        ),
+        (Some(ind), None) => println!("{} industry ({when}): {ind}", m.code),
+        (None, Some(l)) => println!(
+            "{} industry ({when}): none in the {} load of {}",
+            m.code,
+            l.source.as_str(),
+            iso(l.loaded_on)
+        ),
+        (None, None) => println!(
+            "{} industry ({when}): no industry membership on record: `wyckoff data industries import PATH`, or `wyckoff data sync --list` with a Tushare token",
+            m.code
+        ),
+    }
+    if m.block_loads.is_empty() {
+        println!("concepts: no concept blocks on record (a TDX install's block_gn.dat gives them)");
+    } else {
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        println!("concepts ({}): {}", m.concepts.len(), list(&m.concepts));
+        if !m.styles.is_empty() {
+            println!("styles ({}): {}", m.styles.len(), list(&m.styles));
+        }
+        if m.blocks_later {
+            println!("  (from a block load dated after the day: none earlier exists)");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,7 +2,9 @@
 //! `{code, msg, data: {fields, items, has_more}}`. `daily` is unadjusted with volume in lots
 //! and amount in thousands of CNY; forward adjustment uses `adj_factor`. `namechange` and
 //! `stock_basic` (list status L, D and P) give the market's history: every name a stock
-//! carried from which day, and when it listed and delisted.
+//! carried from which day, and when it listed and delisted. `index_classify` (Shenwan
+//! 2021, level 1) and `index_member` give each industry's members with the days they
+//! joined and left; without the points for them, `stock_basic`'s `industry` stands in.
 
 use std::collections::HashMap;
 
@@ -14,6 +16,7 @@ use super::http::{num, send_json};
 use super::{Adjust, BarRequest, DailySource, Fetched, SourceError, clip, finish};
 use crate::code::{CodeError, StockCode, SymbolKind};
 use crate::history::{ListStatus, Listing, NameChange, StockHistory};
+use crate::industry_spans::{IndustryFetch, IndustrySpan};
 use crate::meta::{StockInfo, clean_name};
 
 pub const DEFAULT_BASE: &str = "http://api.tushare.pro";
@@ -21,6 +24,9 @@ pub const DEFAULT_BASE: &str = "http://api.tushare.pro";
 const PAGE_ROWS: usize = 5_000;
 /// Pages read before a table that still says `has_more` is given up on as endless.
 const MAX_PAGES: usize = 40;
+/// Between one industry's `index_member` call and the next (31 of them in a row): the
+/// basic tier allows 200 calls a minute.
+const INDUSTRY_CALL_GAP: std::time::Duration = std::time::Duration::from_millis(350);
 
 #[derive(Clone)]
 pub struct TushareConfig {
@@ -336,6 +342,64 @@ pub fn to_market_caps(t: &Table) -> (Vec<(String, f64)>, Vec<String>) {
     (caps, rejected)
 }
 
+/// `index_classify` rows → the Shenwan level-1 industries: (index code, name), in the
+/// vendor's order.
+pub fn to_sw_classes(t: &Table) -> Vec<(String, String)> {
+    t.items
+        .iter()
+        .filter_map(|row| {
+            let code = t.get(row, "index_code").and_then(Value::as_str)?.trim();
+            let name = t.get(row, "industry_name").and_then(Value::as_str)?.trim();
+            (!code.is_empty() && !name.is_empty()).then(|| (code.to_string(), name.to_string()))
+        })
+        .collect()
+}
+
+/// `index_member` rows of the industry `name` → spans (`in_date` to `out_date`). A row
+/// without a readable `in_date` or stock is listed in the second value instead; codes that
+/// are no A-share stock are skipped.
+pub fn to_industry_spans(t: &Table, name: &str) -> (Vec<IndustrySpan>, Vec<String>) {
+    let mut spans = Vec::new();
+    let mut rejected = Vec::new();
+    for row in &t.items {
+        let raw = t.get(row, "con_code").and_then(Value::as_str).unwrap_or("");
+        let code = match StockCode::parse(raw) {
+            Ok(c) => c,
+            Err(CodeError::NotAStock { .. }) => continue,
+            Err(e) => {
+                rejected.push(format!("index_member {name}: con_code {raw:?}: {e}"));
+                continue;
+            }
+        };
+        let Some(from) = ts_date(t, row, "in_date") else {
+            rejected.push(format!(
+                "index_member {name}: {} without an in_date",
+                code.digits()
+            ));
+            continue;
+        };
+        spans.push(IndustrySpan {
+            code: code.digits().to_string(),
+            name: name.to_string(),
+            from,
+            until: ts_date(t, row, "out_date"),
+        });
+    }
+    (spans, rejected)
+}
+
+/// Whether a vendor error says the token's points do not reach the API (Tushare answers
+/// so with code 40203, as it does a rate limit, and says which in its message).
+pub fn lacks_permission(e: &SourceError) -> bool {
+    let msg = match e {
+        SourceError::RateLimited { message, .. } => message.as_str(),
+        SourceError::Vendor { message, .. } => message.as_str(),
+        SourceError::Auth(m) => m.as_str(),
+        _ => return false,
+    };
+    msg.contains("权限") || msg.contains("积分") || msg.to_ascii_lowercase().contains("permission")
+}
+
 impl Tushare {
     pub fn new(cfg: TushareConfig, client: reqwest::Client) -> Self {
         Self { cfg, client }
@@ -354,6 +418,81 @@ impl Tushare {
             "fields": fields,
         });
         send_json(self.client.post(&self.cfg.base).json(&body)).await
+    }
+
+    /// The Shenwan level-1 membership with its dates; `stock_basic`'s industries
+    /// (`basic`, today's) when the token cannot read the Shenwan tables or they name no
+    /// industry. Any other failure loads nothing (what is stored stays). Rows that do not
+    /// read go to `rejected`.
+    async fn industries(
+        &self,
+        basic: Vec<(String, String)>,
+        rejected: &mut Vec<String>,
+    ) -> IndustryFetch {
+        let fallback = |why: String| {
+            if basic.is_empty() {
+                IndustryFetch::Failed {
+                    error: format!("{why}; stock_basic gave no industries either"),
+                }
+            } else {
+                IndustryFetch::StockBasic {
+                    members: basic.clone(),
+                    why,
+                }
+            }
+        };
+        match self.shenwan(rejected).await {
+            Ok(Some((spans, industries))) => IndustryFetch::Shenwan { spans, industries },
+            Ok(None) => fallback("index_classify named no Shenwan (SW2021) industries".into()),
+            Err(e) if lacks_permission(&e) => {
+                fallback(format!("the token cannot read the Shenwan tables: {e}"))
+            }
+            Err(e) => IndustryFetch::Failed {
+                error: format!("Shenwan industries: {e}"),
+            },
+        }
+    }
+
+    /// `index_classify` (SW2021, L1), then each industry's `index_member`; `None` when no
+    /// industry is named.
+    async fn shenwan(
+        &self,
+        rejected: &mut Vec<String>,
+    ) -> Result<Option<(Vec<IndustrySpan>, usize)>, SourceError> {
+        let Some(t) = self
+            .call_all(
+                "index_classify",
+                json!({"level": "L1", "src": "SW2021"}),
+                "index_code,industry_name,level,src",
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let classes = to_sw_classes(&t);
+        if classes.is_empty() {
+            return Ok(None);
+        }
+        let mut spans = Vec::new();
+        for (i, (index_code, name)) in classes.iter().enumerate() {
+            if i > 0 {
+                tokio::time::sleep(INDUSTRY_CALL_GAP).await;
+            }
+            let Some(t) = self
+                .call_all(
+                    "index_member",
+                    json!({"index_code": index_code}),
+                    "index_code,con_code,in_date,out_date",
+                )
+                .await?
+            else {
+                continue;
+            };
+            let (got, bad) = to_industry_spans(&t, name);
+            spans.extend(got);
+            rejected.extend(bad);
+        }
+        Ok(Some((spans, classes.len())))
     }
 
     /// Every row of `api`, page by page while the reply says `has_more`; `None` when the
@@ -440,6 +579,7 @@ impl DailySource for Tushare {
 
     async fn stock_history(&self) -> Result<StockHistory, SourceError> {
         let mut out = StockHistory::default();
+        let mut basic_industries = Vec::new();
         if let Some(t) = self
             .call_all(
                 "namechange",
@@ -457,10 +597,16 @@ impl DailySource for Tushare {
                 .call_all(
                     "stock_basic",
                     json!({"list_status": status.letter()}),
-                    "ts_code,symbol,name,list_status,list_date,delist_date",
+                    "ts_code,symbol,name,list_status,list_date,delist_date,industry",
                 )
                 .await?
             {
+                if status == ListStatus::Listed {
+                    basic_industries = to_stock_list(&t)
+                        .into_iter()
+                        .filter_map(|i| Some((i.code.digits().to_string(), i.industry?)))
+                        .collect();
+                }
                 let (listings, rejected) = to_listings(&t, status);
                 out.listings.extend(listings);
                 out.rejected.extend(rejected);
@@ -469,6 +615,7 @@ impl DailySource for Tushare {
         if out.names.is_empty() && out.listings.is_empty() {
             return Err(SourceError::Empty);
         }
+        out.industries = self.industries(basic_industries, &mut out.rejected).await;
         Ok(out)
     }
 
