@@ -282,10 +282,9 @@ fn the_backtest_sizes_by_risk_reproducibly_within_the_budget() {
     let risk = ["--sizing", "risk", "--risk-pct", "1", "--top-n", "1"];
     let r = backtest(&h, &risk);
     assert_eq!(r, backtest(&h, &risk), "the same run twice");
-    assert_eq!(
-        r["args"]["sizing"],
-        serde_json::json!({"type": "risk", "risk_bp": 100, "max_heat_bp": 600, "drawdown_brake_bp": 1500})
-    );
+    assert_eq!(r["args"]["sizing"]["type"], "risk");
+    assert_eq!(r["args"]["sizing"]["risk_bp"], 100);
+    assert_eq!(r["args"]["sizing"]["limits_from"], "settings");
     let trades = r["trades"].as_array().unwrap();
     assert!(trades.len() >= 3, "{}", trades.len());
     // One position at a time: the equity at each buy is the cash left by the trades
@@ -343,22 +342,4 @@ fn the_backtest_sizes_by_risk_reproducibly_within_the_budget() {
     let equal = backtest(&h, &["--top-n", "1"]);
     assert!(equal["args"].get("sizing").is_none());
     assert_ne!(equal["trades"], r["trades"]);
-    // Risk sizing runs one backtest, not a sweep.
-    let out = h.run(&[
-        "backtest",
-        "--sizing",
-        "risk",
-        "--hold-days",
-        "5,10",
-        "--start",
-        "2020-01-01",
-        "--end",
-        "2020-06-16",
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("sizing=risk 目前只用于单次回测"),
-        "{}",
-        show(&out)
-    );
 }

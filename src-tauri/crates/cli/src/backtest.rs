@@ -50,9 +50,10 @@ pub struct BacktestArgs {
     /// compression (default spring+evr+trend_pb). Sweepable: spring+evr,spring+evr+sos.
     #[arg(long, value_name = "SET|LIST")]
     pub triggers: Option<String>,
-    /// Position sizing: equal (top-n equal slots, default) or risk (each buy loses at most
-    /// --risk-pct of equity at the stop-loss, fees included, within one slot; single
-    /// backtests only).
+    /// Position sizing: equal (top-n equal slots, default; no account limits) or risk (each
+    /// buy loses at most --risk-pct of equity at the stop-loss, fees included, within one
+    /// slot, under the account limits in Settings: heat, positions, the drawdown and
+    /// stop-out brake). Also for sweeps and walk-forwards.
     #[arg(long, value_name = "equal|risk")]
     pub sizing: Option<String>,
     /// Percent of equity at risk a trade with --sizing risk (default 1).
@@ -100,10 +101,11 @@ fn print_text(r: &Value) {
         r["args"]["entry_price_mode"].as_str().unwrap_or(""),
     );
     if r["args"]["sizing"]["type"] == "risk" {
-        println!(
-            "sizing: risk {}% of equity a trade at the stop",
-            r["args"]["sizing"]["risk_bp"].as_f64().unwrap_or(0.0) / 100.0
-        );
+        println!("{}", sizing_line(&r["args"]["sizing"]));
+        let held = held_back(&r["skipped_entries"]);
+        if !held.is_empty() {
+            println!("held back: {held}");
+        }
     }
     println!(
         "total {}%  annualised {}%  max drawdown {}%  win rate {}%  profit factor {}  Sharpe {}  turnover {}  fees {}",
@@ -149,6 +151,38 @@ fn print_text(r: &Value) {
             },
         );
     }
+}
+
+/// A risk sizing's percent and the account limits it ran under, and where they came from.
+fn sizing_line(sizing: &Value) -> String {
+    let pct = |key: &str| sizing["limits"][key].as_f64().unwrap_or(0.0) / 100.0;
+    format!(
+        "sizing: risk {}% of equity a trade at the stop  ·  limits ({}): heat {}%, positions {}, drawdown brake {}%, {} losing sales in {} days (0 = off)",
+        sizing["risk_bp"].as_f64().unwrap_or(0.0) / 100.0,
+        match sizing["limits_from"].as_str() {
+            Some("settings") => "from Settings",
+            _ => "engine defaults",
+        },
+        pct("max_heat_bp"),
+        sizing["limits"]["max_positions"],
+        pct("drawdown_brake_bp"),
+        sizing["limits"]["max_stop_outs"],
+        sizing["limits"]["stop_out_days"],
+    )
+}
+
+/// The picks the account limits held back, by limit (`heat_cap 3, stop_out_brake 2`).
+fn held_back(skipped: &Value) -> String {
+    [
+        "heat_cap",
+        "positions_limit",
+        "drawdown_brake",
+        "stop_out_brake",
+    ]
+    .iter()
+    .filter_map(|k| skipped[*k].as_u64().map(|n| format!("{k} {n}")))
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 /// Rows of cells, each column right-aligned to its widest cell.
@@ -225,6 +259,10 @@ fn print_sweep(r: &Value) {
             .collect();
         println!("fixed: {}", fixed.join("  ·  "));
     }
+    let risk_sized = r["grid"]["sizing"]["type"] == "risk";
+    if risk_sized {
+        println!("{}", sizing_line(&r["grid"]["sizing"]));
+    }
     print_notes(r);
     let shown: Vec<(&str, &str)> = PARAM_HEADS
         .iter()
@@ -240,6 +278,7 @@ fn print_sweep(r: &Value) {
                 ]
                 .map(String::from),
             )
+            .chain(risk_sized.then(|| "held back".to_owned()))
             .collect(),
     ];
     for (i, row) in rows.iter().enumerate() {
@@ -258,6 +297,14 @@ fn print_sweep(r: &Value) {
                     m["trades"].to_string(),
                     f(&m["turnover"], 2),
                 ])
+                .chain(risk_sized.then(|| {
+                    let held = held_back(&row["skipped_entries"]);
+                    if held.is_empty() {
+                        "-".to_owned()
+                    } else {
+                        held
+                    }
+                }))
                 .collect(),
         );
     }
@@ -324,6 +371,9 @@ fn print_walk_forward(r: &Value) {
         spec["step"],
         r["combinations"],
     );
+    if grid["sizing"]["type"] == "risk" {
+        println!("{}", sizing_line(&grid["sizing"]));
+    }
     let mut lines: Vec<Vec<String>> = vec![
         ["#", "in sample", "out of sample"]
             .into_iter()

@@ -34,7 +34,22 @@ pub(crate) fn risk_rules(s: &RiskSettings) -> RiskRules {
     }
 }
 
+/// Replaces `run_backtest` in `registry` with one whose risk sizing runs under the risk
+/// rules in Settings (`s`), as the desk's own backtests do.
+pub(crate) fn register_limited_backtest(
+    registry: &mut wyckoff_agent::ToolRegistry,
+    md: std::sync::Arc<wyckoff_market::MarketData>,
+    s: &RiskSettings,
+) {
+    registry.register(wyckoff_tools::backtest::tool_under(md, risk_rules(s)));
+}
+
 impl Desk {
+    /// The risk rules in Settings, as a risk-sized backtest runs under them.
+    pub(crate) fn backtest_rules(&self) -> RiskRules {
+        risk_rules(&self.settings().risk)
+    }
+
     /// The account's risk now under the limits in Settings.
     pub async fn portfolio_risk(&self) -> Result<AccountRisk, ToolError> {
         let rules = risk_rules(&self.settings().risk);

@@ -52,13 +52,14 @@ impl Desk {
         screen::save_for_tracking(self.market(), result, origin).await
     }
 
-    /// `run_backtest`'s answer for `args`: one backtest, a sweep or a walk-forward.
+    /// `run_backtest`'s answer for `args`: one backtest, a sweep or a walk-forward, risk
+    /// sizing under the risk rules in Settings.
     pub async fn backtest(
         &self,
         args: &Value,
         progress: &ProgressHandle,
     ) -> Result<Value, ToolError> {
-        backtest::run(self.market(), args, progress).await
+        backtest::run_under(self.market(), args, progress, Some(&self.backtest_rules())).await
     }
 
     /// `size_position`'s answer for `args` (`code`; `equity`, `cash`, `entry`, `stop` in
@@ -130,10 +131,7 @@ impl Desk {
     pub async fn start_research(&self, args: Value) -> Result<TaskInfo, JobError> {
         self.research_plan(&args)
             .map_err(|e| JobError::Refused(e.to_string()))?;
-        let tool = wyckoff_tools::market_tools(self.market().clone())
-            .into_iter()
-            .find(|t| t.spec().name == backtest::NAME)
-            .ok_or_else(|| JobError::Refused(format!("no tool {}", backtest::NAME)))?;
+        let tool = backtest::tool_under(self.market().clone(), self.backtest_rules());
         self.services()
             .background()
             .start_for_user(tool, args)

@@ -412,6 +412,7 @@ impl Services {
             self.market.clone(),
             desk_risk::risk_rules(&settings.risk),
         );
+        desk_risk::register_limited_backtest(&mut registry, self.market.clone(), &settings.risk);
         wyckoff_tools::register_local_tools(
             &mut registry,
             wyckoff_tools::LocalToolsConfig {

@@ -13,8 +13,10 @@
 //! `backtest::walk_forward`): progress "window i of n", a `"kind": "walk_forward"` report.
 
 use serde_json::{Value, json};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-use wyckoff_agent::{ProgressHandle, ToolError};
+
+use wyckoff_agent::{FnTool, ProgressHandle, Tool, ToolError, ToolSpec};
 use wyckoff_engine::backtest::sweep::{
     Coords, MAX_COMBINATIONS, RawSweepArgs, SweepGrid, SweepMetric, SweepProgress, SweepReport,
     run_sweep,
@@ -26,12 +28,13 @@ use wyckoff_engine::backtest::{
     BacktestArgs, BacktestError, BacktestResult, FunnelSignals, SignalSource,
     run_backtest_cancellable,
 };
-use wyckoff_engine::sizing::PositionSizing;
+use wyckoff_engine::sizing::{LimitsSource, PositionSizing};
 use wyckoff_engine::{Cancel, Universe};
 use wyckoff_market::{MarketData, UniverseReport};
 use wyckoff_time::iso;
 
 use crate::common::{opt_str, round_tree};
+use crate::risk::RiskRules;
 
 pub const NAME: &str = "run_backtest";
 pub const DISPLAY_NAME: &str = "策略回测";
@@ -65,8 +68,8 @@ pub fn parameters() -> Value {
             "take_profit_pct": sweepable(json!({"type": "number"}), "止盈百分比（≥0，0 表示不止盈），默认 0；可扫描"),
             "entry_price_mode": sweepable(json!({"type": "string", "enum": ["open", "close", "tail_1455"]}), "open 次日开盘买入（默认）；close/tail_1455 信号日收盘买入；可扫描，如 [\"open\",\"close\"]"),
             "triggers": sweepable(json!({"type": "string"}), "选股用的 L4 触发器集合，用 + 连接：spring / evr / trend_pb / sos / lps / compression，默认 spring+evr+trend_pb；可扫描，如 [\"spring+evr\",\"spring+evr+sos\"]"),
-            "sizing": {"type": "string", "enum": ["equal", "risk"], "description": "仓位：equal 按 top_n 等分（默认）；risk 按风险定仓——每笔在止损处最多亏权益的 risk_pct%（含双边费用），单只不超过 1/top_n，按板块的手数规则取整（仅单次回测）"},
-            "risk_pct": {"type": "number", "description": "sizing=risk 时每笔的风险占权益百分比，默认 1"},
+            "sizing": {"type": "string", "enum": ["equal", "risk"], "description": "仓位：equal 按 top_n 等分（默认，不执行账户限制）；risk 按风险定仓——每笔在止损处最多亏权益的 risk_pct%（含双边费用），单只不超过 1/top_n，按板块的手数规则取整，并执行设置中的账户限制（总风险、持仓数、回撤与连续止损刹车）；单次回测、参数扫描与 walk-forward 都可用"},
+            "risk_pct": {"type": "number", "description": "sizing=risk 时每笔的风险占权益百分比，默认取设置中的每笔风险（未设置为 1）"},
             "best_by": {"type": "string", "enum": ["sharpe", "return", "annualized", "max_drawdown", "win_rate", "profit_factor"], "description": "扫描时按哪个指标选最佳组合，默认 sharpe（max_drawdown 取最小）"},
             "walk_forward": {
                 "type": "object",
@@ -360,12 +363,10 @@ async fn on_worker<T: Send + 'static>(
 /// The tool's arguments checked as `run` checks them (the CLI's flags and the app's research
 /// form go through this too, so all three accept and refuse the same specs): the grid, the
 /// metric and the walk-forward windows. Reads no bar.
-/// The sizing asked for: risk sizing runs a single backtest with a stop-loss.
-fn sizing_of(
-    args: &Value,
-    grid: &SweepGrid,
-    walk_forward: bool,
-) -> Result<PositionSizing, ToolError> {
+/// The sizing asked for, under the user's risk rules when given (their limits, and their
+/// risk per trade when `risk_pct` is not), else the engine's defaults; risk sizing needs a
+/// stop-loss in every combination.
+fn sizing_of(args: &Value, rules: Option<&RiskRules>) -> Result<PositionSizing, ToolError> {
     let risk_pct = match args.get("risk_pct") {
         None | Some(Value::Null) => None,
         Some(v) => Some(
@@ -375,34 +376,27 @@ fn sizing_of(
     };
     let sizing =
         PositionSizing::parse(opt_str(args, "sizing"), risk_pct).map_err(ToolError::InvalidArgs)?;
-    if sizing.is_equal_slots() {
-        return Ok(sizing);
-    }
-    if walk_forward || !grid.is_single() {
-        return Err(ToolError::InvalidArgs(
-            "sizing=risk 目前只用于单次回测，不用于参数扫描或 walk-forward".to_owned(),
-        ));
-    }
-    if grid.stop_loss_pct.contains(&0.0) {
-        return Err(ToolError::InvalidArgs(
-            BacktestError::RiskSizingNeedsStop.to_string(),
-        ));
-    }
-    Ok(sizing)
+    Ok(match (sizing, rules) {
+        (PositionSizing::Risk { .. }, Some(r)) => {
+            let sizing = match risk_pct {
+                None if r.risk_bp > 0 => PositionSizing::Risk {
+                    risk_bp: r.risk_bp,
+                    limits: r.limits,
+                    limits_from: LimitsSource::Settings,
+                },
+                _ => sizing,
+            };
+            sizing.under(r.limits, LimitsSource::Settings)
+        }
+        _ => sizing,
+    })
 }
 
 fn parse_args(
     args: &Value,
     today: u32,
-) -> Result<
-    (
-        SweepGrid,
-        SweepMetric,
-        Option<WalkForwardSpec>,
-        PositionSizing,
-    ),
-    ToolError,
-> {
+    rules: Option<&RiskRules>,
+) -> Result<(SweepGrid, SweepMetric, Option<WalkForwardSpec>), ToolError> {
     let specs = [
         "hold_days",
         "stop_loss_pct",
@@ -432,18 +426,46 @@ fn parse_args(
         .map_err(|e| ToolError::InvalidArgs(e.to_string()))?
         .unwrap_or_default();
     let walk_forward = walk_forward_spec(args)?;
-    let sizing = sizing_of(args, &grid, walk_forward.is_some())?;
-    Ok((grid, best_by, walk_forward, sizing))
+    let grid = grid
+        .with_sizing(sizing_of(args, rules)?)
+        .map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
+    Ok((grid, best_by, walk_forward))
+}
+
+/// `run_backtest` as the agent's tool, risk sizing under `rules` (the user's Settings),
+/// replacing the plain one of [`crate::market_tools`] where a desk has Settings.
+pub fn tool_under(md: Arc<MarketData>, rules: RiskRules) -> Arc<dyn Tool> {
+    Arc::new(FnTool::new(
+        ToolSpec::new(NAME, DISPLAY_NAME).background(),
+        DESCRIPTION,
+        parameters(),
+        move |args, ctx| {
+            let md = md.clone();
+            async move { run_under(&md, &args, &ctx.progress, Some(&rules)).await }
+        },
+    ))
 }
 
 /// Runs the backtest — or the sweep, when an argument has several values — on validated
-/// arguments.
+/// arguments, risk sizing under the engine's default account limits.
 pub async fn run(
     md: &MarketData,
     args: &Value,
     progress: &ProgressHandle,
 ) -> Result<Value, ToolError> {
-    let (grid, best_by, walk_forward, sizing) = parse_args(args, today(md))?;
+    run_under(md, args, progress, None).await
+}
+
+/// [`run`] with risk sizing under `rules` (the user's Settings: the account limits, and the
+/// risk per trade when `risk_pct` is not given; `None`: the engine's defaults). The
+/// result's sizing says which.
+pub async fn run_under(
+    md: &MarketData,
+    args: &Value,
+    progress: &ProgressHandle,
+    rules: Option<&RiskRules>,
+) -> Result<Value, ToolError> {
+    let (grid, best_by, walk_forward) = parse_args(args, today(md), rules)?;
     let tails = tails_for(md, &grid, walk_forward.is_some()).await?;
     progress.report("加载K线", "读取本地缓存", Some(0.02));
     // Everything is loaded; the backtest itself reads only bars known at each day.
@@ -471,10 +493,7 @@ pub async fn run(
         return Ok(v);
     }
     if grid.is_single() {
-        let bt_args = BacktestArgs {
-            sizing,
-            ..grid.args([0; wyckoff_engine::backtest::sweep::AXES])
-        };
+        let bt_args = grid.args([0; wyckoff_engine::backtest::sweep::AXES]);
         let (result, gated) = on_worker(progress, move |cancel, tx| {
             backtest_worker(&universe, &bt_args, cancel, tx, tails.as_ref())
         })
@@ -885,7 +904,7 @@ pub struct ResearchPlan {
 
 /// The plan of `args` (the tool's own checks, see [`parse_args`]); `today` is the caller's.
 pub fn plan(args: &Value, today: u32) -> Result<ResearchPlan, ToolError> {
-    let (grid, best_by, walk_forward, _sizing) = parse_args(args, today)?;
+    let (grid, best_by, walk_forward) = parse_args(args, today, None)?;
     let show = |values: Vec<String>, param: &str| PlanAxis {
         param: param.to_owned(),
         values,
