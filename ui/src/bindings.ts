@@ -1485,6 +1485,16 @@ export type HoldingLines = {
 	target: number | null,
 };
 
+/**  One line of the account at the last day valued. */
+export type HoldingValue = {
+	code: string,
+	instrument: Instrument,
+	/**  Shares, units or bonds held; 0 for a repo (its money is the principal). */
+	shares: number,
+	cost_basis_fen: number,
+	valuation: Valuation,
+};
+
 /**  A line that is not a row by rule: a 合计/小计 summary, or a note without columns. */
 export type IgnoredLine = {
 	line: number,
@@ -1846,6 +1856,16 @@ export type LimitDay = {
 	/**  Stocks whose ST status (hence limit) that day came from today's name. */
 	st_from_today: number,
 };
+
+/**  Which account limits a risk-sized backtest ran under. */
+export type LimitsSource = 
+/**
+ *  The engine's defaults ([`crate::risk_limits::RiskLimits::default`]): no Settings
+ *  were given (a caller outside the desk).
+ */
+"engine_default" | 
+/**  The risk section of the user's Settings. */
+"settings";
 
 /**  What is wrong with one line (line 0: the file as a whole). */
 export type LineProblem = { problem: "not_utf8" } | { problem: "empty_file" } | { problem: "no_data_rows" } | { problem: "missing_columns"; columns: string[] } | { problem: "field_count"; fields: number; expected: number } | { problem: "bad_date"; value: string } | { problem: "future_date"; date: string } | { problem: "unknown_code"; code: string; reason: string } | { problem: "empty_name" } | { problem: "name_too_long"; name: string } | 
@@ -2354,6 +2374,8 @@ export type Performance = {
 	 *  closes, approximate prices).
 	 */
 	notes: string[],
+	/**  What is held at the end of the last day and what each line is worth in the NAV. */
+	holdings: HoldingValue[],
 };
 
 export type Period = "day" | "week" | "month";
@@ -2451,6 +2473,22 @@ export type PositionRow = {
 	error: string | null,
 };
 
+/**  How the backtest sizes its buys. */
+export type PositionSizing = 
+/**
+ *  Equity split into `top_n` equal slots (the default). The account limits are not
+ *  applied: this tests the picks, not an account.
+ */
+{ type: "equal_slots" } | 
+/**
+ *  `risk_bp` of equity at risk to the backtest's stop-loss ([`backtest_sizing`]),
+ *  under the account limits of [`crate::risk_limits`] (`limits`, from `limits_from`):
+ *  no buy that takes the open risk to the stops past the heat limit, none past the
+ *  positions limit, none while the brake holds (equity far enough below its high, or
+ *  enough losing sales within the window). A limit of 0 is off.
+ */
+{ type: "risk"; risk_bp: number; limits: RiskLimits; limits_from: LimitsSource };
+
 /**
  *  Model vendors. Several speak the OpenAI wire format; they differ in endpoint, default
  *  model and key (those facts live with the providers, in `wyckoff-llm`).
@@ -2508,6 +2546,20 @@ export type Reconciliation = {
 	differences: Difference[],
 };
 
+/**  Why a download was refused. */
+export type Refusal = 
+/**
+ *  The bytes do not match the signature under this app's public key (altered, or signed
+ *  with another key).
+ */
+{ type: "bad_signature" } | 
+/**  The signature names another version than the manifest announces. */
+{ type: "version_mismatch"; signed: string } | 
+/**  The signature names no version. */
+{ type: "unsigned_version" } | 
+/**  The manifest's signature field is not a minisign signature. */
+{ type: "malformed" };
+
 /**
  *  Why the regime is what it is: each step of the decision with its figures. Displayed
  *  in the reference's Chinese wording (what the model reads); the app words it itself.
@@ -2540,6 +2592,8 @@ export type ResearchPlan = {
 	best_by: string,
 	/**  `[in_sample, out_of_sample, step]` in trading days, for a walk-forward. */
 	walk_forward: [number, number, number] | null,
+	/**  How every combination would size its buys, under which limits. */
+	sizing: PositionSizing,
 };
 
 /**
@@ -2570,6 +2624,10 @@ export type ResearchRequest = {
 	triggers: string | null,
 	best_by: string | null,
 	walk_forward: string | null,
+	/**  `equal` (default) or `risk`. */
+	sizing?: string | null,
+	/**  With `risk`: percent of equity at risk a trade (default: Settings'). */
+	risk_pct?: number | null,
 };
 
 /**  A stored sweep or walk-forward result, for the research page's list. */
@@ -3113,10 +3171,17 @@ export type SweepAxes = {
 	top_n: number[],
 	entry_price_mode: string[],
 	triggers: string[][],
+	/**
+	 *  How every combination sized its buys (equal slots in runs stored before sizing
+	 *  was recorded).
+	 */
+	sizing?: PositionSizing,
 };
 
 export type SweepRowSummary = {
 	metrics: RunMetrics,
+	/**  Picks not bought, by reason (risk sizing: the account limits that held them back). */
+	skipped_entries?: { [key in string]: number },
 } & RunParams;
 
 /**
@@ -3411,8 +3476,11 @@ export type UpdateCheck = {
 export type UpdateInstall = 
 /**  The new AppImage is in place: it runs from the next start (`restart_app`). */
 { type: "installed"; version: string } | 
-/**  The signature did not verify: nothing was installed. */
-{ type: "refused"; version: string; reason: string } | 
+/**
+ *  The signature did not verify: nothing was installed. `reason` is the same in English
+ *  (for the log and bug reports); the window words `why` in the user's language.
+ */
+{ type: "refused"; version: string; why: Refusal; reason: string } | 
 /**  The endpoints announce nothing newer any more (or another version than the one shown). */
 { type: "no_longer_available" };
 
@@ -3443,9 +3511,33 @@ export type UserOrigin = "user" |
 /**  The compaction summary that replaced older messages. */
 "summary";
 
+/**  How a line is valued. */
+export type Valuation = 
+/**
+ *  At a close: the valuation day's own, or the last before it (`days_behind` calendar
+ *  days older — a suspension, or bars not synced that far).
+ */
+{ type: "close"; close: number | null; 
+/**  YYYY-MM-DD. */
+close_date: string; days_behind: number; 
+/**  False: an adjusted close stands in for the real one. */
+exact: boolean; value_fen: number } | 
+/**
+ *  A reverse repo: cash lent, worth its principal until it comes back (its interest
+ *  counts when it is booked).
+ */
+{ type: "principal"; value_fen: number } | 
+/**  No close up to the valuation day: not in the NAV, and why. */
+{ type: "unvalued"; reason: string };
+
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
 export type Vendor = "anthropic" | "openai" | "gemini" | "deepseek" | "qwen" | "kimi";
+
+/**  What a walk-forward's grid says of every run (the axes are in its windows' choices). */
+export type WalkForwardGrid = {
+	sizing?: PositionSizing,
+};
 
 /**
  *  A walk-forward: each window's in-sample choice and its out-of-sample result, the
@@ -3461,6 +3553,7 @@ export type WalkForwardSummary = {
 	out_of_sample_curve: CurvePoint[],
 	/**  The in-sample runs chained likewise (dates repeat where windows overlap). */
 	in_sample_curve: CurvePoint[],
+	grid?: WalkForwardGrid,
 };
 
 export type WalkForwardVerdict = {
@@ -3516,6 +3609,8 @@ export type WindowSummary = {
 	chosen: RunParams | null,
 	in_sample_metric: number | null,
 	out_of_sample: RunMetrics | null,
+	/**  Out-of-sample picks not bought, by reason (risk sizing: the account limits). */
+	out_of_sample_skipped?: { [key in string]: number },
 };
 
 export type WyckoffReading = {

@@ -51,14 +51,34 @@ pub enum UpdateProgress {
     Verifying,
 }
 
+/// Why a download was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Refusal {
+    /// The bytes do not match the signature under this app's public key (altered, or signed
+    /// with another key).
+    BadSignature,
+    /// The signature names another version than the manifest announces.
+    VersionMismatch { signed: String },
+    /// The signature names no version.
+    UnsignedVersion,
+    /// The manifest's signature field is not a minisign signature.
+    Malformed,
+}
+
 /// How an install ended when nothing failed on the way.
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum UpdateInstall {
     /// The new AppImage is in place: it runs from the next start (`restart_app`).
     Installed { version: String },
-    /// The signature did not verify: nothing was installed.
-    Refused { version: String, reason: String },
+    /// The signature did not verify: nothing was installed. `reason` is the same in English
+    /// (for the log and bug reports); the window words `why` in the user's language.
+    Refused {
+        version: String,
+        why: Refusal,
+        reason: String,
+    },
     /// The endpoints announce nothing newer any more (or another version than the one shown).
     NoLongerAvailable,
 }
@@ -185,10 +205,11 @@ async fn find_update(app: &AppHandle) -> Result<Option<Update>, CommandError> {
 /// A signature that does not verify (or names another version) is a refusal; anything else
 /// (the network, the disk) is an error.
 fn refusal_or_error(update: &Update, e: UpdaterError) -> Result<UpdateInstall, CommandError> {
-    if let Some(reason) = signature_refusal(&e) {
+    if let Some((why, reason)) = signature_refusal(&e) {
         tracing::warn!(version = %update.version, "update refused: {reason}");
         return Ok(UpdateInstall::Refused {
             version: update.version.clone(),
+            why,
             reason,
         });
     }
@@ -206,23 +227,34 @@ fn refusal_or_error(update: &Update, e: UpdaterError) -> Result<UpdateInstall, C
     })
 }
 
-/// The words for a signature refusal, or `None` when the error is not about the signature.
-fn signature_refusal(e: &UpdaterError) -> Option<String> {
+/// Why a signature was refused and the same in words, or `None` when the error is not about
+/// the signature.
+fn signature_refusal(e: &UpdaterError) -> Option<(Refusal, String)> {
     match e {
-        UpdaterError::Minisign(m) => Some(format!(
-            "the download's signature does not verify against this app's public key ({m}); \
-             it may have been altered, so it was not installed"
+        UpdaterError::Minisign(m) => Some((
+            Refusal::BadSignature,
+            format!(
+                "the download's signature does not verify against this app's public key ({m}); \
+                 it may have been altered, so it was not installed"
+            ),
         )),
-        UpdaterError::Base64(_) | UpdaterError::SignatureUtf8(_) => Some(
+        UpdaterError::Base64(_) | UpdaterError::SignatureUtf8(_) => Some((
+            Refusal::Malformed,
             "the manifest's signature is not a minisign signature; nothing was installed".into(),
-        ),
-        UpdaterError::SignedVersionMismatch { signed, announced } => Some(format!(
-            "the download is signed as version {signed} but the manifest announces {announced}; \
-             nothing was installed"
         )),
-        UpdaterError::MissingSignedVersion => {
-            Some("the download's signature does not name its version; nothing was installed".into())
-        }
+        UpdaterError::SignedVersionMismatch { signed, announced } => Some((
+            Refusal::VersionMismatch {
+                signed: signed.clone(),
+            },
+            format!(
+                "the download is signed as version {signed} but the manifest announces \
+                 {announced}; nothing was installed"
+            ),
+        )),
+        UpdaterError::MissingSignedVersion => Some((
+            Refusal::UnsignedVersion,
+            "the download's signature does not name its version; nothing was installed".into(),
+        )),
         _ => None,
     }
 }
@@ -265,11 +297,23 @@ mod tests {
             signed: "0.1.0".into(),
             announced: "0.2.0".into(),
         };
-        let reason = signature_refusal(&mismatch).unwrap();
+        let (why, reason) = signature_refusal(&mismatch).unwrap();
+        assert_eq!(
+            why,
+            Refusal::VersionMismatch {
+                signed: "0.1.0".into()
+            }
+        );
         assert!(reason.contains("signed as version 0.1.0"), "{reason}");
         assert!(reason.contains("announces 0.2.0"), "{reason}");
-        assert!(signature_refusal(&UpdaterError::MissingSignedVersion).is_some());
-        assert!(signature_refusal(&UpdaterError::SignatureUtf8("x".into())).is_some());
+        assert_eq!(
+            signature_refusal(&UpdaterError::MissingSignedVersion).map(|r| r.0),
+            Some(Refusal::UnsignedVersion)
+        );
+        assert_eq!(
+            signature_refusal(&UpdaterError::SignatureUtf8("x".into())).map(|r| r.0),
+            Some(Refusal::Malformed)
+        );
         assert!(signature_refusal(&UpdaterError::ReleaseNotFound).is_none());
         assert!(signature_refusal(&UpdaterError::InvalidUpdaterFormat).is_none());
     }

@@ -58,13 +58,15 @@ describe("UpdatePanel", () => {
     mocks.checkForUpdate.mockResolvedValue({ status: "ok", data: available });
     mocks.installUpdate.mockResolvedValue({
       status: "ok",
-      data: { type: "refused", version: "0.2.0", reason: "the download's signature does not verify" },
+      data: { type: "refused", version: "0.2.0", why: { type: "bad_signature" }, reason: "the download's signature does not verify" },
     });
     render(<UpdatePanel />);
     fireEvent.click(await screen.findByText("检查更新"));
     fireEvent.click(await screen.findByText("下载并安装"));
     const refused = await screen.findByRole("alert");
-    expect(refused.textContent).toBe("已拒绝版本 0.2.0：the download's signature does not verify。当前版本继续运行。");
+    expect(refused.textContent).toBe("已拒绝版本 0.2.0：下载的文件与签名不符（可能被篡改，或不是用本项目的密钥签名的），没有安装。当前版本继续运行。");
+    // the English detail stays at hand for a bug report
+    expect(refused.getAttribute("title")).toBe("the download's signature does not verify");
     expect(screen.queryByText("立即重启")).toBeNull();
   });
 

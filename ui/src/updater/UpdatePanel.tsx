@@ -4,7 +4,7 @@
 // they are shown as plain text.
 import { useContext, useEffect, useState } from "react";
 import { Channel } from "@tauri-apps/api/core";
-import { commands, type UpdateCheck, type UpdateProgress } from "../bindings";
+import { commands, type Refusal, type UpdateCheck, type UpdateProgress } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { updateText } from "./text";
 
@@ -14,7 +14,7 @@ type Phase =
   | { kind: "checked"; check: UpdateCheck }
   | { kind: "installing"; check: UpdateCheck; progress: UpdateProgress | null }
   | { kind: "installed"; version: string }
-  | { kind: "refused"; version: string; reason: string };
+  | { kind: "refused"; version: string; why: Refusal; reason: string };
 
 function bytes(n: number): string {
   return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MB` : `${Math.round(n / 1024)} KB`;
@@ -61,10 +61,23 @@ export default function UpdatePanel() {
     }
     const outcome = res.data;
     if (outcome.type === "installed") setPhase({ kind: "installed", version: outcome.version });
-    else if (outcome.type === "refused") setPhase({ kind: "refused", version: outcome.version, reason: outcome.reason });
+    else if (outcome.type === "refused") setPhase({ kind: "refused", version: outcome.version, why: outcome.why, reason: outcome.reason });
     else {
       setPhase({ kind: "idle" });
       setError(t("gone"));
+    }
+  };
+
+  const whyText = (why: Refusal): string => {
+    switch (why.type) {
+      case "bad_signature":
+        return t("whyBadSignature");
+      case "version_mismatch":
+        return t("whyVersionMismatch", { signed: why.signed });
+      case "unsigned_version":
+        return t("whyUnsignedVersion");
+      case "malformed":
+        return t("whyMalformed");
     }
   };
 
@@ -136,8 +149,8 @@ export default function UpdatePanel() {
         </div>
       )}
       {phase.kind === "refused" && (
-        <p id="update-refused" className="notice error" role="alert">
-          {t("refused", { version: phase.version, reason: phase.reason })}
+        <p id="update-refused" className="notice error" role="alert" title={phase.reason}>
+          {t("refused", { version: phase.version, reason: whyText(phase.why) })}
         </p>
       )}
       {error && (
