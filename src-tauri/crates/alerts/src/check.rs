@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use tracing::Instrument;
 
 use chrono::{DateTime, Utc};
 use rayon::prelude::*;
@@ -313,6 +314,7 @@ pub(crate) async fn check_for(
     // Every checked stock's bars in a few queries, not one a stock.
     let parsed: Vec<Option<StockCode>> = jobs.keys().map(|c| StockCode::parse(c).ok()).collect();
     let keys: Vec<String> = parsed.iter().flatten().map(|c| c.symbol().key()).collect();
+    let stage = tracing::info_span!(target: "wyckoff::stage", "bars");
     let loaded: HashMap<String, Arc<Vec<Bar>>> = md
         .store()
         .load_many(BarTable::Stocks, &keys, None)
@@ -321,6 +323,7 @@ pub(crate) async fn check_for(
         .into_iter()
         .map(|(key, l)| (key, Arc::new(l.bars)))
         .collect();
+    drop(stage);
     let mut notes = AlertAsOfNotes::default();
     let mut stocks: Vec<Stock> = Vec::with_capacity(jobs.len());
     for ((code, jobs), parsed) in jobs.into_iter().zip(parsed) {
@@ -363,7 +366,9 @@ pub(crate) async fn check_for(
     report.stocks = notes.stocks;
     report.notes = note_lines(&notes, &day.map(iso).unwrap_or_default());
     report.as_of_notes = notes;
-    let evaluated = evaluate_all(stocks, bench, held, as_of).await?;
+    let evaluated = evaluate_all(stocks, bench, held, as_of)
+        .instrument(tracing::info_span!(target: "wyckoff::stage", "evaluate"))
+        .await?;
 
     let mut data_date: Option<u32> = None;
     // What fired, recorded together after the loop (one transaction).
@@ -423,6 +428,7 @@ pub(crate) async fn check_for(
     let cooldowns: Vec<u32> = firings.iter().map(|(_, c)| *c).collect();
     let recorded = store
         .record_all(firings.into_iter().map(|(f, _)| f).collect(), channels, now)
+        .instrument(tracing::info_span!(target: "wyckoff::stage", "record"))
         .await?;
     for ((firing, alert), cooldown_days) in recorded.into_iter().zip(cooldowns) {
         match alert {

@@ -14,6 +14,9 @@ use wyckoff_time::iso;
 use crate::NewRule;
 use crate::deliver::message;
 
+/// Alerts written by one INSERT: 11 values a row, within SQLite's 32,766 bound values.
+const FIRED_ROWS_A_STATEMENT: usize = 500;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("no alert rule {0} (see `wyckoff alerts list`)")]
@@ -254,44 +257,69 @@ impl AlertStore {
         let delivered_to = json(&names)?;
         let mut tx = wyckoff_db::begin_write(&self.pool).await?;
         let mut out = Vec::with_capacity(firings.len());
-        for f in firings {
-            let bar_date = iso(f.bar_date);
-            let id: Option<i64> = sqlx::query_scalar(
-                "INSERT INTO alert_fired (rule_id, rule_key, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at, intraday_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (rule_key, code, bar_date) DO NOTHING RETURNING id",
-            )
-            .bind(f.rule_id)
-            .bind(&f.rule_key)
-            .bind(&f.code)
-            .bind(&f.name)
-            .bind(&bar_date)
-            .bind(json(&f.condition)?)
-            .bind(json(&f.figures)?)
-            .bind(&delivered_to)
-            .bind(delivery.as_str())
-            .bind(&created_at)
-            .bind(&f.intraday_at)
-            .fetch_optional(&mut *tx)
-            .await?;
-            // The row as just written (no read back per alert).
-            let alert = id.map(|id| FiredAlert {
-                id,
-                rule_id: f.rule_id,
-                code: f.code.clone(),
-                name: f.name.clone(),
-                bar_date,
-                condition: f.condition.clone(),
-                figures: f.figures.clone(),
-                delivered_to: names.clone(),
-                delivery,
-                created_at: created_at.clone(),
-                intraday_at: f.intraday_at.clone(),
-            });
-            if let Some(alert) = &alert {
-                Outbox::enqueue_on(&mut tx, channels, Some(alert.id), &message(alert), now)
-                    .await
-                    .map_err(|e| StoreError::Push(e.to_string()))?;
+        // Many rows a statement: a first check over the whole market records thousands,
+        // and a statement per row costs more than the rows.
+        let mut pending = firings.into_iter().peekable();
+        while pending.peek().is_some() {
+            let chunk: Vec<NewFiring> = pending.by_ref().take(FIRED_ROWS_A_STATEMENT).collect();
+            let rows = chunk
+                .iter()
+                .map(|f| Ok((iso(f.bar_date), json(&f.condition)?, json(&f.figures)?)))
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let mut insert = sqlx::QueryBuilder::new(
+                "INSERT INTO alert_fired (rule_id, rule_key, code, name, bar_date, condition_json, figures_json, delivered_to_json, delivery, created_at, intraday_at) ",
+            );
+            insert.push_values(
+                chunk.iter().zip(&rows),
+                |mut row, (f, (bar_date, condition, figures))| {
+                    row.push_bind(f.rule_id)
+                        .push_bind(&f.rule_key)
+                        .push_bind(&f.code)
+                        .push_bind(&f.name)
+                        .push_bind(bar_date)
+                        .push_bind(condition)
+                        .push_bind(figures)
+                        .push_bind(&delivered_to)
+                        .push_bind(delivery.as_str())
+                        .push_bind(&created_at)
+                        .push_bind(&f.intraday_at);
+                },
+            );
+            insert.push(
+                " ON CONFLICT (rule_key, code, bar_date) DO NOTHING RETURNING id, rule_key, code, bar_date",
+            );
+            let written: Vec<(i64, String, String, String)> =
+                insert.build_query_as().fetch_all(&mut *tx).await?;
+            // A row another process wrote first returns nothing; each id goes to one firing.
+            let mut ids: HashMap<(String, String, String), i64> = written
+                .into_iter()
+                .map(|(id, key, code, date)| ((key, code, date), id))
+                .collect();
+            let mut queued = Vec::new();
+            for (f, (bar_date, _, _)) in chunk.into_iter().zip(rows) {
+                let id = ids.remove(&(f.rule_key.clone(), f.code.clone(), bar_date.clone()));
+                // The row as just written (no read back per alert).
+                let alert = id.map(|id| FiredAlert {
+                    id,
+                    rule_id: f.rule_id,
+                    code: f.code.clone(),
+                    name: f.name.clone(),
+                    bar_date,
+                    condition: f.condition.clone(),
+                    figures: f.figures.clone(),
+                    delivered_to: names.clone(),
+                    delivery,
+                    created_at: created_at.clone(),
+                    intraday_at: f.intraday_at.clone(),
+                });
+                if let Some(alert) = &alert {
+                    queued.push((Some(alert.id), message(alert)));
+                }
+                out.push((f, alert));
             }
-            out.push((f, alert));
+            Outbox::enqueue_many_on(&mut tx, channels, &queued, now)
+                .await
+                .map_err(|e| StoreError::Push(e.to_string()))?;
         }
         tx.commit().await?;
         Ok(out)
@@ -330,5 +358,71 @@ impl AlertStore {
             .fetch_all(&self.pool)
             .await?;
         rows.into_iter().map(fired_of).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use wyckoff_protocol::AlertFigures;
+
+    fn firing(rule_id: i64, code: &str, bar_date: u32) -> NewFiring {
+        NewFiring {
+            rule_id: Some(rule_id),
+            rule_key: format!("rule:{rule_id}"),
+            code: code.to_owned(),
+            name: Some(format!("name {code}")),
+            bar_date,
+            condition: AlertCondition::PriceAbove {
+                level: rule_id as f64,
+            },
+            figures: AlertFigures::PriceAbove {
+                close: rule_id as f64 + 0.5,
+                level: rule_id as f64,
+            },
+            intraday_at: None,
+        }
+    }
+
+    /// Recording in batches hands each firing its own row: across statement boundaries,
+    /// and with a row another process wrote first in the middle of a batch.
+    #[tokio::test]
+    async fn batched_recording_maps_every_row_to_its_firing() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = wyckoff_db::open(&dir.path().join("wyckoff.db"))
+            .await
+            .unwrap();
+        let store = AlertStore::new(pool).await.unwrap();
+        let now = Utc.with_ymd_and_hms(2026, 12, 7, 8, 0, 0).unwrap();
+        // written first, as by another process
+        let first = store
+            .record_all(vec![firing(7, "000007", 20261204)], &[], now)
+            .await
+            .unwrap();
+        let taken = first[0].1.as_ref().unwrap().id;
+
+        let count = FIRED_ROWS_A_STATEMENT * 2 + 3;
+        let firings: Vec<NewFiring> = (0..count)
+            .map(|i| firing(i as i64, &format!("{:06}", i), 20261204))
+            .collect();
+        let recorded = store.record_all(firings, &[], now).await.unwrap();
+        assert_eq!(recorded.len(), count);
+        let mut ids = std::collections::HashSet::new();
+        for (f, alert) in &recorded {
+            if f.rule_id == Some(7) {
+                assert!(alert.is_none(), "the row written first stays the only one");
+                continue;
+            }
+            let alert = alert.as_ref().unwrap();
+            assert_ne!(alert.id, taken);
+            assert!(ids.insert(alert.id), "ids are distinct");
+            let stored = store.fired(alert.id).await.unwrap();
+            assert_eq!(stored.code, f.code);
+            assert_eq!(stored.rule_id, f.rule_id);
+            assert_eq!(stored.condition, f.condition);
+            assert_eq!(stored.figures, f.figures);
+        }
+        assert_eq!(ids.len(), count - 1);
     }
 }

@@ -17,6 +17,9 @@ use crate::render::{self, Credentials, split};
 use crate::secret::{self, SecretIn, mask, split_pasted};
 use crate::target::{UrlError, check_url, pinned_client};
 
+/// Outbox rows written by one INSERT (5 bound values a row).
+const OUTBOX_ROWS_A_STATEMENT: usize = 1_000;
+
 /// Characters of a channel's answer kept with a row.
 const ANSWER_CHARS: usize = 300;
 /// Bytes of a channel's answer read at most: enough for any robot's verdict, and a
@@ -835,25 +838,47 @@ impl Outbox {
         body: &Value,
         now: DateTime<Utc>,
     ) -> Result<(), PushError> {
-        let text = body.get("text").and_then(Value::as_str).unwrap_or_default();
-        for channel in channels {
-            let parts = split(text, footer_room(channel.kind.limit()));
-            for part in &parts {
-                let mut row = body.clone();
-                if parts.len() > 1 {
-                    row["text"] = Value::String(part.clone());
+        Self::enqueue_many_on(conn, channels, &[(alert_id, body.clone())], now).await
+    }
+
+    /// [`Outbox::enqueue_on`] for many bodies, their rows written a few hundred a
+    /// statement, in order.
+    pub async fn enqueue_many_on(
+        conn: &mut sqlx::SqliteConnection,
+        channels: &[Channel],
+        bodies: &[(Option<i64>, Value)],
+        now: DateTime<Utc>,
+    ) -> Result<(), PushError> {
+        let mut rows: Vec<(&str, Option<i64>, String)> = Vec::new();
+        for (alert_id, body) in bodies {
+            let text = body.get("text").and_then(Value::as_str).unwrap_or_default();
+            for channel in channels {
+                let parts = split(text, footer_room(channel.kind.limit()));
+                for part in &parts {
+                    let mut row = body.clone();
+                    if parts.len() > 1 {
+                        row["text"] = Value::String(part.clone());
+                    }
+                    rows.push((&channel.name, *alert_id, row.to_string()));
                 }
-                sqlx::query(
-                    "INSERT INTO push_outbox (channel, alert_id, body_json, status, attempts, next_attempt_at, created_at, delivery_id) VALUES (?, ?, ?, 'pending', 0, ?, ?, lower(hex(randomblob(16))))",
-                )
-                .bind(&channel.name)
-                .bind(alert_id)
-                .bind(row.to_string())
-                .bind(stamp(now))
-                .bind(stamp(now))
-                .execute(&mut *conn)
-                .await?;
             }
+        }
+        let at = stamp(now);
+        for chunk in rows.chunks(OUTBOX_ROWS_A_STATEMENT) {
+            let mut insert = sqlx::QueryBuilder::new(
+                "INSERT INTO push_outbox (channel, alert_id, body_json, status, attempts, next_attempt_at, created_at, delivery_id) ",
+            );
+            insert.push_values(chunk, |mut row, (channel, alert_id, body)| {
+                row.push_bind(*channel)
+                    .push_bind(*alert_id)
+                    .push_bind(body)
+                    .push("'pending'")
+                    .push("0")
+                    .push_bind(&at)
+                    .push_bind(&at)
+                    .push("lower(hex(randomblob(16)))");
+            });
+            insert.build().execute(&mut *conn).await?;
         }
         Ok(())
     }

@@ -648,3 +648,66 @@ async fn each_channel_is_sent_only_the_events_it_takes() {
         vec![with_id(alert, &d[1].delivery_id)]
     );
 }
+
+/// Queueing a whole market's alerts writes their rows in batches: every body gets one row
+/// a channel, in order, each with its own delivery id, across the statements' boundaries.
+#[tokio::test]
+async fn many_bodies_are_queued_one_row_a_channel_in_order() {
+    const BODIES: usize = 700;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wyckoff.db");
+    let o = outbox(&db).await;
+    o.add_channel(
+        "a",
+        ChannelKind::Webhook,
+        Some("http://127.0.0.1:9/a"),
+        true,
+        None,
+        t0(),
+    )
+    .await
+    .unwrap();
+    o.add_channel(
+        "b",
+        ChannelKind::Webhook,
+        Some("http://127.0.0.1:9/b"),
+        true,
+        None,
+        t0(),
+    )
+    .await
+    .unwrap();
+    let (channels, damaged) = o
+        .channels_for(wyckoff_push::PushEvent::Alerts)
+        .await
+        .unwrap();
+    assert!(damaged.is_empty());
+    let bodies: Vec<(Option<i64>, Value)> = (0..BODIES)
+        .map(|i| (Some(i as i64 + 1), json!({"text": format!("alert {i}")})))
+        .collect();
+    let pool = SqlitePoolOptions::new()
+        .connect_with(SqliteConnectOptions::new().filename(&db))
+        .await
+        .unwrap();
+    let mut tx = pool.begin().await.unwrap();
+    Outbox::enqueue_many_on(&mut tx, &channels, &bodies, t0())
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let rows = o.rows().await.unwrap();
+    assert_eq!(rows.len(), BODIES * 2);
+    let ids: std::collections::HashSet<&str> =
+        rows.iter().map(|r| r.delivery_id.as_str()).collect();
+    assert_eq!(ids.len(), rows.len(), "each row its own delivery id");
+    for (i, pair) in rows.chunks(2).enumerate() {
+        let mut names: Vec<&str> = pair.iter().map(|r| r.channel.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["a", "b"], "body {i}");
+        for r in pair {
+            assert_eq!(r.alert_id, Some(i as i64 + 1));
+            assert_eq!(r.body["text"], json!(format!("alert {i}")));
+            assert_eq!(r.status, OutboxStatus::Pending);
+        }
+    }
+}
