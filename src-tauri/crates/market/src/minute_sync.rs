@@ -198,6 +198,32 @@ pub async fn minute_status(md: &MarketData) -> Result<MinuteStatus, MinuteError>
     })
 }
 
+/// Every cached 60-minute bar by (code, day) as the engine's hour bars: what the funnel's
+/// L4 confirms a trigger day on. A code with no 60-minute series has no entry.
+pub async fn hour_bars_cached(
+    md: &MarketData,
+) -> Result<wyckoff_engine::funnel::HourBars, MinuteError> {
+    let store = MinuteStore::new(md.pool().clone());
+    let mut out = wyckoff_engine::funnel::HourBars::new();
+    for c in store.coverage().await? {
+        if c.period != MinutePeriod::M60 {
+            continue;
+        }
+        for b in store.load(&c.code, c.period).await?.bars {
+            out.entry((c.code.clone(), b.date())).or_default().push(
+                wyckoff_engine::timeframes::HourBar {
+                    hhmm: b.hhmm(),
+                    open: b.open,
+                    high: b.high,
+                    low: b.low,
+                    close: b.close,
+                },
+            );
+        }
+    }
+    Ok(out)
+}
+
 /// The price at 14:55 of one day, from the minute bars of one period.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TailPrice {

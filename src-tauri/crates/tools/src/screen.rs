@@ -175,6 +175,14 @@ pub async fn screen(
         &format!("{stocks} 只股票，{} 根K线", loaded.report.bars),
         Some(0.4),
     );
+    // L4 reads each trigger day again on its cached 60-minute bars; unreadable ones leave
+    // every candidate saying it has no minute data
+    let hours = wyckoff_market::minute_sync::hour_bars_cached(md)
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(tool = NAME, error = %e, "cannot read the cached 60-minute bars");
+            Default::default()
+        });
     let shared = loaded.clone();
     let run_args = screen_args.clone();
     // Dropping this future (a cancelled task, app shutdown, Ctrl-C) cancels `stop`.
@@ -196,6 +204,7 @@ pub async fn screen(
                 Some(day) => funnel.with_current_day(day),
                 None => funnel,
             })
+            .map(|funnel| funnel.with_hour_bars(hours))
             .and_then(|funnel| funnel.screen_observed(&run_args, cancel, &observer));
         let cancelled = matches!(result, Err(FunnelError::Cancelled));
         tracing::info!(tool = NAME, stocks, cancelled, "screen worker finished");

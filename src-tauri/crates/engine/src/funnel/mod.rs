@@ -27,6 +27,7 @@
 
 mod args;
 mod gates;
+mod intraday;
 mod sector;
 mod strength;
 
@@ -40,6 +41,7 @@ pub use gates::{
     BuyGate, L1Input, L1Reject, QualityStatus, amount_spike, buy_gate, l1_gate, quality_status,
     sample_skew,
 };
+pub use intraday::{HourBars, IntradayCheck};
 pub use sector::{L3Outcome, SectorInput, SectorStat, sector_resonance};
 pub use strength::{
     L2Pre, Rps, RpsFlags, Strength, StrengthConfig, dry_volume_series, l2_strength,
@@ -229,6 +231,10 @@ pub struct Candidate {
     pub rps: Option<Rps>,
     pub rs_10d: Option<f64>,
     pub rs_3d: Option<f64>,
+    /// L4's second timeframe: the trigger day (`bars_as_of`) on its 60-minute bars.
+    /// Reported, never a filter.
+    #[serde(default)]
+    pub intraday_60m: IntradayCheck,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -523,6 +529,8 @@ pub struct Funnel<'u> {
     /// earlier day that reads today's names or caps counts them as fallbacks. The calendar's
     /// last day unless told otherwise ([`Self::with_current_day`]).
     current: Option<u32>,
+    /// Cached 60-minute bars L4 reads a trigger day on ([`Self::with_hour_bars`]).
+    hours: HourBars,
 }
 
 /// A stock in scope, usable as of the day.
@@ -591,6 +599,7 @@ impl<'u> Funnel<'u> {
             stocks,
             calendar,
             current: None,
+            hours: HourBars::new(),
         })
     }
 
@@ -598,6 +607,13 @@ impl<'u> Funnel<'u> {
     /// screen's tails) cannot tell it from its own calendar, whose last day is the cut.
     pub fn with_current_day(mut self, day: u32) -> Self {
         self.current = Some(day);
+        self
+    }
+
+    /// The 60-minute bars L4 confirms a trigger day on; a candidate whose trigger day is
+    /// not among them says it has no minute data.
+    pub fn with_hour_bars(mut self, hours: HourBars) -> Self {
+        self.hours = hours;
         self
     }
 
@@ -978,6 +994,7 @@ impl<'u> Funnel<'u> {
                     rps: s.rps,
                     rs_10d: st.rs_10d,
                     rs_3d: st.rs_3d,
+                    intraday_60m: IntradayCheck::of(&self.hours, &s.stock.code, last.date),
                 })
             })
             .collect();
@@ -991,7 +1008,8 @@ impl<'u> Funnel<'u> {
                 candidates.len(),
                 BTreeMap::new(),
                 false,
-                None,
+                (!candidates.is_empty())
+                    .then(|| intraday::layer_note(candidates.iter().map(|c| c.intraday_60m))),
             ),
         );
         let mut l5_reasons = BTreeMap::new();

@@ -1,0 +1,278 @@
+//! `wyckoff screen`'s second timeframe at L4, through the real binary over the bundled real
+//! daily bars: with no minute bars every candidate says it has no minute data (never a
+//! silent pass); once `wyckoff data sync CODE --period 60m` has cached the trigger day's
+//! 60-minute bars (from a local server speaking Eastmoney's `klt` format), a day that closed
+//! at the top of its range with the last hour up reads as confirmed and one that faded as
+//! not confirmed, each with where the day closed in its range; the L4 layer counts them;
+//! the candidates and their scores are the same as before (a report, not a filter).
+//! Needs `cargo build -p wyckoff-cli` first.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use wyckoff_e2e::{show, wyckoff_cli};
+
+/// How a served trigger day moves, as (open, close, high, low) fractions of the stock's
+/// real daily close for the bars ending 10:30, 11:30, 14:00 and 15:00 (test data: the 15:00
+/// close is the daily close the screen read).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Shape {
+    /// Sold off in the morning, closed at the day's high, last hour up.
+    Strong,
+    /// Rose in the morning, faded into the close, last hour down.
+    Faded,
+}
+
+impl Shape {
+    fn hours(self) -> [(u16, [f64; 4]); 4] {
+        match self {
+            Shape::Strong => [
+                (1030, [1.00, 0.96, 1.00, 0.95]),
+                (1130, [0.96, 0.98, 0.99, 0.96]),
+                (1400, [0.98, 0.99, 0.995, 0.975]),
+                (1500, [0.99, 1.00, 1.00, 0.985]),
+            ],
+            Shape::Faded => [
+                (1030, [0.98, 1.03, 1.04, 0.98]),
+                (1130, [1.03, 1.02, 1.03, 1.01]),
+                (1400, [1.02, 1.005, 1.02, 1.00]),
+                (1500, [1.005, 1.00, 1.005, 0.995]),
+            ],
+        }
+    }
+
+    /// The served lines (Eastmoney's `klt=60` format) of `day` (YYYY-MM-DD) around `close`.
+    fn lines(self, day: &str, close: f64) -> Vec<String> {
+        self.hours()
+            .iter()
+            .map(|(hhmm, f)| {
+                let p = |i: usize| format!("{:.2}", close * f[i]);
+                format!(
+                    "{day} {:02}:{:02},{},{},{},{},1000,1000000.00,0.00,0.00,0.00,0.10",
+                    hhmm / 100,
+                    hhmm % 100,
+                    p(0),
+                    p(1),
+                    p(2),
+                    p(3)
+                )
+            })
+            .collect()
+    }
+}
+
+/// Where the served day closed in its own range, percent, from the served lines.
+fn close_in_range(lines: &[String]) -> f64 {
+    let fields = |l: &String| -> Vec<f64> {
+        l.split(',')
+            .skip(1)
+            .take(4)
+            .map(|x| x.parse().unwrap())
+            .collect()
+    };
+    let all: Vec<Vec<f64>> = lines.iter().map(fields).collect();
+    let high = all.iter().map(|f| f[2]).fold(f64::MIN, f64::max);
+    let low = all.iter().map(|f| f[3]).fold(f64::MAX, f64::min);
+    (all.last().unwrap()[1] - low) / (high - low) * 100.0
+}
+
+type Served = Arc<Mutex<HashMap<String, Vec<String>>>>;
+
+/// Serves, for `klt=60`, the lines registered for the asked code; nothing for the rest.
+fn server() -> (String, Served) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let served: Served = Arc::new(Mutex::new(HashMap::new()));
+    let lines = served.clone();
+    std::thread::spawn(move || {
+        for sock in listener.incoming() {
+            let Ok(mut sock) = sock else { return };
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = sock.read(&mut buf).unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+            }
+            let head = String::from_utf8_lossy(&got).to_string();
+            let line = head.lines().next().unwrap_or("").to_owned();
+            let code = line
+                .split(['?', '&', ' '])
+                .find_map(|p| p.strip_prefix("secid="))
+                .and_then(|s| s.split('.').nth(1))
+                .unwrap_or("")
+                .to_owned();
+            let body = match lines.lock().unwrap().get(&code) {
+                Some(k) if line.contains("klt=60&") => {
+                    json!({"rc": 0, "data": {"code": code, "klines": k}}).to_string()
+                }
+                _ => json!({"rc": 0, "data": null}).to_string(),
+            };
+            let _ = write!(
+                sock,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (base, served)
+}
+
+fn run(mut cmd: Command, args: &[&str]) -> Output {
+    cmd.args(args).output().unwrap()
+}
+
+fn ok_json(out: Output) -> Value {
+    assert!(out.status.success(), "{}", show(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn screen(home: &Path, day: &str) -> Value {
+    ok_json(run(
+        wyckoff_cli(home),
+        &["screen", "--json", "--as-of", day],
+    ))
+}
+
+fn l4_note(r: &Value) -> String {
+    r["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["layer"] == "L4")
+        .unwrap()["note"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// The candidates without their 60-minute check: what L4 decided.
+fn decided(r: &Value) -> Vec<Value> {
+    r["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            c.as_object_mut().unwrap().remove("intraday_60m");
+            c
+        })
+        .collect()
+}
+
+#[test]
+fn l4_reads_the_trigger_day_on_cached_60_minute_bars_and_says_when_it_has_none() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    // the two latest screened days (walking back over weekdays) that have a candidate
+    let mut days: Vec<(String, Value)> = Vec::new();
+    let mut d = chrono::NaiveDate::from_ymd_opt(2020, 6, 16).unwrap();
+    while days.len() < 2 && d.format("%Y").to_string() != "2018" {
+        use chrono::Datelike;
+        if d.weekday().number_from_monday() <= 5 {
+            let iso = d.format("%Y-%m-%d").to_string();
+            let r = screen(h, &iso);
+            if !r["candidates"].as_array().unwrap().is_empty() {
+                days.push((iso, r));
+            }
+        }
+        d = d.pred_opt().unwrap();
+    }
+    assert_eq!(days.len(), 2, "the bundled bars give candidates");
+
+    // nothing cached: every candidate says so, and L4 counts them
+    for (day, r) in &days {
+        let cands = r["candidates"].as_array().unwrap();
+        for c in cands {
+            assert_eq!(
+                c["intraday_60m"],
+                json!({"type": "no_minute_data"}),
+                "{day}: {c}"
+            );
+        }
+        assert_eq!(
+            l4_note(r),
+            format!(
+                "60分钟确认 0，未确认 0，无分钟数据 {}（仅标注，不筛选）",
+                cands.len()
+            )
+        );
+    }
+
+    // the first day's first candidate held into the close, the second day's faded
+    let (base, served) = server();
+    let mut expect: Vec<(String, String, &str, f64)> = Vec::new();
+    for ((day, r), shape) in days.iter().zip([Shape::Strong, Shape::Faded]) {
+        let c = &r["candidates"][0];
+        let code = c["code"].as_str().unwrap().to_owned();
+        let trigger_day = c["bars_as_of"].as_str().unwrap();
+        let lines = shape.lines(trigger_day, c["last_close"].as_f64().unwrap());
+        let pct = close_in_range(&lines);
+        served
+            .lock()
+            .unwrap()
+            .entry(code.clone())
+            .or_default()
+            .extend(lines);
+        let kind = match shape {
+            Shape::Strong => "confirmed",
+            Shape::Faded => "not_confirmed",
+        };
+        expect.push((day.clone(), code, kind, pct));
+    }
+    for (_, code, _, _) in &expect {
+        let mut cmd = wyckoff_cli(h);
+        cmd.env_remove("WYCKOFF_OFFLINE")
+            .env("WYCKOFF_DATA_SOURCES", "eastmoney")
+            .env("WYCKOFF_EASTMONEY_URL", &base);
+        let synced = ok_json(run(
+            cmd,
+            &["data", "sync", code, "--period", "60m", "--json"],
+        ));
+        assert_eq!(synced["failed"], 0, "{synced}");
+    }
+
+    for ((day, before), (_, code, kind, pct)) in days.iter().zip(&expect) {
+        let after = screen(h, day);
+        // the same candidates, scores and triggers: the check reports, it does not filter
+        assert_eq!(decided(&after), decided(before), "{day}");
+        let cands = after["candidates"].as_array().unwrap();
+        let c = cands.iter().find(|c| c["code"] == *code).unwrap();
+        let check = &c["intraday_60m"];
+        assert_eq!(check["type"], *kind, "{day} {code}: {c}");
+        let got = check["close_in_range_pct"].as_f64().unwrap();
+        assert!((got - pct).abs() < 0.01, "{day} {code}: {got} vs {pct}");
+        assert_eq!(
+            check["last_hour_down"].as_bool().unwrap_or(false),
+            *kind == "not_confirmed"
+        );
+        // any other candidate of the day still has nothing cached for its trigger day
+        let others = cands.iter().filter(|o| o["code"] != *code);
+        let none = others
+            .inspect(|o| assert_eq!(o["intraday_60m"]["type"], "no_minute_data", "{o}"))
+            .count();
+        let (yes, no) = if *kind == "confirmed" { (1, 0) } else { (0, 1) };
+        assert_eq!(
+            l4_note(&after),
+            format!("60分钟确认 {yes}，未确认 {no}，无分钟数据 {none}（仅标注，不筛选）")
+        );
+        // the text report shows the check beside each candidate
+        let text = run(wyckoff_cli(h), &["screen", "--as-of", day]);
+        assert!(text.status.success(), "{}", show(&text));
+        let text = String::from_utf8_lossy(&text.stdout).to_string();
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(code.as_str()))
+            .unwrap_or_else(|| panic!("no row of {code} in {text}"));
+        assert!(row.trim_end().ends_with(kind), "{row}");
+    }
+}
