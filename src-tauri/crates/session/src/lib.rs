@@ -118,8 +118,9 @@ pub struct Services {
     /// file roots and web-fetch reach from here when they are built.
     settings: SharedSettings,
     secrets: Arc<Secrets>,
-    /// Rebuilt when the proxy changes; providers built earlier keep the old one.
-    http: RwLock<HttpClient>,
+    /// Built when first needed (loading the TLS roots is most of an offline open) and
+    /// again when the proxy changes; providers built earlier keep the old one.
+    http: RwLock<Option<HttpClient>>,
     /// The `wyckoff.db` pool every store shares.
     pool: sqlx::SqlitePool,
     conversations: ConversationStore,
@@ -185,9 +186,6 @@ impl Services {
     ) -> Result<Services, SessionError> {
         let settings = shared.get();
         home.ensure()?;
-        let stage = tracing::info_span!(target: "wyckoff::stage", "http client");
-        let http = http_client(&settings)?;
-        drop(stage);
         let lease = ProcessLease::for_process(&home)?;
         let stage = tracing::info_span!(target: "wyckoff::stage", "database");
         let pool = wyckoff_memory::open_pool(home.db_path()).await?;
@@ -265,7 +263,7 @@ impl Services {
             home,
             settings: shared,
             secrets,
-            http: RwLock::new(http),
+            http: RwLock::new(None),
             pool,
             conversations,
             memories,
@@ -284,11 +282,22 @@ impl Services {
         self.settings.get()
     }
 
-    fn http(&self) -> HttpClient {
-        match self.http.read() {
+    /// The shared client, built on first use: an invalid proxy setting fails what needs
+    /// the network, not a command that works offline.
+    fn http(&self) -> Result<HttpClient, SessionError> {
+        let built = match self.http.read() {
             Ok(h) => h.clone(),
             Err(p) => p.into_inner().clone(),
+        };
+        if let Some(http) = built {
+            return Ok(http);
         }
+        let http = http_client(&self.settings())?;
+        let mut slot = match self.http.write() {
+            Ok(h) => h,
+            Err(p) => p.into_inner(),
+        };
+        Ok(slot.get_or_insert(http).clone())
     }
 
     /// Takes new settings in place: a changed proxy rebuilds the shared HTTP client,
@@ -302,7 +311,8 @@ impl Services {
             return Ok(false);
         }
         if old.proxy != settings.proxy {
-            let http = http_client(&settings)?;
+            // built now, so an invalid proxy is refused with the settings that name it
+            let http = Some(http_client(&settings)?);
             match self.http.write() {
                 Ok(mut h) => *h = http,
                 Err(p) => *p.into_inner() = http,
@@ -392,7 +402,7 @@ impl Services {
     /// key) says what to set up. Nothing is written.
     pub fn check_model(&self, overrides: &ModelOverrides) -> Result<String, SessionError> {
         let resolved =
-            providers::resolve(&self.settings(), &self.secrets, &self.http(), overrides)?;
+            providers::resolve(&self.settings(), &self.secrets, &self.http()?, overrides)?;
         Ok(format!(
             "{}/{}",
             resolved.main.name(),
@@ -451,7 +461,7 @@ impl Services {
     pub async fn session(&self, options: SessionOptions) -> Result<Session, SessionError> {
         let settings = self.settings();
         let resolved =
-            providers::resolve(&settings, &self.secrets, &self.http(), &options.overrides)?;
+            providers::resolve(&settings, &self.secrets, &self.http()?, &options.overrides)?;
         let model_label = format!("{}/{}", resolved.main.name(), resolved.main.model());
         let (conversation, messages) = match options.continue_session.as_deref() {
             Some(id) => {
