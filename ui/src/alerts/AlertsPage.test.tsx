@@ -75,6 +75,9 @@ describe("the alert centre", () => {
     const badge = row(9).querySelector(".alert-intraday") as HTMLElement;
     expect(badge.textContent).toBe("盘中 10:42");
     expect(badge.title).toBe("盘中按实时行情触发（2020-06-17 10:42 北京时间，未收盘的部分K线）");
+    // the volume that fired it is the day's pace so far, not a close's volume
+    expect(row(9).querySelector(".alert-figures")?.textContent).toBe("按时段折算全天成交量 3000000，为 20 日均量 1000000 的 3 倍");
+    expect(row(7).querySelector(".alert-figures")?.textContent).toBe("成交量 3000000，为 20 日均量 1000000 的 3 倍");
     // a quote of another day than the bar's shows its whole time
     expect(row(10).querySelector(".alert-intraday")?.textContent).toBe("盘中 2020-06-18 09:31");
     expect(row(7).querySelector(".alert-intraday")).toBeNull();

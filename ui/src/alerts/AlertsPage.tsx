@@ -181,7 +181,7 @@ export default function AlertsPage({ preset, onOpenStock }: Props) {
                 </span>
               )}
               <span className="alert-condition">{a.rule_id == null ? t(a.condition.type === "target_reached" ? "targetReached" : "stopLoss") : conditionText(a.condition, t)}</span>
-              <span className="alert-figures">{figuresText(a.figures, t)}</span>
+              <span className="alert-figures">{figuresText(a.figures, t, a.intraday_at != null)}</span>
               <span className={`badge alert-delivery ${a.delivery}`} title={a.delivered_to.join(", ")}>
                 {deliveryText(a.delivery, t)}
               </span>

@@ -33,6 +33,20 @@ describe("alerts in words", () => {
     for (const [f, want] of cases) expect(figuresText(f, en)).toBe(want);
   });
 
+  it("says an intraday firing's price is the last quote and its volume the day's pace", () => {
+    const cases: [AlertFigures, string, string][] = [
+      [{ type: "price_above", level: 13, close: 13.05 }, "last 13.05, level 13", "现价 13.05，阈值 13"],
+      [{ type: "volume_ratio", volume: 204_115_000, avg_volume_20: 68_000_000, ratio: 3, k: 2 }, "volume at today's pace 204115000 = 3× the 20-day average 68000000", "按时段折算全天成交量 204115000，为 20 日均量 68000000 的 3 倍"],
+      [{ type: "change_above", change_pct: 1.24, threshold_pct: 1, close: 13.05, prev_close: 12.89 }, "day change 1.24% (last 13.05, previous 12.89)", "涨跌幅 1.24%（现价 13.05，前收 12.89）"],
+      [{ type: "stop_loss", close: 12.1, stop_loss: 12.2 }, "last 12.10, stop 12.20", "现价 12.10，止损 12.20"],
+      [{ type: "target_reached", close: 23.22, target: 23 }, "last 23.22, target 23", "现价 23.22，目标 23"],
+    ];
+    for (const [f, inEn, inZh] of cases) {
+      expect(figuresText(f, en, true)).toBe(inEn);
+      expect(figuresText(f, zh, true)).toBe(inZh);
+    }
+  });
+
   it("reads a bar date and counts what was not seen", () => {
     expect(barDate("2020-03-02")).toBe(20200302);
     expect(barDate("yesterday")).toBeNull();

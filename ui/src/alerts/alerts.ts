@@ -60,6 +60,11 @@ const zh = {
   f_health: "{from} → {to}（前一日 {prev}）",
   f_stop: "收盘 {close}，止损 {stop}",
   f_target: "收盘 {close}，目标 {target}",
+  fl_price: "现价 {close}，阈值 {level}",
+  fl_change: "涨跌幅 {pct}%（现价 {close}，前收 {prev}）",
+  fl_volume: "按时段折算全天成交量 {volume}，为 20 日均量 {avg} 的 {ratio} 倍",
+  fl_stop: "现价 {close}，止损 {stop}",
+  fl_target: "现价 {close}，目标 {target}",
   none: "无",
   d_recorded: "仅记录",
   d_pending: "待推送",
@@ -173,6 +178,11 @@ const en: Record<Key, string> = {
   f_health: "{from} → {to} (previous close {prev})",
   f_stop: "close {close}, stop {stop}",
   f_target: "close {close}, target {target}",
+  fl_price: "last {close}, level {level}",
+  fl_change: "day change {pct}% (last {close}, previous {prev})",
+  fl_volume: "volume at today's pace {volume} = {ratio}× the 20-day average {avg}",
+  fl_stop: "last {close}, stop {stop}",
+  fl_target: "last {close}, target {target}",
   none: "none",
   d_recorded: "recorded only",
   d_pending: "waiting to push",
@@ -285,16 +295,18 @@ function phaseText(p: { schematic: string; phase: string } | null, t: T): string
 }
 
 /** The exact figures that fired it. */
-export function figuresText(f: AlertFigures, t: T): string {
+/** The figures that fired an alert. `live` (fired intraday): the price is the quote's last,
+ * not a close, and the volume the day's pace so far scaled to a whole session. */
+export function figuresText(f: AlertFigures, t: T, live = false): string {
   switch (f.type) {
     case "price_above":
     case "price_below":
-      return t("f_price", { close: num(f.close), level: num(f.level) });
+      return t(live ? "fl_price" : "f_price", { close: num(f.close), level: num(f.level) });
     case "change_above":
     case "change_below":
-      return t("f_change", { pct: num(f.change_pct), close: num(f.close), prev: num(f.prev_close) });
+      return t(live ? "fl_change" : "f_change", { pct: num(f.change_pct), close: num(f.close), prev: num(f.prev_close) });
     case "volume_ratio":
-      return t("f_volume", { volume: num(f.volume, 0), avg: num(f.avg_volume_20, 0), ratio: num(f.ratio) });
+      return t(live ? "fl_volume" : "f_volume", { volume: num(f.volume, 0), avg: num(f.avg_volume_20, 0), ratio: num(f.ratio) });
     case "event":
       return f.events.map((e) => t("f_event", { event: e.event, bar: e.bar_date, known: e.known_on, price: num(e.price) })).join("; ");
     case "phase_change":
@@ -302,9 +314,9 @@ export function figuresText(f: AlertFigures, t: T): string {
     case "health_change":
       return t("f_health", { from: f.from, to: f.to, prev: f.prev_date });
     case "stop_loss":
-      return t("f_stop", { close: num(f.close), stop: num(f.stop_loss) });
+      return t(live ? "fl_stop" : "f_stop", { close: num(f.close), stop: num(f.stop_loss) });
     case "target_reached":
-      return t("f_target", { close: num(f.close), target: num(f.target) });
+      return t(live ? "fl_target" : "f_target", { close: num(f.close), target: num(f.target) });
   }
 }
 
