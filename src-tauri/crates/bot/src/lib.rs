@@ -1,12 +1,14 @@
 //! Chat bots, a front end of the desk like the CLI and the app: a platform's wire format
-//! ([`telegram`]), what a message asks for ([`command`]), how an answer is shown
+//! ([`telegram`], [`dingtalk`]), what a message asks for ([`command`]), how an answer is shown
 //! ([`format`]) and the serve loop ([`serve`]). Everything that decides or stores —
 //! pairing, limits, conversations, approvals, the audit log — is the desk's
 //! (`wyckoff_session::desk_bots`).
 
 pub mod command;
+pub mod dingtalk;
 pub mod format;
 pub mod serve;
+pub mod serve_stream;
 pub mod telegram;
 
 pub use serve::{ServeError, ServeOptions, serve_all, test};

@@ -1,6 +1,7 @@
-//! Serving the bots: each Telegram bot long-polls from the offset the desk keeps, hands
-//! every update to the desk once (a redelivered update is a duplicate there), answers, and
-//! after a dropped connection tries again with a doubling wait.
+//! Serving the bots: each Telegram bot long-polls from the offset the desk keeps, each
+//! DingTalk bot holds a Stream connection ([`crate::serve_stream`]); every message goes
+//! through one gate and command path ([`respond`]: a redelivered one is a duplicate
+//! there), and after a dropped connection each tries again with a doubling wait.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,7 @@ use wyckoff_session::bot_store::{BotInfo, BotKind};
 use wyckoff_session::desk_bots::{Admission, Inbound};
 
 use crate::command::{BotCommand, HELP, parse, prompt};
+use crate::dingtalk::{DingtalkClient, DingtalkError};
 use crate::format::{answer_text, backoff, pairing_text};
 use crate::telegram::{TelegramClient, TelegramError, Update};
 
@@ -40,7 +42,7 @@ pub enum ServeError {
     Desk(Box<wyckoff_session::SessionError>),
     #[error("bot '{0}' has no token: `wyckoff bot secret {0}` (or WYCKOFF_BOT_TOKEN_<NAME>)")]
     NoToken(String),
-    #[error("bot '{bot}': {kind} bots cannot be served yet (Telegram can)")]
+    #[error("bot '{bot}': {kind} bots cannot be served yet (Telegram and DingTalk can)")]
     Unsupported { bot: String, kind: &'static str },
     #[error("bot '{bot}': {source}")]
     Telegram {
@@ -48,12 +50,24 @@ pub enum ServeError {
         #[source]
         source: TelegramError,
     },
+    #[error("bot '{bot}': {source}")]
+    Dingtalk {
+        bot: String,
+        #[source]
+        source: DingtalkError,
+    },
 }
 
 impl From<wyckoff_session::SessionError> for ServeError {
     fn from(e: wyckoff_session::SessionError) -> Self {
         ServeError::Desk(Box::new(e))
     }
+}
+
+/// The bot's token (or app credentials) from the desk.
+fn token(desk: &Desk, bot: &BotInfo) -> Result<String, ServeError> {
+    desk.bot_token(&bot.name)
+        .ok_or_else(|| ServeError::NoToken(bot.name.clone()))
 }
 
 /// A client for the bot, with its token from the desk.
@@ -68,9 +82,7 @@ pub fn telegram_client(
             kind: bot.kind.as_str(),
         });
     }
-    let token = desk
-        .bot_token(&bot.name)
-        .ok_or_else(|| ServeError::NoToken(bot.name.clone()))?;
+    let token = token(desk, bot)?;
     let proxy = desk.settings().proxy;
     TelegramClient::new(bot.api_url.as_deref(), &token, proxy.as_deref(), poll).map_err(|source| {
         ServeError::Telegram {
@@ -80,9 +92,30 @@ pub fn telegram_client(
     })
 }
 
-/// `getMe` with the bot's token: the bot's username when the platform accepts it.
+/// A DingTalk Stream client for the bot, with its app credentials from the desk.
+pub fn dingtalk_client(desk: &Desk, bot: &BotInfo) -> Result<DingtalkClient, ServeError> {
+    let token = token(desk, bot)?;
+    let proxy = desk.settings().proxy;
+    DingtalkClient::new(bot.api_url.as_deref(), &token, proxy.as_deref()).map_err(|source| {
+        ServeError::Dingtalk {
+            bot: bot.name.clone(),
+            source,
+        }
+    })
+}
+
+/// Checks the bot's token with its platform: the name the platform knows the bot by
+/// (Telegram's username; DingTalk's client id once a connection was granted).
 pub async fn test(desk: &Desk, name: &str) -> Result<String, ServeError> {
     let bot = desk.bot(name).await?;
+    if bot.kind == BotKind::Dingtalk {
+        let client = dingtalk_client(desk, &bot)?;
+        client.open().await.map_err(|source| ServeError::Dingtalk {
+            bot: name.to_owned(),
+            source,
+        })?;
+        return Ok(client.client_id().to_owned());
+    }
     let client = telegram_client(desk, &bot, Duration::from_secs(5))?;
     let me = client
         .get_me()
@@ -97,8 +130,8 @@ pub async fn test(desk: &Desk, name: &str) -> Result<String, ServeError> {
         .unwrap_or_else(|| me.id.to_string()))
 }
 
-/// Serves every Telegram bot with a token (or the `only` ones) until `stop`; a bot that
-/// cannot be served is said in the log and the rest go on. Ends when all have ended.
+/// Serves every bot with a token (or the `only` ones) until `stop`; a bot that cannot be
+/// served is said in the log and the rest go on. Ends when all have ended.
 pub async fn serve_all(
     desk: Arc<Desk>,
     only: &[String],
@@ -111,20 +144,24 @@ pub async fn serve_all(
         if !only.is_empty() && !only.contains(&bot.name) {
             continue;
         }
-        let client = match telegram_client(&desk, &bot, options.poll) {
-            Ok(c) => c,
-            Err(e) => {
-                if only.is_empty() {
-                    tracing::warn!("{e}");
-                    continue;
-                }
-                return Err(e);
-            }
-        };
         let (desk, options, stop) = (desk.clone(), options.clone(), stop.clone());
-        set.spawn(async move {
-            serve_telegram(desk, bot.name.clone(), client, options, stop).await;
-        });
+        let spawned = match bot.kind {
+            BotKind::Dingtalk => dingtalk_client(&desk, &bot).map(|client| {
+                set.spawn(crate::serve_stream::serve_dingtalk(
+                    desk, bot.name, client, options, stop,
+                ));
+            }),
+            _ => telegram_client(&desk, &bot, options.poll).map(|client| {
+                set.spawn(serve_telegram(desk, bot.name, client, options, stop));
+            }),
+        };
+        if let Err(e) = spawned {
+            if only.is_empty() {
+                tracing::warn!("{e}");
+                continue;
+            }
+            return Err(e);
+        }
     }
     let served = set.len();
     while set.join_next().await.is_some() {}

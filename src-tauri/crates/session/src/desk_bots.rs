@@ -103,7 +103,13 @@ impl Desk {
         detail: &str,
     ) -> Result<(), SessionError> {
         let token = self.bot_token(bot);
-        let secrets: Vec<&str> = token.as_deref().into_iter().collect();
+        // App credentials are kept as `ID:SECRET` (a Telegram token is shaped alike): the
+        // part after the colon is masked on its own too.
+        let secrets: Vec<&str> = token
+            .as_deref()
+            .into_iter()
+            .flat_map(|t| std::iter::once(t).chain(t.split_once(':').map(|(_, s)| s)))
+            .collect();
         self.bots()
             .audit(self.now(), bot, kind, sender, chat, &mask(detail, &secrets))
             .await?;

@@ -1,0 +1,206 @@
+//! Serving a DingTalk Stream bot: open a connection, acknowledge every frame as it comes
+//! (so DingTalk does not send it again while the desk works), hand each robot message to
+//! one worker that answers them in order through the desk's gate, and after a dropped
+//! connection open another with a doubling wait. A message DingTalk delivers again (the
+//! same `msgId`) is a duplicate at the desk's gate and gets no second answer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_util::sync::CancellationToken;
+use wyckoff_session::Desk;
+use wyckoff_session::desk_bots::Inbound;
+
+use crate::dingtalk::{
+    DingtalkClient, DingtalkError, Incoming, RobotMessage, ack, parse_frame, update_id,
+};
+use crate::format::backoff;
+use crate::serve::{Chat, Reply, ServeError, ServeOptions, respond};
+
+/// A connection with no frame this long is asked for a pong; with none after another
+/// such wait it is taken as dropped.
+const IDLE: Duration = Duration::from_secs(90);
+
+/// How a connection ended.
+enum Ended {
+    /// DingTalk said it would close it: open another at once.
+    Disconnect,
+    /// It dropped (closed, failed, went silent).
+    Dropped(String),
+}
+
+/// One DingTalk Stream bot's loop, until `stop`.
+pub async fn serve_dingtalk(
+    desk: Arc<Desk>,
+    name: String,
+    client: DingtalkClient,
+    options: ServeOptions,
+    stop: CancellationToken,
+) {
+    tracing::info!(bot = %name, "serving (DingTalk Stream)");
+    let (tx, mut rx) = mpsc::unbounded_channel::<(String, Box<RobotMessage>)>();
+    let worker = {
+        let (desk, name, client) = (desk.clone(), name.clone(), client.clone());
+        tokio::spawn(async move {
+            while let Some((frame_id, message)) = rx.recv().await {
+                if let Err(e) = handle(&desk, &name, &client, &frame_id, &message).await {
+                    tracing::warn!(bot = %name, "a message was not answered: {e}");
+                }
+            }
+        })
+    };
+    let mut failures: u32 = 0;
+    loop {
+        let ended = tokio::select! {
+            () = stop.cancelled() => break,
+            r = connection(&client, &tx, &mut failures) => r,
+        };
+        let wait = match ended {
+            Ok(Ended::Disconnect) => {
+                tracing::info!(bot = %name, "DingTalk closes the connection: opening another");
+                continue;
+            }
+            Ok(Ended::Dropped(why)) => {
+                failures = failures.saturating_add(1);
+                let wait = backoff(failures, options.retry_base, options.retry_max);
+                tracing::warn!(bot = %name, failures, ?wait, "the connection dropped ({why}), reconnecting");
+                wait
+            }
+            Err(e) if e.is_transient() => {
+                failures = failures.saturating_add(1);
+                let wait = backoff(failures, options.retry_base, options.retry_max);
+                tracing::warn!(bot = %name, failures, ?wait, "cannot connect, trying again: {e}");
+                wait
+            }
+            Err(e) => {
+                tracing::error!(bot = %name, "stopped: {e}");
+                break;
+            }
+        };
+        tokio::select! {
+            () = stop.cancelled() => break,
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+    worker.abort();
+}
+
+/// One connection: opened, read until it ends. `failures` goes back to 0 once a frame
+/// arrives (the connection works).
+async fn connection(
+    client: &DingtalkClient,
+    tx: &mpsc::UnboundedSender<(String, Box<RobotMessage>)>,
+    failures: &mut u32,
+) -> Result<Ended, DingtalkError> {
+    let endpoint = client.open().await?;
+    let mut socket = client.connect(&endpoint).await?;
+    let mut pinged = false;
+    loop {
+        let next = match tokio::time::timeout(IDLE, socket.next()).await {
+            Ok(next) => next,
+            Err(_) if pinged => return Ok(Ended::Dropped("no answer to a ping".into())),
+            Err(_) => {
+                pinged = true;
+                if let Err(e) = socket.send(Message::Ping(Vec::new().into())).await {
+                    return Ok(Ended::Dropped(e.to_string()));
+                }
+                continue;
+            }
+        };
+        pinged = false;
+        let text = match next {
+            None => return Ok(Ended::Dropped("closed".into())),
+            Some(Err(e)) => return Ok(Ended::Dropped(e.to_string())),
+            Some(Ok(Message::Close(_))) => return Ok(Ended::Dropped("closed by DingTalk".into())),
+            Some(Ok(Message::Text(text))) => text,
+            // Pings are answered by the socket itself; pongs and binary frames say nothing.
+            Some(Ok(_)) => continue,
+        };
+        *failures = 0;
+        let (frame, incoming) = match parse_frame(&text) {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!("a frame was not understood: {e}");
+                continue;
+            }
+        };
+        if let Err(e) = socket.send(Message::text(ack(&frame, &incoming))).await {
+            return Ok(Ended::Dropped(e.to_string()));
+        }
+        match incoming {
+            Incoming::Disconnect => {
+                let _ = socket.close(None).await;
+                return Ok(Ended::Disconnect);
+            }
+            Incoming::Robot(message) => {
+                // The worker lives as long as the bot is served.
+                let _ = tx.send((frame.message_id().to_owned(), message));
+            }
+            Incoming::Ping | Incoming::Other => {}
+        }
+    }
+}
+
+/// A DingTalk chat: answers go to the message's session webhook.
+struct DingtalkChat<'a> {
+    bot: &'a str,
+    client: &'a DingtalkClient,
+    webhook: &'a str,
+}
+
+impl Chat for DingtalkChat<'_> {
+    async fn typing(&self) {}
+
+    async fn send(&self, reply: &Reply) -> Result<(), ServeError> {
+        self.client
+            .reply(self.webhook, reply)
+            .await
+            .map_err(|source| ServeError::Dingtalk {
+                bot: self.bot.to_owned(),
+                source,
+            })
+    }
+}
+
+async fn handle(
+    desk: &Desk,
+    bot: &str,
+    client: &DingtalkClient,
+    frame_id: &str,
+    message: &RobotMessage,
+) -> Result<(), ServeError> {
+    // The chat message's id, the same however often it is delivered.
+    let key = if message.msg_id.is_empty() {
+        frame_id
+    } else {
+        &message.msg_id
+    };
+    let sender = message.sender();
+    let inbound = Inbound {
+        bot: bot.to_owned(),
+        update_id: update_id(key),
+        chat_id: message.conversation_id.clone(),
+        group: message.is_group(),
+        sender_id: sender.to_owned(),
+        sender_label: if message.sender_nick.is_empty() {
+            sender.to_owned()
+        } else {
+            message.sender_nick.clone()
+        },
+        text: message.content().to_owned(),
+    };
+    if sender.is_empty() || message.session_webhook.is_empty() {
+        // No one to pair or answer: seen, nothing more.
+        desk.bot_skip_update(bot, inbound.update_id).await?;
+        return Ok(());
+    }
+    let chat = DingtalkChat {
+        bot,
+        client,
+        webhook: &message.session_webhook,
+    };
+    respond(desk, &inbound, &chat).await
+}
