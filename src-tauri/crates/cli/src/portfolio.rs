@@ -12,6 +12,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use wyckoff_session::CashDirection;
 use wyckoff_session::Desk;
+use wyckoff_session::desk_ledger_closes::{
+    InstrumentSyncOutcome, InstrumentSyncStatus, LineInstrument as Instrument, Valuation,
+};
 use wyckoff_session::domain::journal::JournalSummary;
 use wyckoff_session::domain::journal::money::{
     fmt_fen, fmt_price, parse_fen, parse_price, price_from_f64,
@@ -98,10 +101,21 @@ pub enum PortfolioCommand {
         json: bool,
     },
     /// Daily account value at the cached unadjusted closes — cash, holdings, NAV, the day's
-    /// P/L and the time-weighted return (the last 20 days unless --all).
+    /// P/L and the time-weighted return (the last 20 days unless --all), then each line
+    /// held at the last day: its close and that close's day, a repo at its principal, a
+    /// code without a close named.
     Value {
         #[arg(long)]
         all: bool,
+        /// Only the lines held at the last day (with --json: their list).
+        #[arg(long)]
+        holdings: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Bring the closes the ledger is valued at up to date for every code it has held:
+    /// stocks through the daily sync, ETFs, LOFs and bonds from Eastmoney (unadjusted).
+    Sync {
         #[arg(long)]
         json: bool,
     },
@@ -412,7 +426,11 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(PortfolioCommand::Value { all, json }) => {
+        Some(PortfolioCommand::Value {
+            all,
+            holdings,
+            json,
+        }) => {
             let r = match desk.journal_report().await {
                 Ok(r) => r,
                 Err(e) => return Ok(journal_failure(e)),
@@ -422,12 +440,35 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
             } else {
                 r.values.len().saturating_sub(20)
             };
-            if json {
-                print_json(&r.values[skip..].to_vec())?;
-            } else {
-                print_values(&r, skip);
+            match (holdings, json) {
+                (true, true) => print_json(&r.performance.holdings)?,
+                (true, false) => print_holdings(&r),
+                (false, true) => print_json(&r.values[skip..].to_vec())?,
+                (false, false) => {
+                    print_values(&r, skip);
+                    print_holdings(&r);
+                }
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Some(PortfolioCommand::Sync { json }) => {
+            let out = match desk.sync_ledger_closes().await {
+                Ok(out) => out,
+                Err(e) => return Ok(journal_failure(e)),
+            };
+            if json {
+                print_json(&out)?;
+            } else {
+                print_close_sync(&out);
+            }
+            let failed = out
+                .iter()
+                .any(|o| matches!(o.status, InstrumentSyncStatus::Failed { .. }));
+            Ok(if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Some(PortfolioCommand::Review { json }) => {
             let r = match desk.journal_report().await {
@@ -579,6 +620,90 @@ fn print_values(r: &JournalReport, skip: usize) {
     }
     for n in &p.notes {
         println!("note: {n}");
+    }
+}
+
+/// Each line held at the last day valued and what it counts for in the NAV.
+fn print_holdings(r: &JournalReport) {
+    let lines = &r.performance.holdings;
+    if lines.is_empty() {
+        return;
+    }
+    println!("held at {}:", r.performance.last.as_deref().unwrap_or("-"));
+    for h in lines {
+        let what = match &h.valuation {
+            Valuation::Close {
+                close,
+                close_date,
+                days_behind,
+                exact,
+                value_fen,
+            } => format!(
+                "{} × {} = {} (close of {close_date}{}{})",
+                h.shares,
+                price_from_f64(*close).map(fmt_price).unwrap_or_default(),
+                fmt_fen(*value_fen),
+                if *days_behind > 0 {
+                    format!(", {days_behind} days before")
+                } else {
+                    String::new()
+                },
+                if *exact {
+                    ""
+                } else {
+                    ", adjusted: approximate"
+                }
+            ),
+            Valuation::Principal { value_fen } => {
+                format!("reverse repo at its principal {}", fmt_fen(*value_fen))
+            }
+            Valuation::Unvalued { reason } => format!("{} not valued: {reason}", h.shares),
+        };
+        println!(
+            "  {:<7} {:<5} {what}",
+            h.code,
+            instrument_name(h.instrument)
+        );
+    }
+}
+
+fn instrument_name(i: Instrument) -> &'static str {
+    match i {
+        Instrument::Stock => "stock",
+        Instrument::Fund => "fund",
+        Instrument::Bond => "bond",
+        Instrument::Repo => "repo",
+        Instrument::Other => "other",
+    }
+}
+
+fn print_close_sync(out: &[InstrumentSyncOutcome]) {
+    if out.is_empty() {
+        println!("the ledger holds no code to sync");
+        return;
+    }
+    for o in out {
+        let last = o.last_close.as_deref().unwrap_or("none");
+        match &o.status {
+            InstrumentSyncStatus::Updated {
+                new_bars, rejected, ..
+            } => println!(
+                "{} updated: {new_bars} new bars, last close {last}{}",
+                o.code,
+                if rejected.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({} rows refused)", rejected.len())
+                }
+            ),
+            InstrumentSyncStatus::UpToDate => println!("{} up to date, last close {last}", o.code),
+            InstrumentSyncStatus::NotSupported { reason } => {
+                println!("{} skipped: {reason}", o.code)
+            }
+            InstrumentSyncStatus::Failed { error } => {
+                println!("{} FAILED: {error} (last close {last})", o.code);
+            }
+        }
     }
 }
 

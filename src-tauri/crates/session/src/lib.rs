@@ -50,6 +50,7 @@ pub mod desk;
 pub mod desk_bots;
 mod desk_history;
 mod desk_ledger;
+pub mod desk_ledger_closes;
 mod desk_market_map;
 mod desk_minute;
 pub mod desk_onboarding;
