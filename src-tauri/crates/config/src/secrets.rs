@@ -178,6 +178,20 @@ fn data_name(d: DataSecret) -> &'static str {
     }
 }
 
+/// A user-given name (an MCP secret, a push channel, a bot) as the tail of its
+/// environment variable: ASCII letters and digits upper-cased, anything else `_`.
+fn env_suffix(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// A secret referenced by name from the MCP server list (`mcp_servers.json` names it, never
 /// holds it): keychain account `mcp:NAME`, overridden by `WYCKOFF_MCP_SECRET_<NAME>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -189,18 +203,7 @@ impl NamedSecret {
     }
 
     pub fn env_var(&self) -> String {
-        let upper: String = self
-            .0
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_uppercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        format!("WYCKOFF_MCP_SECRET_{upper}")
+        format!("WYCKOFF_MCP_SECRET_{}", env_suffix(&self.0))
     }
 }
 
@@ -220,19 +223,8 @@ impl PushSecret {
     }
 
     pub fn env_var(&self) -> String {
-        let upper: String = self
-            .channel
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_uppercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
         let kind = if self.sign { "SIGN" } else { "TOKEN" };
-        format!("WYCKOFF_PUSH_{kind}_{upper}")
+        format!("WYCKOFF_PUSH_{kind}_{}", env_suffix(&self.channel))
     }
 }
 
@@ -247,18 +239,7 @@ impl BotSecret {
     }
 
     pub fn env_var(&self) -> String {
-        let upper: String = self
-            .0
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_uppercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        format!("WYCKOFF_BOT_TOKEN_{upper}")
+        format!("WYCKOFF_BOT_TOKEN_{}", env_suffix(&self.0))
     }
 }
 
@@ -721,6 +702,10 @@ mod tests {
         assert_eq!(sign.account(), "push-sign:team-wecom");
         assert_eq!(token.env_var(), "WYCKOFF_PUSH_TOKEN_TEAM_WECOM");
         assert_eq!(sign.env_var(), "WYCKOFF_PUSH_SIGN_TEAM_WECOM");
+        // A bot's variable is named the same way (one rule for every user-given name).
+        let bot = BotSecret("desk-dt.1".into());
+        assert_eq!(bot.account(), "bot:desk-dt.1");
+        assert_eq!(bot.env_var(), "WYCKOFF_BOT_TOKEN_DESK_DT_1");
         let s = Secrets::with_backend(Box::new(MemoryBackend::default()), no_env());
         s.set_push(&token, " k-1 ").unwrap();
         assert_eq!(s.get_push(&token).unwrap().0.expose(), "k-1");
