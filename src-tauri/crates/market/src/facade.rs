@@ -438,10 +438,10 @@ async fn build_chain(
 ) -> SourceChain {
     let mut chain = SourceChain::new(clock);
     if sources.is_empty() {
-        // building an HTTP client loads the system's TLS roots (~half of an offline open)
         return chain;
     }
-    let client = http::client(http_timeout);
+    // built by the first fetch: a read of the cache never loads the TLS roots
+    let client = http::LazyClient::new(http_timeout);
     for spec in sources {
         match spec.clone() {
             SourceSpec::Eastmoney(c, p) => {

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use wyckoff_engine::Bar;
 
-use super::http::{num, send_json, url_with};
+use super::http::{LazyClient, num, send_json, url_with};
 use super::{Adjust, BarRequest, DailySource, Fetched, SourceError, clip, finish};
 use crate::code::StockCode;
 use crate::meta::StockInfo;
@@ -42,12 +42,15 @@ impl Default for EastmoneyConfig {
 
 pub struct Eastmoney {
     cfg: EastmoneyConfig,
-    client: reqwest::Client,
+    client: LazyClient,
 }
 
 impl Eastmoney {
-    pub fn new(cfg: EastmoneyConfig, client: reqwest::Client) -> Self {
-        Self { cfg, client }
+    pub fn new(cfg: EastmoneyConfig, client: impl Into<LazyClient>) -> Self {
+        Self {
+            cfg,
+            client: client.into(),
+        }
     }
 }
 
@@ -177,7 +180,7 @@ impl DailySource for Eastmoney {
                 ("end", &end),
             ],
         )?;
-        let v = send_json(self.client.get(u)).await?;
+        let v = send_json(self.client.http().get(u)).await?;
         parse_klines(&v, req)
     }
 
@@ -191,7 +194,8 @@ impl DailySource for Eastmoney {
         symbol: &crate::code::Symbol,
         period: crate::minute::MinutePeriod,
     ) -> Result<super::minute::MinuteFetched, SourceError> {
-        super::minute::fetch_eastmoney(&self.client, &self.cfg.kline_base, symbol, period).await
+        super::minute::fetch_eastmoney(self.client.http(), &self.cfg.kline_base, symbol, period)
+            .await
     }
 
     async fn stock_list(&self) -> Result<Vec<StockInfo>, SourceError> {
@@ -217,7 +221,7 @@ impl DailySource for Eastmoney {
                     ("fields", "f2,f3,f5,f6,f8,f12,f13,f14,f20,f21"),
                 ],
             )?;
-            let v = send_json(self.client.get(u)).await?;
+            let v = send_json(self.client.http().get(u)).await?;
             let (page, total, rows) = parse_list_page(&v)?;
             all.extend(page);
             if rows < pz || pn * pz >= total {

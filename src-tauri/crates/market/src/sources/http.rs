@@ -1,7 +1,7 @@
 //! Shared HTTP plumbing: one place that turns transport problems, HTML error pages,
 //! truncated bodies and rate-limit replies into `SourceError`s.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use regex::Regex;
@@ -22,6 +22,39 @@ pub fn client(timeout: Duration) -> reqwest::Client {
         .build()
         // the builder only fails on TLS backend init; a default client is the best fallback
         .unwrap_or_default()
+}
+
+/// A client built when the first request needs it: building one loads the system's TLS
+/// roots (tens of milliseconds), which a command that reads only the cache never pays.
+/// Clones share the one client.
+#[derive(Clone, Debug)]
+pub struct LazyClient {
+    timeout: Duration,
+    built: Arc<OnceLock<reqwest::Client>>,
+}
+
+impl LazyClient {
+    pub fn new(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            built: Arc::default(),
+        }
+    }
+
+    /// The client, built on the first call.
+    pub fn http(&self) -> &reqwest::Client {
+        self.built.get_or_init(|| client(self.timeout))
+    }
+}
+
+/// A client built already (tests, or a caller with its own settings).
+impl From<reqwest::Client> for LazyClient {
+    fn from(client: reqwest::Client) -> Self {
+        Self {
+            timeout: DEFAULT_TIMEOUT,
+            built: Arc::new(OnceLock::from(client)),
+        }
+    }
 }
 
 fn snippet(s: &str) -> String {
@@ -146,6 +179,18 @@ pub fn num(v: &Value) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lazy_client_is_built_by_its_first_use_once_for_every_clone() {
+        let lazy = LazyClient::new(Duration::from_secs(3));
+        let clone = lazy.clone();
+        assert!(lazy.built.get().is_none(), "nothing built before a request");
+        let first: *const reqwest::Client = lazy.http();
+        assert!(clone.built.get().is_some(), "clones share the client");
+        assert!(std::ptr::eq(first, clone.http()));
+        let prebuilt = LazyClient::from(reqwest::Client::new());
+        assert!(prebuilt.built.get().is_some());
+    }
 
     #[test]
     fn classify_table() {

@@ -8,7 +8,7 @@ use wyckoff_engine::Bar;
 use crate::code::Symbol;
 use crate::minute::MinutePeriod;
 
-use super::http::{num, send_json, url_with};
+use super::http::{LazyClient, num, send_json, url_with};
 use super::minute::MinuteFetched;
 use super::{Adjust, BarRequest, DailySource, Fetched, SourceError, clip, finish};
 
@@ -35,12 +35,15 @@ impl Default for TencentConfig {
 
 pub struct Tencent {
     cfg: TencentConfig,
-    client: reqwest::Client,
+    client: LazyClient,
 }
 
 impl Tencent {
-    pub fn new(cfg: TencentConfig, client: reqwest::Client) -> Self {
-        Self { cfg, client }
+    pub fn new(cfg: TencentConfig, client: impl Into<LazyClient>) -> Self {
+        Self {
+            cfg,
+            client: client.into(),
+        }
     }
 }
 
@@ -135,7 +138,7 @@ impl DailySource for Tencent {
         );
         let url = format!("{}/appstock/app/fqkline/get", self.cfg.base);
         let u = url_with(&url, &[("param", param.as_str())])?;
-        let v = send_json(self.client.get(u)).await?;
+        let v = send_json(self.client.http().get(u)).await?;
         parse_fqkline(&v, req)
     }
 
@@ -148,6 +151,7 @@ impl DailySource for Tencent {
         symbol: &Symbol,
         period: MinutePeriod,
     ) -> Result<MinuteFetched, SourceError> {
-        super::minute::fetch_tencent(&self.client, &self.cfg.minute_base, symbol, period).await
+        super::minute::fetch_tencent(self.client.http(), &self.cfg.minute_base, symbol, period)
+            .await
     }
 }

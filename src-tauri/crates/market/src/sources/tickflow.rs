@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use wyckoff_engine::Bar;
 
-use super::http::{num, send_json, url_with};
+use super::http::{LazyClient, num, send_json, url_with};
 use super::{Adjust, BarRequest, DailySource, Fetched, SourceError, clip, finish};
 
 pub const DEFAULT_BASE: &str = "https://api.tickflow.org";
@@ -31,15 +31,15 @@ impl std::fmt::Debug for TickFlowConfig {
 pub struct TickFlow {
     base: String,
     api_key: Option<String>,
-    client: reqwest::Client,
+    client: LazyClient,
 }
 
 impl TickFlow {
-    pub fn new(cfg: TickFlowConfig, client: reqwest::Client) -> Self {
+    pub fn new(cfg: TickFlowConfig, client: impl Into<LazyClient>) -> Self {
         Self {
             base: cfg.base.unwrap_or_else(|| DEFAULT_BASE.into()),
             api_key: cfg.api_key,
-            client,
+            client: client.into(),
         }
     }
 }
@@ -179,7 +179,7 @@ impl DailySource for TickFlow {
                 ("end_time", et.as_str()),
             ],
         )?;
-        let mut rb = self.client.get(u);
+        let mut rb = self.client.http().get(u);
         if let Some(k) = &self.api_key {
             rb = rb.header("x-api-key", k);
         }

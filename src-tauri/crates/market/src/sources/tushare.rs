@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use wyckoff_engine::Bar;
 
-use super::http::{num, send_json};
+use super::http::{LazyClient, num, send_json};
 use super::{Adjust, BarRequest, DailySource, Fetched, SourceError, clip, finish};
 use crate::code::{CodeError, StockCode, SymbolKind};
 use crate::history::{ListStatus, Listing, NameChange, StockHistory};
@@ -45,7 +45,7 @@ impl std::fmt::Debug for TushareConfig {
 
 pub struct Tushare {
     cfg: TushareConfig,
-    client: reqwest::Client,
+    client: LazyClient,
 }
 
 /// A decoded table: column index by name, rows.
@@ -401,8 +401,11 @@ pub fn lacks_permission(e: &SourceError) -> bool {
 }
 
 impl Tushare {
-    pub fn new(cfg: TushareConfig, client: reqwest::Client) -> Self {
-        Self { cfg, client }
+    pub fn new(cfg: TushareConfig, client: impl Into<LazyClient>) -> Self {
+        Self {
+            cfg,
+            client: client.into(),
+        }
     }
 
     async fn call(&self, api: &str, params: Value, fields: &str) -> Result<Table, SourceError> {
@@ -417,7 +420,7 @@ impl Tushare {
             "params": params,
             "fields": fields,
         });
-        send_json(self.client.post(&self.cfg.base).json(&body)).await
+        send_json(self.client.http().post(&self.cfg.base).json(&body)).await
     }
 
     /// The Shenwan level-1 membership with its dates; `stock_basic`'s industries
