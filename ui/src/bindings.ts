@@ -2170,7 +2170,10 @@ export type MinuteChart = {
 export type MinuteChartNote = 
 /**  No minute bars are cached for the period: sync them first. */
 { type: "no_bars" } | 
-/**  Events and phases are read on daily bars; events mark their day's last bar. */
+/**
+ *  The daily reading's events mark their day's last bar (the chart's own events are
+ *  marked with its period).
+ */
 { type: "events_daily_only" } | 
 /**  Phases are drawn on the daily chart only. */
 { type: "phases_daily_only" } | 
@@ -2201,16 +2204,23 @@ export type MinuteLevel = {
 	timeframe: string,
 };
 
-/**  A daily event on the minute bar that closed its day. */
+/**
+ *  A Wyckoff event on a minute bar: a daily event on the bar that closed its day, or one
+ *  the engine read on the minute bars themselves.
+ */
 export type MinuteMark = {
 	/**  SC, AR, ST, Spring, SOS, … */
 	label: string,
-	/**  The daily bar the engine labelled (YYYYMMDD). */
+	/**  The day of the bar the engine labelled (YYYYMMDD). */
 	date: number,
-	/**  The minute bar it is drawn on (YYYYMMDDHHMM): the day's last cached bar. */
+	/**
+	 *  The minute bar it is drawn on (YYYYMMDDHHMM): for a daily event the day's last
+	 *  cached bar, for a minute one the labelled bar.
+	 */
 	bar_time: number | null,
 	/**  The event's price on the minute chart's (unadjusted) scale. */
 	price: number | null,
+	/**  `daily`, or the minute period it was read on (`60m`, …). */
 	timeframe: string,
 };
 

@@ -92,8 +92,8 @@ export default function MinutePanel({ code, period }: { code: string; period: Mi
               </g>
             ))}
             {g.marks.map((m, i) => (
-              <g key={`m${i}`} className="minute-mark" data-label={m.label} data-time={m.time}>
-                <circle cx={m.x} cy={m.y} r={4} fill="#f0ad4e" />
+              <g key={`m${i}`} className="minute-mark" data-label={m.label} data-time={m.time} data-timeframe={m.timeframe}>
+                <circle cx={m.x} cy={m.y} r={4} fill={m.timeframe === "daily" ? "#f0ad4e" : "#5b8def"} />
                 <text x={m.x + 5} y={m.y - 5} fontSize={11} fill="currentColor">
                   {m.label}
                 </text>

@@ -61,6 +61,19 @@ describe("geometry", () => {
     expect(g.marks[0].x).toBeCloseTo(g.candles[3].x + g.candles[3].w / 2, 5);
   });
 
+  it("names a mark read on the minute bars by its period", () => {
+    const marks = [
+      { label: "Spring", date: 20241202, bar_time: 202412021500, price: 10.2, timeframe: "daily" },
+      { label: "SC", date: 20241202, bar_time: 202412021030, price: 9.5, timeframe: "60m" },
+    ];
+    const g = geometry(chart({ marks }), 400, 200);
+    expect(g.marks.map((m) => [m.label, m.timeframe])).toEqual([
+      ["Spring", "daily"],
+      ["SC 60m", "60m"],
+    ]);
+    expect(g.marks[1].x).toBeCloseTo(g.candles[0].x + g.candles[0].w / 2, 5);
+  });
+
   it("keeps only the last bars asked for", () => {
     const g = geometry(chart(), 400, 200, 2);
     expect(g.candles.map((c) => c.time)).toEqual([202412021400, 202412021500]);

