@@ -60,13 +60,14 @@ enum BotCommand {
         per_minute: Option<i64>,
     },
     /// Store the bot's token in the keychain, read from stdin
-    /// (`WYCKOFF_BOT_TOKEN_<NAME>` overrides it).
+    /// (`WYCKOFF_BOT_TOKEN_<NAME>` overrides it). Telegram: the bot token; DingTalk: the
+    /// app's CLIENT_ID:CLIENT_SECRET (AppKey and AppSecret joined by a colon).
     Secret { name: String },
     /// The bots, whether their tokens are set, their paired senders and waiting codes.
     List,
     /// Remove a bot, its paired senders and its token (its conversations stay).
     Remove { name: String },
-    /// Check the bot's token with the platform.
+    /// Check the bot's token with the platform (DingTalk: asks for a Stream connection).
     Test { name: String },
     /// Approve a pairing code a sender got from the bot: the sender may talk to it.
     Pair { code: String },
