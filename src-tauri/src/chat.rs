@@ -259,4 +259,37 @@ mod tests {
         opened.reload_market_sources().await.unwrap();
         assert_eq!(services.market().source_names(), ["tushare", "eastmoney"]);
     }
+
+    /// Quitting the app closes the database clean: what the desk wrote is checkpointed
+    /// into `wyckoff.db` and the write-ahead log truncated.
+    #[tokio::test]
+    async fn ending_the_session_leaves_no_write_ahead_log() {
+        use wyckoff_config::secrets::MemoryBackend;
+
+        let dir = tempfile::tempdir().unwrap();
+        let home = DataHome::new(dir.path());
+        let secrets = Arc::new(Secrets::with_backend(
+            Box::new(MemoryBackend::default()),
+            Box::new(|_| None),
+        ));
+        let state = ChatState::default();
+        let settings = SharedSettings::new(Settings {
+            data_sources: Vec::new(),
+            ..Settings::default()
+        });
+        let services = state.services(&home, &settings, secrets).await.unwrap();
+        let csv = dir.path().join("600000.csv");
+        let mut text = String::from("date,open,high,low,close,volume\n");
+        for day in 1..=28 {
+            text.push_str(&format!("2020-02-{day:02},10,10.5,9.8,10.2,100000\n"));
+        }
+        std::fs::write(&csv, text).unwrap();
+        services.market().import_csv(&csv, &mut |_| {}).await.unwrap();
+        let wal = dir.path().join("wyckoff.db-wal");
+        let wal_bytes = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+        assert!(wal_bytes() > 0, "the import wrote through the log");
+
+        state.end_session(Duration::from_secs(1)).await;
+        assert_eq!(wal_bytes(), 0, "the log was checkpointed and truncated");
+    }
 }
