@@ -284,7 +284,11 @@ mod tests {
             text.push_str(&format!("2020-02-{day:02},10,10.5,9.8,10.2,100000\n"));
         }
         std::fs::write(&csv, text).unwrap();
-        services.market().import_csv(&csv, &mut |_| {}).await.unwrap();
+        services
+            .market()
+            .import_csv(&csv, &mut |_| {})
+            .await
+            .unwrap();
         let wal = dir.path().join("wyckoff.db-wal");
         let wal_bytes = || std::fs::metadata(&wal).map_or(0, |m| m.len());
         assert!(wal_bytes() > 0, "the import wrote through the log");
