@@ -1674,8 +1674,16 @@ mod tests {
             (&all, Some(20200101), "dated 2"),
             (&all[..2], None, "dated 2"),
             // no dated load: the last on or before the day, else the first after it
-            (&[csv_old.clone(), tdx_new.clone()], Some(20240301), "undated 1 later=false"),
-            (&[csv_old.clone()], Some(20200101), "undated 1 later=true"),
+            (
+                &[csv_old.clone(), tdx_new.clone()],
+                Some(20240301),
+                "undated 1 later=false",
+            ),
+            (
+                std::slice::from_ref(&csv_old),
+                Some(20200101),
+                "undated 1 later=true",
+            ),
         ];
         for (loads, day, want) in cases {
             assert_eq!(pick(loads, day), want, "{day:?}");

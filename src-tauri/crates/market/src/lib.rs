@@ -30,6 +30,7 @@ pub mod calendar_store;
 pub mod cap_history;
 pub mod clock;
 pub mod code;
+pub mod concepts;
 pub mod date;
 pub mod facade;
 pub mod history;

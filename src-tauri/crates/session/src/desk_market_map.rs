@@ -4,6 +4,7 @@
 //! members, from the same universe and the same engine figures.
 
 use wyckoff_agent::ToolError;
+use wyckoff_market::concepts::ConceptStrength;
 use wyckoff_market::membership::StockMembership;
 use wyckoff_market::{MarketError, StockCode};
 use wyckoff_tools::market_map::{self, IndustryMembers, MarketMap, MarketMapSeries};
@@ -51,5 +52,14 @@ impl Desk {
             .industries()
             .membership_of(code.digits(), as_of)
             .await?)
+    }
+
+    /// Each concept block's 5-day return against the market's on the last cached trading
+    /// day on or before `as_of` (the newest when `None`), strongest first.
+    pub async fn concept_strength(
+        &self,
+        as_of: Option<u32>,
+    ) -> Result<ConceptStrength, MarketError> {
+        self.market().concept_strength(as_of).await
     }
 }

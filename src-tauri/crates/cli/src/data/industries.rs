@@ -30,6 +30,17 @@ pub enum IndustriesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Concept strength: each concept block's 5-day return against the market's on the
+    /// last cached trading day on or before --as-of, strongest first.
+    Concepts {
+        #[arg(long)]
+        as_of: Option<String>,
+        /// Rows shown (strongest and weakest halves); all with --json.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// A stock's industry and concept and style blocks as of a day (the latest loads
     /// without --as-of), and which load each came from.
     Show {
@@ -47,6 +58,7 @@ pub fn run(command: IndustriesCommand) -> anyhow::Result<ExitCode> {
         IndustriesCommand::Import { path, json } => import(path, json),
         IndustriesCommand::List { json } => list(json),
         IndustriesCommand::Show { code, as_of, json } => show(&code, as_of.as_deref(), json),
+        IndustriesCommand::Concepts { as_of, top, json } => concepts(as_of.as_deref(), top, json),
     }
 }
 
@@ -177,16 +189,100 @@ fn list(json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn show(code: &str, as_of: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
-    let day = match as_of {
+/// `--as-of` read; `Err` is the exit code of a date that is no date.
+fn as_of_day(as_of: Option<&str>) -> Result<Option<u32>, ExitCode> {
+    match as_of {
         Some(d) => match wyckoff_session::domain::market::date::parse_date(d) {
-            Some(d) => Some(d),
+            Some(d) => Ok(Some(d)),
             None => {
                 eprintln!("wyckoff: --as-of must be a real date such as 2020-06-16, not {d:?}");
-                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+                Err(ExitCode::from(EXIT_BAD_INPUT))
             }
         },
-        None => None,
+        None => Ok(None),
+    }
+}
+
+fn concepts(as_of: Option<&str>, top: usize, json: bool) -> anyhow::Result<ExitCode> {
+    let day = match as_of_day(as_of) {
+        Ok(d) => d,
+        Err(code) => return Ok(code),
+    };
+    let rt = runtime()?;
+    let got = rt.block_on(async {
+        let desk = desk().await?;
+        let c = desk.concept_strength(day).await;
+        desk.close().await;
+        anyhow::Ok(c?)
+    });
+    let c = match got {
+        Ok(c) => c,
+        Err(e) => return Ok(failed(e)),
+    };
+    if json {
+        print_json(&c)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(load) = &c.load else {
+        println!(
+            "no concept blocks on record: `wyckoff data industries import PATH` with a TDX install folder (its block_gn.dat)"
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    println!(
+        "concepts: {} block(s) from {} {}{}",
+        load.concepts,
+        load.source.as_str(),
+        iso(load.loaded_on),
+        if c.load_later {
+            " (dated after the day: today's blocks stand in, none earlier exists)"
+        } else {
+            ""
+        }
+    );
+    let Some(t) = &c.table else {
+        println!("no bars cached on or before the day");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let pct = |x: f64| format!("{x:+.2}%");
+    println!(
+        "{}: market 5-day {} over {} stock(s)",
+        iso(t.date),
+        t.market_return_5d_pct.map_or_else(|| "--".to_string(), pct),
+        t.market_stocks
+    );
+    println!(
+        "{:<16} {:>7} {:>7} {:>9} {:>9} {:>6}",
+        "concept", "members", "counted", "5d", "rel 5d", "up"
+    );
+    let n = t.rows.len();
+    let shown: Vec<usize> = if n <= top {
+        (0..n).collect()
+    } else {
+        (0..top.div_ceil(2)).chain(n - top / 2..n).collect()
+    };
+    for (k, i) in shown.iter().enumerate() {
+        if k > 0 && *i != shown[k - 1] + 1 {
+            println!("  … {} more", i - shown[k - 1] - 1);
+        }
+        let r = &t.rows[*i];
+        println!(
+            "{:<16} {:>7} {:>7} {:>9} {:>9} {:>6}",
+            r.concept,
+            r.members,
+            r.counted,
+            pct(r.return_5d_pct),
+            pct(r.relative_5d_pct),
+            r.up_today
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(code: &str, as_of: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let day = match as_of_day(as_of) {
+        Ok(d) => d,
+        Err(code) => return Ok(code),
     };
     let rt = runtime()?;
     let got = rt.block_on(async {
