@@ -5,6 +5,7 @@ import { useCallback, useContext, useEffect, useState } from "react";
 import { commands, type ResearchPlan, type ResearchReport, type ResearchRequest, type ResearchRun } from "../bindings";
 import { LanguageContext } from "../i18n";
 import SweepView from "./SweepView";
+import SizingLine from "./SizingLine";
 import WalkForwardView from "./WalkForwardView";
 import { researchProgress } from "./heatmap";
 import { researchText } from "./text";
@@ -25,6 +26,8 @@ type Form = {
   in_sample: string;
   out_of_sample: string;
   step: string;
+  sizing: "equal" | "risk";
+  risk_pct: string;
 };
 
 const EMPTY: Form = {
@@ -41,6 +44,8 @@ const EMPTY: Form = {
   in_sample: "120",
   out_of_sample: "40",
   step: "",
+  sizing: "equal",
+  risk_pct: "",
 };
 
 /** The request the form asks for (blank fields left to the backend's defaults). */
@@ -59,6 +64,9 @@ export function requestOf(f: Form): ResearchRequest {
     triggers: s(f.triggers),
     best_by: s(f.best_by),
     walk_forward: s(wf),
+    sizing: f.sizing === "risk" ? "risk" : null,
+    // Blank: the settings' value (text that is not a number is refused before this).
+    risk_pct: f.sizing === "risk" && f.risk_pct.trim() !== "" && Number.isFinite(Number(f.risk_pct)) ? Number(f.risk_pct) : null,
   };
 }
 
@@ -122,6 +130,11 @@ export default function ResearchPage({ openTask }: { openTask?: string | null })
   // The backend checks the specs as the CLI does, as the user types.
   useEffect(() => {
     let live = true;
+    if (form.sizing === "risk" && form.risk_pct.trim() !== "" && !Number.isFinite(Number(form.risk_pct))) {
+      setPlan(null);
+      setPlanError(t("riskPctBad", { v: form.risk_pct.trim() }));
+      return;
+    }
     const timer = setTimeout(() => {
       void commands.researchPlan(requestOf(form)).then((r) => {
         if (!live) return;
@@ -138,7 +151,7 @@ export default function ResearchPage({ openTask }: { openTask?: string | null })
       live = false;
       clearTimeout(timer);
     };
-  }, [form]);
+  }, [form, lang]);
 
   const field = (key: keyof Form, label: string, placeholder?: string) => (
     <label className="research-field">
@@ -189,6 +202,14 @@ export default function ResearchPage({ openTask }: { openTask?: string | null })
               <option value="walk">{t("modeWalk")}</option>
             </select>
           </label>
+          <label className="research-field">
+            <span>{t("sizing")}</span>
+            <select id="research-sizing" value={form.sizing} onChange={(e) => setForm({ ...form, sizing: e.target.value as Form["sizing"] })}>
+              <option value="equal">{t("sizingEqual")}</option>
+              <option value="risk">{t("sizingRisk")}</option>
+            </select>
+          </label>
+          {form.sizing === "risk" && field("risk_pct", t("riskPct"), plan?.sizing.type === "risk" ? String(plan.sizing.risk_bp / 100) : "1")}
           {form.mode === "walk" && (
             <>
               {field("in_sample", t("inSample"))}
@@ -201,6 +222,7 @@ export default function ResearchPage({ openTask }: { openTask?: string | null })
           <span id="research-plan" className={planError ? "error" : "hint"}>
             {planError ?? (plan ? `${plan.start} ~ ${plan.end} · ${t("combinations", { n: plan.combinations })}` : "")}
           </span>
+          {plan && !planError && <SizingLine sizing={plan.sizing} id="research-plan-sizing" />}
           <button id="research-run" type="submit" disabled={!!planError || active}>
             {t("run")}
           </button>

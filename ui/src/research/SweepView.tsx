@@ -7,6 +7,7 @@ import { LanguageContext } from "../i18n";
 import { equityCurve } from "../tasks/tasks";
 import EquityChart from "./EquityChart";
 import { METRICS, PARAMS, axes, bestByOf, bestCoords, metricColumn, cellRequest, colour, defaultAxes, heatGrid, metricOfBestBy, metricValue, paramLabels, type Metric, type Param } from "./heatmap";
+import SizingLine, { heldBack } from "./SizingLine";
 import { researchText } from "./text";
 import { useTaskRun } from "./useTaskRun";
 
@@ -115,11 +116,13 @@ export default function SweepView({ report }: { report: SweepSummary }) {
       <p className="result-meta">
         {report.period} · {t("combinations", { n: report.combinations })}
       </p>
+      <SizingLine sizing={report.grid?.sizing} id="sweep-sizing" />
       <div className="sweep-best" id="sweep-best" data-metric={bestMetric} data-best={best ?? ""}>
         <strong>{t("best", { m: t(bestMetric) })}</strong>:{" "}
         {bestRow ? (
           <>
             {describe(bestRow)} — {t(bestMetric)} {fmt(metricValue(bestRow, bestMetric), bestMetric)}
+            {heldBack(bestRow.skipped_entries) && <> · {t("heldBack", { list: heldBack(bestRow.skipped_entries) })}</>}
           </>
         ) : (
           t("noBest")

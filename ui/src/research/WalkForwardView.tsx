@@ -5,6 +5,7 @@ import type { CurvePoint, RunParams, WalkForwardSummary } from "../bindings";
 import { LanguageContext } from "../i18n";
 import EquityChart, { type Series } from "./EquityChart";
 import { metricOfBestBy, paramLabels, PARAMS } from "./heatmap";
+import SizingLine, { heldBack } from "./SizingLine";
 import { researchText } from "./text";
 
 const num = (v: number | null, dp = 2) => (v === null ? "—" : v.toFixed(dp));
@@ -34,6 +35,7 @@ export default function WalkForwardView({ report }: { report: WalkForwardSummary
       <p className="result-meta">
         {report.period} · {t("combinations", { n: report.combinations })}
       </p>
+      <SizingLine sizing={report.grid?.sizing} id="wf-sizing" />
       <p className={verdict.falls_apart ? "warning" : "hint"} id="wf-verdict" role={verdict.falls_apart ? "alert" : undefined} data-falls-apart={String(verdict.falls_apart)}>
         {verdict.text}
       </p>
@@ -76,7 +78,9 @@ export default function WalkForwardView({ report }: { report: WalkForwardSummary
                 </td>
                 <td>{choice(w.chosen)}</td>
                 <td>{num(w.in_sample_metric)}</td>
-                <td>{ret !== null ? `${ret.toFixed(2)}%` : "—"}</td>
+                <td title={heldBack(w.out_of_sample_skipped) ? t("heldBack", { list: heldBack(w.out_of_sample_skipped) }) : undefined}>
+                  {ret !== null ? `${ret.toFixed(2)}%` : "—"}
+                </td>
               </tr>
             );
           })}

@@ -69,6 +69,15 @@ const zh = {
   turnover: "换手",
   noValue: "无值",
   back: "返回",
+  sizing: "仓位",
+  sizingEqual: "等分（top_n 等分，不执行账户限制）",
+  sizingRisk: "按风险定仓（执行账户限制）",
+  riskPct: "每笔风险 %（留空=设置中的值）",
+  sizingLine: "按风险定仓：每笔最多亏权益的 {risk}% · 账户限制{from}：总风险 ≤ {heat}%，最多 {positions} 只，回撤 {dd}% 停买，{days} 天内 {stops} 笔亏损后停买（0 为关闭）",
+  fromSettings: "取自设置",
+  fromDefaults: "为引擎默认值",
+  heldBack: "被账户限制挡下：{list}",
+  riskPctBad: "每笔风险 % 必须是数字（收到 {v}）",
 };
 
 const en: typeof zh = {
@@ -139,6 +148,15 @@ const en: typeof zh = {
   turnover: "Turnover",
   noValue: "no value",
   back: "Back",
+  sizing: "Sizing",
+  sizingEqual: "Equal slots (no account limits)",
+  sizingRisk: "By risk (account limits applied)",
+  riskPct: "Risk per trade % (blank = Settings')",
+  sizingLine: "Sized by risk: at most {risk}% of equity lost a trade · account limits {from}: heat ≤ {heat}%, at most {positions} positions, no buys {dd}% below the high or after {stops} losing sales in {days} days (0 = off)",
+  fromSettings: "from Settings",
+  fromDefaults: "at the engine's defaults",
+  heldBack: "Held back by the account limits: {list}",
+  riskPctBad: "Risk per trade % must be a number (got {v})",
 };
 
 export const researchText = localTexts(zh, en);

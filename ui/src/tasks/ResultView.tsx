@@ -12,6 +12,7 @@ import { toolLabel } from "../chat/toolNames";
 import {
   actionLabel,
   askAboutCandidate,
+  suggestedText,
   decisionProblems,
   decisionProblemText,
   equityCurve,
@@ -84,6 +85,7 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
             {header("score", lang === "en" ? "Score" : "分数")}
             {header("stage", lang === "en" ? "Stage" : "阶段")}
             {header("last_close", lang === "en" ? "Close" : "收盘")}
+            {header("suggested_shares", lang === "en" ? "Suggested size" : "建议仓位")}
             <th />
           </tr>
         </thead>
@@ -109,6 +111,9 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
                 ) : (
                   row.last_close.toFixed(2)
                 )}
+              </td>
+              <td className="suggested-size" data-shares={row.suggested_shares ?? ""} data-breaches={row.suggested_breaches.join(" ")} title={[...row.suggested_bound, row.suggested_why].filter((x) => x).join("；")}>
+                {suggestedText(row, lang)}
               </td>
               <td>
                 <button className="link ask" onClick={() => onAsk(askAboutCandidate(row, lang))}>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { TaskInfo } from "../bindings";
+import type { TaskInfo, Value } from "../bindings";
 import { toolLabel } from "../chat/toolNames";
-import { askAboutCandidate, elapsed, equityCurve, percent, polyline, progressLine, queuedCount, reportText, runningCount, screenRows, sortRows, upsertTask } from "./tasks";
+import { askAboutCandidate, elapsed, equityCurve, percent, polyline, progressLine, queuedCount, reportText, runningCount, screenRows, sortRows, suggestedText, upsertTask } from "./tasks";
 
 const task = (id: string, started: string, status: TaskInfo["status"] = "running"): TaskInfo => ({
   task_id: id,
@@ -132,5 +132,38 @@ describe("in the app's language", () => {
     expect(toolLabel("screen_stocks", "全市场扫描", "en")).toBe("Market screen");
     expect(toolLabel("screen_stocks", "全市场扫描", "zh")).toBe("全市场扫描");
     expect(toolLabel("some_new_tool", "新工具", "en")).toBe("新工具");
+  });
+});
+
+describe("a screen candidate's suggested size", () => {
+  const screen = {
+    candidates: [
+      {
+        code: "000001",
+        name: "平安银行",
+        last_close: 13.05,
+        suggested_size: {
+          code: "000001",
+          sizing: { shares: 700, risk_fen: 81234, risk_pct: 0.81, bound: ["现金 9000.00 元：最多 700 股"], why_none: null },
+          breaches: [{ type: "positions", count: 3, limit: 2 }],
+          unavailable: null,
+        },
+      },
+      { code: "300027", name: "华谊兄弟", suggested_size: { code: "300027", sizing: { shares: 0, risk_fen: 0, risk_pct: 0, bound: [], why_none: "风险预算不足一手" }, breaches: [], unavailable: null } },
+      { code: "000338", name: "潍柴动力", suggested_size: { code: "000338", sizing: null, breaches: [], unavailable: "账户没有权益" } },
+      { code: "000778", name: "新兴铸管" },
+    ],
+  };
+
+  it("reads shares, risk, the caps and the limits it breaks", () => {
+    const [a, b, c, d] = screenRows(screen as unknown as Value);
+    expect([a.suggested_shares, a.suggested_risk_fen, a.suggested_risk_pct, a.suggested_bound, a.suggested_breaches]).toEqual([700, 81234, 0.81, ["现金 9000.00 元：最多 700 股"], ["positions"]]);
+    expect(suggestedText(a, "zh")).toBe("700 股 · 风险 ¥812（0.81%） · 超限: 持仓数");
+    expect(suggestedText(a, "en")).toBe("700 sh · risk ¥812 (0.81%) · breaks: positions");
+    expect([b.suggested_shares, b.suggested_why]).toEqual([0, "风险预算不足一手"]);
+    expect(suggestedText(b, "zh")).toBe("不足一手");
+    expect([c.suggested_shares, c.suggested_why, suggestedText(c, "en")]).toEqual([null, "账户没有权益", "none"]);
+    // A screen without sizes (an as-of day, or no rules): nothing said.
+    expect([d.suggested_shares, suggestedText(d, "zh")]).toEqual([null, "—"]);
   });
 });

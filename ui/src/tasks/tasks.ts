@@ -76,10 +76,20 @@ export type ScreenRow = {
   stage: string;
   last_close: number | null;
   bars_as_of: string;
+  /** The risk rules' suggested shares (board lots); null when none was worked out. */
+  suggested_shares: number | null;
+  /** The suggestion's loss at its stop, fen, and as a percent of equity. */
+  suggested_risk_fen: number | null;
+  suggested_risk_pct: number | null;
+  /** What bound the size (caps), then the account limits the buy would break. */
+  suggested_bound: string[];
+  suggested_breaches: string[];
+  /** Why there is no size (no account, no stop…), or why no lot fits. */
+  suggested_why: string;
 };
 
 /** What "ask the agent" prefills for a screen candidate, with the figures it was picked on. */
-export function askAboutCandidate(row: ScreenRow, lang: string): string {
+export function askAboutCandidate(row: Pick<ScreenRow, "code" | "name" | "triggers" | "bars_as_of">, lang: string): string {
   return lang === "en"
     ? `Analyse ${row.code} ${row.name} (screen candidate: ${row.triggers}, bars as of ${row.bars_as_of})`
     : `分析 ${row.code} ${row.name}（筛选候选：${row.triggers}，数据截至 ${row.bars_as_of}）`;
@@ -90,6 +100,44 @@ const obj = (v: Value | undefined): Obj | null =>
   v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : null;
 const str = (v: Value | undefined): string => (typeof v === "string" ? v : v === null || v === undefined ? "" : String(v));
 const num = (v: Value | undefined): number | null => (typeof v === "number" ? v : null);
+
+/** A candidate's `suggested_size` (the approval's own sizing), tolerant of its absence. */
+function suggestedOf(z: Obj | null) {
+  const sizing = obj(z?.sizing);
+  const strings = (v: Value | undefined) => (Array.isArray(v) ? (v as Value[]).map((x) => str(obj(x)?.type ?? x)) : []);
+  return {
+    suggested_shares: num(sizing?.shares),
+    suggested_risk_fen: num(sizing?.risk_fen),
+    suggested_risk_pct: num(sizing?.risk_pct),
+    suggested_bound: strings(sizing?.bound),
+    suggested_breaches: strings(z?.breaches),
+    suggested_why: str(z?.unavailable ?? sizing?.why_none ?? ""),
+  };
+}
+
+const BREACH_ZH: Record<string, string> = {
+  heat: "总风险",
+  industry: "行业占比",
+  positions: "持仓数",
+  drawdown: "回撤刹车",
+  stop_outs: "止损刹车",
+};
+
+/** A candidate's suggested size in a cell: shares and risk, then the limits it would break. */
+export function suggestedText(row: ScreenRow, lang: string): string {
+  const en = lang === "en";
+  if (row.suggested_shares === null) return row.suggested_why ? (en ? "none" : "无") : "—";
+  const breaks = row.suggested_breaches.map((b) => (en ? b : (BREACH_ZH[b] ?? b)));
+  const size =
+    row.suggested_shares === 0
+      ? en
+        ? "no lot fits"
+        : "不足一手"
+      : en
+        ? `${row.suggested_shares} sh · risk ¥${((row.suggested_risk_fen ?? 0) / 100).toFixed(0)} (${row.suggested_risk_pct ?? 0}%)`
+        : `${row.suggested_shares} 股 · 风险 ¥${((row.suggested_risk_fen ?? 0) / 100).toFixed(0)}（${row.suggested_risk_pct ?? 0}%）`;
+  return breaks.length ? `${size} · ${en ? "breaks" : "超限"}: ${breaks.join(en ? ", " : "、")}` : size;
+}
 
 /** The candidates of a `screen_stocks` result, tolerant of missing fields. */
 export function screenRows(result: Value | null): ScreenRow[] {
@@ -109,6 +157,7 @@ export function screenRows(result: Value | null): ScreenRow[] {
       stage: str(o.stage),
       last_close: num(o.last_close),
       bars_as_of: str(o.bars_as_of),
+      ...suggestedOf(obj(o.suggested_size)),
     };
   });
 }

@@ -611,7 +611,7 @@ pub fn choose_stop(bars: &[Bar], entry_e6: i64, rule: StopRule) -> Result<StopCh
 }
 
 /// Which account limits a risk-sized backtest ran under.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "snake_case")]
 pub enum LimitsSource {
     /// The engine's defaults ([`crate::risk_limits::RiskLimits::default`]): no Settings
@@ -623,7 +623,7 @@ pub enum LimitsSource {
 }
 
 /// How the backtest sizes its buys.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PositionSizing {
     /// Equity split into `top_n` equal slots (the default). The account limits are not

@@ -34,14 +34,20 @@ pub(crate) fn risk_rules(s: &RiskSettings) -> RiskRules {
     }
 }
 
-/// Replaces `run_backtest` in `registry` with one whose risk sizing runs under the risk
-/// rules in Settings (`s`), as the desk's own backtests do.
+/// Replaces `run_backtest` and `screen_stocks` in `registry` with ones under the risk rules
+/// in Settings (`s`), as the desk's own backtests and screens run: risk sizing under its
+/// limits, candidates with their suggested sizes.
 pub(crate) fn register_limited_backtest(
     registry: &mut wyckoff_agent::ToolRegistry,
     md: std::sync::Arc<wyckoff_market::MarketData>,
     s: &RiskSettings,
 ) {
-    registry.register(wyckoff_tools::backtest::tool_under(md, risk_rules(s)));
+    registry.register(wyckoff_tools::backtest::tool_under(
+        md.clone(),
+        risk_rules(s),
+    ));
+    // The screen's candidates carry the size the same rules suggest.
+    registry.register(wyckoff_tools::screen::tool_under(md, risk_rules(s)));
 }
 
 impl Desk {

@@ -40,7 +40,11 @@ impl Desk {
         args: &Value,
         progress: &ProgressHandle,
     ) -> Result<(FunnelResult, Value), ToolError> {
-        screen::screen(self.market(), args, progress).await
+        let (result, mut value) = screen::screen(self.market(), args, progress).await?;
+        // Each candidate with the size the risk rules in Settings suggest.
+        screen::with_suggested_sizes(self.market(), &self.backtest_rules(), &result, &mut value)
+            .await;
+        Ok((result, value))
     }
 
     /// Keeps a screen's candidates for forward tracking; `None` when there were none.
@@ -117,13 +121,19 @@ impl Desk {
     /// Starts `request` as a background task of no conversation (a screen, a backtest, the
     /// full-market sync, a CSV import or an alerts check).
     pub async fn start_job(&self, request: &TaskRequest) -> Result<TaskInfo, JobError> {
-        jobs::start(self.market(), self.services().background(), request).await
+        jobs::start_under(
+            self.market(),
+            self.services().background(),
+            request,
+            Some(self.backtest_rules()),
+        )
+        .await
     }
 
     /// What a sweep or walk-forward with `args` would run (combinations, each axis's
     /// values), or why it would not; dates are checked against today in Beijing.
     pub fn research_plan(&self, args: &Value) -> Result<ResearchPlan, ToolError> {
-        backtest::plan(args, self.today())
+        backtest::plan_under(args, self.today(), Some(&self.backtest_rules()))
     }
 
     /// Starts a sweep or walk-forward as a `run_backtest` task of no conversation, checked

@@ -731,6 +731,10 @@ pub struct SweepAxes {
     pub top_n: Vec<u32>,
     pub entry_price_mode: Vec<String>,
     pub triggers: Vec<Vec<String>>,
+    /// How every combination sized its buys (equal slots in runs stored before sizing
+    /// was recorded).
+    #[serde(default)]
+    pub sizing: PositionSizing,
 }
 
 /// One combination's parameters.
@@ -751,6 +755,9 @@ pub struct SweepRowSummary {
     #[serde(flatten)]
     pub params: RunParams,
     pub metrics: RunMetrics,
+    /// Picks not bought, by reason (risk sizing: the account limits that held them back).
+    #[serde(default)]
+    pub skipped_entries: std::collections::BTreeMap<String, u32>,
 }
 
 /// A run's metrics; none where the run has no value (no Sharpe on a flat curve, no win
@@ -787,6 +794,15 @@ pub struct WalkForwardSummary {
     pub out_of_sample_curve: Vec<CurvePoint>,
     /// The in-sample runs chained likewise (dates repeat where windows overlap).
     pub in_sample_curve: Vec<CurvePoint>,
+    #[serde(default)]
+    pub grid: WalkForwardGrid,
+}
+
+/// What a walk-forward's grid says of every run (the axes are in its windows' choices).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
+pub struct WalkForwardGrid {
+    #[serde(default)]
+    pub sizing: PositionSizing,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
@@ -803,6 +819,9 @@ pub struct WindowSummary {
     pub chosen: Option<RunParams>,
     pub in_sample_metric: Option<f64>,
     pub out_of_sample: Option<RunMetrics>,
+    /// Out-of-sample picks not bought, by reason (risk sizing: the account limits).
+    #[serde(default)]
+    pub out_of_sample_skipped: std::collections::BTreeMap<String, u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
@@ -837,6 +856,12 @@ pub struct ResearchRequest {
     pub triggers: Option<String>,
     pub best_by: Option<String>,
     pub walk_forward: Option<String>,
+    /// `equal` (default) or `risk`.
+    #[serde(default)]
+    pub sizing: Option<String>,
+    /// With `risk`: percent of equity at risk a trade (default: Settings').
+    #[serde(default)]
+    pub risk_pct: Option<f64>,
 }
 
 impl ResearchRequest {
@@ -854,11 +879,15 @@ impl ResearchRequest {
             ("entry_price_mode", &self.entry_price_mode),
             ("triggers", &self.triggers),
             ("best_by", &self.best_by),
+            ("sizing", &self.sizing),
         ];
         for (key, value) in fields {
             if let Some(v) = value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
                 o.insert(key.into(), json!(v));
             }
+        }
+        if let Some(p) = self.risk_pct {
+            o.insert("risk_pct".into(), json!(p));
         }
         // The tool's schema takes the windows as an object (a background start checks it);
         // a spec that does not parse stays a string, for `plan` to refuse in the CLI's words.
@@ -900,11 +929,22 @@ pub struct ResearchPlan {
     pub best_by: String,
     /// `[in_sample, out_of_sample, step]` in trading days, for a walk-forward.
     pub walk_forward: Option<[u32; 3]>,
+    /// How every combination would size its buys, under which limits.
+    pub sizing: PositionSizing,
 }
 
 /// The plan of `args` (the tool's own checks, see [`parse_args`]); `today` is the caller's.
 pub fn plan(args: &Value, today: u32) -> Result<ResearchPlan, ToolError> {
-    let (grid, best_by, walk_forward) = parse_args(args, today, None)?;
+    plan_under(args, today, None)
+}
+
+/// [`plan`] with risk sizing under `rules` (the user's Settings), as [`run_under`] runs it.
+pub fn plan_under(
+    args: &Value,
+    today: u32,
+    rules: Option<&RiskRules>,
+) -> Result<ResearchPlan, ToolError> {
+    let (grid, best_by, walk_forward) = parse_args(args, today, rules)?;
     let show = |values: Vec<String>, param: &str| PlanAxis {
         param: param.to_owned(),
         values,
@@ -940,6 +980,7 @@ pub fn plan(args: &Value, today: u32) -> Result<ResearchPlan, ToolError> {
             .unwrap_or_default(),
         walk_forward: walk_forward
             .map(|w| [to_u32(w.in_sample), to_u32(w.out_of_sample), to_u32(w.step)]),
+        sizing: grid.sizing,
     })
 }
 
@@ -1018,6 +1059,61 @@ mod tests {
             stop_loss_pct: Some(stop.into()),
             ..ResearchRequest::default()
         }
+    }
+
+    #[test]
+    fn a_risk_sized_plan_runs_under_the_rules_given() {
+        use wyckoff_engine::risk_limits::RiskLimits;
+        let rules = RiskRules {
+            risk_bp: 75,
+            max_position_bp: 2_000,
+            limits: RiskLimits {
+                max_positions: 2,
+                ..RiskLimits::default()
+            },
+        };
+        let risk = ResearchRequest {
+            sizing: Some("risk".into()),
+            ..request("5,10", "8")
+        };
+        // The settings' risk per trade and limits, and they say so.
+        let p = plan_under(&risk.to_args(), TODAY, Some(&rules)).unwrap();
+        assert_eq!(
+            p.sizing,
+            PositionSizing::Risk {
+                risk_bp: 75,
+                limits: rules.limits,
+                limits_from: LimitsSource::Settings
+            }
+        );
+        // A percent given wins over the settings'; no rules: the engine's defaults.
+        let given = ResearchRequest {
+            risk_pct: Some(1.5),
+            ..risk.clone()
+        };
+        let p = plan_under(&given.to_args(), TODAY, Some(&rules)).unwrap();
+        assert!(matches!(
+            p.sizing,
+            PositionSizing::Risk { risk_bp: 150, .. }
+        ));
+        let p = plan(&risk.to_args(), TODAY).unwrap();
+        assert!(matches!(
+            p.sizing,
+            PositionSizing::Risk {
+                risk_bp: 100,
+                limits_from: LimitsSource::EngineDefault,
+                ..
+            }
+        ));
+        // Equal slots by default; a combination without a stop cannot be risk-sized.
+        let p = plan(&request("5,10", "8").to_args(), TODAY).unwrap();
+        assert_eq!(p.sizing, PositionSizing::EqualSlots);
+        let no_stop = ResearchRequest {
+            sizing: Some("risk".into()),
+            ..request("5", "0,8")
+        };
+        let e = plan_under(&no_stop.to_args(), TODAY, Some(&rules)).unwrap_err();
+        assert!(e.to_string().contains("stop_loss_pct 不能为 0"), "{e}");
     }
 
     #[test]

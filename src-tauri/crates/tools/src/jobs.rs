@@ -100,7 +100,23 @@ pub async fn start(
     tasks: &Arc<BackgroundTaskManager>,
     request: &TaskRequest,
 ) -> Result<TaskInfo, JobError> {
+    start_under(md, tasks, request, None).await
+}
+
+/// [`start`] with the user's risk rules: a screen's candidates then carry their suggested
+/// sizes, a risk-sized backtest runs under their limits.
+pub async fn start_under(
+    md: &Arc<MarketData>,
+    tasks: &Arc<BackgroundTaskManager>,
+    request: &TaskRequest,
+    rules: Option<crate::risk::RiskRules>,
+) -> Result<TaskInfo, JobError> {
     let (tool, args) = task_for(md, request)?;
+    let tool = match (rules, tool.spec().name.as_str()) {
+        (Some(r), crate::screen::NAME) => crate::screen::tool_under(md.clone(), r),
+        (Some(r), crate::backtest::NAME) => crate::backtest::tool_under(md.clone(), r),
+        _ => tool,
+    };
     if let Some(running) = tasks
         .active()
         .into_iter()

@@ -237,33 +237,49 @@ pub async fn buy_preview(
     args: &Value,
 ) -> Option<BuyPreview> {
     let (code, proposed, price) = buy_of(tool, args)?;
+    let acct = account(md).await;
+    preview_on(md, rules, acct.as_ref(), &code, Some(proposed), price).await
+}
+
+/// The preview's core for one buy of `code` at `price` on an account read once: the
+/// rules' size, its stop and risk, and the limits the buy breaks. `proposed` `None`: the
+/// rules' own shares are the buy (a suggested size). `None` when the price is not one.
+async fn preview_on(
+    md: &MarketData,
+    rules: &RiskRules,
+    acct: Result<&(Account, EquitySource, i64, Vec<String>), &ToolError>,
+    code: &str,
+    proposed: Option<u64>,
+    price: f64,
+) -> Option<BuyPreview> {
     let entry_e6 = price_e6(price)?;
-    let name = wyckoff_market::StockCode::parse(&code)
+    let name = wyckoff_market::StockCode::parse(code)
         .ok()
         .and_then(|c| md.stock_info(&c))
         .map(|i| i.name)
         .unwrap_or_default();
     let mut preview = BuyPreview {
-        code: code.clone(),
+        code: code.to_owned(),
         name,
-        proposed_shares: proposed,
+        proposed_shares: proposed.unwrap_or(0),
         entry_e6,
         sizing: None,
         unavailable: None,
         breaches: Vec::new(),
         notes: Vec::new(),
     };
-    let (account, _, cash_fen, notes) = match account(md).await {
+    let (account, _, cash_fen, notes) = match acct {
         Ok(a) => a,
         Err(e) => {
             preview.unavailable = Some(format!("读不到账户：{e}"));
             return Some(preview);
         }
     };
-    preview.notes = notes;
+    let cash_fen = *cash_fen;
+    preview.notes = notes.clone();
     preview
         .notes
-        .extend(risk_notes(&assess(&account, &rules.limits)));
+        .extend(risk_notes(&assess(account, &rules.limits)));
     let industry = account
         .positions
         .iter()
@@ -276,9 +292,10 @@ pub async fn buy_preview(
             .industries_as_of(None)
             .await
             .ok()
-            .and_then(|v| v.industry.get(&code).cloned()),
+            .and_then(|v| v.industry.get(code).cloned()),
     };
     let mut stop_e6 = None;
+    let mut shares = proposed.unwrap_or(0);
     if account.equity_fen <= 0 {
         preview.unavailable =
             Some("账户没有权益（现金与持仓都为 0）：无法按风险计算仓位".to_owned());
@@ -298,8 +315,11 @@ pub async fn buy_preview(
         match sized {
             Ok(p) => {
                 let s = &p.sizing;
+                let shares_of_buy = proposed.unwrap_or(s.shares);
+                shares = shares_of_buy;
                 let date = wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date());
-                let proposed_risk = risk_fen(proposed, s.entry_e6, s.stop_e6, date).unwrap_or(0);
+                let proposed_risk =
+                    risk_fen(shares_of_buy, s.entry_e6, s.stop_e6, date).unwrap_or(0);
                 stop_e6 = Some(s.stop_e6);
                 preview.notes.extend(p.freshness.notes.iter().cloned());
                 preview.sizing = Some(BuySizing {
@@ -320,18 +340,67 @@ pub async fn buy_preview(
             Err(e) => preview.unavailable = Some(e.to_string()),
         }
     }
-    preview.breaches = check_buy(
-        &account,
-        &rules.limits,
-        &ProposedBuy {
-            code,
-            industry,
-            shares: proposed,
-            entry_e6,
-            stop_e6,
-        },
-    );
+    preview.proposed_shares = shares;
+    // A suggestion of no shares breaks nothing: only the brake can be said of it.
+    preview.breaches = if shares == 0 && proposed.is_none() {
+        wyckoff_engine::risk_limits::brake(account, &rules.limits)
+    } else {
+        check_buy(
+            account,
+            &rules.limits,
+            &ProposedBuy {
+                code: code.to_owned(),
+                industry,
+                shares,
+                entry_e6,
+                stop_e6,
+            },
+        )
+    };
     Some(preview)
+}
+
+/// A size the rules suggest for buying a candidate at its last close: the rules' shares
+/// (board lots), the stop and the risk at it, the caps that bound the size, and the
+/// account limits such a buy would break; or why there is none.
+#[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
+pub struct SuggestedSize {
+    pub code: String,
+    /// The rules' answer (`shares` 0 with `why_none` when no lot fits the budget).
+    pub sizing: Option<BuySizing>,
+    /// The limits buying `sizing.shares` would break (the brake alone for no shares).
+    pub breaches: Vec<wyckoff_protocol::RiskBreach>,
+    /// Why no size could be worked out (no account, no bars, no stop).
+    pub unavailable: Option<String>,
+}
+
+/// [`SuggestedSize`] for each `(code, price)`, the account read once, under `rules`:
+/// the same core as the approval of a buy ([`buy_preview`]).
+pub async fn suggest_sizes(
+    md: &MarketData,
+    rules: &RiskRules,
+    picks: &[(String, f64)],
+) -> Vec<SuggestedSize> {
+    let acct = account(md).await;
+    let mut out = Vec::with_capacity(picks.len());
+    for (code, price) in picks {
+        let p = preview_on(md, rules, acct.as_ref(), code, None, *price).await;
+        out.push(match p {
+            Some(p) => SuggestedSize {
+                code: code.clone(),
+                sizing: p.sizing,
+                breaches: p.breaches,
+                unavailable: p.unavailable,
+            },
+            None => SuggestedSize {
+                code: code.clone(),
+                sizing: None,
+                breaches: Vec::new(),
+                unavailable: Some(format!("价格 {price} 无效")),
+            },
+        });
+    }
+    out
 }
 
 fn cap_text(cap: &wyckoff_engine::sizing::Cap) -> String {

@@ -93,13 +93,75 @@ pub async fn run_tracked(
     args: &Value,
     progress: &ProgressHandle,
 ) -> Result<Value, ToolError> {
+    run_tracked_under(md, args, progress, None).await
+}
+
+/// [`run_tracked`] with each candidate's suggested size under `rules` (the user's
+/// Settings; `None`: no sizes), see [`with_suggested_sizes`].
+pub async fn run_tracked_under(
+    md: &MarketData,
+    args: &Value,
+    progress: &ProgressHandle,
+    rules: Option<&crate::risk::RiskRules>,
+) -> Result<Value, ToolError> {
     let (result, mut value) = screen(md, args, progress).await?;
+    if let Some(rules) = rules {
+        with_suggested_sizes(md, rules, &result, &mut value).await;
+    }
     match save_for_tracking(md, &result, Origin::Tool).await {
         Ok(Some(id)) => value["tracked_screen_id"] = json!(id),
         Ok(None) => {}
         Err(e) => tracing::warn!(tool = NAME, error = %e, "screen not saved for tracking"),
     }
     Ok(value)
+}
+
+/// `screen_stocks` as the agent's tool and the app's screen job, each candidate with its
+/// suggested size under `rules` (the user's Settings).
+pub fn tool_under(
+    md: std::sync::Arc<MarketData>,
+    rules: crate::risk::RiskRules,
+) -> std::sync::Arc<dyn wyckoff_agent::Tool> {
+    std::sync::Arc::new(wyckoff_agent::FnTool::new(
+        wyckoff_agent::ToolSpec::new(NAME, DISPLAY_NAME).background(),
+        DESCRIPTION,
+        parameters(),
+        move |args, ctx| {
+            let md = md.clone();
+            async move { run_tracked_under(&md, &args, &ctx.progress, Some(&rules)).await }
+        },
+    ))
+}
+
+/// Puts on each candidate of `value` (the JSON of `result`) the size the risk rules
+/// suggest for buying it at its last close (`suggested_size`): the approval's own sizing
+/// and limits ([`crate::risk::suggest_sizes`]) on the account now. A screen as of a past
+/// day gets none (its closes are adjusted and today's account did not exist then): its
+/// `suggested_size_note` says so.
+pub async fn with_suggested_sizes(
+    md: &MarketData,
+    rules: &crate::risk::RiskRules,
+    result: &FunnelResult,
+    value: &mut Value,
+) {
+    if result.args.as_of.is_some() {
+        value["suggested_size_note"] =
+            json!("按某日回看的筛选不给建议仓位：仓位按今天的账户与收盘价计算");
+        return;
+    }
+    let picks: Vec<(String, f64)> = result
+        .candidates
+        .iter()
+        .map(|c| (c.code.clone(), c.last_close))
+        .collect();
+    let sizes = crate::risk::suggest_sizes(md, rules, &picks).await;
+    if let Some(Value::Array(cands)) = value.get_mut("candidates") {
+        for (c, size) in cands.iter_mut().zip(sizes) {
+            if c.get("code").and_then(Value::as_str) == Some(size.code.as_str()) {
+                c["suggested_size"] = serde_json::to_value(&size).unwrap_or(Value::Null);
+            }
+        }
+    }
 }
 
 /// Saves a screen run for forward tracking; `None` when it screened no day.
