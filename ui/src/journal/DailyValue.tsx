@@ -7,6 +7,7 @@ import { useContext } from "react";
 import type { DayValue, Performance } from "../bindings";
 import { LanguageContext } from "../i18n";
 import EquityChart from "../research/EquityChart";
+import HoldingLines from "./HoldingLines";
 import { pnlClass } from "../pages/workspaceModel";
 import { fen, sparkPoints } from "./journalModel";
 import { journalText } from "./text";
@@ -53,6 +54,7 @@ export default function DailyValue({ values, held, performance }: { values: DayV
         <b id="jr-nav-value" data-value={last.nav_fen}>{fen(last.nav_fen)}</b> · {t("twr")} <b id="jr-twr">{pct(performance?.twr_pct ?? last.twr_pct)}</b> · {t("maxDrawdown")}{" "}
         <b id="jr-drawdown">{pct(performance?.max_drawdown_pct)}</b>
       </p>
+      <HoldingLines lines={performance?.holdings ?? []} asOf={last.date} />
       {(performance?.notes ?? []).map((n) => (
         <p key={n} className="hint warn jr-note">
           {n}

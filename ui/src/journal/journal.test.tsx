@@ -85,7 +85,7 @@ const report = (fills: FillRow[], over: Partial<JournalReport> = {}): JournalRep
     implied: [],
   },
   values: [],
-  performance: { first: null, last: null, nav_fen: 0, cash_fen: 0, twr_pct: null, max_drawdown_pct: null, approximate: [], notes: [] },
+  performance: { first: null, last: null, nav_fen: 0, cash_fen: 0, twr_pct: null, max_drawdown_pct: null, approximate: [], notes: [], holdings: [] },
   reviews: [],
   ...over,
 });
@@ -336,7 +336,7 @@ describe("fills, value and review", () => {
       <DailyValue
         held
         values={[day("2020-01-02", 3_399_484, 1_600_000, ["000001"]), day("2020-01-03", 3_399_484, 1_650_000)]}
-        performance={{ first: "2020-01-02", last: "2020-01-03", nav_fen: 5_049_484, cash_fen: 3_399_484, twr_pct: 0.98, max_drawdown_pct: -0.01, approximate: [{ code: "000001", reason: "bundled" }], notes: [note] }}
+        performance={{ first: "2020-01-02", last: "2020-01-03", nav_fen: 5_049_484, cash_fen: 3_399_484, twr_pct: 0.98, max_drawdown_pct: -0.01, approximate: [{ code: "000001", reason: "bundled" }], notes: [note], holdings: [] }}
       />,
     );
     expect(byId("jr-cash").textContent).toBe("33,994.84");
