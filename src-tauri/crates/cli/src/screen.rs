@@ -125,6 +125,52 @@ fn print_text(r: &Value) {
             num(&c["intraday_60m"]["type"]),
         );
     }
+    // The risk rules' suggested size of each candidate (a screen of today only).
+    let sized: Vec<String> = cands
+        .iter()
+        .filter_map(|c| {
+            let z = &c["suggested_size"];
+            if z.is_null() {
+                return None;
+            }
+            let breaks: Vec<String> = z["breaches"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| num(&b["type"]))
+                .collect();
+            let size = match z["sizing"]["shares"].as_u64() {
+                Some(0) => format!("no lot fits ({})", num(&z["sizing"]["why_none"])),
+                Some(n) => format!(
+                    "{n} shares, risk {:.2} yuan ({}%) to the stop {:.2}",
+                    z["sizing"]["risk_fen"].as_f64().unwrap_or(0.0) / 100.0,
+                    num(&z["sizing"]["risk_pct"]),
+                    z["sizing"]["stop_e6"].as_f64().unwrap_or(0.0) / 1e6,
+                ),
+                None => format!("none: {}", num(&z["unavailable"])),
+            };
+            Some(if breaks.is_empty() {
+                format!("  {} {size}", num(&c["code"]))
+            } else {
+                format!("  {} {size}; breaks {}", num(&c["code"]), breaks.join(", "))
+            })
+        })
+        .collect();
+    if !sized.is_empty() {
+        println!(
+            "
+suggested sizes (the risk rules in Settings):"
+        );
+        for line in sized {
+            println!("{line}");
+        }
+    }
+    if let Some(n) = r["suggested_size_note"].as_str() {
+        println!(
+            "
+note: {n}"
+        );
+    }
     let skipped = r["skipped"].as_array().map(Vec::len).unwrap_or(0);
     if skipped > 0 {
         println!(
