@@ -2,6 +2,8 @@
 //! days): on the real bundled daily bars, at many cut points, it places the same events at
 //! the same bars and prices as the daily reading, whatever dates the bars carry.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use wyckoff_engine::Bar;
