@@ -99,6 +99,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             bots::bot_pair,
             bots::bot_set_approver,
             bots::bot_unpair,
+            bots::bot_add,
+            bots::bot_remove,
             mcp::mcp_servers,
             mcp::mcp_add,
             mcp::mcp_set_enabled,

@@ -3,6 +3,7 @@
 
 pub mod allocator;
 mod bindings;
+mod bot_serving;
 mod chat;
 mod clock_override;
 mod commands;
@@ -79,6 +80,8 @@ pub fn run() {
             app.manage(state);
             app.manage(chat::ChatState::new(app.handle().clone()));
             timer::watch(app.handle().clone());
+            app.manage(bot_serving::BotServing::default());
+            bot_serving::watch(app.handle().clone());
             if let Err(e) = tray::create(app.handle()) {
                 // A desktop without a tray (some Linux sessions) still gets a window.
                 tracing::warn!("tray icon unavailable: {e}");
@@ -113,6 +116,8 @@ pub fn run() {
             api.prevent_exit();
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
+                // The bots' leases first: the daemon may take them over at once.
+                app.state::<bot_serving::BotServing>().stop().await;
                 app.state::<chat::ChatState>()
                     .end_session(EXIT_EXTRACTION_DEADLINE)
                     .await;

@@ -360,6 +360,16 @@ export const commands = {
 	industriesImport: (path: string) => typedError<IndustriesImportReport, CommandError>(__TAURI_INVOKE("industries_import", { path })),
 	/**  The membership loads on record, oldest first. */
 	industryLoads: () => typedError<LoadInfo[], CommandError>(__TAURI_INVOKE("industry_loads")),
+	/**
+	 *  Each concept block's 5-day return against the market's (`as_of` `YYYY-MM-DD`; the
+	 *  newest cached day when `None`), strongest first.
+	 */
+	conceptStrength: (asOf: string | null) => typedError<ConceptStrengthPage, CommandError>(__TAURI_INVOKE("concept_strength", { asOf })),
+	/**
+	 *  A stock's industry and concept and style blocks (the latest loads when `as_of` is
+	 *  `None`).
+	 */
+	stockBlocks: (code: string, asOf: string | null) => typedError<StockBlocks, CommandError>(__TAURI_INVOKE("stock_blocks", { code, asOf })),
 };
 
 /** Events */
@@ -905,6 +915,41 @@ export type CommandErrorKind =
 "expired" | 
 /**  Anything else: a store, a file, a task that failed. */
 "internal";
+
+/**  Every concept block on one trading day, strongest relative return first. */
+export type ConceptStrengthDay = {
+	/**  `YYYYMMDD`. */
+	date: number,
+	/**  Stocks with a 5-day return on the day, and their mean, percent. */
+	market_stocks: number,
+	market_return_5d_pct: number | null,
+	rows: ConceptStrengthRow[],
+};
+
+/**  The concept table as the map page shows it. */
+export type ConceptStrengthPage = {
+	/**  `None`: no concept blocks on record (a TDX install's block_gn.dat gives them). */
+	load: LoadInfo | null,
+	/**  The load is dated after the day (none earlier exists): today's blocks stand in. */
+	load_later: boolean,
+	/**  `None` with no blocks, or no bars cached on or before the day. */
+	table: ConceptStrengthDay | null,
+};
+
+/**  One concept block on the day. */
+export type ConceptStrengthRow = {
+	concept: string,
+	/**  Members in the block (A-share stocks). */
+	members: number,
+	/**  Of them, those with a 5-day return on the day. */
+	counted: number,
+	/**  Their equal-weight mean 5-day return, percent. */
+	return_5d_pct: number | null,
+	/**  `return_5d_pct` minus the market's, percentage points. */
+	relative_5d_pct: number | null,
+	/**  Counted members that closed up on the day. */
+	up_today: number,
+};
 
 export type ConnectionFailed = {
 	/**
@@ -3084,6 +3129,25 @@ export type SpanWrite = {
 };
 
 export type StepState = "pending" | "done" | "skipped";
+
+/**  What a stock belonged to on a day, as the stock page shows it. */
+export type StockBlocks = {
+	/**  Six digits. */
+	code: string,
+	industry: string | null,
+	/**  The load the industry was read from. */
+	industry_load: LoadInfo | null,
+	/**  The industry is a later membership standing in for the day's. */
+	industry_later: boolean,
+	/**  Concept blocks (概念), sorted. */
+	concepts: string[],
+	/**  Style blocks (风格), sorted. */
+	styles: string[],
+	/**  The block loads read (concepts, then styles). */
+	block_loads: LoadInfo[],
+	/**  A block load read is later than the day. */
+	blocks_later: boolean,
+};
 
 export type StockChart = {
 	code: string,

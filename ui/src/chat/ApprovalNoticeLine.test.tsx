@@ -22,6 +22,8 @@ describe("an approval notice's line", () => {
       [notice("allowed", { type: "app" }, null, "持仓表被锁"), "zh", "✗ 已批准（应用内），但未能执行：调仓 持仓表被锁"],
       [notice("denied", { type: "app" }, null, "不调"), "zh", "⛔ 已拒绝（应用内）：调仓 不调"],
       [notice("denied", { type: "cli" }), "en", "⛔ Denied from the command line: 调仓"],
+      [notice("allowed", { type: "bot", bot: "tg", sender: "7", label: "alice" }, "现金 5000"), "zh", "✅ 已批准（聊天机器人 tg · alice）并执行：调仓"],
+      [notice("denied", { type: "bot", bot: "tg", sender: "7", label: "" }), "en", "⛔ Denied from chat bot tg by 7: 调仓"],
       [notice("expired", { type: "expiry" }), "zh", "⌛ 无人审批，已过期：调仓"],
       [notice("expired", { type: "expiry" }), "en", "⌛ Expired with nobody answering: 调仓"],
       [notice("denied", { type: "app" }, null, "x".repeat(100)), "en", `⛔ Denied in the app: 调仓 ${"x".repeat(80)}`],

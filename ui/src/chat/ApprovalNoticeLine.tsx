@@ -12,6 +12,8 @@ function deciderText(by: Decider | null | undefined, t: T): string {
       return t("approvalByApp");
     case "cli":
       return t("approvalByCli");
+    case "bot":
+      return t("approvalByBot", { bot: by.bot, sender: by.label || by.sender });
     default:
       return "";
   }

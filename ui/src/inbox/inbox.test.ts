@@ -40,6 +40,8 @@ describe("inbox wording", () => {
     expect(requesterText("schedule:close", en)).toBe("schedule close");
     expect(requesterText("conversation", en)).toBe("an unattended run");
     expect(requesterText("something-else", en)).toBe("something-else");
+    expect(requesterText("bot:desk", zh)).toBe("聊天机器人 desk");
+    expect(requesterText("bot:desk", en)).toBe("chat bot desk");
     const deciders: [Parameters<typeof deciderText>[0], string, string][] = [
       [{ type: "app" }, "应用", "app"],
       [{ type: "cli" }, "命令行", "CLI"],
@@ -47,6 +49,8 @@ describe("inbox wording", () => {
       [{ type: "always_allow" }, "总是允许", "always allow"],
       [{ type: "policy", approve: "queue" }, "--approve queue", "--approve queue"],
       [{ type: "expiry" }, "过期", "expiry"],
+      [{ type: "bot", bot: "desk", sender: "42", label: "alice" }, "聊天机器人 desk · alice", "chat bot desk · alice"],
+      [{ type: "bot", bot: "desk", sender: "42", label: "" }, "聊天机器人 desk · 42", "chat bot desk · 42"],
     ];
     for (const [by, z, e] of deciders) {
       expect(deciderText(by, zh)).toBe(z);

@@ -33,6 +33,7 @@ export function expiresText(expiresAt: string, now: number, t: Translate): strin
 export function requesterText(requestedBy: string, t: Translate): string {
   if (requestedBy.startsWith("schedule:")) return t("inboxBySchedule", { name: requestedBy.slice("schedule:".length) });
   if (requestedBy === "conversation") return t("inboxByConversation");
+  if (requestedBy.startsWith("bot:")) return t("inboxByBot", { name: requestedBy.slice("bot:".length) });
   return requestedBy;
 }
 
@@ -50,6 +51,8 @@ export function deciderText(by: Decider, t: Translate): string {
       return t("inboxDeciderApp");
     case "expiry":
       return t("inboxDeciderExpiry");
+    case "bot":
+      return t("inboxDeciderBot", { bot: by.bot, sender: by.label || by.sender });
   }
 }
 

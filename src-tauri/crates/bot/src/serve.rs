@@ -24,6 +24,9 @@ pub struct ServeOptions {
     /// The first wait after a failure (doubling after each failure in a row).
     pub retry_base: Duration,
     pub retry_max: Duration,
+    /// Which front end serves (`app`, or `cli` for the daemon and `wyckoff bot run`): the
+    /// settings panel names it beside each bot.
+    pub front: &'static str,
 }
 
 impl Default for ServeOptions {
@@ -32,6 +35,7 @@ impl Default for ServeOptions {
             poll: Duration::from_secs(25),
             retry_base: Duration::from_secs(1),
             retry_max: Duration::from_secs(60),
+            front: "cli",
         }
     }
 }
@@ -168,7 +172,8 @@ pub async fn serve_all(
     Ok(served)
 }
 
-/// One Telegram bot's loop.
+/// One Telegram bot, served by this process once it holds the bot's lease (another
+/// process serving it, this one stands by until it stops), until `stop`.
 pub async fn serve_telegram(
     desk: Arc<Desk>,
     name: String,
@@ -176,10 +181,28 @@ pub async fn serve_telegram(
     options: ServeOptions,
     stop: CancellationToken,
 ) {
+    if !desk.bot_hold_serving(&name, options.front, &stop).await {
+        return;
+    }
+    poll_telegram(&desk, &name, &client, &options, &stop).await;
+    if let Err(e) = desk.bot_release_serving(&name).await {
+        tracing::warn!(bot = %name, "the bot's lease was not given back: {e}");
+    }
+}
+
+/// The long poll: updates handed to the desk, then what the chats are owed of
+/// decisions made elsewhere.
+async fn poll_telegram(
+    desk: &Desk,
+    name: &str,
+    client: &TelegramClient,
+    options: &ServeOptions,
+    stop: &CancellationToken,
+) {
     tracing::info!(bot = %name, "serving");
     let mut failures: u32 = 0;
     loop {
-        let offset = match desk.bot_next_update(&name).await {
+        let offset = match desk.bot_next_update(name).await {
             Ok(o) => o,
             Err(e) => {
                 tracing::error!(bot = %name, "stopped: {e}");
@@ -200,10 +223,11 @@ pub async fn serve_telegram(
                     if stop.is_cancelled() {
                         return;
                     }
-                    if let Err(e) = handle(&desk, &name, &client, update).await {
+                    if let Err(e) = handle(desk, name, client, update).await {
                         tracing::warn!(bot = %name, "an update was not answered: {e}");
                     }
                 }
+                send_follow_ups(desk, name, client).await;
                 continue;
             }
             Err(TelegramError::Unauthorized) => {
@@ -221,6 +245,32 @@ pub async fn serve_telegram(
         tokio::select! {
             () = stop.cancelled() => return,
             () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// Decisions on the bot's requests made in the app, the CLI or by expiry, each told
+/// to its chat once (a failed send is tried again after the next poll).
+async fn send_follow_ups(desk: &Desk, bot: &str, client: &TelegramClient) {
+    let follow_ups = match desk.bot_follow_ups(bot).await {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!(bot, "decisions for the chats not read: {e}");
+            return;
+        }
+    };
+    for f in follow_ups {
+        let Ok(chat_id) = f.chat_id.parse::<i64>() else {
+            tracing::warn!(bot, chat = %f.chat_id, "not a Telegram chat id");
+            continue;
+        };
+        match client.send_text(chat_id, &f.text).await {
+            Ok(()) => {
+                if let Err(e) = desk.bot_follow_up_sent(&f.request_id).await {
+                    tracing::warn!(bot, request = %f.request_id, "sent, not marked: {e}");
+                }
+            }
+            Err(e) => tracing::warn!(bot, request = %f.request_id, "a decision was not sent: {e}"),
         }
     }
 }

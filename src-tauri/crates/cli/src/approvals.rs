@@ -334,6 +334,7 @@ fn decider_label(by: &Decider) -> String {
         Decider::Cli => "wyckoff approvals".to_owned(),
         Decider::App => "the app's inbox".to_owned(),
         Decider::Expiry => "expiry".to_owned(),
+        Decider::Bot { bot, sender, label } => format!("bot {bot}: {label} ({sender})"),
     }
 }
 

@@ -83,6 +83,14 @@ pub enum Decider {
     App,
     /// The request passed its expiry.
     Expiry,
+    /// A paired sender the owner marked approver, from a chat with the request's
+    /// one-time code: the bot's name, the sender's platform id and its name there.
+    Bot {
+        bot: String,
+        sender: String,
+        #[serde(default)]
+        label: String,
+    },
 }
 
 /// What was decided.

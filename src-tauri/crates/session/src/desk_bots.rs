@@ -552,11 +552,17 @@ impl Desk {
             ));
         }
         let answer = if allow { Answer::Allow } else { Answer::Deny };
-        let by = Decider::Policy {
-            approve: format!("bot:{}:{}", msg.bot, msg.sender_id),
+        let by = Decider::Bot {
+            bot: msg.bot.clone(),
+            sender: msg.sender_id.clone(),
+            label: sender.label.clone(),
         };
         let decided =
             crate::approvals::answer(self.hub(), request_id, answer, by, None, self.now()).await;
+        if decided.is_ok() {
+            // Decided in this chat: the reply below tells it, not a later follow-up.
+            self.bot_follow_up_sent(request_id).await?;
+        }
         let line = match &decided {
             Ok(d) => format!("{request_id}: {:?}", d.request.status),
             Err(e) => format!("{request_id}: {e}"),

@@ -47,6 +47,7 @@ pub mod beijing;
 pub mod bot_store;
 pub mod connection;
 pub mod desk;
+pub mod desk_bot_serve;
 pub mod desk_bots;
 mod desk_history;
 mod desk_ledger;
