@@ -3,6 +3,7 @@
 use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::bots;
+use crate::commands::concepts;
 use crate::commands::{
     alerts, annotations, app, chat, conversations, first_run, history, inbox, keys, markdown,
     market, market_map, mcp, memory, minute, overview, portfolio, portfolio_journal,
@@ -129,6 +130,8 @@ pub fn builder() -> Builder<tauri::Wry> {
             market_map::industry_members,
             market_map::industries_import,
             market_map::industry_loads,
+            concepts::concept_strength,
+            concepts::stock_blocks,
         ])
         .events(collect_events![
             settings::SettingsChanged,

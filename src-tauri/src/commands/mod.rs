@@ -6,6 +6,7 @@ pub mod annotations;
 pub mod app;
 pub mod bots;
 pub mod chat;
+pub mod concepts;
 pub mod conversations;
 pub mod error;
 pub mod first_run;
