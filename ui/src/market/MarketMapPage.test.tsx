@@ -6,6 +6,7 @@ const mocks = vi.hoisted(() => ({
   marketMapSeries: vi.fn(),
   industryMembers: vi.fn(),
   industriesImport: vi.fn(),
+  conceptStrength: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 
@@ -86,6 +87,33 @@ describe("the market map page", () => {
     fireEvent.click(container.querySelector("#map-import") as HTMLElement);
     await waitFor(() => expect(container.querySelector("#map-treemap .map-cell[data-industry='金融']")).toBeTruthy());
     expect(mocks.marketMap).toHaveBeenCalledTimes(2);
+  });
+
+  it("switches to 概念: the concept table of the map's day in the industries' place, and back", async () => {
+    mocks.marketMap.mockResolvedValue(ok(mapWith([row("金融", 3e9, 0.65)])));
+    mocks.conceptStrength.mockResolvedValue(
+      ok({
+        load: { id: 2, kind: "concept", loaded_on: 20261207, source: "tdx", path: "/tdx/block_gn.dat", stocks: 7, industries: 0, concepts: 2, recorded_at: "2026-12-07T08:00:00Z" },
+        load_later: true,
+        table: { date: 20200616, market_stocks: 8, market_return_5d_pct: 1, rows: [{ concept: "大金融", members: 3, counted: 3, return_5d_pct: 2, relative_5d_pct: 1, up_today: 1 }] },
+      }),
+    );
+    const { container } = page();
+    await waitFor(() => expect(container.querySelector("#map-treemap")).toBeTruthy());
+    expect(mocks.conceptStrength).not.toHaveBeenCalled();
+    expect(container.querySelector("#map-view-industries")!.getAttribute("aria-pressed")).toBe("true");
+
+    fireEvent.click(container.querySelector("#map-view-concepts") as HTMLElement);
+    await waitFor(() => expect(container.querySelector(".concept-row[data-concept='大金融']")).toBeTruthy());
+    expect(mocks.conceptStrength).toHaveBeenCalledWith("2020-06-16");
+    expect(container.querySelector("#map-treemap")).toBeNull();
+    expect(container.querySelector("[data-note='later-load']")!.textContent).toBe("概念板块取自 2026-12-07 导入的数据（没有更早的），代替 2020-06-16 当时的成分");
+    // the limit figures are the day's, not the industries': they stay
+    expect(container.querySelector("#map-limit-series")).toBeTruthy();
+
+    fireEvent.click(container.querySelector("#map-view-industries") as HTMLElement);
+    expect(container.querySelector("#map-treemap")).toBeTruthy();
+    expect(container.querySelector("#map-concepts")).toBeNull();
   });
 
   it("shows the desk's error when the cache has no bars", async () => {

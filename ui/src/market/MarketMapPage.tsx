@@ -2,7 +2,8 @@
 // return relative to the market), a click listing an industry's members (each opening its
 // stock page), the rotation chart (RS-Ratio against RS-Momentum, the last 20 trading days as
 // trails) and the limit figures of the last trading days. Without industries it says how to
-// get them and imports a file or a TDX folder. Every figure is the desk's.
+// get them and imports a file or a TDX folder. A 行业 / 概念 switch puts the concept blocks'
+// 5-day strength table in the industries' place. Every figure is the desk's.
 import { useCallback, useContext, useEffect, useState } from "react";
 import { commands, type IndustriesImportReport, type IndustryMembers, type MarketMap, type MarketMapSeries, type RotationTrail, type SectorRow } from "../bindings";
 import { LanguageContext } from "../i18n";
@@ -10,6 +11,8 @@ import { MISSING, formatPct } from "../chat/diagnosis";
 import { badLineText, isoDay, noteText, sealRateText } from "./mapModel";
 import { FULL_COLOUR_PP, rotationSpan, rotationXY, squarify, strengthColour } from "./treemap";
 import { mapText } from "./text";
+import ConceptTable from "./ConceptTable";
+import { conceptText } from "./concepts";
 import "./market.css";
 
 type T = ReturnType<typeof mapText>;
@@ -267,6 +270,8 @@ export default function MarketMapPage({ onOpenStock }: { onOpenStock: (code: str
   const [members, setMembers] = useState<IndustryMembers | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [imported, setImported] = useState<ImportNote | null>(null);
+  const [view, setView] = useState<"industries" | "concepts">("industries");
+  const ct = conceptText(lang);
 
   const load = useCallback(async () => {
     try {
@@ -314,7 +319,15 @@ export default function MarketMapPage({ onOpenStock }: { onOpenStock: (code: str
           ))}
         </ul>
       )}
-      {map && !map.sectors && (
+      <div className="period-switch" role="group" aria-label={`${ct("industriesTab")} / ${ct("conceptsTab")}`} id="map-view-switch">
+        {(["industries", "concepts"] as const).map((v) => (
+          <button key={v} id={`map-view-${v}`} className={v === view ? "active" : ""} aria-pressed={v === view} onClick={() => setView(v)}>
+            {ct(v === "industries" ? "industriesTab" : "conceptsTab")}
+          </button>
+        ))}
+      </div>
+      {view === "concepts" && (map || error) && <ConceptTable asOf={map?.trade_date ?? null} />}
+      {view === "industries" && map && !map.sectors && (
         <ImportIndustries
           t={t}
           setNote={setImported}
@@ -325,8 +338,8 @@ export default function MarketMapPage({ onOpenStock }: { onOpenStock: (code: str
           }}
         />
       )}
-      {imported && <ImportResult note={imported} />}
-      {rows.length > 0 && (
+      {view === "industries" && imported && <ImportResult note={imported} />}
+      {view === "industries" && rows.length > 0 && (
         <div className="card">
           <h2>{t("treemap")}</h2>
           <Treemap rows={rows} selected={selected} onPick={(i) => void pick(i)} />
@@ -344,7 +357,7 @@ export default function MarketMapPage({ onOpenStock }: { onOpenStock: (code: str
           )}
         </div>
       )}
-      {series && series.trails.length > 0 && (
+      {view === "industries" && series && series.trails.length > 0 && (
         <div className="card">
           <h2>{t("rotation")}</h2>
           <Rotation trails={series.trails} t={t} />

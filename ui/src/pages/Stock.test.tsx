@@ -12,6 +12,7 @@ const mocks = vi.hoisted(() => ({
   chartNoteAdd: vi.fn(),
   chartNoteRemove: vi.fn(),
   nameHistory: vi.fn(),
+  stockBlocks: vi.fn(),
 }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 /** The name of every chart the page rendered, in order. */
@@ -89,6 +90,7 @@ beforeEach(() => {
   mocks.watchlistAdd.mockResolvedValue(ok([]));
   mocks.chartNotes.mockResolvedValue(ok([]));
   mocks.nameHistory.mockResolvedValue(ok({ code: "000001", spans: [], listing: null }));
+  mocks.stockBlocks.mockImplementation(async (code: string) => ok({ code, industry: null, industry_load: null, industry_later: false, concepts: [], styles: [], block_loads: [], blocks_later: false }));
 });
 afterEach(() => {
   cleanup();
@@ -322,6 +324,14 @@ describe("stock page", () => {
     ]);
     expect(document.getElementById("name-history-listing")?.textContent).toBe("上市 1990-12-10");
     expect(document.getElementById("name-history-first-seen")?.textContent).toContain("实际改名可能更早");
+  });
+
+  it("lists the stock's industry and concepts under the header", async () => {
+    mocks.stockBlocks.mockResolvedValue(ok({ code: "000001", industry: "银行", industry_load: null, industry_later: false, concepts: ["大金融"], styles: [], block_loads: [], blocks_later: false }));
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    await waitFor(() => expect(document.getElementById("stock-concepts")?.textContent).toBe("概念：大金融"));
+    expect(mocks.stockBlocks).toHaveBeenCalledWith("000001", null);
+    expect(document.getElementById("stock-industry")?.textContent).toBe("行业：银行");
   });
 
   it("says when no names are recorded, and a delisting in English", async () => {

@@ -12,6 +12,7 @@ import { useMarketText } from "./marketText";
 import { askText, chartInView, isoDate, knownNote, type EventsView } from "./stockModel";
 import StockSync from "./StockSync";
 import NameHistory from "./NameHistory";
+import StockBlocksLine from "./StockBlocksLine";
 import ReplayBar from "./ReplayBar";
 import { keepSession, loadSessions, parseIsoDate, putGuess, score, startAt, stepBar, stepWeek, atEnd, type Cursor, type Guess, type TrainingLabel } from "./replayModel";
 import { dataNoteText } from "./dataNotes";
@@ -296,6 +297,7 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
         </button>
       </header>
       <NameHistory code={code} />
+      <StockBlocksLine code={code} />
       {whole && (
         <ReplayBar
           key={`${code}-${period}`}
