@@ -2468,6 +2468,8 @@ buy_dt: string } | { type: "update"; code: string; shares: number | null; cost_p
 export type PortfolioPage = {
 	positions: PositionRow[],
 	free_cash: number | null,
+	/**  The free cash is the ledger's (it records bank transfers), not a figure to set here. */
+	cash_from_ledger: boolean,
 	total_market_value: number | null,
 	total_assets: number | null,
 	data_status: string,

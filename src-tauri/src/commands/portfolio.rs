@@ -51,6 +51,8 @@ pub struct PositionRow {
 pub struct PortfolioPage {
     pub positions: Vec<PositionRow>,
     pub free_cash: f64,
+    /// The free cash is the ledger's (it records bank transfers), not a figure to set here.
+    pub cash_from_ledger: bool,
     pub total_market_value: Option<f64>,
     pub total_assets: Option<f64>,
     pub data_status: String,
@@ -133,10 +135,11 @@ impl From<HoldingReport> for PositionRow {
 }
 
 /// The page with every holding diagnosed.
-pub fn page_of(d: PortfolioDiagnosis) -> PortfolioPage {
+pub fn page_of(d: PortfolioDiagnosis, cash_from_ledger: bool) -> PortfolioPage {
     PortfolioPage {
         without_quotes: u32::try_from(d.failed_count).unwrap_or(u32::MAX),
         free_cash: d.free_cash,
+        cash_from_ledger,
         total_market_value: finite(Some(d.total_market_value)),
         total_assets: finite(Some(d.total_assets)),
         data_status: d.data_status,
@@ -146,10 +149,11 @@ pub fn page_of(d: PortfolioDiagnosis) -> PortfolioPage {
 }
 
 /// The page of a portfolio without positions (nothing to diagnose, so no totals).
-fn page_of_cash(view: &PortfolioView) -> PortfolioPage {
+fn page_of_cash(view: &PortfolioView, cash_from_ledger: bool) -> PortfolioPage {
     PortfolioPage {
         positions: Vec::new(),
         free_cash: view.free_cash,
+        cash_from_ledger,
         total_market_value: None,
         total_assets: None,
         data_status: "ok".into(),
@@ -160,20 +164,15 @@ fn page_of_cash(view: &PortfolioView) -> PortfolioPage {
 
 /// The positions diagnosed as the `portfolio` tool (mode diagnose) reports them.
 pub async fn load(desk: &Desk) -> Result<PortfolioPage, CommandError> {
-    let view = desk
-        .market()
-        .portfolio()
-        .view()
-        .await
-        .map_err(CommandError::internal)?;
+    let (view, cash_from_ledger) = desk.account_view().await.map_err(CommandError::internal)?;
     if view.positions.is_empty() {
-        return Ok(page_of_cash(&view));
+        return Ok(page_of_cash(&view, cash_from_ledger));
     }
     let d = desk
         .diagnose_portfolio(&view)
         .await
         .map_err(CommandError::internal)?;
-    Ok(page_of(d))
+    Ok(page_of(d, cash_from_ledger))
 }
 
 /// Applies one edit through `update_portfolio`'s validation; a refused edit writes nothing

@@ -433,7 +433,7 @@ describe("on the portfolio page", () => {
     error: null,
     ...over,
   });
-  const page = (positions: PositionRow[]): PortfolioPage => ({ positions, free_cash: 0, total_market_value: null, total_assets: null, data_status: "stale", as_of: null, without_quotes: 0 });
+  const page = (positions: PositionRow[]): PortfolioPage => ({ positions, free_cash: 0, cash_from_ledger: false, total_market_value: null, total_assets: null, data_status: "stale", as_of: null, without_quotes: 0 });
 
   it("a recorded fill reloads the positions table, which shows the derived shares and average cost", async () => {
     mocks.portfolioPage.mockResolvedValueOnce(ok(page([])));

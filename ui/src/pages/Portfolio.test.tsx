@@ -35,6 +35,7 @@ const row = (over: Partial<PositionRow> = {}): PositionRow => ({
 const page = (positions: PositionRow[]): PortfolioPage => ({
   positions,
   free_cash: 5000,
+  cash_from_ledger: false,
   total_market_value: positions.length ? 12910 : null,
   total_assets: positions.length ? 17910 : null,
   data_status: "stale",
@@ -113,6 +114,26 @@ describe("portfolio page", () => {
     expect(document.getElementById("pf-cash")?.textContent).toBe("5,000.00");
     await click(tr.querySelector(".pf-open") as HTMLElement);
     expect(onOpen).toHaveBeenCalledWith("000001");
+  });
+
+  it("shows the ledger's cash as the free cash, with no form to set another, once the ledger records transfers", async () => {
+    mocks.portfolioPage.mockResolvedValue(ok({ ...page([]), free_cash: 105_000, cash_from_ledger: true }));
+    render(<Portfolio onOpen={() => {}} />);
+    await waitFor(() => expect(document.getElementById("pf-cash-from-ledger")).not.toBeNull());
+    const cash = document.getElementById("pf-cash") as HTMLElement;
+    expect(cash.dataset.source).toBe("ledger");
+    expect(cash.textContent).toContain("105,000.00");
+    expect(cash.textContent).toContain("来自账本");
+    expect(document.getElementById("pf-cash-input")).toBeNull();
+    expect(document.getElementById("pf-cash-submit")).toBeNull();
+  });
+
+  it("keeps the cash form while the ledger records no transfer", async () => {
+    render(<Portfolio onOpen={() => {}} />);
+    await waitFor(() => expect(document.getElementById("pf-cash")).not.toBeNull());
+    expect(document.getElementById("pf-cash")?.dataset.source).toBe("stated");
+    expect(document.getElementById("pf-cash-from-ledger")).toBeNull();
+    expect(document.getElementById("pf-cash-input")).not.toBeNull();
   });
 
   it("says a holding without a price has none instead of showing a number", async () => {

@@ -176,7 +176,15 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
       {page && (
         <dl className="facts portfolio-facts" id="pf-facts">
           <dt>{t("pfCash")}</dt>
-          <dd id="pf-cash">{formatMoney(page.free_cash)}</dd>
+          <dd id="pf-cash" data-source={page.cash_from_ledger ? "ledger" : "stated"}>
+            {formatMoney(page.free_cash)}
+            {page.cash_from_ledger && (
+              <span className="hint" id="pf-cash-from-ledger">
+                {" "}
+                {t("pfCashFromLedger")}
+              </span>
+            )}
+          </dd>
           {page.total_market_value !== null && (
             <>
               <dt>{t("pfMarketValue")}</dt>
@@ -234,21 +242,23 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
         )}
       </form>
       {editing && page?.positions.some((p) => p.code === editing) && <PositionLevels row={page.positions.find((p) => p.code === editing) as PositionRow} onSaved={setPage} />}
-      <form
-        className="pf-cash-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void setCashAmount();
-        }}
-      >
-        <label className="pf-field" style={FIELD_STYLE}>
-          <span>{t("pfCash")}</span>
-          <input id="pf-cash-input" value={cash} onChange={(e) => setCash(e.target.value)} />
-        </label>
-        <button id="pf-cash-submit" type="submit" disabled={busy}>
-          {t("pfSetCash")}
-        </button>
-      </form>
+      {!page?.cash_from_ledger && (
+        <form
+          className="pf-cash-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void setCashAmount();
+          }}
+        >
+          <label className="pf-field" style={FIELD_STYLE}>
+            <span>{t("pfCash")}</span>
+            <input id="pf-cash-input" value={cash} onChange={(e) => setCash(e.target.value)} />
+          </label>
+          <button id="pf-cash-submit" type="submit" disabled={busy}>
+            {t("pfSetCash")}
+          </button>
+        </form>
+      )}
       {/* below the table and forms: loading late, it moves nothing under the pointer */}
       {page && <AccountRiskSection reload={page} />}
       <Journal onChanged={() => void load()} refreshKey={page} />

@@ -49,6 +49,7 @@ pub mod connection;
 pub mod desk;
 pub mod desk_bot_serve;
 pub mod desk_bots;
+mod desk_account;
 mod desk_history;
 mod desk_ledger;
 pub mod desk_ledger_closes;

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use wyckoff_agent::ToolError;
 use wyckoff_engine::diagnosis::{DiagnosisBrief, Targets};
 use wyckoff_engine::{Diagnosis, ExitKind, Holding, Stage, Track, diagnose};
+use wyckoff_journal::JournalStore;
 use wyckoff_market::portfolio::{
     ERR_BATCH_ACTION, ERR_BATCH_TOO_LARGE, ERR_ITEMS_EMPTY, ItemFailure, MAX_BATCH, WriteOutcome,
 };
@@ -77,23 +78,52 @@ pub fn update_parameters() -> Value {
     })
 }
 
-fn view_json(v: &PortfolioView) -> Value {
+fn view_json(v: &PortfolioView, cash_from_ledger: bool) -> Value {
     let mut out = serde_json::to_value(v).unwrap_or_else(|_| json!({}));
+    out["cash_source"] = json!(if cash_from_ledger { "ledger" } else { "stated" });
     out["data_status"] = json!("ok");
     out["source"] = json!("local");
     out["as_of"] = Value::Null;
     out
 }
 
-pub async fn portfolio(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
-    let view = md
+/// The ledger's cash, in yuan, once the ledger records a bank transfer (银证转账): from
+/// then on it is the account's free cash, and the portfolio's stated figure is not used.
+/// `None` while the ledger holds no transfer.
+pub async fn ledger_cash(md: &MarketData) -> Result<Option<f64>, ToolError> {
+    let now = md.clock().now();
+    let failed = |e: wyckoff_journal::JournalError| ToolError::Failed(format!("账本读取失败: {e}"));
+    let summary = JournalStore::new(md.pool().clone(), now)
+        .await
+        .map_err(failed)?
+        .summary(now)
+        .await
+        .map_err(failed)?;
+    Ok(summary
+        .transfers_on_record
+        .then(|| summary.cash_fen as f64 / 100.0))
+}
+
+/// The portfolio as the account stands: its free cash the ledger's once the ledger holds a
+/// transfer (then `true`), else the figure stated with `set_cash`.
+pub async fn account_view(md: &MarketData) -> Result<(PortfolioView, bool), ToolError> {
+    let mut view = md
         .portfolio()
         .view()
         .await
         .map_err(|e| ToolError::Failed(e.to_string()))?;
+    let cash = ledger_cash(md).await?;
+    if let Some(cash) = cash {
+        view.free_cash = cash;
+    }
+    Ok((view, cash.is_some()))
+}
+
+pub async fn portfolio(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
+    let (view, cash_from_ledger) = account_view(md).await?;
     let mode = opt_str(args, "mode").unwrap_or("view");
     if view.positions.is_empty() {
-        let mut out = view_json(&view);
+        let mut out = view_json(&view, cash_from_ledger);
         out["message"] = json!(if view.free_cash > 0.0 {
             "持仓记录存在但无头寸"
         } else {
@@ -102,11 +132,12 @@ pub async fn portfolio(md: &MarketData, args: &Value) -> Result<Value, ToolError
         return Ok(out);
     }
     match mode {
-        "view" => Ok(view_json(&view)),
+        "view" => Ok(view_json(&view, cash_from_ledger)),
         "diagnose" => {
             let report = diagnose_all(md, &view).await?;
             let mut v =
                 serde_json::to_value(&report).map_err(|e| ToolError::Failed(e.to_string()))?;
+            v["cash_source"] = json!(if cash_from_ledger { "ledger" } else { "stated" });
             round_tree(&mut v);
             Ok(v)
         }
@@ -422,6 +453,11 @@ pub enum PortfolioRefusal {
     /// `set_cash` given as a batch.
     #[error("{}", ERR_BATCH_ACTION)]
     CashBatch { items: usize },
+    /// `set_cash` while the ledger, which records transfers, governs the cash.
+    #[error(
+        "账本已记录银证转账，可用资金以账本现金 {cash:.2} 元为准，不能另设；请在账本中记录转入或转出（wyckoff portfolio cash in|out）"
+    )]
+    CashFromLedger { cash: f64 },
     /// The single edit failed validation.
     #[error("{0}")]
     Invalid(String),
@@ -447,7 +483,7 @@ impl PortfolioRefusal {
             PortfolioRefusal::BatchTooLarge { items } | PortfolioRefusal::CashBatch { items } => {
                 *items
             }
-            PortfolioRefusal::Invalid(_) => 1,
+            PortfolioRefusal::Invalid(_) | PortfolioRefusal::CashFromLedger { .. } => 1,
             PortfolioRefusal::Items(failures) => failures.len(),
         }
     }
@@ -528,6 +564,11 @@ pub async fn apply(md: &MarketData, args: &Value) -> Result<Updated, UpdateError
         });
     }
     let op = op_of(md, action, args).map_err(PortfolioRefusal::Invalid)?;
+    if matches!(op, PortfolioOp::SetCash { .. })
+        && let Some(cash) = ledger_cash(md).await?
+    {
+        return Err(PortfolioRefusal::CashFromLedger { cash }.into());
+    }
     let out = store.apply(op, now).await.map_err(write_error)?;
     Ok(Updated::of(out))
 }

@@ -793,3 +793,51 @@ async fn record_fill_needs_approval_and_derives_the_position() {
         1000
     );
 }
+
+/// Once the ledger records a bank transfer, its cash is the account's free cash: the
+/// portfolio reads it (saying so) and a `set_cash` is refused, naming the ledger's cash.
+#[tokio::test]
+async fn the_ledgers_cash_governs_once_it_records_a_transfer() {
+    let h = home().await;
+    h.ok(
+        "update_portfolio",
+        json!({"action": "set_cash", "free_cash": 1000}),
+    )
+    .await;
+    let v = h.ok("portfolio", json!({"mode": "view"})).await;
+    assert_eq!(v["free_cash"], 1000.0);
+    assert_eq!(v["cash_source"], "stated");
+
+    let now = h.md.clock().now();
+    let journal = wyckoff_journal::JournalStore::new(h.md.pool().clone(), now)
+        .await
+        .unwrap();
+    journal
+        .record_entry(
+            &wyckoff_journal::NewEntry {
+                date: 20200102,
+                name: String::new(),
+                kind: wyckoff_journal::EntryKind::CashIn {
+                    amount_fen: 10_500_050,
+                },
+            },
+            wyckoff_journal::Source::Cli,
+            now,
+        )
+        .await
+        .unwrap();
+    let v = h.ok("portfolio", json!({"mode": "view"})).await;
+    assert_eq!(v["free_cash"], 105_000.5);
+    assert_eq!(v["cash_source"], "ledger");
+
+    let e = h
+        .err(
+            "update_portfolio",
+            json!({"action": "set_cash", "free_cash": 5000}),
+        )
+        .await;
+    assert!(e.contains("105000.50"), "{e}");
+    assert!(e.contains("账本"), "{e}");
+    // nothing was written: the stated figure is still the old one underneath
+    assert_eq!(h.md.portfolio().view().await.unwrap().free_cash, 1000.0);
+}
