@@ -131,13 +131,27 @@ fn a_cmschina_style_gbk_statement_imports_once_and_totals_to_the_fen() {
     assert_eq!(sum["cash_fen"], t.last_fen("资金余额"), "{sum}");
     let totals = &sum["totals"];
     let biz = "业务名称";
-    let trade_fees = t.sum(biz, &["证券买入", "证券卖出"], &["佣金", "印花税", "过户费", "交易所清算费"]);
+    let trade_fees = t.sum(
+        biz,
+        &["证券买入", "证券卖出"],
+        &["佣金", "印花税", "过户费", "交易所清算费"],
+    );
     assert_eq!(totals["fees_fen"], trade_fees, "{totals}");
-    assert_eq!(totals["transfers_in_fen"], t.sum(biz, &["银证转入"], &["发生金额"]));
-    assert_eq!(totals["transfers_out_fen"], t.sum(biz, &["银证转出"], &["发生金额"]));
-    assert_eq!(totals["dividends_fen"], t.sum(biz, &["红利入账"], &["发生金额"]));
+    assert_eq!(
+        totals["transfers_in_fen"],
+        t.sum(biz, &["银证转入"], &["发生金额"])
+    );
+    assert_eq!(
+        totals["transfers_out_fen"],
+        t.sum(biz, &["银证转出"], &["发生金额"])
+    );
+    assert_eq!(
+        totals["dividends_fen"],
+        t.sum(biz, &["红利入账"], &["发生金额"])
+    );
     // the repo's interest: what came back over what went out, before its commission
-    let interest = t.sum(biz, &["融券购回"], &["发生金额"]) - t.sum(biz, &["融券购回"], &["成交金额"]);
+    let interest =
+        t.sum(biz, &["融券购回"], &["发生金额"]) - t.sum(biz, &["融券购回"], &["成交金额"]);
     assert_eq!(totals["interest_fen"], interest, "{totals}");
     assert_eq!(
         totals["taxes_fen"],
@@ -186,12 +200,25 @@ fn a_gf_style_utf8_statement_imports_once_and_totals_to_the_fen() {
     let biz = "交易类别";
     assert_eq!(
         totals["fees_fen"],
-        t.sum(biz, &["买入", "卖出"], &["佣金", "印花税", "过户费", "交易规费"]),
+        t.sum(
+            biz,
+            &["买入", "卖出"],
+            &["佣金", "印花税", "过户费", "交易规费"]
+        ),
         "{totals}"
     );
-    assert_eq!(totals["transfers_in_fen"], t.sum(biz, &["银行转存"], &["清算金额"]));
-    assert_eq!(totals["transfers_out_fen"], t.sum(biz, &["银行转取"], &["清算金额"]));
-    assert_eq!(totals["interest_fen"], t.sum(biz, &["利息归本"], &["清算金额"]));
+    assert_eq!(
+        totals["transfers_in_fen"],
+        t.sum(biz, &["银行转存"], &["清算金额"])
+    );
+    assert_eq!(
+        totals["transfers_out_fen"],
+        t.sum(biz, &["银行转取"], &["清算金额"])
+    );
+    assert_eq!(
+        totals["interest_fen"],
+        t.sum(biz, &["利息归本"], &["清算金额"])
+    );
     // realised: every sale's proceeds less what its shares cost (the 转增 shares cost
     // nothing), all sold, so Σ 清算金额 of the trades
     let realised: i64 = t

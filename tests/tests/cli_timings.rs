@@ -43,7 +43,11 @@ fn a_screen_reports_each_stage_and_prints_the_same_json() {
     );
 
     let flagged = wyckoff(home.path(), &["--timings", "screen", "--json"], &[]);
-    let by_env = wyckoff(home.path(), &["screen", "--json"], &[("WYCKOFF_TIMINGS", "1")]);
+    let by_env = wyckoff(
+        home.path(),
+        &["screen", "--json"],
+        &[("WYCKOFF_TIMINGS", "1")],
+    );
     for run in [&flagged, &by_env] {
         assert_eq!(run.status.code(), Some(0), "{run:?}");
         assert_eq!(run.stdout, plain.stdout, "the output does not change");
@@ -80,7 +84,11 @@ fn a_screen_reports_each_stage_and_prints_the_same_json() {
         }
     }
     // "0" turns them off
-    let off = wyckoff(home.path(), &["screen", "--json"], &[("WYCKOFF_TIMINGS", "0")]);
+    let off = wyckoff(
+        home.path(),
+        &["screen", "--json"],
+        &[("WYCKOFF_TIMINGS", "0")],
+    );
     assert!(stages(&off.stderr).is_empty());
 }
 

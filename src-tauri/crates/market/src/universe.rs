@@ -227,7 +227,8 @@ pub async fn load_universe_listed(
             };
             let industry = match imported.industry.get(&digits) {
                 Some(ind) => {
-                    out.report.industries.from_later_load += usize::from(imported.later_for(&digits));
+                    out.report.industries.from_later_load +=
+                        usize::from(imported.later_for(&digits));
                     Some(ind.clone())
                 }
                 None => {

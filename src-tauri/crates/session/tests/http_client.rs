@@ -35,7 +35,15 @@ async fn a_bad_proxy_fails_what_needs_the_network_not_the_desk() {
         .await
         .expect("the desk opens with a bad proxy setting");
     // the offline market works
-    assert!(!services.market().store().load_stocks().await.unwrap().is_empty());
+    assert!(
+        !services
+            .market()
+            .store()
+            .load_stocks()
+            .await
+            .unwrap()
+            .is_empty()
+    );
     // the model needs the network: the proxy is named
     let err = services.check_model(&overrides()).unwrap_err().to_string();
     assert!(err.contains("proxy"), "{err}");
