@@ -286,11 +286,10 @@ async fn scenario(d: WebDriver, tg: FakeTelegram) {
     // The bot's conversation is in the app's list.
     click(&d, By::Id("nav-chat")).await;
     let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let list = wait_for(&d, By::Id("chat-conversations")).await;
-        if list.text().await.unwrap().contains("telegram · tg · user7") {
-            break;
-        }
+    let listed = By::XPath(
+        "//*[@id='chat-conversations']//li[contains(., 'telegram · tg · user7')]".to_owned(),
+    );
+    while d.find(listed.clone()).await.is_err() {
         assert!(
             Instant::now() < deadline,
             "the bot's conversation is not listed"

@@ -224,6 +224,11 @@ export default function ChatPage({
   useEffect(() => {
     void refreshList();
   }, [refreshList]);
+  // Fresh again whenever the page is shown: conversations started elsewhere (a chat bot
+  // the app serves, the CLI on the same home) appear without a turn of this window's.
+  useEffect(() => {
+    if (active) void refreshList();
+  }, [active, refreshList]);
 
   // The conversation shown, for callbacks that finish after the user moved on.
   const currentRef = useRef<string | null>(null);
