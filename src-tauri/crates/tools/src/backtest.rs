@@ -634,6 +634,8 @@ fn sweep_value(
         if let Some(Value::Object(g)) = o.get_mut("grid") {
             g.insert("start".into(), json!(iso(grid.start)));
             g.insert("end".into(), json!(iso(grid.end)));
+            // said even for equal slots: a report names how it sized its buys
+            g.insert("sizing".into(), to_value(&grid.sizing)?);
         }
         let best_run = match sweep.best {
             Some(b) => single_value(&cells[b].result, cells[b].regime_gated_days, report)?,
@@ -662,6 +664,12 @@ fn walk_forward_value(wf: &WalkForwardReport, report: &UniverseReport) -> Result
     date(&mut v, "last_day");
     date(&mut v["grid"], "start");
     date(&mut v["grid"], "end");
+    if let Some(Value::Object(g)) = v.get_mut("grid")
+        && !g.contains_key("sizing")
+    {
+        // said even for equal slots: a report names how it sized its buys
+        g.insert("sizing".into(), to_value(&wf.grid.sizing)?);
+    }
     for key in ["windows", "out_of_sample_curve", "in_sample_curve"] {
         if let Some(Value::Array(rows)) = v.get_mut(key) {
             for row in rows.iter_mut() {

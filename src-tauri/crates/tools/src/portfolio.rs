@@ -137,7 +137,6 @@ pub async fn portfolio(md: &MarketData, args: &Value) -> Result<Value, ToolError
             let report = diagnose_all(md, &view).await?;
             let mut v =
                 serde_json::to_value(&report).map_err(|e| ToolError::Failed(e.to_string()))?;
-            v["cash_source"] = json!(if cash_from_ledger { "ledger" } else { "stated" });
             round_tree(&mut v);
             Ok(v)
         }
