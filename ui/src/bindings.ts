@@ -3248,8 +3248,8 @@ export type SweepAxes = {
 	entry_price_mode: string[],
 	triggers: string[][],
 	/**
-	 *  How every combination sized its buys (equal slots in runs stored before sizing
-	 *  was recorded).
+	 *  How every combination sized its buys; absent for equal slots (and in runs stored
+	 *  before sizing was recorded), as the engine's report leaves it out.
 	 */
 	sizing?: PositionSizing,
 };

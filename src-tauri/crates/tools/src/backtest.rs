@@ -634,8 +634,6 @@ fn sweep_value(
         if let Some(Value::Object(g)) = o.get_mut("grid") {
             g.insert("start".into(), json!(iso(grid.start)));
             g.insert("end".into(), json!(iso(grid.end)));
-            // said even for equal slots: a report names how it sized its buys
-            g.insert("sizing".into(), to_value(&grid.sizing)?);
         }
         let best_run = match sweep.best {
             Some(b) => single_value(&cells[b].result, cells[b].regime_gated_days, report)?,
@@ -664,12 +662,6 @@ fn walk_forward_value(wf: &WalkForwardReport, report: &UniverseReport) -> Result
     date(&mut v, "last_day");
     date(&mut v["grid"], "start");
     date(&mut v["grid"], "end");
-    if let Some(Value::Object(g)) = v.get_mut("grid")
-        && !g.contains_key("sizing")
-    {
-        // said even for equal slots: a report names how it sized its buys
-        g.insert("sizing".into(), to_value(&wf.grid.sizing)?);
-    }
     for key in ["windows", "out_of_sample_curve", "in_sample_curve"] {
         if let Some(Value::Array(rows)) = v.get_mut(key) {
             for row in rows.iter_mut() {
@@ -739,9 +731,9 @@ pub struct SweepAxes {
     pub top_n: Vec<u32>,
     pub entry_price_mode: Vec<String>,
     pub triggers: Vec<Vec<String>>,
-    /// How every combination sized its buys (equal slots in runs stored before sizing
-    /// was recorded).
-    #[serde(default)]
+    /// How every combination sized its buys; absent for equal slots (and in runs stored
+    /// before sizing was recorded), as the engine's report leaves it out.
+    #[serde(default, skip_serializing_if = "PositionSizing::is_equal_slots")]
     pub sizing: PositionSizing,
 }
 
@@ -809,7 +801,7 @@ pub struct WalkForwardSummary {
 /// What a walk-forward's grid says of every run (the axes are in its windows' choices).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, specta::Type)]
 pub struct WalkForwardGrid {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "PositionSizing::is_equal_slots")]
     pub sizing: PositionSizing,
 }
 
