@@ -756,7 +756,7 @@ pub struct SweepRowSummary {
     pub params: RunParams,
     pub metrics: RunMetrics,
     /// Picks not bought, by reason (risk sizing: the account limits that held them back).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub skipped_entries: std::collections::BTreeMap<String, u32>,
 }
 
@@ -820,7 +820,7 @@ pub struct WindowSummary {
     pub in_sample_metric: Option<f64>,
     pub out_of_sample: Option<RunMetrics>,
     /// Out-of-sample picks not bought, by reason (risk sizing: the account limits).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub out_of_sample_skipped: std::collections::BTreeMap<String, u32>,
 }
 
