@@ -28,7 +28,9 @@ use thirtyfour::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wyckoff_e2e::target_dir;
 use wyckoff_e2e::wait_for_app_exit;
-use wyckoff_e2e::webdriver::{TauriDriver, click, run_scenario, shot, wait_for};
+use wyckoff_e2e::webdriver::{
+    TauriDriver, click, run_scenario, shot, wait_for, wait_layout_settled,
+};
 
 const NOTES: &str = "威科夫新版：更快的全市场同步\nFaster full-market sync.";
 
@@ -179,6 +181,8 @@ async fn update_scenario(
 ) {
     click(&d, By::Id("nav-settings")).await;
     wait_text(&d, "update-current", "当前版本 0.1.0").await;
+    // The panels above load their data late and push this one down.
+    wait_layout_settled(&d).await;
 
     // 1. the AppImage was altered after signing: refused, nothing replaced
     *r.serving.lock().unwrap() = r.bad_artifact.clone();
