@@ -495,8 +495,12 @@ impl Services {
         };
         let mut registry = self.registry();
         // The report and decision tools write with the session's own model (fallback and
-        // routing included).
-        for tool in wyckoff_tools::report_tools(self.market.clone(), resolved.main.clone()) {
+        // routing included); the decision's buys are sized under the risk rules in Settings.
+        for tool in wyckoff_tools::report_tools_under(
+            self.market.clone(),
+            resolved.main.clone(),
+            Some(desk_risk::risk_rules(&settings.risk)),
+        ) {
             registry.register(tool);
         }
         // Sub-agents (seed 11_07): the parent delegates; the roles' whitelists name no

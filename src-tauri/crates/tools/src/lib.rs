@@ -196,6 +196,16 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
 /// The model-written tools, background tasks both (seed §7): `generate_ai_report` and
 /// `generate_strategy_decision`, over `md` for the figures and `provider` for the text.
 pub fn report_tools(md: Arc<MarketData>, provider: Arc<dyn Provider>) -> Vec<Arc<dyn Tool>> {
+    report_tools_under(md, provider, None)
+}
+
+/// [`report_tools`] with the decision's buys and adds sized under `rules` (the user's
+/// Settings; `None`: no sizes), as the approval of such a buy would size it.
+pub fn report_tools_under(
+    md: Arc<MarketData>,
+    provider: Arc<dyn Provider>,
+    rules: Option<risk::RiskRules>,
+) -> Vec<Arc<dyn Tool>> {
     let (md2, provider2) = (md.clone(), provider.clone());
     vec![
         Arc::new(FnTool::new(
@@ -213,7 +223,9 @@ pub fn report_tools(md: Arc<MarketData>, provider: Arc<dyn Provider>) -> Vec<Arc
             report::strategy_parameters(),
             move |args, ctx| {
                 let (md, provider) = (md2.clone(), provider2.clone());
-                async move { report::strategy(&md, provider.as_ref(), &args, &ctx).await }
+                async move {
+                    report::strategy(&md, provider.as_ref(), rules.as_ref(), &args, &ctx).await
+                }
             },
         )),
     ]

@@ -14,6 +14,11 @@
 //! ([`validate_decisions`]) and only valid ones reach `holding_decisions` — the rest are
 //! named in `decision_problems`, never guessed at. It never trades: changing the portfolio stays
 //! `update_portfolio`, for the main agent only and behind the user's approval.
+//!
+//! Under the user's risk rules every buy the decision may propose carries the size those
+//! rules give it (`suggested_size`, the approval's own sizing, [`crate::risk::suggest_sizes`]):
+//! each reviewed candidate, worked out before the model writes so its 建议仓位 can quote it,
+//! and each holding the model says to add to, at its last close.
 
 use std::sync::Arc;
 
@@ -25,6 +30,7 @@ use wyckoff_llm::{ChatRequest, Provider};
 use wyckoff_market::MarketData;
 use wyckoff_protocol::{Message, TaskStatus};
 
+use crate::risk::{RiskRules, SuggestedSize, suggest_sizes};
 use crate::{analyze, portfolio};
 
 pub const REPORT: &str = "generate_ai_report";
@@ -192,7 +198,8 @@ const REPORT_SYSTEM: &str = "你是威科夫量价分析的研究员。只使用
 
 const STRATEGY_SYSTEM: &str = "你是威科夫体系的交易决策官。只使用用户给出的持仓诊断、研报与候选事实，不得编造数字。\
 用 Markdown 输出：## 持仓去留（表格：代码 | 名称 | 决策（持有/减仓/清仓/加仓） | 理由 | 风控条件），\
-## 新候选（入场逻辑、建议仓位占总资产百分比、止损与放弃条件），## 风险提示。\
+## 新候选（入场逻辑、建议仓位、止损与放弃条件；建议仓位与止损照抄候选事实里 suggested_size 的股数、止损与风险，\
+那是引擎按用户的风险规则算出的，没有 suggested_size 时写“未计算”，不要自己估算），## 风险提示。\
 最后附一个 ```json 代码块，对持仓诊断中的每一只持仓（且只对持仓）给出一条结构化决策，与表格一致：\
 {\"holdings\": [{\"code\": \"600519\", \"action\": \"keep|trim|exit|add\", \"reason\": \"一句话理由\"}]}\
 （keep=持有，trim=减仓，exit=清仓，add=加仓；没有持仓时 holdings 为空数组）。\
@@ -222,12 +229,16 @@ impl HoldingAction {
 }
 
 /// One holding's decision, checked against the portfolio.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HoldingDecision {
     pub code: String,
     pub name: Option<String>,
     pub action: HoldingAction,
     pub reason: String,
+    /// An `add`'s size under the risk rules at the holding's last close (none for the
+    /// other actions, or without rules).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggested_size: Option<SuggestedSize>,
 }
 
 /// Why the model's structured decision is not all usable.
@@ -356,6 +367,7 @@ pub fn validate_decisions(
                 .unwrap_or("")
                 .trim()
                 .to_string(),
+            suggested_size: None,
         });
     }
     if block.is_some() {
@@ -382,6 +394,25 @@ fn holdings_of(diagnose: &Value) -> Vec<Holding> {
                         code: r.get("code")?.as_str()?.to_string(),
                         name: r.get("name").and_then(Value::as_str).map(str::to_string),
                     })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Each held stock's code and last close, from a `portfolio(mode="diagnose")` result
+/// (a holding without a close is left out: its size cannot be worked out).
+fn held_closes(diagnose: &Value) -> Vec<(String, f64)> {
+    diagnose
+        .get("diagnostics")
+        .and_then(Value::as_array)
+        .map(|rows| {
+            rows.iter()
+                .filter_map(|r| {
+                    Some((
+                        r.get("code")?.as_str()?.to_owned(),
+                        r.get("latest_close")?.as_f64()?,
+                    ))
                 })
                 .collect()
         })
@@ -481,6 +512,7 @@ pub async fn report(
 pub async fn strategy(
     md: &MarketData,
     provider: &dyn Provider,
+    rules: Option<&RiskRules>,
     args: &Value,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
@@ -535,6 +567,36 @@ pub async fn strategy(
             candidate_facts.push(facts_of(&d));
         }
     }
+    // Sizes for every buy the decision may propose, on the account read once: each
+    // candidate, and each holding (kept for the ones the model says to add to).
+    let mut sizes = match rules {
+        Some(rules) => {
+            ctx.progress.report("建议仓位", "", Some(0.65));
+            let mut picks: Vec<(String, f64)> = candidate_facts
+                .iter()
+                .filter_map(|f| {
+                    Some((
+                        f.get("code")?.as_str()?.to_owned(),
+                        f.get("latest_close")?.as_f64()?,
+                    ))
+                })
+                .collect();
+            picks.extend(held_closes(&holdings));
+            suggest_sizes(md, rules, &picks).await
+        }
+        None => Vec::new(),
+    };
+    for fact in candidate_facts.iter_mut() {
+        let code = fact
+            .get("code")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if let Some(i) = sizes.iter().position(|z| z.code == code) {
+            let size = sizes.remove(i);
+            fact["suggested_size"] = serde_json::to_value(&size).unwrap_or(Value::Null);
+        }
+    }
     ctx.progress.report("LLM 生成", "", Some(0.7));
     let user = format!(
         "持仓诊断：\n{}\n\n研报（来源 {report_source}）：\n{}\n\n候选事实：\n{}",
@@ -560,7 +622,16 @@ pub async fn strategy(
         }],
         &[],
     );
-    let (decisions, problems) = validate_decisions(&holdings_of(&holdings), block.as_deref());
+    let (mut decisions, problems) = validate_decisions(&holdings_of(&holdings), block.as_deref());
+    for d in decisions
+        .iter_mut()
+        .filter(|d| d.action == HoldingAction::Add)
+    {
+        d.suggested_size = sizes
+            .iter()
+            .position(|z| code_key(&z.code) == code_key(&d.code))
+            .map(|i| sizes.remove(i));
+    }
     if !problems.is_empty() {
         tracing::warn!(?problems, "the model's structured decision has problems");
     }

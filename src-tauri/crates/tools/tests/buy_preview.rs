@@ -4,98 +4,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, Mutex};
+mod support;
 
-use async_trait::async_trait;
-use chrono::NaiveDate;
-use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
-use wyckoff_agent::scripted::ScriptedProvider;
-use wyckoff_agent::{Approver, CollectingSink, Runtime, RuntimeConfig, SystemClock, ToolRegistry};
+use serde_json::json;
 use wyckoff_engine::risk_limits::RiskLimits;
 use wyckoff_engine::sizing::risk_fen;
 use wyckoff_journal::review::daily_values;
 use wyckoff_journal::valuation::closes_of;
-use wyckoff_journal::{Closes, EntryKind, JournalStore, NewEntry, Source};
-use wyckoff_market::{MarketConfig, MarketData, PortfolioOp};
-use wyckoff_protocol::{
-    ApprovalDecision, ApprovalPreview, ApprovalRequest, BuyPreview, RiskBreach, ToolCall,
-};
-use wyckoff_tools::risk::{RiskRules, register_buy_previews};
+use wyckoff_journal::{Closes, JournalStore};
+use wyckoff_market::MarketData;
+use wyckoff_protocol::RiskBreach;
 
-/// Denies every call and keeps the requests it was asked.
-#[derive(Default)]
-struct Recorder(Mutex<Vec<ApprovalRequest>>);
-
-#[async_trait]
-impl Approver for Recorder {
-    async fn request(&self, request: ApprovalRequest) -> Option<ApprovalDecision> {
-        self.0.lock().unwrap().push(request);
-        Some(ApprovalDecision::Deny { reason: None })
-    }
-}
-
-async fn open() -> (Arc<MarketData>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = MarketConfig::offline(dir.path());
-    cfg.clock = Arc::new(wyckoff_market::ManualClock::at_beijing(
-        NaiveDate::from_ymd_opt(2026, 12, 1)
-            .unwrap()
-            .and_hms_opt(16, 0, 0)
-            .unwrap(),
-    ));
-    (Arc::new(MarketData::open_with(cfg).await.unwrap()), dir)
-}
-
-/// 100,000 yuan cash, 000338 500 × 10 (stop 9) and 000778 1,000 × 5 (stop 4.5), bought
-/// 2020-01-02.
-async fn account(md: &MarketData) {
-    let p = md.portfolio();
-    let now = md.clock().now();
-    p.apply(
-        PortfolioOp::SetCash {
-            free_cash: 100_000.0,
-        },
-        now,
-    )
-    .await
-    .unwrap();
-    for (code, name, shares, cost, stop) in [
-        ("000338", "潍柴动力", 500, 10.0, 9.0),
-        ("000778", "新兴铸管", 1000, 5.0, 4.5),
-    ] {
-        p.apply(
-            PortfolioOp::Add {
-                code: code.into(),
-                name: name.into(),
-                shares,
-                cost_price: cost,
-                buy_dt: Some("2020-01-02".into()),
-            },
-            now,
-        )
-        .await
-        .unwrap();
-        p.set_stop_loss(code, Some(stop), now).await.unwrap();
-    }
-    // The ledger: the positions enter as openings; the cash as a transfer in.
-    JournalStore::new(md.pool().clone(), now)
-        .await
-        .unwrap()
-        .record_entry(
-            &NewEntry {
-                date: 20_200_102,
-                name: String::new(),
-                kind: EntryKind::CashIn {
-                    amount_fen: 10_000_000,
-                },
-            },
-            Source::Manual,
-            now,
-        )
-        .await
-        .unwrap();
-}
+use support::{account, buy, open, preview_of, rules};
 
 /// The ledger's own last valued day: its NAV and drawdown (percent, ≤ 0).
 async fn ledger_last(md: &MarketData) -> (i64, f64) {
@@ -114,49 +34,6 @@ async fn ledger_last(md: &MarketData) -> (i64, f64) {
     let (days, _) = daily_values(&entries, &closes).unwrap();
     let last = days.last().unwrap();
     (last.nav_fen, last.drawdown_pct)
-}
-
-/// The preview the approval of `tool(args)` shows, under `rules`; the call is denied.
-async fn preview_of(
-    md: &Arc<MarketData>,
-    rules: RiskRules,
-    tool: &str,
-    args: Value,
-) -> Option<ApprovalPreview> {
-    let mut reg = ToolRegistry::empty();
-    wyckoff_tools::register_market_tools(&mut reg, md.clone());
-    register_buy_previews(&mut reg, md.clone(), rules);
-    let reg = Arc::new(reg);
-    let recorder = Arc::new(Recorder::default());
-    let runtime = Runtime::new(
-        Arc::new(ScriptedProvider::new(Vec::new())),
-        reg.clone(),
-        RuntimeConfig::default(),
-        recorder.clone(),
-        None,
-        Arc::new(SystemClock),
-    );
-    let env = runtime.exec_env(CollectingSink::new(), CancellationToken::new());
-    let outcome = reg.execute(&ToolCall::new("c1", tool, args), &env).await;
-    assert!(outcome.is_error, "denied: {}", outcome.content);
-    let asked = recorder.0.lock().unwrap();
-    assert_eq!(asked.len(), 1, "one approval asked");
-    asked[0].preview.clone()
-}
-
-fn buy(p: Option<ApprovalPreview>) -> BuyPreview {
-    match p {
-        Some(ApprovalPreview::BuySizing(b)) => b,
-        other => panic!("expected a buy's sizing, got {other:?}"),
-    }
-}
-
-fn rules(limits: RiskLimits) -> RiskRules {
-    RiskRules {
-        risk_bp: 100,
-        max_position_bp: 2_000,
-        limits,
-    }
 }
 
 #[tokio::test]

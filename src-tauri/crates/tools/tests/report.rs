@@ -118,6 +118,7 @@ async fn the_decision_never_trades_and_says_so() {
     let out = report::strategy(
         &md,
         provider.as_ref(),
+        None,
         &json!({"report_text": "## 防守\n000001", "reviewed_codes": ["000001"]}),
         &ctx(),
     )
@@ -165,6 +166,7 @@ async fn the_decision_comes_back_structured_per_holding_and_checked() {
     let out = report::strategy(
         &md,
         provider.as_ref(),
+        None,
         &json!({"report_text": "## 防守\n000001", "reviewed_codes": []}),
         &ctx(),
     )
