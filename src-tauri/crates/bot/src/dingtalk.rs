@@ -12,16 +12,15 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::format::{DINGTALK_LIMIT, split_bytes};
+use crate::ws_connect::WsConnectError;
 
 pub const PUBLIC_API: &str = "https://api.dingtalk.com";
 /// The topic of a message sent to the robot.
 pub const ROBOT_TOPIC: &str = "/v1.0/im/bot/messages/get";
 
-pub type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+pub use crate::ws_connect::Socket;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DingtalkError {
@@ -45,6 +44,19 @@ pub enum DingtalkError {
     },
     #[error("DingTalk's answer was not understood: {0}")]
     Decode(String),
+    /// The proxy in Settings cannot carry the Stream's WebSocket.
+    #[error("{0}")]
+    Proxy(String),
+}
+
+impl From<WsConnectError> for DingtalkError {
+    fn from(e: WsConnectError) -> Self {
+        match e {
+            WsConnectError::Network(m) => DingtalkError::Network(m),
+            WsConnectError::BadUrl(m) => DingtalkError::Decode(format!("endpoint: {m}")),
+            e @ WsConnectError::UnsupportedProxy(_) => DingtalkError::Proxy(e.to_string()),
+        }
+    }
 }
 
 impl DingtalkError {
@@ -141,6 +153,8 @@ pub struct RobotMessage {
     pub sender_nick: String,
     /// Where the answer goes (valid for a while after the message).
     pub session_webhook: String,
+    /// Until when the webhook takes messages (milliseconds since the epoch; 0 unsaid).
+    pub session_webhook_expired_time: i64,
     pub text: Option<RobotText>,
 }
 
@@ -220,6 +234,8 @@ pub struct DingtalkClient {
     http: reqwest::Client,
     base: String,
     app: AppCredentials,
+    /// The proxy from Settings, for the WebSocket (the HTTP client has its own).
+    proxy: Option<String>,
 }
 
 impl DingtalkClient {
@@ -249,6 +265,7 @@ impl DingtalkClient {
                 .trim_end_matches('/')
                 .to_owned(),
             app,
+            proxy: proxy.filter(|p| !p.trim().is_empty()).map(str::to_owned),
         })
     }
 
@@ -292,18 +309,14 @@ impl DingtalkClient {
         serde_json::from_value(value).map_err(|e| DingtalkError::Decode(e.to_string()))
     }
 
-    /// Opens the WebSocket of `endpoint` with its ticket.
+    /// Opens the WebSocket of `endpoint` with its ticket (through the proxy from
+    /// Settings when one is set, as the HTTP calls go).
     pub async fn connect(&self, endpoint: &Endpoint) -> Result<Socket, DingtalkError> {
         let mut url = reqwest::Url::parse(&endpoint.endpoint)
             .map_err(|e| DingtalkError::Decode(format!("endpoint: {e}")))?;
         url.query_pairs_mut()
             .append_pair("ticket", &endpoint.ticket);
-        let connect = tokio_tungstenite::connect_async(url.as_str());
-        let (socket, _) = tokio::time::timeout(Duration::from_secs(15), connect)
-            .await
-            .map_err(|_| DingtalkError::Network("the WebSocket did not open in 15 s".into()))?
-            .map_err(|e| DingtalkError::Network(format!("WebSocket: {e}")))?;
-        Ok(socket)
+        Ok(crate::ws_connect::connect(url.as_str(), self.proxy.as_deref()).await?)
     }
 
     /// Sends `reply` to the chat behind `webhook`: Markdown split to DingTalk's limit,

@@ -9,6 +9,9 @@ pub mod dingtalk;
 pub mod format;
 pub mod serve;
 pub mod serve_stream;
+pub mod serve_wecom;
 pub mod telegram;
+pub mod wecom;
+pub mod ws_connect;
 
 pub use serve::{ServeError, ServeOptions, serve_all, test};

@@ -1,7 +1,10 @@
 //! Serving the bots: each Telegram bot long-polls from the offset the desk keeps, each
-//! DingTalk bot holds a Stream connection ([`crate::serve_stream`]); every message goes
-//! through one gate and command path ([`respond`]: a redelivered one is a duplicate
-//! there), and after a dropped connection each tries again with a doubling wait.
+//! DingTalk bot holds a Stream connection ([`crate::serve_stream`]), each WeCom bot its
+//! long connection ([`crate::serve_wecom`]); every message goes through one gate and
+//! command path ([`respond`]: a redelivered one is a duplicate there), and after a
+//! dropped connection each tries again with a doubling wait. All serve under one lease
+//! ([`while_serving`]) and tell their chats of decisions made elsewhere the same way
+//! ([`send_follow_ups`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,7 +49,7 @@ pub enum ServeError {
     Desk(Box<wyckoff_session::SessionError>),
     #[error("bot '{0}' has no token: `wyckoff bot secret {0}` (or WYCKOFF_BOT_TOKEN_<NAME>)")]
     NoToken(String),
-    #[error("bot '{bot}': {kind} bots cannot be served yet (Telegram and DingTalk can)")]
+    #[error("bot '{bot}': {kind} bots cannot be served yet (Telegram, DingTalk and WeCom can)")]
     Unsupported { bot: String, kind: &'static str },
     #[error("bot '{bot}': {source}")]
     Telegram {
@@ -59,6 +62,12 @@ pub enum ServeError {
         bot: String,
         #[source]
         source: DingtalkError,
+    },
+    #[error("bot '{bot}': {source}")]
+    Wecom {
+        bot: String,
+        #[source]
+        source: crate::wecom::WecomError,
     },
 }
 
@@ -112,6 +121,9 @@ pub fn dingtalk_client(desk: &Desk, bot: &BotInfo) -> Result<DingtalkClient, Ser
 /// (Telegram's username; DingTalk's client id once a connection was granted).
 pub async fn test(desk: &Desk, name: &str) -> Result<String, ServeError> {
     let bot = desk.bot(name).await?;
+    if bot.kind == BotKind::Wecom {
+        return crate::serve_wecom::test(desk, &bot).await;
+    }
     if bot.kind == BotKind::Dingtalk {
         let client = dingtalk_client(desk, &bot)?;
         client.open().await.map_err(|source| ServeError::Dingtalk {
@@ -155,6 +167,11 @@ pub async fn serve_all(
                     desk, bot.name, client, options, stop,
                 ));
             }),
+            BotKind::Wecom => crate::serve_wecom::client(&desk, &bot).map(|client| {
+                set.spawn(crate::serve_wecom::serve_wecom(
+                    desk, bot.name, client, options, stop,
+                ));
+            }),
             _ => telegram_client(&desk, &bot, options.poll).map(|client| {
                 set.spawn(serve_telegram(desk, bot.name, client, options, stop));
             }),
@@ -181,12 +198,29 @@ pub async fn serve_telegram(
     options: ServeOptions,
     stop: CancellationToken,
 ) {
-    if !desk.bot_hold_serving(&name, options.front, &stop).await {
+    let front = options.front;
+    while_serving(&desk, &name, front, &stop, async {
+        poll_telegram(&desk, &name, &client, &options, &stop).await;
+    })
+    .await;
+}
+
+/// Runs `serve` once this process holds `bot`'s lease (waiting, standing by, while
+/// another process holds it) and gives the lease back when it ends. Nothing runs when
+/// `stop` comes first. Every platform's loop serves through this: one process a bot.
+pub(crate) async fn while_serving(
+    desk: &Desk,
+    bot: &str,
+    front: &str,
+    stop: &CancellationToken,
+    serve: impl Future<Output = ()>,
+) {
+    if !desk.bot_hold_serving(bot, front, stop).await {
         return;
     }
-    poll_telegram(&desk, &name, &client, &options, &stop).await;
-    if let Err(e) = desk.bot_release_serving(&name).await {
-        tracing::warn!(bot = %name, "the bot's lease was not given back: {e}");
+    serve.await;
+    if let Err(e) = desk.bot_release_serving(bot).await {
+        tracing::warn!(bot, "the bot's lease was not given back: {e}");
     }
 }
 
@@ -227,7 +261,7 @@ async fn poll_telegram(
                         tracing::warn!(bot = %name, "an update was not answered: {e}");
                     }
                 }
-                send_follow_ups(desk, name, client).await;
+                send_follow_ups(desk, name, &TelegramFollowUps { bot: name, client }).await;
                 continue;
             }
             Err(TelegramError::Unauthorized) => {
@@ -249,9 +283,22 @@ async fn poll_telegram(
     }
 }
 
+/// Where a bot's decisions made elsewhere are told: a chat by the id the desk keeps
+/// for it (the `chat_id` of its inbound messages).
+pub(crate) trait FollowUps {
+    /// Sends `text` to the chat: `Ok(false)` when the chat cannot be reached now (the
+    /// decision stays untold and is tried again later).
+    fn tell(
+        &self,
+        chat_id: &str,
+        text: &str,
+    ) -> impl Future<Output = Result<bool, ServeError>> + Send;
+}
+
 /// Decisions on the bot's requests made in the app, the CLI or by expiry, each told
-/// to its chat once (a failed send is tried again after the next poll).
-async fn send_follow_ups(desk: &Desk, bot: &str, client: &TelegramClient) {
+/// to its chat once: marked told only after a send went through, so a failed one is
+/// tried again on the next call. Every platform's loop calls this now and then.
+pub(crate) async fn send_follow_ups(desk: &Desk, bot: &str, to: &impl FollowUps) {
     let follow_ups = match desk.bot_follow_ups(bot).await {
         Ok(f) => f,
         Err(e) => {
@@ -260,18 +307,44 @@ async fn send_follow_ups(desk: &Desk, bot: &str, client: &TelegramClient) {
         }
     };
     for f in follow_ups {
-        let Ok(chat_id) = f.chat_id.parse::<i64>() else {
-            tracing::warn!(bot, chat = %f.chat_id, "not a Telegram chat id");
-            continue;
-        };
-        match client.send_text(chat_id, &f.text).await {
-            Ok(()) => {
+        match to.tell(&f.chat_id, &f.text).await {
+            Ok(true) => {
                 if let Err(e) = desk.bot_follow_up_sent(&f.request_id).await {
                     tracing::warn!(bot, request = %f.request_id, "sent, not marked: {e}");
                 }
             }
+            Ok(false) => {
+                tracing::debug!(bot, request = %f.request_id, "the chat cannot be reached yet");
+            }
             Err(e) => tracing::warn!(bot, request = %f.request_id, "a decision was not sent: {e}"),
         }
+    }
+}
+
+/// How often a loop that is not woken by polling (a WebSocket's) looks for decisions to
+/// tell its chats.
+pub(crate) const FOLLOW_UP_EVERY: Duration = Duration::from_secs(2);
+
+/// A Telegram bot's follow-ups, to its chats by their numeric ids.
+struct TelegramFollowUps<'a> {
+    bot: &'a str,
+    client: &'a TelegramClient,
+}
+
+impl FollowUps for TelegramFollowUps<'_> {
+    async fn tell(&self, chat_id: &str, text: &str) -> Result<bool, ServeError> {
+        let Ok(chat_id) = chat_id.parse::<i64>() else {
+            tracing::warn!(bot = self.bot, chat = %chat_id, "not a Telegram chat id");
+            return Ok(false);
+        };
+        self.client
+            .send_text(chat_id, text)
+            .await
+            .map(|()| true)
+            .map_err(|source| ServeError::Telegram {
+                bot: self.bot.to_owned(),
+                source,
+            })
     }
 }
 

@@ -3,8 +3,14 @@
 //! one worker that answers them in order through the desk's gate, and after a dropped
 //! connection open another with a doubling wait. A message DingTalk delivers again (the
 //! same `msgId`) is a duplicate at the desk's gate and gets no second answer.
+//!
+//! One process serves the bot (its lease, [`while_serving`]). A decision made outside
+//! the chat is told to it through the chat's latest session webhook while DingTalk says
+//! it takes messages; a chat with none (this process has not heard from it since it
+//! started, or its webhook expired) is told once it writes again.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
@@ -18,7 +24,13 @@ use crate::dingtalk::{
     DingtalkClient, DingtalkError, Incoming, RobotMessage, ack, parse_frame, update_id,
 };
 use crate::format::backoff;
-use crate::serve::{Chat, Reply, ServeError, ServeOptions, respond};
+use crate::serve::{
+    Chat, FOLLOW_UP_EVERY, FollowUps, Reply, ServeError, ServeOptions, respond, send_follow_ups,
+    while_serving,
+};
+
+/// Each chat's latest session webhook and until when it takes messages (ms; 0 unsaid).
+type Webhooks = Arc<Mutex<HashMap<String, (String, i64)>>>;
 
 /// A connection with no frame this long is asked for a pong; with none after another
 /// such wait it is taken as dropped.
@@ -32,7 +44,8 @@ enum Ended {
     Dropped(String),
 }
 
-/// One DingTalk Stream bot's loop, until `stop`.
+/// One DingTalk Stream bot, served by this process once it holds the bot's lease,
+/// until `stop`.
 pub async fn serve_dingtalk(
     desk: Arc<Desk>,
     name: String,
@@ -40,15 +53,49 @@ pub async fn serve_dingtalk(
     options: ServeOptions,
     stop: CancellationToken,
 ) {
+    let front = options.front;
+    while_serving(
+        &desk,
+        &name,
+        front,
+        &stop,
+        run(desk.clone(), name.clone(), client, &options, &stop),
+    )
+    .await;
+}
+
+async fn run(
+    desk: Arc<Desk>,
+    name: String,
+    client: DingtalkClient,
+    options: &ServeOptions,
+    stop: &CancellationToken,
+) {
     tracing::info!(bot = %name, "serving (DingTalk Stream)");
     let (tx, mut rx) = mpsc::unbounded_channel::<(String, Box<RobotMessage>)>();
     let worker = {
         let (desk, name, client) = (desk.clone(), name.clone(), client.clone());
         tokio::spawn(async move {
-            while let Some((frame_id, message)) = rx.recv().await {
-                if let Err(e) = handle(&desk, &name, &client, &frame_id, &message).await {
-                    tracing::warn!(bot = %name, "a message was not answered: {e}");
+            let webhooks = Webhooks::default();
+            let mut tick = tokio::time::interval(FOLLOW_UP_EVERY);
+            loop {
+                tokio::select! {
+                    next = rx.recv() => {
+                        let Some((frame_id, message)) = next else { break };
+                        remember(&webhooks, &message);
+                        if let Err(e) = handle(&desk, &name, &client, &frame_id, &message).await {
+                            tracing::warn!(bot = %name, "a message was not answered: {e}");
+                        }
+                    }
+                    _ = tick.tick() => {}
                 }
+                let to = DingtalkFollowUps {
+                    desk: &desk,
+                    bot: &name,
+                    client: &client,
+                    webhooks: &webhooks,
+                };
+                send_follow_ups(&desk, &name, &to).await;
             }
         })
     };
@@ -203,4 +250,52 @@ async fn handle(
         webhook: &message.session_webhook,
     };
     respond(desk, &inbound, &chat).await
+}
+
+/// Keeps the chat's latest session webhook for the decisions it is owed.
+fn remember(webhooks: &Webhooks, message: &RobotMessage) {
+    if message.session_webhook.is_empty() || message.conversation_id.is_empty() {
+        return;
+    }
+    if let Ok(mut map) = webhooks.lock() {
+        map.insert(
+            message.conversation_id.clone(),
+            (
+                message.session_webhook.clone(),
+                message.session_webhook_expired_time,
+            ),
+        );
+    }
+}
+
+/// A DingTalk bot's follow-ups, through each chat's latest session webhook.
+struct DingtalkFollowUps<'a> {
+    desk: &'a Desk,
+    bot: &'a str,
+    client: &'a DingtalkClient,
+    webhooks: &'a Webhooks,
+}
+
+impl FollowUps for DingtalkFollowUps<'_> {
+    async fn tell(&self, chat_id: &str, text: &str) -> Result<bool, ServeError> {
+        let known = self
+            .webhooks
+            .lock()
+            .ok()
+            .and_then(|map| map.get(chat_id).cloned());
+        let Some((webhook, expires_ms)) = known else {
+            return Ok(false);
+        };
+        if expires_ms > 0 && expires_ms <= self.desk.clock().now().timestamp_millis() {
+            return Ok(false);
+        }
+        let chat = DingtalkChat {
+            bot: self.bot,
+            client: self.client,
+            webhook: &webhook,
+        };
+        chat.send(&Reply::Markdown(text.to_owned()))
+            .await
+            .map(|()| true)
+    }
 }
