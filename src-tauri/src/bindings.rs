@@ -18,6 +18,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             updater::check_for_update,
             updater::install_update,
             updater::restart_app,
+            updater::pending_update,
             settings::get_settings,
             settings::update_settings,
             settings::test_connection,
@@ -140,6 +141,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             crate::stream::ConversationEvent,
             crate::schedules::ScheduleRan,
             crate::inbox::InboxChanged,
+            updater::UpdateFound,
         ])
         // Inside `ConversationEvent` and the CLI's `--json`: exported by name too.
         .typ::<wyckoff_protocol::RuntimeEvent>()

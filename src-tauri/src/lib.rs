@@ -16,6 +16,7 @@ mod stream;
 mod tasks;
 mod timer;
 mod tray;
+mod update_watch;
 
 /// What the stock page is given, for end-to-end tests and benchmarks to compare against.
 pub use commands::market::{Period, StockChart, build_chart};
@@ -82,6 +83,8 @@ pub fn run() {
             timer::watch(app.handle().clone());
             app.manage(bot_serving::BotServing::default());
             bot_serving::watch(app.handle().clone());
+            app.manage(commands::updater::PendingUpdate::default());
+            update_watch::watch(app.handle().clone());
             if let Err(e) = tray::create(app.handle()) {
                 // A desktop without a tray (some Linux sessions) still gets a window.
                 tracing::warn!("tray icon unavailable: {e}");

@@ -17,6 +17,7 @@ const mocks = vi.hoisted(() => ({
   inboxList: vi.fn(),
   alertHistory: vi.fn(),
   firstRun: vi.fn(),
+  pendingUpdate: vi.fn(() => Promise.resolve(null)),
   openConversation: null as null | ((e: { payload: { conversation_id: string | null } }) => void),
 }));
 vi.mock("./bindings", () => ({
@@ -33,6 +34,7 @@ vi.mock("./bindings", () => ({
     taskChanged: { listen: () => Promise.resolve(() => {}) },
     inboxChanged: { listen: () => Promise.resolve(() => {}) },
     scheduleRan: { listen: () => Promise.resolve(() => {}) },
+    updateFound: { listen: () => Promise.resolve(() => {}) },
   },
 }));
 vi.mock("@tauri-apps/api/core", () => ({ Channel: class {} }));
@@ -64,6 +66,7 @@ const settings = (withModel: boolean): Settings => ({
   file_roots: [],
   retention_days: 30,
   intraday_alert_minutes: 5,
+  check_for_updates: true,
 });
 
 const chat = () => document.querySelector(".chat") as HTMLElement | null;

@@ -25,6 +25,7 @@ import { OpenStockAtContext } from "./review/openAt";
 import { reviewText } from "./review/reviewModel";
 import MarketMapPage from "./market/MarketMapPage";
 import { mapText } from "./market/text";
+import UpdateIndicator from "./updater/UpdateIndicator";
 
 type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox" | "alerts" | "research" | "review" | "map";
 
@@ -153,6 +154,7 @@ export default function App() {
             <button id="nav-settings" className={page === "settings" ? "active" : ""} onClick={() => setPage("settings")}>
               {t("navSettings")}
             </button>
+            <UpdateIndicator />
           </nav>
           <main className="content">
             {(page === "chat" || chatOpened) && (

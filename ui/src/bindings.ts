@@ -19,6 +19,8 @@ export const commands = {
 	installUpdate: (version: string, onProgress: Channel<UpdateProgress>) => typedError<UpdateInstall, CommandError>(__TAURI_INVOKE("install_update", { version, onProgress })),
 	/**  Starts the installed version (the app exits and starts again from the AppImage). */
 	restartApp: () => __TAURI_INVOKE<void>("restart_app"),
+	/**  What the checks so far found: a newer version, or nothing. */
+	pendingUpdate: () => __TAURI_INVOKE<UpdateCheck | null>("pending_update"),
 	getSettings: () => __TAURI_INVOKE<SettingsView>("get_settings"),
 	/**  Validates and saves. On error nothing is written and the old settings stay. */
 	updateSettings: (settings: Settings) => typedError<Settings, SettingsError>(__TAURI_INVOKE("update_settings", { settings })),
@@ -131,6 +133,7 @@ export const commands = {
 	 *  nothing checked when no statement had balance columns.
 	 */
 	journalReconciliation: () => typedError<Reconciliation, CommandError>(__TAURI_INVOKE("journal_reconciliation")),
+	journalSyncCloses: () => typedError<TaskInfo, CommandError>(__TAURI_INVOKE("journal_sync_closes")),
 	marketOverview: () => typedError<MarketOverview, CommandError>(__TAURI_INVOKE("market_overview")),
 	dataStatus: () => typedError<DataStatusView, CommandError>(__TAURI_INVOKE("data_status")),
 	/**
@@ -380,6 +383,7 @@ export const events = {
 	scheduleRan: makeEvent<ScheduleRan, ScheduleRan>("schedule-ran"),
 	settingsChanged: makeEvent<SettingsChanged, SettingsChanged>("settings-changed"),
 	taskChanged: makeEvent<TaskChanged, TaskChanged>("task-changed"),
+	updateFound: makeEvent<UpdateFound, UpdateFound>("update-found"),
 };
 
 /* Types */
@@ -3023,6 +3027,11 @@ export type Settings = {
 	 *  daemon's): each check claims one slot of this length from 09:30 / 13:00.
 	 */
 	intraday_alert_minutes: number,
+	/**
+	 *  Ask the update server a little after start and once a day while the app runs
+	 *  whether a newer signed version exists (never installs without the user's click).
+	 */
+	check_for_updates: boolean,
 };
 
 /**  Emitted after settings change, so every window and the tray can follow. */
@@ -3541,11 +3550,24 @@ export type TurnStarted = {
 /**  What a check found. */
 export type UpdateCheck = {
 	current_version: string,
+	/**
+	 *  False when this build names no update server (none in its config, none in
+	 *  `WYCKOFF_UPDATE_ENDPOINTS`): nothing was asked, and `available` is empty.
+	 */
+	server_configured: boolean,
 	/**  Only this install kind replaces itself; a .deb is the package manager's to update. */
 	can_install: boolean,
 	/**  Why `can_install` is false, in words. */
 	install_note: string | null,
 	available: AvailableUpdate | null,
+};
+
+/**
+ *  Emitted when a check (the automatic one or the user's) finds a newer version than the
+ *  last one announced, so the window can show it outside Settings.
+ */
+export type UpdateFound = {
+	check: UpdateCheck,
 };
 
 /**  How an install ended when nothing failed on the way. */

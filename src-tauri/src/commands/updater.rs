@@ -7,22 +7,30 @@
 //! version number with an older signed release. A refusal is an outcome the window shows in
 //! words, not an error: the running version goes on as it was.
 //!
+//! A build made without endpoints (the repository's config carries none: they are set at
+//! release time, see docs/release.md) says "no update server configured" instead of checking.
 //! `WYCKOFF_UPDATE_ENDPOINTS` (URLs separated by spaces) replaces the configured endpoints, for
 //! a private mirror. `WYCKOFF_UPDATE_PUBKEY` replaces the public key in debug builds only, so
 //! the end-to-end test can sign with a key of its own; a release build trusts only its own.
 
-use serde::Serialize;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
 use specta::Type;
-use tauri::AppHandle;
 use tauri::ipc::Channel;
+use tauri::{AppHandle, Manager, State};
 use tauri_plugin_updater::{Error as UpdaterError, Update, UpdaterExt};
+use tauri_specta::Event;
 
 use crate::commands::error::CommandError;
 
 /// What a check found.
-#[derive(Debug, Clone, Serialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct UpdateCheck {
     pub current_version: String,
+    /// False when this build names no update server (none in its config, none in
+    /// `WYCKOFF_UPDATE_ENDPOINTS`): nothing was asked, and `available` is empty.
+    pub server_configured: bool,
     /// Only this install kind replaces itself; a .deb is the package manager's to update.
     pub can_install: bool,
     /// Why `can_install` is false, in words.
@@ -30,7 +38,7 @@ pub struct UpdateCheck {
     pub available: Option<AvailableUpdate>,
 }
 
-#[derive(Debug, Clone, Serialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct AvailableUpdate {
     pub version: String,
     /// The release notes as the manifest gives them (Markdown or plain text).
@@ -83,14 +91,74 @@ pub enum UpdateInstall {
     NoLongerAvailable,
 }
 
+/// Emitted when a check (the automatic one or the user's) finds a newer version than the
+/// last one announced, so the window can show it outside Settings.
+#[derive(Debug, Clone, Serialize, Deserialize, Type, Event)]
+pub struct UpdateFound {
+    pub check: UpdateCheck,
+}
+
+/// The newest version a check found while the app runs, for a window that opens (or
+/// reloads) after the check: it asks [`pending_update`] and then listens for [`UpdateFound`].
+#[derive(Default)]
+pub struct PendingUpdate(Mutex<Option<UpdateCheck>>);
+
+impl PendingUpdate {
+    /// Keeps what a check found; tells the window when it is a version not told before.
+    /// A check that finds nothing newer clears it.
+    pub fn remember(&self, app: &AppHandle, check: &UpdateCheck) {
+        let fresh = {
+            let Ok(mut held) = self.0.lock() else {
+                return;
+            };
+            let before = held.as_ref().and_then(|c| c.available.as_ref());
+            let fresh = check.available.is_some()
+                && before.map(|a| &a.version) != check.available.as_ref().map(|a| &a.version);
+            *held = check.available.is_some().then(|| check.clone());
+            fresh
+        };
+        if fresh
+            && let Err(e) = (UpdateFound {
+                check: check.clone(),
+            })
+            .emit(app)
+        {
+            tracing::warn!("cannot emit update_found: {e}");
+        }
+    }
+
+    fn get(&self) -> Option<UpdateCheck> {
+        self.0.lock().ok().and_then(|held| held.clone())
+    }
+}
+
+/// What the checks so far found: a newer version, or nothing.
+#[tauri::command]
+#[specta::specta]
+pub fn pending_update(pending: State<'_, PendingUpdate>) -> Option<UpdateCheck> {
+    pending.get()
+}
+
 /// Asks the endpoints whether a newer version exists.
 #[tauri::command]
 #[specta::specta]
 pub async fn check_for_update(app: AppHandle) -> Result<UpdateCheck, CommandError> {
-    let update = find_update(&app).await?;
+    let check = check(&app).await?;
+    app.state::<PendingUpdate>().remember(&app, &check);
+    Ok(check)
+}
+
+/// One check against the endpoints; the automatic check's too.
+pub async fn check(app: &AppHandle) -> Result<UpdateCheck, CommandError> {
+    let (server_configured, update) = match find_update(app).await? {
+        Found::NoServer => (false, None),
+        Found::Nothing => (true, None),
+        Found::Update(u) => (true, Some(u)),
+    };
     let (can_install, install_note) = install_kind();
     Ok(UpdateCheck {
         current_version: app.package_info().version.to_string(),
+        server_configured,
         can_install,
         install_note,
         available: update.map(|u| AvailableUpdate {
@@ -119,8 +187,10 @@ pub async fn install_update(
     if !can_install {
         return Err(CommandError::invalid(install_note.unwrap_or_default()));
     }
-    let Some(update) = find_update(&app).await? else {
-        return Ok(UpdateInstall::NoLongerAvailable);
+    let update = match find_update(&app).await? {
+        Found::Update(update) => *update,
+        Found::Nothing => return Ok(UpdateInstall::NoLongerAvailable),
+        Found::NoServer => return Err(CommandError::invalid(NO_SERVER)),
     };
     if update.version != version {
         return Ok(UpdateInstall::NoLongerAvailable);
@@ -166,7 +236,17 @@ fn send(channel: &Channel<UpdateProgress>, event: UpdateProgress) {
     }
 }
 
-async fn find_update(app: &AppHandle) -> Result<Option<Update>, CommandError> {
+/// Said when neither the build nor the environment names an update server.
+pub const NO_SERVER: &str = "no update server configured: this build was made without update \
+     endpoints (they are set at release time); WYCKOFF_UPDATE_ENDPOINTS can name one";
+
+enum Found {
+    NoServer,
+    Nothing,
+    Update(Box<Update>),
+}
+
+async fn find_update(app: &AppHandle) -> Result<Found, CommandError> {
     let mut builder = app.updater_builder();
     if let Some(endpoints) = std::env::var("WYCKOFF_UPDATE_ENDPOINTS")
         .ok()
@@ -191,15 +271,23 @@ async fn find_update(app: &AppHandle) -> Result<Option<Update>, CommandError> {
     {
         builder = builder.pubkey(key.trim());
     }
-    let updater = builder
-        .build()
-        .map_err(|e| CommandError::internal(format!("the updater cannot start: {e}")))?;
-    updater.check().await.map_err(|e| {
-        CommandError::unavailable(format!(
+    let updater = match builder.build() {
+        Ok(updater) => updater,
+        Err(UpdaterError::EmptyEndpoints) => return Ok(Found::NoServer),
+        Err(e) => {
+            return Err(CommandError::internal(format!(
+                "the updater cannot start: {e}"
+            )));
+        }
+    };
+    match updater.check().await {
+        Ok(Some(update)) => Ok(Found::Update(Box::new(update))),
+        Ok(None) => Ok(Found::Nothing),
+        Err(e) => Err(CommandError::unavailable(format!(
             "could not reach the update server: {}",
             describe(&e)
-        ))
-    })
+        ))),
+    }
 }
 
 /// A signature that does not verify (or names another version) is a refusal; anything else

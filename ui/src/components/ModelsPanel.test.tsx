@@ -44,6 +44,7 @@ const base: Settings = {
   file_roots: [],
   retention_days: 30,
   intraday_alert_minutes: 5,
+  check_for_updates: true,
 };
 
 const three: Settings = { ...base, models: [entry("a"), entry("b"), entry("c")], main_model: "a" };

@@ -43,6 +43,7 @@ const settings: Settings = {
   file_roots: [],
   retention_days: 30,
   intraday_alert_minutes: 5,
+  check_for_updates: true,
 };
 
 describe("Settings page", () => {

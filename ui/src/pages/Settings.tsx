@@ -13,6 +13,7 @@ import McpPanel from "../mcp/McpPanel";
 import BotsPanel from "../bots/BotsPanel";
 import { RiskSettingsPanel } from "../risk/RiskViews";
 import UpdatePanel from "../updater/UpdatePanel";
+import AutoCheckField from "../updater/AutoCheckField";
 
 interface Props {
   view: SettingsView;
@@ -95,6 +96,7 @@ export default function SettingsPage({ view, onSaved, onAsk }: Props) {
             <input type="checkbox" checked={draft.notifications} onChange={(e) => set("notifications", e.target.checked)} />
             {t("notifications")}
           </label>
+          <AutoCheckField value={draft.check_for_updates} onChange={(on) => set("check_for_updates", on)} />
         </section>
         <ModelsPanel settings={draft} onChange={setDraft} />
         <section className="card">

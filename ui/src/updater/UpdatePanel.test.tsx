@@ -19,6 +19,7 @@ import UpdatePanel from "./UpdatePanel";
 
 const available: UpdateCheck = {
   current_version: "0.1.0",
+  server_configured: true,
   can_install: true,
   install_note: null,
   available: { version: "0.2.0", notes: "更快的同步\n<b>not markup</b>", date: "2026-12-01T08:00:00Z" },
@@ -73,11 +74,14 @@ describe("UpdatePanel", () => {
   it("is up to date, or cannot install outside the AppImage, or names the failure", async () => {
     mocks.checkForUpdate
       .mockResolvedValueOnce({ status: "ok", data: { ...available, available: null } })
+      .mockResolvedValueOnce({ status: "ok", data: { ...available, server_configured: false, available: null } })
       .mockResolvedValueOnce({ status: "ok", data: { ...available, can_install: false, install_note: "update it with apt" } })
       .mockResolvedValueOnce({ status: "error", error: { kind: "unavailable", message: "could not reach the update server: dns", code: null } });
     render(<UpdatePanel />);
     fireEvent.click(await screen.findByText("检查更新"));
     expect(await screen.findByText("已是最新版本。")).toBeTruthy();
+    fireEvent.click(screen.getByText("检查更新"));
+    expect(await screen.findByText("这个版本没有配置更新服务器（发布时设定），所以没有检查。")).toBeTruthy();
     fireEvent.click(screen.getByText("检查更新"));
     expect(await screen.findByText("这份安装不能自动更新：update it with apt")).toBeTruthy();
     expect(screen.queryByText("下载并安装")).toBeNull();

@@ -1,7 +1,8 @@
 // Settings → About and updates: the running version, a check against the update server,
 // the new version's notes, its download with progress, the signature's verdict, and a
 // restart into the installed version. The notes come from the (unsigned) manifest, so
-// they are shown as plain text.
+// they are shown as plain text. The sidebar's update notice opens this same panel with what
+// the automatic check found (`initial`), so the notes and the install button are one code.
 import { useContext, useEffect, useState } from "react";
 import { Channel } from "@tauri-apps/api/core";
 import { commands, type Refusal, type UpdateCheck, type UpdateProgress } from "../bindings";
@@ -20,10 +21,10 @@ function bytes(n: number): string {
   return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MB` : `${Math.round(n / 1024)} KB`;
 }
 
-export default function UpdatePanel() {
+export default function UpdatePanel({ initial, id = "update-panel" }: { initial?: UpdateCheck; id?: string } = {}) {
   const t = updateText(useContext(LanguageContext));
   const [version, setVersion] = useState<string | null>(null);
-  const [phase, setPhase] = useState<Phase>({ kind: "idle" });
+  const [phase, setPhase] = useState<Phase>(initial ? { kind: "checked", check: initial } : { kind: "idle" });
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
@@ -93,7 +94,7 @@ export default function UpdatePanel() {
   const available = shown?.available ?? null;
 
   return (
-    <section className="card" id="update-panel">
+    <section className="card" id={id}>
       <h2>{t("title")}</h2>
       {version && <p id="update-current">{t("version", { version })}</p>}
       <p className="hint">{t("signedNote")}</p>
@@ -104,7 +105,7 @@ export default function UpdatePanel() {
       </div>
       {shown && !available && (
         <p id="update-status" role="status">
-          {t("upToDate")}
+          {shown.server_configured ? t("upToDate") : t("noServer")}
         </p>
       )}
       {shown && available && (

@@ -1,4 +1,5 @@
-// Settings → About and updates: the panel's own zh / en strings.
+// Settings → About and updates, the sidebar's update notice and the automatic-check switch:
+// their own zh / en strings.
 import { localTexts } from "../i18n";
 
 const zh = {
@@ -25,6 +26,11 @@ const zh = {
   cannotInstall: "这份安装不能自动更新：{note}",
   failed: "没有完成：{message}",
   signedNote: "更新包须由本项目的密钥签名，签名不符的下载不会安装。",
+  noServer: "这个版本没有配置更新服务器（发布时设定），所以没有检查。",
+  indicator: "新版本 {version} 可用",
+  indicatorTitle: "查看更新说明并安装",
+  close: "关闭",
+  autoCheck: "自动检查更新（启动后一次，之后每天一次；只提示，不会自动安装）",
 };
 
 const en: Record<keyof typeof zh, string> = {
@@ -51,6 +57,11 @@ const en: Record<keyof typeof zh, string> = {
   cannotInstall: "This copy cannot update itself: {note}",
   failed: "Not done: {message}",
   signedNote: "Updates must be signed with the project's key; a download whose signature does not match is not installed.",
+  noServer: "This build names no update server (it is set at release time), so nothing was checked.",
+  indicator: "Version {version} available",
+  indicatorTitle: "See the release notes and install",
+  close: "Close",
+  autoCheck: "Check for updates automatically (after start, then daily; it only tells you, never installs by itself)",
 };
 
 export const updateText = localTexts(zh, en);

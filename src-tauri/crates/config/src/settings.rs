@@ -93,6 +93,9 @@ pub struct Settings {
     /// Minutes between intraday alert checks during the session (the app's and the
     /// daemon's): each check claims one slot of this length from 09:30 / 13:00.
     pub intraday_alert_minutes: i32,
+    /// Ask the update server a little after start and once a day while the app runs
+    /// whether a newer signed version exists (never installs without the user's click).
+    pub check_for_updates: bool,
 }
 
 /// How buys are sized and what guards the account. Percents of equity; a limit of 0 is
@@ -200,6 +203,7 @@ impl Default for Settings {
             retention_days: 30,
             risk: RiskSettings::default(),
             intraday_alert_minutes: DEFAULT_INTRADAY_ALERT_MINUTES,
+            check_for_updates: true,
         }
     }
 }
@@ -866,6 +870,11 @@ mod tests {
         assert!(s.close_to_tray);
         assert_eq!(s.risk, RiskSettings::default());
         assert_eq!(s.intraday_alert_minutes, DEFAULT_INTRADAY_ALERT_MINUTES);
+        // a file from before the automatic update check keeps it on
+        assert!(s.check_for_updates);
+        let (off, _) =
+            Settings::from_value(json!({"version": 1, "check_for_updates": false})).unwrap();
+        assert!(!off.check_for_updates);
     }
 
     #[test]
