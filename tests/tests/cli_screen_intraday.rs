@@ -4,7 +4,10 @@
 //! 60-minute bars (from a local server speaking Eastmoney's `klt` format), a day that closed
 //! at the top of its range with the last hour up reads as confirmed and one that faded as
 //! not confirmed, each with where the day closed in its range; the L4 layer counts them;
-//! the candidates and their scores are the same as before (a report, not a filter).
+//! the candidates and their scores are the same as before (a report, not a filter). L4 also
+//! reads the weekly structure each trigger sits in — the same reading `wyckoff analyze`
+//! gives of that stock as of that day — and each candidate's lines say which timeframe said
+//! what (daily trigger, weekly, 60-minute).
 //! Needs `cargo build -p wyckoff-cli` first.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -155,6 +158,25 @@ fn l4_note(r: &Value) -> String {
         .to_owned()
 }
 
+/// The L4 note's weekly part from the candidates' weekly trends.
+fn weekly_note(r: &Value) -> String {
+    let mut n = [0; 4];
+    for c in r["candidates"].as_array().unwrap() {
+        let i = match c["weekly"]["trend"].as_str() {
+            Some("up") => 0,
+            Some("sideways") => 1,
+            Some("down") => 2,
+            None => 3,
+            Some(other) => panic!("weekly trend {other}"),
+        };
+        n[i] += 1;
+    }
+    format!(
+        "周线上升 {}，横盘 {}，下降 {}，不足14周 {}；",
+        n[0], n[1], n[2], n[3]
+    )
+}
+
 /// The candidates without their 60-minute check: what L4 decided.
 fn decided(r: &Value) -> Vec<Value> {
     r["candidates"]
@@ -164,6 +186,9 @@ fn decided(r: &Value) -> Vec<Value> {
         .map(|c| {
             let mut c = c.clone();
             c.as_object_mut().unwrap().remove("intraday_60m");
+            // the 60-minute line changes with the check; the daily and weekly ones do not
+            let lines = c["timeframes"].as_array_mut().unwrap();
+            lines.retain(|l| l["timeframe"] != "minutes60");
             c
         })
         .collect()
@@ -202,10 +227,14 @@ fn l4_reads_the_trigger_day_on_cached_60_minute_bars_and_says_when_it_has_none()
         assert_eq!(
             l4_note(r),
             format!(
-                "60分钟确认 0，未确认 0，无分钟数据 {}（仅标注，不筛选）",
+                "{}60分钟确认 0，未确认 0，无分钟数据 {}（仅标注，不筛选）",
+                weekly_note(r),
                 cands.len()
             )
         );
+        for c in cands {
+            weekly_is_the_diagnosis(h, c);
+        }
     }
 
     // the first day's first candidate held into the close, the second day's faded
@@ -263,8 +292,23 @@ fn l4_reads_the_trigger_day_on_cached_60_minute_bars_and_says_when_it_has_none()
         let (yes, no) = if *kind == "confirmed" { (1, 0) } else { (0, 1) };
         assert_eq!(
             l4_note(&after),
-            format!("60分钟确认 {yes}，未确认 {no}，无分钟数据 {none}（仅标注，不筛选）")
+            format!(
+                "{}60分钟确认 {yes}，未确认 {no}，无分钟数据 {none}（仅标注，不筛选）",
+                weekly_note(&after)
+            )
         );
+        let line = c["timeframes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["timeframe"] == "minutes60")
+            .unwrap();
+        let want = if *kind == "confirmed" {
+            "60-minute: confirmed"
+        } else {
+            "60-minute: not confirmed"
+        };
+        assert!(line["en"].as_str().unwrap().starts_with(want), "{line}");
         // the text report shows the check beside each candidate
         let text = run(wyckoff_cli(h), &["screen", "--as-of", day]);
         assert!(text.status.success(), "{}", show(&text));
@@ -274,5 +318,60 @@ fn l4_reads_the_trigger_day_on_cached_60_minute_bars_and_says_when_it_has_none()
             .find(|l| l.starts_with(code.as_str()))
             .unwrap_or_else(|| panic!("no row of {code} in {text}"));
         assert!(row.trim_end().ends_with(kind), "{row}");
+        // and the weekly trend beside it
+        let trend = c["weekly"]["trend"].as_str().unwrap_or("-");
+        assert!(row.contains(&format!(" {trend} ")), "{trend}: {row}");
     }
+}
+
+/// A candidate's weekly context is what `wyckoff analyze` reads of the stock as of its
+/// trigger day, and its lines name daily, weekly and 60-minute in that order, the daily one
+/// naming its triggers.
+fn weekly_is_the_diagnosis(home: &Path, c: &Value) {
+    let code = c["code"].as_str().unwrap();
+    let day = c["bars_as_of"].as_str().unwrap();
+    let tf: Vec<&str> = c["timeframes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["timeframe"].as_str().unwrap())
+        .collect();
+    assert_eq!(tf, ["daily", "weekly", "minutes60"], "{c}");
+    let daily = c["timeframes"][0]["en"].as_str().unwrap();
+    for t in c["triggers"].as_array().unwrap() {
+        assert!(daily.contains(t["kind"].as_str().unwrap()), "{daily}: {c}");
+    }
+    assert!(daily.ends_with(day), "{daily}");
+    let a = ok_json(run(
+        wyckoff_cli(home),
+        &["analyze", code, "--as-of", day, "--json"],
+    ));
+    let theirs = &a["timeframes"]["weekly"];
+    let ours = &c["weekly"];
+    if theirs.is_null() {
+        assert!(ours.is_null(), "{code} {day}: {ours}");
+        return;
+    }
+    assert_eq!(ours["trend"], theirs["trend"], "{code} {day}");
+    assert!(ours["weeks"].as_u64().is_some(), "{ours}");
+    for k in [
+        "range_low",
+        "range_high",
+        "position_pct",
+        "ma10",
+        "ma10_4w_ago",
+    ] {
+        let (x, y) = (ours[k].as_f64().unwrap(), theirs[k].as_f64().unwrap());
+        assert!((x - y).abs() < 0.01, "{code} {day} {k}: {x} vs {y}");
+    }
+    let weekly_line = c["timeframes"][1]["en"].as_str().unwrap();
+    let theirs_line = a["timeframes"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["timeframe"] == "weekly")
+        .unwrap()["en"]
+        .as_str()
+        .unwrap();
+    assert_eq!(weekly_line, theirs_line, "{code} {day}");
 }

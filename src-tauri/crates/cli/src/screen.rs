@@ -102,8 +102,8 @@ fn print_text(r: &Value) {
     println!("\n{} candidates", cands.len());
     if !cands.is_empty() {
         println!(
-            "{:<7} {:<10} {:<18} {:<22} {:>6} {:>8} {:<10} {:<14}",
-            "code", "name", "channel", "triggers", "score", "close", "bars", "60m"
+            "{:<7} {:<10} {:<18} {:<22} {:>6} {:>8} {:<10} {:<9} {:<14}",
+            "code", "name", "channel", "triggers", "score", "close", "bars", "weekly", "60m"
         );
     }
     for c in &cands {
@@ -114,7 +114,7 @@ fn print_text(r: &Value) {
             .map(|t| num(&t["kind"]))
             .collect();
         println!(
-            "{:<7} {:<10} {:<18} {:<22} {:>6} {:>8} {:<10} {:<14}",
+            "{:<7} {:<10} {:<18} {:<22} {:>6} {:>8} {:<10} {:<9} {:<14}",
             num(&c["code"]),
             num(&c["name"]),
             num(&c["channel"]),
@@ -122,6 +122,7 @@ fn print_text(r: &Value) {
             num(&c["score"]),
             num(&c["last_close"]),
             num(&c["bars_as_of"]),
+            c["weekly"]["trend"].as_str().unwrap_or("-"),
             num(&c["intraday_60m"]["type"]),
         );
     }

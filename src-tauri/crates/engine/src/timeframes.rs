@@ -3,7 +3,7 @@
 //! trigger day are at hand, whether the session itself confirmed a bullish trigger. Each
 //! line says which timeframe said it. Pure: bars in, reading out.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Bar;
 use crate::dates::days_from_civil;
@@ -13,7 +13,7 @@ pub const MIN_WEEKS: usize = 14;
 /// Weeks the weekly range spans (a quarter).
 pub const RANGE_WEEKS: usize = 13;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Timeframe {
     Weekly,
@@ -21,7 +21,7 @@ pub enum Timeframe {
     Minutes60,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WeeklyTrend {
     /// Close above a rising 10-week average.
@@ -31,7 +31,7 @@ pub enum WeeklyTrend {
     Sideways,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WeeklyContext {
     pub trend: WeeklyTrend,
     /// Low and high of the last [`RANGE_WEEKS`] weeks up to the trigger's week.
@@ -63,7 +63,7 @@ pub enum Intraday {
 }
 
 /// One line of the reading, with the timeframe that said it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimeframeLine {
     pub timeframe: Timeframe,
     pub zh: String,

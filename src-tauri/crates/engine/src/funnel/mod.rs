@@ -41,7 +41,7 @@ pub use gates::{
     BuyGate, L1Input, L1Reject, QualityStatus, amount_spike, buy_gate, l1_gate, quality_status,
     sample_skew,
 };
-pub use intraday::{HourBars, IntradayCheck};
+pub use intraday::{HourBars, IntradayCheck, L4Reading, l4_reading};
 pub use sector::{L3Outcome, SectorInput, SectorStat, sector_resonance};
 pub use strength::{
     L2Pre, Rps, RpsFlags, Strength, StrengthConfig, dry_volume_series, l2_strength,
@@ -235,6 +235,14 @@ pub struct Candidate {
     /// Reported, never a filter.
     #[serde(default)]
     pub intraday_60m: IntradayCheck,
+    /// L4's weekly context: the weekly trend and the last quarter's range the trigger day
+    /// sits in, as of its close (`None` with too few weeks). Reported, never a filter.
+    #[serde(default)]
+    pub weekly: Option<crate::timeframes::WeeklyContext>,
+    /// What each timeframe said of the candidate (daily trigger, weekly, 60-minute), each
+    /// line naming its timeframe.
+    #[serde(default)]
+    pub timeframes: Vec<crate::timeframes::TimeframeLine>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -978,6 +986,7 @@ impl<'u> Funnel<'u> {
                 let stage = accum_stage(s.window);
                 let exit = exit_signal(s.window, stage, &exit_cfg);
                 let last = s.window[s.window.len() - 1];
+                let tf = l4_reading(s.window, &s.stock.code, &triggers, &self.hours);
                 Some(Candidate {
                     code: s.stock.code.clone(),
                     name: s.stock.name_on(day).value.to_owned(),
@@ -994,7 +1003,9 @@ impl<'u> Funnel<'u> {
                     rps: s.rps,
                     rs_10d: st.rs_10d,
                     rs_3d: st.rs_3d,
-                    intraday_60m: IntradayCheck::of(&self.hours, &s.stock.code, last.date),
+                    intraday_60m: tf.intraday,
+                    weekly: tf.weekly,
+                    timeframes: tf.lines,
                 })
             })
             .collect();
@@ -1008,8 +1019,13 @@ impl<'u> Funnel<'u> {
                 candidates.len(),
                 BTreeMap::new(),
                 false,
-                (!candidates.is_empty())
-                    .then(|| intraday::layer_note(candidates.iter().map(|c| c.intraday_60m))),
+                (!candidates.is_empty()).then(|| {
+                    intraday::layer_note(
+                        candidates
+                            .iter()
+                            .map(|c| (c.weekly.map(|w| w.trend), c.intraday_60m)),
+                    )
+                }),
             ),
         );
         let mut l5_reasons = BTreeMap::new();
