@@ -5,7 +5,7 @@
 //! (industry and concept membership).
 
 mod industries;
-mod minute;
+pub(crate) mod minute;
 mod names;
 mod tdx;
 

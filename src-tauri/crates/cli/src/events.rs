@@ -1,8 +1,11 @@
 //! `wyckoff events CODE [--as-of DATE] [--json]`: the marks the engine showed as of a close —
 //! schematic events, phase bands, range lines and triggers — each with the bar it points at,
 //! the date it became known and why. The engine is replayed over the cached bars up to that
-//! close only, so nothing later leaks in. Exit status: 0 ok, 1 no data available, 2 bad input
-//! (code format, unknown code, a date that is not real or outside the cached bars).
+//! close only, so nothing later leaks in. `--period 60m|30m|15m|5m`: the Wyckoff events the
+//! engine reads on the cached minute bars themselves (what the stock page's minute chart
+//! marks), with how fresh those bars are. Exit status: 0 ok, 1 no data available (no bars
+//! cached), 2 bad input (code format, unknown code, a period or date that is not one, a date
+//! outside the cached bars).
 
 use std::process::ExitCode;
 
@@ -26,6 +29,10 @@ pub struct EventsArgs {
     /// before it. Default: the newest cached bar.
     #[arg(long, value_name = "DATE")]
     pub as_of: Option<String>,
+    /// The bars read: day (default), or 60m, 30m, 15m, 5m — the events the engine reads on
+    /// the cached minute bars of that period (`wyckoff data sync CODE --period 60m`).
+    #[arg(long, default_value = "day")]
+    pub period: String,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -138,6 +145,20 @@ pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
+    let period = match crate::data::minute::parse_period(&a.period) {
+        Ok(p) => p,
+        Err(e) => return Ok(bad_input(e)),
+    };
+    if let Some(period) = period {
+        if let Some(d) = &a.as_of {
+            return Ok(bad_input(format!(
+                "--as-of {d} reads daily closes; --period {} reads every cached {} bar (leave one out)",
+                period.label(),
+                period.label()
+            )));
+        }
+        return minute_events(code, period, a.json);
+    }
     let digits = code.digits().to_owned();
     let rt = runtime()?;
     let loaded = rt.block_on(async {
@@ -222,6 +243,145 @@ pub fn run(a: EventsArgs) -> anyhow::Result<ExitCode> {
     );
     for m in &recent {
         println!("{}", row(m));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One event the engine read on the minute bars.
+#[derive(Debug, Serialize)]
+struct MinuteEvent {
+    /// SC, AR, ST, Spring, SOS, … (distribution: BC, UTAD, SOW, LPSY).
+    event: String,
+    /// The bar it labelled, YYYYMMDDHHMM (its end, Beijing time).
+    bar_time: u64,
+    /// The event's price (unadjusted, as the minute bars are).
+    price: f64,
+    /// The rule the bar met.
+    why: String,
+}
+
+/// The `--json` output at a minute period.
+#[derive(Debug, Serialize)]
+struct MinuteEvents {
+    code: String,
+    name: Option<String>,
+    /// `60m`, `30m`, `15m` or `5m`.
+    period: String,
+    /// The cached bars read: how many, the first and the newest bar's end (YYYYMMDDHHMM).
+    bars: usize,
+    first_bar: u64,
+    newest_bar: u64,
+    /// Calendar days from the newest bar's day to today (Beijing): how stale the bars are.
+    newest_bar_age_days: i64,
+    /// Today's date by the desk's clock (Beijing), YYYYMMDD.
+    today: u32,
+    sources: Vec<String>,
+    /// Read by bar position: a rule's "20-day mean" is 20 bars of this period here.
+    events: Vec<MinuteEvent>,
+}
+
+fn why_of(label: &str) -> String {
+    use wyckoff_session::domain::engine::phases::EventCode;
+    serde_json::from_value::<EventCode>(serde_json::Value::String(label.to_owned()))
+        .map(|e| e.rule().to_owned())
+        .unwrap_or_default()
+}
+
+/// `wyckoff events CODE --period P`: the events the engine reads on the cached `period` bars.
+fn minute_events(
+    code: StockCode,
+    period: wyckoff_session::domain::market::minute::MinutePeriod,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    use wyckoff_session::domain::market::minute::time_label;
+    let digits = code.digits().to_owned();
+    let label = period.label();
+    let rt = runtime()?;
+    let loaded = rt.block_on(async {
+        let desk = desk().await?;
+        let listed = desk.market().stock_info(&code).is_some();
+        let chart = desk.minute_chart(&digits, period).await;
+        let now = desk.clock().now_beijing();
+        desk.close().await;
+        anyhow::Ok((chart?, listed, now))
+    });
+    let (chart, listed, now) = match loaded {
+        Ok(v) => v,
+        Err(e) => return Ok(failed(e)),
+    };
+    let (Some(&first), Some(&newest)) = (chart.times.first(), chart.times.last()) else {
+        if !listed {
+            return Ok(bad_input(format!(
+                "unknown stock code {digits}: not in the stock list and no cached bars"
+            )));
+        }
+        eprintln!(
+            "wyckoff: no {label} bars cached for {digits}: run `wyckoff data sync {digits} --period {label}` first"
+        );
+        return Ok(ExitCode::from(EXIT_UNAVAILABLE));
+    };
+    let today = now.date();
+    let newest_day = wyckoff_session::time::from_yyyymmdd((newest / 10_000) as u32);
+    let age = newest_day.map_or(0, |d| (today - d).num_days());
+    let events: Vec<MinuteEvent> = chart
+        .marks
+        .iter()
+        .filter(|m| m.timeframe == label)
+        .map(|m| MinuteEvent {
+            event: m.label.clone(),
+            bar_time: m.bar_time,
+            price: m.price,
+            why: why_of(&m.label),
+        })
+        .collect();
+    if json {
+        print_json(&MinuteEvents {
+            code: digits,
+            name: chart.name,
+            period: label.to_owned(),
+            bars: chart.times.len(),
+            first_bar: first,
+            newest_bar: newest,
+            newest_bar_age_days: age,
+            today: wyckoff_session::time::to_yyyymmdd(today),
+            sources: chart.sources,
+            events,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{digits} {} — Wyckoff events on the cached {label} bars ({} bars, {} … {}, source {})",
+        chart.name.as_deref().unwrap_or(""),
+        chart.times.len(),
+        time_label(first),
+        time_label(newest),
+        if chart.sources.is_empty() {
+            "--".to_owned()
+        } else {
+            chart.sources.join(", ")
+        }
+    );
+    println!(
+        "newest bar {}: {age} day(s) before today ({}); `wyckoff data sync {digits} --period {label}` refreshes them",
+        time_label(newest),
+        wyckoff_session::time::iso(wyckoff_session::time::to_yyyymmdd(today))
+    );
+    println!(
+        "read by bar position: a rule's \"20-day\" is 20 {label} bars here; the daily reading is `wyckoff events {digits}`"
+    );
+    if events.is_empty() {
+        println!("\n(no Wyckoff event on these {label} bars)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("\n{:<16}  {:<7}  {:>9}  why", "bar", "event", "price");
+    for e in &events {
+        println!(
+            "{:<16}  {:<7}  {:>9.2}  {}",
+            time_label(e.bar_time),
+            e.event,
+            e.price,
+            e.why
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
