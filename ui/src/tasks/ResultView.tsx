@@ -12,6 +12,7 @@ import { toolLabel } from "../chat/toolNames";
 import {
   actionLabel,
   askAboutCandidate,
+  timeframesText,
   suggestedText,
   decisionProblems,
   decisionProblemText,
@@ -85,6 +86,7 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
             {header("score", lang === "en" ? "Score" : "分数")}
             {header("stage", lang === "en" ? "Stage" : "阶段")}
             {header("last_close", lang === "en" ? "Close" : "收盘")}
+            {header("weekly_trend", lang === "en" ? "Timeframes" : "多周期")}
             {header("suggested_shares", lang === "en" ? "Suggested size" : "建议仓位")}
             <th />
           </tr>
@@ -111,6 +113,15 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
                 ) : (
                   row.last_close.toFixed(2)
                 )}
+              </td>
+              {/* L4's other timeframes: reported beside the daily trigger, never a filter; each line names its timeframe. */}
+              <td
+                className="timeframes"
+                data-weekly={row.weekly_trend}
+                data-intraday={row.intraday_60m}
+                title={row.timeframe_lines.map((l) => (lang === "en" ? l.en : l.zh)).join("\n")}
+              >
+                {timeframesText(row, lang)}
               </td>
               <td className="suggested-size" data-shares={row.suggested_shares ?? ""} data-breaches={row.suggested_breaches.join(" ")} title={[...row.suggested_bound, row.suggested_why].filter((x) => x).join("；")}>
                 {suggestedText(row, lang)}

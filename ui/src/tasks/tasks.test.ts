@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TaskInfo, Value } from "../bindings";
 import { toolLabel } from "../chat/toolNames";
-import { askAboutCandidate, elapsed, equityCurve, percent, polyline, progressLine, queuedCount, reportText, runningCount, screenRows, sortRows, suggestedText, upsertTask } from "./tasks";
+import { askAboutCandidate, elapsed, equityCurve, percent, polyline, progressLine, queuedCount, reportText, runningCount, screenRows, sortRows, suggestedText, timeframesText, upsertTask } from "./tasks";
 
 const task = (id: string, started: string, status: TaskInfo["status"] = "running"): TaskInfo => ({
   task_id: id,
@@ -104,6 +104,32 @@ describe("results", () => {
     expect(sortRows(rows, "code", false).map((r) => r.code)).toEqual(["000001", "300750", "600519"]);
     expect(screenRows(null)).toEqual([]);
     expect(screenRows({ candidates: "nope" })).toEqual([]);
+  });
+
+  it("reads each candidate's weekly context and 60-minute check, each named by its timeframe", () => {
+    const line = (timeframe: string, en: string) => ({ timeframe, zh: `${timeframe}：…`, en });
+    const screen = {
+      candidates: [
+        {
+          code: "600519",
+          weekly: { trend: "up", range_low: 1, range_high: 2, position_pct: 80, ma10: 1.5, ma10_4w_ago: 1.4, weeks: 60 },
+          intraday_60m: { type: "confirmed", close_in_range_pct: 90 },
+          timeframes: [line("daily", "daily: Spring triggered on 2020-06-16"), line("weekly", "weekly: trend up …"), line("minutes60", "60-minute: confirmed …")],
+        },
+        { code: "000001", weekly: null, intraday_60m: { type: "no_minute_data" }, timeframes: [line("daily", "daily: SOS …"), "junk"] },
+        // a screen saved before L4 read other timeframes
+        { code: "300750" },
+      ],
+    } as unknown as Value;
+    const [a, b, c] = screenRows(screen);
+    expect([a.weekly_trend, a.intraday_60m, a.timeframe_lines.map((l) => l.timeframe)]).toEqual(["up", "confirmed", ["daily", "weekly", "minutes60"]]);
+    expect(timeframesText(a, "zh")).toBe("周线上升 · 60分钟确认");
+    expect(timeframesText(a, "en")).toBe("weekly up · 60m confirmed");
+    expect(b.timeframe_lines).toHaveLength(1);
+    expect(timeframesText(b, "en")).toBe("weekly too few weeks · 60m no minute data");
+    expect(timeframesText(b, "zh")).toBe("周线不足周数 · 60分钟无分钟数据");
+    expect([c.weekly_trend, c.intraday_60m, c.timeframe_lines]).toEqual(["", "", []]);
+    expect(timeframesText(c, "en")).toBe("—");
   });
 
   it("draws the equity curve into its box", () => {

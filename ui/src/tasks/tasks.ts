@@ -86,7 +86,36 @@ export type ScreenRow = {
   suggested_breaches: string[];
   /** Why there is no size (no account, no stop…), or why no lot fits. */
   suggested_why: string;
+  /** L4's weekly context: `up`, `down`, `sideways`, or "" when too few weeks were read. */
+  weekly_trend: string;
+  /** L4's 60-minute check: `confirmed`, `not_confirmed` or `no_minute_data` ("" from an older screen). */
+  intraday_60m: string;
+  /** What each timeframe said (daily trigger, weekly, 60-minute), each line naming its timeframe. */
+  timeframe_lines: TimeframeLine[];
 };
+
+export type TimeframeLine = { timeframe: string; zh: string; en: string };
+
+const TREND: Record<string, [string, string]> = {
+  up: ["上升", "up"],
+  down: ["下降", "down"],
+  sideways: ["横盘", "sideways"],
+};
+const CHECK: Record<string, [string, string]> = {
+  confirmed: ["确认", "confirmed"],
+  not_confirmed: ["未确认", "not confirmed"],
+  no_minute_data: ["无分钟数据", "no minute data"],
+};
+
+/** A candidate's timeframes in a cell: the weekly trend and the 60-minute check, each named
+ *  by its timeframe; "—" for a screen saved before L4 read them. */
+export function timeframesText(row: Pick<ScreenRow, "weekly_trend" | "intraday_60m" | "timeframe_lines">, lang: string): string {
+  const en = lang === "en" ? 1 : 0;
+  if (!row.timeframe_lines.length && !row.intraday_60m) return "—";
+  const weekly = row.weekly_trend ? (TREND[row.weekly_trend]?.[en] ?? row.weekly_trend) : en ? "too few weeks" : "不足周数";
+  const check = row.intraday_60m ? (CHECK[row.intraday_60m]?.[en] ?? row.intraday_60m) : "—";
+  return en ? `weekly ${weekly} · 60m ${check}` : `周线${weekly} · 60分钟${check}`;
+}
 
 /** What "ask the agent" prefills for a screen candidate, with the figures it was picked on. */
 export function askAboutCandidate(row: Pick<ScreenRow, "code" | "name" | "triggers" | "bars_as_of">, lang: string): string {
@@ -158,6 +187,11 @@ export function screenRows(result: Value | null): ScreenRow[] {
       last_close: num(o.last_close),
       bars_as_of: str(o.bars_as_of),
       ...suggestedOf(obj(o.suggested_size)),
+      weekly_trend: str(obj(o.weekly)?.trend),
+      intraday_60m: str(obj(o.intraday_60m)?.type),
+      timeframe_lines: Array.isArray(o.timeframes)
+        ? (o.timeframes as Value[]).map((l) => obj(l)).filter((l): l is Obj => l !== null).map((l) => ({ timeframe: str(l.timeframe), zh: str(l.zh), en: str(l.en) }))
+        : [],
     };
   });
 }
