@@ -559,6 +559,13 @@ export type ApprovalPreview =
 	type: "buy_sizing",
 } & BuyPreview | 
 /**
+ *  A batch `update_portfolio`: each line with its sizing and the limits it breaks, and
+ *  the batch's total effect on heat and the number of positions.
+ */
+{
+	type: "batch_sizing",
+} & BatchPreview | 
+/**
  *  The call will be refused whatever the answer (e.g. a path outside the allowed
  *  folders); said up front so the user is not asked to approve nothing.
  */
@@ -649,6 +656,52 @@ export type BarColumns = {
 	low: (number | null)[],
 	close: (number | null)[],
 	volume: (number | null)[],
+};
+
+/**  One line of a batch `update_portfolio`, as its approval shows it. */
+export type BatchLine = {
+	/**  The line's place in the call, from 1. */
+	line: number,
+	/**  `add`, `update` or `remove` (the batch's action). */
+	action: string,
+	code: string,
+	name: string,
+	/**  Shares held before the line (after the batch's earlier lines); 0 when not held. */
+	held_shares: number,
+	/**  Shares the line asks for (`None` for a removal, or when not given). */
+	shares: number | null,
+	/**
+	 *  An `add`'s sizing and the limits it breaks, checked on the account with the batch's
+	 *  earlier lines applied; `None` for an update or a removal, or a line without shares
+	 *  and a price (the call will refuse it).
+	 */
+	buy: BuyPreview | null,
+};
+
+/**
+ *  The approval preview of a batch `update_portfolio` (several positions in one call): each
+ *  line, then what the whole batch does to the account's heat and positions.
+ */
+export type BatchPreview = {
+	lines: BatchLine[],
+	/**  Open risk to the stops as a percent of equity, before and after every line. */
+	heat_before_pct: number | null,
+	heat_after_pct: number | null,
+	/**  The heat limit, percent (0: off). */
+	max_heat_pct: number | null,
+	positions_before: number,
+	positions_after: number,
+	/**  The positions limit (0: off). */
+	max_positions: number,
+	/**
+	 *  The limits the batch as a whole breaks once every line is applied (a limit it
+	 *  leaves over but does not raise is not counted; the brake, when it buys).
+	 */
+	breaches: RiskBreach[],
+	/**  What the figures rest on (said once for the batch). */
+	notes: string[],
+	/**  Why the account could not be read (then no line is sized and the totals are 0). */
+	unavailable: string | null,
 };
 
 /**

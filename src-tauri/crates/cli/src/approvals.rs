@@ -256,7 +256,47 @@ fn preview_line(preview: &ApprovalPreview) -> String {
         }
         ApprovalPreview::Invalid { reason } => format!("will be refused: {reason}"),
         ApprovalPreview::BuySizing(b) => buy_sizing_line(b),
+        ApprovalPreview::BatchSizing(b) => batch_sizing_lines(b),
     }
+}
+
+/// A batch: each line (an add with its sizing and breaches), then the batch's total effect
+/// on heat and positions and the limits it breaks.
+fn batch_sizing_lines(b: &wyckoff_protocol::BatchPreview) -> String {
+    let mut out = format!(
+        "batch of {}: heat {:.2}% -> {:.2}% (limit {:.2}%), positions {} -> {} (limit {})",
+        b.lines.len(),
+        b.heat_before_pct,
+        b.heat_after_pct,
+        b.max_heat_pct,
+        b.positions_before,
+        b.positions_after,
+        b.max_positions
+    );
+    if let Some(why) = &b.unavailable {
+        out.push_str(&format!("; not sized: {why}"));
+    }
+    for breach in &b.breaches {
+        out.push_str(&format!(
+            "\n    batch breaks {}: {}",
+            breach.name(),
+            breach.describe()
+        ));
+    }
+    for l in &b.lines {
+        let line = match &l.buy {
+            Some(buy) => buy_sizing_line(buy),
+            None => format!(
+                "{} {}: {} shares held, {}",
+                l.action,
+                l.code,
+                l.held_shares,
+                l.shares.map_or("—".to_owned(), |s| format!("{s} shares"))
+            ),
+        };
+        out.push_str(&format!("\n  {}. {}", l.line, line.replace('\n', "\n  ")));
+    }
+    out
 }
 
 /// A buy's sizing: the rules' shares, stop and risk beside the proposed, and each breached

@@ -64,6 +64,9 @@ pub enum ApprovalPreview {
     /// A buy (`update_portfolio` add, `record_fill` buy): the size the sizing rules give,
     /// the stop, the risk in yuan and percent, and every account limit it breaks.
     BuySizing(crate::BuyPreview),
+    /// A batch `update_portfolio`: each line with its sizing and the limits it breaks, and
+    /// the batch's total effect on heat and the number of positions.
+    BatchSizing(crate::BatchPreview),
     /// The call will be refused whatever the answer (e.g. a path outside the allowed
     /// folders); said up front so the user is not asked to approve nothing.
     Invalid { reason: String },

@@ -106,3 +106,45 @@ pub struct BuyPreview {
     /// without a stop counted at full value, stocks without an industry).
     pub notes: Vec<String>,
 }
+
+/// One line of a batch `update_portfolio`, as its approval shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct BatchLine {
+    /// The line's place in the call, from 1.
+    pub line: u32,
+    /// `add`, `update` or `remove` (the batch's action).
+    pub action: String,
+    pub code: String,
+    pub name: String,
+    /// Shares held before the line (after the batch's earlier lines); 0 when not held.
+    pub held_shares: u64,
+    /// Shares the line asks for (`None` for a removal, or when not given).
+    pub shares: Option<u64>,
+    /// An `add`'s sizing and the limits it breaks, checked on the account with the batch's
+    /// earlier lines applied; `None` for an update or a removal, or a line without shares
+    /// and a price (the call will refuse it).
+    pub buy: Option<BuyPreview>,
+}
+
+/// The approval preview of a batch `update_portfolio` (several positions in one call): each
+/// line, then what the whole batch does to the account's heat and positions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct BatchPreview {
+    pub lines: Vec<BatchLine>,
+    /// Open risk to the stops as a percent of equity, before and after every line.
+    pub heat_before_pct: f64,
+    pub heat_after_pct: f64,
+    /// The heat limit, percent (0: off).
+    pub max_heat_pct: f64,
+    pub positions_before: u32,
+    pub positions_after: u32,
+    /// The positions limit (0: off).
+    pub max_positions: u32,
+    /// The limits the batch as a whole breaks once every line is applied (a limit it
+    /// leaves over but does not raise is not counted; the brake, when it buys).
+    pub breaches: Vec<RiskBreach>,
+    /// What the figures rest on (said once for the batch).
+    pub notes: Vec<String>,
+    /// Why the account could not be read (then no line is sized and the totals are 0).
+    pub unavailable: Option<String>,
+}

@@ -18,7 +18,9 @@ use wyckoff_journal::review::daily_values;
 use wyckoff_journal::valuation::closes_of;
 use wyckoff_journal::{Closes, JournalStore};
 use wyckoff_market::MarketData;
-use wyckoff_protocol::{ApprovalPreview, BuyPreview, BuySizing, ToolSchema};
+use wyckoff_protocol::{
+    ApprovalPreview, BatchLine, BatchPreview, BuyPreview, BuySizing, RiskBreach, ToolSchema,
+};
 
 use crate::common::{opt_f64, opt_i64, opt_str};
 use crate::sizing::size_position;
@@ -280,20 +282,7 @@ async fn preview_on(
     preview
         .notes
         .extend(risk_notes(&assess(account, &rules.limits)));
-    let industry = account
-        .positions
-        .iter()
-        .find(|p| p.code == code)
-        .and_then(|p| p.industry.clone());
-    let industry = match industry {
-        Some(i) => Some(i),
-        None => md
-            .industries()
-            .industries_as_of(None)
-            .await
-            .ok()
-            .and_then(|v| v.industry.get(code).cloned()),
-    };
+    let industry = industry_of(md, account, code).await;
     let mut stop_e6 = None;
     let mut shares = proposed.unwrap_or(0);
     if account.equity_fen <= 0 {
@@ -360,6 +349,205 @@ async fn preview_on(
     Some(preview)
 }
 
+/// The industry of `code`: the held position's, else today's table's.
+async fn industry_of(md: &MarketData, account: &Account, code: &str) -> Option<String> {
+    match account
+        .positions
+        .iter()
+        .find(|p| p.code == code)
+        .and_then(|p| p.industry.clone())
+    {
+        Some(i) => Some(i),
+        None => md
+            .industries()
+            .industries_as_of(None)
+            .await
+            .ok()
+            .and_then(|v| v.industry.get(code).cloned()),
+    }
+}
+
+/// The limits a whole batch breaks, from the account's risk `before` and `after` every
+/// line: heat, the largest industry and the positions count each when over its limit after
+/// the batch and raised by it (a batch that only lowers a figure already over breaks
+/// nothing); the brake when the batch buys.
+pub fn batch_breaches(
+    before: &PortfolioRisk,
+    after: &PortfolioRisk,
+    limits: &RiskLimits,
+    buys: bool,
+) -> Vec<RiskBreach> {
+    let mut out = Vec::new();
+    let over_bp = |part: i64, limit_bp: u32| {
+        limit_bp > 0
+            && i128::from(part) * 10_000 > i128::from(limit_bp) * i128::from(after.equity_fen)
+    };
+    if over_bp(after.heat_fen, limits.max_heat_bp) && after.heat_fen > before.heat_fen {
+        out.push(RiskBreach::Heat {
+            heat_pct: after.heat_pct,
+            limit_pct: f64::from(limits.max_heat_bp) / 100.0,
+        });
+    }
+    if let Some(top) = &after.largest_industry {
+        let was = before
+            .largest_industry
+            .as_ref()
+            .filter(|b| b.industry == top.industry)
+            .map_or(0, |b| b.value_fen);
+        if over_bp(top.value_fen, limits.max_industry_bp) && top.value_fen > was {
+            out.push(RiskBreach::Industry {
+                industry: top.industry.clone(),
+                share_pct: top.share_pct,
+                limit_pct: f64::from(limits.max_industry_bp) / 100.0,
+            });
+        }
+    }
+    if limits.max_positions > 0
+        && after.positions > limits.max_positions
+        && after.positions > before.positions
+    {
+        out.push(RiskBreach::Positions {
+            count: after.positions,
+            limit: limits.max_positions,
+        });
+    }
+    if buys {
+        out.extend(before.brake.iter().cloned());
+    }
+    out
+}
+
+/// `shares × price` in fen (rounded down).
+fn cost_fen(shares: u64, price_e6: i64) -> i64 {
+    i64::try_from(i128::from(shares) * i128::from(price_e6) / 10_000).unwrap_or(i64::MAX)
+}
+
+/// The preview of a batch `update_portfolio` (`items` with `action` add / update /
+/// remove): each line in order on the account with the earlier lines applied (an add
+/// sized and checked as one buy, its shares then held at its price and the rules' stop,
+/// its cost out of the cash), and the batch's total effect. `None` when the call is not a
+/// batch.
+pub async fn batch_preview(
+    md: &MarketData,
+    rules: &RiskRules,
+    tool: &str,
+    args: &Value,
+) -> Option<BatchPreview> {
+    if tool != crate::portfolio::UPDATE {
+        return None;
+    }
+    let items = args.get("items")?.as_array().filter(|i| !i.is_empty())?;
+    let action = opt_str(args, "action").unwrap_or_default().to_owned();
+    let mut preview = BatchPreview {
+        lines: Vec::with_capacity(items.len()),
+        heat_before_pct: 0.0,
+        heat_after_pct: 0.0,
+        max_heat_pct: f64::from(rules.limits.max_heat_bp) / 100.0,
+        positions_before: 0,
+        positions_after: 0,
+        max_positions: rules.limits.max_positions,
+        breaches: Vec::new(),
+        notes: Vec::new(),
+        unavailable: None,
+    };
+    let name_of = |code: &str| {
+        wyckoff_market::StockCode::parse(code)
+            .ok()
+            .and_then(|c| md.stock_info(&c))
+            .map(|i| i.name)
+            .unwrap_or_default()
+    };
+    let (account0, source, cash0, notes) = match account(md).await {
+        Ok(a) => a,
+        Err(e) => {
+            preview.unavailable = Some(format!("读不到账户：{e}"));
+            for (i, item) in items.iter().enumerate() {
+                let code = opt_str(item, "code").unwrap_or_default().to_owned();
+                preview.lines.push(BatchLine {
+                    line: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    action: action.clone(),
+                    name: name_of(&code),
+                    code,
+                    held_shares: 0,
+                    shares: opt_i64(item, "shares").and_then(|s| u64::try_from(s).ok()),
+                    buy: None,
+                });
+            }
+            return Some(preview);
+        }
+    };
+    let before = assess(&account0, &rules.limits);
+    preview.notes = notes.clone();
+    preview.notes.extend(risk_notes(&before));
+    let mut running = (account0, source, cash0, notes);
+    let mut buys = false;
+    for (i, item) in items.iter().enumerate() {
+        let code = opt_str(item, "code").unwrap_or_default().to_owned();
+        let shares = opt_i64(item, "shares").and_then(|s| u64::try_from(s).ok());
+        let held = running
+            .0
+            .positions
+            .iter()
+            .position(|p| p.code == code && p.shares > 0);
+        let held_shares = held.map_or(0, |h| running.0.positions[h].shares);
+        let mut buy = None;
+        match action.as_str() {
+            "add" => {
+                if let (Some(n), Some(price)) =
+                    (shares.filter(|n| *n > 0), opt_f64(item, "cost_price"))
+                {
+                    buy = preview_on(md, rules, Ok(&running), &code, Some(n), price).await;
+                }
+                if let Some(b) = &buy {
+                    buys = true;
+                    let stop_e6 = b.sizing.as_ref().map(|s| s.stop_e6);
+                    match held {
+                        Some(h) => running.0.positions[h].shares += b.proposed_shares,
+                        None => {
+                            let industry = industry_of(md, &running.0, &code).await;
+                            running.0.positions.push(OpenPosition {
+                                code: code.clone(),
+                                industry,
+                                shares: b.proposed_shares,
+                                price_e6: b.entry_e6,
+                                stop_e6,
+                            });
+                        }
+                    }
+                    running.2 -= cost_fen(b.proposed_shares, b.entry_e6);
+                }
+            }
+            "update" => {
+                if let (Some(h), Some(n)) = (held, shares) {
+                    running.0.positions[h].shares = n;
+                }
+            }
+            "remove" => {
+                if let Some(h) = held {
+                    running.0.positions.remove(h);
+                }
+            }
+            _ => {}
+        }
+        preview.lines.push(BatchLine {
+            line: u32::try_from(i + 1).unwrap_or(u32::MAX),
+            action: action.clone(),
+            name: name_of(&code),
+            code,
+            held_shares,
+            shares: if action == "remove" { None } else { shares },
+            buy,
+        });
+    }
+    let after = assess(&running.0, &rules.limits);
+    preview.heat_before_pct = before.heat_pct;
+    preview.heat_after_pct = after.heat_pct;
+    preview.positions_before = before.positions;
+    preview.positions_after = after.positions;
+    preview.breaches = batch_breaches(&before, &after, &rules.limits, buys);
+    Some(preview)
+}
+
 /// A size the rules suggest for buying a candidate at its last close: the rules' shares
 /// (board lots), the stop and the risk at it, the caps that bound the size, and the
 /// account limits such a buy would break; or why there is none.
@@ -423,7 +611,8 @@ fn cap_text(cap: &wyckoff_engine::sizing::Cap) -> String {
     }
 }
 
-/// A tool whose approval shows the buy's sizing preview ([`buy_preview`]).
+/// A tool whose approval shows the buy's sizing preview ([`buy_preview`]), or a batch's
+/// ([`batch_preview`]).
 struct SizedBuy {
     inner: Arc<dyn Tool>,
     md: Arc<MarketData>,
@@ -446,8 +635,11 @@ impl Tool for SizedBuy {
 
     async fn approval_preview(&self, args: &Value) -> Option<ApprovalPreview> {
         let name = self.inner.spec().name.clone();
-        match buy_preview(&self.md, &self.rules, &name, args).await {
-            Some(p) => Some(ApprovalPreview::BuySizing(p)),
+        if let Some(p) = buy_preview(&self.md, &self.rules, &name, args).await {
+            return Some(ApprovalPreview::BuySizing(p));
+        }
+        match batch_preview(&self.md, &self.rules, &name, args).await {
+            Some(b) => Some(ApprovalPreview::BatchSizing(b)),
             None => self.inner.approval_preview(args).await,
         }
     }
@@ -472,6 +664,84 @@ pub fn register_buy_previews(
                 md: md.clone(),
                 rules,
             }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wyckoff_engine::risk_limits::IndustryShare;
+
+    /// An account's risk on 100,000 yuan: heat (fen), positions, the largest industry.
+    fn risk(heat_fen: i64, positions: u32, industry: Option<(&str, i64)>) -> PortfolioRisk {
+        PortfolioRisk {
+            equity_fen: 10_000_000,
+            limits: RiskLimits::default(),
+            heat_fen,
+            heat_pct: heat_fen as f64 / 100_000.0,
+            positions,
+            largest_industry: industry.map(|(i, v)| IndustryShare {
+                industry: i.to_owned(),
+                value_fen: v,
+                share_pct: v as f64 / 100_000.0,
+            }),
+            drawdown_pct: 0.0,
+            recent_stop_outs: 0,
+            brake: Vec::new(),
+            unstopped: Vec::new(),
+            unclassified: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn batch_breaches_table() {
+        // Heat ≤ 6 % (600,000 fen), one industry ≤ 30 % (3,000,000 fen), 8 positions.
+        let limits = RiskLimits::default();
+        let brake = RiskBreach::Drawdown {
+            drawdown_pct: 20.0,
+            limit_pct: 15.0,
+        };
+        let mut braked = risk(0, 0, None);
+        braked.brake = vec![brake.clone()];
+        // (before, after, buys, the limits broken by name)
+        let cases: Vec<(PortfolioRisk, PortfolioRisk, bool, Vec<&str>)> = vec![
+            // within every limit
+            (risk(100, 2, None), risk(500_000, 4, None), true, vec![]),
+            // exactly at the heat limit is within it
+            (risk(100, 2, None), risk(600_000, 4, None), true, vec![]),
+            (risk(100, 2, None), risk(600_001, 4, None), true, vec!["heat"]),
+            (risk(100, 8, None), risk(100, 9, None), true, vec!["positions"]),
+            (
+                risk(0, 1, Some(("银行", 2_000_000))),
+                risk(0, 2, Some(("银行", 3_000_001))),
+                true,
+                vec!["industry"],
+            ),
+            // already over and lowered by the batch: nothing broken
+            (
+                risk(900_000, 10, Some(("银行", 5_000_000))),
+                risk(800_000, 9, Some(("银行", 4_000_000))),
+                false,
+                vec![],
+            ),
+            // a new industry over the limit, where another was the largest before
+            (
+                risk(0, 1, Some(("银行", 2_000_000))),
+                risk(0, 2, Some(("煤炭", 3_500_000))),
+                true,
+                vec!["industry"],
+            ),
+            // the brake: broken by a batch that buys, not by one that only sells
+            (braked.clone(), risk(0, 0, None), true, vec!["drawdown"]),
+            (braked, risk(0, 0, None), false, vec![]),
+        ];
+        for (i, (before, after, buys, want)) in cases.into_iter().enumerate() {
+            let got: Vec<&str> = batch_breaches(&before, &after, &limits, buys)
+                .iter()
+                .map(RiskBreach::name)
+                .collect();
+            assert_eq!(got, want, "case {i}");
         }
     }
 }
