@@ -1,7 +1,7 @@
 import { useState } from "react";
 import type { AlwaysAllows, ApprovalDecision, ApprovalPreview, ApprovalRequest, Value } from "../bindings";
 import { useT } from "../i18n";
-import { BuySizingView } from "../risk/RiskViews";
+import { BatchSizingView, BuySizingView } from "../risk/RiskViews";
 
 /** Parses the edited arguments: must be a JSON object. */
 export function parseArgs(text: string): { ok: true; args: Value } | { ok: false; error: string } {
@@ -75,6 +75,8 @@ export function PreviewView({ preview }: { preview: ApprovalPreview }) {
       );
     case "buy_sizing":
       return <BuySizingView preview={preview} />;
+    case "batch_sizing":
+      return <BatchSizingView preview={preview} />;
     case "invalid":
       return (
         <div className="warning approval-preview" id="approval-invalid">

@@ -72,3 +72,85 @@ describe("a buy's approval shows the rules' size and the limits it breaks", () =
     expect(document.getElementById("sizing-rule-shares")).toBeNull();
   });
 });
+
+const batch: ApprovalRequest = {
+  id: "call_batch",
+  tool: "update_portfolio",
+  display_name: "调仓操作",
+  args: { action: "add", items: [{ code: "000001", shares: 100, cost_price: 13 }, { code: "300027", shares: 200, cost_price: 4 }] },
+  available_decisions: ["allow_once", "deny"],
+  preview: {
+    type: "batch_sizing",
+    lines: [
+      {
+        line: 1,
+        action: "add",
+        code: "000001",
+        name: "平安银行",
+        held_shares: 0,
+        shares: 100,
+        buy: { ...(buy.preview as Extract<ApprovalRequest["preview"], { type: "buy_sizing" }>), proposed_shares: 100, breaches: [] },
+      },
+      {
+        line: 2,
+        action: "add",
+        code: "300027",
+        name: "华谊兄弟",
+        held_shares: 0,
+        shares: 200,
+        buy: {
+          code: "300027",
+          name: "华谊兄弟",
+          proposed_shares: 200,
+          entry_e6: 4_000_000,
+          sizing: null,
+          unavailable: "300027 没有本地K线",
+          breaches: [{ type: "positions", count: 4, limit: 3 }],
+          notes: [],
+        },
+      },
+    ],
+    heat_before_pct: 2.06,
+    heat_after_pct: 3.4,
+    max_heat_pct: 6,
+    positions_before: 2,
+    positions_after: 4,
+    max_positions: 3,
+    breaches: [{ type: "positions", count: 4, limit: 3 }],
+    notes: ["没有行业的持仓不计入行业占比：000338"],
+    unavailable: null,
+  },
+};
+
+describe("a batch's approval previews every line and the batch's total", () => {
+  it("lists each line's size and breaches, then heat and positions before and after", () => {
+    render(<ApprovalDialog request={batch} onDecide={() => {}} />);
+    const rows = [...document.querySelectorAll("#approval-batch tbody tr")];
+    expect(rows.map((r) => [r.getAttribute("data-code"), r.getAttribute("data-breaches")])).toEqual([
+      ["000001", ""],
+      ["300027", "positions"],
+    ]);
+    expect(rows[0].querySelector(".batch-shares")?.textContent).toBe("0 → 100");
+    expect(rows[0].querySelector(".batch-rule-shares")?.textContent).toBe("1200");
+    // the line's own proposed risk, at the rules' stop
+    expect(rows[0].querySelector(".batch-risk")?.textContent).toBe("12.15 · 260.10 (0.24%)");
+    expect(rows[1].querySelector(".batch-rule-shares")?.textContent).toBe("无");
+    expect(rows[1].querySelector(".batch-line-breaches")?.textContent).toBe("持仓 4 只 > 3 只");
+    expect(text("batch-heat")).toBe("总风险 2.06% → 3.40%");
+    expect(text("batch-positions")).toBe("持仓 2 → 4 只");
+    expect(text("batch-total")).toContain("上限 6%");
+    expect([...document.querySelectorAll("#batch-breaches li")].map((li) => li.getAttribute("data-limit"))).toEqual(["positions"]);
+    expect(text("approval-batch")).toContain("没有行业的持仓不计入行业占比");
+  });
+
+  it("says a batch breaks nothing, in English", () => {
+    const preview = { ...batch.preview!, breaches: [] } as ApprovalRequest["preview"];
+    render(
+      <LanguageContext.Provider value="en">
+        <ApprovalDialog request={{ ...batch, preview }} onDecide={() => {}} />
+      </LanguageContext.Provider>,
+    );
+    expect(text("batch-breaches-none")).toBe("Breaks no account limit");
+    expect(text("batch-positions")).toBe("positions 2 → 4");
+  });
+});

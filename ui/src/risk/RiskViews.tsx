@@ -2,7 +2,7 @@
 // account risk, and a buy's sizing in the approval dialog and the inbox. Every figure is
 // the backend's (the engine's sizing and limits); these only draw them.
 import { useEffect, useState } from "react";
-import { commands, type AccountRisk, type BuyPreview, type RiskBreach, type RiskSettings } from "../bindings";
+import { commands, type AccountRisk, type BatchPreview, type BuyPreview, type RiskBreach, type RiskSettings } from "../bindings";
 import { useRiskText } from "./text";
 
 // f64 figures cross IPC as `number | null` (a non-finite one is null): shown as "—".
@@ -95,6 +95,100 @@ export function BuySizingView({ preview }: { preview: BuyPreview }) {
         </div>
       )}
       <Breaches breaches={preview.breaches} id="sizing-breaches" />
+      {preview.notes.length > 0 && (
+        <ul className="muted">
+          {preview.notes.map((n, i) => (
+            <li key={i}>{n}</li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** A batch `update_portfolio`: each line (an add with the rules' size, its stop, risk and
+ *  the limits it breaks on the account with the earlier lines applied), then the batch's
+ *  heat and positions before and after and the limits the whole batch breaks. */
+export function BatchSizingView({ preview }: { preview: BatchPreview }) {
+  const t = useRiskText();
+  const action = (a: string) => (a === "add" ? t("actionAdd") : a === "update" ? t("actionUpdate") : a === "remove" ? t("actionRemove") : a);
+  const limitOf = (v: number, unit: string) => <Limit v={v} unit={unit} />;
+  return (
+    <div className="approval-preview" id="approval-batch">
+      <div className="muted">{t("batchTitle")}</div>
+      {preview.unavailable && (
+        <div className="warning" id="batch-unavailable">
+          {t("notSized")}
+          {preview.unavailable}
+        </div>
+      )}
+      <table className="sizing-table batch-table">
+        <thead>
+          <tr>
+            <th>{t("batchLine")}</th>
+            <th>{t("batchCode")}</th>
+            <th>{t("batchAction")}</th>
+            <th>{t("batchShares")}</th>
+            <th>{t("batchRule")}</th>
+            <th>{t("batchRisk")}</th>
+            <th>{t("batchBreaks")}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {preview.lines.map((l) => {
+            const s = l.buy?.sizing ?? null;
+            const breaches = l.buy?.breaches ?? [];
+            return (
+              <tr key={l.line} data-line={l.line} data-code={l.code} data-breaches={breaches.map((b) => b.type).join(" ")}>
+                <td>{l.line}</td>
+                <td>
+                  {l.code} {l.name}
+                </td>
+                <td>{action(l.action)}</td>
+                <td className="batch-shares">
+                  {l.held_shares} → {l.shares ?? (l.action === "remove" ? 0 : "—")}
+                </td>
+                <td className="batch-rule-shares">{s ? s.shares : l.buy?.unavailable ? t("none") : "—"}</td>
+                <td className="batch-risk" title={s ? [s.stop_from, ...s.bound, s.why_none ?? ""].filter((x) => x).join("；") : (l.buy?.unavailable ?? "")}>
+                  {s ? `${price(s.stop_e6)} · ${yuan(s.proposed_risk_fen)} (${pct(s.proposed_risk_pct)}%)` : "—"}
+                </td>
+                <td className={breaches.length > 0 ? "warning batch-line-breaches" : "batch-line-breaches"}>
+                  {breaches.length === 0
+                    ? "—"
+                    : breaches.map((b, i) => (
+                        <div key={i} data-limit={b.type}>
+                          <BreachText b={b} />
+                        </div>
+                      ))}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <div id="batch-total">
+        {t("batchTotal")}:{" "}
+        <span id="batch-heat">{t("batchHeat", { before: pct(preview.heat_before_pct), after: pct(preview.heat_after_pct) })}</span>
+        {limitOf(preview.max_heat_pct ?? 0, "%")} ·{" "}
+        <span id="batch-positions">{t("batchPositions", { before: preview.positions_before, after: preview.positions_after })}</span>
+        {limitOf(preview.max_positions, "")}
+      </div>
+      {preview.breaches.length > 0 ? (
+        <div className="warning" id="batch-breaches">
+          {t("batchBatchBreaks")}
+          <ul>
+            {preview.breaches.map((b, i) => (
+              <li key={i} data-limit={b.type}>
+                <BreachText b={b} />
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : (
+        <div className="ok" id="batch-breaches-none">
+          {t("noBreach")}
+        </div>
+      )}
       {preview.notes.length > 0 && (
         <ul className="muted">
           {preview.notes.map((n, i) => (

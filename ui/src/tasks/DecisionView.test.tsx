@@ -79,7 +79,7 @@ describe("the strategy decision's structured view", () => {
     expect(holdingDecisions({ holding_decisions: "nope" })).toEqual([]);
     expect(
       holdingDecisions({ holding_decisions: [{ code: "1", action: "sell_all" }, { action: "keep" }, { code: "2", action: "exit" }] }),
-    ).toEqual([{ code: "2", name: "", action: "exit", reason: "" }]);
+    ).toEqual([{ code: "2", name: "", action: "exit", reason: "", size: null }]);
     expect(decisionProblems({ decision_problems: [{ type: "no_decision_block" }, 3] })).toEqual([{ type: "no_decision_block" }]);
     const cases: [Parameters<typeof decisionProblemText>[0], string][] = [
       [{ type: "no_decision_block" }, "The model gave no structured decision (only the text above)"],
@@ -89,6 +89,64 @@ describe("the strategy decision's structured view", () => {
     ];
     for (const [p, want] of cases) expect(decisionProblemText(p, "en")).toBe(want);
     expect(["keep", "trim", "exit", "add"].map((a) => actionLabel(a as "keep", "zh"))).toEqual(["持有", "减仓", "清仓", "加仓"]);
+  });
+
+  it("shows the rules' size of an add and of each reviewed candidate, with the stop, risk, caps and breached limits", async () => {
+    const sizing = (shares: number, stop_e6: number, risk_fen: number, risk_pct: number, bound: string[]) => ({
+      shares,
+      stop_e6,
+      stop_from: "2×ATR14",
+      risk_fen,
+      risk_pct,
+      risk_budget_fen: 100_000,
+      equity_fen: 10_000_000,
+      proposed_risk_fen: risk_fen,
+      proposed_risk_pct: risk_pct,
+      bound,
+      why_none: null,
+    });
+    const sized = {
+      ...result,
+      holding_decisions: [
+        {
+          code: "000338",
+          name: "潍柴动力",
+          action: "add",
+          reason: "放量突破",
+          suggested_size: { code: "000338", sizing: sizing(1500, 9_120_000, 98_765, 0.99, ["单只上限 20%（20000.00 元）：最多 1500 股"]), breaches: [], unavailable: null },
+        },
+        { code: "000778", name: "新兴铸管", action: "keep", reason: "趋势完好" },
+      ],
+      decision_problems: [],
+      candidate_facts: [
+        {
+          code: "000001",
+          name: "平安银行",
+          latest_close: 13.1,
+          suggested_size: { code: "000001", sizing: sizing(700, 11_900_000, 85_000, 0.85, []), breaches: [{ type: "positions", count: 3, limit: 2 }], unavailable: null },
+        },
+        { code: "300027", name: "华谊兄弟", latest_close: 4.2, suggested_size: { code: "300027", sizing: null, breaches: [], unavailable: "300027 没有本地K线" } },
+        { code: "603220", name: "中贝通信", latest_close: 20 },
+      ],
+    };
+    mocks.taskResult.mockResolvedValue({ status: "ok", data: sized });
+    mocks.renderMarkdown.mockResolvedValue("<p>x</p>");
+    const { container } = render(<ResultView task={task} onClose={() => {}} onAsk={() => {}} onOpenStock={() => {}} />);
+    await waitFor(() => expect(container.querySelector("#decision-table")).not.toBeNull());
+    const add = container.querySelector('#decision-table tr[data-code="000338"] .suggested-size')!;
+    expect(add.getAttribute("data-shares")).toBe("1500");
+    expect(add.textContent).toContain("1500 股 · 风险 ¥988（0.99%）");
+    expect(add.textContent).toContain("止损 9.12 (2×ATR14)");
+    expect(add.textContent).toContain("受限于 单只上限 20%（20000.00 元）：最多 1500 股");
+    expect(container.querySelector('#decision-table tr[data-code="000778"] .suggested-size')?.textContent).toBe("—");
+    const rows = [...container.querySelectorAll("#decision-candidates tbody tr")];
+    // a candidate the result gives no size is not listed as sized
+    expect(rows.map((r) => r.getAttribute("data-code"))).toEqual(["000001", "300027"]);
+    const first = rows[0].querySelector(".suggested-size")!;
+    expect(first.getAttribute("data-breaches")).toBe("positions");
+    expect(first.textContent).toContain("700 股 · 风险 ¥850（0.85%） · 超限: 持仓数");
+    expect(first.textContent).toContain("止损 11.90");
+    expect(rows[1].querySelector(".suggested-size")?.textContent).toBe("无300027 没有本地K线");
   });
 
   it("a decision with no holdings shows only its text", async () => {

@@ -14,8 +14,11 @@ import {
   askAboutCandidate,
   timeframesText,
   suggestedText,
+  decisionCandidates,
   decisionProblems,
   decisionProblemText,
+  sizeDetail,
+  type DecisionSize,
   equityCurve,
   holdingDecisions,
   polyline,
@@ -233,11 +236,29 @@ function ReportView({ text }: { text: string }) {
   return html === null ? <pre className="md-pending">{text}</pre> : <div className="markdown report" dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
-/** A strategy decision: the checked action per holding, what was rejected, then the text. */
+/** A suggested size in a cell: shares, risk and the limits broken; the stop and the caps
+ *  that bound it beneath. */
+function SizeCell({ size }: { size: DecisionSize | null }) {
+  const lang = useContext(LanguageContext);
+  if (size === null) return <td className="suggested-size">—</td>;
+  const detail = sizeDetail(size, lang);
+  return (
+    <td className="suggested-size" data-shares={size.suggested_shares ?? ""} data-breaches={size.suggested_breaches.join(" ")} title={size.suggested_why}>
+      {suggestedText(size, lang)}
+      {detail && <div className="muted size-detail">{detail}</div>}
+      {!size.suggested_shares && size.suggested_why && <div className="muted size-why">{size.suggested_why}</div>}
+    </td>
+  );
+}
+
+/** A strategy decision: the checked action per holding (an add with its suggested size),
+ *  what was rejected, the reviewed candidates' suggested sizes, then the text. */
 export function DecisionView({ result, onOpenStock }: { result: Value } & Pick<Props, "onOpenStock">) {
   const lang = useContext(LanguageContext);
   const decisions = holdingDecisions(result);
   const problems = decisionProblems(result);
+  const candidates = decisionCandidates(result).filter((c) => c.size !== null);
+  const sized = decisions.some((d) => d.size !== null);
   const text = reportText(result);
   return (
     <div className="decision-result">
@@ -251,6 +272,7 @@ export function DecisionView({ result, onOpenStock }: { result: Value } & Pick<P
                 <th>{taskText(lang, "decisionName")}</th>
                 <th>{taskText(lang, "decisionAction")}</th>
                 <th>{taskText(lang, "decisionReason")}</th>
+                {sized && <th>{taskText(lang, "decisionSize")}</th>}
               </tr>
             </thead>
             <tbody>
@@ -264,6 +286,7 @@ export function DecisionView({ result, onOpenStock }: { result: Value } & Pick<P
                   <td>{d.name || "—"}</td>
                   <td className={`action action-${d.action}`}>{actionLabel(d.action, lang)}</td>
                   <td>{d.reason}</td>
+                  {sized && <SizeCell size={d.size} />}
                 </tr>
               ))}
             </tbody>
@@ -283,6 +306,36 @@ export function DecisionView({ result, onOpenStock }: { result: Value } & Pick<P
           </ul>
         </div>
       )}
+      {candidates.length > 0 && (
+        <>
+          <h4>{taskText(lang, "decisionCandidatesTitle")}</h4>
+          <table className="screen-table decision-table" id="decision-candidates">
+            <thead>
+              <tr>
+                <th>{taskText(lang, "decisionCode")}</th>
+                <th>{taskText(lang, "decisionName")}</th>
+                <th>{taskText(lang, "decisionClose")}</th>
+                <th>{taskText(lang, "decisionSize")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {candidates.map((c) => (
+                <tr key={c.code} data-code={c.code}>
+                  <td>
+                    <button className="link code" onClick={() => onOpenStock(c.code)}>
+                      {c.code}
+                    </button>
+                  </td>
+                  <td>{c.name || "—"}</td>
+                  <td>{c.latest_close === null ? "—" : c.latest_close.toFixed(2)}</td>
+                  <SizeCell size={c.size} />
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+      {(sized || candidates.length > 0) && <p className="hint">{taskText(lang, "decisionSizeNote")}</p>}
       {text !== null && <ReportView text={text} />}
     </div>
   );

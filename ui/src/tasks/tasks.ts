@@ -153,7 +153,7 @@ const BREACH_ZH: Record<string, string> = {
 };
 
 /** A candidate's suggested size in a cell: shares and risk, then the limits it would break. */
-export function suggestedText(row: ScreenRow, lang: string): string {
+export function suggestedText(row: ReturnType<typeof suggestedOf>, lang: string): string {
   const en = lang === "en";
   if (row.suggested_shares === null) return row.suggested_why ? (en ? "none" : "无") : "—";
   const breaks = row.suggested_breaches.map((b) => (en ? b : (BREACH_ZH[b] ?? b)));
@@ -249,7 +249,38 @@ export function reportText(result: Value | null): string | null {
 }
 
 export type HoldingAction = "keep" | "trim" | "exit" | "add";
-export type HoldingDecision = { code: string; name: string; action: HoldingAction; reason: string };
+/** A buy's suggested size as the decision view shows it: the screen's cells, the stop and
+ *  the caps that bound it. */
+export type DecisionSize = ReturnType<typeof suggestedOf> & { suggested_stop_e6: number | null; suggested_stop_from: string };
+export type HoldingDecision = { code: string; name: string; action: HoldingAction; reason: string; size: DecisionSize | null };
+/** A candidate the decision reviewed, with the size the rules give a buy of it. */
+export type DecisionCandidate = { code: string; name: string; latest_close: number | null; size: DecisionSize | null };
+
+/** A `suggested_size` with its stop, or null when the result carries none. */
+function decisionSize(v: Value | undefined): DecisionSize | null {
+  const z = obj(v);
+  if (z === null) return null;
+  const sizing = obj(z.sizing);
+  return { ...suggestedOf(z), suggested_stop_e6: num(sizing?.stop_e6), suggested_stop_from: str(sizing?.stop_from ?? "") };
+}
+
+/** The stop of a suggested size and the caps that bound it, in one line. */
+export function sizeDetail(size: DecisionSize, lang: string): string {
+  if (size.suggested_stop_e6 === null) return "";
+  const en = lang === "en";
+  const stop = `${en ? "stop" : "止损"} ${(size.suggested_stop_e6 / 1e6).toFixed(2)}${size.suggested_stop_from ? ` (${size.suggested_stop_from})` : ""}`;
+  return size.suggested_bound.length ? `${stop} · ${en ? "bound by" : "受限于"} ${size.suggested_bound.join("；")}` : stop;
+}
+
+/** The reviewed candidates of a `generate_strategy_decision` result, with their sizes. */
+export function decisionCandidates(result: Value | null): DecisionCandidate[] {
+  const r = obj(result ?? undefined);
+  const rows = r && Array.isArray(r.candidate_facts) ? (r.candidate_facts as Value[]) : [];
+  return rows
+    .map((v) => obj(v))
+    .filter((o): o is Obj => o !== null && str(o.code) !== "")
+    .map((o) => ({ code: str(o.code), name: str(o.name), latest_close: num(o.latest_close), size: decisionSize(o.suggested_size) }));
+}
 /** Why part of the model's structured decision was rejected (see the backend's DecisionProblem). */
 export type DecisionProblem =
   | { type: "no_decision_block" }
@@ -268,7 +299,7 @@ export function holdingDecisions(result: Value | null): HoldingDecision[] {
   return rows
     .map((v) => obj(v))
     .filter((o): o is Obj => o !== null && ACTIONS.includes(str(o.action)) && str(o.code) !== "")
-    .map((o) => ({ code: str(o.code), name: str(o.name), action: str(o.action) as HoldingAction, reason: str(o.reason) }));
+    .map((o) => ({ code: str(o.code), name: str(o.name), action: str(o.action) as HoldingAction, reason: str(o.reason), size: decisionSize(o.suggested_size) }));
 }
 
 /** The problems the backend found in the model's structured decision. */
