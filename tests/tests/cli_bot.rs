@@ -11,334 +11,43 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/bots.rs"]
+mod bots;
+
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bots::{FakeTelegram, KEY, Running, WRITERS, code_in, offered};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use wyckoff_e2e::approvals::{free_cash, set_cash_call, tool_call};
 use wyckoff_e2e::wyckoff_cli;
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
-const KEY: (&str, &str) = ("WYCKOFF_KEY_MOCK", "sk-bot-e2e-123456");
 const TOKEN: &str = "987654321:AAE-bot-e2e-SECRET-token";
 const TOKEN_VAR: &str = "WYCKOFF_BOT_TOKEN_TG";
-/// The app's tools that write: a bot's model must not be offered them.
-const WRITERS: [&str; 4] = [
-    "update_portfolio",
-    "record_fill",
-    "write_file",
-    "exec_command",
-];
+const ENV: [(&str, &str); 2] = [KEY, (TOKEN_VAR, TOKEN)];
 
-// ---------------------------------------------------------------- the fake Bot API
-
-#[derive(Default)]
-struct TgState {
-    /// Every update ever queued, in order (Telegram keeps them until an offset confirms).
-    updates: Vec<Value>,
-    /// sendMessage calls: (chat id, text).
-    sent: Vec<(i64, String)>,
-    /// When each getUpdates arrived, and whether it was dropped.
-    polls: Vec<(Instant, bool)>,
-    /// The next getUpdates calls to drop without an answer.
-    drop_next: usize,
-    /// The next getUpdates answers every update again, ignoring its offset.
-    redeliver: bool,
-    /// Requests whose path did not carry the right token.
-    bad_token: usize,
-}
-
-#[derive(Clone)]
-struct FakeTelegram {
-    url: String,
-    state: Arc<Mutex<TgState>>,
-}
-
-impl FakeTelegram {
-    async fn start() -> FakeTelegram {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let state = Arc::new(Mutex::new(TgState::default()));
-        let shared = state.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((socket, _)) = listener.accept().await else {
-                    return;
-                };
-                let state = shared.clone();
-                tokio::spawn(async move { serve(socket, state).await });
-            }
-        });
-        FakeTelegram { url, state }
-    }
-
-    fn message(&self, from: i64, chat: i64, kind: &str, text: &str) -> i64 {
-        let mut s = self.state.lock().unwrap();
-        let id = 1000 + i64::try_from(s.updates.len()).unwrap();
-        s.updates.push(json!({
-            "update_id": id,
-            "message": {
-                "message_id": id * 10,
-                "from": {"id": from, "is_bot": false, "first_name": format!("user{from}")},
-                "chat": {"id": chat, "type": kind},
-                "date": 1_765_000_000,
-                "text": text,
-            }
-        }));
-        id
-    }
-
-    fn sent_to(&self, chat: i64) -> Vec<String> {
-        let s = self.state.lock().unwrap();
-        s.sent
-            .iter()
-            .filter(|(c, _)| *c == chat)
-            .map(|(_, t)| t.clone())
-            .collect()
-    }
-
-    /// Waits until `chat` has received `n` messages; they all.
-    async fn wait_sent(&self, chat: i64, n: usize) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let sent = self.sent_to(chat);
-            if sent.len() >= n {
-                return sent;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "chat {chat} got {} of {n} messages: {sent:?}",
-                sent.len()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
-
-async fn read_request(socket: &mut TcpStream) -> Option<(String, Value)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let header_end = loop {
-        let n = socket.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..header_end]).into_owned();
-    let path = head.split_whitespace().nth(1)?.to_owned();
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse().ok())
-                .flatten()
-        })
-        .unwrap_or(0);
-    while buf.len() < header_end + length {
-        let n = socket.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let body = serde_json::from_slice(&buf[header_end..header_end + length]).unwrap_or(Value::Null);
-    Some((path, body))
-}
-
-async fn serve(mut socket: TcpStream, state: Arc<Mutex<TgState>>) {
-    let Some((path, body)) = read_request(&mut socket).await else {
-        return;
-    };
-    let prefix = format!("/bot{TOKEN}/");
-    let Some(method) = path.strip_prefix(&prefix) else {
-        state.lock().unwrap().bad_token += 1;
-        let body = json!({"ok": false, "error_code": 401, "description": "Unauthorized"});
-        respond(&mut socket, 401, &body).await;
-        return;
-    };
-    let answer = match method {
-        "getUpdates" => {
-            let offset = body["offset"].as_i64().unwrap_or(0);
-            let dropped = {
-                let mut s = state.lock().unwrap();
-                let drop = s.drop_next > 0;
-                if drop {
-                    s.drop_next -= 1;
-                }
-                s.polls.push((Instant::now(), drop));
-                drop
-            };
-            if dropped {
-                // The connection goes away with no answer at all.
-                return;
-            }
-            // A long poll: hold an empty answer a little, as the real API holds it.
-            let deadline = Instant::now() + Duration::from_millis(300);
-            loop {
-                let ready: Vec<Value> = {
-                    let mut s = state.lock().unwrap();
-                    let all = std::mem::take(&mut s.redeliver);
-                    s.updates
-                        .iter()
-                        .filter(|u| all || u["update_id"].as_i64().unwrap() >= offset)
-                        .cloned()
-                        .collect()
-                };
-                if !ready.is_empty() || Instant::now() >= deadline {
-                    break json!({"ok": true, "result": ready});
-                }
-                tokio::time::sleep(Duration::from_millis(30)).await;
-            }
-        }
-        "sendMessage" => {
-            let chat = body["chat_id"].as_i64().unwrap();
-            let text = body["text"].as_str().unwrap().to_owned();
-            let mut s = state.lock().unwrap();
-            s.sent.push((chat, text.clone()));
-            json!({"ok": true, "result": {"message_id": s.sent.len(), "chat": {"id": chat, "type": "private"}, "date": 0, "text": text}})
-        }
-        "sendChatAction" => json!({"ok": true, "result": true}),
-        "getMe" => {
-            json!({"ok": true, "result": {"id": 987_654_321, "is_bot": true, "first_name": "Desk", "username": "wyckoff_desk_bot"}})
-        }
-        _ => json!({"ok": false, "error_code": 404, "description": "Not Found"}),
-    };
-    respond(&mut socket, 200, &answer).await;
-}
-
-async fn respond(socket: &mut TcpStream, status: u16, body: &Value) {
-    let body = body.to_string();
-    let head = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = socket.write_all(head.as_bytes()).await;
-    let _ = socket.write_all(body.as_bytes()).await;
-    let _ = socket.shutdown().await;
-}
-
-// ---------------------------------------------------------------- the binary
-
-async fn wyckoff(home: &Path, args: &[&str]) -> Output {
-    let mut cmd = wyckoff_cli(home);
-    cmd.args(args).env(KEY.0, KEY.1).env(TOKEN_VAR, TOKEN);
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
+async fn wyckoff(home: &Path, args: &[&str]) -> std::process::Output {
+    bots::wyckoff(home, &ENV, args).await
 }
 
 async fn ok(home: &Path, args: &[&str]) -> String {
-    let out = wyckoff(home, args).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        wyckoff_e2e::show(&out)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// `wyckoff bot run` in the background, short polls and a 200 ms first retry.
-struct Running(Child);
-
-impl Running {
-    fn start(home: &Path) -> Running {
-        let child = wyckoff_cli(home)
-            .args(["bot", "run", "--poll-timeout", "1", "--retry-ms", "200"])
-            .env(KEY.0, KEY.1)
-            .env(TOKEN_VAR, TOKEN)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Running(child)
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    bots::ok(home, &ENV, args).await
 }
 
 async fn setup(bot_args: &[&str]) -> (tempfile::TempDir, MockServer, FakeTelegram) {
-    let server = MockServer::start().await.unwrap();
-    let tg = FakeTelegram::start().await;
-    let home = tempfile::tempdir().unwrap();
-    wyckoff_e2e::webdriver::mock_model_settings(home.path(), &format!("{}/v1", server.url()));
-    let mut args = vec![
-        "bot",
-        "add",
-        "tg",
-        "--kind",
-        "telegram",
-        "--api-url",
-        &tg.url,
-    ];
-    args.extend_from_slice(bot_args);
-    ok(home.path(), &args).await;
+    let tg = FakeTelegram::start(TOKEN).await;
+    let (home, server) = bots::setup_bot(&ENV, "tg", "telegram", &tg.url, bot_args).await;
     (home, server, tg)
 }
 
-/// The pairing code in the bot's answer to an unknown sender.
-fn code_in(text: &str) -> String {
-    let after = text
-        .split("配对码：")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no code: {text}"));
-    after.chars().take(8).collect()
-}
-
-/// Pairs sender `from` (chat `chat`): a message, the code, `wyckoff bot pair CODE`.
 async fn pair(home: &Path, tg: &FakeTelegram, from: i64, chat: i64, kind: &str) {
-    let before = tg.sent_to(chat).len();
-    tg.message(from, chat, kind, "你好");
-    let sent = tg.wait_sent(chat, before + 1).await;
-    let code = code_in(sent.last().unwrap());
-    ok(home, &["bot", "pair", &code]).await;
+    tg.pair(home, &ENV, from, chat, kind).await;
 }
 
-fn offered(request: &wyckoff_mock_vendor::RecordedRequest) -> BTreeSet<String> {
-    request.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
-        .collect()
-}
-
-/// The token is nowhere in the data home's database files nor the audit logs.
 async fn assert_no_secret(home: &Path) {
-    for entry in std::fs::read_dir(home).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if name.starts_with("wyckoff.db") {
-            let bytes = std::fs::read(&path).unwrap();
-            assert!(
-                !bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
-                "the bot token is stored in {name}"
-            );
-        }
-    }
-    for args in [["bot", "log", "--json"], ["approvals", "log", "--json"]] {
-        let out = ok(home, &args).await;
-        assert!(!out.contains(TOKEN), "{args:?} shows the token");
-        assert!(
-            !out.contains("SECRET-token"),
-            "{args:?} shows part of the token"
-        );
-    }
+    bots::assert_no_secret(home, &ENV, TOKEN, "SECRET-token").await;
 }
 
 // ---------------------------------------------------------------- the tests
@@ -360,7 +69,7 @@ async fn an_unpaired_sender_gets_a_code_and_only_a_paired_one_reaches_the_model_
     }
     server.clear_requests();
 
-    let _bot = Running::start(h);
+    let _bot = Running::start(h, &ENV);
     // A stranger, whose message even carries the bot's token.
     tg.message(42, 42, "private", &format!("分析 000001 token {TOKEN}"));
     let sent = tg.wait_sent(42, 1).await;
@@ -451,7 +160,7 @@ async fn an_unpaired_sender_gets_a_code_and_only_a_paired_one_reaches_the_model_
 async fn a_write_waits_in_the_inbox_and_only_an_approver_with_its_code_decides_it() {
     let (home, server, tg) = setup(&[]).await;
     let h = home.path();
-    let _bot = Running::start(h);
+    let _bot = Running::start(h, &ENV);
     pair(h, &tg, 7, 7, "private").await;
 
     server.push(Route::Openai, set_cash_call("call_cash_1", 5000));
@@ -545,7 +254,7 @@ async fn a_write_waits_in_the_inbox_and_only_an_approver_with_its_code_decides_i
 async fn the_rate_limit_holds_at_its_limit_and_says_so() {
     let (home, server, tg) = setup(&["--per-minute", "2"]).await;
     let h = home.path();
-    let _bot = Running::start(h);
+    let _bot = Running::start(h, &ENV);
     pair(h, &tg, 9, 9, "private").await;
     for answer in ["一", "二"] {
         server.push(Route::Openai, OpenAiStream::text_response(&[answer]));
@@ -565,7 +274,7 @@ async fn the_daily_budget_holds_at_its_limit_and_says_so() {
     // One answer of the mock vendor costs 10 + 5 tokens: exactly the budget.
     let (home, server, tg) = setup(&["--daily-tokens", "15"]).await;
     let h = home.path();
-    let _bot = Running::start(h);
+    let _bot = Running::start(h, &ENV);
     pair(h, &tg, 11, -100, "group").await;
     server.push(Route::Openai, OpenAiStream::text_response(&["第一答"]));
     server.push(Route::Openai, OpenAiStream::text_response(&["不该出现"]));
@@ -593,7 +302,7 @@ async fn dropped_connections_are_retried_with_backoff_and_no_update_is_answered_
     let (home, _server, tg) = setup(&[]).await;
     let h = home.path();
     tg.state.lock().unwrap().drop_next = 3;
-    let _bot = Running::start(h);
+    let _bot = Running::start(h, &ENV);
     tg.message(5, 5, "private", "hello");
     tg.wait_sent(5, 1).await;
     let polls: Vec<(Instant, bool)> = tg.state.lock().unwrap().polls.clone();

@@ -10,297 +10,33 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/bots.rs"]
+mod bots;
+
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bots::{FakeTelegram, KEY, Running, request_in};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use wyckoff_e2e::approvals::{free_cash, set_cash_call};
-use wyckoff_e2e::wyckoff_cli;
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
-const KEY: (&str, &str) = ("WYCKOFF_KEY_MOCK", "sk-bot-e2e-123456");
 const TOKEN: &str = "987654321:AAE-bot-e2e-SECRET-token";
 const TOKEN_VAR: &str = "WYCKOFF_BOT_TOKEN_TG";
-/// The app's tools that write: a bot's model must not be offered them.
-
-// ---------------------------------------------------------------- the fake Bot API
-
-#[derive(Default)]
-struct TgState {
-    /// Every update ever queued, in order (Telegram keeps them until an offset confirms).
-    updates: Vec<Value>,
-    /// sendMessage calls: (chat id, text).
-    sent: Vec<(i64, String)>,
-    /// getUpdates calls being answered now, and the most there ever were at once.
-    in_flight: usize,
-    max_in_flight: usize,
-    /// getUpdates calls answered.
-    polls: usize,
-}
-
-#[derive(Clone)]
-struct FakeTelegram {
-    url: String,
-    state: Arc<Mutex<TgState>>,
-}
-
-impl FakeTelegram {
-    async fn start() -> FakeTelegram {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let state = Arc::new(Mutex::new(TgState::default()));
-        let shared = state.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((socket, _)) = listener.accept().await else {
-                    return;
-                };
-                let state = shared.clone();
-                tokio::spawn(async move { serve(socket, state).await });
-            }
-        });
-        FakeTelegram { url, state }
-    }
-
-    fn message(&self, from: i64, chat: i64, kind: &str, text: &str) -> i64 {
-        let mut s = self.state.lock().unwrap();
-        let id = 1000 + i64::try_from(s.updates.len()).unwrap();
-        s.updates.push(json!({
-            "update_id": id,
-            "message": {
-                "message_id": id * 10,
-                "from": {"id": from, "is_bot": false, "first_name": format!("user{from}")},
-                "chat": {"id": chat, "type": kind},
-                "date": 1_765_000_000,
-                "text": text,
-            }
-        }));
-        id
-    }
-
-    fn sent_to(&self, chat: i64) -> Vec<String> {
-        let s = self.state.lock().unwrap();
-        s.sent
-            .iter()
-            .filter(|(c, _)| *c == chat)
-            .map(|(_, t)| t.clone())
-            .collect()
-    }
-
-    /// Waits until `chat` has received `n` messages; they all.
-    async fn wait_sent(&self, chat: i64, n: usize) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let sent = self.sent_to(chat);
-            if sent.len() >= n {
-                return sent;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "chat {chat} got {} of {n} messages: {sent:?}",
-                sent.len()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
-
-async fn read_request(socket: &mut TcpStream) -> Option<(String, Value)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let header_end = loop {
-        let n = socket.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..header_end]).into_owned();
-    let path = head.split_whitespace().nth(1)?.to_owned();
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse().ok())
-                .flatten()
-        })
-        .unwrap_or(0);
-    while buf.len() < header_end + length {
-        let n = socket.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let body = serde_json::from_slice(&buf[header_end..header_end + length]).unwrap_or(Value::Null);
-    Some((path, body))
-}
-
-async fn serve(mut socket: TcpStream, state: Arc<Mutex<TgState>>) {
-    let Some((path, body)) = read_request(&mut socket).await else {
-        return;
-    };
-    let prefix = format!("/bot{TOKEN}/");
-    let Some(method) = path.strip_prefix(&prefix) else {
-        let body = json!({"ok": false, "error_code": 401, "description": "Unauthorized"});
-        respond(&mut socket, 401, &body).await;
-        return;
-    };
-    let answer = match method {
-        "getUpdates" => {
-            let offset = body["offset"].as_i64().unwrap_or(0);
-            {
-                let mut s = state.lock().unwrap();
-                s.in_flight += 1;
-                s.max_in_flight = s.max_in_flight.max(s.in_flight);
-            }
-            // A long poll: hold an empty answer a little, as the real API holds it.
-            let deadline = Instant::now() + Duration::from_millis(300);
-            loop {
-                let ready: Vec<Value> = {
-                    let s = state.lock().unwrap();
-                    s.updates
-                        .iter()
-                        .filter(|u| u["update_id"].as_i64().unwrap() >= offset)
-                        .cloned()
-                        .collect()
-                };
-                if !ready.is_empty() || Instant::now() >= deadline {
-                    let mut s = state.lock().unwrap();
-                    s.in_flight -= 1;
-                    s.polls += 1;
-                    break json!({"ok": true, "result": ready});
-                }
-                tokio::time::sleep(Duration::from_millis(30)).await;
-            }
-        }
-        "sendMessage" => {
-            let chat = body["chat_id"].as_i64().unwrap();
-            let text = body["text"].as_str().unwrap().to_owned();
-            let mut s = state.lock().unwrap();
-            s.sent.push((chat, text.clone()));
-            json!({"ok": true, "result": {"message_id": s.sent.len(), "chat": {"id": chat, "type": "private"}, "date": 0, "text": text}})
-        }
-        "sendChatAction" => json!({"ok": true, "result": true}),
-        "getMe" => {
-            json!({"ok": true, "result": {"id": 987_654_321, "is_bot": true, "first_name": "Desk", "username": "wyckoff_desk_bot"}})
-        }
-        _ => json!({"ok": false, "error_code": 404, "description": "Not Found"}),
-    };
-    respond(&mut socket, 200, &answer).await;
-}
-
-async fn respond(socket: &mut TcpStream, status: u16, body: &Value) {
-    let body = body.to_string();
-    let head = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = socket.write_all(head.as_bytes()).await;
-    let _ = socket.write_all(body.as_bytes()).await;
-    let _ = socket.shutdown().await;
-}
-
-// ---------------------------------------------------------------- the binary
-
-async fn wyckoff(home: &Path, args: &[&str]) -> Output {
-    let mut cmd = wyckoff_cli(home);
-    cmd.args(args).env(KEY.0, KEY.1).env(TOKEN_VAR, TOKEN);
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
+const ENV: [(&str, &str); 2] = [KEY, (TOKEN_VAR, TOKEN)];
 
 async fn ok(home: &Path, args: &[&str]) -> String {
-    let out = wyckoff(home, args).await;
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        wyckoff_e2e::show(&out)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// `wyckoff bot run` in the background, short polls and a 200 ms first retry.
-struct Running(Child);
-
-impl Running {
-    fn start(home: &Path) -> Running {
-        let child = wyckoff_cli(home)
-            .args(["bot", "run", "--poll-timeout", "1", "--retry-ms", "200"])
-            .env(KEY.0, KEY.1)
-            .env(TOKEN_VAR, TOKEN)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Running(child)
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    bots::ok(home, &ENV, args).await
 }
 
 async fn setup(bot_args: &[&str]) -> (tempfile::TempDir, MockServer, FakeTelegram) {
-    let server = MockServer::start().await.unwrap();
-    let tg = FakeTelegram::start().await;
-    let home = tempfile::tempdir().unwrap();
-    wyckoff_e2e::webdriver::mock_model_settings(home.path(), &format!("{}/v1", server.url()));
-    let mut args = vec![
-        "bot",
-        "add",
-        "tg",
-        "--kind",
-        "telegram",
-        "--api-url",
-        &tg.url,
-    ];
-    args.extend_from_slice(bot_args);
-    ok(home.path(), &args).await;
+    let tg = FakeTelegram::start(TOKEN).await;
+    let (home, server) = bots::setup_bot(&ENV, "tg", "telegram", &tg.url, bot_args).await;
     (home, server, tg)
 }
 
-/// The pairing code in the bot's answer to an unknown sender.
-fn code_in(text: &str) -> String {
-    let after = text
-        .split("配对码：")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no code: {text}"));
-    after.chars().take(8).collect()
-}
-
-/// Pairs sender `from` (chat `chat`): a message, the code, `wyckoff bot pair CODE`.
 async fn pair(home: &Path, tg: &FakeTelegram, from: i64, chat: i64, kind: &str) {
-    let before = tg.sent_to(chat).len();
-    tg.message(from, chat, kind, "你好");
-    let sent = tg.wait_sent(chat, before + 1).await;
-    let code = code_in(sent.last().unwrap());
-    ok(home, &["bot", "pair", &code]).await;
-}
-
-/// The approval request's id and one-time code in the bot's ask.
-fn request_in(ask: &str) -> (String, String) {
-    let after = ask
-        .split("/approve ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no approval request: {ask}"));
-    let mut words = after.split_whitespace();
-    let id = words.next().unwrap().to_owned();
-    let code: String = words.next().unwrap().chars().take(6).collect();
-    (id, code)
+    tg.pair(home, &ENV, from, chat, kind).await;
 }
 
 /// A paired sender asks for a write; the bot answers with the request waiting. Its id
@@ -324,9 +60,9 @@ async fn queue_write(
 
 /// No message reaches `chat` for a few polls more.
 async fn quiet(tg: &FakeTelegram, chat: i64, had: usize) {
-    let polls = tg.state.lock().unwrap().polls;
+    let polls = tg.state.lock().unwrap().answered;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while tg.state.lock().unwrap().polls < polls + 4 {
+    while tg.state.lock().unwrap().answered < polls + 4 {
         assert!(Instant::now() < deadline, "the bot stopped polling");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -339,11 +75,11 @@ async fn quiet(tg: &FakeTelegram, chat: i64, had: usize) {
 async fn one_process_serves_a_bot_and_the_one_standing_by_takes_over_when_it_dies() {
     let (home, server, tg) = setup(&[]).await;
     let h = home.path();
-    let mut first = Running::start(h);
+    let mut first = Running::start(h, &ENV);
     pair(h, &tg, 7, 7, "private").await;
 
     // A second server on the same data home stands by: it never polls beside the first.
-    let _second = Running::start(h);
+    let _second = Running::start(h, &ENV);
     tokio::time::sleep(Duration::from_secs(3)).await;
     server.push(
         Route::Openai,
@@ -381,7 +117,7 @@ async fn one_process_serves_a_bot_and_the_one_standing_by_takes_over_when_it_die
 async fn a_decision_made_outside_the_chat_is_told_there_once_with_the_conversations_answer() {
     let (home, server, tg) = setup(&[]).await;
     let h = home.path();
-    let _bot = Running::start(h);
+    let _bot = Running::start(h, &ENV);
     pair(h, &tg, 7, 7, "private").await;
 
     // Allowed with the CLI: the call runs, the conversation answers, the chat hears both.
@@ -448,7 +184,7 @@ async fn a_decision_made_outside_the_chat_is_told_there_once_with_the_conversati
 async fn a_decision_from_the_chat_is_the_senders_and_is_not_told_twice() {
     let (home, server, tg) = setup(&[]).await;
     let h = home.path();
-    let _bot = Running::start(h);
+    let _bot = Running::start(h, &ENV);
     pair(h, &tg, 7, 7, "private").await;
     // Decided from the chat by an approver: answered there once, recorded as the bot's
     // sender's decision.
