@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
+use wyckoff_market::code::Exchange;
 use wyckoff_market::portfolio::LOCAL_PORTFOLIO_ID;
 
 use crate::broker::reconcile::{self, Checkpoint, Reconciliation};
@@ -68,6 +69,7 @@ impl JournalStore {
         let out = self.import_entries(&rows, now).await?;
         self.save_balances(&reconcile::checkpoints(&st.rows), now)
             .await?;
+        self.save_exchanges(&st.exchanges, now).await?;
         let reconciliation = self.reconciliation(now).await?;
         let duplicates = out.duplicate_lines.len() as u32;
         let mut by_kind: BTreeMap<&str, u32> = BTreeMap::new();
@@ -131,6 +133,58 @@ impl JournalStore {
             fees_computed,
             reconciliation,
         })
+    }
+
+    /// Keeps the exchange the statement names for each code (see the migration's notes).
+    async fn save_exchanges(
+        &self,
+        exchanges: &BTreeMap<String, (Exchange, u32)>,
+        now: DateTime<Utc>,
+    ) -> Result<(), JournalError> {
+        if exchanges.is_empty() {
+            return Ok(());
+        }
+        let mut tx = wyckoff_db::begin_write(self.pool()).await?;
+        let at = now.to_rfc3339_opts(SecondsFormat::Secs, true);
+        for (code, (exchange, line)) in exchanges {
+            sqlx::query(
+                "INSERT INTO journal_code_exchange (portfolio_id, code, exchange, line, imported_at)
+                 VALUES (?, ?, ?, ?, ?)
+                 ON CONFLICT(portfolio_id, code) DO UPDATE SET
+                   exchange = excluded.exchange, line = excluded.line,
+                   imported_at = excluded.imported_at",
+            )
+            .bind(LOCAL_PORTFOLIO_ID)
+            .bind(code)
+            .bind(exchange.as_str())
+            .bind(i64::from(*line))
+            .bind(&at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The exchange each code's statements named (codes none named are absent).
+    pub async fn stated_exchanges(&self) -> Result<BTreeMap<String, Exchange>, JournalError> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT code, exchange FROM journal_code_exchange WHERE portfolio_id = ?",
+        )
+        .bind(LOCAL_PORTFOLIO_ID)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(code, ex)| {
+                let ex = match ex.as_str() {
+                    "SH" => Exchange::SH,
+                    "SZ" => Exchange::SZ,
+                    _ => return None,
+                };
+                Some((code, ex))
+            })
+            .collect())
     }
 
     async fn save_balances(

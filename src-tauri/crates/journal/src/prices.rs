@@ -34,6 +34,9 @@ pub struct Close {
 pub struct CodeCloses {
     pub closes: Vec<Close>,
     pub basis: PriceBasis,
+    /// Why there are no closes at all, when it is not for want of a sync (a bond whose
+    /// exchange nothing names); the holding says it.
+    pub none_because: Option<String>,
 }
 
 impl CodeCloses {
@@ -49,6 +52,16 @@ impl CodeCloses {
                 })
                 .collect(),
             basis: PriceBasis::Exact,
+            none_because: None,
+        }
+    }
+
+    /// No closes, for `reason`.
+    pub fn none(reason: String) -> CodeCloses {
+        CodeCloses {
+            closes: Vec::new(),
+            basis: PriceBasis::Exact,
+            none_because: Some(reason),
         }
     }
 

@@ -157,7 +157,10 @@ fn holdings_on(ledger: &Ledger, closes: &Closes, day: u32) -> Vec<HoldingValue> 
                     ) as i64,
                 },
                 None => Valuation::Unvalued {
-                    reason: unvalued_reason(code),
+                    reason: closes
+                        .get(code)
+                        .and_then(|c| c.none_because.clone())
+                        .unwrap_or_else(|| unvalued_reason(code)),
                 },
             },
         })

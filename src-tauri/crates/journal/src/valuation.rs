@@ -2,14 +2,15 @@
 //! ([`MarketData::raw_closes`], which names the days an adjusted close stands in) and the
 //! adjusted bars the exit signal reads, both from the daily cache.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use wyckoff_market::MarketData;
 
 use wyckoff_engine::Instrument;
-use wyckoff_market::instrument_bars::InstrumentStore;
+use wyckoff_market::code::Exchange;
+use wyckoff_market::instrument_bars::{InstrumentStore, instrument_exchange, no_closes_reason};
 use wyckoff_market::raw::{RawBasis, RawCloses};
 
 use crate::prices::{Close, Closes, CodeCloses, PriceBasis};
@@ -34,15 +35,19 @@ pub fn closes_of(raw: &RawCloses) -> CodeCloses {
                 reason: basis.to_string(),
             },
         },
+        none_because: None,
     }
 }
 
 /// The unadjusted closes of each code among `codes`: a stock's from the daily cache, an
 /// ETF's, LOF's or bond's from the instrument bars (unadjusted as fetched, so exact); a
-/// repo or a code of no known kind has none (a repo is valued at its principal).
+/// repo or a code of no known kind has none (a repo is valued at its principal), and a
+/// bond whose exchange neither its digits nor a statement (`stated`) settle has none,
+/// with that reason.
 pub async fn valuation_closes(
     md: &MarketData,
     codes: &BTreeSet<&str>,
+    stated: &BTreeMap<String, Exchange>,
 ) -> Result<Closes, JournalError> {
     let mut out = Closes::new();
     let instruments = InstrumentStore::new(md.pool().clone());
@@ -51,6 +56,10 @@ pub async fn valuation_closes(
             Instrument::of_code(code),
             Instrument::Fund | Instrument::Bond
         ) {
+            if instrument_exchange(code, stated.get(*code).copied()).is_none() {
+                out.insert((*code).to_owned(), CodeCloses::none(no_closes_reason(code)));
+                continue;
+            }
             let closes = instruments
                 .closes(code)
                 .await
@@ -90,7 +99,7 @@ pub async fn report(
     let summary = store.summary(now).await?;
     let entries = store.entries(now).await?;
     let codes: BTreeSet<&str> = entries.iter().filter_map(|e| e.kind.code()).collect();
-    let closes = valuation_closes(md, &codes).await?;
+    let closes = valuation_closes(md, &codes, &store.stated_exchanges().await?).await?;
     let bars = md
         .cached_stock_bars(codes.iter().map(|c| c.to_string()).collect())
         .await

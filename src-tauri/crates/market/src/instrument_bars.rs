@@ -13,7 +13,9 @@ use serde::Serialize;
 use sqlx::{Row, SqlitePool};
 use wyckoff_engine::Bar;
 
-use crate::code::fund_or_bond_exchange;
+use wyckoff_engine::Instrument;
+
+use crate::code::{Exchange, fund_or_bond_exchange};
 use crate::date::{iso, to_yyyymmdd};
 use crate::facade::MarketData;
 use crate::raw::price_e6;
@@ -178,6 +180,46 @@ pub struct InstrumentSyncOutcome {
     pub last_close: Option<String>,
 }
 
+/// A code the ledger has held, with the exchange its broker statement named (a 交易市场 or
+/// 股东代码 column), if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerCode {
+    pub code: String,
+    pub stated: Option<Exchange>,
+}
+
+impl LedgerCode {
+    /// A code no statement named an exchange for.
+    pub fn bare(code: &str) -> Self {
+        Self {
+            code: code.to_owned(),
+            stated: None,
+        }
+    }
+}
+
+/// The exchange whose closes value `code`: the one its digits settle (funds, and the bonds
+/// whose prefix belongs to one exchange), else — for a bond whose prefix both exchanges
+/// use (10xxxx, 13xxxx other than 131 repos) — the one the statement named. `None`: no
+/// closes can be asked for (a repo, a stock, or an ambiguous bond nothing named).
+pub fn instrument_exchange(code: &str, stated: Option<Exchange>) -> Option<Exchange> {
+    fund_or_bond_exchange(code).or_else(|| match Instrument::of_code(code) {
+        Instrument::Bond => stated.filter(|e| matches!(e, Exchange::SH | Exchange::SZ)),
+        _ => None,
+    })
+}
+
+/// Why `code` gets no closes here (for a code [`instrument_exchange`] gives none for).
+pub fn no_closes_reason(code: &str) -> String {
+    match Instrument::of_code(code) {
+        Instrument::Bond => format!(
+            "{code} 的代码不能确定沪深（10、13 开头的债券两个交易所都有），对账单也没有写明交易市场或股东代码，不估值"
+        ),
+        Instrument::Repo => format!("{code} 是逆回购，按本金计值，不取日线"),
+        _ => format!("{code} 不是可取日线的基金或债券代码"),
+    }
+}
+
 /// The fund source for `md`: Eastmoney when it is among the configured sources (none
 /// offline, `WYCKOFF_OFFLINE=1`).
 pub fn fund_source(md: &MarketData) -> Option<EastmoneyFund> {
@@ -200,58 +242,64 @@ pub fn last_closed_day(now: DateTime<Utc>) -> u32 {
 
 /// Brings the bars of each fund or bond among `codes` up to the last closed day: from the
 /// last stored day (asked again, so a correction replaces it) or from listing.
+/// `progress` hears each code as its turn comes (its index among `codes`).
 pub async fn sync_instruments(
     md: &MarketData,
-    codes: &[String],
+    codes: &[LedgerCode],
     source: Option<&EastmoneyFund>,
+    progress: &mut (dyn FnMut(usize, &str) + Send),
 ) -> Result<Vec<InstrumentSyncOutcome>, InstrumentError> {
     let store = InstrumentStore::new(md.pool().clone());
     let now = md.clock().now();
     let end = last_closed_day(now);
     let mut out = Vec::with_capacity(codes.len());
     let mut asked_before = false;
-    for code in codes {
+    for (i, lc) in codes.iter().enumerate() {
+        let code = &lc.code;
+        progress(i, code);
         let last = store.last_date(code).await?;
-        let status = if fund_or_bond_exchange(code).is_none() {
-            InstrumentSyncStatus::NotSupported {
-                reason: format!("{code} 不是可取日线的基金或债券代码（逆回购按本金计值）"),
-            }
-        } else if last.is_some_and(|d| d >= end) {
-            InstrumentSyncStatus::UpToDate
-        } else if let Some(src) = source {
-            if asked_before && !src.interval.is_zero() {
-                tokio::time::sleep(src.interval).await;
-            }
-            asked_before = true;
-            let start = last.unwrap_or(EARLIEST);
-            let status = match src.daily_bars(code, start, end).await {
-                Ok(f) => {
-                    let new_bars = store.save(code, &f.bars, SOURCE_NAME, now).await?;
-                    if new_bars == 0 {
-                        InstrumentSyncStatus::UpToDate
-                    } else {
-                        InstrumentSyncStatus::Updated {
-                            new_bars,
-                            fetched: u32::try_from(f.bars.len()).unwrap_or(u32::MAX),
-                            rejected: f.rejected,
+        let status = if let Some(exchange) = instrument_exchange(code, lc.stated) {
+            if last.is_some_and(|d| d >= end) {
+                InstrumentSyncStatus::UpToDate
+            } else if let Some(src) = source {
+                if asked_before && !src.interval.is_zero() {
+                    tokio::time::sleep(src.interval).await;
+                }
+                asked_before = true;
+                let start = last.unwrap_or(EARLIEST);
+                let status = match src.daily_bars(code, exchange, start, end).await {
+                    Ok(f) => {
+                        let new_bars = store.save(code, &f.bars, SOURCE_NAME, now).await?;
+                        if new_bars == 0 {
+                            InstrumentSyncStatus::UpToDate
+                        } else {
+                            InstrumentSyncStatus::Updated {
+                                new_bars,
+                                fetched: u32::try_from(f.bars.len()).unwrap_or(u32::MAX),
+                                rejected: f.rejected,
+                            }
                         }
                     }
+                    Err(SourceError::Empty) if last.is_some() => InstrumentSyncStatus::UpToDate,
+                    Err(e) => InstrumentSyncStatus::Failed {
+                        error: format!("东方财富：{e}"),
+                    },
+                };
+                let said = match &status {
+                    InstrumentSyncStatus::Updated { .. } => "updated".to_owned(),
+                    InstrumentSyncStatus::Failed { error } => error.clone(),
+                    _ => "unchanged".to_owned(),
+                };
+                store.record_asked(code, now, &said).await?;
+                status
+            } else {
+                InstrumentSyncStatus::Failed {
+                    error: "没有可用的东方财富数据源（离线，或未在数据源中启用）".to_owned(),
                 }
-                Err(SourceError::Empty) if last.is_some() => InstrumentSyncStatus::UpToDate,
-                Err(e) => InstrumentSyncStatus::Failed {
-                    error: format!("东方财富：{e}"),
-                },
-            };
-            let said = match &status {
-                InstrumentSyncStatus::Updated { .. } => "updated".to_owned(),
-                InstrumentSyncStatus::Failed { error } => error.clone(),
-                _ => "unchanged".to_owned(),
-            };
-            store.record_asked(code, now, &said).await?;
-            status
+            }
         } else {
-            InstrumentSyncStatus::Failed {
-                error: "没有可用的东方财富数据源（离线，或未在数据源中启用）".to_owned(),
+            InstrumentSyncStatus::NotSupported {
+                reason: no_closes_reason(code),
             }
         };
         out.push(InstrumentSyncOutcome {
@@ -279,5 +327,34 @@ mod tests {
             let now = Utc.with_ymd_and_hms(2024, 8, 6, h, m, 0).unwrap();
             assert_eq!(last_closed_day(now), want, "{h}:{m} UTC");
         }
+    }
+
+    #[test]
+    fn the_exchange_a_code_is_valued_on() {
+        use Exchange::{BJ, SH, SZ};
+        for (code, stated, want) in [
+            // the digits settle it, whatever a statement says
+            ("510300", None, Some(SH)),
+            ("510300", Some(SZ), Some(SH)),
+            ("159915", None, Some(SZ)),
+            ("113050", Some(SZ), Some(SH)),
+            ("127050", None, Some(SZ)),
+            // 10xxxx / 13xxxx bonds: only what the statement named
+            ("101234", None, None),
+            ("101234", Some(SH), Some(SH)),
+            ("101234", Some(SZ), Some(SZ)),
+            ("132018", Some(SH), Some(SH)),
+            ("138001", None, None),
+            ("101234", Some(BJ), None),
+            // repos, stocks and other codes never
+            ("131810", Some(SZ), None),
+            ("204001", Some(SH), None),
+            ("600519", Some(SH), None),
+            ("732001", Some(SH), None),
+        ] {
+            assert_eq!(instrument_exchange(code, stated), want, "{code} {stated:?}");
+        }
+        assert!(no_closes_reason("101234").contains("交易市场或股东代码"));
+        assert!(no_closes_reason("131810").contains("本金"));
     }
 }

@@ -1,7 +1,9 @@
 //! Fund and bond daily bars from a local server speaking Eastmoney's kline format: the
 //! request names the fund's or bond's `secid` unadjusted (`fqt=0`), the bars land in the
 //! instrument store as closes in millionths, a second sync asks only from the last stored
-//! day, a repo is not asked for at all, and offline nothing is asked and the outcome says so.
+//! day, a repo is not asked for at all, a 10xxxx bond is asked on the exchange its statement
+//! named and not at all when none was named, and offline nothing is asked and the outcome
+//! says so.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -10,7 +12,10 @@ mod common;
 use std::sync::Arc;
 
 use common::{FixtureServer, Recorded};
-use wyckoff_market::instrument_bars::{InstrumentStore, InstrumentSyncStatus, sync_instruments};
+use wyckoff_market::code::Exchange;
+use wyckoff_market::instrument_bars::{
+    InstrumentStore, InstrumentSyncStatus, LedgerCode, sync_instruments,
+};
 use wyckoff_market::sources::eastmoney_fund::EastmoneyFund;
 use wyckoff_market::test_support::friday_after_close;
 use wyckoff_market::{MarketConfig, MarketData};
@@ -46,6 +51,10 @@ fn serve(srv: &FixtureServer) {
                     "2020-06-19,116.300,117.400,118.000,116.000,18000,2.11e6,1.7,1.0,1.15,2.8",
                 ),
             ],
+            "0.101234" => &[(
+                20200619,
+                "2020-06-19,100.100,100.250,100.300,100.000,300,3.0e5,0.3,0.1,0.1,0.1",
+            )],
             _ => return Some((200, r#"{"rc":0,"data":null}"#.to_owned())),
         };
         let lines: Vec<&str> = rows
@@ -72,12 +81,32 @@ async fn fund_and_bond_closes_come_unadjusted_and_the_next_sync_asks_from_the_la
     let home = tempfile::tempdir().unwrap();
     let md = open(home.path()).await;
     let src = EastmoneyFund::new(&srv.base("eastmoney", "live"));
-    let codes: Vec<String> = ["510300", "127050", "204001"].map(String::from).to_vec();
-    let out = sync_instruments(&md, &codes, Some(&src)).await.unwrap();
+    let mut codes: Vec<LedgerCode> = ["510300", "127050", "204001", "108001"]
+        .map(LedgerCode::bare)
+        .to_vec();
+    codes.push(LedgerCode {
+        code: "101234".to_owned(),
+        stated: Some(Exchange::SZ),
+    });
+    let mut heard = Vec::new();
+    let out = sync_instruments(&md, &codes, Some(&src), &mut |i, c| {
+        heard.push((i, c.to_owned()))
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        heard.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    assert_eq!(heard[4].1, "101234");
 
     let reqs = srv.requests();
     let asked: Vec<String> = reqs.iter().filter_map(|r| r.param("secid")).collect();
-    assert_eq!(asked, ["1.510300", "0.127050"], "the repo is not asked for");
+    assert_eq!(
+        asked,
+        ["1.510300", "0.127050", "0.101234"],
+        "the repo and the bond of no stated exchange are not asked for"
+    );
     for r in &reqs {
         assert_eq!(r.param("fqt").as_deref(), Some("0"), "unadjusted");
         assert_eq!(r.param("klt").as_deref(), Some("101"), "daily");
@@ -102,6 +131,19 @@ async fn fund_and_bond_closes_come_unadjusted_and_the_next_sync_asks_from_the_la
         matches!(out[2].status, InstrumentSyncStatus::NotSupported { .. }),
         "{out:?}"
     );
+    match &out[3].status {
+        InstrumentSyncStatus::NotSupported { reason } => {
+            assert!(reason.contains("交易市场或股东代码"), "{reason}")
+        }
+        s => panic!("{s:?}"),
+    }
+    assert!(
+        matches!(
+            out[4].status,
+            InstrumentSyncStatus::Updated { new_bars: 1, .. }
+        ),
+        "{out:?}"
+    );
 
     let store = InstrumentStore::new(md.pool().clone());
     assert_eq!(
@@ -120,8 +162,10 @@ async fn fund_and_bond_closes_come_unadjusted_and_the_next_sync_asks_from_the_la
     assert!(md.raw_closes("510300", 0..=u32::MAX).await.is_err());
 
     // up to date: nothing is asked again
-    let again = sync_instruments(&md, &codes, Some(&src)).await.unwrap();
-    assert_eq!(srv.requests().len(), 2, "{again:?}");
+    let again = sync_instruments(&md, &codes, Some(&src), &mut |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(srv.requests().len(), 3, "{again:?}");
     assert!(
         again[..2]
             .iter()
@@ -151,7 +195,7 @@ async fn a_sync_from_a_stored_day_asks_from_that_day_and_offline_asks_nothing() 
         .await
         .unwrap();
 
-    let offline = sync_instruments(&md, &["510300".to_owned()], None)
+    let offline = sync_instruments(&md, &[LedgerCode::bare("510300")], None, &mut |_, _| {})
         .await
         .unwrap();
     assert!(srv.requests().is_empty());
@@ -162,9 +206,14 @@ async fn a_sync_from_a_stored_day_asks_from_that_day_and_offline_asks_nothing() 
     assert_eq!(offline[0].last_close.as_deref(), Some("2020-06-16"));
 
     let src = EastmoneyFund::new(&srv.base("eastmoney", "live"));
-    let out = sync_instruments(&md, &["510300".to_owned()], Some(&src))
-        .await
-        .unwrap();
+    let out = sync_instruments(
+        &md,
+        &[LedgerCode::bare("510300")],
+        Some(&src),
+        &mut |_, _| {},
+    )
+    .await
+    .unwrap();
     assert_eq!(srv.requests()[0].param("beg").as_deref(), Some("20200616"));
     assert!(
         matches!(

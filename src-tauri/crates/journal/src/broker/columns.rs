@@ -30,6 +30,10 @@ pub enum Field {
     SharesBalance,
     CashBalance,
     Currency,
+    /// 交易市场: the exchange the row traded on.
+    Market,
+    /// 股东代码: the exchange account (a letter first in Shanghai, 0 in Shenzhen).
+    Holder,
 }
 
 /// Each field's header names, most specific first (the first present wins; a statement
@@ -130,6 +134,28 @@ pub const SYNONYMS: &[(Field, &[&str])] = &[
         ],
     ),
     (Field::Currency, &["币种"]),
+    (
+        Field::Market,
+        &[
+            "交易市场",
+            "市场名称",
+            "市场",
+            "交易所",
+            "交易所名称",
+            "股东账户类别",
+        ],
+    ),
+    (
+        Field::Holder,
+        &[
+            "股东代码",
+            "股东账号",
+            "股东帐号",
+            "股东账户",
+            "股东帐户",
+            "证券账户",
+        ],
+    ),
 ];
 
 /// Fields whose every matching column counts (their values add up).
@@ -252,7 +278,7 @@ mod tests {
     #[test]
     fn synonyms_map_to_one_field_each() {
         let c = Columns::of_header(&header(
-            "发生日期,成交时间,业务名称,证券代码,证券名称,成交价格,成交数量,成交金额,股份余额,手续费,印花税,过户费,经手费,证管费,发生金额(元),资金本次余额,合同编号,股东代码",
+            "发生日期,成交时间,业务名称,证券代码,证券名称,成交价格,成交数量,成交金额,股份余额,手续费,印花税,过户费,经手费,证管费,发生金额(元),资金本次余额,合同编号,股东代码,交易市场,备注",
         ));
         assert!(c.is_header());
         for (f, col) in [
@@ -271,11 +297,13 @@ mod tests {
             (Field::Net, 14),
             (Field::CashBalance, 15),
             (Field::Contract, 16),
+            (Field::Holder, 17),
+            (Field::Market, 18),
         ] {
             assert_eq!(c.get(f), Some(col), "{f:?}");
         }
         assert_eq!(c.all(Field::OtherFee), [12, 13]);
-        assert_eq!(c.unread, ["股东代码"]);
+        assert_eq!(c.unread, ["备注"]);
     }
 
     #[test]

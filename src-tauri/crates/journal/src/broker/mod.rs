@@ -9,6 +9,7 @@
 pub mod business;
 pub mod columns;
 pub mod decode;
+pub mod exchange;
 pub mod identity;
 pub mod reconcile;
 pub mod rows;
@@ -72,6 +73,9 @@ pub struct Statement {
     pub ignored: Vec<IgnoredLine>,
     /// Header columns the reader does not use.
     pub unread_columns: Vec<String>,
+    /// The exchange the statement names for a code (交易市场 / 股东代码), with the line that
+    /// names it last.
+    pub exchanges: std::collections::BTreeMap<String, (wyckoff_market::code::Exchange, u32)>,
 }
 
 impl Statement {
@@ -140,6 +144,10 @@ pub fn parse(bytes: &[u8]) -> Result<Statement, CsvError> {
     }
     // the rows that read are booked even when others did not, so one refusal names every
     // bad line
+    let exchanges = raws
+        .iter()
+        .filter_map(|r| Some((r.code.clone()?, (r.exchange?, r.line))))
+        .collect();
     let booked = rows::to_entries(&raws);
     let (rows, not_understood) = match booked {
         Ok(b) if errors.is_empty() => b,
@@ -158,6 +166,7 @@ pub fn parse(bytes: &[u8]) -> Result<Statement, CsvError> {
         .collect();
     not_understood.sort_by_key(|s| s.line);
     Ok(Statement {
+        exchanges,
         encoding: decoded.encoding,
         header_line: hi as u32,
         rows,
@@ -272,7 +281,11 @@ mod tests {
         assert_eq!(st.ignored.len(), 1);
         assert_eq!(st.ignored[0].line, 21);
         assert!(st.not_understood.is_empty());
-        assert!(st.unread_columns.contains(&"股东代码".to_owned()));
+        // the 股东代码 column is read: each code's account names its exchange
+        assert!(!st.unread_columns.contains(&"股东代码".to_owned()));
+        use wyckoff_market::code::Exchange;
+        assert_eq!(st.exchanges["510300"].0, Exchange::SH);
+        assert_eq!(st.exchanges["000651"].0, Exchange::SZ);
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub struct RawRow {
     pub cash_balance_fen: Option<i64>,
     /// A currency other than 人民币 named by the row.
     pub currency: Option<String>,
+    /// The exchange its 交易市场 or 股东代码 names.
+    pub exchange: Option<wyckoff_market::code::Exchange>,
 }
 
 /// A row turned into ledger entries.
@@ -224,6 +226,10 @@ pub fn read_row(row: &[String], cols: &Columns, line: u32) -> Result<RawRow, Str
         )?,
         cash_balance_fen: number(cell(row, cols, Field::CashBalance), 2, "资金余额", MAX_FEN)?,
         currency,
+        exchange: super::exchange::stated_exchange(
+            cell(row, cols, Field::Market),
+            cell(row, cols, Field::Holder),
+        ),
     })
 }
 

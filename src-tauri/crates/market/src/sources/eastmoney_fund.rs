@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::eastmoney::{DEFAULT_KLINE_BASE, parse_klines};
 use super::http::{DEFAULT_TIMEOUT, client, send_json, url_with};
 use super::{Adjust, BarRequest, Fetched, SourceError};
-use crate::code::{Symbol, SymbolKind, fund_or_bond_exchange};
+use crate::code::{Exchange, Symbol, SymbolKind, fund_or_bond_exchange};
 
 /// The stored name of the bars this source gives.
 pub const SOURCE_NAME: &str = "eastmoney";
@@ -52,15 +52,15 @@ impl EastmoneyFund {
         s
     }
 
-    /// The unadjusted daily bars of `digits` over `start..=end` (`YYYYMMDD`).
+    /// The unadjusted daily bars of `digits`, listed on `exchange`, over `start..=end`
+    /// (`YYYYMMDD`; see [`crate::instrument_bars::instrument_exchange`] for the exchange).
     pub async fn daily_bars(
         &self,
         digits: &str,
+        exchange: Exchange,
         start: u32,
         end: u32,
     ) -> Result<Fetched, SourceError> {
-        let exchange = fund_or_bond_exchange(digits)
-            .ok_or_else(|| SourceError::UnknownCode(digits.to_owned()))?;
         let req = BarRequest {
             symbol: Symbol {
                 digits: digits.to_owned(),
