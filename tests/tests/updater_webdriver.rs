@@ -9,11 +9,14 @@
 //! signature no longer verifies), a manifest announcing 0.2.1 for the release signed as
 //! 0.2.0, and the release as signed. The first two are refused in words and the installed
 //! AppImage stays byte for byte the one that is running; the third replaces it, and the
-//! replacement runs (`wyckoff --version` through its own runtime says 0.2.0).
+//! replacement runs (`wyckoff --version` through its own runtime says 0.2.0). Then 立即重启:
+//! the running desk exits and the new AppImage is started in its place (by the file
+//! `APPIMAGE` names, through its own runtime), which its AppRun records in a marker file.
 //!
 //! The newer release is a small AppImage made here (the same runtime, an AppRun that answers
-//! like the 0.2.0 CLI): building a second real app of another version would take minutes.
-//! Not covered: the restart into the new version (`restart_app`) ends the WebDriver session.
+//! like the 0.2.0 CLI and, started as the desk, writes how it was started to the file
+//! `WYCKOFF_E2E_RESTART_MARKER` names): building a second real app of another version would
+//! take minutes. The restart ends the WebDriver session: the test expects that.
 //!
 //! Needs: `scripts/appimage --debug` run first (scripts/package runs it), mksquashfs, the
 //! tauri CLI in ui/node_modules (the signer), Xvfb, tauri-driver and a session bus.
@@ -27,7 +30,6 @@ use std::sync::{Arc, Mutex};
 use thirtyfour::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wyckoff_e2e::target_dir;
-use wyckoff_e2e::wait_for_app_exit;
 use wyckoff_e2e::webdriver::{
     TauriDriver, click, run_scenario, shot, wait_for, wait_layout_settled,
 };
@@ -75,7 +77,21 @@ fn newer_appimage(work: &Path) -> PathBuf {
     let appdir = work.join("AppDir");
     std::fs::create_dir_all(&appdir).unwrap();
     let app_run = appdir.join("AppRun");
-    std::fs::write(&app_run, "#!/bin/sh\necho \"wyckoff 0.2.0\"\n").unwrap();
+    std::fs::write(
+        &app_run,
+        r#"#!/bin/sh
+if [ "${1:-}" = wyckoff ]; then
+  echo "wyckoff 0.2.0"
+  exit 0
+fi
+# started as the desk: the restart after the update
+if [ -n "${WYCKOFF_E2E_RESTART_MARKER:-}" ]; then
+  { echo "version=0.2.0"; echo "APPIMAGE=$APPIMAGE"; echo "args=$*"; } >"$WYCKOFF_E2E_RESTART_MARKER.partial"
+  mv "$WYCKOFF_E2E_RESTART_MARKER.partial" "$WYCKOFF_E2E_RESTART_MARKER"
+fi
+"#,
+    )
+    .unwrap();
     run(Command::new("chmod").arg("755").arg(&app_run));
     let squashfs = work.join("image.squashfs");
     run(Command::new("mksquashfs")
@@ -167,6 +183,10 @@ async fn wait_text(d: &WebDriver, id: &str, want: &str) -> String {
 
 struct Releases {
     serving: Arc<Mutex<PathBuf>>,
+    /// Where the new version's AppRun says it was started.
+    marker: PathBuf,
+    /// Where the runtime extracts the AppImages it starts.
+    extractions: PathBuf,
     bad_artifact: PathBuf,
     bad_manifest: PathBuf,
     good: PathBuf,
@@ -224,6 +244,76 @@ async fn update_scenario(
         std::fs::read(&installed).unwrap() == new,
         "the AppImage was not replaced by the release"
     );
+
+    // 4. restart: the desk exits and the new version starts from the AppImage. The session
+    // ends with the app, so the click may not get its answer.
+    assert!(!r.marker.exists(), "the new version ran before the restart");
+    // The desk runs from the runtime's extraction of the old AppImage.
+    let old = running(&old_desk(&r.extractions));
+    assert!(!old.is_empty(), "the desk does not run from the AppImage");
+    wait_layout_settled(&d).await;
+    let restart = wait_for(&d, By::Id("update-restart")).await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), restart.click()).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !r.marker.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new version was not started by the restart"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let said = std::fs::read_to_string(&r.marker).unwrap();
+    assert!(said.contains("version=0.2.0"), "{said}");
+    assert!(
+        said.contains(&format!("APPIMAGE={}", installed.display())),
+        "the new version was not started from the installed AppImage: {said}"
+    );
+    // ... and the old desk exited by itself (nothing here stops it).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let left: Vec<i32> = old.iter().copied().filter(|pid| alive(*pid)).collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the old version still runs after the restart: {left:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// Whether `pid` still runs (a zombie has exited).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// The desk the runtime extracted from the old AppImage (keyed by its hash; the new
+/// version's extraction beside it holds no desk).
+fn old_desk(extractions: &Path) -> PathBuf {
+    let extracted: Vec<PathBuf> = std::fs::read_dir(extractions)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().len() == 64)
+        .filter(|p| p.join("usr/bin/wyckoff-desk").is_file())
+        .collect();
+    assert_eq!(extracted.len(), 1, "{extracted:?}");
+    extracted[0].join("usr/bin/wyckoff-desk")
+}
+
+/// The processes running `exe`.
+fn running(exe: &Path) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|x| x == exe))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -302,6 +392,7 @@ async fn the_appimage_installs_a_signed_update_and_refuses_tampered_ones() {
 
     let home = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
+    let marker = work.path().join("restarted.txt");
     let endpoint = format!("{base}/latest.json");
     // tauri-driver starts whatever WYCKOFF_E2E_APP names: here the AppImage itself.
     #[allow(unsafe_code)]
@@ -317,10 +408,13 @@ async fn the_appimage_installs_a_signed_update_and_refuses_tampered_ones() {
             ("WYCKOFF_OFFLINE", "1"),
             ("WYCKOFF_UPDATE_ENDPOINTS", &endpoint),
             ("WYCKOFF_UPDATE_PUBKEY", pubkey.trim()),
+            ("WYCKOFF_E2E_RESTART_MARKER", marker.to_str().unwrap()),
         ],
     );
     let releases = Releases {
         serving,
+        marker,
+        extractions: xdg.path().join("cache/wyckoff-desk/appimage"),
         bad_artifact,
         bad_manifest,
         good,
@@ -331,21 +425,9 @@ async fn the_appimage_installs_a_signed_update_and_refuses_tampered_ones() {
     })
     .await;
 
-    // The desk ran from the runtime's extraction of the AppImage (keyed by its hash) ...
-    let extractions = xdg.path().join("cache/wyckoff-desk/appimage");
-    let extracted: Vec<PathBuf> = std::fs::read_dir(&extractions)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.file_name().unwrap().len() == 64)
-        .collect();
-    assert_eq!(extracted.len(), 1, "{extracted:?}");
-    let desk = extracted[0].join("usr/bin/wyckoff-desk");
-    assert!(desk.is_file());
-    wait_for_app_exit(&desk, std::time::Duration::from_secs(15));
     drop(driver);
 
-    // ... and the AppImage now in its place is the new release, which runs.
+    // The AppImage now in its place is the new release, which runs.
     let meta = std::fs::metadata(&installed).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(
