@@ -603,7 +603,7 @@ fn serve(http: Option<String>) -> anyhow::Result<ExitCode> {
             Ok(desk) => desk,
             Err(e) => return Ok(failed(e)),
         };
-        let md = desk.market().clone();
+        // Served under the risk settings of this data home, as the app and the CLI size.
         let served = match listener {
             Some(l) => {
                 // stderr: stdout stays clean, and a supervisor reads where to connect
@@ -615,9 +615,9 @@ fn serve(http: Option<String>) -> anyhow::Result<ExitCode> {
                         on_signal.cancel();
                     }
                 });
-                l.serve(md, stop).await
+                desk.serve_mcp_http(l, stop).await
             }
-            None => wyckoff_session::domain::mcp::serve_stdio(md).await,
+            None => desk.serve_mcp_stdio().await,
         };
         desk.close().await;
         Ok(match served {

@@ -31,6 +31,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use wyckoff_agent::{FnTool, ProgressHandle, Tool, ToolContext, ToolError, ToolSpec};
 use wyckoff_market::MarketData;
+use wyckoff_tools::risk::RiskRules;
 
 /// The tools served, in the agent's order. Each is read-only; `update_portfolio` and every
 /// local tool (commands, files, the web) are left out on purpose.
@@ -91,15 +92,33 @@ pub fn loopback_addr(addr: &str) -> Result<SocketAddr, ServeError> {
 }
 
 /// The exposed tools over one `MarketData`: the agent's own tool objects (so the schemas are
-/// the agent's) filtered to [`EXPOSED`], and `stock_events`.
+/// the agent's) filtered to [`EXPOSED`], and `stock_events`; sized under the engine's
+/// default risk rules ([`engine_tools_under`] takes the user's).
 pub fn engine_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
+    engine_tools_under(md, RiskRules::default())
+}
+
+/// [`engine_tools`] under `rules` (the risk settings of the data home served): what a
+/// `size_position` call leaves out of the risk per trade and the largest position, each
+/// screen candidate's suggested size and the limits it breaks, and a risk-sized backtest's
+/// limits come from them, as they do in the app and the CLI.
+pub fn engine_tools_under(md: Arc<MarketData>, rules: RiskRules) -> Vec<Arc<dyn Tool>> {
     let mut by_name: BTreeMap<String, Arc<dyn Tool>> = wyckoff_tools::market_tools(md.clone())
         .into_iter()
         .filter(|t| !t.spec().requires_approval)
         .map(|t| (t.spec().name.clone(), t))
         .collect();
+    by_name.insert(
+        wyckoff_tools::sizing::NAME.to_owned(),
+        wyckoff_tools::sizing::tool_under(md.clone(), rules),
+    );
+    by_name.insert(
+        wyckoff_tools::backtest::NAME.to_owned(),
+        wyckoff_tools::backtest::tool_under(md.clone(), rules),
+    );
     // The agent's screen_stocks also saves the run for forward tracking; served here it
-    // only screens (nothing that writes), with the same name, description and schema.
+    // only screens (nothing that writes), with the same name, description and schema, each
+    // candidate with its suggested size under the rules.
     let screen_md = md.clone();
     let screen: Arc<dyn Tool> = Arc::new(FnTool::new(
         ToolSpec::new(
@@ -111,7 +130,13 @@ pub fn engine_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
         wyckoff_tools::screen::parameters(),
         move |args, ctx| {
             let md = screen_md.clone();
-            async move { wyckoff_tools::screen::run(&md, &args, &ctx.progress).await }
+            async move {
+                let (result, mut value) =
+                    wyckoff_tools::screen::screen(&md, &args, &ctx.progress).await?;
+                wyckoff_tools::screen::with_suggested_sizes(&md, &rules, &result, &mut value)
+                    .await;
+                Ok(value)
+            }
         },
     ));
     by_name.insert(wyckoff_tools::screen::NAME.to_owned(), screen);
@@ -217,9 +242,15 @@ pub struct EngineServer {
 }
 
 impl EngineServer {
+    /// Under the engine's default risk rules.
     pub fn new(md: Arc<MarketData>) -> Self {
+        Self::under(md, RiskRules::default())
+    }
+
+    /// Under `rules` (the served data home's risk settings).
+    pub fn under(md: Arc<MarketData>, rules: RiskRules) -> Self {
         EngineServer {
-            tools: Arc::new(engine_tools(md)),
+            tools: Arc::new(engine_tools_under(md, rules)),
         }
     }
 
@@ -358,9 +389,9 @@ impl ServerHandler for EngineServer {
     }
 }
 
-/// Serves MCP on stdin/stdout until the client closes them.
-pub async fn serve_stdio(md: Arc<MarketData>) -> Result<(), ServeError> {
-    let running = EngineServer::new(md)
+/// Serves MCP on stdin/stdout until the client closes them, under `rules`.
+pub async fn serve_stdio(md: Arc<MarketData>, rules: RiskRules) -> Result<(), ServeError> {
+    let running = EngineServer::under(md, rules)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))?;
@@ -395,16 +426,17 @@ impl HttpServer {
         format!("http://{}/mcp", self.addr)
     }
 
-    /// Serves until `stop` is cancelled.
+    /// Serves until `stop` is cancelled, under `rules`.
     pub async fn serve(
         self,
         md: Arc<MarketData>,
+        rules: RiskRules,
         stop: CancellationToken,
     ) -> Result<(), ServeError> {
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
         };
-        let server = EngineServer::new(md);
+        let server = EngineServer::under(md, rules);
         // The SDK's default Host check (loopback names only) stays on: it stops DNS rebinding.
         let config =
             StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());

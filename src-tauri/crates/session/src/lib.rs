@@ -54,6 +54,7 @@ mod desk_history;
 mod desk_ledger;
 pub mod desk_ledger_closes;
 mod desk_market_map;
+mod desk_mcp_serve;
 mod desk_minute;
 pub mod desk_onboarding;
 pub mod desk_quotes;

@@ -33,6 +33,17 @@ pub struct RiskRules {
     pub limits: RiskLimits,
 }
 
+impl Default for RiskRules {
+    /// The engine's defaults: 1 % a trade, 20 % the largest position, the default limits.
+    fn default() -> Self {
+        RiskRules {
+            risk_bp: wyckoff_engine::sizing::DEFAULT_RISK_BP,
+            max_position_bp: wyckoff_engine::sizing::DEFAULT_MAX_POSITION_BP,
+            limits: RiskLimits::default(),
+        }
+    }
+}
+
 /// Where the equity came from.
 #[derive(Debug, Clone, PartialEq, Serialize, specta::Type)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -294,6 +294,40 @@ pub async fn size_position(md: &MarketData, args: &Value) -> Result<PositionSize
     })
 }
 
+/// `args` with the risk per trade and the largest position the call leaves out taken from
+/// `rules` (the user's Settings) rather than the engine's defaults.
+pub fn args_under(rules: &crate::risk::RiskRules, args: &Value) -> Value {
+    let mut args = args.clone();
+    if let Value::Object(map) = &mut args {
+        for (key, bp) in [
+            ("risk_pct", rules.risk_bp),
+            ("max_position_pct", rules.max_position_bp),
+        ] {
+            if map.get(key).is_none_or(Value::is_null) {
+                map.insert(key.to_owned(), json!(f64::from(bp) / 100.0));
+            }
+        }
+    }
+    args
+}
+
+/// `size_position` as the agent's tool and `mcp serve`'s: what the call leaves out of the
+/// risk per trade and the largest position comes from `rules` (the user's Settings).
+pub fn tool_under(
+    md: std::sync::Arc<MarketData>,
+    rules: crate::risk::RiskRules,
+) -> std::sync::Arc<dyn wyckoff_agent::Tool> {
+    std::sync::Arc::new(wyckoff_agent::FnTool::new(
+        wyckoff_agent::ToolSpec::new(NAME, DISPLAY_NAME).concurrency_safe(),
+        DESCRIPTION,
+        parameters(),
+        move |args, _ctx| {
+            let md = md.clone();
+            async move { run(&md, &args_under(&rules, &args)).await }
+        },
+    ))
+}
+
 /// The tool's answer: [`size_position`] as JSON.
 pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
     let sized = size_position(md, args).await?;
