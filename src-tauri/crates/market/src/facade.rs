@@ -1002,6 +1002,9 @@ impl MarketData {
         progress: &mut (dyn FnMut(SyncEvent) + Send),
     ) -> Result<SyncReport, MarketError> {
         let (symbols, invalid) = self.resolve(&target).await?;
+        // a sync of a few codes leaves the tail cache to the next screen (which rebuilds it
+        // when it finds it behind): rebuilding costs a whole-market read
+        let whole_market = matches!(target, SyncTarget::All | SyncTarget::Cached);
         let total = symbols.len();
         let chain = self.chain();
         let ctx = self.sync_context(&chain, self.delisting_days(None).await?);
@@ -1021,6 +1024,9 @@ impl MarketData {
             outcomes.push(outcome);
         }
         let count = |f: fn(&SyncStatus) -> bool| outcomes.iter().filter(|o| f(&o.status)).count();
+        if whole_market && count(|s| matches!(s, SyncStatus::Updated { .. })) > 0 {
+            self.refresh_tail_cache().await;
+        }
         Ok(SyncReport {
             updated: count(|s| matches!(s, SyncStatus::Updated { .. })),
             up_to_date: count(|s| matches!(s, SyncStatus::UpToDate | SyncStatus::NoNewData)),
@@ -1212,8 +1218,10 @@ impl MarketData {
         let stage = tracing::info_span!(target: "wyckoff::stage", "stock list");
         let listed = self.directory_at(generation).await?;
         drop(stage);
+        let cache = crate::tail_cache::enabled().then(|| self.tail_cache_at(generation));
         let loaded = Arc::new(
-            crate::universe::load_universe_listed(&self.store, &listed, as_of, tail).await?,
+            crate::universe::load_universe_with(&self.store, &listed, as_of, tail, cache.as_ref())
+                .await?,
         );
         *warm = Some(WarmUniverse {
             generation,
@@ -1222,6 +1230,34 @@ impl MarketData {
             loaded: loaded.clone(),
         });
         Ok(loaded)
+    }
+
+    /// The screen's tail cache beside the database, valid at `generation`.
+    fn tail_cache_at(&self, generation: i64) -> crate::universe::TailCacheAt {
+        crate::universe::TailCacheAt {
+            path: self.cfg.data_home.join(crate::tail_cache::FILE),
+            generation,
+        }
+    }
+
+    /// Builds the screen's tail cache anew when the bars or the stock list changed since it
+    /// was built (an import and a whole-market sync call this as they end, so the next
+    /// screen finds it in step; any other write leaves it to that screen). It holds as many bars a stock as the file it replaces, or what the default
+    /// screen needs; a screen that needs more reads the database and builds it with more.
+    /// Failures are logged: the database has the bars and a screen reads them from there.
+    pub async fn refresh_tail_cache(&self) {
+        if !crate::tail_cache::enabled() {
+            return;
+        }
+        let refreshed = async {
+            let at = self.tail_cache_at(self.store.write_generation().await?);
+            let bars = wyckoff_engine::FunnelConfig::default().screen_bars();
+            crate::universe::refresh_tail_cache(&self.store, &at, bars).await
+        };
+        let _stage = tracing::info_span!(target: "wyckoff::stage", "tail cache write");
+        if let Err(e) = refreshed.await {
+            tracing::warn!(target: "wyckoff::tail_cache", error = %e, "tail cache not rebuilt");
+        }
     }
 
     /// Imports a CSV file or a folder of them (see `import`); bars dated after today
@@ -1235,6 +1271,9 @@ impl MarketData {
         let report =
             crate::import::import_path(&self.store, path, self.cfg.clock.now(), today, progress)
                 .await?;
+        if report.bars > 0 {
+            self.refresh_tail_cache().await;
+        }
         Ok(report)
     }
 

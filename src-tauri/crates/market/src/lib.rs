@@ -55,6 +55,7 @@ pub mod search;
 pub mod series;
 pub mod sources;
 pub mod sync;
+pub mod tail_cache;
 pub mod tdx;
 #[cfg(feature = "test-support")]
 pub mod test_support;

@@ -5,6 +5,7 @@
 //! stock with cached bars is loaded like any other: the engine stops at its delisting day.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 
 use serde::Serialize;
 use wyckoff_engine::{Bar, Benchmarks, StockSeries, Universe};
@@ -17,6 +18,7 @@ use crate::date::DateSet;
 use crate::history::ListStatus;
 use crate::industries::{IndustryCoverage, IndustryStore};
 use crate::search::StockDirectory;
+use crate::tail_cache::{self, Miss, Stamp, TailRows};
 
 /// Series read per query: large enough to amortise the round trip, small enough that the
 /// few pages waiting for decoding stay a small part of the market.
@@ -109,6 +111,29 @@ pub async fn load_universe_listed(
     as_of: Option<u32>,
     tail: Option<usize>,
 ) -> Result<LoadedUniverse, CacheError> {
+    load_universe_with(store, listed, as_of, tail, None).await
+}
+
+/// Where the screen's tail cache ([`crate::tail_cache`]) lives and the database's write
+/// generation, read before anything else, that it must have been built at.
+#[derive(Debug, Clone)]
+pub struct TailCacheAt {
+    pub path: PathBuf,
+    pub generation: i64,
+}
+
+/// [`load_universe_listed`] that takes a tail read (`tail` given) from the tail cache at
+/// `cache` when that stands for the database now, and otherwise reads the database and
+/// builds the cache anew from what it read (when the read was of the latest bars; a file
+/// that cannot be written only costs the next read the same trip). The universe is the same
+/// either way.
+pub async fn load_universe_with(
+    store: &CacheStore,
+    listed: &StockDirectory,
+    as_of: Option<u32>,
+    tail: Option<usize>,
+    cache: Option<&TailCacheAt>,
+) -> Result<LoadedUniverse, CacheError> {
     let mut out = LoadedUniverse::default();
     let mut seen_listed = 0usize;
     let stage = tracing::info_span!(target: "wyckoff::stage", "history");
@@ -136,127 +161,117 @@ pub async fn load_universe_listed(
         },
         None => Keep::UpTo(None),
     };
-    // The market is read in parts on separate connections at once (the fetch is the
-    // slower side), each page decoded on every core while the next one is read.
+    // the bar read, whatever it reads: nested in it, `tail cache` (the file's read),
+    // `stored series` (the database's) and `tail cache write` (the file built anew)
     let stage = tracing::info_span!(target: "wyckoff::stage", "bars");
-    let cuts = store.series_cut_keys(BarTable::Stocks, READERS).await?;
-    let starts = std::iter::once(String::new()).chain(cuts.iter().cloned());
-    let ends = cuts.iter().cloned().map(Some).chain(std::iter::once(None));
-    let parts = futures::future::try_join_all(
-        starts
-            .zip(ends)
-            .map(|(after, through)| read_pages(store, after, through, keep)),
-    )
-    .await?;
+    let read = match (tail, cache) {
+        (Some(bars), Some(at)) => read_tail_cached(store, at, as_of, bars.max(1), keep).await?,
+        _ => read_stock_series(store, keep).await?,
+    };
     drop(stage);
     let _assemble = tracing::info_span!(target: "wyckoff::stage", "assemble");
-    // the pages bring the dates of the series kept below: every bar of theirs, not just the tail
-    let mut dates = DateSet::default();
-    for page in parts.into_iter().flatten() {
-        dates = dates.union(page.dates);
-        for (key, loaded) in page.rows {
-            let Ok(code) = StockCode::parse(&key) else {
-                out.report.skipped.push(SkippedStock {
-                    code: key,
-                    reason: SkipReason::InvalidCode,
-                });
-                continue;
-            };
-            let digits = code.digits().to_string();
-            let info = listed.get(&digits);
-            if info.is_some() {
-                seen_listed += 1;
-            }
-            let reason = match loaded.corrupt.first() {
-                Some(c) if c.date == 0 => Some(SkipReason::DamagedSeries {
-                    detail: c.reason.clone(),
-                }),
-                Some(_) => Some(SkipReason::CorruptBars {
-                    rows: loaded.corrupt.clone(),
-                }),
-                None => None,
-            };
-            if let Some(reason) = reason {
-                out.report.skipped.push(SkippedStock {
-                    code: digits,
-                    reason,
-                });
-                continue;
-            }
-            let mut bars = loaded.bars;
-            if let Some(a) = as_of {
-                bars.truncate(bars.partition_point(|b| b.date <= a));
-            }
-            let Some(last) = bars.last().map(|b| b.date) else {
-                out.report.skipped.push(SkippedStock {
-                    code: digits,
-                    reason: SkipReason::NoBarsAsOf,
-                });
-                continue;
-            };
-            out.report.last_date = out.report.last_date.max(Some(last));
-            out.report.bars += loaded.earlier + bars.len();
-            if info.is_none() {
-                out.report.not_in_stock_list.push(digits.clone());
-            }
-            let name_history = history.names.remove(&digits).unwrap_or_default();
-            let cap_history = caps.remove(&digits).unwrap_or_default();
-            let listing = history.listings.get(&digits);
-            let delist_date = listing
-                .filter(|l| l.status == ListStatus::Delisted)
-                .and_then(|l| l.delist_date);
-            if name_history.is_empty() {
-                out.report.without_name_history += 1;
-            }
-            if let Some(a) = as_of
-                && name_history.first().is_none_or(|first| first.from > a)
-            {
-                *out.report.names_unknown_as_of.get_or_insert(0) += 1;
-            }
-            if delist_date.is_some() {
-                out.report.delisted += 1;
-            }
-            // a delisted stock has left the current list: its last recorded name stands in
-            let name = match info {
-                Some(i) => i.name.clone(),
-                None => listing
-                    .map(|l| l.name.clone())
-                    .filter(|n| !n.is_empty())
-                    .or_else(|| name_history.last().map(|s| s.name.clone()))
-                    .unwrap_or_default(),
-            };
-            let industry = match imported.industry.get(&digits) {
-                Some(ind) => {
-                    out.report.industries.from_later_load +=
-                        usize::from(imported.later_for(&digits));
-                    Some(ind.clone())
-                }
-                None => {
-                    let listed = info.and_then(|i| i.industry.clone());
-                    out.report.industries.from_stock_list += usize::from(listed.is_some());
-                    listed
-                }
-            };
-            out.report.industries.stocks_with_industry += usize::from(industry.is_some());
-            out.universe.stocks.push(StockSeries {
-                name,
-                board: info.map_or(code.board(), |i| i.board),
-                industry,
-                // the list stores CNY; the funnel thinks in 亿元
-                market_cap_yi: info.and_then(|i| i.market_cap).map(|c| c / 1e8),
-                list_date: info
-                    .and_then(|i| i.list_date)
-                    .or_else(|| listing.and_then(|l| l.list_date)),
-                code: digits,
-                bars,
-                name_history,
-                delist_date,
-                cap_history,
+    // the read brings the dates of the series kept below: every bar of theirs, not just the tail
+    for (key, loaded) in read.rows {
+        let Ok(code) = StockCode::parse(&key) else {
+            out.report.skipped.push(SkippedStock {
+                code: key,
+                reason: SkipReason::InvalidCode,
             });
+            continue;
+        };
+        let digits = code.digits().to_string();
+        let info = listed.get(&digits);
+        if info.is_some() {
+            seen_listed += 1;
         }
+        let reason = match loaded.corrupt.first() {
+            Some(c) if c.date == 0 => Some(SkipReason::DamagedSeries {
+                detail: c.reason.clone(),
+            }),
+            Some(_) => Some(SkipReason::CorruptBars {
+                rows: loaded.corrupt.clone(),
+            }),
+            None => None,
+        };
+        if let Some(reason) = reason {
+            out.report.skipped.push(SkippedStock {
+                code: digits,
+                reason,
+            });
+            continue;
+        }
+        let mut bars = loaded.bars;
+        if let Some(a) = as_of {
+            bars.truncate(bars.partition_point(|b| b.date <= a));
+        }
+        let Some(last) = bars.last().map(|b| b.date) else {
+            out.report.skipped.push(SkippedStock {
+                code: digits,
+                reason: SkipReason::NoBarsAsOf,
+            });
+            continue;
+        };
+        out.report.last_date = out.report.last_date.max(Some(last));
+        out.report.bars += loaded.earlier + bars.len();
+        if info.is_none() {
+            out.report.not_in_stock_list.push(digits.clone());
+        }
+        let name_history = history.names.remove(&digits).unwrap_or_default();
+        let cap_history = caps.remove(&digits).unwrap_or_default();
+        let listing = history.listings.get(&digits);
+        let delist_date = listing
+            .filter(|l| l.status == ListStatus::Delisted)
+            .and_then(|l| l.delist_date);
+        if name_history.is_empty() {
+            out.report.without_name_history += 1;
+        }
+        if let Some(a) = as_of
+            && name_history.first().is_none_or(|first| first.from > a)
+        {
+            *out.report.names_unknown_as_of.get_or_insert(0) += 1;
+        }
+        if delist_date.is_some() {
+            out.report.delisted += 1;
+        }
+        // a delisted stock has left the current list: its last recorded name stands in
+        let name = match info {
+            Some(i) => i.name.clone(),
+            None => listing
+                .map(|l| l.name.clone())
+                .filter(|n| !n.is_empty())
+                .or_else(|| name_history.last().map(|s| s.name.clone()))
+                .unwrap_or_default(),
+        };
+        let industry = match imported.industry.get(&digits) {
+            Some(ind) => {
+                out.report.industries.from_later_load += usize::from(imported.later_for(&digits));
+                Some(ind.clone())
+            }
+            None => {
+                let listed = info.and_then(|i| i.industry.clone());
+                out.report.industries.from_stock_list += usize::from(listed.is_some());
+                listed
+            }
+        };
+        out.report.industries.stocks_with_industry += usize::from(industry.is_some());
+        out.universe.stocks.push(StockSeries {
+            name,
+            board: info.map_or(code.board(), |i| i.board),
+            industry,
+            // the list stores CNY; the funnel thinks in 亿元
+            market_cap_yi: info.and_then(|i| i.market_cap).map(|c| c / 1e8),
+            list_date: info
+                .and_then(|i| i.list_date)
+                .or_else(|| listing.and_then(|l| l.list_date)),
+            code: digits,
+            bars,
+            name_history,
+            delist_date,
+            cap_history,
+        });
     }
     if tail.is_some() {
-        out.universe.trading_days = Some(dates.into_sorted());
+        out.universe.trading_days = Some(read.dates);
     }
     out.report.stocks = out.universe.stocks.len();
     out.report.listed_without_bars = listed.len().saturating_sub(seen_listed);
@@ -284,6 +299,162 @@ pub async fn load_universe_listed(
     };
     out.universe.benchmarks = benchmarks;
     Ok(out)
+}
+
+/// Every stored stock series, read in parts on separate connections at once (the fetch is
+/// the slower side), each page decoded on every core while the next one is read; with
+/// the dates of the admitted series gathered (a tail read), sorted.
+async fn read_stock_series(store: &CacheStore, keep: Keep) -> Result<TailRows, CacheError> {
+    let _stage = tracing::info_span!(target: "wyckoff::stage", "stored series");
+    let cuts = store.series_cut_keys(BarTable::Stocks, READERS).await?;
+    let starts = std::iter::once(String::new()).chain(cuts.iter().cloned());
+    let ends = cuts.iter().cloned().map(Some).chain(std::iter::once(None));
+    let parts = futures::future::try_join_all(
+        starts
+            .zip(ends)
+            .map(|(after, through)| read_pages(store, after, through, keep)),
+    )
+    .await?;
+    let mut dates = DateSet::default();
+    let mut rows = Vec::new();
+    for page in parts.into_iter().flatten() {
+        dates = dates.union(page.dates);
+        rows.extend(page.rows);
+    }
+    Ok(TailRows {
+        rows,
+        dates: dates.into_sorted(),
+    })
+}
+
+/// The key in `market_meta` of the database's identity (migration 3600).
+const IDENTITY: &str = "identity";
+
+/// The tail read from the cache file when it stands for the database now; otherwise from
+/// the database, and the file built anew from it when it is the latest tail.
+async fn read_tail_cached(
+    store: &CacheStore,
+    at: &TailCacheAt,
+    as_of: Option<u32>,
+    bars: usize,
+    keep: Keep,
+) -> Result<TailRows, CacheError> {
+    let Some(identity) = store.meta(IDENTITY).await? else {
+        return read_stock_series(store, keep).await;
+    };
+    let expect = Stamp {
+        identity,
+        generation: at.generation,
+        tail: 0,
+        last_date: 0,
+    };
+    let stage = tracing::info_span!(target: "wyckoff::stage", "tail cache");
+    let path = at.path.clone();
+    let wanted = expect.clone();
+    let got = tokio::task::spawn_blocking(move || tail_cache::read(&path, &wanted, bars, as_of))
+        .await
+        .unwrap_or_else(|e| Err(Miss::Unreadable(e.to_string())));
+    let miss = match got {
+        Ok(read) => {
+            tracing::debug!(target: "wyckoff::tail_cache", used = true, stocks = read.rows.len(), "tail read from the cache file");
+            return Ok(read);
+        }
+        Err(miss) => miss,
+    };
+    drop(stage);
+    tracing::debug!(target: "wyckoff::tail_cache", used = false, reason = %miss, "tail read from the database");
+    let read = read_stock_series(store, keep).await?;
+    if !miss.calls_for_rebuild() {
+        return Ok(read);
+    }
+    let last_date = last_stock_date(store).await?;
+    if as_of.is_some_and(|a| a < last_date) {
+        // an as-of read of an earlier day holds other tails than the latest
+        return Ok(read);
+    }
+    let stamp = Stamp {
+        tail: u32::try_from(bars).unwrap_or(u32::MAX),
+        last_date,
+        ..expect
+    };
+    match write_cache(at.path.clone(), stamp, read).await {
+        Some(read) => Ok(read),
+        // the writing thread failed holding the read: read again rather than lose it
+        None => read_stock_series(store, keep).await,
+    }
+}
+
+/// The newest bar date stored for any stock (0 for none).
+async fn last_stock_date(store: &CacheStore) -> Result<u32, CacheError> {
+    let last: Option<i64> =
+        sqlx::query_scalar("SELECT max(last_date) FROM market_series WHERE kind = 'stock'")
+            .fetch_one(store.pool())
+            .await?;
+    Ok(last.and_then(|d| u32::try_from(d).ok()).unwrap_or(0))
+}
+
+/// Writes `read` as the tail cache, off the async runtime, and hands it back; a failure to
+/// write is logged, never passed on (the database has the bars).
+async fn write_cache(path: PathBuf, stamp: Stamp, read: TailRows) -> Option<TailRows> {
+    let _stage = tracing::info_span!(target: "wyckoff::stage", "tail cache write");
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let job = tokio::task::spawn_blocking(move || {
+        if let Err(e) = tail_cache::write(&path, &stamp, &read) {
+            tracing::warn!(target: "wyckoff::tail_cache", error = %e, "tail cache not written");
+        }
+        let _ = tx.send(read);
+    });
+    let _ = job.await;
+    rx.await.ok()
+}
+
+/// Builds the tail cache at `at` from the database (each stock's last `bars` bars), unless
+/// the file there already stands for the database at `at.generation`. Returns whether it
+/// wrote one.
+pub async fn refresh_tail_cache(
+    store: &CacheStore,
+    at: &TailCacheAt,
+    bars: usize,
+) -> Result<bool, CacheError> {
+    let Some(identity) = store.meta(IDENTITY).await? else {
+        return Ok(false);
+    };
+    let held = {
+        let path = at.path.clone();
+        tokio::task::spawn_blocking(move || tail_cache::peek(&path))
+            .await
+            .unwrap_or_else(|e| Err(Miss::Unreadable(e.to_string())))
+    };
+    if held
+        .as_ref()
+        .is_ok_and(|h| h.identity == identity && h.generation == at.generation)
+    {
+        return Ok(false);
+    }
+    let bars = held.map_or(bars, |h| h.tail as usize).max(1);
+    let keep = Keep::Tail {
+        as_of: None,
+        bars,
+        admit: |key| StockCode::parse(key).is_ok(),
+    };
+    let read = read_stock_series(store, keep).await?;
+    let stamp = Stamp {
+        identity,
+        generation: at.generation,
+        tail: u32::try_from(bars).unwrap_or(u32::MAX),
+        last_date: last_stock_date(store).await?,
+    };
+    let path = at.path.clone();
+    let written = tokio::task::spawn_blocking(move || tail_cache::write(&path, &stamp, &read))
+        .await
+        .map_err(|_| CacheError::Interrupted)?;
+    match written {
+        Ok(()) => Ok(true),
+        Err(e) => {
+            tracing::warn!(target: "wyckoff::tail_cache", error = %e, "tail cache not written");
+            Ok(false)
+        }
+    }
 }
 
 /// The decoded pages of the stored stock series after `after` (through `through`), in key
