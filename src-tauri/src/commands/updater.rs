@@ -111,9 +111,7 @@ impl PendingUpdate {
             let Ok(mut held) = self.0.lock() else {
                 return;
             };
-            let before = held.as_ref().and_then(|c| c.available.as_ref());
-            let fresh = check.available.is_some()
-                && before.map(|a| &a.version) != check.available.as_ref().map(|a| &a.version);
+            let fresh = newly_announced(held.as_ref(), check);
             *held = check.available.is_some().then(|| check.clone());
             fresh
         };
@@ -129,6 +127,16 @@ impl PendingUpdate {
 
     fn get(&self) -> Option<UpdateCheck> {
         self.0.lock().ok().and_then(|held| held.clone())
+    }
+}
+
+/// Whether `now` announces a version the window was not told of: a newer version than the
+/// one held (or the first one), not the same one found again by the next day's check.
+fn newly_announced(held: Option<&UpdateCheck>, now: &UpdateCheck) -> bool {
+    let version = |c: &UpdateCheck| c.available.as_ref().map(|a| a.version.clone());
+    match version(now) {
+        None => false,
+        Some(v) => held.and_then(version).as_ref() != Some(&v),
     }
 }
 
@@ -378,6 +386,37 @@ fn install_kind() -> (bool, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_is_announced_once() {
+        let check = |v: Option<&str>| UpdateCheck {
+            current_version: "0.1.0".into(),
+            server_configured: true,
+            can_install: true,
+            install_note: None,
+            available: v.map(|v| AvailableUpdate {
+                version: v.into(),
+                notes: None,
+                date: None,
+            }),
+        };
+        // (held before, found now) -> told
+        let cases = [
+            (None, None, false),
+            (None, Some("0.2.0"), true),
+            (Some("0.2.0"), Some("0.2.0"), false),
+            (Some("0.2.0"), Some("0.3.0"), true),
+            (Some("0.2.0"), None, false),
+        ];
+        for (held, now, told) in cases {
+            let held = held.map(|v| check(Some(v)));
+            assert_eq!(
+                newly_announced(held.as_ref(), &check(now)),
+                told,
+                "{held:?} then {now:?}"
+            );
+        }
+    }
 
     #[test]
     fn signature_failures_are_refusals_and_the_rest_are_errors() {
