@@ -74,6 +74,32 @@ async fn background_scenario(d: WebDriver, server: Arc<MockServer>) {
         .unwrap();
     let table = wait_for(d, By::Css(".task-result .screen-table tbody tr")).await;
     assert!(table.attr("data-code").await.unwrap().is_some());
+    // Each candidate says what L4's other timeframes said: the weekly trend and the 60-minute
+    // check (no minute bars in this home), every line in the title naming its timeframe.
+    let tf = table.find(By::Css("td.timeframes")).await.unwrap();
+    let weekly = tf.attr("data-weekly").await.unwrap().unwrap_or_default();
+    assert_eq!(
+        tf.attr("data-intraday").await.unwrap().as_deref(),
+        Some("no_minute_data")
+    );
+    let said = tf.text().await.unwrap();
+    let word = match weekly.as_str() {
+        "up" => "周线上升",
+        "down" => "周线下降",
+        "sideways" => "周线横盘",
+        "" => "周线不足周数",
+        other => panic!("weekly trend {other}"),
+    };
+    assert!(
+        said.contains(word) && said.contains("60分钟无分钟数据"),
+        "{said}"
+    );
+    let title = tf.attr("title").await.unwrap().unwrap_or_default();
+    let heads: Vec<&str> = title
+        .lines()
+        .map(|l| l.split('：').next().unwrap())
+        .collect();
+    assert_eq!(heads, ["日线", "周线", "60分钟"], "{title}");
     shot(d, "50-task-screen-result.png").await;
     click(d, By::Css(".task-result-close")).await;
 

@@ -1,13 +1,15 @@
 //! Chat bots, a front end of the desk like the CLI and the app: a platform's wire format
-//! ([`telegram`], [`dingtalk`]), what a message asks for ([`command`]), how an answer is shown
-//! ([`format`]) and the serve loop ([`serve`]). Everything that decides or stores —
+//! ([`telegram`], [`dingtalk`], [`feishu`]), what a message asks for ([`command`]), how an
+//! answer is shown ([`format`]) and the serve loop ([`serve`]). Everything that decides or stores —
 //! pairing, limits, conversations, approvals, the audit log — is the desk's
 //! (`wyckoff_session::desk_bots`).
 
 pub mod command;
 pub mod dingtalk;
+pub mod feishu;
 pub mod format;
 pub mod serve;
+pub mod serve_feishu;
 pub mod serve_stream;
 pub mod serve_wecom;
 pub mod telegram;

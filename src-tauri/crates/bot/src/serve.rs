@@ -64,6 +64,12 @@ pub enum ServeError {
         source: DingtalkError,
     },
     #[error("bot '{bot}': {source}")]
+    Feishu {
+        bot: String,
+        #[source]
+        source: crate::feishu::FeishuError,
+    },
+    #[error("bot '{bot}': {source}")]
     Wecom {
         bot: String,
         #[source]
@@ -121,6 +127,9 @@ pub fn dingtalk_client(desk: &Desk, bot: &BotInfo) -> Result<DingtalkClient, Ser
 /// (Telegram's username; DingTalk's client id once a connection was granted).
 pub async fn test(desk: &Desk, name: &str) -> Result<String, ServeError> {
     let bot = desk.bot(name).await?;
+    if bot.kind == BotKind::Feishu {
+        return crate::serve_feishu::test(desk, &bot).await;
+    }
     if bot.kind == BotKind::Wecom {
         return crate::serve_wecom::test(desk, &bot).await;
     }
@@ -169,6 +178,11 @@ pub async fn serve_all(
             }),
             BotKind::Wecom => crate::serve_wecom::client(&desk, &bot).map(|client| {
                 set.spawn(crate::serve_wecom::serve_wecom(
+                    desk, bot.name, client, options, stop,
+                ));
+            }),
+            BotKind::Feishu => crate::serve_feishu::client(&desk, &bot).map(|client| {
+                set.spawn(crate::serve_feishu::serve_feishu(
                     desk, bot.name, client, options, stop,
                 ));
             }),
