@@ -4,6 +4,7 @@
 //! pairing, limits, conversations, approvals, the audit log — is the desk's
 //! (`wyckoff_session::desk_bots`).
 
+pub mod chart_image;
 pub mod command;
 pub mod dingtalk;
 pub mod feishu;

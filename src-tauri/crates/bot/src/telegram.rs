@@ -1,6 +1,7 @@
 //! The Telegram Bot API over HTTPS (<https://core.telegram.org/bots/api>): `getMe`,
-//! `getUpdates` (long poll from an offset), `sendMessage`, `sendPhoto`. The token is part
-//! of every URL, so no error of this client carries a URL.
+//! `getUpdates` (long poll from an offset), `sendMessage`, `sendPhoto` (a PNG uploaded as
+//! multipart/form-data). The token is part of every URL, so no error of this client
+//! carries a URL.
 
 use std::time::Duration;
 
@@ -110,11 +111,21 @@ impl TelegramClient {
     }
 
     async fn call(&self, method: &str, body: &Value) -> Result<Value, TelegramError> {
-        let url = format!("{}/bot{}/{method}", self.base, self.token);
-        let response = self
-            .http
-            .post(url)
-            .json(body)
+        let request = self.http.post(self.url(method)).json(body);
+        self.answer(method, request).await
+    }
+
+    fn url(&self, method: &str) -> String {
+        format!("{}/bot{}/{method}", self.base, self.token)
+    }
+
+    /// Sends the request and reads the API's `{ok, result}` answer.
+    async fn answer(
+        &self,
+        method: &str,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Value, TelegramError> {
+        let response = request
             .send()
             .await
             .map_err(|e| TelegramError::Network(e.without_url().to_string()))?;
@@ -209,18 +220,79 @@ impl TelegramClient {
         .map(|_| ())
     }
 
-    /// Sends a picture Telegram fetches itself (an HTTPS URL or a file id), with a caption.
-    pub async fn send_photo(
+    /// Uploads a PNG as a photo with a caption (`sendPhoto` as multipart/form-data:
+    /// `chat_id`, `photo` as a file part, `caption`, at most [`CAPTION_LIMIT`] characters —
+    /// a longer one is cut there).
+    pub async fn send_photo_png(
         &self,
         chat_id: i64,
-        photo: &str,
+        png: &[u8],
+        file_name: &str,
         caption: &str,
     ) -> Result<(), TelegramError> {
-        self.call(
-            "sendPhoto",
-            &json!({"chat_id": chat_id, "photo": photo, "caption": caption}),
-        )
-        .await
-        .map(|_| ())
+        let caption: String = caption.chars().take(CAPTION_LIMIT).collect();
+        let form = photo_form(chat_id, png, file_name, &caption);
+        let request = self
+            .http
+            .post(self.url("sendPhoto"))
+            .header(reqwest::header::CONTENT_TYPE, form.content_type())
+            .body(form.body);
+        self.answer("sendPhoto", request).await.map(|_| ())
     }
+}
+
+/// A photo caption's limit, in characters.
+pub const CAPTION_LIMIT: usize = 1024;
+
+/// A multipart/form-data body and its boundary.
+#[derive(Debug, Clone)]
+pub struct Form {
+    pub boundary: String,
+    pub body: Vec<u8>,
+}
+
+impl Form {
+    pub fn content_type(&self) -> String {
+        format!("multipart/form-data; boundary={}", self.boundary)
+    }
+}
+
+/// `sendPhoto`'s form (RFC 7578): the text fields, then the PNG as a file part. The
+/// boundary is one that occurs in none of the parts.
+pub fn photo_form(chat_id: i64, png: &[u8], file_name: &str, caption: &str) -> Form {
+    let chat = chat_id.to_string();
+    let contains = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+    let mut n: u32 = 0;
+    let boundary = loop {
+        let b = format!("wyckoff-desk-chart-{n:08x}");
+        if !contains(png, b.as_bytes()) && !caption.contains(&b) {
+            break b;
+        }
+        n += 1;
+    };
+    // A file name is the desk's (code and date); quotes and line ends are kept out anyway.
+    let file_name: String = file_name
+        .chars()
+        .filter(|c| !matches!(c, '"' | '\r' | '\n'))
+        .collect();
+    let mut body = Vec::with_capacity(png.len() + caption.len() + 512);
+    let mut text_part = |name: &str, value: &str| {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .as_bytes(),
+        );
+    };
+    text_part("chat_id", &chat);
+    text_part("caption", caption);
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"{file_name}\"\r\nContent-Type: image/png\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(png);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    Form { boundary, body }
 }

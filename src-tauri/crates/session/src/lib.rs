@@ -50,6 +50,7 @@ pub mod desk;
 mod desk_account;
 pub mod desk_bot_serve;
 pub mod desk_bots;
+pub mod desk_chart_image;
 mod desk_history;
 mod desk_ledger;
 pub mod desk_ledger_closes;
