@@ -12,8 +12,9 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use wyckoff_session::Desk;
 use wyckoff_session::bot_store::{BotInfo, BotKind};
-use wyckoff_session::desk_bots::{Admission, Inbound};
+use wyckoff_session::desk_bots::{Admission, BotAnswer, Inbound};
 
+use crate::chart_image::{chart_code, daily_chart_png};
 use crate::command::{BotCommand, HELP, parse, prompt};
 use crate::dingtalk::{DingtalkClient, DingtalkError};
 use crate::format::{answer_text, backoff, pairing_text};
@@ -377,6 +378,20 @@ pub(crate) trait Chat {
     /// Shows the chat that an answer is coming (where the platform can).
     fn typing(&self) -> impl Future<Output = ()> + Send;
     fn send(&self, reply: &Reply) -> impl Future<Output = Result<(), ServeError>> + Send;
+    /// Whether the platform takes a picture in this chat ([`crate::chart_image`] says
+    /// which do and why the others get text only).
+    fn takes_images(&self) -> bool {
+        false
+    }
+    /// Sends a PNG with its caption; only called where [`Chat::takes_images`].
+    fn send_image(
+        &self,
+        _png: &[u8],
+        _file_name: &str,
+        _caption: &str,
+    ) -> impl Future<Output = Result<(), ServeError>> + Send {
+        async { Ok(()) }
+    }
 }
 
 /// One inbound message: through the desk's gate, then the command, and the reply sent
@@ -410,12 +425,37 @@ pub(crate) async fn respond(
         other => match prompt(other) {
             Some(prompt) => {
                 chat.typing().await;
-                answer_text(&desk.bot_ask(inbound, &prompt).await?)
+                let answer = desk.bot_ask(inbound, &prompt).await?;
+                chat.send(&Reply::Markdown(answer_text(&answer))).await?;
+                // The chart comes after an answered analysis of one stock, never in place
+                // of a limit's or a failure's message.
+                if let (BotAnswer::Answer { .. }, Some(code)) = (&answer, chart_code(&command))
+                    && chat.takes_images()
+                {
+                    send_chart(desk, code, chat).await;
+                }
+                return Ok(());
             }
             None => "只支持文字消息。".to_owned(),
         },
     };
     chat.send(&Reply::Markdown(reply)).await
+}
+
+/// `code`'s daily chart to the chat, or why there is none. The answer is already sent: a
+/// chart that fails to go is said in the log only.
+async fn send_chart(desk: &Desk, code: &str, chat: &impl Chat) {
+    let sent = match daily_chart_png(desk, code).await {
+        Ok(image) => {
+            let file_name = format!("{}-{}.png", image.code, image.last_date);
+            chat.send_image(&image.png, &file_name, &image.caption)
+                .await
+        }
+        Err(why) => chat.send(&Reply::Plain(why)).await,
+    };
+    if let Err(e) = sent {
+        tracing::warn!(code, "the chart was not sent: {e}");
+    }
 }
 
 /// A Telegram chat.
@@ -439,6 +479,25 @@ impl Chat for TelegramChat<'_> {
             bot: self.bot.to_owned(),
             source,
         })
+    }
+
+    fn takes_images(&self) -> bool {
+        true
+    }
+
+    async fn send_image(
+        &self,
+        png: &[u8],
+        file_name: &str,
+        caption: &str,
+    ) -> Result<(), ServeError> {
+        self.client
+            .send_photo_png(self.chat_id, png, file_name, caption)
+            .await
+            .map_err(|source| ServeError::Telegram {
+                bot: self.bot.to_owned(),
+                source,
+            })
     }
 }
 
