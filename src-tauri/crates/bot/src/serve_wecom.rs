@@ -54,7 +54,8 @@ pub struct WecomClient {
 
 impl WecomClient {
     /// A client for the bot whose `token` is `BOT_ID:SECRET`, at `api_url` (WeCom's
-    /// public address when `None`), through `proxy` when one is set.
+    /// public address when `None`; an http(s) address means its ws(s)), through `proxy`
+    /// when one is set.
     pub fn new(
         api_url: Option<&str>,
         token: &str,
@@ -62,7 +63,7 @@ impl WecomClient {
     ) -> Result<WecomClient, WecomError> {
         let credentials = Credentials::parse(token).ok_or(WecomError::BadSecret)?;
         Ok(WecomClient {
-            url: api_url.unwrap_or(PUBLIC_WS).to_owned(),
+            url: websocket_url(api_url.unwrap_or(PUBLIC_WS)),
             credentials,
             proxy: proxy.filter(|p| !p.trim().is_empty()).map(str::to_owned),
         })
@@ -70,6 +71,18 @@ impl WecomClient {
 
     pub fn bot_id(&self) -> &str {
         &self.credentials.bot_id
+    }
+}
+
+/// The WebSocket address of an `--api-url`: `http(s)://` becomes `ws(s)://`.
+fn websocket_url(api_url: &str) -> String {
+    let url = api_url.trim_end_matches('/');
+    if let Some(rest) = url.strip_prefix("https://") {
+        format!("wss://{rest}")
+    } else if let Some(rest) = url.strip_prefix("http://") {
+        format!("ws://{rest}")
+    } else {
+        url.to_owned()
     }
 }
 
@@ -509,4 +522,25 @@ async fn handle(
         chat_id: message.chat_id(),
     };
     respond(desk, &inbound, &chat).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_http_address_is_its_websocket() {
+        let cases = [
+            ("https://relay.example/wecom/", "wss://relay.example/wecom"),
+            ("http://127.0.0.1:9000", "ws://127.0.0.1:9000"),
+            (
+                "wss://openws.work.weixin.qq.com",
+                "wss://openws.work.weixin.qq.com",
+            ),
+            ("ws://127.0.0.1:9/x", "ws://127.0.0.1:9/x"),
+        ];
+        for (api_url, want) in cases {
+            assert_eq!(websocket_url(api_url), want, "{api_url}");
+        }
+    }
 }

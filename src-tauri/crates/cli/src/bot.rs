@@ -49,7 +49,8 @@ enum BotCommand {
         name: String,
         #[arg(long, value_enum)]
         kind: Kind,
-        /// The platform's API base instead of its public one (a relay, a test server).
+        /// The platform's API base instead of its public one (a relay, a test server;
+        /// WeCom: its long connection's ws(s):// address).
         #[arg(long)]
         api_url: Option<String>,
         /// Tokens each paired sender may spend a day (default 200000).
@@ -61,13 +62,15 @@ enum BotCommand {
     },
     /// Store the bot's token in the keychain, read from stdin
     /// (`WYCKOFF_BOT_TOKEN_<NAME>` overrides it). Telegram: the bot token; DingTalk: the
-    /// app's CLIENT_ID:CLIENT_SECRET (AppKey and AppSecret joined by a colon).
+    /// app's CLIENT_ID:CLIENT_SECRET (AppKey and AppSecret joined by a colon); WeCom: the
+    /// 智能机器人's BOT_ID:SECRET.
     Secret { name: String },
     /// The bots, whether their tokens are set, their paired senders and waiting codes.
     List,
     /// Remove a bot, its paired senders and its token (its conversations stay).
     Remove { name: String },
-    /// Check the bot's token with the platform (DingTalk: asks for a Stream connection).
+    /// Check the bot's token with the platform (DingTalk: asks for a Stream connection;
+    /// WeCom: subscribes on its long connection).
     Test { name: String },
     /// Approve a pairing code a sender got from the bot: the sender may talk to it.
     Pair { code: String },

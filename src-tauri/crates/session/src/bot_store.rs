@@ -269,11 +269,16 @@ impl BotStore {
                 "the daily token budget and the rate limit must be above 0".into(),
             ));
         }
+        // A WeCom bot's address is its long connection's WebSocket (an http(s) one is
+        // taken as the same address's ws(s)).
+        let websocket = kind == BotKind::Wecom
+            && api_url.is_some_and(|u| u.starts_with("wss://") || u.starts_with("ws://"));
         if let Some(url) = api_url
-            && !(url.starts_with("https://") || url.starts_with("http://"))
+            && !(url.starts_with("https://") || url.starts_with("http://") || websocket)
         {
             return Err(BotError::Invalid(format!(
-                "--api-url '{url}': give an http(s) URL"
+                "--api-url '{url}': give an http(s) URL{}",
+                if kind == BotKind::Wecom { " or a ws(s) one" } else { "" }
             )));
         }
         let done = sqlx::query(

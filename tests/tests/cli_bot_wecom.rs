@@ -1,0 +1,541 @@
+//! End-to-end: a WeCom 智能机器人 through the real `wyckoff` binary (`wyckoff bot run`)
+//! against a local fake of its long connection, speaking the frames of WeCom's
+//! documentation and official SDK: the client subscribes with `{"cmd":"aibot_subscribe",
+//! "headers":{"req_id"},"body":{"bot_id","secret"}}` and every request is answered with
+//! `{"headers":{"req_id"},"errcode","errmsg"}`; a message comes as `aibot_msg_callback`
+//! (`msgid`, `chattype`, `from.userid`, `text.content`) and is answered with
+//! `aibot_respond_msg` `stream` frames under the callback's `req_id`; decisions made
+//! elsewhere come as `aibot_send_msg` Markdown to the chat. An unknown sender gets a
+//! pairing code and the model hears nothing; once the owner pairs it, "分析 000001" goes
+//! through the pipeline with no writer offered; a write lands in the inbox and does not
+//! run until `wyckoff approvals allow`, which the chat is told once; a dropped connection
+//! is reopened with a doubling wait, and a message delivered again on the new connection
+//! is not answered twice; the secret is in neither the database, the audit logs nor the
+//! process's log. Needs `cargo build -p wyckoff-cli` first.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/bots.rs"]
+mod bots;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bots::{KEY, Running, WRITERS, code_in, offered, ok, request_in};
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_tungstenite::tungstenite::Message;
+use wyckoff_e2e::approvals::{free_cash, set_cash_call, tool_call};
+use wyckoff_e2e::wyckoff_cli;
+use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
+
+const BOT_ID: &str = "aibWecomE2E01";
+const SECRET: &str = "WeCom-SECRET-e2e-fedcba9876543210";
+const TOKEN: &str = "aibWecomE2E01:WeCom-SECRET-e2e-fedcba9876543210";
+const TOKEN_VAR: &str = "WYCKOFF_BOT_TOKEN_WC";
+const ENV: [(&str, &str); 2] = [KEY, (TOKEN_VAR, TOKEN)];
+
+// ---------------------------------------------------------------- the fake WeCom
+
+#[derive(Default)]
+struct WcState {
+    /// Callbacks to send: the frame, and whether some connection sent it.
+    callbacks: Vec<(Value, bool)>,
+    /// Every frame the client sent, in order.
+    received: Vec<Value>,
+    /// Connections accepted (a subscription asked), with when.
+    connections: Vec<Instant>,
+    /// Subscriptions refused for a wrong bot id or secret.
+    bad_secret: usize,
+    /// The next connections to refuse at the WebSocket handshake.
+    refuse: usize,
+    /// Refused handshakes, with when.
+    refused: Vec<Instant>,
+    /// The connection with this number goes away (no close frame).
+    drop_connection: Option<usize>,
+    dropped_at: Option<Instant>,
+    /// The next connection sends every callback again, sent before or not.
+    redeliver: bool,
+}
+
+#[derive(Clone)]
+struct FakeWecom {
+    url: String,
+    state: Arc<Mutex<WcState>>,
+}
+
+impl FakeWecom {
+    async fn start() -> FakeWecom {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("ws://{}", listener.local_addr().unwrap());
+        let fake = FakeWecom {
+            url,
+            state: Arc::new(Mutex::new(WcState::default())),
+        };
+        let f = fake.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let f = f.clone();
+                tokio::spawn(async move { f.serve(socket).await });
+            }
+        });
+        fake
+    }
+
+    /// Queues a text message from `user` (a group's `chatid` for a group message); the
+    /// callback's req_id.
+    fn message(&self, user: &str, group: Option<&str>, text: &str) -> String {
+        let n = self.state.lock().unwrap().callbacks.len();
+        self.message_with_id(user, group, text, &format!("msg{n:04}"))
+    }
+
+    fn message_with_id(&self, user: &str, group: Option<&str>, text: &str, msgid: &str) -> String {
+        let mut s = self.state.lock().unwrap();
+        let req_id = format!("cb-{:04}", s.callbacks.len());
+        let mut body = json!({
+            "msgid": msgid,
+            "aibotid": BOT_ID,
+            "chattype": if group.is_some() { "group" } else { "single" },
+            "from": {"userid": user},
+            "create_time": 1_765_000_000,
+            "msgtype": "text",
+            "text": {"content": text},
+        });
+        if let Some(group) = group {
+            body["chatid"] = json!(group);
+        }
+        s.callbacks.push((
+            json!({"cmd": "aibot_msg_callback", "headers": {"req_id": req_id}, "body": body}),
+            false,
+        ));
+        req_id
+    }
+
+    /// The chat's callbacks' req_ids (a group by its chatid, a single chat by its user).
+    fn callbacks_of(&self, chat: &str) -> Vec<String> {
+        let s = self.state.lock().unwrap();
+        s.callbacks
+            .iter()
+            .filter(|(f, _)| {
+                let b = &f["body"];
+                b["chatid"] == chat || (b["chattype"] == "single" && b["from"]["userid"] == chat)
+            })
+            .map(|(f, _)| f["headers"]["req_id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// What the chat was shown, in order: each answer's finished stream content and each
+    /// message pushed to the chat.
+    fn said_to(&self, chat: &str) -> Vec<String> {
+        let callbacks = self.callbacks_of(chat);
+        let s = self.state.lock().unwrap();
+        s.received
+            .iter()
+            .filter_map(|f| match f["cmd"].as_str()? {
+                "aibot_respond_msg"
+                    if callbacks
+                        .iter()
+                        .any(|c| f["headers"]["req_id"] == c.as_str())
+                        && f["body"]["stream"]["finish"] == true =>
+                {
+                    Some(f["body"]["stream"]["content"].as_str()?.to_owned())
+                }
+                "aibot_send_msg" if f["body"]["chatid"] == chat => {
+                    assert_eq!(f["body"]["msgtype"], "markdown", "{f}");
+                    Some(f["body"]["markdown"]["content"].as_str()?.to_owned())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    async fn wait_said(&self, chat: &str, n: usize) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let said = self.said_to(chat);
+            if said.len() >= n {
+                return said;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{chat} was told {} of {n}: {said:?}",
+                said.len()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn received(&self, cmd: &str) -> Vec<Value> {
+        let s = self.state.lock().unwrap();
+        s.received
+            .iter()
+            .filter(|f| f["cmd"] == cmd)
+            .cloned()
+            .collect()
+    }
+
+    async fn serve(&self, socket: TcpStream) {
+        {
+            let mut s = self.state.lock().unwrap();
+            if s.refuse > 0 {
+                // Down: the connection is closed before any handshake.
+                s.refuse -= 1;
+                s.refused.push(Instant::now());
+                return;
+            }
+        }
+        let Ok(ws) = tokio_tungstenite::accept_async(socket).await else {
+            return;
+        };
+        let (mut sink, mut stream) = ws.split();
+        // The subscription first.
+        let Some(Ok(Message::Text(first))) = stream.next().await else {
+            return;
+        };
+        let first: Value = serde_json::from_str(&first).unwrap();
+        assert_eq!(first["cmd"], "aibot_subscribe", "{first}");
+        let req_id = first["headers"]["req_id"].clone();
+        assert!(req_id.as_str().is_some_and(|r| !r.is_empty()), "{first}");
+        let good = first["body"]["bot_id"] == BOT_ID && first["body"]["secret"] == SECRET;
+        let (number, redeliver) = {
+            let mut s = self.state.lock().unwrap();
+            s.received.push(first.clone());
+            if !good {
+                s.bad_secret += 1;
+            } else {
+                s.connections.push(Instant::now());
+            }
+            (s.connections.len(), std::mem::take(&mut s.redeliver))
+        };
+        let answer = if good {
+            json!({"headers": {"req_id": req_id}, "errcode": 0, "errmsg": "ok"})
+        } else {
+            json!({"headers": {"req_id": req_id}, "errcode": 40058, "errmsg": "invalid bot_id or secret"})
+        };
+        if sink.send(Message::text(answer.to_string())).await.is_err() || !good {
+            return;
+        }
+        let mut sent: Vec<usize> = Vec::new();
+        loop {
+            tokio::select! {
+                msg = stream.next() => match msg {
+                    Some(Ok(Message::Text(text))) => {
+                        let frame: Value = serde_json::from_str(&text).unwrap();
+                        let req_id = frame["headers"]["req_id"].clone();
+                        assert!(req_id.as_str().is_some_and(|r| !r.is_empty()), "{frame}");
+                        self.state.lock().unwrap().received.push(frame);
+                        let ack = json!({"headers": {"req_id": req_id}, "errcode": 0, "errmsg": "ok"});
+                        if sink.send(Message::text(ack.to_string())).await.is_err() {
+                            return;
+                        }
+                    }
+                    Some(Ok(_)) => {}
+                    _ => return,
+                },
+                () = tokio::time::sleep(Duration::from_millis(20)) => {
+                    let due: Vec<(usize, String)> = {
+                        let mut s = self.state.lock().unwrap();
+                        if s.drop_connection == Some(number) {
+                            // Gone without a close frame, as a network drop is.
+                            s.dropped_at = Some(Instant::now());
+                            return;
+                        }
+                        let due: Vec<(usize, String)> = s
+                            .callbacks
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, (_, was_sent))| !sent.contains(i) && (!was_sent || redeliver))
+                            .map(|(i, (f, _))| (i, f.to_string()))
+                            .collect();
+                        for (i, _) in &due {
+                            s.callbacks[*i].1 = true;
+                        }
+                        due
+                    };
+                    for (i, frame) in due {
+                        sent.push(i);
+                        if sink.send(Message::text(frame)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- helpers
+
+async fn setup() -> (tempfile::TempDir, MockServer, FakeWecom) {
+    let wc = FakeWecom::start().await;
+    let (home, server) = bots::setup_bot(&ENV, "wc", "wecom", &wc.url, &[]).await;
+    (home, server, wc)
+}
+
+/// The secret is in no database file, audit log, nor the serving process's log.
+async fn assert_no_secret(home: &Path, log: &Path) {
+    bots::assert_no_secret(home, &ENV, SECRET, &SECRET[6..]).await;
+    let text = std::fs::read_to_string(log).unwrap();
+    assert!(!text.contains(SECRET), "the log shows the secret");
+}
+
+// ---------------------------------------------------------------- the tests
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unpaired_wecom_sender_gets_a_code_and_a_paired_one_is_answered_and_its_writes_wait() {
+    let (home, server, wc) = setup().await;
+    let h = home.path();
+    let log = h.join("bot-run.log");
+    let _bot = Running::start_logging(h, &ENV, Some(&log));
+
+    // A stranger, whose message even carries the secret.
+    wc.message("zhangsan", None, &format!("分析 000001 {SECRET}"));
+    let said = wc.wait_said("zhangsan", 1).await;
+    let code = code_in(&said[0]);
+    assert_eq!(code.len(), 8);
+    assert!(
+        said[0].contains(&format!("wyckoff bot pair {code}")),
+        "{said:?}"
+    );
+    assert!(
+        server.requests_to(Route::Openai).is_empty(),
+        "the model heard a stranger"
+    );
+    let listed: Value =
+        serde_json::from_str(&ok(h, &ENV, &["bot", "list", "--json"]).await).unwrap();
+    assert_eq!(listed["pending_pairings"][0]["code"], code.as_str());
+    assert_eq!(listed["pending_pairings"][0]["sender_id"], "zhangsan");
+    assert_eq!(listed["bots"][0]["kind"], "wecom");
+    assert_eq!(listed["bots"][0]["token_set"], true);
+
+    ok(h, &ENV, &["bot", "pair", &code]).await;
+    server.push(
+        Route::Openai,
+        tool_call("call_wc_1", "analyze_stock", json!({"code": "000001"})),
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["## 结论\n**平安银行**：处于吸筹阶段。"]),
+    );
+    let asked = wc.message("zhangsan", None, " 分析 000001 ");
+    let said = wc.wait_said("zhangsan", 2).await;
+    assert!(
+        said[1].contains("**平安银行**：处于吸筹阶段。"),
+        "{}",
+        said[1]
+    );
+    assert!(
+        said[1].contains("analyze_stock"),
+        "no tool line: {}",
+        said[1]
+    );
+    // The answer replaced a "thinking" line of the same stream, under the callback's req_id.
+    let frames: Vec<Value> = wc
+        .received("aibot_respond_msg")
+        .into_iter()
+        .filter(|f| f["headers"]["req_id"] == asked.as_str())
+        .collect();
+    assert_eq!(frames.len(), 2, "{frames:?}");
+    assert_eq!(frames[0]["body"]["msgtype"], "stream");
+    assert_eq!(frames[0]["body"]["stream"]["finish"], false);
+    assert_eq!(frames[1]["body"]["stream"]["finish"], true);
+    assert_eq!(
+        frames[0]["body"]["stream"]["id"],
+        frames[1]["body"]["stream"]["id"]
+    );
+    let requests = server.requests_to(Route::Openai);
+    assert_eq!(requests.len(), 2, "one tool round and the answer");
+    let asked_text = requests[0].last_user_text().unwrap();
+    assert_eq!(
+        asked_text.lines().next(),
+        Some("分析 000001"),
+        "{asked_text}"
+    );
+    let tools = offered(&requests[0]);
+    assert!(tools.contains("analyze_stock"), "{tools:?}");
+    for writer in WRITERS {
+        assert!(
+            !tools.contains(writer),
+            "a bot's model was offered {writer}"
+        );
+    }
+
+    // A group member is a sender of its own: unpaired, it gets a code in the group.
+    wc.message("lisi", Some("wrGroup9"), "@Wyckoff 我的持仓");
+    let said = wc.wait_said("wrGroup9", 1).await;
+    code_in(&said[0]);
+    assert_eq!(server.requests_to(Route::Openai).len(), 2);
+
+    // A write waits in the inbox and does not run; allowed with the CLI, the chat is
+    // told once, with the call's result and the conversation's answer.
+    server.push(Route::Openai, set_cash_call("call_wc_cash", 5000));
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["调仓在等待主人批准。"]),
+    );
+    wc.message("zhangsan", None, "把现金设为 5000");
+    let said = wc.wait_said("zhangsan", 3).await;
+    let (id, _) = request_in(&said[2]);
+    let pending: Value =
+        serde_json::from_str(&ok(h, &ENV, &["approvals", "list", "--json"]).await).unwrap();
+    assert!(pending.to_string().contains(&id), "{pending}");
+    assert_eq!(
+        free_cash(h).await,
+        None,
+        "a bot's write ran before it was allowed"
+    );
+    server.push(
+        Route::Openai,
+        OpenAiStream::text_response(&["已按你的批准调整好现金。"]),
+    );
+    ok(h, &ENV, &["approvals", "allow", &id]).await;
+    assert_eq!(free_cash(h).await, Some(5000.0));
+    let said = wc.wait_said("zhangsan", 4).await;
+    assert_eq!(
+        said[3].lines().next().unwrap(),
+        format!("✅ 已批准并执行 调仓操作（{id}）：可用资金已设为 5000"),
+        "{}",
+        said[3]
+    );
+    assert!(said[3].contains("已按你的批准调整好现金。"), "{}", said[3]);
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(wc.said_to("zhangsan").len(), 4, "told twice");
+
+    let log_lines: Value =
+        serde_json::from_str(&ok(h, &ENV, &["bot", "log", "--json"]).await).unwrap();
+    let kinds: Vec<&str> = log_lines
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "inbound").count(),
+        4,
+        "{kinds:?}"
+    );
+    for kind in ["pairing_code", "paired"] {
+        assert!(kinds.contains(&kind), "{kinds:?}");
+    }
+    assert_no_secret(h, &log).await;
+    assert_eq!(wc.state.lock().unwrap().bad_secret, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_wecom_connection_reconnects_with_backoff_and_no_message_is_answered_twice() {
+    let (home, _server, wc) = setup().await;
+    let h = home.path();
+    let log = h.join("bot-run.log");
+    let _bot = Running::start_logging(h, &ENV, Some(&log));
+    wc.message("wangwu", None, "hello");
+    wc.wait_said("wangwu", 1).await;
+
+    // The connection goes away; the next two connections are refused.
+    {
+        let mut s = wc.state.lock().unwrap();
+        s.refuse = 2;
+        s.redeliver = true;
+        s.drop_connection = Some(s.connections.len());
+    }
+    // On the new connection WeCom sends the first message again (same msgid), and a new one.
+    wc.message("wangwu", None, "again");
+    let said = wc.wait_said("wangwu", 2).await;
+    assert!(said[1].contains("配对码"), "{said:?}");
+
+    let (connections, refused, dropped_at) = {
+        let s = wc.state.lock().unwrap();
+        (
+            s.connections.clone(),
+            s.refused.clone(),
+            s.dropped_at.unwrap(),
+        )
+    };
+    assert_eq!(connections.len(), 2);
+    assert_eq!(refused.len(), 2);
+    // 200 ms after the drop, then 400 ms, then 800 ms between the attempts.
+    let gaps = [
+        refused[0] - dropped_at,
+        refused[1] - refused[0],
+        connections[1] - refused[1],
+    ];
+    for (gap, least) in gaps.iter().zip([200, 400, 800]) {
+        assert!(*gap >= Duration::from_millis(least), "{gaps:?}");
+    }
+
+    // A while later still: the redelivered message got no second answer.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let said = wc.said_to("wangwu");
+    assert_eq!(said.len(), 2, "{said:?}");
+    let log_lines: Value =
+        serde_json::from_str(&ok(h, &ENV, &["bot", "log", "--json"]).await).unwrap();
+    let inbound = log_lines
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["kind"] == "inbound")
+        .count();
+    assert_eq!(inbound, 2);
+    // Each connection subscribed once, with the bot's id.
+    let subscribes = wc.received("aibot_subscribe");
+    assert_eq!(subscribes.len(), 2);
+    assert!(subscribes.iter().all(|f| f["body"]["bot_id"] == BOT_ID));
+    assert_no_secret(h, &log).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bot_test_subscribes_and_a_wrong_secret_is_refused_without_showing_it() {
+    let (home, _server, wc) = setup().await;
+    let h = home.path();
+    let out = ok(h, &ENV, &["bot", "test", "wc"]).await;
+    assert!(out.contains(BOT_ID), "{out}");
+    assert_eq!(wc.state.lock().unwrap().connections.len(), 1);
+
+    let mut cmd = wyckoff_cli(h);
+    cmd.args(["bot", "test", "wc"])
+        .env(TOKEN_VAR, format!("{BOT_ID}:wrong-secret-value"));
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", wyckoff_e2e::show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("refused") && err.contains("40058") && !err.contains("wrong-secret-value"),
+        "{err}"
+    );
+    assert_eq!(wc.state.lock().unwrap().bad_secret, 1);
+
+    // Only a WeCom bot's address may be a WebSocket.
+    let out = bots::wyckoff(
+        h,
+        &ENV,
+        &[
+            "bot",
+            "add",
+            "tg",
+            "--kind",
+            "telegram",
+            "--api-url",
+            "ws://127.0.0.1:9",
+        ],
+    )
+    .await;
+    assert!(!out.status.success(), "{}", wyckoff_e2e::show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("give an http(s) URL"),
+        "{}",
+        wyckoff_e2e::show(&out)
+    );
+
+    // A secret that is not BOT_ID:SECRET says how it should look.
+    let mut cmd = wyckoff_cli(h);
+    cmd.args(["bot", "test", "wc"])
+        .env(TOKEN_VAR, "only-a-secret");
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", wyckoff_e2e::show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("BOT_ID:SECRET"), "{err}");
+}
