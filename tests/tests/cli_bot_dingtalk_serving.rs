@@ -5,7 +5,9 @@
 //! when it dies. A write a paired sender asked for, allowed (or denied) by the owner with
 //! `wyckoff approvals allow` (`deny`), is told to the DingTalk chat once — the verdict
 //! with the call's result, then the conversation's follow-up answer — through the chat's
-//! session webhook. Needs `cargo build -p wyckoff-cli` first.
+//! session webhook. With a proxy in Settings, DingTalk's HTTP calls and its WebSocket
+//! (an http:// proxy's CONNECT tunnel) both go through it. Needs `cargo build -p
+//! wyckoff-cli` first.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,11 +17,14 @@ mod bots;
 mod dingtalk;
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bots::{Running, code_in, ok, request_in};
 use dingtalk::{ENV, FakeDingtalk};
 use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 use wyckoff_e2e::approvals::{free_cash, set_cash_call};
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
 
@@ -169,4 +174,118 @@ async fn a_decision_made_outside_the_chat_is_told_to_the_dingtalk_chat_once() {
     assert!(told.contains("好的，不调。"), "{told}");
     quiet(&dt, "cid8", 5).await;
     assert_eq!(free_cash(h).await, Some(5000.0));
+}
+
+/// A local http:// proxy: `CONNECT host:port` opens a tunnel, an absolute-form request is
+/// passed on in origin form. What it was asked, as `CONNECT host:port` or `METHOD path`.
+#[derive(Clone, Default)]
+struct FakeProxy {
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl FakeProxy {
+    async fn start() -> (String, FakeProxy) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let proxy = FakeProxy::default();
+        let p = proxy.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let p = p.clone();
+                tokio::spawn(async move { p.serve(socket).await });
+            }
+        });
+        (url, proxy)
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+
+    async fn serve(&self, mut client: TcpStream) {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            if client.read(&mut byte).await.unwrap_or(0) == 0 {
+                return;
+            }
+            head.push(byte[0]);
+        }
+        let text = String::from_utf8_lossy(&head).into_owned();
+        let mut words = text.split_whitespace();
+        let (method, target) = (
+            words.next().unwrap().to_owned(),
+            words.next().unwrap().to_owned(),
+        );
+        if method == "CONNECT" {
+            self.asked.lock().unwrap().push(format!("CONNECT {target}"));
+            let Ok(mut upstream) = TcpStream::connect(&target).await else {
+                let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n").await;
+                return;
+            };
+            let _ = client
+                .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                .await;
+            let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+            return;
+        }
+        // http://host:port/path -> /path, to host:port.
+        let rest = target.strip_prefix("http://").unwrap();
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let path = if path.is_empty() { "/" } else { path };
+        self.asked.lock().unwrap().push(format!("{method} {path}"));
+        let Ok(mut upstream) = TcpStream::connect(authority).await else {
+            return;
+        };
+        let rewritten = text.replacen(&target, path, 1);
+        if upstream.write_all(rewritten.as_bytes()).await.is_err() {
+            return;
+        }
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dingtalk_goes_through_the_settings_proxy_for_its_calls_and_its_websocket() {
+    let (home, server, dt) = setup().await;
+    let h = home.path();
+    let (proxy_url, proxy) = FakeProxy::start().await;
+    let settings_path = h.join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).unwrap()).unwrap();
+    settings["proxy"] = Value::String(proxy_url);
+    std::fs::write(&settings_path, settings.to_string()).unwrap();
+
+    ok(h, &ENV, &["bot", "test", "dt"]).await;
+    assert_eq!(proxy.asked(), ["POST /v1.0/gateway/connections/open"]);
+
+    let _bot = Running::start(h, &ENV);
+    dt.message("u9", "cid9", "1", "你好");
+    let posts = dt.wait_posts("cid9", 1).await;
+    code_in(&text_of(&posts[0]));
+    let ws_authority = dt
+        .ws_url
+        .trim_start_matches("ws://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let asked = proxy.asked();
+    assert!(
+        asked.contains(&format!("CONNECT {ws_authority}")),
+        "{asked:?}"
+    );
+    assert!(
+        asked.contains(&"POST /robot/sendBySession/cid9?session=s0".to_owned()),
+        "{asked:?}"
+    );
+    assert_eq!(
+        asked
+            .iter()
+            .filter(|a| a.as_str() == "POST /v1.0/gateway/connections/open")
+            .count(),
+        2,
+        "{asked:?}"
+    );
+    assert!(server.requests_to(Route::Openai).is_empty());
 }
