@@ -5,8 +5,9 @@
 //! The photo is a PNG that decodes, sent to the asking chat, its caption naming the code
 //! and the date of the newest cached bar (read from the cache here, not from the bot); an
 //! unknown code gets the answer and a line saying there is no chart, and no photo; a
-//! question that is not one stock's analysis gets text only. Needs `cargo build -p
-//! wyckoff-cli` first.
+//! question that is not one stock's analysis gets text only; a stock the engine reads a
+//! schematic on has every label `wyckoff events` lists on the bars drawn in its caption and
+//! a mark in the picture. Needs `cargo build -p wyckoff-cli` first.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -346,6 +347,22 @@ fn run_bot(home: &Path) -> Running {
     Running(child)
 }
 
+/// The dates of `code`'s cached daily bars in the home, oldest first.
+async fn cached_dates(home: &Path, code: &str) -> Vec<u32> {
+    let md = MarketData::open_with(MarketConfig::offline(home))
+        .await
+        .unwrap();
+    let key = StockCode::parse(code).unwrap().symbol().key();
+    md.store()
+        .load_bars(BarTable::Stocks, &key, None)
+        .await
+        .unwrap()
+        .bars
+        .iter()
+        .map(|b| b.date)
+        .collect()
+}
+
 /// The newest cached daily bar of `code` in the home, as the cache holds it.
 async fn last_cached_date(home: &Path, code: &str) -> u32 {
     let md = MarketData::open_with(MarketConfig::offline(home))
@@ -360,6 +377,16 @@ async fn last_cached_date(home: &Path, code: &str) -> u32 {
         .last()
         .expect("bundled bars")
         .date
+}
+
+/// The decoded RGB pixels.
+fn png_pixels(bytes: &[u8]) -> Vec<u8> {
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut px = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut px).unwrap();
+    px.truncate(info.buffer_size());
+    px
 }
 
 fn png_size(bytes: &[u8]) -> (u32, u32) {
@@ -497,4 +524,48 @@ async fn analysing_a_stock_sends_its_daily_chart_as_a_photo_and_an_unknown_code_
         "no photo without a chart"
     );
     assert_eq!(tg.sent_to(42).len(), 7);
+
+    // A stock the engine reads a schematic on: the caption lists every label the engine
+    // placed on the bars drawn (as `wyckoff events` lists them) and the picture has the
+    // orange mark of a label over a high.
+    tg.message(42, "/new");
+    tg.wait_sent(42, 8).await;
+    analysis(&server, "300027", "华谊兄弟：派发。");
+    tg.message(42, "/analyze 300027");
+    let photos = tg.wait_photos(3).await;
+    let caption = &photos[2].caption;
+    assert!(caption.contains("结构：派发"), "{caption}");
+    let first_drawn = cached_dates(h, "300027").await;
+    let first_drawn = first_drawn[first_drawn.len() - 120];
+    let events: Value =
+        serde_json::from_str(&ok(h, &["events", "300027", "--json"]).await).unwrap();
+    let labels: Vec<String> = events["marks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["mark"]["type"] == "event" && k["since"] == k["known_on"])
+        .filter(|k| k["bar_date"].as_u64().unwrap() >= u64::from(first_drawn))
+        .map(|k| {
+            let d = k["bar_date"].as_u64().unwrap();
+            format!(
+                "{} {:04}-{:02}-{:02}",
+                k["mark"]["event"].as_str().unwrap(),
+                d / 10000,
+                (d / 100) % 100,
+                d % 100
+            )
+        })
+        .collect();
+    assert!(
+        !labels.is_empty(),
+        "the engine reads labels on 300027's last bars"
+    );
+    for label in &labels {
+        assert!(caption.contains(label.as_str()), "{label} not in {caption}");
+    }
+    let orange = [0xc2, 0x41, 0x0c];
+    assert!(
+        png_pixels(&photos[2].bytes).chunks(3).any(|p| p == orange),
+        "no label over a high drawn"
+    );
 }
