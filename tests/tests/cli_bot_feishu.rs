@@ -713,7 +713,12 @@ async fn an_unpaired_feishu_sender_gets_a_code_and_a_paired_one_is_answered_thro
     assert!(sent[0].text.contains("配对码"), "{sent:?}");
     assert_eq!(server.requests_to(Route::Openai).len(), 4);
 
-    // Pings came at the interval, on the endpoint's service.
+    // Pings come at the interval the endpoint set (1 s), on the endpoint's service.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while fs.state.lock().unwrap().pings.len() < 3 {
+        assert!(Instant::now() < deadline, "the desk stopped pinging");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let (pings, unreadable) = {
         let s = fs.state.lock().unwrap();
         (s.pings.clone(), s.unreadable.clone())
@@ -722,10 +727,13 @@ async fn an_unpaired_feishu_sender_gets_a_code_and_a_paired_one_is_answered_thro
         unreadable.is_empty(),
         "frames the SDK could not read: {unreadable:?}"
     );
-    assert!(pings.len() >= 2, "{pings:?}");
     for (_, ping) in &pings {
         assert_eq!(ping["service"], SERVICE);
         assert_eq!(ping["method"], 0);
+    }
+    for pair in pings.windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(gap >= Duration::from_millis(900), "pinged after {gap:?}");
     }
     let log: Value = serde_json::from_str(&ok(h, &["bot", "log", "--json"]).await).unwrap();
     let kinds: Vec<&str> = log
