@@ -4,6 +4,7 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 
 use crate::commands::bots;
 use crate::commands::concepts;
+use crate::commands::ledger_closes;
 use crate::commands::{
     alerts, annotations, app, chat, conversations, first_run, history, inbox, keys, markdown,
     market, market_map, mcp, memory, minute, overview, portfolio, portfolio_journal,
@@ -61,6 +62,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             portfolio_journal::journal_record_cash,
             portfolio_journal::journal_import,
             portfolio_journal::journal_reconciliation,
+            ledger_closes::journal_sync_closes,
             overview::market_overview,
             overview::data_status,
             overview::start_task,

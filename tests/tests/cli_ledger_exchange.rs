@@ -5,7 +5,9 @@
 //! 1.xxxxxx) and never for the one bought with no account named; `portfolio value` then
 //! values the first at the served close and names the second unvalued, saying why (in the
 //! JSON, the text and the sync's outcome). A 交易市场 column works the same (深A → 0.).
-//! Needs `cargo build -p wyckoff-cli` first.
+//! A full `wyckoff data sync` (no codes named) brings the ledger's bonds up to date as
+//! `portfolio sync` does; a sync of named codes leaves them. Needs `cargo build -p
+//! wyckoff-cli` first.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -223,4 +225,64 @@ fn a_market_column_names_shenzhen() {
         line(&after, "101234")["valuation"],
         json!({"type": "close", "close": 98.76, "close_date": "2024-08-09", "days_behind": 0, "exact": true, "value_fen": 987_600})
     );
+}
+
+#[test]
+fn a_full_data_sync_refreshes_what_the_ledger_holds() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("statement.csv");
+    std::fs::write(&path, STATEMENT).unwrap();
+    run(
+        home.path(),
+        None,
+        &["portfolio", "import", path.to_str().unwrap(), "--json"],
+    );
+    let (base, seen) = serve();
+    let data_sync = |args: &[&str]| {
+        let out = wyckoff_cli(home.path())
+            .env_remove("WYCKOFF_OFFLINE")
+            .env("WYCKOFF_DATA_SOURCES", "eastmoney")
+            .env("WYCKOFF_EASTMONEY_URL", &base)
+            .args(args)
+            .output()
+            .unwrap();
+        // the bundled stocks get no bars from this server: the exit code says so; the
+        // report is whole all the same
+        serde_json::from_slice::<Value>(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", show(&out)))
+    };
+
+    // codes named: only those, the ledger is left alone
+    let named = data_sync(&["data", "sync", "000001", "--json"]);
+    assert!(named.get("ledger").is_none(), "{named}");
+    assert!(
+        !seen.lock().unwrap().iter().any(|l| l.contains("101234")),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+
+    // the cache: the ledger's bond too, from the exchange its statement named
+    let full = data_sync(&["data", "sync", "--json"]);
+    let ledger = full["ledger"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{full}"));
+    let bond = ledger.iter().find(|o| o["code"] == "101234").unwrap();
+    assert_eq!(bond["status"]["type"], "updated", "{full}");
+    assert_eq!(bond["last_close"], "2024-08-09");
+    let none = ledger.iter().find(|o| o["code"] == "108888").unwrap();
+    assert_eq!(none["status"]["type"], "not_supported", "{full}");
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("secid=1.101234")),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    let after = run(
+        home.path(),
+        None,
+        &["portfolio", "value", "--holdings", "--json"],
+    );
+    assert_eq!(line(&after, "101234")["valuation"]["value_fen"], 1_002_700);
 }

@@ -13,6 +13,7 @@ pub mod first_run;
 pub mod history;
 pub mod inbox;
 pub mod keys;
+pub mod ledger_closes;
 pub mod markdown;
 pub mod market;
 pub mod market_map;

@@ -5,7 +5,8 @@
 // a fill or an import re-derives the positions in the backend, so the page is told to
 // reload it (`onChanged`). `refreshKey` changes when the page wrote a position by hand (an
 // opening fill), so the journal reloads too. Any change to the ledger reloads the
-// reconciliation, which compares the whole ledger with the stated balances.
+// reconciliation, which compares the whole ledger with the stated balances. Once the ledger
+// holds a code, a button refreshes the closes it is valued at (a background task).
 import { useCallback, useContext, useEffect, useState } from "react";
 import { commands, type JournalReport, type Reconciliation as Rec } from "../bindings";
 import { LanguageContext } from "../i18n";
@@ -16,6 +17,7 @@ import FillsList from "./FillsList";
 import ImportFills from "./ImportFills";
 import RecordCashForm from "./RecordCashForm";
 import RecordFillForm from "./RecordFillForm";
+import RefreshCloses from "./RefreshCloses";
 import Reconciliation from "./Reconciliation";
 import { journalErrorText } from "./journalModel";
 import { journalText } from "./text";
@@ -86,6 +88,14 @@ export default function Journal({ onChanged, refreshKey }: { onChanged: () => vo
         <p className="error" role="alert" id="jr-load-error">
           {t("loadError", { message: error })}
         </p>
+      )}
+      {report && report.summary.entries.some((e) => e.instrument !== null) && (
+        <RefreshCloses
+          onDone={() => {
+            void load();
+            onChanged();
+          }}
+        />
       )}
       {report && (
         <>

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
+use wyckoff_session::desk_ledger_closes::InstrumentSyncStatus;
 use wyckoff_session::domain::market::{
     CodeStatus, FileStatus, Freshness, ImportEvent, ImportReport, IndexCode, StatusReport,
     StockCode, SyncEvent, SyncStatus, SyncTarget,
@@ -38,7 +39,8 @@ pub enum DataCommand {
         json: bool,
     },
     /// Fetch missing bars from the live sources (only what is missing). With no codes,
-    /// every stock already in the cache is brought up to date.
+    /// every stock already in the cache is brought up to date, and so is every code the
+    /// account ledger has held (its ETFs, LOFs and bonds too, as `portfolio sync` does).
     Sync {
         /// Stock codes (600519, 600519.SH, sh600519).
         #[arg(conflicts_with = "all")]
@@ -360,6 +362,9 @@ fn sync(
         }
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
+    // A sync of the cache or the market refreshes what the account holds too (a user
+    // expects a full sync to value their ETFs and bonds); codes named sync only those.
+    let with_ledger = wanted.is_empty();
     let target = if all {
         SyncTarget::All
     } else if wanted.is_empty() {
@@ -440,6 +445,11 @@ fn sync(
             pb.finish_and_clear();
         }
         let report = report?;
+        let ledger = if with_ledger && !offline {
+            Some(desk.sync_ledger_closes().await.map_err(|e| e.to_string()))
+        } else {
+            None
+        };
         // The SSE Composite's bars after the fact settle which weekdays were trading days.
         let calendar = if offline {
             None
@@ -460,16 +470,26 @@ fn sync(
             offline,
             plan,
             alerts,
-            calendar,
+            (calendar, ledger),
         ))
     });
-    let ((list_result, snapshot, history), report, offline, plan, alerts, calendar) = match synced {
-        Ok(r) => r,
-        Err(e) => return Ok(failed(e)),
-    };
+    let ((list_result, snapshot, history), report, offline, plan, alerts, (calendar, ledger)) =
+        match synced {
+            Ok(r) => r,
+            Err(e) => return Ok(failed(e)),
+        };
 
-    let failed =
-        report.failed > 0 || matches!(list_result, Some(Err(_))) || matches!(history, Some(Err(_)));
+    let ledger_failed = match &ledger {
+        Some(Ok(out)) => out
+            .iter()
+            .any(|o| matches!(o.status, InstrumentSyncStatus::Failed { .. })),
+        Some(Err(_)) => true,
+        None => false,
+    };
+    let failed = report.failed > 0
+        || matches!(list_result, Some(Err(_)))
+        || matches!(history, Some(Err(_)))
+        || ledger_failed;
     if json {
         let mut v = serde_json::to_value(&report)?;
         v["offline"] = json!(offline);
@@ -490,6 +510,12 @@ fn sync(
                     json!({"ok": true, "names": n, "source": source, "snapshot": snapshot})
                 }
                 Err(e) => json!({"ok": false, "error": e}),
+            };
+        }
+        if let Some(l) = &ledger {
+            v["ledger"] = match l {
+                Ok(out) => serde_json::to_value(out)?,
+                Err(e) => json!({ "error": e }),
             };
         }
         if let Some(h) = &history {
@@ -529,6 +555,14 @@ fn sync(
             println!(
                 "offline: no live data source is configured (WYCKOFF_OFFLINE=1?); the local cache was not changed"
             );
+        }
+        match &ledger {
+            Some(Ok(out)) if !out.is_empty() => {
+                println!("the ledger's codes:");
+                crate::portfolio::print_close_sync(out);
+            }
+            Some(Err(e)) => println!("the ledger's codes: FAILED: {e}"),
+            _ => {}
         }
         match &calendar {
             Some(Ok(c)) => println!("{}", calendar_line(c)),

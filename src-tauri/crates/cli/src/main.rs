@@ -9,7 +9,6 @@ mod backtest;
 mod bot;
 mod conversations;
 mod data;
-mod decision;
 mod doctor;
 mod eval;
 mod events;

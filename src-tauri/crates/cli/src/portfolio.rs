@@ -677,7 +677,7 @@ fn instrument_name(i: Instrument) -> &'static str {
     }
 }
 
-fn print_close_sync(out: &[InstrumentSyncOutcome]) {
+pub(crate) fn print_close_sync(out: &[InstrumentSyncOutcome]) {
     if out.is_empty() {
         println!("the ledger holds no code to sync");
         return;
