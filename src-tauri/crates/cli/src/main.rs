@@ -9,6 +9,7 @@ mod backtest;
 mod bot;
 mod conversations;
 mod data;
+mod decision;
 mod doctor;
 mod eval;
 mod events;

@@ -34,9 +34,15 @@ use wyckoff_session::{
 
 /// Prints the desk's stream: every turn's events (a `session` event before the first)
 /// and the progress of the run's background tasks (the only ones in this process),
-/// until the desk closes it.
-async fn print(mut events: UnboundedReceiver<DeskEvent>, json: bool) {
+/// until the desk closes it. In text, a strategy decision that completes is followed by
+/// its suggested sizes (read from the task's stored result).
+async fn print(
+    mut events: UnboundedReceiver<DeskEvent>,
+    json: bool,
+    tasks: std::sync::Arc<wyckoff_session::domain::agent::BackgroundTaskManager>,
+) {
     let mut announced = false;
+    let mut sized = std::collections::HashSet::new();
     while let Some(event) = events.recv().await {
         match event {
             DeskEvent::Turn {
@@ -55,7 +61,25 @@ async fn print(mut events: UnboundedReceiver<DeskEvent>, json: bool) {
                 }
                 render(&event, json);
             }
-            DeskEvent::Task { task } => render(&RuntimeEvent::BackgroundTask { task }, json),
+            DeskEvent::Task { task } => {
+                let decided = !json
+                    && task.tool_name == crate::decision::STRATEGY
+                    && task.status == wyckoff_protocol::TaskStatus::Completed
+                    && sized.insert(task.task_id.clone());
+                let id = task.task_id.clone();
+                render(&RuntimeEvent::BackgroundTask { task }, json);
+                if decided {
+                    match tasks.result(&id).await {
+                        Ok(Some(result)) => {
+                            for line in crate::decision::size_lines(&result) {
+                                emit_line(&mut std::io::stdout().lock(), &line);
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(e) => eprintln!("wyckoff: the decision's result not read: {e}"),
+                    }
+                }
+            }
             DeskEvent::ScheduleRan { .. } | DeskEvent::Inbox { .. } => {}
         }
     }
@@ -313,7 +337,11 @@ async fn run_async(
         Ok(d) => d,
         Err(e) => return fail(e),
     };
-    let printer = tokio::spawn(print(desk.subscribe(), args.json));
+    let printer = tokio::spawn(print(
+        desk.subscribe(),
+        args.json,
+        desk.hub().services().background().clone(),
+    ));
     let hub = desk.hub().clone();
 
     let cancel = CancellationToken::new();
