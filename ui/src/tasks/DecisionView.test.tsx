@@ -123,7 +123,7 @@ describe("the strategy decision's structured view", () => {
           code: "000001",
           name: "平安银行",
           latest_close: 13.1,
-          suggested_size: { code: "000001", sizing: sizing(700, 11_900_000, 85_000, 0.85, []), breaches: [{ type: "positions", count: 3, limit: 2 }], unavailable: null },
+          suggested_size: { code: "000001", sizing: sizing(700, 11_900_000, 85_000, 0.8512, []), breaches: [{ type: "positions", count: 3, limit: 2 }], unavailable: null },
         },
         { code: "300027", name: "华谊兄弟", latest_close: 4.2, suggested_size: { code: "300027", sizing: null, breaches: [], unavailable: "300027 没有本地K线" } },
         { code: "603220", name: "中贝通信", latest_close: 20 },

@@ -157,14 +157,16 @@ export function suggestedText(row: ReturnType<typeof suggestedOf>, lang: string)
   const en = lang === "en";
   if (row.suggested_shares === null) return row.suggested_why ? (en ? "none" : "无") : "—";
   const breaks = row.suggested_breaches.map((b) => (en ? b : (BREACH_ZH[b] ?? b)));
+  // The engine's percent unrounded (0.5354): shown to the hundredth.
+  const pct = Math.round((row.suggested_risk_pct ?? 0) * 100) / 100;
   const size =
     row.suggested_shares === 0
       ? en
         ? "no lot fits"
         : "不足一手"
       : en
-        ? `${row.suggested_shares} sh · risk ¥${((row.suggested_risk_fen ?? 0) / 100).toFixed(0)} (${row.suggested_risk_pct ?? 0}%)`
-        : `${row.suggested_shares} 股 · 风险 ¥${((row.suggested_risk_fen ?? 0) / 100).toFixed(0)}（${row.suggested_risk_pct ?? 0}%）`;
+        ? `${row.suggested_shares} sh · risk ¥${((row.suggested_risk_fen ?? 0) / 100).toFixed(0)} (${pct}%)`
+        : `${row.suggested_shares} 股 · 风险 ¥${((row.suggested_risk_fen ?? 0) / 100).toFixed(0)}（${pct}%）`;
   return breaks.length ? `${size} · ${en ? "breaks" : "超限"}: ${breaks.join(en ? ", " : "、")}` : size;
 }
 
