@@ -108,7 +108,7 @@ async fn a_decision_run_prints_the_rules_size_of_each_buy_it_may_propose() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(shares > 0 && shares % 100 == 0, "{add}");
+    assert!(shares > 0 && shares.is_multiple_of(100), "{add}");
     let stop: f64 = add
         .split("止损 ")
         .nth(1)

@@ -61,7 +61,6 @@ fn served_call(h: &CliHome, tool: &str, arguments: Value) -> Value {
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments}}));
     let called = answer_to(2);
-    drop(send);
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "mcp serve exited with {status}");
