@@ -178,6 +178,8 @@ struct FsState {
     redeliver: bool,
     /// Tenant tokens handed out.
     tokens: Vec<String>,
+    /// Images uploaded: (image key, form size).
+    images: Vec<(String, usize)>,
     /// Messages sent: (chat id, message).
     sent: Vec<(String, Sent)>,
     /// Requests with a wrong app id or secret, or a wrong tenant token.
@@ -402,6 +404,7 @@ impl FakeFeishu {
                         serde_json::from_str(body["content"].as_str().unwrap()).unwrap();
                     let text = match msg_type.as_str() {
                         "text" => content["text"].as_str().unwrap().to_owned(),
+                        "image" => content["image_key"].as_str().unwrap().to_owned(),
                         "interactive" => content["elements"]
                             .as_array()
                             .unwrap()
@@ -425,6 +428,44 @@ impl FakeFeishu {
                     (
                         200,
                         json!({"code": 0, "msg": "success", "data": {"message_id": id}}),
+                    )
+                }
+            }
+            "/open-apis/im/v1/images" => {
+                let mut s = self.state.lock().unwrap();
+                let auth = request
+                    .header("authorization")
+                    .unwrap_or_default()
+                    .to_owned();
+                let form = String::from_utf8_lossy(&request.raw).into_owned();
+                let png_at = request
+                    .raw
+                    .windows(8)
+                    .position(|w| w == b"\x89PNG\r\n\x1a\n");
+                let multipart = request
+                    .header("content-type")
+                    .is_some_and(|t| t.starts_with("multipart/form-data; boundary="));
+                if !s.tokens.iter().any(|t| auth == format!("Bearer {t}")) {
+                    s.bad_token += 1;
+                    (
+                        401,
+                        json!({"code": 99_991_661, "msg": "Missing access token"}),
+                    )
+                } else if !multipart
+                    || !form.contains("name=\"image_type\"\r\n\r\nmessage\r\n")
+                    || !form.contains("name=\"image\"; filename=")
+                    || png_at.is_none()
+                {
+                    (
+                        400,
+                        json!({"code": 234_001, "msg": "Invalid request param."}),
+                    )
+                } else {
+                    let key = format!("img_v3_e2e_{}", s.images.len());
+                    s.images.push((key.clone(), request.raw.len()));
+                    (
+                        200,
+                        json!({"code": 0, "msg": "success", "data": {"image_key": key}}),
                     )
                 }
             }
@@ -654,7 +695,15 @@ async fn an_unpaired_feishu_sender_gets_a_code_and_a_paired_one_is_answered_thro
     );
     // Split in two frames, the last part first: joined, it is one message.
     fs.message("ou_stranger", "oc_p2p1", "p2p", "分析 000001", 2);
-    let sent = fs.wait_sent("oc_p2p1", 2).await;
+    // The answer, then the stock's daily chart: uploaded for an image key (a PNG in a
+    // multipart form), sent as an image message, its caption as text after it.
+    let sent = fs.wait_sent("oc_p2p1", 4).await;
+    let images = fs.state.lock().unwrap().images.clone();
+    assert_eq!(images.len(), 1, "{images:?}");
+    assert_eq!(sent[2].msg_type, "image", "{sent:?}");
+    assert_eq!(sent[2].text, images[0].0);
+    assert_eq!(sent[3].msg_type, "text", "{sent:?}");
+    assert!(sent[3].text.contains("000001"), "{sent:?}");
     let answer = &sent[1];
     assert_eq!(answer.msg_type, "interactive", "{answer:?}");
     assert_eq!(answer.content["elements"][0]["tag"], "markdown");
@@ -690,8 +739,8 @@ async fn an_unpaired_feishu_sender_gets_a_code_and_a_paired_one_is_answered_thro
         OpenAiStream::text_response(&["调仓在等待主人批准。"]),
     );
     fs.message("ou_stranger", "oc_p2p1", "p2p", "把现金设为 5000", 1);
-    let sent = fs.wait_sent("oc_p2p1", 3).await;
-    let (id, _) = request_in(&sent[2].text);
+    let sent = fs.wait_sent("oc_p2p1", 5).await;
+    let (id, _) = request_in(&sent[4].text);
     assert_eq!(
         free_cash(h).await,
         None,

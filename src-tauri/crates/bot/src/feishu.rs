@@ -629,6 +629,60 @@ impl FeishuClient {
         Ok(())
     }
 
+    /// Uploads a PNG for messages (`POST /open-apis/im/v1/images`, `image_type`
+    /// `message`): its `image_key`.
+    pub async fn upload_image(&self, png: &[u8], file_name: &str) -> Result<String, FeishuError> {
+        let token = self.tenant_token().await?;
+        let (boundary, body) = image_form(png, file_name);
+        let response = self
+            .http
+            .post(format!("{}/open-apis/im/v1/images", self.base))
+            .bearer_auth(&token)
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| FeishuError::Network(e.without_url().to_string()))?;
+        let status = response.status().as_u16();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| FeishuError::Network(e.without_url().to_string()))?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| FeishuError::Decode(format!("images: {e} (HTTP {status})")))?;
+        let code = value["code"].as_i64().unwrap_or(-1);
+        match value["data"]["image_key"].as_str() {
+            Some(key) if code == 0 && !key.is_empty() => Ok(key.to_owned()),
+            _ => Err(FeishuError::Api {
+                status,
+                code,
+                message: value["msg"].as_str().unwrap_or("no image_key").to_owned(),
+            }),
+        }
+    }
+
+    /// A PNG to chat `chat_id`: uploaded, sent as an image message, then its caption as
+    /// text (an image message has none).
+    pub async fn send_image(
+        &self,
+        chat_id: &str,
+        png: &[u8],
+        file_name: &str,
+        caption: &str,
+    ) -> Result<(), FeishuError> {
+        let key = self.upload_image(png, file_name).await?;
+        self.send_message(chat_id, "image", &json!({"image_key": key}))
+            .await?;
+        if !caption.trim().is_empty() {
+            self.reply(chat_id, &Reply::Plain(caption.to_owned()))
+                .await?;
+        }
+        Ok(())
+    }
+
     /// `POST /open-apis/im/v1/messages?receive_id_type=chat_id`; a token Feishu says
     /// expired is renewed and the message sent once more.
     pub async fn send_message(
@@ -667,6 +721,33 @@ impl FeishuClient {
         }
         Ok(())
     }
+}
+
+/// `POST /open-apis/im/v1/images`'s form (RFC 7578): `image_type=message`, then the PNG
+/// as the `image` file part; its boundary (one that occurs in no part) and body.
+pub fn image_form(png: &[u8], file_name: &str) -> (String, Vec<u8>) {
+    let mut n: u32 = 0;
+    let boundary = loop {
+        let b = format!("wyckoff-desk-image-{n:08x}");
+        if !png.windows(b.len()).any(|w| w == b.as_bytes()) {
+            break b;
+        }
+        n += 1;
+    };
+    // A file name is the desk's (code and date); quotes and line ends are kept out anyway.
+    let file_name: String = file_name
+        .chars()
+        .filter(|c| !matches!(c, '"' | '\r' | '\n'))
+        .collect();
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"image_type\"\r\n\r\nmessage\r\n\
+         --{boundary}\r\nContent-Disposition: form-data; name=\"image\"; filename=\"{file_name}\"\r\n\
+         Content-Type: image/png\r\n\r\n"
+    )
+    .into_bytes();
+    body.extend_from_slice(png);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    (boundary, body)
 }
 
 /// A request path without its query, for an error.
@@ -891,6 +972,22 @@ mod tests {
             json!({"schema": "2.0", "header": {"event_type": "im.chat.updated_v1"}, "event": {}});
         assert_eq!(message_event(other.to_string().as_bytes()).unwrap(), None);
         assert!(message_event(b"not json").is_err());
+    }
+
+    #[test]
+    fn an_image_form_has_the_type_then_the_png_under_a_boundary_found_in_neither() {
+        let png = b"\x89PNG\r\n\x1a\nwyckoff-desk-image-00000000 data";
+        let (boundary, body) = image_form(png, "000001-2026-06-17\".png");
+        assert_eq!(boundary, "wyckoff-desk-image-00000001");
+        let text = String::from_utf8_lossy(&body);
+        let type_at = text.find("name=\"image_type\"\r\n\r\nmessage\r\n").unwrap();
+        let file_at = text
+            .find("name=\"image\"; filename=\"000001-2026-06-17.png\"\r\nContent-Type: image/png\r\n\r\n")
+            .unwrap();
+        assert!(type_at < file_at);
+        assert!(body.windows(png.len()).any(|w| w == png));
+        assert!(text.ends_with(&format!("\r\n--{boundary}--\r\n")));
+        assert_eq!(text.matches(&format!("--{boundary}\r\n")).count(), 2);
     }
 
     #[test]

@@ -264,6 +264,25 @@ impl Chat for FeishuChat<'_> {
                 source,
             })
     }
+
+    fn takes_images(&self) -> bool {
+        true
+    }
+
+    async fn send_image(
+        &self,
+        png: &[u8],
+        file_name: &str,
+        caption: &str,
+    ) -> Result<(), ServeError> {
+        self.client
+            .send_image(self.chat_id, png, file_name, caption)
+            .await
+            .map_err(|source| ServeError::Feishu {
+                bot: self.bot.to_owned(),
+                source,
+            })
+    }
 }
 
 async fn handle(
