@@ -52,9 +52,11 @@ fn served_call(h: &CliHome, tool: &str, arguments: Value) -> Value {
             }
         }
     };
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-03-26", "capabilities": {},
-        "clientInfo": {"name": "cli_mcp_sizing", "version": "0"}}}));
+        "clientInfo": {"name": "cli_mcp_sizing", "version": "0"}}}),
+    );
     let init = answer_to(1);
     assert_eq!(init["result"]["serverInfo"]["name"], "wyckoff", "{init}");
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -83,7 +85,10 @@ fn the_served_size_follows_the_risk_settings_of_the_home() {
 
     // Half a percent a trade and 5 % the largest position in Settings: the served answer
     // is wyckoff size given those figures.
-    set_risk(&h, json!({"risk_per_trade_pct": 0.5, "max_position_pct": 5}));
+    set_risk(
+        &h,
+        json!({"risk_per_trade_pct": 0.5, "max_position_pct": 5}),
+    );
     let set = served_call(&h, "size_position", call.clone());
     assert_eq!(set["sizing"]["risk_budget_fen"], 50_000, "{set}");
     let cli = h.json(&[
@@ -119,4 +124,54 @@ fn the_served_size_follows_the_risk_settings_of_the_home() {
         json!({"code": CODE, "equity": 100000, "risk_pct": 2, "max_position_pct": 100}),
     );
     assert_eq!(given["sizing"]["risk_budget_fen"], 200_000, "{given}");
+}
+
+/// The agent's own size_position (a `wyckoff run` turn) answers under the same Settings.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agents_size_follows_the_risk_settings_too() {
+    use wyckoff_mock_vendor::{MockServer, OpenAiStream, Route};
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Route::Openai,
+        OpenAiStream::tool_call_response(
+            "call_size",
+            "size_position",
+            &json!({"code": CODE, "equity": 100000}),
+        ),
+    );
+    server.push(Route::Openai, OpenAiStream::text_response(&["算好了。"]));
+    let h = CliHome::new();
+    set_risk(&h, json!({"risk_per_trade_pct": 0.5}));
+    let base = format!("{}/v1", server.url());
+    let home = h.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(wyckoff_e2e::binary("wyckoff"))
+            .args([
+                "run",
+                "--json",
+                "--provider",
+                "openai",
+                "--base-url",
+                &base,
+                "算仓位",
+            ])
+            .env("OPENAI_API_KEY", "sk-e2e-size")
+            .env("WYCKOFF_HOME", &home)
+            .env("WYCKOFF_OFFLINE", "1")
+            .env_remove("HTTPS_PROXY")
+            .env_remove("HTTP_PROXY")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", wyckoff_e2e::show(&out));
+    let result = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "tool_result" && e["id"] == "call_size")
+        .unwrap_or_else(|| panic!("{}", wyckoff_e2e::show(&out)));
+    let sized = &result["result"];
+    assert_eq!(sized["sizing"]["risk_budget_fen"], 50_000, "{sized}");
 }

@@ -47,7 +47,10 @@ pub(crate) fn register_limited_backtest(
         risk_rules(s),
     ));
     // The screen's candidates carry the size the same rules suggest.
-    registry.register(wyckoff_tools::screen::tool_under(md, risk_rules(s)));
+    registry.register(wyckoff_tools::screen::tool_under(md.clone(), risk_rules(s)));
+    // size_position: what a call leaves out of the risk per trade and the largest position
+    // is the Settings', as mcp serve answers it.
+    registry.register(wyckoff_tools::sizing::tool_under(md, risk_rules(s)));
 }
 
 impl Desk {
