@@ -133,8 +133,7 @@ pub fn engine_tools_under(md: Arc<MarketData>, rules: RiskRules) -> Vec<Arc<dyn 
             async move {
                 let (result, mut value) =
                     wyckoff_tools::screen::screen(&md, &args, &ctx.progress).await?;
-                wyckoff_tools::screen::with_suggested_sizes(&md, &rules, &result, &mut value)
-                    .await;
+                wyckoff_tools::screen::with_suggested_sizes(&md, &rules, &result, &mut value).await;
                 Ok(value)
             }
         },

@@ -278,7 +278,11 @@ impl BotStore {
         {
             return Err(BotError::Invalid(format!(
                 "--api-url '{url}': give an http(s) URL{}",
-                if kind == BotKind::Wecom { " or a ws(s) one" } else { "" }
+                if kind == BotKind::Wecom {
+                    " or a ws(s) one"
+                } else {
+                    ""
+                }
             )));
         }
         let done = sqlx::query(

@@ -721,8 +721,18 @@ mod tests {
             (risk(100, 2, None), risk(500_000, 4, None), true, vec![]),
             // exactly at the heat limit is within it
             (risk(100, 2, None), risk(600_000, 4, None), true, vec![]),
-            (risk(100, 2, None), risk(600_001, 4, None), true, vec!["heat"]),
-            (risk(100, 8, None), risk(100, 9, None), true, vec!["positions"]),
+            (
+                risk(100, 2, None),
+                risk(600_001, 4, None),
+                true,
+                vec!["heat"],
+            ),
+            (
+                risk(100, 8, None),
+                risk(100, 9, None),
+                true,
+                vec!["positions"],
+            ),
             (
                 risk(0, 1, Some(("银行", 2_000_000))),
                 risk(0, 2, Some(("银行", 3_000_001))),

@@ -32,10 +32,7 @@ async fn each_line_of_a_batch_buy_is_sized_and_the_batch_sums_up() {
         drawdown_brake_bp: 0,
         ..RiskLimits::default()
     };
-    let (p1, p2) = (
-        close_of(&md, "000001").await,
-        close_of(&md, "300027").await,
-    );
+    let (p1, p2) = (close_of(&md, "000001").await, close_of(&md, "300027").await);
     let items = json!([
         {"code": "000001", "shares": 100, "cost_price": p1, "buy_dt": "2026-12-01"},
         {"code": "300027", "shares": 100, "cost_price": p2, "buy_dt": "2026-12-01"}
@@ -79,10 +76,10 @@ async fn each_line_of_a_batch_buy_is_sized_and_the_batch_sums_up() {
     // The second line sees the first applied: the fourth position breaks the limit.
     let second = b.lines[1].buy.as_ref().expect("the add is sized");
     assert!(
-        second
-            .breaches
-            .iter()
-            .any(|x| matches!(x, wyckoff_protocol::RiskBreach::Positions { count: 4, limit: 3 })),
+        second.breaches.iter().any(|x| matches!(
+            x,
+            wyckoff_protocol::RiskBreach::Positions { count: 4, limit: 3 }
+        )),
         "{second:?}"
     );
     assert!(second.sizing.is_some(), "{second:?}");
