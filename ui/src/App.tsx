@@ -1,34 +1,31 @@
-import { lazy, Suspense, useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { commands, events, type AlertTarget, type AppInfo, type SettingsView, type Theme } from "./bindings";
 import { LanguageContext, translate } from "./i18n";
 import ChatPage from "./chat/ChatPage";
 import Home from "./pages/Home";
 import FirstRunGate from "./firstrun/FirstRun";
+import MemoryPage from "./pages/Memory";
+import SettingsPage from "./pages/Settings";
+import StockPage from "./pages/Stock";
+import WatchlistPage from "./pages/Watchlist";
+import PortfolioPage from "./pages/Portfolio";
 import { workspaceText } from "./pages/workspaceText";
 import SearchBox from "./components/SearchBox";
 import { marketText } from "./pages/marketText";
 import TaskPanel from "./tasks/TaskPanel";
 import { OpenStockContext } from "./chat/stockLinks";
 import ShortcutsOverlay from "./components/ShortcutsOverlay";
+import { ChartWarmUp } from "./components/StockChart";
 import InboxPage, { InboxNavButton } from "./inbox/InboxPage";
 import AlertsPage, { AlertsNavButton } from "./alerts/AlertsPage";
+import ResearchPage from "./research/ResearchPage";
 import { researchText } from "./research/text";
+import ReviewPage from "./review/ReviewPage";
 import { OpenStockAtContext } from "./review/openAt";
 import { reviewText } from "./review/reviewModel";
+import MarketMapPage from "./market/MarketMapPage";
 import { mapText } from "./market/text";
 import UpdateIndicator from "./updater/UpdateIndicator";
-
-// Pages other than the first view load on first visit, so start-up parses only the shell,
-// the overview and the chat (the bundle was one 840 KB chunk).
-const MemoryPage = lazy(() => import("./pages/Memory"));
-const SettingsPage = lazy(() => import("./pages/Settings"));
-const StockPage = lazy(() => import("./pages/Stock"));
-const WatchlistPage = lazy(() => import("./pages/Watchlist"));
-const PortfolioPage = lazy(() => import("./pages/Portfolio"));
-const ResearchPage = lazy(() => import("./research/ResearchPage"));
-const ReviewPage = lazy(() => import("./review/ReviewPage"));
-const MarketMapPage = lazy(() => import("./market/MarketMapPage"));
-const ChartWarmUp = lazy(() => import("./components/StockChart").then((m) => ({ default: m.ChartWarmUp })));
 
 type Page = "chat" | "memory" | "home" | "settings" | "stock" | "watchlist" | "portfolio" | "inbox" | "alerts" | "research" | "review" | "map";
 
@@ -160,7 +157,6 @@ export default function App() {
             <UpdateIndicator />
           </nav>
           <main className="content">
-            <Suspense fallback={<div className="loading" aria-busy="true" />}>
             {(page === "chat" || chatOpened) && (
               <ChatPage active={page === "chat"} hasModel={hasModel} settings={view.settings} onOpenSettings={() => setPage("settings")} prefill={chatPrefill} show={chatShow} />
             )}
@@ -218,12 +214,9 @@ export default function App() {
                 }}
               />
             )}
-            </Suspense>
           </main>
           <ShortcutsOverlay />
-          <Suspense fallback={null}>
-            <ChartWarmUp />
-          </Suspense>
+          <ChartWarmUp />
           <TaskPanel
             onAsk={(text) => {
               setChatPrefill({ text });

@@ -9,7 +9,7 @@ import { translate } from "./i18n";
 import { inboxErrorText } from "./inbox/inbox";
 import { journalErrorText } from "./journal/journalModel";
 import { errorText as mcpErrorText, mcpText } from "./mcp/McpPanel";
-import { marketErrorText } from "./pages/marketError";
+import { marketErrorText } from "./pages/Stock";
 import { scheduleErrorText } from "./schedules/schedules";
 
 const en = (k: Parameters<typeof translate>[1], v?: Record<string, string | number>) => translate("en", k, v);

@@ -1,12 +1,10 @@
 // A stock code that opens the stock page, and a small daily chart a diagnosis card can
 // show inline (the same `stock_chart` data and chart as the stock page).
-import { lazy, Suspense, useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { commands, type StockChart as ChartData } from "../bindings";
-import { marketErrorText } from "../pages/marketError";
+import StockChart from "../components/StockChart";
+import { marketErrorText } from "../pages/Stock";
 import { useOpenStock } from "./stockLinks";
-
-// The chart library loads with the first chart drawn (or the start-up warm-up), not with the chat.
-const StockChart = lazy(() => import("../components/StockChart"));
 
 export function StockCodeLink({ code }: { code: string }) {
   const open = useOpenStock();
@@ -39,9 +37,7 @@ export function InlineChart({ code }: { code: string }) {
   if (!chart) return <p className="muted">…</p>;
   return (
     <div className="inline-chart" data-code={code}>
-      <Suspense fallback={<p className="muted">…</p>}>
-        <StockChart chart={chart} height={220} />
-      </Suspense>
+      <StockChart chart={chart} height={220} />
     </div>
   );
 }

@@ -5,7 +5,7 @@ import { useCallback, useContext, useEffect, useState } from "react";
 import { Channel } from "@tauri-apps/api/core";
 import { commands, type MinuteChart, type MinutePeriod, type MinuteSyncEvent } from "../bindings";
 import { LanguageContext } from "../i18n";
-import { marketErrorText } from "./marketError";
+import { marketErrorText } from "./Stock";
 import { geometry, levelLabel, minuteText, noteTexts, syncLine, timeLabel } from "./minuteModel";
 
 const WIDTH = 900;

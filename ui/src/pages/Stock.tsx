@@ -3,7 +3,7 @@
 // watchlist and "ask the agent"; and replay, the page as it stood at a past close, stepped
 // forward bar by bar (with a training score).
 import { useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
-import { commands, type Annotation, type Period, type Shape, type StockChart as ChartData, type TrackStats } from "../bindings";
+import { commands, type Annotation, type CommandError, type Period, type Shape, type StockChart as ChartData, type TrackStats } from "../bindings";
 import ChartNotes from "./ChartNotes";
 import { hitCell } from "../tasks/HitRates";
 import StockChart from "../components/StockChart";
@@ -18,8 +18,16 @@ import { keepSession, loadSessions, parseIsoDate, putGuess, score, startAt, step
 import { dataNoteText } from "./dataNotes";
 import { liveCandle, liveLine, useLiveQuote } from "./liveQuote";
 import MinutePanel from "./MinutePanel";
-import { marketErrorText } from "./marketError";
 import { MINUTE_PERIODS } from "./minuteModel";
+
+export function marketErrorText(e: CommandError | string): string {
+  // IPC-level failures (bad arguments, a panic) arrive as a bare string.
+  if (typeof e === "string") return e;
+  // An unknown code, and a listed stock without bars (the message says why).
+  if (e.code !== null && e.kind === "not_found") return `未知股票代码 / unknown stock code: ${e.code}`;
+  if (e.code !== null && e.kind === "unavailable") return `${e.code}: ${e.message}`;
+  return e.message;
+}
 
 interface Props {
   code: string | null;

@@ -3,7 +3,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { commands, type WatchlistRow } from "../bindings";
 import { useMarketText } from "./marketText";
-import { marketErrorText } from "./marketError";
+import { marketErrorText } from "./Stock";
 import { isoDate, sortRows, type SortKey } from "./stockModel";
 
 export default function WatchlistPage({ onOpen, onAlert }: { onOpen: (code: string) => void; /** Opens the alert centre with a rule on the whole watchlist. */ onAlert?: () => void }) {

@@ -3,7 +3,7 @@
 // rejected files, a report as sanitised Markdown
 // (rendered by the backend), a strategy decision as its checked keep/trim/exit/add per
 // holding above its Markdown, anything else as JSON.
-import { lazy, Suspense, useContext, useEffect, useMemo, useState } from "react";
+import { useContext, useEffect, useMemo, useState } from "react";
 import { commands, type ResearchReport, type TaskInfo, type Value } from "../bindings";
 import TradesTable from "../review/TradesTable";
 import { barDate, useOpenStockAt } from "../review/openAt";
@@ -30,11 +30,9 @@ import {
 import { badRowText, type BadRow } from "./importProblems";
 import { taskText } from "./text";
 import HitRates from "./HitRates";
+import SweepView from "../research/SweepView";
+import WalkForwardView from "../research/WalkForwardView";
 import { researchText } from "../research/text";
-
-// The research views draw with the chart library, loaded when a result first needs it.
-const SweepView = lazy(() => import("../research/SweepView"));
-const WalkForwardView = lazy(() => import("../research/WalkForwardView"));
 
 type Props = {
   task: TaskInfo;
@@ -374,9 +372,7 @@ export default function ResultView({ task, onClose, onAsk, onOpenStock, onOpenRe
             {researchText(lang)("openInResearch")}
           </button>
         )}
-        <Suspense fallback={<p className="muted">…</p>}>
-          {research.kind === "sweep" ? <SweepView report={research} /> : <WalkForwardView report={research} />}
-        </Suspense>
+        {research.kind === "sweep" ? <SweepView report={research} /> : <WalkForwardView report={research} />}
       </>
     );
   else if (task.tool_name === "run_backtest") body = <BacktestView result={result} />;
