@@ -44,6 +44,46 @@ impl Default for ServeOptions {
     }
 }
 
+/// How a long connection (DingTalk Stream, Feishu, WeCom) ended when nothing failed on the way.
+pub(crate) enum ConnectionEnded {
+    /// The platform said it would close it: open another at once.
+    Disconnect,
+    /// It dropped (closed, failed, went silent).
+    Dropped(String),
+}
+
+/// After a long connection ended, how long to wait before opening the next one (`failures`
+/// counts drops and refused connects in a row and doubles the wait), or `None` when the
+/// error will not pass by itself and the bot stops serving.
+pub(crate) fn reconnect_wait<E: std::fmt::Display>(
+    bot: &str,
+    ended: Result<ConnectionEnded, E>,
+    transient: impl Fn(&E) -> bool,
+    failures: &mut u32,
+    options: &ServeOptions,
+) -> Option<Duration> {
+    let mut next = |what: std::fmt::Arguments<'_>| {
+        *failures = failures.saturating_add(1);
+        let wait = backoff(*failures, options.retry_base, options.retry_max);
+        tracing::warn!(bot, failures = *failures, ?wait, "{what}");
+        Some(wait)
+    };
+    match ended {
+        Ok(ConnectionEnded::Disconnect) => {
+            tracing::info!(bot, "the platform closes the connection: opening another");
+            Some(Duration::ZERO)
+        }
+        Ok(ConnectionEnded::Dropped(why)) => {
+            next(format_args!("the connection dropped ({why}), reconnecting"))
+        }
+        Err(e) if transient(&e) => next(format_args!("cannot connect, trying again: {e}")),
+        Err(e) => {
+            tracing::error!(bot, "stopped: {e}");
+            None
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error("{0}")]

@@ -22,8 +22,8 @@ use crate::dingtalk::update_id;
 use crate::feishu::{
     FeishuClient, FeishuError, Frame, Incoming, MessageEvent, Parts, message_event,
 };
-use crate::format::backoff;
 use crate::serve::{Chat, Reply, ServeError, ServeOptions, respond};
+use crate::serve::{ConnectionEnded as Ended, reconnect_wait};
 
 /// How often the worker looks for decisions made elsewhere to tell the chats.
 const FOLLOW_UPS_EVERY: Duration = Duration::from_secs(2);
@@ -74,12 +74,6 @@ pub async fn serve_feishu(
     }
 }
 
-/// How a connection ended.
-enum Ended {
-    /// It dropped (closed, failed, went silent).
-    Dropped(String),
-}
-
 async fn serve(
     desk: &Arc<Desk>,
     name: &str,
@@ -96,23 +90,14 @@ async fn serve(
             () = stop.cancelled() => break,
             r = connection(client, &tx, &mut failures) => r,
         };
-        let wait = match ended {
-            Ok(Ended::Dropped(why)) => {
-                failures = failures.saturating_add(1);
-                let wait = backoff(failures, options.retry_base, options.retry_max);
-                tracing::warn!(bot = %name, failures, ?wait, "the connection dropped ({why}), reconnecting");
-                wait
-            }
-            Err(e) if e.is_transient() => {
-                failures = failures.saturating_add(1);
-                let wait = backoff(failures, options.retry_base, options.retry_max);
-                tracing::warn!(bot = %name, failures, ?wait, "cannot connect, trying again: {e}");
-                wait
-            }
-            Err(e) => {
-                tracing::error!(bot = %name, "stopped: {e}");
-                break;
-            }
+        let Some(wait) = reconnect_wait(
+            name,
+            ended,
+            FeishuError::is_transient,
+            &mut failures,
+            options,
+        ) else {
+            break;
         };
         tokio::select! {
             () = stop.cancelled() => break,

@@ -23,11 +23,11 @@ use wyckoff_session::desk_bots::Inbound;
 use crate::dingtalk::{
     DingtalkClient, DingtalkError, Incoming, RobotMessage, ack, parse_frame, update_id,
 };
-use crate::format::backoff;
 use crate::serve::{
     Chat, FOLLOW_UP_EVERY, FollowUps, Reply, ServeError, ServeOptions, respond, send_follow_ups,
     while_serving,
 };
+use crate::serve::{ConnectionEnded as Ended, reconnect_wait};
 
 /// Each chat's latest session webhook and until when it takes messages (ms; 0 unsaid).
 type Webhooks = Arc<Mutex<HashMap<String, (String, i64)>>>;
@@ -35,14 +35,6 @@ type Webhooks = Arc<Mutex<HashMap<String, (String, i64)>>>;
 /// A connection with no frame this long is asked for a pong; with none after another
 /// such wait it is taken as dropped.
 const IDLE: Duration = Duration::from_secs(90);
-
-/// How a connection ended.
-enum Ended {
-    /// DingTalk said it would close it: open another at once.
-    Disconnect,
-    /// It dropped (closed, failed, went silent).
-    Dropped(String),
-}
 
 /// One DingTalk Stream bot, served by this process once it holds the bot's lease,
 /// until `stop`.
@@ -105,27 +97,14 @@ async fn run(
             () = stop.cancelled() => break,
             r = connection(&client, &tx, &mut failures) => r,
         };
-        let wait = match ended {
-            Ok(Ended::Disconnect) => {
-                tracing::info!(bot = %name, "DingTalk closes the connection: opening another");
-                continue;
-            }
-            Ok(Ended::Dropped(why)) => {
-                failures = failures.saturating_add(1);
-                let wait = backoff(failures, options.retry_base, options.retry_max);
-                tracing::warn!(bot = %name, failures, ?wait, "the connection dropped ({why}), reconnecting");
-                wait
-            }
-            Err(e) if e.is_transient() => {
-                failures = failures.saturating_add(1);
-                let wait = backoff(failures, options.retry_base, options.retry_max);
-                tracing::warn!(bot = %name, failures, ?wait, "cannot connect, trying again: {e}");
-                wait
-            }
-            Err(e) => {
-                tracing::error!(bot = %name, "stopped: {e}");
-                break;
-            }
+        let Some(wait) = reconnect_wait(
+            &name,
+            ended,
+            DingtalkError::is_transient,
+            &mut failures,
+            options,
+        ) else {
+            break;
         };
         tokio::select! {
             () = stop.cancelled() => break,

@@ -23,11 +23,12 @@ use wyckoff_session::bot_store::{BotInfo, BotKind};
 use wyckoff_session::desk_bots::Inbound;
 
 use crate::dingtalk::update_id;
-use crate::format::{backoff, split_bytes};
+use crate::format::split_bytes;
 use crate::serve::{
     Chat, FOLLOW_UP_EVERY, FollowUps, Reply, ServeError, ServeOptions, respond, send_follow_ups,
     while_serving,
 };
+use crate::serve::{ConnectionEnded as Ended, reconnect_wait};
 use crate::wecom::{
     CMD_PING, CMD_SEND, CMD_SUBSCRIBE, Credentials, EVENT_REPLACED, Incoming, PUBLIC_WS,
     WECOM_LIMIT, WecomError, WecomMessage, parse_frame, ping, respond_stream, send_markdown,
@@ -220,11 +221,6 @@ pub async fn serve_wecom(
     .await;
 }
 
-/// How a connection ended.
-enum Ended {
-    Dropped(String),
-}
-
 async fn run(
     desk: Arc<Desk>,
     name: String,
@@ -268,23 +264,14 @@ async fn run(
             r = connection(&client, &link, &tx, &mut failures) => r,
         };
         link.close().await;
-        let wait = match ended {
-            Ok(Ended::Dropped(why)) => {
-                failures = failures.saturating_add(1);
-                let wait = backoff(failures, options.retry_base, options.retry_max);
-                tracing::warn!(bot = %name, failures, ?wait, "the connection dropped ({why}), reconnecting");
-                wait
-            }
-            Err(e) if e.is_transient() => {
-                failures = failures.saturating_add(1);
-                let wait = backoff(failures, options.retry_base, options.retry_max);
-                tracing::warn!(bot = %name, failures, ?wait, "cannot connect, trying again: {e}");
-                wait
-            }
-            Err(e) => {
-                tracing::error!(bot = %name, "stopped: {e}");
-                break;
-            }
+        let Some(wait) = reconnect_wait(
+            &name,
+            ended,
+            WecomError::is_transient,
+            &mut failures,
+            options,
+        ) else {
+            break;
         };
         tokio::select! {
             () = stop.cancelled() => break,
