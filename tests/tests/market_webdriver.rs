@@ -62,29 +62,34 @@ async fn expected() -> (Expected, LastBar) {
 /// and has thousands of non-transparent pixels. A canvas left at the browser's
 /// 300×150 default with nothing on it (what WebKitGTK showed with `autoSize`) fails.
 async fn assert_chart_painted(d: &WebDriver) {
-    let probe = d
-        .execute(
-            r#"return Array.from(document.querySelectorAll('#chart-canvas canvas')).map(c => {
+    // The library sizes and paints on animation frames after the canvases appear: on a
+    // loaded machine the first probe can come before them, so look again until a deadline.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let probe = d
+            .execute(
+                r#"return Array.from(document.querySelectorAll('#chart-canvas canvas')).map(c => {
                  const g = c.getContext('2d');
                  if (!g || !c.width || !c.height) return [c.width, c.height, 0];
                  const px = g.getImageData(0, 0, c.width, c.height).data;
                  let n = 0;
                  for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) n++;
                  return [c.width, c.height, n]; });"#,
-            vec![],
-        )
-        .await
-        .unwrap();
-    let canvases: Vec<[u64; 3]> = probe.convert().unwrap();
-    let pane = canvases.iter().max_by_key(|c| c[2]).copied().unwrap();
-    assert!(
-        pane[0] > 300,
-        "the price pane was sized to its container: {canvases:?}"
-    );
-    assert!(
-        pane[2] > 5_000,
-        "the price pane has candles on it: {canvases:?}"
-    );
+                vec![],
+            )
+            .await
+            .unwrap();
+        let canvases: Vec<[u64; 3]> = probe.convert().unwrap();
+        let pane = canvases.iter().max_by_key(|c| c[2]).copied().unwrap();
+        if pane[0] > 300 && pane[2] > 5_000 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the price pane was never sized to its container and painted with candles: {canvases:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }
 
 /// (label, date) of each item of the page's event list.
