@@ -1,8 +1,8 @@
 //! What the chat-bot end-to-end tests share: a small HTTP/1.1 reader and writer for local
-//! fake platforms, a fake Telegram Bot API speaking its documented JSON (`getUpdates`
-//! with `update_id`/`message{message_id, from{id}, chat{id,type}, text}`, `sendMessage`,
-//! `getMe`), the `wyckoff` binary with a bot's environment, and the pairing steps every
-//! platform takes. Included with `#[path]` by the tests that need it; each uses a part.
+//! fake platforms (with multipart/form-data parts), a fake Telegram Bot API speaking its
+//! documented JSON (`getUpdates` with `update_id`/`message{message_id, from{id},
+//! chat{id,type}, text}`, `sendMessage`, `sendPhoto` as a form, `getMe`), the `wyckoff`
+//! binary with a bot's environment, and the pairing steps every platform takes. Included with `#[path]` by the tests that need it; each uses a part.
 #![allow(dead_code)]
 
 use std::collections::BTreeSet;
@@ -94,6 +94,60 @@ pub async fn read_request(socket: &mut TcpStream) -> Option<(String, Value)> {
     read_http(socket).await.map(|r| (r.path, r.body))
 }
 
+/// The parts of a multipart/form-data body: (name, filename, content type, bytes).
+pub fn form_parts(content_type: &str, body: &[u8]) -> Vec<(String, String, String, Vec<u8>)> {
+    let boundary = content_type
+        .split("boundary=")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no boundary in {content_type}"))
+        .trim_matches('"');
+    let delimiter = format!("--{boundary}");
+    let d = delimiter.as_bytes();
+    let mut starts: Vec<usize> = body
+        .windows(d.len())
+        .enumerate()
+        .filter(|(_, w)| *w == d)
+        .map(|(i, _)| i)
+        .collect();
+    assert!(starts.len() >= 2, "no parts in the form");
+    let mut parts = Vec::new();
+    let last = starts.pop().unwrap();
+    assert_eq!(
+        &body[last + d.len()..last + d.len() + 2],
+        b"--",
+        "unclosed form"
+    );
+    starts.push(last);
+    for w in starts.windows(2) {
+        let part = &body[w[0] + d.len()..w[1]];
+        let part = part
+            .strip_prefix(b"\r\n")
+            .expect("a part starts on a new line");
+        let part = part.strip_suffix(b"\r\n").expect("a part ends with CRLF");
+        let split = part.windows(4).position(|x| x == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&part[..split]).into_owned();
+        let field = |key: &str| {
+            head.split(';')
+                .find_map(|p| p.trim().strip_prefix(&format!("{key}=\"")))
+                .and_then(|v| v.split('"').next())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let ctype = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Type: "))
+            .unwrap_or_default()
+            .to_owned();
+        parts.push((
+            field("name"),
+            field("filename"),
+            ctype,
+            part[split + 4..].to_vec(),
+        ));
+    }
+    parts
+}
+
 pub async fn respond(socket: &mut TcpStream, status: u16, body: &Value) {
     let body = body.to_string();
     let head = format!(
@@ -107,12 +161,26 @@ pub async fn respond(socket: &mut TcpStream, status: u16, body: &Value) {
 
 // ---------------------------------------------------------------- the fake Bot API
 
+/// One `sendPhoto` as received: the form's parts by name.
+#[derive(Debug, Clone)]
+pub struct Photo {
+    pub chat_id: String,
+    pub caption: String,
+    pub file_name: String,
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+}
+
 #[derive(Default)]
 pub struct TgState {
     /// Every update ever queued, in order (Telegram keeps them until an offset confirms).
     pub updates: Vec<Value>,
     /// sendMessage calls: (chat id, text).
     pub sent: Vec<(i64, String)>,
+    /// sendPhoto calls.
+    pub photos: Vec<Photo>,
+    /// Every method called with the bot's token, in order.
+    pub calls: Vec<String>,
     /// When each getUpdates arrived, and whether it was dropped.
     pub polls: Vec<(Instant, bool)>,
     /// getUpdates calls answered.
@@ -200,6 +268,24 @@ impl FakeTelegram {
         }
     }
 
+    /// Waits until `n` photos have been sent (to any chat); they all.
+    pub async fn wait_photos(&self, n: usize) -> Vec<Photo> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let photos = self.state.lock().unwrap().photos.clone();
+            if photos.len() >= n {
+                return photos;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} of {n} photos; messages {:?}",
+                photos.len(),
+                self.state.lock().unwrap().sent
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Pairs sender `from` (chat `chat`): a message, the code, `wyckoff bot pair CODE`.
     pub async fn pair(&self, home: &Path, env: &[(&str, &str)], from: i64, chat: i64, kind: &str) {
         let before = self.sent_to(chat).len();
@@ -210,17 +296,19 @@ impl FakeTelegram {
     }
 
     async fn serve(&self, mut socket: TcpStream) {
-        let Some((path, body)) = read_request(&mut socket).await else {
+        let Some(request) = read_http(&mut socket).await else {
             return;
         };
+        let body = &request.body;
         let state = &self.state;
         let prefix = format!("/bot{}/", self.token);
-        let Some(method) = path.strip_prefix(&prefix) else {
+        let Some(method) = request.path.strip_prefix(&prefix) else {
             state.lock().unwrap().bad_token += 1;
             let body = json!({"ok": false, "error_code": 401, "description": "Unauthorized"});
             respond(&mut socket, 401, &body).await;
             return;
         };
+        state.lock().unwrap().calls.push(method.to_owned());
         let answer = match method {
             "getUpdates" => {
                 let offset = body["offset"].as_i64().unwrap_or(0);
@@ -267,6 +355,31 @@ impl FakeTelegram {
                 let mut s = state.lock().unwrap();
                 s.sent.push((chat, text.clone()));
                 json!({"ok": true, "result": {"message_id": s.sent.len(), "chat": {"id": chat, "type": "private"}, "date": 0, "text": text}})
+            }
+            "sendPhoto" => {
+                let content_type = request.header("content-type").unwrap_or_default();
+                assert!(
+                    content_type.starts_with("multipart/form-data"),
+                    "sendPhoto as {content_type}"
+                );
+                let parts = form_parts(content_type, &request.raw);
+                let text = |name: &str| {
+                    parts
+                        .iter()
+                        .find(|p| p.0 == name)
+                        .map(|p| String::from_utf8(p.3.clone()).unwrap())
+                        .unwrap_or_default()
+                };
+                let file = parts.iter().find(|p| p.0 == "photo").expect("a photo part");
+                let photo = Photo {
+                    chat_id: text("chat_id"),
+                    caption: text("caption"),
+                    file_name: file.1.clone(),
+                    content_type: file.2.clone(),
+                    bytes: file.3.clone(),
+                };
+                state.lock().unwrap().photos.push(photo);
+                json!({"ok": true, "result": {"message_id": 2, "chat": {"id": 0, "type": "private"}, "date": 0, "photo": []}})
             }
             "sendChatAction" => json!({"ok": true, "result": true}),
             "getMe" => {
