@@ -10,8 +10,11 @@
 //! through the pipeline with no writer offered; a write lands in the inbox and does not
 //! run until `wyckoff approvals allow`, which the chat is told once; a dropped connection
 //! is reopened with a doubling wait, and a message delivered again on the new connection
-//! is not answered twice; the secret is in neither the database, the audit logs nor the
-//! process's log. Needs `cargo build -p wyckoff-cli` first.
+//! is not answered twice; the connection is pinged 30 s after it subscribed (as WeCom's SDKs
+//! do, `{"cmd":"ping","headers":{"req_id"}}`) and kept while pings are answered, and when
+//! two go unanswered it is taken as dropped and reopened (that one with a beat of a second,
+//! `WYCKOFF_WECOM_HEARTBEAT_MS`); the secret is in neither the database, the audit logs nor
+//! the process's log. Needs `cargo build -p wyckoff-cli` first.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -21,7 +24,7 @@ mod bots;
 mod wecom;
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bots::{Running, WRITERS, code_in, offered, ok, request_in};
 use serde_json::{Value, json};
@@ -302,4 +305,147 @@ async fn bot_test_subscribes_and_a_wrong_secret_is_refused_without_showing_it() 
     assert_eq!(out.status.code(), Some(1), "{}", wyckoff_e2e::show(&out));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("BOT_ID:SECRET"), "{err}");
+}
+
+/// The instant `n` connections have subscribed.
+async fn wait_connections(wc: &FakeWecom, n: usize, within: Duration) -> Vec<Instant> {
+    let deadline = Instant::now() + within;
+    loop {
+        let connections = wc.state.lock().unwrap().connections.clone();
+        if connections.len() >= n {
+            return connections;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} of {n} connections",
+            connections.len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits until connection `number` has sent `n` pings; its pings, when and what.
+async fn wait_pings(
+    wc: &FakeWecom,
+    number: usize,
+    n: usize,
+    within: Duration,
+) -> Vec<(Instant, Value)> {
+    let deadline = Instant::now() + within;
+    loop {
+        let pings: Vec<(Instant, Value)> = {
+            let s = wc.state.lock().unwrap();
+            s.pings
+                .iter()
+                .filter(|(c, _, _)| *c == number)
+                .map(|(_, at, f)| (*at, f.clone()))
+                .collect()
+        };
+        if pings.len() >= n {
+            return pings;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "connection {number} sent {} of {n} pings",
+            pings.len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wecom_connection_is_pinged_30_seconds_after_it_subscribed_and_kept_when_answered() {
+    let (home, _server, wc) = setup().await;
+    let h = home.path();
+    let log = h.join("bot-run.log");
+    let _bot = Running::start_logging(h, &ENV, Some(&log));
+    let subscribed = wait_connections(&wc, 1, Duration::from_secs(30)).await[0];
+
+    // The first ping, at WeCom's SDKs' 30 s (the desk starts counting once the
+    // subscription is answered, a moment after the fake saw it).
+    let pings = wait_pings(&wc, 1, 1, Duration::from_secs(45)).await;
+    let (at, ping) = &pings[0];
+    let after = *at - subscribed;
+    assert!(
+        after >= Duration::from_secs(30) && after < Duration::from_secs(33),
+        "the first ping came {after:?} after the subscription"
+    );
+    // As the SDKs send it: the command and a request id, nothing else.
+    let req_id = ping["headers"]["req_id"].as_str().unwrap_or_default();
+    assert!(!req_id.is_empty(), "{ping}");
+    assert_eq!(ping, &json!({"cmd": "ping", "headers": {"req_id": req_id}}));
+
+    // Answered, the connection is kept: a message on it is answered, and no second
+    // connection was opened.
+    wc.message("zhaoliu", None, "你好");
+    let said = wc.wait_said("zhaoliu", 1).await;
+    assert!(said[0].contains("配对码"), "{said:?}");
+    let s = wc.state.lock().unwrap();
+    assert_eq!(s.connections.len(), 1, "reconnected after an answered ping");
+    assert_eq!(s.pings.len(), 1, "pinged again within the interval");
+    assert!(s.dropped_at.is_none() && s.refused.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wecom_connection_whose_pings_go_unanswered_is_taken_as_dropped_and_reopened() {
+    let (home, _server, wc) = setup().await;
+    let h = home.path();
+    let log = h.join("bot-run.log");
+    // A beat a second instead of 30 s, so three beats pass in seconds.
+    let env = [ENV[0], ENV[1], ("WYCKOFF_WECOM_HEARTBEAT_MS", "1000")];
+    let _bot = Running::start_logging(h, &env, Some(&log));
+    wait_connections(&wc, 1, Duration::from_secs(30)).await;
+
+    // Answered pings, one a beat, keep the connection.
+    let pings = wait_pings(&wc, 1, 3, Duration::from_secs(30)).await;
+    for pair in pings.windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(gap >= Duration::from_millis(950), "pinged after {gap:?}");
+    }
+    let ids: std::collections::HashSet<&str> = pings
+        .iter()
+        .map(|(_, p)| p["headers"]["req_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), pings.len(), "a ping's req_id was used twice");
+    assert_eq!(wc.state.lock().unwrap().connections.len(), 1);
+
+    // WeCom stops answering: two pings go unanswered, and at the next beat the desk
+    // takes the connection as dropped and opens another (after its first retry wait).
+    let muted_from = {
+        let mut s = wc.state.lock().unwrap();
+        s.mute_pings = true;
+        s.pings.len()
+    };
+    let connections = wait_connections(&wc, 2, Duration::from_secs(20)).await;
+    let unanswered: Vec<Instant> = {
+        let mut s = wc.state.lock().unwrap();
+        s.mute_pings = false;
+        s.pings[muted_from..]
+            .iter()
+            .filter(|(c, _, _)| *c == 1)
+            .map(|(_, at, _)| *at)
+            .collect()
+    };
+    assert_eq!(
+        unanswered.len(),
+        2,
+        "{}",
+        std::fs::read_to_string(&log).unwrap()
+    );
+    let reopened = connections[1] - unanswered[1];
+    assert!(
+        reopened >= Duration::from_millis(1150) && reopened < Duration::from_secs(5),
+        "reopened {reopened:?} after the last unanswered ping"
+    );
+
+    // The new connection serves: a message is answered on it, its pings are answered
+    // and it is kept.
+    wc.message("sunqi", None, "你好");
+    let said = wc.wait_said("sunqi", 1).await;
+    assert!(said[0].contains("配对码"), "{said:?}");
+    wait_pings(&wc, 2, 3, Duration::from_secs(30)).await;
+    assert_eq!(wc.state.lock().unwrap().connections.len(), 2);
+    let subscribes = wc.received("aibot_subscribe");
+    assert_eq!(subscribes.len(), 2);
+    assert_no_secret(h, &log).await;
 }

@@ -1,7 +1,7 @@
 //! A local fake of WeCom 智能机器人's long connection for the WeCom bot end-to-end tests,
 //! speaking the frames of WeCom's documentation and official SDK: the client subscribes
 //! with `{"cmd":"aibot_subscribe","headers":{"req_id"},"body":{"bot_id","secret"}}` and
-//! every request (pings too) is answered with `{"headers":{"req_id"},"errcode","errmsg"}`;
+//! every request (pings too, unless muted) is answered with `{"headers":{"req_id"},"errcode","errmsg"}`;
 //! a message goes out as `aibot_msg_callback` (`msgid`, `chattype`, `from.userid`,
 //! `text.content`); every frame the client sends is recorded, with when. Included with
 //! `#[path]` beside `support/bots.rs` (as `bots`).
@@ -44,6 +44,10 @@ pub struct WcState {
     pub dropped_at: Option<Instant>,
     /// The next connection sends every callback again, sent before or not.
     pub redeliver: bool,
+    /// Pings the client sent: the connection's number (from 1), when, the frame.
+    pub pings: Vec<(usize, Instant, Value)>,
+    /// Pings go unanswered (recorded all the same), as on a connection gone silent.
+    pub mute_pings: bool,
 }
 
 #[derive(Clone)]
@@ -217,7 +221,18 @@ impl FakeWecom {
                         let frame: Value = serde_json::from_str(&text).unwrap();
                         let req_id = frame["headers"]["req_id"].clone();
                         assert!(req_id.as_str().is_some_and(|r| !r.is_empty()), "{frame}");
-                        self.state.lock().unwrap().received.push(frame);
+                        let answer = {
+                            let mut s = self.state.lock().unwrap();
+                            let ping = frame["cmd"] == "ping";
+                            if ping {
+                                s.pings.push((number, Instant::now(), frame.clone()));
+                            }
+                            s.received.push(frame);
+                            !(ping && s.mute_pings)
+                        };
+                        if !answer {
+                            continue;
+                        }
                         let ack = json!({"headers": {"req_id": req_id}, "errcode": 0, "errmsg": "ok"});
                         if sink.send(Message::text(ack.to_string())).await.is_err() {
                             return;

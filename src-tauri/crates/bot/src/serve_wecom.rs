@@ -38,6 +38,17 @@ use crate::ws_connect::Socket;
 
 /// How often the connection is pinged (WeCom's SDKs use 30 s).
 const HEARTBEAT: Duration = Duration::from_secs(30);
+/// Milliseconds between pings instead, for tests that watch a connection go silent
+/// without waiting out three real heartbeats.
+const HEARTBEAT_VAR: &str = "WYCKOFF_WECOM_HEARTBEAT_MS";
+
+fn heartbeat() -> Duration {
+    std::env::var(HEARTBEAT_VAR)
+        .ok()
+        .and_then(|ms| ms.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map_or(HEARTBEAT, Duration::from_millis)
+}
 /// Pings in a row without an answer before the connection is taken as dropped.
 const MISSED_PINGS: u32 = 2;
 /// How long a request waits for WeCom's answer.
@@ -336,8 +347,8 @@ async fn connection(
     let (sink, mut source) = open(client, link).await?;
     *link.sink.lock().await = Some(sink);
     *failures = 0;
-    let mut heartbeat =
-        tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+    let every = heartbeat();
+    let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let mut unanswered: u32 = 0;
     loop {
         let next = tokio::select! {
