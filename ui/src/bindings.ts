@@ -2911,6 +2911,13 @@ export type RuntimeEvent =
 /**  Totals for the turn so far. */
 turn: Usage } | { type: "background_task"; task: TaskInfo } | 
 /**
+ *  A strategy decision task finished: each buy it may propose (adds to holdings, then
+ *  the reviewed candidates) with the size the risk rules give it, as its result carries
+ *  them. Sent by a headless run after the task's completed `background_task` event;
+ *  none when the result carries no size (no risk rules).
+ */
+{ type: "decision_sizes"; task_id: string; sizes: SizedBuy[] } | 
+/**
  *  A finished background task's notice joins the conversation here (the model reads
  *  it next); stored with the notice message.
  */
@@ -3118,6 +3125,32 @@ export type Shape =
 export type Side = "buy" | "sell" | 
 /**  期初: the holding as it stood (a position from before the journal or edited by hand). */
 "opening";
+
+/**
+ *  One buy a finished strategy decision may propose, with the size the risk rules give it
+ *  at its last close on the current account: the figures the decision's result carries
+ *  (the approval's own sizing), never recomputed by the reader.
+ */
+export type SizedBuy = {
+	kind: SizedBuyKind,
+	code: string,
+	name?: string | null,
+	/**
+	 *  The rules' answer (`shares` 0 with `why_none` when no lot fits the budget); `None`
+	 *  with `unavailable` saying why none could be worked out.
+	 */
+	sizing?: BuySizing | null,
+	/**  The limits buying `sizing.shares` would break. */
+	breaches?: RiskBreach[],
+	unavailable?: string | null,
+};
+
+/**  Which buy of a strategy decision a size is for. */
+export type SizedBuyKind = 
+/**  An add to a holding the decision says to add to. */
+"add" | 
+/**  A reviewed candidate the decision may open. */
+"candidate";
 
 export type SkillOrigin = { type: "builtin" } | { type: "user"; path: string };
 

@@ -363,6 +363,7 @@ export function reduceTurn(view: TurnView, event: RuntimeEvent, seq = 0, now?: n
         })),
       };
     case "background_task":
+    case "decision_sizes":
       return view;
     case "task_notice":
       return { ...view, items: [...closeOpenText(view.items), { kind: "task_notice", id: `notice-${seq}`, notice: event.notice }] };

@@ -5,6 +5,7 @@
 //! the limits the buy breaks — the figures the task's result carries, nothing recomputed.
 
 use serde_json::Value;
+use wyckoff_protocol::{SizedBuy, SizedBuyKind};
 
 /// The decision tool's name.
 pub const STRATEGY: &str = "generate_strategy_decision";
@@ -13,85 +14,86 @@ fn yuan(fen: i64) -> String {
     format!("{:.2}", fen as f64 / 100.0)
 }
 
+/// Each buy a decision's result sizes: the adds to holdings, then the candidates, in the
+/// result's order. A row whose size is not the documented shape is left out (and logged),
+/// not guessed at.
+pub fn sized_buys(result: &Value) -> Vec<SizedBuy> {
+    let mut out = Vec::new();
+    for (key, kind) in [
+        ("holding_decisions", SizedBuyKind::Add),
+        ("candidate_facts", SizedBuyKind::Candidate),
+    ] {
+        for row in result
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(size) = row.get("suggested_size").filter(|s| !s.is_null()) else {
+                continue;
+            };
+            let mut size = size.clone();
+            size["kind"] = serde_json::to_value(kind).unwrap_or(Value::Null);
+            if size.get("code").is_none() {
+                size["code"] = row.get("code").cloned().unwrap_or(Value::Null);
+            }
+            size["name"] = row.get("name").cloned().unwrap_or(Value::Null);
+            match serde_json::from_value::<SizedBuy>(size) {
+                Ok(buy) => out.push(buy),
+                Err(e) => eprintln!("wyckoff: a {key} size not read: {e}"),
+            }
+        }
+    }
+    out
+}
+
 /// One buy's size in words: `700 股 · 止损 12.10（2×ATR14）· 风险 980.00 元（0.96%）…`.
-fn size_words(size: &Value) -> String {
-    let Some(s) = size.get("sizing").filter(|s| !s.is_null()) else {
+fn size_words(buy: &SizedBuy) -> String {
+    let Some(s) = &buy.sizing else {
         return format!(
             "未计算：{}",
-            size.get("unavailable")
-                .and_then(Value::as_str)
-                .unwrap_or("没有结果")
+            buy.unavailable.as_deref().unwrap_or("没有结果")
         );
     };
-    let int = |k: &str| s.get(k).and_then(Value::as_i64).unwrap_or(0);
     let mut out = format!(
         "{} 股 · 止损 {:.2}（{}）· 风险 {} 元（{:.2}%）",
-        int("shares"),
-        int("stop_e6") as f64 / 1e6,
-        s.get("stop_from").and_then(Value::as_str).unwrap_or(""),
-        yuan(int("risk_fen")),
-        s.get("risk_pct").and_then(Value::as_f64).unwrap_or(0.0)
+        s.shares,
+        s.stop_e6 as f64 / 1e6,
+        s.stop_from,
+        yuan(s.risk_fen),
+        s.risk_pct
     );
-    if let Some(why) = s.get("why_none").and_then(Value::as_str) {
+    if let Some(why) = &s.why_none {
         out.push_str(&format!(" · {why}"));
     }
-    let bound: Vec<&str> = s
-        .get("bound")
-        .and_then(Value::as_array)
-        .map(|b| b.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if !bound.is_empty() {
-        out.push_str(&format!(" · 受限于 {}", bound.join("；")));
+    if !s.bound.is_empty() {
+        out.push_str(&format!(" · 受限于 {}", s.bound.join("；")));
     }
-    let breaches: Vec<String> = size
-        .get("breaches")
-        .and_then(Value::as_array)
-        .map(|b| {
-            b.iter()
-                .filter_map(|x| {
-                    serde_json::from_value::<wyckoff_protocol::RiskBreach>(x.clone()).ok()
-                })
-                .map(|x| x.describe())
-                .collect()
-        })
-        .unwrap_or_default();
+    let breaches: Vec<String> = buy.breaches.iter().map(|b| b.describe()).collect();
     if !breaches.is_empty() {
         out.push_str(&format!(" · 超限：{}", breaches.join("；")));
     }
     out
 }
 
-/// The lines for a decision's result: a heading, then each sized add and candidate; empty
-/// when the result carries no size.
-pub fn size_lines(result: &Value) -> Vec<String> {
-    let mut lines = Vec::new();
-    let rows = |key: &str| {
-        result
-            .get(key)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    for d in rows("holding_decisions") {
-        if let Some(size) = d.get("suggested_size") {
-            lines.push(format!(
-                "  加仓 {} {}：{}",
-                d.get("code").and_then(Value::as_str).unwrap_or(""),
-                d.get("name").and_then(Value::as_str).unwrap_or(""),
-                size_words(size)
-            ));
-        }
-    }
-    for c in rows("candidate_facts") {
-        if let Some(size) = c.get("suggested_size") {
-            lines.push(format!(
-                "  候选 {} {}：{}",
-                c.get("code").and_then(Value::as_str).unwrap_or(""),
-                c.get("name").and_then(Value::as_str).unwrap_or(""),
-                size_words(size)
-            ));
-        }
-    }
+/// The lines for a decision's sized buys: a heading, then each sized add and candidate;
+/// empty when there is none.
+pub fn size_lines(buys: &[SizedBuy]) -> Vec<String> {
+    let mut lines: Vec<String> = buys
+        .iter()
+        .map(|b| {
+            format!(
+                "  {} {} {}：{}",
+                match b.kind {
+                    SizedBuyKind::Add => "加仓",
+                    SizedBuyKind::Candidate => "候选",
+                },
+                b.code,
+                b.name.as_deref().unwrap_or(""),
+                size_words(b)
+            )
+        })
+        .collect();
     if !lines.is_empty() {
         lines.insert(
             0,
@@ -125,14 +127,21 @@ mod tests {
                 {"code": "300027", "name": "华谊兄弟"}
             ]
         });
+        let buys = sized_buys(&result);
+        assert_eq!(buys.len(), 2);
+        assert_eq!(buys[0].kind, SizedBuyKind::Add);
+        assert_eq!(buys[0].sizing.as_ref().map(|s| s.shares), Some(700));
+        assert_eq!(buys[1].kind, SizedBuyKind::Candidate);
+        assert_eq!(buys[1].breaches.len(), 1);
         assert_eq!(
-            size_lines(&result),
+            size_lines(&buys),
             vec![
                 "攻防决策的建议仓位（按设置里的风控规则与当前账户）：".to_owned(),
                 "  加仓 000338 潍柴动力：700 股 · 止损 12.10（2×ATR14）· 风险 980.00 元（0.96%） · 受限于 现金 9000.00 元：最多 700 股".to_owned(),
                 "  候选 000001 平安银行：未计算：000001 没有本地K线".to_owned(),
             ]
         );
-        assert!(size_lines(&json!({"holding_decisions": []})).is_empty());
+        assert!(sized_buys(&json!({"holding_decisions": []})).is_empty());
+        assert!(size_lines(&[]).is_empty());
     }
 }

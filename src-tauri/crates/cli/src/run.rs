@@ -34,8 +34,9 @@ use wyckoff_session::{
 
 /// Prints the desk's stream: every turn's events (a `session` event before the first)
 /// and the progress of the run's background tasks (the only ones in this process),
-/// until the desk closes it. In text, a strategy decision that completes is followed by
-/// its suggested sizes (read from the task's stored result).
+/// until the desk closes it. A strategy decision that completes is followed by its
+/// suggested sizes (read from the task's stored result): lines in text, a
+/// `decision_sizes` event in JSON.
 async fn print(
     mut events: UnboundedReceiver<DeskEvent>,
     json: bool,
@@ -62,8 +63,7 @@ async fn print(
                 render(&event, json);
             }
             DeskEvent::Task { task } => {
-                let decided = !json
-                    && task.tool_name == crate::decision::STRATEGY
+                let decided = task.tool_name == crate::decision::STRATEGY
                     && task.status == wyckoff_protocol::TaskStatus::Completed
                     && sized.insert(task.task_id.clone());
                 let id = task.task_id.clone();
@@ -71,8 +71,13 @@ async fn print(
                 if decided {
                     match tasks.result(&id).await {
                         Ok(Some(result)) => {
-                            for line in crate::decision::size_lines(&result) {
-                                emit_line(&mut std::io::stdout().lock(), &line);
+                            let sizes = crate::decision::sized_buys(&result);
+                            if json && !sizes.is_empty() {
+                                render(&RuntimeEvent::DecisionSizes { task_id: id, sizes }, json);
+                            } else if !json {
+                                for line in crate::decision::size_lines(&sizes) {
+                                    emit_line(&mut std::io::stdout().lock(), &line);
+                                }
                             }
                         }
                         Ok(None) => {}

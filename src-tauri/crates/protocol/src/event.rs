@@ -3,7 +3,8 @@ use serde_json::Value;
 use specta::Type;
 
 use crate::{
-    ApprovalNotice, ApprovalRequest, ErrorKind, Grounding, TaskInfo, TaskNotice, ToolCall, Usage,
+    ApprovalNotice, ApprovalRequest, ErrorKind, Grounding, SizedBuy, TaskInfo, TaskNotice,
+    ToolCall, Usage,
 };
 
 /// Why a turn runs: the user's message, or a follow-up the conversation's hub starts to
@@ -125,6 +126,14 @@ pub enum RuntimeEvent {
     BackgroundTask {
         task: TaskInfo,
     },
+    /// A strategy decision task finished: each buy it may propose (adds to holdings, then
+    /// the reviewed candidates) with the size the risk rules give it, as its result carries
+    /// them. Sent by a headless run after the task's completed `background_task` event;
+    /// none when the result carries no size (no risk rules).
+    DecisionSizes {
+        task_id: String,
+        sizes: Vec<SizedBuy>,
+    },
     /// A finished background task's notice joins the conversation here (the model reads
     /// it next); stored with the notice message.
     TaskNotice {
@@ -198,6 +207,27 @@ mod tests {
             serde_json::to_value(&f).unwrap(),
             json!({"type":"turn_failed","kind":"rate_limit","message":"x"})
         );
+    }
+
+    #[test]
+    fn decision_sizes_round_trip_as_a_tagged_event() {
+        let e = RuntimeEvent::DecisionSizes {
+            task_id: "bg_1".into(),
+            sizes: vec![crate::SizedBuy {
+                kind: crate::SizedBuyKind::Candidate,
+                code: "000001".into(),
+                name: None,
+                sizing: None,
+                breaches: vec![crate::RiskBreach::Positions { count: 2, limit: 1 }],
+                unavailable: Some("000001 没有本地K线".into()),
+            }],
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["type"], "decision_sizes");
+        assert_eq!(v["sizes"][0]["kind"], "candidate");
+        assert_eq!(v["sizes"][0]["breaches"][0]["type"], "positions");
+        assert_eq!(serde_json::from_value::<RuntimeEvent>(v).unwrap(), e);
+        assert!(!e.is_terminal());
     }
 
     #[test]

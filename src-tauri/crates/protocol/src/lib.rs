@@ -34,7 +34,9 @@ pub use grounding::{Claim, ClaimKind, DerivedOp, Grounding, Source, Support};
 pub use inbox::{ApprovalNotice, AuditDecision, AuditEntry, Decider, InboxRequest, InboxStatus};
 pub use message::{Message, SkillUse, SubAgentStep, ToolCall, ToolSchema, UserOrigin};
 pub use provider::ProviderKind;
-pub use risk::{BatchLine, BatchPreview, BuyPreview, BuySizing, RiskBreach};
+pub use risk::{
+    BatchLine, BatchPreview, BuyPreview, BuySizing, RiskBreach, SizedBuy, SizedBuyKind,
+};
 pub use schedule::{RunReport, RunStatus};
 pub use subagent::{SubAgentPolicy, SubAgentResult, SubAgentStatus};
 pub use task::{

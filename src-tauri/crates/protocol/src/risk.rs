@@ -148,3 +148,33 @@ pub struct BatchPreview {
     /// Why the account could not be read (then no line is sized and the totals are 0).
     pub unavailable: Option<String>,
 }
+
+/// Which buy of a strategy decision a size is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum SizedBuyKind {
+    /// An add to a holding the decision says to add to.
+    Add,
+    /// A reviewed candidate the decision may open.
+    Candidate,
+}
+
+/// One buy a finished strategy decision may propose, with the size the risk rules give it
+/// at its last close on the current account: the figures the decision's result carries
+/// (the approval's own sizing), never recomputed by the reader.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct SizedBuy {
+    pub kind: SizedBuyKind,
+    pub code: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The rules' answer (`shares` 0 with `why_none` when no lot fits the budget); `None`
+    /// with `unavailable` saying why none could be worked out.
+    #[serde(default)]
+    pub sizing: Option<BuySizing>,
+    /// The limits buying `sizing.shares` would break.
+    #[serde(default)]
+    pub breaches: Vec<RiskBreach>,
+    #[serde(default)]
+    pub unavailable: Option<String>,
+}
