@@ -7,6 +7,7 @@
 //! ([`send_follow_ups`]).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -52,20 +53,50 @@ pub(crate) enum ConnectionEnded {
     Dropped(String),
 }
 
-/// After a long connection ended, how long to wait before opening the next one (`failures`
-/// counts drops and refused connects in a row and doubles the wait), or `None` when the
-/// error will not pass by itself and the bot stops serving.
+/// What the reconnect loop knows across one bot's connections: how many ended badly in a
+/// row, and the longest wait the platform asked for between attempts. The connection
+/// updates it while it runs (shared, hence atomics).
+#[derive(Debug, Default)]
+pub(crate) struct Attempts {
+    /// Drops and refused connects in a row: each doubles the next wait.
+    failures: AtomicU32,
+    /// The platform's own reconnect interval in ms (Feishu's `ReconnectInterval`; 0
+    /// unsaid): the doubling stops there instead of at [`ServeOptions::retry_max`].
+    ceiling_ms: AtomicU64,
+}
+
+impl Attempts {
+    /// The connection works (a frame came, a subscription was taken): the next drop
+    /// waits the first wait again.
+    pub(crate) fn connected(&self) {
+        self.failures.store(0, Ordering::Relaxed);
+    }
+
+    /// The wait before the next attempt after one more failure, and the failures so far.
+    fn next_wait(&self, options: &ServeOptions) -> (Duration, u32) {
+        let failures = self.failures.load(Ordering::Relaxed).saturating_add(1);
+        self.failures.store(failures, Ordering::Relaxed);
+        let ceiling = match self.ceiling_ms.load(Ordering::Relaxed) {
+            0 => options.retry_max,
+            ms => Duration::from_millis(ms),
+        };
+        (backoff(failures, options.retry_base, ceiling), failures)
+    }
+}
+
+/// After a long connection ended, how long to wait before opening the next one (drops
+/// and refused connects in a row double the wait, up to the platform's interval or the
+/// desk's), or `None` when the error will not pass by itself and the bot stops serving.
 pub(crate) fn reconnect_wait<E: std::fmt::Display>(
     bot: &str,
     ended: Result<ConnectionEnded, E>,
     transient: impl Fn(&E) -> bool,
-    failures: &mut u32,
+    attempts: &Attempts,
     options: &ServeOptions,
 ) -> Option<Duration> {
-    let mut next = |what: std::fmt::Arguments<'_>| {
-        *failures = failures.saturating_add(1);
-        let wait = backoff(*failures, options.retry_base, options.retry_max);
-        tracing::warn!(bot, failures = *failures, ?wait, "{what}");
+    let next = |what: std::fmt::Arguments<'_>| {
+        let (wait, failures) = attempts.next_wait(options);
+        tracing::warn!(bot, failures, ?wait, "{what}");
         Some(wait)
     };
     match ended {
@@ -80,6 +111,36 @@ pub(crate) fn reconnect_wait<E: std::fmt::Display>(
         Err(e) => {
             tracing::error!(bot, "stopped: {e}");
             None
+        }
+    }
+}
+
+/// A long connection's loop (DingTalk Stream, Feishu, WeCom): `connection` opens one and
+/// reads it until it ends (telling `attempts` when it works), then [`reconnect_wait`]
+/// says when to open the next; ends on `stop` (in the middle of a connection or a wait
+/// too) or on an error that will not pass.
+pub(crate) async fn reconnecting<E, F>(
+    bot: &str,
+    options: &ServeOptions,
+    stop: &CancellationToken,
+    attempts: &Attempts,
+    transient: impl Fn(&E) -> bool,
+    mut connection: impl FnMut() -> F,
+) where
+    E: std::fmt::Display,
+    F: Future<Output = Result<ConnectionEnded, E>>,
+{
+    loop {
+        let ended = tokio::select! {
+            () = stop.cancelled() => return,
+            r = connection() => r,
+        };
+        let Some(wait) = reconnect_wait(bot, ended, &transient, attempts, options) else {
+            return;
+        };
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(wait) => {}
         }
     }
 }
@@ -577,4 +638,52 @@ async fn handle(
         chat_id,
     };
     respond(desk, &inbound, &chat).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One step of a bot's connections: how one ended (or that one started to work).
+    enum Step {
+        Works,
+        Ends(Result<ConnectionEnded, &'static str>),
+    }
+
+    #[test]
+    fn drops_and_refusals_double_the_wait_and_a_working_connection_starts_again() {
+        use ConnectionEnded::{Disconnect, Dropped};
+        use Step::{Ends, Works};
+        let options = ServeOptions {
+            retry_base: Duration::from_millis(100),
+            retry_max: Duration::from_millis(800),
+            ..ServeOptions::default()
+        };
+        let dropped = || Ends(Ok(Dropped("closed".into())));
+        let cases: Vec<(Step, Option<u64>)> = vec![
+            (dropped(), Some(100)),
+            (Ends(Err("busy")), Some(200)),
+            (dropped(), Some(400)),
+            (dropped(), Some(800)),
+            (dropped(), Some(800)),
+            // The platform closing a connection on purpose: another at once, no failure.
+            (Ends(Ok(Disconnect)), Some(0)),
+            (dropped(), Some(800)),
+            (Works, None),
+            (dropped(), Some(100)),
+            (Ends(Err("refused")), None),
+        ];
+        let attempts = Attempts::default();
+        for (i, (step, want)) in cases.into_iter().enumerate() {
+            let ended = match step {
+                Works => {
+                    attempts.connected();
+                    continue;
+                }
+                Ends(ended) => ended,
+            };
+            let got = reconnect_wait("b", ended, |e| *e != "refused", &attempts, &options);
+            assert_eq!(got, want.map(Duration::from_millis), "step {i}");
+        }
+    }
 }

@@ -22,11 +22,11 @@ use crate::dingtalk::update_id;
 use crate::feishu::{
     FeishuClient, FeishuError, Frame, Incoming, MessageEvent, Parts, message_event,
 };
-use crate::serve::{Chat, Reply, ServeError, ServeOptions, respond};
-use crate::serve::{ConnectionEnded as Ended, reconnect_wait};
-
-/// How often the worker looks for decisions made elsewhere to tell the chats.
-const FOLLOW_UPS_EVERY: Duration = Duration::from_secs(2);
+use crate::serve::{Attempts, ConnectionEnded as Ended, reconnecting};
+use crate::serve::{
+    Chat, FOLLOW_UP_EVERY, FollowUps, Reply, ServeError, ServeOptions, respond, send_follow_ups,
+    while_serving,
+};
 
 /// A Feishu client for the bot, with its app credentials from the desk and the
 /// settings' proxy.
@@ -65,13 +65,15 @@ pub async fn serve_feishu(
     options: ServeOptions,
     stop: CancellationToken,
 ) {
-    if !desk.bot_hold_serving(&name, options.front, &stop).await {
-        return;
-    }
-    serve(&desk, &name, &client, &options, &stop).await;
-    if let Err(e) = desk.bot_release_serving(&name).await {
-        tracing::warn!(bot = %name, "the bot's lease was not given back: {e}");
-    }
+    let front = options.front;
+    while_serving(
+        &desk,
+        &name,
+        front,
+        &stop,
+        serve(&desk, &name, &client, &options, &stop),
+    )
+    .await;
 }
 
 async fn serve(
@@ -84,35 +86,24 @@ async fn serve(
     tracing::info!(bot = %name, app = client.app_id(), "serving (Feishu long connection)");
     let (tx, rx) = mpsc::unbounded_channel::<(String, Box<MessageEvent>)>();
     let worker = tokio::spawn(work(desk.clone(), name.to_owned(), client.clone(), rx));
-    let mut failures: u32 = 0;
-    loop {
-        let ended = tokio::select! {
-            () = stop.cancelled() => break,
-            r = connection(client, &tx, &mut failures) => r,
-        };
-        let Some(wait) = reconnect_wait(
-            name,
-            ended,
-            FeishuError::is_transient,
-            &mut failures,
-            options,
-        ) else {
-            break;
-        };
-        tokio::select! {
-            () = stop.cancelled() => break,
-            () = tokio::time::sleep(wait) => {}
-        }
-    }
+    let attempts = Attempts::default();
+    reconnecting(
+        name,
+        options,
+        stop,
+        &attempts,
+        FeishuError::is_transient,
+        || connection(client, &tx, &attempts),
+    )
+    .await;
     worker.abort();
 }
 
-/// One connection: opened, pinged, read until it ends. `failures` goes back to 0 once a
-/// frame arrives (the connection works).
+/// One connection: opened, pinged, read until it ends; a frame arriving says it works.
 async fn connection(
     client: &FeishuClient,
     tx: &mpsc::UnboundedSender<(String, Box<MessageEvent>)>,
-    failures: &mut u32,
+    attempts: &Attempts,
 ) -> Result<Ended, FeishuError> {
     let endpoint = client.endpoint().await?;
     let mut socket = client.connect(&endpoint).await?;
@@ -146,7 +137,7 @@ async fn connection(
             Some(Ok(_)) => continue,
         };
         heard = Instant::now();
-        *failures = 0;
+        attempts.connected();
         let frame = match Frame::decode_bytes(&bytes) {
             Ok(f) => f,
             Err(e) => {
@@ -192,6 +183,7 @@ async fn work(
     client: FeishuClient,
     mut rx: mpsc::UnboundedReceiver<(String, Box<MessageEvent>)>,
 ) {
+    let mut tick = tokio::time::interval(FOLLOW_UP_EVERY);
     loop {
         tokio::select! {
             next = rx.recv() => {
@@ -200,32 +192,33 @@ async fn work(
                     tracing::warn!(bot = %name, "a message was not answered: {e}");
                 }
             }
-            () = tokio::time::sleep(FOLLOW_UPS_EVERY) => {}
+            _ = tick.tick() => {}
         }
-        follow_ups(&desk, &name, &client).await;
+        let to = FeishuFollowUps {
+            bot: &name,
+            client: &client,
+        };
+        send_follow_ups(&desk, &name, &to).await;
     }
 }
 
-async fn follow_ups(desk: &Desk, bot: &str, client: &FeishuClient) {
-    let follow_ups = match desk.bot_follow_ups(bot).await {
-        Ok(f) => f,
-        Err(e) => {
-            tracing::warn!(bot, "decisions for the chats not read: {e}");
-            return;
-        }
-    };
-    for f in follow_ups {
-        match client
-            .reply(&f.chat_id, &Reply::Markdown(f.text.clone()))
+/// A Feishu bot's follow-ups, to its chats by their `chat_id` (any chat the bot is in
+/// can be written to at any time).
+struct FeishuFollowUps<'a> {
+    bot: &'a str,
+    client: &'a FeishuClient,
+}
+
+impl FollowUps for FeishuFollowUps<'_> {
+    async fn tell(&self, chat_id: &str, text: &str) -> Result<bool, ServeError> {
+        let chat = FeishuChat {
+            bot: self.bot,
+            client: self.client,
+            chat_id,
+        };
+        chat.send(&Reply::Markdown(text.to_owned()))
             .await
-        {
-            Ok(()) => {
-                if let Err(e) = desk.bot_follow_up_sent(&f.request_id).await {
-                    tracing::warn!(bot, request = %f.request_id, "sent, not marked: {e}");
-                }
-            }
-            Err(e) => tracing::warn!(bot, request = %f.request_id, "a decision was not sent: {e}"),
-        }
+            .map(|()| true)
     }
 }
 

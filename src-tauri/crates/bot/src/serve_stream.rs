@@ -23,11 +23,11 @@ use wyckoff_session::desk_bots::Inbound;
 use crate::dingtalk::{
     DingtalkClient, DingtalkError, Incoming, RobotMessage, ack, parse_frame, update_id,
 };
+use crate::serve::{Attempts, ConnectionEnded as Ended, reconnecting};
 use crate::serve::{
     Chat, FOLLOW_UP_EVERY, FollowUps, Reply, ServeError, ServeOptions, respond, send_follow_ups,
     while_serving,
 };
-use crate::serve::{ConnectionEnded as Ended, reconnect_wait};
 
 /// Each chat's latest session webhook and until when it takes messages (ms; 0 unsaid).
 type Webhooks = Arc<Mutex<HashMap<String, (String, i64)>>>;
@@ -91,35 +91,24 @@ async fn run(
             }
         })
     };
-    let mut failures: u32 = 0;
-    loop {
-        let ended = tokio::select! {
-            () = stop.cancelled() => break,
-            r = connection(&client, &tx, &mut failures) => r,
-        };
-        let Some(wait) = reconnect_wait(
-            &name,
-            ended,
-            DingtalkError::is_transient,
-            &mut failures,
-            options,
-        ) else {
-            break;
-        };
-        tokio::select! {
-            () = stop.cancelled() => break,
-            () = tokio::time::sleep(wait) => {}
-        }
-    }
+    let attempts = Attempts::default();
+    reconnecting(
+        &name,
+        options,
+        stop,
+        &attempts,
+        DingtalkError::is_transient,
+        || connection(&client, &tx, &attempts),
+    )
+    .await;
     worker.abort();
 }
 
-/// One connection: opened, read until it ends. `failures` goes back to 0 once a frame
-/// arrives (the connection works).
+/// One connection: opened, read until it ends; a frame arriving says it works.
 async fn connection(
     client: &DingtalkClient,
     tx: &mpsc::UnboundedSender<(String, Box<RobotMessage>)>,
-    failures: &mut u32,
+    attempts: &Attempts,
 ) -> Result<Ended, DingtalkError> {
     let endpoint = client.open().await?;
     let mut socket = client.connect(&endpoint).await?;
@@ -145,7 +134,7 @@ async fn connection(
             // Pings are answered by the socket itself; pongs and binary frames say nothing.
             Some(Ok(_)) => continue,
         };
-        *failures = 0;
+        attempts.connected();
         let (frame, incoming) = match parse_frame(&text) {
             Ok(f) => f,
             Err(e) => {

@@ -24,11 +24,11 @@ use wyckoff_session::desk_bots::Inbound;
 
 use crate::dingtalk::update_id;
 use crate::format::split_bytes;
+use crate::serve::{Attempts, ConnectionEnded as Ended, reconnecting};
 use crate::serve::{
     Chat, FOLLOW_UP_EVERY, FollowUps, Reply, ServeError, ServeOptions, respond, send_follow_ups,
     while_serving,
 };
-use crate::serve::{ConnectionEnded as Ended, reconnect_wait};
 use crate::wecom::{
     CMD_PING, CMD_SEND, CMD_SUBSCRIBE, Credentials, EVENT_REPLACED, Incoming, PUBLIC_WS,
     WECOM_LIMIT, WecomError, WecomMessage, parse_frame, ping, respond_stream, send_markdown,
@@ -268,27 +268,20 @@ async fn run(
             }
         })
     };
-    let mut failures: u32 = 0;
-    loop {
-        let ended = tokio::select! {
-            () = stop.cancelled() => break,
-            r = connection(&client, &link, &tx, &mut failures) => r,
-        };
-        link.close().await;
-        let Some(wait) = reconnect_wait(
-            &name,
-            ended,
-            WecomError::is_transient,
-            &mut failures,
-            options,
-        ) else {
-            break;
-        };
-        tokio::select! {
-            () = stop.cancelled() => break,
-            () = tokio::time::sleep(wait) => {}
-        }
-    }
+    let attempts = Attempts::default();
+    reconnecting(
+        &name,
+        options,
+        stop,
+        &attempts,
+        WecomError::is_transient,
+        || async {
+            let ended = connection(&client, &link, &tx, &attempts).await;
+            link.close().await;
+            ended
+        },
+    )
+    .await;
     link.close().await;
     worker.abort();
 }
@@ -336,17 +329,17 @@ async fn open(client: &WecomClient, link: &Link) -> Result<(Sink, Source), Wecom
     Ok((sink, source))
 }
 
-/// One connection: opened, subscribed, read until it ends. `failures` goes back to 0
-/// once WeCom took the subscription.
+/// One connection: opened, subscribed, read until it ends; WeCom taking the
+/// subscription says it works.
 async fn connection(
     client: &WecomClient,
     link: &Link,
     tx: &mpsc::UnboundedSender<(String, Box<WecomMessage>)>,
-    failures: &mut u32,
+    attempts: &Attempts,
 ) -> Result<Ended, WecomError> {
     let (sink, mut source) = open(client, link).await?;
     *link.sink.lock().await = Some(sink);
-    *failures = 0;
+    attempts.connected();
     let every = heartbeat();
     let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let mut unanswered: u32 = 0;
