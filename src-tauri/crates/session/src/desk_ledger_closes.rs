@@ -4,7 +4,9 @@
 //! a bond whose exchange its digits do not settle from the exchange its statement named.
 //! Repos need none (valued at their principal) and are listed as such. The CLI runs it in
 //! the foreground (`wyckoff portfolio sync`); the app as a background task with progress
-//! ([`Desk::start_ledger_closes_sync`]).
+//! ([`Desk::start_ledger_closes_sync`]). The app's full-market sync
+//! ([`Desk::start_full_sync`]) brings the ledger's open positions along, as the CLI's
+//! full `data sync` does: a user expects a full sync to value what they hold.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -12,14 +14,17 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use wyckoff_agent::{FnTool, ProgressHandle, Tool, ToolContext, ToolError, ToolSpec};
 use wyckoff_engine::Instrument;
+use wyckoff_journal::ledger::{LedgerError, replay};
+use wyckoff_journal::{Entry, JournalError, JournalStore};
 /// The account's lines at the last day valued, as the report carries them.
 pub use wyckoff_journal::{HoldingValue, Instrument as LineInstrument, Valuation};
-use wyckoff_journal::{JournalError, JournalStore};
+use wyckoff_market::cache::BarTable;
 pub use wyckoff_market::instrument_bars::{InstrumentSyncOutcome, InstrumentSyncStatus};
 use wyckoff_market::instrument_bars::{LedgerCode, fund_source, sync_instruments};
 use wyckoff_market::sync::SyncStatus;
-use wyckoff_market::{MarketData, SyncTarget};
+use wyckoff_market::{MarketData, StockCode, SyncTarget};
 use wyckoff_protocol::TaskInfo;
+use wyckoff_tools::sync::{SYNC_ALL, SYNC_ALL_DISPLAY, sync_market};
 
 use crate::Desk;
 use crate::reports::JobError;
@@ -59,6 +64,103 @@ impl Desk {
             .await
             .map_err(|e| JobError::Refused(e.to_string()))
     }
+
+    /// Starts the full-market sync (the overview's button) as a background task of no
+    /// conversation: every benchmark index and stock, then the ledger's open positions the
+    /// market's list leaves out ([`full_sync_extras`]), their outcomes under `ledger` in
+    /// the result. Refused offline and while one is running, as the market sync alone is.
+    pub async fn start_full_sync(&self) -> Result<TaskInfo, JobError> {
+        if self.market().source_names().is_empty() {
+            return Err(JobError::Offline);
+        }
+        let tasks = self.services().background();
+        if let Some(running) = tasks.active().into_iter().find(|t| t.tool_name == SYNC_ALL) {
+            return Err(JobError::Refused(format!(
+                "{} is already running ({})",
+                running.display_name, running.task_id
+            )));
+        }
+        let tool = full_sync_tool(self.market().clone(), self.journal().clone());
+        tasks
+            .start_for_user(tool, json!({}))
+            .await
+            .map_err(|e| JobError::Refused(e.to_string()))
+    }
+}
+
+/// The codes of the ledger's open positions (shares still held after every entry), once
+/// each, in code order.
+pub fn open_codes(entries: &[Entry]) -> Result<BTreeSet<String>, LedgerError> {
+    Ok(replay(entries)?
+        .holdings
+        .into_iter()
+        .filter(|(_, h)| h.shares > 0)
+        .map(|(code, _)| code)
+        .collect())
+}
+
+/// Of the ledger's open positions, the codes a whole-market sync does not fetch itself,
+/// once each, in code order: every fund, LOF and bond (the market's list names stocks
+/// only), and a stock `covered` says the whole market leaves out (neither listed nor in
+/// the cache). Repos need no bars (valued at their principal); a code of no known kind
+/// has none to fetch.
+pub fn full_sync_extras(open: &BTreeSet<String>, covered: impl Fn(&str) -> bool) -> Vec<String> {
+    open.iter()
+        .filter(|code| match Instrument::of_code(code) {
+            Instrument::Stock => !covered(code),
+            Instrument::Fund | Instrument::Bond => true,
+            Instrument::Repo | Instrument::Other => false,
+        })
+        .cloned()
+        .collect()
+}
+
+/// The overview's full-market sync with the ledger's open positions after it.
+fn full_sync_tool(md: Arc<MarketData>, journal: JournalStore) -> Arc<dyn Tool> {
+    Arc::new(FnTool::new(
+        ToolSpec::new(SYNC_ALL, SYNC_ALL_DISPLAY).background(),
+        "同步全市场日线（基准指数 + 股票列表中的每只股票），再同步账本持仓中列表之外的代码",
+        json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        move |_args: Value, ctx: ToolContext| {
+            let md = md.clone();
+            let journal = journal.clone();
+            async move {
+                let mut summary = sync_market(&md, SyncTarget::All, &mut |stage, detail, f| {
+                    ctx.progress.report(stage, detail, f)
+                })
+                .await?;
+                // A failed ledger part is said in the result; the market's bars stand.
+                summary["ledger"] = match sync_open_positions(&md, &journal, &ctx.progress).await {
+                    Ok(out) => outcomes_value(&out),
+                    Err(e) => json!({ "error": e.to_string() }),
+                };
+                Ok(summary)
+            }
+        },
+    ))
+}
+
+/// Syncs [`full_sync_extras`] of the ledger: a stock counts as covered when the stock list
+/// names it or the bar cache holds it (the whole-market sync's own reach).
+async fn sync_open_positions(
+    md: &MarketData,
+    journal: &JournalStore,
+    progress: &ProgressHandle,
+) -> Result<Vec<InstrumentSyncOutcome>, JournalError> {
+    let open = open_codes(&journal.entries(md.clock().now()).await?)?;
+    let mut cached = BTreeSet::new();
+    for code in open.iter().filter_map(|c| StockCode::parse(c).ok()) {
+        let held = md
+            .store()
+            .coverage_of(BarTable::Stocks, &code.symbol().key())
+            .await
+            .map_err(|e| JournalError::Market(e.to_string()))?;
+        if held.is_some() || md.stock_info(&code).is_some() {
+            cached.insert(code.digits().to_owned());
+        }
+    }
+    let extras = full_sync_extras(&open, |c| cached.contains(c));
+    sync_codes(md, journal, extras, progress).await
 }
 
 /// The task that runs the sync (not offered to the model: the user starts it).
@@ -103,12 +205,23 @@ async fn sync_ledger(
     progress: &ProgressHandle,
 ) -> Result<Vec<InstrumentSyncOutcome>, JournalError> {
     let entries = journal.entries(md.clock().now()).await?;
-    let stated = journal.stated_exchanges().await?;
     let codes: BTreeSet<String> = entries
         .iter()
         .filter_map(|e| e.kind.code())
         .map(str::to_owned)
         .collect();
+    sync_codes(md, journal, codes, progress).await
+}
+
+/// Syncs `codes`' closes: the stocks in one market sync, then each fund or bond (a bond
+/// on the exchange its statement named, where the digits leave it open).
+async fn sync_codes(
+    md: &MarketData,
+    journal: &JournalStore,
+    codes: impl IntoIterator<Item = String>,
+    progress: &ProgressHandle,
+) -> Result<Vec<InstrumentSyncOutcome>, JournalError> {
+    let stated = journal.stated_exchanges().await?;
     let (stocks, others): (Vec<String>, Vec<String>) = codes
         .into_iter()
         .partition(|c| Instrument::of_code(c) == Instrument::Stock);
@@ -158,4 +271,87 @@ async fn sync_ledger(
     );
     progress.report("完成", "", fraction(steps));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wyckoff_journal::{EntryKind, Fees, Source};
+
+    fn trade(id: i64, date: u32, code: &str, shares: i64) -> Entry {
+        let (price_e6, amount_fen) = (10_000_000, shares.abs() * 1_000);
+        let code = code.to_owned();
+        Entry {
+            id,
+            date,
+            time: None,
+            name: String::new(),
+            kind: if shares > 0 {
+                EntryKind::Buy {
+                    code,
+                    shares,
+                    price_e6,
+                    amount_fen,
+                    fees: Fees::default(),
+                }
+            } else {
+                EntryKind::Sell {
+                    code,
+                    shares: -shares,
+                    price_e6,
+                    amount_fen,
+                    fees: Fees::default(),
+                }
+            },
+            source: Source::Import,
+            identity: None,
+        }
+    }
+
+    #[test]
+    fn the_open_positions_are_the_codes_still_held_once_each() {
+        let entries = [
+            trade(1, 20240102, "510300", 10_000),
+            trade(2, 20240103, "600519", 100),
+            trade(3, 20240104, "600519", 100),
+            // bought and sold out: no longer held
+            trade(4, 20240105, "159915", 1_000),
+            trade(5, 20240108, "159915", -1_000),
+            // partly sold: still held
+            trade(6, 20240109, "113050", 20),
+            trade(7, 20240110, "113050", -10),
+        ];
+        let open = open_codes(&entries).unwrap();
+        assert_eq!(
+            open.into_iter().collect::<Vec<_>>(),
+            ["113050", "510300", "600519"]
+        );
+    }
+
+    #[test]
+    fn a_full_sync_adds_what_the_market_list_leaves_out() {
+        let open: BTreeSet<String> = [
+            "510300", // fund (ETF): never in the stock list
+            "161725", // LOF
+            "113050", // convertible bond
+            "600519", // listed stock: the whole market fetches it
+            "688981", // stock neither listed nor cached
+            "204001", // repo: valued at its principal
+            "HK0700", // no known kind
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+        let covered = |c: &str| c == "600519";
+        assert_eq!(
+            full_sync_extras(&open, covered),
+            ["113050", "161725", "510300", "688981"]
+        );
+        // every stock covered: the funds and bonds alone
+        assert_eq!(
+            full_sync_extras(&open, |_| true),
+            ["113050", "161725", "510300"]
+        );
+        assert!(full_sync_extras(&BTreeSet::new(), |_| false).is_empty());
+    }
 }

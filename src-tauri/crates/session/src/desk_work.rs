@@ -119,8 +119,12 @@ impl Desk {
     }
 
     /// Starts `request` as a background task of no conversation (a screen, a backtest, the
-    /// full-market sync, a CSV import or an alerts check).
+    /// full-market sync — with the ledger's open positions, [`Desk::start_full_sync`] — a
+    /// CSV import or an alerts check).
     pub async fn start_job(&self, request: &TaskRequest) -> Result<TaskInfo, JobError> {
+        if matches!(request, TaskRequest::SyncAll) {
+            return self.start_full_sync().await;
+        }
         jobs::start_under(
             self.market(),
             self.services().background(),
