@@ -8,10 +8,18 @@
 //! is a line in the log, not a dialog. `WYCKOFF_UPDATE_INTERVAL_SECS` replaces both the
 //! delay after start and the day between checks, in debug builds only (the end-to-end test
 //! runs on seconds); a release build checks daily whatever the environment says.
+//!
+//! The schedule reads the app's clock ([`crate::clock_override::app_clock`]), never the
+//! runtime's timer directly: when each check is due is [`next_check_at`] of the clock's
+//! now, and the waits are the clock's own.
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use tauri::{AppHandle, Manager};
+use wyckoff_session::time::{Clock, SystemClock};
 
 use crate::commands::updater::{self, PendingUpdate};
 use crate::state::AppState;
@@ -99,13 +107,61 @@ pub fn watch(app: AppHandle) {
         }
         Plan::Every { first, every } => (first, every),
     };
-    tauri::async_runtime::spawn(async move {
-        tokio::time::sleep(first).await;
-        loop {
-            check_once(&app).await;
-            tokio::time::sleep(every).await;
-        }
+    let clock = crate::clock_override::app_clock().unwrap_or_else(|e| {
+        tracing::warn!("update check on the system clock: {e}");
+        Arc::new(SystemClock)
     });
+    let started = clock.now();
+    tauri::async_runtime::spawn(async move {
+        run_schedule(clock.as_ref(), started, first, every, || check_once(&app)).await
+    });
+}
+
+/// When the next automatic check is due: `first` after `started` until one has run, then
+/// `every` after the last one began.
+pub fn next_check_at(
+    started: DateTime<Utc>,
+    last_check: Option<DateTime<Utc>>,
+    first: Duration,
+    every: Duration,
+) -> DateTime<Utc> {
+    let after = |at: DateTime<Utc>, by: Duration| {
+        chrono::Duration::from_std(by)
+            .ok()
+            .and_then(|d| at.checked_add_signed(d))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
+    };
+    match last_check {
+        None => after(started, first),
+        Some(last) => after(last, every),
+    }
+}
+
+/// Runs `check` at every [`next_check_at`] of `clock`, for ever: waits on the clock until
+/// the time is due (woken early, it waits again for the rest).
+async fn run_schedule<F, Fut>(
+    clock: &dyn Clock,
+    started: DateTime<Utc>,
+    first: Duration,
+    every: Duration,
+    mut check: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let mut last = None;
+    loop {
+        let due = next_check_at(started, last, first, every);
+        loop {
+            let now = clock.now();
+            if now >= due {
+                break;
+            }
+            clock.sleep((due - now).to_std().unwrap_or_default()).await;
+        }
+        last = Some(clock.now());
+        check().await;
+    }
 }
 
 async fn check_once(app: &AppHandle) {
@@ -132,6 +188,82 @@ async fn check_once(app: &AppHandle) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use wyckoff_session::time::ManualClock;
+
+    #[test]
+    fn next_check_table() {
+        let t0 = DateTime::<Utc>::from_timestamp(1_765_000_000, 0).unwrap();
+        let s = |n: i64| t0 + chrono::Duration::seconds(n);
+        // (last check, first, every) -> due
+        let cases = [
+            (None, FIRST_CHECK_AFTER, CHECK_EVERY, s(30)),
+            (Some(s(30)), FIRST_CHECK_AFTER, CHECK_EVERY, s(30 + 86_400)),
+            (
+                Some(s(90_000)),
+                FIRST_CHECK_AFTER,
+                CHECK_EVERY,
+                s(90_000 + 86_400),
+            ),
+            (None, Duration::from_secs(5), Duration::from_secs(5), s(5)),
+            (
+                Some(s(5)),
+                Duration::from_secs(5),
+                Duration::from_secs(5),
+                s(10),
+            ),
+        ];
+        for (last, first, every, want) in cases {
+            assert_eq!(next_check_at(t0, last, first, every), want, "{last:?}");
+        }
+        // an absurd interval saturates instead of panicking
+        assert_eq!(
+            next_check_at(t0, None, Duration::MAX, CHECK_EVERY),
+            DateTime::<Utc>::MAX_UTC
+        );
+    }
+
+    /// Lets the spawned schedule run until it waits on the clock again.
+    async fn settle() {
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn the_checks_follow_the_clock_30_s_after_start_then_daily() {
+        let clock = Arc::new(ManualClock::default());
+        let started = clock.now();
+        let checks = Arc::new(AtomicU32::new(0));
+        let (c, n) = (clock.clone(), checks.clone());
+        let task = tokio::spawn(async move {
+            run_schedule(c.as_ref(), started, FIRST_CHECK_AFTER, CHECK_EVERY, || {
+                n.fetch_add(1, Ordering::SeqCst);
+                async {}
+            })
+            .await
+        });
+        let count = || checks.load(Ordering::SeqCst);
+        settle().await;
+        assert_eq!(count(), 0, "nothing at start");
+        clock.advance(Duration::from_secs(29));
+        settle().await;
+        assert_eq!(count(), 0, "not before 30 s");
+        clock.advance(Duration::from_secs(1));
+        settle().await;
+        assert_eq!(count(), 1, "the first check 30 s after start");
+        clock.advance(CHECK_EVERY - Duration::from_secs(1));
+        settle().await;
+        assert_eq!(count(), 1, "not again within the day");
+        clock.advance(Duration::from_secs(1));
+        settle().await;
+        assert_eq!(count(), 2, "a day after the first");
+        // a clock moved on by two days (a machine asleep) checks once, then daily again
+        clock.advance(2 * CHECK_EVERY);
+        settle().await;
+        assert_eq!(count(), 3);
+        task.abort();
+    }
 
     #[test]
     fn plan_table() {
