@@ -8,12 +8,12 @@
 //! carries it.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::format::{DINGTALK_LIMIT, split_bytes};
+use crate::open_api::{HttpError, http_client, send, send_json};
 use crate::ws_connect::WsConnectError;
 
 pub const PUBLIC_API: &str = "https://api.dingtalk.com";
@@ -55,6 +55,15 @@ impl From<WsConnectError> for DingtalkError {
             WsConnectError::Network(m) => DingtalkError::Network(m),
             WsConnectError::BadUrl(m) => DingtalkError::Decode(format!("endpoint: {m}")),
             e @ WsConnectError::UnsupportedProxy(_) => DingtalkError::Proxy(e.to_string()),
+        }
+    }
+}
+
+impl From<HttpError> for DingtalkError {
+    fn from(e: HttpError) -> Self {
+        match e {
+            HttpError::Network(m) => DingtalkError::Network(m),
+            HttpError::Decode(m) => DingtalkError::Decode(m),
         }
     }
 }
@@ -247,17 +256,7 @@ impl DingtalkClient {
         proxy: Option<&str>,
     ) -> Result<DingtalkClient, DingtalkError> {
         let app = AppCredentials::parse(token).ok_or(DingtalkError::BadSecret)?;
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(15))
-            .timeout(Duration::from_secs(30));
-        if let Some(proxy) = proxy.filter(|p| !p.trim().is_empty()) {
-            let proxy = reqwest::Proxy::all(proxy)
-                .map_err(|e| DingtalkError::Network(format!("proxy: {}", e.without_url())))?;
-            builder = builder.proxy(proxy);
-        }
-        let http = builder
-            .build()
-            .map_err(|e| DingtalkError::Network(e.without_url().to_string()))?;
+        let http = http_client(proxy)?;
         Ok(DingtalkClient {
             http,
             base: api_url
@@ -275,7 +274,7 @@ impl DingtalkClient {
 
     /// Asks for a connection: the endpoint and its ticket (checks the credentials).
     pub async fn open(&self) -> Result<Endpoint, DingtalkError> {
-        let response = self
+        let request = self
             .http
             .post(format!("{}/v1.0/gateway/connections/open", self.base))
             .json(&json!({
@@ -285,17 +284,8 @@ impl DingtalkClient {
                     {"type": "CALLBACK", "topic": ROBOT_TOPIC},
                 ],
                 "ua": concat!("wyckoff-desk/", env!("CARGO_PKG_VERSION")),
-            }))
-            .send()
-            .await
-            .map_err(|e| DingtalkError::Network(e.without_url().to_string()))?;
-        let status = response.status().as_u16();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| DingtalkError::Network(e.without_url().to_string()))?;
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| DingtalkError::Decode(format!("connections/open: {e} (HTTP {status})")))?;
+            }));
+        let (status, value) = send_json(request, "connections/open").await?;
         if status == 401 || status == 403 {
             return Err(DingtalkError::Unauthorized(format!("HTTP {status}")));
         }
@@ -351,18 +341,7 @@ impl DingtalkClient {
 
     async fn post_webhook(&self, webhook: &str, body: &Value) -> Result<(), DingtalkError> {
         // The webhook carries the chat's session in its query: errors leave it out.
-        let response = self
-            .http
-            .post(webhook)
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| DingtalkError::Network(e.without_url().to_string()))?;
-        let status = response.status().as_u16();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| DingtalkError::Network(e.without_url().to_string()))?;
+        let (status, text) = send(self.http.post(webhook).json(body)).await?;
         let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         let errcode = value["errcode"].as_i64().unwrap_or(0);
         if !(200..300).contains(&status) || errcode != 0 {

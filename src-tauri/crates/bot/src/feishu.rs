@@ -20,11 +20,11 @@ use prost::Message as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
-use tokio::sync::Mutex;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::dingtalk::AppCredentials;
 use crate::format::{FEISHU_LIMIT, split_bytes};
+use crate::open_api::{HttpError, TokenCache, http_client, send_json};
 use crate::serve::Reply;
 
 pub const PUBLIC_API: &str = "https://open.feishu.cn";
@@ -380,6 +380,15 @@ pub enum FeishuError {
     Decode(String),
 }
 
+impl From<HttpError> for FeishuError {
+    fn from(e: HttpError) -> Self {
+        match e {
+            HttpError::Network(m) => FeishuError::Network(m),
+            HttpError::Decode(m) => FeishuError::Decode(m),
+        }
+    }
+}
+
 impl FeishuError {
     /// Worth another try after a backoff (the bot keeps serving).
     pub fn is_transient(&self) -> bool {
@@ -411,8 +420,8 @@ pub struct FeishuClient {
     http: reqwest::Client,
     base: String,
     app: AppCredentials,
-    /// The tenant access token and when to get a new one.
-    token: Arc<Mutex<Option<(String, Instant)>>>,
+    /// The tenant access token.
+    token: Arc<TokenCache>,
 }
 
 impl FeishuClient {
@@ -424,17 +433,7 @@ impl FeishuClient {
         proxy: Option<&str>,
     ) -> Result<FeishuClient, FeishuError> {
         let app = AppCredentials::parse(secret).ok_or(FeishuError::BadSecret)?;
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(15))
-            .timeout(Duration::from_secs(30));
-        if let Some(proxy) = proxy.filter(|p| !p.trim().is_empty()) {
-            let proxy = reqwest::Proxy::all(proxy)
-                .map_err(|e| FeishuError::Network(format!("proxy: {}", e.without_url())))?;
-            builder = builder.proxy(proxy);
-        }
-        let http = builder
-            .build()
-            .map_err(|e| FeishuError::Network(e.without_url().to_string()))?;
+        let http = http_client(proxy)?;
         Ok(FeishuClient {
             http,
             base: api_url
@@ -442,7 +441,7 @@ impl FeishuClient {
                 .trim_end_matches('/')
                 .to_owned(),
             app,
-            token: Arc::new(Mutex::new(None)),
+            token: Arc::default(),
         })
     }
 
@@ -464,29 +463,16 @@ impl FeishuClient {
         if let Some(token) = bearer {
             request = request.bearer_auth(token);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| FeishuError::Network(e.without_url().to_string()))?;
-        let status = response.status().as_u16();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| FeishuError::Network(e.without_url().to_string()))?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| {
-            FeishuError::Decode(format!("{}: {e} (HTTP {status})", path_only(path)))
-        })?;
-        Ok((status, value))
+        Ok(send_json(request, path_only(path)).await?)
     }
 
     /// The tenant access token, asked for again 5 minutes before it expires.
     pub async fn tenant_token(&self) -> Result<String, FeishuError> {
-        let mut cached = self.token.lock().await;
-        if let Some((token, renew)) = cached.as_ref()
-            && Instant::now() < *renew
-        {
-            return Ok(token.clone());
-        }
+        self.token.get(|| self.new_tenant_token()).await
+    }
+
+    /// `/open-apis/auth/v3/tenant_access_token/internal`: a token and how long it lasts.
+    async fn new_tenant_token(&self) -> Result<(String, Duration), FeishuError> {
         let (status, value) = self
             .post(
                 "/open-apis/auth/v3/tenant_access_token/internal",
@@ -512,9 +498,7 @@ impl FeishuClient {
             .ok_or_else(|| FeishuError::Decode("no tenant_access_token".into()))?
             .to_owned();
         let lasts = Duration::from_secs(value["expire"].as_u64().unwrap_or(7200));
-        let renew = Instant::now() + lasts.saturating_sub(Duration::from_secs(300));
-        *cached = Some((token.clone(), renew));
-        Ok(token)
+        Ok((token, lasts))
     }
 
     /// Asks for a long connection: its URL and settings (checks the credentials).
@@ -584,18 +568,11 @@ impl FeishuClient {
     /// The bot's name as Feishu shows it (`/open-apis/bot/v3/info`).
     pub async fn bot_name(&self) -> Result<String, FeishuError> {
         let token = self.tenant_token().await?;
-        let response = self
+        let request = self
             .http
             .get(format!("{}/open-apis/bot/v3/info", self.base))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .map_err(|e| FeishuError::Network(e.without_url().to_string()))?;
-        let status = response.status().as_u16();
-        let value: Value = response
-            .json()
-            .await
-            .map_err(|e| FeishuError::Decode(format!("bot info: {}", e.without_url())))?;
+            .bearer_auth(&token);
+        let (status, value) = send_json(request, "bot info").await?;
         let code = value["code"].as_i64().unwrap_or(-1);
         if code != 0 {
             return Err(FeishuError::Api {
@@ -634,7 +611,7 @@ impl FeishuClient {
     pub async fn upload_image(&self, png: &[u8], file_name: &str) -> Result<String, FeishuError> {
         let token = self.tenant_token().await?;
         let (boundary, body) = image_form(png, file_name);
-        let response = self
+        let request = self
             .http
             .post(format!("{}/open-apis/im/v1/images", self.base))
             .bearer_auth(&token)
@@ -642,17 +619,8 @@ impl FeishuClient {
                 reqwest::header::CONTENT_TYPE,
                 format!("multipart/form-data; boundary={boundary}"),
             )
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| FeishuError::Network(e.without_url().to_string()))?;
-        let status = response.status().as_u16();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| FeishuError::Network(e.without_url().to_string()))?;
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| FeishuError::Decode(format!("images: {e} (HTTP {status})")))?;
+            .body(body);
+        let (status, value) = send_json(request, "images").await?;
         let code = value["code"].as_i64().unwrap_or(-1);
         match value["data"]["image_key"].as_str() {
             Some(key) if code == 0 && !key.is_empty() => Ok(key.to_owned()),
@@ -710,7 +678,7 @@ impl FeishuClient {
                 return Ok(());
             }
             if attempt == 0 && TOKEN_EXPIRED.contains(&code) {
-                *self.token.lock().await = None;
+                self.token.forget().await;
                 continue;
             }
             return Err(FeishuError::Api {

@@ -9,6 +9,7 @@ pub mod command;
 pub mod dingtalk;
 pub mod feishu;
 pub mod format;
+pub mod open_api;
 pub mod serve;
 pub mod serve_feishu;
 pub mod serve_stream;
