@@ -11,11 +11,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+#[path = "support/ledger_klines.rs"]
+mod ledger_klines;
 
+use ledger_klines::{Close, line, run};
 use serde_json::{Value, json};
 use wyckoff_e2e::{show, wyckoff_cli};
 
@@ -34,86 +33,13 @@ const STATEMENT_SZ: &str =
 ";
 
 /// Closes served, as (secid, date, close).
-const CLOSES: &[(&str, &str, f64)] = &[
+const CLOSES: &[Close] = &[
     ("1.101234", "2024-08-05", 99.61),
     ("1.101234", "2024-08-09", 100.27),
     ("0.101234", "2024-08-09", 98.76),
     ("1.108888", "2024-08-09", 101.0),
     ("0.108888", "2024-08-09", 101.0),
 ];
-
-/// A local server answering Eastmoney's kline requests from [`CLOSES`]; every request line
-/// is logged.
-fn serve() -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for sock in listener.incoming() {
-            let Ok(mut sock) = sock else { continue };
-            let mut buf = [0_u8; 4096];
-            let mut got = Vec::new();
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = sock.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-            let head = String::from_utf8_lossy(&got).to_string();
-            let line = head.lines().next().unwrap_or("").to_owned();
-            log.lock().unwrap().push(line.clone());
-            let secid = line
-                .split(['?', '&', ' '])
-                .find_map(|p| p.strip_prefix("secid="))
-                .unwrap_or("")
-                .to_owned();
-            let klines: Vec<String> = CLOSES
-                .iter()
-                .filter(|(s, _, _)| *s == secid)
-                .map(|(_, d, c)| {
-                    format!(
-                        "{d},{c},{c},{c},{c},1200,{},0.5,0.1,0.01,0.2",
-                        c * 120_000.0
-                    )
-                })
-                .collect();
-            let body = if klines.is_empty() {
-                json!({"rc": 0, "data": null}).to_string()
-            } else {
-                json!({"rc": 0, "data": {"code": secid, "klines": klines}}).to_string()
-            };
-            let _ = write!(
-                sock,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (base, seen)
-}
-
-fn run(home: &Path, online: Option<&str>, args: &[&str]) -> Value {
-    let mut cmd = wyckoff_cli(home);
-    if let Some(base) = online {
-        cmd.env_remove("WYCKOFF_OFFLINE")
-            .env("WYCKOFF_DATA_SOURCES", "eastmoney")
-            .env("WYCKOFF_EASTMONEY_URL", base);
-    }
-    let out = cmd.args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", show(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn line<'a>(holdings: &'a Value, code: &str) -> &'a Value {
-    holdings
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|h| h["code"] == code)
-        .unwrap_or_else(|| panic!("no {code} in {holdings}"))
-}
 
 #[test]
 fn a_bond_is_valued_on_the_exchange_its_statement_names_and_left_unvalued_when_none_does() {
@@ -126,7 +52,7 @@ fn a_bond_is_valued_on_the_exchange_its_statement_names_and_left_unvalued_when_n
         &["portfolio", "import", path.to_str().unwrap(), "--json"],
     );
 
-    let (base, seen) = serve();
+    let (base, seen) = ledger_klines::serve(CLOSES);
     let sync = run(home.path(), Some(&base), &["portfolio", "sync", "--json"]);
     let outcome = |code: &str| {
         sync.as_array()
@@ -210,7 +136,7 @@ fn a_market_column_names_shenzhen() {
         None,
         &["portfolio", "import", path.to_str().unwrap(), "--json"],
     );
-    let (base, seen) = serve();
+    let (base, seen) = ledger_klines::serve(CLOSES);
     run(home.path(), Some(&base), &["portfolio", "sync", "--json"]);
     let asked = seen.lock().unwrap().clone();
     assert_eq!(asked.len(), 1, "{asked:?}");
@@ -237,7 +163,7 @@ fn a_full_data_sync_refreshes_what_the_ledger_holds() {
         None,
         &["portfolio", "import", path.to_str().unwrap(), "--json"],
     );
-    let (base, seen) = serve();
+    let (base, seen) = ledger_klines::serve(CLOSES);
     let data_sync = |args: &[&str]| {
         let out = wyckoff_cli(home.path())
             .env_remove("WYCKOFF_OFFLINE")

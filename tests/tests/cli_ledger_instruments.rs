@@ -9,13 +9,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+#[path = "support/ledger_klines.rs"]
+mod ledger_klines;
 
-use serde_json::{Value, json};
-use wyckoff_e2e::{show, wyckoff_cli};
+use ledger_klines::{Close, line, run};
+use serde_json::json;
+use wyckoff_e2e::wyckoff_cli;
 
 /// The statement: cash in, 10,000 units of 510300 at 3.400, 100 of 127050 at 115.000,
 /// 20,000.00 lent on 204001 (not yet back).
@@ -28,7 +27,7 @@ const STATEMENT: &str = "成交日期,业务名称,证券代码,证券名称,成
 
 /// Closes served, as (secid, date, close): the ETF on four days (none on the 8th), the
 /// bond on three.
-const CLOSES: &[(&str, &str, f64)] = &[
+const CLOSES: &[Close] = &[
     ("1.510300", "2024-08-05", 3.401),
     ("1.510300", "2024-08-06", 3.412),
     ("1.510300", "2024-08-07", 3.398),
@@ -37,79 +36,6 @@ const CLOSES: &[(&str, &str, f64)] = &[
     ("0.127050", "2024-08-07", 117.1),
     ("0.127050", "2024-08-09", 117.4),
 ];
-
-/// A local server answering Eastmoney's kline requests from [`CLOSES`]; every request line
-/// is logged.
-fn serve() -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for sock in listener.incoming() {
-            let Ok(mut sock) = sock else { continue };
-            let mut buf = [0_u8; 4096];
-            let mut got = Vec::new();
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = sock.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-            let head = String::from_utf8_lossy(&got).to_string();
-            let line = head.lines().next().unwrap_or("").to_owned();
-            log.lock().unwrap().push(line.clone());
-            let secid = line
-                .split(['?', '&', ' '])
-                .find_map(|p| p.strip_prefix("secid="))
-                .unwrap_or("")
-                .to_owned();
-            let klines: Vec<String> = CLOSES
-                .iter()
-                .filter(|(s, _, _)| *s == secid)
-                .map(|(_, d, c)| {
-                    format!(
-                        "{d},{c},{c},{c},{c},1200,{},0.5,0.1,0.01,0.2",
-                        c * 120_000.0
-                    )
-                })
-                .collect();
-            let body = if klines.is_empty() {
-                json!({"rc": 0, "data": null}).to_string()
-            } else {
-                json!({"rc": 0, "data": {"code": secid, "klines": klines}}).to_string()
-            };
-            let _ = write!(
-                sock,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (base, seen)
-}
-
-fn run(home: &Path, online: Option<&str>, args: &[&str]) -> Value {
-    let mut cmd = wyckoff_cli(home);
-    if let Some(base) = online {
-        cmd.env_remove("WYCKOFF_OFFLINE")
-            .env("WYCKOFF_DATA_SOURCES", "eastmoney")
-            .env("WYCKOFF_EASTMONEY_URL", base);
-    }
-    let out = cmd.args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", show(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn line<'a>(holdings: &'a Value, code: &str) -> &'a Value {
-    holdings
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|h| h["code"] == code)
-        .unwrap_or_else(|| panic!("no {code} in {holdings}"))
-}
 
 #[test]
 fn funds_and_bonds_are_valued_at_their_real_closes_once_synced() {
@@ -147,7 +73,7 @@ fn funds_and_bonds_are_valued_at_their_real_closes_once_synced() {
         json!({"type": "principal", "value_fen": 2_000_000})
     );
 
-    let (base, seen) = serve();
+    let (base, seen) = ledger_klines::serve(CLOSES);
     let sync = run(home.path(), Some(&base), &["portfolio", "sync", "--json"]);
     let synced: Vec<(String, String)> = sync
         .as_array()
