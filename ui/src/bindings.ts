@@ -367,12 +367,12 @@ export const commands = {
 	 *  Each concept block's 5-day return against the market's (`as_of` `YYYY-MM-DD`; the
 	 *  newest cached day when `None`), strongest first.
 	 */
-	conceptStrength: (asOf: string | null) => typedError<ConceptStrengthPage, CommandError>(__TAURI_INVOKE("concept_strength", { asOf })),
+	conceptStrength: (asOf: string | null) => typedError<ConceptStrength, CommandError>(__TAURI_INVOKE("concept_strength", { asOf })),
 	/**
 	 *  A stock's industry and concept and style blocks (the latest loads when `as_of` is
 	 *  `None`).
 	 */
-	stockBlocks: (code: string, asOf: string | null) => typedError<StockBlocks, CommandError>(__TAURI_INVOKE("stock_blocks", { code, asOf })),
+	stockBlocks: (code: string, asOf: string | null) => typedError<StockMembership, CommandError>(__TAURI_INVOKE("stock_blocks", { code, asOf })),
 };
 
 /** Events */
@@ -973,28 +973,8 @@ export type CommandErrorKind =
 /**  Anything else: a store, a file, a task that failed. */
 "internal";
 
-/**  Every concept block on one trading day, strongest relative return first. */
-export type ConceptStrengthDay = {
-	/**  `YYYYMMDD`. */
-	date: number,
-	/**  Stocks with a 5-day return on the day, and their mean, percent. */
-	market_stocks: number,
-	market_return_5d_pct: number | null,
-	rows: ConceptStrengthRow[],
-};
-
-/**  The concept table as the map page shows it. */
-export type ConceptStrengthPage = {
-	/**  `None`: no concept blocks on record (a TDX install's block_gn.dat gives them). */
-	load: LoadInfo | null,
-	/**  The load is dated after the day (none earlier exists): today's blocks stand in. */
-	load_later: boolean,
-	/**  `None` with no blocks, or no bars cached on or before the day. */
-	table: ConceptStrengthDay | null,
-};
-
-/**  One concept block on the day. */
-export type ConceptStrengthRow = {
+/**  One concept on the day. */
+export type ConceptRow = {
 	concept: string,
 	/**  Members in the block (A-share stocks). */
 	members: number,
@@ -1006,6 +986,29 @@ export type ConceptStrengthRow = {
 	relative_5d_pct: number | null,
 	/**  Counted members that closed up on the day. */
 	up_today: number,
+};
+
+/**
+ *  The concept table as a front end shows it: the blocks' load and whether it is later
+ *  than the day.
+ */
+export type ConceptStrength = {
+	/**  `None`: no concept blocks on record (a TDX install's block_gn.dat gives them). */
+	load: LoadInfo | null,
+	/**  The load is dated after the day (none earlier exists): today's blocks stand in. */
+	load_later: boolean,
+	/**  `None` with no blocks, or no bars cached on or before the day. */
+	table: ConceptTable | null,
+};
+
+/**  Every concept on one day, strongest first. */
+export type ConceptTable = {
+	/**  `YYYYMMDD`. */
+	date: number,
+	/**  Stocks with a 5-day return on the day, and their mean, percent. */
+	market_stocks: number,
+	market_return_5d_pct: number | null,
+	rows: ConceptRow[],
 };
 
 export type ConnectionFailed = {
@@ -3227,25 +3230,6 @@ export type SpanWrite = {
 
 export type StepState = "pending" | "done" | "skipped";
 
-/**  What a stock belonged to on a day, as the stock page shows it. */
-export type StockBlocks = {
-	/**  Six digits. */
-	code: string,
-	industry: string | null,
-	/**  The load the industry was read from. */
-	industry_load: LoadInfo | null,
-	/**  The industry is a later membership standing in for the day's. */
-	industry_later: boolean,
-	/**  Concept blocks (概念), sorted. */
-	concepts: string[],
-	/**  Style blocks (风格), sorted. */
-	styles: string[],
-	/**  The block loads read (concepts, then styles). */
-	block_loads: LoadInfo[],
-	/**  A block load read is later than the day. */
-	blocks_later: boolean,
-};
-
 export type StockChart = {
 	code: string,
 	name: string | null,
@@ -3272,6 +3256,27 @@ export type StockHit = {
 	exchange: string,
 	/**  How it matched: code, name or pinyin. */
 	matched: string,
+};
+
+/**  What `code` belonged to on `day`. */
+export type StockMembership = {
+	/**  Six digits. */
+	code: string,
+	/**  The day asked for, `YYYYMMDD` (`None`: the latest loads). */
+	day: number | null,
+	industry: string | null,
+	/**  The load the industry was read from. */
+	industry_load: LoadInfo | null,
+	/**  The industry is a later membership standing in for the day's (none that early). */
+	industry_later: boolean,
+	/**  Concept blocks (概念), sorted. */
+	concepts: string[],
+	/**  Style blocks (风格), sorted. */
+	styles: string[],
+	/**  The block loads read (concepts, then styles). */
+	block_loads: LoadInfo[],
+	/**  A block load read is later than the day (none that early). */
+	blocks_later: boolean,
 };
 
 export type StockSyncResult = {

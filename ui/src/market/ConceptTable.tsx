@@ -2,7 +2,7 @@
 // map's day, strongest first, with where the blocks came from and whether today's blocks
 // stand in for a past day. Every figure is the desk's.
 import { useContext, useEffect, useState } from "react";
-import { commands, type ConceptStrengthPage } from "../bindings";
+import { commands, type ConceptStrength } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { MISSING } from "../chat/diagnosis";
 import { isoDay } from "./mapModel";
@@ -11,7 +11,7 @@ import { conceptNotes, conceptText, signedPct } from "./concepts";
 /** `asOf`: the map's day (`YYYY-MM-DD`), the newest cached when `null`. */
 export default function ConceptTable({ asOf }: { asOf: string | null }) {
   const t = conceptText(useContext(LanguageContext));
-  const [page, setPage] = useState<ConceptStrengthPage | null>(null);
+  const [page, setPage] = useState<ConceptStrength | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let live = true;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { cleanup, render, waitFor } from "@testing-library/react";
-import type { ConceptStrengthPage, LoadInfo, StockBlocks } from "../bindings";
+import type { ConceptStrength, LoadInfo, StockMembership } from "../bindings";
 
 const mocks = vi.hoisted(() => ({ conceptStrength: vi.fn(), stockBlocks: vi.fn() }));
 vi.mock("../bindings", () => ({ commands: mocks }));
@@ -27,7 +27,7 @@ const load = (kind: LoadInfo["kind"], over: Partial<LoadInfo> = {}): LoadInfo =>
   ...over,
 });
 
-const strengthPage = (over: Partial<ConceptStrengthPage> = {}): ConceptStrengthPage => ({
+const strengthPage = (over: Partial<ConceptStrength> = {}): ConceptStrength => ({
   load: load("concept"),
   load_later: true,
   table: {
@@ -42,8 +42,9 @@ const strengthPage = (over: Partial<ConceptStrengthPage> = {}): ConceptStrengthP
   ...over,
 });
 
-const stockBlocks = (over: Partial<StockBlocks> = {}): StockBlocks => ({
+const stockBlocks = (over: Partial<StockMembership> = {}): StockMembership => ({
   code: "000001",
+  day: null,
   industry: "银行",
   industry_load: load("industry", { source: "csv", loaded_on: 20261201 }),
   industry_later: false,

@@ -1,7 +1,7 @@
 // Concept blocks as the map page and the stock page show them: the strings in both
 // languages and what each line says, from the desk's figures alone (a missing figure is
 // said, never made up).
-import type { ConceptStrengthPage, IndustrySource, LoadInfo, StockBlocks } from "../bindings";
+import type { ConceptStrength, IndustrySource, LoadInfo, StockMembership } from "../bindings";
 import { localTexts } from "../i18n";
 import { isoDay } from "./mapModel";
 
@@ -80,7 +80,7 @@ export function signedPct(n: number | null | undefined): string {
 
 /** The lines above the concept table: where the blocks came from, whether a later load
  * stands in for the day, the market's own figure, and why there is no table. */
-export function conceptNotes(p: ConceptStrengthPage, t: ConceptT): { id: string; text: string }[] {
+export function conceptNotes(p: ConceptStrength, t: ConceptT): { id: string; text: string }[] {
   if (!p.load) return [{ id: "no-concepts", text: t("noConcepts") }];
   const load = isoDay(p.load.loaded_on);
   const notes = [{ id: "load", text: t("loadFrom", { load, source: sourceText(p.load.source, t) }) }];
@@ -102,7 +102,7 @@ function loadText(l: LoadInfo, t: ConceptT): string {
 
 /** The stock page's two lines: its industry with the load it was read from, and its
  * concepts (or why there are none). */
-export function blocksLines(b: StockBlocks, t: ConceptT): { industry: string; concepts: string | null; conceptsNote: string } {
+export function blocksLines(b: StockMembership, t: ConceptT): { industry: string; concepts: string | null; conceptsNote: string } {
   const industry = b.industry
     ? t("industryLine", { industry: b.industry }) + (b.industry_load ? loadText(b.industry_load, t) : "") + (b.industry_later ? t("industryLater") : "")
     : t("industryNone");

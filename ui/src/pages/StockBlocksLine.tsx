@@ -1,13 +1,13 @@
 // A stock's industry (with the load it was read from) and its concept blocks under its
 // page's header, from the latest loads; said plainly when none are on record.
 import { useContext, useEffect, useState } from "react";
-import { commands, type StockBlocks } from "../bindings";
+import { commands, type StockMembership } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { blocksLines, conceptText } from "../market/concepts";
 
 export default function StockBlocksLine({ code }: { code: string }) {
   const t = conceptText(useContext(LanguageContext));
-  const [loaded, setLoaded] = useState<StockBlocks | null>(null);
+  const [loaded, setLoaded] = useState<StockMembership | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let live = true;

@@ -58,6 +58,9 @@ pub mod market {
         CodeHistory, HistoryCounts, HistorySync, HistorySyncError, ListStatus, Listing,
         SnapshotInfo, SpanWrite, StoredSpan,
     };
+    /// Concept blocks' strength on a day, and a stock's memberships as of a day.
+    pub use wyckoff_market::concepts::{ConceptRow, ConceptStrength, ConceptTable};
+    pub use wyckoff_market::membership::StockMembership;
     /// Industry and concept membership, per load day.
     pub use wyckoff_market::industries::{
         IndustriesImportError, IndustriesImportReport, IndustriesImportStatus, IndustryCoverage,
