@@ -44,7 +44,7 @@ pub const MAX_LISTED_ERRORS: usize = 50;
 /// No industry or concept name is this long; a longer one is a column out of place.
 const MAX_NAME_CHARS: usize = 30;
 /// Rows per INSERT (SQLite's bound-parameter limit is 32 766).
-const ROWS_PER_INSERT: usize = 2_000;
+pub(crate) const ROWS_PER_INSERT: usize = 2_000;
 
 const CODE_HEADERS: [&str; 7] = [
     "code",
@@ -1154,14 +1154,7 @@ async fn record_group(
     sorted: &[Member],
     now: DateTime<Utc>,
 ) -> Result<(LoadWrite, u32), CacheError> {
-    let latest: Option<(i64, i64)> = sqlx::query_as(
-        "SELECT id, loaded_on FROM market_industry_load WHERE source = ?
-         ORDER BY loaded_on DESC, id DESC LIMIT 1",
-    )
-    .bind(key)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if let Some((id, loaded_on)) = latest {
+    if let Some((id, loaded_on)) = latest_load(tx, key).await? {
         let held: Vec<(String, String, String)> =
             sqlx::query_as("SELECT kind, code, name FROM market_industry_member WHERE load_id = ?")
                 .bind(id)
@@ -1179,9 +1172,40 @@ async fn record_group(
             .collect();
         held.sort();
         if held == sorted {
-            return Ok((LoadWrite::Unchanged, u32::try_from(loaded_on).unwrap_or(0)));
+            return Ok((LoadWrite::Unchanged, loaded_on));
         }
     }
+    let (_, write) = write_load(tx, day, key, path, sorted, now).await?;
+    Ok((write, day))
+}
+
+/// The id and day of the latest load stored under `key`, if any.
+pub(crate) async fn latest_load(
+    tx: &mut sqlx::SqliteConnection,
+    key: &str,
+) -> Result<Option<(i64, u32)>, CacheError> {
+    let latest: Option<(i64, i64)> = sqlx::query_as(
+        "SELECT id, loaded_on FROM market_industry_load WHERE source = ?
+         ORDER BY loaded_on DESC, id DESC LIMIT 1",
+    )
+    .bind(key)
+    .fetch_optional(&mut *tx)
+    .await?;
+    Ok(latest.map(|(id, day)| (id, u32::try_from(day).unwrap_or(0))))
+}
+
+/// Stores `members` as the load of `day` under `key` (read from `path`), in place of any
+/// load of that day and key: the load's row with its counts (stocks with an industry,
+/// industries, concept and style blocks), then its members. Returns the new load's id and
+/// whether it replaced one.
+pub(crate) async fn write_load(
+    tx: &mut sqlx::SqliteConnection,
+    day: u32,
+    key: &str,
+    path: &str,
+    members: &[Member],
+    now: DateTime<Utc>,
+) -> Result<(i64, LoadWrite), CacheError> {
     let deleted =
         sqlx::query("DELETE FROM market_industry_load WHERE loaded_on = ? AND source = ?")
             .bind(i64::from(day))
@@ -1189,21 +1213,14 @@ async fn record_group(
             .execute(&mut *tx)
             .await?
             .rows_affected();
-    let count = |kind: Option<MemberKind>| -> usize {
-        let names: BTreeSet<&str> = sorted
+    let distinct = |pick: &dyn Fn(&Member) -> Option<&str>| -> i64 {
+        members
             .iter()
-            .filter(|m| match kind {
-                Some(k) => m.kind == k,
-                None => m.kind != MemberKind::Industry,
-            })
-            .map(|m| m.name.as_str())
-            .collect();
-        names.len()
+            .filter_map(pick)
+            .collect::<BTreeSet<&str>>()
+            .len() as i64
     };
-    let stocks = sorted
-        .iter()
-        .filter(|m| m.kind == MemberKind::Industry)
-        .count();
+    let industry = |m: &Member| m.kind == MemberKind::Industry;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO market_industry_load
            (loaded_on, source, path, stocks, industries, concepts, recorded_at)
@@ -1212,13 +1229,13 @@ async fn record_group(
     .bind(i64::from(day))
     .bind(key)
     .bind(path)
-    .bind(stocks as i64)
-    .bind(count(Some(MemberKind::Industry)) as i64)
-    .bind(count(None) as i64)
+    .bind(distinct(&|m| industry(m).then_some(m.code.as_str())))
+    .bind(distinct(&|m| industry(m).then_some(m.name.as_str())))
+    .bind(distinct(&|m| (!industry(m)).then_some(m.name.as_str())))
     .bind(now.to_rfc3339())
     .fetch_one(&mut *tx)
     .await?;
-    for chunk in sorted.chunks(ROWS_PER_INSERT) {
+    for chunk in members.chunks(ROWS_PER_INSERT) {
         let mut qb = QueryBuilder::<Sqlite>::new(
             "INSERT INTO market_industry_member (load_id, kind, code, name) ",
         );
@@ -1235,7 +1252,7 @@ async fn record_group(
     } else {
         LoadWrite::Added
     };
-    Ok((write, day))
+    Ok((id, write))
 }
 
 /// The load a day reads among `loads` (oldest first): the last on or before `day`, else

@@ -17,10 +17,10 @@ use specta::Type;
 use sqlx::{QueryBuilder, Sqlite};
 
 use crate::cache::CacheError;
-use crate::industries::{IndustrySource, IndustryStore, LoadWrite, Member, MemberKind};
-
-/// Rows per INSERT (five bound parameters a row; SQLite allows 32 766).
-const ROWS_PER_INSERT: usize = 2_000;
+use crate::industries::{
+    IndustrySource, IndustryStore, LoadWrite, Member, MemberKind, ROWS_PER_INSERT, latest_load,
+    write_load,
+};
 
 /// One stock in one industry from `from` until the day before `until` (open when `None`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -189,29 +189,16 @@ impl IndustryStore {
         // one row per (code, start, industry): the store's key
         sorted.dedup_by(|a, b| (&a.code, a.from, &a.name) == (&b.code, b.from, &b.name));
         let mut tx = wyckoff_db::begin_write(self.pool()).await?;
-        let latest: Option<(i64, i64)> = sqlx::query_as(
-            "SELECT id, loaded_on FROM market_industry_load WHERE source = ?
-             ORDER BY loaded_on DESC, id DESC LIMIT 1",
-        )
-        .bind(key)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some((id, loaded_on)) = latest {
+        if let Some((id, loaded_on)) = latest_load(&mut tx, key).await? {
             let mut held = read_spans(&mut tx, id).await?;
             held.sort();
             if held == sorted {
                 tx.commit().await?;
-                return Ok((LoadWrite::Unchanged, u32::try_from(loaded_on).unwrap_or(0)));
+                return Ok((LoadWrite::Unchanged, loaded_on));
             }
         }
-        let deleted =
-            sqlx::query("DELETE FROM market_industry_load WHERE loaded_on = ? AND source = ?")
-                .bind(i64::from(day))
-                .bind(key)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-        let current: BTreeSet<Member> = sorted
+        // its members: the open spans, today's membership
+        let current: Vec<Member> = sorted
             .iter()
             .filter(|s| s.until.is_none())
             .map(|s| Member {
@@ -219,35 +206,18 @@ impl IndustryStore {
                 code: s.code.clone(),
                 name: s.name.clone(),
             })
+            .collect::<BTreeSet<Member>>()
+            .into_iter()
             .collect();
-        let industries: BTreeSet<&str> = current.iter().map(|m| m.name.as_str()).collect();
-        let stocks: BTreeSet<&str> = current.iter().map(|m| m.code.as_str()).collect();
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO market_industry_load
-               (loaded_on, source, path, stocks, industries, concepts, recorded_at)
-             VALUES (?, ?, ?, ?, ?, 0, ?) RETURNING id",
+        let (id, write) = write_load(
+            &mut tx,
+            day,
+            key,
+            "tushare index_classify SW2021 L1 + index_member",
+            &current,
+            now,
         )
-        .bind(i64::from(day))
-        .bind(key)
-        .bind("tushare index_classify SW2021 L1 + index_member")
-        .bind(stocks.len() as i64)
-        .bind(industries.len() as i64)
-        .bind(now.to_rfc3339())
-        .fetch_one(&mut *tx)
         .await?;
-        let current: Vec<Member> = current.into_iter().collect();
-        for chunk in current.chunks(ROWS_PER_INSERT) {
-            let mut qb = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO market_industry_member (load_id, kind, code, name) ",
-            );
-            qb.push_values(chunk, |mut row, m| {
-                row.push_bind(id)
-                    .push_bind(m.kind.as_str())
-                    .push_bind(m.code.as_str())
-                    .push_bind(m.name.as_str());
-            });
-            qb.build().execute(&mut *tx).await?;
-        }
         for chunk in sorted.chunks(ROWS_PER_INSERT) {
             let mut qb = QueryBuilder::<Sqlite>::new(
                 "INSERT INTO market_industry_span (load_id, code, name, in_date, out_date) ",
@@ -262,11 +232,6 @@ impl IndustryStore {
             qb.build().execute(&mut *tx).await?;
         }
         tx.commit().await?;
-        let write = if deleted > 0 {
-            LoadWrite::Replaced
-        } else {
-            LoadWrite::Added
-        };
         Ok((write, day))
     }
 
