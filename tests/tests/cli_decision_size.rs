@@ -90,23 +90,35 @@ async fn scene() -> (MockServer, CliHome) {
     (server, h)
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_decision_run_prints_the_rules_size_of_each_buy_it_may_propose() {
+/// Runs the decision over [`scene`] (with `--json` when `json`), asserts it exited 0 and
+/// returns the model server and the run's stdout.
+async fn decide(json: bool) -> (MockServer, String) {
     let (server, h) = scene().await;
     let (home, base) = (h.path().to_path_buf(), format!("{}/v1", server.url()));
-    let out = tokio::task::spawn_blocking(move || run(&home, &base, "生成攻防决策", false))
+    let out = tokio::task::spawn_blocking(move || run(&home, &base, "生成攻防决策", json))
         .await
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    (server, String::from_utf8_lossy(&out.stdout).into_owned())
+}
 
-    // The task's result, as the follow-up request told the model of it.
+/// The task's result, as the follow-up request told the model of it, carries the same
+/// `shares`.
+fn assert_told_shares(server: &MockServer, shares: u64) {
     let told = server
         .requests_to(Route::Openai)
         .into_iter()
         .map(|r| r.raw_body)
         .find(|b| b.contains("holding_decisions") && !b.contains("交易决策官"))
-        .unwrap_or_else(|| panic!("the model was told the decision: {stdout}"));
+        .expect("the model was told the decision");
+    let needle = format!("\\\"shares\\\":{shares}");
+    assert!(told.contains(&needle), "{needle} in {told}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decision_run_prints_the_rules_size_of_each_buy_it_may_propose() {
+    let (server, stdout) = decide(false).await;
+
     // the held stock's add: whole lots, under a stop below its last close (13.53)
     let add = stdout
         .lines()
@@ -143,21 +155,13 @@ async fn a_decision_run_prints_the_rules_size_of_each_buy_it_may_propose() {
         "{cand}"
     );
 
-    // The same shares are in the result the model was told of.
-    let needle = format!("\\\"shares\\\":{shares}");
-    assert!(told.contains(&needle), "{needle} in {told}");
+    assert_told_shares(&server, shares);
     assert!(stdout.contains("攻防决策已完成。"), "{stdout}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_json_run_carries_the_sizes_as_a_typed_event_after_the_task() {
-    let (server, h) = scene().await;
-    let (home, base) = (h.path().to_path_buf(), format!("{}/v1", server.url()));
-    let out = tokio::task::spawn_blocking(move || run(&home, &base, "生成攻防决策", true))
-        .await
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (server, stdout) = decide(true).await;
     let events: Vec<serde_json::Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -220,15 +224,7 @@ async fn a_json_run_carries_the_sizes_as_a_typed_event_after_the_task() {
         "{cand}"
     );
 
-    // The same shares are in the result the model was told of.
-    let told = server
-        .requests_to(Route::Openai)
-        .into_iter()
-        .map(|r| r.raw_body)
-        .find(|b| b.contains("holding_decisions") && !b.contains("交易决策官"))
-        .unwrap_or_else(|| panic!("the model was told the decision: {stdout}"));
-    let needle = format!("\\\"shares\\\":{shares}");
-    assert!(told.contains(&needle), "{needle} in {told}");
+    assert_told_shares(&server, shares);
     // No text lines mixed into the JSON stream.
     assert!(!stdout.contains("攻防决策的建议仓位"), "{stdout}");
 }

@@ -44,25 +44,8 @@ impl Desk {
     /// outcomes. Refused offline (no source enabled) and while one is running (two would
     /// ask the source twice).
     pub async fn start_ledger_closes_sync(&self) -> Result<TaskInfo, JobError> {
-        if self.market().source_names().is_empty() {
-            return Err(JobError::Offline);
-        }
-        let tasks = self.services().background();
-        if let Some(running) = tasks
-            .active()
-            .into_iter()
-            .find(|t| t.tool_name == LEDGER_CLOSES_TASK)
-        {
-            return Err(JobError::Refused(format!(
-                "{} is already running ({})",
-                running.display_name, running.task_id
-            )));
-        }
         let tool = ledger_closes_tool(self.market().clone(), self.journal().clone());
-        tasks
-            .start_for_user(tool, json!({}))
-            .await
-            .map_err(|e| JobError::Refused(e.to_string()))
+        self.start_sync_task(tool).await
     }
 
     /// Starts the full-market sync (the overview's button) as a background task of no
@@ -70,17 +53,24 @@ impl Desk {
     /// market's list leaves out ([`full_sync_extras`]), their outcomes under `ledger` in
     /// the result. Refused offline and while one is running, as the market sync alone is.
     pub async fn start_full_sync(&self) -> Result<TaskInfo, JobError> {
+        let tool = full_sync_tool(self.market().clone(), self.journal().clone());
+        self.start_sync_task(tool).await
+    }
+
+    /// Starts a sync `tool` for the user, refused offline (no source enabled) and while a
+    /// task of the same tool runs (two would ask the source twice).
+    async fn start_sync_task(&self, tool: Arc<dyn Tool>) -> Result<TaskInfo, JobError> {
         if self.market().source_names().is_empty() {
             return Err(JobError::Offline);
         }
         let tasks = self.services().background();
-        if let Some(running) = tasks.active().into_iter().find(|t| t.tool_name == SYNC_ALL) {
+        let name = tool.spec().name.clone();
+        if let Some(running) = tasks.active().into_iter().find(|t| t.tool_name == name) {
             return Err(JobError::Refused(format!(
                 "{} is already running ({})",
                 running.display_name, running.task_id
             )));
         }
-        let tool = full_sync_tool(self.market().clone(), self.journal().clone());
         tasks
             .start_for_user(tool, json!({}))
             .await
