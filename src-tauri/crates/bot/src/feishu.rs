@@ -19,13 +19,12 @@ use std::time::{Duration, Instant};
 use prost::Message as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::dingtalk::AppCredentials;
 use crate::format::{FEISHU_LIMIT, split_bytes};
 use crate::open_api::{HttpError, TokenCache, http_client, send_json};
 use crate::serve::Reply;
+use crate::ws_connect::WsConnectError;
 
 pub const PUBLIC_API: &str = "https://open.feishu.cn";
 /// The event of a message sent to the bot.
@@ -36,7 +35,7 @@ pub const DATA: i32 = 1;
 /// The IM API's answers for a tenant token that expired or is not valid any more.
 const TOKEN_EXPIRED: [i64; 2] = [99_991_663, 99_991_661];
 
-pub type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+pub use crate::ws_connect::Socket;
 
 // ---------------------------------------------------------------- the frame
 
@@ -130,13 +129,39 @@ pub struct ClientConfig {
 
 /// The ping interval when the server names none (the SDKs' default).
 pub const DEFAULT_PING: Duration = Duration::from_secs(120);
+/// The least and the most of the server's intervals the desk follows: below, it would
+/// hammer Feishu; above, a dead socket or a lost connection would go unnoticed for long.
+pub const SHORTEST_INTERVAL: Duration = Duration::from_secs(1);
+pub const LONGEST_INTERVAL: Duration = Duration::from_secs(600);
 
 impl ClientConfig {
-    pub fn ping_every(&self) -> Duration {
-        self.ping_interval
-            .filter(|s| *s > 0)
-            .map_or(DEFAULT_PING, Duration::from_secs)
+    /// How often to ping, when the server says (`PingInterval`), within the bounds.
+    pub fn ping_interval(&self) -> Option<Duration> {
+        bounded(self.ping_interval)
     }
+
+    /// The ping interval, the SDKs' default when the server names none.
+    pub fn ping_every(&self) -> Duration {
+        self.ping_interval().unwrap_or(DEFAULT_PING)
+    }
+
+    /// The wait between reconnect attempts the server asks for (`ReconnectInterval`),
+    /// within the bounds: the longest the desk's doubling wait grows to. (The SDKs wait
+    /// exactly this long after every failed attempt; the desk tries sooner after a first
+    /// drop, then settles at it. `ReconnectNonce`, a random delay that spreads many
+    /// clients' first attempts, and `ReconnectCount`, after which the SDKs give up, are not
+    /// followed: one desk is no crowd, and a bot that gave up would stay deaf until restarted.)
+    pub fn reconnect_interval(&self) -> Option<Duration> {
+        bounded(self.reconnect_interval)
+    }
+}
+
+/// Seconds the server named, within [`SHORTEST_INTERVAL`]..=[`LONGEST_INTERVAL`]; zero or
+/// unsaid is `None`.
+fn bounded(seconds: Option<u64>) -> Option<Duration> {
+    seconds
+        .filter(|s| *s > 0)
+        .map(|s| Duration::from_secs(s).clamp(SHORTEST_INTERVAL, LONGEST_INTERVAL))
 }
 
 /// What a frame asks of the client.
@@ -378,6 +403,19 @@ pub enum FeishuError {
     },
     #[error("Feishu's answer was not understood: {0}")]
     Decode(String),
+    /// The proxy in Settings cannot carry the long connection's WebSocket.
+    #[error("{0}")]
+    Proxy(String),
+}
+
+impl From<WsConnectError> for FeishuError {
+    fn from(e: WsConnectError) -> Self {
+        match e {
+            WsConnectError::Network(m) => FeishuError::Network(m),
+            WsConnectError::BadUrl(m) => FeishuError::Decode(format!("endpoint URL: {m}")),
+            e @ WsConnectError::UnsupportedProxy(_) => FeishuError::Proxy(e.to_string()),
+        }
+    }
 }
 
 impl From<HttpError> for FeishuError {
@@ -401,7 +439,7 @@ impl FeishuError {
                     || *status == 429
                     || matches!(code, 1 | 1_000_040_343 | 1_000_040_350)
             }
-            FeishuError::Unauthorized(_) | FeishuError::BadSecret => false,
+            FeishuError::Unauthorized(_) | FeishuError::BadSecret | FeishuError::Proxy(_) => false,
         }
     }
 }
@@ -422,11 +460,14 @@ pub struct FeishuClient {
     app: AppCredentials,
     /// The tenant access token.
     token: Arc<TokenCache>,
+    /// The proxy from Settings, for the WebSocket (the HTTP client has its own).
+    proxy: Option<String>,
 }
 
 impl FeishuClient {
     /// A client for the app whose `secret` is `APP_ID:APP_SECRET`, at `api_url` (the
-    /// public open platform when `None`), its HTTP calls through `proxy` when one is set.
+    /// public open platform when `None`), its HTTP calls and its WebSocket through
+    /// `proxy` when one is set.
     pub fn new(
         api_url: Option<&str>,
         secret: &str,
@@ -442,6 +483,7 @@ impl FeishuClient {
                 .to_owned(),
             app,
             token: Arc::default(),
+            proxy: proxy.filter(|p| !p.trim().is_empty()).map(str::to_owned),
         })
     }
 
@@ -554,15 +596,11 @@ impl FeishuClient {
         })
     }
 
-    /// Opens the endpoint's WebSocket. Its URL carries a one-time ticket: errors say
-    /// what went wrong, never the URL.
+    /// Opens the endpoint's WebSocket, through the proxy from Settings when one is set
+    /// (as the HTTP calls go). Its URL carries a one-time ticket: errors say what went
+    /// wrong, never the URL.
     pub async fn connect(&self, endpoint: &Endpoint) -> Result<Socket, FeishuError> {
-        let connect = tokio_tungstenite::connect_async(endpoint.url.as_str());
-        let (socket, _) = tokio::time::timeout(Duration::from_secs(15), connect)
-            .await
-            .map_err(|_| FeishuError::Network("the WebSocket did not open in 15 s".into()))?
-            .map_err(|e| FeishuError::Network(format!("WebSocket: {}", ws_error(&e))))?;
-        Ok(socket)
+        Ok(crate::ws_connect::connect(&endpoint.url, self.proxy.as_deref()).await?)
     }
 
     /// The bot's name as Feishu shows it (`/open-apis/bot/v3/info`).
@@ -723,34 +761,6 @@ fn path_only(path: &str) -> &str {
     path.split('?').next().unwrap_or(path)
 }
 
-/// A WebSocket error without the URL (its query holds the connection's ticket); a
-/// refused handshake says Feishu's `handshake-status` and `handshake-msg`.
-fn ws_error(e: &tokio_tungstenite::tungstenite::Error) -> String {
-    use tokio_tungstenite::tungstenite::Error;
-    match e {
-        Error::Http(response) => {
-            let header = |k: &str| {
-                response
-                    .headers()
-                    .get(k)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            format!(
-                "HTTP {} {} {}",
-                response.status().as_u16(),
-                header("handshake-status"),
-                header("handshake-msg")
-            )
-            .trim()
-            .to_owned()
-        }
-        Error::Url(_) => "the endpoint URL is not a WebSocket URL".to_owned(),
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -854,6 +864,7 @@ mod tests {
             panic!("not a pong with settings");
         };
         assert_eq!(config.ping_every(), Duration::from_secs(90));
+        assert_eq!(config.reconnect_interval(), Some(Duration::from_secs(120)));
         assert_eq!(config.reconnect_count, Some(-1));
         let card = Frame {
             method: DATA,
@@ -862,6 +873,31 @@ mod tests {
         };
         assert_eq!(parts.read(&card, now), Incoming::Other);
         assert_eq!(parts.read(&Frame::ping(1), now), Incoming::Ping);
+    }
+
+    #[test]
+    fn the_servers_intervals_are_followed_within_bounds() {
+        let config = |ping: Option<u64>, reconnect: Option<u64>| ClientConfig {
+            reconnect_count: Some(-1),
+            reconnect_interval: reconnect,
+            reconnect_nonce: Some(30),
+            ping_interval: ping,
+        };
+        let secs = |s| Some(Duration::from_secs(s));
+        // (PingInterval, ReconnectInterval) → (ping every, reconnect at most every)
+        let cases = [
+            ((Some(90), Some(120)), (secs(90), secs(120))),
+            ((Some(1), Some(1)), (secs(1), secs(1))),
+            ((Some(0), Some(0)), (None, None)),
+            ((None, None), (None, None)),
+            ((Some(86_400), Some(86_400)), (secs(600), secs(600))),
+        ];
+        for ((ping, reconnect), (want_ping, want_reconnect)) in cases {
+            let c = config(ping, reconnect);
+            assert_eq!(c.ping_interval(), want_ping, "{ping:?}");
+            assert_eq!(c.reconnect_interval(), want_reconnect, "{reconnect:?}");
+            assert_eq!(c.ping_every(), want_ping.unwrap_or(DEFAULT_PING));
+        }
     }
 
     #[test]

@@ -72,6 +72,17 @@ impl Attempts {
         self.failures.store(0, Ordering::Relaxed);
     }
 
+    /// The platform says how long to wait between attempts (`None`: it said nothing
+    /// usable, what it said before, or the desk's own longest wait, holds).
+    pub(crate) fn wait_at_most(&self, ceiling: Option<Duration>) {
+        if let Some(ceiling) = ceiling {
+            let ms = u64::try_from(ceiling.as_millis())
+                .unwrap_or(u64::MAX)
+                .max(1);
+            self.ceiling_ms.store(ms, Ordering::Relaxed);
+        }
+    }
+
     /// The wait before the next attempt after one more failure, and the failures so far.
     fn next_wait(&self, options: &ServeOptions) -> (Duration, u32) {
         let failures = self.failures.load(Ordering::Relaxed).saturating_add(1);
@@ -685,5 +696,36 @@ mod tests {
             let got = reconnect_wait("b", ended, |e| *e != "refused", &attempts, &options);
             assert_eq!(got, want.map(Duration::from_millis), "step {i}");
         }
+    }
+
+    #[test]
+    fn the_platforms_interval_is_the_longest_wait_once_it_names_one() {
+        let options = ServeOptions {
+            retry_base: Duration::from_millis(100),
+            retry_max: Duration::from_millis(800),
+            ..ServeOptions::default()
+        };
+        let attempts = Attempts::default();
+        let dropped = || {
+            reconnect_wait(
+                "b",
+                Ok::<_, &str>(ConnectionEnded::Dropped("closed".into())),
+                |_| true,
+                &attempts,
+                &options,
+            )
+            .map(|d| d.as_millis())
+        };
+        assert_eq!(dropped(), Some(100));
+        attempts.wait_at_most(Some(Duration::from_millis(300)));
+        assert_eq!(dropped(), Some(200));
+        assert_eq!(dropped(), Some(300));
+        // Saying nothing keeps what the platform said before.
+        attempts.wait_at_most(None);
+        assert_eq!(dropped(), Some(300));
+        // Longer than the desk's own longest wait: the platform's holds.
+        attempts.wait_at_most(Some(Duration::from_secs(2)));
+        assert_eq!(dropped(), Some(1600));
+        assert_eq!(dropped(), Some(2000));
     }
 }

@@ -3,7 +3,8 @@
 //! answer every data frame at once with `{"code":200}` (so Feishu does not deliver it
 //! again while the desk works) and hand each message to one worker that answers them in
 //! order through the desk's gate; the worker also tells the chats of decisions made
-//! elsewhere. After a dropped connection another is opened with a doubling wait. A
+//! elsewhere. After a dropped connection another is opened with a doubling wait that
+//! grows to the server's `ReconnectInterval` at most. A
 //! message Feishu delivers again (the same `message_id`) is a duplicate at the desk's
 //! gate and gets no second answer.
 
@@ -86,17 +87,31 @@ async fn serve(
     tracing::info!(bot = %name, app = client.app_id(), "serving (Feishu long connection)");
     let (tx, rx) = mpsc::unbounded_channel::<(String, Box<MessageEvent>)>();
     let worker = tokio::spawn(work(desk.clone(), name.to_owned(), client.clone(), rx));
+    listen(client, options, stop, &tx).await;
+    worker.abort();
+}
+
+/// The long connection, the desk aside: connection after connection until `stop` (or an
+/// error that will not pass), each message to the bot handed to `events` with its
+/// frame's id as it arrives. The server's `PingInterval` paces the pings and its
+/// `ReconnectInterval` is the longest wait between attempts
+/// ([`ClientConfig::reconnect_interval`](crate::feishu::ClientConfig::reconnect_interval)).
+pub async fn listen(
+    client: &FeishuClient,
+    options: &ServeOptions,
+    stop: &CancellationToken,
+    events: &mpsc::UnboundedSender<(String, Box<MessageEvent>)>,
+) {
     let attempts = Attempts::default();
     reconnecting(
-        name,
+        client.app_id(),
         options,
         stop,
         &attempts,
         FeishuError::is_transient,
-        || connection(client, &tx, &attempts),
+        || connection(client, events, &attempts),
     )
     .await;
-    worker.abort();
 }
 
 /// One connection: opened, pinged, read until it ends; a frame arriving says it works.
@@ -106,6 +121,7 @@ async fn connection(
     attempts: &Attempts,
 ) -> Result<Ended, FeishuError> {
     let endpoint = client.endpoint().await?;
+    attempts.wait_at_most(endpoint.config.reconnect_interval());
     let mut socket = client.connect(&endpoint).await?;
     let mut ping_every = endpoint.config.ping_every();
     let mut parts = Parts::default();
@@ -151,7 +167,8 @@ async fn connection(
             Incoming::Ping => continue,
             Incoming::Pong(config) => {
                 if let Some(config) = config {
-                    ping_every = config.ping_every();
+                    ping_every = config.ping_interval().unwrap_or(ping_every);
+                    attempts.wait_at_most(config.reconnect_interval());
                 }
                 continue;
             }

@@ -35,19 +35,53 @@ pub async fn connect(url: &str, proxy: Option<&str>) -> Result<Socket, WsConnect
             None => tokio_tungstenite::connect_async(url)
                 .await
                 .map(|(socket, _)| socket)
-                .map_err(|e| WsConnectError::Network(format!("WebSocket: {e}"))),
+                .map_err(|e| WsConnectError::Network(format!("WebSocket: {}", ws_error(&e)))),
             Some(proxy) => {
                 let stream = tunnel(url, proxy).await?;
                 tokio_tungstenite::client_async_tls(url, stream)
                     .await
                     .map(|(socket, _)| socket)
-                    .map_err(|e| WsConnectError::Network(format!("WebSocket via the proxy: {e}")))
+                    .map_err(|e| {
+                        WsConnectError::Network(format!(
+                            "WebSocket via the proxy: {}",
+                            ws_error(&e)
+                        ))
+                    })
             }
         }
     };
     tokio::time::timeout(OPEN_TIMEOUT, opening)
         .await
         .map_err(|_| WsConnectError::Network("the WebSocket did not open in 15 s".into()))?
+}
+
+/// A WebSocket error without the URL (its query may hold the connection's ticket); a
+/// refused handshake says its status and Feishu's `handshake-status` and `handshake-msg`
+/// when it sent them.
+fn ws_error(e: &tokio_tungstenite::tungstenite::Error) -> String {
+    use tokio_tungstenite::tungstenite::Error;
+    match e {
+        Error::Http(response) => {
+            let header = |k: &str| {
+                response
+                    .headers()
+                    .get(k)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            format!(
+                "HTTP {} {} {}",
+                response.status().as_u16(),
+                header("handshake-status"),
+                header("handshake-msg")
+            )
+            .trim()
+            .to_owned()
+        }
+        Error::Url(_) => "the endpoint URL is not a WebSocket URL".to_owned(),
+        other => other.to_string(),
+    }
 }
 
 /// A TCP stream to `url`'s host through the `http://` proxy's CONNECT tunnel.
