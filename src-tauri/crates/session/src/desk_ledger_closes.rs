@@ -21,6 +21,7 @@ pub use wyckoff_journal::{HoldingValue, Instrument as LineInstrument, Valuation}
 use wyckoff_market::cache::BarTable;
 pub use wyckoff_market::instrument_bars::{InstrumentSyncOutcome, InstrumentSyncStatus};
 use wyckoff_market::instrument_bars::{LedgerCode, fund_source, sync_instruments};
+use wyckoff_market::sources::eastmoney_fund::EastmoneyFund;
 use wyckoff_market::sync::SyncStatus;
 use wyckoff_market::{MarketData, StockCode, SyncTarget};
 use wyckoff_protocol::TaskInfo;
@@ -120,7 +121,10 @@ fn full_sync_tool(md: Arc<MarketData>, journal: JournalStore) -> Arc<dyn Tool> {
                 })
                 .await?;
                 // A failed ledger part is said in the result; the market's bars stand.
-                summary["ledger"] = match sync_open_positions(&md, &journal, &ctx.progress).await {
+                let source = fund_source(&md);
+                let ledger =
+                    sync_open_positions(&md, &journal, source.as_ref(), &ctx.progress).await;
+                summary["ledger"] = match ledger {
                     Ok(out) => outcomes_value(&out),
                     Err(e) => json!({ "error": e.to_string() }),
                 };
@@ -130,11 +134,13 @@ fn full_sync_tool(md: Arc<MarketData>, journal: JournalStore) -> Arc<dyn Tool> {
     ))
 }
 
-/// Syncs [`full_sync_extras`] of the ledger: a stock counts as covered when the stock list
-/// names it or the bar cache holds it (the whole-market sync's own reach).
+/// Syncs [`full_sync_extras`] of the ledger (funds and bonds from `source`): a stock counts
+/// as covered when the stock list names it or the bar cache holds it (the whole-market
+/// sync's own reach).
 async fn sync_open_positions(
     md: &MarketData,
     journal: &JournalStore,
+    source: Option<&EastmoneyFund>,
     progress: &ProgressHandle,
 ) -> Result<Vec<InstrumentSyncOutcome>, JournalError> {
     let open = open_codes(&journal.entries(md.clock().now()).await?)?;
@@ -150,7 +156,7 @@ async fn sync_open_positions(
         }
     }
     let extras = full_sync_extras(&open, |c| cached.contains(c));
-    sync_codes(md, journal, extras, progress).await
+    sync_codes(md, journal, extras, source, progress).await
 }
 
 /// The task that runs the sync (not offered to the model: the user starts it).
@@ -200,7 +206,7 @@ async fn sync_ledger(
         .filter_map(|e| e.kind.code())
         .map(str::to_owned)
         .collect();
-    sync_codes(md, journal, codes, progress).await
+    sync_codes(md, journal, codes, fund_source(md).as_ref(), progress).await
 }
 
 /// Syncs `codes`' closes: the stocks in one market sync, then each fund or bond (a bond
@@ -209,6 +215,7 @@ async fn sync_codes(
     md: &MarketData,
     journal: &JournalStore,
     codes: impl IntoIterator<Item = String>,
+    source: Option<&EastmoneyFund>,
     progress: &ProgressHandle,
 ) -> Result<Vec<InstrumentSyncOutcome>, JournalError> {
     let stated = journal.stated_exchanges().await?;
@@ -246,10 +253,9 @@ async fn sync_codes(
             stated: stated.get(c).copied(),
         })
         .collect();
-    let source = fund_source(md);
     let total = others.len();
     out.extend(
-        sync_instruments(md, &ledger_codes, source.as_ref(), &mut |i, code| {
+        sync_instruments(md, &ledger_codes, source, &mut |i, code| {
             progress.report(
                 "基金、债券日线",
                 &format!("{code}（{}/{total}）", i + 1),
@@ -315,6 +321,85 @@ mod tests {
         assert_eq!(
             open.into_iter().collect::<Vec<_>>(),
             ["113050", "510300", "600519"]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_full_syncs_ledger_part_asks_for_the_held_fund_alone() {
+        use wyckoff_journal::{NewFill, Side};
+        use wyckoff_market::test_support::{EastmoneyStub, kline, online_config};
+
+        let home = tempfile::tempdir().unwrap();
+        let body = json!({"rc": 0, "data": {"code": "510300", "klines": [
+            kline("2020-06-18", 3.40),
+            kline("2020-06-19", 3.45),
+        ]}})
+        .to_string();
+        let stub = EastmoneyStub::start(200, body).await.unwrap();
+        let md = MarketData::open_with(online_config(home.path(), stub.base()))
+            .await
+            .unwrap();
+        let now = md.clock().now();
+        let journal = JournalStore::new(md.pool().clone(), now).await.unwrap();
+        // an ETF held, a listed stock held, an ETF bought and sold out
+        for (code, name, side, date, price_e6, shares) in [
+            (
+                "510300",
+                "沪深300ETF",
+                Side::Buy,
+                20200615,
+                3_400_000,
+                10_000,
+            ),
+            (
+                "600519",
+                "贵州茅台",
+                Side::Buy,
+                20200615,
+                1_400_000_000,
+                100,
+            ),
+            ("159915", "创业板ETF", Side::Buy, 20200615, 2_000_000, 1_000),
+            (
+                "159915",
+                "创业板ETF",
+                Side::Sell,
+                20200616,
+                2_100_000,
+                1_000,
+            ),
+        ] {
+            let fill = NewFill {
+                code: code.into(),
+                name: name.into(),
+                side,
+                date,
+                price_e6,
+                shares,
+                // a fund's fees are the broker's, never worked out
+                fees: Some(Fees {
+                    commission_fen: 500,
+                    ..Fees::default()
+                }),
+            };
+            journal.record(&fill, Source::Cli, now).await.unwrap();
+        }
+        let source = EastmoneyFund::new(stub.base());
+        let out = sync_open_positions(&md, &journal, Some(&source), &ProgressHandle::silent())
+            .await
+            .unwrap();
+        let codes: Vec<&str> = out.iter().map(|o| o.code.as_str()).collect();
+        assert_eq!(codes, ["510300"], "{out:?}");
+        assert!(
+            matches!(out[0].status, InstrumentSyncStatus::Updated { .. }),
+            "{out:?}"
+        );
+        // the listed stock is the whole market's to fetch, the sold-out fund nobody's
+        let asked = stub.requests();
+        assert!(!asked.is_empty());
+        assert!(
+            asked.iter().all(|r| r.contains("secid=1.510300")),
+            "{asked:?}"
         );
     }
 
