@@ -8,12 +8,14 @@
 //! carries it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::format::{DINGTALK_LIMIT, split_bytes};
-use crate::open_api::{HttpError, http_client, send, send_json};
+use crate::open_api::{HttpError, TokenCache, http_client, send, send_json};
 use crate::ws_connect::WsConnectError;
 
 pub const PUBLIC_API: &str = "https://api.dingtalk.com";
@@ -164,6 +166,9 @@ pub struct RobotMessage {
     pub session_webhook: String,
     /// Until when the webhook takes messages (milliseconds since the epoch; 0 unsaid).
     pub session_webhook_expired_time: i64,
+    /// The robot that was written to (its code for the robot API; the app's client id
+    /// for an organisation's own app).
+    pub robot_code: String,
     pub text: Option<RobotText>,
 }
 
@@ -245,6 +250,72 @@ pub struct DingtalkClient {
     app: AppCredentials,
     /// The proxy from Settings, for the WebSocket (the HTTP client has its own).
     proxy: Option<String>,
+    /// The app access token of the robot API.
+    token: Arc<TokenCache>,
+}
+
+/// Where the robot API sends a message when the chat's session webhook is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RobotTarget {
+    /// A one-to-one chat: to the user by staff id (`oToMessages/batchSend`).
+    User {
+        robot_code: String,
+        staff_id: String,
+    },
+    /// A group: to its open conversation id (`groupMessages/send`).
+    Group {
+        robot_code: String,
+        conversation_id: String,
+    },
+}
+
+impl RobotTarget {
+    /// Where the robot API reaches `message`'s chat: `None` for a one-to-one chat whose
+    /// sender has no staff id (the API names users by it). `robot_code` stands in when
+    /// the message names no robot.
+    pub fn of(message: &RobotMessage, robot_code: &str) -> Option<RobotTarget> {
+        let robot_code = if message.robot_code.is_empty() {
+            robot_code
+        } else {
+            &message.robot_code
+        }
+        .to_owned();
+        if message.is_group() {
+            (!message.conversation_id.is_empty()).then(|| RobotTarget::Group {
+                robot_code,
+                conversation_id: message.conversation_id.clone(),
+            })
+        } else {
+            (!message.sender_staff_id.is_empty()).then(|| RobotTarget::User {
+                robot_code,
+                staff_id: message.sender_staff_id.clone(),
+            })
+        }
+    }
+
+    /// The request's path and body for one Markdown message (`sampleMarkdown`, its
+    /// `msgParam` itself JSON in a string).
+    pub fn request(&self, text: &str) -> (&'static str, Value) {
+        let param = json!({"title": title(text), "text": text}).to_string();
+        match self {
+            RobotTarget::User {
+                robot_code,
+                staff_id,
+            } => (
+                "/v1.0/robot/oToMessages/batchSend",
+                json!({"robotCode": robot_code, "userIds": [staff_id],
+                       "msgKey": "sampleMarkdown", "msgParam": param}),
+            ),
+            RobotTarget::Group {
+                robot_code,
+                conversation_id,
+            } => (
+                "/v1.0/robot/groupMessages/send",
+                json!({"robotCode": robot_code, "openConversationId": conversation_id,
+                       "msgKey": "sampleMarkdown", "msgParam": param}),
+            ),
+        }
+    }
 }
 
 impl DingtalkClient {
@@ -265,7 +336,66 @@ impl DingtalkClient {
                 .to_owned(),
             app,
             proxy: proxy.filter(|p| !p.trim().is_empty()).map(str::to_owned),
+            token: Arc::default(),
         })
+    }
+
+    /// The app access token (`POST /v1.0/oauth2/accessToken`), asked for again 5 minutes
+    /// before it expires.
+    pub async fn app_token(&self) -> Result<String, DingtalkError> {
+        self.token.get(|| self.new_app_token()).await
+    }
+
+    async fn new_app_token(&self) -> Result<(String, Duration), DingtalkError> {
+        let request = self
+            .http
+            .post(format!("{}/v1.0/oauth2/accessToken", self.base))
+            .json(&json!({"appKey": self.app.id, "appSecret": self.app.secret}));
+        let (status, value) = send_json(request, "oauth2/accessToken").await?;
+        let token = value["accessToken"].as_str().filter(|t| !t.is_empty());
+        match token {
+            Some(token) if (200..300).contains(&status) => {
+                let lasts = Duration::from_secs(value["expireIn"].as_u64().unwrap_or(7200));
+                Ok((token.to_owned(), lasts))
+            }
+            _ if (400..500).contains(&status) && status != 429 => {
+                Err(DingtalkError::Unauthorized(api_said(status, &value)))
+            }
+            _ => Err(api_error(status, &value)),
+        }
+    }
+
+    /// Sends `text` as Markdown through the robot API to `to`, split to DingTalk's limit:
+    /// the way to a chat whose session webhook expired. A token DingTalk refuses is
+    /// forgotten (the next call asks for a new one); a user the API says it cannot
+    /// reach, or holds back for flow control, is an error.
+    pub async fn send_robot(&self, to: &RobotTarget, text: &str) -> Result<(), DingtalkError> {
+        for part in split_bytes(text, DINGTALK_LIMIT) {
+            let token = self.app_token().await?;
+            let (path, body) = to.request(&part);
+            let request = self
+                .http
+                .post(format!("{}{path}", self.base))
+                .header("x-acs-dingtalk-access-token", &token)
+                .json(&body);
+            let (status, value) = send_json(request, path).await?;
+            if status == 401 || status == 403 {
+                self.token.forget().await;
+            }
+            if !(200..300).contains(&status) {
+                return Err(api_error(status, &value));
+            }
+            for list in ["invalidStaffIdList", "flowControlledStaffIdList"] {
+                if value[list].as_array().is_some_and(|l| !l.is_empty()) {
+                    return Err(DingtalkError::Api {
+                        status,
+                        code: list.to_owned(),
+                        message: value[list].to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     pub fn client_id(&self) -> &str {
@@ -352,6 +482,21 @@ impl DingtalkClient {
             });
         }
         Ok(())
+    }
+}
+
+/// What the v1.0 API said of a refused call: `code: message`.
+fn api_said(status: u16, value: &Value) -> String {
+    let code = value["code"].as_str().unwrap_or_default();
+    let message = value["message"].as_str().unwrap_or("no message");
+    format!("HTTP {status} {code}: {message}")
+}
+
+fn api_error(status: u16, value: &Value) -> DingtalkError {
+    DingtalkError::Api {
+        status,
+        code: value["code"].as_str().unwrap_or_default().to_owned(),
+        message: value["message"].as_str().unwrap_or("no message").to_owned(),
     }
 }
 
@@ -444,6 +589,37 @@ mod tests {
         assert_eq!(m.sender(), "$:LWCP:abc");
         assert!(!m.is_group());
         assert_eq!(m.content(), "");
+    }
+
+    #[test]
+    fn the_robot_api_reaches_a_group_by_its_id_and_a_person_by_staff_id() {
+        let message = |kind: &str, staff: &str, robot: &str| RobotMessage {
+            conversation_id: "cid9".into(),
+            conversation_type: kind.into(),
+            sender_staff_id: staff.into(),
+            robot_code: robot.into(),
+            ..RobotMessage::default()
+        };
+        let group = RobotTarget::of(&message("2", "", "ding_r"), "ding_app").unwrap();
+        let (path, body) = group.request("**平安银行** 已批准\n详情");
+        assert_eq!(path, "/v1.0/robot/groupMessages/send");
+        assert_eq!(body["robotCode"], "ding_r");
+        assert_eq!(body["openConversationId"], "cid9");
+        assert_eq!(body["msgKey"], "sampleMarkdown");
+        let param: Value = serde_json::from_str(body["msgParam"].as_str().unwrap()).unwrap();
+        assert_eq!(param["title"], "平安银行 已批准");
+        assert_eq!(param["text"], "**平安银行** 已批准\n详情");
+
+        let one = RobotTarget::of(&message("1", "manager7", ""), "ding_app").unwrap();
+        let (path, body) = one.request("x");
+        assert_eq!(path, "/v1.0/robot/oToMessages/batchSend");
+        assert_eq!(body["robotCode"], "ding_app");
+        assert_eq!(body["userIds"], json!(["manager7"]));
+        // No staff id, no way to name the person.
+        assert_eq!(
+            RobotTarget::of(&message("1", "", "ding_r"), "ding_app"),
+            None
+        );
     }
 
     #[test]

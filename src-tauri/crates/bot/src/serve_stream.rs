@@ -6,8 +6,9 @@
 //!
 //! One process serves the bot (its lease, [`while_serving`]). A decision made outside
 //! the chat is told to it through the chat's latest session webhook while DingTalk says
-//! it takes messages; a chat with none (this process has not heard from it since it
-//! started, or its webhook expired) is told once it writes again.
+//! it takes messages, and through the robot API (`oToMessages/batchSend` to the person,
+//! `groupMessages/send` to the group, with the app access token) once it expired; a chat
+//! this process has not heard from since it started is told once it writes again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,7 +22,7 @@ use wyckoff_session::Desk;
 use wyckoff_session::desk_bots::Inbound;
 
 use crate::dingtalk::{
-    DingtalkClient, DingtalkError, Incoming, RobotMessage, ack, parse_frame, update_id,
+    DingtalkClient, DingtalkError, Incoming, RobotMessage, RobotTarget, ack, parse_frame, update_id,
 };
 use crate::serve::{Attempts, ConnectionEnded as Ended, reconnecting};
 use crate::serve::{
@@ -29,8 +30,37 @@ use crate::serve::{
     while_serving,
 };
 
-/// Each chat's latest session webhook and until when it takes messages (ms; 0 unsaid).
-type Webhooks = Arc<Mutex<HashMap<String, (String, i64)>>>;
+/// How each chat this process heard from is reached, by its conversation id.
+type Webhooks = Arc<Mutex<HashMap<String, Route>>>;
+
+/// A chat's latest session webhook, until when it takes messages (ms; 0 unsaid), and
+/// where the robot API reaches the chat after that.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Route {
+    webhook: String,
+    expires_ms: i64,
+    robot: Option<RobotTarget>,
+}
+
+/// How a decision is told to a chat now.
+#[derive(Debug, PartialEq, Eq)]
+enum Via<'a> {
+    Webhook(&'a str),
+    Robot(&'a RobotTarget),
+    /// Not now: told once the chat writes again.
+    Later,
+}
+
+/// The webhook while it takes messages, then the robot API where it reaches the chat.
+fn via(route: &Route, now_ms: i64) -> Via<'_> {
+    if route.expires_ms <= 0 || now_ms < route.expires_ms {
+        return Via::Webhook(&route.webhook);
+    }
+    match &route.robot {
+        Some(target) => Via::Robot(target),
+        None => Via::Later,
+    }
+}
 
 /// A connection with no frame this long is asked for a pong; with none after another
 /// such wait it is taken as dropped.
@@ -74,7 +104,7 @@ async fn run(
                 tokio::select! {
                     next = rx.recv() => {
                         let Some((frame_id, message)) = next else { break };
-                        remember(&webhooks, &message);
+                        remember(&webhooks, &message, client.client_id());
                         if let Err(e) = handle(&desk, &name, &client, &frame_id, &message).await {
                             tracing::warn!(bot = %name, "a message was not answered: {e}");
                         }
@@ -220,23 +250,26 @@ async fn handle(
     respond(desk, &inbound, &chat).await
 }
 
-/// Keeps the chat's latest session webhook for the decisions it is owed.
-fn remember(webhooks: &Webhooks, message: &RobotMessage) {
+/// Keeps how the chat is reached for the decisions it is owed (`robot_code`, the app's,
+/// where the message names no robot).
+fn remember(webhooks: &Webhooks, message: &RobotMessage, robot_code: &str) {
     if message.session_webhook.is_empty() || message.conversation_id.is_empty() {
         return;
     }
     if let Ok(mut map) = webhooks.lock() {
         map.insert(
             message.conversation_id.clone(),
-            (
-                message.session_webhook.clone(),
-                message.session_webhook_expired_time,
-            ),
+            Route {
+                webhook: message.session_webhook.clone(),
+                expires_ms: message.session_webhook_expired_time,
+                robot: RobotTarget::of(message, robot_code),
+            },
         );
     }
 }
 
-/// A DingTalk bot's follow-ups, through each chat's latest session webhook.
+/// A DingTalk bot's follow-ups, through each chat's latest session webhook or, once it
+/// expired, the robot API.
 struct DingtalkFollowUps<'a> {
     desk: &'a Desk,
     bot: &'a str,
@@ -251,19 +284,63 @@ impl FollowUps for DingtalkFollowUps<'_> {
             .lock()
             .ok()
             .and_then(|map| map.get(chat_id).cloned());
-        let Some((webhook, expires_ms)) = known else {
+        let Some(route) = known else {
             return Ok(false);
         };
-        if expires_ms > 0 && expires_ms <= self.desk.clock().now().timestamp_millis() {
-            return Ok(false);
+        match via(&route, self.desk.clock().now().timestamp_millis()) {
+            Via::Webhook(webhook) => {
+                let chat = DingtalkChat {
+                    bot: self.bot,
+                    client: self.client,
+                    webhook,
+                };
+                chat.send(&Reply::Markdown(text.to_owned()))
+                    .await
+                    .map(|()| true)
+            }
+            Via::Robot(target) => self
+                .client
+                .send_robot(target, text)
+                .await
+                .map(|()| true)
+                .map_err(|source| ServeError::Dingtalk {
+                    bot: self.bot.to_owned(),
+                    source,
+                }),
+            Via::Later => Ok(false),
         }
-        let chat = DingtalkChat {
-            bot: self.bot,
-            client: self.client,
-            webhook: &webhook,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_goes_by_the_webhook_while_it_lasts_then_by_the_robot_api() {
+        let robot = RobotTarget::Group {
+            robot_code: "ding_r".into(),
+            conversation_id: "cid1".into(),
         };
-        chat.send(&Reply::Markdown(text.to_owned()))
-            .await
-            .map(|()| true)
+        let route = |expires_ms: i64, robot: Option<RobotTarget>| Route {
+            webhook: "https://oapi/x?session=s".into(),
+            expires_ms,
+            robot,
+        };
+        let now = 1_765_000_000_000;
+        let webhook = Via::Webhook("https://oapi/x?session=s");
+        let cases = [
+            (route(now + 1, Some(robot.clone())), webhook),
+            (
+                route(0, Some(robot.clone())),
+                Via::Webhook("https://oapi/x?session=s"),
+            ),
+            (route(now, Some(robot.clone())), Via::Robot(&robot)),
+            (route(now - 60_000, Some(robot.clone())), Via::Robot(&robot)),
+            (route(now - 60_000, None), Via::Later),
+        ];
+        for (i, (route, want)) in cases.iter().enumerate() {
+            assert_eq!(via(route, now), *want, "case {i}");
+        }
     }
 }
