@@ -831,6 +831,33 @@ impl CacheStore {
         keys: &[String],
         end: Option<u32>,
     ) -> Result<Vec<(String, LoadedBars)>, CacheError> {
+        self.load_many_keeping(table, keys, Keep::UpTo(end)).await
+    }
+
+    /// [`Self::load_many`] handing out only each series' last `bars` usable bars (as
+    /// [`Keep::Tail`] without a date: the bars before them are counted in
+    /// [`LoadedBars::earlier`], never allocated).
+    pub async fn load_many_tails(
+        &self,
+        table: BarTable,
+        keys: &[String],
+        bars: usize,
+    ) -> Result<Vec<(String, LoadedBars)>, CacheError> {
+        let keep = Keep::Tail {
+            as_of: None,
+            bars,
+            // no dates gathered: a read of some stocks is no calendar
+            admit: |_| false,
+        };
+        self.load_many_keeping(table, keys, keep).await
+    }
+
+    async fn load_many_keeping(
+        &self,
+        table: BarTable,
+        keys: &[String],
+        keep: Keep,
+    ) -> Result<Vec<(String, LoadedBars)>, CacheError> {
         let mut decoding = Vec::new();
         for chunk in keys.chunks(KEYS_PER_QUERY) {
             let mut query =
@@ -842,7 +869,7 @@ impl CacheStore {
             }
             list.push_unseparated(")");
             let rows: Vec<(String, Vec<u8>)> = query.build_query_as().fetch_all(&self.pool).await?;
-            decoding.push(decode_in_background(rows, Keep::UpTo(end)));
+            decoding.push(decode_in_background(rows, keep));
         }
         let mut out = Vec::with_capacity(keys.len());
         for decoded in decoding {

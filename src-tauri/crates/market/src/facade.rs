@@ -1232,6 +1232,22 @@ impl MarketData {
         Ok(loaded)
     }
 
+    /// Each of `keys`' (stock series keys) last `bars` usable bars, read as
+    /// [`crate::universe::load_tails`] says: from the screen's tail cache when it stands for
+    /// the database now, else from the database; the same bars either way.
+    pub async fn stock_tails(
+        &self,
+        keys: &[String],
+        bars: usize,
+    ) -> Result<Vec<(String, crate::cache::LoadedBars)>, MarketError> {
+        let cache = if crate::tail_cache::enabled() {
+            Some(self.tail_cache_at(self.store.write_generation().await?))
+        } else {
+            None
+        };
+        Ok(crate::universe::load_tails(&self.store, keys, bars, cache.as_ref()).await?)
+    }
+
     /// The screen's tail cache beside the database, valid at `generation`.
     fn tail_cache_at(&self, generation: i64) -> crate::universe::TailCacheAt {
         crate::universe::TailCacheAt {

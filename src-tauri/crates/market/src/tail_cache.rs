@@ -16,8 +16,11 @@
 //! (u32 each, padded to 8 bytes); per stock (by key) its key's place in the strings, its
 //! usable bars before the tail, its bars and its corrupt rows (24 bytes); the corrupt rows
 //! (date, reason's place in the strings: 16 bytes); the strings (padded to 8 bytes); the
-//! bars (64 bytes each); then an XXH3-64 of every byte before it.
+//! bars (64 bytes each); then the checksum: an XXH3-64 of the XXH3-64s of everything before
+//! the bars and of each stock's bars, in file order (every byte is covered, and a reader
+//! checks each stock's bars on the core that decodes them, while they are at hand).
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -41,7 +44,7 @@ pub const FILE: &str = "market-tail.cache";
 
 const MAGIC: &[u8; 8] = b"WYKTAIL\0";
 /// Moves whenever the layout or the meaning of a field changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const HEADER: usize = 96;
 const STOCK: usize = 24;
 const CORRUPT: usize = 16;
@@ -216,6 +219,31 @@ fn f64_at(b: &[u8], at: usize) -> f64 {
     f64::from_bits(u64_at(b, at))
 }
 
+/// The file's checksum (see the layout above), built as the sections go by.
+struct Checksum(Xxh3);
+
+impl Checksum {
+    /// `prefix`: the XXH3-64 of every byte before the bars.
+    fn new(prefix: u64) -> Self {
+        let mut h = Xxh3::new();
+        h.update(&prefix.to_le_bytes());
+        Checksum(h)
+    }
+
+    /// The next stock's bars, as stored.
+    fn stock(&mut self, bars: &[u8]) {
+        self.stock_digest(xxhash_rust::xxh3::xxh3_64(bars));
+    }
+
+    fn stock_digest(&mut self, digest: u64) {
+        self.0.update(&digest.to_le_bytes());
+    }
+
+    fn digest(&self) -> u64 {
+        self.0.digest()
+    }
+}
+
 /// Writes bytes on while hashing them.
 struct Hashing<W: Write> {
     out: W,
@@ -323,13 +351,17 @@ fn write_to<W: Write>(out: W, stamp: &Stamp, rows: &TailRows) -> Result<(), Writ
         }
         w.put(&strings)?;
         w.pad_to_8(strings.len())?;
+        let mut sum = Checksum::new(w.hash.digest());
+        let mut buf = Vec::new();
         for (_, loaded) in &rows.rows {
+            buf.clear();
             for b in &loaded.bars {
-                w.put(&encode_bar(b))?;
+                buf.extend_from_slice(&encode_bar(b));
             }
+            sum.stock(&buf);
+            w.out.write_all(&buf)?;
         }
-        let sum = w.hash.digest();
-        w.out.write_all(&sum.to_le_bytes())?;
+        w.out.write_all(&sum.digest().to_le_bytes())?;
         w.out.flush()
     })()
     .map_err(io)
@@ -412,8 +444,37 @@ pub fn read(
     decode(&mapped, expect, tail, as_of)
 }
 
+/// The rows of the stocks among `wanted` (by key) in the file at `path`, each with its
+/// last `tail` bars, as [`read`] (of the latest bars) hands them out: the file is checked
+/// whole, only the wanted stocks are decoded. A stock the file does not hold had no stored
+/// series when it was built.
+pub fn read_some(
+    path: &Path,
+    expect: &Stamp,
+    tail: usize,
+    wanted: &HashSet<String>,
+) -> Result<Vec<Row>, Miss> {
+    let file = File::open(path).map_err(|e| miss_io(&e))?;
+    let mapped = map(&file).map_err(|e| Miss::Unreadable(e.to_string()))?;
+    decode_some(&mapped, expect, tail, None, &|key| wanted.contains(key)).map(|r| r.rows)
+}
+
+/// A stock's key and what was read of it.
+type Row = (String, LoadedBars);
+
 /// [`read`] over the file's bytes.
 fn decode(b: &[u8], expect: &Stamp, tail: usize, as_of: Option<u32>) -> Result<TailRows, Miss> {
+    decode_some(b, expect, tail, as_of, &|_| true)
+}
+
+/// [`decode`] of the stocks whose key `wanted` says yes (the others are passed over).
+fn decode_some(
+    b: &[u8],
+    expect: &Stamp,
+    tail: usize,
+    as_of: Option<u32>,
+    wanted: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<TailRows, Miss> {
     let h = Header::decode(b)?;
     if h.stamp.identity != expect.identity || h.stamp.generation != expect.generation {
         return Err(Miss::Stale);
@@ -440,10 +501,6 @@ fn decode(b: &[u8], expect: &Stamp, tail: usize, as_of: Option<u32>) -> Result<T
             "{} bytes where the header says {len}",
             b.len()
         )));
-    }
-    let body = &b[..len - TRAILER];
-    if xxhash_rust::xxh3::xxh3_64(body) != u64_at(b, len - TRAILER) {
-        return Err(Miss::Corrupt("checksum mismatch".into()));
     }
     // the sections, in file order (their sizes checked against the length above)
     let n_dates = h.dates as usize;
@@ -479,40 +536,67 @@ fn decode(b: &[u8], expect: &Stamp, tail: usize, as_of: Option<u32>) -> Result<T
             "stock entries disagree with the totals".into(),
         ));
     }
-    let rows = places
+    // a stock's entry and all its bars as stored: its key, its last `tail` bars and its
+    // corrupt rows (`None`: not wanted)
+    let stock = |e: &[u8], all: &[u8], first_corrupt: u64| {
+        let key = text(u32_at(e, 0), u32_at(e, 4))?;
+        if !wanted(&key) {
+            return Ok(None);
+        }
+        let held = all.len() / BAR;
+        let keep = held.min(tail);
+        let skip = held - keep;
+        let bars: Vec<Bar> = all[skip * BAR..]
+            .chunks_exact(BAR)
+            .map(decode_bar)
+            .collect();
+        let corrupt = (0..u32_at(e, 20) as usize)
+            .map(|j| {
+                let c = corrupt_at + (first_corrupt as usize + j) * CORRUPT;
+                Ok(CorruptRow {
+                    code: key.clone(),
+                    date: i64::from_le_bytes(arr8(b, c)),
+                    reason: text(u32_at(b, c + 8), u32_at(b, c + 12))?,
+                })
+            })
+            .collect::<Result<Vec<_>, Miss>>()?;
+        let loaded = LoadedBars {
+            bars,
+            corrupt,
+            earlier: usize::try_from(u64_at(e, 8)).unwrap_or(usize::MAX) + skip,
+            // what the universe does not use is not kept
+            amount_missing: 0,
+            sources: Vec::new(),
+        };
+        Ok(Some((key, loaded)))
+    };
+    // Each stock's bars hashed and (when wanted) decoded in one pass on every core; a
+    // damaged file says so by its checksum first, whatever else its bytes would say.
+    let decoded: Vec<(u64, Result<Option<Row>, Miss>)> = places
         .into_par_iter()
         .map(|(e, first_bar, first_corrupt)| {
-            let key = text(u32_at(e, 0), u32_at(e, 4))?;
             let held = u32_at(e, 16) as usize;
-            let keep = held.min(tail);
-            let skip = held - keep;
-            let from = bars_at + (first_bar as usize + skip) * BAR;
-            let bars: Vec<Bar> = b[from..from + keep * BAR]
-                .chunks_exact(BAR)
-                .map(decode_bar)
-                .collect();
-            let corrupt = (0..u32_at(e, 20) as usize)
-                .map(|j| {
-                    let c = corrupt_at + (first_corrupt as usize + j) * CORRUPT;
-                    Ok(CorruptRow {
-                        code: key.clone(),
-                        date: i64::from_le_bytes(arr8(b, c)),
-                        reason: text(u32_at(b, c + 8), u32_at(b, c + 12))?,
-                    })
-                })
-                .collect::<Result<Vec<_>, Miss>>()?;
-            let loaded = LoadedBars {
-                bars,
-                corrupt,
-                earlier: usize::try_from(u64_at(e, 8)).unwrap_or(usize::MAX) + skip,
-                // what the universe does not use is not kept
-                amount_missing: 0,
-                sources: Vec::new(),
-            };
-            Ok((key, loaded))
+            let start = bars_at + first_bar as usize * BAR;
+            let all = &b[start..start + held * BAR];
+            let digest = xxhash_rust::xxh3::xxh3_64(all);
+            (digest, stock(e, all, first_corrupt))
         })
+        .collect();
+    let mut sum = Checksum::new(xxhash_rust::xxh3::xxh3_64(&b[..bars_at]));
+    for (digest, _) in &decoded {
+        sum.stock_digest(*digest);
+    }
+    if sum.digest() != u64_at(b, len - TRAILER) {
+        return Err(Miss::Corrupt("checksum mismatch".into()));
+    }
+    let rows = decoded
+        .into_iter()
+        .map(|(_, row)| row)
         .collect::<Result<Vec<_>, Miss>>()?;
-    Ok(TailRows { rows, dates })
+    Ok(TailRows {
+        rows: rows.into_iter().flatten().collect(),
+        dates,
+    })
 }
 
 #[cfg(test)]
@@ -664,6 +748,39 @@ mod tests {
     }
 
     #[test]
+    fn some_stocks_read_as_the_whole_file_gives_them_and_the_others_are_still_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let rows = sample();
+        write(&path, &stamp(7), &rows).unwrap();
+        let wanted: HashSet<String> = ["600000.SH", "600001.SH", "999999.SH"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        let some = read_some(&path, &stamp(7), 4, &wanted).unwrap();
+        let whole = read(&path, &stamp(7), 4, None).unwrap();
+        same(
+            &TailRows {
+                rows: some,
+                dates: whole.dates.clone(),
+            },
+            &TailRows {
+                rows: whole.rows[1..].to_vec(),
+                dates: whole.dates.clone(),
+            },
+        );
+        // a bar of a stock not asked for, changed: the file is damaged all the same
+        let mut b = bytes(&rows, &stamp(7));
+        let first_bar = b.len() - TRAILER - 5 * BAR;
+        b[first_bar + 33] ^= 0x04;
+        std::fs::write(&path, &b).unwrap();
+        assert_eq!(
+            read_some(&path, &stamp(7), 4, &wanted).unwrap_err(),
+            Miss::Corrupt("checksum mismatch".into())
+        );
+    }
+
+    #[test]
     fn another_generation_or_database_is_stale() {
         let b = bytes(&sample(), &stamp(3));
         assert_eq!(decode(&b, &stamp(4), 4, None).unwrap_err(), Miss::Stale);
@@ -689,8 +806,16 @@ mod tests {
     #[test]
     fn a_changed_byte_anywhere_fails_the_checksum() {
         let b = bytes(&sample(), &stamp(3));
-        // past the fields compared before the checksum: the bodies and the trailer
-        for at in [HEADER + 1, b.len() / 2, b.len() - BAR + 9, b.len() - 1] {
+        // past the fields compared before the checksum: the bodies (a date, a key, bars)
+        // and the trailer
+        let strings_at = HEADER + 40 + 3 * STOCK + 2 * CORRUPT;
+        for at in [
+            HEADER + 1,
+            strings_at + 1,
+            b.len() / 2,
+            b.len() - BAR + 9,
+            b.len() - 1,
+        ] {
             let mut bad = b.clone();
             bad[at] ^= 0x10;
             assert_eq!(

@@ -4,14 +4,15 @@
 //! indices. Stocks whose data is damaged are skipped and listed, never patched. A delisted
 //! stock with cached bars is loaded like any other: the engine stops at its delisting day.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 
 use serde::Serialize;
 use wyckoff_engine::{Bar, Benchmarks, StockSeries, Universe};
 
 use crate::cache::{
-    BarTable, CacheError, CacheStore, CorruptRow, DecodedPage, Keep, decode_in_background,
+    BarTable, CacheError, CacheStore, CorruptRow, DecodedPage, Keep, LoadedBars,
+    decode_in_background,
 };
 use crate::code::{IndexCode, StockCode};
 use crate::date::DateSet;
@@ -382,6 +383,49 @@ async fn read_tail_cached(
         // the writing thread failed holding the read: read again rather than lose it
         None => read_stock_series(store, keep).await,
     }
+}
+
+/// Each of `keys`' (stock series keys) last `bars` usable bars, as
+/// [`CacheStore::load_many_tails`] reads them: from the tail cache at `cache` when it stands
+/// for the database now and holds as many bars a stock (only those stocks decoded), else
+/// from the database. A miss leaves the file to the next screen to build: a few stocks'
+/// read is no reason to read the whole market.
+pub async fn load_tails(
+    store: &CacheStore,
+    keys: &[String],
+    bars: usize,
+    cache: Option<&TailCacheAt>,
+) -> Result<Vec<(String, LoadedBars)>, CacheError> {
+    let identity = match cache {
+        Some(_) => store.meta(IDENTITY).await?,
+        None => None,
+    };
+    if let (Some(at), Some(identity)) = (cache, identity) {
+        let _stage = tracing::info_span!(target: "wyckoff::stage", "tail cache");
+        let expect = Stamp {
+            identity,
+            generation: at.generation,
+            tail: 0,
+            last_date: 0,
+        };
+        let path = at.path.clone();
+        let wanted: HashSet<String> = keys.iter().cloned().collect();
+        let got = tokio::task::spawn_blocking(move || {
+            tail_cache::read_some(&path, &expect, bars, &wanted)
+        })
+        .await
+        .unwrap_or_else(|e| Err(Miss::Unreadable(e.to_string())));
+        match got {
+            Ok(rows) => {
+                tracing::debug!(target: "wyckoff::tail_cache", used = true, stocks = rows.len(), "tails read from the cache file");
+                return Ok(rows);
+            }
+            Err(miss) => {
+                tracing::debug!(target: "wyckoff::tail_cache", used = false, reason = %miss, "tails read from the database");
+            }
+        }
+    }
+    store.load_many_tails(BarTable::Stocks, keys, bars).await
 }
 
 /// The newest bar date stored for any stock (0 for none).

@@ -151,3 +151,101 @@ fn bar(date: u32, close: f64) -> Bar {
         turnover: None,
     }
 }
+
+/// Some stocks' last bars (what an alerts check of the latest close reads) through the
+/// facade, from the cache file when it is in step, are the database's: a damaged series
+/// and an insane bar included, a key without a series left out; a file in step is what
+/// they come from.
+#[tokio::test]
+async fn some_stocks_tails_through_the_cache_are_the_databases() {
+    let shape = MarketShape {
+        stocks: 60,
+        bars: 400,
+        start: 20230103,
+        seed: 9,
+    };
+    let csv = tempfile::tempdir().unwrap();
+    synthetic_csv::write_market_csv(&market(shape), csv.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(FILE);
+    let md = open(home.path()).await;
+    md.import_csv(csv.path(), &mut |_| {}).await.unwrap();
+    let mut blob: Vec<u8> =
+        sqlx::query_scalar("SELECT data FROM market_series WHERE code = '000338.SZ'")
+            .fetch_one(md.pool())
+            .await
+            .unwrap();
+    let n = blob.len();
+    blob[n / 3] ^= 0x01;
+    sqlx::query("UPDATE market_series SET data = ? WHERE code = '000338.SZ'")
+        .bind(blob)
+        .execute(md.pool())
+        .await
+        .unwrap();
+    let mut insane = bar(20230301, 5.0);
+    insane.low = 6.0;
+    md.store()
+        .upsert_bars(BarTable::Stocks, "000778.SZ", &[insane], "test", true)
+        .await
+        .unwrap();
+    md.refresh_tail_cache().await;
+    let generation = tail_cache::peek(&file).unwrap().generation;
+    let mut keys: Vec<String> =
+        sqlx::query_scalar("SELECT code FROM market_series WHERE kind = 'stock' ORDER BY code")
+            .fetch_all(md.pool())
+            .await
+            .unwrap();
+    keys.retain(|k| k.len() % 3 != 0 || k.starts_with("000338") || k.starts_with("000778"));
+    keys.truncate(40);
+    keys.push("000338.SZ".into());
+    keys.push("000778.SZ".into());
+    keys.push("999999.SH".into());
+    let seen = |mut rows: Vec<(String, wyckoff_market::cache::LoadedBars)>| {
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        rows.dedup_by(|a, b| a.0 == b.0);
+        rows.into_iter()
+            .map(|(k, l)| format!("{k} {} {:?} {:?}", l.earlier, l.corrupt, l.bars))
+            .collect::<Vec<_>>()
+    };
+    for bars in [320, 250, 390] {
+        let direct = md
+            .store()
+            .load_many_tails(BarTable::Stocks, &keys, bars)
+            .await
+            .unwrap();
+        let through = md.stock_tails(&keys, bars).await.unwrap();
+        let direct = seen(direct);
+        assert_eq!(seen(through), direct, "{bars} bars");
+        assert!(
+            direct
+                .iter()
+                .any(|r| r.starts_with("000338.SZ 0 [CorruptRow"))
+        );
+        assert!(direct.iter().all(|r| !r.starts_with("999999")));
+    }
+    // the reads built no file and changed none
+    assert_eq!(tail_cache::peek(&file).unwrap().generation, generation);
+
+    // a file in step is taken as it is: a close changed in it shows in the next read
+    let stamp = tail_cache::peek(&file).unwrap();
+    let mut rows = tail_cache::read(&file, &stamp, 320, None).unwrap();
+    let (key, loaded) = rows
+        .rows
+        .iter_mut()
+        .find(|(k, l)| keys.contains(k) && !l.bars.is_empty())
+        .unwrap();
+    let key = key.clone();
+    loaded.bars.last_mut().unwrap().close += 0.5;
+    tail_cache::write(&file, &stamp, &rows).unwrap();
+    let last_close = |rows: Vec<(String, wyckoff_market::cache::LoadedBars)>| {
+        let (_, l) = rows.into_iter().find(|(k, _)| *k == key).unwrap();
+        l.bars.last().unwrap().close
+    };
+    let direct = md
+        .store()
+        .load_many_tails(BarTable::Stocks, &keys, 320)
+        .await
+        .unwrap();
+    let through = md.stock_tails(&keys, 320).await.unwrap();
+    assert_eq!(last_close(through), last_close(direct) + 0.5);
+}
