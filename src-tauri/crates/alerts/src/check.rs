@@ -1,13 +1,13 @@
 //! One evaluation pass: every enabled rule on every stock it targets, plus every holding's
 //! stop-loss and target price, as of a date.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use tracing::Instrument;
 
 use chrono::{DateTime, Utc};
 use rayon::prelude::*;
-use wyckoff_engine::alerts::{AlertInput, Outcome, StockCheck, cooldown_blocker, cut};
+use wyckoff_engine::alerts::{AlertInput, CHECK_BARS, Outcome, StockCheck, cooldown_blocker, cut};
 use wyckoff_engine::{Bar, Holding, NameSpan, StockSeries};
 use wyckoff_market::cache::BarTable;
 use wyckoff_market::history::{Histories, ListStatus};
@@ -44,14 +44,50 @@ struct Job {
 struct Stock {
     code: String,
     name: Option<String>,
-    /// All cached bars (the cooldowns count trading days on them), cut at the as-of date
-    /// for the rules; shared by codes written differently for the same stock.
+    /// The cached bars (the cooldowns count trading days on them; of a check of the latest
+    /// close, the last [`Reads::tail_bars`] of a stock not held), cut at the as-of date for
+    /// the rules; shared by codes written differently for the same stock.
     bars: Arc<Vec<Bar>>,
     jobs: Vec<Job>,
 }
 
 /// A holding, its stop-loss and its target.
 type Held = (Holding, Option<f64>, Option<f64>);
+
+/// Which stocks a check reads whole and which only their last bars (stock series keys,
+/// each once).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Reads {
+    whole: Vec<String>,
+    tails: Vec<String>,
+    /// Bars a tail holds: what the conditions read ([`CHECK_BARS`]), and one more than the
+    /// longest cooldown, so every earlier firing a cooldown counts is within it.
+    tail_bars: usize,
+}
+
+impl Reads {
+    /// A check of the latest close (no `as_of`) reads each stock's last bars, but a held
+    /// stock whole (its health reads back to its entry); a check as of a date reads every
+    /// stock whole (a cooldown counts the trading days to later firings too).
+    fn new<'a>(
+        as_of: Option<u32>,
+        max_cooldown: Option<u32>,
+        held: impl Iterator<Item = StockCode>,
+        checked: impl Iterator<Item = &'a StockCode>,
+    ) -> Reads {
+        let held: BTreeSet<String> = held.map(|c| c.symbol().key()).collect();
+        let keys: BTreeSet<String> = checked.map(|c| c.symbol().key()).collect();
+        let tail_bars = CHECK_BARS.max(max_cooldown.map_or(0, |c| c as usize).saturating_add(1));
+        let (whole, tails) = keys
+            .into_iter()
+            .partition(|k| as_of.is_some() || held.contains(k));
+        Reads {
+            whole,
+            tails,
+            tail_bars,
+        }
+    }
+}
 
 /// Every stock's rules evaluated, stocks on every core (the engine's structure and diagnosis
 /// are most of a check), off the async runtime; outcomes in the order of each stock's jobs.
@@ -313,16 +349,30 @@ pub(crate) async fn check_for(
     let mut history = md.history().load().await.map_err(market)?;
     // Every checked stock's bars in a few queries, not one a stock.
     let parsed: Vec<Option<StockCode>> = jobs.keys().map(|c| StockCode::parse(c).ok()).collect();
-    let keys: Vec<String> = parsed.iter().flatten().map(|c| c.symbol().key()).collect();
+    let max_cooldown = jobs.values().flatten().map(|j| j.cooldown_days).max();
+    let reads = Reads::new(
+        as_of,
+        max_cooldown,
+        held.keys().filter_map(|c| StockCode::parse(c).ok()),
+        parsed.iter().flatten(),
+    );
     let stage = tracing::info_span!(target: "wyckoff::stage", "bars");
-    let loaded: HashMap<String, Arc<Vec<Bar>>> = md
-        .store()
-        .load_many(BarTable::Stocks, &keys, None)
-        .await
-        .map_err(market)?
-        .into_iter()
-        .map(|(key, l)| (key, Arc::new(l.bars)))
-        .collect();
+    let mut loaded: HashMap<String, Arc<Vec<Bar>>> = HashMap::with_capacity(parsed.len());
+    if !reads.whole.is_empty() {
+        let rows = md
+            .store()
+            .load_many(BarTable::Stocks, &reads.whole, None)
+            .await
+            .map_err(market)?;
+        loaded.extend(rows.into_iter().map(|(key, l)| (key, Arc::new(l.bars))));
+    }
+    if !reads.tails.is_empty() {
+        let rows = md
+            .stock_tails(&reads.tails, reads.tail_bars)
+            .await
+            .map_err(market)?;
+        loaded.extend(rows.into_iter().map(|(key, l)| (key, Arc::new(l.bars))));
+    }
     drop(stage);
     let mut notes = AlertAsOfNotes::default();
     let mut stocks: Vec<Stock> = Vec::with_capacity(jobs.len());
@@ -550,6 +600,146 @@ mod tests {
             scope(&series(named, Some(20190125)), None, None, None),
             checked("ST星源", false)
         );
+    }
+
+    #[test]
+    fn the_latest_close_reads_tails_but_a_holding_or_an_as_of_date_reads_whole() {
+        let code = |c: &str| StockCode::parse(c).unwrap();
+        let checked = [code("600000"), code("000001"), code("600000")];
+        let key = |c: &str| code(c).symbol().key();
+        // (as of, longest cooldown, held, whole, tails, tail bars)
+        type Case<'a> = (
+            Option<u32>,
+            Option<u32>,
+            &'a [&'a str],
+            Vec<String>,
+            Vec<String>,
+            usize,
+        );
+        let cases: Vec<Case<'_>> = vec![
+            (
+                None,
+                None,
+                &[],
+                vec![],
+                vec![key("000001"), key("600000")],
+                CHECK_BARS,
+            ),
+            (
+                None,
+                Some(1),
+                &["600000"],
+                vec![key("600000")],
+                vec![key("000001")],
+                CHECK_BARS,
+            ),
+            (
+                None,
+                Some(CHECK_BARS as u32 - 1),
+                &[],
+                vec![],
+                vec![key("000001"), key("600000")],
+                CHECK_BARS,
+            ),
+            (
+                None,
+                Some(CHECK_BARS as u32),
+                &[],
+                vec![],
+                vec![key("000001"), key("600000")],
+                CHECK_BARS + 1,
+            ),
+            (
+                None,
+                Some(u32::MAX),
+                &[],
+                vec![],
+                vec![key("000001"), key("600000")],
+                u32::MAX as usize + 1,
+            ),
+            (
+                Some(20240105),
+                Some(1),
+                &[],
+                vec![key("000001"), key("600000")],
+                vec![],
+                CHECK_BARS,
+            ),
+        ];
+        for (as_of, cooldown, held, whole, tails, tail_bars) in cases {
+            let reads = Reads::new(
+                as_of,
+                cooldown,
+                held.iter().map(|c| code(c)),
+                checked.iter(),
+            );
+            assert_eq!(
+                reads,
+                Reads {
+                    whole,
+                    tails,
+                    tail_bars
+                },
+                "{as_of:?} {cooldown:?} {held:?}"
+            );
+        }
+    }
+
+    /// A cooldown counted on a tail of `Reads::tail_bars` bars decides as on the whole
+    /// series, whatever the earlier firing's day: on the boundary (a whole cooldown away,
+    /// a day nearer), before the tail, on a day without a bar, on the evaluated day.
+    #[test]
+    fn a_cooldown_counted_on_the_tail_decides_as_on_the_whole_series() {
+        // every other day a bar, so some days have none
+        let whole: Vec<u32> = (0..900).map(|i| 20_000_000 + 2 * i).collect();
+        let evaluated = *whole.last().unwrap();
+        for cooldown in [
+            1,
+            2,
+            5,
+            100,
+            CHECK_BARS as u32 - 1,
+            CHECK_BARS as u32,
+            CHECK_BARS as u32 + 1,
+            600,
+            899,
+            900,
+            2000,
+        ] {
+            let reads = Reads::new(None, Some(cooldown), std::iter::empty(), std::iter::empty());
+            let tail = &whole[whole.len().saturating_sub(reads.tail_bars)..];
+            let at = whole.len() - 1;
+            let c = cooldown as usize;
+            let mut earlier: Vec<u32> = vec![whole[0] - 2, whole[0], evaluated, evaluated + 2];
+            for back in [
+                c.saturating_sub(1),
+                c,
+                c + 1,
+                reads.tail_bars - 1,
+                reads.tail_bars,
+                reads.tail_bars + 1,
+            ] {
+                if let Some(i) = at.checked_sub(back) {
+                    earlier.push(whole[i]);
+                    // the day after a bar has none
+                    earlier.push(whole[i] + 1);
+                }
+            }
+            for d in earlier {
+                assert_eq!(
+                    cooldown_blocker(tail, evaluated, &[d], cooldown),
+                    cooldown_blocker(&whole, evaluated, &[d], cooldown),
+                    "cooldown {cooldown}, fired on {d}"
+                );
+            }
+            // several firings at once: the nearest one holds it back
+            let many: Vec<u32> = whole.iter().step_by(7).copied().collect();
+            assert_eq!(
+                cooldown_blocker(tail, evaluated, &many, cooldown),
+                cooldown_blocker(&whole, evaluated, &many, cooldown),
+                "cooldown {cooldown}"
+            );
+        }
     }
 
     #[test]

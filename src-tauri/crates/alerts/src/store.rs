@@ -312,7 +312,8 @@ impl AlertStore {
                     created_at: created_at.clone(),
                     intraday_at: f.intraday_at.clone(),
                 });
-                if let Some(alert) = &alert {
+                // a message only for channels to queue it for
+                if let Some(alert) = alert.as_ref().filter(|_| !channels.is_empty()) {
                     queued.push((Some(alert.id), message(alert)));
                 }
                 out.push((f, alert));

@@ -21,6 +21,13 @@ use crate::{Bar, dates};
 /// before it, so a spike does not dilute its own yardstick).
 pub const VOLUME_WINDOW: usize = 20;
 
+/// Bars up to the evaluated one that any condition reads, when the stock is not held:
+/// the Wyckoff structure looks back [`crate::phases::SCHEMATIC_LOOKBACK`] bars from the
+/// evaluated close and from the close before, and the diagnosis behind the health no further
+/// than 250; a holding's health reads back to its entry too. As many as a screen reads, so
+/// the screen's tail cache holds them.
+pub const CHECK_BARS: usize = 320;
+
 /// Every event name a rule can ask for, in the engine's spelling.
 pub const EVENT_NAMES: [EventCode; 10] = [
     EventCode::SC,
