@@ -1,37 +1,26 @@
-//! Bringing the closes the ledger is valued at up to date, for every code it has held:
-//! a stock's daily bars (with their unadjusted closes) through the market's sync, an ETF's,
-//! LOF's or bond's unadjusted bars from Eastmoney ([`wyckoff_market::instrument_bars`]) —
-//! a bond whose exchange its digits do not settle from the exchange its statement named.
-//! Repos need none (valued at their principal) and are listed as such. The CLI runs it in
-//! the foreground (`wyckoff portfolio sync`); the app as a background task with progress
-//! ([`Desk::start_ledger_closes_sync`]). The app's full-market sync
-//! ([`Desk::start_full_sync`]) brings the ledger's open positions along, as the CLI's
-//! full `data sync` does: a user expects a full sync to value what they hold.
+//! Bringing the closes the ledger is valued at up to date, for every code it has held
+//! (stocks through the market's sync, ETFs, LOFs and bonds from Eastmoney; the work is
+//! [`wyckoff_tools::ledger_sync`]'s). The CLI runs it in the foreground (`wyckoff portfolio
+//! sync`); the app as a background task with progress ([`Desk::start_ledger_closes_sync`]).
+//! The app's full-market sync ([`Desk::start_full_sync`]) brings the ledger's open
+//! positions along, as a scheduled one and the CLI's full `data sync` do: a user expects a
+//! full sync to value what they hold.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use wyckoff_agent::{FnTool, ProgressHandle, Tool, ToolContext, ToolError, ToolSpec};
-use wyckoff_engine::Instrument;
-use wyckoff_journal::ledger::{LedgerError, replay};
-use wyckoff_journal::{Entry, JournalError, JournalStore};
+use serde_json::json;
+use wyckoff_agent::{ProgressHandle, Tool};
+use wyckoff_journal::JournalError;
 /// The account's lines at the last day valued, as the report carries them.
 pub use wyckoff_journal::{HoldingValue, Instrument as LineInstrument, Valuation};
-use wyckoff_market::cache::BarTable;
 pub use wyckoff_market::instrument_bars::{InstrumentSyncOutcome, InstrumentSyncStatus};
-use wyckoff_market::instrument_bars::{LedgerCode, fund_source, sync_instruments};
-use wyckoff_market::sources::eastmoney_fund::EastmoneyFund;
-use wyckoff_market::sync::SyncStatus;
-use wyckoff_market::{MarketData, StockCode, SyncTarget};
 use wyckoff_protocol::TaskInfo;
-use wyckoff_tools::sync::{SYNC_ALL, SYNC_ALL_DISPLAY, sync_market};
+pub use wyckoff_tools::ledger_sync::{LEDGER_CLOSES_TASK, full_sync_extras, open_codes};
+use wyckoff_tools::ledger_sync::{ledger_closes_tool, sync_ledger};
+use wyckoff_tools::sync::sync_all_tool;
 
 use crate::Desk;
 use crate::reports::JobError;
-
-/// The background task's tool name (the task panel and the portfolio page know it by it).
-pub const LEDGER_CLOSES_TASK: &str = "sync_ledger_closes";
 
 impl Desk {
     /// Syncs the closes of every code the ledger has held, stocks first; one outcome per
@@ -52,9 +41,10 @@ impl Desk {
     /// Starts the full-market sync (the overview's button) as a background task of no
     /// conversation: every benchmark index and stock, then the ledger's open positions the
     /// market's list leaves out ([`full_sync_extras`]), their outcomes under `ledger` in
-    /// the result. Refused offline and while one is running, as the market sync alone is.
+    /// the result — the tool a scheduled full sync runs. Refused offline and while one is
+    /// running.
     pub async fn start_full_sync(&self) -> Result<TaskInfo, JobError> {
-        let tool = full_sync_tool(self.market().clone(), self.journal().clone());
+        let tool = sync_all_tool(self.market().clone());
         self.start_sync_task(tool).await
     }
 
@@ -76,357 +66,5 @@ impl Desk {
             .start_for_user(tool, json!({}))
             .await
             .map_err(|e| JobError::Refused(e.to_string()))
-    }
-}
-
-/// The codes of the ledger's open positions (shares still held after every entry), once
-/// each, in code order.
-pub fn open_codes(entries: &[Entry]) -> Result<BTreeSet<String>, LedgerError> {
-    Ok(replay(entries)?
-        .holdings
-        .into_iter()
-        .filter(|(_, h)| h.shares > 0)
-        .map(|(code, _)| code)
-        .collect())
-}
-
-/// Of the ledger's open positions, the codes a whole-market sync does not fetch itself,
-/// once each, in code order: every fund, LOF and bond (the market's list names stocks
-/// only), and a stock `covered` says the whole market leaves out (neither listed nor in
-/// the cache). Repos need no bars (valued at their principal); a code of no known kind
-/// has none to fetch.
-pub fn full_sync_extras(open: &BTreeSet<String>, covered: impl Fn(&str) -> bool) -> Vec<String> {
-    open.iter()
-        .filter(|code| match Instrument::of_code(code) {
-            Instrument::Stock => !covered(code),
-            Instrument::Fund | Instrument::Bond => true,
-            Instrument::Repo | Instrument::Other => false,
-        })
-        .cloned()
-        .collect()
-}
-
-/// The overview's full-market sync with the ledger's open positions after it.
-fn full_sync_tool(md: Arc<MarketData>, journal: JournalStore) -> Arc<dyn Tool> {
-    Arc::new(FnTool::new(
-        ToolSpec::new(SYNC_ALL, SYNC_ALL_DISPLAY).background(),
-        "同步全市场日线（基准指数 + 股票列表中的每只股票），再同步账本持仓中列表之外的代码",
-        json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        move |_args: Value, ctx: ToolContext| {
-            let md = md.clone();
-            let journal = journal.clone();
-            async move {
-                let mut summary = sync_market(&md, SyncTarget::All, &mut |stage, detail, f| {
-                    ctx.progress.report(stage, detail, f)
-                })
-                .await?;
-                // A failed ledger part is said in the result; the market's bars stand.
-                let source = fund_source(&md);
-                let ledger =
-                    sync_open_positions(&md, &journal, source.as_ref(), &ctx.progress).await;
-                summary["ledger"] = match ledger {
-                    Ok(out) => outcomes_value(&out),
-                    Err(e) => json!({ "error": e.to_string() }),
-                };
-                Ok(summary)
-            }
-        },
-    ))
-}
-
-/// Syncs [`full_sync_extras`] of the ledger (funds and bonds from `source`): a stock counts
-/// as covered when the stock list names it or the bar cache holds it (the whole-market
-/// sync's own reach).
-async fn sync_open_positions(
-    md: &MarketData,
-    journal: &JournalStore,
-    source: Option<&EastmoneyFund>,
-    progress: &ProgressHandle,
-) -> Result<Vec<InstrumentSyncOutcome>, JournalError> {
-    let open = open_codes(&journal.entries(md.clock().now()).await?)?;
-    let mut cached = BTreeSet::new();
-    for code in open.iter().filter_map(|c| StockCode::parse(c).ok()) {
-        let held = md
-            .store()
-            .coverage_of(BarTable::Stocks, &code.symbol().key())
-            .await
-            .map_err(|e| JournalError::Market(e.to_string()))?;
-        if held.is_some() || md.stock_info(&code).is_some() {
-            cached.insert(code.digits().to_owned());
-        }
-    }
-    let extras = full_sync_extras(&open, |c| cached.contains(c));
-    sync_codes(md, journal, extras, source, progress).await
-}
-
-/// The task that runs the sync (not offered to the model: the user starts it).
-fn ledger_closes_tool(md: Arc<MarketData>, journal: JournalStore) -> Arc<dyn Tool> {
-    Arc::new(FnTool::new(
-        ToolSpec::new(LEDGER_CLOSES_TASK, "同步持仓收盘价"),
-        "Fetches the daily closes of every code the account ledger has held.",
-        json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        move |_args: Value, ctx: ToolContext| {
-            let md = md.clone();
-            let journal = journal.clone();
-            async move {
-                let out = sync_ledger(&md, &journal, &ctx.progress)
-                    .await
-                    .map_err(|e| ToolError::Failed(e.to_string()))?;
-                Ok(outcomes_value(&out))
-            }
-        },
-    ))
-}
-
-/// The task's result: each code's outcome and a one-line summary.
-fn outcomes_value(out: &[InstrumentSyncOutcome]) -> Value {
-    let count = |f: fn(&InstrumentSyncStatus) -> bool| out.iter().filter(|o| f(&o.status)).count();
-    let updated = count(|s| matches!(s, InstrumentSyncStatus::Updated { .. }));
-    let current = count(|s| matches!(s, InstrumentSyncStatus::UpToDate));
-    let failed = count(|s| matches!(s, InstrumentSyncStatus::Failed { .. }));
-    let none = count(|s| matches!(s, InstrumentSyncStatus::NotSupported { .. }));
-    json!({
-        "summary": format!(
-            "{} 个代码：{updated} 个更新，{current} 个已是最新，{failed} 个失败，{none} 个不取日线",
-            out.len()
-        ),
-        "outcomes": out,
-    })
-}
-
-/// The sync itself; `progress` hears each step (the stocks as one, then each fund or bond).
-async fn sync_ledger(
-    md: &MarketData,
-    journal: &JournalStore,
-    progress: &ProgressHandle,
-) -> Result<Vec<InstrumentSyncOutcome>, JournalError> {
-    let entries = journal.entries(md.clock().now()).await?;
-    let codes: BTreeSet<String> = entries
-        .iter()
-        .filter_map(|e| e.kind.code())
-        .map(str::to_owned)
-        .collect();
-    sync_codes(md, journal, codes, fund_source(md).as_ref(), progress).await
-}
-
-/// Syncs `codes`' closes: the stocks in one market sync, then each fund or bond (a bond
-/// on the exchange its statement named, where the digits leave it open).
-async fn sync_codes(
-    md: &MarketData,
-    journal: &JournalStore,
-    codes: impl IntoIterator<Item = String>,
-    source: Option<&EastmoneyFund>,
-    progress: &ProgressHandle,
-) -> Result<Vec<InstrumentSyncOutcome>, JournalError> {
-    let stated = journal.stated_exchanges().await?;
-    let (stocks, others): (Vec<String>, Vec<String>) = codes
-        .into_iter()
-        .partition(|c| Instrument::of_code(c) == Instrument::Stock);
-    let steps = usize::from(!stocks.is_empty()) + others.len();
-    let fraction = |done: usize| (steps > 0).then(|| done as f32 / steps as f32);
-    let mut out = Vec::with_capacity(stocks.len() + others.len());
-    if !stocks.is_empty() {
-        progress.report("股票日线", &format!("{} 只", stocks.len()), fraction(0));
-        let report = md
-            .sync(SyncTarget::Codes(stocks), &mut |_| {})
-            .await
-            .map_err(|e| JournalError::Market(e.to_string()))?;
-        out.extend(report.outcomes.into_iter().map(|o| InstrumentSyncOutcome {
-            code: o.code,
-            status: match o.status {
-                SyncStatus::UpToDate | SyncStatus::NoNewData => InstrumentSyncStatus::UpToDate,
-                SyncStatus::Updated { new_bars, .. } => InstrumentSyncStatus::Updated {
-                    new_bars: u32::try_from(new_bars).unwrap_or(u32::MAX),
-                    fetched: u32::try_from(new_bars).unwrap_or(u32::MAX),
-                    rejected: Vec::new(),
-                },
-                SyncStatus::Failed { error } => InstrumentSyncStatus::Failed { error },
-            },
-            last_close: o.last_date.map(wyckoff_market::date::iso),
-        }));
-    }
-    let done_before = steps - others.len();
-    let ledger_codes: Vec<LedgerCode> = others
-        .iter()
-        .map(|c| LedgerCode {
-            code: c.clone(),
-            stated: stated.get(c).copied(),
-        })
-        .collect();
-    let total = others.len();
-    out.extend(
-        sync_instruments(md, &ledger_codes, source, &mut |i, code| {
-            progress.report(
-                "基金、债券日线",
-                &format!("{code}（{}/{total}）", i + 1),
-                fraction(done_before + i),
-            )
-        })
-        .await
-        .map_err(|e| JournalError::Market(e.to_string()))?,
-    );
-    progress.report("完成", "", fraction(steps));
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use wyckoff_journal::{EntryKind, Fees, Source};
-
-    fn trade(id: i64, date: u32, code: &str, shares: i64) -> Entry {
-        let (price_e6, amount_fen) = (10_000_000, shares.abs() * 1_000);
-        let code = code.to_owned();
-        Entry {
-            id,
-            date,
-            time: None,
-            name: String::new(),
-            kind: if shares > 0 {
-                EntryKind::Buy {
-                    code,
-                    shares,
-                    price_e6,
-                    amount_fen,
-                    fees: Fees::default(),
-                }
-            } else {
-                EntryKind::Sell {
-                    code,
-                    shares: -shares,
-                    price_e6,
-                    amount_fen,
-                    fees: Fees::default(),
-                }
-            },
-            source: Source::Import,
-            identity: None,
-        }
-    }
-
-    #[test]
-    fn the_open_positions_are_the_codes_still_held_once_each() {
-        let entries = [
-            trade(1, 20240102, "510300", 10_000),
-            trade(2, 20240103, "600519", 100),
-            trade(3, 20240104, "600519", 100),
-            // bought and sold out: no longer held
-            trade(4, 20240105, "159915", 1_000),
-            trade(5, 20240108, "159915", -1_000),
-            // partly sold: still held
-            trade(6, 20240109, "113050", 20),
-            trade(7, 20240110, "113050", -10),
-        ];
-        let open = open_codes(&entries).unwrap();
-        assert_eq!(
-            open.into_iter().collect::<Vec<_>>(),
-            ["113050", "510300", "600519"]
-        );
-    }
-
-    #[tokio::test]
-    async fn the_full_syncs_ledger_part_asks_for_the_held_fund_alone() {
-        use wyckoff_journal::{NewFill, Side};
-        use wyckoff_market::test_support::{EastmoneyStub, kline, online_config};
-
-        let home = tempfile::tempdir().unwrap();
-        let body = json!({"rc": 0, "data": {"code": "510300", "klines": [
-            kline("2020-06-18", 3.40),
-            kline("2020-06-19", 3.45),
-        ]}})
-        .to_string();
-        let stub = EastmoneyStub::start(200, body).await.unwrap();
-        let md = MarketData::open_with(online_config(home.path(), stub.base()))
-            .await
-            .unwrap();
-        let now = md.clock().now();
-        let journal = JournalStore::new(md.pool().clone(), now).await.unwrap();
-        // an ETF held, a listed stock held, an ETF bought and sold out
-        for (code, name, side, date, price_e6, shares) in [
-            (
-                "510300",
-                "沪深300ETF",
-                Side::Buy,
-                20200615,
-                3_400_000,
-                10_000,
-            ),
-            (
-                "600519",
-                "贵州茅台",
-                Side::Buy,
-                20200615,
-                1_400_000_000,
-                100,
-            ),
-            ("159915", "创业板ETF", Side::Buy, 20200615, 2_000_000, 1_000),
-            (
-                "159915",
-                "创业板ETF",
-                Side::Sell,
-                20200616,
-                2_100_000,
-                1_000,
-            ),
-        ] {
-            let fill = NewFill {
-                code: code.into(),
-                name: name.into(),
-                side,
-                date,
-                price_e6,
-                shares,
-                // a fund's fees are the broker's, never worked out
-                fees: Some(Fees {
-                    commission_fen: 500,
-                    ..Fees::default()
-                }),
-            };
-            journal.record(&fill, Source::Cli, now).await.unwrap();
-        }
-        let source = EastmoneyFund::new(stub.base());
-        let out = sync_open_positions(&md, &journal, Some(&source), &ProgressHandle::silent())
-            .await
-            .unwrap();
-        let codes: Vec<&str> = out.iter().map(|o| o.code.as_str()).collect();
-        assert_eq!(codes, ["510300"], "{out:?}");
-        assert!(
-            matches!(out[0].status, InstrumentSyncStatus::Updated { .. }),
-            "{out:?}"
-        );
-        // the listed stock is the whole market's to fetch, the sold-out fund nobody's
-        let asked = stub.requests();
-        assert!(!asked.is_empty());
-        assert!(
-            asked.iter().all(|r| r.contains("secid=1.510300")),
-            "{asked:?}"
-        );
-    }
-
-    #[test]
-    fn a_full_sync_adds_what_the_market_list_leaves_out() {
-        let open: BTreeSet<String> = [
-            "510300", // fund (ETF): never in the stock list
-            "161725", // LOF
-            "113050", // convertible bond
-            "600519", // listed stock: the whole market fetches it
-            "688981", // stock neither listed nor cached
-            "204001", // repo: valued at its principal
-            "HK0700", // no known kind
-        ]
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-        let covered = |c: &str| c == "600519";
-        assert_eq!(
-            full_sync_extras(&open, covered),
-            ["113050", "161725", "510300", "688981"]
-        );
-        // every stock covered: the funds and bonds alone
-        assert_eq!(
-            full_sync_extras(&open, |_| true),
-            ["113050", "161725", "510300"]
-        );
-        assert!(full_sync_extras(&BTreeSet::new(), |_| false).is_empty());
     }
 }

@@ -8,6 +8,8 @@ use wyckoff_protocol::TaskRequest;
 
 /// Candidates named in a screen's line.
 const NAMED: usize = 3;
+/// Held positions named in a full sync's line (the rest are counted).
+const LEDGER_NAMED: usize = 10;
 
 /// The line for `result`, the finished task's JSON; `None` when it holds none of the
 /// figures (the caller keeps its own brief then).
@@ -136,7 +138,44 @@ fn sync(r: &Value) -> Option<String> {
         }
         _ => {}
     }
+    if let Some(said) = r.get("ledger").and_then(ledger) {
+        line.push_str(&format!("; {said}"));
+    }
     Some(line)
+}
+
+/// The ledger's open positions a full sync brought along, each by code with what came of
+/// it: `held positions: 510300 updated (2 new bars), 113050 failed: timeout`.
+fn ledger(v: &Value) -> Option<String> {
+    if let Some(why) = v.get("error").and_then(Value::as_str) {
+        return Some(format!("the held positions failed: {why}"));
+    }
+    let outcomes = v.get("outcomes")?.as_array()?;
+    if outcomes.is_empty() {
+        return None;
+    }
+    let said: Vec<String> = outcomes
+        .iter()
+        .take(LEDGER_NAMED)
+        .filter_map(|o| {
+            let code = o.get("code")?.as_str()?;
+            let status = o.get("status")?;
+            let what = match status.get("type")?.as_str()? {
+                "updated" => format!("updated ({} new bars)", int(status, "new_bars")?),
+                "up_to_date" => "up to date".to_owned(),
+                "failed" => format!("failed: {}", status.get("error")?.as_str()?),
+                "not_supported" => "no daily bars".to_owned(),
+                other => other.to_owned(),
+            };
+            Some(format!("{code} {what}"))
+        })
+        .collect();
+    let more = if outcomes.len() > LEDGER_NAMED {
+        format!(", and {} more", outcomes.len() - LEDGER_NAMED)
+    } else {
+        String::new()
+    };
+    Some(format!("held positions: {}{more}", said.join(", ")))
 }
 
 /// `3 of 4 files imported: 120 stocks, 36000 bars, 2 bad rows`.
@@ -268,6 +307,31 @@ mod tests {
                 json!({"total": 2, "updated": 2, "up_to_date": 0, "failed": 0,
                     "stock_list": {"ok": true, "stocks": 5120, "source": "eastmoney"},
                     "stock_history": null}),
+                Some("2 stocks: 2 updated, 0 up to date, 0 failed"),
+            ),
+            (
+                TaskRequest::SyncAll,
+                json!({"total": 2, "updated": 2, "up_to_date": 0, "failed": 0,
+                    "ledger": {"summary": "…", "outcomes": [
+                        {"code": "510300", "status": {"type": "updated", "new_bars": 2, "fetched": 2, "rejected": []}, "last_close": "2020-06-19"},
+                        {"code": "600001", "status": {"type": "up_to_date"}, "last_close": null},
+                        {"code": "113050", "status": {"type": "failed", "error": "timeout"}, "last_close": null}]}}),
+                Some(
+                    "2 stocks: 2 updated, 0 up to date, 0 failed; held positions: 510300 updated (2 new bars), 600001 up to date, 113050 failed: timeout",
+                ),
+            ),
+            (
+                TaskRequest::SyncAll,
+                json!({"total": 2, "updated": 2, "up_to_date": 0, "failed": 0,
+                    "ledger": {"error": "journal: database is locked"}}),
+                Some(
+                    "2 stocks: 2 updated, 0 up to date, 0 failed; the held positions failed: journal: database is locked",
+                ),
+            ),
+            (
+                TaskRequest::SyncAll,
+                json!({"total": 2, "updated": 2, "up_to_date": 0, "failed": 0,
+                    "ledger": {"summary": "…", "outcomes": []}}),
                 Some("2 stocks: 2 updated, 0 up to date, 0 failed"),
             ),
             (

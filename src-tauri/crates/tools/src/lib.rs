@@ -36,6 +36,7 @@ pub mod files;
 pub mod job_summary;
 pub mod jobs;
 pub mod journal;
+pub mod ledger_sync;
 pub mod market;
 pub mod market_map;
 pub mod portfolio;

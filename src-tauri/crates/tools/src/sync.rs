@@ -1,6 +1,7 @@
-//! The data tasks the overview's buttons start as background tools (the model is never
-//! given them): the whole-market sync — every benchmark index and every listed stock,
-//! progress by symbol, cancellable between symbols (what was fetched stays) — and the CSV
+//! The data tasks the overview's buttons and schedules start as background tools (the
+//! model is never given them): the whole-market sync — every benchmark index and every
+//! listed stock, progress by symbol, cancellable between symbols (what was fetched stays),
+//! then the ledger's open positions the list leaves out — and the CSV
 //! import of a file or folder, progress by file.
 
 use std::path::PathBuf;
@@ -172,19 +173,25 @@ pub async fn sync_market(
     Ok(summary)
 }
 
-/// The full-market sync as a background tool (started only by the overview's button).
+/// The full-market sync as a background tool (started by the overview's button or a
+/// schedule, never by the model): [`sync_market`] over every symbol, then the ledger's
+/// open positions the market's list leaves out, their outcomes under `ledger` in the
+/// result ([`crate::ledger_sync::ledger_part`]).
 pub fn sync_all_tool(md: Arc<MarketData>) -> Arc<dyn Tool> {
     Arc::new(FnTool::new(
         ToolSpec::new(SYNC_ALL, SYNC_ALL_DISPLAY).background(),
-        "同步全市场日线（基准指数 + 股票列表中的每只股票）",
+        "同步全市场日线（基准指数 + 股票列表中的每只股票），再同步账本持仓中列表之外的代码",
         json!({"type": "object", "properties": {}, "additionalProperties": false}),
         move |_args, ctx: ToolContext| {
             let md = md.clone();
             async move {
-                sync_market(&md, SyncTarget::All, &mut |stage, detail, fraction| {
-                    ctx.progress.report(stage, detail, fraction);
-                })
-                .await
+                let mut summary =
+                    sync_market(&md, SyncTarget::All, &mut |stage, detail, fraction| {
+                        ctx.progress.report(stage, detail, fraction);
+                    })
+                    .await?;
+                summary["ledger"] = crate::ledger_sync::ledger_part(&md, &ctx.progress).await;
+                Ok(summary)
             }
         },
     ))
