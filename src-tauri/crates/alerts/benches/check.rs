@@ -2,7 +2,9 @@
 //! a synthetic 5,000-stock × 500-bar market (wyckoff-engine feature `synthetic`: made-up
 //! test data, never shipped) in a real `wyckoff.db`, every stock in the watchlist, and ten
 //! rules on the watchlist — 50,000 rule evaluations from the cache, end to end (rules,
-//! targets, bars, the engine, cooldowns, recording what fired).
+//! targets, bars, the engine, cooldowns, recording what fired). The market is in the
+//! screen's tail cache too, as an import or a whole-market sync leaves it, so a check of
+//! the latest close reads its bars from there.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
@@ -45,6 +47,8 @@ fn main() {
             .upsert_many(BarTable::Stocks, &batch, "synthetic", true, Utc::now())
             .await
             .unwrap();
+        // as an import or a whole-market sync leaves it: the screen's tail cache in step
+        md.refresh_tail_cache().await;
         let watch = WatchlistStore::new(md.pool().clone());
         for s in &synthetic.stocks {
             watch.add(&s.code, Utc::now()).await.unwrap();

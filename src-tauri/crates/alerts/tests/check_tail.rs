@@ -244,3 +244,44 @@ async fn a_cooldown_longer_than_the_check_bars_counts_the_same_trading_days() {
     }
     assert_eq!(decided(&reports[0]), decided(&reports[1]));
 }
+
+/// The health an alert reads is the diagnosis' own: the same rating and reasons, held or
+/// not, on many days of many stocks.
+#[test]
+fn the_health_an_alert_reads_is_the_diagnosis_health() {
+    use wyckoff_engine::diagnosis::{DiagnosisConfig, Holding, diagnose_with, health_with};
+    let universe = market(shape());
+    let bench = universe.benchmarks.sse.clone().unwrap();
+    let cfg = DiagnosisConfig::default();
+    let mut compared = 0;
+    for s in universe.stocks.iter().take(40) {
+        for end in (30..=s.bars.len()).step_by(23) {
+            let bars = &s.bars[..end];
+            let last = bars[end - 1];
+            let holdings = [
+                Holding::default(),
+                Holding {
+                    cost: Some(last.close * 1.1),
+                    buy_dt: Some(bars[end / 2].date),
+                },
+                Holding {
+                    cost: Some(last.close * 0.8),
+                    buy_dt: Some(bars[end - 5].date),
+                },
+            ];
+            for h in &holdings {
+                for bench in [None, Some(bench.as_slice())] {
+                    let d = diagnose_with(&s.code, &s.name, bars, h, bench, &cfg);
+                    assert_eq!(
+                        health_with(&s.code, &s.name, bars, h, bench, &cfg),
+                        (d.health, d.health_reasons),
+                        "{} on bar {end} held {h:?}",
+                        s.code
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 1000, "{compared}");
+}

@@ -12,7 +12,7 @@ use std::cell::OnceCell;
 use wyckoff_protocol::{AlertCondition, AlertFigures, KnownEvent, MissingData, PhaseState};
 use wyckoff_time::iso;
 
-use crate::diagnosis::{DiagnosisConfig, Holding, diagnose_with};
+use crate::diagnosis::{DiagnosisConfig, Holding, health_with};
 use crate::known_on::{Mark, structure_marks};
 use crate::phases::{EventCode, SchematicKind, WyckoffStructure, wyckoff_structure};
 use crate::{Bar, dates};
@@ -327,15 +327,14 @@ fn health(input: &AlertInput, bars: &[Bar]) -> (String, Vec<String>) {
         .map(|b| &b[..b.partition_point(|x| x.date <= date)])
         .filter(|b| !b.is_empty());
     let none = Holding::default();
-    let d = diagnose_with(
+    health_with(
         input.code,
         input.name,
         bars,
         input.holding.unwrap_or(&none),
         bench,
         &DiagnosisConfig::default(),
-    );
-    (d.health, d.health_reasons)
+    )
 }
 
 /// The earlier firing (its bar date) of the same rule on the same stock that holds back a

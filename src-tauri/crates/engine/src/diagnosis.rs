@@ -180,6 +180,34 @@ pub fn diagnose_with(
     bench: Option<&[Bar]>,
     cfg: &DiagnosisConfig,
 ) -> Diagnosis {
+    diagnose_in(code, name, bars, holding, bench, cfg, true)
+}
+
+/// The health and its reasons [`diagnose_with`] gives, by the same rating, without the
+/// parts the rating does not read (the Wyckoff structure, the text): what an alert on the
+/// health checks on every watched stock twice.
+pub fn health_with(
+    code: &str,
+    name: &str,
+    bars: &[Bar],
+    holding: &Holding,
+    bench: Option<&[Bar]>,
+    cfg: &DiagnosisConfig,
+) -> (String, Vec<String>) {
+    let d = diagnose_in(code, name, bars, holding, bench, cfg, false);
+    (d.health, d.health_reasons)
+}
+
+/// [`diagnose_with`]; without `whole`, the structure is left empty and the text unwritten.
+fn diagnose_in(
+    code: &str,
+    name: &str,
+    bars: &[Bar],
+    holding: &Holding,
+    bench: Option<&[Bar]>,
+    cfg: &DiagnosisConfig,
+    whole: bool,
+) -> Diagnosis {
     let board = Board::from_code(code);
     let cost = holding.cost.filter(|c| c.is_finite() && *c > 0.0);
     let last = bars.last().copied();
@@ -294,7 +322,16 @@ pub fn diagnose_with(
         from_year_low_pct,
         targets: targets(bars, atr_14),
         structure: wyckoff_diagnose(bars, &channels.label, cfg.regime.map(|r| r.as_str())),
-        wyckoff: wyckoff_structure(bars),
+        wyckoff: if whole {
+            wyckoff_structure(bars)
+        } else {
+            WyckoffStructure {
+                active: None,
+                phase: None,
+                accumulation: None,
+                distribution: None,
+            }
+        },
         channels,
         l4_trigger_details: triggers,
         diagnosis_brief: DiagnosisBrief {
@@ -310,7 +347,9 @@ pub fn diagnose_with(
         formatted_text: String::new(),
     };
     rate(&mut d, cfg.use_atr_stop);
-    d.formatted_text = format_text(&d);
+    if whole {
+        d.formatted_text = format_text(&d);
+    }
     d
 }
 
