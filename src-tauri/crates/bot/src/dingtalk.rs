@@ -79,24 +79,7 @@ impl DingtalkError {
     }
 }
 
-/// The app's client id (AppKey) and secret (AppSecret), kept as one bot secret
-/// `CLIENT_ID:CLIENT_SECRET` (neither contains a colon).
-#[derive(Clone)]
-pub struct AppCredentials {
-    pub id: String,
-    pub secret: String,
-}
-
-impl AppCredentials {
-    pub fn parse(token: &str) -> Option<AppCredentials> {
-        let (id, secret) = token.trim().split_once(':')?;
-        let (id, secret) = (id.trim(), secret.trim());
-        (!id.is_empty() && !secret.is_empty()).then(|| AppCredentials {
-            id: id.to_owned(),
-            secret: secret.to_owned(),
-        })
-    }
-}
+pub use crate::open_api::AppCredentials;
 
 /// Where the WebSocket goes, with its ticket.
 #[derive(Debug, Clone, Deserialize)]

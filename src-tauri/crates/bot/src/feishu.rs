@@ -20,9 +20,8 @@ use prost::Message as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::dingtalk::AppCredentials;
 use crate::format::{FEISHU_LIMIT, split_bytes};
-use crate::open_api::{HttpError, TokenCache, http_client, send_json};
+use crate::open_api::{AppCredentials, HttpError, TokenCache, http_client, send_json};
 use crate::serve::Reply;
 use crate::ws_connect::WsConnectError;
 

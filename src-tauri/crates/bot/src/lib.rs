@@ -1,6 +1,8 @@
 //! Chat bots, a front end of the desk like the CLI and the app: a platform's wire format
-//! ([`telegram`], [`dingtalk`], [`feishu`]), what a message asks for ([`command`]), how an
-//! answer is shown ([`format`]) and the serve loop ([`serve`]). Everything that decides or stores —
+//! ([`telegram`], [`dingtalk`], [`feishu`], [`wecom`]) and the HTTP calls Feishu and
+//! DingTalk share ([`open_api`]), what a message asks for ([`command`]), how an answer is
+//! shown ([`format`]) and the serve loops ([`serve`]: the long connections reconnect
+//! through one loop, `serve::reconnecting`). Everything that decides or stores —
 //! pairing, limits, conversations, approvals, the audit log — is the desk's
 //! (`wyckoff_session::desk_bots`).
 

@@ -8,6 +8,25 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
+/// An app's id and secret (DingTalk's AppKey and AppSecret, Feishu's App ID and App
+/// Secret), kept as one bot secret `ID:SECRET` (the id contains no colon).
+#[derive(Clone)]
+pub struct AppCredentials {
+    pub id: String,
+    pub secret: String,
+}
+
+impl AppCredentials {
+    pub fn parse(token: &str) -> Option<AppCredentials> {
+        let (id, secret) = token.trim().split_once(':')?;
+        let (id, secret) = (id.trim(), secret.trim());
+        (!id.is_empty() && !secret.is_empty()).then(|| AppCredentials {
+            id: id.to_owned(),
+            secret: secret.to_owned(),
+        })
+    }
+}
+
 /// A call that failed before the platform's answer could be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HttpError {
@@ -64,7 +83,7 @@ pub async fn send_json(
 const RENEW_BEFORE: Duration = Duration::from_secs(300);
 
 /// An app access token (Feishu's tenant token, DingTalk's app token), kept until
-/// [`RENEW_BEFORE`] its expiry. One request at a time asks for a new one.
+/// five minutes before its expiry. One request at a time asks for a new one.
 #[derive(Default)]
 pub struct TokenCache {
     slot: Mutex<Option<(String, Instant)>>,

@@ -162,7 +162,9 @@ pub enum ServeError {
     Desk(Box<wyckoff_session::SessionError>),
     #[error("bot '{0}' has no token: `wyckoff bot secret {0}` (or WYCKOFF_BOT_TOKEN_<NAME>)")]
     NoToken(String),
-    #[error("bot '{bot}': {kind} bots cannot be served yet (Telegram, DingTalk and WeCom can)")]
+    #[error(
+        "bot '{bot}': {kind} bots cannot be served yet (Telegram, DingTalk, Feishu and WeCom can)"
+    )]
     Unsupported { bot: String, kind: &'static str },
     #[error("bot '{bot}': {source}")]
     Telegram {
