@@ -47,6 +47,25 @@ pub fn wyckoff_cli(home: &std::path::Path) -> std::process::Command {
     cmd
 }
 
+/// Runs `statement` (one or more SQL statements) on the data home's `wyckoff.db`: what a
+/// test sets up that no command writes.
+pub fn run_sql(home: &std::path::Path, statement: &str) {
+    let rt = tokio::runtime::Runtime::new().expect("a runtime");
+    rt.block_on(async {
+        let opts = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(home.join("wyckoff.db"))
+            .busy_timeout(std::time::Duration::from_secs(5));
+        let pool = sqlx::SqlitePool::connect_with(opts)
+            .await
+            .expect("the data home's database");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(statement.to_owned()))
+            .execute(&pool)
+            .await
+            .expect("the statement runs");
+        pool.close().await;
+    });
+}
+
 /// A command's exit status and both outputs, for an assertion message.
 pub fn show(out: &std::process::Output) -> String {
     format!(

@@ -5,32 +5,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-use std::time::Duration;
-
 use wyckoff_e2e::hook::hook;
-use wyckoff_e2e::show;
+use wyckoff_e2e::{run_sql, show};
 
 type Home = wyckoff_e2e::CliHome;
 
 /// Rules on 000001 that all fire on its last close (2020-06-16).
 const RULES: usize = 4;
-
-/// Runs `sql` on the data home's database.
-fn sql(home: &Path, statement: &str) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let opts = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(home.join("wyckoff.db"))
-            .busy_timeout(Duration::from_secs(5));
-        let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
-        sqlx::raw_sql(sqlx::AssertSqlSafe(statement.to_owned()))
-            .execute(&pool)
-            .await
-            .unwrap();
-        pool.close().await;
-    });
-}
 
 fn setup(home: &Home, url: &str) {
     home.json(&[
@@ -66,7 +47,7 @@ fn a_check_cut_off_while_queueing_keeps_no_alert_the_cooldown_would_then_hide() 
     setup(&home, &h.url);
     // The database refuses the third outbox row, as a check killed part-way through
     // queueing (or a full disk) would leave it.
-    sql(
+    run_sql(
         home.path(),
         "CREATE TRIGGER cut_short BEFORE INSERT ON push_outbox WHEN (SELECT count(*) FROM push_outbox) >= 2 BEGIN SELECT RAISE(ABORT, 'disk full'); END",
     );
@@ -81,7 +62,7 @@ fn a_check_cut_off_while_queueing_keeps_no_alert_the_cooldown_would_then_hide() 
         serde_json::json!([])
     );
 
-    sql(home.path(), "DROP TRIGGER cut_short");
+    run_sql(home.path(), "DROP TRIGGER cut_short");
     let r = home.json(&["alerts", "check", "--json"]);
     assert_eq!(r["fired"].as_array().unwrap().len(), RULES, "{r}");
     assert_eq!(r["suppressed"], serde_json::json!([]), "{r}");
@@ -97,7 +78,7 @@ fn a_damaged_channel_row_is_skipped_and_named_and_the_others_get_the_alerts() {
     let home = Home::new();
     let h = hook(vec![]);
     setup(&home, &h.url);
-    sql(
+    run_sql(
         home.path(),
         "INSERT INTO push_channels (name, kind, url, allow_private, created_at) VALUES ('broken', 'pager', 'https://example.com/x', 0, '2026-12-01T00:00:00Z')",
     );

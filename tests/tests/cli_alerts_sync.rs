@@ -7,11 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
+#[path = "support/http.rs"]
+mod http;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
+use http::{Reply, Request};
 use serde_json::{Value, json};
 use wyckoff_e2e::hook::hook;
 use wyckoff_e2e::wyckoff_cli;
@@ -29,22 +31,9 @@ fn kline(date: &str, close: f64) -> String {
 /// Answers 000001's kline requests with the cached last day and two new ones; anything
 /// else with no data.
 fn eastmoney(last_close: f64) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for sock in listener.incoming() {
-            let Ok(mut sock) = sock else { return };
-            let mut got = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = sock.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-            let head = String::from_utf8_lossy(&got).to_string();
-            let body = if head.contains("kline") && head.contains("secid=0.000001") {
+    http::serve(move |req: &Request| {
+        Reply::json(
+            if req.line.contains("kline") && req.param("secid") == Some("0.000001") {
                 let days = vec![
                     kline("2020-06-16", last_close),
                     kline("2020-06-17", last_close + 0.1),
@@ -53,16 +42,9 @@ fn eastmoney(last_close: f64) -> String {
                 json!({"rc": 0, "data": {"code": "000001", "klines": days}})
             } else {
                 json!({"rc": 0, "data": null})
-            }
-            .to_string();
-            let _ = write!(
-                sock,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    base
+            },
+        )
+    })
 }
 
 fn run(mut cmd: Command, args: &[&str]) -> Output {

@@ -8,12 +8,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
+#[path = "support/http.rs"]
+mod http;
+
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
+use http::{Reply, Request};
 use serde_json::{Value, json};
 use wyckoff_e2e::{show, wyckoff_cli};
 
@@ -66,8 +68,6 @@ fn five_minute_lines(from: chrono::NaiveDate, to: chrono::NaiveDate) -> Vec<Stri
 /// The vendor-format server; `tencent_fails` makes every Tencent request an HTTP 500.
 /// Returns its base URL and the request lines it saw.
 fn server(tencent_fails: bool) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     let (tencent, eastmoney) = (
@@ -77,55 +77,29 @@ fn server(tencent_fails: bool) -> (String, Arc<Mutex<Vec<String>>>) {
     let from = chrono::NaiveDate::from_ymd_opt(2019, 12, 30).unwrap();
     let to = chrono::NaiveDate::from_ymd_opt(2020, 6, 19).unwrap();
     let five = five_minute_lines(from, to);
-    std::thread::spawn(move || {
-        for sock in listener.incoming() {
-            let Ok(mut sock) = sock else { return };
-            let mut got = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = sock.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-            let head = String::from_utf8_lossy(&got).to_string();
-            let line = head.lines().next().unwrap_or("").to_owned();
-            log.lock().unwrap().push(line.clone());
-            let (status, body) = if line.contains("/appstock/app/kline/mkline") {
-                if tencent_fails {
-                    ("500 Internal Server Error", "<html>busy</html>".to_owned())
-                } else if line.contains("sh600519%2Cm60") || line.contains("sh600519,m60") {
-                    ("200 OK", tencent.clone())
-                } else {
-                    (
-                        "200 OK",
-                        json!({"code": 0, "msg": "", "data": {}}).to_string(),
-                    )
-                }
-            } else if line.contains("/api/qt/stock/kline/get") {
-                let secid = line
-                    .split(['?', '&', ' '])
-                    .find_map(|p| p.strip_prefix("secid="))
-                    .unwrap_or("")
-                    .to_owned();
-                if line.contains("klt=60") && secid == "1.600519" {
-                    ("200 OK", eastmoney.clone())
-                } else if line.contains("klt=5&") {
-                    let code = secid.split('.').nth(1).unwrap_or("").to_owned();
-                    let v = json!({"rc": 0, "data": {"code": code, "klines": five}});
-                    ("200 OK", v.to_string())
-                } else {
-                    ("200 OK", json!({"rc": 0, "data": null}).to_string())
-                }
+    let base = http::serve(move |req: &Request| {
+        let line = &req.line;
+        log.lock().unwrap().push(line.clone());
+        if line.contains("/appstock/app/kline/mkline") {
+            if tencent_fails {
+                Reply::new(500, "text/html", "<html>busy</html>")
+            } else if line.contains("sh600519%2Cm60") || line.contains("sh600519,m60") {
+                Reply::json(&tencent)
             } else {
-                ("404 Not Found", "{}".to_owned())
-            };
-            let _ = write!(
-                sock,
-                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
+                Reply::json(json!({"code": 0, "msg": "", "data": {}}))
+            }
+        } else if line.contains("/api/qt/stock/kline/get") {
+            let secid = req.param("secid").unwrap_or("");
+            if line.contains("klt=60") && secid == "1.600519" {
+                Reply::json(&eastmoney)
+            } else if line.contains("klt=5&") {
+                let code = secid.split('.').nth(1).unwrap_or("");
+                Reply::json(json!({"rc": 0, "data": {"code": code, "klines": five}}))
+            } else {
+                Reply::json(json!({"rc": 0, "data": null}))
+            }
+        } else {
+            Reply::new(404, "application/json", "{}")
         }
     });
     (base, seen)

@@ -9,10 +9,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
+#[path = "support/http.rs"]
+mod http;
+
 use std::process::Output;
 
+use http::{Reply, Request};
 use serde_json::{Value, json};
 use wyckoff_e2e::{show, wyckoff_cli};
 
@@ -54,36 +56,15 @@ fn klines() -> Vec<String> {
 
 /// Serves the fixture for 000001 at `klt=60`; nothing else.
 fn server() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for sock in listener.incoming() {
-            let Ok(mut sock) = sock else { return };
-            let mut got = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = sock.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-            let head = String::from_utf8_lossy(&got).to_string();
-            let line = head.lines().next().unwrap_or("").to_owned();
-            let body = if line.contains("klt=60&") && line.contains("secid=0.000001") {
+    http::serve(|req: &Request| {
+        Reply::json(
+            if req.line.contains("klt=60&") && req.param("secid") == Some("0.000001") {
                 json!({"rc": 0, "data": {"code": "000001", "klines": klines()}})
             } else {
                 json!({"rc": 0, "data": null})
-            }
-            .to_string();
-            let _ = write!(
-                sock,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    base
+            },
+        )
+    })
 }
 
 fn events(home: &std::path::Path, args: &[&str]) -> Output {

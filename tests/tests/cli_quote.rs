@@ -10,13 +10,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
+#[path = "support/http.rs"]
+mod http;
+
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use http::{Reply, Request};
 use serde_json::{Value, json};
 use wyckoff_e2e::hook::hook;
 use wyckoff_e2e::{show, wyckoff_cli};
@@ -94,48 +96,22 @@ fn eastmoney_reply(query: &str) -> Vec<u8> {
 
 /// Serves both APIs; `tencent_status` other than 200 makes every Tencent request fail.
 fn quote_server(tencent_status: u16) -> (String, Arc<Hits>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
     let hits = Arc::new(Hits::default());
     let counted = hits.clone();
-    std::thread::spawn(move || {
-        for sock in listener.incoming() {
-            let Ok(mut sock) = sock else { return };
-            let mut got = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = sock.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-            let head = String::from_utf8_lossy(&got).to_string();
-            let target = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
-            let (status, ctype, body) = if target.starts_with("/q=") {
-                counted.tencent.fetch_add(1, Ordering::SeqCst);
-                if tencent_status == 200 {
-                    (200, "text/html; charset=GBK", tencent_reply(&target))
-                } else {
-                    (
-                        tencent_status,
-                        "text/html",
-                        b"<html>bad gateway</html>".to_vec(),
-                    )
-                }
-            } else if target.starts_with("/api/qt/ulist.np/get") {
-                counted.eastmoney.fetch_add(1, Ordering::SeqCst);
-                let query = target.split_once('?').map(|(_, q)| q).unwrap_or("");
-                (200, "application/json", eastmoney_reply(query))
+    let base = http::serve(move |req: &Request| {
+        let target = req.target();
+        if target.starts_with("/q=") {
+            counted.tencent.fetch_add(1, Ordering::SeqCst);
+            if tencent_status == 200 {
+                Reply::new(200, "text/html; charset=GBK", tencent_reply(target))
             } else {
-                (404, "text/plain", b"not found".to_vec())
-            };
-            let _ = write!(
-                sock,
-                "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = sock.write_all(&body);
+                Reply::new(tencent_status, "text/html", "<html>bad gateway</html>")
+            }
+        } else if target.starts_with("/api/qt/ulist.np/get") {
+            counted.eastmoney.fetch_add(1, Ordering::SeqCst);
+            Reply::new(200, "application/json", eastmoney_reply(req.query()))
+        } else {
+            Reply::new(404, "text/plain", "not found")
         }
     });
     (base, hits)
@@ -260,7 +236,7 @@ fn unknown_and_bad_codes_and_no_source_are_clear_errors() {
     );
 
     // nothing listens on this port: every source fails, and says so
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
     let out = run(online(h, &dead), &["quote", "000338"]);

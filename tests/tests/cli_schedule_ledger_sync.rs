@@ -11,11 +11,8 @@
 #[path = "support/ledger_klines.rs"]
 mod ledger_klines;
 
-use std::path::Path;
-use std::time::Duration;
-
 use ledger_klines::{Close, line, run};
-use wyckoff_e2e::{show, wyckoff_cli};
+use wyckoff_e2e::{run_sql, show, wyckoff_cli};
 
 /// Cash in, then 10,000 units of 510300 bought at 3.400.
 const STATEMENT: &str = "成交日期,业务名称,证券代码,证券名称,成交数量,成交价格,成交金额,手续费,印花税,过户费,发生金额,资金余额,股份余额
@@ -36,22 +33,6 @@ const CLOSES: &[Close] = &[
     ("1.510300", "2026-12-04", 3.455),
 ];
 
-/// Runs `sql` on the data home's database.
-fn sql(home: &Path, statement: &str) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let opts = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(home.join("wyckoff.db"))
-            .busy_timeout(Duration::from_secs(5));
-        let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
-        sqlx::raw_sql(sqlx::AssertSqlSafe(statement.to_owned()))
-            .execute(&pool)
-            .await
-            .unwrap();
-        pool.close().await;
-    });
-}
-
 #[test]
 fn a_scheduled_full_sync_fetches_the_etf_held_and_says_so() {
     let home = tempfile::tempdir().unwrap();
@@ -64,7 +45,7 @@ fn a_scheduled_full_sync_fetches_the_etf_held_and_says_so() {
         &["portfolio", "import", path.to_str().unwrap(), "--json"],
     );
     // a small market: one listed stock (the bundled bars' stocks stay in its reach)
-    sql(h, "DELETE FROM market_stocks WHERE code <> '600519'");
+    run_sql(h, "DELETE FROM market_stocks WHERE code <> '600519'");
     let added = wyckoff_cli(h)
         .args([
             "schedule",
@@ -103,7 +84,10 @@ fn a_scheduled_full_sync_fetches_the_etf_held_and_says_so() {
         .filter(|l| l.contains("secid=1.510300"))
         .collect();
     assert_eq!(etf.len(), 1, "{asked:?}");
-    assert!(etf[0].contains("fqt=0") && etf[0].contains("klt=101"), "{etf:?}");
+    assert!(
+        etf[0].contains("fqt=0") && etf[0].contains("klt=101"),
+        "{etf:?}"
+    );
 
     // and the ledger values it at the close served
     let after = run(h, None, &["portfolio", "value", "--holdings", "--json"]);

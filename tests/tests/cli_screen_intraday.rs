@@ -12,13 +12,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/http.rs"]
+mod http;
+
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
+use http::{Reply, Request};
 use serde_json::{Value, json};
 use wyckoff_e2e::{show, wyckoff_cli};
 
@@ -90,42 +92,19 @@ type Served = Arc<Mutex<HashMap<String, Vec<String>>>>;
 
 /// Serves, for `klt=60`, the lines registered for the asked code; nothing for the rest.
 fn server() -> (String, Served) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
     let served: Served = Arc::new(Mutex::new(HashMap::new()));
     let lines = served.clone();
-    std::thread::spawn(move || {
-        for sock in listener.incoming() {
-            let Ok(mut sock) = sock else { return };
-            let mut got = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = sock.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
+    let base = http::serve(move |req: &Request| {
+        let code = req
+            .param("secid")
+            .and_then(|s| s.split('.').nth(1))
+            .unwrap_or("");
+        Reply::json(match lines.lock().unwrap().get(code) {
+            Some(k) if req.line.contains("klt=60&") => {
+                json!({"rc": 0, "data": {"code": code, "klines": k}})
             }
-            let head = String::from_utf8_lossy(&got).to_string();
-            let line = head.lines().next().unwrap_or("").to_owned();
-            let code = line
-                .split(['?', '&', ' '])
-                .find_map(|p| p.strip_prefix("secid="))
-                .and_then(|s| s.split('.').nth(1))
-                .unwrap_or("")
-                .to_owned();
-            let body = match lines.lock().unwrap().get(&code) {
-                Some(k) if line.contains("klt=60&") => {
-                    json!({"rc": 0, "data": {"code": code, "klines": k}}).to_string()
-                }
-                _ => json!({"rc": 0, "data": null}).to_string(),
-            };
-            let _ = write!(
-                sock,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
+            _ => json!({"rc": 0, "data": null}),
+        })
     });
     (base, served)
 }

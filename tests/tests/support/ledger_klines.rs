@@ -1,15 +1,17 @@
 //! For the ledger's CLI tests: a local server speaking Eastmoney's kline format from a
 //! fixed table of closes (each fund's or bond's `secid` and day), logging every request
 //! line; the `wyckoff` runs against it (or offline) that print JSON; and a holding's line
-//! by code. Included with `#[path]` by the tests that need it.
+//! by code. Included with `#[path]` by the tests that need it (it brings `http.rs` along).
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use wyckoff_e2e::{show, wyckoff_cli};
+
+#[path = "http.rs"]
+mod http;
+use self::http::{Reply, Request};
 
 /// One close served: (secid such as `1.510300`, `YYYY-MM-DD`, close).
 pub type Close = (&'static str, &'static str, f64);
@@ -18,51 +20,26 @@ pub type Close = (&'static str, &'static str, f64);
 /// Eastmoney's empty answer, `data: null`); returns its base URL and the request lines it
 /// has seen.
 pub fn serve(closes: &'static [Close]) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
-    std::thread::spawn(move || {
-        for sock in listener.incoming() {
-            let Ok(mut sock) = sock else { continue };
-            let mut buf = [0_u8; 4096];
-            let mut got = Vec::new();
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = sock.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-            let head = String::from_utf8_lossy(&got).to_string();
-            let line = head.lines().next().unwrap_or("").to_owned();
-            log.lock().unwrap().push(line.clone());
-            let secid = line
-                .split(['?', '&', ' '])
-                .find_map(|p| p.strip_prefix("secid="))
-                .unwrap_or("")
-                .to_owned();
-            let klines: Vec<String> = closes
-                .iter()
-                .filter(|(s, _, _)| *s == secid)
-                .map(|(_, d, c)| {
-                    format!(
-                        "{d},{c},{c},{c},{c},1200,{},0.5,0.1,0.01,0.2",
-                        c * 120_000.0
-                    )
-                })
-                .collect();
-            let body = if klines.is_empty() {
-                json!({"rc": 0, "data": null}).to_string()
-            } else {
-                json!({"rc": 0, "data": {"code": secid, "klines": klines}}).to_string()
-            };
-            let _ = write!(
-                sock,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
+    let base = self::http::serve(move |req: &Request| {
+        log.lock().unwrap().push(req.line.clone());
+        let secid = req.param("secid").unwrap_or("");
+        let klines: Vec<String> = closes
+            .iter()
+            .filter(|(s, _, _)| *s == secid)
+            .map(|(_, d, c)| {
+                format!(
+                    "{d},{c},{c},{c},{c},1200,{},0.5,0.1,0.01,0.2",
+                    c * 120_000.0
+                )
+            })
+            .collect();
+        Reply::json(if klines.is_empty() {
+            json!({"rc": 0, "data": null})
+        } else {
+            json!({"rc": 0, "data": {"code": secid, "klines": klines}})
+        })
     });
     (base, seen)
 }

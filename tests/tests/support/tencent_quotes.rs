@@ -1,12 +1,15 @@
 //! A local server answering Tencent's quote API (`WYCKOFF_TENCENT_URL`, GBK text) with the
 //! recorded 2020-06-17 10:42 snapshot in `crates/market/tests/fixtures` (000001 at 13.05
 //! against a close of 12.89), counting its requests. Anything else gets 404, so a test
-//! sees when another source was asked. Included with `#[path]` by the tests that need it.
+//! sees when another source was asked. Included with `#[path]` by the tests that need it (it
+//! brings `http.rs` along).
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[path = "http.rs"]
+mod http;
+use self::http::{Reply, Request};
 
 const TENCENT: &[u8] =
     include_bytes!("../../../src-tauri/crates/market/tests/fixtures/tencent_quote_gbk.txt");
@@ -38,36 +41,15 @@ fn reply(target: &str) -> Vec<u8> {
 
 /// The server's base URL and how many quote requests it answered.
 pub fn serve() -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
     let hits = Arc::new(AtomicUsize::new(0));
     let counted = hits.clone();
-    std::thread::spawn(move || {
-        for sock in listener.incoming() {
-            let Ok(mut sock) = sock else { return };
-            let mut got = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = sock.read(&mut buf).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-            let head = String::from_utf8_lossy(&got).to_string();
-            let target = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
-            let (status, ctype, body) = if target.starts_with("/q=") {
-                counted.fetch_add(1, Ordering::SeqCst);
-                (200, "text/html; charset=GBK", reply(&target))
-            } else {
-                (404, "text/plain", b"not found".to_vec())
-            };
-            let _ = write!(
-                sock,
-                "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = sock.write_all(&body);
+    let base = self::http::serve(move |req: &Request| {
+        let target = req.target();
+        if target.starts_with("/q=") {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Reply::new(200, "text/html; charset=GBK", reply(target))
+        } else {
+            Reply::new(404, "text/plain", "not found")
         }
     });
     (base, hits)
