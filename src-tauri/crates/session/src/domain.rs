@@ -53,19 +53,19 @@ pub mod journal {
 
 /// Market data: codes, bars, sync and import, the calendar, the watchlist and portfolio.
 pub mod market {
+    /// Concept blocks' strength on a day, and a stock's memberships as of a day.
+    pub use wyckoff_market::concepts::{ConceptRow, ConceptStrength, ConceptTable};
     /// Stock history as of a date: names from each day, listing and delisting days.
     pub use wyckoff_market::history::{
         CodeHistory, HistoryCounts, HistorySync, HistorySyncError, ListStatus, Listing,
         SnapshotInfo, SpanWrite, StoredSpan,
     };
-    /// Concept blocks' strength on a day, and a stock's memberships as of a day.
-    pub use wyckoff_market::concepts::{ConceptRow, ConceptStrength, ConceptTable};
-    pub use wyckoff_market::membership::StockMembership;
     /// Industry and concept membership, per load day.
     pub use wyckoff_market::industries::{
         IndustriesImportError, IndustriesImportReport, IndustriesImportStatus, IndustryCoverage,
         IndustrySource, LoadInfo, LoadWrite, MemberKind,
     };
+    pub use wyckoff_market::membership::StockMembership;
     pub use wyckoff_market::name_import::{
         BadLine, LineProblem, NamesImportError, NamesImportReport, NamesImportStatus,
     };
