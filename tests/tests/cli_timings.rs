@@ -105,3 +105,20 @@ fn a_command_that_writes_a_log_reports_its_stages_too() {
         );
     }
 }
+
+#[test]
+fn an_alerts_check_accounts_for_each_of_its_stages() {
+    let home = tempfile::tempdir().unwrap();
+    let out = wyckoff(home.path(), &["alerts", "check", "--timings"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let names = stages(&out.stderr);
+    for stage in [
+        "open", "rules", "history", "bars", "facts", "evaluate", "record", "deliver", "output",
+        "close", "total",
+    ] {
+        assert!(
+            names.iter().any(|n| n == stage),
+            "{stage:?} missing from {names:?}"
+        );
+    }
+}

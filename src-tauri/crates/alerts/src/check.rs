@@ -253,6 +253,7 @@ pub(crate) async fn check_for(
     now: DateTime<Utc>,
     live: Option<&crate::intraday::Live>,
 ) -> Result<AlertCheckReport, AlertsError> {
+    let stage = tracing::info_span!(target: "wyckoff::stage", "rules");
     let rules: Vec<_> = store
         .rules()
         .await?
@@ -304,6 +305,8 @@ pub(crate) async fn check_for(
         });
     }
 
+    drop(stage);
+    let stage = tracing::info_span!(target: "wyckoff::stage", "history");
     let wants_bench = jobs
         .values()
         .flatten()
@@ -356,6 +359,7 @@ pub(crate) async fn check_for(
         held.keys().filter_map(|c| StockCode::parse(c).ok()),
         parsed.iter().flatten(),
     );
+    drop(stage);
     let stage = tracing::info_span!(target: "wyckoff::stage", "bars");
     let mut loaded: HashMap<String, Arc<Vec<Bar>>> = HashMap::with_capacity(parsed.len());
     if !reads.whole.is_empty() {
@@ -374,6 +378,7 @@ pub(crate) async fn check_for(
         loaded.extend(rows.into_iter().map(|(key, l)| (key, Arc::new(l.bars))));
     }
     drop(stage);
+    let stage = tracing::info_span!(target: "wyckoff::stage", "facts");
     let mut notes = AlertAsOfNotes::default();
     let mut stocks: Vec<Stock> = Vec::with_capacity(jobs.len());
     for ((code, jobs), parsed) in jobs.into_iter().zip(parsed) {
@@ -416,6 +421,7 @@ pub(crate) async fn check_for(
     report.stocks = notes.stocks;
     report.notes = note_lines(&notes, &day.map(iso).unwrap_or_default());
     report.as_of_notes = notes;
+    drop(stage);
     let evaluated = evaluate_all(stocks, bench, held, as_of)
         .instrument(tracing::info_span!(target: "wyckoff::stage", "evaluate"))
         .await?;

@@ -8,6 +8,8 @@ use serde_json::{Value, json};
 use wyckoff_protocol::{AlertCheckReport, DeliveryStatus, FiredAlert};
 use wyckoff_push::{DamagedChannel, Delivery, Outbox, OutboxStatus, PushEvent};
 
+use tracing::Instrument;
+
 use crate::describe::alert_text;
 use crate::{AlertStore, AlertsError};
 use wyckoff_market::MarketData;
@@ -91,7 +93,9 @@ pub async fn check_and_push(
     let (channels, damaged_channels) =
         outbox.channels_for(PushEvent::Alerts).await.map_err(push)?;
     let mut report = crate::check::check_for(md, store, &channels, as_of, now, None).await?;
-    let deliveries = deliver(store, outbox, Some(&mut report), now).await?;
+    let deliveries = deliver(store, outbox, Some(&mut report), now)
+        .instrument(tracing::info_span!(target: "wyckoff::stage", "deliver"))
+        .await?;
     Ok(CheckRun {
         report,
         deliveries,

@@ -350,6 +350,7 @@ async fn command(
                 deliver::check_and_push(md, store, desk.outbox(), as_of, now)
                     .await?
                     .into();
+            let _output = tracing::info_span!(target: "wyckoff::stage", "output");
             if json {
                 print_json(&checked)?;
             } else {
