@@ -106,8 +106,11 @@ async fn measure(d: WebDriver, launched: Instant) -> Vec<String> {
         .execute("return Math.round(performance.now());", vec![])
         .await
         .unwrap();
+    let since_spawn = app_pid()
+        .and_then(process_age_ms)
+        .map_or("?".to_string(), |ms| ms.to_string());
     lines.push(format!(
-        "cold start → interactive (search box usable): {} ms wall incl. WebDriver session; {} ms in the page since navigation",
+        "cold start → interactive (search box usable): {} ms wall incl. WebDriver session; {since_spawn} ms since the app process started (10 ms ticks); {} ms in the page since navigation",
         interactive.as_millis(),
         nav_ms.json()
     ));
@@ -198,6 +201,18 @@ async fn measure(d: WebDriver, launched: Instant) -> Vec<String> {
 
     // After use: let the page settle, then the app and the WebKit processes it started.
     tokio::time::sleep(Duration::from_secs(10)).await;
+    match app_pid() {
+        Some(pid) => lines.push(format!(
+            "idle memory after the opens and the pan (under WebDriver): {}",
+            tree_memory(pid)
+        )),
+        None => lines.push("idle memory after use: app process not found".into()),
+    }
+    lines
+}
+
+/// The running app's pid (the first process named like its binary).
+fn app_pid() -> Option<u32> {
     let app_name: String = app_binary()
         .file_name()
         .unwrap()
@@ -205,14 +220,33 @@ async fn measure(d: WebDriver, launched: Instant) -> Vec<String> {
         .chars()
         .take(15)
         .collect();
-    match processes().iter().find(|(_, _, c)| *c == app_name) {
-        Some((app_pid, _, _)) => lines.push(format!(
-            "idle memory after the opens and the pan (under WebDriver): {}",
-            tree_memory(*app_pid)
-        )),
-        None => lines.push("idle memory after use: app process not found".into()),
-    }
-    lines
+    processes()
+        .into_iter()
+        .find(|(_, _, c)| *c == app_name)
+        .map(|(pid, _, _)| pid)
+}
+
+/// How long ago `pid` started, in ms: the boot clock now (/proc/uptime) less the process's
+/// start in clock ticks since boot (/proc/PID/stat field 22). Both count 10 ms steps, and
+/// neither includes the WebDriver session set up before the app was spawned.
+fn process_age_ms(pid: u32) -> Option<u64> {
+    let uptime_s: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_comm = &stat[stat.rfind(')')? + 2..];
+    // Fields after "(comm)" start at field 3 (state); starttime is field 22.
+    let start_ticks: f64 = after_comm.split_whitespace().nth(22 - 3)?.parse().ok()?;
+    // The kernel reports process times to user space in USER_HZ, 100 a second on Linux.
+    let ticks_per_s = 100.0;
+    Some(
+        ((uptime_s - start_ticks / ticks_per_s) * 1000.0)
+            .max(0.0)
+            .round() as u64,
+    )
 }
 
 /// "app RSS … (PSS …); with its n WebKit processes RSS … (PSS …)" for `app_pid`.
