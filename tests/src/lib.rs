@@ -2,6 +2,7 @@
 #![allow(clippy::expect_used)] // test support code: failing loudly is the point
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 pub mod approvals;
 pub mod hook;
@@ -271,5 +272,30 @@ impl Drop for VendorProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Polls `read` every `every` until it gives at least `n` items, and returns them; after
+/// `within` panics naming `what`, how many came and the last reading. The fake servers'
+/// "wait until the bot has sent n messages" helpers.
+pub async fn wait_for_count<T: std::fmt::Debug>(
+    what: &str,
+    n: usize,
+    within: Duration,
+    every: Duration,
+    mut read: impl FnMut() -> Vec<T>,
+) -> Vec<T> {
+    let deadline = Instant::now() + within;
+    loop {
+        let got = read();
+        if got.len() >= n {
+            return got;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: {} of {n}: {got:?}",
+            got.len()
+        );
+        tokio::time::sleep(every).await;
     }
 }

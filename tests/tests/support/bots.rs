@@ -253,37 +253,27 @@ impl FakeTelegram {
 
     /// Waits until `chat` has received `n` messages; they all.
     pub async fn wait_sent(&self, chat: i64, n: usize) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let sent = self.sent_to(chat);
-            if sent.len() >= n {
-                return sent;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "chat {chat} got {} of {n} messages: {sent:?}",
-                sent.len()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let what = format!("chat {chat}'s messages");
+        wyckoff_e2e::wait_for_count(
+            &what,
+            n,
+            Duration::from_secs(60),
+            Duration::from_millis(50),
+            || self.sent_to(chat),
+        )
+        .await
     }
 
     /// Waits until `n` photos have been sent (to any chat); they all.
     pub async fn wait_photos(&self, n: usize) -> Vec<Photo> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let photos = self.state.lock().unwrap().photos.clone();
-            if photos.len() >= n {
-                return photos;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} of {n} photos; messages {:?}",
-                photos.len(),
-                self.state.lock().unwrap().sent
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wyckoff_e2e::wait_for_count(
+            "photos",
+            n,
+            Duration::from_secs(60),
+            Duration::from_millis(50),
+            || self.state.lock().unwrap().photos.clone(),
+        )
+        .await
     }
 
     /// Pairs sender `from` (chat `chat`): a message, the code, `wyckoff bot pair CODE`.

@@ -152,19 +152,15 @@ impl FakeDingtalk {
     }
 
     pub async fn wait_posts(&self, cid: &str, n: usize) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let posts = self.posts_to(cid);
-            if posts.len() >= n {
-                return posts;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{cid} got {} of {n} posts: {posts:?}",
-                posts.len()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let what = format!("{cid}'s posts");
+        wyckoff_e2e::wait_for_count(
+            &what,
+            n,
+            Duration::from_secs(60),
+            Duration::from_millis(50),
+            || self.posts_to(cid),
+        )
+        .await
     }
 
     pub fn ack_of(&self, message_id: &str) -> Option<Value> {

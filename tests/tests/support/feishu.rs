@@ -275,19 +275,15 @@ impl FakeFeishu {
     }
 
     pub async fn wait_sent(&self, chat: &str, n: usize) -> Vec<Sent> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let sent = self.sent_to(chat);
-            if sent.len() >= n {
-                return sent;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{chat} got {} of {n} messages: {sent:?}",
-                sent.len()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let what = format!("{chat}'s messages");
+        wyckoff_e2e::wait_for_count(
+            &what,
+            n,
+            Duration::from_secs(60),
+            Duration::from_millis(50),
+            || self.sent_to(chat),
+        )
+        .await
     }
 
     /// The answers to the frame of chat message number `n` (the `frame-NNNN` header).
@@ -302,19 +298,15 @@ impl FakeFeishu {
     }
 
     pub async fn wait_acks(&self, n: usize, count: usize) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let acks = self.acks_of(n);
-            if acks.len() >= count {
-                return acks;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "frame {n}: {} of {count} answers",
-                acks.len()
-            );
-            tokio::time::sleep(Duration::from_millis(30)).await;
-        }
+        let what = format!("frame {n}'s answers");
+        wyckoff_e2e::wait_for_count(
+            &what,
+            count,
+            Duration::from_secs(30),
+            Duration::from_millis(30),
+            || self.acks_of(n),
+        )
+        .await
     }
 
     async fn serve_http(&self, mut socket: TcpStream) {

@@ -148,19 +148,15 @@ impl FakeWecom {
     }
 
     pub async fn wait_said(&self, chat: &str, n: usize) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let said = self.said_to(chat);
-            if said.len() >= n {
-                return said;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{chat} was told {} of {n}: {said:?}",
-                said.len()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let what = format!("what {chat} was told");
+        wyckoff_e2e::wait_for_count(
+            &what,
+            n,
+            Duration::from_secs(60),
+            Duration::from_millis(50),
+            || self.said_to(chat),
+        )
+        .await
     }
 
     pub fn received(&self, cmd: &str) -> Vec<Value> {
