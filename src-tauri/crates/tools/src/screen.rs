@@ -232,11 +232,6 @@ pub async fn screen(
         Some(_) => newest_stock_day(md).await?,
         None => None,
     };
-    progress.report(
-        "漏斗筛选",
-        &format!("{stocks} 只股票，{} 根K线", loaded.report.bars),
-        Some(0.4),
-    );
     // L4 reads each trigger day again on its cached 60-minute bars; unreadable ones leave
     // every candidate saying it has no minute data
     let hours = wyckoff_market::minute_sync::hour_bars_cached(md)
@@ -245,6 +240,13 @@ pub async fn screen(
             tracing::warn!(tool = NAME, error = %e, "cannot read the cached 60-minute bars");
             Default::default()
         });
+    // Nothing is awaited between this report and the worker's start: a task cancelled once
+    // it is reported still has a worker, which sees the cancel and says it stopped.
+    progress.report(
+        "漏斗筛选",
+        &format!("{stocks} 只股票，{} 根K线", loaded.report.bars),
+        Some(0.4),
+    );
     let shared = loaded.clone();
     let run_args = screen_args.clone();
     // Dropping this future (a cancelled task, app shutdown, Ctrl-C) cancels `stop`.
