@@ -506,3 +506,28 @@ pub async fn assert_no_secret(home: &Path, env: &[(&str, &str)], secret: &str, p
         assert!(!out.contains(part), "{args:?} shows part of the secret");
     }
 }
+
+/// Accepts a WebSocket on `socket` with the request target the client asked for (the fake
+/// servers read their connection ticket from it); `None` when the handshake fails.
+// The handshake callback's error type is tungstenite's own (an HTTP response).
+#[allow(clippy::result_large_err)]
+pub async fn accept_websocket(
+    socket: tokio::net::TcpStream,
+) -> Option<(
+    tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>,
+    String,
+)> {
+    use std::sync::{Arc, Mutex};
+    use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+    let uri = Arc::new(Mutex::new(String::new()));
+    let seen = uri.clone();
+    let callback = move |req: &Request, resp: Response| {
+        *seen.lock().unwrap() = req.uri().to_string();
+        Ok(resp)
+    };
+    let ws = tokio_tungstenite::accept_hdr_async(socket, callback)
+        .await
+        .ok()?;
+    let uri = uri.lock().unwrap().clone();
+    Some((ws, uri))
+}

@@ -463,20 +463,10 @@ impl FakeFeishu {
         respond(&mut socket, status, &answer).await;
     }
 
-    // The handshake callback's error type is tungstenite's own (an HTTP response).
-    #[allow(clippy::result_large_err)]
     async fn serve_socket(&self, socket: TcpStream) {
-        use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
-        let uri = Arc::new(Mutex::new(String::new()));
-        let seen = uri.clone();
-        let callback = move |req: &Request, resp: Response| {
-            *seen.lock().unwrap() = req.uri().to_string();
-            Ok(resp)
-        };
-        let Ok(ws) = tokio_tungstenite::accept_hdr_async(socket, callback).await else {
+        let Some((ws, uri)) = crate::bots::accept_websocket(socket).await else {
             return;
         };
-        let uri = uri.lock().unwrap().clone();
         let ticket = uri
             .split_once("ticket=")
             .map(|(_, t)| t.to_owned())
