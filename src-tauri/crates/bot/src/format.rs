@@ -66,8 +66,9 @@ pub fn split_bytes(text: &str, limit: usize) -> Vec<String> {
 
 fn split_with(text: &str, limit: usize, units: fn(&str) -> usize) -> Vec<String> {
     const FENCE: &str = "```";
-    // Room for a fence closed and one opened again in every part.
-    let room = limit.saturating_sub(2 * (FENCE.len() + 1)).max(1);
+    // A part cut inside a code block ends with "\n```": only such a part keeps room for
+    // it, so a message that fits the limit is never split for a fence it does not need.
+    let closing = FENCE.len() + 1;
     let mut parts: Vec<String> = Vec::new();
     let mut current = String::new();
     let mut in_code = false;
@@ -82,18 +83,33 @@ fn split_with(text: &str, limit: usize, units: fn(&str) -> usize) -> Vec<String>
             part.push_str(FENCE);
         }
         parts.push(part);
+        // The next part opens the block again; its first line follows on a new line.
         if in_code {
             current.push_str(FENCE);
-            current.push('\n');
         }
     };
     for line in text.lines() {
-        // A line longer than a whole part goes in pieces.
+        let fence = line.trim_start().starts_with(FENCE);
+        // Whether the part is inside a code block once this line is in it.
+        let open_after = in_code != fence;
+        let room_after = if open_after {
+            limit.saturating_sub(closing)
+        } else {
+            limit
+        };
+        // A line longer than a whole part goes in pieces, each fitting a part that may
+        // open with a fence and close with one.
+        let piece_room = if in_code || fence {
+            limit.saturating_sub(2 * closing)
+        } else {
+            limit
+        }
+        .max(1);
         let mut pieces: Vec<String> = Vec::new();
         let mut piece = String::new();
         let mut buf = [0u8; 4];
         for c in line.chars() {
-            if units(&piece) + units(c.encode_utf8(&mut buf)) > room {
+            if units(&piece) + units(c.encode_utf8(&mut buf)) > piece_room {
                 pieces.push(std::mem::take(&mut piece));
             }
             piece.push(c);
@@ -101,7 +117,7 @@ fn split_with(text: &str, limit: usize, units: fn(&str) -> usize) -> Vec<String>
         pieces.push(piece);
         for piece in pieces {
             let extra = usize::from(!current.is_empty());
-            if units(&current) + extra + units(&piece) > room {
+            if units(&current) + extra + units(&piece) > room_after {
                 push(&mut current, in_code, &mut parts);
             }
             if !current.is_empty() {
@@ -109,9 +125,7 @@ fn split_with(text: &str, limit: usize, units: fn(&str) -> usize) -> Vec<String>
             }
             current.push_str(&piece);
         }
-        if line.trim_start().starts_with(FENCE) {
-            in_code = !in_code;
-        }
+        in_code = open_after;
     }
     push(&mut current, false, &mut parts);
     parts
@@ -216,7 +230,7 @@ mod tests {
         let line = "量".repeat(1000);
         let parts = split_bytes(&line, 1000);
         assert!(parts.iter().all(|p| p.len() <= 1000), "{parts:?}");
-        // 3000 bytes in parts of at most 1000 less the fences' room: four parts.
+        // 3000 bytes in parts of at most 1000 (333 whole characters): four parts.
         assert_eq!(parts.len(), 4);
         assert_eq!(parts.concat(), line);
         let long: String = (0..300).map(|i| format!("第{i}行\n")).collect();
@@ -234,6 +248,85 @@ mod tests {
             assert!(units(p) <= 300);
             assert_eq!(p.matches("```").count() % 2, 0, "unbalanced: {p}");
         }
+    }
+
+    /// `text` fits in one message and one unit more does not, under `split_at`.
+    fn sits_on_the_limit(
+        text: &str,
+        one_more: &str,
+        limit: usize,
+        measure: fn(&str) -> usize,
+        split_at: fn(&str, usize) -> Vec<String>,
+    ) {
+        assert_eq!(measure(text), limit);
+        assert_eq!(split_at(text, limit), vec![text.to_owned()]);
+        let over = format!("{text}{one_more}");
+        assert_eq!(measure(&over), limit + 1);
+        let parts = split_at(&over, limit);
+        assert_eq!(
+            parts.len(),
+            2,
+            "{:?}",
+            parts.iter().map(|p| measure(p)).collect::<Vec<_>>()
+        );
+        assert!(parts.iter().all(|p| measure(p) <= limit));
+    }
+
+    #[test]
+    fn a_message_exactly_at_a_platforms_limit_is_one_message_and_one_unit_more_is_two() {
+        // Telegram counts UTF-16 units: a CJK character is one, an emoji two.
+        let lines = format!("{}\n{}a", "量".repeat(2000), "😀".repeat(1047));
+        sits_on_the_limit(&lines, "b", TELEGRAM_LIMIT, units, split);
+        assert_eq!(
+            split(&format!("{lines}b"), TELEGRAM_LIMIT)[0],
+            "量".repeat(2000),
+            "cut at the line end"
+        );
+        // One line of emoji: cut between two, never inside one.
+        let emoji = "😀".repeat(TELEGRAM_LIMIT / 2);
+        sits_on_the_limit(&emoji, "a", TELEGRAM_LIMIT, units, split);
+        assert_eq!(
+            split(&format!("{emoji}a"), TELEGRAM_LIMIT).concat(),
+            format!("{emoji}a")
+        );
+        // A whole code block that fits is not cut for a fence it does not need.
+        let block = |n: usize| format!("```\n{}\n```", "x".repeat(n));
+        let fits = block(TELEGRAM_LIMIT - 8);
+        assert_eq!(units(&fits), TELEGRAM_LIMIT);
+        assert_eq!(split(&fits, TELEGRAM_LIMIT), vec![fits.clone()]);
+        let over = split(&block(TELEGRAM_LIMIT - 7), TELEGRAM_LIMIT);
+        assert_eq!(over.len(), 2, "{over:?}");
+        assert!(over.iter().all(|p| units(p) <= TELEGRAM_LIMIT));
+
+        // DingTalk, WeCom and Feishu count UTF-8 bytes: a CJK character is three.
+        for limit in [DINGTALK_LIMIT, crate::wecom::WECOM_LIMIT] {
+            let text = format!("{}\nx", "量".repeat((limit - 2) / 3));
+            let pad = "y".repeat(limit - text.len());
+            sits_on_the_limit(&format!("{text}{pad}"), "z", limit, bytes, split_bytes);
+        }
+        let text = format!("{}\nab", "量".repeat((FEISHU_LIMIT - 3) / 3));
+        sits_on_the_limit(&text, "c", FEISHU_LIMIT, bytes, split_bytes);
+    }
+
+    #[test]
+    fn a_code_block_cut_at_the_limit_is_closed_and_reopened_within_it() {
+        let body: String = (0..700).map(|i| format!("row {i:04}\n")).collect();
+        let text = format!("表：\n```\n{body}```\n完");
+        let parts = split(&text, TELEGRAM_LIMIT);
+        assert_eq!(parts.len(), 2, "{parts:?}");
+        for p in &parts {
+            assert!(units(p) <= TELEGRAM_LIMIT, "{}", units(p));
+            assert_eq!(p.matches("```").count() % 2, 0, "unbalanced: {p}");
+        }
+        assert!(parts[0].ends_with("\n```"));
+        assert!(parts[1].starts_with("```\nrow "), "{}", &parts[1][..20]);
+        // Nothing lost: without the added fences the parts are the text again.
+        let rejoined = format!(
+            "{}\n{}",
+            parts[0].strip_suffix("\n```").unwrap(),
+            parts[1].strip_prefix("```\n").unwrap()
+        );
+        assert_eq!(rejoined, text);
     }
 
     #[test]

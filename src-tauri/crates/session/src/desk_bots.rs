@@ -617,8 +617,10 @@ fn chat_sender(msg: &Inbound) -> String {
 /// A tool card reduced to one line.
 fn tool_line(event: &RuntimeEvent) -> Option<String> {
     match event {
+        // The approval gate's own result, not any result that mentions the word.
         RuntimeEvent::ToolResult { name, result, .. }
-            if result.to_string().contains("waiting_for_approval") =>
+            if result.get("status").and_then(serde_json::Value::as_str)
+                == Some("waiting_for_approval") =>
         {
             Some(format!("⏳ {name}: 等待审批"))
         }
@@ -627,5 +629,63 @@ fn tool_line(event: &RuntimeEvent) -> Option<String> {
         } => Some(format!("🔧 {name} ✓ ({elapsed_ms} ms)")),
         RuntimeEvent::ToolError { name, .. } => Some(format!("🔧 {name} ✗")),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_tool_card_is_one_line() {
+        let result = |name: &str, result: serde_json::Value| RuntimeEvent::ToolResult {
+            id: "c1".into(),
+            name: name.into(),
+            elapsed_ms: 12,
+            result,
+        };
+        let queued = json!({
+            "status": "waiting_for_approval",
+            "request_id": "r1",
+            "expires_at": "2026-12-07T12:00:00Z",
+            "message": "操作 [update_portfolio] 需要用户批准"
+        });
+        let cases = [
+            (
+                result("analyze_stock", json!({"code": "000001", "phase": "吸筹"})),
+                Some("🔧 analyze_stock ✓ (12 ms)"),
+            ),
+            (
+                result("update_portfolio", queued),
+                Some("⏳ update_portfolio: 等待审批"),
+            ),
+            // A result that only mentions the word has run: it is not waiting.
+            (
+                result(
+                    "read_file",
+                    json!({"content": "status: waiting_for_approval"}),
+                ),
+                Some("🔧 read_file ✓ (12 ms)"),
+            ),
+            (
+                RuntimeEvent::ToolError {
+                    id: "c2".into(),
+                    name: "get_quote".into(),
+                    error: "timeout".into(),
+                },
+                Some("🔧 get_quote ✗"),
+            ),
+            (
+                RuntimeEvent::TextDelta {
+                    text: "🔧 not a tool".into(),
+                },
+                None,
+            ),
+        ];
+        for (event, want) in cases {
+            assert_eq!(tool_line(&event).as_deref(), want, "{event:?}");
+        }
     }
 }
