@@ -2,8 +2,9 @@
 //! written here from the documented `.day` layout (32-byte little-endian records: u32
 //! date, u32 open/high/low/close in fen, f32 amount, u32 volume, u32 reserved) and block
 //! files: every stored bar equals its source record, the blocks become watchlist entries,
-//! indices and funds are skipped, a re-import adds nothing, and a corrupt file is named
-//! with its record while the rest imports. Build the binary first (`cargo build -p
+//! indices and funds are skipped, the install's industry file (GBK tdxhy.cfg with
+//! incon.dat's names) gives each stock its industry, a re-import adds nothing, and a corrupt
+//! file is named with its record while the rest imports. Build the binary first (`cargo build -p
 //! wyckoff-cli`; `scripts/test` does).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -138,6 +139,34 @@ fn install() -> Install {
     }
 }
 
+/// The install's industry membership as TDX keeps it: `T0002/hq_cache/tdxhy.cfg` (market|code|
+/// TDX industry code|…) and the names in `incon.dat`, both GBK. Ping An Bank is in 银行 (its
+/// code T100101 is named at the second level), Moutai in 白酒; an ETF and a stock without an
+/// industry code are counted apart.
+fn write_industries(root: &Path) {
+    let gbk = |s: &str| encoding_rs::GBK.encode(s).0.into_owned();
+    let cache = root.join("T0002").join("hq_cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(
+        cache.join("tdxhy.cfg"),
+        gbk("0|000001|T100101|||X500102\r\n1|600519|T050101|||\r\n1|510300|T1001|||\r\n0|000002||||\r\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("incon.dat"),
+        gbk("#TDXNHY\nT10|金融\nT1001|银行\nT100101|股份制银行\nT05|消费\nT050101|白酒\n######\n"),
+    )
+    .unwrap();
+}
+
+/// A stock's industry as `wyckoff data industries show` gives it.
+fn industry_of(home: &Path, code: &str) -> Value {
+    let out = run(home, &["data", "industries", "show", code, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    m["industry"].clone()
+}
+
 async fn open(home: &Path) -> MarketData {
     MarketData::open_with(MarketConfig::offline(home))
         .await
@@ -198,6 +227,7 @@ async fn assert_stored_as_source(home: &Path, inst: &Install) {
 fn a_tdx_install_imports_every_bar_as_its_source_and_the_blocks_into_the_watchlist() {
     let home = tempfile::tempdir().unwrap();
     let inst = install();
+    write_industries(inst.root.path());
     let root = inst.root.path().to_str().unwrap();
 
     let out = run(home.path(), &["data", "import", "--tdx", root, "--json"]);
@@ -225,6 +255,19 @@ fn a_tdx_install_imports_every_bar_as_its_source_and_the_blocks_into_the_watchli
     assert_eq!(blocks[1]["added"], 2);
     // Ping An Bank's bundled sample gave way to the install's history
     assert_eq!(r["bundled_replaced"], 1, "{r}");
+    // the industry file came along
+    let ind = &r["industries"];
+    assert_eq!(ind["status"], "imported", "{ind}");
+    assert_eq!(ind["report"]["status"], "imported", "{ind}");
+    assert_eq!(ind["report"]["source"], "tdx", "{ind}");
+    assert_eq!(ind["report"]["write"], "added", "{ind}");
+    assert_eq!(ind["report"]["stocks"], 2, "{ind}");
+    assert_eq!(ind["report"]["industries"], 2, "{ind}");
+    assert_eq!(ind["report"]["not_stocks"], 1, "{ind}");
+    assert_eq!(ind["report"]["without_industry"], 1, "{ind}");
+    assert_eq!(industry_of(home.path(), "000001"), "银行");
+    assert_eq!(industry_of(home.path(), "600519"), "白酒");
+    assert_eq!(industry_of(home.path(), "300750"), Value::Null);
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(assert_stored_as_source(home.path(), &inst));
@@ -265,6 +308,12 @@ fn a_tdx_install_imports_every_bar_as_its_source_and_the_blocks_into_the_watchli
     );
     assert!(text.contains("nothing new"), "{text}");
     assert!(text.contains("自选股"), "{text}");
+    // the same membership again: kept, not loaded a second time
+    assert!(
+        text.contains("industries: 2 stock(s) in 2 industries (already on record)"),
+        "{text}"
+    );
+    assert_eq!(industry_of(home.path(), "000001"), "银行");
     rt.block_on(assert_stored_as_source(home.path(), &inst));
 }
 
