@@ -29,7 +29,7 @@ pub struct ServeOptions {
     /// The first wait after a failure (doubling after each failure in a row).
     pub retry_base: Duration,
     pub retry_max: Duration,
-    /// Which front end serves (`app`, or `cli` for the daemon and `wyckoff bot run`): the
+    /// Which front end serves (`app`, `daemon`, or `cli` for `wyckoff bot run`): the
     /// settings panel names it beside each bot.
     pub front: &'static str,
 }
@@ -412,8 +412,8 @@ async fn poll_telegram(
     }
 }
 
-/// Where a bot's decisions made elsewhere are told: a chat by the id the desk keeps
-/// for it (the `chat_id` of its inbound messages).
+/// Where a bot's decisions made elsewhere and finished tasks are told: a chat by the id
+/// the desk keeps for it (the `chat_id` of its inbound messages).
 pub(crate) trait FollowUps {
     /// Sends `text` to the chat: `Ok(false)` when the chat cannot be reached now (the
     /// decision stays untold and is tried again later).
@@ -424,9 +424,10 @@ pub(crate) trait FollowUps {
     ) -> impl Future<Output = Result<bool, ServeError>> + Send;
 }
 
-/// Decisions on the bot's requests made in the app, the CLI or by expiry, each told
-/// to its chat once: marked told only after a send went through, so a failed one is
-/// tried again on the next call. Every platform's loop calls this now and then.
+/// Decisions on the bot's requests made in the app, the CLI or by expiry, and the
+/// background tasks its turns started once answered, each told to its chat once: marked
+/// told only after a send went through, so a failed one is tried again on the next call.
+/// Every platform's loop calls this now and then.
 pub(crate) async fn send_follow_ups(desk: &Desk, bot: &str, to: &impl FollowUps) {
     let follow_ups = match desk.bot_follow_ups(bot).await {
         Ok(f) => f,
@@ -438,14 +439,14 @@ pub(crate) async fn send_follow_ups(desk: &Desk, bot: &str, to: &impl FollowUps)
     for f in follow_ups {
         match to.tell(&f.chat_id, &f.text).await {
             Ok(true) => {
-                if let Err(e) = desk.bot_follow_up_sent(&f.request_id).await {
-                    tracing::warn!(bot, request = %f.request_id, "sent, not marked: {e}");
+                if let Err(e) = desk.bot_follow_up_told(&f.about).await {
+                    tracing::warn!(bot, about = %f.about, "sent, not marked: {e}");
                 }
             }
             Ok(false) => {
-                tracing::debug!(bot, request = %f.request_id, "the chat cannot be reached yet");
+                tracing::debug!(bot, about = %f.about, "the chat cannot be reached yet");
             }
-            Err(e) => tracing::warn!(bot, request = %f.request_id, "a decision was not sent: {e}"),
+            Err(e) => tracing::warn!(bot, about = %f.about, "a follow-up was not sent: {e}"),
         }
     }
 }

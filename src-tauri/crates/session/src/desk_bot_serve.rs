@@ -8,14 +8,16 @@
 //!
 //! A bot's approval request decided in the app, the CLI or by expiry is told to its chat
 //! by the process serving the bot, once: the verdict with the call's result in one line,
-//! then the conversation's follow-up answer when it has one.
+//! then the conversation's follow-up answer when it has one. A background task a bot's
+//! turn started (a screen, a backtest, a report) goes the same way once it finished and
+//! its conversation answered the completion: the task's line, then that answer.
 
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
-use wyckoff_protocol::{InboxRequest, InboxStatus, Message};
+use wyckoff_protocol::{InboxRequest, InboxStatus, Message, TaskNotice, TaskOutcome, UserOrigin};
 
 use crate::bot_store::BotError;
 use crate::{Desk, SessionError};
@@ -26,6 +28,11 @@ pub const STANDBY_POLL: Duration = Duration::from_secs(5);
 /// How long a decision's chat message waits for the conversation's follow-up answer
 /// before it goes without one (no model, or a turn that never ends).
 const FOLLOW_UP_GRACE: chrono::Duration = chrono::Duration::minutes(3);
+
+/// How long a bot's background task may go without a completion in its conversation
+/// before the chat stops waiting for one (the task was lost with a process, or its
+/// conversation never took the completion).
+const TASK_TELL_LIMIT: chrono::Duration = chrono::Duration::days(1);
 
 /// The process serving a bot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,12 +47,30 @@ pub struct BotServer {
     pub here: bool,
 }
 
-/// A message for a bot's chat: a decision made outside the chat.
+/// A message for a bot's chat: a decision made outside the chat, or a finished task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BotFollowUp {
-    pub request_id: String,
+    pub about: FollowUpAbout,
     pub chat_id: String,
     pub text: String,
+}
+
+/// What a chat's follow-up tells of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FollowUpAbout {
+    /// An approval request (its id) decided outside the chat.
+    Decision(String),
+    /// Background tasks (their ids) a bot's turn started, answered by one turn.
+    Tasks(Vec<String>),
+}
+
+impl std::fmt::Display for FollowUpAbout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FollowUpAbout::Decision(id) => write!(f, "request {id}"),
+            FollowUpAbout::Tasks(ids) => write!(f, "task {}", ids.join(", ")),
+        }
+    }
 }
 
 impl Desk {
@@ -223,12 +248,182 @@ impl Desk {
                 text = format!("{text}\n\n{}", answer.trim());
             }
             out.push(BotFollowUp {
-                request_id,
+                about: FollowUpAbout::Decision(request_id),
+                chat_id,
+                text,
+            });
+        }
+        out.extend(self.bot_task_follow_ups(bot).await?);
+        Ok(out)
+    }
+
+    /// The background tasks `bot`'s turns started whose completion their conversation
+    /// answered since (no turn running there): the task's line and that answer, one
+    /// message per answering turn. A task left without a completion for a day is given up.
+    async fn bot_task_follow_ups(&self, bot: &str) -> Result<Vec<BotFollowUp>, SessionError> {
+        let rows: Vec<(String, String, String, String)> = sqlx::query_as(
+            "SELECT task_id, chat_id, conversation_id, started_at FROM bot_task
+             WHERE bot = ? AND told_at IS NULL ORDER BY started_at, task_id",
+        )
+        .bind(bot)
+        .fetch_all(self.services().pool())
+        .await
+        .map_err(BotError::from)?;
+        let now = self.clock().now();
+        let mut out: Vec<BotFollowUp> = Vec::new();
+        // One answering turn may take several completions: its answer goes once, with
+        // each task's line, keyed by the conversation and the answer's place in it.
+        let mut answered: Vec<(String, usize)> = Vec::new();
+        for (task_id, chat_id, conversation, started_at) in rows {
+            let stale = DateTime::parse_from_rfc3339(&started_at)
+                .map(|t| now - t.with_timezone(&Utc) >= TASK_TELL_LIMIT)
+                .unwrap_or(true);
+            let told = match self.task_answer(&conversation, &task_id).await? {
+                TaskTold::Pending if !stale => continue,
+                TaskTold::Pending | TaskTold::Gone => {
+                    tracing::info!(bot, task = %task_id, "no completion to tell the chat of");
+                    self.bot_tasks_told(&[task_id]).await?;
+                    continue;
+                }
+                TaskTold::Answered { notice, answer, at } => (notice, answer, at),
+            };
+            let (notice, answer, at) = told;
+            let line = task_line(&notice);
+            let key = (conversation, at);
+            if let Some(i) = answered.iter().position(|k| *k == key)
+                && let Some(f) = out.get_mut(i)
+                && let FollowUpAbout::Tasks(ids) = &mut f.about
+            {
+                ids.push(task_id);
+                f.text = match f.text.split_once("\n\n") {
+                    Some((lines, rest)) => format!("{lines}\n{line}\n\n{rest}"),
+                    None => format!("{}\n{line}", f.text),
+                };
+                continue;
+            }
+            let text = match answer.as_deref().map(str::trim).filter(|a| !a.is_empty()) {
+                Some(answer) => format!("{line}\n\n{answer}"),
+                None => line,
+            };
+            answered.push(key);
+            out.push(BotFollowUp {
+                about: FollowUpAbout::Tasks(vec![task_id]),
                 chat_id,
                 text,
             });
         }
         Ok(out)
+    }
+
+    /// The task's completion in its conversation and the answer to it, once the turn that
+    /// took it ended.
+    async fn task_answer(
+        &self,
+        conversation: &str,
+        task_id: &str,
+    ) -> Result<TaskTold, SessionError> {
+        if self.hub().is_running(conversation) {
+            return Ok(TaskTold::Pending);
+        }
+        let running: Option<(String,)> =
+            sqlx::query_as("SELECT owner FROM conversation_lease WHERE conversation_id = ?")
+                .bind(conversation)
+                .fetch_optional(self.services().pool())
+                .await
+                .map_err(BotError::from)?;
+        if running.is_some_and(|(owner,)| self.alive(&owner)) {
+            return Ok(TaskTold::Pending);
+        }
+        let messages = match self
+            .services()
+            .conversations()
+            .load_messages(conversation)
+            .await
+        {
+            Ok(m) => m,
+            // The conversation was deleted: nothing to tell.
+            Err(_) => return Ok(TaskTold::Gone),
+        };
+        let Some((at, notice)) = messages.iter().enumerate().find_map(|(i, m)| {
+            m.task_notice
+                .as_ref()
+                .filter(|n| n.task_id == task_id)
+                .map(|n| (i, n.clone()))
+        }) else {
+            return Ok(TaskTold::Pending);
+        };
+        // The answering turn's text: its last words before the next message the user
+        // typed (its tool rounds leave assistant messages without text on the way).
+        let mut answer = None;
+        let mut answer_at = at;
+        for (i, m) in messages.iter().enumerate().skip(at + 1) {
+            match &m.message {
+                Message::User {
+                    origin: UserOrigin::User,
+                    ..
+                } => break,
+                Message::Assistant { content, .. } if !content.trim().is_empty() => {
+                    answer = Some(content.clone());
+                    answer_at = i;
+                }
+                _ => {}
+            }
+        }
+        Ok(TaskTold::Answered {
+            notice,
+            answer,
+            at: answer_at,
+        })
+    }
+
+    /// The chat was told of these tasks (or never will be): never again.
+    async fn bot_tasks_told(&self, task_ids: &[String]) -> Result<(), SessionError> {
+        let now = self.clock().now().to_rfc3339();
+        for task_id in task_ids {
+            sqlx::query("UPDATE bot_task SET told_at = ? WHERE task_id = ? AND told_at IS NULL")
+                .bind(&now)
+                .bind(task_id)
+                .execute(self.services().pool())
+                .await
+                .map_err(BotError::from)?;
+        }
+        Ok(())
+    }
+
+    /// A bot's turn in `chat_id` started these background tasks (`told`: their
+    /// completions were answered within the turn, so the chat already has them).
+    pub(crate) async fn bot_tasks_started(
+        &self,
+        bot: &str,
+        chat_id: &str,
+        conversation: &str,
+        started: &[String],
+        told: &[String],
+    ) -> Result<(), SessionError> {
+        let now = self.clock().now().to_rfc3339();
+        for task_id in started {
+            sqlx::query(
+                "INSERT INTO bot_task (task_id, bot, chat_id, conversation_id, started_at)
+                 VALUES (?, ?, ?, ?, ?) ON CONFLICT(task_id) DO NOTHING",
+            )
+            .bind(task_id)
+            .bind(bot)
+            .bind(chat_id)
+            .bind(conversation)
+            .bind(&now)
+            .execute(self.services().pool())
+            .await
+            .map_err(BotError::from)?;
+        }
+        self.bot_tasks_told(told).await
+    }
+
+    /// The follow-up was delivered to its chat: never again.
+    pub async fn bot_follow_up_told(&self, about: &FollowUpAbout) -> Result<(), SessionError> {
+        match about {
+            FollowUpAbout::Decision(request_id) => self.bot_follow_up_sent(request_id).await,
+            FollowUpAbout::Tasks(task_ids) => self.bot_tasks_told(task_ids).await,
+        }
     }
 
     /// The chat was told of the request's decision (or decided it itself): never again.
@@ -287,6 +482,19 @@ impl Desk {
     }
 }
 
+enum TaskTold {
+    /// Not finished, not answered yet, or its answering turn still runs.
+    Pending,
+    /// Its conversation is gone.
+    Gone,
+    /// Its completion and the answering turn's text (`at`: where that text is).
+    Answered {
+        notice: TaskNotice,
+        answer: Option<String>,
+        at: usize,
+    },
+}
+
 enum FollowUp {
     /// Not told yet, or its follow-up turn still runs.
     Pending,
@@ -309,6 +517,23 @@ pub fn verdict_line(request: &InboxRequest) -> String {
         InboxStatus::Denied => format!("❌ 已拒绝 {name}（{id}），未执行。"),
         InboxStatus::Expired => format!("⌛ {name}（{id}）无人审批已过期，未执行。"),
         InboxStatus::Pending => format!("⏳ {name}（{id}）仍在等待审批。"),
+    }
+}
+
+/// A finished background task in one line, worded as the app's notice.
+pub fn task_line(notice: &TaskNotice) -> String {
+    let name = &notice.display_name;
+    let id = &notice.task_id;
+    let error = notice
+        .error
+        .as_deref()
+        .map(one_line)
+        .filter(|e| !e.is_empty());
+    match (notice.outcome, error) {
+        (TaskOutcome::Completed, _) => format!("✅ 后台任务完成：{name}（{id}）"),
+        (TaskOutcome::Failed, Some(e)) => format!("✗ 后台任务失败：{name}（{id}）：{e}"),
+        (TaskOutcome::Failed, None) => format!("✗ 后台任务失败：{name}（{id}）"),
+        (TaskOutcome::Cancelled, _) => format!("✗ 后台任务已取消：{name}（{id}）"),
     }
 }
 

@@ -447,6 +447,9 @@ impl Desk {
             SessionError::InvalidOption("the turn ended without its outcome".into())
         })?;
         let mut tool_lines = Vec::new();
+        // Background tasks this turn started, and completions it answered itself (the
+        // chat gets those in this answer; the others once they finish).
+        let (mut tasks_started, mut tasks_answered) = (Vec::new(), Vec::new());
         while let Ok(event) = events.try_recv() {
             if let DeskEvent::Turn {
                 conversation_id,
@@ -456,11 +459,30 @@ impl Desk {
             } = event
                 && conversation_id == conversation
                 && t == turn
-                && let Some(line) = tool_line(&event)
             {
-                tool_lines.push(line);
+                match &event {
+                    RuntimeEvent::BackgroundTask { task } if !task.status.is_finished() => {
+                        tasks_started.push(task.task_id.clone());
+                    }
+                    RuntimeEvent::TaskNotice { notice } => {
+                        tasks_answered.push(notice.task_id.clone());
+                    }
+                    _ => {}
+                }
+                if let Some(line) = tool_line(&event) {
+                    tool_lines.push(line);
+                }
             }
         }
+        tasks_started.dedup();
+        self.bot_tasks_started(
+            &bot.name,
+            &msg.chat_id,
+            &conversation,
+            &tasks_started,
+            &tasks_answered,
+        )
+        .await?;
         let text = match end.outcome {
             wyckoff_agent::TurnOutcome::Done { text, usage, .. } => {
                 let tokens = i64::from(usage.input_tokens) + i64::from(usage.output_tokens);
