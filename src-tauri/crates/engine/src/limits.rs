@@ -233,6 +233,25 @@ fn window_start(bars: &[Bar], from: u32) -> usize {
         .max(1)
 }
 
+/// The first bar of stock `s` whose state bears on the figures of `from` on: its first bar on
+/// or after `from` (at least its second, which has a previous close), moved back over the
+/// days just before it that came near a limit, at most the ladder's warm-up. Only a day near
+/// a limit can close at one, so the run of limit-ups `from` continues is among those days,
+/// and the day before them, not near, ends any run (as the start of the walk does).
+fn first_bearing(s: &StockSeries, st: &StByDate, from: u32) -> usize {
+    let bars = &s.bars;
+    let floor = window_start(bars, from);
+    let mut i = bars.partition_point(|b| b.date < from).max(1);
+    while i > floor
+        && limit_of(s, st, i - 1)
+            .0
+            .is_some_and(|p| near_limit(&bars[i - 2], &bars[i - 1], p))
+    {
+        i -= 1;
+    }
+    i
+}
+
 /// The day of its listing (1 = the listing day) a stock's bar `i` is, counted in its own
 /// bars from `list_date`; `None` when the listing is unknown or the bars do not reach it.
 fn listing_day(s: &StockSeries, i: usize) -> Option<u32> {
@@ -285,8 +304,9 @@ fn limit_of(s: &StockSeries, st: &StByDate, i: usize) -> (Option<u32>, bool) {
     )
 }
 
-/// The codes of `stocks` with a day in `from..=to` (or the ladder's warm-up before it) whose
-/// adjusted move comes near its limit: the stocks whose raw closes [`limit_series`] reads.
+/// The codes of `stocks` with a day in `from..=to` (or in the run of such days just before
+/// it, which a ladder may continue) whose adjusted move comes near its limit: the stocks
+/// whose raw closes [`limit_series`] reads.
 pub fn needs_raw(stocks: &[StockSeries], from: u32, to: u32) -> Vec<&str> {
     use rayon::prelude::*;
     stocks
@@ -294,7 +314,7 @@ pub fn needs_raw(stocks: &[StockSeries], from: u32, to: u32) -> Vec<&str> {
         .filter(|s| {
             let end = s.bars.partition_point(|b| b.date <= to);
             let st = StByDate::of(s);
-            (window_start(&s.bars, from)..end).any(|i| {
+            (first_bearing(s, &st, from)..end).any(|i| {
                 let (pct, _) = limit_of(s, &st, i);
                 pct.is_some_and(|p| near_limit(&s.bars[i - 1], &s.bars[i], p))
             })
@@ -419,7 +439,7 @@ fn stock_days(
     // the previous bar's state, to tell yesterday's limit-ups
     let mut prev_up = false;
     let st = StByDate::of(s);
-    for i in window_start(bars, from)..end {
+    for i in first_bearing(s, &st, from)..end {
         let (prev, bar) = (bars[i - 1], bars[i]);
         let (limit_pct, st_known) = limit_of(s, &st, i);
         let near = limit_pct.is_some_and(|p| near_limit(&prev, &bar, p));

@@ -243,18 +243,26 @@ pub fn sector_series(
     limits: Option<&LimitSeries>,
     cfg: &SectorConfig,
 ) -> SectorSeries {
-    // the market's calendar up to `to`, from the rotation's warm-up before `from`
+    // the market's calendar up to `to`, from the rotation's warm-up before `from`: each
+    // stock's bars in the range and its last `warmup` before it hold every one of the
+    // market's last `warmup` days before it (a stock trading on such a day has fewer than
+    // `warmup` bars between it and `from`), and only older days besides
+    let warmup = cfg.warmup_days();
     let mut calendar: Vec<u32> = stocks
         .iter()
         .flat_map(|s| {
             let end = s.bars.partition_point(|b| b.date <= to);
-            s.bars[..end].iter().map(|b| b.date)
+            let begin = s
+                .bars
+                .partition_point(|b| b.date < from)
+                .saturating_sub(warmup);
+            s.bars[begin.min(end)..end].iter().map(|b| b.date)
         })
         .collect();
     calendar.sort_unstable();
     calendar.dedup();
     let first_day = calendar.partition_point(|d| *d < from);
-    let start = first_day.saturating_sub(cfg.warmup_days());
+    let start = first_day.saturating_sub(warmup);
     let calendar = &calendar[start..];
     let first_day = first_day - start;
     let days = calendar.len();

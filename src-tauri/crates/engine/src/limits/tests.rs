@@ -408,3 +408,63 @@ fn a_range_reads_its_ladder_from_before_it() {
     assert_eq!(codes(d2), vec![("600001", 2), ("300001", 1)]);
     assert_eq!(d2.premium_stocks, 5);
 }
+
+#[test]
+fn a_day_alone_is_the_same_day_in_a_range() {
+    let (stocks, raw) = market();
+    let range = limit_series(&stocks, &raw, D1, D3);
+    for (k, day) in [D1, D2, D3].into_iter().enumerate() {
+        let alone = limit_series(&stocks, &raw, day, day);
+        assert_eq!(alone.days, vec![range.days[k].clone()], "{day}");
+    }
+}
+
+#[test]
+fn a_day_reads_back_only_over_the_run_of_days_near_a_limit_before_it() {
+    const D4: u32 = 20240108;
+    const D5: u32 = 20240109;
+    let stocks = vec![
+        // limit-up three days before the day, then a quiet day: its run ended there
+        stock(
+            "600011",
+            "甲",
+            vec![
+                flat(D0, 10.00),
+                flat(D1, 11.00),
+                bar(D2, 11.0, 11.1, 10.9, 11.05),
+                bar(D3, 11.0, 11.1, 10.9, 11.00),
+                bar(D4, 11.0, 11.1, 10.9, 11.05),
+                bar(D5, 11.0, 11.1, 10.9, 11.00),
+            ],
+        ),
+        // limit-up every day up to the day: a five-board run, read back to its start
+        stock(
+            "600012",
+            "乙",
+            vec![
+                flat(D0, 10.00),
+                flat(D1, 11.00),
+                flat(D2, 12.10),
+                flat(D3, 13.31),
+                flat(D4, 14.64),
+                flat(D5, 16.10),
+            ],
+        ),
+    ];
+    let raw: RawCloseMap = stocks
+        .iter()
+        .map(|s| {
+            (
+                s.code.clone(),
+                s.bars.iter().map(|b| (b.date, b.close)).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(needs_raw(&stocks, D5, D5), vec!["600012"]);
+    assert_eq!(needs_raw(&stocks, D3, D5), vec!["600012"]);
+    // D2's premium asks whether D1 closed at its limit
+    assert_eq!(needs_raw(&stocks, D2, D5), vec!["600011", "600012"]);
+    let d5 = &limit_series(&stocks, &raw, D5, D5).days[0];
+    assert_eq!(codes(d5), vec![("600012", 5)]);
+    assert_eq!(d5.premium_stocks, 1);
+}
