@@ -752,6 +752,46 @@ impl CacheStore {
             .map(|r| r.map(|(s, _)| s)))
     }
 
+    /// [`Self::load_series`] of every key in `keys` that has a stored series, in no
+    /// particular order: many keys a query (one round trip each, not one a key), decoded on
+    /// every core while the next keys are read.
+    pub async fn load_series_many(
+        &self,
+        table: BarTable,
+        keys: &[String],
+    ) -> Result<Vec<(String, Result<Series, SeriesError>)>, CacheError> {
+        let mut decoding = Vec::new();
+        for chunk in keys.chunks(KEYS_PER_QUERY) {
+            let mut query =
+                QueryBuilder::<Sqlite>::new("SELECT code, data FROM market_series WHERE kind = ");
+            query.push_bind(table.kind()).push(" AND code IN (");
+            let mut list = query.separated(", ");
+            for key in chunk {
+                list.push_bind(key.as_str());
+            }
+            list.push_unseparated(")");
+            let rows: Vec<(String, Vec<u8>)> = query.build_query_as().fetch_all(&self.pool).await?;
+            let (done, decoded) = tokio::sync::oneshot::channel();
+            rayon::spawn(move || {
+                let series: Vec<(String, Result<Series, SeriesError>)> = rows
+                    .into_par_iter()
+                    .map(|(key, blob)| {
+                        let series = Series::decode(&blob);
+                        (key, series)
+                    })
+                    .collect();
+                // the reader may have gone: nothing to hand the series to
+                let _ = done.send(series);
+            });
+            decoding.push(decoded);
+        }
+        let mut out = Vec::with_capacity(keys.len());
+        for decoded in decoding {
+            out.extend(decoded.await.map_err(|_| CacheError::Interrupted)?);
+        }
+        Ok(out)
+    }
+
     /// The days of `key` that still lacked a raw close after the last fetch of raw prices
     /// that answered: (first, last, how many), or `None` when none was recorded.
     pub async fn raw_asked(

@@ -413,6 +413,17 @@ pub struct MarketData {
     /// The last universe built by [`MarketData::universe`], kept while the store's write
     /// generation stays the same (a long-lived process screens again without a re-read).
     warm: tokio::sync::Mutex<Option<WarmUniverse>>,
+    /// The exact raw closes [`MarketData::exact_raw_closes`] read, kept as `warm` is.
+    warm_raw: tokio::sync::Mutex<Option<WarmRaw>>,
+}
+
+/// Exact raw closes by six-digit code over `dates`, read at `generation`; `asked` holds
+/// every code read, with or without any.
+struct WarmRaw {
+    generation: i64,
+    dates: std::ops::RangeInclusive<u32>,
+    closes: Arc<std::collections::HashMap<String, Vec<(u32, f64)>>>,
+    asked: std::collections::HashSet<String>,
 }
 
 struct WarmUniverse {
@@ -501,6 +512,7 @@ impl MarketData {
             }),
             cfg,
             warm: tokio::sync::Mutex::new(None),
+            warm_raw: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -789,6 +801,89 @@ impl MarketData {
             None => crate::series::Series::default(),
         };
         Ok(crate::raw::raw_closes_of(code.digits(), &series, dates))
+    }
+
+    /// [`MarketData::raw_closes`] of each stock in `codes` (six digits or with a market),
+    /// read in a few queries rather than one a stock: a whole-market figure that needs the
+    /// real prices of hundreds of stocks. A code that does not parse or has nothing stored
+    /// is absent; a damaged series hands out nothing, as every read.
+    pub async fn raw_closes_many(
+        &self,
+        codes: &[String],
+        dates: std::ops::RangeInclusive<u32>,
+    ) -> Result<Vec<crate::raw::RawCloses>, MarketError> {
+        let mut digits_of = std::collections::HashMap::with_capacity(codes.len());
+        for code in codes {
+            if let Ok(parsed) = StockCode::parse(code) {
+                digits_of.insert(parsed.symbol().key(), parsed.digits().to_string());
+            }
+        }
+        let keys: Vec<String> = digits_of.keys().cloned().collect();
+        let loaded = self.store.load_series_many(BarTable::Stocks, &keys).await?;
+        let mut out = Vec::with_capacity(loaded.len());
+        for (key, series) in loaded {
+            let Some(digits) = digits_of.get(&key) else {
+                continue;
+            };
+            match series {
+                Ok(series) => out.push(crate::raw::raw_closes_of(digits, &series, dates.clone())),
+                Err(e) => {
+                    tracing::warn!(code = %key, error = %e, "damaged stored series: no closes");
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The exact (stored unadjusted) closes over `dates` of at least the stocks in `codes`
+    /// (six digits), as yuan by code, ascending: what a whole-market figure on real prices
+    /// reads. Kept while the store's write generation and `dates` stay the same, so a
+    /// long-lived process reads each stock's closes once (more codes are read and added;
+    /// a stock without any has no entry). From the cache alone, as
+    /// [`MarketData::raw_closes`].
+    pub async fn exact_raw_closes(
+        &self,
+        codes: &[String],
+        dates: std::ops::RangeInclusive<u32>,
+    ) -> Result<Arc<std::collections::HashMap<String, Vec<(u32, f64)>>>, MarketError> {
+        let generation = self.store.write_generation().await?;
+        // held across the read: two maps at once read the closes once
+        let mut warm = self.warm_raw.lock().await;
+        let fresh = warm
+            .as_ref()
+            .is_some_and(|w| w.generation == generation && w.dates == dates);
+        if !fresh {
+            *warm = None;
+        }
+        let w = warm.get_or_insert_with(|| WarmRaw {
+            generation,
+            dates: dates.clone(),
+            closes: Arc::new(std::collections::HashMap::new()),
+            asked: std::collections::HashSet::new(),
+        });
+        let missing: Vec<String> = codes
+            .iter()
+            .filter(|c| !w.asked.contains(c.as_str()))
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            return Ok(w.closes.clone());
+        }
+        let read = self.raw_closes_many(&missing, dates).await?;
+        let closes = Arc::make_mut(&mut w.closes);
+        for r in read {
+            let exact: Vec<(u32, f64)> = r
+                .closes
+                .iter()
+                .filter(|c| c.exact)
+                .map(|c| (c.date, c.close_e6 as f64 / crate::raw::PRICE_E6 as f64))
+                .collect();
+            if !exact.is_empty() {
+                closes.insert(r.code, exact);
+            }
+        }
+        w.asked.extend(missing);
+        Ok(w.closes.clone())
     }
 
     /// The cached daily bars (forward-adjusted) of each stock in `codes`, from the cache

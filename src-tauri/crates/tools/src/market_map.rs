@@ -6,6 +6,7 @@
 //! run this same function and return the same typed answer. Nothing is written.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -124,11 +125,12 @@ struct Loaded {
 }
 
 /// The universe of the day's screen view (warm in the app), its tail reaching back further
-/// than the ladder's warm-up; an error naming what to do when no bars are cached.
+/// than the longest series, its ladder's warm-up and the close before them; an error naming
+/// what to do when no bars are cached.
 async fn load(md: &MarketData, as_of: Option<u32>) -> Result<Loaded, ToolError> {
     let tail = FunnelConfig::default()
         .screen_bars()
-        .max(LADDER_WARMUP_BARS + 2);
+        .max(MAX_SERIES_DAYS + LADDER_WARMUP_BARS + 1);
     let loaded = md
         .universe(as_of, Some(tail))
         .await
@@ -148,13 +150,17 @@ async fn load(md: &MarketData, as_of: Option<u32>) -> Result<Loaded, ToolError> 
     Ok(Loaded { loaded, day })
 }
 
-/// The raw closes of the stocks that came near a limit in `from..=to`: a few of the market.
+/// The raw closes of the stocks that came near a limit in `from..=to` (or in the run of
+/// such days just before it): a few of the market on a quiet day, thousands over a year or
+/// on a rally. The market data keeps what it read while nothing is written, so a
+/// long-lived process (the app) reads each stock's closes once; the extra stocks a kept
+/// read may hold change nothing (only days near a limit read a raw close).
 async fn raw_closes(
     md: &MarketData,
     stocks: &[wyckoff_engine::StockSeries],
     from: u32,
     to: u32,
-) -> Result<RawCloseMap, ToolError> {
+) -> Result<Arc<RawCloseMap>, ToolError> {
     let first = stocks
         .iter()
         .filter_map(|s| s.bars.first().map(|b| b.date))
@@ -164,23 +170,9 @@ async fn raw_closes(
         .into_iter()
         .map(str::to_string)
         .collect();
-    let mut raw = RawCloseMap::new();
-    for code in codes {
-        let closes = md
-            .raw_closes(&code, first..=to)
-            .await
-            .map_err(crate::common::market_err)?;
-        let exact: Vec<(u32, f64)> = closes
-            .closes
-            .iter()
-            .filter(|c| c.exact)
-            .map(|c| (c.date, c.close_e6 as f64 / 1e6))
-            .collect();
-        if !exact.is_empty() {
-            raw.insert(code, exact);
-        }
-    }
-    Ok(raw)
+    md.exact_raw_closes(&codes, first..=to)
+        .await
+        .map_err(crate::common::market_err)
 }
 
 /// The limit statistics of `from..=day` over the loaded universe, off the async runtime.
@@ -291,9 +283,9 @@ pub async fn market_map(md: &MarketData, as_of: Option<u32>) -> Result<MarketMap
     })
 }
 
-/// Trading days a range series may span: the ladder's warm-up and the rotation's must fit
-/// in the map's tail of bars.
-pub const MAX_SERIES_DAYS: usize = 120;
+/// Trading days a range series may span: a year of them. The map's tail of bars holds
+/// them with the ladder's warm-up (it is the screen's, 320 bars, while that is enough).
+pub const MAX_SERIES_DAYS: usize = 250;
 
 /// Days of the rotation trail.
 pub const TRAIL_DAYS: usize = 20;

@@ -151,8 +151,21 @@ async fn the_map_pages_figures_follow_the_imported_industries_and_agree_with_the
         s.trails
     );
 
+    // a year of days: the first one's ladder still reads its warm-up from the map's tail
+    let year = series(&desk, None, Some(250)).await.unwrap();
+    assert_eq!(year.limits.len(), 250);
+    assert_eq!(year.limits.last().unwrap().date, 20200616);
+    for d in [&year.limits[0], &year.limits[1], &year.limits[249]]
+        .into_iter()
+        .chain(year.limits.iter().filter(|d| d.date == 20200203))
+    {
+        let date = wyckoff_session::time::iso(d.date);
+        let one = day_map(&desk, Some(&date)).await.unwrap().limits;
+        assert_eq!(*d, one, "{date}");
+    }
+
     // bad requests are refused, naming what is wrong
-    for days in [0, 121] {
+    for days in [0, 251] {
         let e = series(&desk, None, Some(days)).await.unwrap_err();
         assert_eq!(e.kind, CommandErrorKind::InvalidInput, "{days}");
     }
