@@ -226,9 +226,27 @@ pub struct LimitSeries {
     pub days: Vec<LimitDay>,
 }
 
+/// [`slice::partition_point`] of `bars` (`pred` true of a leading run), found by walking
+/// back from the end: the days a map asks about are a stock's last ones, and a walk over
+/// the few bars after them reads memory in order, where a binary search over a whole
+/// market's histories misses the cache at nearly every probe. Past a few hundred bars it
+/// searches what is left.
+pub(crate) fn partition_from_end(bars: &[Bar], pred: impl Fn(&Bar) -> bool) -> usize {
+    const WALK: usize = 512;
+    let stop = bars.len().saturating_sub(WALK);
+    let mut i = bars.len();
+    while i > stop {
+        if pred(&bars[i - 1]) {
+            return i;
+        }
+        i -= 1;
+    }
+    bars[..stop].partition_point(pred)
+}
+
 /// The position of a stock's first bar at or after `from`, less the ladder's warm-up.
 fn window_start(bars: &[Bar], from: u32) -> usize {
-    bars.partition_point(|b| b.date < from)
+    partition_from_end(bars, |b| b.date < from)
         .saturating_sub(LADDER_WARMUP_BARS)
         .max(1)
 }
@@ -241,7 +259,7 @@ fn window_start(bars: &[Bar], from: u32) -> usize {
 fn first_bearing(s: &StockSeries, st: &StByDate, from: u32) -> usize {
     let bars = &s.bars;
     let floor = window_start(bars, from);
-    let mut i = bars.partition_point(|b| b.date < from).max(1);
+    let mut i = partition_from_end(bars, |b| b.date < from).max(1);
     while i > floor
         && limit_of(s, st, i - 1)
             .0
@@ -256,6 +274,10 @@ fn first_bearing(s: &StockSeries, st: &StByDate, from: u32) -> usize {
 /// bars from `list_date`; `None` when the listing is unknown or the bars do not reach it.
 fn listing_day(s: &StockSeries, i: usize) -> Option<u32> {
     let listed = s.list_date?;
+    // a cache that starts weeks after the listing says nothing: known without a search
+    if s.bars.first()?.date > listed.saturating_add(14) {
+        return None;
+    }
     let first = s.bars.partition_point(|b| b.date < listed);
     // bars from before the listing date, or a cache that starts after it, say nothing
     if first == s.bars.len() || (first == 0 && s.bars[0].date > listed.saturating_add(14)) {
@@ -312,7 +334,7 @@ pub fn needs_raw(stocks: &[StockSeries], from: u32, to: u32) -> Vec<&str> {
     stocks
         .par_iter()
         .filter(|s| {
-            let end = s.bars.partition_point(|b| b.date <= to);
+            let end = partition_from_end(&s.bars, |b| b.date <= to);
             let st = StByDate::of(s);
             (first_bearing(s, &st, from)..end).any(|i| {
                 let (pct, _) = limit_of(s, &st, i);
@@ -350,8 +372,8 @@ pub fn limit_series(stocks: &[StockSeries], raw: &RawCloseMap, from: u32, to: u3
     let mut dates: Vec<u32> = stocks
         .iter()
         .flat_map(|s| {
-            let end = s.bars.partition_point(|b| b.date <= to);
-            let start = s.bars.partition_point(|b| b.date < from).saturating_sub(1);
+            let end = partition_from_end(&s.bars, |b| b.date <= to);
+            let start = partition_from_end(&s.bars, |b| b.date < from).saturating_sub(1);
             s.bars[start..end].iter().map(|b| b.date)
         })
         .collect();
@@ -433,7 +455,7 @@ fn stock_days(
 ) -> Vec<(u32, StockDay)> {
     let bars = &s.bars;
     let last = s.delist_date.map_or(to, |d| d.min(to));
-    let end = bars.partition_point(|b| b.date <= last);
+    let end = partition_from_end(bars, |b| b.date <= last);
     let mut out = Vec::new();
     let mut run = 0u32;
     // the previous bar's state, to tell yesterday's limit-ups

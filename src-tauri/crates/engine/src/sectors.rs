@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::limits::LimitSeries;
+use crate::limits::{LimitSeries, partition_from_end};
 use crate::{Bar, StockSeries};
 
 /// Windows and sizes; `Default` is the documented choice.
@@ -248,17 +248,19 @@ pub fn sector_series(
     // market's last `warmup` days before it (a stock trading on such a day has fewer than
     // `warmup` bars between it and `from`), and only older days besides
     let warmup = cfg.warmup_days();
-    let mut calendar: Vec<u32> = stocks
-        .iter()
-        .flat_map(|s| {
-            let end = s.bars.partition_point(|b| b.date <= to);
-            let begin = s
-                .bars
-                .partition_point(|b| b.date < from)
-                .saturating_sub(warmup);
-            s.bars[begin.min(end)..end].iter().map(|b| b.date)
-        })
-        .collect();
+    let mut calendar: Vec<u32> = Vec::new();
+    let mut last: &[Bar] = &[];
+    for s in stocks {
+        let end = partition_from_end(&s.bars, |b| b.date <= to);
+        let begin = partition_from_end(&s.bars, |b| b.date < from).saturating_sub(warmup);
+        let days = &s.bars[begin.min(end)..end];
+        // most stocks trade on the same days as the one before: those add no day
+        if days.len() == last.len() && days.iter().zip(last).all(|(a, b)| a.date == b.date) {
+            continue;
+        }
+        calendar.extend(days.iter().map(|b| b.date));
+        last = days;
+    }
     calendar.sort_unstable();
     calendar.dedup();
     let first_day = calendar.partition_point(|d| *d < from);
@@ -310,8 +312,8 @@ pub fn sector_series(
 
     for (k, s) in stocks.iter().enumerate() {
         let ind = s.industry.as_deref().and_then(|i| names.get(i)).copied();
-        let end = s.bars.partition_point(|b| b.date <= to);
-        let begin = s.bars.partition_point(|b| b.date < calendar[0]).max(1);
+        let end = partition_from_end(&s.bars, |b| b.date <= to);
+        let begin = partition_from_end(&s.bars, |b| b.date < calendar[0]).max(1);
         for i in begin..end {
             let bar = &s.bars[i];
             let Some(t) = index_of(bar.date) else {

@@ -468,3 +468,24 @@ fn a_day_reads_back_only_over_the_run_of_days_near_a_limit_before_it() {
     assert_eq!(codes(d5), vec![("600012", 5)]);
     assert_eq!(d5.premium_stocks, 1);
 }
+
+#[test]
+fn a_partition_found_from_the_end_is_the_binary_searchs() {
+    for n in [0usize, 1, 2, 60, 511, 512, 513, 1500] {
+        let bars: Vec<Bar> = (0..n).map(|i| flat(i as u32 * 2, 10.0)).collect();
+        for cut in [
+            0u32, 1, 2, 59, 60, 61, 1000, 1023, 1024, 1025, 2999, 3000, 5000,
+        ] {
+            assert_eq!(
+                partition_from_end(&bars, |b| b.date < cut),
+                bars.partition_point(|b| b.date < cut),
+                "{n} bars, cut {cut}"
+            );
+            assert_eq!(
+                partition_from_end(&bars, |b| b.date <= cut),
+                bars.partition_point(|b| b.date <= cut),
+                "{n} bars, cut {cut}"
+            );
+        }
+    }
+}
