@@ -4,7 +4,9 @@
 //! ways, a 配股 paid and listed, 利息归本) imports whole and its positions and cash match
 //! the statement's own 股份余额 / 资金余额; the same file again adds nothing; GBK and
 //! UTF-8-with-BOM copies read the same; a row the ledger cannot place refuses the file by
-//! its line. Needs `cargo build -p wyckoff-cli` first.
+//! its line. A 2015 statement of the prepaid-subscription years (指定交易 and 撤指 with a
+//! fee, 新股申购 frozen, 中签 paid from it, 申购还款) imports whole too. Each reply carries
+//! the account's cash and NAV after it. Needs `cargo build -p wyckoff-cli` first.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,6 +16,9 @@ use serde_json::Value;
 
 const STATEMENT: &str =
     include_str!("../../src-tauri/crates/journal/tests/fixtures/broker/statement_2023.csv");
+const PREPAID_2015: &str = include_str!(
+    "../../src-tauri/crates/journal/tests/fixtures/broker/subscription_prepaid_2015.csv"
+);
 
 fn wyckoff(home: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     let out = wyckoff_e2e::wyckoff_cli(home).args(args).output().unwrap();
@@ -88,6 +93,8 @@ fn a_year_of_statement_imports_whole_once_and_reconciles() {
         (etf["statement"].clone(), etf["derived"].clone()),
         (5000.into(), 5000.into())
     );
+    // the account after the import: the ledger's cash is the statement's last 资金余额
+    assert_eq!(out["cash_fen"], 15_580_287, "{out}");
 
     // the same file again adds nothing and says so
     let again = import(home.path(), STATEMENT.as_bytes());
@@ -159,6 +166,104 @@ fn re_importing_an_overlapping_file_does_not_double_a_fill() {
         "600 bought once, 200 sold: {sum}"
     );
     assert_eq!(out["reconciliation"]["differences"], Value::Array(vec![]));
+    // the reply's cash and NAV are the account's: 13,686.57 and 400 shares at their close
+    assert_eq!(out["cash_fen"], 1_368_657, "{out}");
+    let held = json(home.path(), &["portfolio", "value", "--holdings", "--json"]);
+    let line = held
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["code"] == "000001")
+        .unwrap_or_else(|| panic!("{held}"));
+    assert_eq!(line["shares"], 400);
+    let holding = line["valuation"]["value_fen"].as_i64().unwrap();
+    assert!(holding > 0, "{line}");
+    assert_eq!(out["nav_fen"].as_i64(), Some(1_368_657 + holding), "{out}");
+    let days = json(home.path(), &["portfolio", "value", "--json"]);
+    let last = days.as_array().unwrap().last().unwrap();
+    assert_eq!(out["nav_date"], last["date"], "{out}");
+    assert_eq!(out["nav_fen"], last["nav_fen"]);
+    // the text reply ends with the same line
+    let path = home.path().join("statement.csv");
+    let (code, text, err) = wyckoff(
+        home.path(),
+        &["portfolio", "import", path.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let want = format!(
+        "cash 13686.57 · NAV {}.{:02} (as of {})",
+        (1_368_657 + holding) / 100,
+        (1_368_657 + holding) % 100,
+        last["date"].as_str().unwrap()
+    );
+    assert!(text.lines().any(|l| l.starts_with(&want)), "{want}\n{text}");
+}
+
+#[test]
+fn a_prepaid_subscription_statement_imports_whole_and_its_cash_is_the_statements() {
+    let home = tempfile::tempdir().unwrap();
+    let out = import(home.path(), PREPAID_2015.as_bytes());
+    // 10 rows: 指定交易 and 撤销指定 each a note and its fee, the 中签 a release and a buy
+    assert_eq!(out["imported"], 13, "{out}");
+    for (kind, n) in [
+        ("cash_in", 1),
+        ("note", 4),
+        ("fee", 2),
+        ("buy", 2),
+        ("sell", 1),
+        ("subscription_paid", 1),
+        ("subscription_released", 2),
+    ] {
+        assert_eq!(count(&out, kind), n, "{kind}: {out}");
+    }
+    assert_eq!(out["skipped"], Value::Array(vec![]));
+    let r = &out["reconciliation"];
+    assert_eq!(r["differences"], Value::Array(vec![]), "{r}");
+    let closing = r["closing"].as_array().unwrap();
+    let cash = closing.iter().find(|d| d["kind"] == "cash").unwrap();
+    assert_eq!(
+        (cash["statement"].clone(), cash["derived"].clone()),
+        (3_441_656.into(), 3_441_656.into())
+    );
+    assert_eq!(out["cash_fen"], 3_441_656, "{out}");
+    // nothing stays frozen: 10,000.00 paid, 1,000.00 to the allotment, 9,000.00 back
+    let sum = json(home.path(), &["portfolio", "--json"]);
+    assert_eq!(sum["subscription_fen"], 0, "{sum}");
+    assert_eq!(sum["cash_fen"], 3_441_656);
+    let positions = sum["positions"].as_array().unwrap();
+    assert_eq!(positions.len(), 1, "{sum}");
+    assert_eq!(
+        (positions[0]["code"].clone(), positions[0]["shares"].clone()),
+        ("600036".into(), 1000.into())
+    );
+    // while frozen the money counted in the NAV: the day after the 申购 the NAV is the
+    // cash and the frozen 10,000.00 (600036 has no closes here)
+    let days = json(home.path(), &["portfolio", "value", "--all", "--json"]);
+    let day = days
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["date"] == "2015-01-07")
+        .unwrap_or_else(|| panic!("{days}"));
+    assert_eq!(
+        (day["cash_fen"].clone(), day["subscription_fen"].clone()),
+        (2_398_900.into(), 1_000_000.into()),
+        "{day}"
+    );
+    assert_eq!(
+        day["nav_fen"].as_i64(),
+        Some(2_398_900 + 1_000_000 + day["market_value_fen"].as_i64().unwrap())
+    );
+
+    // the same file again adds nothing
+    let again = import(home.path(), PREPAID_2015.as_bytes());
+    assert_eq!(
+        (again["imported"].clone(), again["duplicates"].clone()),
+        (0.into(), 13.into()),
+        "{again}"
+    );
+    assert_eq!(again["cash_fen"], 3_441_656);
+    assert_eq!(again["reconciliation"]["differences"], Value::Array(vec![]));
 }
 
 #[test]

@@ -358,10 +358,21 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
                 Ok(b) => b,
                 Err(e) => return Ok(bad(format!("{e:#}"))),
             };
-            match store.import(&bytes, now).await {
-                Ok(out) if json => print_json(&out)?,
-                Ok(out) => print_import(&out),
+            let outcome = match store.import(&bytes, now).await {
+                Ok(out) => out,
                 Err(e) => return Ok(journal_failure(e)),
+            };
+            // the account after the import, as `portfolio value` reads it
+            let report = match desk.journal_report().await {
+                Ok(r) => r,
+                Err(e) => return Ok(journal_failure(e)),
+            };
+            let reply = ImportReply::new(outcome, &report);
+            if json {
+                print_json(&reply)?;
+            } else {
+                print_import(&reply.outcome);
+                println!("{}", reply.account_line(&report));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -485,6 +496,55 @@ async fn portfolio(desk: &Desk, a: PortfolioArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `portfolio import --json`: the import's outcome with every key it always had, and the
+/// account after it beside them.
+#[derive(Debug, serde::Serialize)]
+struct ImportReply {
+    #[serde(flatten)]
+    outcome: ImportOutcome,
+    /// Cash after the import (the statement's 资金余额 when the file is the whole history).
+    cash_fen: i64,
+    /// The NAV on the last day valued (cash + repos + frozen subscriptions + holdings at
+    /// their unadjusted closes); none without any entry.
+    nav_fen: Option<i64>,
+    /// YYYY-MM-DD of that day.
+    nav_date: Option<String>,
+}
+
+impl ImportReply {
+    fn new(outcome: ImportOutcome, r: &JournalReport) -> Self {
+        let last = r.values.last();
+        ImportReply {
+            outcome,
+            cash_fen: r.summary.cash_fen,
+            nav_fen: last.map(|d| d.nav_fen),
+            nav_date: last.map(|d| d.date.clone()),
+        }
+    }
+
+    /// `cash X · NAV Y (as of D)`, naming what the NAV leaves out or values approximately.
+    fn account_line(&self, r: &JournalReport) -> String {
+        let mut line = format!("cash {}", fmt_fen(self.cash_fen));
+        if let (Some(nav), Some(date), Some(last)) = (self.nav_fen, &self.nav_date, r.values.last())
+        {
+            line.push_str(&format!(" · NAV {} (as of {date})", fmt_fen(nav)));
+            if !last.missing.is_empty() {
+                line.push_str(&format!(
+                    " · no close, not in the NAV: {}",
+                    last.missing.join(",")
+                ));
+            }
+            if !last.approximate.is_empty() {
+                line.push_str(&format!(
+                    " · approximate (adjusted closes): {}",
+                    last.approximate.join(",")
+                ));
+            }
+        }
+        line
+    }
+}
+
 fn print_import(out: &ImportOutcome) {
     println!("{}", out.message);
     for s in &out.skipped {
@@ -544,14 +604,19 @@ fn print_import(out: &ImportOutcome) {
 
 /// The cash line under the positions: cash, repos out, what the transfers on record were.
 fn print_cash(s: &JournalSummary) {
+    let mut out_of_cash = String::new();
+    if s.repo_fen > 0 {
+        out_of_cash.push_str(&format!(" · reverse repos out {}", fmt_fen(s.repo_fen)));
+    }
+    if s.subscription_fen > 0 {
+        out_of_cash.push_str(&format!(
+            " · subscriptions frozen {}",
+            fmt_fen(s.subscription_fen)
+        ));
+    }
     println!(
-        "cash {}{} · transfers in {} · out {} · dividends {} · interest {}",
+        "cash {}{out_of_cash} · transfers in {} · out {} · dividends {} · interest {}",
         fmt_fen(s.cash_fen),
-        if s.repo_fen > 0 {
-            format!(" · reverse repos out {}", fmt_fen(s.repo_fen))
-        } else {
-            String::new()
-        },
         fmt_fen(s.totals.transfers_in_fen),
         fmt_fen(s.totals.transfers_out_fen),
         fmt_fen(s.totals.dividends_fen),
@@ -598,7 +663,7 @@ fn print_values(r: &JournalReport, skip: usize) {
             fmt_fen(d.cost_basis_fen),
             fmt_fen(d.unrealised_fen),
             fmt_fen(d.realised_fen),
-            fmt_fen(d.cash_fen + d.repo_fen),
+            fmt_fen(d.cash_fen + d.repo_fen + d.subscription_fen),
             fmt_fen(d.nav_fen),
             fmt_fen(d.pnl_fen),
             d.twr_pct,
@@ -656,6 +721,12 @@ fn print_holdings(r: &JournalReport) {
             ),
             Valuation::Principal { value_fen } => {
                 format!("reverse repo at its principal {}", fmt_fen(*value_fen))
+            }
+            Valuation::Frozen { value_fen } => {
+                format!(
+                    "new-share subscription paid, frozen {}",
+                    fmt_fen(*value_fen)
+                )
             }
             Valuation::Unvalued { reason } => format!("{} not valued: {reason}", h.shares),
         };

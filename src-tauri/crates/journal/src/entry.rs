@@ -1,6 +1,7 @@
 //! The account ledger's entries: every row of an account's history — trades, bank
 //! transfers (银证转账), dividends and interest, taxes and fees, bonus and rights shares,
-//! reverse repos, and rows that move nothing (指定交易, 撤指, 新股申购) — as one tagged
+//! reverse repos, new-share subscriptions paid up front, and rows that move nothing
+//! (指定交易, 撤指, a 新股申购 without prepayment) — as one tagged
 //! enum. Money is integer fen, prices integer millionths ([`crate::money`]). Amounts are
 //! magnitudes (never negative): the kind says which way the cash goes, so a statement's
 //! signed 发生金额 is read once, by whoever parses it.
@@ -20,6 +21,8 @@
 //! | `rights_issue` | − amount | + shares, basis + amount |
 //! | `repo_lend` | − amount | repo principal out + amount |
 //! | `repo_return` | + principal + interest | repo principal out − principal |
+//! | `subscription_paid` | − amount | subscription money frozen + amount |
+//! | `subscription_released` | + amount | subscription money frozen − amount |
 //! | `note` | none | none |
 
 use serde::{Deserialize, Serialize};
@@ -94,8 +97,15 @@ pub enum EntryKind {
         principal_fen: i64,
         interest_fen: i64,
     },
+    /// 新股申购 paid in full before the draw (the rule until 2016): the money is frozen
+    /// against the subscription code, still the account's, until its 申购还款 brings back
+    /// what was not allotted and the allotment takes the rest.
+    SubscriptionPaid { code: String, amount_fen: i64 },
+    /// Frozen subscription money released: the 申购还款 back into cash, or the allotted
+    /// shares' cost (booked beside their buy, so the cash does not move twice).
+    SubscriptionReleased { code: String, amount_fen: i64 },
     /// A row kept for the record that moves neither cash nor shares (指定交易, 撤指,
-    /// 新股申购 and its 申购还款, 配号, …).
+    /// 新股申购 without prepayment, 配号, …); a charge on such a row is a `fee` beside it.
     Note { text: String },
 }
 
@@ -116,6 +126,8 @@ impl EntryKind {
             EntryKind::RightsIssue { .. } => "rights_issue",
             EntryKind::RepoLend { .. } => "repo_lend",
             EntryKind::RepoReturn { .. } => "repo_return",
+            EntryKind::SubscriptionPaid { .. } => "subscription_paid",
+            EntryKind::SubscriptionReleased { .. } => "subscription_released",
             EntryKind::Note { .. } => "note",
         }
     }
@@ -130,7 +142,9 @@ impl EntryKind {
             | EntryKind::BonusShares { code, .. }
             | EntryKind::RightsIssue { code, .. }
             | EntryKind::RepoLend { code, .. }
-            | EntryKind::RepoReturn { code, .. } => Some(code),
+            | EntryKind::RepoReturn { code, .. }
+            | EntryKind::SubscriptionPaid { code, .. }
+            | EntryKind::SubscriptionReleased { code, .. } => Some(code),
             EntryKind::Tax { code, .. } | EntryKind::Fee { code, .. } => code.as_deref(),
             EntryKind::CashIn { .. }
             | EntryKind::CashOut { .. }
@@ -150,12 +164,14 @@ impl EntryKind {
             } => amount_fen - fees.total_fen(),
             EntryKind::CashIn { amount_fen }
             | EntryKind::Dividend { amount_fen, .. }
-            | EntryKind::Interest { amount_fen } => *amount_fen,
+            | EntryKind::Interest { amount_fen }
+            | EntryKind::SubscriptionReleased { amount_fen, .. } => *amount_fen,
             EntryKind::CashOut { amount_fen }
             | EntryKind::Tax { amount_fen, .. }
             | EntryKind::Fee { amount_fen, .. }
             | EntryKind::RightsIssue { amount_fen, .. }
-            | EntryKind::RepoLend { amount_fen, .. } => -amount_fen,
+            | EntryKind::RepoLend { amount_fen, .. }
+            | EntryKind::SubscriptionPaid { amount_fen, .. } => -amount_fen,
             EntryKind::RepoReturn {
                 principal_fen,
                 interest_fen,
@@ -257,6 +273,8 @@ impl EntryKind {
                 non_negative("配股金额", *amount_fen)
             }
             EntryKind::RepoLend { amount_fen, .. } => positive("逆回购金额", *amount_fen),
+            EntryKind::SubscriptionPaid { amount_fen, .. }
+            | EntryKind::SubscriptionReleased { amount_fen, .. } => positive("申购款", *amount_fen),
             EntryKind::RepoReturn {
                 principal_fen,
                 interest_fen,

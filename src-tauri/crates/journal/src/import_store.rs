@@ -255,6 +255,8 @@ fn kind_label(kind: &str) -> &'static str {
         "rights_issue" => "配股",
         "repo_lend" => "逆回购",
         "repo_return" => "逆回购到期",
+        "subscription_paid" => "申购冻结",
+        "subscription_released" => "申购解冻",
         "note" => "备注",
         _ => "其他",
     }

@@ -1,5 +1,6 @@
 //! The account from its entries ([`crate::entry`]): cash, positions at moving-average
-//! cost, repo principal lent out, realised P/L and the income and costs booked.
+//! cost, repo principal lent out, subscription money frozen, realised P/L and the income
+//! and costs booked.
 //!
 //! Cost: a buy adds its amount and fees to the basis; a rights issue adds what was paid;
 //! bonus shares add shares and nothing to the basis; a sell takes the sold shares' share of
@@ -13,7 +14,8 @@
 //! and the account's value and return stay defined; every such day is listed.
 //!
 //! Imported history is not held to T+1 or lots (a statement is what happened); a sale of
-//! more than is held, or a repo returned that was never lent, is an error naming the entry.
+//! more than is held, a repo returned that was never lent, or subscription money released
+//! beyond what was frozen, is an error naming the entry.
 
 use std::collections::BTreeMap;
 
@@ -125,6 +127,14 @@ pub enum LedgerError {
         principal_fen: i64,
         lent_fen: i64,
     },
+    #[error("{code} {date}：申购款退回/中签 {released_fen} 分多于冻结未退的 {frozen_fen} 分")]
+    SubscriptionUnmatched {
+        entry_id: i64,
+        code: String,
+        date: u32,
+        released_fen: i64,
+        frozen_fen: i64,
+    },
     #[error("{date} 的记录无效：{message}")]
     Invalid {
         entry_id: i64,
@@ -139,6 +149,7 @@ impl LedgerError {
         match self {
             LedgerError::Oversold { entry_id, .. }
             | LedgerError::RepoUnmatched { entry_id, .. }
+            | LedgerError::SubscriptionUnmatched { entry_id, .. }
             | LedgerError::Invalid { entry_id, .. } => *entry_id,
         }
     }
@@ -171,6 +182,9 @@ pub struct Ledger {
     pub cash_fen: i64,
     /// Reverse repo principal lent out and not yet back, by code.
     pub repo_fen: BTreeMap<String, i64>,
+    /// New-share subscription money paid and frozen, not yet refunded or allotted, by the
+    /// subscription's code: still the account's, so it counts in the NAV like a repo.
+    pub subscription_fen: BTreeMap<String, i64>,
     pub totals: Totals,
     /// Days whose cash on record ended below zero, and by how much (counted as in).
     pub implied: Vec<(u32, i64)>,
@@ -185,6 +199,10 @@ impl Ledger {
 
     pub fn repo_total_fen(&self) -> i64 {
         self.repo_fen.values().sum()
+    }
+
+    pub fn subscription_total_fen(&self) -> i64 {
+        self.subscription_fen.values().sum()
     }
 
     /// Ends the day being replayed: a negative balance becomes an implied transfer in.
@@ -325,6 +343,27 @@ impl Ledger {
                     self.repo_fen.insert(code.clone(), lent - principal_fen);
                 }
                 self.totals.interest_fen += interest_fen;
+            }
+            EntryKind::SubscriptionPaid { code, amount_fen } => {
+                *self.subscription_fen.entry(code.clone()).or_default() += amount_fen;
+            }
+            EntryKind::SubscriptionReleased { code, amount_fen } => {
+                let frozen = self.subscription_fen.get(code).copied().unwrap_or(0);
+                if *amount_fen > frozen {
+                    return Err(LedgerError::SubscriptionUnmatched {
+                        entry_id: e.id,
+                        code: code.clone(),
+                        date: e.date,
+                        released_fen: *amount_fen,
+                        frozen_fen: frozen,
+                    });
+                }
+                if frozen == *amount_fen {
+                    self.subscription_fen.remove(code);
+                } else {
+                    self.subscription_fen
+                        .insert(code.clone(), frozen - amount_fen);
+                }
             }
             EntryKind::CashIn { amount_fen } => self.totals.transfers_in_fen += amount_fen,
             EntryKind::CashOut { amount_fen } => self.totals.transfers_out_fen += amount_fen,
@@ -643,6 +682,83 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.entry_id(), 3);
         assert!(err.to_string().contains("131810"), "{err}");
+    }
+
+    #[test]
+    fn a_prepaid_subscription_is_frozen_until_its_refund_and_allotment() {
+        let paid = |id, date, amount_fen| {
+            entry(
+                id,
+                date,
+                EntryKind::SubscriptionPaid {
+                    code: "732123".into(),
+                    amount_fen,
+                },
+            )
+        };
+        let released = |id, date, amount_fen| {
+            entry(
+                id,
+                date,
+                EntryKind::SubscriptionReleased {
+                    code: "732123".into(),
+                    amount_fen,
+                },
+            )
+        };
+        let cash_in = entry(
+            1,
+            20150105,
+            EntryKind::CashIn {
+                amount_fen: 2_000_000,
+            },
+        );
+        // 10,000.00 frozen on the 6th: cash 10,000.00, frozen 10,000.00
+        let l = replay(&[cash_in.clone(), paid(2, 20150106, 1_000_000)]).unwrap();
+        assert_eq!(
+            (l.cash_fen, l.subscription_total_fen()),
+            (1_000_000, 1_000_000)
+        );
+        // 9,000.00 refunded on the 9th; 500 shares at 2.00 arrive on the 15th from the rest
+        let allotted = [
+            released(4, 20150115, 100_000),
+            entry(
+                5,
+                20150115,
+                EntryKind::Buy {
+                    code: "603123".into(),
+                    shares: 500,
+                    price_e6: 2_000_000,
+                    amount_fen: 100_000,
+                    fees: Fees::default(),
+                },
+            ),
+        ];
+        let mut all = vec![
+            cash_in,
+            paid(2, 20150106, 1_000_000),
+            released(3, 20150109, 900_000),
+        ];
+        let l = replay(&all).unwrap();
+        assert_eq!(
+            (l.cash_fen, l.subscription_total_fen()),
+            (1_900_000, 100_000)
+        );
+        all.extend(allotted);
+        let l = replay(&all).unwrap();
+        assert_eq!(l.cash_fen, 1_900_000);
+        assert!(l.subscription_fen.is_empty(), "{:?}", l.subscription_fen);
+        let h = l.holdings["603123"];
+        assert_eq!((h.shares, h.basis_fen()), (500, 100_000));
+        assert!(l.implied.is_empty());
+        // more released than was frozen names the entry
+        let err = replay(&[
+            paid(1, 20150106, 1_000_000),
+            released(7, 20150109, 1_000_001),
+        ])
+        .unwrap_err();
+        assert_eq!(err.entry_id(), 7);
+        assert!(err.to_string().contains("732123"), "{err}");
     }
 
     #[test]

@@ -41,7 +41,10 @@ pub struct DayValue {
     pub cash_fen: i64,
     /// Reverse repo principal lent out at the day's end.
     pub repo_fen: i64,
-    /// cash + repo + market value.
+    /// New-share subscription money paid and frozen at the day's end (not yet refunded or
+    /// allotted).
+    pub subscription_fen: i64,
+    /// cash + repo + subscription money frozen + market value.
     pub nav_fen: i64,
     /// Transfers that day (+ in), recorded and implied.
     pub flow_fen: i64,
@@ -104,6 +107,9 @@ pub enum Valuation {
     /// A reverse repo: cash lent, worth its principal until it comes back (its interest
     /// counts when it is booked).
     Principal { value_fen: i64 },
+    /// New-share subscription money paid and frozen until its refund and allotment: worth
+    /// what was paid.
+    Frozen { value_fen: i64 },
     /// No close up to the valuation day: not in the NAV, and why.
     Unvalued { reason: String },
 }
@@ -176,6 +182,19 @@ fn holdings_on(ledger: &Ledger, closes: &Closes, day: u32) -> Vec<HoldingValue> 
                 shares: 0,
                 cost_basis_fen: *p,
                 valuation: Valuation::Principal { value_fen: *p },
+            }),
+    );
+    out.extend(
+        ledger
+            .subscription_fen
+            .iter()
+            .filter(|(_, p)| **p > 0)
+            .map(|(code, p)| HoldingValue {
+                code: code.clone(),
+                instrument: Instrument::of_code(code),
+                shares: 0,
+                cost_basis_fen: *p,
+                valuation: Valuation::Frozen { value_fen: *p },
             }),
     );
     out
@@ -299,7 +318,8 @@ pub fn daily_values(
         }
         let mv_fen = div_round(mv, i128::from(E6_PER_FEN)) as i64;
         let repo = ledger.repo_total_fen();
-        let nav = ledger.cash_fen + repo + mv_fen;
+        let frozen = ledger.subscription_total_fen();
+        let nav = ledger.cash_fen + repo + frozen + mv_fen;
         let base = prev_nav + flow;
         let r = if base > 0 {
             nav as f64 / base as f64
@@ -319,6 +339,7 @@ pub fn daily_values(
             missing,
             cash_fen: ledger.cash_fen,
             repo_fen: repo,
+            subscription_fen: frozen,
             nav_fen: nav,
             flow_fen: flow,
             pnl_fen: nav - prev_nav - flow,

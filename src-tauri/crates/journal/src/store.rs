@@ -176,6 +176,8 @@ pub struct JournalSummary {
     pub cash_fen: i64,
     /// Reverse repo principal lent out and not back yet.
     pub repo_fen: i64,
+    /// New-share subscription money paid and frozen, not yet refunded or allotted.
+    pub subscription_fen: i64,
     pub totals: Totals,
     /// No 银证转账 on record: the cash is what the trades left (and the implied transfers).
     pub transfers_on_record: bool,
@@ -984,6 +986,7 @@ fn summarise(stored: &[Stored], entries: &[Entry], ledger: &Ledger) -> JournalSu
             .collect(),
         cash_fen: ledger.cash_fen,
         repo_fen: ledger.repo_total_fen(),
+        subscription_fen: ledger.subscription_total_fen(),
         totals: ledger.totals,
         transfers_on_record: entries.iter().any(|e| e.kind.external_flow_fen() != 0),
         implied: ledger

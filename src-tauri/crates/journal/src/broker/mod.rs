@@ -201,6 +201,10 @@ mod tests {
             "guotaijunan_style.csv",
             include_bytes!("../../tests/fixtures/broker/guotaijunan_style.csv"),
         ),
+        (
+            "subscription_prepaid_2015.csv",
+            include_bytes!("../../tests/fixtures/broker/subscription_prepaid_2015.csv"),
+        ),
     ];
 
     /// The entries as a store would number them.
@@ -384,7 +388,6 @@ mod tests {
             (4, "为负"),
             (5, "超出合理范围"),
             (6, "超出合理范围"),
-            (7, "动了资金"),
             (8, "发生金额"),
             (9, "日期"),
             (10, "融资回购"),
@@ -394,6 +397,133 @@ mod tests {
             assert_eq!(*line, want_line, "{got:?}");
             assert!(msg.contains(word), "line {line}: {msg}");
         }
+    }
+
+    #[test]
+    fn a_prepaid_subscription_is_frozen_then_refunded_and_allotted() {
+        let st = parse(FIXTURES[5].1).unwrap();
+        assert_eq!(
+            kinds(&st),
+            [
+                "cash_in",
+                "note", // 指定交易
+                "fee",  // its 5.00
+                "buy",  // 600036
+                "subscription_paid",
+                "note",                  // 申购配号
+                "subscription_released", // 中签: 1,000.00 of the frozen money
+                "buy",                   // … buys the 500 shares
+                "subscription_released", // 申购还款 9,000.00
+                "note",                  // 新股入账 (booked with the 中签)
+                "sell",
+                "note", // 撤销指定
+                "fee",
+            ]
+        );
+        let e: Vec<&EntryKind> = st.entries().map(|e| &e.kind).collect();
+        assert_eq!(
+            *e[2],
+            EntryKind::Fee {
+                code: Some("799999".into()),
+                amount_fen: 500
+            }
+        );
+        assert_eq!(
+            *e[4],
+            EntryKind::SubscriptionPaid {
+                code: "732123".into(),
+                amount_fen: 1_000_000
+            }
+        );
+        assert_eq!(
+            *e[6],
+            EntryKind::SubscriptionReleased {
+                code: "732123".into(),
+                amount_fen: 100_000
+            }
+        );
+        assert_eq!(
+            *e[7],
+            EntryKind::Buy {
+                code: "603123".into(),
+                shares: 500,
+                price_e6: 2_000_000,
+                amount_fen: 100_000,
+                fees: wyckoff_engine::fees::Fees::default()
+            }
+        );
+        assert_eq!(
+            *e[8],
+            EntryKind::SubscriptionReleased {
+                code: "732123".into(),
+                amount_fen: 900_000
+            }
+        );
+        let l = crate::ledger::replay(&numbered(&st)).unwrap();
+        // 50,000.00 − 5.00 − 16,006.00 − 10,000.00 + 9,000.00 + 1,432.56 − 5.00
+        assert_eq!(l.cash_fen, 3_441_656);
+        assert!(l.subscription_fen.is_empty(), "{:?}", l.subscription_fen);
+        assert_eq!(l.totals.taxes_fen, 1_000);
+        // the new shares cost 1,000.00 and sold for 1,440.00 − 7.44 fees
+        assert_eq!(l.realised_fen(), 43_256);
+        assert_eq!(
+            l.held()
+                .map(|(c, h)| (c.as_str(), h.shares))
+                .collect::<Vec<_>>(),
+            [("600036", 1000)]
+        );
+    }
+
+    #[test]
+    fn a_listing_takes_its_cost_from_the_frozen_money_and_charges_ride_beside_notes() {
+        // no 中签 row: the 新股入账 takes what stayed frozen after the refund; an unsigned
+        // file says a refund by its words
+        let st = parse(
+            format!(
+                "{HEAD}20150105,银行转证券,,,,,,,,,20000.00\n\
+20150107,新股申购,732123,某某申购,5000,2.00,10000.00,,,,-10000.00\n\
+20150112,申购还款,732123,某某申购,,,,,,,9000.00\n\
+20150120,新股入账,603123,某某股份,500,,,,,,\n\
+20150121,指定交易,,,,,,,,,-5.00\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(
+            kinds(&st),
+            [
+                "cash_in",
+                "subscription_paid",
+                "subscription_released",
+                "subscription_released",
+                "buy",
+                "note",
+                "fee"
+            ]
+        );
+        let buy = st.entries().nth(4).unwrap();
+        assert_eq!(
+            (buy.kind.code(), buy.kind.cash_fen()),
+            (Some("603123"), -100_000)
+        );
+        let l = crate::ledger::replay(&numbered(&st)).unwrap();
+        assert_eq!(l.cash_fen, 2_000_000 - 1_000_000 + 900_000 - 500);
+        assert_eq!(l.holdings["603123"].basis_fen(), 100_000);
+        let unsigned = parse(
+            format!(
+                "{HEAD}20150105,银行转证券,,,,,,,,,20000.00\n\
+20150107,新股申购,002999,某某股份,5000,2.00,10000.00,,,,10000.00\n\
+20150112,申购返款,002999,某某股份,,,,,,,10000.00\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(
+            kinds(&unsigned),
+            ["cash_in", "subscription_paid", "subscription_released"]
+        );
+        let l = crate::ledger::replay(&numbered(&unsigned)).unwrap();
+        assert_eq!((l.cash_fen, l.subscription_total_fen()), (2_000_000, 0));
     }
 
     #[test]

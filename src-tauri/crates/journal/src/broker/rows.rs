@@ -4,7 +4,10 @@
 //! 发生金额 when the file has one. Two-row businesses are booked as one: 配股缴款 with its
 //! later 配股入账 (one rights issue under the stock's code), 中签 with its 新股入账 (one
 //! buy); 逆回购 pays out the principal (its fee a separate entry) and its 购回 brings the
-//! principal back with the interest.
+//! principal back with the interest. A 新股申购 paid up front freezes its money until the
+//! 申购还款 brings back what was not allotted and the allotment (中签 or 新股入账) takes the
+//! rest as the shares' cost; a charge on a row that is otherwise a note (指定交易, 撤指) is a
+//! fee beside the note.
 
 use std::collections::HashMap;
 
@@ -12,7 +15,7 @@ use crate::broker::business::{Business, classify};
 use crate::broker::columns::{Columns, Field};
 use crate::broker::identity;
 use crate::entry::{Entry, EntryKind, Instrument};
-use crate::money::{amount_fen, fmt_fen, parse_scaled};
+use crate::money::{E6_PER_FEN, amount_fen, fmt_fen, parse_scaled};
 use crate::store::Source;
 use wyckoff_engine::fees::{Fees, fees_for};
 
@@ -283,6 +286,9 @@ struct Ctx {
     repo_open: HashMap<String, Vec<i64>>,
     /// Index of a listing row booked with an earlier payment → that payment's line.
     merged: HashMap<usize, u32>,
+    /// Subscription money paid up front and not yet refunded or allotted in this file, by
+    /// the subscription's code.
+    frozen: HashMap<String, i64>,
 }
 
 /// A line and what it says (a row not understood, or what is wrong with it).
@@ -296,6 +302,7 @@ pub fn to_entries(raws: &[RawRow]) -> Result<Booking, Vec<LineMessage>> {
         signed: signed(raws),
         repo_open: HashMap::new(),
         merged: HashMap::new(),
+        frozen: HashMap::new(),
     };
     pair_listings(raws, &mut ctx);
     let ids = identity::identities(raws);
@@ -543,9 +550,21 @@ fn row_entries(i: usize, r: &RawRow, raws: &[RawRow], ctx: &mut Ctx) -> Result<B
                 amount_fen: amount,
             }]
         }
+        Business::Allotted | Business::NewSharesListed
+            if !moves_cash
+                && !ctx.merged.contains_key(&i)
+                && frozen_cover(r, allotted_stock(i, r, ctx, raws).as_deref(), ctx).is_some() =>
+        {
+            let stock =
+                allotted_stock(i, r, ctx, raws).ok_or_else(|| format!("{biz} 缺少证券代码"))?;
+            let (sub_code, cost) = frozen_cover(r, Some(&stock), ctx)
+                .ok_or_else(|| format!("{biz} 没有对应的冻结申购款"))?;
+            allot_from_frozen(r, stock, sub_code, cost, ctx)?
+        }
         Business::Allotted
             if r.qty.is_some_and(|q| q != 0)
-                && (moves_cash || r.amount_fen.is_some_and(|a| a != 0)) =>
+                && (moves_cash
+                    || (r.net_fen.is_none() && r.amount_fen.is_some_and(|a| a != 0))) =>
         {
             let sub_code = code()?;
             let stock = match listing_of(i, ctx, raws) {
@@ -569,13 +588,50 @@ fn row_entries(i: usize, r: &RawRow, raws: &[RawRow], ctx: &mut Ctx) -> Result<B
             };
             vec![EntryKind::Note { text }]
         }
-        Business::Allotted | Business::Subscription | Business::Note => {
-            if moves_cash {
-                return Err(format!(
-                    "{biz} 动了资金 {}，账本无法放置这笔款项",
-                    fmt_fen(r.net_fen.unwrap_or(0))
-                ));
+        Business::Subscription | Business::Allotted if moves_cash => {
+            let code = code()?;
+            let amount = cash("申购")?;
+            let back = if ctx.signed {
+                r.net_fen.is_some_and(|n| n > 0)
+            } else {
+                REFUND_WORDS.iter().any(|w| biz.contains(w))
+            };
+            let open = ctx.frozen.entry(code.clone()).or_default();
+            if back {
+                // a refund of money frozen before this file is the ledger's to check
+                *open = (*open - amount).max(0);
+                vec![EntryKind::SubscriptionReleased {
+                    code,
+                    amount_fen: amount,
+                }]
+            } else {
+                *open += amount;
+                vec![EntryKind::SubscriptionPaid {
+                    code,
+                    amount_fen: amount,
+                }]
             }
+        }
+        Business::Note if moves_cash => {
+            let amount = cash("费用")?;
+            let charge = if ctx.signed {
+                r.net_fen.is_some_and(|n| n < 0)
+            } else {
+                true
+            };
+            let money = if charge {
+                EntryKind::Fee {
+                    code: r.code.clone(),
+                    amount_fen: amount,
+                }
+            } else {
+                EntryKind::Interest { amount_fen: amount }
+            };
+            vec![EntryKind::Note { text: note_text(r) }, money]
+        }
+        Business::Allotted | Business::Subscription | Business::Note => {
+            // an allotment that books nothing leaves its listing row to book itself
+            ctx.merged.retain(|_, line| *line != r.line);
             vec![EntryKind::Note { text: note_text(r) }]
         }
         Business::Unknown => {
@@ -596,6 +652,81 @@ fn row_entries(i: usize, r: &RawRow, raws: &[RawRow], ctx: &mut Ctx) -> Result<B
     }
     check_net(r, &kinds, ctx.signed)?;
     Ok(Some((kinds, fees_computed)))
+}
+
+/// How an unsigned file words subscription money coming back.
+const REFUND_WORDS: &[&str] = &["还款", "返款", "退款", "退还", "返还", "解冻"];
+
+/// The stock an allotment row is for: a listing row's own code; a 中签 row's paired
+/// listing, else the stock its subscription code stands for.
+fn allotted_stock(i: usize, r: &RawRow, ctx: &Ctx, raws: &[RawRow]) -> Option<String> {
+    match r.business {
+        Business::NewSharesListed => r.code.clone(),
+        _ => match listing_of(i, ctx, raws) {
+            Some(j) => raws[j].code.clone(),
+            None => r.code.as_deref().and_then(allotment_underlying),
+        },
+    }
+}
+
+/// The cost of allotted shares and the subscription whose frozen money pays it: the row's
+/// 成交金额, else price × quantity, else all that is still frozen; `None` when no
+/// subscription for the stock has that much frozen in this file.
+fn frozen_cover(r: &RawRow, stock: Option<&str>, ctx: &Ctx) -> Option<(String, i64)> {
+    let stock = stock?;
+    let shares = r.qty.filter(|q| *q > 0)?;
+    let mut open: Vec<(&String, &i64)> = ctx
+        .frozen
+        .iter()
+        .filter(|(code, left)| {
+            **left > 0
+                && (code.as_str() == stock || allotment_underlying(code).as_deref() == Some(stock))
+        })
+        .collect();
+    open.sort();
+    let (code, left) = open.first()?;
+    let cost = match (r.amount_fen, r.price_e6) {
+        (Some(a), _) if a != 0 => a.abs(),
+        (_, Some(p)) if p > 0 => amount_fen(p, shares),
+        _ => **left,
+    };
+    (cost > 0 && cost <= **left).then(|| ((*code).clone(), cost))
+}
+
+/// Allotted shares paid from frozen subscription money: the money released and the shares
+/// bought with it in one row, so the cash does not move.
+fn allot_from_frozen(
+    r: &RawRow,
+    stock: String,
+    sub_code: String,
+    cost: i64,
+    ctx: &mut Ctx,
+) -> Result<Vec<EntryKind>, String> {
+    let shares = r
+        .qty
+        .filter(|q| *q > 0)
+        .ok_or_else(|| format!("{} 缺少数量", r.text))?;
+    let price_e6 = match r.price_e6 {
+        Some(p) if p > 0 => p,
+        _ => i64::try_from(i128::from(cost) * i128::from(E6_PER_FEN) / i128::from(shares))
+            .map_err(|_| "中签价格超出合理范围".to_owned())?,
+    };
+    if let Some(left) = ctx.frozen.get_mut(&sub_code) {
+        *left -= cost;
+    }
+    Ok(vec![
+        EntryKind::SubscriptionReleased {
+            code: sub_code,
+            amount_fen: cost,
+        },
+        EntryKind::Buy {
+            code: stock,
+            shares,
+            price_e6,
+            amount_fen: cost,
+            fees: Fees::default(),
+        },
+    ])
 }
 
 fn note_text(r: &RawRow) -> String {
