@@ -217,9 +217,13 @@ mod tests {
         );
         assert_eq!(decode(b"PK\x03\x04rest"), Err(DecodeError::Workbook));
         assert_eq!(decode(b" \n\n"), Err(DecodeError::EmptyFile));
-        let big = vec![b'a'; MAX_BYTES + 1];
+        let mut big = vec![b'a'; MAX_BYTES + 1];
         let err = decode(&big).unwrap_err();
         assert!(err.to_string().contains("32 MB"), "{err}");
+        // exactly at the cap is read
+        big.pop();
+        let at_cap = decode(&big).unwrap();
+        assert_eq!(at_cap.text.len(), MAX_BYTES);
     }
 
     #[test]
