@@ -716,6 +716,10 @@ pub struct SweepSummary {
     /// Row of the best combination; none when no row has a value of the metric.
     pub best: Option<u32>,
     pub stability: Option<SweepStability>,
+    /// What the runs rest on that a reader should know: the sizing, and which rules read
+    /// today's facts for past days (ST from today's names, caps, missing delistings).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// The swept period, board and every parameter's values, in the grid's axis order.
@@ -796,6 +800,9 @@ pub struct WalkForwardSummary {
     pub in_sample_curve: Vec<CurvePoint>,
     #[serde(default)]
     pub grid: WalkForwardGrid,
+    /// What the runs rest on that a reader should know (as a sweep's).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// What a walk-forward's grid says of every run (the axes are in its windows' choices).

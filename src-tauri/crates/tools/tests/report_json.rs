@@ -258,6 +258,18 @@ async fn research_summaries_are_a_part_of_the_reports() {
     };
     assert_eq!((s.combinations, s.rows.len()), (8, 8));
     assert_eq!(s.grid.triggers.len(), 1);
+    // the page lists what the runs rest on: the cache has no name history, so the ST
+    // gate read today's names for these past days, and the summary says so
+    assert_eq!(
+        serde_json::to_value(&s.notes).unwrap(),
+        sweep["notes"],
+        "the summary carries the report's notes"
+    );
+    assert!(
+        s.notes.iter().any(|n| n.contains("ST 状态取自今日名称")),
+        "{:?}",
+        s.notes
+    );
     let typed = serde_json::to_value(ResearchReport::Sweep(s)).unwrap();
     is_part_of(&typed, &sweep, "sweep");
 
@@ -273,6 +285,12 @@ async fn research_summaries_are_a_part_of_the_reports() {
         panic!("a walk-forward reads as one");
     };
     assert!(!w.windows.is_empty() && !w.out_of_sample_curve.is_empty());
+    assert_eq!(serde_json::to_value(&w.notes).unwrap(), walk["notes"]);
+    assert!(
+        w.notes.iter().any(|n| n.contains("ST 状态取自今日名称")),
+        "{:?}",
+        w.notes
+    );
     let typed = serde_json::to_value(ResearchReport::WalkForward(w)).unwrap();
     is_part_of(&typed, &walk, "walk_forward");
 
