@@ -1,5 +1,7 @@
-//! `wyckoff market map [--as-of DATE] [--json]`: what the `get_market_map` tool returns —
-//! the day's limit counts, the 连板 ladder, 涨停溢价 and the seal rate — without an LLM.
+//! `wyckoff market map [--as-of DATE] [--days N] [--json]`: what the `get_market_map` tool
+//! returns — the day's limit counts, the 连板 ladder, 涨停溢价 and the seal rate — without an
+//! LLM; with `--days`, the same figures for each of the last N trading days (the series the
+//! app's map page draws).
 
 use std::process::ExitCode;
 
@@ -16,6 +18,10 @@ pub struct MapArgs {
     /// last trading day before it for a day without trading.
     #[arg(long)]
     pub as_of: Option<String>,
+    /// The limit statistics of each of the last N trading days up to that day (1 to 250)
+    /// and the industries' rotation trails, instead of one day's map.
+    #[arg(long)]
+    pub days: Option<u32>,
     /// Print the typed report as JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -36,6 +42,9 @@ pub fn run(a: MapArgs) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
+    if let Some(days) = a.days {
+        return run_series(as_of, days, a.json);
+    }
     let rt = runtime()?;
     let result = rt.block_on(async {
         let desk = desk().await?;
@@ -111,6 +120,55 @@ pub fn run(a: MapArgs) -> anyhow::Result<ExitCode> {
         }
     }
     for n in &map.notes {
+        println!("note: {n}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--days N`: one line of limit figures a trading day, oldest first.
+fn run_series(as_of: Option<u32>, days: u32, json: bool) -> anyhow::Result<ExitCode> {
+    let rt = runtime()?;
+    let result = rt.block_on(async {
+        let desk = desk().await?;
+        let days = usize::try_from(days).unwrap_or(usize::MAX);
+        let series = desk.market_map_series(as_of, days).await;
+        desk.close().await;
+        anyhow::Ok(series)
+    });
+    let series = match result {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return Ok(tool_failure(e)),
+        Err(e) => return Ok(failed(e)),
+    };
+    if json {
+        print_json(&series)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "market map, {} trading days to {}",
+        series.limits.len(),
+        series.trade_date
+    );
+    println!(
+        "{:<10} {:>6} {:>5} {:>5} {:>5} {:>5} {:>6} {:>8} {:>5}",
+        "date", "stocks", "up", "down", "fail", "1-up", "seal", "premium", "board"
+    );
+    for l in &series.limits {
+        println!(
+            "{:<10} {:>6} {:>5} {:>5} {:>5} {:>5} {:>6} {:>8} {:>5}",
+            wyckoff_session::domain::market::date::iso(l.date),
+            l.stocks,
+            l.limit_up,
+            l.limit_down,
+            l.failed,
+            l.one_price_up,
+            l.seal_rate
+                .map_or_else(|| "--".into(), |r| format!("{:.1}%", r * 100.0)),
+            pct(l.premium_pct),
+            l.highest_board
+        );
+    }
+    for n in &series.notes {
         println!("note: {n}");
     }
     Ok(ExitCode::SUCCESS)
