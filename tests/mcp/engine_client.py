@@ -4,7 +4,7 @@ report on stdout for tests/tests/mcp_server.rs to check.
     engine_client.py stdio WYCKOFF_BIN CODE UNKNOWN_CODE
         launches `WYCKOFF_BIN mcp serve` over stdio (environment inherited: WYCKOFF_HOME,
         WYCKOFF_OFFLINE), lists tools, calls analyze_stock on CODE, screen_stocks with a
-        progress token, and analyze_stock on UNKNOWN_CODE.
+        progress token, analyze_stock on UNKNOWN_CODE and get_market_map as of 2020-02-03.
     engine_client.py http URL CODE
         connects over streamable HTTP, lists tools and calls analyze_stock on CODE.
 """
@@ -53,6 +53,9 @@ async def session(client, code, unknown):
         report["screen"] = result(screened)
         report["progress"] = progress
         report["unknown"] = result(await client.call_tool("analyze_stock", {"code": unknown}))
+        report["market_map"] = result(
+            await client.call_tool("get_market_map", {"as_of": "2020-02-03"})
+        )
     return report
 
 

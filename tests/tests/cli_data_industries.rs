@@ -304,26 +304,30 @@ fn the_market_maps_sector_table_agrees_with_a_count_by_hand() {
     let sec = &m["sectors"];
     assert_eq!(sec["date"], 20200616, "{sec}");
 
-    // by hand: (industry, 5-day return %, amount, day's change %, code, name) per stock
+    // by hand: (industry, 5-day return %, amount, day's change %, code, 20-day return %,
+    // closed above its MA20) per stock
     let mut rows = Vec::new();
     for line in CSV.lines().skip(1) {
         let (code, industry) = line.split_once(',').unwrap();
         let p = json(
             h,
             &[
-                "analyze", code, "--json", "--as-of", day, "--mode", "price", "--days", "6",
+                "analyze", code, "--json", "--as-of", day, "--mode", "price", "--days", "21",
             ],
         );
         let bars = p["data"].as_array().unwrap();
-        assert_eq!(bars.len(), 6, "{code}");
-        assert_eq!(bars[5]["date"], day, "{code}");
+        assert_eq!(bars.len(), 21, "{code}");
+        assert_eq!(bars[20]["date"], day, "{code}");
         let close = |i: usize| bars[i]["close"].as_f64().unwrap();
+        let ma20 = (1..=20).map(close).sum::<f64>() / 20.0;
         rows.push((
             industry.to_string(),
-            (close(5) / close(0) - 1.0) * 100.0,
-            bars[5]["amount"].as_f64().unwrap(),
-            (close(5) / close(4) - 1.0) * 100.0,
+            (close(20) / close(15) - 1.0) * 100.0,
+            bars[20]["amount"].as_f64().unwrap(),
+            (close(20) / close(19) - 1.0) * 100.0,
             code.to_string(),
+            (close(20) / close(0) - 1.0) * 100.0,
+            close(20) > ma20,
         ));
     }
     let market = rows.iter().map(|r| r.1).sum::<f64>() / rows.len() as f64;
@@ -331,6 +335,9 @@ fn the_market_maps_sector_table_agrees_with_a_count_by_hand() {
     let m5 = sec["market_return_short_pct"].as_f64().unwrap();
     // the price rows are rounded to the fen: agree within a hundredth of a point
     assert!((m5 - market).abs() < 0.02, "{m5} vs {market}");
+    let market_long = rows.iter().map(|r| r.5).sum::<f64>() / rows.len() as f64;
+    let m20 = sec["market_return_long_pct"].as_f64().unwrap();
+    assert!((m20 - market_long).abs() < 0.02, "{m20} vs {market_long}");
     let table = sec["rows"].as_array().unwrap();
     assert_eq!(table.len(), 3);
     for industry in ["金融", "制造", "消费"] {
@@ -340,6 +347,20 @@ fn the_market_maps_sector_table_agrees_with_a_count_by_hand() {
         let leader = members.iter().max_by(|a, b| a.3.total_cmp(&b.3)).unwrap();
         let row = table.iter().find(|r| r["industry"] == industry).unwrap();
         assert_eq!(row["members"], members.len() as u64, "{row}");
+        let long = members.iter().map(|r| r.5).sum::<f64>() / members.len() as f64;
+        let rel_long = row["relative_long_pct"].as_f64().unwrap();
+        assert!(
+            (rel_long - (long - market_long)).abs() < 0.03,
+            "{industry}: {rel_long} vs {}",
+            long - market_long
+        );
+        // breadth at MA20: every member has 20 closes
+        let above = members.iter().filter(|r| r.6).count();
+        assert_eq!(
+            row["breadth_pct"].as_f64().unwrap(),
+            above as f64 / members.len() as f64 * 100.0,
+            "{industry}: {row}"
+        );
         let rel = row["relative_short_pct"].as_f64().unwrap();
         assert!(
             (rel - (ret - market)).abs() < 0.03,

@@ -150,6 +150,22 @@ fn python_sdk_over_stdio_lists_calls_reports_progress_and_errors() {
     let u = &r["unknown"];
     assert_eq!(u["is_error"], true, "{u}");
     assert!(u["text"].as_str().unwrap().contains(NOT_A_STOCK), "{u}");
+
+    // get_market_map of the 2020 crash day: what `wyckoff market map --json` prints
+    let m = &r["market_map"];
+    assert_eq!(m["is_error"], false, "{m}");
+    let expected = cli_json(
+        home.path(),
+        &["market", "map", "--json", "--as-of", "2020-02-03"],
+    );
+    assert_eq!(
+        m["structured"], expected,
+        "MCP get_market_map = wyckoff market map --json"
+    );
+    assert!(
+        expected["limits"]["limit_down"].as_u64().unwrap() > 0,
+        "{expected}"
+    );
 }
 
 /// Kills the HTTP server when the test ends, pass or fail.
