@@ -96,17 +96,24 @@ fn eastmoney_reply(query: &str) -> Vec<u8> {
 
 /// Serves both APIs; `tencent_status` other than 200 makes every Tencent request fail.
 fn quote_server(tencent_status: u16) -> (String, Arc<Hits>) {
+    quote_server_with(move |target| {
+        if tencent_status == 200 {
+            Reply::new(200, "text/html; charset=GBK", tencent_reply(target))
+        } else {
+            Reply::new(tencent_status, "text/html", "<html>bad gateway</html>")
+        }
+    })
+}
+
+/// Eastmoney as recorded; Tencent's reply to a request target is `tencent`'s.
+fn quote_server_with(tencent: impl Fn(&str) -> Reply + Send + 'static) -> (String, Arc<Hits>) {
     let hits = Arc::new(Hits::default());
     let counted = hits.clone();
     let base = http::serve(move |req: &Request| {
         let target = req.target();
         if target.starts_with("/q=") {
             counted.tencent.fetch_add(1, Ordering::SeqCst);
-            if tencent_status == 200 {
-                Reply::new(200, "text/html; charset=GBK", tencent_reply(target))
-            } else {
-                Reply::new(tencent_status, "text/html", "<html>bad gateway</html>")
-            }
+            tencent(target)
         } else if target.starts_with("/api/qt/ulist.np/get") {
             counted.eastmoney.fetch_add(1, Ordering::SeqCst);
             Reply::new(200, "application/json", eastmoney_reply(req.query()))
@@ -272,6 +279,71 @@ fn a_failing_tencent_falls_back_to_eastmoney_and_is_left_alone_once_its_breaker_
     assert_eq!(hits.eastmoney.load(Ordering::SeqCst), 4);
     let eastmoney: Value = serde_json::from_str(EASTMONEY).unwrap();
     assert_eq!(eastmoney["data"]["diff"][0]["f2"], 13.04);
+}
+
+/// The end of Tencent's quote breaker's open period in the home's `wyckoff.db`, ms.
+async fn tencent_open_until_ms(home: &Path) -> Option<i64> {
+    let url = format!("sqlite://{}?mode=ro", home.join("wyckoff.db").display());
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    let until: Option<Option<i64>> = sqlx::query_scalar(
+        "SELECT open_until_ms FROM market_source_breaker WHERE source = 'tencent_quote'",
+    )
+    .fetch_optional(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    until.flatten()
+}
+
+/// A banning Tencent (403, 418, 451) or one asking us to wait (429 with "请N秒后重试") is
+/// not asked again on the next snapshot: the first reply opens its breaker at once — for
+/// the breaker's 60 s cooldown, or for the wait it named — and Eastmoney's prices are shown.
+#[tokio::test]
+async fn a_tencent_that_bans_or_asks_to_wait_is_left_alone_and_eastmoney_answers() {
+    let gbk = |s: &str| encoding_rs::GBK.encode(s).0.into_owned();
+    let cases: [(u16, Vec<u8>, &str, i64); 5] = [
+        (403, gbk("<html>403 Forbidden</html>"), "HTTP 403", 60_000),
+        (418, gbk("<html>I'm a teapot</html>"), "HTTP 418", 60_000),
+        (451, gbk("<html>unavailable</html>"), "HTTP 451", 60_000),
+        (
+            429,
+            gbk("访问频繁，请300秒后重试"),
+            "rate limited: 访问频繁，请300秒后重试",
+            300_000,
+        ),
+        // a 200 page that is a rate limit, not quote lines
+        (200, gbk("访问频繁，请120秒后重试"), "rate limited", 120_000),
+    ];
+    for (status, body, said, open_ms) in cases {
+        let (base, hits) =
+            quote_server_with(move |_| Reply::new(status, "text/html; charset=GBK", body.clone()));
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        let before = chrono::Utc::now().timestamp_millis();
+        // different stocks each time, so no answer comes from the few-second cache
+        for (i, code) in ["000001", "601318", "000338"].iter().enumerate() {
+            let v = ok_json(run(online(h, &base), &["quote", code, "--json"]));
+            let q = &v["quotes"][0]["quote"];
+            assert_eq!(q["code"], *code, "{status}: {v}");
+            assert_eq!(q["source"], "eastmoney", "{status}: {v}");
+            let failed = v["failed"][0]["error"].as_str().unwrap();
+            let want = if i == 0 { said } else { "circuit open" };
+            assert!(failed.contains(want), "{status} call {i}: {v}");
+            if i == 0 {
+                // Eastmoney's recorded price for 000001, not Tencent's 13.05
+                assert_eq!(q["last_e6"], 13_040_000, "{status}: {v}");
+            }
+        }
+        let after = chrono::Utc::now().timestamp_millis();
+        assert_eq!(hits.tencent.load(Ordering::SeqCst), 1, "{status}");
+        assert_eq!(hits.eastmoney.load(Ordering::SeqCst), 3, "{status}");
+        // left alone for the breaker's cooldown or the wait asked, counted from the reply
+        let until = tencent_open_until_ms(h).await.unwrap();
+        assert!(
+            (before + open_ms..=after + open_ms).contains(&until),
+            "{status}: open until {until}, asked between {before} and {after}"
+        );
+    }
 }
 
 /// The `{"intraday": …}` line of a daemon pass, if it printed one.

@@ -119,8 +119,14 @@ impl CircuitBreaker {
     /// moment later, so the circuit opens now for [`UNREACHABLE_COOLDOWN`] (an open
     /// circuit that already runs longer keeps its end).
     pub fn on_unreachable(&mut self, now: DateTime<Utc>) {
-        let until = now
-            + chrono::Duration::from_std(UNREACHABLE_COOLDOWN).unwrap_or(chrono::Duration::zero());
+        self.open_for(now, UNREACHABLE_COOLDOWN);
+    }
+
+    /// The source said to stay away (a ban, or "wait N seconds"): asking again before then
+    /// only prolongs it, so the circuit opens now for `period` (an open circuit that
+    /// already runs longer keeps its end).
+    pub fn open_for(&mut self, now: DateTime<Utc>, period: Duration) {
+        let until = now + chrono::Duration::from_std(period).unwrap_or(chrono::Duration::zero());
         self.state = match self.state {
             BreakerState::Open { until: later } if later > until => {
                 BreakerState::Open { until: later }
@@ -365,6 +371,17 @@ mod tests {
             assert_eq!(b.state(), after, "{before:?}");
             assert!(!b.allow(t(100 + cd - 1)), "{before:?}");
         }
+    }
+
+    #[test]
+    fn a_source_that_says_to_stay_away_is_left_alone_exactly_that_long() {
+        let mut b = CircuitBreaker::new(BreakerConfig::default());
+        b.open_for(t(100), Duration::from_secs(90));
+        assert_eq!(b.state(), BreakerState::Open { until: t(190) });
+        assert!(!b.allow(t(189)));
+        // the wait over, one probe goes out
+        assert!(b.allow(t(190)));
+        assert!(!b.allow(t(190)));
     }
 
     #[test]

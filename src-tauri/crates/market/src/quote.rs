@@ -416,8 +416,18 @@ impl QuoteService {
         }
         match &outcome {
             Err(SourceError::Connect(_)) => breaker.on_unreachable(now),
-            Err(e) if e.is_source_failure() => breaker.on_failure(now),
-            _ => breaker.on_success(),
+            Err(e) => {
+                if let Some(period) = stay_away_for(e, self.cfg.breaker.cooldown) {
+                    tracing::warn!(source = key, ?period, error = %e, "quote source refuses us; left alone");
+                    breaker.on_failure(now);
+                    breaker.open_for(now, period);
+                } else if e.is_source_failure() {
+                    breaker.on_failure(now);
+                } else {
+                    breaker.on_success();
+                }
+            }
+            Ok(()) => breaker.on_success(),
         }
         if breaker.state() != before
             && let Err(e) = self.breakers.save(key, breaker.state()).await
@@ -523,6 +533,33 @@ impl QuoteService {
     }
 }
 
+/// The longest wait a quote source's "retry in N seconds" is honoured for: a longer hint is
+/// cut to this, and the breaker's half-open probe finds out whether the source is back.
+const LONGEST_HONOURED_WAIT: Duration = Duration::from_secs(10 * 60);
+
+/// How long a source is left alone after a reply that says it will not serve us for a
+/// while: a ban (403, 418, 451, or a refused login) for the breaker's cooldown, a rate
+/// limit for the wait it names (as the daily chain's pacing honours it) or else the
+/// cooldown. Asking a banning source again on the next snapshot only prolongs the ban,
+/// and the next source answers meanwhile. `None` for every other outcome.
+fn stay_away_for(e: &SourceError, cooldown: Duration) -> Option<Duration> {
+    match e {
+        SourceError::RateLimited {
+            retry_after: Some(wait),
+            ..
+        } => Some((*wait).min(LONGEST_HONOURED_WAIT)),
+        SourceError::RateLimited {
+            retry_after: None, ..
+        }
+        | SourceError::Auth(_)
+        | SourceError::Http {
+            status: 403 | 418 | 451,
+            ..
+        } => Some(cooldown),
+        _ => None,
+    }
+}
+
 /// Sends the request and returns the body's bytes, or a classified error (the quote API
 /// answers text, not JSON).
 async fn send_bytes(req: reqwest::RequestBuilder) -> Result<Vec<u8>, SourceError> {
@@ -536,17 +573,26 @@ async fn send_bytes(req: reqwest::RequestBuilder) -> Result<Vec<u8>, SourceError
         }
     })?;
     let status = resp.status();
+    let retry_after = resp
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
     let body = resp
         .bytes()
         .await
         .map_err(|e| SourceError::Truncated(e.to_string()))?;
     let text = tencent_quote::decode(&body);
     let snippet: String = text.trim().chars().take(160).collect();
+    // a quote reply is `v_…` lines; a 200 without any that reads as a rate limit is one
+    let rate_limit_page = !text.contains("v_") && http::looks_rate_limited(&text);
     if status == reqwest::StatusCode::TOO_MANY_REQUESTS
         || (!status.is_success() && http::looks_rate_limited(&text))
+        || (status.is_success() && rate_limit_page)
     {
         return Err(SourceError::RateLimited {
-            retry_after: http::parse_wait_hint(&text),
+            retry_after: retry_after.or_else(|| http::parse_wait_hint(&text)),
             message: snippet,
         });
     }
@@ -611,6 +657,86 @@ mod tests {
         assert_eq!(quote(13_050_000, 0).partial_bar(), None);
         assert!((quote(13_050_000, 1).change_pct().unwrap() - 1.2412).abs() < 1e-3);
         assert_eq!(quote(0, 0).change_pct(), None);
+    }
+
+    /// Two services on one data home, each with its own connection pool to `wyckoff.db`,
+    /// as the app and the daemon have.
+    #[tokio::test]
+    async fn quote_requests_are_paced_per_source_across_services() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("wyckoff.db");
+        let clock = Arc::new(crate::clock::ManualClock::new(
+            chrono::DateTime::parse_from_rfc3339("2020-06-17T02:42:00Z")
+                .unwrap()
+                .to_utc(),
+        ));
+        let mut services = Vec::new();
+        for _ in 0..2 {
+            let pool = crate::cache::connect_db(&db).await.unwrap();
+            crate::cache::migrate(&pool).await.unwrap();
+            services.push(QuoteService::new(
+                pool,
+                QuoteConfig::online(),
+                clock.clone(),
+            ));
+        }
+        let (app, daemon) = (&services[0], &services[1]);
+        let half = Duration::from_millis(500);
+
+        // the clock held still: each reservation, whichever service makes it, waits one
+        // interval more than the one before
+        let mut waits = Vec::new();
+        for service in [app, daemon, app, daemon] {
+            waits.push(service.reserve("tencent_quote", half).await);
+        }
+        let ms: Vec<u128> = waits.iter().map(Duration::as_millis).collect();
+        assert_eq!(ms, [0, 500, 1000, 1500]);
+        // another source keeps its own pace
+        assert_eq!(
+            daemon
+                .reserve("eastmoney_quote", Duration::from_secs(1))
+                .await,
+            Duration::ZERO
+        );
+        assert_eq!(
+            app.reserve("eastmoney_quote", Duration::from_secs(1)).await,
+            Duration::from_secs(1)
+        );
+        // exactly when the reserved slots have all gone by, the next request waits nothing
+        clock.advance(Duration::from_millis(2000));
+        assert_eq!(daemon.reserve("tencent_quote", half).await, Duration::ZERO);
+        assert_eq!(app.reserve("tencent_quote", half).await, half);
+    }
+
+    #[test]
+    fn a_ban_or_a_wait_leaves_the_source_alone_for_as_long_as_it_says() {
+        let cooldown = Duration::from_secs(60);
+        let http = |status| SourceError::Http {
+            status,
+            snippet: String::new(),
+        };
+        let limited = |secs: Option<u64>| SourceError::RateLimited {
+            retry_after: secs.map(Duration::from_secs),
+            message: "访问频繁".into(),
+        };
+        let cases = [
+            (http(403), Some(cooldown)),
+            (http(418), Some(cooldown)),
+            (http(451), Some(cooldown)),
+            (SourceError::Auth("HTTP 403".into()), Some(cooldown)),
+            (limited(None), Some(cooldown)),
+            (limited(Some(90)), Some(Duration::from_secs(90))),
+            (limited(Some(600)), Some(Duration::from_secs(600))),
+            (limited(Some(601)), Some(Duration::from_secs(600))),
+            // failures the breaker counts, and answers it does not
+            (http(502), None),
+            (http(404), None),
+            (SourceError::Timeout, None),
+            (SourceError::UnknownCode("600000".into()), None),
+        ];
+        for (e, want) in cases {
+            assert_eq!(stay_away_for(&e, cooldown), want, "{e}");
+        }
     }
 
     #[test]
