@@ -1,16 +1,20 @@
-//! WebDriver test of the automatic update check: the real app (the debug build), its update
-//! endpoint a local server, the check's delay and interval shortened to seconds
+//! WebDriver test of the automatic update check: the real app (the debug build), its two
+//! update endpoints on a local server, in the order a release is given them: a mirror, then
+//! the project's releases (`WYCKOFF_UPDATE_ENDPOINTS`, which the app's updater takes in
+//! place of the built-in list). The check's delay and interval are shortened to seconds
 //! (`WYCKOFF_UPDATE_INTERVAL_SECS`, honoured by debug builds only). Nobody clicks 检查更新.
 //!
-//! While the server answers 503 the app says nothing (no notice, no dialog; the log says the
-//! check was not done). Once it announces 0.2.0 the sidebar says 新版本 0.2.0 可用, and a click
-//! opens the release notes with the install step: this copy was not started from the
-//! AppImage, so it says so instead of offering the install (the install itself, from the
-//! AppImage, is updater_webdriver's). Then Settings' switch turns the check off: it is saved
-//! in settings.json and the server hears nothing more.
+//! The mirror is broken throughout (it answers 500, then 404, in turn). While the releases
+//! endpoint answers 503 too the app says nothing (no notice, no dialog; the log says the
+//! check was not done). Once the releases endpoint announces 0.2.0 the sidebar says 新版本
+//! 0.2.0 可用: found on the second endpoint, every check having asked the mirror first. A
+//! click opens the release notes with the install button (`APPIMAGE` names a file, as our
+//! runtime does, so this copy could install), which nobody clicks: the server never sees a
+//! request for the AppImage, and the file is untouched (the install itself is
+//! updater_webdriver's). Then Settings' switch turns the check off: it is saved in
+//! settings.json and the server hears nothing more.
 //!
-//! The manifest's signature is never verified here: a check reads the manifest only, and
-//! nothing is downloaded.
+//! The manifest's signature is never verified here: a check reads the manifest only.
 //!
 //! Needs: the app built (`cargo build --workspace --bins --features tauri/custom-protocol`
 //! after `npm run --prefix ui build`), Xvfb, tauri-driver and a session bus.
@@ -33,11 +37,20 @@ const INTERVAL: u64 = 2;
 
 #[derive(Default)]
 struct Server {
-    /// Requests for the manifest so far.
+    /// Requests for the releases endpoint's manifest so far.
     asked: AtomicUsize,
-    /// Whether the manifest is served; until then the server answers 503.
+    /// Requests for the mirror's manifest so far (answered 500, 404, 500, …).
+    mirror_asked: AtomicUsize,
+    /// Requests for anything else (the AppImage the manifest names, …).
+    other: AtomicUsize,
+    /// Every request's path, in the order they came.
+    paths: std::sync::Mutex<Vec<String>>,
+    /// Whether the releases endpoint serves the manifest; until then it answers 503.
     up: AtomicBool,
 }
+
+const MIRROR: &str = "/mirror/latest.json";
+const RELEASES: &str = "/latest.json";
 
 async fn serve(listener: tokio::net::TcpListener, server: Arc<Server>, manifest: String) {
     loop {
@@ -57,15 +70,24 @@ async fn serve(listener: tokio::net::TcpListener, server: Arc<Server>, manifest:
             }
             let head = String::from_utf8_lossy(&buf).to_string();
             let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
-            let (status, body) = if !path.starts_with("/latest.json") {
-                ("404 Not Found", "not found".to_owned())
-            } else {
+            server.paths.lock().unwrap().push(path.clone());
+            let (status, body) = if path == MIRROR {
+                // a broken mirror: a server error, then a manifest that is not there
+                if server.mirror_asked.fetch_add(1, Ordering::SeqCst) % 2 == 0 {
+                    ("500 Internal Server Error", "mirror broken".to_owned())
+                } else {
+                    ("404 Not Found", "not found".to_owned())
+                }
+            } else if path == RELEASES {
                 server.asked.fetch_add(1, Ordering::SeqCst);
                 if server.up.load(Ordering::SeqCst) {
                     ("200 OK", manifest)
                 } else {
                     ("503 Service Unavailable", "down for maintenance".to_owned())
                 }
+            } else {
+                server.other.fetch_add(1, Ordering::SeqCst);
+                ("404 Not Found", "not found".to_owned())
             };
             let header = format!(
                 "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -98,7 +120,31 @@ async fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> boo
     }
 }
 
-async fn scenario(d: WebDriver, server: Arc<Server>, home: std::path::PathBuf) {
+/// Every request for the releases manifest came right after one for the mirror's: each check
+/// tried the mirror first. Also asserts nothing else was asked for.
+fn assert_mirror_first(server: &Server) {
+    let paths = server.paths.lock().unwrap().clone();
+    for (i, path) in paths.iter().enumerate() {
+        assert!(
+            path == MIRROR || path == RELEASES,
+            "a request for something else than a manifest: {path} ({paths:?})"
+        );
+        if path == RELEASES {
+            assert!(
+                i > 0 && paths[i - 1] == MIRROR,
+                "the releases endpoint was asked before the mirror: {paths:?}"
+            );
+        }
+    }
+    assert_eq!(server.other.load(Ordering::SeqCst), 0, "{paths:?}");
+}
+
+async fn scenario(
+    d: WebDriver,
+    server: Arc<Server>,
+    home: std::path::PathBuf,
+    appimage: std::path::PathBuf,
+) {
     // The server is down: checks happen, and the window says nothing about them.
     let h = home.clone();
     wait_until(
@@ -111,6 +157,9 @@ async fn scenario(d: WebDriver, server: Arc<Server>, home: std::path::PathBuf) {
     )
     .await;
     wait_for(&d, By::Id("nav-settings")).await;
+    // the mirror answered both ways (500 and 404) before the releases endpoint's 503s
+    assert!(server.mirror_asked.load(Ordering::SeqCst) >= 2);
+    assert_mirror_first(&server);
     assert!(d.find(By::Id("update-indicator")).await.is_err());
     assert!(d.find(By::Css("[role=dialog]")).await.is_err());
     let alerts = d.find_all(By::Css("[role=alert]")).await.unwrap();
@@ -122,10 +171,12 @@ async fn scenario(d: WebDriver, server: Arc<Server>, home: std::path::PathBuf) {
         );
     }
 
-    // The server announces 0.2.0: the sidebar says so, without anyone checking by hand.
+    // The releases endpoint announces 0.2.0: the sidebar says so, without anyone checking by
+    // hand, though the mirror before it still fails.
     server.up.store(true, Ordering::SeqCst);
     let notice = wait_for(&d, By::Id("update-indicator")).await;
     assert_eq!(notice.text().await.unwrap(), "新版本 0.2.0 可用");
+    assert_mirror_first(&server);
     assert!(d.find(By::Id("page-settings")).await.is_err());
     shot(&d, "update-notice-01-sidebar.png").await;
 
@@ -149,17 +200,12 @@ async fn scenario(d: WebDriver, server: Arc<Server>, home: std::path::PathBuf) {
         .await
         .unwrap();
     assert_eq!(notes, NOTES);
-    // not started from the AppImage: no install button, the reason instead
-    let cannot = dialog
-        .find(By::Id("update-cannot-install"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(cannot.contains("这份安装不能自动更新"), "{cannot}");
-    assert!(dialog.find(By::Id("update-install")).await.is_err());
+    // this copy could install (APPIMAGE names a file), and waits for the user's word: the
+    // checks so far asked for manifests only
+    assert!(dialog.find(By::Id("update-install")).await.is_ok());
+    assert!(dialog.find(By::Id("update-cannot-install")).await.is_err());
     shot(&d, "update-notice-02-notes.png").await;
+    assert_mirror_first(&server);
     click(&d, By::Id("update-dialog-close")).await;
     assert!(d.find(By::Id("update-dialog")).await.is_err());
 
@@ -187,6 +233,13 @@ async fn scenario(d: WebDriver, server: Arc<Server>, home: std::path::PathBuf) {
         server.asked.load(Ordering::SeqCst),
         before,
         "the server was asked after the automatic check was turned off"
+    );
+    // Nothing was downloaded or installed without a click on 下载并安装.
+    assert_mirror_first(&server);
+    assert_eq!(
+        std::fs::read(&appimage).unwrap(),
+        b"the AppImage the user runs",
+        "the AppImage was replaced without the user's word"
     );
 }
 
@@ -220,19 +273,24 @@ async fn the_sidebar_tells_of_a_new_version_found_by_the_automatic_check() {
         serde_json::json!({"version": 1, "data_sources": []}).to_string(),
     )
     .unwrap();
-    let endpoint = format!("{base}/latest.json");
+    // the mirror first, then the releases: the order a release build is given them
+    let endpoints = format!("{base}{MIRROR} {base}{RELEASES}");
     let interval = INTERVAL.to_string();
+    // As our AppImage runtime does: the updater would replace this file, were it asked to.
+    let appimage = xdg.path().join("Wyckoff_Desk.AppImage");
+    std::fs::write(&appimage, b"the AppImage the user runs").unwrap();
     let driver = TauriDriver::start(
         home.path(),
         xdg.path(),
         &[
-            ("WYCKOFF_UPDATE_ENDPOINTS", &endpoint),
+            ("WYCKOFF_UPDATE_ENDPOINTS", &endpoints),
             ("WYCKOFF_UPDATE_INTERVAL_SECS", &interval),
+            ("APPIMAGE", appimage.to_str().unwrap()),
         ],
     );
     let home_path = home.path().to_path_buf();
     run_scenario(&driver, "update-notice", move |d| {
-        scenario(d, server, home_path)
+        scenario(d, server, home_path, appimage)
     })
     .await;
 }
