@@ -1702,6 +1702,22 @@ export type IndexQuote = {
 	data_status: string,
 };
 
+/**
+ *  Why a membership path could not be read as a whole, typed so a front end words it in
+ *  its own language (the error's `Display` is English).
+ */
+export type IndustriesFailure = 
+/**  The file or folder could not be read (`detail`: the system's words). */
+{ reason: "unreadable"; path: string; detail: string } | 
+/**  Bigger than a membership file can be. */
+{ reason: "too_large"; path: string; megabytes: number } | 
+/**  Neither a TDX install's industry and block files nor a file. */
+{ reason: "not_tdx_folder"; path: string } | 
+/**  A `tdxhy.cfg` without the `incon.dat` that names its industries. */
+{ reason: "no_incon"; tdxhy: string } | 
+/**  The database could not store the load. */
+{ reason: "store"; detail: string };
+
 export type IndustriesImportReport = {
 	path: string,
 } & IndustriesImportStatus;
@@ -2774,19 +2790,7 @@ export type RiskBreach =
  *  The stop-out brake: this many losing sales within the last `days` calendar days,
  *  at or past the limit; no new buy.
  */
-{ type: "stop_outs"; count: number; days: number; limit: number } | 
-/**
- *  The proposed buy's own loss at the rules' stop (both sides' fees), as a percent of
- *  equity, above the risk per trade.
- */
-{ type: "trade_risk"; risk_pct: number | null; limit_pct: number | null } | 
-/**
- *  The position after the buy (its cost with fees, plus the shares already held at
- *  the entry), as a percent of equity, above the largest position.
- */
-{ type: "position_size"; cost_pct: number | null; limit_pct: number | null } | 
-/**  The buy costs (fees included) more than the cash. */
-{ type: "cash"; cost_fen: number; cash_fen: number };
+{ type: "stop_outs"; count: number; days: number; limit: number };
 
 /**  The account limits (see the module doc); a limit of 0 is off. */
 export type RiskLimits = {
@@ -3555,7 +3559,11 @@ export type TdxImportReport = {
 /**  The install's industry file, through the industries import. */
 export type TdxIndustries = { status: "imported"; report: IndustriesImportReport } | 
 /**  No tdxhy.cfg or block_gn.dat in the install. */
-{ status: "not_found" } | { status: "failed"; error: string };
+{ status: "not_found" } | { status: "failed"; 
+/**  In English. */
+error: string; 
+/**  The same, typed, for a front end to word. */
+failure: IndustriesFailure };
 
 /**  Where an import is. */
 export type TdxStage = "bars" | "watchlist" | "industries";

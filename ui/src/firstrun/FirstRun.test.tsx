@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { DeskContents, FirstRun, FirstRunSteps, TdxImportReport } from "../bindings";
+import type { DeskContents, FirstRun, FirstRunSteps, IndustriesFailure, TdxImportReport } from "../bindings";
 
 const mocks = vi.hoisted(() => ({
   firstRun: vi.fn(),
@@ -13,7 +13,9 @@ const mocks = vi.hoisted(() => ({
 vi.mock("../bindings", () => ({ commands: mocks }));
 vi.mock("@tauri-apps/api/core", () => ({ Channel: class {} }));
 
-import FirstRunGate from "./FirstRun";
+import FirstRunGate, { failureText } from "./FirstRun";
+import { firstRunText } from "./text";
+import { LanguageContext } from "../i18n";
 
 const ok = <T,>(data: T) => ({ status: "ok", data });
 const fresh: DeskContents = { stocks: 8, stocks_beyond_bundled: 0, indices: 0, newest_bar: 20200616, watchlist: 0, model: null, stock_list: 4000 };
@@ -138,6 +140,105 @@ describe("the guided start", () => {
     await screen.findByText("overview");
     expect(document.getElementById("first-run")).toBeNull();
     expect(document.getElementById("fr-desk-summary")).toBeNull();
+  });
+
+  it("names the industry file's bad lines of a TDX import in the page's language", async () => {
+    const tdxhy = "/tdx/T0002/hq_cache/tdxhy.cfg";
+    mocks.importTdx.mockResolvedValue(
+      ok({
+        ...report,
+        rejected: [],
+        industries: {
+          status: "imported",
+          report: {
+            path: "/tdx",
+            status: "rejected",
+            bad_lines: 2,
+            errors: [
+              { file: tdxhy, line: 2, message: "market 7 is not 0, 1 or 2", problem: "bad_market", market: "7" },
+              { file: "/tdx/T0002/hq_cache/block_gn.dat", line: 3, message: "empty name", problem: "empty_name" },
+            ],
+          },
+        },
+      }),
+    );
+    for (const [lang, want] of [
+      ["zh", ["行业：未导入任何内容：2 行有错误", `${tdxhy} 第 2 行：市场字段 “7” 不是 0（深圳）、1（上海）或 2（北京）`, "/tdx/T0002/hq_cache/block_gn.dat 第 3 个板块：行业名称为空"]],
+      ["en", ["Industries: Nothing imported: 2 bad lines", `${tdxhy} line 2: market “7” is not 0 (Shenzhen), 1 (Shanghai) or 2 (Beijing)`]],
+    ] as const) {
+      steps = { data: "pending", model: "pending", watchlist: "pending", finished: false };
+      render(
+        <LanguageContext.Provider value={lang}>
+          <FirstRunGate onOpenSettings={() => {}}>
+            <p>overview</p>
+          </FirstRunGate>
+        </LanguageContext.Provider>,
+      );
+      await waitFor(() => expect(document.getElementById("fr-tdx-path")).toBeTruthy());
+      type("fr-tdx-path", "/tdx");
+      click("fr-tdx-import");
+      await waitFor(() => expect(document.getElementById("fr-tdx-summary")).toBeTruthy());
+      const lines = [...document.querySelectorAll("#fr-tdx-summary li")].map((li) => li.textContent);
+      for (const line of want) expect(lines).toContain(line);
+      // never Rust's English message
+      expect(lines.join("\n")).not.toContain("market 7 is not");
+      cleanup();
+    }
+  });
+
+  it("says in the page's language why a TDX install's industry files could not be read", async () => {
+    mocks.importTdx.mockResolvedValue(
+      ok({
+        ...report,
+        rejected: [],
+        industries: {
+          status: "failed",
+          error: "/tdx/T0002/hq_cache/tdxhy.cfg: industry names come from incon.dat's #TDXNHY section, and no incon.dat was found",
+          failure: { reason: "no_incon", tdxhy: "/tdx/T0002/hq_cache/tdxhy.cfg" },
+        },
+      }),
+    );
+    for (const [lang, want] of [
+      ["zh", "行业未导入：/tdx/T0002/hq_cache/tdxhy.cfg 的行业名称在 incon.dat 的 #TDXNHY 段中，但没有找到 incon.dat"],
+      ["en", "Industries not imported: /tdx/T0002/hq_cache/tdxhy.cfg takes its industry names from incon.dat's #TDXNHY section, and no incon.dat was found"],
+    ] as const) {
+      steps = { data: "pending", model: "pending", watchlist: "pending", finished: false };
+      render(
+        <LanguageContext.Provider value={lang}>
+          <FirstRunGate onOpenSettings={() => {}}>
+            <p>overview</p>
+          </FirstRunGate>
+        </LanguageContext.Provider>,
+      );
+      await waitFor(() => expect(document.getElementById("fr-tdx-path")).toBeTruthy());
+      type("fr-tdx-path", "/tdx");
+      click("fr-tdx-import");
+      await waitFor(() => expect(document.getElementById("fr-tdx-summary")).toBeTruthy());
+      const lines = [...document.querySelectorAll("#fr-tdx-summary li")].map((li) => li.textContent);
+      expect(lines).toContain(want);
+      cleanup();
+    }
+  });
+
+  it("words every reason an industry path fails, in zh and en", () => {
+    const failures: IndustriesFailure[] = [
+      { reason: "unreadable", path: "/x", detail: "Permission denied (os error 13)" },
+      { reason: "too_large", path: "/x", megabytes: 32 },
+      { reason: "not_tdx_folder", path: "/x" },
+      { reason: "no_incon", tdxhy: "/x/tdxhy.cfg" },
+      { reason: "store", detail: "database is locked" },
+    ];
+    const zh = failures.map((f) => failureText(f, firstRunText("zh")));
+    expect(zh).toEqual([
+      "无法读取 /x（Permission denied (os error 13)）",
+      "/x 超过 32 MB，不是行业文件",
+      "/x 中没有通达信的行业文件（tdxhy.cfg、block_gn.dat）",
+      "/x/tdxhy.cfg 的行业名称在 incon.dat 的 #TDXNHY 段中，但没有找到 incon.dat",
+      "写入数据库失败（database is locked）",
+    ]);
+    const en = failures.map((f) => failureText(f, firstRunText("en")));
+    expect(en[1]).toBe("/x is over 32 MB, no industry file");
+    expect(en[2]).toBe("/x holds no TDX industry files (tdxhy.cfg, block_gn.dat)");
   });
 
   it("a full sync starts as a background task and completes the data step", async () => {

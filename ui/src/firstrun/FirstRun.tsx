@@ -11,6 +11,8 @@ import {
   type DeskContents,
   type FirstRun,
   type FirstRunStep,
+  type IndustriesFailure,
+  type Language,
   type StepState,
   type SyncEstimate,
   type TdxEvent,
@@ -18,6 +20,8 @@ import {
   type WatchlistImport,
 } from "../bindings";
 import { LanguageContext } from "../i18n";
+import { badLineText } from "../market/mapModel";
+import { mapText } from "../market/text";
 import { duration, firstRunText, isoDay } from "./text";
 import "./firstrun.css";
 
@@ -40,7 +44,24 @@ export function contentsLine(c: DeskContents, t: T): string {
   });
 }
 
-function tdxLines(r: TdxImportReport, t: T): string[] {
+/** Why an industry path could not be read, in the page's language. */
+export function failureText(f: IndustriesFailure, t: T): string {
+  switch (f.reason) {
+    case "unreadable":
+      return t("fUnreadable", { path: f.path, detail: f.detail });
+    case "too_large":
+      return t("fTooLarge", { path: f.path, mb: f.megabytes });
+    case "not_tdx_folder":
+      return t("fNotTdxFolder", { path: f.path });
+    case "no_incon":
+      return t("fNoIncon", { tdxhy: f.tdxhy });
+    case "store":
+      return t("fStore", { detail: f.detail });
+  }
+}
+
+/** What a TDX import did, a line each; the industry file's bad lines in the map page's words. */
+function tdxLines(r: TdxImportReport, t: T, lang: Language): string[] {
   const lines = [
     t("tdxResult", {
       stocks: r.stocks,
@@ -54,10 +75,15 @@ function tdxLines(r: TdxImportReport, t: T): string[] {
     if (b.status === "read") lines.push(t("tdxBlocks", { name: b.name, stocks: b.stocks, added: b.added }));
     else lines.push(`${b.name}: ${b.errors.join("; ")}`);
   }
-  if (r.industries.status === "imported" && r.industries.report.status === "imported") {
-    lines.push(t("tdxIndustries", { stocks: r.industries.report.stocks, n: r.industries.report.industries }));
+  const industries = r.industries.status === "imported" ? r.industries.report : null;
+  if (industries?.status === "imported") {
+    lines.push(t("tdxIndustries", { stocks: industries.stocks, n: industries.industries }));
+  } else if (industries?.status === "rejected") {
+    const m = mapText(lang);
+    lines.push(`${t("tdxIndustriesRejected")}${m("importRejected", { n: industries.bad_lines })}`);
+    for (const e of industries.errors) lines.push(badLineText(e, m));
   } else if (r.industries.status === "not_found") lines.push(t("tdxNoIndustries"));
-  else if (r.industries.status === "failed") lines.push(r.industries.error);
+  else if (r.industries.status === "failed") lines.push(t("tdxIndustriesFailed", { why: failureText(r.industries.failure, t) }));
   if (r.rejected.length > 0) {
     lines.push(t("tdxRejected", { n: r.rejected.length }));
     for (const f of r.rejected.slice(0, 5)) {
@@ -108,7 +134,7 @@ function TdxImport({ id, label, path, setPath, onDone }: { id: string; label: st
     try {
       const r = await commands.importTdx(path, channel);
       if (r.status === "ok") {
-        setLines(tdxLines(r.data, t));
+        setLines(tdxLines(r.data, t, lang));
         onDone(r.data);
       } else setNote({ ok: false, text: errorText(r.error) });
     } catch (e) {
@@ -395,7 +421,7 @@ export default function FirstRunGate({ children, onOpenSettings }: { children: R
           {open === s.key && s.body}
           {open !== s.key && s.key === "data" && tdxReport && (
             <ul id="fr-tdx-summary" className="hint">
-              {tdxLines(tdxReport, t).map((l, i) => (
+              {tdxLines(tdxReport, t, lang).map((l, i) => (
                 <li key={i}>{l}</li>
               ))}
             </ul>

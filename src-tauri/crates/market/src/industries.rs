@@ -769,6 +769,49 @@ pub enum IndustriesImportError {
     Cache(#[from] CacheError),
 }
 
+/// Why a membership path could not be read as a whole, typed so a front end words it in
+/// its own language (the error's `Display` is English).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum IndustriesFailure {
+    /// The file or folder could not be read (`detail`: the system's words).
+    Unreadable { path: String, detail: String },
+    /// Bigger than a membership file can be.
+    TooLarge { path: String, megabytes: u32 },
+    /// Neither a TDX install's industry and block files nor a file.
+    NotTdxFolder { path: String },
+    /// A `tdxhy.cfg` without the `incon.dat` that names its industries.
+    NoIncon { tdxhy: String },
+    /// The database could not store the load.
+    Store { detail: String },
+}
+
+impl IndustriesImportError {
+    /// What went wrong, typed.
+    pub fn failure(&self) -> IndustriesFailure {
+        let shown = |p: &Path| p.display().to_string();
+        match self {
+            IndustriesImportError::Io { path, source } => IndustriesFailure::Unreadable {
+                path: shown(path),
+                detail: source.to_string(),
+            },
+            IndustriesImportError::TooLarge { path, max, .. } => IndustriesFailure::TooLarge {
+                path: shown(path),
+                megabytes: u32::try_from(max / (1024 * 1024)).unwrap_or(u32::MAX),
+            },
+            IndustriesImportError::NotTdxFolder { path } => {
+                IndustriesFailure::NotTdxFolder { path: shown(path) }
+            }
+            IndustriesImportError::NoIncon { tdxhy, .. } => IndustriesFailure::NoIncon {
+                tdxhy: shown(tdxhy),
+            },
+            IndustriesImportError::Cache(e) => IndustriesFailure::Store {
+                detail: e.to_string(),
+            },
+        }
+    }
+}
+
 fn read_file(path: &Path) -> Result<Vec<u8>, IndustriesImportError> {
     let io = |source| IndustriesImportError::Io {
         path: path.to_path_buf(),
@@ -1434,6 +1477,43 @@ impl MarketData {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_that_cannot_be_read_says_why_typed() {
+        let too_large = IndustriesImportError::TooLarge {
+            path: "/x/a.csv".into(),
+            bytes: MAX_FILE_BYTES + 1,
+            max: MAX_FILE_BYTES,
+        };
+        assert_eq!(
+            too_large.failure(),
+            IndustriesFailure::TooLarge {
+                path: "/x/a.csv".into(),
+                megabytes: 32
+            }
+        );
+        let no_incon = IndustriesImportError::NoIncon {
+            tdxhy: "/tdx/T0002/hq_cache/tdxhy.cfg".into(),
+            looked: "incon.dat".into(),
+        };
+        assert_eq!(
+            no_incon.failure(),
+            IndustriesFailure::NoIncon {
+                tdxhy: "/tdx/T0002/hq_cache/tdxhy.cfg".into()
+            }
+        );
+        let Err(missing) = read_path(Path::new("/no/such/industries.csv")) else {
+            panic!("a missing file was read");
+        };
+        assert!(
+            matches!(
+                missing.failure(),
+                IndustriesFailure::Unreadable { ref path, .. } if path == "/no/such/industries.csv"
+            ),
+            "{:?}",
+            missing.failure()
+        );
+    }
 
     fn industries(p: &Parsed) -> Vec<(String, String)> {
         p.members

@@ -567,7 +567,10 @@ pub enum TdxIndustries {
     /// No tdxhy.cfg or block_gn.dat in the install.
     NotFound,
     Failed {
+        /// In English.
         error: String,
+        /// The same, typed, for a front end to word.
+        failure: crate::industries::IndustriesFailure,
     },
 }
 
@@ -978,6 +981,7 @@ impl MarketData {
             Err(IndustriesImportError::NotTdxFolder { .. }) => TdxIndustries::NotFound,
             Err(e) => TdxIndustries::Failed {
                 error: e.to_string(),
+                failure: e.failure(),
             },
         };
         progress(TdxEvent::Progress {

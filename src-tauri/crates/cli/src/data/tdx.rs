@@ -115,7 +115,7 @@ fn print_report(r: &TdxImportReport) {
     }
     match &r.industries {
         TdxIndustries::NotFound => println!("industries: no tdxhy.cfg in this install"),
-        TdxIndustries::Failed { error } => println!("industries: not imported: {error}"),
+        TdxIndustries::Failed { error, .. } => println!("industries: not imported: {error}"),
         TdxIndustries::Imported { report } => match &report.status {
             IndustriesImportStatus::Imported {
                 stocks,
