@@ -468,3 +468,82 @@ async fn an_intraday_rule_fires_once_is_pushed_and_no_check_runs_outside_the_ses
     // the partial bar stayed in memory
     assert_eq!(last_cached_day(h, "000001").await, 20200616);
 }
+
+/// Tencent's line for a stock quoted at 10:42:03 of `bar`'s day, from that day's bundled
+/// bar: 72 of the session's 240 minutes gone, so 72/240 of the day's volume, which the
+/// check reads back at the day's pace.
+fn tencent_line_from(symbol: &str, bar: &wyckoff_market::Bar, prev_close: f64) -> Vec<u8> {
+    let lots = (bar.volume * 72.0 / 240.0 / 100.0).round();
+    let amount = (bar.amount * 72.0 / 240.0).round();
+    let mut f = vec![String::new(); 50];
+    f[0] = "1".into();
+    f[1] = "潍柴动力".into();
+    f[2] = symbol[2..].into();
+    f[3] = format!("{:.2}", bar.close);
+    f[4] = format!("{prev_close:.2}");
+    f[5] = format!("{:.2}", bar.open);
+    f[6] = lots.to_string();
+    f[30] = format!("{}104203", bar.date);
+    f[33] = format!("{:.2}", bar.high);
+    f[34] = format!("{:.2}", bar.low);
+    f[35] = format!("{:.2}/{lots}/{amount}", bar.close);
+    f[36] = lots.to_string();
+    f[37] = format!("{:.0}", amount / 10_000.0);
+    let line = format!("v_{symbol}=\"{}\";\n", f.join("~"));
+    encoding_rs::GBK.encode(&line).0.into_owned()
+}
+
+/// The engine places an AR of a distribution on 潍柴动力's bar of 2020-03-19 when that bar
+/// is the last one (the alerts crate's intraday test finds it by replaying the bundled
+/// bars): a daemon pass at 10:42 that day, quoted that bar so far, fires the event rule on
+/// the partial bar, stamped intraday, and the daily cache keeps its bars.
+#[tokio::test]
+async fn an_event_the_engine_places_on_the_partial_bar_fires_through_the_daemon() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let bars = MarketData::open_with(MarketConfig::offline(h))
+        .await
+        .unwrap()
+        .daily_bars("000338", None)
+        .await
+        .unwrap()
+        .bars;
+    let i = bars.partition_point(|b| b.date < 20200319);
+    let (today, prev) = (bars[i], bars[i - 1]);
+    assert_eq!(today.date, 20200319);
+    let line = tencent_line_from("sz000338", &today, prev.close);
+    let (base, hits) =
+        quote_server_with(move |_| Reply::new(200, "text/html; charset=GBK", line.clone()));
+    ok_json(run(
+        wyckoff_cli(h),
+        &["alerts", "add", "000338", "--event", "ar", "--json"],
+    ));
+
+    let out = daemon_at(h, &base, "2020-03-19 10:42");
+    assert!(out.status.success(), "{}", show(&out));
+    let pass = intraday_line(&out).unwrap_or_else(|| panic!("{}", show(&out)));
+    assert_eq!(hits.tencent.load(Ordering::SeqCst), 1);
+    let fired = pass["report"]["fired"].as_array().unwrap();
+    assert_eq!(fired.len(), 1, "{pass}");
+    let alert = &fired[0];
+    assert_eq!(alert["code"], "000338");
+    assert_eq!(alert["bar_date"], "2020-03-19");
+    assert_eq!(alert["intraday_at"], "2020-03-19 10:42");
+    let events = alert["figures"]["events"].as_array().unwrap();
+    assert!(
+        events.iter().any(|e| e["event"] == "AR"
+            && e["bar_date"] == "2020-03-19"
+            && e["known_on"] == "2020-03-19"),
+        "{alert}"
+    );
+
+    let after = MarketData::open_with(MarketConfig::offline(h))
+        .await
+        .unwrap()
+        .daily_bars("000338", None)
+        .await
+        .unwrap()
+        .bars;
+    assert_eq!(after.len(), bars.len());
+    assert_eq!(after[i], today);
+}

@@ -8,8 +8,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use wyckoff_e2e::{CliHome, show};
+
+/// Writes the risk section of the home's settings (the rest left at its defaults).
+fn set_risk(h: &CliHome, risk: Value) {
+    let path = h.path().join("settings.json");
+    let mut s: Value = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| json!({}));
+    s["risk"] = risk;
+    std::fs::write(&path, s.to_string()).unwrap();
+}
 
 /// `amount_fen × parts / 100,000`, half a fen up.
 fn part(amount_fen: i64, parts: i64) -> i64 {
@@ -106,8 +117,8 @@ fn a_buy_sized_by_its_risk_with_every_cap_named() {
     assert_eq!(
         z["bound"],
         serde_json::json!([{
-            "type": "position_budget", "max_position_bp": 2000, "budget_fen": 2_000_000,
-            "shares": by_position
+            "type": "position_budget", "max_position_bp": 2000, "held_value_fen": 0,
+            "budget_fen": 2_000_000, "shares": by_position
         }])
     );
     // The text says the same.
@@ -169,6 +180,9 @@ fn equity_and_cash_come_from_the_ledger() {
     assert_eq!(r["sizing"]["cash_fen"], 3_399_484);
     assert_eq!(r["entry_source"]["type"], "given");
     assert_eq!(r["stop"]["chosen"]["source"]["type"], "given");
+    // the ledger's 1,000 shares count against the position cap, at the entry
+    assert_eq!(r["held_shares"], 1000);
+    assert_eq!(r["sizing"]["held_value_fen"], 1_000_000);
     // 1 % of the NAV at 1.00 a share to the stop
     let budget = nav / 100;
     let shares = r["sizing"]["shares"].as_i64().unwrap();
@@ -259,6 +273,168 @@ fn exactly_one_lot_fits_or_none() {
         text.contains("no buy: 现金 1005.00 元不够买最小的 100 股（含费用）"),
         "{text}"
     );
+}
+
+#[test]
+fn the_settings_risk_is_the_default() {
+    let h = CliHome::new();
+    let size = |extra: &[&str]| {
+        let mut args = vec![
+            "size", "000001", "--equity", "100000", "--entry", "10", "--stop", "9.5", "--json",
+        ];
+        args.extend_from_slice(extra);
+        h.json(&args)
+    };
+    // The engine's defaults with no settings: 1 % and 20 %.
+    let r = size(&[]);
+    assert_eq!(
+        (&r["sizing"]["risk_bp"], &r["sizing"]["risk_budget_fen"]),
+        (&json!(100), &json!(100_000))
+    );
+    assert_eq!(r["sizing"]["max_position_bp"], 2000);
+    // Settings at 0.5 % a trade and 5 % a position: the budget halves, the cap follows.
+    set_risk(
+        &h,
+        json!({"risk_per_trade_pct": 0.5, "max_position_pct": 5.0}),
+    );
+    let r = size(&[]);
+    let z = &r["sizing"];
+    assert_eq!(
+        (&z["risk_bp"], &z["risk_budget_fen"]),
+        (&json!(50), &json!(50_000))
+    );
+    assert_eq!(z["max_position_bp"], 500);
+    // 5,000.00 buys 400 at 10.00 (4,005.04; 500 cost 5,005.05), fewer than the risk
+    // budget's 900 at 0.50 a share
+    assert_eq!(z["shares"], 400);
+    assert_eq!(z["bound"][0]["type"], "position_budget");
+    assert_eq!(z["bound"][0]["budget_fen"], 500_000);
+    // A figure given overrides the setting.
+    let r = size(&["--risk-pct", "1", "--max-position-pct", "20"]);
+    assert_eq!(
+        (&r["sizing"]["risk_bp"], &r["sizing"]["risk_budget_fen"]),
+        (&json!(100), &json!(100_000))
+    );
+    assert_eq!(r["sizing"]["max_position_bp"], 2000);
+    let text = h.text(&[
+        "size", "000001", "--equity", "100000", "--entry", "10", "--stop", "9.5",
+    ]);
+    assert!(text.contains("risk 0.5% = 500.00"), "{text}");
+}
+
+#[test]
+fn an_add_takes_only_what_the_position_cap_has_left() {
+    let h = CliHome::new();
+    let size = |held: &str| {
+        h.json(&[
+            "size",
+            "000001",
+            "--equity",
+            "100000",
+            "--entry",
+            "10",
+            "--stop",
+            "9.9",
+            "--held-shares",
+            held,
+            "--json",
+        ])
+    };
+    // 1,500 held at 10.00 are 15 % of 100,000: the 20 % cap leaves 5,000.00, 400 shares
+    // (4,005.04; 500 cost 5,005.05).
+    let r = size("1500");
+    let z = &r["sizing"];
+    assert_eq!(r["held_shares"], 1500);
+    assert_eq!(z["held_value_fen"], 1_500_000);
+    assert_eq!(z["shares"], 400);
+    assert_eq!(z["cost_fen"], hand_cost(400, 1000));
+    assert_eq!(hand_cost(500, 1000), 500_505);
+    assert_eq!(
+        z["bound"],
+        json!([{
+            "type": "position_budget", "max_position_bp": 2000, "held_value_fen": 1_500_000,
+            "budget_fen": 500_000, "shares": 400
+        }])
+    );
+    // Held at the cap: nothing more, and why.
+    let full = size("2000");
+    assert_eq!(full["sizing"]["shares"], 0);
+    assert_eq!(
+        full["why_none"],
+        "单只仓位上限已用去 20000.00 元（已持有），剩余 0.00 元不够买最小的 100 股（含费用）"
+    );
+    let text = h.text(&[
+        "size",
+        "000001",
+        "--equity",
+        "100000",
+        "--entry",
+        "10",
+        "--stop",
+        "9.9",
+        "--held-shares",
+        "1500",
+    ]);
+    assert!(
+        text.contains("position budget 20% of equity less 15000.00 held = 5000.00 → 400 shares"),
+        "{text}"
+    );
+    assert!(text.contains("held 1500 shares worth 15000.00"), "{text}");
+}
+
+#[test]
+fn the_atr_multiple_sets_the_stop() {
+    let h = CliHome::new();
+    let atr = |k: &str| {
+        h.json(&[
+            "size",
+            "000001",
+            "--equity",
+            "100000",
+            "--max-position-pct",
+            "100",
+            "--stop-from",
+            "atr",
+            "--atr-k",
+            k,
+            "--json",
+        ])
+    };
+    let one = atr("1");
+    let chosen = &one["stop"]["chosen"];
+    assert_eq!(chosen["source"]["type"], "atr");
+    assert_eq!(chosen["source"]["k"], 1.0);
+    let atr_e6 = chosen["source"]["atr_e6"].as_i64().unwrap();
+    let entry_e6 = one["sizing"]["entry_e6"].as_i64().unwrap();
+    assert_eq!(entry_e6, 12_890_000);
+    // entry − k × ATR14, rounded down to the fen
+    let stop_at = |k: i64| (entry_e6 - k * atr_e6).div_euclid(10_000) * 10_000;
+    assert_eq!(chosen["stop_e6"], stop_at(1));
+    let three = atr("3");
+    assert_eq!(three["stop"]["chosen"]["source"]["k"], 3.0);
+    assert_eq!(three["stop"]["chosen"]["stop_e6"], stop_at(3));
+    assert!(stop_at(3) < stop_at(1));
+    // a wider stop risks more a share: no more shares than the tighter one
+    let shares = |r: &Value| r["sizing"]["shares"].as_i64().unwrap();
+    assert!(
+        shares(&three) <= shares(&one),
+        "{} {}",
+        shares(&three),
+        shares(&one)
+    );
+    let entry = fen_price(&one["sizing"]["entry_e6"]);
+    let stop3 = fen_price(&three["stop"]["chosen"]["stop_e6"]);
+    assert!(hand_risk(shares(&three), entry, stop3) <= 100_000);
+    assert!(hand_risk(shares(&three) + 100, entry, stop3) > 100_000);
+    // a price and a multiple together are refused
+    let e = err(
+        &h,
+        &[
+            "size", "000001", "--equity", "100000", "--stop", "12", "--atr-k", "2",
+        ],
+        2,
+    );
+    assert!(e.contains("--atr-k"), "{e}");
 }
 
 fn backtest(h: &CliHome, extra: &[&str]) -> Value {

@@ -2790,7 +2790,19 @@ export type RiskBreach =
  *  The stop-out brake: this many losing sales within the last `days` calendar days,
  *  at or past the limit; no new buy.
  */
-{ type: "stop_outs"; count: number; days: number; limit: number };
+{ type: "stop_outs"; count: number; days: number; limit: number } | 
+/**
+ *  The proposed buy's own loss at the rules' stop (both sides' fees), as a percent of
+ *  equity, above the risk per trade.
+ */
+{ type: "trade_risk"; risk_pct: number | null; limit_pct: number | null } | 
+/**
+ *  The position after the buy (its cost with fees, plus the shares already held at
+ *  the entry), as a percent of equity, above the largest position.
+ */
+{ type: "position_size"; cost_pct: number | null; limit_pct: number | null } | 
+/**  The buy costs (fees included) more than the cash. */
+{ type: "cash"; cost_fen: number; cash_fen: number };
 
 /**  The account limits (see the module doc); a limit of 0 is off. */
 export type RiskLimits = {

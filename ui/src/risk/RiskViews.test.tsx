@@ -73,6 +73,43 @@ describe("a buy's approval shows the rules' size and the limits it breaks", () =
   });
 });
 
+describe("a proposal past the rules it is sized by is flagged by name", () => {
+  const over = {
+    ...buy.preview!,
+    proposed_shares: 3000,
+    breaches: [
+      { type: "trade_risk", risk_pct: 2.39, limit_pct: 1 },
+      { type: "position_size", cost_pct: 35.5, limit_pct: 20 },
+      { type: "cash", cost_fen: 3_900_975, cash_fen: 1_000_000 },
+      { type: "positions", count: 2, limit: 1 },
+    ],
+  } as ApprovalRequest["preview"];
+  const items = () => [...document.querySelectorAll("#sizing-breaches li")].map((li) => [li.getAttribute("data-limit"), li.textContent]);
+
+  it("names the risk per trade, the largest position and the cash, in Chinese", () => {
+    render(<ApprovalDialog request={{ ...buy, preview: over }} onDecide={() => {}} />);
+    expect(items()).toEqual([
+      ["trade_risk", "这笔止损处亏损 2.39% > 每笔风险 1.00%"],
+      ["position_size", "买入后单只仓位 35.50% > 上限 20.00%"],
+      ["cash", "买入金额 39,009.75（含费用）> 现金 10,000.00"],
+      ["positions", "持仓 2 只 > 1 只"],
+    ]);
+  });
+
+  it("and in English", () => {
+    render(
+      <LanguageContext.Provider value="en">
+        <ApprovalDialog request={{ ...buy, preview: over }} onDecide={() => {}} />
+      </LanguageContext.Provider>,
+    );
+    expect(items().slice(0, 3)).toEqual([
+      ["trade_risk", "this buy's loss at the stop 2.39% > risk per trade 1.00%"],
+      ["position_size", "the position after the buy 35.50% > largest position 20.00%"],
+      ["cash", "the buy costs 39,009.75 (fees included) > cash 10,000.00"],
+    ]);
+  });
+});
+
 const batch: ApprovalRequest = {
   id: "call_batch",
   tool: "update_portfolio",

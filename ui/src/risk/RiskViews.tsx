@@ -24,6 +24,12 @@ export function BreachText({ b }: { b: RiskBreach }) {
       return <>{t("drawdownBreach", { v: pct(b.drawdown_pct), limit: pct(b.limit_pct) })}</>;
     case "stop_outs":
       return <>{t("stopOutsBreach", { count: b.count, days: b.days, limit: b.limit })}</>;
+    case "trade_risk":
+      return <>{t("tradeRiskBreach", { v: pct(b.risk_pct), limit: pct(b.limit_pct) })}</>;
+    case "position_size":
+      return <>{t("positionSizeBreach", { v: pct(b.cost_pct), limit: pct(b.limit_pct) })}</>;
+    case "cash":
+      return <>{t("cashBreach", { cost: yuan(b.cost_fen), cash: yuan(b.cash_fen) })}</>;
   }
 }
 

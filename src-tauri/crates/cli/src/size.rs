@@ -22,12 +22,18 @@ pub struct SizeArgs {
     /// Cash in yuan; default the ledger's cash (the equity, when --equity is given).
     #[arg(long, value_name = "YUAN")]
     pub cash: Option<f64>,
-    /// Percent of equity lost at the stop, both sides' fees included (default 1).
+    /// Percent of equity lost at the stop, both sides' fees included (default: Settings'
+    /// risk per trade, 1 unless changed).
     #[arg(long, value_name = "PCT")]
     pub risk_pct: Option<f64>,
-    /// The most one position may cost, percent of equity (default 20).
+    /// The most one position may cost, percent of equity, the shares already held
+    /// included (default: Settings' largest position, 20 unless changed).
     #[arg(long, value_name = "PCT")]
     pub max_position_pct: Option<f64>,
+    /// Shares of the stock already held, counted against the position cap; default the
+    /// ledger's holding when the equity comes from the ledger, else none.
+    #[arg(long, value_name = "N")]
+    pub held_shares: Option<u64>,
     /// Entry price in yuan; default the last cached close.
     #[arg(long, value_name = "PRICE")]
     pub entry: Option<f64>,
@@ -108,8 +114,20 @@ fn cap_text(c: &SizingCap) -> String {
         }
         SizingCap::PositionBudget {
             max_position_bp,
+            held_value_fen,
             budget_fen,
             shares,
+        } if *held_value_fen > 0 => format!(
+            "position budget {} of equity less {} held = {} → {shares} shares",
+            pct_bp(*max_position_bp),
+            yuan(*held_value_fen),
+            yuan(*budget_fen)
+        ),
+        SizingCap::PositionBudget {
+            max_position_bp,
+            budget_fen,
+            shares,
+            ..
         } => format!(
             "position budget {} of equity = {} → {shares} shares",
             pct_bp(*max_position_bp),
@@ -156,6 +174,13 @@ fn print_text(p: &PositionSize) {
         yuan(z.risk_budget_fen),
         p.regime.map_or("not applied", |r| r.as_str()),
     );
+    if z.held_value_fen > 0 {
+        println!(
+            "held {} shares worth {} at the entry, counted against the position budget",
+            p.held_shares,
+            yuan(z.held_value_fen)
+        );
+    }
     println!(
         "buy {} shares  ·  cost {} (fees {})  ·  risk at the stop {} ({:.2}% of equity, fees included)",
         z.shares,
@@ -188,7 +213,7 @@ pub fn run(a: SizeArgs) -> anyhow::Result<ExitCode> {
         let args = json!({
             "code": a.code, "equity": a.equity, "cash": a.cash, "risk_pct": a.risk_pct,
             "max_position_pct": a.max_position_pct, "entry": a.entry, "stop": a.stop,
-            "atr_k": a.atr_k, "stop_from": a.stop_from,
+            "atr_k": a.atr_k, "stop_from": a.stop_from, "held_shares": a.held_shares,
         });
         let sized = desk.size_position(&args).await;
         desk.close().await;

@@ -62,6 +62,8 @@ pub enum SizingError {
     NoEquity { equity_fen: i64 },
     #[error("现金不能为负（收到 {} 元）", yuan_fen(*cash_fen))]
     NegativeCash { cash_fen: i64 },
+    #[error("已持有市值不能为负（收到 {} 元）", yuan_fen(*held_value_fen))]
+    NegativeHeld { held_value_fen: i64 },
     #[error("{what} 必须在 0.01%–100% 之间（收到 {value}）")]
     BadPercent { what: &'static str, value: String },
     #[error("ATR 倍数必须是大于 0 的有限数（收到 {0}）")]
@@ -142,8 +144,12 @@ pub struct SizingInput {
     pub cash_fen: i64,
     /// Equity at risk to the stop, basis points (1 % = 100).
     pub risk_bp: u32,
-    /// The most a position may cost, basis points of equity.
+    /// The most a position may cost, basis points of equity: the shares already held
+    /// count against it, so an add may take only what the position has left.
     pub max_position_bp: u32,
+    /// The market value of the shares of this stock already held (0 for a new position).
+    #[serde(default)]
+    pub held_value_fen: i64,
     /// The market's 水温; `None`: not applied.
     pub regime: Option<Regime>,
 }
@@ -162,9 +168,11 @@ pub enum Cap {
     },
     /// The cash pays for no more (amount and buy fees).
     Cash { cash_fen: i64, shares: u64 },
-    /// The per-position budget: amount and buy fees at most `max_position_bp` of equity.
+    /// The per-position budget: amount and buy fees at most `max_position_bp` of equity
+    /// less the value already held (`budget_fen`, never below 0).
     PositionBudget {
         max_position_bp: u32,
+        held_value_fen: i64,
         budget_fen: i64,
         shares: u64,
     },
@@ -193,6 +201,8 @@ pub struct Sizing {
     pub cash_fen: i64,
     pub risk_bp: u32,
     pub max_position_bp: u32,
+    /// The value of the stock already held, counted against the position budget.
+    pub held_value_fen: i64,
     pub regime: Option<Regime>,
     /// `equity × risk %`, before the 水温.
     pub risk_budget_fen: i64,
@@ -232,6 +242,16 @@ impl Sizing {
                 yuan_fen(*cash_fen),
                 self.lot.minimum
             ),
+            Cap::PositionBudget {
+                budget_fen,
+                held_value_fen,
+                ..
+            } if *held_value_fen > 0 => format!(
+                "单只仓位上限已用去 {} 元（已持有），剩余 {} 元不够买最小的 {} 股（含费用）",
+                yuan_fen(*held_value_fen),
+                yuan_fen(*budget_fen),
+                self.lot.minimum
+            ),
             Cap::PositionBudget { budget_fen, .. } => format!(
                 "单只仓位上限 {} 元不够买最小的 {} 股（含费用）",
                 yuan_fen(*budget_fen),
@@ -245,6 +265,12 @@ impl Sizing {
 fn amount_fen(n: u64, price_e6: i64) -> Option<i64> {
     let a = div_round(i128::from(n) * i128::from(price_e6), i128::from(E6_PER_FEN));
     i64::try_from(a).ok().filter(|a| *a < i64::MAX / 4)
+}
+
+/// What buying `n` shares at `entry_e6` on `date` costs, fees included (0 for no shares):
+/// the figure the cash and position caps hold a buy to.
+pub fn buy_cost_fen(n: u64, entry_e6: i64, date: u32) -> Option<i64> {
+    cost_fen(n, entry_e6, date)
 }
 
 /// What buying `n` shares at `entry_e6` costs, fees included (0 for no shares).
@@ -357,6 +383,11 @@ pub fn size(input: &SizingInput) -> Result<Sizing, SizingError> {
             cash_fen: input.cash_fen,
         });
     }
+    if input.held_value_fen < 0 {
+        return Err(SizingError::NegativeHeld {
+            held_value_fen: input.held_value_fen,
+        });
+    }
     check_bp("risk_pct", input.risk_bp)?;
     check_bp("max_position_pct", input.max_position_bp)?;
 
@@ -380,9 +411,11 @@ pub fn size(input: &SizingInput) -> Result<Sizing, SizingError> {
         cash_fen: input.cash_fen,
         shares: cost_limit(input, lot, input.cash_fen),
     });
-    let position_budget_fen = part_bp(input.equity_fen, input.max_position_bp);
+    let position_budget_fen =
+        (part_bp(input.equity_fen, input.max_position_bp) - input.held_value_fen).max(0);
     caps.push(Cap::PositionBudget {
         max_position_bp: input.max_position_bp,
+        held_value_fen: input.held_value_fen,
         budget_fen: position_budget_fen,
         shares: cost_limit(input, lot, position_budget_fen),
     });
@@ -412,6 +445,7 @@ pub fn size(input: &SizingInput) -> Result<Sizing, SizingError> {
         cash_fen: input.cash_fen,
         risk_bp: input.risk_bp,
         max_position_bp: input.max_position_bp,
+        held_value_fen: input.held_value_fen,
         regime: input.regime,
         risk_budget_fen,
         risk_shares,
@@ -717,6 +751,7 @@ pub fn backtest_sizing(
         cash_fen: fen_of(cash)?.max(0),
         risk_bp,
         max_position_bp: (BP as u32 / slots).max(1),
+        held_value_fen: 0,
         regime: None,
     })
     .ok()

@@ -25,10 +25,19 @@ pub enum RiskBreach {
     /// The stop-out brake: this many losing sales within the last `days` calendar days,
     /// at or past the limit; no new buy.
     StopOuts { count: u32, days: u32, limit: u32 },
+    /// The proposed buy's own loss at the rules' stop (both sides' fees), as a percent of
+    /// equity, above the risk per trade.
+    TradeRisk { risk_pct: f64, limit_pct: f64 },
+    /// The position after the buy (its cost with fees, plus the shares already held at
+    /// the entry), as a percent of equity, above the largest position.
+    PositionSize { cost_pct: f64, limit_pct: f64 },
+    /// The buy costs (fees included) more than the cash.
+    Cash { cost_fen: i64, cash_fen: i64 },
 }
 
 impl RiskBreach {
-    /// The limit's name (`heat`, `industry`, `positions`, `drawdown`, `stop_outs`).
+    /// The limit's name (`heat`, `industry`, `positions`, `drawdown`, `stop_outs`,
+    /// `trade_risk`, `position_size`, `cash`).
     pub fn name(&self) -> &'static str {
         match self {
             RiskBreach::Heat { .. } => "heat",
@@ -36,6 +45,9 @@ impl RiskBreach {
             RiskBreach::Positions { .. } => "positions",
             RiskBreach::Drawdown { .. } => "drawdown",
             RiskBreach::StopOuts { .. } => "stop_outs",
+            RiskBreach::TradeRisk { .. } => "trade_risk",
+            RiskBreach::PositionSize { .. } => "position_size",
+            RiskBreach::Cash { .. } => "cash",
         }
     }
 
@@ -61,6 +73,19 @@ impl RiskBreach {
             RiskBreach::StopOuts { count, days, limit } => {
                 format!("近 {days} 天亏损卖出 {count} 次，达到 {limit} 次，暂停新买入")
             }
+            RiskBreach::TradeRisk {
+                risk_pct,
+                limit_pct,
+            } => format!("这笔止损处亏损 {risk_pct:.2}% 超过每笔风险 {limit_pct:.2}%"),
+            RiskBreach::PositionSize {
+                cost_pct,
+                limit_pct,
+            } => format!("买入后单只仓位 {cost_pct:.2}% 超过上限 {limit_pct:.2}%"),
+            RiskBreach::Cash { cost_fen, cash_fen } => format!(
+                "买入金额 {:.2} 元（含费用）超过现金 {:.2} 元",
+                *cost_fen as f64 / 100.0,
+                *cash_fen as f64 / 100.0
+            ),
         }
     }
 }

@@ -67,10 +67,16 @@ impl Desk {
     }
 
     /// `size_position`'s answer for `args` (`code`; `equity`, `cash`, `entry`, `stop` in
-    /// yuan; `risk_pct`, `max_position_pct`, `atr_k`, `stop_from`), typed: the shares one
-    /// buy may take by its risk, equity and cash from the ledger unless given.
+    /// yuan; `risk_pct`, `max_position_pct`, `atr_k`, `stop_from`, `held_shares`), typed:
+    /// the shares one buy may take by its risk, equity and cash from the ledger unless
+    /// given, the risk per trade and the largest position from Settings unless given (as
+    /// the agent's tool, `mcp serve` and the approvals take them).
     pub async fn size_position(&self, args: &Value) -> Result<PositionSize, ToolError> {
-        sizing::size_position(self.market(), args).await
+        sizing::size_position(
+            self.market(),
+            &sizing::args_under(&self.backtest_rules(), args),
+        )
+        .await
     }
 
     /// `get_market_overview`'s answer for the last cached day: the indices and 水温.

@@ -13,7 +13,7 @@ use wyckoff_agent::{Tool, ToolContext, ToolError, ToolSpec};
 use wyckoff_engine::risk_limits::{
     Account, OpenPosition, PortfolioRisk, ProposedBuy, RiskLimits, assess, check_buy,
 };
-use wyckoff_engine::sizing::{StopSource, price_e6, risk_fen};
+use wyckoff_engine::sizing::{BP, StopSource, buy_cost_fen, price_e6, risk_fen};
 use wyckoff_journal::review::daily_values;
 use wyckoff_journal::valuation::closes_of;
 use wyckoff_journal::{Closes, JournalStore};
@@ -257,6 +257,9 @@ pub async fn buy_preview(
 /// The preview's core for one buy of `code` at `price` on an account read once: the
 /// rules' size, its stop and risk, and the limits the buy breaks. `proposed` `None`: the
 /// rules' own shares are the buy (a suggested size). `None` when the price is not one.
+/// A proposed buy is also held to the rules it is sized by: its own risk to the per-trade
+/// budget, its position (the shares held included) to the largest position, its cost to
+/// the cash; the rules' own shares keep within them, so a suggestion is not checked.
 async fn preview_on(
     md: &MarketData,
     rules: &RiskRules,
@@ -296,6 +299,13 @@ async fn preview_on(
     let industry = industry_of(md, account, code).await;
     let mut stop_e6 = None;
     let mut shares = proposed.unwrap_or(0);
+    let mut own_breaches = Vec::new();
+    let held_shares = account
+        .positions
+        .iter()
+        .filter(|p| p.code == code)
+        .map(|p| p.shares)
+        .sum::<u64>();
     if account.equity_fen <= 0 {
         preview.unavailable =
             Some("账户没有权益（现金与持仓都为 0）：无法按风险计算仓位".to_owned());
@@ -309,6 +319,7 @@ async fn preview_on(
                 "cash": cash_fen.max(0) as f64 / 100.0,
                 "risk_pct": f64::from(rules.risk_bp) / 100.0,
                 "max_position_pct": f64::from(rules.max_position_bp) / 100.0,
+                "held_shares": held_shares,
             }),
         )
         .await;
@@ -321,6 +332,9 @@ async fn preview_on(
                 let proposed_risk =
                     risk_fen(shares_of_buy, s.entry_e6, s.stop_e6, date).unwrap_or(0);
                 stop_e6 = Some(s.stop_e6);
+                if let Some(n) = proposed {
+                    own_breaches = own_breaches_of(s, n, proposed_risk, date);
+                }
                 preview.notes.extend(p.freshness.notes.iter().cloned());
                 preview.sizing = Some(BuySizing {
                     shares: s.shares,
@@ -342,22 +356,61 @@ async fn preview_on(
     }
     preview.proposed_shares = shares;
     // A suggestion of no shares breaks nothing: only the brake can be said of it.
-    preview.breaches = if shares == 0 && proposed.is_none() {
-        wyckoff_engine::risk_limits::brake(account, &rules.limits)
-    } else {
-        check_buy(
-            account,
-            &rules.limits,
-            &ProposedBuy {
-                code: code.to_owned(),
-                industry,
-                shares,
-                entry_e6,
-                stop_e6,
-            },
-        )
-    };
+    preview.breaches = own_breaches;
+    preview
+        .breaches
+        .extend(if shares == 0 && proposed.is_none() {
+            wyckoff_engine::risk_limits::brake(account, &rules.limits)
+        } else {
+            check_buy(
+                account,
+                &rules.limits,
+                &ProposedBuy {
+                    code: code.to_owned(),
+                    industry,
+                    shares,
+                    entry_e6,
+                    stop_e6,
+                },
+            )
+        });
     Some(preview)
+}
+
+/// The rules a proposed buy of `shares` (losing `risk` fen at the stop) breaks that its
+/// sizing `s` keeps: the risk per trade, the largest position (the cost with fees plus
+/// the value already held, as the engine's position cap counts it) and the cash.
+fn own_breaches_of(
+    s: &wyckoff_engine::sizing::Sizing,
+    shares: u64,
+    risk: i64,
+    date: u32,
+) -> Vec<RiskBreach> {
+    let mut out = Vec::new();
+    let pct_of_equity = |fen: i64| (fen as f64 * 1e4 / s.equity_fen as f64).round() / 100.0;
+    if risk > s.risk_budget_fen {
+        out.push(RiskBreach::TradeRisk {
+            risk_pct: pct_of_equity(risk),
+            limit_pct: f64::from(s.risk_bp) / 100.0,
+        });
+    }
+    let cost = buy_cost_fen(shares, s.entry_e6, date).unwrap_or(i64::MAX);
+    let limit =
+        i64::try_from(i128::from(s.equity_fen) * i128::from(s.max_position_bp) / i128::from(BP))
+            .unwrap_or(i64::MAX);
+    if cost > (limit - s.held_value_fen).max(0) {
+        out.push(RiskBreach::PositionSize {
+            cost_pct: pct_of_equity(cost.saturating_add(s.held_value_fen)),
+            limit_pct: f64::from(s.max_position_bp) / 100.0,
+        });
+    }
+    if cost > s.cash_fen {
+        out.push(RiskBreach::Cash {
+            cost_fen: cost,
+            cash_fen: s.cash_fen,
+        });
+    }
+    out
 }
 
 /// The industry of `code`: the held position's, else today's table's.
@@ -612,8 +665,20 @@ fn cap_text(cap: &wyckoff_engine::sizing::Cap) -> String {
         Cap::Cash { cash_fen, shares } => format!("现金 {} 元：最多 {shares} 股", yuan(*cash_fen)),
         Cap::PositionBudget {
             max_position_bp,
+            held_value_fen,
             budget_fen,
             shares,
+        } if *held_value_fen > 0 => format!(
+            "单只上限 {}% 减已持有 {} 元（剩 {} 元）：最多 {shares} 股",
+            f64::from(*max_position_bp) / 100.0,
+            yuan(*held_value_fen),
+            yuan(*budget_fen)
+        ),
+        Cap::PositionBudget {
+            max_position_bp,
+            budget_fen,
+            shares,
+            ..
         } => format!(
             "单只上限 {}%（{} 元）：最多 {shares} 股",
             f64::from(*max_position_bp) / 100.0,

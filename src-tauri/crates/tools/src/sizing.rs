@@ -28,7 +28,7 @@ pub const NAME: &str = "size_position";
 pub const DISPLAY_NAME: &str = "仓位计算";
 pub const DESCRIPTION: &str = "按风险计算一笔买入的股数（只读，不下单、不写入）：股数 = 权益 × risk_pct% ÷ (买入价 − 止损价)，\
 止损处的亏损含双边费用，按板块的手数取整（主板/创业板 100 股一手，科创板 200 股起、北交所 100 股起按 1 股递增），\
-再受现金、单只仓位上限（max_position_pct，默认 20%）和大盘水温（谨慎/修复时风险减半，RISK_OFF/CRASH 不开新仓）限制，返回每个起作用的限制。\
+再受现金、单只仓位上限（max_position_pct，默认 20%，已持有的该股按买入价计入）和大盘水温（谨慎/修复时风险减半，RISK_OFF/CRASH 不开新仓）限制，返回每个起作用的限制。\
 止损默认取结构止损（最近的 Spring/LPS 低点或区间支撑）与 买入价 − atr_k×ATR14（默认 2 倍）中较紧的一个，也可给出 stop 价格。\
 权益与现金默认取账户流水的最新净值与现金，也可给出 equity / cash（元）。买入价默认最新收盘价。金额单位为分（*_fen），价格为百万分之一元（*_e6）。";
 
@@ -44,7 +44,8 @@ pub fn parameters() -> Value {
             "entry": {"type": "number", "description": "买入价（元）；省略则取最新收盘价"},
             "stop": {"type": "number", "description": "止损价（元），须低于买入价；给出则不再计算止损"},
             "atr_k": {"type": "number", "description": "ATR 止损的倍数，默认 2"},
-            "stop_from": {"type": "string", "enum": ["tighter", "structure", "atr"], "description": "止损取法：tighter 结构与 ATR 中较紧者（默认）/ structure / atr"}
+            "stop_from": {"type": "string", "enum": ["tighter", "structure", "atr"], "description": "止损取法：tighter 结构与 ATR 中较紧者（默认）/ structure / atr"},
+            "held_shares": {"type": "integer", "minimum": 0, "description": "已持有该股的股数（按买入价计入单只仓位上限）；省略则权益取自账户流水时取流水里的持仓，否则按 0"}
         },
         "required": ["code"],
         "additionalProperties": false
@@ -84,6 +85,9 @@ pub struct PositionSize {
     pub equity_source: FigureSource,
     pub cash_source: FigureSource,
     pub stop: StopChoice,
+    /// Shares of the stock already held (valued at the entry, they count against the
+    /// position budget): given, or the ledger's holding when the equity is the ledger's.
+    pub held_shares: u64,
     /// The 水温 the sizing applied; `None` when it could not be judged (then not applied).
     pub regime: Option<Regime>,
     pub sizing: Sizing,
@@ -139,7 +143,11 @@ fn money(args: &Value, key: &str) -> Result<Option<i64>, ToolError> {
 /// The account ledger now: its valued days' figures (NAV by day, from the journal's own
 /// valuation at unadjusted closes) and its cash. The codes are owned here: the journal's
 /// report borrows them across its reads, which the tool registry's handler cannot send.
-async fn ledger_now(md: &MarketData, now: DateTime<Utc>) -> Result<(Performance, i64), ToolError> {
+async fn ledger_now(
+    md: &MarketData,
+    now: DateTime<Utc>,
+    code: &str,
+) -> Result<(Performance, i64, u64), ToolError> {
     let failed = |e: JournalError| ToolError::Failed(e.to_string());
     let store = JournalStore::new(md.pool().clone(), now)
         .await
@@ -165,7 +173,12 @@ async fn ledger_now(md: &MarketData, now: DateTime<Utc>) -> Result<(Performance,
     }
     let (_, performance) =
         daily_values(&entries, &closes).map_err(|e| failed(JournalError::Ledger(e)))?;
-    Ok((performance, summary.cash_fen))
+    let held = wyckoff_journal::ledger::replay(&entries)
+        .ok()
+        .and_then(|l| l.holdings.get(code).map(|h| h.shares))
+        .and_then(|n| u64::try_from(n).ok())
+        .unwrap_or(0);
+    Ok((performance, summary.cash_fen, held))
 }
 
 /// Sizes a buy for `args` (see [`parameters`]).
@@ -192,6 +205,13 @@ pub async fn size_position(md: &MarketData, args: &Value) -> Result<PositionSize
     };
     let given_equity = money(args, "equity")?;
     let given_cash = money(args, "cash")?;
+    let given_held = match args.get("held_shares") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .ok_or_else(|| invalid(format!("held_shares 必须是不小于 0 的整数，收到 {v}")))?,
+        ),
+    };
 
     let r = md.daily_bars(&code, None).await.map_err(market_err)?;
     let Some(last) = r.bars.last().copied() else {
@@ -223,10 +243,10 @@ pub async fn size_position(md: &MarketData, args: &Value) -> Result<PositionSize
 
     // Equity and cash: given, or the ledger's.
     let now = md.clock().now();
-    let (equity_fen, equity_source, ledger_cash) = match given_equity {
-        Some(e) => (e, FigureSource::Given, None),
+    let (equity_fen, equity_source, ledger_cash, ledger_held) = match given_equity {
+        Some(e) => (e, FigureSource::Given, None, 0),
         None => {
-            let (performance, cash) = ledger_now(md, now).await?;
+            let (performance, cash, held) = ledger_now(md, now, &r.code).await?;
             let p = &performance;
             if p.last.is_none() || p.nav_fen <= 0 {
                 return Err(invalid(
@@ -242,6 +262,7 @@ pub async fn size_position(md: &MarketData, args: &Value) -> Result<PositionSize
                     date: p.last.clone(),
                 },
                 Some(cash),
+                held,
             )
         }
     };
@@ -267,6 +288,9 @@ pub async fn size_position(md: &MarketData, args: &Value) -> Result<PositionSize
     };
     let board = Board::from_code(&r.code);
     let today = wyckoff_market::date::to_yyyymmdd(md.clock().now_beijing().date());
+    let held_shares = given_held.unwrap_or(ledger_held);
+    let held_value_fen = i64::try_from(i128::from(held_shares) * i128::from(entry_e6) / 10_000)
+        .map_err(|_| invalid(format!("held_shares 过大：{held_shares}")))?;
     let sizing = size(&SizingInput {
         board,
         date: today,
@@ -276,6 +300,7 @@ pub async fn size_position(md: &MarketData, args: &Value) -> Result<PositionSize
         cash_fen,
         risk_bp,
         max_position_bp,
+        held_value_fen,
         regime,
     })
     .map_err(sizing_err)?;
@@ -287,6 +312,7 @@ pub async fn size_position(md: &MarketData, args: &Value) -> Result<PositionSize
         equity_source,
         cash_source,
         stop,
+        held_shares,
         regime,
         why_none: sizing.why_none(),
         sizing,

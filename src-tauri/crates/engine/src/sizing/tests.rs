@@ -15,6 +15,7 @@ fn input(board: Board, entry: f64, stop: f64, equity: f64, cash: f64) -> SizingI
         cash_fen: fen_of(cash).unwrap(),
         risk_bp: 100,
         max_position_bp: 2_000,
+        held_value_fen: 0,
         regime: None,
     }
 }
@@ -40,8 +41,59 @@ fn shares_risk_and_caps_by_hand() {
             1_900_519,
             vec![Cap::PositionBudget {
                 max_position_bp: 2_000,
+                held_value_fen: 0,
                 budget_fen: 2_000_000,
                 shares: 1_900,
+            }],
+        ),
+        // An add: 15,000.00 already held of the 20 % (20,000.00) leaves 5,000.00, 400
+        // shares (4,005.04; 500 cost 5,005.05). 400 to the 9.90 stop lose 40.00, the buy's
+        // 5.00 + 0.04, the sale's (3,960.00) 5.00 + 1.98 + 0.04.
+        (
+            SizingInput {
+                stop_e6: 9_900_000,
+                held_value_fen: 1_500_000,
+                ..base
+            },
+            400,
+            4_000 + 504 + 500 + 198 + 4,
+            400_504,
+            vec![Cap::PositionBudget {
+                max_position_bp: 2_000,
+                held_value_fen: 1_500_000,
+                budget_fen: 500_000,
+                shares: 400,
+            }],
+        ),
+        // A position already at (or past) its cap takes nothing more.
+        (
+            SizingInput {
+                held_value_fen: 2_000_000,
+                ..base
+            },
+            0,
+            0,
+            0,
+            vec![Cap::PositionBudget {
+                max_position_bp: 2_000,
+                held_value_fen: 2_000_000,
+                budget_fen: 0,
+                shares: 0,
+            }],
+        ),
+        (
+            SizingInput {
+                held_value_fen: 2_500_000,
+                ..base
+            },
+            0,
+            0,
+            0,
+            vec![Cap::PositionBudget {
+                max_position_bp: 2_000,
+                held_value_fen: 2_500_000,
+                budget_fen: 0,
+                shares: 0,
             }],
         ),
         // Cash 10,000.00: 900 shares cost 9,005.09, 1,000 cost 10,005.10.
@@ -165,6 +217,7 @@ fn shares_risk_and_caps_by_hand() {
             595_000 + 506,
             vec![Cap::PositionBudget {
                 max_position_bp: 2_000,
+                held_value_fen: 0,
                 budget_fen: 600_000,
                 shares: 119,
             }],
@@ -263,6 +316,23 @@ fn bad_inputs_are_named() {
             ..base
         }),
         "现金不能为负（收到 -0.01 元）"
+    );
+    assert_eq!(
+        err(SizingInput {
+            held_value_fen: -1,
+            ..base
+        }),
+        "已持有市值不能为负（收到 -0.01 元）"
+    );
+    assert_eq!(
+        size(&SizingInput {
+            held_value_fen: 2_000_000,
+            ..base
+        })
+        .unwrap()
+        .why_none()
+        .unwrap(),
+        "单只仓位上限已用去 20000.00 元（已持有），剩余 0.00 元不够买最小的 100 股（含费用）"
     );
     assert_eq!(
         err(SizingInput { risk_bp: 0, ..base }),
@@ -448,6 +518,7 @@ proptest! {
         cash_per_mille in 0i64..1_500,
         risk_bp in 1u32..500,
         max_position_bp in 100u32..=10_000,
+        held_per_mille in prop_oneof![Just(0i64), 0i64..1_200],
         regime in regime(),
         date in prop_oneof![Just(20230825u32), Just(20240102u32)],
     ) {
@@ -457,15 +528,17 @@ proptest! {
             .max(1);
         prop_assume!(stop_e6 < entry_e6);
         let cash_fen = equity_fen * cash_per_mille / 1_000;
+        // the shares of the stock already held: none, or up to past the position cap
+        let held_value_fen = equity_fen * i64::from(max_position_bp) / BP * held_per_mille / 1_000;
         let inp = SizingInput {
             board, date, entry_e6, stop_e6, equity_fen, cash_fen, risk_bp, max_position_bp,
-            regime,
+            held_value_fen, regime,
         };
         let s = size(&inp).unwrap();
         let lot = board.lot_rule();
         let scale = i64::from(regime.map_or(100, regime_scale_pct));
         let budget = equity_fen * i64::from(risk_bp) / BP * scale / 100;
-        let position = equity_fen * i64::from(max_position_bp) / BP;
+        let position = (equity_fen * i64::from(max_position_bp) / BP - held_value_fen).max(0);
         // recomputed from the fee schedule, not from the module's helpers
         let amount = |n: u64, p: i64| div_round(i128::from(n) * i128::from(p), 10_000) as i64;
         let cost = |n: u64| if n == 0 { 0 } else {
