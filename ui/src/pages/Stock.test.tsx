@@ -355,3 +355,53 @@ describe("stock page", () => {
     expect(document.getElementById("name-history-first-seen")).toBeNull();
   });
 });
+
+describe("stock page diagnosis timeframes", () => {
+  // as `analyze` gives it: the card's untyped rest carries `timeframes`
+  const withTimeframes: StockChart = {
+    ...data,
+    diagnosis: {
+      ...data.diagnosis,
+      timeframes: {
+        weekly: { trend: "up", range_low: 10, range_high: 14, position_pct: 75, ma10: 12, ma10_4w_ago: 11.5, weeks: 60 },
+        intraday: { type: "confirmed", close_in_range_pct: 82 },
+        lines: [
+          { timeframe: "weekly", zh: "周线：上升趋势，收盘位于近一季区间 75% 处", en: "weekly: trend up, close at 75% of the quarter's range" },
+          { timeframe: "minutes60", zh: "60分钟：确认——当日收在日内区间 82% 处，尾盘一小时未走弱", en: "60-minute: confirmed — the day closed at 82% of its range and the last hour held" },
+          { timeframe: "daily", zh: "日线：2020-01-03 触发 SOS", en: "daily: SOS triggered on 2020-01-03" },
+        ],
+      },
+    } as StockChart["diagnosis"],
+  };
+  const shown = () =>
+    Array.from(document.querySelectorAll("#diagnosis-card .timeframe-line")).map((li) => [(li as HTMLElement).dataset.timeframe, li.textContent]);
+
+  it("shows each timeframe's line, daily then weekly then 60-minute, in the page's language", async () => {
+    mocks.stockChart.mockResolvedValue(ok(withTimeframes));
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    await screen.findByText("YELLOW");
+    expect(shown()).toEqual([
+      ["daily", "日线：2020-01-03 触发 SOS"],
+      ["weekly", "周线：上升趋势，收盘位于近一季区间 75% 处"],
+      ["minutes60", "60分钟：确认——当日收在日内区间 82% 处，尾盘一小时未走弱"],
+    ]);
+    cleanup();
+    render(
+      <LanguageContext.Provider value="en">
+        <StockPage code="000001" onAsk={() => {}} />
+      </LanguageContext.Provider>,
+    );
+    await screen.findByText("YELLOW");
+    expect(shown().map(([, text]) => text)).toEqual([
+      "daily: SOS triggered on 2020-01-03",
+      "weekly: trend up, close at 75% of the quarter's range",
+      "60-minute: confirmed — the day closed at 82% of its range and the last hour held",
+    ]);
+  });
+
+  it("shows no timeframe lines when the diagnosis has none", async () => {
+    render(<StockPage code="000001" onAsk={() => {}} />);
+    await screen.findByText("YELLOW");
+    expect(document.getElementById("timeframe-lines")).toBeNull();
+  });
+});

@@ -18,6 +18,7 @@ import { keepSession, loadSessions, parseIsoDate, putGuess, score, startAt, step
 import { dataNoteText } from "./dataNotes";
 import { liveCandle, liveLine, useLiveQuote } from "./liveQuote";
 import MinutePanel from "./MinutePanel";
+import { timeframeLines } from "./timeframeLines";
 import { MINUTE_PERIODS } from "./minuteModel";
 
 export function marketErrorText(e: CommandError | string): string {
@@ -262,6 +263,7 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
   }
 
   const d = chart?.diagnosis;
+  const timeframes = timeframeLines(d);
   return (
     <section className="page stock-page" id="page-stock" aria-busy={busy}>
       <header className="stock-head">
@@ -411,6 +413,15 @@ export default function StockPage({ code, replayAt = null, onAlert, onAsk }: Pro
               </p>
               {d?.diagnosis_brief.headline && <p>{d.diagnosis_brief.headline}</p>}
               {d?.diagnosis_brief.next_step && <p className="muted">{d.diagnosis_brief.next_step}</p>}
+              {timeframes.length > 0 && (
+                <ul id="timeframe-lines" className="timeframe-lines">
+                  {timeframes.map((l) => (
+                    <li key={l.timeframe} className="timeframe-line muted" data-timeframe={l.timeframe}>
+                      {lang === "en" ? l.en : l.zh}
+                    </li>
+                  ))}
+                </ul>
+              )}
               {today && (
                 <p id="live-line" className="muted">
                   {liveLine(liveQuote, lang === "en" ? "en" : "zh", chart.as_of ?? null)}
