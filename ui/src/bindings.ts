@@ -1141,7 +1141,12 @@ export type DayValue = {
 	cash_fen: number,
 	/**  Reverse repo principal lent out at the day's end. */
 	repo_fen: number,
-	/**  cash + repo + market value. */
+	/**
+	 *  New-share subscription money paid and frozen at the day's end (not yet refunded or
+	 *  allotted).
+	 */
+	subscription_fen: number,
+	/**  cash + repo + subscription money frozen + market value. */
 	nav_fen: number,
 	/**  Transfers that day (+ in), recorded and implied. */
 	flow_fen: number,
@@ -1336,8 +1341,19 @@ amount_fen: number; fees: Fees } |
 /**  逆回购到期 (融券购回): the principal back with its interest. */
 { type: "repo_return"; code: string; principal_fen: number; interest_fen: number } | 
 /**
+ *  新股申购 paid in full before the draw (the rule until 2016): the money is frozen
+ *  against the subscription code, still the account's, until its 申购还款 brings back
+ *  what was not allotted and the allotment takes the rest.
+ */
+{ type: "subscription_paid"; code: string; amount_fen: number } | 
+/**
+ *  Frozen subscription money released: the 申购还款 back into cash, or the allotted
+ *  shares' cost (booked beside their buy, so the cash does not move twice).
+ */
+{ type: "subscription_released"; code: string; amount_fen: number } | 
+/**
  *  A row kept for the record that moves neither cash nor shares (指定交易, 撤指,
- *  新股申购 and its 申购还款, 配号, …).
+ *  新股申购 without prepayment, 配号, …); a charge on such a row is a `fee` beside it.
  */
 { type: "note"; text: string };
 
@@ -1863,6 +1879,8 @@ export type JournalSummary = {
 	cash_fen: number,
 	/**  Reverse repo principal lent out and not back yet. */
 	repo_fen: number,
+	/**  New-share subscription money paid and frozen, not yet refunded or allotted. */
+	subscription_fen: number,
 	totals: Totals,
 	/**  No 银证转账 on record: the cash is what the trades left (and the implied transfers). */
 	transfers_on_record: boolean,
@@ -3409,6 +3427,11 @@ export type SweepSummary = {
 	/**  Row of the best combination; none when no row has a value of the metric. */
 	best: number | null,
 	stability: SweepStability | null,
+	/**
+	 *  What the runs rest on that a reader should know: the sizing, and which rules read
+	 *  today's facts for past days (ST from today's names, caps, missing delistings).
+	 */
+	notes?: string[],
 };
 
 /**  A full-market sync's size from the cache alone, and the time it would take. */
@@ -3748,6 +3771,11 @@ exact: boolean; value_fen: number } |
  *  counts when it is booked).
  */
 { type: "principal"; value_fen: number } | 
+/**
+ *  New-share subscription money paid and frozen until its refund and allotment: worth
+ *  what was paid.
+ */
+{ type: "frozen"; value_fen: number } | 
 /**  No close up to the valuation day: not in the NAV, and why. */
 { type: "unvalued"; reason: string };
 
@@ -3775,6 +3803,8 @@ export type WalkForwardSummary = {
 	/**  The in-sample runs chained likewise (dates repeat where windows overlap). */
 	in_sample_curve: CurvePoint[],
 	grid?: WalkForwardGrid,
+	/**  What the runs rest on that a reader should know (as a sweep's). */
+	notes?: string[],
 };
 
 export type WalkForwardVerdict = {

@@ -25,6 +25,8 @@ const KIND: Record<EntryKind["type"], JournalKey> = {
   rights_issue: "kindRights",
   repo_lend: "kindRepoLend",
   repo_return: "kindRepoReturn",
+  subscription_paid: "kindSubscriptionPaid",
+  subscription_released: "kindSubscriptionReleased",
   note: "kindNote",
 };
 const SOURCE: Record<Source, JournalKey> = { manual: "srcManual", cli: "srcCli", agent: "srcAgent", import: "srcImport", opening: "srcOpening" };

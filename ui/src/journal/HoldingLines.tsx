@@ -1,6 +1,7 @@
 // Each line the account holds at the last day valued and what it counts for in the NAV:
 // a stock, ETF, LOF or bond at its unadjusted close, with that close's day (and how far
-// it is behind the valuation day); a reverse repo at its principal; a code without any
+// it is behind the valuation day); a reverse repo at its principal; a new-share
+// subscription's money frozen at what was paid; a code without any
 // close named as not valued, with what would bring one.
 import { useContext } from "react";
 import type { HoldingValue, Instrument } from "../bindings";
@@ -33,6 +34,8 @@ export default function HoldingLines({ lines, asOf }: { lines: HoldingValue[]; a
         });
       case "principal":
         return t("linePrincipal", { value: fen(v.value_fen) });
+      case "frozen":
+        return t("lineFrozen", { value: fen(v.value_fen) });
       case "unvalued":
         return t("lineUnvalued", { reason: v.reason });
     }

@@ -154,6 +154,10 @@ export function entryDetail(kind: EntryKind, t: T): string {
       return t("detailRepoLend", { amount: fen(kind.amount_fen) });
     case "repo_return":
       return t("detailRepoReturn", { principal: fen(kind.principal_fen), interest: fen(kind.interest_fen) });
+    case "subscription_paid":
+      return t("detailSubscriptionPaid", { amount: fen(kind.amount_fen) });
+    case "subscription_released":
+      return t("detailSubscriptionReleased", { amount: fen(kind.amount_fen) });
     case "note":
       return kind.text;
     default:

@@ -8,6 +8,7 @@ import { equityCurve } from "../tasks/tasks";
 import EquityChart from "./EquityChart";
 import { METRICS, PARAMS, axes, bestByOf, bestCoords, metricColumn, cellRequest, colour, defaultAxes, heatGrid, metricOfBestBy, metricValue, paramLabels, type Metric, type Param } from "./heatmap";
 import SizingLine, { heldBack } from "./SizingLine";
+import DataNotes from "../tasks/DataNotes";
 import { researchText } from "./text";
 import { useTaskRun } from "./useTaskRun";
 
@@ -117,6 +118,7 @@ export default function SweepView({ report }: { report: SweepSummary }) {
         {report.period} · {t("combinations", { n: report.combinations })}
       </p>
       <SizingLine sizing={report.grid?.sizing} id="sweep-sizing" />
+      <DataNotes notes={report.notes ?? []} id="sweep-notes" />
       <div className="sweep-best" id="sweep-best" data-metric={bestMetric} data-best={best ?? ""}>
         <strong>{t("best", { m: t(bestMetric) })}</strong>:{" "}
         {bestRow ? (

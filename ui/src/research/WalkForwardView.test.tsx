@@ -50,6 +50,15 @@ describe("walk-forward view", () => {
     expect(document.getElementById("wf-is-curve")?.dataset.series).toBe("2");
   });
 
+  it("lists the data notes the runs rest on, and none when there are none", () => {
+    const note = "150 只股票中 150 只的 ST 状态取自今日名称（没有该日的历史名称），可能与当日不符";
+    render(<WalkForwardView report={{ ...report(false), notes: [note] }} />);
+    expect([...document.querySelectorAll("#wf-notes li")].map((li) => li.textContent)).toEqual([note]);
+    cleanup();
+    render(<WalkForwardView report={report(false)} />);
+    expect(document.getElementById("wf-notes")).toBeNull();
+  });
+
   it("does not alarm when out-of-sample holds", () => {
     render(<WalkForwardView report={report(false)} />);
     expect(document.getElementById("wf-verdict")?.className).toBe("hint");

@@ -6,6 +6,7 @@ import { LanguageContext } from "../i18n";
 import EquityChart, { type Series } from "./EquityChart";
 import { metricOfBestBy, paramLabels, PARAMS } from "./heatmap";
 import SizingLine, { heldBack } from "./SizingLine";
+import DataNotes from "../tasks/DataNotes";
 import { researchText } from "./text";
 
 const num = (v: number | null, dp = 2) => (v === null ? "—" : v.toFixed(dp));
@@ -36,6 +37,7 @@ export default function WalkForwardView({ report }: { report: WalkForwardSummary
         {report.period} · {t("combinations", { n: report.combinations })}
       </p>
       <SizingLine sizing={report.grid?.sizing} id="wf-sizing" />
+      <DataNotes notes={report.notes ?? []} id="wf-notes" />
       <p className={verdict.falls_apart ? "warning" : "hint"} id="wf-verdict" role={verdict.falls_apart ? "alert" : undefined} data-falls-apart={String(verdict.falls_apart)}>
         {verdict.text}
       </p>

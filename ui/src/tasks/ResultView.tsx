@@ -30,6 +30,7 @@ import {
 import { badRowText, type BadRow } from "./importProblems";
 import { taskText } from "./text";
 import HitRates from "./HitRates";
+import DataNotes, { noteLines } from "./DataNotes";
 import SweepView from "../research/SweepView";
 import WalkForwardView from "../research/WalkForwardView";
 import { researchText } from "../research/text";
@@ -79,6 +80,7 @@ function ScreenTable({ result, onAsk, onOpenStock }: { result: Value } & Pick<Pr
           allowed: taskText(lang, regime.new_buy_allowed === true ? "buyAllowed" : "buyBlocked"),
         })}
       </p>
+      <DataNotes notes={noteLines(((r.data_quality ?? {}) as Record<string, Value>).warnings)} id="result-notes" />
       <table className="screen-table">
         <thead>
           <tr>
@@ -198,6 +200,7 @@ function BacktestView({ result }: { result: Value }) {
   return (
     <div className="backtest-result">
       <p className="result-meta">{String(r.period ?? "")}</p>
+      <DataNotes notes={noteLines(r.notes)} id="result-notes" />
       <div className="metrics">
         {metric("totalReturn", `${fmt(m.total_return_pct)}%`)}
         {metric("annualized", `${fmt(m.annualized_return_pct)}%`)}
