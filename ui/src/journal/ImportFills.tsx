@@ -2,12 +2,17 @@
 // UTF-8 or GBK and knows the big brokers' columns). All rows or none: a refused file
 // lists every bad line with its number and says plainly that nothing was imported. A done
 // import says what was already on record and how the statement's own balances compare
-// with the ledger, every difference named.
+// with the ledger, every difference named. A file over the backend's size cap is refused
+// before it is read.
 import { useContext, useRef, useState } from "react";
 import { commands, type Difference, type ImportOutcome } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { badLines, fen, journalErrorText, type BadLine } from "./journalModel";
 import { journalText } from "./text";
+
+/** The backend's cap on a statement (`STATEMENT_MAX_BYTES`): a bigger file is refused
+ *  here, before it is read into memory and sent. */
+export const STATEMENT_MAX_BYTES = 32 * 1024 * 1024;
 
 type State =
   | { kind: "idle" }
@@ -32,6 +37,11 @@ export default function ImportFills({ onImported }: { onImported: () => void }) 
   const input = useRef<HTMLInputElement>(null);
 
   const importFile = async (file: File) => {
+    if (file.size > STATEMENT_MAX_BYTES) {
+      setState({ kind: "refused", name: file.name, message: t("importTooLarge", { size: file.size, limit: STATEMENT_MAX_BYTES }), lines: [] });
+      if (input.current) input.current.value = "";
+      return;
+    }
     setState({ kind: "busy", name: file.name });
     try {
       const r = await commands.journalImport(await readBytes(file));
