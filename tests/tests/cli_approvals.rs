@@ -653,3 +653,91 @@ async fn a_denial_without_a_model_is_told_by_the_next_daemon_pass_with_one() {
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     assert_eq!(server.requests_to(Route::Openai).len(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queued_buy_shows_its_sizing_in_the_inbox() {
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        Route::Openai,
+        tool_call(
+            "call_buy_inbox",
+            "record_fill",
+            json!({"side": "buy", "code": "000001", "shares": 3000, "price": 13.0}),
+        ),
+    );
+    server.push(Route::Openai, OpenAiStream::text_response(&["等待批准。"]));
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    wyckoff_e2e::webdriver::mock_model_settings(h, &format!("{}/v1", server.url()));
+    // One position at most, and one already held (bought without a stop).
+    let path = h.join("settings.json");
+    let mut s: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    s["risk"] = json!({"max_positions": 1});
+    std::fs::write(&path, s.to_string()).unwrap();
+    for args in [
+        &["portfolio", "cash", "in", "100000", "--date", "2020-01-02"][..],
+        &[
+            "portfolio",
+            "fill",
+            "buy",
+            "000338",
+            "--shares",
+            "500",
+            "--price",
+            "10",
+            "--date",
+            "2020-01-02",
+        ],
+    ] {
+        let out = wyckoff(h, args).await;
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+
+    queued_run(h, KEY, &[], "按 13 元买入 000001 三千股，记一笔").await;
+    let queued = inbox(h, None).await;
+    assert_eq!(queued.len(), 1, "{queued:?}");
+    let preview = &queued[0]["preview"];
+    assert_eq!(preview["type"], "buy_sizing", "{preview}");
+    assert_eq!(preview["code"], "000001");
+    assert_eq!(preview["proposed_shares"], 3000);
+    let s = &preview["sizing"];
+    let shares = s["shares"].as_u64().unwrap();
+    assert!(shares > 0 && shares.is_multiple_of(100), "{s}");
+    let stop = s["stop_e6"].as_i64().unwrap();
+    assert!(0 < stop && stop < 13_000_000, "{s}");
+    assert!(
+        s["risk_fen"].as_i64().unwrap() <= s["risk_budget_fen"].as_i64().unwrap(),
+        "{s}"
+    );
+    // 3,000 × 13.00 is far past 20 % of about 100,000; a second position with one allowed;
+    // the proposal's own risk flagged exactly when it is over the budget.
+    let breaches: Vec<&str> = preview["breaches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect();
+    assert!(breaches.contains(&"position_size"), "{breaches:?}");
+    assert!(breaches.contains(&"positions"), "{breaches:?}");
+    assert_eq!(
+        breaches.contains(&"trade_risk"),
+        s["proposed_risk_fen"].as_i64().unwrap() > s["risk_budget_fen"].as_i64().unwrap(),
+        "{preview}"
+    );
+    assert!(!breaches.contains(&"cash"), "{breaches:?}");
+
+    let listed = wyckoff(h, &["approvals", "list"]).await;
+    let listed = text(&listed.stdout);
+    assert!(
+        listed.contains(&format!("rules give {shares} shares")),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("breaks positions: 持仓 2 只超过上限 1 只"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("breaks position_size: 买入后单只仓位"),
+        "{listed}"
+    );
+}

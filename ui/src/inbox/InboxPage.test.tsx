@@ -104,6 +104,55 @@ describe("InboxPage", () => {
     expect(container.textContent).toContain("等待审批（1）");
   });
 
+  it("shows a queued buy's sizing: the rules' shares, the stop, the risk and the limits it breaks", async () => {
+    const buy: InboxRequest = {
+      ...write,
+      id: "apr-buy",
+      tool: "record_fill",
+      display_name: "记录成交",
+      args: { side: "buy", code: "000001", shares: 3000, price: 13 },
+      preview: {
+        type: "buy_sizing",
+        code: "000001",
+        name: "平安银行",
+        proposed_shares: 3000,
+        entry_e6: 13_000_000,
+        sizing: {
+          shares: 1200,
+          stop_e6: 12_150_000,
+          stop_from: "2×ATR14",
+          risk_fen: 104_321,
+          risk_pct: 0.95,
+          risk_budget_fen: 110_000,
+          equity_fen: 11_000_000,
+          proposed_risk_fen: 260_100,
+          proposed_risk_pct: 2.36,
+          bound: [],
+          why_none: null,
+        },
+        unavailable: null,
+        breaches: [
+          { type: "trade_risk", risk_pct: 2.36, limit_pct: 1 },
+          { type: "positions", count: 2, limit: 1 },
+        ],
+        notes: [],
+      },
+    };
+    mocks.inboxList.mockResolvedValue(ok({ requests: [buy], pending: 1 }));
+    const { container } = render(<InboxPage />);
+    const card = await found(container, ".inbox-request[data-request-id='apr-buy']");
+    expect(card.querySelector("#sizing-proposed-shares")?.textContent).toBe("3000");
+    expect(card.querySelector("#sizing-rule-shares")?.textContent).toBe("1200");
+    expect(card.querySelector("#sizing-stop")?.textContent).toBe("12.15");
+    expect(card.querySelector("#sizing-proposed-risk")?.textContent).toBe("2,601.00 (2.36%)");
+    const items = [...card.querySelectorAll("#sizing-breaches li")].map((li) => [li.getAttribute("data-limit"), li.textContent]);
+    expect(items).toEqual([
+      ["trade_risk", "这笔止损处亏损 2.36% > 每笔风险 1.00%"],
+      ["positions", "持仓 2 只 > 1 只"],
+    ]);
+    expect(card.querySelector(".inbox-allow")).not.toBeNull();
+  });
+
   it("shows a decided request's status, who decided and what the call returned", async () => {
     const { container } = render(<InboxPage />);
     const card = await waitFor(() => {
