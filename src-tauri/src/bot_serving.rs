@@ -3,43 +3,30 @@
 //! Every bot with a token is served by one process: whichever of the app and the daemon
 //! (or `wyckoff bot run`) took its lease first keeps it while it lives; the other stands
 //! by and takes over when it stops. So the app started beside a running daemon leaves
-//! the daemon's bots to it, and serves them once the daemon is gone. The serve loops are
-//! the bot front end's (`wyckoff_bot`); the lease, the gate and every decision are the
-//! desk's. A bot added or given its token in the settings is served from the next look.
+//! the daemon's bots to it, and serves them once the daemon is gone. Following the bot
+//! list (a bot added, given its token or removed in the settings is served or stopped
+//! from the next look; the settings nudge it) is the bot front end's, as the daemon's
+//! (`wyckoff_bot::serve_watching`); the lease, the gate and every decision are the desk's.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tauri::{AppHandle, Manager};
 use tokio::sync::Notify;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::ChatState;
 use crate::state::AppState;
 
-/// How often the app looks for bots to serve (a nudge looks at once).
-const LOOK: Duration = Duration::from_secs(15);
-/// A bot whose loop ended by itself (a refused token, a kind the app cannot serve) is
-/// tried again after this long.
-const RETRY: Duration = Duration::from_secs(120);
-/// How long quitting waits for the loops to give their leases back.
-const STOP_WAIT: Duration = Duration::from_secs(3);
+/// How often the app tries again to open the desk the bots are served from.
+const OPEN_RETRY: Duration = Duration::from_secs(15);
 
-/// The app's bot loops.
+/// The app's bot watcher.
 #[derive(Default)]
 pub struct BotServing {
     stop: CancellationToken,
-    nudge: Notify,
-    loops: Mutex<HashMap<String, Loop>>,
-}
-
-struct Loop {
-    stop: CancellationToken,
-    task: Option<JoinHandle<()>>,
-    /// Set when the loop ended by itself: not started again before this.
-    retry_at: Option<Instant>,
+    nudge: Arc<Notify>,
+    watcher: Mutex<Option<tauri::async_runtime::JoinHandle<()>>>,
 }
 
 impl BotServing {
@@ -52,101 +39,52 @@ impl BotServing {
     /// gone frees its leases anyway: the daemon takes over either way).
     pub async fn stop(&self) {
         self.stop.cancel();
-        let tasks: Vec<JoinHandle<()>> = match self.loops.lock() {
-            Ok(mut loops) => loops.values_mut().filter_map(|l| l.task.take()).collect(),
-            Err(_) => Vec::new(),
-        };
-        let all = futures::future::join_all(tasks);
-        if tokio::time::timeout(STOP_WAIT, all).await.is_err() {
-            tracing::warn!("bot loops still running at exit");
+        let watcher = self.watcher.lock().ok().and_then(|mut w| w.take());
+        if let Some(watcher) = watcher {
+            let wait = wyckoff_bot::WatchTiming::default().stop_wait + Duration::from_secs(1);
+            if tokio::time::timeout(wait, watcher).await.is_err() {
+                tracing::warn!("bot loops still running at exit");
+            }
         }
     }
 }
 
-/// Serves the bots until the app exits.
+/// Serves the bots until the app exits, once the desk opens.
 pub fn watch(app: AppHandle) {
-    tauri::async_runtime::spawn(async move {
+    let handle = app.clone();
+    let task = tauri::async_runtime::spawn(async move {
         let serving = app.state::<BotServing>();
-        loop {
-            if let Err(e) = look(&app).await {
-                tracing::warn!("bots not served: {e}");
+        let desk = loop {
+            let state = app.state::<AppState>();
+            let chat = app.state::<ChatState>();
+            match chat
+                .desk(&state.home, &state.settings, state.secrets.clone())
+                .await
+            {
+                Ok(desk) => break desk,
+                Err(e) => tracing::warn!("bots not served: {e}"),
             }
             tokio::select! {
                 () = serving.stop.cancelled() => return,
                 () = serving.nudge.notified() => {}
-                () = tokio::time::sleep(LOOK) => {}
+                () = tokio::time::sleep(OPEN_RETRY) => {}
             }
-        }
-    });
-}
-
-/// Starts a loop for each bot with a token that has none, stops the loops of bots that
-/// are gone or lost their token.
-async fn look(app: &AppHandle) -> Result<(), String> {
-    let state = app.state::<AppState>();
-    let chat = app.state::<ChatState>();
-    let serving = app.state::<BotServing>();
-    if serving.stop.is_cancelled() {
-        return Ok(());
-    }
-    let desk = chat
-        .desk(&state.home, &state.settings, state.secrets.clone())
-        .await
-        .map_err(|e| e.to_string())?;
-    let bots = desk.bot_list().await.map_err(|e| e.to_string())?;
-    let mut loops = serving.loops.lock().map_err(|e| e.to_string())?;
-    let wanted: Vec<String> = bots
-        .iter()
-        .filter(|b| b.token_set)
-        .map(|b| b.bot.name.clone())
-        .collect();
-    loops.retain(|name, l| {
-        let keep = wanted.contains(name);
-        if !keep {
-            l.stop.cancel();
-        }
-        keep
-    });
-    let now = Instant::now();
-    for name in wanted {
-        if let Some(l) = loops.get_mut(&name) {
-            let ended = l.task.as_ref().is_none_or(JoinHandle::is_finished);
-            if !ended {
-                continue;
-            }
-            match l.retry_at {
-                None => {
-                    l.retry_at = Some(now + RETRY);
-                    continue;
-                }
-                Some(at) if at > now => continue,
-                Some(_) => {}
-            }
-        }
-        let stop = serving.stop.child_token();
-        let task = {
-            let (desk, stop, name) = (desk.clone(), stop.clone(), name.clone());
-            // Inside the app's runtime (this runs in its task): a plain tokio task.
-            tokio::spawn(async move {
-                let options = wyckoff_bot::ServeOptions {
-                    front: "app",
-                    ..wyckoff_bot::ServeOptions::default()
-                };
-                if let Err(e) =
-                    wyckoff_bot::serve_all(desk, std::slice::from_ref(&name), options, stop).await
-                {
-                    tracing::warn!(bot = %name, "not served: {e}");
-                }
-            })
         };
-        loops.insert(
-            name,
-            Loop {
-                stop,
-                task: Some(task),
-                retry_at: None,
-            },
-        );
+        let options = wyckoff_bot::ServeOptions {
+            front: "app",
+            ..wyckoff_bot::ServeOptions::default()
+        };
+        wyckoff_bot::serve_watching(
+            desk,
+            options,
+            serving.stop.clone(),
+            serving.nudge.clone(),
+            wyckoff_bot::WatchTiming::default(),
+        )
+        .await;
+    });
+    let serving = handle.state::<BotServing>();
+    if let Ok(mut w) = serving.watcher.lock() {
+        *w = Some(task);
     }
-    Ok(())
 }

@@ -17,7 +17,9 @@ pub mod serve_feishu;
 pub mod serve_stream;
 pub mod serve_wecom;
 pub mod telegram;
+pub mod watch;
 pub mod wecom;
 pub mod ws_connect;
 
 pub use serve::{ServeError, ServeOptions, serve_all, test};
+pub use watch::{WatchTiming, serve_watching};

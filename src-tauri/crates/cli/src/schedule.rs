@@ -638,13 +638,19 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
         // scripts; the long-running daemon keeps its runs' ends in their records and exits
         // 1 only for its own failure (a pass that could not run).
         let single = args.once || fixed;
-        // The long-running daemon serves the chat bots beside its schedules.
+        // The long-running daemon serves the chat bots beside its schedules, those added
+        // or given a token while it runs too.
         let bots = (!single).then(|| {
-            tokio::spawn(wyckoff_bot::serve_all(
+            let options = wyckoff_bot::ServeOptions {
+                front: "daemon",
+                ..wyckoff_bot::ServeOptions::default()
+            };
+            tokio::spawn(wyckoff_bot::serve_watching(
                 desk.clone(),
-                &[],
-                wyckoff_bot::ServeOptions::default(),
+                options,
                 stop.draining.clone(),
+                Arc::default(),
+                wyckoff_bot::WatchTiming::default(),
             ))
         });
         let mut failed = false;
@@ -677,7 +683,7 @@ pub fn daemon(args: DaemonArgs) -> anyhow::Result<ExitCode> {
             }
         }
         if let Some(bots) = bots
-            && let Ok(Err(e)) = bots.await
+            && let Err(e) = bots.await
         {
             eprintln!("wyckoff: chat bots: {e}");
         }
