@@ -11,12 +11,16 @@
 //! AppImage stays byte for byte the one that is running; the third replaces it, and the
 //! replacement runs (`wyckoff --version` through its own runtime says 0.2.0). Then 立即重启:
 //! the running desk exits and the new AppImage is started in its place (by the file
-//! `APPIMAGE` names, through its own runtime), which its AppRun records in a marker file.
+//! `APPIMAGE` names, through its own runtime): its AppRun records that it ran, and the real
+//! desk it carries comes up from the new image's extraction and holds the single-instance
+//! name on the session bus (so it did not hand over to the exiting old desk and quit).
 //!
-//! The newer release is a small AppImage made here (the same runtime, an AppRun that answers
-//! like the 0.2.0 CLI and, started as the desk, writes how it was started to the file
-//! `WYCKOFF_E2E_RESTART_MARKER` names): building a second real app of another version would
-//! take minutes. The restart ends the WebDriver session: the test expects that.
+//! The newer release is the same desk binary repacked by the test, with a release file
+//! (`usr/share/wyckoff-e2e/release`, "0.2.0") that tells its extraction apart, and an AppRun
+//! that answers like the 0.2.0 CLI and, started as the desk, writes how it was started to
+//! the file `WYCKOFF_E2E_RESTART_MARKER` names before it runs the desk: building a second
+//! real app of another version would take minutes. The restart ends the WebDriver session:
+//! the test expects that, and stops the new desk itself.
 //!
 //! Needs: `scripts/appimage --debug` run first (scripts/package runs it), mksquashfs, the
 //! tauri CLI in ui/node_modules (the signer), Xvfb, tauri-driver and a session bus.
@@ -71,15 +75,27 @@ fn built_appimage() -> PathBuf {
     })
 }
 
-/// A release 0.2.0 AppImage: our runtime with a squashfs whose AppRun answers as the 0.2.0
-/// CLI does.
+/// Where the newer release's image says which release it is.
+const RELEASE_FILE: &str = "usr/share/wyckoff-e2e/release";
+
+/// A release 0.2.0 AppImage: our runtime with a squashfs holding the real desk (this build's),
+/// a release file, and an AppRun that answers as the 0.2.0 CLI does and runs the desk.
 fn newer_appimage(work: &Path) -> PathBuf {
     let appdir = work.join("AppDir");
-    std::fs::create_dir_all(&appdir).unwrap();
+    std::fs::create_dir_all(appdir.join("usr/bin")).unwrap();
+    std::fs::copy(
+        target_dir().join("debug/wyckoff-desk"),
+        appdir.join("usr/bin/wyckoff-desk"),
+    )
+    .unwrap();
+    let release = appdir.join(RELEASE_FILE);
+    std::fs::create_dir_all(release.parent().unwrap()).unwrap();
+    std::fs::write(&release, "0.2.0\n").unwrap();
     let app_run = appdir.join("AppRun");
     std::fs::write(
         &app_run,
         r#"#!/bin/sh
+here="${APPDIR:-$(dirname "$(readlink -f "$0")")}"
 if [ "${1:-}" = wyckoff ]; then
   echo "wyckoff 0.2.0"
   exit 0
@@ -89,6 +105,7 @@ if [ -n "${WYCKOFF_E2E_RESTART_MARKER:-}" ]; then
   { echo "version=0.2.0"; echo "APPIMAGE=$APPIMAGE"; echo "args=$*"; } >"$WYCKOFF_E2E_RESTART_MARKER.partial"
   mv "$WYCKOFF_E2E_RESTART_MARKER.partial" "$WYCKOFF_E2E_RESTART_MARKER"
 fi
+exec "$here/usr/bin/wyckoff-desk" "$@"
 "#,
     )
     .unwrap();
@@ -103,6 +120,9 @@ fi
             "-no-xattrs",
             "-comp",
             "gzip",
+            // the desk binary is large; the test needs it packed, not small
+            "-Xcompression-level",
+            "1",
             "-quiet",
             "-no-progress",
         ]));
@@ -281,6 +301,60 @@ async fn update_scenario(
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
+    // The real desk from the new image runs: started from the installed AppImage, from the
+    // extraction that holds the 0.2.0 release file, and it owns the single-instance name the
+    // old desk held (a desk that had met the old one there would have handed over and quit).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let new_desk = loop {
+        let desks: Vec<(i32, PathBuf)> = running_under(&r.extractions)
+            .into_iter()
+            .filter(|(_, exe)| exe.ends_with("usr/bin/wyckoff-desk"))
+            .collect();
+        if let [(pid, exe)] = desks.as_slice()
+            && single_instance_owner() == Some(*pid)
+        {
+            break (*pid, exe.clone());
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no desk from the new AppImage holds the single-instance name: desks {desks:?}, \
+             owner {:?}",
+            single_instance_owner()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    };
+    let (pid, exe) = new_desk;
+    assert!(!old.contains(&pid));
+    let extraction = exe
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(extraction.join(RELEASE_FILE)).unwrap(),
+        "0.2.0\n",
+        "the desk does not run from the new image: {}",
+        exe.display()
+    );
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let appimage = format!("APPIMAGE={}", installed.display());
+    assert!(
+        environ
+            .split(|b| *b == 0)
+            .any(|var| var == appimage.as_bytes()),
+        "the new desk was not started from the installed AppImage"
+    );
+    assert!(alive(pid), "the new desk exited");
+    // Stopped here: it runs outside the WebDriver session.
+    let _ = Command::new("kill").arg(pid.to_string()).status();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while alive(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new desk did not stop on SIGTERM"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }
 
 /// Whether `pid` still runs (a zombie has exited).
@@ -292,8 +366,8 @@ fn alive(pid: i32) -> bool {
     })
 }
 
-/// The desk the runtime extracted from the old AppImage (keyed by its hash; the new
-/// version's extraction beside it holds no desk).
+/// The desk the runtime extracted from the old AppImage (keyed by its hash), the only
+/// extraction before the restart: the new image has not run from this cache yet.
 fn old_desk(extractions: &Path) -> PathBuf {
     let extracted: Vec<PathBuf> = std::fs::read_dir(extractions)
         .unwrap()
@@ -304,6 +378,64 @@ fn old_desk(extractions: &Path) -> PathBuf {
         .collect();
     assert_eq!(extracted.len(), 1, "{extracted:?}");
     extracted[0].join("usr/bin/wyckoff-desk")
+}
+
+/// The processes whose executable lies under `dir`, with it.
+fn running_under(dir: &Path) -> Vec<(i32, PathBuf)> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| alive(*pid))
+        .filter_map(|pid| {
+            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+            exe.starts_with(dir).then_some((pid, exe))
+        })
+        .collect()
+}
+
+/// The process holding the desk's single-instance name on the session bus, if one does.
+fn single_instance_owner() -> Option<i32> {
+    let bus = |args: &[&str]| -> Option<String> {
+        let out = Command::new("dbus-send")
+            .args([
+                "--session",
+                "--print-reply",
+                "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+            ])
+            .args(args)
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let names = bus(&["org.freedesktop.DBus.ListNames"])?;
+    let name = names
+        .split('"')
+        .find(|n| n.starts_with("com.wyckoffdesk.app.SingleInstance"))?
+        .to_owned();
+    let pid = bus(&[
+        "org.freedesktop.DBus.GetConnectionUnixProcessID",
+        &format!("string:{name}"),
+    ])?;
+    pid.split_whitespace().last()?.parse().ok()
+}
+
+/// Stops every process run from the AppImages' extractions of this test (the new desk the
+/// restart started lives outside the WebDriver session), also when the test fails.
+struct StopExtracted(PathBuf);
+
+impl Drop for StopExtracted {
+    fn drop(&mut self) {
+        for (pid, _) in running_under(&self.0) {
+            // Best effort: only this test's own extractions are under this folder.
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
 }
 
 /// The processes running `exe`.
@@ -392,6 +524,8 @@ async fn the_appimage_installs_a_signed_update_and_refuses_tampered_ones() {
 
     let home = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
+    let extractions = xdg.path().join("cache/wyckoff-desk/appimage");
+    let _stop_extracted = StopExtracted(extractions.clone());
     let marker = work.path().join("restarted.txt");
     let endpoint = format!("{base}/latest.json");
     // tauri-driver starts whatever WYCKOFF_E2E_APP names: here the AppImage itself.
@@ -414,7 +548,7 @@ async fn the_appimage_installs_a_signed_update_and_refuses_tampered_ones() {
     let releases = Releases {
         serving,
         marker,
-        extractions: xdg.path().join("cache/wyckoff-desk/appimage"),
+        extractions,
         bad_artifact,
         bad_manifest,
         good,
