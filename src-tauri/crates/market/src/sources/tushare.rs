@@ -656,3 +656,39 @@ impl DailySource for Tushare {
         Ok(list)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_for_points_is_told_from_other_vendor_errors() {
+        let limited = |m: &str| SourceError::RateLimited {
+            retry_after: None,
+            message: m.into(),
+        };
+        let vendor = |m: &str| SourceError::Vendor {
+            code: 40203,
+            message: m.into(),
+        };
+        let table = [
+            (vendor("抱歉，您没有访问该接口的权限"), true),
+            (
+                limited("抱歉，您没有访问该接口的权限，权限的具体详情访问"),
+                true,
+            ),
+            (vendor("您的积分不足，请查看积分获取办法"), true),
+            (
+                SourceError::Auth("No permission for index_classify".into()),
+                true,
+            ),
+            // the same code for a rate limit, which says so
+            (limited("抱歉，您每分钟最多访问该接口200次"), false),
+            (vendor("参数错误"), false),
+            (SourceError::Empty, false),
+        ];
+        for (e, want) in table {
+            assert_eq!(lacks_permission(&e), want, "{e}");
+        }
+    }
+}
