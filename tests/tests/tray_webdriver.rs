@@ -12,117 +12,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::BufRead;
+#[path = "support/tray.rs"]
+mod tray;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use thirtyfour::prelude::*;
+use tray::{Daemon, show_hide, wait_tray_label};
 use wyckoff_e2e::webdriver::{
     TauriDriver, mock_model_settings, run_scenario, send, shot, wait_attr, wait_for,
     wait_for_answer,
 };
 use wyckoff_mock_vendor::{MockServer, OpenAiStream, Response, Route};
-
-fn support(script: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("support")
-        .join(script)
-}
-
-/// A stand-in daemon, killed when dropped.
-struct Daemon(Child);
-
-impl Daemon {
-    /// Starts `script args…` and waits for its "ready" line (its bus name is owned).
-    fn start(script: &str, args: &[&str]) -> Daemon {
-        let mut child = Command::new("/usr/bin/python3")
-            .arg(support(script))
-            .args(args)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 with jeepney (scripts/setup installs python3-jeepney)");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert_eq!(line.trim(), "ready", "{script}");
-        Daemon(child)
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The tray menu's top-level entries as the panel reads them: (id, label).
-fn tray_menu(items: &Path) -> Vec<(i64, String)> {
-    let out = Command::new("/usr/bin/python3")
-        .arg(support("fake-tray-host.py"))
-        .arg("menu")
-        .arg(items)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let entries: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    entries
-        .iter()
-        .map(|e| {
-            (
-                e["id"].as_i64().unwrap(),
-                e["label"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
-/// Waits until the app has registered its tray item with the watcher, then until an
-/// entry's label is `want`.
-async fn wait_tray_label(items: &Path, want: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let registered = std::fs::read_to_string(items).is_ok_and(|s| !s.trim().is_empty());
-        let labels: Vec<String> = if registered {
-            tray_menu(items).into_iter().map(|(_, l)| l).collect()
-        } else {
-            Vec::new()
-        };
-        if labels.iter().any(|l| l == want) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the tray never showed {want:?}: {labels:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// Clicks the tray entry labelled `label`, as the panel does.
-fn click_tray(items: &Path, label: &str) {
-    let id = tray_menu(items)
-        .into_iter()
-        .find(|(_, l)| l == label)
-        .unwrap_or_else(|| panic!("no tray entry {label:?}"))
-        .0;
-    let status = Command::new("/usr/bin/python3")
-        .arg(support("fake-tray-host.py"))
-        .arg("click")
-        .arg(items)
-        .arg(id.to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
 
 /// The Notify calls the daemon recorded.
 fn notifications(record: &Path) -> Vec<Value> {
@@ -131,16 +35,6 @@ fn notifications(record: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-/// Whether the page is hidden, as the webview itself sees it.
-async fn page_hidden(d: &WebDriver) -> bool {
-    d.execute("return document.visibilityState", vec![])
-        .await
-        .unwrap()
-        .json()
-        .as_str()
-        == Some("hidden")
 }
 
 async fn tray_scenario(d: WebDriver, server: Arc<MockServer>, items: PathBuf, record: PathBuf) {
@@ -165,12 +59,7 @@ async fn tray_scenario(d: WebDriver, server: Arc<MockServer>, items: PathBuf, re
     );
 
     // The tray hides the window; the report finishes while it is hidden.
-    click_tray(&items, "显示/隐藏");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !page_hidden(d).await {
-        assert!(Instant::now() < deadline, "the window never hid");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    show_hide(d, &items, true).await;
     server.open_gate("report");
     let deadline = Instant::now() + Duration::from_secs(20);
     let sent = loop {
@@ -194,12 +83,7 @@ async fn tray_scenario(d: WebDriver, server: Arc<MockServer>, items: PathBuf, re
     );
 
     // Back from the tray: the window shows the finished task and the completion's turn.
-    click_tray(&items, "显示/隐藏");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while page_hidden(d).await {
-        assert!(Instant::now() < deadline, "the window never came back");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    show_hide(d, &items, false).await;
     wait_attr(
         d,
         By::Css(".task-panel .task-row[data-tool='generate_ai_report']"),
