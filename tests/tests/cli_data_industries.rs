@@ -390,3 +390,60 @@ fn the_market_maps_sector_table_agrees_with_a_count_by_hand() {
     assert_eq!(code, Some(0));
     assert!(text.contains("rotation") && text.contains("金融"), "{text}");
 }
+
+#[test]
+fn a_tdx_installs_style_blocks_come_in_as_styles() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let tdx = h.join("new_tdx");
+    let cache = tdx.join("T0002").join("hq_cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let gbk = |s: &str| encoding_rs::GBK.encode(s).0.into_owned();
+    std::fs::write(
+        cache.join("tdxhy.cfg"),
+        gbk("0|000001|T1001|||\n1|601318|T1003|||\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        tdx.join("incon.dat"),
+        gbk("#TDXNHY\nT10|金融\nT1001|银行\nT1003|保险\n######\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        cache.join("block_gn.dat"),
+        block_file(&[("金融科技", &["000001", "601318"])]),
+    )
+    .unwrap();
+    std::fs::write(
+        cache.join("block_fg.dat"),
+        block_file(&[("大盘价值", &["601318"])]),
+    )
+    .unwrap();
+    let r = json(
+        h,
+        &[
+            "data",
+            "industries",
+            "import",
+            tdx.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(r["status"], "imported", "{r}");
+    // one concept block and one style block, three memberships
+    assert_eq!(r["concepts"], 2, "{r}");
+    assert_eq!(r["concept_rows"], 3, "{r}");
+    let show = json(h, &["data", "industries", "show", "601318", "--json"]);
+    assert_eq!(show["styles"], serde_json::json!(["大盘价值"]), "{show}");
+    assert_eq!(show["concepts"], serde_json::json!(["金融科技"]), "{show}");
+    let show = json(h, &["data", "industries", "show", "000001", "--json"]);
+    assert_eq!(show["styles"], serde_json::json!([]), "{show}");
+    let loads = json(h, &["data", "industries", "list", "--json"]);
+    let kinds: Vec<&str> = loads
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"style"), "{loads}");
+}
