@@ -73,7 +73,11 @@ async fn serve(listener: tokio::net::TcpListener, server: Arc<Server>, manifest:
             server.paths.lock().unwrap().push(path.clone());
             let (status, body) = if path == MIRROR {
                 // a broken mirror: a server error, then a manifest that is not there
-                if server.mirror_asked.fetch_add(1, Ordering::SeqCst) % 2 == 0 {
+                if server
+                    .mirror_asked
+                    .fetch_add(1, Ordering::SeqCst)
+                    .is_multiple_of(2)
+                {
                     ("500 Internal Server Error", "mirror broken".to_owned())
                 } else {
                     ("404 Not Found", "not found".to_owned())

@@ -22,8 +22,9 @@
 //! real app of another version would take minutes. The restart ends the WebDriver session:
 //! the test expects that, and stops the new desk itself.
 //!
-//! Needs: `scripts/appimage --debug` run first (scripts/package runs it), mksquashfs, the
-//! tauri CLI in ui/node_modules (the signer), Xvfb, tauri-driver and a session bus.
+//! Needs: `scripts/appimage --debug` run first (scripts/package runs it) and the debug desk
+//! it packs, mksquashfs, the tauri CLI in ui/node_modules (the signer), Xvfb, tauri-driver,
+//! a session bus and dbus-send.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
