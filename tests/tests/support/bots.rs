@@ -19,12 +19,14 @@ use wyckoff_mock_vendor::MockServer;
 
 /// The mock model vendor's key, as `mock_model_settings` names it.
 pub const KEY: (&str, &str) = ("WYCKOFF_KEY_MOCK", "sk-bot-e2e-123456");
-/// The app's tools that write: a bot's model must not be offered them.
-pub const WRITERS: [&str; 4] = [
+/// The app's tools that write, asking or not (chart notes): a bot's model must not be
+/// offered them.
+pub const WRITERS: [&str; 5] = [
     "update_portfolio",
     "record_fill",
     "write_file",
     "exec_command",
+    "annotate_chart",
 ];
 
 // ---------------------------------------------------------------- HTTP

@@ -25,6 +25,9 @@ pub struct ToolSpec {
     pub requires_approval: bool,
     /// Runs on the background task manager; the model gets a task id at once.
     pub background: bool,
+    /// Changes what the owner keeps (chart notes) without asking: run freely in the
+    /// owner's own conversations, but a writer where someone else talks (a chat bot).
+    pub writes: bool,
 }
 
 impl ToolSpec {
@@ -35,6 +38,7 @@ impl ToolSpec {
             concurrency_safe: false,
             requires_approval: false,
             background: false,
+            writes: false,
         }
     }
 
@@ -50,6 +54,11 @@ impl ToolSpec {
 
     pub fn background(mut self) -> Self {
         self.background = true;
+        self
+    }
+
+    pub fn writes(mut self) -> Self {
+        self.writes = true;
         self
     }
 }

@@ -123,10 +123,13 @@ pub struct BotAuditLine {
 }
 
 /// Whether a tool changes anything: what a chat may not run without the owner. A tool
-/// that asks for approval writes; an MCP tool writes unless its server says it only
-/// reads (a read-only MCP tool is the only kind marked concurrency-safe), trusted or not.
+/// that asks for approval writes, and so does one that changes the owner's data unasked
+/// (chart notes); an MCP tool writes unless its server says it only reads (a read-only
+/// MCP tool is the only kind marked concurrency-safe), trusted or not.
 pub fn is_writer(spec: &ToolSpec) -> bool {
-    spec.requires_approval || (spec.name.starts_with("mcp__") && !spec.concurrency_safe)
+    spec.requires_approval
+        || spec.writes
+        || (spec.name.starts_with("mcp__") && !spec.concurrency_safe)
 }
 
 /// What a sender may do with one more message to the model.
@@ -770,16 +773,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn writers_are_the_tools_that_ask_and_mcp_tools_not_marked_read_only() {
+    fn writers_are_the_tools_that_ask_or_write_unasked_and_mcp_tools_not_marked_read_only() {
         let plain = ToolSpec::new("analyze_stock", "分析");
         let asks = ToolSpec::new("update_portfolio", "调仓").requires_approval();
         let mcp_reader = ToolSpec::new("mcp__s__get", "MCP").concurrency_safe();
         let mcp_trusted_writer = ToolSpec::new("mcp__s__put", "MCP");
+        // Changes the owner's chart notes without asking: safe to run beside others, yet
+        // a chat may not.
+        let writes_unasked = ToolSpec::new("annotate_chart", "图表标注")
+            .concurrency_safe()
+            .writes();
         let cases = [
             (plain, false),
             (asks, true),
             (mcp_reader, false),
             (mcp_trusted_writer, true),
+            (writes_unasked, true),
         ];
         for (spec, writer) in cases {
             assert_eq!(is_writer(&spec), writer, "{}", spec.name);

@@ -14,7 +14,7 @@
 //! | `run_backtest` | 策略回测 | background |
 //! | `update_portfolio` | 调仓操作 | requires approval |
 //! | `record_fill` | 记录成交 | requires approval |
-//! | `annotate_chart` | 图表标注 | concurrency-safe (changes only chart notes) |
+//! | `annotate_chart` | 图表标注 | concurrency-safe, writes (changes only chart notes, unasked) |
 //!
 //! Scope is A-shares: the reference's HK/US/ETF, fundamental and `delete_records` parts are
 //! left out (the descriptions say so). Every result is a JSON object carrying
@@ -182,7 +182,9 @@ pub fn market_tools(md: Arc<MarketData>) -> Vec<Arc<dyn Tool>> {
         {
             let md = md.clone();
             Arc::new(FnTool::new(
-                ToolSpec::new(annotate::NAME, annotate::DISPLAY_NAME).concurrency_safe(),
+                ToolSpec::new(annotate::NAME, annotate::DISPLAY_NAME)
+                    .concurrency_safe()
+                    .writes(),
                 annotate::DESCRIPTION,
                 annotate::parameters(),
                 move |args, ctx| {

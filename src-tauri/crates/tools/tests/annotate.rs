@@ -52,6 +52,9 @@ async fn the_agent_draws_lists_and_removes_its_notes_without_approval() {
     let (md, reg, _dir) = setup().await;
     let spec = reg.spec("annotate_chart").unwrap().clone();
     assert!(spec.concurrency_safe && !spec.requires_approval);
+    // It changes the owner's chart notes unasked: where someone else talks (a chat bot)
+    // it is a writer.
+    assert!(spec.writes);
 
     let added = [
         json!({"code": "000001", "kind": "box", "from": "2020-01-02", "to": "2020-03-02", "low": 12.5, "high": 14.1}),

@@ -127,6 +127,8 @@ async fn specs_flags_and_schemas() {
         let heavy = n == "screen_stocks" || n == "run_backtest";
         assert_eq!(spec.background, heavy, "{n}");
         assert_eq!(spec.concurrency_safe, !writes && !heavy, "{n}");
+        // Only the chart notes change without asking.
+        assert_eq!(spec.writes, n == "annotate_chart", "{n}");
     }
     for s in h.reg.schemas(None) {
         assert_eq!(s.parameters["type"], "object");
