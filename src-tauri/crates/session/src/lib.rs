@@ -518,12 +518,12 @@ impl Services {
         registry.add_source(self.mcp.source());
         // A chat bot's conversation, whoever opens it: the model is offered no tool that
         // writes, and a call of one all the same waits for the owner in the gate.
-        if self
+        let from_a_chat = self
             .bots
             .conversation_chat(&conversation.id)
             .await?
-            .is_some()
-        {
+            .is_some();
+        if from_a_chat {
             registry.gate_writers(Arc::new(bot_store::is_writer));
         }
         let mut runtime = Runtime::new(
@@ -551,11 +551,15 @@ impl Services {
         // messages are archived under the data home. The stored conversation keeps them.
         let archive = FileArchive::new(self.home.root().join(CONTEXT_ARCHIVE_DIR))
             .with_clock(self.clock.clone());
-        runtime = runtime.with_compactor(Arc::new(
-            LlmCompactor::new(conversation.id.clone())
-                .with_archive(Arc::new(archive))
-                .with_memory_flush(Arc::new(memory::StoreFlush(self.memories.clone()))),
-        ));
+        let mut compactor =
+            LlmCompactor::new(conversation.id.clone()).with_archive(Arc::new(archive));
+        // What a chat bot's sender says is not the owner's: none of it becomes a memory the
+        // owner's own conversations recall (neither on compaction nor at session end).
+        if !from_a_chat {
+            compactor =
+                compactor.with_memory_flush(Arc::new(memory::StoreFlush(self.memories.clone())));
+        }
+        runtime = runtime.with_compactor(Arc::new(compactor));
         tracing::info!(session = %conversation.id, model = %model_label, stored = messages.len(), "session ready");
         Ok(Session {
             conversation,
@@ -567,6 +571,7 @@ impl Services {
             system_prompt: prompt::system_prompt().to_owned(),
             clock: self.clock.clone(),
             spoke_since_extraction: false,
+            remembers: !from_a_chat,
             skills: self.skills.clone(),
             notices: Vec::new(),
         })
@@ -664,6 +669,9 @@ pub struct Session {
     clock: Arc<dyn Clock>,
     /// The user spoke since the last memory extraction.
     spoke_since_extraction: bool,
+    /// What is said here may become the owner's memories (not in a chat bot's
+    /// conversation: its sender is not the owner).
+    remembers: bool,
     skills: Arc<SkillCatalog>,
     /// Decided inbox calls the next turn hands the model first.
     notices: Vec<wyckoff_inbox::DecidedNotice>,
@@ -877,9 +885,10 @@ impl Session {
     /// The end of a session (seed 记忆写入): the last 40 stored messages go to the model
     /// with the extraction prompt; `[偏好]` lines become preferences, others session
     /// memories, skipping near-duplicates of stored ones. Does nothing (no model call)
-    /// when the user has not spoken since the last extraction.
+    /// when the user has not spoken since the last extraction, nor in a chat bot's
+    /// conversation.
     pub async fn extract_memories(&mut self) -> Result<ExtractionOutcome, SessionError> {
-        if !self.spoke_since_extraction {
+        if !self.remembers || !self.spoke_since_extraction {
             return Ok(ExtractionOutcome::default());
         }
         let id = &self.conversation.id;
