@@ -288,6 +288,30 @@ fn l4_reads_the_trigger_day_on_cached_60_minute_bars_and_says_when_it_has_none()
             "60-minute: not confirmed"
         };
         assert!(line["en"].as_str().unwrap().starts_with(want), "{line}");
+        // the diagnosis of the stock as of its trigger day reads the same 60-minute bars
+        // the same way, and says so in a line of its own
+        let trigger_day = c["bars_as_of"].as_str().unwrap();
+        let a = ok_json(run(
+            wyckoff_cli(h),
+            &["analyze", code, "--as-of", trigger_day, "--json"],
+        ));
+        let theirs = &a["timeframes"]["intraday"];
+        assert_eq!(theirs["type"], check["type"], "{code} {trigger_day}: {a}");
+        let got = theirs["close_in_range_pct"].as_f64().unwrap();
+        assert!(
+            (got - pct).abs() < 0.01,
+            "{code} {trigger_day}: {got} vs {pct}"
+        );
+        let lines = a["timeframes"]["lines"].as_array().unwrap();
+        let minutes = lines
+            .iter()
+            .find(|l| l["timeframe"] == "minutes60")
+            .unwrap_or_else(|| panic!("no 60-minute line in {a}"));
+        assert!(
+            minutes["en"].as_str().unwrap().starts_with(want),
+            "{minutes}"
+        );
+        assert_eq!(minutes["zh"], line["zh"], "{code} {trigger_day}");
         // the text report shows the check beside each candidate
         let text = run(wyckoff_cli(h), &["screen", "--as-of", day]);
         assert!(text.status.success(), "{}", show(&text));

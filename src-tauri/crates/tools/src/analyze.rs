@@ -83,14 +83,19 @@ pub async fn run(md: &MarketData, args: &Value) -> Result<Value, ToolError> {
     }
 }
 
-/// The weekly structure around the last bar and, when it triggered an entry, what the
-/// day's cached 60-minute bars said of it; each line names the timeframe that said it.
+/// The weekly structure around the last bar and, when it triggered an entry or an L4
+/// signal, what the day's cached 60-minute bars said of it; each line names the timeframe
+/// that said it.
 async fn timeframes(md: &MarketData, d: &Diagnosed) -> Value {
     use wyckoff_engine::timeframes::{HourBar, Timeframe, read};
     let Some(day) = d.diagnosis.latest_date else {
         return Value::Null;
     };
-    let trigger = d.diagnosis.candidate_entry_type.clone();
+    // the day's trigger: the candidate lane's entry, else the L4 triggers that fired on the
+    // last bar (what the screen's L4 confirms on the same 60-minute bars)
+    let trigger = d.diagnosis.candidate_entry_type.clone().or_else(|| {
+        (!d.diagnosis.l4_triggers.is_empty()).then(|| d.diagnosis.l4_triggers.join("+"))
+    });
     let mut hours = Vec::new();
     if trigger.is_some() {
         let store = wyckoff_market::minute::MinuteStore::new(md.pool().clone());
