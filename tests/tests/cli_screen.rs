@@ -186,3 +186,36 @@ async fn a_damaged_cache_row_is_reported_and_skipped() {
         "a damaged series is never scored"
     );
 }
+
+#[test]
+fn a_past_days_screen_says_why_it_suggests_no_size() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let (code, _, err) = wyckoff(
+        h,
+        &["portfolio", "cash", "in", "100000", "--date", "2020-01-02"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let note = "按某日回看的筛选不给建议仓位：仓位按今天的账户与收盘价计算";
+    // A replayed day: its candidates carry no size (today's account did not exist then).
+    let r = json(h, &["screen", "--json", "--as-of", "2019-06-12"]);
+    assert_eq!(r["suggested_size_note"], note);
+    for c in r["candidates"].as_array().unwrap() {
+        assert!(c.get("suggested_size").is_none(), "{c}");
+    }
+    let (code, text, _) = wyckoff(h, &["screen", "--as-of", "2019-06-12"]);
+    assert_eq!(code, Some(0));
+    assert!(text.contains(&format!("note: {note}")), "{text}");
+    assert!(!text.contains("suggested sizes"), "{text}");
+    // Today's screen is sized, so it carries no such note. (Offline, the bundled last
+    // day has no candidate; the sizes themselves are the tools test `suggested_size`'s.)
+    let today = json(h, &["screen", "--json"]);
+    assert!(today.get("suggested_size_note").is_none(), "{today}");
+    for c in today["candidates"].as_array().unwrap() {
+        let z = &c["suggested_size"];
+        assert_eq!(z["code"], c["code"], "{c}");
+        if let Some(n) = z["sizing"]["shares"].as_u64() {
+            assert!(n == 0 || n.is_multiple_of(100) || n >= 200, "{z}");
+        }
+    }
+}
