@@ -114,6 +114,34 @@ describe("Settings page", () => {
     expect(document.getElementById("settings-message")?.textContent).toContain("use an absolute path");
     expect(document.getElementById("settings-message")?.textContent).toContain("file_roots: 'notes'");
   });
+  it("saves the sizing and account limits with the rest of the form", async () => {
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} onAsk={() => {}} />);
+    expect((document.getElementById("set-risk-risk_per_trade_pct") as HTMLInputElement).value).toBe("1");
+    expect((document.getElementById("set-risk-max_positions") as HTMLInputElement).value).toBe("8");
+    fireEvent.change(document.getElementById("set-risk-max_positions") as HTMLInputElement, { target: { value: "3" } });
+    fireEvent.change(document.getElementById("set-risk-drawdown_brake_pct") as HTMLInputElement, { target: { value: "10" } });
+    fireEvent.change(document.getElementById("set-risk-risk_per_trade_pct") as HTMLInputElement, { target: { value: "0.5" } });
+    await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
+    expect(mocks.updateSettings).toHaveBeenCalledTimes(1);
+    const saved = mocks.updateSettings.mock.calls[0][0] as Settings;
+    expect(saved.risk).toEqual({ ...riskFixture, max_positions: 3, drawdown_brake_pct: 10, risk_per_trade_pct: 0.5 });
+    expect(document.getElementById("settings-message")?.textContent).toBe("已保存");
+  });
+
+  it("shows the backend's refusal of a risk limit, naming the field", async () => {
+    mocks.updateSettings.mockResolvedValue({
+      status: "error",
+      error: { type: "invalid", field: "risk.max_heat_pct", reason: "must be a percent between 0 and 100 (0 turns it off) (got 120)" },
+    });
+    render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} onAsk={() => {}} />);
+    fireEvent.change(document.getElementById("set-risk-max_heat_pct") as HTMLInputElement, { target: { value: "120" } });
+    await act(async () => fireEvent.click(document.getElementById("settings-save") as HTMLButtonElement));
+    expect((mocks.updateSettings.mock.calls[0][0] as Settings).risk.max_heat_pct).toBe(120);
+    const said = document.getElementById("settings-message")?.textContent ?? "";
+    expect(said).toContain("risk.max_heat_pct");
+    expect(said).toContain("between 0 and 100");
+  });
+
   it("saves the intraday alert interval from the alerts section", async () => {
     render(<SettingsPage view={{ settings, problem: null, migration_notes: [] }} onSaved={() => {}} onAsk={() => {}} />);
     const field = document.getElementById("set-intraday-minutes") as HTMLInputElement;
