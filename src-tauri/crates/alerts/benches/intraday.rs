@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -26,6 +26,8 @@ use wyckoff_protocol::{AlertCondition, AlertTarget};
 use wyckoff_push::Outbox;
 
 const STOCKS: usize = 300;
+/// Single passes timed for the low, median and high.
+const RUNS: usize = 51;
 
 /// A Tencent reply line in the API's layout for a stock whose last close was `prev`.
 fn line(code: &StockCode, prev: f64, day: u32, i: usize) -> String {
@@ -141,6 +143,21 @@ fn bench(c: &mut Criterion) {
         first.quoted.len(),
         first.report.stocks * 4,
         first.report.fired.len()
+    );
+    // low, median and high of single passes, the line scripts/bench-baselines reads
+    let mut times: Vec<Duration> = (0..RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(pass());
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    eprintln!(
+        "intraday pass, {STOCKS} codes: low {:.2?}, median {:.2?}, high {:.2?} over {RUNS} runs",
+        times[0],
+        times[RUNS / 2],
+        times[RUNS - 1]
     );
     c.bench_function("intraday_300_codes_parse_and_evaluate", |b| {
         b.iter(|| black_box(pass()))
