@@ -448,6 +448,14 @@ fn the_result_says_which_limits_it_ran_under() {
         note.contains("取自设置") && note.contains("4.5%") && note.contains("最多 3 只"),
         "{note}"
     );
+    // The per-position budget is the run's 1/top_n, not Settings' largest position, and
+    // the 水温 is counted, not enforced: both said.
+    let sizing = r.notes.iter().find(|n| n.starts_with("按风险定仓")).unwrap();
+    assert!(
+        sizing.contains("单只不超过权益的 1/4（按 top_n 等分，不取设置里的单只仓位上限）")
+            && sizing.contains("水温只统计不执行"),
+        "{sizing}"
+    );
     let default = run(&u, &args("risk", None, 4).unwrap());
     let note = default
         .notes
