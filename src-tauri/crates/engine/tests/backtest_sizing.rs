@@ -450,7 +450,11 @@ fn the_result_says_which_limits_it_ran_under() {
     );
     // The per-position budget is the run's 1/top_n, not Settings' largest position, and
     // the 水温 is counted, not enforced: both said.
-    let sizing = r.notes.iter().find(|n| n.starts_with("按风险定仓")).unwrap();
+    let sizing = r
+        .notes
+        .iter()
+        .find(|n| n.starts_with("按风险定仓"))
+        .unwrap();
     assert!(
         sizing.contains("单只不超过权益的 1/4（按 top_n 等分，不取设置里的单只仓位上限）")
             && sizing.contains("水温只统计不执行"),
