@@ -745,3 +745,39 @@ async fn bot_secret_keeps_the_token_in_the_keychain_only() {
     let gone = wyckoff_config::Secrets::system().get_bot(&wyckoff_config::BotSecret("kc".into()));
     assert!(gone.is_none(), "bot remove left the token in the keychain");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_answer_arrives_in_parts_and_a_part_telegram_cannot_parse_as_plain_text() {
+    let (home, server, tg) = setup(&[]).await;
+    let h = home.path();
+    tg.state.lock().unwrap().strict_markdown = true;
+    let _bot = Running::start(h, &ENV);
+    pair(h, &tg, 7, 7, "private").await;
+    // 100 lines of 61 UTF-16 units: more than one message holds; one `_` in the second.
+    let answer: Vec<String> = (0..100)
+        .map(|i| {
+            let word = if i == 80 {
+                "snake_case"
+            } else {
+                "量价关系威科夫阶段"
+            };
+            format!(
+                "第{i:03}行：{word}{}",
+                "量".repeat(54 - word.chars().count())
+            )
+        })
+        .collect();
+    let answer = answer.join("\n");
+    assert!(answer.lines().all(|l| l.encode_utf16().count() == 60));
+    server.push(Route::Openai, OpenAiStream::text_response(&[&answer]));
+    tg.message(7, 7, "private", "说长一点");
+    let sent = tg.wait_sent(7, 3).await;
+    // As many lines as fit 4096 units in the first, the rest in the second: nothing lost.
+    assert_eq!(sent[1].lines().count(), 4096 / 61, "{}", sent[1].len());
+    assert!(sent[1].encode_utf16().count() <= 4096);
+    assert_eq!(format!("{}\n{}", sent[1], sent[2]), answer);
+    // The part with the lone `_` was refused as Markdown and sent again as plain text.
+    assert_eq!(tg.state.lock().unwrap().refused_markdown, 1);
+    assert!(sent[2].contains("snake_case"));
+    quiet(&tg, 7, 3).await;
+}

@@ -196,6 +196,10 @@ pub struct TgState {
     pub redeliver: bool,
     /// Requests whose path did not carry the right token.
     pub bad_token: usize,
+    /// Refuse a Markdown `sendMessage` with an odd number of `_` as Telegram does (400,
+    /// "can't parse entities"); how many were refused.
+    pub strict_markdown: bool,
+    pub refused_markdown: usize,
 }
 
 #[derive(Clone)]
@@ -344,6 +348,19 @@ impl FakeTelegram {
             "sendMessage" => {
                 let chat = body["chat_id"].as_i64().unwrap();
                 let text = body["text"].as_str().unwrap().to_owned();
+                let refused = {
+                    let mut s = state.lock().unwrap();
+                    let refuse = s.strict_markdown
+                        && body["parse_mode"] == "Markdown"
+                        && !text.matches('_').count().is_multiple_of(2);
+                    s.refused_markdown += usize::from(refuse);
+                    refuse
+                };
+                if refused {
+                    let refusal = json!({"ok": false, "error_code": 400, "description": "Bad Request: can't parse entities: Can't find end of the entity"});
+                    respond(&mut socket, 400, &refusal).await;
+                    return;
+                }
                 let mut s = state.lock().unwrap();
                 s.sent.push((chat, text.clone()));
                 json!({"ok": true, "result": {"message_id": s.sent.len(), "chat": {"id": chat, "type": "private"}, "date": 0, "text": text}})
