@@ -614,6 +614,39 @@ mod tests {
     }
 
     #[test]
+    fn a_finished_task_is_said_in_one_line() {
+        let notice = |outcome, error: Option<&str>| TaskNotice {
+            task_id: "bg_1_screen_stocks".into(),
+            tool_name: "screen_stocks".into(),
+            display_name: "全市场扫描".into(),
+            outcome,
+            summary: Some("候选 1 只".into()),
+            error: error.map(str::to_owned),
+        };
+        let cases = [
+            (
+                notice(TaskOutcome::Completed, None),
+                "✅ 后台任务完成：全市场扫描（bg_1_screen_stocks）",
+            ),
+            (
+                notice(TaskOutcome::Failed, Some("没有行情\n数据")),
+                "✗ 后台任务失败：全市场扫描（bg_1_screen_stocks）：没有行情 数据",
+            ),
+            (
+                notice(TaskOutcome::Failed, None),
+                "✗ 后台任务失败：全市场扫描（bg_1_screen_stocks）",
+            ),
+            (
+                notice(TaskOutcome::Cancelled, Some("用户取消")),
+                "✗ 后台任务已取消：全市场扫描（bg_1_screen_stocks）",
+            ),
+        ];
+        for (notice, want) in cases {
+            assert_eq!(task_line(&notice), want);
+        }
+    }
+
+    #[test]
     fn a_result_is_one_line() {
         let cases = [
             ("", ""),
