@@ -335,6 +335,45 @@ describe("ChatPage", () => {
     expect(card.textContent).not.toContain("not_approved");
   });
 
+  it("an open conversation is read again when the window is shown, so a chat bot's messages appear", async () => {
+    const conversation = { id: "bot-1", title: "机器人对话", model: "m", updated_at: "" };
+    const usage = { input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 };
+    const stored = (texts: [string, string][]) =>
+      ok({
+        conversation,
+        messages: texts.flatMap(([q, a]) => [
+          { message: { role: "user", content: q }, interrupted: false },
+          { message: { role: "assistant", content: a }, interrupted: false },
+        ]),
+        usage,
+        last_turn_interrupted: false,
+      });
+    mocks.listConversations.mockResolvedValue(ok([conversation]));
+    mocks.loadConversation.mockResolvedValue(stored([["分析 000001", "平安银行：吸筹末段"]]));
+    render(<ChatPage hasModel onOpenSettings={() => {}} />);
+    const item = await screen.findByText("机器人对话");
+    await act(async () => {
+      fireEvent.click(item);
+    });
+    expect(await screen.findByText("平安银行：吸筹末段")).toBeTruthy();
+
+    // The bot answered another message while the window was hidden to the tray.
+    mocks.loadConversation.mockResolvedValue(stored([["分析 000001", "平安银行：吸筹末段"], ["我的持仓", "持仓 2 只"]]));
+    const visibility = vi.spyOn(document, "visibilityState", "get");
+    visibility.mockReturnValue("hidden");
+    await act(async () => {
+      document.dispatchEvent(new Event("visibilitychange"));
+    });
+    expect(screen.queryByText("持仓 2 只")).toBeNull();
+    visibility.mockReturnValue("visible");
+    await act(async () => {
+      document.dispatchEvent(new Event("visibilitychange"));
+    });
+    expect(await screen.findByText("持仓 2 只")).toBeTruthy();
+    expect(screen.getAllByText("平安银行：吸筹末段")).toHaveLength(1);
+    visibility.mockRestore();
+  });
+
   it("the conversation actions are icons with accessible names, not emoji", async () => {
     mocks.listConversations.mockResolvedValue(ok([{ id: "a", title: "甲", model: "m", updated_at: "" }]));
     render(<ChatPage hasModel onOpenSettings={() => {}} />);

@@ -210,6 +210,11 @@ export default function ChatPage({
   const keySeq = useRef(0);
 
   const running = live.some((l) => !l.view.terminal);
+  // For callbacks that run after a render: whether a turn is live, whether the page is shown.
+  const runningRef = useRef(running);
+  runningRef.current = running;
+  const activeRef = useRef(active);
+  activeRef.current = active;
   const lastTurn = live.length ? live[live.length - 1].view : null;
   const pending = lastTurn?.approvals[0] ?? null;
   const convUsage: Usage = live.reduce((u, l) => addUsage(u, l.view.usage), history?.usage ?? emptyUsage());
@@ -224,11 +229,6 @@ export default function ChatPage({
   useEffect(() => {
     void refreshList();
   }, [refreshList]);
-  // Fresh again whenever the page is shown: conversations started elsewhere (a chat bot
-  // the app serves, the CLI on the same home) appear without a turn of this window's.
-  useEffect(() => {
-    if (active) void refreshList();
-  }, [active, refreshList]);
 
   // The conversation shown, for callbacks that finish after the user moved on.
   const currentRef = useRef<string | null>(null);
@@ -284,6 +284,29 @@ export default function ChatPage({
     },
     [refreshAllowed],
   );
+
+  /** The page shown again (switched to, or the window back from the tray): the list and,
+   * when no turn is live here, the open conversation are read again, so messages a chat bot
+   * or the CLI wrote meanwhile appear. A live turn keeps what it streams. */
+  const reloadShown = useCallback(async () => {
+    void refreshList();
+    const id = currentRef.current;
+    if (id === null || runningRef.current) return;
+    const r = await commands.loadConversation(id);
+    if (currentRef.current !== id || runningRef.current || r.status !== "ok") return;
+    clearLive();
+    setHistory(r.data);
+  }, [refreshList]);
+  useEffect(() => {
+    const onVisible = () => {
+      if (document.visibilityState === "visible" && activeRef.current) void reloadShown();
+    };
+    document.addEventListener("visibilitychange", onVisible);
+    return () => document.removeEventListener("visibilitychange", onVisible);
+  }, [reloadShown]);
+  useEffect(() => {
+    if (active) void reloadShown();
+  }, [active, reloadShown]);
 
   /** `end` is false when the conversation was deleted: nothing left to remember. */
   const newChat = useCallback((end = true) => {
