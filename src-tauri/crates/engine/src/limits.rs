@@ -106,8 +106,9 @@ pub fn classify(day: &DayInput) -> (LimitState, PriceBasis) {
         (None, Some(s)) => (s, PriceBasis::PreviousScale),
         (None, None) => (1.0, PriceBasis::Adjusted),
     };
-    let base = match (prev_raw, scale_prev) {
-        (Some(r), Some(sp)) if (sp / scale - 1.0).abs() <= SAME_SCALE => yuan_to_fen(r),
+    let base_is_real = matches!(scale_prev, Some(sp) if (sp / scale - 1.0).abs() <= SAME_SCALE);
+    let base = match prev_raw {
+        Some(r) if base_is_real => yuan_to_fen(r),
         _ => yuan_to_fen(prev.close * scale),
     };
     let Some(base) = base else {
@@ -127,12 +128,22 @@ pub fn classify(day: &DayInput) -> (LimitState, PriceBasis) {
     };
     let (open, high, low) = (fen(bar.open), fen(bar.high), fen(bar.low));
     let at = |p: i64, limit: i64| (p - limit).abs() <= slack;
+    // A real close against the exchange's own limit (from the previous real close) is at
+    // the limit only to the fen: a heavily adjusted history's slack would count a close a
+    // fen short as sealed.
+    let close_at = |limit: i64| {
+        if basis == PriceBasis::Raw && base_is_real {
+            close == limit
+        } else {
+            at(close, limit)
+        }
+    };
     let one_price = |limit: i64| at(open, limit) && at(high, limit) && at(low, limit);
-    let state = if at(close, up) {
+    let state = if close_at(up) {
         LimitState::LimitUp {
             one_price: one_price(up),
         }
-    } else if at(close, down) {
+    } else if close_at(down) {
         LimitState::LimitDown {
             one_price: one_price(down),
         }

@@ -123,6 +123,27 @@ fn a_stock_day_against_its_limits() {
 }
 
 #[test]
+fn a_real_close_a_fen_short_is_not_sealed_on_a_heavily_adjusted_history() {
+    // adjusted 4.00 → 4.396 is real 10.00 → 10.99 (a scale of 2.5, so adjusted prices carry a
+    // fen of slack); the limit is 11.00, touched by the high and missed by the close: 炸板
+    let day = |raw_close: f64, close: f64| DayInput {
+        prev: flat(20240102, 4.00),
+        bar: bar(20240103, 4.1, 4.4, 4.05, close),
+        prev_raw: Some(10.00),
+        raw: Some(raw_close),
+        limit_pct: Some(10),
+    };
+    assert_eq!(
+        classify(&day(10.99, 4.396)),
+        (LimitState::Failed, PriceBasis::Raw)
+    );
+    assert_eq!(
+        classify(&day(11.00, 4.4)),
+        (LimitState::LimitUp { one_price: false }, PriceBasis::Raw)
+    );
+}
+
+#[test]
 fn an_ex_date_takes_the_ex_rights_reference_price() {
     // 0.50 dividend: raw 10.00 → reference 9.50 → limit 10.45; adjusted prev 9.50
     let input = DayInput {
