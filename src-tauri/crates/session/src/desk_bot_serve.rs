@@ -322,16 +322,7 @@ impl Desk {
         conversation: &str,
         task_id: &str,
     ) -> Result<TaskTold, SessionError> {
-        if self.hub().is_running(conversation) {
-            return Ok(TaskTold::Pending);
-        }
-        let running: Option<(String,)> =
-            sqlx::query_as("SELECT owner FROM conversation_lease WHERE conversation_id = ?")
-                .bind(conversation)
-                .fetch_optional(self.services().pool())
-                .await
-                .map_err(BotError::from)?;
-        if running.is_some_and(|(owner,)| self.alive(&owner)) {
+        if self.hub().is_running(conversation) || self.turn_leased(conversation).await? {
             return Ok(TaskTold::Pending);
         }
         let messages = match self
@@ -440,16 +431,21 @@ impl Desk {
         Ok(())
     }
 
-    /// The conversation's answer to the decision's notice, once it has one.
-    async fn follow_up_answer(&self, request: &InboxRequest) -> Result<FollowUp, SessionError> {
-        let conversation = &request.conversation_id;
-        let running: Option<(String,)> =
+    /// Whether a live process holds `conversation`'s turn lease (a turn runs there).
+    async fn turn_leased(&self, conversation: &str) -> Result<bool, SessionError> {
+        let owner: Option<(String,)> =
             sqlx::query_as("SELECT owner FROM conversation_lease WHERE conversation_id = ?")
                 .bind(conversation)
                 .fetch_optional(self.services().pool())
                 .await
                 .map_err(BotError::from)?;
-        if running.is_some_and(|(owner,)| self.alive(&owner)) {
+        Ok(owner.is_some_and(|(owner,)| self.alive(&owner)))
+    }
+
+    /// The conversation's answer to the decision's notice, once it has one.
+    async fn follow_up_answer(&self, request: &InboxRequest) -> Result<FollowUp, SessionError> {
+        let conversation = &request.conversation_id;
+        if self.turn_leased(conversation).await? {
             return Ok(FollowUp::Pending);
         }
         let messages = match self
