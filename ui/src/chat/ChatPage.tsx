@@ -285,9 +285,9 @@ export default function ChatPage({
     [refreshAllowed],
   );
 
-  /** The page shown again (switched to, or the window back from the tray): the list and,
-   * when no turn is live here, the open conversation are read again, so messages a chat bot
-   * or the CLI wrote meanwhile appear. A live turn keeps what it streams. */
+  /** The window shown again (back from the tray): the list and, when no turn is live here,
+   * the open conversation are read again, so messages a chat bot or the CLI wrote while the
+   * window was hidden appear. A live turn keeps what it streams. */
   const reloadShown = useCallback(async () => {
     void refreshList();
     const id = currentRef.current;
@@ -304,9 +304,11 @@ export default function ChatPage({
     document.addEventListener("visibilitychange", onVisible);
     return () => document.removeEventListener("visibilitychange", onVisible);
   }, [reloadShown]);
+  // Fresh again whenever the page is shown: conversations started elsewhere (a chat bot
+  // the app serves, the CLI on the same home) appear without a turn of this window's.
   useEffect(() => {
-    if (active) void reloadShown();
-  }, [active, reloadShown]);
+    if (active) void refreshList();
+  }, [active, refreshList]);
 
   /** `end` is false when the conversation was deleted: nothing left to remember. */
   const newChat = useCallback((end = true) => {
