@@ -121,6 +121,7 @@ pub fn builder() -> Builder<tauri::Wry> {
             annotations::chart_note_remove,
             portfolio_risk::portfolio_risk,
             quote::live_quote,
+            quote::live_quotes,
             minute::minute_chart,
             minute::sync_minutes,
             first_run::first_run,

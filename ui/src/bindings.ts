@@ -319,6 +319,11 @@ export const commands = {
 	 */
 	liveQuote: (code: string) => typedError<LiveQuote, CommandError>(__TAURI_INVOKE("live_quote", { code })),
 	/**
+	 *  Live quotes of many stocks at once (the watchlist's rows, the holdings), each with
+	 *  whether its session is under way today; codes no source knows are left out.
+	 */
+	liveQuotes: (codes: string[]) => typedError<LiveQuote[], CommandError>(__TAURI_INVOKE("live_quotes", { codes })),
+	/**
 	 *  The stock's cached minute bars at `period`, with the daily reading's marks where they
 	 *  apply (the chart's notes say which are daily-only, or that nothing is cached yet).
 	 */

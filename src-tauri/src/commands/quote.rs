@@ -1,5 +1,6 @@
-//! The stock page's live quote: the day's partial bar while the session is under way,
-//! drawn as today's candle in its own style. The work is the desk's; the page only draws it.
+//! Live quotes: the stock page's day's partial bar while the session is under way, drawn
+//! as today's candle in its own style, and the watchlist's and holdings' prices as of their
+//! quotes. The work is the desk's; the pages only draw it.
 
 use tauri::State;
 use wyckoff_session::desk_quotes::{LiveQuote, QuoteError};
@@ -31,4 +32,21 @@ pub async fn live_quote(
         .live_quote(&code)
         .await
         .map_err(quote_err)
+}
+
+/// Live quotes of many stocks at once (the watchlist's rows, the holdings), each with
+/// whether its session is under way today; codes no source knows are left out.
+#[tauri::command]
+#[specta::specta]
+pub async fn live_quotes(
+    state: State<'_, AppState>,
+    chat: State<'_, ChatState>,
+    codes: Vec<String>,
+) -> Result<Vec<LiveQuote>, CommandError> {
+    Ok(desk(&state, &chat)
+        .await?
+        .quotes(&codes)
+        .await
+        .map_err(quote_err)?
+        .quotes)
 }

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { PortfolioPage, PositionRow } from "../bindings";
 
-const mocks = vi.hoisted(() => ({ portfolioPage: vi.fn(), portfolioEdit: vi.fn(), portfolioRisk: vi.fn() }));
+const mocks = vi.hoisted(() => ({ portfolioPage: vi.fn(), portfolioEdit: vi.fn(), portfolioRisk: vi.fn(), liveQuotes: vi.fn() }));
 vi.mock("../bindings", () => ({ commands: mocks }));
 
 import { LanguageContext } from "../i18n";
@@ -73,6 +73,7 @@ const risk = {
 beforeEach(() => {
   mocks.portfolioPage.mockResolvedValue(ok(page([])));
   mocks.portfolioRisk.mockResolvedValue(ok(risk));
+  mocks.liveQuotes.mockResolvedValue(ok([]));
 });
 afterEach(() => {
   cleanup();
@@ -91,6 +92,28 @@ describe("portfolio page", () => {
     expect(text("pf-risk-brake")).toContain("已触发");
     expect(text("pf-risk-brake")).toContain("净值回撤 16.20% ≥ 刹车线 15.00%");
     expect(text("pf-risk")).toContain("2020-06-16");
+  });
+
+  it("during the session a holding's live price stands beside its cached close", async () => {
+    mocks.portfolioPage.mockResolvedValue(ok(page([row()])));
+    const prev = 12_910_000;
+    mocks.liveQuotes.mockResolvedValue(
+      ok([
+        {
+          quote: { code: "000001", name: "平安银行", last_e6: 12_780_000, prev_close_e6: prev, open_e6: prev, high_e6: prev, low_e6: 12_700_000, volume: 1, amount_fen: 1, time: "2020-06-17 13:15:00", source: "eastmoney" },
+          partial: { date: 20200617, open_e6: prev, high_e6: prev, low_e6: 12_700_000, last_e6: 12_780_000, volume: 1, amount_fen: 1, time: "13:15", partial: true },
+          phase: { type: "afternoon" },
+          live: true,
+        },
+      ]),
+    );
+    render(<Portfolio onOpen={() => {}} />);
+    await waitFor(() => expect(document.getElementById("pf-live-head")?.textContent).toBe("盘中"));
+    expect(mocks.liveQuotes).toHaveBeenCalledWith(["000001"]);
+    const cell = document.querySelector("tr[data-code='000001'] .pf-live") as HTMLElement;
+    expect(cell.textContent).toBe("12.78 -1.01% · 13:15");
+    expect(cell.className).toContain("down");
+    expect(document.querySelector("tr[data-code='000001'] .pf-last")?.getAttribute("data-value")).toBe("12.91");
   });
 
   it("adds a position and shows its last price with the price's date, P/L and the engine's verdict", async () => {

@@ -2,7 +2,7 @@
 // weight, and the engine's health and verdict; add / edit / remove through the same
 // validation as the agent's `update_portfolio` (no approval dialog: these are the user's
 // own clicks). A refused edit shows the backend's reason beside the form and changes nothing.
-import { useCallback, useContext, useEffect, useState } from "react";
+import { useCallback, useContext, useEffect, useMemo, useState } from "react";
 import { commands, type PortfolioEdit, type PortfolioPage, type PositionRow } from "../bindings";
 import { LanguageContext } from "../i18n";
 import { MISSING, engineLabel, formatPct, formatPrice } from "../chat/diagnosis";
@@ -12,6 +12,8 @@ import { useWorkspaceText } from "./workspaceText";
 import Journal from "../journal/Journal";
 import PositionLevels from "./PositionLevels";
 import { AccountRiskSection } from "../risk/RiskViews";
+import { liveHeading, useLiveQuotes } from "./liveQuote";
+import LiveCell from "./LiveCell";
 
 // One line per field group; the shared stylesheet has no form layout of its own.
 const FIELD_STYLE = { display: "inline-flex", alignItems: "center", gap: 6, margin: "0 12px 8px 0" } as const;
@@ -101,7 +103,10 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
     </label>
   );
 
-  const rows = page?.positions ?? [];
+  const rows = useMemo(() => page?.positions ?? [], [page]);
+  const codes = useMemo(() => rows.map((r) => r.code), [rows]);
+  // During the session each holding's price as of its quote, beside the cached close.
+  const live = useLiveQuotes(codes, true);
   return (
     <section className="page" id="page-portfolio">
       <h1>{t("pfTitle")}</h1>
@@ -122,6 +127,7 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
                 <th className="num">{t("pfCost")}</th>
                 <th className="num">{t("pfLast")}</th>
                 <th>{t("pfLastDate")}</th>
+                {live.size > 0 && <th id="pf-live-head">{liveHeading(lang === "en" ? "en" : "zh")}</th>}
                 <th className="num">{t("pfPnl")}</th>
                 <th className="num">{t("pfPnlPct")}</th>
                 <th className="num">{t("pfWeight")}</th>
@@ -148,6 +154,7 @@ export default function PortfolioPage({ onOpen }: { onOpen: (code: string) => vo
                     {r.last_date ?? MISSING}
                     {r.last_date && r.data_status !== "ok" ? ` (${t("pfStale")})` : ""}
                   </td>
+                  {live.size > 0 && <LiveCell quote={live.get(r.code)} className="num pf-live" />}
                   <td className={["num", "pf-pnl", pnlClass(r.pnl_amount)].filter(Boolean).join(" ")} data-value={r.pnl_amount ?? ""}>
                     {formatMoney(r.pnl_amount)}
                   </td>

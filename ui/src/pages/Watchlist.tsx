@@ -1,13 +1,18 @@
 // The watchlist: last price, change, health and stage per row (from the cache and the
-// engine), sortable by any column; a row opens the stock page.
-import { useCallback, useEffect, useState } from "react";
+// engine), sortable by any column; a row opens the stock page. While the session is under
+// way a live column shows each stock's price as of its quote beside the cached close.
+import { useCallback, useContext, useEffect, useMemo, useState } from "react";
 import { commands, type WatchlistRow } from "../bindings";
+import { LanguageContext } from "../i18n";
+import LiveCell from "./LiveCell";
+import { liveHeading, useLiveQuotes } from "./liveQuote";
 import { useMarketText } from "./marketText";
 import { marketErrorText } from "./Stock";
 import { isoDate, sortRows, type SortKey } from "./stockModel";
 
 export default function WatchlistPage({ onOpen, onAlert }: { onOpen: (code: string) => void; /** Opens the alert centre with a rule on the whole watchlist. */ onAlert?: () => void }) {
   const t = useMarketText();
+  const lang = useContext(LanguageContext);
   const [rows, setRows] = useState<WatchlistRow[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [sort, setSort] = useState<{ key: SortKey; asc: boolean }>({ key: "code", asc: true });
@@ -24,6 +29,8 @@ export default function WatchlistPage({ onOpen, onAlert }: { onOpen: (code: stri
   useEffect(() => {
     void load();
   }, [load]);
+  const codes = useMemo(() => (rows ?? []).map((r) => r.code), [rows]);
+  const live = useLiveQuotes(codes, true);
 
   const remove = async (code: string) => {
     const r = await commands.watchlistRemove(code);
@@ -62,6 +69,7 @@ export default function WatchlistPage({ onOpen, onAlert }: { onOpen: (code: stri
               <th>{t("name")}</th>
               {header("last", t("last"))}
               {header("change_pct", t("change"))}
+              {live.size > 0 && <th id="watch-live-head">{liveHeading(lang === "en" ? "en" : "zh")}</th>}
               {header("health", t("health"))}
               {header("stage", t("stage"))}
               <th>{t("asOf")}</th>
@@ -79,6 +87,7 @@ export default function WatchlistPage({ onOpen, onAlert }: { onOpen: (code: stri
                 <td>{r.name ?? "—"}</td>
                 <td>{r.last ?? "—"}</td>
                 <td className={r.change_pct == null ? "" : r.change_pct >= 0 ? "up" : "down"}>{r.change_pct == null ? "—" : `${r.change_pct.toFixed(2)}%`}</td>
+                {live.size > 0 && <LiveCell quote={live.get(r.code)} className="watch-live" />}
                 <td>{r.health ?? "—"}</td>
                 <td>{r.stage ?? "—"}</td>
                 <td className={r.data_status === "ok" ? "" : "warn"}>

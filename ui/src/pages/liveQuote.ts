@@ -91,3 +91,55 @@ export function useLiveQuote(code: string | null, on: boolean): LiveQuote | null
   }, [code, on]);
   return live;
 }
+
+/** Live quotes of `codes` while `on` (the watchlist's rows, the holdings), by code: only
+ * those whose session is under way today, so outside it the pages show their closes alone.
+ * The backend asks a source for many codes at once, caches a few seconds and paces every
+ * source across processes; an error (offline, no source) leaves the closes alone too. */
+export function useLiveQuotes(codes: readonly string[], on: boolean): Map<string, LiveQuote> {
+  const key = codes.join(",");
+  const [live, setLive] = useState<Map<string, LiveQuote>>(() => new Map());
+  useEffect(() => {
+    setLive(new Map());
+    const asked = key ? key.split(",") : [];
+    if (!on || asked.length === 0) return;
+    let stopped = false;
+    let timer: number | undefined;
+    const ask = async () => {
+      let underWay = false;
+      try {
+        const r = await commands.liveQuotes(asked);
+        if (stopped) return;
+        const byCode = new Map<string, LiveQuote>();
+        if (r.status === "ok") for (const q of r.data) if (q.live) byCode.set(q.quote.code, q);
+        underWay = byCode.size > 0;
+        setLive(byCode);
+      } catch {
+        if (stopped) return;
+        setLive(new Map());
+      }
+      timer = window.setTimeout(() => void ask(), underWay ? POLL_MS : IDLE_POLL_MS);
+    };
+    void ask();
+    return () => {
+      stopped = true;
+      if (timer !== undefined) window.clearTimeout(timer);
+    };
+  }, [key, on]);
+  return live;
+}
+
+/** A table cell's live price: the last price, its change against the previous close and
+ * the quote's time ("13.05 +1.24% · 10:42"). */
+export function liveCellText(q: LiveQuote): { text: string; up: boolean } {
+  const { last_e6, prev_close_e6 } = q.quote;
+  const price = yuan(last_e6).toFixed(2);
+  const change = prev_close_e6 > 0 ? (last_e6 / prev_close_e6 - 1) * 100 : null;
+  const pct = change == null ? "" : ` ${change >= 0 ? "+" : ""}${change.toFixed(2)}%`;
+  const time = q.partial?.time ?? q.quote.time.slice(11, 16);
+  return { text: `${price}${pct} · ${time}`, up: last_e6 >= prev_close_e6 };
+}
+
+/** The live column's heading. */
+export const liveHeading = (lang: "zh" | "en"): string => (lang === "en" ? "Live" : "盘中");
+
