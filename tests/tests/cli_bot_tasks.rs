@@ -40,7 +40,8 @@ async fn a_screen_from_the_chat_sends_its_result_when_the_task_finishes() {
     tg.pair(h, &ENV, 7, 7, "private").await;
 
     // Each answer goes to the request it is meant for: the turn's next round says the
-    // screen started; the completion's turn reads its result.
+    // screen started; the completion's turn reads its result. Its words quote no code or
+    // figure, which the grounding check would hold against the screen's result.
     server.push(
         Route::Openai,
         OpenAiStream::tool_call_response("c_scr", "screen_stocks", &json!({"as_of": "2019-01-31"}))
@@ -53,7 +54,7 @@ async fn a_screen_from_the_chat_sends_its_result_when_the_task_finishes() {
     );
     server.push(
         Route::Openai,
-        OpenAiStream::text_response(&["候选：000001 平安银行，理由见筛选结果。"])
+        OpenAiStream::text_response(&["筛选完成，候选股和理由都在结果里。"])
             .when_body_contains("<tool-name>screen_stocks</tool-name>"),
     );
     tg.message(7, 7, "private", "/screen");
@@ -63,7 +64,7 @@ async fn a_screen_from_the_chat_sends_its_result_when_the_task_finishes() {
     let answer = &sent[1];
     assert!(answer.contains("🔧 screen_stocks ✓"), "{answer}");
     assert!(answer.contains("已开始筛选，完成后告诉你。"), "{answer}");
-    assert!(!answer.contains("候选：000001"), "{answer}");
+    assert!(!answer.contains("筛选完成"), "{answer}");
 
     // Then, once the screen finished and its completion was answered, that answer.
     let sent = tg.wait_sent(7, 3).await;
@@ -72,7 +73,7 @@ async fn a_screen_from_the_chat_sends_its_result_when_the_task_finishes() {
     let head = lines.next().unwrap();
     assert!(head.starts_with("✅ 后台任务完成：全市场扫描（"), "{told}");
     assert!(
-        told.contains("候选：000001 平安银行，理由见筛选结果。"),
+        told.contains("筛选完成，候选股和理由都在结果里。"),
         "{told}"
     );
     // The completion's turn saw the task's result.
