@@ -53,10 +53,7 @@ export function liveCandle(chart: Pick<StockChart, "bars">, live: LiveQuote | nu
 export function liveLine(live: LiveQuote | null, lang: "zh" | "en", closeDate: number | null): string | null {
   const p = live?.partial;
   if (!live || !live.live || !p) return null;
-  const q = live.quote;
-  const change = q.prev_close_e6 > 0 ? ((q.last_e6 / q.prev_close_e6 - 1) * 100).toFixed(2) : null;
-  const price = yuan(q.last_e6).toFixed(2);
-  const pct = change == null ? "" : ` ${Number(change) >= 0 ? "+" : ""}${change}%`;
+  const { price, pct } = priceAndChange(live.quote);
   const close = closeDate != null ? isoDate(closeDate) : "—";
   return lang === "en"
     ? `Live ${price}${pct} as of ${p.time}, partial — the reading is of the close of ${close}`
@@ -132,12 +129,19 @@ export function useLiveQuotes(codes: readonly string[], on: boolean): Map<string
 /** A table cell's live price: the last price, its change against the previous close and
  * the quote's time ("13.05 +1.24% · 10:42"). */
 export function liveCellText(q: LiveQuote): { text: string; up: boolean } {
-  const { last_e6, prev_close_e6 } = q.quote;
-  const price = yuan(last_e6).toFixed(2);
-  const change = prev_close_e6 > 0 ? (last_e6 / prev_close_e6 - 1) * 100 : null;
-  const pct = change == null ? "" : ` ${change >= 0 ? "+" : ""}${change.toFixed(2)}%`;
+  const { price, pct } = priceAndChange(q.quote);
   const time = q.partial?.time ?? q.quote.time.slice(11, 16);
-  return { text: `${price}${pct} · ${time}`, up: last_e6 >= prev_close_e6 };
+  return { text: `${price}${pct} · ${time}`, up: q.quote.last_e6 >= q.quote.prev_close_e6 };
+}
+
+/** The quote's last price and its change against the previous close ("13.05", " +1.24%";
+ * no change without a previous close). */
+function priceAndChange(q: LiveQuote["quote"]): { price: string; pct: string } {
+  const price = yuan(q.last_e6).toFixed(2);
+  const change = q.prev_close_e6 > 0 ? ((q.last_e6 / q.prev_close_e6 - 1) * 100).toFixed(2) : null;
+  // The sign as rounded: a change that rounds to "-0.00" is not given a "+" as well.
+  const pct = change == null ? "" : ` ${change.startsWith("-") ? "" : "+"}${change}%`;
+  return { price, pct };
 }
 
 /** The live column's heading. */
